@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Benchmark: stallbench `run --load-only` against `pgbench -M prepared`, same
+# server, script, clients and duration, alternating ROUNDS times; then the peak
+# RSS of the default `compare`. Prints figures; asserts nothing.
+#
+#   scripts/bench-vs-pgbench.sh            # 4 clients, 10 s per run, 3 rounds
+#   CLIENTS=8 DURATION=20 ROUNDS=5 scripts/bench-vs-pgbench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CLIENTS=${CLIENTS:-4}
+DURATION=${DURATION:-10}
+ROUNDS=${ROUNDS:-3}
+
+cargo build --release --quiet
+BIN=$PWD/target/release/stallbench
+PG_BIN=${STALLBENCH_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)}
+PGBENCH=$PG_BIN/pgbench
+[ -x "$PGBENCH" ] || PGBENCH=$(command -v pgbench)
+
+work=$(mktemp -d /tmp/sbbench-XXXXXX)
+as_pg=()
+if [ "$(id -u)" = 0 ]; then
+  chown postgres: "$work"
+  as_pg=(runuser -u postgres --)
+fi
+"${as_pg[@]}" "$PG_BIN/initdb" -D "$work/data" -U postgres --auth=trust --no-sync --no-instructions >/dev/null
+"${as_pg[@]}" "$PG_BIN/postgres" -D "$work/data" -k "$work" -c listen_addresses= >"$work/server.log" 2>&1 &
+server_pid=$!
+trap 'kill -INT $server_pid 2>/dev/null; wait $server_pid 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do
+  "$PG_BIN/pg_isready" -q -h "$work" -U postgres && break
+  sleep 0.1
+done
+export PGHOST=$work PGUSER=postgres PGDATABASE=postgres
+URL="host=$work user=postgres dbname=postgres"
+
+# The reference tables, in public for pgbench; stallbench makes its own copy in its schema.
+SETUP="CREATE TABLE customers (id int PRIMARY KEY, name text NOT NULL, city text NOT NULL);
+CREATE TABLE orders (id bigserial PRIMARY KEY, customer_id int NOT NULL REFERENCES customers (id),
+  total numeric(10,2) NOT NULL, status text NOT NULL DEFAULT 'new', created_at timestamptz NOT NULL DEFAULT now());
+INSERT INTO customers SELECT g, 'customer ' || g, (ARRAY['Riyadh','Jeddah','Dammam','Abha'])[1 + g % 4] FROM generate_series(1, 1000) g;
+INSERT INTO orders (customer_id, total) SELECT 1 + g % 1000, (g % 500) + 0.99 FROM generate_series(1, 200000) g;
+CREATE INDEX ON orders (customer_id);
+ANALYZE customers; ANALYZE orders;"
+"$PG_BIN/psql" -q -X -v ON_ERROR_STOP=1 -c "$SETUP" >/dev/null
+
+printf '\\set c random(1, 1000)\nSELECT count(*), sum(total) FROM orders WHERE customer_id = :c;\n' >"$work/read-order.sql"
+printf 'SELECT 1;\n' >"$work/select-1.sql"
+for name in read-order select-1; do
+  cat >"$work/$name.toml" <<TOML
+name = "$name"
+setup = """$SETUP"""
+[load]
+clients = $CLIENTS
+duration = "${DURATION}s"
+[[load.scripts]]
+file = "$name.sql"
+TOML
+done
+
+ratio_line() { python3 -c "import sys; a=[float(x) for x in sys.argv[1].split()]; b=[float(x) for x in sys.argv[2].split()]; print(f'{sum(a)/len(a):.1f} {sum(b)/len(b):.1f} {sum(a)/sum(b):.3f}')" "$1" "$2"; }
+
+echo "stallbench $($BIN --version | cut -d' ' -f2) vs $("$PGBENCH" --version); $CLIENTS clients, ${DURATION}s per run, $ROUNDS rounds, $(nproc) cores"
+for name in read-order select-1; do
+  ours="" theirs=""
+  for round in $(seq "$ROUNDS"); do
+    tps=$("$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$DURATION" -f "$work/$name.sql" 2>/dev/null |
+      sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1)
+    theirs="$theirs $tps"
+    "$BIN" run "$work/$name.toml" --load-only --quiet --db-url "$URL" --out "$work/out-$name-$round" >/dev/null
+    mine=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['strategies'][0]['mean_tps'])" "$work/out-$name-$round/summary.json")
+    ours="$ours $mine"
+    echo "  $name round $round: pgbench $tps tps, stallbench $mine tps"
+  done
+  read -r mean_ours mean_theirs ratio <<<"$(ratio_line "$ours" "$theirs")"
+  echo "$name: stallbench $mean_ours tps, pgbench $mean_theirs tps, ratio stallbench/pgbench $ratio"
+done
+
+# Peak RSS of the default compare (against this server, so only stallbench is measured).
+rss_kib=$(python3 - "$BIN" "$URL" "$work/out-compare" <<'PY'
+import resource, subprocess, sys
+subprocess.run([sys.argv[1], "compare", "--quiet", "--db-url", sys.argv[2], "--out", sys.argv[3]],
+               check=True, stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+PY
+)
+echo "peak RSS of the default compare: $((rss_kib / 1024)) MiB ($rss_kib KiB)"

@@ -1,0 +1,633 @@
+//! The validated configuration of one `compare` or `run`: the workload file and
+//! the command-line flags, checked once. Every later stage trusts it.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::cli::CommonArgs;
+use crate::error::Error;
+use crate::script::{self, Script};
+use crate::strategy::{Backoff, NamedStrategy, RetryPolicy, Strategy};
+use crate::workload::{self, BackoffFile, LoadedWorkload, StrategyFile};
+
+/// What the command asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// Every listed strategy in turn (`compare`).
+    Compare { strategies: Vec<String> },
+    /// One strategy (`run --strategy`).
+    Run { strategy: String },
+    /// The load alone, no blocker and no DDL (`run --load-only`).
+    LoadOnly,
+}
+
+/// Everything a run needs, validated.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub workload_name: String,
+    pub description: String,
+    pub setup_sql: String,
+    pub reset_sql: String,
+    pub load: LoadConfig,
+    /// `None` for a load-only run or a workload without `[blocker]`.
+    pub blocker: Option<BlockerConfig>,
+    /// `None` for a load-only run.
+    pub ddl: Option<DdlConfig>,
+    /// The strategies to run, in order; for a load-only run one pseudo-strategy named `load`.
+    pub strategies: Vec<NamedStrategy>,
+    pub target: Target,
+    pub out_dir: PathBuf,
+    pub quiet: bool,
+    pub seed: u64,
+}
+
+/// The client workers.
+#[derive(Debug, Clone)]
+pub struct LoadConfig {
+    pub clients: u32,
+    pub duration: Duration,
+    pub scripts: Vec<WeightedScript>,
+    /// `--set name=value` pairs, like pgbench -D.
+    pub variables: Vec<(String, String)>,
+}
+
+impl LoadConfig {
+    /// The number of one-second rows of the timeline.
+    pub fn duration_s(&self) -> u32 {
+        self.duration.as_secs_f64().ceil() as u32
+    }
+}
+
+/// A parsed script with its pgbench-style weight.
+#[derive(Debug, Clone)]
+pub struct WeightedScript {
+    pub script: Script,
+    pub weight: u32,
+}
+
+/// The long report that holds a weak lock.
+#[derive(Debug, Clone)]
+pub struct BlockerConfig {
+    pub at: Duration,
+    pub hold: Duration,
+    pub sql: String,
+}
+
+/// The migration.
+#[derive(Debug, Clone)]
+pub struct DdlConfig {
+    pub at: Duration,
+    pub sql: String,
+}
+
+/// Where the run happens.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A throwaway server started by the harness; `pg_bin` from `--pg-bin`.
+    Throwaway { pg_bin: Option<PathBuf> },
+    /// A real server (`--db-url` or `DATABASE_URL`).
+    Url(String),
+}
+
+impl Config {
+    /// Builds the config of one `compare` or `run` from the workload and the flags.
+    pub fn new(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
+        let loaded = workload::load(workload_arg.unwrap_or(workload::DEFAULT_WORKLOAD))?;
+        let source = loaded.source.clone();
+        let file = &loaded.file;
+
+        let clients = match args.clients {
+            Some(0) => return Err(Error::bad_input("--clients 0: need at least 1 client")),
+            Some(clients) => clients,
+            None if file.load.clients == 0 => {
+                return Err(Error::bad_input(format!(
+                    "{source}: [load] clients = 0; need at least 1 client"
+                )));
+            }
+            None => file.load.clients,
+        };
+        let duration = match &args.duration {
+            Some(text) => parse_duration("--duration", text)?,
+            None => parse_duration(&format!("{source}: [load] duration"), &file.load.duration)?,
+        };
+        if duration < Duration::from_secs(1) {
+            return Err(Error::bad_input(format!(
+                "duration {} is too short; a run needs at least 1s",
+                humantime::format_duration(duration)
+            )));
+        }
+        let variables = parse_variables(&args.variables)?;
+        let scripts = load_scripts(&loaded, &variables)?;
+
+        let load_only = mode == Mode::LoadOnly;
+        let blocker = match (&file.blocker, load_only) {
+            (Some(blocker), false) => {
+                let at = parse_duration(&format!("{source}: [blocker] at"), &blocker.at)?;
+                let hold = parse_duration(&format!("{source}: [blocker] hold"), &blocker.hold)?;
+                check_within_run(&source, "[blocker] at", at, duration)?;
+                Some(BlockerConfig {
+                    at,
+                    hold,
+                    sql: blocker.sql.clone(),
+                })
+            }
+            _ => None,
+        };
+        let ddl = match (&file.ddl, load_only) {
+            (Some(ddl), false) => {
+                let at = parse_duration(&format!("{source}: [ddl] at"), &ddl.at)?;
+                check_within_run(&source, "[ddl] at", at, duration)?;
+                Some(DdlConfig {
+                    at,
+                    sql: ddl.sql.clone(),
+                })
+            }
+            (None, false) => {
+                return Err(Error::bad_input(format!(
+                    "{source}: no [ddl] section, so there is nothing to compare; \
+                     add [ddl] at = \"6s\" and sql = \"...\", or use `run --load-only`"
+                )));
+            }
+            _ => None,
+        };
+
+        let defined = file
+            .strategies
+            .iter()
+            .map(|strategy| parse_strategy(&source, strategy))
+            .collect::<Result<Vec<_>, _>>()?;
+        check_unique_names(&source, &defined)?;
+        let strategies = match &mode {
+            Mode::LoadOnly => vec![NamedStrategy {
+                name: "load".to_string(),
+                strategy: Strategy::Plain,
+            }],
+            Mode::Run { strategy } => vec![pick_strategy(&source, &defined, strategy)?],
+            Mode::Compare { strategies } if strategies.is_empty() => {
+                if defined.is_empty() {
+                    return Err(Error::bad_input(format!(
+                        "{source}: no [[strategies]] listed; add at least one, e.g. \
+                         [[strategies]] name = \"naive\" kind = \"plain\""
+                    )));
+                }
+                defined.clone()
+            }
+            Mode::Compare { strategies } => strategies
+                .iter()
+                .map(|name| pick_strategy(&source, &defined, name))
+                .collect::<Result<Vec<_>, _>>()?,
+        };
+
+        let target = match args.db_url.clone().or_else(|| {
+            std::env::var("DATABASE_URL")
+                .ok()
+                .filter(|url| !url.is_empty())
+        }) {
+            Some(url) => Target::Url(url),
+            None => Target::Throwaway {
+                pg_bin: args.pg_bin.clone(),
+            },
+        };
+        let out_dir = args
+            .out
+            .clone()
+            .unwrap_or_else(|| default_out_dir(&file.name, SystemTime::now()));
+
+        Ok(Config {
+            workload_name: file.name.clone(),
+            description: file.description.clone(),
+            setup_sql: file.setup.clone(),
+            reset_sql: file.reset.clone(),
+            load: LoadConfig {
+                clients,
+                duration,
+                scripts,
+                variables,
+            },
+            blocker,
+            ddl,
+            strategies,
+            target,
+            out_dir,
+            quiet: args.quiet,
+            seed: args.seed.unwrap_or_else(rand::random),
+        })
+    }
+}
+
+/// Parses a humantime duration; `what` names the key or flag in the message.
+pub fn parse_duration(what: &str, text: &str) -> Result<Duration, Error> {
+    let trimmed = text.trim();
+    // A flag reads `--duration 10`, a workload key `[ddl] at = "6"`.
+    let given = if what.starts_with("--") {
+        format!("{what} {text}")
+    } else {
+        format!("{what} = \"{text}\"")
+    };
+    if !trimmed.is_empty() && trimmed.parse::<f64>().is_ok() {
+        return Err(Error::bad_input(format!(
+            "{given} has no unit; write \"{trimmed}s\" (or ms, min)"
+        )));
+    }
+    humantime::parse_duration(trimmed).map_err(|err| {
+        Error::bad_input(format!(
+            "{given} is not a duration ({err}); write it like \"500ms\" or \"12s\""
+        ))
+    })
+}
+
+fn check_within_run(
+    source: &str,
+    key: &str,
+    at: Duration,
+    duration: Duration,
+) -> Result<(), Error> {
+    if at >= duration {
+        return Err(Error::bad_input(format!(
+            "{source}: {key} = \"{}\" is not before the end of the run ({}); \
+             move it earlier or lengthen the run with --duration",
+            humantime::format_duration(at),
+            humantime::format_duration(duration)
+        )));
+    }
+    Ok(())
+}
+
+fn parse_variables(pairs: &[String]) -> Result<Vec<(String, String)>, Error> {
+    pairs
+        .iter()
+        .map(|pair| match pair.split_once('=') {
+            Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
+            _ => Err(Error::bad_input(format!(
+                "--set {pair}: expected NAME=VALUE, e.g. --set scale=10"
+            ))),
+        })
+        .collect()
+}
+
+fn load_scripts(
+    loaded: &LoadedWorkload,
+    variables: &[(String, String)],
+) -> Result<Vec<WeightedScript>, Error> {
+    let source = &loaded.source;
+    let scripts = &loaded.file.load.scripts;
+    if scripts.is_empty() {
+        return Err(Error::bad_input(format!(
+            "{source}: [load] has no scripts; add [[load.scripts]] with sql = \"...\" or file = \"x.sql\""
+        )));
+    }
+    let outside: Vec<String> = variables.iter().map(|(name, _)| name.clone()).collect();
+    scripts
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            let label = entry
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("script {}", index + 1));
+            if entry.weight == 0 {
+                return Err(Error::bad_input(format!(
+                    "{source}: [[load.scripts]] {label}: weight = 0; use a weight of 1 or more"
+                )));
+            }
+            let (script_source, text) = match (&entry.sql, &entry.file) {
+                (Some(sql), None) => (format!("{source}: [[load.scripts]] {label}"), sql.clone()),
+                (None, Some(file)) => {
+                    let path = match &loaded.folder {
+                        Some(folder) => folder.join(file),
+                        None => file.clone(),
+                    };
+                    let text = std::fs::read_to_string(&path).map_err(|err| {
+                        Error::bad_input(format!(
+                            "{source}: [[load.scripts]] {label}: cannot read file {}: {err}",
+                            path.display()
+                        ))
+                    })?;
+                    (path.display().to_string(), text)
+                }
+                _ => {
+                    return Err(Error::bad_input(format!(
+                        "{source}: [[load.scripts]] {label}: give exactly one of sql = \"...\" or file = \"x.sql\""
+                    )))
+                }
+            };
+            let mut script = script::parse(&script_source, &text, &outside)
+                .map_err(|err| Error::bad_input(err.to_string()))?;
+            script.name = label;
+            Ok(WeightedScript {
+                script,
+                weight: entry.weight,
+            })
+        })
+        .collect()
+}
+
+fn parse_strategy(source: &str, file: &StrategyFile) -> Result<NamedStrategy, Error> {
+    let name = &file.name;
+    let what = format!("{source}: strategy {name}");
+    let strategy = match file.kind.as_str() {
+        "plain" => {
+            let extra = [
+                ("lock_timeout", file.lock_timeout.is_some()),
+                ("statement_timeout", file.statement_timeout.is_some()),
+                ("max_tries", file.max_tries.is_some()),
+                ("backoff", file.backoff.is_some()),
+            ];
+            if let Some((key, _)) = extra.iter().find(|(_, present)| *present) {
+                return Err(Error::bad_input(format!(
+                    "{what}: kind \"plain\" takes no {key}; use kind = \"lock-timeout-retry\" for timeouts and retries"
+                )));
+            }
+            Strategy::Plain
+        }
+        "lock-timeout-retry" => {
+            let lock_timeout = match &file.lock_timeout {
+                Some(text) => parse_duration(&format!("{what}: lock_timeout"), text)?,
+                None => {
+                    return Err(Error::bad_input(format!(
+                        "{what}: kind \"lock-timeout-retry\" needs lock_timeout, e.g. lock_timeout = \"500ms\""
+                    )));
+                }
+            };
+            if lock_timeout.is_zero() {
+                return Err(Error::bad_input(format!(
+                    "{what}: lock_timeout = 0 waits forever; use kind = \"plain\" for that, or a timeout like \"500ms\""
+                )));
+            }
+            let statement_timeout = file
+                .statement_timeout
+                .as_deref()
+                .map(|text| parse_duration(&format!("{what}: statement_timeout"), text))
+                .transpose()?;
+            let max_tries = file.max_tries.unwrap_or(10);
+            if max_tries == 0 {
+                return Err(Error::bad_input(format!(
+                    "{what}: max_tries = 0; need at least 1 try"
+                )));
+            }
+            let backoff = match &file.backoff {
+                Some(backoff) => parse_backoff(&what, backoff)?,
+                None => Backoff::Linear {
+                    step: Duration::from_secs(1),
+                    cap: Duration::from_secs(5),
+                },
+            };
+            Strategy::LockTimeoutRetry(RetryPolicy {
+                lock_timeout,
+                max_tries,
+                statement_timeout,
+                backoff,
+            })
+        }
+        other => {
+            return Err(Error::bad_input(format!(
+                "{what}: unknown kind \"{other}\"; use \"plain\" or \"lock-timeout-retry\""
+            )));
+        }
+    };
+    Ok(NamedStrategy {
+        name: name.clone(),
+        strategy,
+    })
+}
+
+fn parse_backoff(what: &str, file: &BackoffFile) -> Result<Backoff, Error> {
+    let duration = |key: &str, value: &Option<String>| -> Result<Duration, Error> {
+        match value {
+            Some(text) => parse_duration(&format!("{what}: backoff {key}"), text),
+            None => Err(Error::bad_input(format!(
+                "{what}: backoff kind \"{}\" needs {key}, e.g. {key} = \"1s\"",
+                file.kind
+            ))),
+        }
+    };
+    let refuse = |key: &str, present: bool| -> Result<(), Error> {
+        if present {
+            Err(Error::bad_input(format!(
+                "{what}: backoff kind \"{}\" takes no {key}",
+                file.kind
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    match file.kind.as_str() {
+        "linear" => {
+            refuse("base", file.base.is_some())?;
+            refuse("jitter", file.jitter.is_some())?;
+            Ok(Backoff::Linear {
+                step: duration("step", &file.step)?,
+                cap: duration("cap", &file.cap)?,
+            })
+        }
+        "exponential" => {
+            refuse("step", file.step.is_some())?;
+            Ok(Backoff::Exponential {
+                base: duration("base", &file.base)?,
+                cap: duration("cap", &file.cap)?,
+                jitter: file.jitter.unwrap_or(false),
+            })
+        }
+        other => Err(Error::bad_input(format!(
+            "{what}: unknown backoff kind \"{other}\"; use \"linear\" or \"exponential\""
+        ))),
+    }
+}
+
+fn check_unique_names(source: &str, strategies: &[NamedStrategy]) -> Result<(), Error> {
+    for (index, strategy) in strategies.iter().enumerate() {
+        if strategies[..index]
+            .iter()
+            .any(|earlier| earlier.name == strategy.name)
+        {
+            return Err(Error::bad_input(format!(
+                "{source}: strategy {} is defined twice; give each [[strategies]] its own name",
+                strategy.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn pick_strategy(
+    source: &str,
+    defined: &[NamedStrategy],
+    name: &str,
+) -> Result<NamedStrategy, Error> {
+    defined
+        .iter()
+        .find(|strategy| strategy.name == name)
+        .cloned()
+        .ok_or_else(|| {
+            let names: Vec<&str> = defined.iter().map(|s| s.name.as_str()).collect();
+            Error::bad_input(format!(
+                "unknown strategy {name:?}; {source} defines: {}",
+                names.join(", ")
+            ))
+        })
+}
+
+/// `results/<workload>-<UTC timestamp>`, e.g. `results/add-column-20261130T131913Z`.
+pub fn default_out_dir(workload: &str, now: SystemTime) -> PathBuf {
+    let stamp: String = humantime::format_rfc3339_seconds(now)
+        .to_string()
+        .chars()
+        .filter(|c| *c != '-' && *c != ':')
+        .collect();
+    Path::new("results").join(format!("{workload}-{stamp}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> CommonArgs {
+        CommonArgs {
+            db_url: None,
+            clients: None,
+            duration: None,
+            out: None,
+            quiet: true,
+            variables: Vec::new(),
+            pg_bin: None,
+            seed: Some(1),
+        }
+    }
+
+    fn compare() -> Mode {
+        Mode::Compare {
+            strategies: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_reference_workload_resolves() {
+        let config = Config::new(None, compare(), &args()).unwrap();
+        assert_eq!(config.workload_name, "add-column");
+        assert_eq!(config.load.clients, 4);
+        assert_eq!(config.load.duration_s(), 24);
+        let blocker = config.blocker.unwrap();
+        assert_eq!(blocker.at, Duration::from_secs(4));
+        assert_eq!(blocker.hold, Duration::from_secs(12));
+        assert_eq!(config.ddl.unwrap().at, Duration::from_secs(6));
+        let names: Vec<&str> = config.strategies.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["naive", "retry"]);
+        assert_eq!(
+            config.strategies[1].strategy,
+            Strategy::LockTimeoutRetry(RetryPolicy {
+                lock_timeout: Duration::from_millis(500),
+                max_tries: 10,
+                statement_timeout: None,
+                backoff: Backoff::Linear {
+                    step: Duration::from_secs(1),
+                    cap: Duration::from_secs(5)
+                },
+            })
+        );
+    }
+
+    #[test]
+    fn a_duration_without_unit_says_how_to_write_it() {
+        let message = parse_duration("[ddl] at", "6").unwrap_err().to_string();
+        assert_eq!(
+            message,
+            "[ddl] at = \"6\" has no unit; write \"6s\" (or ms, min)"
+        );
+        assert!(parse_duration("x", "soon").is_err());
+        assert_eq!(
+            parse_duration("x", "1.5s").unwrap(),
+            Duration::from_millis(1500)
+        );
+    }
+
+    #[test]
+    fn flags_override_and_are_checked() {
+        let mut flags = args();
+        flags.clients = Some(0);
+        let err = Config::new(None, compare(), &flags).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("--clients 0"));
+
+        let mut flags = args();
+        flags.duration = Some("5s".into());
+        let message = Config::new(None, compare(), &flags)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("[ddl] at = \"6s\" is not before the end"),
+            "{message}"
+        );
+
+        let mut flags = args();
+        flags.duration = Some("10s".into());
+        flags.clients = Some(2);
+        let config = Config::new(None, compare(), &flags).unwrap();
+        assert_eq!(config.load.clients, 2);
+        assert_eq!(config.load.duration_s(), 10);
+    }
+
+    #[test]
+    fn unknown_strategies_name_the_defined_ones() {
+        let mode = Mode::Compare {
+            strategies: vec!["naive".into(), "yolo".into()],
+        };
+        let message = Config::new(None, mode, &args()).unwrap_err().to_string();
+        assert!(message.contains("\"yolo\""), "{message}");
+        assert!(message.contains("naive, retry"), "{message}");
+    }
+
+    #[test]
+    fn load_only_has_no_blocker_and_no_ddl() {
+        let config = Config::new(None, Mode::LoadOnly, &args()).unwrap();
+        assert!(config.blocker.is_none());
+        assert!(config.ddl.is_none());
+        assert_eq!(config.strategies.len(), 1);
+        assert_eq!(config.strategies[0].name, "load");
+    }
+
+    #[test]
+    fn set_needs_name_and_value() {
+        let mut flags = args();
+        flags.variables = vec!["scale".into()];
+        let message = Config::new(None, compare(), &flags)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("--set scale: expected NAME=VALUE"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn strategy_fields_must_fit_the_kind() {
+        let plain_with_timeout = StrategyFile {
+            name: "x".into(),
+            kind: "plain".into(),
+            lock_timeout: Some("1s".into()),
+            statement_timeout: None,
+            max_tries: None,
+            backoff: None,
+        };
+        let message = parse_strategy("w", &plain_with_timeout)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("takes no lock_timeout"), "{message}");
+
+        let retry_without_timeout = StrategyFile {
+            kind: "lock-timeout-retry".into(),
+            lock_timeout: None,
+            ..plain_with_timeout
+        };
+        let message = parse_strategy("w", &retry_without_timeout)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("needs lock_timeout"), "{message}");
+    }
+
+    #[test]
+    fn default_out_dir_has_workload_and_utc_stamp() {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_000_000);
+        let dir = default_out_dir("add-column", at);
+        assert_eq!(dir, Path::new("results/add-column-20261130T005320Z"));
+    }
+}

@@ -1,0 +1,205 @@
+//! `summary.md`: a heading, one table row per strategy, and one plain sentence per strategy.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::metrics::{RunReport, StrategyReport, Summary};
+
+use super::{Exporter, SUMMARY_MD, write_file};
+
+/// Writes `summary.md`.
+pub struct SummaryMarkdown;
+
+impl Exporter for SummaryMarkdown {
+    fn name(&self) -> &'static str {
+        SUMMARY_MD
+    }
+
+    fn write(&self, report: &RunReport, dir: &Path) -> anyhow::Result<()> {
+        let text = summary_markdown(report);
+        write_file(&dir.join(SUMMARY_MD), |out| {
+            std::io::Write::write_all(out, text.as_bytes())?;
+            Ok(())
+        })
+    }
+}
+
+/// The whole text of `summary.md`.
+pub fn summary_markdown(report: &RunReport) -> String {
+    let mut text = String::new();
+    // Writing into a String cannot fail, hence the ignored results.
+    let _ = writeln!(text, "# {}\n", report.workload);
+    let _ = writeln!(
+        text,
+        "| strategy | transactions | mean tps | zero-tps s | longest stall s | p50 ms | p99 ms \
+         | p99.9 ms | max ms | DDL tries | DDL total s | outcome | max lock waiters | failed |"
+    );
+    let _ = writeln!(
+        text,
+        "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :--- \
+         | ---: | ---: |"
+    );
+    for strategy in &report.strategies {
+        let s = &strategy.summary;
+        let _ = writeln!(
+            text,
+            "| {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} |",
+            table_cell(&s.strategy),
+            s.transactions,
+            s.mean_tps,
+            s.zero_tps_seconds,
+            s.longest_stall_s,
+            format_ms(s.lat_p50_ms),
+            format_ms(s.lat_p99_ms),
+            format_ms(s.lat_p999_ms),
+            format_ms(s.lat_max_ms),
+            s.ddl_attempts,
+            s.ddl_total_ms / 1000.0,
+            table_cell(&s.ddl_outcome),
+            s.max_lock_waiters,
+            s.failed,
+        );
+    }
+    text.push('\n');
+    for strategy in &report.strategies {
+        let _ = writeln!(text, "{}\n", strategy_sentence(strategy));
+    }
+    text
+}
+
+/// One plain sentence about a strategy, e.g.
+/// "naive: 9 s at 0 tps; the DDL waited 9.7 s and finished ok." or
+/// "retry: 0 s at 0 tps; 5 tries, ok after 12.0 s."
+pub fn strategy_sentence(strategy: &StrategyReport) -> String {
+    let s = &strategy.summary;
+    let mut sentence = format!("{}: {} s at 0 tps; ", s.strategy, s.zero_tps_seconds);
+    let detail = match strategy.attempts.last() {
+        Some(last) if s.ddl_outcome != "ok" && !last.message.is_empty() => {
+            format!(" ({}: {})", last.sqlstate, last.message)
+        }
+        _ => String::new(),
+    };
+    match s.ddl_attempts {
+        0 => sentence.push_str("no DDL ran"),
+        1 => {
+            let _ = write!(
+                sentence,
+                "the DDL waited {:.1} s and {}{}",
+                s.ddl_last_wait_ms / 1000.0,
+                match s.ddl_outcome.as_str() {
+                    "ok" => "finished ok",
+                    other => outcome_words(other),
+                },
+                detail
+            );
+        }
+        tries => {
+            let _ = write!(
+                sentence,
+                "{} tries, {} after {:.1} s{}",
+                tries,
+                outcome_words(&s.ddl_outcome),
+                s.ddl_total_ms / 1000.0,
+                detail
+            );
+        }
+    }
+    append_losses(&mut sentence, s);
+    sentence.push('.');
+    sentence
+}
+
+/// `ddl_outcome` in words: `ok`, `gave up`, `failed with an error`.
+fn outcome_words(outcome: &str) -> &str {
+    match outcome {
+        "gave_up" => "gave up",
+        "error" => "failed with an error",
+        other => other,
+    }
+}
+
+fn append_losses(sentence: &mut String, s: &Summary) {
+    if s.failed > 0 {
+        let _ = write!(sentence, "; {} transactions failed", s.failed);
+    }
+    if s.lost_connections > 0 {
+        let _ = write!(sentence, "; {} connections lost", s.lost_connections);
+    }
+}
+
+/// A latency in ms with a precision that suits its size: `1.25`, `420.0`, `9700`.
+fn format_ms(ms: f64) -> String {
+    if ms < 10.0 {
+        format!("{ms:.2}")
+    } else if ms < 1000.0 {
+        format!("{ms:.1}")
+    } else {
+        format!("{ms:.0}")
+    }
+}
+
+/// Text that cannot break a Markdown table row.
+fn table_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::sample::reference_report;
+
+    #[test]
+    fn summary_md_has_heading_table_and_sentences() {
+        let report = reference_report();
+        let dir = tempfile::tempdir().unwrap();
+        SummaryMarkdown.write(&report, dir.path()).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(SUMMARY_MD)).unwrap();
+
+        assert!(text.starts_with("# add-column\n"), "{text}");
+        assert!(text.contains(
+            "| strategy | transactions | mean tps | zero-tps s | longest stall s | p50 ms | p99 ms \
+             | p99.9 ms | max ms | DDL tries | DDL total s | outcome | max lock waiters | failed |"
+        ));
+        let naive_row = text.lines().find(|l| l.starts_with("| naive |")).unwrap();
+        assert!(naive_row.contains("| 9 | 9 |"), "{naive_row}");
+        assert!(naive_row.contains("| 1 | 9.7 | ok |"), "{naive_row}");
+        let retry_row = text.lines().find(|l| l.starts_with("| retry |")).unwrap();
+        assert!(retry_row.contains("| 5 | 12.0 | ok |"), "{retry_row}");
+        assert!(
+            text.contains("naive: 9 s at 0 tps; the DDL waited 9.7 s and finished ok."),
+            "{text}"
+        );
+        assert!(
+            text.contains("retry: 0 s at 0 tps; 5 tries, ok after 12.0 s."),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn sentences_cover_no_ddl_and_giving_up() {
+        let mut report = reference_report();
+        let mut load = report.strategies[0].clone();
+        load.attempts.clear();
+        load.summary.ddl_attempts = 0;
+        load.summary.ddl_outcome = "none".to_string();
+        load.summary.zero_tps_seconds = 0;
+        assert_eq!(strategy_sentence(&load), "naive: 0 s at 0 tps; no DDL ran.");
+
+        let retry = &mut report.strategies[1];
+        retry.attempts.pop();
+        retry.summary.ddl_attempts = 4;
+        retry.summary.ddl_total_ms = 8000.0;
+        retry.summary.ddl_outcome = "gave_up".to_string();
+        retry.summary.lost_connections = 2;
+        assert_eq!(
+            strategy_sentence(retry),
+            "retry: 0 s at 0 tps; 4 tries, gave up after 8.0 s \
+             (55P03: canceling statement due to lock timeout); 2 connections lost."
+        );
+    }
+
+    #[test]
+    fn a_pipe_in_a_name_does_not_break_the_table() {
+        assert_eq!(table_cell("a|b"), "a\\|b");
+    }
+}

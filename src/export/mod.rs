@@ -1,0 +1,196 @@
+//! Writes a [`RunReport`] into a results folder, one file per format,
+//! and reads such a folder back.
+//!
+//! The file names and CSV headers here are a contract: users and CI parse
+//! these files, so change them only together with the design doc.
+
+pub mod csv;
+pub mod hgrm;
+pub mod json;
+pub mod markdown;
+pub mod read;
+
+#[cfg(test)]
+pub(crate) mod sample;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::metrics::{RunReport, Summary};
+
+pub use read::read_report;
+
+/// File name of the per-second timeline of every strategy.
+pub const TIMELINE_CSV: &str = "timeline.csv";
+/// File name of the list of DDL attempts of every strategy.
+pub const ATTEMPTS_CSV: &str = "ddl_attempts.csv";
+/// File name of the one-row-per-strategy summary table.
+pub const SUMMARY_CSV: &str = "summary.csv";
+/// File name of the summary with the workload name, as JSON.
+pub const SUMMARY_JSON: &str = "summary.json";
+/// File name of the summary for people, as Markdown.
+pub const SUMMARY_MD: &str = "summary.md";
+/// File name of the TPS-over-time chart.
+pub const TIMELINE_PNG: &str = "timeline.png";
+/// File name of the latency-by-percentile chart.
+pub const LATENCY_PNG: &str = "latency.png";
+
+/// One output format of a results folder.
+pub trait Exporter {
+    /// File name(s) this writes, for messages.
+    fn name(&self) -> &'static str;
+    /// Writes this format of `report` into the folder `dir`, which exists.
+    fn write(&self, report: &RunReport, dir: &Path) -> anyhow::Result<()>;
+}
+
+/// Every file exporter: timeline CSV, attempts CSV, summary CSV/JSON/Markdown, `.hgrm` files.
+/// The charts are not exporters; [`write_all`] draws them.
+pub fn all_exporters() -> Vec<Box<dyn Exporter>> {
+    vec![
+        Box::new(csv::TimelineCsv),
+        Box::new(csv::AttemptsCsv),
+        Box::new(csv::SummaryCsv),
+        Box::new(json::SummaryJson),
+        Box::new(markdown::SummaryMarkdown),
+        Box::new(hgrm::HgrmFiles),
+    ]
+}
+
+/// Creates `dir` if needed and writes every exporter's files plus both charts into it.
+pub fn write_all(report: &RunReport, dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating results folder {}", dir.display()))?;
+    for exporter in all_exporters() {
+        exporter
+            .write(report, dir)
+            .with_context(|| format!("exporting {}", exporter.name()))?;
+    }
+    crate::plot::draw_timeline(report, &dir.join(TIMELINE_PNG))?;
+    crate::plot::draw_latency(report, &dir.join(LATENCY_PNG))?;
+    Ok(())
+}
+
+/// Creates (or truncates) `path`, lets `fill` write into it, and flushes it.
+/// Every error names the file: `writing results/x/timeline.csv: ...`.
+pub(crate) fn write_file(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<File>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let write = || -> anyhow::Result<()> {
+        let file = File::create(path)?;
+        let mut out = BufWriter::new(file);
+        fill(&mut out)?;
+        out.flush()?;
+        Ok(())
+    };
+    write().with_context(|| format!("writing {}", path.display()))
+}
+
+/// `summary` with its float figures rounded to 3 decimals, so the files show
+/// `2975.118` rather than `2975.1176470588234`.
+pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
+    let round = |value: f64| (value * 1000.0).round() / 1000.0;
+    Summary {
+        mean_tps: round(summary.mean_tps),
+        lat_p50_ms: round(summary.lat_p50_ms),
+        lat_p99_ms: round(summary.lat_p99_ms),
+        lat_p999_ms: round(summary.lat_p999_ms),
+        lat_max_ms: round(summary.lat_max_ms),
+        ddl_total_ms: round(summary.ddl_total_ms),
+        ddl_last_wait_ms: round(summary.ddl_last_wait_ms),
+        ..summary.clone()
+    }
+}
+
+/// The name of the `.hgrm` file of `strategy`: `latency-<strategy>.hgrm`, with any
+/// character other than letters, digits, `-`, `_` and `.` replaced by `_`.
+pub fn hgrm_file_name(strategy: &str) -> String {
+    let safe: String = strategy
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("latency-{safe}.hgrm")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::sample::reference_report;
+
+    #[test]
+    fn write_all_writes_every_file() {
+        let report = reference_report();
+        let dir = tempfile::tempdir().unwrap();
+        write_all(&report, dir.path()).unwrap();
+        for name in [
+            TIMELINE_CSV,
+            ATTEMPTS_CSV,
+            SUMMARY_CSV,
+            SUMMARY_JSON,
+            SUMMARY_MD,
+            TIMELINE_PNG,
+            LATENCY_PNG,
+            "latency-naive.hgrm",
+            "latency-retry.hgrm",
+        ] {
+            let path = dir.path().join(name);
+            let size = std::fs::metadata(&path)
+                .unwrap_or_else(|_| panic!("{name} is missing"))
+                .len();
+            assert!(size > 0, "{name} is empty");
+        }
+    }
+
+    #[test]
+    fn write_all_creates_the_folder() {
+        let report = reference_report();
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("results").join("add-column");
+        write_all(&report, &nested).unwrap();
+        assert!(nested.join(TIMELINE_CSV).exists());
+    }
+
+    #[test]
+    fn a_write_error_names_the_file() {
+        let report = reference_report();
+        let dir = tempfile::tempdir().unwrap();
+        // A folder where the file should go makes File::create fail.
+        std::fs::create_dir(dir.path().join(TIMELINE_CSV)).unwrap();
+        let error = write_all(&report, dir.path()).unwrap_err();
+        let message = format!("{error:#}");
+        assert!(
+            message.contains(&format!(
+                "writing {}",
+                dir.path().join(TIMELINE_CSV).display()
+            )),
+            "{message}"
+        );
+        let error = csv::TimelineCsv.write(&report, dir.path()).unwrap_err();
+        let message = format!("{error:#}");
+        assert!(
+            message.starts_with(&format!(
+                "writing {}",
+                dir.path().join(TIMELINE_CSV).display()
+            )),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn hgrm_file_names_are_safe() {
+        assert_eq!(hgrm_file_name("naive"), "latency-naive.hgrm");
+        assert_eq!(
+            hgrm_file_name("lock timeout/2"),
+            "latency-lock_timeout_2.hgrm"
+        );
+    }
+}

@@ -1,0 +1,191 @@
+//! A synthetic run shaped like the reference experiment, for tests (no database).
+//!
+//! `naive`: about 3000 tps in seconds 0-5, nothing in seconds 6-14 while its
+//! ALTER waits behind the blocker (4 s .. 16 s), then recovery; one attempt
+//! 6.0 s .. 15.7 s that succeeds. `retry`: never at zero; four attempts cancelled
+//! by `lock_timeout`, the fifth at 18 s succeeds.
+
+use crate::metrics::{
+    AttemptOutcome, BlockerWindow, DdlAttempt, DdlState, LatencyDistribution, RunReport, SecondRow,
+    StrategyReport, new_latency_histogram, summarize,
+};
+
+/// Seconds of load in each strategy of the sample.
+pub const SAMPLE_SECONDS: u32 = 25;
+
+/// The two-strategy sample run of workload `add-column`.
+pub fn reference_report() -> RunReport {
+    RunReport {
+        workload: "add-column".to_string(),
+        strategies: vec![naive(), retry()],
+    }
+}
+
+fn blocker() -> BlockerWindow {
+    BlockerWindow {
+        started_s: 4.0,
+        ended_s: 16.0,
+    }
+}
+
+/// A normal second: `tps` transactions of about 1.25 ms.
+fn busy_second(second: u32, tps: u64, state: DdlState) -> SecondRow {
+    SecondRow {
+        second,
+        tps,
+        failed: 0,
+        lat_mean_ms: 1.25,
+        lat_p50_ms: 1.1,
+        lat_p99_ms: 4.0,
+        lat_max_ms: 9.5,
+        lock_waiters: 0,
+        blocker_active: (4..16).contains(&second),
+        ddl_state: state,
+    }
+}
+
+fn zero_second(second: u32, state: DdlState) -> SecondRow {
+    SecondRow {
+        second,
+        tps: 0,
+        failed: 0,
+        lat_mean_ms: 0.0,
+        lat_p50_ms: 0.0,
+        lat_p99_ms: 0.0,
+        lat_max_ms: 0.0,
+        lock_waiters: 100,
+        blocker_active: (4..16).contains(&second),
+        ddl_state: state,
+    }
+}
+
+fn attempt(number: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -> DdlAttempt {
+    let (sqlstate, message) = match outcome {
+        AttemptOutcome::Ok => (String::new(), String::new()),
+        _ => (
+            "55P03".to_string(),
+            "canceling statement due to lock timeout".to_string(),
+        ),
+    };
+    DdlAttempt {
+        attempt: number,
+        started_s,
+        ended_s,
+        waited_ms: (ended_s - started_s) * 1000.0,
+        outcome,
+        sqlstate,
+        message,
+    }
+}
+
+/// Records `count` latencies spread evenly from `low_us` to `high_us`.
+fn record_spread(
+    histogram: &mut hdrhistogram::Histogram<u64>,
+    count: u64,
+    low_us: u64,
+    high_us: u64,
+) {
+    for index in 0..count {
+        let value = low_us + (high_us - low_us) * index / count.max(1);
+        histogram.record(value).unwrap();
+    }
+}
+
+/// Records one normal second: mostly 0.8-1.6 ms, 1% up to 4 ms, one 9.5 ms.
+fn record_busy_second(histogram: &mut hdrhistogram::Histogram<u64>, tps: u64) {
+    let slow = tps / 100;
+    record_spread(histogram, tps - slow - 1, 800, 1_600);
+    record_spread(histogram, slow, 1_600, 4_000);
+    histogram.record(9_500).unwrap();
+}
+
+fn strategy_report(
+    name: &str,
+    seconds: Vec<SecondRow>,
+    attempts: Vec<DdlAttempt>,
+    histogram: hdrhistogram::Histogram<u64>,
+) -> StrategyReport {
+    let blocker = blocker();
+    let summary = summarize(name, &seconds, &attempts, Some(&blocker), &histogram, 0);
+    StrategyReport {
+        strategy: name.to_string(),
+        seconds,
+        attempts,
+        blocker: Some(blocker),
+        latency: LatencyDistribution::from_histogram(histogram),
+        summary,
+    }
+}
+
+fn naive() -> StrategyReport {
+    let mut histogram = new_latency_histogram();
+    let mut seconds = Vec::new();
+    for second in 0..SAMPLE_SECONDS {
+        let row = match second {
+            0..=5 => {
+                let tps = [3000, 2950, 3050, 3010, 2980, 3020][second as usize];
+                record_busy_second(&mut histogram, tps);
+                busy_second(second, tps, DdlState::Idle)
+            }
+            6..=14 => zero_second(second, DdlState::Running),
+            15 => {
+                // The queue drains: 100 transactions that waited up to 9.7 s, then a burst.
+                record_spread(&mut histogram, 100, 700_000, 9_700_000);
+                record_busy_second(&mut histogram, 1_000);
+                let mut row = busy_second(second, 1_100, DdlState::Running);
+                row.lat_mean_ms = 470.0;
+                row.lat_p50_ms = 1.3;
+                row.lat_p99_ms = 9_100.0;
+                row.lat_max_ms = 9_700.0;
+                row.lock_waiters = 100;
+                row
+            }
+            _ => {
+                let tps = 2990 + u64::from(second % 3) * 10;
+                record_busy_second(&mut histogram, tps);
+                busy_second(second, tps, DdlState::Done)
+            }
+        };
+        seconds.push(row);
+    }
+    let attempts = vec![attempt(1, 6.0, 15.7, AttemptOutcome::Ok)];
+    strategy_report("naive", seconds, attempts, histogram)
+}
+
+fn retry() -> StrategyReport {
+    let mut histogram = new_latency_histogram();
+    let attempts = vec![
+        attempt(1, 6.0, 6.5, AttemptOutcome::LockTimeout),
+        attempt(2, 7.5, 8.0, AttemptOutcome::LockTimeout),
+        attempt(3, 10.0, 10.5, AttemptOutcome::LockTimeout),
+        attempt(4, 13.5, 14.0, AttemptOutcome::LockTimeout),
+        attempt(5, 18.0, 18.01, AttemptOutcome::Ok),
+    ];
+    let mut seconds = Vec::new();
+    for second in 0..SAMPLE_SECONDS {
+        let state = match second {
+            0..=5 => DdlState::Idle,
+            6 | 7 | 10 | 13 | 18 => DdlState::Running,
+            8..=17 => DdlState::Backoff,
+            _ => DdlState::Done,
+        };
+        let dipped = matches!(second, 6 | 7 | 10 | 13);
+        let tps = if dipped {
+            1_700
+        } else {
+            2_980 + u64::from(second % 4) * 15
+        };
+        record_busy_second(&mut histogram, tps);
+        let mut row = busy_second(second, tps, state);
+        if dipped {
+            // Transactions queued behind the attempt for up to 500 ms.
+            record_spread(&mut histogram, 100, 50_000, 500_000);
+            row.lat_mean_ms = 17.0;
+            row.lat_p99_ms = 420.0;
+            row.lat_max_ms = 500.0;
+            row.lock_waiters = 100;
+        }
+        seconds.push(row);
+    }
+    strategy_report("retry", seconds, attempts, histogram)
+}

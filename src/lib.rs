@@ -1,0 +1,239 @@
+//! stallbench: a load-and-stall benchmark harness for PostgreSQL.
+//!
+//! The pipeline (see README.md): workload + flags -> [`config::Config`] ->
+//! [`target::Target`] (throwaway server or `--db-url`) -> setup SQL -> for each
+//! strategy: reset -> [`scenario::run_strategy`] -> [`metrics::RunReport`] ->
+//! [`export`] and [`plot`], written after each strategy.
+//!
+//! [`run`] is the whole program, callable in-process from tests.
+
+pub mod cli;
+pub mod config;
+pub mod console;
+pub mod error;
+pub mod export;
+pub mod metrics;
+pub mod plot;
+pub mod scenario;
+pub mod script;
+pub mod server;
+pub mod strategy;
+pub mod target;
+pub mod workload;
+
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::cli::{Cli, Command, CommonArgs};
+use crate::config::{Config, Mode};
+pub use crate::error::Error;
+use crate::metrics::RunReport;
+use crate::target::Target;
+
+/// Runs one command line; returns the process exit code for a finished run
+/// (0, or 3 when an expectation failed) and an `Error` (exit 1 or 2) otherwise.
+pub fn run(cli: Cli) -> Result<i32, Error> {
+    match cli.command {
+        Command::Workloads => {
+            print!("{}", list_workloads()?);
+            Ok(0)
+        }
+        Command::Plot { dir } => {
+            redraw_charts(&dir)?;
+            Ok(0)
+        }
+        Command::Compare {
+            workload,
+            strategies,
+            common,
+        } => run_benchmark(workload.as_deref(), Mode::Compare { strategies }, &common),
+        Command::Run {
+            workload,
+            strategy,
+            load_only,
+            common,
+        } => {
+            let mode = match (load_only, strategy) {
+                (true, _) => Mode::LoadOnly,
+                (false, Some(strategy)) => Mode::Run { strategy },
+                (false, None) => {
+                    return Err(Error::bad_input("run needs --strategy NAME or --load-only"));
+                }
+            };
+            run_benchmark(workload.as_deref(), mode, &common)
+        }
+    }
+}
+
+/// `stallbench workloads`: one line per bundled workload.
+pub fn list_workloads() -> Result<String, Error> {
+    let mut out = String::new();
+    for (name, _) in workload::BUNDLED {
+        let loaded = workload::load(name)?;
+        out.push_str(&format!("{name:<20} {}\n", loaded.file.description));
+    }
+    Ok(out)
+}
+
+/// `stallbench plot DIR`: re-draws both charts from the folder's files.
+pub fn redraw_charts(dir: &Path) -> Result<(), Error> {
+    let report = export::read_report(dir).map_err(|err| Error::bad_input(format!("{err:#}")))?;
+    plot::draw_timeline(&report, &dir.join("timeline.png"))?;
+    plot::draw_latency(&report, &dir.join("latency.png"))?;
+    eprintln!("wrote {0}/timeline.png and {0}/latency.png", dir.display());
+    Ok(())
+}
+
+fn run_benchmark(workload: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<i32, Error> {
+    let config = Config::new(workload, mode, args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let result = runtime.block_on(async {
+        tokio::select! {
+            result = execute(&config) => result,
+            _ = tokio::signal::ctrl_c() => Err(Error::runtime(format!(
+                "interrupted (Ctrl-C); the server was stopped; results so far are in {}",
+                config.out_dir.display()
+            ))),
+        }
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    result.map(|_| 0)
+}
+
+/// The whole benchmark on an async runtime: target, setup, each strategy, files.
+pub async fn execute(config: &Config) -> Result<RunReport, Error> {
+    let names: Vec<&str> = config.strategies.iter().map(|s| s.name.as_str()).collect();
+    if !config.quiet {
+        eprintln!(
+            "stallbench {}: workload {}, strategies {}, {} clients for {} s; results in {}",
+            env!("CARGO_PKG_VERSION"),
+            config.workload_name,
+            names.join(", "),
+            config.load.clients,
+            config.load.duration_s(),
+            config.out_dir.display()
+        );
+    }
+    let started = std::time::Instant::now();
+    let target = Target::open(&config.target).await?;
+    if !config.quiet {
+        eprintln!(
+            "target: {}, PostgreSQL {} (ready in {:.1} s)",
+            target.description,
+            target.server_version,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    std::fs::create_dir_all(&config.out_dir).with_context(|| {
+        format!(
+            "creating the results folder {}; choose another with --out DIR",
+            config.out_dir.display()
+        )
+    })?;
+    write_run_json(config, &target)?;
+    let result = run_strategies(config, &target).await;
+    // The server log goes to the results folder on every path, errors included.
+    let copied = target.copy_server_log(&config.out_dir);
+    let report = result?;
+    copied?;
+    print!("{}", console::summary_table(&report));
+    if !config.quiet {
+        eprintln!("results: {}", config.out_dir.display());
+    }
+    Ok(report)
+}
+
+async fn run_strategies(config: &Config, target: &Target) -> Result<RunReport, Error> {
+    let workload_source = format!("workload {}", config.workload_name);
+    target
+        .prepare_schema(&workload_source, &config.setup_sql)
+        .await?;
+    let mut report = RunReport {
+        workload: config.workload_name.clone(),
+        strategies: Vec::new(),
+    };
+    for (index, strategy) in config.strategies.iter().enumerate() {
+        target.clear_sessions().await?;
+        target.reset(&workload_source, &config.reset_sql).await?;
+        if !config.quiet {
+            eprintln!("== {} ({}) ==", strategy.name, strategy.describe());
+        }
+        let (strategy_report, notes) = scenario::run_strategy(
+            target,
+            config,
+            strategy,
+            config.seed.wrapping_add(index as u64),
+        )
+        .await?;
+        for warning in &notes.warnings {
+            eprintln!("warning: {warning}");
+        }
+        if !notes.failed_by_sqlstate.is_empty() && !config.quiet {
+            let counts: Vec<String> = notes
+                .failed_by_sqlstate
+                .iter()
+                .map(|(sqlstate, count)| format!("{count} x {sqlstate}"))
+                .collect();
+            eprintln!(
+                "{}: failed transactions: {}",
+                strategy.name,
+                counts.join(", ")
+            );
+        }
+        report.strategies.push(strategy_report);
+        // Files of a finished strategy are written before the next one starts.
+        export::write_all(&report, &config.out_dir)?;
+        target.copy_server_log(&config.out_dir)?;
+    }
+    target.clear_sessions().await?;
+    target.drop_schema().await?;
+    Ok(report)
+}
+
+/// `run.json`: the resolved config, server version, tool version (no passwords).
+fn write_run_json(config: &Config, target: &Target) -> Result<(), Error> {
+    let scripts: Vec<serde_json::Value> = config
+        .load
+        .scripts
+        .iter()
+        .map(
+            |weighted| serde_json::json!({"name": weighted.script.name, "weight": weighted.weight}),
+        )
+        .collect();
+    let strategies: Vec<serde_json::Value> = config
+        .strategies
+        .iter()
+        .map(|strategy| serde_json::json!({"name": strategy.name, "strategy": strategy.describe()}))
+        .collect();
+    let json = serde_json::json!({
+        "tool": "stallbench",
+        "tool_version": env!("CARGO_PKG_VERSION"),
+        "workload": config.workload_name,
+        "description": config.description,
+        "clients": config.load.clients,
+        "duration_s": config.load.duration.as_secs_f64(),
+        "scripts": scripts,
+        "variables": config.load.variables,
+        "blocker": config.blocker.as_ref().map(|blocker| serde_json::json!({
+            "at_s": blocker.at.as_secs_f64(),
+            "hold_s": blocker.hold.as_secs_f64(),
+            "sql": blocker.sql,
+        })),
+        "ddl": config.ddl.as_ref().map(|ddl| serde_json::json!({
+            "at_s": ddl.at.as_secs_f64(),
+            "sql": ddl.sql,
+        })),
+        "strategies": strategies,
+        "target": target.description,
+        "server_version": target.server_version,
+        "seed": config.seed,
+    });
+    let path = config.out_dir.join("run.json");
+    let text = serde_json::to_string_pretty(&json).context("encoding run.json")?;
+    std::fs::write(&path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}

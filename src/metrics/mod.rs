@@ -1,0 +1,199 @@
+//! Plain data that one scenario run produces, and the figures derived from it.
+//!
+//! Everything here is free of database and formatting concerns: the scenario
+//! fills a [`StrategyReport`], the exporters and charts read it.
+
+pub mod recorder;
+pub mod summary;
+pub mod timeline;
+
+use serde::{Deserialize, Serialize};
+
+pub use recorder::{LiveCounters, Recorder, WorkerSecond};
+pub use summary::{Summary, longest_stall_s, summarize};
+pub use timeline::build_timeline;
+
+/// Everything one `compare` or `run` produced, one entry per strategy in run order.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    pub workload: String,
+    pub strategies: Vec<StrategyReport>,
+}
+
+/// The measured result of one strategy on one clock.
+#[derive(Debug, Clone)]
+pub struct StrategyReport {
+    /// Strategy name as the workload or `--strategies` names it.
+    pub strategy: String,
+    /// One row per second of the load, `second k` covering `[k, k+1)`; zero seconds included.
+    pub seconds: Vec<SecondRow>,
+    /// Every DDL attempt in order; empty for a load-only run.
+    pub attempts: Vec<DdlAttempt>,
+    /// When the blocker held its transaction open, on the run clock; `None` if there was none.
+    pub blocker: Option<BlockerWindow>,
+    /// The latency distribution of the whole run, for `.hgrm` files and percentile curves.
+    pub latency: LatencyDistribution,
+    /// Headline figures derived from the above.
+    pub summary: Summary,
+}
+
+/// One second of the timeline: what completed in `[second, second+1)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SecondRow {
+    pub second: u32,
+    /// Transactions that completed in this second (this is the TPS figure).
+    pub tps: u64,
+    /// Transactions that failed in this second.
+    pub failed: u64,
+    pub lat_mean_ms: f64,
+    pub lat_p50_ms: f64,
+    pub lat_p99_ms: f64,
+    pub lat_max_ms: f64,
+    /// Most sessions seen waiting on a heavyweight lock during this second.
+    pub lock_waiters: u32,
+    /// Whether the blocker's transaction was open at any time in this second.
+    pub blocker_active: bool,
+    /// What the DDL injector was doing in this second.
+    pub ddl_state: DdlState,
+}
+
+/// What the DDL injector was doing during one second, most significant state wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DdlState {
+    /// No DDL yet (or no DDL in this run).
+    Idle,
+    /// An attempt was running (waiting for its lock or executing).
+    Running,
+    /// Sleeping between two attempts.
+    Backoff,
+    /// The DDL has succeeded.
+    Done,
+    /// The DDL failed for good (gave up or hit a non-retryable error).
+    Failed,
+}
+
+impl DdlState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DdlState::Idle => "idle",
+            DdlState::Running => "running",
+            DdlState::Backoff => "backoff",
+            DdlState::Done => "done",
+            DdlState::Failed => "failed",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<DdlState> {
+        [
+            DdlState::Idle,
+            DdlState::Running,
+            DdlState::Backoff,
+            DdlState::Done,
+            DdlState::Failed,
+        ]
+        .into_iter()
+        .find(|state| state.as_str() == text)
+    }
+}
+
+/// How one DDL attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    Ok,
+    /// Cancelled by `lock_timeout` (SQLSTATE 55P03); the strategy may try again.
+    LockTimeout,
+    /// Any other error; the strategy stops.
+    Error,
+    /// The last allowed try failed; the strategy stops.
+    GaveUp,
+}
+
+impl AttemptOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Ok => "ok",
+            AttemptOutcome::LockTimeout => "lock_timeout",
+            AttemptOutcome::Error => "error",
+            AttemptOutcome::GaveUp => "gave_up",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<AttemptOutcome> {
+        [
+            AttemptOutcome::Ok,
+            AttemptOutcome::LockTimeout,
+            AttemptOutcome::Error,
+            AttemptOutcome::GaveUp,
+        ]
+        .into_iter()
+        .find(|outcome| outcome.as_str() == text)
+    }
+}
+
+/// One try of the migration, timed on the run clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DdlAttempt {
+    /// 1-based try number.
+    pub attempt: u32,
+    pub started_s: f64,
+    pub ended_s: f64,
+    /// How long the attempt took, lock wait included.
+    pub waited_ms: f64,
+    pub outcome: AttemptOutcome,
+    /// SQLSTATE of the error, empty on success.
+    pub sqlstate: String,
+    /// Server error message, empty on success.
+    pub message: String,
+}
+
+/// The time the blocker's transaction was open, on the run clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockerWindow {
+    pub started_s: f64,
+    pub ended_s: f64,
+}
+
+/// A latency distribution in microseconds: the merged histogram when measured,
+/// or only its percentile curve when read back from an `.hgrm` file.
+#[derive(Debug, Clone)]
+pub struct LatencyDistribution {
+    /// Present for a live run; `None` when re-read from files.
+    pub histogram: Option<hdrhistogram::Histogram<u64>>,
+    /// (percentile 0..100, latency in ms), increasing; what `latency.png` draws.
+    pub percentiles: Vec<(f64, f64)>,
+}
+
+impl LatencyDistribution {
+    /// Builds the distribution and its percentile curve from a histogram of microseconds.
+    pub fn from_histogram(histogram: hdrhistogram::Histogram<u64>) -> LatencyDistribution {
+        let percentiles = percentile_curve(&histogram);
+        LatencyDistribution {
+            histogram: Some(histogram),
+            percentiles,
+        }
+    }
+}
+
+/// Percentile points (0..99.99 and the max) of a histogram in microseconds, as (percentile, ms).
+pub fn percentile_curve(histogram: &hdrhistogram::Histogram<u64>) -> Vec<(f64, f64)> {
+    if histogram.is_empty() {
+        return Vec::new();
+    }
+    histogram
+        .iter_quantiles(5)
+        .map(|step| {
+            (
+                step.quantile_iterated_to() * 100.0,
+                histogram.highest_equivalent(step.value_iterated_to()) as f64 / 1000.0,
+            )
+        })
+        .collect()
+}
+
+/// A fresh latency histogram in microseconds: 1 us .. 1 h, 3 significant digits.
+pub fn new_latency_histogram() -> hdrhistogram::Histogram<u64> {
+    hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3)
+        .expect("constant histogram bounds are valid")
+}

@@ -1,0 +1,243 @@
+//! Headline figures of one strategy, derived from its timeline and attempts.
+
+use serde::{Deserialize, Serialize};
+
+use super::{AttemptOutcome, BlockerWindow, DdlAttempt, SecondRow};
+
+/// One row of `summary.csv` / `summary.json` / `summary.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub strategy: String,
+    pub transactions: u64,
+    pub failed: u64,
+    pub mean_tps: f64,
+    /// Seconds with no completed transaction.
+    pub zero_tps_seconds: u32,
+    /// Longest run of seconds below 10% of the median TPS before the blocker started.
+    pub longest_stall_s: u32,
+    pub lat_p50_ms: f64,
+    pub lat_p99_ms: f64,
+    pub lat_p999_ms: f64,
+    pub lat_max_ms: f64,
+    pub ddl_attempts: u32,
+    /// From the start of the first attempt to the end of the last one, backoff included.
+    pub ddl_total_ms: f64,
+    /// `ok`, `gave_up`, `error`, or `none` when the run had no DDL.
+    pub ddl_outcome: String,
+    /// How long the last attempt took (for `naive`, how long the ALTER waited).
+    pub ddl_last_wait_ms: f64,
+    pub max_lock_waiters: u32,
+    /// Workers whose connection was lost during the run.
+    pub lost_connections: u32,
+}
+
+/// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
+pub fn summarize(
+    strategy: &str,
+    seconds: &[SecondRow],
+    attempts: &[DdlAttempt],
+    blocker: Option<&BlockerWindow>,
+    latency_us: &hdrhistogram::Histogram<u64>,
+    lost_connections: u32,
+) -> Summary {
+    let transactions: u64 = seconds.iter().map(|row| row.tps).sum();
+    let failed: u64 = seconds.iter().map(|row| row.failed).sum();
+    let mean_tps = if seconds.is_empty() {
+        0.0
+    } else {
+        transactions as f64 / seconds.len() as f64
+    };
+    let ms = |quantile: f64| {
+        if latency_us.is_empty() {
+            0.0
+        } else {
+            // The same definition as the .hgrm file: the top of the quantile's bucket.
+            latency_us.highest_equivalent(latency_us.value_at_quantile(quantile)) as f64 / 1000.0
+        }
+    };
+    let ddl_total_ms = match (attempts.first(), attempts.last()) {
+        (Some(first), Some(last)) => (last.ended_s - first.started_s) * 1000.0,
+        _ => 0.0,
+    };
+    let ddl_outcome = match attempts.last() {
+        None => "none".to_string(),
+        Some(last) => match last.outcome {
+            AttemptOutcome::Ok => "ok",
+            AttemptOutcome::GaveUp | AttemptOutcome::LockTimeout => "gave_up",
+            AttemptOutcome::Error => "error",
+        }
+        .to_string(),
+    };
+    Summary {
+        strategy: strategy.to_string(),
+        transactions,
+        failed,
+        mean_tps,
+        zero_tps_seconds: seconds.iter().filter(|row| row.tps == 0).count() as u32,
+        longest_stall_s: longest_stall_s(seconds, blocker),
+        lat_p50_ms: ms(0.5),
+        lat_p99_ms: ms(0.99),
+        lat_p999_ms: ms(0.999),
+        lat_max_ms: if latency_us.is_empty() {
+            0.0
+        } else {
+            latency_us.max() as f64 / 1000.0
+        },
+        ddl_attempts: attempts.len() as u32,
+        ddl_total_ms,
+        ddl_outcome,
+        ddl_last_wait_ms: attempts.last().map_or(0.0, |last| last.waited_ms),
+        max_lock_waiters: seconds
+            .iter()
+            .map(|row| row.lock_waiters)
+            .max()
+            .unwrap_or(0),
+        lost_connections,
+    }
+}
+
+/// The longest run of consecutive seconds whose TPS is below 10% of the median
+/// TPS of the seconds before the blocker started (all seconds if there is no
+/// blocker or it started in the first second).
+pub fn longest_stall_s(seconds: &[SecondRow], blocker: Option<&BlockerWindow>) -> u32 {
+    let before_blocker = blocker.map_or(seconds.len(), |window| {
+        (window.started_s.floor().max(0.0) as usize).min(seconds.len())
+    });
+    let baseline = if before_blocker > 0 {
+        &seconds[..before_blocker]
+    } else {
+        seconds
+    };
+    let mut tps: Vec<u64> = baseline.iter().map(|row| row.tps).collect();
+    if tps.is_empty() {
+        return 0;
+    }
+    tps.sort_unstable();
+    let median = if tps.len() % 2 == 1 {
+        tps[tps.len() / 2] as f64
+    } else {
+        (tps[tps.len() / 2 - 1] + tps[tps.len() / 2]) as f64 / 2.0
+    };
+    let threshold = median * 0.1;
+    let mut longest = 0;
+    let mut current = 0;
+    for row in seconds {
+        if (row.tps as f64) < threshold {
+            current += 1;
+            longest = longest.max(current);
+        } else {
+            current = 0;
+        }
+    }
+    longest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{DdlState, new_latency_histogram};
+
+    fn row(second: u32, tps: u64) -> SecondRow {
+        SecondRow {
+            second,
+            tps,
+            failed: 0,
+            lat_mean_ms: 1.0,
+            lat_p50_ms: 1.0,
+            lat_p99_ms: 1.0,
+            lat_max_ms: 1.0,
+            lock_waiters: 0,
+            blocker_active: false,
+            ddl_state: DdlState::Idle,
+        }
+    }
+
+    fn timeline(tps: &[u64]) -> Vec<SecondRow> {
+        tps.iter()
+            .enumerate()
+            .map(|(second, &tps)| row(second as u32, tps))
+            .collect()
+    }
+
+    fn attempt(n: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -> DdlAttempt {
+        DdlAttempt {
+            attempt: n,
+            started_s,
+            ended_s,
+            waited_ms: (ended_s - started_s) * 1000.0,
+            outcome,
+            sqlstate: String::new(),
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_reference_outage_is_a_nine_second_stall() {
+        // The published naive run: 2-5k tps, then seconds 6..14 at zero, then recovery.
+        let seconds = timeline(&[
+            2123, 2628, 4293, 5355, 2874, 0, 0, 0, 0, 0, 0, 0, 0, 0, 713, 2708, 2230,
+        ]);
+        let blocker = BlockerWindow {
+            started_s: 4.0,
+            ended_s: 16.0,
+        };
+        assert_eq!(longest_stall_s(&seconds, Some(&blocker)), 9);
+    }
+
+    #[test]
+    fn a_dip_above_ten_percent_is_not_a_stall() {
+        let seconds = timeline(&[1000, 1000, 1000, 150, 1000, 99, 1000]);
+        assert_eq!(longest_stall_s(&seconds, None), 1);
+    }
+
+    #[test]
+    fn the_median_comes_from_the_seconds_before_the_blocker() {
+        // After the blocker starts the load halves: no stall, since 500 >= 10% of 1000.
+        let seconds = timeline(&[1000, 1000, 500, 500, 50]);
+        let blocker = BlockerWindow {
+            started_s: 2.5,
+            ended_s: 4.0,
+        };
+        assert_eq!(longest_stall_s(&seconds, Some(&blocker)), 1);
+    }
+
+    #[test]
+    fn summary_counts_transactions_zero_seconds_and_ddl() {
+        let seconds = timeline(&[10, 0, 0, 10]);
+        let mut latency = new_latency_histogram();
+        for value_us in [1_000, 2_000, 3_000, 2_000_000] {
+            latency.record(value_us).unwrap();
+        }
+        let attempts = vec![
+            attempt(1, 1.0, 1.5, AttemptOutcome::LockTimeout),
+            attempt(2, 2.5, 2.75, AttemptOutcome::Ok),
+        ];
+        let summary = summarize("retry", &seconds, &attempts, None, &latency, 1);
+        assert_eq!(summary.transactions, 20);
+        assert_eq!(summary.mean_tps, 5.0);
+        assert_eq!(summary.zero_tps_seconds, 2);
+        assert_eq!(summary.longest_stall_s, 2);
+        assert_eq!(summary.ddl_attempts, 2);
+        assert_eq!(summary.ddl_total_ms, 1750.0);
+        assert_eq!(summary.ddl_outcome, "ok");
+        assert_eq!(summary.ddl_last_wait_ms, 250.0);
+        assert_eq!(summary.lost_connections, 1);
+        assert!((summary.lat_max_ms - 2000.0).abs() < 2.0);
+        assert!((summary.lat_p50_ms - 2.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_run_without_ddl_says_none() {
+        let summary = summarize(
+            "load",
+            &timeline(&[5]),
+            &[],
+            None,
+            &new_latency_histogram(),
+            0,
+        );
+        assert_eq!(summary.ddl_outcome, "none");
+        assert_eq!(summary.ddl_total_ms, 0.0);
+        assert_eq!(summary.lat_max_ms, 0.0);
+    }
+}

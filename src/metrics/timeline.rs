@@ -1,0 +1,139 @@
+//! Turns what a run recorded into the per-second rows of `timeline.csv`.
+
+use super::{AttemptOutcome, BlockerWindow, DdlAttempt, DdlState, Recorder, SecondRow};
+
+/// One row per second `0..duration_s`, zero seconds included.
+/// `lock_waiters[k]` is the most lock waiters seen in second k (missing: 0).
+pub fn build_timeline(
+    duration_s: u32,
+    recorder: &Recorder,
+    lock_waiters: &[u32],
+    blocker: Option<&BlockerWindow>,
+    attempts: &[DdlAttempt],
+) -> Vec<SecondRow> {
+    (0..duration_s)
+        .map(|second| {
+            let (tps, failed, mean, p50, p99, max) = match recorder.second(second) {
+                Some(part) if !part.latency_us.is_empty() => {
+                    let latency = &part.latency_us;
+                    (
+                        latency.len(),
+                        part.failed,
+                        latency.mean() / 1000.0,
+                        latency.value_at_quantile(0.5) as f64 / 1000.0,
+                        latency.value_at_quantile(0.99) as f64 / 1000.0,
+                        latency.max() as f64 / 1000.0,
+                    )
+                }
+                Some(part) => (0, part.failed, 0.0, 0.0, 0.0, 0.0),
+                None => (0, 0, 0.0, 0.0, 0.0, 0.0),
+            };
+            SecondRow {
+                second,
+                tps,
+                failed,
+                lat_mean_ms: mean,
+                lat_p50_ms: p50,
+                lat_p99_ms: p99,
+                lat_max_ms: max,
+                lock_waiters: lock_waiters.get(second as usize).copied().unwrap_or(0),
+                blocker_active: blocker
+                    .is_some_and(|window| overlaps(second, window.started_s, window.ended_s)),
+                ddl_state: ddl_state_in(second, attempts),
+            }
+        })
+        .collect()
+}
+
+/// Whether `[start_s, end_s]` touches second `[second, second+1)`.
+fn overlaps(second: u32, start_s: f64, end_s: f64) -> bool {
+    let from = f64::from(second);
+    start_s < from + 1.0 && end_s >= from
+}
+
+/// What the DDL injector did in `second`: running beats everything; otherwise
+/// the state left by the last attempt that ended before the second.
+pub fn ddl_state_in(second: u32, attempts: &[DdlAttempt]) -> DdlState {
+    if attempts
+        .iter()
+        .any(|attempt| overlaps(second, attempt.started_s, attempt.ended_s))
+    {
+        return DdlState::Running;
+    }
+    let from = f64::from(second);
+    match attempts.iter().rev().find(|attempt| attempt.ended_s < from) {
+        None => DdlState::Idle,
+        Some(last) => match last.outcome {
+            AttemptOutcome::Ok => DdlState::Done,
+            AttemptOutcome::LockTimeout if attempts.last() != Some(last) => DdlState::Backoff,
+            AttemptOutcome::LockTimeout | AttemptOutcome::Error | AttemptOutcome::GaveUp => {
+                DdlState::Failed
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::WorkerSecond;
+
+    fn attempt(n: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -> DdlAttempt {
+        DdlAttempt {
+            attempt: n,
+            started_s,
+            ended_s,
+            waited_ms: (ended_s - started_s) * 1000.0,
+            outcome,
+            sqlstate: String::new(),
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn every_second_gets_a_row_with_zero_seconds_included() {
+        let mut recorder = Recorder::new();
+        let mut part = WorkerSecond::new(0);
+        part.latency_us.record(2_000).unwrap();
+        part.latency_us.record(4_000).unwrap();
+        recorder.add(part);
+        let mut stalled = WorkerSecond::new(3);
+        stalled.latency_us.record(2_500_000).unwrap();
+        stalled.failed = 1;
+        recorder.add(stalled);
+        let window = BlockerWindow {
+            started_s: 1.2,
+            ended_s: 2.9,
+        };
+        let rows = build_timeline(4, &recorder, &[0, 3, 4], Some(&window), &[]);
+        assert_eq!(rows.len(), 4);
+        assert_eq!(rows[0].tps, 2);
+        assert!((rows[0].lat_mean_ms - 3.0).abs() < 0.01);
+        assert_eq!(rows[1].tps, 0);
+        assert_eq!(rows[2].lock_waiters, 4);
+        assert_eq!(rows[3].lock_waiters, 0);
+        assert_eq!(rows[3].failed, 1);
+        assert!(rows[3].lat_max_ms > 2400.0);
+        let active: Vec<bool> = rows.iter().map(|row| row.blocker_active).collect();
+        assert_eq!(active, [false, true, true, false]);
+    }
+
+    #[test]
+    fn ddl_states_follow_the_attempts() {
+        let attempts = vec![
+            attempt(1, 2.0, 2.5, AttemptOutcome::LockTimeout),
+            attempt(2, 3.5, 4.0, AttemptOutcome::LockTimeout),
+            attempt(3, 6.2, 6.3, AttemptOutcome::Ok),
+        ];
+        let states: Vec<DdlState> = (0..8).map(|s| ddl_state_in(s, &attempts)).collect();
+        use DdlState::*;
+        assert_eq!(
+            states,
+            [
+                Idle, Idle, Running, Running, Running, Backoff, Running, Done
+            ]
+        );
+        let gave_up = vec![attempt(1, 0.5, 1.0, AttemptOutcome::GaveUp)];
+        assert_eq!(ddl_state_in(2, &gave_up), Failed);
+    }
+}

@@ -1,0 +1,818 @@
+//! The two charts of a results folder: `timeline.png` (TPS per second, one panel per
+//! strategy, with the blocker window and the DDL attempts) and `latency.png` (latency
+//! by percentile, one curve per strategy).
+//!
+//! Text is drawn with DejaVu Sans embedded in the binary, so the charts render the
+//! same on machines with no fonts installed.
+
+use std::ops::Range;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use anyhow::{Context, bail};
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::metrics::{AttemptOutcome, RunReport, StrategyReport};
+
+/// DejaVu Sans, the only font the charts use.
+static FONT_BYTES: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
+
+/// The family name the embedded font is registered under.
+const FONT: &str = "sans-serif";
+
+/// Width of `timeline.png` in pixels.
+pub const TIMELINE_WIDTH_PX: u32 = 1200;
+/// Height of one strategy panel of `timeline.png` in pixels.
+pub const TIMELINE_PANEL_HEIGHT_PX: u32 = 300;
+/// Height of the title and key above the panels of `timeline.png` in pixels.
+pub const TIMELINE_HEADER_HEIGHT_PX: u32 = 80;
+/// Width and height of `latency.png` in pixels.
+pub const LATENCY_SIZE_PX: (u32, u32) = (1200, 600);
+
+/// The percentile axis of `latency.png` ends at 99.99 (4 nines); higher points,
+/// the max included, are drawn at its right edge.
+const LATENCY_AXIS_NINES: f64 = 4.0;
+
+const TPS_LINE: RGBColor = RGBColor(31, 119, 180);
+const BLOCKER_SHADE: RGBColor = RGBColor(200, 200, 200);
+const ATTEMPT_FAILED: RGBColor = RGBColor(214, 39, 40);
+const ATTEMPT_OK: RGBColor = RGBColor(44, 160, 44);
+const TEXT: RGBColor = RGBColor(30, 30, 30);
+const GRID: RGBColor = RGBColor(225, 225, 225);
+
+/// Colours of the strategies' curves in `latency.png`, in run order (then repeating).
+const STRATEGY_COLOURS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+/// Width and height in pixels of `timeline.png` for `strategies` panels:
+/// 1200 x (300 per panel + 80); a report without strategies gets one (empty) panel.
+pub fn timeline_size(strategies: usize) -> (u32, u32) {
+    let panels = strategies.max(1) as u32;
+    (
+        TIMELINE_WIDTH_PX,
+        TIMELINE_PANEL_HEIGHT_PX * panels + TIMELINE_HEADER_HEIGHT_PX,
+    )
+}
+
+/// Draws `timeline.png` to `path`: one panel per strategy, stacked, sharing the x axis
+/// (seconds of the run clock) and the y range (TPS, 0 to the highest second of any strategy).
+pub fn draw_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    register_embedded_font()?;
+    draw_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
+}
+
+/// Draws `latency.png` to `path`: latency (ms, log scale) by percentile, one curve per
+/// strategy with data; a report without any transaction gets a "no transactions" note.
+pub fn draw_latency(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    register_embedded_font()?;
+    draw_latency_png(report, path).with_context(|| format!("drawing {}", path.display()))
+}
+
+/// Registers the embedded font with plotters once per process.
+fn register_embedded_font() -> anyhow::Result<()> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let registered = *REGISTERED.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_ok()
+    });
+    if !registered {
+        bail!("the embedded font assets/fonts/DejaVuSans.ttf could not be loaded");
+    }
+    Ok(())
+}
+
+fn text_style(size: u32) -> TextStyle<'static> {
+    TextStyle::from((FONT, size).into_font()).color(&TEXT)
+}
+
+// ---------------------------------------------------------------------------------------
+// timeline.png
+
+fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    let size = timeline_size(report.strategies.len());
+    let root = BitMapBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (header, body) = root.split_vertically(TIMELINE_HEADER_HEIGHT_PX);
+    draw_timeline_header(report, &header)?;
+
+    if report.strategies.is_empty() {
+        body.draw_text(
+            "no strategies in this report",
+            &text_style(20).pos(Pos::new(HPos::Center, VPos::Center)),
+            (size.0 as i32 / 2, TIMELINE_PANEL_HEIGHT_PX as i32 / 2),
+        )?;
+    } else {
+        let duration_s = timeline_duration_s(report);
+        let max_tps = report
+            .strategies
+            .iter()
+            .flat_map(|strategy| strategy.seconds.iter().map(|row| row.tps))
+            .max()
+            .unwrap_or(0)
+            .max(8) as f64;
+        // At least 8, so that a nearly idle run still gets whole-number ticks;
+        // headroom above the highest second for the attempt bars.
+        let y_top = max_tps * 1.25;
+        let panels = body.split_evenly((report.strategies.len(), 1));
+        for (strategy, panel) in report.strategies.iter().zip(&panels) {
+            draw_timeline_panel(strategy, panel, duration_s, y_top)?;
+        }
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// The title (workload and headline figures, wrapped onto two lines if needed) and the key.
+fn draw_timeline_header(
+    report: &RunReport,
+    header: &DrawingArea<BitMapBackend, Shift>,
+) -> anyhow::Result<()> {
+    let (width, _) = header.dim_in_pixel();
+    let title_style = text_style(20);
+    let mut parts = vec![report.workload.clone()];
+    parts.extend(report.strategies.iter().map(headline));
+    let lines = wrap_parts(&parts, " | ", 2, |text| {
+        header
+            .estimate_text_size(text, &title_style)
+            .map_or(0, |(w, _)| w)
+            <= width - 40
+    });
+    let centred = title_style.pos(Pos::new(HPos::Center, VPos::Top));
+    for (index, line) in lines.iter().enumerate() {
+        header.draw_text(line, &centred, (width as i32 / 2, 8 + 24 * index as i32))?;
+    }
+
+    // The key, centred on one line under the title.
+    let key_style = text_style(14);
+    let items: [(&str, KeySwatch); 4] = [
+        ("transactions per second", KeySwatch::Line(TPS_LINE)),
+        ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
+        (
+            "DDL try that failed (lock_timeout, error, gave up)",
+            KeySwatch::Box(ATTEMPT_FAILED),
+        ),
+        ("DDL try that succeeded", KeySwatch::Box(ATTEMPT_OK)),
+    ];
+    let swatch_px = 14;
+    let gap_px = 28;
+    let label_widths: Vec<i32> = items
+        .iter()
+        .map(|(label, _)| {
+            header
+                .estimate_text_size(label, &key_style)
+                .map_or(0, |(w, _)| w as i32)
+        })
+        .collect();
+    let total_px: i32 = label_widths.iter().map(|w| swatch_px + 6 + w).sum::<i32>()
+        + gap_px * (items.len() as i32 - 1);
+    let mut x = (width as i32 - total_px) / 2;
+    let y = 58;
+    for ((label, swatch), label_width) in items.iter().zip(&label_widths) {
+        match swatch {
+            KeySwatch::Line(colour) => header.draw(&PathElement::new(
+                vec![(x, y + swatch_px / 2), (x + swatch_px, y + swatch_px / 2)],
+                colour.stroke_width(3),
+            ))?,
+            KeySwatch::Box(colour) => header.draw(&Rectangle::new(
+                [(x, y), (x + swatch_px, y + swatch_px)],
+                colour.filled(),
+            ))?,
+        }
+        header.draw_text(
+            label,
+            &key_style.pos(Pos::new(HPos::Left, VPos::Center)),
+            (x + swatch_px + 6, y + swatch_px / 2),
+        )?;
+        x += swatch_px + 6 + label_width + gap_px;
+    }
+    Ok(())
+}
+
+/// What a key entry shows next to its label.
+enum KeySwatch {
+    Line(RGBColor),
+    Box(RGBColor),
+}
+
+/// One strategy's panel: blocker shading, TPS, and a bar per DDL attempt near the top.
+fn draw_timeline_panel(
+    strategy: &StrategyReport,
+    panel: &DrawingArea<BitMapBackend, Shift>,
+    duration_s: f64,
+    y_top: f64,
+) -> anyhow::Result<()> {
+    let mut chart = ChartBuilder::on(panel)
+        .margin_top(6)
+        .margin_bottom(4)
+        .margin_left(12)
+        .margin_right(28)
+        .caption(panel_caption(strategy), text_style(16))
+        .x_label_area_size(28)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..duration_s, 0.0..y_top)?;
+    chart
+        .configure_mesh()
+        .light_line_style(WHITE.mix(0.0))
+        .bold_line_style(GRID)
+        .x_labels(16)
+        .y_labels(6)
+        .x_label_formatter(&|seconds| format!("{seconds:.0} s"))
+        .y_label_formatter(&|tps| format!("{tps:.0}"))
+        .y_desc("TPS")
+        .label_style(text_style(13))
+        .axis_desc_style(text_style(14))
+        .draw()?;
+
+    for window in blocker_windows_s(strategy) {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(window.start, 0.0), (window.end, y_top)],
+            BLOCKER_SHADE.mix(0.6).filled(),
+        )))?;
+    }
+
+    // TPS as a step line: second k covers [k, k+1).
+    let mut steps = Vec::with_capacity(strategy.seconds.len() * 2);
+    for row in &strategy.seconds {
+        let start = f64::from(row.second);
+        steps.push((start, row.tps as f64));
+        steps.push((start + 1.0, row.tps as f64));
+    }
+    chart.draw_series(AreaSeries::new(
+        steps.iter().copied(),
+        0.0,
+        TPS_LINE.mix(0.12).filled(),
+    ))?;
+    chart.draw_series(line_segments(&steps, TPS_LINE.stroke_width(2)))?;
+
+    // DDL attempts: a faint band over the whole height and a solid bar near the top.
+    // Very short tries get a minimum width so that they stay visible.
+    let min_width_s = duration_s / 150.0;
+    for attempt in &strategy.attempts {
+        let colour = match attempt.outcome {
+            AttemptOutcome::Ok => ATTEMPT_OK,
+            AttemptOutcome::LockTimeout | AttemptOutcome::Error | AttemptOutcome::GaveUp => {
+                ATTEMPT_FAILED
+            }
+        };
+        let start = attempt.started_s;
+        let end = attempt.ended_s.max(start + min_width_s);
+        chart.draw_series([
+            Rectangle::new([(start, 0.0), (end, y_top)], colour.mix(0.10).filled()),
+            Rectangle::new(
+                [(start, y_top * 0.88), (end, y_top * 0.96)],
+                colour.filled(),
+            ),
+        ])?;
+    }
+    Ok(())
+}
+
+/// A polyline as separate two-point segments. Plotters draws the joints of a thick
+/// `LineSeries` with visible dents; segments drawn one by one do not have them.
+fn line_segments(points: &[(f64, f64)], style: ShapeStyle) -> Vec<PathElement<(f64, f64)>> {
+    points
+        .windows(2)
+        .map(|pair| PathElement::new(vec![pair[0], pair[1]], style))
+        .collect()
+}
+
+/// The panel caption: the strategy and its headline figures.
+fn panel_caption(strategy: &StrategyReport) -> String {
+    let s = &strategy.summary;
+    let mut caption = headline(strategy);
+    if s.ddl_attempts > 0 {
+        caption.push_str(&format!(", DDL outcome {}", s.ddl_outcome));
+    }
+    caption
+}
+
+/// "naive: 9 s at 0 tps, DDL waited 9.7 s" or "retry: 0 s at 0 tps, 5 tries".
+fn headline(strategy: &StrategyReport) -> String {
+    let s = &strategy.summary;
+    let mut text = format!("{}: {} s at 0 tps", strategy.strategy, s.zero_tps_seconds);
+    match s.ddl_attempts {
+        0 => {}
+        1 if s.ddl_outcome == "ok" => {
+            text.push_str(&format!(
+                ", DDL waited {:.1} s",
+                s.ddl_last_wait_ms / 1000.0
+            ));
+        }
+        1 => {
+            text.push_str(&format!(
+                ", DDL failed after {:.1} s",
+                s.ddl_last_wait_ms / 1000.0
+            ));
+        }
+        tries if s.ddl_outcome == "ok" => text.push_str(&format!(", {tries} tries")),
+        tries => text.push_str(&format!(", {tries} tries, {}", s.ddl_outcome)),
+    }
+    text
+}
+
+/// Joins `parts` with `separator` into at most `max_lines` lines that `fits`;
+/// what does not fit on the last line is cut and ends with "…".
+fn wrap_parts(
+    parts: &[String],
+    separator: &str,
+    max_lines: usize,
+    fits: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for part in parts {
+        let candidate = if current.is_empty() {
+            part.clone()
+        } else {
+            format!("{current}{separator}{part}")
+        };
+        if current.is_empty() || fits(&candidate) {
+            current = candidate;
+        } else {
+            lines.push(current);
+            current = part.clone();
+        }
+    }
+    lines.push(current);
+    if lines.len() > max_lines {
+        let mut last = lines[max_lines - 1..].join(separator);
+        while !last.is_empty() && !fits(&format!("{last} …")) {
+            last.pop();
+        }
+        lines.truncate(max_lines - 1);
+        lines.push(format!("{} …", last.trim_end()));
+    }
+    lines
+}
+
+/// The x range of the timeline: every second of any strategy, every attempt and the blocker.
+fn timeline_duration_s(report: &RunReport) -> f64 {
+    let mut duration_s: f64 = 1.0;
+    for strategy in &report.strategies {
+        if let Some(last) = strategy.seconds.last() {
+            duration_s = duration_s.max(f64::from(last.second) + 1.0);
+        }
+        duration_s = duration_s.max(strategy.seconds.len() as f64);
+        for attempt in &strategy.attempts {
+            duration_s = duration_s.max(attempt.ended_s.ceil());
+        }
+        if let Some(blocker) = &strategy.blocker {
+            duration_s = duration_s.max(blocker.ended_s.ceil());
+        }
+    }
+    duration_s
+}
+
+/// When the blocker was open, in seconds of the run clock: the measured window, or, when
+/// the report has none (read back from files), the runs of seconds with `blocker_active`.
+fn blocker_windows_s(strategy: &StrategyReport) -> Vec<Range<f64>> {
+    if let Some(blocker) = &strategy.blocker {
+        return vec![blocker.started_s..blocker.ended_s];
+    }
+    let mut windows: Vec<Range<f64>> = Vec::new();
+    for row in strategy.seconds.iter().filter(|row| row.blocker_active) {
+        let start = f64::from(row.second);
+        match windows.last_mut() {
+            Some(last) if last.end == start => last.end = start + 1.0,
+            _ => windows.push(start..start + 1.0),
+        }
+    }
+    windows
+}
+
+// ---------------------------------------------------------------------------------------
+// latency.png
+
+fn draw_latency_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    let root = BitMapBackend::new(path, LATENCY_SIZE_PX).into_drawing_area();
+    root.fill(&WHITE)?;
+    let title = format!("{}: latency by percentile", report.workload);
+
+    // A strategy keeps its colour whether or not the ones before it have data.
+    let curves: Vec<LatencyCurve> = report
+        .strategies
+        .iter()
+        .enumerate()
+        .map(|(index, strategy)| LatencyCurve {
+            strategy,
+            colour: STRATEGY_COLOURS[index % STRATEGY_COLOURS.len()],
+            points: percentile_points(strategy),
+        })
+        .filter(|curve| !curve.points.is_empty())
+        .collect();
+
+    if curves.is_empty() {
+        root.draw_text(
+            &title,
+            &text_style(20).pos(Pos::new(HPos::Center, VPos::Top)),
+            (LATENCY_SIZE_PX.0 as i32 / 2, 12),
+        )?;
+        root.draw_text(
+            "no transactions: nothing to draw",
+            &text_style(24).pos(Pos::new(HPos::Center, VPos::Center)),
+            (LATENCY_SIZE_PX.0 as i32 / 2, LATENCY_SIZE_PX.1 as i32 / 2),
+        )?;
+        root.present()?;
+        return Ok(());
+    }
+
+    let all_ms = curves
+        .iter()
+        .flat_map(|curve| curve.points.iter().map(|point| point.1));
+    let min_ms = all_ms.clone().fold(f64::INFINITY, f64::min);
+    let max_ms = all_ms.fold(0.0, f64::max);
+    // Whole decades, so the log axis always has labelled ticks.
+    // (A hair under the decade, so that rounding does not drop its tick label.)
+    let y_low = 10_f64.powf(min_ms.log10().floor()) * 0.999;
+    let y_high = 10_f64
+        .powf((max_ms * 1.05).log10().ceil())
+        .max(y_low * 10.0);
+
+    let mut chart = ChartBuilder::on(&root)
+        .margin(16)
+        .margin_right(40)
+        .caption(&title, text_style(20))
+        .x_label_area_size(52)
+        .y_label_area_size(90)
+        .build_cartesian_2d(PercentileAxis, (y_low..y_high).log_scale())?;
+    chart
+        .configure_mesh()
+        .light_line_style(GRID.mix(0.5))
+        .bold_line_style(GRID)
+        .y_labels(12)
+        .y_label_formatter(&|ms| format_latency_label(*ms))
+        .x_desc("percentile")
+        .y_desc("latency (log scale)")
+        .label_style(text_style(14))
+        .axis_desc_style(text_style(15))
+        .draw()?;
+
+    for curve in &curves {
+        let (strategy, colour) = (curve.strategy, curve.colour);
+        chart
+            .draw_series(line_segments(&curve.points, colour.stroke_width(3)))?
+            .label(format!(
+                "{}: p50 {}, p99 {}, p99.9 {}, max {}",
+                strategy.strategy,
+                format_latency(strategy.summary.lat_p50_ms),
+                format_latency(strategy.summary.lat_p99_ms),
+                format_latency(strategy.summary.lat_p999_ms),
+                format_latency(strategy.summary.lat_max_ms)
+            ))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .margin(12)
+        .label_font(text_style(16))
+        .background_style(WHITE.mix(0.9))
+        .border_style(RGBColor(160, 160, 160))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+/// One line of `latency.png`.
+struct LatencyCurve<'a> {
+    strategy: &'a StrategyReport,
+    colour: RGBColor,
+    /// (percentile, ms)
+    points: Vec<(f64, f64)>,
+}
+
+/// A strategy's percentile curve as chart points (percentile, ms), leaving out
+/// latencies of zero, which a log scale cannot show.
+fn percentile_points(strategy: &StrategyReport) -> Vec<(f64, f64)> {
+    strategy
+        .latency
+        .percentiles
+        .iter()
+        .filter(|(_, ms)| *ms > 0.0 && ms.is_finite())
+        .copied()
+        .collect()
+}
+
+/// The x axis of `latency.png`: percentiles 0 .. 99.99 placed at -log10(1 - p/100),
+/// which spreads the tail; labelled at 0, 50, 75, 90, 99, 99.9 and 99.99.
+struct PercentileAxis;
+
+/// The labelled percentiles of [`PercentileAxis`].
+const PERCENTILE_TICKS: [f64; 7] = [0.0, 50.0, 75.0, 90.0, 99.0, 99.9, 99.99];
+
+impl Ranged for PercentileAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, percentile: &f64, limit: (i32, i32)) -> i32 {
+        let fraction = percentile_to_x(*percentile) / LATENCY_AXIS_NINES;
+        limit.0 + (f64::from(limit.1 - limit.0) * fraction).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            // Light grid lines half way (on this axis) between the labelled ones.
+            vec![25.0, 68.377, 84.189, 96.838, 99.684, 99.968]
+        } else {
+            PERCENTILE_TICKS.to_vec()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        0.0..99.99
+    }
+}
+
+impl ValueFormatter<f64> for PercentileAxis {
+    fn format(percentile: &f64) -> String {
+        trim_number(*percentile, 2)
+    }
+}
+
+/// The percentile axis: x = -log10(1 - p/100), so 90 is at 1, 99 at 2, 99.9 at 3;
+/// everything from 99.99 up (the max included) is drawn at the right edge.
+fn percentile_to_x(percentile: f64) -> f64 {
+    let x = -(1.0 - percentile / 100.0).log10();
+    // NaN comes from a percentile over 100 (rounding): the edge too.
+    if x.is_nan() || x > LATENCY_AXIS_NINES {
+        LATENCY_AXIS_NINES
+    } else {
+        x.max(0.0)
+    }
+}
+
+/// A latency tick label: "0.1 ms", "10 ms", "1 s", "10 s".
+fn format_latency_label(ms: f64) -> String {
+    if ms >= 1000.0 {
+        format!("{} s", trim_number(ms / 1000.0, 3))
+    } else {
+        format!("{} ms", trim_number(ms, 3))
+    }
+}
+
+/// A latency for people: "0.85 ms", "3.4 ms", "420 ms", "9.62 s".
+fn format_latency(ms: f64) -> String {
+    if ms >= 1000.0 {
+        format!("{:.2} s", ms / 1000.0)
+    } else if ms >= 100.0 {
+        format!("{ms:.0} ms")
+    } else if ms >= 10.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.2} ms")
+    }
+}
+
+/// `value` with at most `decimals` decimals and no trailing zeros: 99.9, 1, 0.05.
+fn trim_number(value: f64, decimals: usize) -> String {
+    let text = format!("{value:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::sample::reference_report;
+    use crate::metrics::LatencyDistribution;
+
+    /// Width, height and the number of distinct colours of a PNG file.
+    fn decode_png(path: &Path) -> (u32, u32, usize) {
+        let decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
+        let mut reader = decoder.read_info().unwrap();
+        let mut buffer = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buffer).unwrap();
+        let bytes_per_pixel = info.line_size / info.width as usize;
+        let mut colours = std::collections::HashSet::new();
+        for pixel in buffer[..info.buffer_size()].chunks(bytes_per_pixel) {
+            colours.insert(pixel.to_vec());
+        }
+        (info.width, info.height, colours.len())
+    }
+
+    /// Where the charts go: /tmp/plot-check/ when STALLBENCH_PLOT_CHECK is set, to look at
+    /// them; a temporary folder otherwise.
+    fn output_dir() -> (Option<tempfile::TempDir>, std::path::PathBuf) {
+        if std::env::var_os("STALLBENCH_PLOT_CHECK").is_some() {
+            let dir = std::path::PathBuf::from("/tmp/plot-check");
+            std::fs::create_dir_all(&dir).unwrap();
+            (None, dir)
+        } else {
+            let temp = tempfile::tempdir().unwrap();
+            let dir = temp.path().to_path_buf();
+            (Some(temp), dir)
+        }
+    }
+
+    #[test]
+    fn timeline_size_is_300_per_panel_plus_80() {
+        assert_eq!(timeline_size(1), (1200, 380));
+        assert_eq!(timeline_size(2), (1200, 680));
+        assert_eq!(timeline_size(0), (1200, 380));
+    }
+
+    #[test]
+    fn timeline_png_has_the_expected_size_and_is_not_blank() {
+        let (_keep, dir) = output_dir();
+        let path = dir.join("timeline.png");
+        draw_timeline(&reference_report(), &path).unwrap();
+        let (width, height, colours) = decode_png(&path);
+        assert_eq!((width, height), timeline_size(2));
+        assert!(colours > 2, "only {colours} colours");
+    }
+
+    #[test]
+    fn latency_png_has_the_expected_size_and_is_not_blank() {
+        let (_keep, dir) = output_dir();
+        let path = dir.join("latency.png");
+        draw_latency(&reference_report(), &path).unwrap();
+        let (width, height, colours) = decode_png(&path);
+        assert_eq!((width, height), LATENCY_SIZE_PX);
+        assert!(colours > 2, "only {colours} colours");
+    }
+
+    #[test]
+    fn charts_of_a_report_read_back_from_files_draw() {
+        let (_keep, dir) = output_dir();
+        let results = dir.join("read-back");
+        crate::export::write_all(&reference_report(), &results).unwrap();
+        let report = crate::export::read_report(&results).unwrap();
+        let timeline = dir.join("timeline-read-back.png");
+        let latency = dir.join("latency-read-back.png");
+        draw_timeline(&report, &timeline).unwrap();
+        draw_latency(&report, &latency).unwrap();
+        assert_eq!(decode_png(&timeline).0, 1200);
+        assert!(decode_png(&latency).2 > 2);
+    }
+
+    #[test]
+    fn a_report_without_transactions_still_draws() {
+        let (_keep, dir) = output_dir();
+        let mut report = reference_report();
+        for strategy in &mut report.strategies {
+            strategy.latency = LatencyDistribution {
+                histogram: None,
+                percentiles: Vec::new(),
+            };
+            for row in &mut strategy.seconds {
+                row.tps = 0;
+            }
+        }
+        let latency = dir.join("latency-empty.png");
+        draw_latency(&report, &latency).unwrap();
+        let (width, height, colours) = decode_png(&latency);
+        assert_eq!((width, height), LATENCY_SIZE_PX);
+        assert!(colours > 2, "the note is missing");
+        let timeline = dir.join("timeline-empty.png");
+        draw_timeline(&report, &timeline).unwrap();
+        assert_eq!(decode_png(&timeline).1, timeline_size(2).1);
+
+        let nothing = RunReport {
+            workload: "empty".to_string(),
+            strategies: Vec::new(),
+        };
+        let path = dir.join("timeline-nothing.png");
+        draw_timeline(&nothing, &path).unwrap();
+        assert_eq!(decode_png(&path).1, timeline_size(0).1);
+    }
+
+    #[test]
+    fn many_strategies_over_a_long_run_draw() {
+        let (_keep, dir) = output_dir();
+        let sample = reference_report();
+        let mut report = RunReport {
+            workload: "add-column-with-a-rather-long-workload-name".to_string(),
+            strategies: Vec::new(),
+        };
+        for (index, name) in [
+            "naive",
+            "retry",
+            "lock-timeout-with-backoff",
+            "load-only",
+            "x",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let mut strategy = sample.strategies[index % 2].clone();
+            strategy.strategy = name.to_string();
+            strategy.summary.strategy = name.to_string();
+            let mut seconds = Vec::new();
+            for round in 0..5_u32 {
+                for row in &strategy.seconds {
+                    let mut row = row.clone();
+                    row.second += round * 25;
+                    seconds.push(row);
+                }
+            }
+            strategy.seconds = seconds;
+            if *name == "load-only" {
+                strategy.attempts.clear();
+                strategy.summary.ddl_attempts = 0;
+                strategy.blocker = None;
+            }
+            report.strategies.push(strategy);
+        }
+        let timeline = dir.join("timeline-five.png");
+        draw_timeline(&report, &timeline).unwrap();
+        assert_eq!(
+            {
+                let (w, h, _) = decode_png(&timeline);
+                (w, h)
+            },
+            timeline_size(5)
+        );
+        let latency = dir.join("latency-five.png");
+        draw_latency(&report, &latency).unwrap();
+        assert!(decode_png(&latency).2 > 2);
+    }
+
+    #[test]
+    fn one_strategy_without_data_is_skipped() {
+        let (_keep, dir) = output_dir();
+        let mut report = reference_report();
+        report.strategies[0].latency.percentiles.clear();
+        let path = dir.join("latency-one.png");
+        draw_latency(&report, &path).unwrap();
+        assert!(decode_png(&path).2 > 2);
+    }
+
+    #[test]
+    fn a_drawing_error_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing-folder").join("timeline.png");
+        let error = draw_timeline(&reference_report(), &path).unwrap_err();
+        assert!(
+            format!("{error:#}").starts_with(&format!("drawing {}", path.display())),
+            "{error:#}"
+        );
+    }
+
+    #[test]
+    fn percentile_axis_spreads_the_tail() {
+        assert_eq!(percentile_to_x(0.0), 0.0);
+        assert!((percentile_to_x(90.0) - 1.0).abs() < 1e-9);
+        assert!((percentile_to_x(99.9) - 3.0).abs() < 1e-9);
+        assert_eq!(percentile_to_x(100.0), LATENCY_AXIS_NINES);
+        assert_eq!(PercentileAxis.map(&99.0, (0, 400)), 200);
+        assert_eq!(PercentileAxis.map(&100.0, (0, 400)), 400);
+        assert_eq!(PercentileAxis::format(&99.99), "99.99");
+        assert_eq!(PercentileAxis::format(&0.0), "0");
+        assert_eq!(format_latency_label(0.1), "0.1 ms");
+        assert_eq!(format_latency_label(10000.0), "10 s");
+    }
+
+    #[test]
+    fn headlines_name_the_stall_and_the_ddl() {
+        let report = reference_report();
+        assert_eq!(
+            headline(&report.strategies[0]),
+            "naive: 9 s at 0 tps, DDL waited 9.7 s"
+        );
+        assert_eq!(
+            headline(&report.strategies[1]),
+            "retry: 0 s at 0 tps, 5 tries"
+        );
+    }
+
+    #[test]
+    fn long_titles_wrap_and_are_cut() {
+        let parts: Vec<String> = ["aaaa", "bbbb", "cccc", "dddd", "eeee"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let fits = |text: &str| text.chars().count() <= 11;
+        assert_eq!(wrap_parts(&parts[..2], " | ", 2, fits), vec!["aaaa | bbbb"]);
+        assert_eq!(
+            wrap_parts(&parts[..4], " | ", 2, fits),
+            vec!["aaaa | bbbb", "cccc | dddd"]
+        );
+        assert_eq!(
+            wrap_parts(&parts, " | ", 2, fits),
+            vec!["aaaa | bbbb".to_string(), "cccc | dd …".to_string()]
+        );
+    }
+
+    #[test]
+    fn blocker_falls_back_to_the_active_seconds() {
+        let mut strategy = reference_report().strategies.remove(0);
+        assert_eq!(blocker_windows_s(&strategy), vec![4.0..16.0]);
+        strategy.blocker = None;
+        assert_eq!(blocker_windows_s(&strategy), vec![4.0..16.0]);
+    }
+}

@@ -1,0 +1,314 @@
+//! One run of one strategy on one clock: load workers, blocker, DDL injector
+//! and lock observer, started together; the result is a `StrategyReport`.
+
+pub mod blocker;
+pub mod ddl;
+pub mod load;
+pub mod observer;
+pub mod progress;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio_postgres::{CancelToken, NoTls};
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::metrics::{
+    LatencyDistribution, LiveCounters, Recorder, StrategyReport, build_timeline, summarize,
+};
+use crate::strategy::NamedStrategy;
+use crate::target::Target;
+
+/// The run clock: `second k` is `[k, k+1)` after the load starts.
+#[derive(Debug, Clone, Copy)]
+pub struct RunClock {
+    start: Instant,
+    duration: Duration,
+}
+
+impl RunClock {
+    /// Starts the clock now.
+    pub fn start(duration: Duration) -> RunClock {
+        RunClock {
+            start: Instant::now(),
+            duration,
+        }
+    }
+
+    /// Seconds since the start, ms precision is what the files keep.
+    pub fn now_s(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// The second an instant falls into.
+    pub fn second_of(&self, at: Instant) -> u32 {
+        at.saturating_duration_since(self.start).as_secs() as u32
+    }
+
+    pub fn second_now(&self) -> u32 {
+        self.second_of(Instant::now())
+    }
+
+    /// The number of one-second rows of the timeline.
+    pub fn duration_s(&self) -> u32 {
+        self.duration.as_secs_f64().ceil() as u32
+    }
+
+    /// When the load ends.
+    pub fn end(&self) -> Instant {
+        self.start + self.duration
+    }
+
+    /// Sleeps until `offset` after the start.
+    pub async fn sleep_until(&self, offset: Duration) {
+        tokio::time::sleep_until(tokio::time::Instant::from_std(self.start + offset)).await;
+    }
+}
+
+/// What a strategy run produced besides its report: things to tell the user.
+#[derive(Debug, Clone, Default)]
+pub struct RunNotes {
+    /// Lines worth a warning: lost connections, a failed report, observer errors.
+    pub warnings: Vec<String>,
+    /// Failed transactions by SQLSTATE.
+    pub failed_by_sqlstate: Vec<(String, u64)>,
+}
+
+/// Runs one strategy: connects everything, starts the clock, runs the load for
+/// its duration with the blocker and the DDL on the same clock, and collects.
+pub async fn run_strategy(
+    target: &Target,
+    config: &Config,
+    strategy: &NamedStrategy,
+    seed: u64,
+) -> Result<(StrategyReport, RunNotes), Error> {
+    let scripts = Arc::new(config.load.scripts.clone());
+    let variables = Arc::new(config.load.variables.clone());
+
+    // Every connection is open and every statement prepared before the clock starts.
+    let mut workers = Vec::with_capacity(config.load.clients as usize);
+    for client_id in 0..config.load.clients {
+        let client = target.connect(&format!("reader-{}", client_id + 1)).await?;
+        let prepared = load::prepare(&client, &scripts).await?;
+        workers.push(load::Worker {
+            client,
+            client_id,
+            scripts: scripts.clone(),
+            prepared,
+            variables: variables.clone(),
+            seed,
+        });
+    }
+    let observer_client = target.connect("observer").await?;
+    let blocker_client = match &config.blocker {
+        Some(_) => Some(target.connect("report").await?),
+        None => None,
+    };
+    let ddl_client = match &config.ddl {
+        Some(_) => Some(target.connect("ddl").await?),
+        None => None,
+    };
+
+    let clock = RunClock::start(config.load.duration);
+    let duration_s = clock.duration_s();
+    let live = Arc::new(LiveCounters::new(duration_s));
+    let (parts_tx, mut parts_rx) = mpsc::unbounded_channel();
+    let recorder_task = tokio::spawn(async move {
+        let mut recorder = Recorder::new();
+        while let Some(part) = parts_rx.recv().await {
+            recorder.add(part);
+        }
+        recorder
+    });
+
+    let mut worker_tasks: Vec<(JoinHandle<load::WorkerOutcome>, CancelToken)> = Vec::new();
+    for worker in workers {
+        let cancel = worker.client.cancel_token();
+        let task = tokio::spawn(load::run_worker(
+            worker,
+            clock,
+            live.clone(),
+            parts_tx.clone(),
+        ));
+        worker_tasks.push((task, cancel));
+    }
+    drop(parts_tx);
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let observer_task = tokio::spawn(observer::observe(
+        observer_client,
+        clock,
+        live.clone(),
+        stop_rx.clone(),
+    ));
+    let blocker_task = match (blocker_client, &config.blocker) {
+        (Some(client), Some(blocker)) => {
+            let cancel = client.cancel_token();
+            Some((
+                tokio::spawn(blocker::run_blocker(client, clock, blocker.clone())),
+                cancel,
+            ))
+        }
+        _ => None,
+    };
+    let (status_tx, status_rx) = watch::channel(String::from("not started"));
+    let ddl_task = match (ddl_client, &config.ddl) {
+        (Some(client), Some(ddl)) => {
+            let cancel = client.cancel_token();
+            Some((
+                tokio::spawn(ddl::run_ddl(
+                    client,
+                    clock,
+                    ddl.clone(),
+                    strategy.strategy.clone(),
+                    seed,
+                    status_tx,
+                    stop_rx.clone(),
+                )),
+                cancel,
+            ))
+        }
+        _ => {
+            status_tx.send_replace("none".into());
+            None
+        }
+    };
+    let progress_task = (!config.quiet).then(|| {
+        tokio::spawn(progress::report_each_second(
+            clock,
+            live.clone(),
+            status_rx,
+            config.ddl.is_some(),
+        ))
+    });
+
+    // The load runs for its duration; then everything is wound down.
+    tokio::time::sleep_until(tokio::time::Instant::from_std(clock.end())).await;
+    stop_tx.send_replace(true);
+    let mut notes = RunNotes::default();
+
+    let lost_connections = finish_workers(worker_tasks, &mut notes).await;
+    let blocker_result = match blocker_task {
+        Some((task, cancel)) => {
+            if !task.is_finished() {
+                notes.warnings.push(format!(
+                    "{}: the report was still running when the load ended; it was cancelled",
+                    strategy.name
+                ));
+                let _ = cancel.cancel_query(NoTls).await;
+            }
+            Some(
+                task.await
+                    .map_err(|err| Error::runtime(format!("blocker task: {err}")))?,
+            )
+        }
+        None => None,
+    };
+    if let Some(error) = blocker_result
+        .as_ref()
+        .and_then(|result| result.error.as_ref())
+    {
+        notes
+            .warnings
+            .push(format!("{}: the report failed: {error}", strategy.name));
+    }
+    let attempts = match ddl_task {
+        Some((mut task, cancel)) => {
+            match tokio::time::timeout(ddl::GRACE_AFTER_RUN, &mut task).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    notes.warnings.push(format!(
+                        "{}: the DDL was still running {} s after the load ended; it was cancelled",
+                        strategy.name,
+                        ddl::GRACE_AFTER_RUN.as_secs()
+                    ));
+                    let _ = cancel.cancel_query(NoTls).await;
+                    task.await
+                }
+            }
+            .map_err(|err| Error::runtime(format!("DDL task: {err}")))?
+        }
+        None => Vec::new(),
+    };
+    match observer_task.await {
+        Ok(Ok(())) => {}
+        Ok(Err(message)) => notes.warnings.push(message),
+        Err(err) => notes.warnings.push(format!("lock observer task: {err}")),
+    }
+    if let Some(task) = progress_task {
+        task.abort();
+    }
+    let recorder = recorder_task
+        .await
+        .map_err(|err| Error::runtime(format!("recorder task: {err}")))?;
+
+    let lock_waiters: Vec<u32> = (0..duration_s)
+        .map(|second| live.second(second).lock_waiters)
+        .collect();
+    let blocker_window = blocker_result.map(|result| result.window);
+    let seconds = build_timeline(
+        duration_s,
+        &recorder,
+        &lock_waiters,
+        blocker_window.as_ref(),
+        &attempts,
+    );
+    let latency_us = recorder.total_latency_us();
+    let summary = summarize(
+        &strategy.name,
+        &seconds,
+        &attempts,
+        blocker_window.as_ref(),
+        &latency_us,
+        lost_connections,
+    );
+    notes.failed_by_sqlstate = recorder.failed_by_sqlstate().into_iter().collect();
+    Ok((
+        StrategyReport {
+            strategy: strategy.name.clone(),
+            seconds,
+            attempts,
+            blocker: blocker_window,
+            latency: LatencyDistribution::from_histogram(latency_us),
+            summary,
+        },
+        notes,
+    ))
+}
+
+/// Lets workers finish their last transaction, cancels those stuck in a lock
+/// queue, and returns how many lost their connection during the run.
+async fn finish_workers(
+    tasks: Vec<(JoinHandle<load::WorkerOutcome>, CancelToken)>,
+    notes: &mut RunNotes,
+) -> u32 {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for (task, cancel) in &tasks {
+        if !task.is_finished() {
+            let _ = cancel.cancel_query(NoTls).await;
+        }
+    }
+    let mut lost = 0;
+    for (mut task, _) in tasks {
+        let outcome = match tokio::time::timeout(Duration::from_secs(3), &mut task).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(err)) => load::WorkerOutcome {
+                lost_connection: Some(format!("worker task failed: {err}")),
+            },
+            Err(_) => {
+                task.abort();
+                load::WorkerOutcome::default()
+            }
+        };
+        if let Some(message) = outcome.lost_connection {
+            lost += 1;
+            notes
+                .warnings
+                .push(format!("a worker lost its connection: {message}"));
+        }
+    }
+    lost
+}

@@ -1,0 +1,79 @@
+//! The progress line: once a second on stderr, in pgbench's `-P 1` shape plus
+//! lock waiters and the DDL state. Reads only atomics and a watch channel, so a
+//! stalled worker never delays it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::RunClock;
+use crate::metrics::LiveCounters;
+use crate::metrics::recorder::LiveSecond;
+
+/// Prints one line per completed second until the load ends.
+pub async fn report_each_second(
+    clock: RunClock,
+    live: Arc<LiveCounters>,
+    ddl_status: watch::Receiver<String>,
+    has_ddl: bool,
+) {
+    for second in 1..=clock.duration_s() {
+        clock
+            .sleep_until(Duration::from_secs(u64::from(second)))
+            .await;
+        let status = has_ddl.then(|| ddl_status.borrow().clone());
+        eprintln!(
+            "{}",
+            progress_line(second, &live.second(second - 1), status.as_deref())
+        );
+    }
+}
+
+/// `progress: 7.0 s, 0.0 tps, lat 0.000 ms max 0.000 ms, 0 failed, 4 waiting on locks, ddl: try 1 waiting`
+pub fn progress_line(elapsed_s: u32, second: &LiveSecond, ddl_status: Option<&str>) -> String {
+    let mut line = format!(
+        "progress: {elapsed_s}.0 s, {:.1} tps, lat {:.3} ms max {:.3} ms, {} failed, {} waiting on locks",
+        second.completed as f64,
+        second.latency_mean_ms,
+        second.latency_max_ms,
+        second.failed,
+        second.lock_waiters
+    );
+    if let Some(status) = ddl_status {
+        line.push_str(", ddl: ");
+        line.push_str(status);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_has_pgbench_shape_plus_locks_and_ddl() {
+        let stalled = LiveSecond {
+            completed: 0,
+            failed: 0,
+            latency_mean_ms: 0.0,
+            latency_max_ms: 0.0,
+            lock_waiters: 4,
+        };
+        assert_eq!(
+            progress_line(7, &stalled, Some("try 1 waiting")),
+            "progress: 7.0 s, 0.0 tps, lat 0.000 ms max 0.000 ms, 0 failed, 4 waiting on locks, ddl: try 1 waiting"
+        );
+        let busy = LiveSecond {
+            completed: 2123,
+            failed: 1,
+            latency_mean_ms: 1.6434,
+            latency_max_ms: 12.5,
+            lock_waiters: 0,
+        };
+        assert_eq!(
+            progress_line(1, &busy, None),
+            "progress: 1.0 s, 2123.0 tps, lat 1.643 ms max 12.500 ms, 1 failed, 0 waiting on locks"
+        );
+    }
+}

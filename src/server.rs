@@ -1,0 +1,376 @@
+//! The throwaway PostgreSQL server: find the binaries, initdb into a temp
+//! folder, start `postgres` on a unix socket only, stop and remove it on drop.
+//!
+//! The server is our direct child (no `pg_ctl`, which detaches it). It gets
+//! `PR_SET_PDEATHSIG`, so even a harness killed with SIGKILL takes it down;
+//! every other exit path (success, error, Ctrl-C, panic) runs `Drop`.
+
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+/// The port number names the socket file (`.s.PGSQL.5432`); no TCP listener is opened.
+const PORT: u16 = 5432;
+/// Socket paths longer than this do not fit `sockaddr_un`.
+const MAX_SOCKET_PATH: usize = 107;
+
+/// How to get PostgreSQL when no binaries are found.
+pub const INSTALL_HINT: &str = "install them with `apt-get install postgresql` (Debian/Ubuntu), \
+     point --pg-bin or STALLBENCH_PG_BIN at the folder holding initdb and postgres, \
+     or run against an existing server with --db-url postgres://user@host/db";
+
+/// A running throwaway server. Dropping it stops the server and removes its folder.
+#[derive(Debug)]
+pub struct Server {
+    child: Option<Child>,
+    /// Holds the data folder, the socket and the log; removed on drop.
+    folder: Option<tempfile::TempDir>,
+    bin_dir: PathBuf,
+}
+
+impl Server {
+    /// Finds the binaries, runs initdb and starts the server; returns once it accepts connections.
+    pub async fn start(pg_bin: Option<&Path>) -> anyhow::Result<Server> {
+        let bin_dir = find_bin_dir(pg_bin)?;
+        let folder = make_folder()?;
+        let owner = server_user()?;
+        if let Some(user) = &owner {
+            chown(folder.path(), user)?;
+        }
+        let data_dir = folder.path().join("data");
+        let log_path = folder.path().join("server.log");
+
+        let mut initdb = Command::new(bin_dir.join("initdb"));
+        initdb
+            .arg("-D")
+            .arg(&data_dir)
+            .args([
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--no-sync",
+                "--no-instructions",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ])
+            .current_dir(folder.path())
+            .stdin(Stdio::null());
+        as_user(&mut initdb, owner.as_ref());
+        let output = initdb
+            .output()
+            .with_context(|| format!("running {}", bin_dir.join("initdb").display()))?;
+        if !output.status.success() {
+            bail!(
+                "initdb failed ({}):\n{}{}",
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+
+        let log =
+            File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
+        let mut postgres = Command::new(bin_dir.join("postgres"));
+        postgres
+            .arg("-D")
+            .arg(&data_dir)
+            .arg("-k")
+            .arg(folder.path())
+            .arg("-p")
+            .arg(PORT.to_string())
+            .args([
+                "-c",
+                "listen_addresses=",
+                "-c",
+                "log_lock_waits=on",
+                "-c",
+                "deadlock_timeout=1s",
+                "-c",
+                "log_line_prefix=%m [%p] ",
+            ])
+            .current_dir(folder.path())
+            // Its own process group: a terminal's Ctrl-C reaches the harness, which stops it in order.
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(
+                log.try_clone()
+                    .context("duplicating the server log handle")?,
+            )
+            .stderr(log);
+        as_user(&mut postgres, owner.as_ref());
+        // SAFETY: prctl is async-signal-safe; it only sets a flag of the child process.
+        unsafe {
+            postgres.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = postgres
+            .spawn()
+            .with_context(|| format!("starting {}", bin_dir.join("postgres").display()))?;
+        let mut server = Server {
+            child: Some(child),
+            folder: Some(folder),
+            bin_dir,
+        };
+        server.wait_ready().await?;
+        Ok(server)
+    }
+
+    /// Connection settings for this server (socket, user postgres, database postgres).
+    pub fn connection_config(&self) -> tokio_postgres::Config {
+        let mut config = tokio_postgres::Config::new();
+        config
+            .host_path(self.socket_dir())
+            .port(PORT)
+            .user("postgres")
+            .dbname("postgres")
+            .connect_timeout(Duration::from_secs(5));
+        config
+    }
+
+    /// The server's log file (inside the temp folder; copy it before drop).
+    pub fn log_path(&self) -> PathBuf {
+        self.socket_dir().join("server.log")
+    }
+
+    /// The folder holding the server binaries in use.
+    pub fn bin_dir(&self) -> &Path {
+        &self.bin_dir
+    }
+
+    fn socket_dir(&self) -> &Path {
+        self.folder
+            .as_ref()
+            .expect("the folder lives as long as the server")
+            .path()
+    }
+
+    async fn wait_ready(&mut self) -> anyhow::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let config = self.connection_config();
+        loop {
+            if let Some(child) = self.child.as_mut()
+                && let Some(status) = child.try_wait()?
+            {
+                bail!(
+                    "the throwaway server exited during startup ({status}); its log:\n{}",
+                    read_tail(&self.log_path())
+                );
+            }
+            match config.connect(tokio_postgres::NoTls).await {
+                Ok((client, connection)) => {
+                    drop(client);
+                    let _ = connection.await;
+                    return Ok(());
+                }
+                Err(err) if Instant::now() > deadline => {
+                    bail!(
+                        "the throwaway server did not accept connections within 30 s ({err}); its log:\n{}",
+                        read_tail(&self.log_path())
+                    );
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(25)).await,
+            }
+        }
+    }
+
+    /// Stops the server (fast shutdown, then kill after 10 s) and removes its folder.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // SAFETY: plain kill(2) on our own child's pid.
+            unsafe {
+                libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+            }
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) => break,
+                    Ok(None) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(20))
+                    }
+                    _ => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(folder) = self.folder.take() {
+            let _ = folder.close();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Finds the folder with `initdb` and `postgres`: `--pg-bin`, `STALLBENCH_PG_BIN`,
+/// `pg_config --bindir`, the highest `/usr/lib/postgresql/*/bin`, then PATH.
+pub fn find_bin_dir(pg_bin: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let has_binaries = |dir: &Path| dir.join("initdb").is_file() && dir.join("postgres").is_file();
+    if let Some(dir) = pg_bin {
+        if has_binaries(dir) {
+            return Ok(dir.to_path_buf());
+        }
+        bail!(
+            "--pg-bin {}: no initdb and postgres there; {INSTALL_HINT}",
+            dir.display()
+        );
+    }
+    if let Some(dir) = std::env::var_os("STALLBENCH_PG_BIN").filter(|dir| !dir.is_empty()) {
+        let dir = PathBuf::from(dir);
+        if has_binaries(&dir) {
+            return Ok(dir);
+        }
+        bail!(
+            "STALLBENCH_PG_BIN={}: no initdb and postgres there; {INSTALL_HINT}",
+            dir.display()
+        );
+    }
+    let mut candidates = Vec::new();
+    if let Ok(output) = Command::new("pg_config").arg("--bindir").output()
+        && output.status.success()
+    {
+        candidates.push(PathBuf::from(
+            String::from_utf8_lossy(&output.stdout).trim(),
+        ));
+    }
+    candidates.extend(debian_bin_dirs(Path::new("/usr/lib/postgresql")));
+    if let Some(path) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&path));
+    }
+    candidates
+        .into_iter()
+        .find(|dir| has_binaries(dir))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "no PostgreSQL server binaries (initdb, postgres) found via pg_config, \
+                 /usr/lib/postgresql/*/bin or PATH; {INSTALL_HINT}"
+            )
+        })
+}
+
+/// `/usr/lib/postgresql/<version>/bin`, highest version first.
+fn debian_bin_dirs(root: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut versions: Vec<(u32, PathBuf)> = entries
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| {
+            let version = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            Some((version, entry.path().join("bin")))
+        })
+        .collect();
+    versions.sort_by_key(|(version, _)| std::cmp::Reverse(*version));
+    versions.into_iter().map(|(_, dir)| dir).collect()
+}
+
+/// A temp folder whose socket path fits `sockaddr_un`: `$TMPDIR` if short enough, else `/tmp`.
+fn make_folder() -> anyhow::Result<tempfile::TempDir> {
+    let socket_name_len = format!("/.s.PGSQL.{PORT}").len() + 20;
+    let base = std::env::temp_dir();
+    let base = if base.as_os_str().len() + socket_name_len < MAX_SOCKET_PATH {
+        base
+    } else {
+        PathBuf::from("/tmp")
+    };
+    tempfile::Builder::new()
+        .prefix("stallbench-")
+        .tempdir_in(&base)
+        .with_context(|| format!("creating a temp folder in {}", base.display()))
+}
+
+/// The system user that owns and runs the server.
+#[derive(Debug, Clone, Copy)]
+struct ServerUser {
+    uid: u32,
+    gid: u32,
+}
+
+/// initdb refuses root: when we are root, the server runs as the `postgres` system user.
+fn server_user() -> anyhow::Result<Option<ServerUser>> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(None);
+    }
+    let name = std::ffi::CString::new("postgres").expect("no NUL in a literal");
+    // SAFETY: getpwnam returns a pointer to static storage or null; we copy out at once.
+    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
+    if entry.is_null() {
+        bail!(
+            "running as root, and there is no `postgres` system user to run the throwaway server \
+             (initdb refuses root); create it with `useradd --system postgres`, \
+             run stallbench as another user, or use --db-url"
+        );
+    }
+    // SAFETY: checked non-null above.
+    let (uid, gid) = unsafe { ((*entry).pw_uid, (*entry).pw_gid) };
+    Ok(Some(ServerUser { uid, gid }))
+}
+
+fn chown(path: &Path, user: &ServerUser) -> anyhow::Result<()> {
+    std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid))
+        .with_context(|| format!("giving {} to the postgres user", path.display()))
+}
+
+fn as_user(command: &mut Command, user: Option<&ServerUser>) {
+    if let Some(user) = user {
+        command.uid(user.uid).gid(user.gid).env("HOME", "/tmp");
+    }
+}
+
+/// The last lines of a log file, for error messages.
+fn read_tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debian_folders_come_highest_version_first() {
+        let root = tempfile::tempdir().unwrap();
+        for version in ["13", "15", "9", "not-a-version"] {
+            std::fs::create_dir_all(root.path().join(version).join("bin")).unwrap();
+        }
+        let dirs = debian_bin_dirs(root.path());
+        let names: Vec<String> = dirs
+            .iter()
+            .map(|dir| {
+                dir.parent()
+                    .unwrap()
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(names, ["15", "13", "9"]);
+    }
+
+    #[test]
+    fn a_wrong_pg_bin_names_the_flag_and_the_fix() {
+        let message = find_bin_dir(Some(Path::new("/nonexistent")))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("--pg-bin /nonexistent"), "{message}");
+        assert!(message.contains("apt-get install postgresql"), "{message}");
+        assert!(message.contains("--db-url"), "{message}");
+    }
+}

@@ -1,0 +1,287 @@
+//! The database a run talks to: a throwaway server or `--db-url`, and the
+//! connections of a run (each tagged with its role in `application_name`,
+//! each with `search_path` set to the harness's own schema).
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio_postgres::{Client, NoTls};
+
+use crate::config;
+use crate::error::Error;
+use crate::server::Server;
+
+/// The harness's own schema; every workload object lives in it.
+pub const SCHEMA: &str = "stallbench";
+/// The comment that marks the schema as the harness's own.
+const SCHEMA_MARK: &str = "stallbench: created by stallbench, dropped at the end of its run";
+
+/// An open target: where to connect, and the throwaway server if we started one.
+pub struct Target {
+    base: tokio_postgres::Config,
+    /// `application_name` prefix unique to this run: `stallbench-<id>`.
+    pub session_prefix: String,
+    /// How to name the target in output: the URL without password, or "throwaway server".
+    pub description: String,
+    pub server_version: String,
+    server: Option<Server>,
+}
+
+impl Target {
+    /// Starts the throwaway server or checks that `--db-url` answers.
+    pub async fn open(target: &config::Target) -> Result<Target, Error> {
+        let (base, server, description) = match target {
+            config::Target::Throwaway { pg_bin } => {
+                let server = Server::start(pg_bin.as_deref())
+                    .await
+                    .context("starting the throwaway PostgreSQL server")?;
+                let description = format!("throwaway server ({})", server.bin_dir().display());
+                (server.connection_config(), Some(server), description)
+            }
+            config::Target::Url(url) => {
+                let mut base: tokio_postgres::Config = url.parse().map_err(|err| {
+                    Error::bad_input(format!(
+                        "--db-url {}: not a valid connection string ({err}); \
+                         write it like postgres://user@host:5432/db",
+                        redact_url(url)
+                    ))
+                })?;
+                if base.get_connect_timeout().is_none() {
+                    base.connect_timeout(Duration::from_secs(5));
+                }
+                (base, None, redact_url(url))
+            }
+        };
+        let session_prefix = format!("stallbench-{:06x}", rand::random::<u32>() & 0xff_ffff);
+        let mut target = Target {
+            base,
+            session_prefix,
+            description,
+            server_version: String::new(),
+            server,
+        };
+        let client = target.connect_without_schema("admin").await?;
+        let row = client
+            .query_one("SHOW server_version", &[])
+            .await
+            .context("asking the server for its version")?;
+        target.server_version = row.get(0);
+        Ok(target)
+    }
+
+    /// The throwaway server's log, if we run one.
+    pub fn server_log(&self) -> Option<std::path::PathBuf> {
+        self.server.as_ref().map(Server::log_path)
+    }
+
+    /// A new connection for `role`, with `search_path` set to the harness's schema.
+    pub async fn connect(&self, role: &str) -> Result<Client, Error> {
+        let mut config = self.base.clone();
+        let options = match config.get_options() {
+            Some(existing) if !existing.is_empty() => format!("{existing} -c search_path={SCHEMA}"),
+            _ => format!("-c search_path={SCHEMA}"),
+        };
+        config.options(&options);
+        self.connect_with(config, role).await
+    }
+
+    async fn connect_without_schema(&self, role: &str) -> Result<Client, Error> {
+        self.connect_with(self.base.clone(), role).await
+    }
+
+    async fn connect_with(
+        &self,
+        mut config: tokio_postgres::Config,
+        role: &str,
+    ) -> Result<Client, Error> {
+        config.application_name(format!("{}-{role}", self.session_prefix));
+        let (client, connection) = config.connect(NoTls).await.map_err(|err| {
+            Error::runtime(format!(
+                "cannot connect to {} as {role}: {}",
+                self.description,
+                error_text(&err)
+            ))
+        })?;
+        tokio::spawn(connection);
+        Ok(client)
+    }
+
+    /// Creates the harness's schema, refusing one that is not ours, then runs the setup SQL.
+    pub async fn prepare_schema(
+        &self,
+        workload_source: &str,
+        setup_sql: &str,
+    ) -> Result<(), Error> {
+        let admin = self.connect_without_schema("setup").await?;
+        let existing = admin
+            .query_opt(
+                "SELECT coalesce(obj_description(oid, 'pg_namespace'), '') FROM pg_namespace WHERE nspname = $1",
+                &[&SCHEMA],
+            )
+            .await
+            .context("looking for an existing stallbench schema")?;
+        if let Some(row) = existing {
+            let comment: String = row.get(0);
+            if comment != SCHEMA_MARK {
+                return Err(Error::runtime(format!(
+                    "{}: a schema named {SCHEMA} exists and was not made by stallbench; \
+                     stallbench works only in its own schema and will not touch it. \
+                     Drop or rename it, or point --db-url at another database",
+                    self.description
+                )));
+            }
+        }
+        admin
+            .batch_execute(&format!(
+                "DROP SCHEMA IF EXISTS {SCHEMA} CASCADE; CREATE SCHEMA {SCHEMA}; \
+                 COMMENT ON SCHEMA {SCHEMA} IS '{SCHEMA_MARK}'"
+            ))
+            .await
+            .context("creating the stallbench schema")?;
+        let setup = self.connect("setup").await?;
+        setup.batch_execute(setup_sql).await.map_err(|err| {
+            Error::bad_input(format!(
+                "{workload_source}: setup SQL failed: {}; fix the setup = \"\"\"...\"\"\" statements",
+                error_text(&err)
+            ))
+        })?;
+        Ok(())
+    }
+
+    /// Runs the workload's reset SQL (undoes the DDL between strategies).
+    pub async fn reset(&self, workload_source: &str, reset_sql: &str) -> Result<(), Error> {
+        if reset_sql.trim().is_empty() {
+            return Ok(());
+        }
+        let client = self.connect("reset").await?;
+        client.batch_execute(reset_sql).await.map_err(|err| {
+            Error::bad_input(format!(
+                "{workload_source}: reset SQL failed: {}; fix reset = \"...\"",
+                error_text(&err)
+            ))
+        })
+    }
+
+    /// Ends every session of this run still open (a worker stuck in a lock
+    /// queue when the load ended) and waits until none remains, up to 10 s.
+    pub async fn clear_sessions(&self) -> Result<(), Error> {
+        let admin = self.connect_without_schema("cleanup").await?;
+        let pattern = format!("{}-%", self.session_prefix);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let row = admin
+                .query_one(
+                    "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                     WHERE application_name LIKE $1 AND pid <> pg_backend_pid()) ended",
+                    &[&pattern],
+                )
+                .await
+                .context("ending the sessions of the previous strategy")?;
+            let remaining: i64 = row.get(0);
+            if remaining == 0 {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() > deadline {
+                return Err(Error::runtime(format!(
+                    "{remaining} sessions of the previous strategy are still open after 10 s; \
+                     look at pg_stat_activity where application_name LIKE '{pattern}'"
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Drops the harness's schema (on a real server, leaves nothing behind).
+    pub async fn drop_schema(&self) -> Result<(), Error> {
+        let admin = self.connect_without_schema("cleanup").await?;
+        admin
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS {SCHEMA} CASCADE"))
+            .await
+            .context("dropping the stallbench schema")?;
+        Ok(())
+    }
+
+    /// Copies the throwaway server's log to `dir/server.log`; no-op on `--db-url`.
+    pub fn copy_server_log(&self, dir: &Path) -> Result<(), Error> {
+        if let Some(log) = self.server_log() {
+            let to = dir.join("server.log");
+            std::fs::copy(&log, &to)
+                .with_context(|| format!("copying the server log to {}", to.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// The server's message (and SQLSTATE) of a database error, else the error itself.
+pub fn error_text(err: &tokio_postgres::Error) -> String {
+    match err.as_db_error() {
+        Some(db) => format!("{} (SQLSTATE {})", db.message(), db.code().code()),
+        None => match std::error::Error::source(err) {
+            Some(source) => format!("{err}: {source}"),
+            None => err.to_string(),
+        },
+    }
+}
+
+/// The connection string with its password replaced by `***`
+/// (URL form `postgres://user:secret@host` and key-value form `password=secret`).
+pub fn redact_url(url: &str) -> String {
+    if let Some(scheme_end) = url.find("://") {
+        let rest = &url[scheme_end + 3..];
+        let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+        if let Some(at) = rest[..authority_end].rfind('@')
+            && let Some(colon) = rest[..at].find(':')
+        {
+            return format!(
+                "{}{}:***{}",
+                &url[..scheme_end + 3],
+                &rest[..colon],
+                &rest[at..]
+            );
+        }
+        return redact_password_param(url);
+    }
+    redact_password_param(url)
+}
+
+/// Replaces the value of `password=...` (query parameter or key-value pair).
+fn redact_password_param(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(index) = rest.find("password=") {
+        let value_start = index + "password=".len();
+        out.push_str(&rest[..value_start]);
+        out.push_str("***");
+        let after = &rest[value_start..];
+        let value_end = after.find([' ', '&']).unwrap_or(after.len());
+        rest = &after[value_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted_in_every_form() {
+        assert_eq!(
+            redact_url("postgres://app:s3cret@db.example:5432/shop"),
+            "postgres://app:***@db.example:5432/shop"
+        );
+        assert_eq!(
+            redact_url("postgresql://app@db/shop?password=s3cret&sslmode=disable"),
+            "postgresql://app@db/shop?password=***&sslmode=disable"
+        );
+        assert_eq!(
+            redact_url("host=db user=app password=s3cret dbname=shop"),
+            "host=db user=app password=*** dbname=shop"
+        );
+        assert_eq!(
+            redact_url("postgres://app@db/shop"),
+            "postgres://app@db/shop"
+        );
+    }
+}

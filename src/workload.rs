@@ -1,0 +1,191 @@
+//! The workload file model (TOML) and the workloads bundled into the binary.
+//!
+//! This is the file as written: strings for durations, optional fields.
+//! `config.rs` validates it into a `Config` that later stages trust.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::Error;
+
+/// Workloads compiled into the binary, so `compare` works from any folder.
+pub const BUNDLED: &[(&str, &str)] =
+    &[("add-column", include_str!("../workloads/add-column.toml"))];
+
+/// The default workload of `compare` and `run`.
+pub const DEFAULT_WORKLOAD: &str = "add-column";
+
+/// A workload file as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadFile {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Schema and data, run once per target.
+    pub setup: String,
+    /// Undoes the DDL between strategies.
+    #[serde(default)]
+    pub reset: String,
+    pub load: LoadFile,
+    pub blocker: Option<BlockerFile>,
+    pub ddl: Option<DdlFile>,
+    #[serde(default)]
+    pub strategies: Vec<StrategyFile>,
+}
+
+/// `[load]`: the client workers.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadFile {
+    pub clients: u32,
+    pub duration: String,
+    pub scripts: Vec<ScriptFile>,
+}
+
+/// `[[load.scripts]]`: one pgbench script, inline (`sql`) or from a file (`file`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptFile {
+    pub name: Option<String>,
+    pub sql: Option<String>,
+    /// Path relative to the workload file's folder.
+    pub file: Option<PathBuf>,
+    /// Relative weight, as pgbench `-f file@N`.
+    #[serde(default = "default_weight")]
+    pub weight: u32,
+}
+
+fn default_weight() -> u32 {
+    1
+}
+
+/// `[blocker]`: the long report. Runs `BEGIN; <sql>; SELECT pg_sleep(<hold>); COMMIT`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockerFile {
+    pub at: String,
+    pub hold: String,
+    pub sql: String,
+}
+
+/// `[ddl]`: the migration.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DdlFile {
+    pub at: String,
+    pub sql: String,
+}
+
+/// `[[strategies]]`: how the DDL is run. Which fields apply depends on `kind`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StrategyFile {
+    pub name: String,
+    /// `plain` or `lock-timeout-retry`.
+    pub kind: String,
+    pub lock_timeout: Option<String>,
+    pub statement_timeout: Option<String>,
+    pub max_tries: Option<u32>,
+    pub backoff: Option<BackoffFile>,
+}
+
+/// `backoff = { kind = "linear", step = "1s", cap = "5s" }` or
+/// `{ kind = "exponential", base = "100ms", cap = "10s", jitter = true }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackoffFile {
+    pub kind: String,
+    pub step: Option<String>,
+    pub base: Option<String>,
+    pub cap: Option<String>,
+    pub jitter: Option<bool>,
+}
+
+/// A workload as loaded: the parsed file and where it came from.
+#[derive(Debug, Clone)]
+pub struct LoadedWorkload {
+    pub file: WorkloadFile,
+    /// How errors name it: `add-column (bundled)` or the path given.
+    pub source: String,
+    /// Folder that relative script paths start from; `None` for bundled workloads.
+    pub folder: Option<PathBuf>,
+}
+
+/// Loads a workload by bundled name or by path to a `.toml` file.
+pub fn load(name_or_path: &str) -> Result<LoadedWorkload, Error> {
+    if let Some((name, text)) = BUNDLED.iter().find(|(name, _)| *name == name_or_path) {
+        let source = format!("workload {name} (bundled)");
+        return Ok(LoadedWorkload {
+            file: parse(&source, text)?,
+            source,
+            folder: None,
+        });
+    }
+    let path = Path::new(name_or_path);
+    if !path.exists() {
+        let bundled: Vec<&str> = BUNDLED.iter().map(|(name, _)| *name).collect();
+        return Err(Error::bad_input(format!(
+            "unknown workload {name_or_path:?}: not a bundled workload ({}) and no such file; \
+             run `stallbench workloads` to list them or give a path to a .toml file",
+            bundled.join(", ")
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|err| {
+        Error::bad_input(format!(
+            "workload {}: cannot read it: {err}",
+            path.display()
+        ))
+    })?;
+    let source = format!("workload {}", path.display());
+    Ok(LoadedWorkload {
+        file: parse(&source, &text)?,
+        source,
+        folder: Some(
+            path.parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from(".")),
+        ),
+    })
+}
+
+fn parse(source: &str, text: &str) -> Result<WorkloadFile, Error> {
+    toml::from_str(text).map_err(|err| {
+        let detail = err.to_string();
+        Error::bad_input(format!("{source}: {}", detail.trim_end()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bundled_workload_parses() {
+        for (name, _) in BUNDLED {
+            let loaded = load(name).unwrap();
+            assert_eq!(&loaded.file.name, name);
+            assert!(loaded.folder.is_none());
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_with_their_name() {
+        let err = parse(
+            "workload x.toml",
+            "name = 'x'\nsetup = ''\ncolour = 'red'\n[load]\nclients = 1\nduration = '1s'\nscripts = []\n",
+        )
+        .unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("workload x.toml"), "{message}");
+        assert!(message.contains("colour"), "{message}");
+    }
+
+    #[test]
+    fn an_unknown_workload_names_the_bundled_ones() {
+        let message = load("no-such-workload").unwrap_err().to_string();
+        assert!(message.contains("add-column"), "{message}");
+        assert!(message.contains("stallbench workloads"), "{message}");
+    }
+}

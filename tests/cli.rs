@@ -1,0 +1,267 @@
+//! The command line: bad input exits 2 with a message naming the input and the
+//! fix, runtime failures exit 1, and no server or temp folder is left behind.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use common::*;
+use predicates::prelude::*;
+
+fn stallbench() -> Command {
+    let mut command = Command::cargo_bin("stallbench").unwrap();
+    command
+        .env_remove("DATABASE_URL")
+        .env_remove("STALLBENCH_PG_BIN");
+    command
+}
+
+fn temp_folders() -> std::collections::BTreeSet<std::path::PathBuf> {
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with("stallbench-"))
+        })
+        .collect()
+}
+
+#[test]
+fn workloads_lists_the_bundled_ones() {
+    stallbench()
+        .arg("workloads")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("add-column"));
+}
+
+#[test]
+fn an_unknown_workload_is_bad_input() {
+    stallbench()
+        .args(["compare", "no-such-workload"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "unknown workload \"no-such-workload\"",
+        ))
+        .stderr(predicate::str::contains("stallbench workloads"));
+}
+
+#[test]
+fn malformed_toml_names_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_workload(dir.path(), "broken.toml", "name = \"x\"\nsetup = \n");
+    stallbench()
+        .args(["compare", path.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("broken.toml"))
+        .stderr(predicate::str::contains("line 2"));
+}
+
+#[test]
+fn an_unknown_key_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SHORT_ADD_COLUMN.replace("[load]\n", "[load]\nthreads = 2\n");
+    let path = write_workload(dir.path(), "extra.toml", &text);
+    stallbench()
+        .args(["compare", path.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("extra.toml"))
+        .stderr(predicate::str::contains("threads"));
+}
+
+#[test]
+fn a_duration_without_unit_says_how_to_write_it() {
+    stallbench()
+        .args(["compare", "--duration", "10"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--duration 10 has no unit; write \"10s\"",
+        ));
+    let dir = tempfile::tempdir().unwrap();
+    let text = SHORT_ADD_COLUMN.replace("at = \"3s\"", "at = \"3\"");
+    let path = write_workload(dir.path(), "unitless.toml", &text);
+    stallbench()
+        .args(["compare", path.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "unitless.toml: [ddl] at = \"3\" has no unit; write \"3s\"",
+        ));
+}
+
+#[test]
+fn a_ddl_after_the_end_of_the_run_is_bad_input() {
+    stallbench()
+        .args(["compare", "--duration", "5s"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "[ddl] at = \"6s\" is not before the end of the run",
+        ));
+}
+
+#[test]
+fn zero_clients_is_bad_input() {
+    stallbench()
+        .args(["compare", "--clients", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--clients 0: need at least 1 client",
+        ));
+}
+
+#[test]
+fn a_bad_script_names_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // In the TOML text a backslash is written twice.
+    let text = SHORT_ADD_COLUMN.replace(
+        r"\\set c random(1, 1000)",
+        r"\\set c random(1, 1000)
+\\shell echo hi",
+    );
+    let path = write_workload(dir.path(), "shell.toml", &text);
+    stallbench()
+        .args(["compare", path.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("shell.toml"))
+        .stderr(predicate::str::contains("line 2"))
+        .stderr(predicate::str::contains(r"\shell"));
+}
+
+#[test]
+fn an_unknown_strategy_names_the_defined_ones() {
+    stallbench()
+        .args(["compare", "--strategies", "naive,yolo"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown strategy \"yolo\""))
+        .stderr(predicate::str::contains("naive, retry"));
+}
+
+#[test]
+fn an_unreachable_db_url_fails_fast_without_the_password() {
+    let started = Instant::now();
+    stallbench()
+        .args([
+            "run",
+            "--load-only",
+            "--duration",
+            "2s",
+            "--db-url",
+            "postgres://app:s3cret-pw@127.0.0.1:1/shop",
+        ])
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "cannot connect to postgres://app:***@127.0.0.1:1/shop",
+        ))
+        .stderr(predicate::str::contains("s3cret-pw").not());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn missing_postgres_binaries_give_the_install_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    stallbench()
+        .args([
+            "run",
+            "--load-only",
+            "--duration",
+            "2s",
+            "--pg-bin",
+            "/nonexistent/bin",
+        ])
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("apt-get install postgresql"))
+        .stderr(predicate::str::contains("--db-url"));
+}
+
+#[test]
+fn a_failed_setup_leaves_no_server_and_no_temp_folder() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let before = temp_folders();
+    let dir = tempfile::tempdir().unwrap();
+    let text = SHORT_ADD_COLUMN.replace("ANALYZE orders;", "ANALYZE no_such_table;");
+    let path = write_workload(dir.path(), "badsetup.toml", &text);
+    stallbench()
+        .args(["compare", path.to_str().unwrap(), "--quiet", "--out"])
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("setup SQL failed"))
+        .stderr(predicate::str::contains("no_such_table"));
+    assert!(
+        dir.path().join("out/server.log").is_file(),
+        "the server log is kept on failure"
+    );
+    assert_no_leftover_server();
+    let after = temp_folders();
+    let new: Vec<_> = after.difference(&before).collect();
+    assert!(new.is_empty(), "temp folders left behind: {new:?}");
+}
+
+#[test]
+fn ctrl_c_and_kill_leave_no_server() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    for signal in [libc::SIGINT, libc::SIGKILL] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
+            .args([
+                "run",
+                "--load-only",
+                "--duration",
+                "60s",
+                "--quiet",
+                "--out",
+            ])
+            .arg(dir.path().join(format!("out-{signal}")))
+            .env_remove("DATABASE_URL")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until the server is up and the load runs.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while harness_postgres_processes().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_secs(3));
+        assert!(
+            !harness_postgres_processes().is_empty(),
+            "the server should be running"
+        );
+        // SAFETY: plain kill(2) on our child.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, signal);
+        }
+        let status = child.wait().unwrap();
+        if signal == libc::SIGINT {
+            assert_eq!(
+                status.code(),
+                Some(1),
+                "Ctrl-C is a runtime failure (exit 1)"
+            );
+        }
+        assert_no_leftover_server();
+    }
+}

@@ -1,0 +1,211 @@
+//! The lock-queue outage reproduces on a real throwaway server, and the
+//! results folder holds every file of the contract.
+
+mod common;
+
+use std::fs::File;
+
+use common::*;
+use stallbench::config::Mode;
+use stallbench::metrics::{AttemptOutcome, RunReport, StrategyReport};
+
+fn strategy<'a>(report: &'a RunReport, name: &str) -> &'a StrategyReport {
+    report
+        .strategies
+        .iter()
+        .find(|s| s.strategy == name)
+        .unwrap_or_else(|| panic!("no strategy {name} in the report"))
+}
+
+fn longest_zero_run(report: &StrategyReport) -> u32 {
+    let (mut longest, mut current) = (0, 0);
+    for row in &report.seconds {
+        current = if row.tps == 0 { current + 1 } else { 0 };
+        longest = longest.max(current);
+    }
+    longest
+}
+
+#[test]
+fn naive_stalls_every_reader_and_retry_keeps_them_flowing() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
+    let out = dir.path().join("results");
+    let report = run_in_process(
+        &workload,
+        Mode::Compare {
+            strategies: Vec::new(),
+        },
+        &quiet_args(&out),
+    );
+    let tps = |s: &StrategyReport| s.seconds.iter().map(|r| r.tps).collect::<Vec<_>>();
+
+    // naive: the ALTER queues behind the report, every reader queues behind the ALTER.
+    let naive = strategy(&report, "naive");
+    assert_eq!(naive.seconds.len(), 12);
+    assert!(
+        longest_zero_run(naive) >= 3,
+        "naive should have at least 3 consecutive zero-tps seconds: {:?}",
+        tps(naive)
+    );
+    assert_eq!(naive.attempts.len(), 1, "{:?}", naive.attempts);
+    let alter = &naive.attempts[0];
+    assert_eq!(alter.outcome, AttemptOutcome::Ok);
+    assert!(
+        alter.waited_ms >= 3500.0,
+        "the naive ALTER should wait for the report (about 4 s): {alter:?}"
+    );
+    // The lock queue as the observer saw it: empty before the report, every client in it during the stall.
+    for row in &naive.seconds[..2] {
+        assert_eq!(
+            row.lock_waiters, 0,
+            "no one waits before the blocker: {row:?}"
+        );
+    }
+    let stalled: Vec<_> = naive.seconds.iter().filter(|r| r.tps == 0).collect();
+    for row in &stalled {
+        assert!(
+            row.lock_waiters >= 4,
+            "all 4 clients wait on locks during the stall: {row:?}"
+        );
+        assert!(
+            row.blocker_active,
+            "the stall is inside the report window: {row:?}"
+        );
+    }
+
+    // retry: short dips, never a zero second; tries time out with 55P03, then one succeeds.
+    let retry = strategy(&report, "retry");
+    assert_eq!(retry.summary.zero_tps_seconds, 0, "{:?}", tps(retry));
+    let timeouts: Vec<_> = retry
+        .attempts
+        .iter()
+        .filter(|a| a.outcome == AttemptOutcome::LockTimeout)
+        .collect();
+    assert!(timeouts.len() >= 2, "{:?}", retry.attempts);
+    for attempt in &timeouts {
+        assert_eq!(attempt.sqlstate, "55P03");
+        assert!(
+            attempt.waited_ms >= 450.0 && attempt.waited_ms < 1500.0,
+            "a try waits about lock_timeout: {attempt:?}"
+        );
+    }
+    let last = retry.attempts.last().unwrap();
+    assert_eq!(last.outcome, AttemptOutcome::Ok, "{:?}", retry.attempts);
+    assert_eq!(retry.summary.ddl_outcome, "ok");
+    assert!(naive.summary.longest_stall_s > retry.summary.longest_stall_s);
+
+    check_results_folder(&out, &report);
+    assert_no_leftover_server();
+}
+
+/// Every file of the contract, with exact headers, one row per strategy and second.
+fn check_results_folder(out: &std::path::Path, report: &RunReport) {
+    for name in [
+        "timeline.csv",
+        "ddl_attempts.csv",
+        "summary.csv",
+        "summary.json",
+        "summary.md",
+        "latency-naive.hgrm",
+        "latency-retry.hgrm",
+        "timeline.png",
+        "latency.png",
+        "run.json",
+        "server.log",
+    ] {
+        assert!(
+            out.join(name).is_file(),
+            "missing {name} in {}",
+            out.display()
+        );
+    }
+    let first_line = |name: &str| {
+        std::fs::read_to_string(out.join(name))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        first_line("timeline.csv"),
+        "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,lock_waiters,blocker_active,ddl_state"
+    );
+    assert_eq!(
+        first_line("ddl_attempts.csv"),
+        "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message"
+    );
+    let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    for strategy in ["naive", "retry"] {
+        let seconds: Vec<u32> = timeline
+            .lines()
+            .skip(1)
+            .filter(|line| line.starts_with(&format!("{strategy},")))
+            .map(|line| line.split(',').nth(1).unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(seconds, (0..12).collect::<Vec<u32>>(), "{strategy} rows");
+    }
+    let attempts = std::fs::read_to_string(out.join("ddl_attempts.csv")).unwrap();
+    let attempt_rows: usize = report.strategies.iter().map(|s| s.attempts.len()).sum();
+    assert_eq!(attempts.lines().count(), 1 + attempt_rows);
+    assert!(attempts.contains("55P03"));
+
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["strategies"].as_array().unwrap().len(), 2);
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert!(
+        run["server_version"]
+            .as_str()
+            .unwrap()
+            .starts_with(char::is_numeric)
+    );
+    let log = std::fs::read_to_string(out.join("server.log")).unwrap();
+    assert!(
+        log.contains("still waiting for AccessExclusiveLock"),
+        "log_lock_waits should log the waiting ALTER"
+    );
+
+    for (name, strategies) in [("timeline.png", 2), ("latency.png", 0)] {
+        let decoder = png::Decoder::new(File::open(out.join(name)).unwrap());
+        let reader = decoder.read_info().unwrap();
+        let info = reader.info();
+        let expected = if strategies > 0 {
+            stallbench::plot::timeline_size(strategies)
+        } else {
+            stallbench::plot::LATENCY_SIZE_PX
+        };
+        assert_eq!((info.width, info.height), expected, "{name} size");
+    }
+}
+
+#[test]
+fn load_only_is_a_pgbench_with_histograms() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
+    let out = dir.path().join("results");
+    let mut args = quiet_args(&out);
+    args.duration = Some("3s".into());
+    args.clients = Some(2);
+    let report = run_in_process(&workload, Mode::LoadOnly, &args);
+    assert_eq!(report.strategies.len(), 1);
+    let load = &report.strategies[0];
+    assert_eq!(load.strategy, "load");
+    assert_eq!(load.seconds.len(), 3);
+    assert!(load.attempts.is_empty());
+    assert!(load.blocker.is_none());
+    assert!(
+        load.seconds.iter().all(|row| row.tps > 0),
+        "every second has transactions: {:?}",
+        load.seconds
+    );
+    assert_eq!(load.summary.ddl_outcome, "none");
+    assert!(out.join("latency-load.hgrm").is_file());
+    assert_no_leftover_server();
+}
