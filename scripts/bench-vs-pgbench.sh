@@ -27,7 +27,12 @@ fi
 "${as_pg[@]}" "$PG_BIN/initdb" -D "$work/data" -U postgres --auth=trust --no-sync --no-instructions >/dev/null
 "${as_pg[@]}" "$PG_BIN/postgres" -D "$work/data" -k "$work" -c listen_addresses= >"$work/server.log" 2>&1 &
 server_pid=$!
-trap 'kill -INT $server_pid 2>/dev/null; wait $server_pid 2>/dev/null; rm -rf "$work"' EXIT
+stop_server() {
+  "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$work/data" stop -m fast >/dev/null 2>&1 || kill "$server_pid" 2>/dev/null
+  wait "$server_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap stop_server EXIT
 for _ in $(seq 100); do
   "$PG_BIN/pg_isready" -q -h "$work" -U postgres && break
   sleep 0.1
