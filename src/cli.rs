@@ -75,6 +75,9 @@ pub struct CommonArgs {
     /// Folder with the PostgreSQL server binaries for the throwaway server [default: $STALLBENCH_PG_BIN, pg_config --bindir, /usr/lib/postgresql/*/bin, PATH].
     #[arg(long)]
     pub pg_bin: Option<PathBuf>,
+    /// Do not sample the lock queue (for measuring the observer's own cost).
+    #[arg(long, hide = true)]
+    pub no_observer: bool,
     /// Seed for random script values and backoff jitter [default: random, printed in run.json].
     #[arg(long)]
     pub seed: Option<u64>,

@@ -38,6 +38,8 @@ pub struct Config {
     pub target: Target,
     pub out_dir: PathBuf,
     pub quiet: bool,
+    /// Sample the lock queue (off only to measure the observer's cost).
+    pub observe_locks: bool,
     pub seed: u64,
 }
 
@@ -210,6 +212,7 @@ impl Config {
             target,
             out_dir,
             quiet: args.quiet,
+            observe_locks: !args.no_observer,
             seed: args.seed.unwrap_or_else(rand::random),
         })
     }
@@ -490,6 +493,7 @@ mod tests {
             quiet: true,
             variables: Vec::new(),
             pg_bin: None,
+            no_observer: false,
             seed: Some(1),
         }
     }

@@ -1,6 +1,7 @@
 //! What the harness prints at the end of a run: the summary table on stdout.
 
 use crate::metrics::RunReport;
+use crate::metrics::locks::{chain, describe_chain};
 
 /// A plain-text table, one row per strategy, for stdout.
 pub fn summary_table(report: &RunReport) -> String {
@@ -75,6 +76,20 @@ pub fn summary_table(report: &RunReport) -> String {
     for row in &rows {
         out.push_str(&format_row(row));
         out.push('\n');
+    }
+    for strategy in &report.strategies {
+        let locks = &strategy.locks;
+        if let Some(first) = locks.worst.first() {
+            out.push_str(&format!(
+                "{}: lock queue at its worst ({:.1} s): {}\n",
+                strategy.strategy,
+                first.t_s,
+                describe_chain(&chain(&locks.worst))
+            ));
+        }
+        for sentence in &locks.server_log {
+            out.push_str(&format!("{}: {sentence}\n", strategy.strategy));
+        }
     }
     out
 }

@@ -17,6 +17,7 @@ pub mod plot;
 pub mod scenario;
 pub mod script;
 pub mod server;
+pub mod serverlog;
 pub mod strategy;
 pub mod target;
 pub mod workload;
@@ -156,13 +157,20 @@ async fn run_strategies(config: &Config, target: &Target) -> Result<RunReport, E
         workload: config.workload_name.clone(),
         strategies: Vec::new(),
     };
+    if target.server_log().is_none() && !config.quiet {
+        eprintln!(
+            "note: on --db-url the server log is not available to stallbench; \
+             lock waits longer than deadlock_timeout are in the server's own log"
+        );
+    }
     for (index, strategy) in config.strategies.iter().enumerate() {
         target.clear_sessions().await?;
         target.reset(&workload_source, &config.reset_sql).await?;
+        let log_start = server_log_len(target);
         if !config.quiet {
             eprintln!("== {} ({}) ==", strategy.name, strategy.describe());
         }
-        let (strategy_report, notes) = scenario::run_strategy(
+        let (mut strategy_report, notes) = scenario::run_strategy(
             target,
             config,
             strategy,
@@ -184,6 +192,7 @@ async fn run_strategies(config: &Config, target: &Target) -> Result<RunReport, E
                 counts.join(", ")
             );
         }
+        strategy_report.locks.server_log = server_log_sentences(target, log_start, &notes.roles);
         report.strategies.push(strategy_report);
         // Files of a finished strategy are written before the next one starts.
         export::write_all(&report, &config.out_dir)?;
@@ -192,6 +201,38 @@ async fn run_strategies(config: &Config, target: &Target) -> Result<RunReport, E
     target.clear_sessions().await?;
     target.drop_schema().await?;
     Ok(report)
+}
+
+/// The current size of the throwaway server's log, where a strategy's part begins.
+fn server_log_len(target: &Target) -> u64 {
+    target
+        .server_log()
+        .and_then(|path| std::fs::metadata(path).ok())
+        .map_or(0, |meta| meta.len())
+}
+
+/// What the server log says about lock waits since `from` (one strategy's part),
+/// naming sessions by their roles; empty on `--db-url`.
+fn server_log_sentences(
+    target: &Target,
+    from: u64,
+    roles: &std::collections::BTreeMap<u32, String>,
+) -> Vec<String> {
+    let Some(path) = target.server_log() else {
+        return Vec::new();
+    };
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Vec::new();
+    };
+    let part = bytes.get(from as usize..).unwrap_or_default();
+    let facts = serverlog::parse_server_log(&String::from_utf8_lossy(part));
+    let role_of = |pid: u32| {
+        roles
+            .get(&pid)
+            .cloned()
+            .unwrap_or_else(|| format!("external:{pid}"))
+    };
+    facts.sentences(&role_of)
 }
 
 /// `run.json`: the resolved config, server version, tool version (no passwords).

@@ -136,6 +136,14 @@ impl Server {
         config
     }
 
+    /// A libpq-style connection string for this server, for `--db-url` or psql.
+    pub fn connection_string(&self) -> String {
+        format!(
+            "host={} port={PORT} user=postgres dbname=postgres",
+            self.socket_dir().display()
+        )
+    }
+
     /// The server's log file (inside the temp folder; copy it before drop).
     pub fn log_path(&self) -> PathBuf {
         self.socket_dir().join("server.log")

@@ -25,6 +25,8 @@ pub struct Target {
     /// How to name the target in output: the URL without password, or "throwaway server".
     pub description: String,
     pub server_version: String,
+    /// `server_version_num`, e.g. 150018.
+    pub server_version_num: u32,
     server: Option<Server>,
 }
 
@@ -59,6 +61,7 @@ impl Target {
             session_prefix,
             description,
             server_version: String::new(),
+            server_version_num: 0,
             server,
         };
         let client = target.connect_without_schema("admin").await?;
@@ -67,6 +70,11 @@ impl Target {
             .await
             .context("asking the server for its version")?;
         target.server_version = row.get(0);
+        let row = client
+            .query_one("SELECT current_setting('server_version_num')::int4", &[])
+            .await
+            .context("asking the server for its version number")?;
+        target.server_version_num = row.get::<_, i32>(0) as u32;
         Ok(target)
     }
 

@@ -76,6 +76,55 @@ fn naive_stalls_every_reader_and_retry_keeps_them_flowing() {
         );
     }
 
+    // The chain at its worst, from the server's own view: report at the root,
+    // the ALTER behind it, every reader behind the ALTER (not behind the report).
+    let worst = &naive.locks.worst;
+    let role = |name: &str| {
+        worst
+            .iter()
+            .find(|s| s.role == name)
+            .unwrap_or_else(|| panic!("no {name} in the worst moment: {worst:#?}"))
+    };
+    let report_session = role("report");
+    assert!(report_session.granted);
+    assert_eq!(report_session.lock_mode, "AccessShareLock");
+    let ddl = role("ddl");
+    assert!(!ddl.granted);
+    assert_eq!(ddl.lock_mode, "AccessExclusiveLock");
+    assert_eq!(ddl.blocked_by, ["report"]);
+    let readers: Vec<_> = worst
+        .iter()
+        .filter(|s| s.role.starts_with("reader-"))
+        .collect();
+    assert_eq!(readers.len(), 4, "{worst:#?}");
+    for reader in readers {
+        assert!(!reader.granted);
+        assert_eq!(reader.lock_mode, "AccessShareLock");
+        assert_eq!(
+            reader.blocked_by,
+            ["ddl"],
+            "readers queue behind the DDL: {reader:?}"
+        );
+    }
+    let links = stallbench::metrics::locks::chain(worst);
+    assert_eq!(links[0].roles, ["report"], "the root is named first");
+    let busiest = naive
+        .locks
+        .per_second
+        .iter()
+        .map(|s| s.waiting_behind_ddl)
+        .max();
+    assert_eq!(busiest, Some(4));
+    assert!(
+        naive
+            .locks
+            .server_log
+            .iter()
+            .any(|s| s.contains("lock waits longer than deadlock_timeout")),
+        "{:?}",
+        naive.locks.server_log
+    );
+
     // retry: short dips, never a zero second; tries time out with 55P03, then one succeeds.
     let retry = strategy(&report, "retry");
     assert_eq!(retry.summary.zero_tps_seconds, 0, "{:?}", tps(retry));
@@ -90,6 +139,18 @@ fn naive_stalls_every_reader_and_retry_keeps_them_flowing() {
         assert!(
             attempt.waited_ms >= 450.0 && attempt.waited_ms < 1500.0,
             "a try waits about lock_timeout: {attempt:?}"
+        );
+    }
+    // No reader waits longer than lock_timeout (500 ms) plus 300 ms.
+    for sample in retry
+        .locks
+        .samples
+        .iter()
+        .filter(|s| s.role.starts_with("reader-"))
+    {
+        assert!(
+            sample.wait_ms <= 800.0,
+            "a reader waited too long: {sample:?}"
         );
     }
     let last = retry.attempts.last().unwrap();
@@ -113,6 +174,7 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
         "latency-retry.hgrm",
         "timeline.png",
         "latency.png",
+        "locks.csv",
         "run.json",
         "server.log",
     ] {
@@ -132,8 +194,14 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
     };
     assert_eq!(
         first_line("timeline.csv"),
-        "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,lock_waiters,blocker_active,ddl_state"
+        "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms"
     );
+    assert_eq!(
+        first_line("locks.csv"),
+        "strategy,t_s,pid,role,state,wait_event_type,wait_event,lock_mode,granted,blocked_by,wait_ms"
+    );
+    let summary_md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary_md.contains("report (pid "), "{summary_md}");
     assert_eq!(
         first_line("ddl_attempts.csv"),
         "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message"

@@ -4,10 +4,12 @@ use std::path::Path;
 
 use crate::metrics::RunReport;
 
-use super::{ATTEMPTS_CSV, Exporter, SUMMARY_CSV, TIMELINE_CSV, rounded_summary, write_file};
+use super::{
+    ATTEMPTS_CSV, Exporter, LOCKS_CSV, SUMMARY_CSV, TIMELINE_CSV, rounded_summary, write_file,
+};
 
 /// The exact header of `timeline.csv`.
-pub const TIMELINE_HEADER: [&str; 11] = [
+pub const TIMELINE_HEADER: [&str; 13] = [
     "strategy",
     "second",
     "tps",
@@ -19,6 +21,23 @@ pub const TIMELINE_HEADER: [&str; 11] = [
     "lock_waiters",
     "blocker_active",
     "ddl_state",
+    "waiting_behind_ddl",
+    "oldest_wait_ms",
+];
+
+/// The exact header of `locks.csv`.
+pub const LOCKS_HEADER: [&str; 11] = [
+    "strategy",
+    "t_s",
+    "pid",
+    "role",
+    "state",
+    "wait_event_type",
+    "wait_event",
+    "lock_mode",
+    "granted",
+    "blocked_by",
+    "wait_ms",
 ];
 
 /// The exact header of `ddl_attempts.csv`.
@@ -47,6 +66,7 @@ impl Exporter for TimelineCsv {
             writer.write_record(TIMELINE_HEADER)?;
             for strategy in &report.strategies {
                 for row in &strategy.seconds {
+                    let locks = strategy.locks.second(row.second);
                     writer.write_record([
                         strategy.strategy.clone(),
                         row.second.to_string(),
@@ -59,6 +79,44 @@ impl Exporter for TimelineCsv {
                         row.lock_waiters.to_string(),
                         if row.blocker_active { "1" } else { "0" }.to_string(),
                         row.ddl_state.as_str().to_string(),
+                        locks.waiting_behind_ddl.to_string(),
+                        format!("{:.1}", locks.oldest_wait_ms),
+                    ])?;
+                }
+            }
+            writer.flush()?;
+            Ok(())
+        })
+    }
+}
+
+/// Writes `locks.csv`: every sampled session that waited for a lock or blocked
+/// another, with `blocked_by` as roles separated by spaces.
+pub struct LocksCsv;
+
+impl Exporter for LocksCsv {
+    fn name(&self) -> &'static str {
+        LOCKS_CSV
+    }
+
+    fn write(&self, report: &RunReport, dir: &Path) -> anyhow::Result<()> {
+        write_file(&dir.join(LOCKS_CSV), |out| {
+            let mut writer = ::csv::Writer::from_writer(out);
+            writer.write_record(LOCKS_HEADER)?;
+            for strategy in &report.strategies {
+                for sample in &strategy.locks.samples {
+                    writer.write_record([
+                        strategy.strategy.clone(),
+                        format!("{:.3}", sample.t_s),
+                        sample.pid.to_string(),
+                        sample.role.clone(),
+                        sample.state.clone(),
+                        sample.wait_event_type.clone(),
+                        sample.wait_event.clone(),
+                        sample.lock_mode.clone(),
+                        if sample.granted { "1" } else { "0" }.to_string(),
+                        sample.blocked_by.join(" "),
+                        format!("{:.1}", sample.wait_ms),
                     ])?;
                 }
             }
@@ -139,8 +197,43 @@ mod tests {
         assert_eq!(
             text.lines().next().unwrap(),
             "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,\
-             lock_waiters,blocker_active,ddl_state"
+             lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms"
         );
+    }
+
+    #[test]
+    fn locks_csv_has_the_exact_header_and_roles_as_blockers() {
+        let mut report = reference_report();
+        report.strategies[0]
+            .locks
+            .samples
+            .push(crate::metrics::locks::LockSample {
+                t_s: 8.2004,
+                pid: 108,
+                role: "ddl".into(),
+                state: "active".into(),
+                wait_event_type: "Lock".into(),
+                wait_event: "relation".into(),
+                lock_mode: "AccessExclusiveLock".into(),
+                relation: "orders".into(),
+                granted: false,
+                blocked_by: vec!["report".into(), "external:4242".into()],
+                wait_ms: 2300.04,
+            });
+        let dir = tempfile::tempdir().unwrap();
+        LocksCsv.write(&report, dir.path()).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(LOCKS_CSV)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], LOCKS_HEADER.join(","));
+        assert_eq!(
+            lines[0],
+            "strategy,t_s,pid,role,state,wait_event_type,wait_event,lock_mode,granted,blocked_by,wait_ms"
+        );
+        assert_eq!(
+            lines[1],
+            "naive,8.200,108,ddl,active,Lock,relation,AccessExclusiveLock,0,report external:4242,2300.0"
+        );
+        assert_eq!(lines.len(), 2);
     }
 
     #[test]
@@ -162,7 +255,7 @@ mod tests {
         }
         // A zero second of naive, blocker on, DDL running; ms with 3 decimals.
         assert!(
-            rows.contains(&"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running"),
+            rows.contains(&"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0"),
             "{text}"
         );
         assert!(rows[0].starts_with("naive,0,3000,0,1.250,1.100,4.000,9.500,0,0,idle"));

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::metrics::locks::{chain, describe_chain};
 use crate::metrics::{RunReport, StrategyReport, Summary};
 
 use super::{Exporter, SUMMARY_MD, write_file};
@@ -63,6 +64,62 @@ pub fn summary_markdown(report: &RunReport) -> String {
     text.push('\n');
     for strategy in &report.strategies {
         let _ = writeln!(text, "{}\n", strategy_sentence(strategy));
+    }
+    for strategy in &report.strategies {
+        text.push_str(&lock_chain_markdown(strategy));
+    }
+    text
+}
+
+/// The lock chain at its worst moment, in words and as an incident-report table,
+/// plus what the server log said; empty when no session ever waited for a lock.
+pub fn lock_chain_markdown(strategy: &StrategyReport) -> String {
+    let locks = &strategy.locks;
+    let mut text = String::new();
+    if let Some(first) = locks.worst.first() {
+        let links = chain(&locks.worst);
+        let _ = writeln!(
+            text,
+            "## {}: the lock queue at its worst ({:.1} s)\n",
+            strategy.strategy, first.t_s
+        );
+        let _ = writeln!(text, "{}\n", describe_chain(&links));
+        let _ = writeln!(
+            text,
+            "| role | pid | lock | granted | blocked by | waiting ms | state | wait event |"
+        );
+        let _ = writeln!(
+            text,
+            "| :--- | ---: | :--- | :--- | :--- | ---: | :--- | :--- |"
+        );
+        for link in &links {
+            for (role, pid) in link.roles.iter().zip(&link.pids) {
+                let Some(sample) = locks.worst.iter().find(|s| s.pid == *pid) else {
+                    continue;
+                };
+                let _ = writeln!(
+                    text,
+                    "| {} | {} | {} on {} | {} | {} | {:.0} | {} | {} |",
+                    table_cell(role),
+                    pid,
+                    table_cell(&sample.lock_mode),
+                    table_cell(&sample.relation),
+                    if sample.granted { "yes" } else { "waiting" },
+                    table_cell(&sample.blocked_by.join(", ")),
+                    sample.wait_ms,
+                    table_cell(&sample.state),
+                    table_cell(&format!("{} {}", sample.wait_event_type, sample.wait_event)),
+                );
+            }
+        }
+        text.push('\n');
+    }
+    if !locks.server_log.is_empty() {
+        let _ = writeln!(text, "Server log ({}):\n", strategy.strategy);
+        for sentence in &locks.server_log {
+            let _ = writeln!(text, "- {sentence}");
+        }
+        text.push('\n');
     }
     text
 }

@@ -27,6 +27,8 @@ pub use read::read_report;
 pub const TIMELINE_CSV: &str = "timeline.csv";
 /// File name of the list of DDL attempts of every strategy.
 pub const ATTEMPTS_CSV: &str = "ddl_attempts.csv";
+/// File name of the sampled lock queue (who waited for whom).
+pub const LOCKS_CSV: &str = "locks.csv";
 /// File name of the one-row-per-strategy summary table.
 pub const SUMMARY_CSV: &str = "summary.csv";
 /// File name of the summary with the workload name, as JSON.
@@ -46,12 +48,13 @@ pub trait Exporter {
     fn write(&self, report: &RunReport, dir: &Path) -> anyhow::Result<()>;
 }
 
-/// Every file exporter: timeline CSV, attempts CSV, summary CSV/JSON/Markdown, `.hgrm` files.
+/// Every file exporter: timeline CSV, attempts CSV, locks CSV, summary CSV/JSON/Markdown, `.hgrm` files.
 /// The charts are not exporters; [`write_all`] draws them.
 pub fn all_exporters() -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(csv::TimelineCsv),
         Box::new(csv::AttemptsCsv),
+        Box::new(csv::LocksCsv),
         Box::new(csv::SummaryCsv),
         Box::new(json::SummaryJson),
         Box::new(markdown::SummaryMarkdown),

@@ -7,6 +7,7 @@ use std::str::FromStr;
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
+use crate::metrics::locks::SecondLocks;
 use crate::metrics::{
     AttemptOutcome, DdlAttempt, DdlState, LatencyDistribution, RunReport, SecondRow,
     StrategyReport, Summary,
@@ -51,13 +52,15 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
                 percentiles: Vec::new(),
             },
             summary,
+            locks: Default::default(),
         });
     }
 
     let timeline_path = required_file(dir, TIMELINE_CSV)?;
-    for (line, strategy, row) in read_timeline(&timeline_path)? {
+    for (line, strategy, row, locks) in read_timeline(&timeline_path)? {
         let target = find_strategy(&mut strategies, &strategy, &timeline_path, line)?;
         target.seconds.push(row);
+        target.locks.per_second.push(locks);
     }
 
     let attempts_path = required_file(dir, ATTEMPTS_CSV)?;
@@ -167,8 +170,8 @@ fn read_summaries(path: &Path) -> anyhow::Result<Vec<Summary>> {
     Ok(summaries)
 }
 
-/// Rows of `timeline.csv` as (line number, strategy, row).
-fn read_timeline(path: &Path) -> anyhow::Result<Vec<(u64, String, SecondRow)>> {
+/// Rows of `timeline.csv` as (line number, strategy, row, lock figures).
+fn read_timeline(path: &Path) -> anyhow::Result<Vec<(u64, String, SecondRow, SecondLocks)>> {
     let mut rows = Vec::new();
     for (line, record) in read_records(path, &TIMELINE_HEADER)? {
         let field = Field {
@@ -189,7 +192,11 @@ fn read_timeline(path: &Path) -> anyhow::Result<Vec<(u64, String, SecondRow)>> {
             blocker_active: field.flag(9)?,
             ddl_state: field.one_of(10, DdlState::parse, "idle, running, backoff, done, failed")?,
         };
-        rows.push((line, record[0].to_string(), row));
+        let locks = SecondLocks {
+            waiting_behind_ddl: field.number(11)?,
+            oldest_wait_ms: field.number(12)?,
+        };
+        rows.push((line, record[0].to_string(), row, locks));
     }
     Ok(rows)
 }
@@ -453,7 +460,7 @@ mod tests {
         let dir = written_folder();
         let path = dir.path().join(TIMELINE_CSV);
         let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(&path, text.replacen(",idle\n", ",sleeping\n", 1)).unwrap();
+        std::fs::write(&path, text.replacen(",idle,", ",sleeping,", 1)).unwrap();
         let error = read_report(dir.path()).unwrap_err().to_string();
         assert!(
             error.ends_with(

@@ -114,6 +114,7 @@ fn strategy_report(
         blocker: Some(blocker),
         latency: LatencyDistribution::from_histogram(histogram),
         summary,
+        locks: Default::default(),
     }
 }
 

@@ -3,6 +3,7 @@
 //! Everything here is free of database and formatting concerns: the scenario
 //! fills a [`StrategyReport`], the exporters and charts read it.
 
+pub mod locks;
 pub mod recorder;
 pub mod summary;
 pub mod timeline;
@@ -35,6 +36,8 @@ pub struct StrategyReport {
     pub latency: LatencyDistribution,
     /// Headline figures derived from the above.
     pub summary: Summary,
+    /// The lock queue: per-second figures, who waited for whom, the worst moment.
+    pub locks: locks::LockReport,
 }
 
 /// One second of the timeline: what completed in `[second, second+1)`.

@@ -7,6 +7,7 @@ pub mod load;
 pub mod observer;
 pub mod progress;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,7 @@ use tokio_postgres::{CancelToken, NoTls};
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::metrics::locks::LockReport;
 use crate::metrics::{
     LatencyDistribution, LiveCounters, Recorder, StrategyReport, build_timeline, summarize,
 };
@@ -75,6 +77,8 @@ pub struct RunNotes {
     pub warnings: Vec<String>,
     /// Failed transactions by SQLSTATE.
     pub failed_by_sqlstate: Vec<(String, u64)>,
+    /// The role of every session the observer saw, by backend pid.
+    pub roles: BTreeMap<u32, String>,
 }
 
 /// Runs one strategy: connects everything, starts the clock, runs the load for
@@ -102,7 +106,10 @@ pub async fn run_strategy(
             seed,
         });
     }
-    let observer_client = target.connect("observer").await?;
+    let observer_client = match config.observe_locks {
+        true => Some(target.connect("observer").await?),
+        false => None,
+    };
     let blocker_client = match &config.blocker {
         Some(_) => Some(target.connect("report").await?),
         None => None,
@@ -138,12 +145,18 @@ pub async fn run_strategy(
     drop(parts_tx);
 
     let (stop_tx, stop_rx) = watch::channel(false);
-    let observer_task = tokio::spawn(observer::observe(
-        observer_client,
-        clock,
-        live.clone(),
-        stop_rx.clone(),
-    ));
+    let (queue_tx, queue_rx) = watch::channel(String::new());
+    let observer_task = observer_client.map(|client| {
+        tokio::spawn(observer::observe(
+            client,
+            clock,
+            target.session_prefix.clone(),
+            target.server_version_num,
+            live.clone(),
+            queue_tx,
+            stop_rx.clone(),
+        ))
+    });
     let blocker_task = match (blocker_client, &config.blocker) {
         (Some(client), Some(blocker)) => {
             let cancel = client.cancel_token();
@@ -181,6 +194,7 @@ pub async fn run_strategy(
             clock,
             live.clone(),
             status_rx,
+            queue_rx,
             config.ddl.is_some(),
         ))
     });
@@ -233,11 +247,16 @@ pub async fn run_strategy(
         }
         None => Vec::new(),
     };
-    match observer_task.await {
-        Ok(Ok(())) => {}
-        Ok(Err(message)) => notes.warnings.push(message),
-        Err(err) => notes.warnings.push(format!("lock observer task: {err}")),
+    let observed = match observer_task {
+        Some(task) => task
+            .await
+            .map_err(|err| Error::runtime(format!("lock observer task: {err}")))?,
+        None => observer::ObserverOutput::default(),
+    };
+    if let Some(message) = &observed.error {
+        notes.warnings.push(message.clone());
     }
+    notes.roles = observed.roles;
     if let Some(task) = progress_task {
         task.abort();
     }
@@ -274,6 +293,12 @@ pub async fn run_strategy(
             blocker: blocker_window,
             latency: LatencyDistribution::from_histogram(latency_us),
             summary,
+            locks: LockReport {
+                per_second: observed.per_second,
+                samples: observed.samples,
+                worst: observed.worst,
+                server_log: Vec::new(),
+            },
         },
         notes,
     ))

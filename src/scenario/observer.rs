@@ -1,6 +1,10 @@
-//! The lock observer: samples `pg_stat_activity` on its own connection and
-//! keeps, per second, the most sessions seen waiting on a heavyweight lock.
+//! The lock observer: on its own connection, samples `pg_stat_activity`,
+//! `pg_blocking_pids` and `pg_locks` 5 times a second, and keeps who waited
+//! for whom. Needs no superuser: roles come from `application_name`, lock
+//! modes and blockers from `pg_locks` and `pg_blocking_pids`, which every
+//! user may read; only another user's state and wait event stay hidden.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,36 +13,327 @@ use tokio_postgres::Client;
 
 use super::RunClock;
 use crate::metrics::LiveCounters;
+use crate::metrics::locks::{LockSample, SecondLocks};
+use crate::target::SCHEMA;
 
 /// How often the observer samples: 5 times a second.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(200);
 
-const WAITERS_SQL: &str = "SELECT count(*)::int4 FROM pg_stat_activity \
-     WHERE wait_event_type = 'Lock' AND datname = current_database()";
+/// One row per client session of this database (but the observer): what it
+/// waits for (if anything), the strongest lock it holds on a workload table,
+/// and who blocks it. `pg_locks` is read once per sample.
+const SAMPLE_SQL: &str = "\
+WITH locks AS MATERIALIZED (
+    SELECT l.pid, l.mode, l.granted, l.locktype, l.waitstart,
+           coalesce(c.relname::text, l.locktype) AS object,
+           (c.relkind IN ('r', 'p') AND n.nspname = $1) AS on_workload_table
+    FROM pg_locks l
+    LEFT JOIN pg_class c ON c.oid = l.relation
+    LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE l.pid IS NOT NULL
+)
+SELECT a.pid,
+       coalesce(a.application_name, ''),
+       coalesce(a.state, ''),
+       coalesce(a.wait_event_type, ''),
+       coalesce(a.wait_event, ''),
+       w.mode, w.object,
+       coalesce(extract(epoch FROM clock_timestamp() - w.waitstart) * 1000, 0)::float8,
+       h.mode, h.object,
+       CASE WHEN w.pid IS NULL THEN '{}'::int4[] ELSE pg_blocking_pids(a.pid) END
+FROM pg_stat_activity a
+LEFT JOIN LATERAL (
+    SELECT * FROM locks WHERE locks.pid = a.pid AND NOT locks.granted LIMIT 1
+) w ON true
+LEFT JOIN LATERAL (
+    SELECT * FROM locks
+    WHERE locks.pid = a.pid AND locks.granted AND locks.on_workload_table
+    ORDER BY array_position(ARRAY['AccessShareLock', 'RowShareLock', 'RowExclusiveLock',
+        'ShareUpdateExclusiveLock', 'ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock',
+        'AccessExclusiveLock'], locks.mode) DESC
+    LIMIT 1
+) h ON true
+WHERE a.datname = current_database()
+  AND a.pid <> pg_backend_pid()
+  AND a.backend_type = 'client backend'";
 
-/// Samples until `stop` turns true; records into `live`. Returns the first error, if any.
+/// What the observer saw during one strategy.
+#[derive(Debug, Default)]
+pub struct ObserverOutput {
+    /// Per second of the run.
+    pub per_second: Vec<SecondLocks>,
+    /// Sessions that waited or blocked another, at every sample.
+    pub samples: Vec<LockSample>,
+    /// The sample moment with the most waiting sessions.
+    pub worst: Vec<LockSample>,
+    /// The role of every session seen, by backend pid (for the server log).
+    pub roles: BTreeMap<u32, String>,
+    /// The first error, if sampling stopped early.
+    pub error: Option<String>,
+}
+
+/// A session as one sample sees it, before roles are resolved.
+struct Session {
+    pid: u32,
+    role: String,
+    state: String,
+    wait_event_type: String,
+    wait_event: String,
+    waiting: Option<(String, String, f64)>,
+    holding: Option<(String, String)>,
+    blocked_by: Vec<u32>,
+}
+
+/// Samples until `stop` turns true. Lock waiter counts go to `live` at once
+/// (for the progress line); `queue_status` gets a one-line head of the queue.
 pub async fn observe(
     client: Client,
     clock: RunClock,
+    session_prefix: String,
+    server_version_num: u32,
     live: Arc<LiveCounters>,
+    queue_status: watch::Sender<String>,
     mut stop: watch::Receiver<bool>,
-) -> Result<(), String> {
-    let statement = client
-        .prepare(WAITERS_SQL)
-        .await
-        .map_err(|err| format!("lock observer: {err}"))?;
+) -> ObserverOutput {
+    let mut output = ObserverOutput {
+        per_second: vec![SecondLocks::default(); clock.duration_s() as usize],
+        ..ObserverOutput::default()
+    };
+    // pg_locks.waitstart exists from PostgreSQL 14 on; before, waits show as 0 ms.
+    let sql = if server_version_num >= 140000 {
+        SAMPLE_SQL.to_string()
+    } else {
+        SAMPLE_SQL.replace("l.waitstart", "NULL::timestamptz AS waitstart")
+    };
+    let statement = match client.prepare(&sql).await {
+        Ok(statement) => statement,
+        Err(err) => {
+            output.error = Some(format!("lock observer: {err}"));
+            return output;
+        }
+    };
     let mut ticker = tokio::time::interval(SAMPLE_EVERY);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut worst_waiters = 0;
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
-            _ = stop.wait_for(|stopped| *stopped) => return Ok(()),
+            _ = stop.wait_for(|stopped| *stopped) => return output,
         }
-        let row = client
-            .query_one(&statement, &[])
-            .await
-            .map_err(|err| format!("lock observer: {err}"))?;
-        let waiters: i32 = row.get(0);
-        live.record_lock_waiters(clock.second_now(), waiters.max(0) as u32);
+        let rows = match client.query(&statement, &[&SCHEMA]).await {
+            Ok(rows) => rows,
+            Err(err) => {
+                output.error = Some(format!("lock observer: {err}"));
+                return output;
+            }
+        };
+        let t_s = clock.now_s();
+        let second = clock.second_now();
+        let sessions: Vec<Session> = rows
+            .iter()
+            .map(|row| {
+                let pid = row.get::<_, i32>(0) as u32;
+                let application_name: String = row.get(1);
+                let waiting_mode: Option<String> = row.get(5);
+                let holding_mode: Option<String> = row.get(8);
+                Session {
+                    pid,
+                    role: role_of(&session_prefix, &application_name, pid),
+                    state: row.get(2),
+                    wait_event_type: row.get(3),
+                    wait_event: row.get(4),
+                    waiting: waiting_mode.map(|mode| {
+                        (
+                            mode,
+                            row.get::<_, Option<String>>(6).unwrap_or_default(),
+                            row.get(7),
+                        )
+                    }),
+                    holding: holding_mode
+                        .map(|mode| (mode, row.get::<_, Option<String>>(9).unwrap_or_default())),
+                    blocked_by: row
+                        .get::<_, Vec<i32>>(10)
+                        .into_iter()
+                        .map(|pid| pid as u32)
+                        .collect(),
+                }
+            })
+            .collect();
+        for session in &sessions {
+            output
+                .roles
+                .entry(session.pid)
+                .or_insert_with(|| session.role.clone());
+        }
+        let moment = lock_moment(t_s, &sessions);
+        let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
+        live.record_lock_waiters(second, waiting.len() as u32);
+        queue_status.send_replace(head_of_queue(&moment));
+        if let Some(slot) = output.per_second.get_mut(second as usize) {
+            let behind_ddl = waiting
+                .iter()
+                .filter(|s| s.blocked_by.iter().any(|b| b == "ddl"))
+                .count() as u32;
+            slot.waiting_behind_ddl = slot.waiting_behind_ddl.max(behind_ddl);
+            let oldest = waiting.iter().map(|s| s.wait_ms).fold(0.0, f64::max);
+            slot.oldest_wait_ms = slot.oldest_wait_ms.max(oldest);
+        }
+        if waiting.len() > worst_waiters {
+            worst_waiters = waiting.len();
+            output.worst = moment.clone();
+        }
+        output.samples.extend(moment);
+    }
+}
+
+/// The role of a session: the suffix of this run's `application_name`, else `external:<pid>`.
+pub fn role_of(session_prefix: &str, application_name: &str, pid: u32) -> String {
+    application_name
+        .strip_prefix(session_prefix)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .filter(|role| !role.is_empty())
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("external:{pid}"))
+}
+
+/// The sessions of one sample that wait for a lock or block a waiting session.
+fn lock_moment(t_s: f64, sessions: &[Session]) -> Vec<LockSample> {
+    let role = |pid: u32| {
+        sessions
+            .iter()
+            .find(|s| s.pid == pid)
+            .map(|s| s.role.clone())
+            .unwrap_or_else(|| format!("external:{pid}"))
+    };
+    let blocking: Vec<u32> = sessions
+        .iter()
+        .filter(|s| s.waiting.is_some())
+        .flat_map(|s| s.blocked_by.iter().copied())
+        .collect();
+    sessions
+        .iter()
+        .filter(|s| s.waiting.is_some() || blocking.contains(&s.pid))
+        .map(|s| {
+            let (lock_mode, relation, granted, wait_ms) = match (&s.waiting, &s.holding) {
+                (Some((mode, object, wait_ms)), _) => {
+                    (mode.clone(), object.clone(), false, *wait_ms)
+                }
+                (None, Some((mode, object))) => (mode.clone(), object.clone(), true, 0.0),
+                (None, None) => (String::new(), String::new(), true, 0.0),
+            };
+            LockSample {
+                t_s,
+                pid: s.pid,
+                role: s.role.clone(),
+                state: s.state.clone(),
+                wait_event_type: s.wait_event_type.clone(),
+                wait_event: s.wait_event.clone(),
+                lock_mode,
+                relation,
+                granted,
+                blocked_by: s.blocked_by.iter().map(|&pid| role(pid)).collect(),
+                wait_ms,
+            }
+        })
+        .collect()
+}
+
+/// `ddl waits on report (8.2 s); 4 readers behind ddl`, or empty when no one waits.
+pub fn head_of_queue(moment: &[LockSample]) -> String {
+    let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
+    // The head: a waiter blocked only by sessions that do not wait themselves.
+    let Some(head) = waiting.iter().find(|s| {
+        s.blocked_by
+            .iter()
+            .all(|blocker| !waiting.iter().any(|w| &w.role == blocker))
+    }) else {
+        return if waiting.is_empty() {
+            String::new()
+        } else {
+            format!("{} sessions wait in a cycle", waiting.len())
+        };
+    };
+    let mut text = format!(
+        "{} waits on {} ({:.1} s)",
+        head.role,
+        head.blocked_by.join(", "),
+        head.wait_ms / 1000.0
+    );
+    let behind: Vec<&&LockSample> = waiting
+        .iter()
+        .filter(|s| s.blocked_by.contains(&head.role))
+        .collect();
+    if !behind.is_empty() {
+        let readers = behind
+            .iter()
+            .filter(|s| s.role.starts_with("reader-"))
+            .count();
+        let what = if readers == behind.len() {
+            if readers == 1 { "reader" } else { "readers" }
+        } else if behind.len() == 1 {
+            "session"
+        } else {
+            "sessions"
+        };
+        text.push_str(&format!("; {} {what} behind {}", behind.len(), head.role));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_come_from_the_run_prefix() {
+        assert_eq!(
+            role_of("stallbench-abc123", "stallbench-abc123-reader-2", 7),
+            "reader-2"
+        );
+        assert_eq!(
+            role_of("stallbench-abc123", "stallbench-abc123-ddl", 7),
+            "ddl"
+        );
+        assert_eq!(
+            role_of("stallbench-abc123", "stallbench-ffffff-ddl", 7),
+            "external:7"
+        );
+        assert_eq!(role_of("stallbench-abc123", "psql", 42), "external:42");
+    }
+
+    fn session(pid: u32, role: &str, waiting: Option<&str>, blocked_by: &[u32]) -> Session {
+        Session {
+            pid,
+            role: role.into(),
+            state: "active".into(),
+            wait_event_type: String::new(),
+            wait_event: String::new(),
+            waiting: waiting.map(|mode| (mode.to_string(), "orders".to_string(), 8200.0)),
+            holding: Some(("AccessShareLock".into(), "orders".into())),
+            blocked_by: blocked_by.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_moment_keeps_waiters_and_blockers_with_roles() {
+        let sessions = vec![
+            session(100, "report", None, &[]),
+            session(108, "ddl", Some("AccessExclusiveLock"), &[100]),
+            session(90, "reader-1", Some("AccessShareLock"), &[108]),
+            session(91, "reader-2", Some("AccessShareLock"), &[108]),
+            session(95, "reader-3", None, &[]),
+        ];
+        let moment = lock_moment(8.0, &sessions);
+        let roles: Vec<&str> = moment.iter().map(|s| s.role.as_str()).collect();
+        assert_eq!(roles, ["report", "ddl", "reader-1", "reader-2"]);
+        assert!(moment[0].granted);
+        assert_eq!(moment[0].lock_mode, "AccessShareLock");
+        assert_eq!(moment[1].blocked_by, ["report"]);
+        assert_eq!(moment[2].blocked_by, ["ddl"]);
+        assert_eq!(
+            head_of_queue(&moment),
+            "ddl waits on report (8.2 s); 2 readers behind ddl"
+        );
+        assert_eq!(head_of_queue(&moment[..1]), "");
     }
 }

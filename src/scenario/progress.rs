@@ -16,6 +16,7 @@ pub async fn report_each_second(
     clock: RunClock,
     live: Arc<LiveCounters>,
     ddl_status: watch::Receiver<String>,
+    queue_status: watch::Receiver<String>,
     has_ddl: bool,
 ) {
     for second in 1..=clock.duration_s() {
@@ -23,10 +24,14 @@ pub async fn report_each_second(
             .sleep_until(Duration::from_secs(u64::from(second)))
             .await;
         let status = has_ddl.then(|| ddl_status.borrow().clone());
-        eprintln!(
-            "{}",
-            progress_line(second, &live.second(second - 1), status.as_deref())
-        );
+        let mut line = progress_line(second, &live.second(second - 1), status.as_deref());
+        // The head of the lock queue, while anyone waits.
+        let queue = queue_status.borrow().clone();
+        if !queue.is_empty() {
+            line.push_str("; ");
+            line.push_str(&queue);
+        }
+        eprintln!("{line}");
     }
 }
 

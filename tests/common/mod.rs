@@ -98,6 +98,7 @@ pub fn quiet_args(out: &Path) -> CommonArgs {
         quiet: true,
         variables: Vec::new(),
         pg_bin: None,
+        no_observer: false,
         seed: Some(42),
     }
 }

@@ -1,0 +1,273 @@
+//! The lock queue as the server saw it: sampled sessions, per-second figures,
+//! and the chain of who blocks whom at the worst moment.
+
+use serde::{Deserialize, Serialize};
+
+/// One session at one sample moment that waited for a lock or blocked another session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LockSample {
+    /// When the sample was taken, on the run clock.
+    pub t_s: f64,
+    pub pid: u32,
+    /// `reader-3`, `report`, `ddl`, `observer`, or `external:<pid>` for sessions not of this run.
+    pub role: String,
+    /// `pg_stat_activity.state`; empty when hidden (another user's session without pg_read_all_stats).
+    pub state: String,
+    pub wait_event_type: String,
+    pub wait_event: String,
+    /// The lock it waits for, else the strongest lock it holds on a workload table.
+    pub lock_mode: String,
+    /// The table (or lock type) of that lock.
+    pub relation: String,
+    /// False while the session waits for `lock_mode`.
+    pub granted: bool,
+    /// Roles of the sessions `pg_blocking_pids` names.
+    pub blocked_by: Vec<String>,
+    /// How long it has waited for the lock (0 when granted).
+    pub wait_ms: f64,
+}
+
+/// Lock figures of one second of the timeline.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SecondLocks {
+    /// Most sessions seen at once whose blockers include the DDL session.
+    pub waiting_behind_ddl: u32,
+    /// The longest lock wait seen in this second.
+    pub oldest_wait_ms: f64,
+}
+
+/// Everything the lock observer and the server log say about one strategy.
+#[derive(Debug, Clone, Default)]
+pub struct LockReport {
+    /// One entry per second of the timeline (may be shorter when read back from files).
+    pub per_second: Vec<SecondLocks>,
+    /// Every sampled session that waited for a lock or blocked another, in time order.
+    pub samples: Vec<LockSample>,
+    /// The sample moment with the most waiting sessions: the chain at its worst.
+    pub worst: Vec<LockSample>,
+    /// Sentences from the throwaway server's log (empty on `--db-url`).
+    pub server_log: Vec<String>,
+}
+
+impl LockReport {
+    /// Lock figures of `second`, zeros if none were recorded.
+    pub fn second(&self, second: u32) -> SecondLocks {
+        self.per_second
+            .get(second as usize)
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+/// One level of the chain: sessions with the same lock, the same state and the same blockers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainLink {
+    /// Roles in this group, e.g. `reader-1`, `reader-2`.
+    pub roles: Vec<String>,
+    pub pids: Vec<u32>,
+    pub lock_mode: String,
+    pub relation: String,
+    /// True for the root (holds the lock), false for waiters.
+    pub holds: bool,
+    pub blocked_by: Vec<String>,
+    pub wait_ms: f64,
+}
+
+/// Orders the sessions of one sample moment as a chain: the roots (blocking others
+/// while not waiting) first, then each level of waiters behind the one before.
+pub fn chain(worst: &[LockSample]) -> Vec<ChainLink> {
+    let mut placed: Vec<&LockSample> = Vec::new();
+    let mut levels: Vec<Vec<&LockSample>> = Vec::new();
+    let roots: Vec<&LockSample> = worst.iter().filter(|s| s.granted).collect();
+    if !roots.is_empty() {
+        placed.extend(&roots);
+        levels.push(roots);
+    }
+    loop {
+        let next: Vec<&LockSample> = worst
+            .iter()
+            .filter(|s| !placed.iter().any(|p| p.pid == s.pid))
+            .filter(|s| {
+                s.blocked_by
+                    .iter()
+                    .all(|blocker| placed.iter().any(|p| &p.role == blocker))
+            })
+            .collect();
+        if next.is_empty() {
+            break;
+        }
+        placed.extend(&next);
+        levels.push(next);
+    }
+    // Whatever is left waits in a cycle (a deadlock): list it last as is.
+    let rest: Vec<&LockSample> = worst
+        .iter()
+        .filter(|s| !placed.iter().any(|p| p.pid == s.pid))
+        .collect();
+    if !rest.is_empty() {
+        levels.push(rest);
+    }
+    let mut links = Vec::new();
+    for level in levels {
+        for sample in level {
+            let same = links.iter_mut().find(|link: &&mut ChainLink| {
+                link.lock_mode == sample.lock_mode
+                    && link.relation == sample.relation
+                    && link.holds == sample.granted
+                    && link.blocked_by == sample.blocked_by
+                    && !sample.granted
+            });
+            match same {
+                Some(link) => {
+                    link.roles.push(sample.role.clone());
+                    link.pids.push(sample.pid);
+                    link.wait_ms = link.wait_ms.max(sample.wait_ms);
+                }
+                None => links.push(ChainLink {
+                    roles: vec![sample.role.clone()],
+                    pids: vec![sample.pid],
+                    lock_mode: sample.lock_mode.clone(),
+                    relation: sample.relation.clone(),
+                    holds: sample.granted,
+                    blocked_by: sample.blocked_by.clone(),
+                    wait_ms: sample.wait_ms,
+                }),
+            }
+        }
+    }
+    links
+}
+
+/// The chain in words, root first:
+/// `report (pid 100) holds AccessShareLock on orders <- ddl (pid 108) waits for AccessExclusiveLock, blocked by report <- reader-1..4 wait for AccessShareLock, blocked by ddl`.
+pub fn describe_chain(links: &[ChainLink]) -> String {
+    links
+        .iter()
+        .map(|link| {
+            let who = if link.roles.len() == 1 {
+                format!("{} (pid {})", link.roles[0], link.pids[0])
+            } else {
+                compact_roles(&link.roles)
+            };
+            let on = if link.relation.is_empty() {
+                String::new()
+            } else {
+                format!(" on {}", link.relation)
+            };
+            if link.holds {
+                format!("{who} holds {}{on}", link.lock_mode)
+            } else {
+                let verb = if link.roles.len() == 1 {
+                    "waits"
+                } else {
+                    "wait"
+                };
+                format!(
+                    "{who} {verb} for {}{on}, blocked by {}",
+                    link.lock_mode,
+                    link.blocked_by.join(", ")
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" <- ")
+}
+
+/// `reader-1..4` for consecutive `reader-N` roles, else the roles joined by commas.
+pub fn compact_roles(roles: &[String]) -> String {
+    let numbers: Option<Vec<u32>> = roles
+        .iter()
+        .map(|role| role.strip_prefix("reader-")?.parse().ok())
+        .collect();
+    if let Some(mut numbers) = numbers
+        && numbers.len() > 1
+    {
+        numbers.sort_unstable();
+        if numbers.windows(2).all(|pair| pair[1] == pair[0] + 1) {
+            return format!("reader-{}..{}", numbers[0], numbers[numbers.len() - 1]);
+        }
+    }
+    roles.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(pid: u32, role: &str, mode: &str, granted: bool, blocked_by: &[&str]) -> LockSample {
+        LockSample {
+            t_s: 8.2,
+            pid,
+            role: role.into(),
+            state: "active".into(),
+            wait_event_type: if granted { "Timeout" } else { "Lock" }.into(),
+            wait_event: if granted { "PgSleep" } else { "relation" }.into(),
+            lock_mode: mode.into(),
+            relation: "orders".into(),
+            granted,
+            blocked_by: blocked_by.iter().map(|s| s.to_string()).collect(),
+            wait_ms: if granted { 0.0 } else { 2300.0 },
+        }
+    }
+
+    /// The moment the reference article shows: report 100, ALTER 108, four readers.
+    fn reference_moment() -> Vec<LockSample> {
+        vec![
+            sample(90, "reader-1", "AccessShareLock", false, &["ddl"]),
+            sample(108, "ddl", "AccessExclusiveLock", false, &["report"]),
+            sample(92, "reader-3", "AccessShareLock", false, &["ddl"]),
+            sample(100, "report", "AccessShareLock", true, &[]),
+            sample(91, "reader-2", "AccessShareLock", false, &["ddl"]),
+            sample(93, "reader-4", "AccessShareLock", false, &["ddl"]),
+        ]
+    }
+
+    #[test]
+    fn the_root_comes_first_then_each_level_behind_it() {
+        let links = chain(&reference_moment());
+        assert_eq!(links.len(), 3);
+        assert_eq!(links[0].roles, ["report"]);
+        assert!(links[0].holds);
+        assert_eq!(links[1].roles, ["ddl"]);
+        assert_eq!(links[1].blocked_by, ["report"]);
+        assert_eq!(links[2].roles.len(), 4);
+        assert_eq!(links[2].blocked_by, ["ddl"]);
+        assert_eq!(
+            describe_chain(&links),
+            "report (pid 100) holds AccessShareLock on orders \
+             <- ddl (pid 108) waits for AccessExclusiveLock on orders, blocked by report \
+             <- reader-1..4 wait for AccessShareLock on orders, blocked by ddl"
+        );
+    }
+
+    #[test]
+    fn a_deadlock_cycle_is_listed_after_the_rest() {
+        let moment = vec![
+            sample(173, "ddl-a", "AccessExclusiveLock", false, &["ddl-b"]),
+            sample(174, "ddl-b", "AccessExclusiveLock", false, &["ddl-a"]),
+        ];
+        let links = chain(&moment);
+        let roles: Vec<&str> = links
+            .iter()
+            .flat_map(|l| l.roles.iter().map(String::as_str))
+            .collect();
+        assert_eq!(roles, ["ddl-a", "ddl-b"]);
+    }
+
+    #[test]
+    fn reader_ranges_compact_only_when_consecutive() {
+        let roles = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            compact_roles(&roles(&["reader-2", "reader-1", "reader-3"])),
+            "reader-1..3"
+        );
+        assert_eq!(
+            compact_roles(&roles(&["reader-1", "reader-3"])),
+            "reader-1, reader-3"
+        );
+        assert_eq!(
+            compact_roles(&roles(&["ddl", "external:7"])),
+            "ddl, external:7"
+        );
+    }
+}
