@@ -1,6 +1,7 @@
 //! The two charts of a results folder: `timeline.png` (TPS per second, one panel per
-//! strategy, with the blocker window and the DDL attempts) and `latency.png` (latency
-//! by percentile, one curve per strategy).
+//! strategy, with the blocker window and the DDL attempts, and under it a strip with
+//! the sessions waiting on a lock) and `latency.png` (latency by percentile, one curve
+//! per strategy).
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary, so the charts render the
 //! same on machines with no fonts installed.
@@ -15,7 +16,7 @@ use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, Value
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::metrics::{AttemptOutcome, RunReport, StrategyReport};
+use crate::metrics::{AttemptOutcome, RunReport, SecondRow, StrategyReport};
 
 /// DejaVu Sans, the only font the charts use.
 static FONT_BYTES: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
@@ -25,8 +26,10 @@ const FONT: &str = "sans-serif";
 
 /// Width of `timeline.png` in pixels.
 pub const TIMELINE_WIDTH_PX: u32 = 1200;
-/// Height of one strategy panel of `timeline.png` in pixels.
+/// Height of the TPS part of one strategy panel of `timeline.png` in pixels.
 pub const TIMELINE_PANEL_HEIGHT_PX: u32 = 300;
+/// Height of the lock waiters strip under each strategy's TPS part in pixels.
+pub const TIMELINE_LOCK_STRIP_HEIGHT_PX: u32 = 70;
 /// Height of the title and key above the panels of `timeline.png` in pixels.
 pub const TIMELINE_HEADER_HEIGHT_PX: u32 = 80;
 /// Width and height of `latency.png` in pixels.
@@ -37,6 +40,7 @@ pub const LATENCY_SIZE_PX: (u32, u32) = (1200, 600);
 const LATENCY_AXIS_NINES: f64 = 4.0;
 
 const TPS_LINE: RGBColor = RGBColor(31, 119, 180);
+const LOCK_WAITERS_LINE: RGBColor = RGBColor(148, 103, 189);
 const BLOCKER_SHADE: RGBColor = RGBColor(200, 200, 200);
 const ATTEMPT_FAILED: RGBColor = RGBColor(214, 39, 40);
 const ATTEMPT_OK: RGBColor = RGBColor(44, 160, 44);
@@ -56,17 +60,25 @@ const STRATEGY_COLOURS: [RGBColor; 8] = [
 ];
 
 /// Width and height in pixels of `timeline.png` for `strategies` panels:
-/// 1200 x (300 per panel + 80); a report without strategies gets one (empty) panel.
+/// 1200 x ((300 TPS + 70 lock waiters) per panel + 80); a report without strategies
+/// gets one (empty) panel.
 pub fn timeline_size(strategies: usize) -> (u32, u32) {
     let panels = strategies.max(1) as u32;
     (
         TIMELINE_WIDTH_PX,
-        TIMELINE_PANEL_HEIGHT_PX * panels + TIMELINE_HEADER_HEIGHT_PX,
+        timeline_panel_height_px() * panels + TIMELINE_HEADER_HEIGHT_PX,
     )
+}
+
+/// Height of one whole strategy panel of `timeline.png`: the TPS part and the lock strip.
+fn timeline_panel_height_px() -> u32 {
+    TIMELINE_PANEL_HEIGHT_PX + TIMELINE_LOCK_STRIP_HEIGHT_PX
 }
 
 /// Draws `timeline.png` to `path`: one panel per strategy, stacked, sharing the x axis
 /// (seconds of the run clock) and the y range (TPS, 0 to the highest second of any strategy).
+/// Under each panel's TPS part, a strip on the same x axis shows the sessions waiting on a
+/// lock in each second (0 to the highest count of any strategy).
 pub fn draw_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     register_embedded_font()?;
     draw_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
@@ -109,7 +121,7 @@ fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
         body.draw_text(
             "no strategies in this report",
             &text_style(20).pos(Pos::new(HPos::Center, VPos::Center)),
-            (size.0 as i32 / 2, TIMELINE_PANEL_HEIGHT_PX as i32 / 2),
+            (size.0 as i32 / 2, timeline_panel_height_px() as i32 / 2),
         )?;
     } else {
         let duration_s = timeline_duration_s(report);
@@ -123,9 +135,18 @@ fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
         // At least 8, so that a nearly idle run still gets whole-number ticks;
         // headroom above the highest second for the attempt bars.
         let y_top = max_tps * 1.25;
+        let max_waiters = report
+            .strategies
+            .iter()
+            .flat_map(|strategy| strategy.seconds.iter().map(|row| row.lock_waiters))
+            .max()
+            .unwrap_or(0)
+            .max(1);
         let panels = body.split_evenly((report.strategies.len(), 1));
         for (strategy, panel) in report.strategies.iter().zip(&panels) {
-            draw_timeline_panel(strategy, panel, duration_s, y_top)?;
+            let (tps_part, lock_strip) = panel.split_vertically(TIMELINE_PANEL_HEIGHT_PX);
+            draw_timeline_panel(strategy, &tps_part, duration_s, y_top)?;
+            draw_lock_strip(strategy, &lock_strip, duration_s, max_waiters)?;
         }
     }
     root.present()?;
@@ -154,8 +175,12 @@ fn draw_timeline_header(
 
     // The key, centred on one line under the title.
     let key_style = text_style(14);
-    let items: [(&str, KeySwatch); 4] = [
+    let items: [(&str, KeySwatch); 5] = [
         ("transactions per second", KeySwatch::Line(TPS_LINE)),
+        (
+            "sessions waiting on a lock",
+            KeySwatch::Line(LOCK_WAITERS_LINE),
+        ),
         ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
         (
             "DDL try that failed (lock_timeout, error, gave up)",
@@ -204,7 +229,8 @@ enum KeySwatch {
     Box(RGBColor),
 }
 
-/// One strategy's panel: blocker shading, TPS, and a bar per DDL attempt near the top.
+/// The TPS part of one strategy's panel: blocker shading, TPS, and a bar per DDL attempt
+/// near the top.
 fn draw_timeline_panel(
     strategy: &StrategyReport,
     panel: &DrawingArea<BitMapBackend, Shift>,
@@ -240,13 +266,7 @@ fn draw_timeline_panel(
         )))?;
     }
 
-    // TPS as a step line: second k covers [k, k+1).
-    let mut steps = Vec::with_capacity(strategy.seconds.len() * 2);
-    for row in &strategy.seconds {
-        let start = f64::from(row.second);
-        steps.push((start, row.tps as f64));
-        steps.push((start + 1.0, row.tps as f64));
-    }
+    let steps = step_points(strategy, |row| row.tps as f64);
     chart.draw_series(AreaSeries::new(
         steps.iter().copied(),
         0.0,
@@ -275,6 +295,135 @@ fn draw_timeline_panel(
         ])?;
     }
     Ok(())
+}
+
+/// The strip under a strategy's TPS part: the most sessions waiting on a lock in each
+/// second, as a step line on the same x axis, with the blocker window shaded.
+/// The y axis runs from 0 to a little above `max_waiters`, labelled with whole numbers.
+fn draw_lock_strip(
+    strategy: &StrategyReport,
+    strip: &DrawingArea<BitMapBackend, Shift>,
+    duration_s: f64,
+    max_waiters: u32,
+) -> anyhow::Result<()> {
+    let y_axis = WaitersAxis::new(max_waiters);
+    let y_top = y_axis.top;
+    // The same horizontal margins and y label area as the TPS part, so that the
+    // seconds line up; no x labels of its own (those of the TPS part are just above).
+    // The bottom margin leaves room under the "0" label.
+    let mut chart = ChartBuilder::on(strip)
+        .margin_top(4)
+        .margin_bottom(10)
+        .margin_left(12)
+        .margin_right(28)
+        .x_label_area_size(0)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..duration_s, y_axis)?;
+    chart
+        .configure_mesh()
+        .light_line_style(WHITE.mix(0.0))
+        .bold_line_style(GRID)
+        .x_labels(16)
+        .label_style(text_style(12))
+        .draw()?;
+
+    // The axis name, turned like "TPS" above it but on two lines ("lock", "waiters"):
+    // on one line it would be taller than the strip.
+    let (_, plot_rows) = chart.plotting_area().get_pixel_range();
+    let centre_y = (plot_rows.start + plot_rows.end) / 2 - strip.get_base_pixel().1;
+    let desc_style = text_style(13)
+        .transform(FontTransform::Rotate270)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    strip.draw_text("lock", &desc_style, (10, centre_y))?;
+    strip.draw_text("waiters", &desc_style, (25, centre_y))?;
+
+    for window in blocker_windows_s(strategy) {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(window.start, 0.0), (window.end, y_top)],
+            BLOCKER_SHADE.mix(0.6).filled(),
+        )))?;
+    }
+    // No x axis of its own: a baseline at 0 instead.
+    chart.draw_series(std::iter::once(PathElement::new(
+        vec![(0.0, 0.0), (duration_s, 0.0)],
+        BLACK.stroke_width(1),
+    )))?;
+    let steps = step_points(strategy, |row| f64::from(row.lock_waiters));
+    chart.draw_series(AreaSeries::new(
+        steps.iter().copied(),
+        0.0,
+        LOCK_WAITERS_LINE.mix(0.15).filled(),
+    ))?;
+    chart.draw_series(line_segments(&steps, LOCK_WAITERS_LINE.stroke_width(2)))?;
+    Ok(())
+}
+
+/// The y axis of the lock strip: 0 to a little above `max` (so that a line at `max`
+/// is not cut by the edge), labelled at 0, at `max`, and half way when that is a
+/// whole number.
+struct WaitersAxis {
+    max: u32,
+    top: f64,
+}
+
+impl WaitersAxis {
+    fn new(max: u32) -> WaitersAxis {
+        WaitersAxis {
+            max,
+            top: f64::from(max.max(1)) * 1.15,
+        }
+    }
+
+    /// The labelled values, all whole numbers.
+    fn ticks(&self) -> Vec<u32> {
+        let mut ticks = vec![0];
+        if self.max >= 2 && self.max.is_multiple_of(2) {
+            ticks.push(self.max / 2);
+        }
+        if self.max > 0 {
+            ticks.push(self.max);
+        }
+        ticks
+    }
+}
+
+impl Ranged for WaitersAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, waiters: &f64, limit: (i32, i32)) -> i32 {
+        let fraction = waiters / self.top;
+        limit.0 + (f64::from(limit.1 - limit.0) * fraction).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks().into_iter().map(f64::from).collect()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        0.0..self.top
+    }
+}
+
+impl ValueFormatter<f64> for WaitersAxis {
+    fn format(waiters: &f64) -> String {
+        format!("{waiters:.0}")
+    }
+}
+
+/// A per-second value as the corners of a step line: second k covers [k, k+1).
+fn step_points(strategy: &StrategyReport, value: impl Fn(&SecondRow) -> f64) -> Vec<(f64, f64)> {
+    let mut steps = Vec::with_capacity(strategy.seconds.len() * 2);
+    for row in &strategy.seconds {
+        let start = f64::from(row.second);
+        steps.push((start, value(row)));
+        steps.push((start + 1.0, value(row)));
+    }
+    steps
 }
 
 /// A polyline as separate two-point segments. Plotters draws the joints of a thick
@@ -619,11 +768,82 @@ mod tests {
         }
     }
 
+    /// Width, height and the RGB colour of every pixel (row by row) of a PNG file.
+    fn decode_rgb(path: &Path) -> (u32, u32, Vec<[u8; 3]>) {
+        let decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
+        let mut reader = decoder.read_info().unwrap();
+        let mut buffer = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buffer).unwrap();
+        let bytes_per_pixel = info.line_size / info.width as usize;
+        let pixels = buffer[..info.buffer_size()]
+            .chunks(bytes_per_pixel)
+            .map(|pixel| [pixel[0], pixel[1], pixel[2]])
+            .collect();
+        (info.width, info.height, pixels)
+    }
+
     #[test]
-    fn timeline_size_is_300_per_panel_plus_80() {
-        assert_eq!(timeline_size(1), (1200, 380));
-        assert_eq!(timeline_size(2), (1200, 680));
-        assert_eq!(timeline_size(0), (1200, 380));
+    fn timeline_size_is_300_plus_70_per_panel_plus_80() {
+        assert_eq!(timeline_size(1), (1200, 450));
+        assert_eq!(timeline_size(2), (1200, 820));
+        assert_eq!(timeline_size(0), (1200, 450));
+    }
+
+    #[test]
+    fn the_lock_strip_shows_the_waiters_under_the_tps_part() {
+        let (_keep, dir) = output_dir();
+        // One strategy, no blocker shading and no attempts: only the waiters differ.
+        let mut report = reference_report();
+        report.strategies.truncate(1);
+        let strategy = &mut report.strategies[0];
+        strategy.blocker = None;
+        strategy.attempts.clear();
+        for row in &mut strategy.seconds {
+            row.blocker_active = false;
+            row.lock_waiters = 0;
+        }
+        let quiet = dir.join("timeline-no-waiters.png");
+        draw_timeline(&report, &quiet).unwrap();
+        for row in &mut report.strategies[0].seconds {
+            if (6..15).contains(&row.second) {
+                row.lock_waiters = 3;
+            }
+        }
+        let waiting = dir.join("timeline-waiters.png");
+        draw_timeline(&report, &waiting).unwrap();
+
+        // Pixels of the waiters line in the upper half of the strip, which a line at 0
+        // does not reach; and anywhere above the strip, where it has no business.
+        let line = [
+            LOCK_WAITERS_LINE.0,
+            LOCK_WAITERS_LINE.1,
+            LOCK_WAITERS_LINE.2,
+        ];
+        let strip_top = TIMELINE_HEADER_HEIGHT_PX + TIMELINE_PANEL_HEIGHT_PX;
+        let count_line_pixels = |path: &Path, rows: Range<u32>| {
+            let (width, height, pixels) = decode_rgb(path);
+            assert_eq!((width, height), timeline_size(1));
+            rows.flat_map(|y| (0..width).map(move |x| (y * width + x) as usize))
+                .filter(|&index| pixels[index] == line)
+                .count()
+        };
+        let upper_half = strip_top..strip_top + TIMELINE_LOCK_STRIP_HEIGHT_PX / 2;
+        assert_eq!(count_line_pixels(&quiet, upper_half.clone()), 0);
+        let raised = count_line_pixels(&waiting, upper_half);
+        assert!(raised > 100, "only {raised} pixels of the waiters line");
+        assert_eq!(
+            count_line_pixels(&waiting, TIMELINE_HEADER_HEIGHT_PX..strip_top),
+            0
+        );
+    }
+
+    #[test]
+    fn the_lock_strip_is_labelled_with_whole_numbers() {
+        assert_eq!(WaitersAxis::new(1).ticks(), vec![0, 1]);
+        assert_eq!(WaitersAxis::new(5).ticks(), vec![0, 5]);
+        assert_eq!(WaitersAxis::new(100).ticks(), vec![0, 50, 100]);
+        assert_eq!(WaitersAxis::format(&50.0), "50");
+        assert!(WaitersAxis::new(5).range().end > 5.0);
     }
 
     #[test]
