@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: stallbench `run --load-only` against `pgbench -M prepared`, same
-# server, script, clients and duration, alternating ROUNDS times; then the peak
-# RSS of the default `compare`. Prints figures; asserts nothing.
+# server, script, clients and duration, alternating ROUNDS times; the lock
+# observer's cost (load-only TPS with and without it); then the peak RSS of the
+# default `compare`. Prints figures; asserts nothing.
 #
 #   scripts/bench-vs-pgbench.sh            # 4 clients, 10 s per run, 3 rounds
 #   CLIENTS=8 DURATION=20 ROUNDS=5 scripts/bench-vs-pgbench.sh
@@ -81,6 +82,20 @@ for name in read-order select-1; do
   read -r mean_ours mean_theirs ratio <<<"$(ratio_line "$ours" "$theirs")"
   echo "$name: stallbench $mean_ours tps, pgbench $mean_theirs tps, ratio stallbench/pgbench $ratio"
 done
+
+# The lock observer's cost: run --load-only with and without it, alternating.
+with="" without=""
+for round in $(seq "$ROUNDS"); do
+  for mode in with without; do
+    flag=""
+    [ "$mode" = without ] && flag="--no-observer"
+    "$BIN" run "$work/read-order.toml" --load-only --quiet $flag --db-url "$URL" --out "$work/out-observer-$mode-$round" >/dev/null
+    tps=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['strategies'][0]['mean_tps'])" "$work/out-observer-$mode-$round/summary.json")
+    if [ "$mode" = with ]; then with="$with $tps"; else without="$without $tps"; fi
+  done
+done
+read -r mean_with mean_without ratio <<<"$(ratio_line "$with" "$without")"
+echo "lock observer: $mean_with tps with it, $mean_without tps without, ratio $ratio (cost $(python3 -c "print(f'{(1 - $ratio) * 100:.1f}')")%)"
 
 # Peak RSS of the default compare (against this server, so only stallbench is measured).
 rss_kib=$(python3 - "$BIN" "$URL" "$work/out-compare" <<'PY'
