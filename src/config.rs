@@ -7,7 +7,9 @@ use std::time::{Duration, SystemTime};
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::script::{self, Script};
-use crate::strategy::{Backoff, NamedStrategy, RetryPolicy, Strategy};
+use crate::strategy::{
+    Backoff, Jitter, NamedStrategy, PRESET_NAMES, RetryPolicy, Schedule, Step, Strategy, preset,
+};
 use crate::workload::{self, BackoffFile, LoadedWorkload, StrategyFile};
 
 /// What the command asked for.
@@ -174,6 +176,19 @@ impl Config {
                 }
                 defined.clone()
             }
+            Mode::Compare { strategies } if strategies.iter().any(|name| name == "all") => {
+                // Every preset (as the workload redefines it, if it does), then the workload's own.
+                let mut all: Vec<NamedStrategy> = PRESET_NAMES
+                    .iter()
+                    .map(|name| pick_strategy(&source, &defined, name))
+                    .collect::<Result<Vec<_>, _>>()?;
+                for strategy in &defined {
+                    if !all.iter().any(|s| s.name == strategy.name) {
+                        all.push(strategy.clone());
+                    }
+                }
+                all
+            }
             Mode::Compare { strategies } => strategies
                 .iter()
                 .map(|name| pick_strategy(&source, &defined, name))
@@ -328,63 +343,86 @@ fn load_scripts(
 fn parse_strategy(source: &str, file: &StrategyFile) -> Result<NamedStrategy, Error> {
     let name = &file.name;
     let what = format!("{source}: strategy {name}");
-    let strategy = match file.kind.as_str() {
+    // Fields that only some kinds take; each kind below says which it reads.
+    let given = [
+        ("lock_timeout", file.lock_timeout.is_some()),
+        ("statement_timeout", file.statement_timeout.is_some()),
+        ("max_tries", file.max_tries.is_some()),
+        ("backoff", file.backoff.is_some()),
+        ("schedule", file.schedule.is_some()),
+        ("set_local", file.set_local.is_some()),
+        ("grace", file.grace.is_some()),
+        ("older_than", file.older_than.is_some()),
+    ];
+    let only = |kind: &str, allowed: &[&str]| -> Result<(), Error> {
+        match given
+            .iter()
+            .find(|(key, present)| *present && !allowed.contains(key))
+        {
+            Some((key, _)) => Err(Error::bad_input(format!(
+                "{what}: kind \"{kind}\" takes no {key}; it takes {}",
+                if allowed.is_empty() {
+                    "no settings".to_string()
+                } else {
+                    allowed.join(", ")
+                }
+            ))),
+            None => Ok(()),
+        }
+    };
+    let Some(kind) = file.kind.as_deref() else {
+        only("preset", &[])?;
+        return preset(name).ok_or_else(|| {
+            Error::bad_input(format!(
+                "{what}: no kind given and {name:?} is not a preset ({}); \
+                 add kind = \"plain\", \"lock-timeout-retry\", \"kill-blockers\" or \"wait-for-idle\"",
+                PRESET_NAMES.join(", ")
+            ))
+        });
+    };
+    const RETRY_KEYS: [&str; 6] = [
+        "lock_timeout",
+        "statement_timeout",
+        "max_tries",
+        "backoff",
+        "schedule",
+        "set_local",
+    ];
+    let strategy = match kind {
         "plain" => {
-            let extra = [
-                ("lock_timeout", file.lock_timeout.is_some()),
-                ("statement_timeout", file.statement_timeout.is_some()),
-                ("max_tries", file.max_tries.is_some()),
-                ("backoff", file.backoff.is_some()),
-            ];
-            if let Some((key, _)) = extra.iter().find(|(_, present)| *present) {
-                return Err(Error::bad_input(format!(
-                    "{what}: kind \"plain\" takes no {key}; use kind = \"lock-timeout-retry\" for timeouts and retries"
-                )));
-            }
+            only(kind, &[])?;
             Strategy::Plain
         }
         "lock-timeout-retry" => {
-            let lock_timeout = match &file.lock_timeout {
-                Some(text) => parse_duration(&format!("{what}: lock_timeout"), text)?,
-                None => {
-                    return Err(Error::bad_input(format!(
-                        "{what}: kind \"lock-timeout-retry\" needs lock_timeout, e.g. lock_timeout = \"500ms\""
-                    )));
-                }
-            };
-            if lock_timeout.is_zero() {
-                return Err(Error::bad_input(format!(
-                    "{what}: lock_timeout = 0 waits forever; use kind = \"plain\" for that, or a timeout like \"500ms\""
-                )));
-            }
-            let statement_timeout = file
-                .statement_timeout
-                .as_deref()
-                .map(|text| parse_duration(&format!("{what}: statement_timeout"), text))
-                .transpose()?;
-            let max_tries = file.max_tries.unwrap_or(10);
-            if max_tries == 0 {
-                return Err(Error::bad_input(format!(
-                    "{what}: max_tries = 0; need at least 1 try"
-                )));
-            }
-            let backoff = match &file.backoff {
-                Some(backoff) => parse_backoff(&what, backoff)?,
-                None => Backoff::Linear {
-                    step: Duration::from_secs(1),
-                    cap: Duration::from_secs(5),
+            only(kind, &RETRY_KEYS)?;
+            Strategy::LockTimeoutRetry(parse_retry(&what, file)?)
+        }
+        "kill-blockers" => {
+            only(kind, &["grace"])?;
+            Strategy::KillBlockers {
+                grace: match &file.grace {
+                    Some(text) => parse_duration(&format!("{what}: grace"), text)?,
+                    None => Duration::from_secs(1),
                 },
-            };
-            Strategy::LockTimeoutRetry(RetryPolicy {
-                lock_timeout,
-                max_tries,
-                statement_timeout,
-                backoff,
-            })
+            }
+        }
+        "wait-for-idle" => {
+            let mut allowed = RETRY_KEYS.to_vec();
+            allowed.push("older_than");
+            only(kind, &allowed)?;
+            Strategy::WaitForIdle {
+                older_than: match &file.older_than {
+                    Some(text) => parse_duration(&format!("{what}: older_than"), text)?,
+                    None => Duration::from_secs(1),
+                },
+                retry: parse_retry(&what, file)?,
+            }
         }
         other => {
             return Err(Error::bad_input(format!(
-                "{what}: unknown kind \"{other}\"; use \"plain\" or \"lock-timeout-retry\""
+                "{what}: unknown kind \"{other}\"; use \"plain\", \"lock-timeout-retry\", \
+                 \"kill-blockers\" or \"wait-for-idle\", or leave kind out to use a preset ({})",
+                PRESET_NAMES.join(", ")
             )));
         }
     };
@@ -392,6 +430,86 @@ fn parse_strategy(source: &str, file: &StrategyFile) -> Result<NamedStrategy, Er
         name: name.clone(),
         strategy,
     })
+}
+
+/// The retry settings of `lock-timeout-retry` and `wait-for-idle`: either
+/// `lock_timeout` + `max_tries` + `backoff`, or an explicit `schedule`.
+fn parse_retry(what: &str, file: &StrategyFile) -> Result<RetryPolicy, Error> {
+    let statement_timeout = file
+        .statement_timeout
+        .as_deref()
+        .map(|text| parse_duration(&format!("{what}: statement_timeout"), text))
+        .transpose()?;
+    let schedule = match &file.schedule {
+        Some(pairs) => {
+            if file.lock_timeout.is_some() || file.max_tries.is_some() || file.backoff.is_some() {
+                return Err(Error::bad_input(format!(
+                    "{what}: give either schedule = [[\"lock_timeout\", \"sleep\"], ...] or \
+                     lock_timeout/max_tries/backoff, not both"
+                )));
+            }
+            if pairs.is_empty() {
+                return Err(Error::bad_input(format!(
+                    "{what}: schedule = [] has no tries; list at least one [\"500ms\", \"1s\"]"
+                )));
+            }
+            let steps = pairs
+                .iter()
+                .enumerate()
+                .map(|(index, (lock_timeout, sleep))| {
+                    let at = format!("{what}: schedule[{index}]");
+                    Ok(Step {
+                        lock_timeout: parse_lock_timeout(&at, lock_timeout)?,
+                        sleep: parse_duration(&format!("{at} sleep"), sleep)?,
+                    })
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            Schedule::Steps(steps)
+        }
+        None => {
+            let lock_timeout = match &file.lock_timeout {
+                Some(text) => parse_lock_timeout(what, text)?,
+                None => {
+                    return Err(Error::bad_input(format!(
+                        "{what}: needs lock_timeout (e.g. lock_timeout = \"500ms\") or a schedule"
+                    )));
+                }
+            };
+            let max_tries = file.max_tries.unwrap_or(10);
+            if max_tries == 0 {
+                return Err(Error::bad_input(format!(
+                    "{what}: max_tries = 0; need at least 1 try"
+                )));
+            }
+            let backoff = match &file.backoff {
+                Some(backoff) => parse_backoff(what, backoff)?,
+                None => Backoff::Linear {
+                    step: Duration::from_secs(1),
+                    cap: Duration::from_secs(5),
+                },
+            };
+            Schedule::Uniform {
+                lock_timeout,
+                max_tries,
+                backoff,
+            }
+        }
+    };
+    Ok(RetryPolicy {
+        schedule,
+        statement_timeout,
+        set_local: file.set_local.unwrap_or(false),
+    })
+}
+
+fn parse_lock_timeout(what: &str, text: &str) -> Result<Duration, Error> {
+    let lock_timeout = parse_duration(&format!("{what}: lock_timeout"), text)?;
+    if lock_timeout.is_zero() {
+        return Err(Error::bad_input(format!(
+            "{what}: lock_timeout = 0 waits forever; use kind = \"plain\" for that, or a timeout like \"500ms\""
+        )));
+    }
+    Ok(lock_timeout)
 }
 
 fn parse_backoff(what: &str, file: &BackoffFile) -> Result<Backoff, Error> {
@@ -425,10 +543,18 @@ fn parse_backoff(what: &str, file: &BackoffFile) -> Result<Backoff, Error> {
         }
         "exponential" => {
             refuse("step", file.step.is_some())?;
+            let jitter = match file.jitter.as_deref() {
+                None => Jitter::None,
+                Some(text) => Jitter::parse(text).ok_or_else(|| {
+                    Error::bad_input(format!(
+                        "{what}: backoff jitter = \"{text}\"; use \"none\", \"full\" or \"add-up-to-50%\""
+                    ))
+                })?,
+            };
             Ok(Backoff::Exponential {
                 base: duration("base", &file.base)?,
                 cap: duration("cap", &file.cap)?,
-                jitter: file.jitter.unwrap_or(false),
+                jitter,
             })
         }
         other => Err(Error::bad_input(format!(
@@ -461,11 +587,13 @@ fn pick_strategy(
         .iter()
         .find(|strategy| strategy.name == name)
         .cloned()
+        .or_else(|| preset(name))
         .ok_or_else(|| {
             let names: Vec<&str> = defined.iter().map(|s| s.name.as_str()).collect();
             Error::bad_input(format!(
-                "unknown strategy {name:?}; {source} defines: {}",
-                names.join(", ")
+                "unknown strategy {name:?}; {source} defines: {}; the presets are: {}, or all",
+                names.join(", "),
+                PRESET_NAMES.join(", ")
             ))
         })
 }
@@ -516,18 +644,85 @@ mod tests {
         assert_eq!(config.ddl.unwrap().at, Duration::from_secs(6));
         let names: Vec<&str> = config.strategies.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["naive", "retry"]);
+        // The bundled workload's own retry is exactly the reference preset.
+        assert_eq!(config.strategies[1], preset("retry").unwrap());
+        assert_eq!(config.strategies[0], preset("naive").unwrap());
+    }
+
+    #[test]
+    fn presets_resolve_by_name_and_all_runs_every_one() {
+        let mode = Mode::Compare {
+            strategies: vec!["gitlab".into(), "kill-blockers".into()],
+        };
+        let config = Config::new(None, mode, &args()).unwrap();
+        assert_eq!(config.strategies[0], preset("gitlab").unwrap());
+        assert_eq!(config.strategies[1], preset("kill-blockers").unwrap());
+        let all = Config::new(
+            None,
+            Mode::Compare {
+                strategies: vec!["all".into()],
+            },
+            &args(),
+        )
+        .unwrap();
+        let names: Vec<&str> = all.strategies.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, PRESET_NAMES);
+    }
+
+    #[test]
+    fn an_explicit_schedule_gives_each_try_its_timeout_and_sleep() {
+        let file = StrategyFile {
+            name: "custom".into(),
+            kind: Some("lock-timeout-retry".into()),
+            schedule: Some(vec![
+                ("100ms".into(), "50ms".into()),
+                ("1s".into(), "5s".into()),
+            ]),
+            set_local: Some(true),
+            ..StrategyFile::default()
+        };
+        let strategy = parse_strategy("w", &file).unwrap();
+        let Strategy::LockTimeoutRetry(policy) = strategy.strategy else {
+            panic!("{strategy:?}")
+        };
         assert_eq!(
-            config.strategies[1].strategy,
-            Strategy::LockTimeoutRetry(RetryPolicy {
-                lock_timeout: Duration::from_millis(500),
-                max_tries: 10,
-                statement_timeout: None,
-                backoff: Backoff::Linear {
-                    step: Duration::from_secs(1),
-                    cap: Duration::from_secs(5)
+            policy.schedule,
+            Schedule::Steps(vec![
+                Step {
+                    lock_timeout: Duration::from_millis(100),
+                    sleep: Duration::from_millis(50)
                 },
-            })
+                Step {
+                    lock_timeout: Duration::from_secs(1),
+                    sleep: Duration::from_secs(5)
+                },
+            ])
         );
+        assert!(policy.set_local);
+        let both = StrategyFile {
+            lock_timeout: Some("1s".into()),
+            ..file
+        };
+        let message = parse_strategy("w", &both).unwrap_err().to_string();
+        assert!(message.contains("not both"), "{message}");
+    }
+
+    #[test]
+    fn a_strategy_without_kind_must_be_a_preset() {
+        let file = StrategyFile {
+            name: "pgroll".into(),
+            ..StrategyFile::default()
+        };
+        assert_eq!(
+            parse_strategy("w", &file).unwrap(),
+            preset("pgroll").unwrap()
+        );
+        let unknown = StrategyFile {
+            name: "mine".into(),
+            ..StrategyFile::default()
+        };
+        let message = parse_strategy("w", &unknown).unwrap_err().to_string();
+        assert!(message.contains("is not a preset"), "{message}");
     }
 
     #[test]
@@ -606,11 +801,9 @@ mod tests {
     fn strategy_fields_must_fit_the_kind() {
         let plain_with_timeout = StrategyFile {
             name: "x".into(),
-            kind: "plain".into(),
+            kind: Some("plain".into()),
             lock_timeout: Some("1s".into()),
-            statement_timeout: None,
-            max_tries: None,
-            backoff: None,
+            ..StrategyFile::default()
         };
         let message = parse_strategy("w", &plain_with_timeout)
             .unwrap_err()
@@ -618,7 +811,7 @@ mod tests {
         assert!(message.contains("takes no lock_timeout"), "{message}");
 
         let retry_without_timeout = StrategyFile {
-            kind: "lock-timeout-retry".into(),
+            kind: Some("lock-timeout-retry".into()),
             lock_timeout: None,
             ..plain_with_timeout
         };

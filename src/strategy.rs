@@ -1,5 +1,6 @@
 //! Migration strategies: how the DDL injector runs the migration, as plain data,
-//! and the backoff schedules between tries. `scenario/ddl.rs` executes them.
+//! the published presets, and the (lock_timeout, sleep) schedule of each try.
+//! `scenario/ddl.rs` executes them.
 
 use std::time::Duration;
 
@@ -12,16 +13,47 @@ pub enum Strategy {
     Plain,
     /// `SET lock_timeout`, give up quickly, sleep, try again.
     LockTimeoutRetry(RetryPolicy),
+    /// No timeout; after `grace`, terminate the sessions that block the DDL
+    /// (`pg_terminate_backend`), as pg-osc `--kill-backends` does.
+    KillBlockers { grace: Duration },
+    /// Before each try, wait until no transaction older than `older_than`
+    /// holds a lock on a workload table; then try as `retry` says.
+    WaitForIdle {
+        older_than: Duration,
+        retry: RetryPolicy,
+    },
 }
 
-/// The settings of `lock-timeout-retry`.
+/// The settings of a retrying strategy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
-    pub lock_timeout: Duration,
-    /// At least 1.
-    pub max_tries: u32,
+    pub schedule: Schedule,
     pub statement_timeout: Option<Duration>,
-    pub backoff: Backoff,
+    /// Each try runs `BEGIN; SET LOCAL lock_timeout ...; <ddl>; COMMIT`
+    /// (GitLab's `with_lock_retries`) instead of a session-level `SET`.
+    pub set_local: bool,
+}
+
+/// The lock_timeout of each try and the sleep after it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Schedule {
+    /// The same lock_timeout every try; sleeps from a backoff rule.
+    Uniform {
+        lock_timeout: Duration,
+        /// `u32::MAX` means no limit (the run's end stops it).
+        max_tries: u32,
+        backoff: Backoff,
+    },
+    /// An explicit list: try n uses `steps[n-1]`; the schedule ends with an error.
+    Steps(Vec<Step>),
+}
+
+/// One try of an explicit schedule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    pub lock_timeout: Duration,
+    /// The sleep after this try fails.
+    pub sleep: Duration,
 }
 
 /// The sleep between two tries.
@@ -29,12 +61,34 @@ pub struct RetryPolicy {
 pub enum Backoff {
     /// `min(try * step, cap)`: the reference's `sleep min(try, 5)` is step 1 s, cap 5 s.
     Linear { step: Duration, cap: Duration },
-    /// `min(base * 2^(try-1), cap)`; with full jitter a uniform random part of that.
+    /// `min(base * 2^(try-1), cap)`, then jitter.
     Exponential {
         base: Duration,
         cap: Duration,
-        jitter: bool,
+        jitter: Jitter,
     },
+}
+
+/// Randomness added to an exponential backoff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Jitter {
+    None,
+    /// A uniform random part of the computed sleep: `random() * sleep`.
+    Full,
+    /// The sleep plus up to half of it again: `sleep * (1 + random() / 2)`.
+    AddUpToHalf,
+}
+
+impl Jitter {
+    /// The names used in workload files: `none`, `full`, `add-up-to-50%`.
+    pub fn parse(text: &str) -> Option<Jitter> {
+        match text {
+            "none" => Some(Jitter::None),
+            "full" => Some(Jitter::Full),
+            "add-up-to-50%" => Some(Jitter::AddUpToHalf),
+            _ => None,
+        }
+    }
 }
 
 impl Backoff {
@@ -47,14 +101,47 @@ impl Backoff {
                 let factor = 1u64 << doublings;
                 let full =
                     Duration::from_nanos((base.as_nanos() as u64).saturating_mul(factor)).min(*cap);
-                if *jitter && !full.is_zero() {
-                    Duration::from_nanos(rng.random_range(0..=full.as_nanos() as u64))
-                } else {
-                    full
+                let full_ns = full.as_nanos() as u64;
+                match jitter {
+                    Jitter::None => full,
+                    Jitter::Full => Duration::from_nanos(rng.random_range(0..=full_ns)),
+                    Jitter::AddUpToHalf => {
+                        Duration::from_nanos(full_ns + rng.random_range(0..=full_ns / 2))
+                    }
                 }
             }
         }
     }
+}
+
+impl RetryPolicy {
+    /// How many tries at most (`u32::MAX`: until the run ends).
+    pub fn max_tries(&self) -> u32 {
+        match &self.schedule {
+            Schedule::Uniform { max_tries, .. } => *max_tries,
+            Schedule::Steps(steps) => steps.len() as u32,
+        }
+    }
+
+    /// The lock_timeout of try `try_number` (1-based).
+    pub fn lock_timeout(&self, try_number: u32) -> Duration {
+        match &self.schedule {
+            Schedule::Uniform { lock_timeout, .. } => *lock_timeout,
+            Schedule::Steps(steps) => steps[step_index(steps, try_number)].lock_timeout,
+        }
+    }
+
+    /// The sleep after failed try `try_number` (1-based).
+    pub fn sleep_after(&self, try_number: u32, rng: &mut impl rand::Rng) -> Duration {
+        match &self.schedule {
+            Schedule::Uniform { backoff, .. } => backoff.sleep_after(try_number, rng),
+            Schedule::Steps(steps) => steps[step_index(steps, try_number)].sleep,
+        }
+    }
+}
+
+fn step_index(steps: &[Step], try_number: u32) -> usize {
+    (try_number.max(1) as usize - 1).min(steps.len().saturating_sub(1))
 }
 
 /// A strategy with the name the workload or the command line gives it.
@@ -64,44 +151,264 @@ pub struct NamedStrategy {
     pub strategy: Strategy,
 }
 
+/// The preset names, in the order `--strategies all` runs them.
+pub const PRESET_NAMES: &[&str] = &[
+    "naive",
+    "retry",
+    "gitlab",
+    "pgroll",
+    "reshape",
+    "postgres-ai",
+    "strong-migrations",
+    "kill-blockers",
+    "wait-for-idle",
+];
+
+fn ms(millis: u64) -> Duration {
+    Duration::from_millis(millis)
+}
+
+fn secs(seconds: u64) -> Duration {
+    Duration::from_secs(seconds)
+}
+
+/// GitLab's `Gitlab::Database::WithLockRetries::DEFAULT_TIMING_CONFIGURATION`
+/// (lib/gitlab/database/with_lock_retries.rb): (lock_timeout ms, sleep ms) per try.
+const GITLAB_STEPS_MS: &[(u64, u64)] = &[
+    (100, 50),
+    (100, 50),
+    (200, 50),
+    (300, 100),
+    (400, 150),
+    (500, 2_000),
+    (500, 2_000),
+    (500, 2_000),
+    (500, 2_000),
+    (1_000, 5_000),
+    (1_000, 60_000),
+    (100, 50),
+    (100, 50),
+    (200, 50),
+    (300, 100),
+    (400, 150),
+    (500, 2_000),
+    (500, 2_000),
+    (500, 2_000),
+    (3_000, 180_000),
+    (100, 50),
+    (100, 50),
+    (500, 2_000),
+    (500, 2_000),
+    (5_000, 120_000),
+    (500, 500),
+    (500, 500),
+    (7_000, 300_000),
+    (500, 500),
+    (500, 500),
+    (7_000, 300_000),
+    (500, 500),
+    (500, 500),
+    (7_000, 300_000),
+    (100, 50),
+    (100, 50),
+    (500, 2_000),
+    (10_000, 600_000),
+    (100, 50),
+    (500, 2_000),
+    (10_000, 600_000),
+];
+
+/// A preset strategy by name; `None` for an unknown name. Where the numbers come from:
+/// - `naive`: the statement alone (the outage).
+/// - `retry`: the reference lab's script: lock_timeout 500ms, sleep min(try, 5) s, 10 tries.
+/// - `gitlab`: GitLab's `with_lock_retries` default timing configuration, 41 tries of
+///   `SET LOCAL lock_timeout` in a transaction; here the exhausted schedule ends with an
+///   error (`raise_on_exhaustion`), not with a last try without timeout.
+/// - `pgroll`: lock_timeout 500ms, exponential backoff from 1 s with full jitter, capped at
+///   1 min, retried until the run ends (pgroll retries until its deadline).
+/// - `reshape`: lock_timeout 1s, 10 tries, backoff 100ms doubling to a 3.2 s cap plus up to
+///   50% jitter.
+/// - `postgres-ai`: lock_timeout 50ms, 30 tries, full jitter `random() * min(60 s, 10 ms * 2^try)`
+///   (postgres.ai's "zero-downtime migrations" retry recipe).
+/// - `strong-migrations`: lock_timeout 10s and no retry (strong_migrations' default
+///   `lock_timeout_retries = 0`; its retries, when enabled, wait a fixed 10 s).
+/// - `kill-blockers`: wait 1 s, then terminate the DDL's blockers (pg-osc `--kill-backends`,
+///   django-pgmigrate); the report's failure is the cost.
+/// - `wait-for-idle`: before each try wait until no transaction older than 1 s holds a lock
+///   on a workload table, then try as `retry` does.
+pub fn preset(name: &str) -> Option<NamedStrategy> {
+    let reference_retry = RetryPolicy {
+        schedule: Schedule::Uniform {
+            lock_timeout: ms(500),
+            max_tries: 10,
+            backoff: Backoff::Linear {
+                step: secs(1),
+                cap: secs(5),
+            },
+        },
+        statement_timeout: None,
+        set_local: false,
+    };
+    let uniform = |lock_timeout: Duration, max_tries: u32, backoff: Backoff| {
+        Strategy::LockTimeoutRetry(RetryPolicy {
+            schedule: Schedule::Uniform {
+                lock_timeout,
+                max_tries,
+                backoff,
+            },
+            statement_timeout: None,
+            set_local: false,
+        })
+    };
+    let strategy = match name {
+        "naive" => Strategy::Plain,
+        "retry" => Strategy::LockTimeoutRetry(reference_retry.clone()),
+        "gitlab" => Strategy::LockTimeoutRetry(RetryPolicy {
+            schedule: Schedule::Steps(
+                GITLAB_STEPS_MS
+                    .iter()
+                    .map(|&(lock_timeout, sleep)| Step {
+                        lock_timeout: ms(lock_timeout),
+                        sleep: ms(sleep),
+                    })
+                    .collect(),
+            ),
+            statement_timeout: None,
+            set_local: true,
+        }),
+        "pgroll" => uniform(
+            ms(500),
+            u32::MAX,
+            Backoff::Exponential {
+                base: secs(1),
+                cap: secs(60),
+                jitter: Jitter::Full,
+            },
+        ),
+        "reshape" => uniform(
+            secs(1),
+            10,
+            Backoff::Exponential {
+                base: ms(100),
+                cap: ms(3_200),
+                jitter: Jitter::AddUpToHalf,
+            },
+        ),
+        "postgres-ai" => uniform(
+            ms(50),
+            30,
+            Backoff::Exponential {
+                base: ms(20),
+                cap: secs(60),
+                jitter: Jitter::Full,
+            },
+        ),
+        "strong-migrations" => uniform(
+            secs(10),
+            1,
+            Backoff::Linear {
+                step: secs(10),
+                cap: secs(10),
+            },
+        ),
+        "kill-blockers" => Strategy::KillBlockers { grace: secs(1) },
+        "wait-for-idle" => Strategy::WaitForIdle {
+            older_than: secs(1),
+            retry: reference_retry,
+        },
+        _ => return None,
+    };
+    Some(NamedStrategy {
+        name: name.to_string(),
+        strategy,
+    })
+}
+
 impl NamedStrategy {
-    /// One line for run.json and messages, e.g. `lock-timeout-retry: lock_timeout 500ms, 10 tries, linear 1s cap 5s`.
+    /// One line for run.json and messages, e.g. `lock-timeout-retry: lock_timeout 500ms, at most 10 tries, linear backoff 1s per try, cap 5s`.
     pub fn describe(&self) -> String {
         match &self.strategy {
             Strategy::Plain => "plain: the statement alone, no timeouts".to_string(),
             Strategy::LockTimeoutRetry(policy) => {
-                let backoff = match &policy.backoff {
-                    Backoff::Linear { step, cap } => format!(
-                        "linear backoff {} per try, cap {}",
-                        humantime::format_duration(*step),
-                        humantime::format_duration(*cap)
-                    ),
-                    Backoff::Exponential { base, cap, jitter } => format!(
-                        "exponential backoff from {}, cap {}{}",
-                        humantime::format_duration(*base),
-                        humantime::format_duration(*cap),
-                        if *jitter { ", full jitter" } else { "" }
-                    ),
-                };
-                let statement_timeout = policy
-                    .statement_timeout
-                    .map(|timeout| {
-                        format!(
-                            ", statement_timeout {}",
-                            humantime::format_duration(timeout)
-                        )
-                    })
-                    .unwrap_or_default();
-                format!(
-                    "lock-timeout-retry: lock_timeout {}{}, at most {} tries, {}",
-                    humantime::format_duration(policy.lock_timeout),
-                    statement_timeout,
-                    policy.max_tries,
-                    backoff
-                )
+                format!("lock-timeout-retry: {}", describe_retry(policy))
             }
+            Strategy::KillBlockers { grace } => format!(
+                "kill-blockers: no timeout; after {} terminate the sessions blocking the DDL",
+                humantime::format_duration(*grace)
+            ),
+            Strategy::WaitForIdle { older_than, retry } => format!(
+                "wait-for-idle: before each try wait until no transaction older than {} holds a \
+                 lock on a workload table; {}",
+                humantime::format_duration(*older_than),
+                describe_retry(retry)
+            ),
         }
     }
+}
+
+fn describe_retry(policy: &RetryPolicy) -> String {
+    let format = |d: Duration| humantime::format_duration(d).to_string();
+    let schedule = match &policy.schedule {
+        Schedule::Uniform {
+            lock_timeout,
+            max_tries,
+            backoff,
+        } => {
+            let tries = if *max_tries == u32::MAX {
+                "no try limit".to_string()
+            } else {
+                format!("at most {max_tries} tries")
+            };
+            let backoff = match backoff {
+                Backoff::Linear { step, cap } => {
+                    format!(
+                        "linear backoff {} per try, cap {}",
+                        format(*step),
+                        format(*cap)
+                    )
+                }
+                Backoff::Exponential { base, cap, jitter } => format!(
+                    "exponential backoff from {}, cap {}{}",
+                    format(*base),
+                    format(*cap),
+                    match jitter {
+                        Jitter::None => "",
+                        Jitter::Full => ", full jitter",
+                        Jitter::AddUpToHalf => ", plus up to 50% jitter",
+                    }
+                ),
+            };
+            format!("lock_timeout {}, {tries}, {backoff}", format(*lock_timeout))
+        }
+        Schedule::Steps(steps) => format!(
+            "explicit schedule of {} tries, lock_timeout {} to {}",
+            steps.len(),
+            format(
+                steps
+                    .iter()
+                    .map(|s| s.lock_timeout)
+                    .min()
+                    .unwrap_or_default()
+            ),
+            format(
+                steps
+                    .iter()
+                    .map(|s| s.lock_timeout)
+                    .max()
+                    .unwrap_or_default()
+            )
+        ),
+    };
+    let statement_timeout = policy
+        .statement_timeout
+        .map(|timeout| format!(", statement_timeout {}", format(timeout)))
+        .unwrap_or_default();
+    let local = if policy.set_local {
+        ", SET LOCAL in a transaction per try"
+    } else {
+        ""
+    };
+    format!("{schedule}{statement_timeout}{local}")
 }
 
 #[cfg(test)]
@@ -111,6 +418,25 @@ mod tests {
 
     fn rng() -> rand::rngs::SmallRng {
         rand::rngs::SmallRng::seed_from_u64(7)
+    }
+
+    /// (lock_timeout ms, sleep ms) of the first `tries` tries of a preset, for a fixed seed.
+    fn schedule_ms(name: &str, tries: u32) -> Vec<(u128, u128)> {
+        let policy = match preset(name).unwrap().strategy {
+            Strategy::LockTimeoutRetry(policy) | Strategy::WaitForIdle { retry: policy, .. } => {
+                policy
+            }
+            other => panic!("{name} is not a retrying strategy: {other:?}"),
+        };
+        let mut rng = rng();
+        (1..=tries.min(policy.max_tries()))
+            .map(|n| {
+                (
+                    policy.lock_timeout(n).as_millis(),
+                    policy.sleep_after(n, &mut rng).as_millis(),
+                )
+            })
+            .collect()
     }
 
     #[test]
@@ -130,7 +456,7 @@ mod tests {
         let backoff = Backoff::Exponential {
             base: Duration::from_millis(100),
             cap: Duration::from_millis(3200),
-            jitter: false,
+            jitter: Jitter::None,
         };
         let sleeps: Vec<u128> = (1..=8)
             .map(|n| backoff.sleep_after(n, &mut rng()).as_millis())
@@ -148,7 +474,7 @@ mod tests {
         let backoff = Backoff::Exponential {
             base: Duration::from_millis(10),
             cap: Duration::from_secs(60),
-            jitter: true,
+            jitter: Jitter::Full,
         };
         let mut rng = rng();
         for try_number in 1..=12 {
@@ -161,5 +487,106 @@ mod tests {
             }
             assert!(distinct.len() > 10, "jitter should vary: {distinct:?}");
         }
+    }
+
+    #[test]
+    fn every_preset_name_resolves_and_describes_itself() {
+        for name in PRESET_NAMES {
+            let strategy = preset(name).unwrap_or_else(|| panic!("no preset {name}"));
+            assert_eq!(&strategy.name, name);
+            assert!(!strategy.describe().is_empty());
+        }
+        assert!(preset("yolo").is_none());
+    }
+
+    #[test]
+    fn the_reference_retry_preset_is_the_lab_script() {
+        assert_eq!(
+            schedule_ms("retry", 10),
+            (1..=10).map(|n| (500, 1000 * n.min(5))).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn gitlab_follows_with_lock_retries_and_ends() {
+        let schedule = schedule_ms("gitlab", 100);
+        assert_eq!(schedule.len(), 41);
+        assert_eq!(
+            &schedule[..11],
+            &[
+                (100, 50),
+                (100, 50),
+                (200, 50),
+                (300, 100),
+                (400, 150),
+                (500, 2000),
+                (500, 2000),
+                (500, 2000),
+                (500, 2000),
+                (1000, 5000),
+                (1000, 60000)
+            ]
+        );
+        assert_eq!(schedule[40], (10_000, 600_000));
+        let Strategy::LockTimeoutRetry(policy) = preset("gitlab").unwrap().strategy else {
+            panic!()
+        };
+        assert!(policy.set_local);
+    }
+
+    #[test]
+    fn pgroll_backs_off_exponentially_from_one_second_with_jitter_and_no_limit() {
+        let schedule = schedule_ms("pgroll", 8);
+        for (n, (lock_timeout, sleep)) in schedule.iter().enumerate() {
+            assert_eq!(*lock_timeout, 500);
+            let bound = (1000u128 << n).min(60_000);
+            assert!(*sleep <= bound, "try {}: {sleep} > {bound}", n + 1);
+        }
+        assert_eq!(schedule.len(), 8);
+        let Strategy::LockTimeoutRetry(policy) = preset("pgroll").unwrap().strategy else {
+            panic!()
+        };
+        assert_eq!(policy.max_tries(), u32::MAX);
+    }
+
+    #[test]
+    fn reshape_doubles_to_three_point_two_seconds_plus_up_to_half() {
+        let schedule = schedule_ms("reshape", 20);
+        assert_eq!(schedule.len(), 10);
+        for (n, (lock_timeout, sleep)) in schedule.iter().enumerate() {
+            assert_eq!(*lock_timeout, 1000);
+            let base = (100u128 << n).min(3200);
+            assert!(
+                *sleep >= base && *sleep <= base + base / 2,
+                "try {}: {sleep} not in [{base}, {}]",
+                n + 1,
+                base + base / 2
+            );
+        }
+    }
+
+    #[test]
+    fn postgres_ai_uses_fifty_ms_and_full_jitter_of_ten_ms_times_two_to_the_try() {
+        let schedule = schedule_ms("postgres-ai", 40);
+        assert_eq!(schedule.len(), 30);
+        for (n, (lock_timeout, sleep)) in schedule.iter().enumerate() {
+            assert_eq!(*lock_timeout, 50);
+            let try_number = n as u32 + 1;
+            let bound = (10u128 << try_number).min(60_000);
+            assert!(*sleep <= bound, "try {try_number}: {sleep} > {bound}");
+        }
+    }
+
+    #[test]
+    fn strong_migrations_tries_once_with_ten_seconds() {
+        assert_eq!(schedule_ms("strong-migrations", 5), vec![(10_000, 10_000)]);
+    }
+
+    #[test]
+    fn jitter_names_parse() {
+        assert_eq!(Jitter::parse("full"), Some(Jitter::Full));
+        assert_eq!(Jitter::parse("add-up-to-50%"), Some(Jitter::AddUpToHalf));
+        assert_eq!(Jitter::parse("none"), Some(Jitter::None));
+        assert_eq!(Jitter::parse("yes"), None);
     }
 }

@@ -78,21 +78,30 @@ pub struct DdlFile {
     pub sql: String,
 }
 
-/// `[[strategies]]`: how the DDL is run. Which fields apply depends on `kind`.
-#[derive(Debug, Clone, Deserialize)]
+/// `[[strategies]]`: how the DDL is run. Which fields apply depends on `kind`;
+/// without `kind`, `name` must be a preset (`naive`, `retry`, `gitlab`, ...).
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StrategyFile {
     pub name: String,
-    /// `plain` or `lock-timeout-retry`.
-    pub kind: String,
+    /// `plain`, `lock-timeout-retry`, `kill-blockers` or `wait-for-idle`.
+    pub kind: Option<String>,
     pub lock_timeout: Option<String>,
     pub statement_timeout: Option<String>,
     pub max_tries: Option<u32>,
     pub backoff: Option<BackoffFile>,
+    /// An explicit list of `["lock_timeout", "sleep after"]` pairs, one per try.
+    pub schedule: Option<Vec<(String, String)>>,
+    /// Each try as `BEGIN; SET LOCAL lock_timeout ...; <ddl>; COMMIT`.
+    pub set_local: Option<bool>,
+    /// `kill-blockers`: how long to wait before terminating the DDL's blockers.
+    pub grace: Option<String>,
+    /// `wait-for-idle`: the transaction age that counts as "not idle".
+    pub older_than: Option<String>,
 }
 
 /// `backoff = { kind = "linear", step = "1s", cap = "5s" }` or
-/// `{ kind = "exponential", base = "100ms", cap = "10s", jitter = true }`.
+/// `{ kind = "exponential", base = "100ms", cap = "10s", jitter = "full" }`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackoffFile {
@@ -100,7 +109,8 @@ pub struct BackoffFile {
     pub step: Option<String>,
     pub base: Option<String>,
     pub cap: Option<String>,
-    pub jitter: Option<bool>,
+    /// `none` (default), `full` or `add-up-to-50%`.
+    pub jitter: Option<String>,
 }
 
 /// A workload as loaded: the parsed file and where it came from.

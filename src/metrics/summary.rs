@@ -29,6 +29,9 @@ pub struct Summary {
     pub max_lock_waiters: u32,
     /// Workers whose connection was lost during the run.
     pub lost_connections: u32,
+    /// How the blocker (the report) ended: `none`, `ok`, or `failed: <server message>`
+    /// (terminated by `kill-blockers`, cancelled at the end of the run, ...).
+    pub blocker_outcome: String,
 }
 
 /// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
@@ -93,6 +96,7 @@ pub fn summarize(
             .max()
             .unwrap_or(0),
         lost_connections,
+        blocker_outcome: if blocker.is_some() { "ok" } else { "none" }.to_string(),
     }
 }
 

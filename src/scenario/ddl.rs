@@ -8,99 +8,324 @@ use tokio::sync::watch;
 use tokio_postgres::Client;
 
 use super::RunClock;
+use super::observer::role_of;
 use crate::config::DdlConfig;
 use crate::metrics::{AttemptOutcome, DdlAttempt};
-use crate::strategy::Strategy;
+use crate::strategy::{RetryPolicy, Strategy};
+use crate::target::SCHEMA;
 
 /// SQLSTATE of "canceling statement due to lock timeout".
 pub const LOCK_NOT_AVAILABLE: &str = "55P03";
 
-/// Runs the migration; returns every attempt. `status` carries a short text for
-/// the progress line; once `run_over` turns true no new try starts.
-pub async fn run_ddl(
-    client: Client,
-    clock: RunClock,
-    ddl: DdlConfig,
-    strategy: Strategy,
-    seed: u64,
-    status: watch::Sender<String>,
-    mut run_over: watch::Receiver<bool>,
-) -> Vec<DdlAttempt> {
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
-    let mut attempts = Vec::new();
-    let settings = match &strategy {
-        Strategy::Plain => "SET lock_timeout = 0; SET statement_timeout = 0".to_string(),
-        Strategy::LockTimeoutRetry(policy) => format!(
-            "SET lock_timeout = '{}ms'; SET statement_timeout = '{}ms'",
-            policy.lock_timeout.as_millis(),
-            policy
-                .statement_timeout
-                .map_or(0, |timeout| timeout.as_millis())
-        ),
-    };
-    let max_tries = match &strategy {
-        Strategy::Plain => 1,
-        Strategy::LockTimeoutRetry(policy) => policy.max_tries,
-    };
+/// How long a running attempt may go on after the load ended before it is cancelled.
+pub const GRACE_AFTER_RUN: Duration = Duration::from_secs(5);
 
-    clock.sleep_until(ddl.at).await;
-    if let Err(err) = client.batch_execute(&settings).await {
-        let now_s = clock.now_s();
-        attempts.push(failed_attempt(1, now_s, now_s, &err, AttemptOutcome::Error));
-        status.send_replace("failed before the first try".into());
-        return attempts;
+/// How often `wait-for-idle` looks for old transactions and `kill-blockers` for blockers.
+const POLL_EVERY: Duration = Duration::from_millis(100);
+
+/// Everything the injector needs; it owns its connections.
+pub struct DdlInjector {
+    pub client: Client,
+    /// A second connection, for `kill-blockers` (terminates the DDL's blockers while the DDL waits).
+    pub killer: Option<Client>,
+    pub clock: RunClock,
+    pub ddl: DdlConfig,
+    pub strategy: Strategy,
+    pub seed: u64,
+    /// This run's `application_name` prefix, to name terminated sessions by role.
+    pub session_prefix: String,
+    /// A short text for the progress line.
+    pub status: watch::Sender<String>,
+    /// Turns true when the load ends: no new try starts after that.
+    pub run_over: watch::Receiver<bool>,
+}
+
+/// Runs the migration; returns every attempt.
+pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
+    injector.clock.sleep_until(injector.ddl.at).await;
+    match injector.strategy.clone() {
+        Strategy::Plain => plain(&injector).await,
+        Strategy::LockTimeoutRetry(policy) => retry(&mut injector, &policy, None).await,
+        Strategy::WaitForIdle {
+            older_than,
+            retry: policy,
+        } => retry(&mut injector, &policy, Some(older_than)).await,
+        Strategy::KillBlockers { grace } => kill_blockers(&injector, grace).await,
     }
-    for try_number in 1..=max_tries {
-        status.send_replace(format!("try {try_number} waiting"));
-        let started_s = clock.now_s();
-        let result = client.batch_execute(&ddl.sql).await;
-        let ended_s = clock.now_s();
-        let err = match result {
-            Ok(()) => {
-                attempts.push(DdlAttempt {
-                    attempt: try_number,
-                    started_s,
-                    ended_s,
-                    waited_ms: (ended_s - started_s) * 1000.0,
-                    outcome: AttemptOutcome::Ok,
-                    sqlstate: String::new(),
-                    message: String::new(),
-                });
-                status.send_replace(format!("done after {}", tries(try_number)));
-                return attempts;
-            }
-            Err(err) => err,
-        };
-        let is_lock_timeout = err.code().map(|code| code.code()) == Some(LOCK_NOT_AVAILABLE);
-        let outcome = match (is_lock_timeout, try_number == max_tries) {
-            (false, _) => AttemptOutcome::Error,
-            (true, true) => AttemptOutcome::GaveUp,
-            (true, false) => AttemptOutcome::LockTimeout,
-        };
-        attempts.push(failed_attempt(
-            try_number, started_s, ended_s, &err, outcome,
-        ));
-        if outcome != AttemptOutcome::LockTimeout {
-            status.send_replace(format!("failed at try {try_number}"));
+}
+
+/// The statement alone, no timeouts.
+async fn plain(injector: &DdlInjector) -> Vec<DdlAttempt> {
+    let clock = injector.clock;
+    if let Err(err) = injector
+        .client
+        .batch_execute("SET lock_timeout = 0; SET statement_timeout = 0")
+        .await
+    {
+        return vec![failed_attempt(
+            1,
+            clock.now_s(),
+            clock.now_s(),
+            &err,
+            AttemptOutcome::Error,
+        )];
+    }
+    injector.status.send_replace("try 1 waiting".into());
+    let started_s = clock.now_s();
+    let result = injector.client.batch_execute(&injector.ddl.sql).await;
+    let attempt = finish_attempt(1, started_s, clock.now_s(), result, false, String::new());
+    injector.status.send_replace(final_status(&attempt));
+    vec![attempt]
+}
+
+/// Tries with a lock_timeout, sleeping between tries; with `wait_for_idle`,
+/// first waits until no transaction older than that holds a workload table.
+async fn retry(
+    injector: &mut DdlInjector,
+    policy: &RetryPolicy,
+    wait_for_idle: Option<Duration>,
+) -> Vec<DdlAttempt> {
+    let clock = injector.clock;
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(injector.seed);
+    let mut attempts = Vec::new();
+    let statement_timeout_ms = policy.statement_timeout.map_or(0, |t| t.as_millis());
+    let max_tries = policy.max_tries();
+    let mut try_number = 1;
+    loop {
+        if let Some(older_than) = wait_for_idle
+            && !wait_until_idle(injector, older_than, try_number).await
+        {
+            injector
+                .status
+                .send_replace(format!("stopped before try {try_number}: the run ended"));
             return attempts;
         }
-        let Strategy::LockTimeoutRetry(policy) = &strategy else {
-            return attempts;
+        let lock_timeout_ms = policy.lock_timeout(try_number).as_millis();
+        injector
+            .status
+            .send_replace(format!("try {try_number} waiting"));
+        let client = &injector.client;
+        let (started_s, result) = if policy.set_local {
+            let sql = format!(
+                "BEGIN; SET LOCAL lock_timeout = '{lock_timeout_ms}ms'; \
+                 SET LOCAL statement_timeout = '{statement_timeout_ms}ms'; {}; COMMIT",
+                injector.ddl.sql.trim().trim_end_matches(';')
+            );
+            let started_s = clock.now_s();
+            let result = client.batch_execute(&sql).await;
+            if result.is_err() {
+                let _ = client.batch_execute("ROLLBACK").await;
+            }
+            (started_s, result)
+        } else {
+            let settings = format!(
+                "SET lock_timeout = '{lock_timeout_ms}ms'; SET statement_timeout = '{statement_timeout_ms}ms'"
+            );
+            if let Err(err) = client.batch_execute(&settings).await {
+                let now_s = clock.now_s();
+                attempts.push(failed_attempt(
+                    try_number,
+                    now_s,
+                    now_s,
+                    &err,
+                    AttemptOutcome::Error,
+                ));
+                return attempts;
+            }
+            let started_s = clock.now_s();
+            (started_s, client.batch_execute(&injector.ddl.sql).await)
         };
-        let sleep = policy.backoff.sleep_after(try_number, &mut rng);
-        status.send_replace(format!(
+        let is_last = try_number >= max_tries;
+        let attempt = finish_attempt(
+            try_number,
+            started_s,
+            clock.now_s(),
+            result,
+            is_last,
+            String::new(),
+        );
+        let outcome = attempt.outcome;
+        attempts.push(attempt);
+        if outcome != AttemptOutcome::LockTimeout {
+            injector
+                .status
+                .send_replace(final_status(attempts.last().expect("just pushed")));
+            return attempts;
+        }
+        let sleep = policy.sleep_after(try_number, &mut rng);
+        injector.status.send_replace(format!(
             "try {try_number} timed out, next in {:.1} s",
             sleep.as_secs_f64()
         ));
         tokio::select! {
             _ = tokio::time::sleep(sleep) => {}
-            _ = run_over.wait_for(|over| *over) => {
-                status.send_replace(format!("stopped after {}: the run ended", tries(try_number)));
+            _ = injector.run_over.wait_for(|over| *over) => {
+                injector.status.send_replace(format!(
+                    "stopped after {}: the run ended",
+                    tries(try_number)
+                ));
                 return attempts;
             }
         }
+        try_number += 1;
     }
-    attempts
+}
+
+/// Polls until no transaction older than `older_than` holds a lock on a workload
+/// table; false if the run ended first.
+async fn wait_until_idle(
+    injector: &mut DdlInjector,
+    older_than: Duration,
+    try_number: u32,
+) -> bool {
+    const OLD_TRANSACTIONS_SQL: &str = "\
+        SELECT count(DISTINCT a.pid)::int4,
+               coalesce(max(extract(epoch FROM now() - a.xact_start)), 0)::float8
+        FROM pg_locks l
+        JOIN pg_stat_activity a ON a.pid = l.pid
+        JOIN pg_class c ON c.oid = l.relation
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND l.granted
+          AND a.pid <> pg_backend_pid()
+          AND a.xact_start < now() - make_interval(secs => $2)";
+    loop {
+        let row = injector
+            .client
+            .query_one(OLD_TRANSACTIONS_SQL, &[&SCHEMA, &older_than.as_secs_f64()])
+            .await;
+        match row {
+            Ok(row) if row.get::<_, i32>(0) == 0 => return true,
+            Ok(row) => {
+                let oldest_s: f64 = row.get(1);
+                injector.status.send_replace(format!(
+                    "waiting for idle before try {try_number}: {} old transactions, oldest {oldest_s:.1} s",
+                    row.get::<_, i32>(0)
+                ));
+            }
+            // The poll failing is no reason to stop the migration: try anyway.
+            Err(_) => return true,
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(POLL_EVERY) => {}
+            _ = injector.run_over.wait_for(|over| *over) => return false,
+        }
+    }
+}
+
+/// No timeout; after `grace`, terminates every session that blocks the DDL and
+/// whose transaction is older than `grace` (so a reader's millisecond query is spared).
+async fn kill_blockers(injector: &DdlInjector, grace: Duration) -> Vec<DdlAttempt> {
+    let clock = injector.clock;
+    let client = &injector.client;
+    let prepared = async {
+        client
+            .batch_execute("SET lock_timeout = 0; SET statement_timeout = 0")
+            .await?;
+        let row = client.query_one("SELECT pg_backend_pid()", &[]).await?;
+        Ok::<i32, tokio_postgres::Error>(row.get(0))
+    }
+    .await;
+    let ddl_pid = match prepared {
+        Ok(pid) => pid,
+        Err(err) => {
+            return vec![failed_attempt(
+                1,
+                clock.now_s(),
+                clock.now_s(),
+                &err,
+                AttemptOutcome::Error,
+            )];
+        }
+    };
+    injector.status.send_replace("try 1 waiting".into());
+    let started_s = clock.now_s();
+    let mut terminated: Vec<String> = Vec::new();
+    let result = {
+        let ddl = client.batch_execute(&injector.ddl.sql);
+        tokio::pin!(ddl);
+        let killer = async {
+            tokio::time::sleep(grace).await;
+            let Some(killer) = &injector.killer else {
+                return std::future::pending::<()>().await;
+            };
+            loop {
+                let rows = killer
+                    .query(
+                        "SELECT b, coalesce(a.application_name, ''), pg_terminate_backend(b) \
+                         FROM unnest(pg_blocking_pids($1)) b \
+                         JOIN pg_stat_activity a ON a.pid = b \
+                         WHERE a.xact_start < now() - make_interval(secs => $2)",
+                        &[&ddl_pid, &grace.as_secs_f64()],
+                    )
+                    .await
+                    .unwrap_or_default();
+                for row in rows {
+                    let pid = row.get::<_, i32>(0) as u32;
+                    let role = role_of(&injector.session_prefix, row.get(1), pid);
+                    injector
+                        .status
+                        .send_replace(format!("try 1 waiting; terminated {role}"));
+                    terminated.push(format!("{role} (pid {pid})"));
+                }
+                tokio::time::sleep(POLL_EVERY).await;
+            }
+        };
+        tokio::select! {
+            result = &mut ddl => result,
+            _ = killer => unreachable!("the killer loop never ends"),
+        }
+    };
+    let note = if terminated.is_empty() {
+        String::new()
+    } else {
+        format!("terminated {}", terminated.join(", "))
+    };
+    let attempt = finish_attempt(1, started_s, clock.now_s(), result, true, note);
+    injector.status.send_replace(final_status(&attempt));
+    vec![attempt]
+}
+
+/// The attempt record of a finished try. A lock timeout on the last allowed
+/// try is `gave_up`; `note` goes into the message of a successful try.
+fn finish_attempt(
+    attempt: u32,
+    started_s: f64,
+    ended_s: f64,
+    result: Result<(), tokio_postgres::Error>,
+    is_last: bool,
+    note: String,
+) -> DdlAttempt {
+    match result {
+        Ok(()) => DdlAttempt {
+            attempt,
+            started_s,
+            ended_s,
+            waited_ms: (ended_s - started_s) * 1000.0,
+            outcome: AttemptOutcome::Ok,
+            sqlstate: String::new(),
+            message: note,
+        },
+        Err(err) => {
+            let is_lock_timeout = err.code().map(|code| code.code()) == Some(LOCK_NOT_AVAILABLE);
+            let outcome = match (is_lock_timeout, is_last) {
+                (false, _) => AttemptOutcome::Error,
+                (true, true) => AttemptOutcome::GaveUp,
+                (true, false) => AttemptOutcome::LockTimeout,
+            };
+            failed_attempt(attempt, started_s, ended_s, &err, outcome)
+        }
+    }
+}
+
+/// The progress text once the strategy is over.
+fn final_status(last: &DdlAttempt) -> String {
+    match last.outcome {
+        AttemptOutcome::Ok => format!("done after {}", tries(last.attempt)),
+        AttemptOutcome::GaveUp => format!("gave up after {}", tries(last.attempt)),
+        AttemptOutcome::Error | AttemptOutcome::LockTimeout => {
+            format!("failed at try {}", last.attempt)
+        }
+    }
 }
 
 /// "1 try", "4 tries".
@@ -133,6 +358,3 @@ fn failed_attempt(
         message,
     }
 }
-
-/// How long a running attempt may go on after the load ended before it is cancelled.
-pub const GRACE_AFTER_RUN: Duration = Duration::from_secs(5);

@@ -21,7 +21,7 @@ use crate::metrics::locks::LockReport;
 use crate::metrics::{
     LatencyDistribution, LiveCounters, Recorder, StrategyReport, build_timeline, summarize,
 };
-use crate::strategy::NamedStrategy;
+use crate::strategy::{NamedStrategy, Strategy};
 use crate::target::Target;
 
 /// The run clock: `second k` is `[k, k+1)` after the load starts.
@@ -118,6 +118,10 @@ pub async fn run_strategy(
         Some(_) => Some(target.connect("ddl").await?),
         None => None,
     };
+    let killer_client = match (&config.ddl, &strategy.strategy) {
+        (Some(_), Strategy::KillBlockers { .. }) => Some(target.connect("killer").await?),
+        _ => None,
+    };
 
     let clock = RunClock::start(config.load.duration);
     let duration_s = clock.duration_s();
@@ -172,15 +176,17 @@ pub async fn run_strategy(
         (Some(client), Some(ddl)) => {
             let cancel = client.cancel_token();
             Some((
-                tokio::spawn(ddl::run_ddl(
+                tokio::spawn(ddl::run_ddl(ddl::DdlInjector {
                     client,
+                    killer: killer_client,
                     clock,
-                    ddl.clone(),
-                    strategy.strategy.clone(),
+                    ddl: ddl.clone(),
+                    strategy: strategy.strategy.clone(),
                     seed,
-                    status_tx,
-                    stop_rx.clone(),
-                )),
+                    session_prefix: target.session_prefix.clone(),
+                    status: status_tx,
+                    run_over: stop_rx.clone(),
+                })),
                 cancel,
             ))
         }
@@ -267,6 +273,9 @@ pub async fn run_strategy(
     let lock_waiters: Vec<u32> = (0..duration_s)
         .map(|second| live.second(second).lock_waiters)
         .collect();
+    let blocker_error = blocker_result
+        .as_ref()
+        .and_then(|result| result.error.clone());
     let blocker_window = blocker_result.map(|result| result.window);
     let seconds = build_timeline(
         duration_s,
@@ -276,7 +285,7 @@ pub async fn run_strategy(
         &attempts,
     );
     let latency_us = recorder.total_latency_us();
-    let summary = summarize(
+    let mut summary = summarize(
         &strategy.name,
         &seconds,
         &attempts,
@@ -284,6 +293,9 @@ pub async fn run_strategy(
         &latency_us,
         lost_connections,
     );
+    if let Some(error) = blocker_error {
+        summary.blocker_outcome = format!("failed: {error}");
+    }
     notes.failed_by_sqlstate = recorder.failed_by_sqlstate().into_iter().collect();
     Ok((
         StrategyReport {

@@ -1,0 +1,99 @@
+//! The strategy presets on a real server: each does what its recipe says, and
+//! its cost shows in the results.
+
+mod common;
+
+use common::*;
+use stallbench::config::Mode;
+use stallbench::metrics::{AttemptOutcome, RunReport, StrategyReport};
+
+fn strategy<'a>(report: &'a RunReport, name: &str) -> &'a StrategyReport {
+    report
+        .strategies
+        .iter()
+        .find(|s| s.strategy == name)
+        .unwrap_or_else(|| panic!("no strategy {name}"))
+}
+
+#[test]
+fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    // The report runs from 2 s to about 7 s; the DDL starts at 3 s.
+    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
+    let report = run_in_process(
+        &workload,
+        Mode::Compare {
+            strategies: vec![
+                "kill-blockers".into(),
+                "wait-for-idle".into(),
+                "gitlab".into(),
+            ],
+        },
+        &quiet_args(&dir.path().join("results")),
+    );
+
+    // kill-blockers: after its 1 s grace it terminates the report; the DDL then
+    // succeeds at once, and the report's failure is in the summary.
+    let kill = strategy(&report, "kill-blockers");
+    assert_eq!(kill.attempts.len(), 1);
+    let attempt = &kill.attempts[0];
+    assert_eq!(attempt.outcome, AttemptOutcome::Ok);
+    assert!(
+        attempt.waited_ms >= 900.0 && attempt.waited_ms < 3000.0,
+        "the DDL waits about the grace period: {attempt:?}"
+    );
+    assert!(attempt.message.contains("terminated report"), "{attempt:?}");
+    assert!(
+        kill.summary.blocker_outcome.starts_with("failed:")
+            && kill.summary.blocker_outcome.contains("57P01"),
+        "the terminated report counts as failed: {}",
+        kill.summary.blocker_outcome
+    );
+    let window = kill.blocker.as_ref().unwrap();
+    assert!(window.ended_s < 5.5, "the report was cut short: {window:?}");
+
+    // wait-for-idle: no try while the report's transaction is open, so nobody queues.
+    let idle = strategy(&report, "wait-for-idle");
+    let first = &idle.attempts[0];
+    let report_end = idle.blocker.as_ref().unwrap().ended_s;
+    assert!(
+        first.started_s >= report_end - 0.05,
+        "the first try waits for the report to end ({report_end:.3} s): {first:?}"
+    );
+    assert_eq!(idle.attempts.last().unwrap().outcome, AttemptOutcome::Ok);
+    assert_eq!(idle.summary.zero_tps_seconds, 0);
+    assert!(
+        idle.seconds.iter().all(|row| row.lock_waiters <= 1),
+        "no reader waits behind the DDL: {:?}",
+        idle.seconds
+            .iter()
+            .map(|r| r.lock_waiters)
+            .collect::<Vec<_>>()
+    );
+
+    // gitlab: the with_lock_retries schedule, 100 ms, 100 ms, 200 ms, 300 ms, ... then success.
+    let gitlab = strategy(&report, "gitlab");
+    let waits: Vec<f64> = gitlab.attempts.iter().map(|a| a.waited_ms).collect();
+    for (attempt, expected_ms) in gitlab
+        .attempts
+        .iter()
+        .zip([100.0, 100.0, 200.0, 300.0, 400.0])
+    {
+        assert_eq!(attempt.outcome, AttemptOutcome::LockTimeout, "{waits:?}");
+        assert_eq!(attempt.sqlstate, "55P03");
+        assert!(
+            attempt.waited_ms >= expected_ms - 10.0 && attempt.waited_ms < expected_ms + 400.0,
+            "try {} should time out after about {expected_ms} ms: {waits:?}",
+            attempt.attempt
+        );
+    }
+    assert_eq!(
+        gitlab.attempts.last().unwrap().outcome,
+        AttemptOutcome::Ok,
+        "{waits:?}"
+    );
+    assert_eq!(gitlab.summary.zero_tps_seconds, 0);
+    assert_no_leftover_server();
+}
