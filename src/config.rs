@@ -69,19 +69,31 @@ pub struct WeightedScript {
     pub weight: u32,
 }
 
-/// The long report that holds a weak lock.
+/// The session that holds a lock (a long report, a writer, a forgotten transaction).
 #[derive(Debug, Clone)]
 pub struct BlockerConfig {
+    pub kind: BlockerKind,
     pub at: Duration,
     pub hold: Duration,
     pub sql: String,
 }
 
-/// The migration.
+/// How the blocker holds its transaction open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockerKind {
+    /// `BEGIN; <sql>; SELECT pg_sleep(hold); COMMIT`: active the whole time.
+    Report,
+    /// The same, with a write (it holds row locks).
+    Writer,
+    /// `BEGIN; <sql>`, then idle in transaction for `hold`, then `COMMIT`.
+    Idle,
+}
+
+/// The migration: steps run one after another, each on its own.
 #[derive(Debug, Clone)]
 pub struct DdlConfig {
     pub at: Duration,
-    pub sql: String,
+    pub steps: Vec<String>,
 }
 
 /// Where the run happens.
@@ -129,7 +141,18 @@ impl Config {
                 let at = parse_duration(&format!("{source}: [blocker] at"), &blocker.at)?;
                 let hold = parse_duration(&format!("{source}: [blocker] hold"), &blocker.hold)?;
                 check_within_run(&source, "[blocker] at", at, duration)?;
+                let kind = match blocker.kind.as_deref().unwrap_or("report") {
+                    "report" => BlockerKind::Report,
+                    "writer" => BlockerKind::Writer,
+                    "idle" => BlockerKind::Idle,
+                    other => {
+                        return Err(Error::bad_input(format!(
+                            "{source}: [blocker] kind = \"{other}\"; use \"report\", \"writer\" or \"idle\""
+                        )));
+                    }
+                };
                 Some(BlockerConfig {
+                    kind,
                     at,
                     hold,
                     sql: blocker.sql.clone(),
@@ -141,10 +164,16 @@ impl Config {
             (Some(ddl), false) => {
                 let at = parse_duration(&format!("{source}: [ddl] at"), &ddl.at)?;
                 check_within_run(&source, "[ddl] at", at, duration)?;
-                Some(DdlConfig {
-                    at,
-                    sql: ddl.sql.clone(),
-                })
+                let steps = match (&ddl.sql, &ddl.steps) {
+                    (Some(sql), None) => vec![sql.clone()],
+                    (None, Some(steps)) if !steps.is_empty() => steps.clone(),
+                    _ => {
+                        return Err(Error::bad_input(format!(
+                            "{source}: [ddl] needs exactly one of sql = \"...\" or steps = [\"...\", \"...\"]"
+                        )));
+                    }
+                };
+                Some(DdlConfig { at, steps })
             }
             (None, false) => {
                 return Err(Error::bad_input(format!(
@@ -165,6 +194,8 @@ impl Config {
             Mode::LoadOnly => vec![NamedStrategy {
                 name: "load".to_string(),
                 strategy: Strategy::Plain,
+                ddl_steps: None,
+                settings: Vec::new(),
             }],
             Mode::Run { strategy } => vec![pick_strategy(&source, &defined, strategy)?],
             Mode::Compare { strategies } if strategies.is_empty() => {
@@ -372,13 +403,14 @@ fn parse_strategy(source: &str, file: &StrategyFile) -> Result<NamedStrategy, Er
     };
     let Some(kind) = file.kind.as_deref() else {
         only("preset", &[])?;
-        return preset(name).ok_or_else(|| {
+        let named = preset(name).ok_or_else(|| {
             Error::bad_input(format!(
                 "{what}: no kind given and {name:?} is not a preset ({}); \
                  add kind = \"plain\", \"lock-timeout-retry\", \"kill-blockers\" or \"wait-for-idle\"",
                 PRESET_NAMES.join(", ")
             ))
-        });
+        })?;
+        return with_ddl_and_settings(&what, named.strategy, file);
     };
     const RETRY_KEYS: [&str; 6] = [
         "lock_timeout",
@@ -426,9 +458,40 @@ fn parse_strategy(source: &str, file: &StrategyFile) -> Result<NamedStrategy, Er
             )));
         }
     };
+    with_ddl_and_settings(&what, strategy, file)
+}
+
+/// Adds the fields every kind takes: its own migration steps and session settings.
+fn with_ddl_and_settings(
+    what: &str,
+    strategy: Strategy,
+    file: &StrategyFile,
+) -> Result<NamedStrategy, Error> {
+    if file.ddl.as_ref().is_some_and(|steps| steps.is_empty()) {
+        return Err(Error::bad_input(format!(
+            "{what}: ddl = [] has no statements; list the migration steps or leave ddl out"
+        )));
+    }
+    let settings: Vec<(String, String)> = file
+        .settings
+        .iter()
+        .flatten()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    if let Some((name, _)) = settings.iter().find(|(name, _)| {
+        !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    }) {
+        return Err(Error::bad_input(format!(
+            "{what}: settings key {name:?} is not a PostgreSQL setting name"
+        )));
+    }
     Ok(NamedStrategy {
-        name: name.clone(),
+        name: file.name.clone(),
         strategy,
+        ddl_steps: file.ddl.clone(),
+        settings,
     })
 }
 

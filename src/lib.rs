@@ -262,11 +262,12 @@ fn write_run_json(config: &Config, target: &Target) -> Result<(), Error> {
         "blocker": config.blocker.as_ref().map(|blocker| serde_json::json!({
             "at_s": blocker.at.as_secs_f64(),
             "hold_s": blocker.hold.as_secs_f64(),
+            "kind": format!("{:?}", blocker.kind).to_lowercase(),
             "sql": blocker.sql,
         })),
         "ddl": config.ddl.as_ref().map(|ddl| serde_json::json!({
             "at_s": ddl.at.as_secs_f64(),
-            "sql": ddl.sql,
+            "steps": ddl.steps,
         })),
         "strategies": strategies,
         "target": target.description,

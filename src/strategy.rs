@@ -149,6 +149,10 @@ fn step_index(steps: &[Step], try_number: u32) -> usize {
 pub struct NamedStrategy {
     pub name: String,
     pub strategy: Strategy,
+    /// Migration steps of this strategy's own, instead of the workload's `[ddl]`.
+    pub ddl_steps: Option<Vec<String>>,
+    /// `name = value` settings for every session of this strategy's run.
+    pub settings: Vec<(String, String)>,
 }
 
 /// The preset names, in the order `--strategies all` runs them.
@@ -321,12 +325,25 @@ pub fn preset(name: &str) -> Option<NamedStrategy> {
     Some(NamedStrategy {
         name: name.to_string(),
         strategy,
+        ddl_steps: None,
+        settings: Vec::new(),
     })
 }
 
 impl NamedStrategy {
     /// One line for run.json and messages, e.g. `lock-timeout-retry: lock_timeout 500ms, at most 10 tries, linear backoff 1s per try, cap 5s`.
     pub fn describe(&self) -> String {
+        let mut text = self.describe_strategy();
+        if let Some(steps) = &self.ddl_steps {
+            text.push_str(&format!("; its own migration: {}", steps.join("; ")));
+        }
+        for (name, value) in &self.settings {
+            text.push_str(&format!("; {name} = {value}"));
+        }
+        text
+    }
+
+    fn describe_strategy(&self) -> String {
         match &self.strategy {
             Strategy::Plain => "plain: the statement alone, no timeouts".to_string(),
             Strategy::LockTimeoutRetry(policy) => {

@@ -85,11 +85,26 @@ impl Target {
 
     /// A new connection for `role`, with `search_path` set to the harness's schema.
     pub async fn connect(&self, role: &str) -> Result<Client, Error> {
+        self.connect_with_settings(role, &[]).await
+    }
+
+    /// A new connection for `role` with `search_path` and the given `name = value`
+    /// settings (a strategy's `settings`), sent as startup options.
+    pub async fn connect_with_settings(
+        &self,
+        role: &str,
+        settings: &[(String, String)],
+    ) -> Result<Client, Error> {
         let mut config = self.base.clone();
-        let options = match config.get_options() {
+        let mut options = match config.get_options() {
             Some(existing) if !existing.is_empty() => format!("{existing} -c search_path={SCHEMA}"),
             _ => format!("-c search_path={SCHEMA}"),
         };
+        for (name, value) in settings {
+            // Spaces and backslashes in a value are escaped with a backslash (libpq's rule for options).
+            let value = value.replace('\\', "\\\\").replace(' ', "\\ ");
+            options.push_str(&format!(" -c {name}={value}"));
+        }
         config.options(&options);
         self.connect_with(config, role).await
     }

@@ -61,21 +61,26 @@ fn default_weight() -> u32 {
     1
 }
 
-/// `[blocker]`: the long report. Runs `BEGIN; <sql>; SELECT pg_sleep(<hold>); COMMIT`.
+/// `[blocker]`: the session that holds a lock. `kind = "report"` (default) and
+/// `"writer"` run `BEGIN; <sql>; SELECT pg_sleep(<hold>); COMMIT`; `"idle"` runs
+/// `BEGIN; <sql>` and leaves the transaction idle for `hold`, then commits.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlockerFile {
+    pub kind: Option<String>,
     pub at: String,
     pub hold: String,
     pub sql: String,
 }
 
-/// `[ddl]`: the migration.
+/// `[ddl]`: the migration, one statement (`sql`) or several run one after
+/// another, each on its own (`steps`; e.g. `ADD ... NOT VALID`, then `VALIDATE`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DdlFile {
     pub at: String,
-    pub sql: String,
+    pub sql: Option<String>,
+    pub steps: Option<Vec<String>>,
 }
 
 /// `[[strategies]]`: how the DDL is run. Which fields apply depends on `kind`;
@@ -98,6 +103,11 @@ pub struct StrategyFile {
     pub grace: Option<String>,
     /// `wait-for-idle`: the transaction age that counts as "not idle".
     pub older_than: Option<String>,
+    /// This strategy's own migration steps, instead of `[ddl]`'s (e.g. `CREATE INDEX CONCURRENTLY`).
+    pub ddl: Option<Vec<String>>,
+    /// Settings for every session of this strategy's run, e.g.
+    /// `{ idle_in_transaction_session_timeout = "2s" }`.
+    pub settings: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// `backoff = { kind = "linear", step = "1s", cap = "5s" }` or

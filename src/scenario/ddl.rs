@@ -9,7 +9,6 @@ use tokio_postgres::Client;
 
 use super::RunClock;
 use super::observer::role_of;
-use crate::config::DdlConfig;
 use crate::metrics::{AttemptOutcome, DdlAttempt};
 use crate::strategy::{RetryPolicy, Strategy};
 use crate::target::SCHEMA;
@@ -29,7 +28,10 @@ pub struct DdlInjector {
     /// A second connection, for `kill-blockers` (terminates the DDL's blockers while the DDL waits).
     pub killer: Option<Client>,
     pub clock: RunClock,
-    pub ddl: DdlConfig,
+    /// When the migration starts, on the run clock.
+    pub at: Duration,
+    /// The migration's statements, run one after another, each with the strategy.
+    pub steps: Vec<String>,
     pub strategy: Strategy,
     pub seed: u64,
     /// This run's `application_name` prefix, to name terminated sessions by role.
@@ -40,22 +42,37 @@ pub struct DdlInjector {
     pub run_over: watch::Receiver<bool>,
 }
 
-/// Runs the migration; returns every attempt.
+/// Runs the migration, step by step; returns every attempt, numbered across
+/// steps. A step that fails for good ends the migration.
 pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
-    injector.clock.sleep_until(injector.ddl.at).await;
-    match injector.strategy.clone() {
-        Strategy::Plain => plain(&injector).await,
-        Strategy::LockTimeoutRetry(policy) => retry(&mut injector, &policy, None).await,
-        Strategy::WaitForIdle {
-            older_than,
-            retry: policy,
-        } => retry(&mut injector, &policy, Some(older_than)).await,
-        Strategy::KillBlockers { grace } => kill_blockers(&injector, grace).await,
+    injector.clock.sleep_until(injector.at).await;
+    let mut attempts: Vec<DdlAttempt> = Vec::new();
+    for sql in injector.steps.clone() {
+        let step_attempts = match injector.strategy.clone() {
+            Strategy::Plain => plain(&injector, &sql).await,
+            Strategy::LockTimeoutRetry(policy) => retry(&mut injector, &sql, &policy, None).await,
+            Strategy::WaitForIdle {
+                older_than,
+                retry: policy,
+            } => retry(&mut injector, &sql, &policy, Some(older_than)).await,
+            Strategy::KillBlockers { grace } => kill_blockers(&injector, &sql, grace).await,
+        };
+        let step_done = step_attempts
+            .last()
+            .is_some_and(|attempt| attempt.outcome == AttemptOutcome::Ok);
+        for mut attempt in step_attempts {
+            attempt.attempt = attempts.len() as u32 + 1;
+            attempts.push(attempt);
+        }
+        if !step_done {
+            break;
+        }
     }
+    attempts
 }
 
 /// The statement alone, no timeouts.
-async fn plain(injector: &DdlInjector) -> Vec<DdlAttempt> {
+async fn plain(injector: &DdlInjector, sql: &str) -> Vec<DdlAttempt> {
     let clock = injector.clock;
     if let Err(err) = injector
         .client
@@ -72,7 +89,7 @@ async fn plain(injector: &DdlInjector) -> Vec<DdlAttempt> {
     }
     injector.status.send_replace("try 1 waiting".into());
     let started_s = clock.now_s();
-    let result = injector.client.batch_execute(&injector.ddl.sql).await;
+    let result = injector.client.batch_execute(sql).await;
     let attempt = finish_attempt(1, started_s, clock.now_s(), result, false, String::new());
     injector.status.send_replace(final_status(&attempt));
     vec![attempt]
@@ -82,6 +99,7 @@ async fn plain(injector: &DdlInjector) -> Vec<DdlAttempt> {
 /// first waits until no transaction older than that holds a workload table.
 async fn retry(
     injector: &mut DdlInjector,
+    sql: &str,
     policy: &RetryPolicy,
     wait_for_idle: Option<Duration>,
 ) -> Vec<DdlAttempt> {
@@ -109,7 +127,7 @@ async fn retry(
             let sql = format!(
                 "BEGIN; SET LOCAL lock_timeout = '{lock_timeout_ms}ms'; \
                  SET LOCAL statement_timeout = '{statement_timeout_ms}ms'; {}; COMMIT",
-                injector.ddl.sql.trim().trim_end_matches(';')
+                sql.trim().trim_end_matches(';')
             );
             let started_s = clock.now_s();
             let result = client.batch_execute(&sql).await;
@@ -133,7 +151,7 @@ async fn retry(
                 return attempts;
             }
             let started_s = clock.now_s();
-            (started_s, client.batch_execute(&injector.ddl.sql).await)
+            (started_s, client.batch_execute(sql).await)
         };
         let is_last = try_number >= max_tries;
         let attempt = finish_attempt(
@@ -214,7 +232,7 @@ async fn wait_until_idle(
 
 /// No timeout; after `grace`, terminates every session that blocks the DDL and
 /// whose transaction is older than `grace` (so a reader's millisecond query is spared).
-async fn kill_blockers(injector: &DdlInjector, grace: Duration) -> Vec<DdlAttempt> {
+async fn kill_blockers(injector: &DdlInjector, sql: &str, grace: Duration) -> Vec<DdlAttempt> {
     let clock = injector.clock;
     let client = &injector.client;
     let prepared = async {
@@ -241,7 +259,7 @@ async fn kill_blockers(injector: &DdlInjector, grace: Duration) -> Vec<DdlAttemp
     let started_s = clock.now_s();
     let mut terminated: Vec<String> = Vec::new();
     let result = {
-        let ddl = client.batch_execute(&injector.ddl.sql);
+        let ddl = client.batch_execute(sql);
         tokio::pin!(ddl);
         let killer = async {
             tokio::time::sleep(grace).await;

@@ -95,7 +95,9 @@ pub async fn run_strategy(
     // Every connection is open and every statement prepared before the clock starts.
     let mut workers = Vec::with_capacity(config.load.clients as usize);
     for client_id in 0..config.load.clients {
-        let client = target.connect(&format!("reader-{}", client_id + 1)).await?;
+        let client = target
+            .connect_with_settings(&format!("reader-{}", client_id + 1), &strategy.settings)
+            .await?;
         let prepared = load::prepare(&client, &scripts).await?;
         workers.push(load::Worker {
             client,
@@ -111,11 +113,19 @@ pub async fn run_strategy(
         false => None,
     };
     let blocker_client = match &config.blocker {
-        Some(_) => Some(target.connect("report").await?),
+        Some(_) => Some(
+            target
+                .connect_with_settings("report", &strategy.settings)
+                .await?,
+        ),
         None => None,
     };
     let ddl_client = match &config.ddl {
-        Some(_) => Some(target.connect("ddl").await?),
+        Some(_) => Some(
+            target
+                .connect_with_settings("ddl", &strategy.settings)
+                .await?,
+        ),
         None => None,
     };
     let killer_client = match (&config.ddl, &strategy.strategy) {
@@ -180,7 +190,11 @@ pub async fn run_strategy(
                     client,
                     killer: killer_client,
                     clock,
-                    ddl: ddl.clone(),
+                    at: ddl.at,
+                    steps: strategy
+                        .ddl_steps
+                        .clone()
+                        .unwrap_or_else(|| ddl.steps.clone()),
                     strategy: strategy.strategy.clone(),
                     seed,
                     session_prefix: target.session_prefix.clone(),
