@@ -75,6 +75,9 @@ pub struct CommonArgs {
     /// Folder with the PostgreSQL server binaries for the throwaway server [default: $STALLBENCH_PG_BIN, pg_config --bindir, /usr/lib/postgresql/*/bin, PATH].
     #[arg(long)]
     pub pg_bin: Option<PathBuf>,
+    /// Add or override a CI bound (repeatable): --expect retry.max_p99_ms=600; a failed one exits 3.
+    #[arg(long = "expect", value_name = "STRATEGY.KEY=VALUE")]
+    pub expect: Vec<String>,
     /// Do not sample the lock queue (for measuring the observer's own cost).
     #[arg(long, hide = true)]
     pub no_observer: bool,

@@ -40,6 +40,8 @@ pub struct Config {
     pub target: Target,
     pub out_dir: PathBuf,
     pub quiet: bool,
+    /// CI bounds from `[expect.*]` and `--expect`, checked after the run.
+    pub expectations: Vec<crate::expect::Expectation>,
     /// Sample the lock queue (off only to measure the observer's cost).
     pub observe_locks: bool,
     pub seed: u64,
@@ -190,6 +192,12 @@ impl Config {
             .map(|strategy| parse_strategy(&source, strategy))
             .collect::<Result<Vec<_>, _>>()?;
         check_unique_names(&source, &defined)?;
+        // Expectations may name the workload's strategies, the presets, and
+        // `load` (the pseudo-strategy of `run --load-only`).
+        let mut known: Vec<String> = defined.iter().map(|s| s.name.clone()).collect();
+        known.extend(PRESET_NAMES.iter().map(|name| name.to_string()));
+        known.push("load".to_string());
+        let expectations = crate::expect::collect(&source, &file.expect, &args.expect, &known)?;
         let strategies = match &mode {
             Mode::LoadOnly => vec![NamedStrategy {
                 name: "load".to_string(),
@@ -258,6 +266,7 @@ impl Config {
             target,
             out_dir,
             quiet: args.quiet,
+            expectations,
             observe_locks: !args.no_observer,
             seed: args.seed.unwrap_or_else(rand::random),
         })
@@ -685,6 +694,7 @@ mod tests {
             variables: Vec::new(),
             pg_bin: None,
             no_observer: false,
+            expect: Vec::new(),
             seed: Some(1),
         }
     }

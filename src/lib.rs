@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod console;
 pub mod error;
+pub mod expect;
 pub mod export;
 pub mod metrics;
 pub mod plot;
@@ -72,7 +73,7 @@ pub fn list_workloads() -> Result<String, Error> {
     let mut out = String::new();
     for (name, _) in workload::BUNDLED {
         let loaded = workload::load(name)?;
-        out.push_str(&format!("{name:<20} {}\n", loaded.file.description));
+        out.push_str(&format!("{name:<22} {}\n", loaded.file.description));
     }
     Ok(out)
 }
@@ -102,7 +103,30 @@ fn run_benchmark(workload: Option<&str>, mode: Mode, args: &CommonArgs) -> Resul
         }
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    result.map(|_| 0)
+    let report = result?;
+    check_expectations(&config, &report)
+}
+
+/// Prints each expectation's verdict, writes `expectations.csv` and `junit.xml`,
+/// appends to `$GITHUB_STEP_SUMMARY` if set; exit code 3 if any failed, else 0.
+fn check_expectations(config: &Config, report: &RunReport) -> Result<i32, Error> {
+    let results = expect::evaluate(&config.expectations, report);
+    for line in expect::report_lines(&results) {
+        println!("{line}");
+    }
+    expect::write_expectations_csv(&config.out_dir, &results)?;
+    expect::write_junit_xml(&config.out_dir, &report.workload, &results)?;
+    expect::append_github_step_summary(
+        expect::github_step_summary_path().as_deref(),
+        &report.workload,
+        &export::markdown::summary_markdown(report),
+        &results,
+    )?;
+    Ok(if expect::any_failed(&results) {
+        expect::EXIT_CODE_FAILED
+    } else {
+        0
+    })
 }
 
 /// The whole benchmark on an async runtime: target, setup, each strategy, files.
@@ -193,6 +217,16 @@ async fn run_strategies(config: &Config, target: &Target) -> Result<RunReport, E
             );
         }
         strategy_report.locks.server_log = server_log_sentences(target, log_start, &notes.roles);
+        let invalid = target.invalid_indexes().await?;
+        if !invalid.is_empty() {
+            eprintln!(
+                "warning: {}: the run left INVALID indexes behind: {} (a failed CREATE INDEX \
+                 CONCURRENTLY); drop them before trying again",
+                strategy.name,
+                invalid.join(", ")
+            );
+            strategy_report.summary.invalid_indexes = invalid.join(" ");
+        }
         report.strategies.push(strategy_report);
         // Files of a finished strategy are written before the next one starts.
         export::write_all(&report, &config.out_dir)?;

@@ -215,6 +215,23 @@ impl Target {
         }
     }
 
+    /// Indexes of the harness's schema marked INVALID (left by a failed
+    /// `CREATE INDEX CONCURRENTLY`).
+    pub async fn invalid_indexes(&self) -> Result<Vec<String>, Error> {
+        let admin = self.connect_without_schema("check").await?;
+        let rows = admin
+            .query(
+                "SELECT c.relname::text FROM pg_index i \
+                 JOIN pg_class c ON c.oid = i.indexrelid \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE n.nspname = $1 AND NOT i.indisvalid ORDER BY 1",
+                &[&SCHEMA],
+            )
+            .await
+            .context("looking for invalid indexes")?;
+        Ok(rows.iter().map(|row| row.get(0)).collect())
+    }
+
     /// Drops the harness's schema (on a real server, leaves nothing behind).
     pub async fn drop_schema(&self) -> Result<(), Error> {
         let admin = self.connect_without_schema("cleanup").await?;

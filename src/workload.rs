@@ -10,8 +10,29 @@ use serde::Deserialize;
 use crate::error::Error;
 
 /// Workloads compiled into the binary, so `compare` works from any folder.
-pub const BUNDLED: &[(&str, &str)] =
-    &[("add-column", include_str!("../workloads/add-column.toml"))];
+pub const BUNDLED: &[(&str, &str)] = &[
+    ("add-column", include_str!("../workloads/add-column.toml")),
+    (
+        "create-index",
+        include_str!("../workloads/create-index.toml"),
+    ),
+    (
+        "add-foreign-key",
+        include_str!("../workloads/add-foreign-key.toml"),
+    ),
+    (
+        "set-not-null",
+        include_str!("../workloads/set-not-null.toml"),
+    ),
+    (
+        "idle-in-transaction",
+        include_str!("../workloads/idle-in-transaction.toml"),
+    ),
+    (
+        "lock-upgrade-deadlock",
+        include_str!("../workloads/lock-upgrade-deadlock.toml"),
+    ),
+];
 
 /// The default workload of `compare` and `run`.
 pub const DEFAULT_WORKLOAD: &str = "add-column";
@@ -33,6 +54,9 @@ pub struct WorkloadFile {
     pub ddl: Option<DdlFile>,
     #[serde(default)]
     pub strategies: Vec<StrategyFile>,
+    /// `[expect.<strategy>]`: CI bounds checked after the run (see `expect.rs`).
+    #[serde(default)]
+    pub expect: std::collections::BTreeMap<String, crate::expect::ExpectFile>,
 }
 
 /// `[load]`: the client workers.

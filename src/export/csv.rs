@@ -298,7 +298,7 @@ mod tests {
             lines.next().unwrap(),
             "strategy,transactions,failed,mean_tps,zero_tps_seconds,longest_stall_s,\
              lat_p50_ms,lat_p99_ms,lat_p999_ms,lat_max_ms,ddl_attempts,ddl_total_ms,\
-             ddl_outcome,ddl_last_wait_ms,max_lock_waiters,lost_connections,blocker_outcome"
+             ddl_outcome,ddl_last_wait_ms,max_lock_waiters,lost_connections,blocker_outcome,invalid_indexes"
         );
         assert!(lines.next().unwrap().starts_with("naive,"));
         assert!(lines.next().unwrap().starts_with("retry,"));

@@ -32,6 +32,8 @@ pub struct Summary {
     /// How the blocker (the report) ended: `none`, `ok`, or `failed: <server message>`
     /// (terminated by `kill-blockers`, cancelled at the end of the run, ...).
     pub blocker_outcome: String,
+    /// Indexes left INVALID after the run (a failed `CREATE INDEX CONCURRENTLY`), space separated.
+    pub invalid_indexes: String,
 }
 
 /// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
@@ -97,6 +99,7 @@ pub fn summarize(
             .unwrap_or(0),
         lost_connections,
         blocker_outcome: if blocker.is_some() { "ok" } else { "none" }.to_string(),
+        invalid_indexes: String::new(),
     }
 }
 

@@ -151,11 +151,17 @@ pub async fn observe(
                     }),
                     holding: holding_mode
                         .map(|mode| (mode, row.get::<_, Option<String>>(9).unwrap_or_default())),
-                    blocked_by: row
-                        .get::<_, Vec<i32>>(10)
-                        .into_iter()
-                        .map(|pid| pid as u32)
-                        .collect(),
+                    blocked_by: {
+                        // pg_blocking_pids lists a pid once per conflicting lock: once is enough.
+                        let mut pids: Vec<u32> = row
+                            .get::<_, Vec<i32>>(10)
+                            .into_iter()
+                            .map(|pid| pid as u32)
+                            .collect();
+                        pids.sort_unstable();
+                        pids.dedup();
+                        pids
+                    },
                 }
             })
             .collect();

@@ -99,6 +99,7 @@ pub fn quiet_args(out: &Path) -> CommonArgs {
         variables: Vec::new(),
         pg_bin: None,
         no_observer: false,
+        expect: Vec::new(),
         seed: Some(42),
     }
 }

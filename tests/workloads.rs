@@ -1,0 +1,152 @@
+//! Every bundled workload runs end to end on a throwaway server and passes its
+//! own CI expectations: the risky strategy reproduces its stall, the safe one
+//! avoids it. A failing expectation exits 3 with a valid junit.xml.
+
+mod common;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use common::*;
+use predicates::prelude::*;
+
+fn stallbench() -> Command {
+    let mut command = Command::cargo_bin("stallbench").unwrap();
+    command
+        .env_remove("DATABASE_URL")
+        .env_remove("STALLBENCH_PG_BIN")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    command
+}
+
+/// Runs `compare WORKLOAD` and checks that every expectation passed (exit 0).
+fn passes_its_expectations(workload: &str) -> tempfile::TempDir {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let assert = stallbench()
+        .args(["compare", workload, "--quiet", "--out"])
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(300))
+        .assert();
+    let output = assert.get_output().clone();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{workload} should pass its expectations:\n{stdout}\n{stderr}"
+    );
+    let expectations = std::fs::read_to_string(out.join("expectations.csv")).unwrap();
+    let rows: Vec<&str> = expectations.lines().skip(1).collect();
+    assert!(
+        rows.len() >= 2,
+        "{workload} has expectations: {expectations}"
+    );
+    assert!(
+        rows.iter().all(|row| row.contains(",pass,")),
+        "{expectations}"
+    );
+    assert!(stdout.contains("pass  "), "{stdout}");
+    assert_no_leftover_server();
+    dir
+}
+
+fn attempts_csv(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("out/ddl_attempts.csv")).unwrap()
+}
+
+#[test]
+fn add_column() {
+    passes_its_expectations("add-column");
+}
+
+#[test]
+fn create_index() {
+    let dir = passes_its_expectations("create-index");
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
+    assert!(summary.starts_with("strategy,"), "{summary}");
+}
+
+#[test]
+fn add_foreign_key() {
+    let dir = passes_its_expectations("add-foreign-key");
+    // The safe strategy ran two steps: NOT VALID (after timeouts), then VALIDATE.
+    let attempts = attempts_csv(dir.path());
+    let safe: Vec<&str> = attempts
+        .lines()
+        .filter(|l| l.starts_with("not-valid,"))
+        .collect();
+    assert!(safe.len() >= 2, "{attempts}");
+    assert!(
+        safe.iter().rev().take(2).all(|l| l.contains(",ok,")),
+        "{attempts}"
+    );
+}
+
+#[test]
+fn set_not_null() {
+    passes_its_expectations("set-not-null");
+}
+
+#[test]
+fn idle_in_transaction() {
+    let dir = passes_its_expectations("idle-in-transaction");
+    // The remedy's cost: the server ended the forgotten session.
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
+    let remedy = summary
+        .lines()
+        .find(|l| l.starts_with("idle-timeout,"))
+        .unwrap();
+    assert!(
+        remedy.contains("failed: the server closed the session"),
+        "{remedy}"
+    );
+}
+
+#[test]
+fn lock_upgrade_deadlock_records_40p01() {
+    let dir = passes_its_expectations("lock-upgrade-deadlock");
+    let attempts = attempts_csv(dir.path());
+    let naive = attempts.lines().find(|l| l.starts_with("naive,")).unwrap();
+    assert!(
+        naive.contains(",error,40P01,deadlock detected"),
+        "{attempts}"
+    );
+    let summary_md = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(summary_md.contains("deadlock detected"), "{summary_md}");
+}
+
+#[test]
+fn a_failing_expectation_exits_3_with_junit() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
+    let out = dir.path().join("out");
+    stallbench()
+        .args([
+            "run",
+            workload.to_str().unwrap(),
+            "--load-only",
+            "--duration",
+            "2s",
+        ])
+        .args(["--quiet", "--expect", "load.max_p99_ms=0.001", "--out"])
+        .arg(&out)
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "FAIL  load.max_p99_ms <= 0.001 ms: measured",
+        ));
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(junit.starts_with("<?xml"), "{junit}");
+    assert!(junit.contains("failures=\"1\""), "{junit}");
+    assert!(junit.contains("<failure"), "{junit}");
+    assert_eq!(junit.matches("<testcase").count(), 1, "{junit}");
+    let csv = std::fs::read_to_string(out.join("expectations.csv")).unwrap();
+    assert!(csv.starts_with("strategy,expectation,limit,measured,verdict,source"));
+    assert!(csv.contains(",fail,"), "{csv}");
+    assert_no_leftover_server();
+}
