@@ -161,6 +161,14 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
     })?;
     write_run_json(config, &target)?;
     let result = run_strategies(config, &target).await;
+    if result.is_err() {
+        // Leave nothing behind on a real server, even after a failure (best effort).
+        let cleanup = async {
+            let _ = target.clear_sessions().await;
+            let _ = target.drop_schema().await;
+        };
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), cleanup).await;
+    }
     // The server log goes to the results folder on every path, errors included.
     let copied = target.copy_server_log(&config.out_dir);
     let report = result?;

@@ -79,13 +79,7 @@ async fn plain(injector: &DdlInjector, sql: &str) -> Vec<DdlAttempt> {
         .batch_execute("SET lock_timeout = 0; SET statement_timeout = 0")
         .await
     {
-        return vec![failed_attempt(
-            1,
-            clock.now_s(),
-            clock.now_s(),
-            &err,
-            AttemptOutcome::Error,
-        )];
+        return vec![setup_failed(clock, &err)];
     }
     injector.status.send_replace("try 1 waiting".into());
     let started_s = clock.now_s();
@@ -245,15 +239,7 @@ async fn kill_blockers(injector: &DdlInjector, sql: &str, grace: Duration) -> Ve
     .await;
     let ddl_pid = match prepared {
         Ok(pid) => pid,
-        Err(err) => {
-            return vec![failed_attempt(
-                1,
-                clock.now_s(),
-                clock.now_s(),
-                &err,
-                AttemptOutcome::Error,
-            )];
-        }
+        Err(err) => return vec![setup_failed(clock, &err)],
     };
     injector.status.send_replace("try 1 waiting".into());
     let started_s = clock.now_s();
@@ -353,6 +339,12 @@ fn tries(count: u32) -> String {
     } else {
         format!("{count} tries")
     }
+}
+
+/// The record of a try that could not start: setting the session up failed.
+fn setup_failed(clock: RunClock, err: &tokio_postgres::Error) -> DdlAttempt {
+    let now_s = clock.now_s();
+    failed_attempt(1, now_s, now_s, err, AttemptOutcome::Error)
 }
 
 fn failed_attempt(
