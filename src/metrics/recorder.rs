@@ -1,10 +1,14 @@
-//! Collects what the load workers measured into per-second histograms,
-//! without any worker ever waiting on another.
+//! Collects what the load workers measured into per-second figures, without
+//! any worker ever waiting on another, in memory that does not grow with the
+//! length of the run.
 //!
 //! Each worker keeps the histogram of its current second to itself and hands
 //! it over (a channel send, once a second) when it completes a transaction in
-//! a later second. The progress line reads [`LiveCounters`], plain atomics the
-//! workers bump, so a stalled worker never delays it.
+//! a later second. A second is settled, reduced to a few figures and merged
+//! into the run's histogram, once no worker can still add to it; only the
+//! seconds a stalled worker may still report stay as histograms. The progress
+//! line reads [`LiveCounters`], plain atomics the workers bump, so a stalled
+//! worker never delays it.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,21 +44,102 @@ impl WorkerSecond {
     }
 }
 
-/// The merged measurements of all workers: one histogram per second.
-#[derive(Debug, Default)]
+/// A worker's message to the recorder: the second it just left (if it measured
+/// anything there) and the second it is in now (`u32::MAX` once it has stopped).
+#[derive(Debug)]
+pub struct WorkerPart {
+    pub worker: usize,
+    pub finished: Option<WorkerSecond>,
+    pub now_in: u32,
+}
+
+/// The figures of one settled second of the timeline.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SecondFigures {
+    pub completed: u64,
+    pub failed: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+/// A second is settled only once the run clock is this many seconds past it,
+/// so a worker's hand-over still in the channel is not missed.
+const SETTLE_MARGIN_S: u32 = 2;
+
+/// The measurements of all workers: settled seconds as figures, the run's histogram.
+#[derive(Debug)]
 pub struct Recorder {
-    seconds: BTreeMap<u32, WorkerSecond>,
+    /// The second each worker is in (its unsent histogram is for that second).
+    worker_in: Vec<u32>,
+    /// Merged histograms of seconds some worker may still add to.
+    pending: BTreeMap<u32, WorkerSecond>,
+    settled: BTreeMap<u32, SecondFigures>,
+    total_latency_us: Histogram<u64>,
+    failed_by_sqlstate: BTreeMap<String, u64>,
 }
 
 impl Recorder {
-    pub fn new() -> Recorder {
-        Recorder::default()
+    /// A recorder for `workers` workers, all starting in second 0.
+    pub fn new(workers: usize) -> Recorder {
+        Recorder {
+            worker_in: vec![0; workers],
+            pending: BTreeMap::new(),
+            settled: BTreeMap::new(),
+            total_latency_us: new_latency_histogram(),
+            failed_by_sqlstate: BTreeMap::new(),
+        }
     }
 
-    /// Merges one worker's second into the run's second.
-    pub fn add(&mut self, part: WorkerSecond) {
+    /// Takes one worker's hand-over, then settles what can be settled at `now_second`.
+    pub fn add(&mut self, part: WorkerPart, now_second: u32) {
+        if let Some(slot) = self.worker_in.get_mut(part.worker) {
+            *slot = part.now_in;
+        }
+        if let Some(finished) = part.finished {
+            self.merge(finished);
+        }
+        self.settle(now_second);
+    }
+
+    /// Settles every pending second that no worker can still add to: one the
+    /// clock is past (with a margin) and that is no worker's current second.
+    /// A worker in second k adds only to k or, later, to seconds not yet begun.
+    pub fn settle(&mut self, now_second: u32) {
+        let ready: Vec<u32> = self
+            .pending
+            .keys()
+            .copied()
+            .filter(|&second| {
+                second.saturating_add(SETTLE_MARGIN_S) < now_second
+                    && !self.worker_in.contains(&second)
+            })
+            .collect();
+        for second in ready {
+            let part = self.pending.remove(&second).expect("listed above");
+            self.settle_one(part);
+        }
+    }
+
+    /// Settles everything (the run is over).
+    pub fn finish(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        for (_, part) in pending {
+            self.settle_one(part);
+        }
+    }
+
+    fn merge(&mut self, part: WorkerSecond) {
+        if let Some(figures) = self.settled.get_mut(&part.second) {
+            // Late for a settled second (a hand-over delayed past the margin):
+            // counts and max stay exact, the percentiles keep what they were.
+            add_late(figures, &part);
+            self.add_to_totals(&part);
+            return;
+        }
         let merged = self
-            .seconds
+            .pending
             .entry(part.second)
             .or_insert_with(|| WorkerSecond::new(part.second));
         merged
@@ -67,32 +152,68 @@ impl Recorder {
         }
     }
 
-    /// The merged second `second`, if any worker reported anything in it.
-    pub fn second(&self, second: u32) -> Option<&WorkerSecond> {
-        self.seconds.get(&second)
-    }
-
-    /// The latency histogram of the whole run.
-    pub fn total_latency_us(&self) -> Histogram<u64> {
-        let mut total = new_latency_histogram();
-        for part in self.seconds.values() {
-            total
-                .add(&part.latency_us)
-                .expect("histograms share the same bounds");
-        }
-        total
-    }
-
-    /// Failed transactions of the whole run by SQLSTATE.
-    pub fn failed_by_sqlstate(&self) -> BTreeMap<String, u64> {
-        let mut total = BTreeMap::new();
-        for part in self.seconds.values() {
-            for (sqlstate, count) in &part.failed_by_sqlstate {
-                *total.entry(sqlstate.clone()).or_insert(0) += count;
+    fn settle_one(&mut self, part: WorkerSecond) {
+        let latency = &part.latency_us;
+        let figures = if latency.is_empty() {
+            SecondFigures {
+                failed: part.failed,
+                ..SecondFigures::default()
             }
-        }
-        total
+        } else {
+            SecondFigures {
+                completed: latency.len(),
+                failed: part.failed,
+                mean_ms: latency.mean() / 1000.0,
+                p50_ms: latency.value_at_quantile(0.5) as f64 / 1000.0,
+                p99_ms: latency.value_at_quantile(0.99) as f64 / 1000.0,
+                max_ms: latency.max() as f64 / 1000.0,
+            }
+        };
+        self.add_to_totals(&part);
+        self.settled.insert(part.second, figures);
     }
+
+    fn add_to_totals(&mut self, part: &WorkerSecond) {
+        self.total_latency_us
+            .add(&part.latency_us)
+            .expect("histograms share the same bounds");
+        for (sqlstate, count) in &part.failed_by_sqlstate {
+            *self.failed_by_sqlstate.entry(sqlstate.clone()).or_insert(0) += count;
+        }
+    }
+
+    /// The figures of `second`, if any worker reported anything in it and it is settled.
+    pub fn second(&self, second: u32) -> Option<&SecondFigures> {
+        self.settled.get(&second)
+    }
+
+    /// How many seconds are still kept as histograms.
+    pub fn pending_seconds(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The latency histogram of the whole run (settled seconds).
+    pub fn total_latency_us(&self) -> Histogram<u64> {
+        self.total_latency_us.clone()
+    }
+
+    /// Failed transactions of the whole run by SQLSTATE (settled seconds).
+    pub fn failed_by_sqlstate(&self) -> BTreeMap<String, u64> {
+        self.failed_by_sqlstate.clone()
+    }
+}
+
+/// Folds a late hand-over into a settled second's figures.
+fn add_late(figures: &mut SecondFigures, part: &WorkerSecond) {
+    let late = part.latency_us.len();
+    if late > 0 {
+        let sum_ms = figures.mean_ms * figures.completed as f64
+            + part.latency_us.mean() / 1000.0 * late as f64;
+        figures.completed += late;
+        figures.mean_ms = sum_ms / figures.completed as f64;
+        figures.max_ms = figures.max_ms.max(part.latency_us.max() as f64 / 1000.0);
+    }
+    figures.failed += part.failed;
 }
 
 /// Per-second counters the workers bump and the progress line reads.
@@ -176,26 +297,81 @@ impl LiveCounters {
 mod tests {
     use super::*;
 
+    fn part(worker: usize, second: u32, latencies_us: &[u64], now_in: u32) -> WorkerPart {
+        let mut finished = WorkerSecond::new(second);
+        for &latency in latencies_us {
+            finished.latency_us.record(latency).unwrap();
+        }
+        WorkerPart {
+            worker,
+            finished: Some(finished),
+            now_in,
+        }
+    }
+
     #[test]
-    fn parts_of_the_same_second_merge() {
-        let mut recorder = Recorder::new();
-        let mut a = WorkerSecond::new(3);
-        a.latency_us.record(1_000).unwrap();
-        a.failed = 1;
-        a.failed_by_sqlstate.insert("40P01".into(), 1);
-        let mut b = WorkerSecond::new(3);
-        b.latency_us.record(9_000).unwrap();
-        let mut c = WorkerSecond::new(5);
-        c.latency_us.record(2_000).unwrap();
-        recorder.add(a);
-        recorder.add(b);
-        recorder.add(c);
+    fn parts_of_the_same_second_merge_and_settle() {
+        let mut recorder = Recorder::new(2);
+        let mut failing = part(0, 3, &[1_000], 4);
+        let finished = failing.finished.as_mut().unwrap();
+        finished.failed = 1;
+        finished.failed_by_sqlstate.insert("40P01".into(), 1);
+        recorder.add(failing, 4);
+        recorder.add(part(1, 3, &[9_000], 5), 5);
+        recorder.add(part(1, 5, &[2_000], u32::MAX), 5);
+        recorder.finish();
         let third = recorder.second(3).unwrap();
-        assert_eq!(third.latency_us.len(), 2);
+        assert_eq!(third.completed, 2);
         assert_eq!(third.failed, 1);
+        assert!((third.mean_ms - 5.0).abs() < 0.01);
         assert!(recorder.second(4).is_none());
         assert_eq!(recorder.total_latency_us().len(), 3);
         assert_eq!(recorder.failed_by_sqlstate().get("40P01"), Some(&1));
+    }
+
+    #[test]
+    fn memory_stays_flat_while_a_stalled_worker_keeps_its_second() {
+        let mut recorder = Recorder::new(2);
+        // Worker 1 completes something in second 0, then stalls: it stays in second 0.
+        // Worker 0 runs on for 600 seconds.
+        for second in 0..600 {
+            recorder.add(part(0, second, &[1_000], second + 1), second + 1);
+        }
+        // Only the stalled worker's second (and the last, too recent ones) wait.
+        assert!(
+            recorder.pending_seconds() <= 4,
+            "pending: {}",
+            recorder.pending_seconds()
+        );
+        assert!(
+            recorder.second(0).is_none(),
+            "worker 1 may still add to second 0"
+        );
+        assert_eq!(recorder.second(100).unwrap().completed, 1);
+        // The stalled worker finally hands second 0 over.
+        recorder.add(part(1, 0, &[5_000], u32::MAX), 600);
+        recorder.finish();
+        assert_eq!(recorder.second(0).unwrap().completed, 2);
+        assert_eq!(recorder.total_latency_us().len(), 601);
+    }
+
+    #[test]
+    fn a_late_hand_over_still_counts() {
+        let mut recorder = Recorder::new(2);
+        recorder.add(part(1, 3, &[3_000], 4), 4);
+        // Worker 0 reports leaving second 0 for second 1 only at second 10:
+        // second 3 looks final and settles.
+        recorder.add(part(0, 0, &[1_000], 1), 10);
+        assert_eq!(recorder.second(3).unwrap().completed, 1);
+        // Yet worker 0 had completed transactions in second 3: they arrive late.
+        recorder.add(part(0, 1, &[2_000], 3), 10);
+        recorder.add(part(0, 3, &[7_000], u32::MAX), 11);
+        recorder.finish();
+        let third = recorder.second(3).unwrap();
+        assert_eq!(third.completed, 2);
+        assert!((third.max_ms - 7.0).abs() < 0.01);
+        assert!((third.mean_ms - 5.0).abs() < 0.01);
+        assert_eq!(recorder.total_latency_us().len(), 4);
     }
 
     #[test]

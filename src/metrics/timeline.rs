@@ -13,29 +13,15 @@ pub fn build_timeline(
 ) -> Vec<SecondRow> {
     (0..duration_s)
         .map(|second| {
-            let (tps, failed, mean, p50, p99, max) = match recorder.second(second) {
-                Some(part) if !part.latency_us.is_empty() => {
-                    let latency = &part.latency_us;
-                    (
-                        latency.len(),
-                        part.failed,
-                        latency.mean() / 1000.0,
-                        latency.value_at_quantile(0.5) as f64 / 1000.0,
-                        latency.value_at_quantile(0.99) as f64 / 1000.0,
-                        latency.max() as f64 / 1000.0,
-                    )
-                }
-                Some(part) => (0, part.failed, 0.0, 0.0, 0.0, 0.0),
-                None => (0, 0, 0.0, 0.0, 0.0, 0.0),
-            };
+            let figures = recorder.second(second).copied().unwrap_or_default();
             SecondRow {
                 second,
-                tps,
-                failed,
-                lat_mean_ms: mean,
-                lat_p50_ms: p50,
-                lat_p99_ms: p99,
-                lat_max_ms: max,
+                tps: figures.completed,
+                failed: figures.failed,
+                lat_mean_ms: figures.mean_ms,
+                lat_p50_ms: figures.p50_ms,
+                lat_p99_ms: figures.p99_ms,
+                lat_max_ms: figures.max_ms,
                 lock_waiters: lock_waiters.get(second as usize).copied().unwrap_or(0),
                 blocker_active: blocker
                     .is_some_and(|window| overlaps(second, window.started_s, window.ended_s)),
@@ -77,6 +63,7 @@ pub fn ddl_state_in(second: u32, attempts: &[DdlAttempt]) -> DdlState {
 mod tests {
     use super::*;
     use crate::metrics::WorkerSecond;
+    use crate::metrics::recorder::WorkerPart;
 
     fn attempt(n: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -> DdlAttempt {
         DdlAttempt {
@@ -92,15 +79,22 @@ mod tests {
 
     #[test]
     fn every_second_gets_a_row_with_zero_seconds_included() {
-        let mut recorder = Recorder::new();
+        let mut recorder = Recorder::new(1);
         let mut part = WorkerSecond::new(0);
         part.latency_us.record(2_000).unwrap();
         part.latency_us.record(4_000).unwrap();
-        recorder.add(part);
         let mut stalled = WorkerSecond::new(3);
         stalled.latency_us.record(2_500_000).unwrap();
         stalled.failed = 1;
-        recorder.add(stalled);
+        for (finished, now_in) in [(part, 3), (stalled, u32::MAX)] {
+            let handed_over = WorkerPart {
+                worker: 0,
+                finished: Some(finished),
+                now_in,
+            };
+            recorder.add(handed_over, 4);
+        }
+        recorder.finish();
         let window = BlockerWindow {
             started_s: 1.2,
             ended_s: 2.9,

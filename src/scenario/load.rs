@@ -17,6 +17,7 @@ use tokio_postgres::{Client, Statement};
 use super::RunClock;
 use crate::config::WeightedScript;
 use crate::error::Error;
+use crate::metrics::recorder::WorkerPart;
 use crate::metrics::{LiveCounters, WorkerSecond};
 use crate::script::{self, Command, Script};
 use crate::target::error_text;
@@ -103,7 +104,7 @@ pub async fn run_worker(
     worker: Worker,
     clock: RunClock,
     live: Arc<LiveCounters>,
-    parts: UnboundedSender<WorkerSecond>,
+    parts: UnboundedSender<WorkerPart>,
 ) -> WorkerOutcome {
     let Worker {
         client,
@@ -156,9 +157,11 @@ pub async fn run_worker(
         }
         if second != current.second {
             let finished = std::mem::replace(&mut current, WorkerSecond::new(second));
-            if !finished.is_empty() {
-                let _ = parts.send(finished);
-            }
+            let _ = parts.send(WorkerPart {
+                worker: client_id as usize,
+                finished: (!finished.is_empty()).then_some(finished),
+                now_in: second,
+            });
         }
         match result {
             Ok(()) => {
@@ -184,9 +187,11 @@ pub async fn run_worker(
             }
         }
     }
-    if !current.is_empty() {
-        let _ = parts.send(current);
-    }
+    let _ = parts.send(WorkerPart {
+        worker: client_id as usize,
+        finished: (!current.is_empty()).then_some(current),
+        now_in: u32::MAX,
+    });
     outcome
 }
 

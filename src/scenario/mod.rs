@@ -137,11 +137,20 @@ pub async fn run_strategy(
     let duration_s = clock.duration_s();
     let live = Arc::new(LiveCounters::new(duration_s));
     let (parts_tx, mut parts_rx) = mpsc::unbounded_channel();
+    let workers_count = config.load.clients as usize;
     let recorder_task = tokio::spawn(async move {
-        let mut recorder = Recorder::new();
-        while let Some(part) = parts_rx.recv().await {
-            recorder.add(part);
+        let mut recorder = Recorder::new(workers_count);
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                part = parts_rx.recv() => match part {
+                    Some(part) => recorder.add(part, clock.second_now()),
+                    None => break,
+                },
+                _ = tick.tick() => recorder.settle(clock.second_now()),
+            }
         }
+        recorder.finish();
         recorder
     });
 
