@@ -1,7 +1,7 @@
 //! The two charts of a results folder: `timeline.png` (TPS per second, one panel per
 //! strategy, with the blocker window and the DDL attempts, and under it a strip with
-//! the sessions waiting on a lock) and `latency.png` (latency by percentile, one curve
-//! per strategy).
+//! the sessions waiting on a lock; panels stacked up to 3 strategies, in two columns
+//! beyond) and `latency.png` (latency by percentile, one curve per strategy).
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary, so the charts render the
 //! same on machines with no fonts installed.
@@ -24,14 +24,25 @@ static FONT_BYTES: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
 /// The family name the embedded font is registered under.
 const FONT: &str = "sans-serif";
 
-/// Width of `timeline.png` in pixels.
+/// Width of `timeline.png` in pixels when its panels are stacked (1 to 3 strategies).
 pub const TIMELINE_WIDTH_PX: u32 = 1200;
+/// Width of one column of `timeline.png` in pixels when its panels are in a grid
+/// (more than 3 strategies): two columns, 1800 px in all.
+pub const TIMELINE_GRID_COLUMN_WIDTH_PX: u32 = 900;
+/// The most strategies whose panels are stacked in one column; with more, `timeline.png`
+/// puts them in a grid of [`TIMELINE_GRID_COLUMNS`] columns.
+pub const TIMELINE_MAX_STACKED: usize = 3;
+/// Columns of the grid of panels of `timeline.png` with more than 3 strategies.
+pub const TIMELINE_GRID_COLUMNS: u32 = 2;
 /// Height of the TPS part of one strategy panel of `timeline.png` in pixels.
 pub const TIMELINE_PANEL_HEIGHT_PX: u32 = 300;
 /// Height of the lock waiters strip under each strategy's TPS part in pixels.
 pub const TIMELINE_LOCK_STRIP_HEIGHT_PX: u32 = 70;
-/// Height of the title and key above the panels of `timeline.png` in pixels.
+/// Height of the title (two lines) and key above the panels of `timeline.png` in pixels;
+/// each title line more (grid only) adds [`TIMELINE_TITLE_LINE_HEIGHT_PX`].
 pub const TIMELINE_HEADER_HEIGHT_PX: u32 = 80;
+/// Height of one line of the title of `timeline.png` in pixels.
+pub const TIMELINE_TITLE_LINE_HEIGHT_PX: u32 = 24;
 /// Width and height of `latency.png` in pixels.
 pub const LATENCY_SIZE_PX: (u32, u32) = (1200, 600);
 
@@ -59,15 +70,95 @@ const STRATEGY_COLOURS: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 
-/// Width and height in pixels of `timeline.png` for `strategies` panels:
-/// 1200 x ((300 TPS + 70 lock waiters) per panel + 80); a report without strategies
-/// gets one (empty) panel.
+/// Width and height in pixels of `timeline.png` for `strategies` panels (a report
+/// without strategies gets one, empty, panel). A panel is 370 px high (300 TPS + 70 lock
+/// waiters); the header is 80 px for a two-line title, plus 24 px per extra title line.
+///
+/// - 1 to 3 strategies, stacked: 1200 x (370 per panel + 80).
+/// - 4 or more, a grid of 2 columns of 900 px: 1800 x (370 per row + 80 + 24 x extra
+///   title lines), with `ceil(n / 2)` rows and `ceil((n + 1) / 3)` title lines (at
+///   least 2): 4 strategies give 1800 x 820, 9 give 1800 x 1978.
 pub fn timeline_size(strategies: usize) -> (u32, u32) {
-    let panels = strategies.max(1) as u32;
-    (
-        TIMELINE_WIDTH_PX,
-        timeline_panel_height_px() * panels + TIMELINE_HEADER_HEIGHT_PX,
-    )
+    TimelineLayout::new(strategies).size()
+}
+
+/// Where the parts of `timeline.png` go for a number of strategies: panels stacked in
+/// one column of 1200 px up to [`TIMELINE_MAX_STACKED`] strategies, a grid of
+/// [`TIMELINE_GRID_COLUMNS`] columns of 900 px beyond, filled left to right, then top
+/// to bottom, in run order. The header spans the full width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TimelineLayout {
+    /// Panels (at least one: a report without strategies gets an empty one).
+    panels: u32,
+    columns: u32,
+    column_width_px: u32,
+    /// Lines the title may take before it is cut.
+    title_lines: u32,
+}
+
+impl TimelineLayout {
+    fn new(strategies: usize) -> TimelineLayout {
+        let panels = strategies.max(1) as u32;
+        if strategies <= TIMELINE_MAX_STACKED {
+            TimelineLayout {
+                panels,
+                columns: 1,
+                column_width_px: TIMELINE_WIDTH_PX,
+                title_lines: 2,
+            }
+        } else {
+            // One title line per 3 parts (the workload and the headlines): the longest
+            // headlines ("strong-migrations: 12 s at 0 tps, 12 tries, gave_up") take
+            // about 430 px, so 3 fit on a line of 1760 px but not always 4.
+            TimelineLayout {
+                panels,
+                columns: TIMELINE_GRID_COLUMNS,
+                column_width_px: TIMELINE_GRID_COLUMN_WIDTH_PX,
+                title_lines: (panels + 1).div_ceil(3).max(2),
+            }
+        }
+    }
+
+    fn rows(&self) -> u32 {
+        self.panels.div_ceil(self.columns)
+    }
+
+    fn width_px(&self) -> u32 {
+        self.column_width_px * self.columns
+    }
+
+    fn header_height_px(&self) -> u32 {
+        TIMELINE_HEADER_HEIGHT_PX + TIMELINE_TITLE_LINE_HEIGHT_PX * (self.title_lines - 2)
+    }
+
+    fn size(&self) -> (u32, u32) {
+        (
+            self.width_px(),
+            self.header_height_px() + timeline_panel_height_px() * self.rows(),
+        )
+    }
+
+    /// The top left corner of panel `index` (run order) in the whole image.
+    fn panel_origin_px(&self, index: u32) -> (u32, u32) {
+        let column = index % self.columns;
+        let row = index / self.columns;
+        (
+            self.column_width_px * column,
+            self.header_height_px() + timeline_panel_height_px() * row,
+        )
+    }
+
+    /// The area of panel `index` (run order): its TPS part and its lock strip.
+    fn panel_area<'a>(
+        &self,
+        root: &DrawingArea<BitMapBackend<'a>, Shift>,
+        index: u32,
+    ) -> DrawingArea<BitMapBackend<'a>, Shift> {
+        root.clone().shrink(
+            self.panel_origin_px(index),
+            (self.column_width_px, timeline_panel_height_px()),
+        )
+    }
 }
 
 /// Height of one whole strategy panel of `timeline.png`: the TPS part and the lock strip.
@@ -75,8 +166,9 @@ fn timeline_panel_height_px() -> u32 {
     TIMELINE_PANEL_HEIGHT_PX + TIMELINE_LOCK_STRIP_HEIGHT_PX
 }
 
-/// Draws `timeline.png` to `path`: one panel per strategy, stacked, sharing the x axis
-/// (seconds of the run clock) and the y range (TPS, 0 to the highest second of any strategy).
+/// Draws `timeline.png` to `path`: one panel per strategy, stacked up to 3 strategies and
+/// in a grid of 2 columns beyond (see [`timeline_size`]), all sharing the x axis (seconds
+/// of the run clock) and the y range (TPS, 0 to the highest second of any strategy).
 /// Under each panel's TPS part, a strip on the same x axis shows the sessions waiting on a
 /// lock in each second (0 to the highest count of any strategy).
 pub fn draw_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
@@ -111,11 +203,12 @@ fn text_style(size: u32) -> TextStyle<'static> {
 // timeline.png
 
 fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
-    let size = timeline_size(report.strategies.len());
+    let layout = TimelineLayout::new(report.strategies.len());
+    let size = layout.size();
     let root = BitMapBackend::new(path, size).into_drawing_area();
     root.fill(&WHITE)?;
-    let (header, body) = root.split_vertically(TIMELINE_HEADER_HEIGHT_PX);
-    draw_timeline_header(report, &header)?;
+    let (header, body) = root.split_vertically(layout.header_height_px());
+    draw_timeline_header(report, &header, &layout)?;
 
     if report.strategies.is_empty() {
         body.draw_text(
@@ -142,8 +235,8 @@ fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
             .max()
             .unwrap_or(0)
             .max(1);
-        let panels = body.split_evenly((report.strategies.len(), 1));
-        for (strategy, panel) in report.strategies.iter().zip(&panels) {
+        for (index, strategy) in report.strategies.iter().enumerate() {
+            let panel = layout.panel_area(&root, index as u32);
             let (tps_part, lock_strip) = panel.split_vertically(TIMELINE_PANEL_HEIGHT_PX);
             draw_timeline_panel(strategy, &tps_part, duration_s, y_top)?;
             draw_lock_strip(strategy, &lock_strip, duration_s, max_waiters)?;
@@ -153,24 +246,24 @@ fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The title (workload and headline figures, wrapped onto two lines if needed) and the key.
+/// The title and, under it, the key. A title shorter than the header has room for
+/// (grid only) is moved down by half the unused lines, so that the title and key stay
+/// together in the middle of the header.
 fn draw_timeline_header(
     report: &RunReport,
     header: &DrawingArea<BitMapBackend, Shift>,
+    layout: &TimelineLayout,
 ) -> anyhow::Result<()> {
     let (width, _) = header.dim_in_pixel();
-    let title_style = text_style(20);
-    let mut parts = vec![report.workload.clone()];
-    parts.extend(report.strategies.iter().map(headline));
-    let lines = wrap_parts(&parts, " | ", 2, |text| {
-        header
-            .estimate_text_size(text, &title_style)
-            .map_or(0, |(w, _)| w)
-            <= width - 40
-    });
-    let centred = title_style.pos(Pos::new(HPos::Center, VPos::Top));
+    let line_px = TIMELINE_TITLE_LINE_HEIGHT_PX as i32;
+    let lines = timeline_title(report, layout);
+    // A one-line title keeps the room of a second line, as in the 80 px header.
+    let shown_lines = lines.len().max(2) as i32;
+    let title_top = 8 + (layout.title_lines as i32 - shown_lines) * line_px / 2;
+    let centred = text_style(TITLE_FONT_PX).pos(Pos::new(HPos::Center, VPos::Top));
     for (index, line) in lines.iter().enumerate() {
-        header.draw_text(line, &centred, (width as i32 / 2, 8 + 24 * index as i32))?;
+        let y = title_top + line_px * index as i32;
+        header.draw_text(line, &centred, (width as i32 / 2, y))?;
     }
 
     // The key, centred on one line under the title.
@@ -201,7 +294,8 @@ fn draw_timeline_header(
     let total_px: i32 = label_widths.iter().map(|w| swatch_px + 6 + w).sum::<i32>()
         + gap_px * (items.len() as i32 - 1);
     let mut x = (width as i32 - total_px) / 2;
-    let y = 58;
+    // 58 in the 80 px header of a two-line title.
+    let y = title_top + line_px * shown_lines + 2;
     for ((label, swatch), label_width) in items.iter().zip(&label_widths) {
         match swatch {
             KeySwatch::Line(colour) => header.draw(&PathElement::new(
@@ -221,6 +315,23 @@ fn draw_timeline_header(
         x += swatch_px + 6 + label_width + gap_px;
     }
     Ok(())
+}
+
+/// Font size of the title of `timeline.png`.
+const TITLE_FONT_PX: u32 = 20;
+
+/// The lines of the title of `timeline.png`: the workload and every strategy's headline
+/// figures, joined by " | ", wrapped between strategies onto at most the layout's title
+/// lines, each at most the image width less 40 px (cut after a word with "…" if they
+/// do not all fit).
+fn timeline_title(report: &RunReport, layout: &TimelineLayout) -> Vec<String> {
+    let title_style = text_style(TITLE_FONT_PX);
+    let max_width_px = layout.width_px() - 40;
+    let mut parts = vec![report.workload.clone()];
+    parts.extend(report.strategies.iter().map(headline));
+    wrap_parts(&parts, " | ", layout.title_lines as usize, |text| {
+        title_style.font.box_size(text).map_or(0, |(w, _)| w) <= max_width_px
+    })
 }
 
 /// What a key entry shows next to its label.
@@ -469,8 +580,9 @@ fn headline(strategy: &StrategyReport) -> String {
     text
 }
 
-/// Joins `parts` with `separator` into at most `max_lines` lines that `fits`;
-/// what does not fit on the last line is cut and ends with "…".
+/// Joins `parts` with `separator` into at most `max_lines` lines that `fits`, breaking
+/// lines between parts only; what does not fit on the last line is cut after a whole
+/// word (and any separator or punctuation before the cut dropped) and ends with "…".
 fn wrap_parts(
     parts: &[String],
     separator: &str,
@@ -496,10 +608,20 @@ fn wrap_parts(
     if lines.len() > max_lines {
         let mut last = lines[max_lines - 1..].join(separator);
         while !last.is_empty() && !fits(&format!("{last} …")) {
-            last.pop();
+            // Drop the last word, then what would dangle before the "…".
+            let word_start = last.rfind(' ').unwrap_or(0);
+            last.truncate(word_start);
+            let kept = last.trim_end_matches(|c: char| {
+                c.is_whitespace() || c == ',' || c == ':' || separator.trim().contains(c)
+            });
+            last.truncate(kept.len());
         }
         lines.truncate(max_lines - 1);
-        lines.push(format!("{} …", last.trim_end()));
+        if last.is_empty() {
+            lines.push("…".to_string());
+        } else {
+            lines.push(format!("{last} …"));
+        }
     }
     lines
 }
@@ -786,7 +908,130 @@ mod tests {
     fn timeline_size_is_300_plus_70_per_panel_plus_80() {
         assert_eq!(timeline_size(1), (1200, 450));
         assert_eq!(timeline_size(2), (1200, 820));
+        assert_eq!(timeline_size(3), (1200, 1190));
         assert_eq!(timeline_size(0), (1200, 450));
+    }
+
+    #[test]
+    fn more_than_three_strategies_make_a_grid_of_two_columns() {
+        // 370 px per row of two panels; 80 px of header, 24 more per title line past 2.
+        assert_eq!(timeline_size(4), (1800, 2 * 370 + 80));
+        assert_eq!(timeline_size(5), (1800, 3 * 370 + 80));
+        assert_eq!(timeline_size(6), (1800, 3 * 370 + 80 + 24));
+        assert_eq!(timeline_size(9), (1800, 5 * 370 + 80 + 48));
+        assert_eq!(timeline_size(9), (1800, 1978));
+        assert_eq!(timeline_size(12), (1800, 6 * 370 + 80 + 72));
+
+        // Left to right, then top to bottom.
+        let layout = TimelineLayout::new(9);
+        assert_eq!(layout.panel_origin_px(0), (0, 128));
+        assert_eq!(layout.panel_origin_px(1), (900, 128));
+        assert_eq!(layout.panel_origin_px(2), (0, 128 + 370));
+        assert_eq!(layout.panel_origin_px(8), (0, 128 + 4 * 370));
+        // Stacked: one below the other, the full width.
+        let layout = TimelineLayout::new(3);
+        assert_eq!(layout.panel_origin_px(2), (0, 80 + 2 * 370));
+        assert_eq!(layout.column_width_px, 1200);
+    }
+
+    /// The sample report with one strategy per name, taking turns at copying the
+    /// sample's `naive` and `retry`.
+    fn report_with_strategies(names: &[&str]) -> RunReport {
+        let sample = reference_report();
+        let mut report = RunReport {
+            workload: sample.workload.clone(),
+            strategies: Vec::new(),
+        };
+        for (index, name) in names.iter().enumerate() {
+            let mut strategy = sample.strategies[index % 2].clone();
+            strategy.strategy = name.to_string();
+            strategy.summary.strategy = name.to_string();
+            report.strategies.push(strategy);
+        }
+        report
+    }
+
+    /// The 9 strategies of `compare --strategies all`, in run order.
+    const ALL_STRATEGIES: [&str; 9] = [
+        "naive",
+        "retry",
+        "gitlab",
+        "pgroll",
+        "reshape",
+        "postgres-ai",
+        "strong-migrations",
+        "kill-blockers",
+        "wait-for-idle",
+    ];
+
+    #[test]
+    fn every_panel_of_a_grid_has_its_tps_line() {
+        let (_keep, dir) = output_dir();
+        let report = report_with_strategies(&ALL_STRATEGIES);
+        let path = dir.join("timeline-nine.png");
+        draw_timeline(&report, &path).unwrap();
+        let (width, height, pixels) = decode_rgb(&path);
+        assert_eq!((width, height), timeline_size(9));
+
+        let line = [TPS_LINE.0, TPS_LINE.1, TPS_LINE.2];
+        let layout = TimelineLayout::new(9);
+        let count_line_pixels = |index: u32| {
+            let (left, top) = layout.panel_origin_px(index);
+            (top..top + TIMELINE_PANEL_HEIGHT_PX)
+                .flat_map(|y| {
+                    (left..left + layout.column_width_px).map(move |x| (y * width + x) as usize)
+                })
+                .filter(|&pixel| pixels[pixel] == line)
+                .count()
+        };
+        for index in 0..9 {
+            let count = count_line_pixels(index);
+            assert!(
+                count > 500,
+                "panel {index}: only {count} pixels of the TPS line"
+            );
+        }
+        // The cell right of the last panel stays empty.
+        assert_eq!(count_line_pixels(9), 0);
+    }
+
+    #[test]
+    fn the_title_of_nine_strategies_wraps_between_them() {
+        register_embedded_font().unwrap();
+        let mut report = report_with_strategies(&ALL_STRATEGIES);
+        report.workload = "add-column-with-a-default".to_string();
+        // The longest headlines: double-digit stalls and tries, and a failed DDL.
+        for strategy in &mut report.strategies {
+            strategy.summary.zero_tps_seconds = 12;
+            strategy.summary.ddl_attempts = 12;
+            strategy.summary.ddl_outcome = "gave_up".to_string();
+        }
+        let layout = TimelineLayout::new(9);
+        let lines = timeline_title(&report, &layout);
+        assert!(lines.len() <= layout.title_lines as usize, "{lines:?}");
+        let joined = lines.join(" | ");
+        assert!(!joined.contains('…'), "{lines:?}");
+        for strategy in &report.strategies {
+            assert!(joined.contains(&headline(strategy)), "{lines:?}");
+        }
+        let title_style = text_style(TITLE_FONT_PX);
+        for line in &lines {
+            let (line_width, _) = title_style.font.box_size(line).unwrap();
+            assert!(line_width <= 1800 - 40, "{line_width} px: {line}");
+        }
+    }
+
+    #[test]
+    fn two_to_nine_strategies_draw_at_their_size() {
+        let (_keep, dir) = output_dir();
+        for count in [2, 3, 4, 9] {
+            let report = report_with_strategies(&ALL_STRATEGIES[..count]);
+            let path = dir.join(format!("timeline-{count}-strategies.png"));
+            draw_timeline(&report, &path).unwrap();
+            let (width, height, colours) = decode_png(&path);
+            assert_eq!((width, height), timeline_size(count), "{count} strategies");
+            assert!(colours > 2, "{count} strategies: only {colours} colours");
+        }
     }
 
     #[test]
@@ -1011,7 +1256,7 @@ mod tests {
     }
 
     #[test]
-    fn long_titles_wrap_and_are_cut() {
+    fn long_titles_wrap_and_are_cut_after_a_word() {
         let parts: Vec<String> = ["aaaa", "bbbb", "cccc", "dddd", "eeee"]
             .iter()
             .map(|s| s.to_string())
@@ -1024,8 +1269,26 @@ mod tests {
         );
         assert_eq!(
             wrap_parts(&parts, " | ", 2, fits),
-            vec!["aaaa | bbbb".to_string(), "cccc | dd …".to_string()]
+            vec!["aaaa | bbbb".to_string(), "cccc …".to_string()]
         );
+        // A headline too long for what is left is cut after a word, with no dangling
+        // comma or separator.
+        let parts: Vec<String> = ["naive: 9 s at 0 tps", "retry: 0 s at 0 tps, 5 tries"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let fits = |text: &str| text.chars().count() <= 40;
+        assert_eq!(
+            wrap_parts(&parts, " | ", 1, fits),
+            vec!["naive: 9 s at 0 tps | retry: 0 s at 0 …"]
+        );
+        let fits = |text: &str| text.chars().count() <= 25;
+        assert_eq!(
+            wrap_parts(&parts, " | ", 1, fits),
+            vec!["naive: 9 s at 0 tps …"]
+        );
+        let fits = |text: &str| text.chars().count() <= 3;
+        assert_eq!(wrap_parts(&parts, " | ", 1, fits), vec!["…"]);
     }
 
     #[test]
