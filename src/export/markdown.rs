@@ -1,9 +1,13 @@
-//! `summary.md`: a heading, one table row per strategy, and one plain sentence per strategy.
+//! `summary.md`: a heading, one table row per strategy, one plain sentence per strategy,
+//! the lock chains, and (with 2+ strategies) the ranking with its headline.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::metrics::locks::{chain, describe_chain};
+use crate::metrics::ranking::{
+    format_thousands, headline, migration_done_cell, rank_strategies, window_note,
+};
 use crate::metrics::{RunReport, StrategyReport, Summary};
 
 use super::{Exporter, SUMMARY_MD, write_file};
@@ -67,6 +71,58 @@ pub fn summary_markdown(report: &RunReport) -> String {
     }
     for strategy in &report.strategies {
         text.push_str(&lock_chain_markdown(strategy));
+    }
+    text.push_str(&ranking_markdown(report));
+    text
+}
+
+/// The `## Ranking` section: a table of the strategies in rank order (best first)
+/// and the headline sentence; empty when the run has fewer than 2 strategies.
+pub fn ranking_markdown(report: &RunReport) -> String {
+    if report.strategies.len() < 2 {
+        return String::new();
+    }
+    let ranked = rank_strategies(report);
+    let mut text = String::new();
+    let _ = writeln!(text, "## Ranking\n");
+    let _ = writeln!(
+        text,
+        "| rank | strategy | longest stall s | zero-tps s | worst-second tps \
+         | worst-second p99 ms | max ms in window | failed | migration done at s | tries | blocker |"
+    );
+    let _ = writeln!(
+        text,
+        "| ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :--- |"
+    );
+    for (index, row) in ranked.iter().enumerate() {
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            index + 1,
+            table_cell(&row.strategy),
+            row.longest_stall_s,
+            row.zero_tps_seconds,
+            format_thousands(row.worst_second_tps),
+            format_ms(row.worst_second_p99_ms),
+            format_ms(row.window_max_latency_ms),
+            row.failed_transactions,
+            migration_done_cell(row),
+            row.ddl_tries,
+            table_cell(&row.blocker_outcome),
+        );
+    }
+    text.push('\n');
+    let _ = writeln!(text, "{}\n", headline(&ranked));
+    let _ = writeln!(
+        text,
+        "Ranked by longest stall, then worst-second p99, then failed transactions, then \
+         migration completion. Worst-second figures cover each strategy's DDL window \
+         (first attempt start to last attempt end plus 1 s); p99 is per second.\n"
+    );
+    for row in &ranked {
+        if let Some(note) = window_note(row) {
+            let _ = writeln!(text, "{note}\n");
+        }
     }
     text
 }
@@ -252,6 +308,65 @@ mod tests {
             strategy_sentence(retry),
             "retry: 0 s at 0 tps; 4 tries, gave up after 8.0 s \
              (55P03: canceling statement due to lock timeout); 2 connections lost."
+        );
+    }
+
+    #[test]
+    fn summary_md_ends_with_the_ranking_for_two_strategies() {
+        let text = summary_markdown(&reference_report());
+        let section = text.find("## Ranking\n").expect("ranking section");
+        assert!(section > text.find("retry: 0 s at 0 tps").unwrap());
+        let ranking = &text[section..];
+        assert!(ranking.contains(
+            "| rank | strategy | longest stall s | zero-tps s | worst-second tps \
+             | worst-second p99 ms | max ms in window | failed | migration done at s | tries | blocker |"
+        ));
+        let rows: Vec<&str> = ranking
+            .lines()
+            .filter(|line| line.starts_with("| 1 |") || line.starts_with("| 2 |"))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "| 1 | retry | 0 | 0 | 1,700 | 420.0 | 500.0 | 0 | 18.0 | 5 | ok |",
+                "| 2 | naive | 9 | 9 | 0 | 9100 | 9700 | 0 | 15.7 | 1 | ok |",
+            ]
+        );
+        assert!(
+            ranking.contains(
+                "\nretry kept the worst second at 1,700 tps (naive: 0 tps) \
+                 and finished the migration 2.3 s later than naive.\n"
+            ),
+            "{ranking}"
+        );
+    }
+
+    #[test]
+    fn one_strategy_has_no_ranking() {
+        let mut report = reference_report();
+        report.strategies.truncate(1);
+        assert_eq!(ranking_markdown(&report), "");
+        assert!(!summary_markdown(&report).contains("## Ranking"));
+    }
+
+    #[test]
+    fn the_ranking_notes_a_strategy_without_ddl() {
+        let mut report = reference_report();
+        let load = &mut report.strategies[1];
+        load.strategy = "load".to_string();
+        load.summary.strategy = "load".to_string();
+        load.attempts.clear();
+        load.summary.ddl_attempts = 0;
+        load.summary.ddl_outcome = "none".to_string();
+        let ranking = ranking_markdown(&report);
+        assert!(
+            ranking.contains("| 1 | load | 0 | 0 | 1,700 | 420.0 | 500.0 | 0 | no DDL | 0 | ok |"),
+            "{ranking}"
+        );
+        assert!(
+            ranking
+                .contains("load: no DDL attempt, so its worst-second figures cover the whole run."),
+            "{ranking}"
         );
     }
 

@@ -4,12 +4,14 @@
 //! fills a [`StrategyReport`], the exporters and charts read it.
 
 pub mod locks;
+pub mod ranking;
 pub mod recorder;
 pub mod summary;
 pub mod timeline;
 
 use serde::{Deserialize, Serialize};
 
+pub use ranking::{DdlWindow, RankingRow, headline, rank_strategies};
 pub use recorder::{LiveCounters, Recorder, WorkerSecond};
 pub use summary::{Summary, longest_stall_s, summarize};
 pub use timeline::build_timeline;

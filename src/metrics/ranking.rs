@@ -1,0 +1,644 @@
+//! Which strategy hurt traffic least, and what it cost in migration time.
+//!
+//! Pure functions over [`StrategyReport`]s: [`rank_strategies`] turns a run into
+//! [`RankingRow`]s in rank order, [`headline`] answers the question in one sentence.
+//! The exporters only format what is computed here.
+
+use std::cmp::Ordering;
+
+use super::{DdlAttempt, RunReport, SecondRow, StrategyReport};
+
+/// The stretch of the run clock the migration touched, in seconds.
+///
+/// From the first attempt's start to the last attempt's end plus 1 s (so the
+/// second in which the lock queue drains counts), clamped to the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DdlWindow {
+    /// Start of the window on the run clock, in seconds.
+    pub start_s: f64,
+    /// End of the window on the run clock, in seconds (exclusive).
+    pub end_s: f64,
+}
+
+impl DdlWindow {
+    /// Whether timeline second `second` (covering `[second, second + 1)`) overlaps the window.
+    pub fn overlaps_second(&self, second: u32) -> bool {
+        let second_start_s = f64::from(second);
+        second_start_s < self.end_s && second_start_s + 1.0 > self.start_s
+    }
+}
+
+/// The figures of one strategy that the ranking compares; one row of the ranking table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankingRow {
+    /// Strategy name as the run names it.
+    pub strategy: String,
+    /// Position of the strategy in the run, 0 for the first one (the baseline).
+    pub run_order: usize,
+    /// The DDL window; `None` when the strategy made no DDL attempt or its attempts
+    /// lie outside the timeline, and then the worst-second figures cover the whole run.
+    pub window: Option<DdlWindow>,
+    /// Lowest TPS of any second overlapping the window; 0 when the window holds no second.
+    pub worst_second_tps: u64,
+    /// Highest per-second p99 latency in the window, in ms (per-second histograms
+    /// are not kept, so this is the worst second's p99, not a p99 of the window).
+    pub worst_second_p99_ms: f64,
+    /// Highest latency of any transaction that completed in the window, in ms.
+    pub window_max_latency_ms: f64,
+    /// Transactions that failed during the whole run.
+    pub failed_transactions: u64,
+    /// Longest run of stalled seconds in the whole run (see `longest_stall_s`).
+    pub longest_stall_s: u32,
+    /// Seconds of the whole run with no completed transaction.
+    pub zero_tps_seconds: u32,
+    /// When the last attempt ended, on the run clock in seconds, if the DDL finished ok.
+    pub migration_done_at_s: Option<f64>,
+    /// How many DDL attempts the strategy made.
+    pub ddl_tries: u32,
+    /// The summary's DDL outcome: `ok`, `gave_up`, `error` or `none`.
+    pub ddl_outcome: String,
+    /// How the blocker ended: `none`, `ok` or `failed: <server message>`.
+    pub blocker_outcome: String,
+}
+
+/// The DDL window of a strategy, or `None` when there were no attempts or the
+/// window does not overlap the timeline.
+pub fn ddl_window(seconds: &[SecondRow], attempts: &[DdlAttempt]) -> Option<DdlWindow> {
+    let first_attempt = attempts.first()?;
+    let last_attempt = attempts.last()?;
+    let timeline_start_s = f64::from(seconds.first()?.second);
+    let timeline_end_s = f64::from(seconds.last()?.second) + 1.0;
+    let start_s = first_attempt.started_s.max(timeline_start_s);
+    let end_s = (last_attempt.ended_s + 1.0).min(timeline_end_s);
+    if start_s >= end_s {
+        return None;
+    }
+    Some(DdlWindow { start_s, end_s })
+}
+
+/// The ranking figures of one strategy; `run_order` is its position in the run.
+pub fn ranking_row(run_order: usize, strategy: &StrategyReport) -> RankingRow {
+    let summary = &strategy.summary;
+    let window = ddl_window(&strategy.seconds, &strategy.attempts);
+    let seconds_in_window: Vec<&SecondRow> = strategy
+        .seconds
+        .iter()
+        .filter(|row| match &window {
+            Some(window) => window.overlaps_second(row.second),
+            None => true,
+        })
+        .collect();
+    let worst_second_tps = seconds_in_window
+        .iter()
+        .map(|row| row.tps)
+        .min()
+        .unwrap_or(0);
+    let worst_second_p99_ms = seconds_in_window
+        .iter()
+        .map(|row| row.lat_p99_ms)
+        .fold(0.0, f64::max);
+    let window_max_latency_ms = seconds_in_window
+        .iter()
+        .map(|row| row.lat_max_ms)
+        .fold(0.0, f64::max);
+    let migration_done_at_s = if summary.ddl_outcome == "ok" {
+        strategy.attempts.last().map(|last| last.ended_s)
+    } else {
+        None
+    };
+    RankingRow {
+        strategy: strategy.strategy.clone(),
+        run_order,
+        window,
+        worst_second_tps,
+        worst_second_p99_ms,
+        window_max_latency_ms,
+        failed_transactions: summary.failed,
+        longest_stall_s: summary.longest_stall_s,
+        zero_tps_seconds: summary.zero_tps_seconds,
+        migration_done_at_s,
+        ddl_tries: summary.ddl_attempts,
+        ddl_outcome: summary.ddl_outcome.clone(),
+        blocker_outcome: summary.blocker_outcome.clone(),
+    }
+}
+
+/// The ranking order, best first: shorter longest stall, then lower worst-second
+/// p99 in the window, then fewer failed transactions, then a finished DDL before
+/// an unfinished one, then earlier completion, then run order.
+pub fn compare_rows(a: &RankingRow, b: &RankingRow) -> Ordering {
+    a.longest_stall_s
+        .cmp(&b.longest_stall_s)
+        .then(a.worst_second_p99_ms.total_cmp(&b.worst_second_p99_ms))
+        .then(a.failed_transactions.cmp(&b.failed_transactions))
+        .then(compare_completion(
+            a.migration_done_at_s,
+            b.migration_done_at_s,
+        ))
+        .then(a.run_order.cmp(&b.run_order))
+}
+
+/// Finished before unfinished, earlier before later.
+fn compare_completion(a_done_at_s: Option<f64>, b_done_at_s: Option<f64>) -> Ordering {
+    match (a_done_at_s, b_done_at_s) {
+        (Some(a), Some(b)) => a.total_cmp(&b),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
+}
+
+/// Every strategy of the run as a [`RankingRow`], in rank order: index 0 is rank 1.
+pub fn rank_strategies(report: &RunReport) -> Vec<RankingRow> {
+    let mut rows: Vec<RankingRow> = report
+        .strategies
+        .iter()
+        .enumerate()
+        .map(|(run_order, strategy)| ranking_row(run_order, strategy))
+        .collect();
+    rows.sort_by(compare_rows);
+    rows
+}
+
+/// One sentence that answers "which strategy hurt traffic least, and at what
+/// cost in migration time", comparing the best-ranked row with the baseline
+/// (the row with `run_order` 0). `ranked` must be in rank order, as
+/// [`rank_strategies`] returns it.
+///
+/// For example: "retry kept the worst second at 1,700 tps (naive: 0 tps) and
+/// finished the migration 2.3 s later than naive."
+pub fn headline(ranked: &[RankingRow]) -> String {
+    let Some(best) = ranked.first() else {
+        return "No strategy ran.".to_string();
+    };
+    let worst_second = format!(
+        "kept the worst second{} at {} tps",
+        if best.window.is_none() {
+            " of the whole run"
+        } else {
+            ""
+        },
+        format_thousands(best.worst_second_tps)
+    );
+    let baseline = ranked
+        .iter()
+        .find(|row| row.run_order == 0 && row.run_order != best.run_order);
+    let Some(baseline) = baseline else {
+        let subject = if ranked.len() > 1 {
+            format!("{} ranked first: it", best.strategy)
+        } else {
+            best.strategy.clone()
+        };
+        return format!(
+            "{subject} {worst_second} {} {}.",
+            connective(best),
+            migration_status(best)
+        );
+    };
+    let compared_tps = format!(
+        "{} {worst_second} ({}: {} tps)",
+        best.strategy,
+        baseline.strategy,
+        format_thousands(baseline.worst_second_tps)
+    );
+    match (best.migration_done_at_s, baseline.migration_done_at_s) {
+        (Some(best_done_at_s), Some(baseline_done_at_s)) => {
+            let difference_s = best_done_at_s - baseline_done_at_s;
+            let magnitude = format_seconds(difference_s.abs());
+            let when = if magnitude == "0.0" {
+                format!("at the same time as {}", baseline.strategy)
+            } else if difference_s > 0.0 {
+                format!("{magnitude} s later than {}", baseline.strategy)
+            } else {
+                format!("{magnitude} s earlier than {}", baseline.strategy)
+            };
+            format!("{compared_tps} and finished the migration {when}.")
+        }
+        _ => format!(
+            "{compared_tps} {} {}; {} {}.",
+            connective(best),
+            migration_status(best),
+            baseline.strategy,
+            migration_status(baseline)
+        ),
+    }
+}
+
+/// "but" when the strategy's DDL ran and did not finish, "and" otherwise.
+fn connective(row: &RankingRow) -> &'static str {
+    if row.ddl_tries > 0 && row.migration_done_at_s.is_none() {
+        "but"
+    } else {
+        "and"
+    }
+}
+
+/// What became of the migration, as a verb phrase: "finished the migration at
+/// 15.7 s", "did not finish the migration", "ran no migration".
+fn migration_status(row: &RankingRow) -> String {
+    match row.migration_done_at_s {
+        Some(done_at_s) => format!("finished the migration at {} s", format_seconds(done_at_s)),
+        None if row.ddl_tries == 0 => "ran no migration".to_string(),
+        None => "did not finish the migration".to_string(),
+    }
+}
+
+/// The migration completion cell of a ranking table: `15.7`, `did not finish`, or `no DDL`.
+pub fn migration_done_cell(row: &RankingRow) -> String {
+    match row.migration_done_at_s {
+        Some(done_at_s) => format_seconds(done_at_s),
+        None if row.ddl_tries == 0 => "no DDL".to_string(),
+        None => "did not finish".to_string(),
+    }
+}
+
+/// A note for a row whose worst-second figures cover the whole run instead of a
+/// DDL window, e.g. "load: no DDL attempt, so its worst-second figures cover the
+/// whole run."; `None` when the row has a window.
+pub fn window_note(row: &RankingRow) -> Option<String> {
+    if row.window.is_some() {
+        return None;
+    }
+    let reason = if row.ddl_tries == 0 {
+        "no DDL attempt"
+    } else {
+        "its DDL attempts lie outside the timeline"
+    };
+    Some(format!(
+        "{}: {reason}, so its worst-second figures cover the whole run.",
+        row.strategy
+    ))
+}
+
+/// A count with thousands separators: `2100` -> `2,100`.
+pub fn format_thousands(count: u64) -> String {
+    let digits = count.to_string();
+    let mut text = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            text.push(',');
+        }
+        text.push(digit);
+    }
+    text
+}
+
+/// Seconds with one decimal: `8.41` -> `8.4`.
+pub fn format_seconds(seconds: f64) -> String {
+    format!("{seconds:.1}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::sample::reference_report;
+    use crate::metrics::{
+        AttemptOutcome, DdlState, LatencyDistribution, Summary, new_latency_histogram, summarize,
+    };
+
+    fn second(second: u32, tps: u64, p99_ms: f64, max_ms: f64) -> SecondRow {
+        SecondRow {
+            second,
+            tps,
+            failed: 0,
+            lat_mean_ms: 1.0,
+            lat_p50_ms: 1.0,
+            lat_p99_ms: p99_ms,
+            lat_max_ms: max_ms,
+            lock_waiters: 0,
+            blocker_active: false,
+            ddl_state: DdlState::Idle,
+        }
+    }
+
+    fn attempt(number: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -> DdlAttempt {
+        DdlAttempt {
+            attempt: number,
+            started_s,
+            ended_s,
+            waited_ms: (ended_s - started_s) * 1000.0,
+            outcome,
+            sqlstate: String::new(),
+            message: String::new(),
+        }
+    }
+
+    /// A strategy from per-second TPS (p99 1 ms, max 2 ms each) and attempts.
+    fn strategy(name: &str, tps: &[u64], attempts: Vec<DdlAttempt>) -> StrategyReport {
+        let seconds: Vec<SecondRow> = tps
+            .iter()
+            .enumerate()
+            .map(|(index, &tps)| second(index as u32, tps, 1.0, 2.0))
+            .collect();
+        let histogram = new_latency_histogram();
+        let summary = summarize(name, &seconds, &attempts, None, &histogram, 0);
+        StrategyReport {
+            strategy: name.to_string(),
+            seconds,
+            attempts,
+            blocker: None,
+            latency: LatencyDistribution::from_histogram(histogram),
+            summary,
+            locks: Default::default(),
+        }
+    }
+
+    /// A ranking row with neutral figures, for ordering tests.
+    fn row(name: &str, run_order: usize) -> RankingRow {
+        RankingRow {
+            strategy: name.to_string(),
+            run_order,
+            window: Some(DdlWindow {
+                start_s: 5.0,
+                end_s: 7.0,
+            }),
+            worst_second_tps: 1000,
+            worst_second_p99_ms: 10.0,
+            window_max_latency_ms: 20.0,
+            failed_transactions: 0,
+            longest_stall_s: 0,
+            zero_tps_seconds: 0,
+            migration_done_at_s: Some(6.0),
+            ddl_tries: 1,
+            ddl_outcome: "ok".to_string(),
+            blocker_outcome: "ok".to_string(),
+        }
+    }
+
+    fn names(rows: &[RankingRow]) -> Vec<&str> {
+        rows.iter().map(|row| row.strategy.as_str()).collect()
+    }
+
+    fn sorted(mut rows: Vec<RankingRow>) -> Vec<RankingRow> {
+        rows.sort_by(compare_rows);
+        rows
+    }
+
+    #[test]
+    fn the_window_runs_from_the_first_start_to_the_last_end_plus_one_second() {
+        let seconds: Vec<SecondRow> = (0..10).map(|s| second(s, 100, 1.0, 1.0)).collect();
+        let attempts = vec![
+            attempt(1, 2.5, 3.0, AttemptOutcome::LockTimeout),
+            attempt(2, 4.0, 4.2, AttemptOutcome::Ok),
+        ];
+        let window = ddl_window(&seconds, &attempts).unwrap();
+        assert_eq!(window.start_s, 2.5);
+        assert_eq!(window.end_s, 5.2);
+        assert!(!window.overlaps_second(1));
+        assert!(window.overlaps_second(2));
+        assert!(window.overlaps_second(5));
+        assert!(!window.overlaps_second(6));
+    }
+
+    #[test]
+    fn the_window_is_clamped_to_the_timeline() {
+        let seconds: Vec<SecondRow> = (0..5).map(|s| second(s, 100, 1.0, 1.0)).collect();
+        let window = ddl_window(&seconds, &[attempt(1, 3.0, 9.0, AttemptOutcome::Ok)]).unwrap();
+        assert_eq!(window.end_s, 5.0);
+        assert_eq!(
+            ddl_window(&seconds, &[attempt(1, 7.0, 9.0, AttemptOutcome::Ok)]),
+            None
+        );
+        assert_eq!(ddl_window(&seconds, &[]), None);
+    }
+
+    #[test]
+    fn a_stall_inside_the_window_gives_worst_tps_zero() {
+        let mut report = strategy(
+            "naive",
+            &[1000, 1000, 0, 0, 800, 1000, 1000],
+            vec![attempt(1, 2.0, 3.6, AttemptOutcome::Ok)],
+        );
+        report.seconds[4].lat_p99_ms = 3000.0;
+        report.seconds[4].lat_max_ms = 3600.0;
+        // Outside the window (ends at 4.6 s): must not count.
+        report.seconds[6].lat_p99_ms = 9999.0;
+        let row = ranking_row(0, &report);
+        assert_eq!(
+            row.window,
+            Some(DdlWindow {
+                start_s: 2.0,
+                end_s: 4.6
+            })
+        );
+        assert_eq!(row.worst_second_tps, 0);
+        assert_eq!(row.worst_second_p99_ms, 3000.0);
+        assert_eq!(row.window_max_latency_ms, 3600.0);
+        assert_eq!(row.migration_done_at_s, Some(3.6));
+        assert_eq!(row.ddl_tries, 1);
+        assert_eq!(row.zero_tps_seconds, 2);
+        assert_eq!(row.longest_stall_s, 2);
+    }
+
+    #[test]
+    fn a_dip_outside_the_window_does_not_count() {
+        let report = strategy(
+            "retry",
+            &[10, 1000, 1000, 900, 1000],
+            vec![attempt(1, 2.0, 2.5, AttemptOutcome::Ok)],
+        );
+        assert_eq!(ranking_row(0, &report).worst_second_tps, 900);
+    }
+
+    #[test]
+    fn a_strategy_without_attempts_is_measured_over_the_whole_run() {
+        let report = strategy("load", &[1000, 400, 1000], Vec::new());
+        let row = ranking_row(0, &report);
+        assert_eq!(row.window, None);
+        assert_eq!(row.worst_second_tps, 400);
+        assert_eq!(row.migration_done_at_s, None);
+        assert_eq!(row.ddl_tries, 0);
+        assert_eq!(migration_done_cell(&row), "no DDL");
+        assert_eq!(
+            window_note(&row).unwrap(),
+            "load: no DDL attempt, so its worst-second figures cover the whole run."
+        );
+    }
+
+    #[test]
+    fn a_ddl_that_failed_has_no_completion_time() {
+        let report = strategy(
+            "deadlock",
+            &[1000, 1000, 1000],
+            vec![attempt(1, 1.0, 1.5, AttemptOutcome::Error)],
+        );
+        let row = ranking_row(0, &report);
+        assert_eq!(row.migration_done_at_s, None);
+        assert_eq!(migration_done_cell(&row), "did not finish");
+    }
+
+    #[test]
+    fn the_sample_ranks_the_stall_free_strategy_first() {
+        let ranked = rank_strategies(&reference_report());
+        assert_eq!(names(&ranked), ["retry", "naive"]);
+        let retry = &ranked[0];
+        assert_eq!(retry.longest_stall_s, 0);
+        assert_eq!(retry.worst_second_tps, 1_700);
+        assert_eq!(retry.worst_second_p99_ms, 420.0);
+        assert_eq!(retry.window_max_latency_ms, 500.0);
+        assert_eq!(retry.migration_done_at_s, Some(18.01));
+        assert_eq!(retry.ddl_tries, 5);
+        let naive = &ranked[1];
+        assert_eq!(naive.longest_stall_s, 9);
+        assert_eq!(naive.worst_second_tps, 0);
+        assert_eq!(naive.worst_second_p99_ms, 9_100.0);
+        assert_eq!(naive.window_max_latency_ms, 9_700.0);
+        assert_eq!(naive.migration_done_at_s, Some(15.7));
+    }
+
+    #[test]
+    fn ties_are_broken_by_p99_then_failures_then_completion_then_run_order() {
+        let mut stalled = row("stalled", 0);
+        stalled.longest_stall_s = 3;
+        stalled.worst_second_p99_ms = 1.0;
+        let mut slow = row("slow-p99", 1);
+        slow.worst_second_p99_ms = 50.0;
+        let mut failing = row("failing", 2);
+        failing.failed_transactions = 7;
+        let mut late = row("late", 3);
+        late.migration_done_at_s = Some(9.0);
+        let early = row("early", 4);
+        let twin = row("twin", 5);
+        let ranked = sorted(vec![stalled, slow, failing, late, twin, early]);
+        assert_eq!(
+            names(&ranked),
+            ["early", "twin", "late", "failing", "slow-p99", "stalled"]
+        );
+    }
+
+    #[test]
+    fn a_ddl_that_did_not_finish_ranks_after_one_that_did() {
+        let mut unfinished = row("unfinished", 0);
+        unfinished.migration_done_at_s = None;
+        unfinished.ddl_outcome = "gave_up".to_string();
+        let mut finished_late = row("finished-late", 1);
+        finished_late.migration_done_at_s = Some(100.0);
+        let ranked = sorted(vec![unfinished, finished_late]);
+        assert_eq!(names(&ranked), ["finished-late", "unfinished"]);
+    }
+
+    #[test]
+    fn the_sample_headline() {
+        let ranked = rank_strategies(&reference_report());
+        assert_eq!(
+            headline(&ranked),
+            "retry kept the worst second at 1,700 tps (naive: 0 tps) \
+             and finished the migration 2.3 s later than naive."
+        );
+    }
+
+    #[test]
+    fn the_headline_says_when_the_baseline_did_not_finish() {
+        let mut baseline = row("naive", 0);
+        baseline.longest_stall_s = 4;
+        baseline.worst_second_tps = 0;
+        baseline.migration_done_at_s = None;
+        baseline.ddl_outcome = "error".to_string();
+        let mut best = row("retry", 1);
+        best.worst_second_tps = 2_100;
+        best.migration_done_at_s = Some(14.04);
+        let ranked = sorted(vec![baseline, best]);
+        assert_eq!(
+            headline(&ranked),
+            "retry kept the worst second at 2,100 tps (naive: 0 tps) and finished the \
+             migration at 14.0 s; naive did not finish the migration."
+        );
+    }
+
+    #[test]
+    fn the_headline_says_when_the_best_did_not_finish() {
+        let mut baseline = row("naive", 0);
+        baseline.longest_stall_s = 4;
+        baseline.worst_second_tps = 0;
+        let mut best = row("retry", 1);
+        best.migration_done_at_s = None;
+        best.ddl_outcome = "gave_up".to_string();
+        let ranked = sorted(vec![baseline, best]);
+        assert_eq!(
+            headline(&ranked),
+            "retry kept the worst second at 1,000 tps (naive: 0 tps) but did not finish the \
+             migration; naive finished the migration at 6.0 s."
+        );
+    }
+
+    #[test]
+    fn the_headline_says_earlier_and_same_time() {
+        let mut baseline = row("naive", 0);
+        baseline.longest_stall_s = 4;
+        baseline.migration_done_at_s = Some(20.0);
+        let mut best = row("gitlab", 1);
+        best.migration_done_at_s = Some(11.6);
+        let ranked = sorted(vec![baseline.clone(), best.clone()]);
+        assert!(
+            headline(&ranked).ends_with("finished the migration 8.4 s earlier than naive."),
+            "{}",
+            headline(&ranked)
+        );
+        best.migration_done_at_s = Some(20.01);
+        let ranked = sorted(vec![baseline, best]);
+        assert!(
+            headline(&ranked).ends_with("finished the migration at the same time as naive."),
+            "{}",
+            headline(&ranked)
+        );
+    }
+
+    #[test]
+    fn the_headline_is_simpler_when_the_baseline_ranks_first_or_runs_alone() {
+        let baseline = row("naive", 0);
+        let mut other = row("retry", 1);
+        other.longest_stall_s = 2;
+        let ranked = sorted(vec![baseline.clone(), other]);
+        assert_eq!(
+            headline(&ranked),
+            "naive ranked first: it kept the worst second at 1,000 tps and finished the \
+             migration at 6.0 s."
+        );
+        assert_eq!(
+            headline(&[baseline]),
+            "naive kept the worst second at 1,000 tps and finished the migration at 6.0 s."
+        );
+        assert_eq!(headline(&[]), "No strategy ran.");
+    }
+
+    #[test]
+    fn the_headline_names_a_whole_run_figure() {
+        let mut load = row("load", 0);
+        load.window = None;
+        load.migration_done_at_s = None;
+        load.ddl_tries = 0;
+        load.ddl_outcome = "none".to_string();
+        assert_eq!(
+            headline(&[load]),
+            "load kept the worst second of the whole run at 1,000 tps and ran no migration."
+        );
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(format_thousands(0), "0");
+        assert_eq!(format_thousands(999), "999");
+        assert_eq!(format_thousands(2_100), "2,100");
+        assert_eq!(format_thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn the_blocker_outcome_and_failures_come_from_the_summary() {
+        let mut report = strategy(
+            "kill-blockers",
+            &[1000, 1000],
+            vec![attempt(1, 0.5, 0.7, AttemptOutcome::Ok)],
+        );
+        report.summary = Summary {
+            failed: 3,
+            blocker_outcome: "failed: terminating connection due to administrator command \
+                              (57P01)"
+                .to_string(),
+            ..report.summary.clone()
+        };
+        let row = ranking_row(2, &report);
+        assert_eq!(row.run_order, 2);
+        assert_eq!(row.failed_transactions, 3);
+        assert!(row.blocker_outcome.ends_with("(57P01)"));
+    }
+}
