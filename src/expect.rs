@@ -651,7 +651,7 @@ fn markdown_cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{LatencyDistribution, StrategyReport};
+    use crate::metrics::StrategyReport;
 
     fn known() -> Vec<String> {
         vec!["naive".to_string(), "retry".to_string()]
@@ -725,18 +725,7 @@ mod tests {
     }
 
     fn strategy_report(summary: Summary) -> StrategyReport {
-        StrategyReport {
-            strategy: summary.strategy.clone(),
-            seconds: Vec::new(),
-            attempts: Vec::new(),
-            blocker: None,
-            latency: LatencyDistribution {
-                histogram: None,
-                percentiles: Vec::new(),
-            },
-            summary,
-            locks: Default::default(),
-        }
+        StrategyReport::from_summary(summary)
     }
 
     /// A run of `add-column` in which only `retry` ran, with [`summary`]'s figures.

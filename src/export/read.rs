@@ -9,8 +9,7 @@ use serde::Deserialize;
 
 use crate::metrics::locks::SecondLocks;
 use crate::metrics::{
-    AttemptOutcome, DdlAttempt, DdlState, LatencyDistribution, RunReport, SecondRow,
-    StrategyReport, Summary,
+    AttemptOutcome, DdlAttempt, DdlState, RunReport, SecondRow, StrategyReport, Summary,
 };
 
 use super::csv::{ATTEMPTS_HEADER, TIMELINE_HEADER};
@@ -42,18 +41,7 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
                 summary.strategy
             );
         }
-        strategies.push(StrategyReport {
-            strategy: summary.strategy.clone(),
-            seconds: Vec::new(),
-            attempts: Vec::new(),
-            blocker: None,
-            latency: LatencyDistribution {
-                histogram: None,
-                percentiles: Vec::new(),
-            },
-            summary,
-            locks: Default::default(),
-        });
+        strategies.push(StrategyReport::from_summary(summary));
     }
 
     let timeline_path = required_file(dir, TIMELINE_CSV)?;

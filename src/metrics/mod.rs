@@ -42,6 +42,25 @@ pub struct StrategyReport {
     pub locks: locks::LockReport,
 }
 
+impl StrategyReport {
+    /// A report with only its summary (no seconds, attempts or latency yet):
+    /// what reading `summary.csv` back starts from.
+    pub fn from_summary(summary: Summary) -> StrategyReport {
+        StrategyReport {
+            strategy: summary.strategy.clone(),
+            seconds: Vec::new(),
+            attempts: Vec::new(),
+            blocker: None,
+            latency: LatencyDistribution {
+                histogram: None,
+                percentiles: Vec::new(),
+            },
+            summary,
+            locks: locks::LockReport::default(),
+        }
+    }
+}
+
 /// One second of the timeline: what completed in `[second, second+1)`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SecondRow {
