@@ -6,6 +6,7 @@
 #
 #   scripts/bench-vs-pgbench.sh            # 4 clients, 10 s per run, 3 rounds
 #   CLIENTS=8 DURATION=20 ROUNDS=5 scripts/bench-vs-pgbench.sh
+#   LONG_S=600 scripts/bench-vs-pgbench.sh   # also peak RSS of a 60 s and a 600 s run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -106,3 +107,20 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 PY
 )
 echo "peak RSS of the default compare: $((rss_kib / 1024)) MiB ($rss_kib KiB)"
+
+# Memory over a long run (set LONG_S, e.g. LONG_S=600): peak RSS of a 60 s and a
+# LONG_S load-only run; per-second histograms are settled as the run goes, so
+# the two should be close.
+if [ -n "${LONG_S:-}" ]; then
+  for seconds in 60 "$LONG_S"; do
+    kib=$(python3 - "$BIN" "$URL" "$work/read-order.toml" "$seconds" "$work/out-long-$seconds" <<'PY'
+import resource, subprocess, sys
+bin, url, workload, seconds, out = sys.argv[1:]
+subprocess.run([bin, "run", workload, "--load-only", "--quiet", "--duration", f"{seconds}s",
+                "--db-url", url, "--out", out], check=True, stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+PY
+)
+    echo "peak RSS of a ${seconds} s run --load-only: $((kib / 1024)) MiB ($kib KiB)"
+  done
+fi
