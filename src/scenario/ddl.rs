@@ -117,7 +117,7 @@ async fn retry(
             .status
             .send_replace(format!("try {try_number} waiting"));
         let client = &injector.client;
-        let (started_s, result) = if policy.set_local {
+        let (started_s, result) = if policy.set_local && !must_run_outside_transaction(sql) {
             let sql = format!(
                 "BEGIN; SET LOCAL lock_timeout = '{lock_timeout_ms}ms'; \
                  SET LOCAL statement_timeout = '{statement_timeout_ms}ms'; {}; COMMIT",
@@ -321,6 +321,14 @@ fn finish_attempt(
     }
 }
 
+/// A statement that PostgreSQL refuses inside a transaction block (`CREATE INDEX
+/// CONCURRENTLY`, `REINDEX ... CONCURRENTLY`, `VACUUM`, ...): a `set_local`
+/// strategy runs it with a session-level `SET` instead of wrapping it.
+pub fn must_run_outside_transaction(sql: &str) -> bool {
+    let upper = sql.to_ascii_uppercase();
+    upper.contains(" CONCURRENTLY") || upper.trim_start().starts_with("VACUUM")
+}
+
 /// The progress text once the strategy is over.
 fn final_status(last: &DdlAttempt) -> String {
     match last.outcome {
@@ -366,5 +374,28 @@ fn failed_attempt(
         outcome,
         sqlstate,
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrent_builds_and_vacuum_run_outside_a_transaction() {
+        assert!(must_run_outside_transaction(
+            "CREATE INDEX CONCURRENTLY orders_note_idx ON orders (note)"
+        ));
+        assert!(must_run_outside_transaction("reindex index concurrently i"));
+        assert!(must_run_outside_transaction("  VACUUM orders"));
+        assert!(!must_run_outside_transaction(
+            "ALTER TABLE orders ADD COLUMN note text"
+        ));
+    }
+
+    #[test]
+    fn tries_are_counted_in_words() {
+        assert_eq!(tries(1), "1 try");
+        assert_eq!(tries(4), "4 tries");
     }
 }
