@@ -952,22 +952,12 @@ mod tests {
     }
 
     /// The 9 strategies of `compare --strategies all`, in run order.
-    const ALL_STRATEGIES: [&str; 9] = [
-        "naive",
-        "retry",
-        "gitlab",
-        "pgroll",
-        "reshape",
-        "postgres-ai",
-        "strong-migrations",
-        "kill-blockers",
-        "wait-for-idle",
-    ];
+    const ALL_STRATEGIES: &[&str] = crate::strategy::PRESET_NAMES;
 
     #[test]
     fn every_panel_of_a_grid_has_its_tps_line() {
         let (_keep, dir) = output_dir();
-        let report = report_with_strategies(&ALL_STRATEGIES);
+        let report = report_with_strategies(ALL_STRATEGIES);
         let path = dir.join("timeline-nine.png");
         draw_timeline(&report, &path).unwrap();
         let (width, height, pixels) = decode_rgb(&path);
@@ -998,7 +988,7 @@ mod tests {
     #[test]
     fn the_title_of_nine_strategies_wraps_between_them() {
         register_embedded_font().unwrap();
-        let mut report = report_with_strategies(&ALL_STRATEGIES);
+        let mut report = report_with_strategies(ALL_STRATEGIES);
         report.workload = "add-column-with-a-default".to_string();
         // The longest headlines: double-digit stalls and tries, and a failed DDL.
         for strategy in &mut report.strategies {

@@ -216,6 +216,25 @@ pub fn percentile_curve(histogram: &hdrhistogram::Histogram<u64>) -> Vec<(f64, f
         .collect()
 }
 
+/// A DDL attempt for unit tests: try `number` from `started_s` to `ended_s`.
+#[cfg(test)]
+pub(crate) fn test_attempt(
+    number: u32,
+    started_s: f64,
+    ended_s: f64,
+    outcome: AttemptOutcome,
+) -> DdlAttempt {
+    DdlAttempt {
+        attempt: number,
+        started_s,
+        ended_s,
+        waited_ms: (ended_s - started_s) * 1000.0,
+        outcome,
+        sqlstate: String::new(),
+        message: String::new(),
+    }
+}
+
 /// A fresh latency histogram in microseconds: 1 us .. 1 h, 3 significant digits.
 pub fn new_latency_histogram() -> hdrhistogram::Histogram<u64> {
     hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3)

@@ -312,15 +312,7 @@ mod tests {
     }
 
     fn attempt(number: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -> DdlAttempt {
-        DdlAttempt {
-            attempt: number,
-            started_s,
-            ended_s,
-            waited_ms: (ended_s - started_s) * 1000.0,
-            outcome,
-            sqlstate: String::new(),
-            message: String::new(),
-        }
+        crate::metrics::test_attempt(number, started_s, ended_s, outcome)
     }
 
     /// A strategy from per-second TPS (p99 1 ms, max 2 ms each) and attempts.

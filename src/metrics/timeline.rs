@@ -65,16 +65,8 @@ mod tests {
     use crate::metrics::WorkerSecond;
     use crate::metrics::recorder::WorkerPart;
 
-    fn attempt(n: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -> DdlAttempt {
-        DdlAttempt {
-            attempt: n,
-            started_s,
-            ended_s,
-            waited_ms: (ended_s - started_s) * 1000.0,
-            outcome,
-            sqlstate: String::new(),
-            message: String::new(),
-        }
+    fn attempt(number: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -> DdlAttempt {
+        crate::metrics::test_attempt(number, started_s, ended_s, outcome)
     }
 
     #[test]
