@@ -60,22 +60,12 @@ fn zero_second(second: u32, state: DdlState) -> SecondRow {
 }
 
 fn attempt(number: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -> DdlAttempt {
-    let (sqlstate, message) = match outcome {
-        AttemptOutcome::Ok => (String::new(), String::new()),
-        _ => (
-            "55P03".to_string(),
-            "canceling statement due to lock timeout".to_string(),
-        ),
-    };
-    DdlAttempt {
-        attempt: number,
-        started_s,
-        ended_s,
-        waited_ms: (ended_s - started_s) * 1000.0,
-        outcome,
-        sqlstate,
-        message,
+    let mut attempt = crate::metrics::test_attempt(number, started_s, ended_s, outcome);
+    if outcome != AttemptOutcome::Ok {
+        attempt.sqlstate = "55P03".to_string();
+        attempt.message = "canceling statement due to lock timeout".to_string();
     }
+    attempt
 }
 
 /// Records `count` latencies spread evenly from `low_us` to `high_us`.
