@@ -1,7 +1,9 @@
 //! The two charts of a results folder: `timeline.png` (TPS per second, one panel per
 //! strategy, with the blocker window and the DDL attempts, and under it a strip with
 //! the sessions waiting on a lock; panels stacked up to 3 strategies, in two columns
-//! beyond) and `latency.png` (latency by percentile, one curve per strategy).
+//! beyond), `latency.png` (latency by percentile, one curve per strategy) and
+//! `latency-timeline.png` (p99 latency per second on a log axis, one panel per strategy,
+//! laid out, shaded and marked like `timeline.png`).
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary, so the charts render the
 //! same on machines with no fonts installed.
@@ -13,6 +15,7 @@ use std::sync::OnceLock;
 use anyhow::{Context, bail};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -45,6 +48,9 @@ pub const TIMELINE_HEADER_HEIGHT_PX: u32 = 80;
 pub const TIMELINE_TITLE_LINE_HEIGHT_PX: u32 = 24;
 /// Width and height of `latency.png` in pixels.
 pub const LATENCY_SIZE_PX: (u32, u32) = (1200, 600);
+/// Height of one strategy panel of `latency-timeline.png` in pixels (it has no lock
+/// strip; widths, grid and header are those of `timeline.png`).
+pub const LATENCY_TIMELINE_PANEL_HEIGHT_PX: u32 = 300;
 
 /// The percentile axis of `latency.png` ends at 99.99 (4 nines); higher points,
 /// the max included, are drawn at its right edge.
@@ -55,6 +61,9 @@ const LOCK_WAITERS_LINE: RGBColor = RGBColor(148, 103, 189);
 const BLOCKER_SHADE: RGBColor = RGBColor(200, 200, 200);
 const ATTEMPT_FAILED: RGBColor = RGBColor(214, 39, 40);
 const ATTEMPT_OK: RGBColor = RGBColor(44, 160, 44);
+const LATENCY_P99_LINE: RGBColor = RGBColor(217, 95, 2);
+const LATENCY_P50_LINE: RGBColor = RGBColor(31, 119, 180);
+const NO_TRANSACTIONS_MARK: RGBColor = RGBColor(90, 90, 90);
 const TEXT: RGBColor = RGBColor(30, 30, 30);
 const GRID: RGBColor = RGBColor(225, 225, 225);
 
@@ -82,28 +91,48 @@ pub fn timeline_size(strategies: usize) -> (u32, u32) {
     TimelineLayout::new(strategies).size()
 }
 
-/// Where the parts of `timeline.png` go for a number of strategies: panels stacked in
-/// one column of 1200 px up to [`TIMELINE_MAX_STACKED`] strategies, a grid of
-/// [`TIMELINE_GRID_COLUMNS`] columns of 900 px beyond, filled left to right, then top
-/// to bottom, in run order. The header spans the full width.
+/// Width and height in pixels of `latency-timeline.png` for `strategies` panels: the
+/// layout of [`timeline_size`] with panels of 300 px (no lock strip), so 1 to 3
+/// strategies give 1200 x (300 per panel + 80) and 4 give 1800 x 680.
+pub fn latency_timeline_size(strategies: usize) -> (u32, u32) {
+    TimelineLayout::latency(strategies).size()
+}
+
+/// Where the parts of `timeline.png` (and `latency-timeline.png`) go for a number of
+/// strategies: panels stacked in one column of 1200 px up to [`TIMELINE_MAX_STACKED`]
+/// strategies, a grid of [`TIMELINE_GRID_COLUMNS`] columns of 900 px beyond, filled left
+/// to right, then top to bottom, in run order. The header spans the full width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct TimelineLayout {
     /// Panels (at least one: a report without strategies gets an empty one).
     panels: u32,
     columns: u32,
     column_width_px: u32,
+    /// Height of one whole panel.
+    panel_height_px: u32,
     /// Lines the title may take before it is cut.
     title_lines: u32,
 }
 
 impl TimelineLayout {
+    /// The layout of `timeline.png`: panels of a TPS part and a lock strip.
     fn new(strategies: usize) -> TimelineLayout {
+        TimelineLayout::with_panel_height(strategies, timeline_panel_height_px())
+    }
+
+    /// The layout of `latency-timeline.png`: the same, with panels of one chart only.
+    fn latency(strategies: usize) -> TimelineLayout {
+        TimelineLayout::with_panel_height(strategies, LATENCY_TIMELINE_PANEL_HEIGHT_PX)
+    }
+
+    fn with_panel_height(strategies: usize, panel_height_px: u32) -> TimelineLayout {
         let panels = strategies.max(1) as u32;
         if strategies <= TIMELINE_MAX_STACKED {
             TimelineLayout {
                 panels,
                 columns: 1,
                 column_width_px: TIMELINE_WIDTH_PX,
+                panel_height_px,
                 title_lines: 2,
             }
         } else {
@@ -114,6 +143,7 @@ impl TimelineLayout {
                 panels,
                 columns: TIMELINE_GRID_COLUMNS,
                 column_width_px: TIMELINE_GRID_COLUMN_WIDTH_PX,
+                panel_height_px,
                 title_lines: (panels + 1).div_ceil(3).max(2),
             }
         }
@@ -134,7 +164,7 @@ impl TimelineLayout {
     fn size(&self) -> (u32, u32) {
         (
             self.width_px(),
-            self.header_height_px() + timeline_panel_height_px() * self.rows(),
+            self.header_height_px() + self.panel_height_px * self.rows(),
         )
     }
 
@@ -144,11 +174,12 @@ impl TimelineLayout {
         let row = index / self.columns;
         (
             self.column_width_px * column,
-            self.header_height_px() + timeline_panel_height_px() * row,
+            self.header_height_px() + self.panel_height_px * row,
         )
     }
 
-    /// The area of panel `index` (run order): its TPS part and its lock strip.
+    /// The area of panel `index` (run order); in `timeline.png`, its TPS part and its
+    /// lock strip.
     fn panel_area<'a>(
         &self,
         root: &DrawingArea<BitMapBackend<'a>, Shift>,
@@ -156,7 +187,7 @@ impl TimelineLayout {
     ) -> DrawingArea<BitMapBackend<'a>, Shift> {
         root.clone().shrink(
             self.panel_origin_px(index),
-            (self.column_width_px, timeline_panel_height_px()),
+            (self.column_width_px, self.panel_height_px),
         )
     }
 }
@@ -183,6 +214,16 @@ pub fn draw_latency(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     draw_latency_png(report, path).with_context(|| format!("drawing {}", path.display()))
 }
 
+/// Draws `latency-timeline.png` to `path`: the p99 latency of each second (ms, log
+/// scale), with the p50 and the max as thinner lines, one panel per strategy laid out as
+/// in [`draw_timeline`] (see [`latency_timeline_size`]), on shared axes, with the blocker
+/// window and the DDL attempts marked the same way. Seconds in which no transaction
+/// completed (latency 0) are left out of the lines and marked at the bottom instead.
+pub fn draw_latency_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    register_embedded_font()?;
+    draw_latency_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
+}
+
 /// Registers the embedded font with plotters once per process.
 fn register_embedded_font() -> anyhow::Result<()> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
@@ -203,72 +244,7 @@ fn text_style(size: u32) -> TextStyle<'static> {
 // timeline.png
 
 fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
-    let layout = TimelineLayout::new(report.strategies.len());
-    let size = layout.size();
-    let root = BitMapBackend::new(path, size).into_drawing_area();
-    root.fill(&WHITE)?;
-    let (header, body) = root.split_vertically(layout.header_height_px());
-    draw_timeline_header(report, &header, &layout)?;
-
-    if report.strategies.is_empty() {
-        body.draw_text(
-            "no strategies in this report",
-            &text_style(20).pos(Pos::new(HPos::Center, VPos::Center)),
-            (size.0 as i32 / 2, timeline_panel_height_px() as i32 / 2),
-        )?;
-    } else {
-        let duration_s = timeline_duration_s(report);
-        let max_tps = report
-            .strategies
-            .iter()
-            .flat_map(|strategy| strategy.seconds.iter().map(|row| row.tps))
-            .max()
-            .unwrap_or(0)
-            .max(8) as f64;
-        // At least 8, so that a nearly idle run still gets whole-number ticks;
-        // headroom above the highest second for the attempt bars.
-        let y_top = max_tps * 1.25;
-        let max_waiters = report
-            .strategies
-            .iter()
-            .flat_map(|strategy| strategy.seconds.iter().map(|row| row.lock_waiters))
-            .max()
-            .unwrap_or(0)
-            .max(1);
-        for (index, strategy) in report.strategies.iter().enumerate() {
-            let panel = layout.panel_area(&root, index as u32);
-            let (tps_part, lock_strip) = panel.split_vertically(TIMELINE_PANEL_HEIGHT_PX);
-            draw_timeline_panel(strategy, &tps_part, duration_s, y_top)?;
-            draw_lock_strip(strategy, &lock_strip, duration_s, max_waiters)?;
-        }
-    }
-    root.present()?;
-    Ok(())
-}
-
-/// The title and, under it, the key. A title shorter than the header has room for
-/// (grid only) is moved down by half the unused lines, so that the title and key stay
-/// together in the middle of the header.
-fn draw_timeline_header(
-    report: &RunReport,
-    header: &DrawingArea<BitMapBackend, Shift>,
-    layout: &TimelineLayout,
-) -> anyhow::Result<()> {
-    let (width, _) = header.dim_in_pixel();
-    let line_px = TIMELINE_TITLE_LINE_HEIGHT_PX as i32;
-    let lines = timeline_title(report, layout);
-    // A one-line title keeps the room of a second line, as in the 80 px header.
-    let shown_lines = lines.len().max(2) as i32;
-    let title_top = 8 + (layout.title_lines as i32 - shown_lines) * line_px / 2;
-    let centred = text_style(TITLE_FONT_PX).pos(Pos::new(HPos::Center, VPos::Top));
-    for (index, line) in lines.iter().enumerate() {
-        let y = title_top + line_px * index as i32;
-        header.draw_text(line, &centred, (width as i32 / 2, y))?;
-    }
-
-    // The key, centred on one line under the title.
-    let key_style = text_style(14);
-    let items: [(&str, KeySwatch); 5] = [
+    let key = [
         ("transactions per second", KeySwatch::Line(TPS_LINE)),
         (
             "sessions waiting on a lock",
@@ -281,6 +257,96 @@ fn draw_timeline_header(
         ),
         ("DDL try that succeeded", KeySwatch::Box(ATTEMPT_OK)),
     ];
+    let duration_s = timeline_duration_s(report);
+    let max_tps = report
+        .strategies
+        .iter()
+        .flat_map(|strategy| strategy.seconds.iter().map(|row| row.tps))
+        .max()
+        .unwrap_or(0)
+        .max(8) as f64;
+    // At least 8, so that a nearly idle run still gets whole-number ticks;
+    // headroom above the highest second for the attempt bars.
+    let y_top = max_tps * 1.25;
+    let max_waiters = report
+        .strategies
+        .iter()
+        .flat_map(|strategy| strategy.seconds.iter().map(|row| row.lock_waiters))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    draw_panels_png(
+        report,
+        path,
+        &TimelineLayout::new(report.strategies.len()),
+        report.workload.clone(),
+        &key,
+        |strategy, panel| {
+            let (tps_part, lock_strip) = panel.split_vertically(TIMELINE_PANEL_HEIGHT_PX);
+            draw_timeline_panel(strategy, &tps_part, duration_s, y_top)?;
+            draw_lock_strip(strategy, &lock_strip, duration_s, max_waiters)
+        },
+    )
+}
+
+/// The frame of `timeline.png` and `latency-timeline.png`: a white image of the layout's
+/// size, the header (the title, starting with `title_start` and followed by every
+/// strategy's headline, and `key` under it), then `draw_panel` on each strategy's panel
+/// area in run order, or a note when the report has no strategies.
+fn draw_panels_png(
+    report: &RunReport,
+    path: &Path,
+    layout: &TimelineLayout,
+    title_start: String,
+    key: &[(&str, KeySwatch)],
+    mut draw_panel: impl FnMut(
+        &StrategyReport,
+        &DrawingArea<BitMapBackend, Shift>,
+    ) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let size = layout.size();
+    let root = BitMapBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (header, body) = root.split_vertically(layout.header_height_px());
+    let title = timeline_title(report, title_start, layout);
+    draw_timeline_header(&header, layout, &title, key)?;
+
+    if report.strategies.is_empty() {
+        body.draw_text(
+            "no strategies in this report",
+            &text_style(20).pos(Pos::new(HPos::Center, VPos::Center)),
+            (size.0 as i32 / 2, layout.panel_height_px as i32 / 2),
+        )?;
+    }
+    for (index, strategy) in report.strategies.iter().enumerate() {
+        draw_panel(strategy, &layout.panel_area(&root, index as u32))?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// The title lines and, under them, the key. A title shorter than the header has room
+/// for (grid only) is moved down by half the unused lines, so that the title and key
+/// stay together in the middle of the header.
+fn draw_timeline_header(
+    header: &DrawingArea<BitMapBackend, Shift>,
+    layout: &TimelineLayout,
+    lines: &[String],
+    items: &[(&str, KeySwatch)],
+) -> anyhow::Result<()> {
+    let (width, _) = header.dim_in_pixel();
+    let line_px = TIMELINE_TITLE_LINE_HEIGHT_PX as i32;
+    // A one-line title keeps the room of a second line, as in the 80 px header.
+    let shown_lines = lines.len().max(2) as i32;
+    let title_top = 8 + (layout.title_lines as i32 - shown_lines) * line_px / 2;
+    let centred = text_style(TITLE_FONT_PX).pos(Pos::new(HPos::Center, VPos::Top));
+    for (index, line) in lines.iter().enumerate() {
+        let y = title_top + line_px * index as i32;
+        header.draw_text(line, &centred, (width as i32 / 2, y))?;
+    }
+
+    // The key, centred on one line under the title.
+    let key_style = text_style(14);
     let swatch_px = 14;
     let gap_px = 28;
     let label_widths: Vec<i32> = items
@@ -302,6 +368,10 @@ fn draw_timeline_header(
                 vec![(x, y + swatch_px / 2), (x + swatch_px, y + swatch_px / 2)],
                 colour.stroke_width(3),
             ))?,
+            KeySwatch::ThinLine(style) => header.draw(&PathElement::new(
+                vec![(x, y + swatch_px / 2), (x + swatch_px, y + swatch_px / 2)],
+                *style,
+            ))?,
             KeySwatch::Box(colour) => header.draw(&Rectangle::new(
                 [(x, y), (x + swatch_px, y + swatch_px)],
                 colour.filled(),
@@ -320,14 +390,14 @@ fn draw_timeline_header(
 /// Font size of the title of `timeline.png`.
 const TITLE_FONT_PX: u32 = 20;
 
-/// The lines of the title of `timeline.png`: the workload and every strategy's headline
-/// figures, joined by " | ", wrapped between strategies onto at most the layout's title
-/// lines, each at most the image width less 40 px (cut after a word with "…" if they
-/// do not all fit).
-fn timeline_title(report: &RunReport, layout: &TimelineLayout) -> Vec<String> {
+/// The lines of the title of `timeline.png` (and `latency-timeline.png`): `start` (the
+/// workload) and every strategy's headline figures, joined by " | ", wrapped between
+/// strategies onto at most the layout's title lines, each at most the image width less
+/// 40 px (cut after a word with "…" if they do not all fit).
+fn timeline_title(report: &RunReport, start: String, layout: &TimelineLayout) -> Vec<String> {
     let title_style = text_style(TITLE_FONT_PX);
     let max_width_px = layout.width_px() - 40;
-    let mut parts = vec![report.workload.clone()];
+    let mut parts = vec![start];
     parts.extend(report.strategies.iter().map(headline));
     wrap_parts(&parts, " | ", layout.title_lines as usize, |text| {
         title_style.font.box_size(text).map_or(0, |(w, _)| w) <= max_width_px
@@ -337,6 +407,8 @@ fn timeline_title(report: &RunReport, layout: &TimelineLayout) -> Vec<String> {
 /// What a key entry shows next to its label.
 enum KeySwatch {
     Line(RGBColor),
+    /// A line drawn in its own style (thinner or fainter than a [`KeySwatch::Line`]).
+    ThinLine(ShapeStyle),
     Box(RGBColor),
 }
 
@@ -370,12 +442,7 @@ fn draw_timeline_panel(
         .axis_desc_style(text_style(14))
         .draw()?;
 
-    for window in blocker_windows_s(strategy) {
-        chart.draw_series(std::iter::once(Rectangle::new(
-            [(window.start, 0.0), (window.end, y_top)],
-            BLOCKER_SHADE.mix(0.6).filled(),
-        )))?;
-    }
+    shade_blocker_windows(&mut chart, strategy, 0.0..y_top)?;
 
     let steps = step_points(strategy, |row| row.tps as f64);
     chart.draw_series(AreaSeries::new(
@@ -385,8 +452,43 @@ fn draw_timeline_panel(
     ))?;
     chart.draw_series(line_segments(&steps, TPS_LINE.stroke_width(2)))?;
 
-    // DDL attempts: a faint band over the whole height and a solid bar near the top.
-    // Very short tries get a minimum width so that they stay visible.
+    mark_attempts(
+        &mut chart,
+        strategy,
+        duration_s,
+        0.0..y_top,
+        y_top * 0.88..y_top * 0.96,
+    )
+}
+
+/// A chart of one panel: seconds of the run clock across, any f64 axis up.
+type PanelChart<'a, 'b, Y> = ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, Y>>;
+
+/// Shades the blocker's window(s) of `strategy` from `y.start` to `y.end`.
+fn shade_blocker_windows<Y: Ranged<ValueType = f64>>(
+    chart: &mut PanelChart<Y>,
+    strategy: &StrategyReport,
+    y: Range<f64>,
+) -> anyhow::Result<()> {
+    for window in blocker_windows_s(strategy) {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(window.start, y.start), (window.end, y.end)],
+            BLOCKER_SHADE.mix(0.6).filled(),
+        )))?;
+    }
+    Ok(())
+}
+
+/// Marks each DDL attempt of `strategy`: a faint band over `band` (the whole height) and
+/// a solid bar over `bar` (near the top), red when it failed, green when it succeeded.
+/// Very short tries get a minimum width so that they stay visible.
+fn mark_attempts<Y: Ranged<ValueType = f64>>(
+    chart: &mut PanelChart<Y>,
+    strategy: &StrategyReport,
+    duration_s: f64,
+    band: Range<f64>,
+    bar: Range<f64>,
+) -> anyhow::Result<()> {
     let min_width_s = duration_s / 150.0;
     for attempt in &strategy.attempts {
         let colour = match attempt.outcome {
@@ -398,11 +500,11 @@ fn draw_timeline_panel(
         let start = attempt.started_s;
         let end = attempt.ended_s.max(start + min_width_s);
         chart.draw_series([
-            Rectangle::new([(start, 0.0), (end, y_top)], colour.mix(0.10).filled()),
             Rectangle::new(
-                [(start, y_top * 0.88), (end, y_top * 0.96)],
-                colour.filled(),
+                [(start, band.start), (end, band.end)],
+                colour.mix(0.10).filled(),
             ),
+            Rectangle::new([(start, bar.start), (end, bar.end)], colour.filled()),
         ])?;
     }
     Ok(())
@@ -448,12 +550,7 @@ fn draw_lock_strip(
     strip.draw_text("lock", &desc_style, (10, centre_y))?;
     strip.draw_text("waiters", &desc_style, (25, centre_y))?;
 
-    for window in blocker_windows_s(strategy) {
-        chart.draw_series(std::iter::once(Rectangle::new(
-            [(window.start, 0.0), (window.end, y_top)],
-            BLOCKER_SHADE.mix(0.6).filled(),
-        )))?;
-    }
+    shade_blocker_windows(&mut chart, strategy, 0.0..y_top)?;
     // No x axis of its own: a baseline at 0 instead.
     chart.draw_series(std::iter::once(PathElement::new(
         vec![(0.0, 0.0), (duration_s, 0.0)],
@@ -528,8 +625,38 @@ impl ValueFormatter<f64> for WaitersAxis {
 
 /// A per-second value as the corners of a step line: second k covers [k, k+1).
 fn step_points(strategy: &StrategyReport, value: impl Fn(&SecondRow) -> f64) -> Vec<(f64, f64)> {
-    let mut steps = Vec::with_capacity(strategy.seconds.len() * 2);
+    steps(&strategy.seconds, &value)
+}
+
+/// A per-second value that a log axis can show (above 0) as step lines, one per run of
+/// consecutive such seconds: the seconds in between are left out, not drawn at 0.
+fn positive_step_runs(
+    strategy: &StrategyReport,
+    value: impl Fn(&SecondRow) -> f64,
+) -> Vec<Vec<(f64, f64)>> {
+    let mut runs: Vec<Vec<&SecondRow>> = Vec::new();
+    let mut previous: Option<u32> = None;
     for row in &strategy.seconds {
+        if !is_drawable_latency(value(row)) {
+            previous = None;
+            continue;
+        }
+        match runs.last_mut() {
+            Some(run) if previous.map(|second| second + 1) == Some(row.second) => run.push(row),
+            _ => runs.push(vec![row]),
+        }
+        previous = Some(row.second);
+    }
+    runs.into_iter().map(|run| steps(run, &value)).collect()
+}
+
+/// The corners of a step line through `rows`: second k covers [k, k+1).
+fn steps<'a>(
+    rows: impl IntoIterator<Item = &'a SecondRow>,
+    value: &impl Fn(&SecondRow) -> f64,
+) -> Vec<(f64, f64)> {
+    let mut steps = Vec::new();
+    for row in rows {
         let start = f64::from(row.second);
         steps.push((start, value(row)));
         steps.push((start + 1.0, value(row)));
@@ -659,6 +786,204 @@ fn blocker_windows_s(strategy: &StrategyReport) -> Vec<Range<f64>> {
         }
     }
     windows
+}
+
+// ---------------------------------------------------------------------------------------
+// latency-timeline.png
+
+fn draw_latency_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    let key = [
+        ("p99 of the second", KeySwatch::Line(LATENCY_P99_LINE)),
+        ("p50", KeySwatch::ThinLine(p50_style())),
+        ("max", KeySwatch::ThinLine(max_style())),
+        (
+            "no transaction completed",
+            KeySwatch::Box(NO_TRANSACTIONS_MARK),
+        ),
+        ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
+        ("DDL try that failed", KeySwatch::Box(ATTEMPT_FAILED)),
+        ("DDL try that succeeded", KeySwatch::Box(ATTEMPT_OK)),
+    ];
+    let duration_s = timeline_duration_s(report);
+    let y_axis = LatencyTimelineAxis::new(report);
+    draw_panels_png(
+        report,
+        path,
+        &TimelineLayout::latency(report.strategies.len()),
+        format!("{}: latency per second", report.workload),
+        &key,
+        |strategy, panel| draw_latency_timeline_panel(strategy, panel, duration_s, &y_axis),
+    )
+}
+
+fn p50_style() -> ShapeStyle {
+    LATENCY_P50_LINE.stroke_width(1)
+}
+
+fn max_style() -> ShapeStyle {
+    LATENCY_P99_LINE.mix(0.5).stroke_width(1)
+}
+
+/// Whether a latency can be drawn on a log axis: seconds in which no transaction
+/// completed have 0.
+fn is_drawable_latency(ms: f64) -> bool {
+    ms > 0.0 && ms.is_finite()
+}
+
+/// The y range (ms) shared by the panels of `latency-timeline.png`: whole decades around
+/// every drawable p50, p99 and max of any strategy (with at least a sixth of a decade
+/// under the lowest), then a quarter as many decades again above, for the attempt bars.
+struct LatencyTimelineAxis {
+    low: f64,
+    /// The top of the decades of the data: no labels above it.
+    data_top: f64,
+    top: f64,
+}
+
+impl LatencyTimelineAxis {
+    fn new(report: &RunReport) -> LatencyTimelineAxis {
+        let values = report
+            .strategies
+            .iter()
+            .flat_map(|strategy| &strategy.seconds)
+            .flat_map(|row| [row.lat_p50_ms, row.lat_p99_ms, row.lat_max_ms])
+            .filter(|ms| is_drawable_latency(*ms));
+        let min_ms = values.clone().fold(f64::INFINITY, f64::min);
+        let max_ms = values.fold(0.0, f64::max);
+        // 1 ms to 100 ms when there is nothing to draw.
+        let (low_decade, high_decade) = if max_ms > 0.0 {
+            let low = (min_ms.log10() - 0.15).floor();
+            (low, max_ms.log10().ceil().max(low + 1.0))
+        } else {
+            (0.0, 2.0)
+        };
+        let top_decade = high_decade + (high_decade - low_decade) * 0.25;
+        LatencyTimelineAxis {
+            // A hair under the decade, so that rounding does not drop its tick label.
+            low: 10_f64.powf(low_decade) * 0.999,
+            data_top: 10_f64.powf(high_decade),
+            top: 10_f64.powf(top_decade),
+        }
+    }
+
+    /// The latency `fraction` of the way up the axis (on the log scale).
+    fn at(&self, fraction: f64) -> f64 {
+        let (low, top) = (self.low.log10(), self.top.log10());
+        10_f64.powf(low + (top - low) * fraction)
+    }
+}
+
+/// One strategy's panel of `latency-timeline.png`: blocker shading, the p50, p99 and max
+/// of each second (left out where no transaction completed, which is marked at the
+/// bottom), and the DDL attempts as in `timeline.png`.
+fn draw_latency_timeline_panel(
+    strategy: &StrategyReport,
+    panel: &DrawingArea<BitMapBackend, Shift>,
+    duration_s: f64,
+    y_axis: &LatencyTimelineAxis,
+) -> anyhow::Result<()> {
+    let (low, top) = (y_axis.low, y_axis.top);
+    // The margins and label areas of the TPS part of `timeline.png`.
+    let mut chart = ChartBuilder::on(panel)
+        .margin_top(6)
+        .margin_bottom(4)
+        .margin_left(12)
+        .margin_right(28)
+        .caption(latency_panel_caption(strategy), text_style(16))
+        .x_label_area_size(28)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..duration_s, (low..top).log_scale())?;
+    chart
+        .configure_mesh()
+        .light_line_style(GRID.mix(0.5))
+        .bold_line_style(GRID)
+        .x_max_light_lines(0)
+        .x_labels(16)
+        .y_labels(8)
+        .x_label_formatter(&|seconds| format!("{seconds:.0} s"))
+        .y_label_formatter(&|ms| {
+            // The decades above the data hold the attempt bars only.
+            if *ms > y_axis.data_top * 1.001 {
+                String::new()
+            } else {
+                format_latency_label(*ms)
+            }
+        })
+        .y_desc("latency (log scale)")
+        .label_style(text_style(13))
+        .axis_desc_style(text_style(14))
+        .draw()?;
+
+    shade_blocker_windows(&mut chart, strategy, low..top)?;
+
+    // The seconds without a latency, as a low bar along the x axis.
+    let mark_top = y_axis.at(0.035);
+    chart.draw_series(
+        strategy
+            .seconds
+            .iter()
+            .filter(|row| !is_drawable_latency(row.lat_p99_ms))
+            .map(|row| {
+                let start = f64::from(row.second);
+                Rectangle::new(
+                    [(start, low), (start + 1.0, mark_top)],
+                    NO_TRANSACTIONS_MARK.filled(),
+                )
+            }),
+    )?;
+
+    // The max and the p50 under the p99, which matters most.
+    for run in positive_step_runs(strategy, |row| row.lat_max_ms) {
+        chart.draw_series(line_segments(&run, max_style()))?;
+    }
+    for run in positive_step_runs(strategy, |row| row.lat_p50_ms) {
+        chart.draw_series(line_segments(&run, p50_style()))?;
+    }
+    for run in positive_step_runs(strategy, |row| row.lat_p99_ms) {
+        chart.draw_series(line_segments(&run, LATENCY_P99_LINE.stroke_width(2)))?;
+    }
+
+    if !strategy
+        .seconds
+        .iter()
+        .any(|row| is_drawable_latency(row.lat_p99_ms))
+    {
+        let (width, height) = panel.dim_in_pixel();
+        panel.draw_text(
+            "no transaction completed",
+            &text_style(18).pos(Pos::new(HPos::Center, VPos::Center)),
+            (width as i32 / 2, height as i32 / 2),
+        )?;
+    }
+
+    mark_attempts(
+        &mut chart,
+        strategy,
+        duration_s,
+        low..top,
+        y_axis.at(0.88)..y_axis.at(0.96),
+    )
+}
+
+/// "naive: worst second p99 9.10 s (at 15 s); whole run p50 1.10 ms, p99 4.00 ms", or
+/// just "naive" when no transaction completed (the panel says so in its middle).
+fn latency_panel_caption(strategy: &StrategyReport) -> String {
+    let worst = strategy
+        .seconds
+        .iter()
+        .filter(|row| is_drawable_latency(row.lat_p99_ms))
+        .max_by(|a, b| a.lat_p99_ms.total_cmp(&b.lat_p99_ms));
+    match worst {
+        Some(row) => format!(
+            "{}: worst second p99 {} (at {} s); whole run p50 {}, p99 {}",
+            strategy.strategy,
+            format_latency(row.lat_p99_ms),
+            row.second,
+            format_latency(strategy.summary.lat_p50_ms),
+            format_latency(strategy.summary.lat_p99_ms),
+        ),
+        None => strategy.strategy.clone(),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -997,7 +1322,7 @@ mod tests {
             strategy.summary.ddl_outcome = "gave_up".to_string();
         }
         let layout = TimelineLayout::new(9);
-        let lines = timeline_title(&report, &layout);
+        let lines = timeline_title(&report, report.workload.clone(), &layout);
         assert!(lines.len() <= layout.title_lines as usize, "{lines:?}");
         let joined = lines.join(" | ");
         assert!(!joined.contains('…'), "{lines:?}");
@@ -1102,6 +1427,102 @@ mod tests {
     }
 
     #[test]
+    fn latency_timeline_size_is_300_per_panel_plus_80() {
+        assert_eq!(latency_timeline_size(1), (1200, 380));
+        assert_eq!(latency_timeline_size(2), (1200, 680));
+        assert_eq!(latency_timeline_size(4), (1800, 2 * 300 + 80));
+        assert_eq!(latency_timeline_size(9), (1800, 5 * 300 + 80 + 48));
+        let layout = TimelineLayout::latency(9);
+        assert_eq!(layout.panel_origin_px(3), (900, 128 + 300));
+    }
+
+    #[test]
+    fn latency_timeline_png_has_the_expected_size_and_its_p99_lines() {
+        let (_keep, dir) = output_dir();
+        let path = dir.join("latency-timeline.png");
+        draw_latency_timeline(&reference_report(), &path).unwrap();
+        let (width, height, pixels) = decode_rgb(&path);
+        assert_eq!((width, height), latency_timeline_size(2));
+        let line = [LATENCY_P99_LINE.0, LATENCY_P99_LINE.1, LATENCY_P99_LINE.2];
+        let layout = TimelineLayout::latency(2);
+        for index in 0..2 {
+            let (_, top) = layout.panel_origin_px(index);
+            let count = (top..top + LATENCY_TIMELINE_PANEL_HEIGHT_PX)
+                .flat_map(|y| (0..width).map(move |x| (y * width + x) as usize))
+                .filter(|&pixel| pixels[pixel] == line)
+                .count();
+            assert!(count > 500, "panel {index}: only {count} pixels of p99");
+        }
+        // Nine strategies: the grid of timeline.png, and a title that is not cut.
+        let nine = dir.join("latency-timeline-nine.png");
+        draw_latency_timeline(&report_with_strategies(ALL_STRATEGIES), &nine).unwrap();
+        let (width, height, colours) = decode_png(&nine);
+        assert_eq!((width, height), latency_timeline_size(9));
+        assert!(colours > 2, "only {colours} colours");
+    }
+
+    #[test]
+    fn latency_timeline_leaves_out_the_seconds_without_transactions() {
+        let strategy = &reference_report().strategies[0];
+        // naive: seconds 0-5 and 15-24 have a p99, 6-14 none.
+        let runs = positive_step_runs(strategy, |row| row.lat_p99_ms);
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[0].first(), Some(&(0.0, 4.0)));
+        assert_eq!(runs[0].last(), Some(&(6.0, 4.0)));
+        assert_eq!(runs[1].first(), Some(&(15.0, 9_100.0)));
+        assert!(runs.iter().flatten().all(|(_, ms)| *ms > 0.0));
+        // A missing second splits a run too.
+        let mut strategy = strategy.clone();
+        strategy.seconds.remove(2);
+        assert_eq!(positive_step_runs(&strategy, |row| row.lat_p99_ms).len(), 3);
+
+        let axis = LatencyTimelineAxis::new(&reference_report());
+        assert!(axis.low <= 1.1 && axis.low > 0.0, "{}", axis.low);
+        assert!(axis.at(0.8) >= 9_700.0, "{}", axis.at(0.8));
+        assert!((axis.at(0.0) - axis.low).abs() < 1e-9);
+    }
+
+    #[test]
+    fn latency_timeline_of_a_strategy_without_transactions_draws() {
+        let (_keep, dir) = output_dir();
+        // One strategy with only zero seconds next to one with data.
+        let mut report = reference_report();
+        for row in &mut report.strategies[0].seconds {
+            row.tps = 0;
+            row.lat_mean_ms = 0.0;
+            row.lat_p50_ms = 0.0;
+            row.lat_p99_ms = 0.0;
+            row.lat_max_ms = 0.0;
+        }
+        let path = dir.join("latency-timeline-one-empty.png");
+        draw_latency_timeline(&report, &path).unwrap();
+        let (width, height, colours) = decode_png(&path);
+        assert_eq!((width, height), latency_timeline_size(2));
+        assert!(colours > 2, "only {colours} colours");
+        assert_eq!(latency_panel_caption(&report.strategies[0]), "naive");
+        assert!(
+            latency_panel_caption(&report.strategies[1]).starts_with("retry: worst second p99")
+        );
+
+        // Every strategy without data, and no strategy at all.
+        for row in &mut report.strategies[1].seconds {
+            row.lat_p50_ms = 0.0;
+            row.lat_p99_ms = 0.0;
+            row.lat_max_ms = 0.0;
+        }
+        let path = dir.join("latency-timeline-all-empty.png");
+        draw_latency_timeline(&report, &path).unwrap();
+        assert_eq!(decode_png(&path).1, latency_timeline_size(2).1);
+        let nothing = RunReport {
+            workload: "empty".to_string(),
+            strategies: Vec::new(),
+        };
+        let path = dir.join("latency-timeline-nothing.png");
+        draw_latency_timeline(&nothing, &path).unwrap();
+        assert_eq!(decode_png(&path).1, latency_timeline_size(0).1);
+    }
+
+    #[test]
     fn charts_of_a_report_read_back_from_files_draw() {
         let (_keep, dir) = output_dir();
         let results = dir.join("read-back");
@@ -1113,6 +1534,16 @@ mod tests {
         draw_latency(&report, &latency).unwrap();
         assert_eq!(decode_png(&timeline).0, 1200);
         assert!(decode_png(&latency).2 > 2);
+        // Read back, the blocker window comes from the blocker_active seconds.
+        let latency_timeline = dir.join("latency-timeline-read-back.png");
+        draw_latency_timeline(&report, &latency_timeline).unwrap();
+        assert_eq!(
+            {
+                let (w, h, _) = decode_png(&latency_timeline);
+                (w, h)
+            },
+            latency_timeline_size(2)
+        );
     }
 
     #[test]
