@@ -57,9 +57,25 @@ pub struct CommonArgs {
     /// PostgreSQL connection URL of a real server [default: $DATABASE_URL, else a throwaway server].
     #[arg(long)]
     pub db_url: Option<String>,
-    /// Number of client workers (overrides [load] clients).
+    /// Number of client workers, each on its own connection (overrides [load] clients).
     #[arg(long)]
     pub clients: Option<u32>,
+    /// Open loop: start transactions at this total rate per second, Poisson arrivals
+    /// shared by the connections, like pgbench -R; latency counts from the scheduled start.
+    #[arg(long, value_name = "TPS")]
+    pub rate: Option<f64>,
+    /// With --rate: the application's connection pool; requests wait for one of N connections
+    /// [default: --clients].
+    #[arg(long, value_name = "N", conflicts_with = "clients")]
+    pub pool_size: Option<u32>,
+    /// A transaction not finished this long after its (scheduled) start fails as `timeout`
+    /// and is cancelled on the server, as an application's request timeout would, e.g. 1s.
+    #[arg(long, value_name = "DURATION")]
+    pub client_timeout: Option<String>,
+    /// With --rate: skip transactions already this late behind schedule, counted as
+    /// `skipped` and never sent (pgbench -L), e.g. 500ms.
+    #[arg(long, value_name = "DURATION")]
+    pub latency_limit: Option<String>,
     /// Load duration, e.g. 24s (overrides [load] duration).
     #[arg(long)]
     pub duration: Option<String>,

@@ -10,7 +10,7 @@ use crate::script::{self, Script};
 use crate::strategy::{
     Backoff, Jitter, NamedStrategy, PRESET_NAMES, RetryPolicy, Schedule, Step, Strategy, preset,
 };
-use crate::workload::{self, BackoffFile, LoadedWorkload, StrategyFile};
+use crate::workload::{self, BackoffFile, LoadFile, LoadedWorkload, StrategyFile};
 
 /// What the command asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +55,13 @@ pub struct LoadConfig {
     pub scripts: Vec<WeightedScript>,
     /// `--set name=value` pairs, like pgbench -D.
     pub variables: Vec<(String, String)>,
+    /// Open loop (`--rate`): transactions scheduled per second over all clients;
+    /// `None` for the closed loop (each client starts its next transaction at once).
+    pub rate_tps: Option<f64>,
+    /// Open loop: skip a transaction this late behind its schedule (`--latency-limit`).
+    pub latency_limit: Option<Duration>,
+    /// Fail and cancel a transaction not finished this long after its (scheduled) start.
+    pub client_timeout: Option<Duration>,
 }
 
 impl LoadConfig {
@@ -114,7 +121,13 @@ impl Config {
         let source = loaded.source.clone();
         let file = &loaded.file;
 
-        let clients = match args.clients {
+        let pacing = Pacing::new(&source, &file.load, args)?;
+        let clients = match args.clients.or(args.pool_size) {
+            Some(0) if args.pool_size.is_some() => {
+                return Err(Error::bad_input(
+                    "--pool-size 0: a pool needs at least 1 connection",
+                ));
+            }
             Some(0) => return Err(Error::bad_input("--clients 0: need at least 1 client")),
             Some(clients) => clients,
             None if file.load.clients == 0 => {
@@ -259,6 +272,9 @@ impl Config {
                 duration,
                 scripts,
                 variables,
+                rate_tps: pacing.rate_tps,
+                latency_limit: pacing.latency_limit,
+                client_timeout: pacing.client_timeout,
             },
             blocker,
             ddl,
@@ -269,6 +285,68 @@ impl Config {
             expectations,
             observe_locks: !args.no_observer,
             seed: args.seed.unwrap_or_else(rand::random),
+        })
+    }
+}
+
+/// How transactions are paced, from `[load]` and the flags (flags win).
+struct Pacing {
+    rate_tps: Option<f64>,
+    latency_limit: Option<Duration>,
+    client_timeout: Option<Duration>,
+}
+
+impl Pacing {
+    fn new(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<Pacing, Error> {
+        let (rate_tps, rate_name) = match (args.rate, file.rate) {
+            (Some(rate), _) => (Some(rate), "--rate".to_string()),
+            (None, Some(rate)) => (Some(rate), format!("{source}: [load] rate")),
+            (None, None) => (None, String::new()),
+        };
+        if let Some(rate) = rate_tps
+            && !(rate.is_finite() && rate > 0.0)
+        {
+            return Err(Error::bad_input(format!(
+                "{rate_name} {rate}: the rate must be a positive number of transactions                  per second, e.g. 200"
+            )));
+        }
+        if rate_tps.is_none() && args.pool_size.is_some() {
+            return Err(Error::bad_input(
+                "--pool-size needs --rate: a pool serves requests that arrive at a rate;                  for a closed loop of busy clients use --clients",
+            ));
+        }
+        let duration_of =
+            |flag: &Option<String>, key: &Option<String>, name: &str| match (flag, key) {
+                (Some(text), _) => parse_duration(&format!("--{name}"), text).map(Some),
+                (None, Some(text)) => parse_duration(
+                    &format!("{source}: [load] {}", name.replace('-', "_")),
+                    text,
+                )
+                .map(Some),
+                (None, None) => Ok(None),
+            };
+        let latency_limit = duration_of(&args.latency_limit, &file.latency_limit, "latency-limit")?;
+        let client_timeout =
+            duration_of(&args.client_timeout, &file.client_timeout, "client-timeout")?;
+        if latency_limit.is_some() && rate_tps.is_none() {
+            return Err(Error::bad_input(
+                "--latency-limit skips transactions that are behind schedule, so it needs a                  schedule: add --rate TPS",
+            ));
+        }
+        for (name, value) in [
+            ("--latency-limit", latency_limit),
+            ("--client-timeout", client_timeout),
+        ] {
+            if value.is_some_and(|value| value < Duration::from_millis(1)) {
+                return Err(Error::bad_input(format!(
+                    "{name} must be at least 1ms, e.g. 500ms"
+                )));
+            }
+        }
+        Ok(Pacing {
+            rate_tps,
+            latency_limit,
+            client_timeout,
         })
     }
 }
@@ -688,6 +766,10 @@ mod tests {
         CommonArgs {
             db_url: None,
             clients: None,
+            rate: None,
+            pool_size: None,
+            client_timeout: None,
+            latency_limit: None,
             duration: None,
             out: None,
             quiet: true,

@@ -78,12 +78,19 @@ pub fn list_workloads() -> Result<String, Error> {
     Ok(out)
 }
 
-/// `stallbench plot DIR`: re-draws both charts from the folder's files.
+/// `stallbench plot DIR`: re-draws the charts from the folder's files.
 pub fn redraw_charts(dir: &Path) -> Result<(), Error> {
     let report = export::read_report(dir).map_err(|err| Error::bad_input(format!("{err:#}")))?;
-    plot::draw_timeline(&report, &dir.join("timeline.png"))?;
-    plot::draw_latency(&report, &dir.join("latency.png"))?;
-    eprintln!("wrote {0}/timeline.png and {0}/latency.png", dir.display());
+    plot::draw_timeline(&report, &dir.join(export::TIMELINE_PNG))?;
+    plot::draw_latency(&report, &dir.join(export::LATENCY_PNG))?;
+    plot::draw_latency_timeline(&report, &dir.join(export::LATENCY_TIMELINE_PNG))?;
+    eprintln!(
+        "wrote {0}/{1}, {0}/{2} and {0}/{3}",
+        dir.display(),
+        export::TIMELINE_PNG,
+        export::LATENCY_PNG,
+        export::LATENCY_TIMELINE_PNG
+    );
     Ok(())
 }
 
@@ -299,6 +306,9 @@ fn write_run_json(config: &Config, target: &Target) -> Result<(), Error> {
         "description": config.description,
         "clients": config.load.clients,
         "duration_s": config.load.duration.as_secs_f64(),
+        "rate_tps": config.load.rate_tps,
+        "latency_limit_ms": config.load.latency_limit.map(|limit| limit.as_secs_f64() * 1000.0),
+        "client_timeout_ms": config.load.client_timeout.map(|timeout| timeout.as_secs_f64() * 1000.0),
         "scripts": scripts,
         "variables": config.load.variables,
         "blocker": config.blocker.as_ref().map(|blocker| serde_json::json!({

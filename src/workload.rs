@@ -66,6 +66,12 @@ pub struct LoadFile {
     pub clients: u32,
     pub duration: String,
     pub scripts: Vec<ScriptFile>,
+    /// Open loop: transactions per second over all clients (`--rate`).
+    pub rate: Option<f64>,
+    /// A transaction not finished within this fails as `timeout` (`--client-timeout`).
+    pub client_timeout: Option<String>,
+    /// Open loop: skip transactions this late (`--latency-limit`).
+    pub latency_limit: Option<String>,
 }
 
 /// `[[load.scripts]]`: one pgbench script, inline (`sql`) or from a file (`file`).

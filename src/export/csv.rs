@@ -9,7 +9,7 @@ use super::{
 };
 
 /// The exact header of `timeline.csv`.
-pub const TIMELINE_HEADER: [&str; 13] = [
+pub const TIMELINE_HEADER: [&str; 17] = [
     "strategy",
     "second",
     "tps",
@@ -23,6 +23,10 @@ pub const TIMELINE_HEADER: [&str; 13] = [
     "ddl_state",
     "waiting_behind_ddl",
     "oldest_wait_ms",
+    "timeouts",
+    "skipped",
+    "lag_ms",
+    "behind_schedule",
 ];
 
 /// The exact header of `locks.csv`.
@@ -81,6 +85,10 @@ impl Exporter for TimelineCsv {
                         row.ddl_state.as_str().to_string(),
                         locks.waiting_behind_ddl.to_string(),
                         format!("{:.1}", locks.oldest_wait_ms),
+                        row.timeouts.to_string(),
+                        row.skipped.to_string(),
+                        format!("{:.3}", row.lag_ms),
+                        row.behind_schedule.to_string(),
                     ])?;
                 }
             }
@@ -197,7 +205,8 @@ mod tests {
         assert_eq!(
             text.lines().next().unwrap(),
             "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,\
-             lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms"
+             lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms,\
+             timeouts,skipped,lag_ms,behind_schedule"
         );
     }
 
@@ -255,7 +264,9 @@ mod tests {
         }
         // A zero second of naive, blocker on, DDL running; ms with 3 decimals.
         assert!(
-            rows.contains(&"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0"),
+            rows.contains(
+                &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,3,512.250,600"
+            ),
             "{text}"
         );
         assert!(rows[0].starts_with("naive,0,3000,0,1.250,1.100,4.000,9.500,0,0,idle"));
@@ -298,7 +309,8 @@ mod tests {
             lines.next().unwrap(),
             "strategy,transactions,failed,mean_tps,zero_tps_seconds,longest_stall_s,\
              lat_p50_ms,lat_p99_ms,lat_p999_ms,lat_max_ms,ddl_attempts,ddl_total_ms,\
-             ddl_outcome,ddl_last_wait_ms,max_lock_waiters,lost_connections,blocker_outcome,invalid_indexes"
+             ddl_outcome,ddl_last_wait_ms,max_lock_waiters,lost_connections,blocker_outcome,invalid_indexes,\
+             timeouts,skipped,max_behind_schedule"
         );
         assert!(lines.next().unwrap().starts_with("naive,"));
         assert!(lines.next().unwrap().starts_with("retry,"));

@@ -6,6 +6,7 @@
 
 pub mod csv;
 pub mod hgrm;
+pub mod hlog;
 pub mod json;
 pub mod markdown;
 pub mod read;
@@ -39,6 +40,8 @@ pub const SUMMARY_MD: &str = "summary.md";
 pub const TIMELINE_PNG: &str = "timeline.png";
 /// File name of the latency-by-percentile chart.
 pub const LATENCY_PNG: &str = "latency.png";
+/// File name of the p99-latency-over-time chart.
+pub const LATENCY_TIMELINE_PNG: &str = "latency-timeline.png";
 
 /// One output format of a results folder.
 pub trait Exporter {
@@ -48,7 +51,8 @@ pub trait Exporter {
     fn write(&self, report: &RunReport, dir: &Path) -> anyhow::Result<()>;
 }
 
-/// Every file exporter: timeline CSV, attempts CSV, locks CSV, summary CSV/JSON/Markdown, `.hgrm` files.
+/// Every file exporter: timeline CSV, attempts CSV, locks CSV, summary CSV/JSON/Markdown,
+/// `.hgrm` and `.hlog` files.
 /// The charts are not exporters; [`write_all`] draws them.
 pub fn all_exporters() -> Vec<Box<dyn Exporter>> {
     vec![
@@ -59,10 +63,11 @@ pub fn all_exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(json::SummaryJson),
         Box::new(markdown::SummaryMarkdown),
         Box::new(hgrm::HgrmFiles),
+        Box::new(hlog::HlogFiles),
     ]
 }
 
-/// Creates `dir` if needed and writes every exporter's files plus both charts into it.
+/// Creates `dir` if needed and writes every exporter's files plus the charts into it.
 pub fn write_all(report: &RunReport, dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating results folder {}", dir.display()))?;
@@ -73,6 +78,7 @@ pub fn write_all(report: &RunReport, dir: &Path) -> anyhow::Result<()> {
     }
     crate::plot::draw_timeline(report, &dir.join(TIMELINE_PNG))?;
     crate::plot::draw_latency(report, &dir.join(LATENCY_PNG))?;
+    crate::plot::draw_latency_timeline(report, &dir.join(LATENCY_TIMELINE_PNG))?;
     Ok(())
 }
 
@@ -108,9 +114,14 @@ pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
     }
 }
 
-/// The name of the `.hgrm` file of `strategy`: `latency-<strategy>.hgrm`, with any
-/// character other than letters, digits, `-`, `_` and `.` replaced by `_`.
+/// The name of the `.hgrm` file of `strategy`: `latency-<strategy>.hgrm`.
 pub fn hgrm_file_name(strategy: &str) -> String {
+    latency_file_name(strategy, "hgrm")
+}
+
+/// `latency-<strategy>.<extension>`, with any character of the strategy name other
+/// than letters, digits, `-`, `_` and `.` replaced by `_`.
+pub fn latency_file_name(strategy: &str, extension: &str) -> String {
     let safe: String = strategy
         .chars()
         .map(|c| {
@@ -121,7 +132,7 @@ pub fn hgrm_file_name(strategy: &str) -> String {
             }
         })
         .collect();
-    format!("latency-{safe}.hgrm")
+    format!("latency-{safe}.{extension}")
 }
 
 #[cfg(test)]
@@ -142,6 +153,7 @@ mod tests {
             SUMMARY_MD,
             TIMELINE_PNG,
             LATENCY_PNG,
+            LATENCY_TIMELINE_PNG,
             "latency-naive.hgrm",
             "latency-retry.hgrm",
         ] {

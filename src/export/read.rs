@@ -179,6 +179,10 @@ fn read_timeline(path: &Path) -> anyhow::Result<Vec<(u64, String, SecondRow, Sec
             lock_waiters: field.number(8)?,
             blocker_active: field.flag(9)?,
             ddl_state: field.one_of(10, DdlState::parse, "idle, running, backoff, done, failed")?,
+            timeouts: field.number(13)?,
+            skipped: field.number(14)?,
+            lag_ms: field.number(15)?,
+            behind_schedule: field.number(16)?,
         };
         let locks = SecondLocks {
             waiting_behind_ddl: field.number(11)?,
@@ -326,7 +330,12 @@ mod tests {
                 assert_eq!(a.lock_waiters, b.lock_waiters);
                 assert_eq!(a.blocker_active, b.blocker_active);
                 assert_eq!(a.ddl_state, b.ddl_state);
+                assert_eq!(
+                    (a.timeouts, a.skipped, a.behind_schedule),
+                    (b.timeouts, b.skipped, b.behind_schedule)
+                );
                 for (x, y) in [
+                    (a.lag_ms, b.lag_ms),
                     (a.lat_mean_ms, b.lat_mean_ms),
                     (a.lat_p50_ms, b.lat_p50_ms),
                     (a.lat_p99_ms, b.lat_p99_ms),

@@ -41,6 +41,10 @@ fn busy_second(second: u32, tps: u64, state: DdlState) -> SecondRow {
         lock_waiters: 0,
         blocker_active: (4..16).contains(&second),
         ddl_state: state,
+        timeouts: 0,
+        skipped: 0,
+        lag_ms: 0.0,
+        behind_schedule: 0,
     }
 }
 
@@ -56,6 +60,10 @@ fn zero_second(second: u32, state: DdlState) -> SecondRow {
         lock_waiters: 100,
         blocker_active: (4..16).contains(&second),
         ddl_state: state,
+        timeouts: 0,
+        skipped: 0,
+        lag_ms: 0.0,
+        behind_schedule: 0,
     }
 }
 
@@ -105,6 +113,7 @@ fn strategy_report(
         latency: LatencyDistribution::from_histogram(histogram),
         summary,
         locks: Default::default(),
+        intervals: Default::default(),
     }
 }
 
@@ -118,7 +127,14 @@ fn naive() -> StrategyReport {
                 record_busy_second(&mut histogram, tps);
                 busy_second(second, tps, DdlState::Idle)
             }
-            6..=14 => zero_second(second, DdlState::Running),
+            6..=14 => {
+                // Open-loop figures of the stall: requests queue, a few are skipped.
+                let mut row = zero_second(second, DdlState::Running);
+                row.skipped = 3;
+                row.lag_ms = 512.25;
+                row.behind_schedule = 300 * u64::from(second - 5);
+                row
+            }
             15 => {
                 // The queue drains: 100 transactions that waited up to 9.7 s, then a burst.
                 record_spread(&mut histogram, 100, 700_000, 9_700_000);

@@ -40,6 +40,20 @@ pub struct StrategyReport {
     pub summary: Summary,
     /// The lock queue: per-second figures, who waited for whom, the worst moment.
     pub locks: locks::LockReport,
+    /// Per-second latency histograms for the `.hlog` interval log; empty when read back from files.
+    pub intervals: LatencyIntervals,
+}
+
+/// Per-second latency histograms (microseconds) for the `.hlog` interval log,
+/// kept compressed (HdrHistogram V2 + deflate, a few hundred bytes a second)
+/// so a long run does not hold a full histogram per second.
+#[derive(Debug, Clone, Default)]
+pub struct LatencyIntervals {
+    /// Wall-clock time of second 0, in seconds since the Unix epoch.
+    pub started_unix_s: f64,
+    /// (second, compressed histogram) in second order; seconds without a completed
+    /// transaction are missing, and a second may appear twice (a late hand-over).
+    pub per_second: Vec<(u32, Vec<u8>)>,
 }
 
 impl StrategyReport {
@@ -57,6 +71,7 @@ impl StrategyReport {
             },
             summary,
             locks: locks::LockReport::default(),
+            intervals: LatencyIntervals::default(),
         }
     }
 }
@@ -79,6 +94,15 @@ pub struct SecondRow {
     pub blocker_active: bool,
     /// What the DDL injector was doing in this second.
     pub ddl_state: DdlState,
+    /// Of `failed`, transactions that hit `--client-timeout` (cancelled on the server).
+    pub timeouts: u64,
+    /// Transactions skipped for `--latency-limit`: too late to be worth sending.
+    pub skipped: u64,
+    /// Open loop: mean schedule lag (start minus scheduled start) of the
+    /// transactions sent that ended in this second, in ms.
+    pub lag_ms: f64,
+    /// Open loop: transactions scheduled by the end of this second and not yet started.
+    pub behind_schedule: u64,
 }
 
 /// What the DDL injector was doing during one second, most significant state wins.

@@ -308,6 +308,10 @@ mod tests {
             lock_waiters: 0,
             blocker_active: false,
             ddl_state: DdlState::Idle,
+            timeouts: 0,
+            skipped: 0,
+            lag_ms: 0.0,
+            behind_schedule: 0,
         }
     }
 
@@ -332,6 +336,7 @@ mod tests {
             latency: LatencyDistribution::from_histogram(histogram),
             summary,
             locks: Default::default(),
+            intervals: Default::default(),
         }
     }
 

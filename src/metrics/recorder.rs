@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
 use super::new_latency_histogram;
 
@@ -25,8 +26,16 @@ pub struct WorkerSecond {
     pub latency_us: Histogram<u64>,
     /// Failed transactions in this second.
     pub failed: u64,
-    /// Failed transactions in this second by SQLSTATE.
+    /// Failed transactions in this second by SQLSTATE (`timeout` for `--client-timeout`).
     pub failed_by_sqlstate: BTreeMap<String, u64>,
+    /// Of `failed`, those that hit `--client-timeout`.
+    pub timeouts: u64,
+    /// Transactions skipped for `--latency-limit` (never sent).
+    pub skipped: u64,
+    /// Open loop: the schedule lag (start minus scheduled start) of the
+    /// transactions sent that ended in this second, summed, and their count.
+    pub lag_sum_us: u64,
+    pub lag_count: u64,
 }
 
 impl WorkerSecond {
@@ -36,11 +45,38 @@ impl WorkerSecond {
             latency_us: new_latency_histogram(),
             failed: 0,
             failed_by_sqlstate: BTreeMap::new(),
+            timeouts: 0,
+            skipped: 0,
+            lag_sum_us: 0,
+            lag_count: 0,
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.latency_us.is_empty() && self.failed == 0
+        self.latency_us.is_empty() && self.failed == 0 && self.skipped == 0 && self.lag_count == 0
+    }
+
+    /// Counts one failed transaction under `sqlstate`.
+    pub fn add_failure(&mut self, sqlstate: &str) {
+        self.failed += 1;
+        match self.failed_by_sqlstate.get_mut(sqlstate) {
+            Some(count) => *count += 1,
+            None => {
+                self.failed_by_sqlstate.insert(sqlstate.to_string(), 1);
+            }
+        }
+    }
+
+    /// Adds the counters (not the histogram) of `other`.
+    fn add_counts(&mut self, other: &WorkerSecond) {
+        self.failed += other.failed;
+        for (sqlstate, count) in &other.failed_by_sqlstate {
+            *self.failed_by_sqlstate.entry(sqlstate.clone()).or_insert(0) += count;
+        }
+        self.timeouts += other.timeouts;
+        self.skipped += other.skipped;
+        self.lag_sum_us += other.lag_sum_us;
+        self.lag_count += other.lag_count;
     }
 }
 
@@ -62,6 +98,12 @@ pub struct SecondFigures {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
+    pub timeouts: u64,
+    pub skipped: u64,
+    /// Mean schedule lag of the transactions sent (open loop), in ms.
+    pub lag_ms: f64,
+    /// How many transactions the lag mean covers (to fold in late hand-overs).
+    pub lag_count: u64,
 }
 
 /// A second is settled only once the run clock is this many seconds past it,
@@ -78,6 +120,8 @@ pub struct Recorder {
     settled: BTreeMap<u32, SecondFigures>,
     total_latency_us: Histogram<u64>,
     failed_by_sqlstate: BTreeMap<String, u64>,
+    /// Settled seconds' histograms, compressed, in settling order.
+    intervals: Vec<(u32, Vec<u8>)>,
 }
 
 impl Recorder {
@@ -89,6 +133,7 @@ impl Recorder {
             settled: BTreeMap::new(),
             total_latency_us: new_latency_histogram(),
             failed_by_sqlstate: BTreeMap::new(),
+            intervals: Vec::new(),
         }
     }
 
@@ -136,6 +181,7 @@ impl Recorder {
             // counts and max stay exact, the percentiles keep what they were.
             add_late(figures, &part);
             self.add_to_totals(&part);
+            self.keep_interval(&part);
             return;
         }
         let merged = self
@@ -146,31 +192,48 @@ impl Recorder {
             .latency_us
             .add(&part.latency_us)
             .expect("histograms share the same bounds");
-        merged.failed += part.failed;
-        for (sqlstate, count) in part.failed_by_sqlstate {
-            *merged.failed_by_sqlstate.entry(sqlstate).or_insert(0) += count;
-        }
+        merged.add_counts(&part);
     }
 
     fn settle_one(&mut self, part: WorkerSecond) {
         let latency = &part.latency_us;
-        let figures = if latency.is_empty() {
-            SecondFigures {
-                failed: part.failed,
-                ..SecondFigures::default()
-            }
-        } else {
-            SecondFigures {
-                completed: latency.len(),
-                failed: part.failed,
-                mean_ms: latency.mean() / 1000.0,
-                p50_ms: latency.value_at_quantile(0.5) as f64 / 1000.0,
-                p99_ms: latency.value_at_quantile(0.99) as f64 / 1000.0,
-                max_ms: latency.max() as f64 / 1000.0,
-            }
+        let mut figures = SecondFigures {
+            failed: part.failed,
+            timeouts: part.timeouts,
+            skipped: part.skipped,
+            lag_ms: mean_ms(part.lag_sum_us, part.lag_count),
+            lag_count: part.lag_count,
+            ..SecondFigures::default()
         };
+        if !latency.is_empty() {
+            figures.completed = latency.len();
+            figures.mean_ms = latency.mean() / 1000.0;
+            figures.p50_ms = latency.value_at_quantile(0.5) as f64 / 1000.0;
+            figures.p99_ms = latency.value_at_quantile(0.99) as f64 / 1000.0;
+            figures.max_ms = latency.max() as f64 / 1000.0;
+        }
         self.add_to_totals(&part);
+        self.keep_interval(&part);
         self.settled.insert(part.second, figures);
+    }
+
+    /// Keeps a settled second's histogram, compressed, for the interval log.
+    fn keep_interval(&mut self, part: &WorkerSecond) {
+        if part.latency_us.is_empty() {
+            return;
+        }
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&part.latency_us, &mut bytes)
+            .expect("serializing into memory does not fail");
+        self.intervals.push((part.second, bytes));
+    }
+
+    /// The compressed per-second histograms, in second order (settled seconds).
+    pub fn intervals(&self) -> Vec<(u32, Vec<u8>)> {
+        let mut intervals = self.intervals.clone();
+        intervals.sort_by_key(|(second, _)| *second);
+        intervals
     }
 
     fn add_to_totals(&mut self, part: &WorkerSecond) {
@@ -214,6 +277,23 @@ fn add_late(figures: &mut SecondFigures, part: &WorkerSecond) {
         figures.max_ms = figures.max_ms.max(part.latency_us.max() as f64 / 1000.0);
     }
     figures.failed += part.failed;
+    figures.timeouts += part.timeouts;
+    figures.skipped += part.skipped;
+    if part.lag_count > 0 {
+        let lag_sum_us =
+            figures.lag_ms * 1000.0 * figures.lag_count as f64 + part.lag_sum_us as f64;
+        figures.lag_count += part.lag_count;
+        figures.lag_ms = lag_sum_us / figures.lag_count as f64 / 1000.0;
+    }
+}
+
+/// `sum_us / count` in ms, 0 for no samples.
+fn mean_ms(sum_us: u64, count: u64) -> f64 {
+    if count == 0 {
+        0.0
+    } else {
+        sum_us as f64 / count as f64 / 1000.0
+    }
 }
 
 /// Per-second counters the workers bump and the progress line reads.
@@ -230,6 +310,8 @@ struct LiveSlot {
     latency_sum_us: AtomicU64,
     latency_max_us: AtomicU64,
     lock_waiters: AtomicU64,
+    arrived: AtomicU64,
+    dequeued: AtomicU64,
 }
 
 /// A snapshot of one second of [`LiveCounters`].
@@ -241,6 +323,11 @@ pub struct LiveSecond {
     pub latency_max_ms: f64,
     /// Most sessions seen waiting on a heavyweight lock in this second.
     pub lock_waiters: u32,
+    /// Open loop: transactions scheduled to start in this second.
+    pub arrived: u64,
+    /// Open loop: scheduled transactions taken off the queue in this second
+    /// (sent, skipped or timed out before being sent).
+    pub dequeued: u64,
 }
 
 impl LiveCounters {
@@ -273,6 +360,33 @@ impl LiveCounters {
         }
     }
 
+    /// Counts a scheduled arrival (open loop) in the second it is scheduled for.
+    pub fn record_arrival(&self, second: u32) {
+        if let Some(slot) = self.slots.get(second as usize) {
+            slot.arrived.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts an arrival leaving the queue (open loop) in the second it did.
+    pub fn record_dequeue(&self, second: u32) {
+        if let Some(slot) = self.slots.get(second as usize) {
+            slot.dequeued.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Transactions behind schedule at the end of each second `0..seconds`:
+    /// arrived by then and not yet taken off the queue.
+    pub fn behind_schedule(&self, seconds: u32) -> Vec<u64> {
+        let mut queued: i64 = 0;
+        (0..seconds)
+            .map(|second| {
+                let figures = self.second(second);
+                queued += figures.arrived as i64 - figures.dequeued as i64;
+                queued.max(0) as u64
+            })
+            .collect()
+    }
+
     pub fn second(&self, second: u32) -> LiveSecond {
         let Some(slot) = self.slots.get(second as usize) else {
             return LiveSecond::default();
@@ -289,6 +403,8 @@ impl LiveCounters {
             },
             latency_max_ms: slot.latency_max_us.load(Ordering::Relaxed) as f64 / 1000.0,
             lock_waiters: slot.lock_waiters.load(Ordering::Relaxed) as u32,
+            arrived: slot.arrived.load(Ordering::Relaxed),
+            dequeued: slot.dequeued.load(Ordering::Relaxed),
         }
     }
 }

@@ -34,6 +34,12 @@ pub struct Summary {
     pub blocker_outcome: String,
     /// Indexes left INVALID after the run (a failed `CREATE INDEX CONCURRENTLY`), space separated.
     pub invalid_indexes: String,
+    /// Of `failed`, requests that hit `--client-timeout`: the errors an application saw.
+    pub timeouts: u64,
+    /// Transactions skipped for `--latency-limit` (open loop).
+    pub skipped: u64,
+    /// Open loop: the longest queue of transactions behind schedule at the end of a second.
+    pub max_behind_schedule: u64,
 }
 
 /// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
@@ -100,6 +106,13 @@ pub fn summarize(
         lost_connections,
         blocker_outcome: if blocker.is_some() { "ok" } else { "none" }.to_string(),
         invalid_indexes: String::new(),
+        timeouts: seconds.iter().map(|row| row.timeouts).sum(),
+        skipped: seconds.iter().map(|row| row.skipped).sum(),
+        max_behind_schedule: seconds
+            .iter()
+            .map(|row| row.behind_schedule)
+            .max()
+            .unwrap_or(0),
     }
 }
 
@@ -156,6 +169,10 @@ mod tests {
             lock_waiters: 0,
             blocker_active: false,
             ddl_state: DdlState::Idle,
+            timeouts: 0,
+            skipped: 0,
+            lag_ms: 0.0,
+            behind_schedule: 0,
         }
     }
 

@@ -3,11 +3,13 @@
 use super::{AttemptOutcome, BlockerWindow, DdlAttempt, DdlState, Recorder, SecondRow};
 
 /// One row per second `0..duration_s`, zero seconds included.
-/// `lock_waiters[k]` is the most lock waiters seen in second k (missing: 0).
+/// `lock_waiters[k]` is the most lock waiters seen in second k, `behind_schedule[k]`
+/// the open-loop queue at its end (missing: 0).
 pub fn build_timeline(
     duration_s: u32,
     recorder: &Recorder,
     lock_waiters: &[u32],
+    behind_schedule: &[u64],
     blocker: Option<&BlockerWindow>,
     attempts: &[DdlAttempt],
 ) -> Vec<SecondRow> {
@@ -26,6 +28,10 @@ pub fn build_timeline(
                 blocker_active: blocker
                     .is_some_and(|window| overlaps(second, window.started_s, window.ended_s)),
                 ddl_state: ddl_state_in(second, attempts),
+                timeouts: figures.timeouts,
+                skipped: figures.skipped,
+                lag_ms: figures.lag_ms,
+                behind_schedule: behind_schedule.get(second as usize).copied().unwrap_or(0),
             }
         })
         .collect()
@@ -91,7 +97,7 @@ mod tests {
             started_s: 1.2,
             ended_s: 2.9,
         };
-        let rows = build_timeline(4, &recorder, &[0, 3, 4], Some(&window), &[]);
+        let rows = build_timeline(4, &recorder, &[0, 3, 4], &[], Some(&window), &[]);
         assert_eq!(rows.len(), 4);
         assert_eq!(rows[0].tps, 2);
         assert!((rows[0].lat_mean_ms - 3.0).abs() < 0.01);

@@ -1,20 +1,22 @@
-//! The load workers: closed-loop pgbench-style clients, each on its own
-//! connection for the whole run, with prepared statements.
+//! The load workers: pgbench-style clients, each on its own connection for
+//! the whole run, with prepared statements; closed loop, or open loop on a
+//! shared arrival schedule (`--rate`), with an optional request timeout.
 //!
 //! The hot path takes no shared lock and waits on nobody: latency goes into
 //! the worker's own histogram of the current second, handed to the recorder
 //! once a second; the progress counters are relaxed atomics.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use rand::{RngExt, SeedableRng};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::{CancelToken, Client, NoTls, Statement};
 
 use super::RunClock;
+use super::arrivals::Arrivals;
 use crate::config::WeightedScript;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
@@ -73,6 +75,10 @@ pub struct Worker {
     pub prepared: Vec<PreparedScript>,
     pub variables: Arc<Vec<(String, String)>>,
     pub seed: u64,
+    /// Fail and cancel a transaction not finished this long after its (scheduled) start.
+    pub client_timeout: Option<Duration>,
+    /// Open loop: skip a transaction this late behind its schedule.
+    pub latency_limit: Option<Duration>,
 }
 
 /// How a worker ended.
@@ -87,6 +93,8 @@ enum TxnError {
     /// The server answered with an error, or the script failed (division by
     /// zero in \set, SQLSTATE reported as `script`): counted as failed, the worker goes on.
     Failed { sqlstate: String },
+    /// `--client-timeout` passed: cancelled on the server, counted as failed.
+    TimedOut,
     /// The connection is gone: the worker stops.
     Lost(String),
 }
@@ -99,10 +107,17 @@ impl TxnError {
     }
 }
 
+/// The SQLSTATE column value of a transaction that hit `--client-timeout`.
+pub const TIMEOUT_SQLSTATE: &str = "timeout";
+
 /// Runs transactions until the end of the load; records into `live` and `parts`.
+/// Closed loop without `arrivals` (the next transaction starts when the last
+/// ends); open loop with them (each transaction starts at a scheduled time,
+/// and its latency counts from then).
 pub async fn run_worker(
     worker: Worker,
     clock: RunClock,
+    arrivals: Option<Arc<Arrivals>>,
     live: Arc<LiveCounters>,
     parts: UnboundedSender<WorkerPart>,
 ) -> WorkerOutcome {
@@ -113,6 +128,8 @@ pub async fn run_worker(
         prepared,
         variables,
         seed,
+        client_timeout,
+        latency_limit,
     } = worker;
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed.wrapping_add(u64::from(client_id)));
     let scale = variables
@@ -127,73 +144,179 @@ pub async fn run_worker(
     let total_weight: u32 = scripts.iter().map(|weighted| weighted.weight).sum();
     let duration_s = clock.duration_s();
     let end = clock.end();
+    let cancel = client.cancel_token();
     let mut params: Vec<TextParam> = Vec::new();
-    let mut current = WorkerSecond::new(0);
+    let mut recording = Recording::new(client_id as usize, parts);
     let mut outcome = WorkerOutcome::default();
 
     loop {
-        let started = Instant::now();
+        let (scheduled, started) = match &arrivals {
+            None => {
+                let now = Instant::now();
+                (now, now)
+            }
+            Some(arrivals) => match arrivals.claim(&mut rng, &live) {
+                None => break,
+                Some(at) => {
+                    if at > Instant::now() {
+                        tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+                    }
+                    (at, Instant::now())
+                }
+            },
+        };
         if started >= end {
             break;
+        }
+        let lag = started.saturating_duration_since(scheduled);
+        if arrivals.is_some() {
+            let second = clock.second_of(started);
+            live.record_dequeue(second);
+            if latency_limit.is_some_and(|limit| lag > limit) {
+                recording.at(second).skipped += 1;
+                continue;
+            }
+        }
+        let deadline = client_timeout.map(|timeout| scheduled + timeout);
+        if deadline.is_some_and(|deadline| started >= deadline) {
+            // Timed out while waiting for a connection: never sent.
+            let second = clock.second_of(started);
+            let current = recording.at(second);
+            current.add_failure(TIMEOUT_SQLSTATE);
+            current.timeouts += 1;
+            live.record_failure(second);
+            continue;
         }
         let index = if scripts.len() == 1 {
             0
         } else {
             pick_script(&scripts, rng.random_range(0..total_weight))
         };
-        let result = run_script(
+        let transaction = run_script(
             &client,
             &scripts[index].script,
             &prepared[index],
             &mut vars[index],
             &mut rng,
             &mut params,
-        )
-        .await;
+        );
+        let result = match deadline {
+            None => transaction.await,
+            Some(deadline) => run_until(transaction, deadline, &cancel).await,
+        };
         let ended = Instant::now();
         let second = clock.second_of(ended);
         if second >= duration_s {
             break;
         }
-        if second != current.second {
-            let finished = std::mem::replace(&mut current, WorkerSecond::new(second));
-            let _ = parts.send(WorkerPart {
-                worker: client_id as usize,
-                finished: (!finished.is_empty()).then_some(finished),
-                now_in: second,
-            });
+        let current = recording.at(second);
+        if arrivals.is_some() {
+            current.lag_sum_us += lag.as_micros() as u64;
+            current.lag_count += 1;
         }
-        match result {
+        let failed = match result {
             Ok(()) => {
-                let latency_us = (ended - started).as_micros().max(1) as u64;
+                let latency_us = (ended - scheduled).as_micros().max(1) as u64;
                 current.latency_us.saturating_record(latency_us);
                 live.record_success(second, latency_us);
+                false
             }
             Err(TxnError::Failed { sqlstate }) => {
-                current.failed += 1;
-                *current.failed_by_sqlstate.entry(sqlstate).or_insert(0) += 1;
+                current.add_failure(&sqlstate);
                 live.record_failure(second);
-                if prepared[index].opens_transaction
-                    && client.batch_execute("ROLLBACK").await.is_err()
-                {
-                    outcome.lost_connection =
-                        Some("ROLLBACK after a failed transaction failed".into());
-                    break;
-                }
+                true
+            }
+            Err(TxnError::TimedOut) => {
+                current.add_failure(TIMEOUT_SQLSTATE);
+                current.timeouts += 1;
+                live.record_failure(second);
+                true
             }
             Err(TxnError::Lost(message)) => {
                 outcome.lost_connection = Some(message);
                 break;
             }
+        };
+        if failed
+            && prepared[index].opens_transaction
+            && client.batch_execute("ROLLBACK").await.is_err()
+        {
+            outcome.lost_connection = Some("ROLLBACK after a failed transaction failed".into());
+            break;
         }
     }
-    let _ = parts.send(WorkerPart {
-        worker: client_id as usize,
-        finished: (!current.is_empty()).then_some(current),
-        now_in: u32::MAX,
-    });
+    recording.finish();
     outcome
 }
+
+/// A worker's own figures of its current second, handed to the recorder when
+/// it records something in a later second.
+struct Recording {
+    worker: usize,
+    current: WorkerSecond,
+    parts: UnboundedSender<WorkerPart>,
+}
+
+impl Recording {
+    fn new(worker: usize, parts: UnboundedSender<WorkerPart>) -> Recording {
+        Recording {
+            worker,
+            current: WorkerSecond::new(0),
+            parts,
+        }
+    }
+
+    /// The figures of `second` (never earlier than the last one asked for).
+    fn at(&mut self, second: u32) -> &mut WorkerSecond {
+        if second != self.current.second {
+            let finished = std::mem::replace(&mut self.current, WorkerSecond::new(second));
+            let _ = self.parts.send(WorkerPart {
+                worker: self.worker,
+                finished: (!finished.is_empty()).then_some(finished),
+                now_in: second,
+            });
+        }
+        &mut self.current
+    }
+
+    /// Hands the last second over and says the worker has stopped.
+    fn finish(self) {
+        let _ = self.parts.send(WorkerPart {
+            worker: self.worker,
+            finished: (!self.current.is_empty()).then_some(self.current),
+            now_in: u32::MAX,
+        });
+    }
+}
+
+/// Runs `transaction` until `deadline`; past it, cancels the running query on
+/// the server (a cancel request, as an application with a request timeout
+/// does) and waits for the script to give up, repeating the cancel while it
+/// goes on (a cancel that arrives between two statements does nothing).
+async fn run_until(
+    transaction: impl Future<Output = Result<(), TxnError>>,
+    deadline: Instant,
+    cancel: &CancelToken,
+) -> Result<(), TxnError> {
+    let mut transaction = std::pin::pin!(transaction);
+    let deadline = tokio::time::Instant::from_std(deadline);
+    if let Ok(result) = tokio::time::timeout_at(deadline, &mut transaction).await {
+        return result;
+    }
+    loop {
+        let _ = cancel.cancel_query(NoTls).await;
+        match tokio::time::timeout(CANCEL_REPEAT, &mut transaction).await {
+            Ok(Err(TxnError::Lost(message))) => return Err(TxnError::Lost(message)),
+            Ok(_) => return Err(TxnError::TimedOut),
+            Err(_) => continue,
+        }
+    }
+}
+
+/// How long a timed-out transaction has to end after a cancel request before
+/// the request is repeated. Long, because a repeat that crosses the first
+/// cancel's error on the wire would cancel the connection's next transaction.
+const CANCEL_REPEAT: Duration = Duration::from_secs(1);
 
 /// The script whose cumulative weight range holds `draw` (0..total weight).
 fn pick_script(scripts: &[WeightedScript], mut draw: u32) -> usize {

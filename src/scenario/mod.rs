@@ -1,6 +1,7 @@
 //! One run of one strategy on one clock: load workers, blocker, DDL injector
 //! and lock observer, started together; the result is a `StrategyReport`.
 
+pub mod arrivals;
 pub mod blocker;
 pub mod ddl;
 pub mod load;
@@ -9,25 +10,34 @@ pub mod progress;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_postgres::{CancelToken, NoTls};
 
+use rand::SeedableRng;
+
 use crate::config::Config;
 use crate::error::Error;
 use crate::metrics::locks::LockReport;
 use crate::metrics::{
-    LatencyDistribution, LiveCounters, Recorder, StrategyReport, build_timeline, summarize,
+    LatencyDistribution, LatencyIntervals, LiveCounters, Recorder, StrategyReport, build_timeline,
+    summarize,
 };
 use crate::strategy::{NamedStrategy, Strategy};
 use crate::target::Target;
+use arrivals::Arrivals;
+
+/// Mixed into the run's seed for the arrival schedule, so it does not repeat a worker's draws.
+const ARRIVALS_SEED: u64 = 0x5eed_a221_7a15;
 
 /// The run clock: `second k` is `[k, k+1)` after the load starts.
 #[derive(Debug, Clone, Copy)]
 pub struct RunClock {
     start: Instant,
+    /// The wall-clock time of `start`, for files read by other tools.
+    start_wall: SystemTime,
     duration: Duration,
 }
 
@@ -36,8 +46,21 @@ impl RunClock {
     pub fn start(duration: Duration) -> RunClock {
         RunClock {
             start: Instant::now(),
+            start_wall: SystemTime::now(),
             duration,
         }
+    }
+
+    /// The wall-clock time of second 0, in seconds since the Unix epoch.
+    pub fn started_unix_s(&self) -> f64 {
+        self.start_wall
+            .duration_since(UNIX_EPOCH)
+            .map_or(0.0, |since| since.as_secs_f64())
+    }
+
+    /// When the clock started (second 0 begins).
+    pub fn started_at(&self) -> Instant {
+        self.start
     }
 
     /// Seconds since the start, ms precision is what the files keep.
@@ -106,6 +129,8 @@ pub async fn run_strategy(
             prepared,
             variables: variables.clone(),
             seed,
+            client_timeout: config.load.client_timeout,
+            latency_limit: config.load.latency_limit,
         });
     }
     let observer_client = match config.observe_locks {
@@ -136,6 +161,15 @@ pub async fn run_strategy(
     let clock = RunClock::start(config.load.duration);
     let duration_s = clock.duration_s();
     let live = Arc::new(LiveCounters::new(duration_s));
+    let mut arrivals_rng = rand::rngs::SmallRng::seed_from_u64(seed ^ ARRIVALS_SEED);
+    let arrivals = config.load.rate_tps.map(|rate_tps| {
+        Arc::new(Arrivals::new(
+            clock.started_at(),
+            config.load.duration,
+            rate_tps,
+            &mut arrivals_rng,
+        ))
+    });
     let (parts_tx, mut parts_rx) = mpsc::unbounded_channel();
     let workers_count = config.load.clients as usize;
     let recorder_task = tokio::spawn(async move {
@@ -160,6 +194,7 @@ pub async fn run_strategy(
         let task = tokio::spawn(load::run_worker(
             worker,
             clock,
+            arrivals.clone(),
             live.clone(),
             parts_tx.clone(),
         ));
@@ -225,6 +260,7 @@ pub async fn run_strategy(
             status_rx,
             queue_rx,
             config.ddl.is_some(),
+            arrivals.clone(),
         ))
     });
 
@@ -296,6 +332,10 @@ pub async fn run_strategy(
     let lock_waiters: Vec<u32> = (0..duration_s)
         .map(|second| live.second(second).lock_waiters)
         .collect();
+    if let Some(arrivals) = &arrivals {
+        arrivals.count_unclaimed(&mut arrivals_rng, &live);
+    }
+    let behind_schedule = live.behind_schedule(duration_s);
     let blocker_error = blocker_result
         .as_ref()
         .and_then(|result| result.error.clone());
@@ -304,10 +344,15 @@ pub async fn run_strategy(
         duration_s,
         &recorder,
         &lock_waiters,
+        &behind_schedule,
         blocker_window.as_ref(),
         &attempts,
     );
     let latency_us = recorder.total_latency_us();
+    let intervals = LatencyIntervals {
+        started_unix_s: clock.started_unix_s(),
+        per_second: recorder.intervals(),
+    };
     let mut summary = summarize(
         &strategy.name,
         &seconds,
@@ -334,6 +379,7 @@ pub async fn run_strategy(
                 worst: observed.worst,
                 server_log: Vec::new(),
             },
+            intervals,
         },
         notes,
     ))

@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::RunClock;
+use super::arrivals::Arrivals;
 use crate::metrics::LiveCounters;
 use crate::metrics::recorder::LiveSecond;
 
@@ -18,6 +19,7 @@ pub async fn report_each_second(
     ddl_status: watch::Receiver<String>,
     queue_status: watch::Receiver<String>,
     has_ddl: bool,
+    arrivals: Option<Arc<Arrivals>>,
 ) {
     for second in 1..=clock.duration_s() {
         clock
@@ -25,6 +27,10 @@ pub async fn report_each_second(
             .await;
         let status = has_ddl.then(|| ddl_status.borrow().clone());
         let mut line = progress_line(second, &live.second(second - 1), status.as_deref());
+        if let Some(arrivals) = &arrivals {
+            let lag = arrivals.lag(std::time::Instant::now());
+            line.push_str(&format!(", schedule lag {:.1} s", lag.as_secs_f64()));
+        }
         // The head of the lock queue, while anyone waits.
         let queue = queue_status.borrow().clone();
         if !queue.is_empty() {
@@ -64,6 +70,7 @@ mod tests {
             latency_mean_ms: 0.0,
             latency_max_ms: 0.0,
             lock_waiters: 4,
+            ..LiveSecond::default()
         };
         assert_eq!(
             progress_line(7, &stalled, Some("try 1 waiting")),
@@ -75,6 +82,7 @@ mod tests {
             latency_mean_ms: 1.6434,
             latency_max_ms: 12.5,
             lock_waiters: 0,
+            ..LiveSecond::default()
         };
         assert_eq!(
             progress_line(1, &busy, None),

@@ -93,6 +93,10 @@ pub fn quiet_args(out: &Path) -> CommonArgs {
     CommonArgs {
         db_url: None,
         clients: None,
+        rate: None,
+        pool_size: None,
+        client_timeout: None,
+        latency_limit: None,
         duration: None,
         out: Some(out.to_path_buf()),
         quiet: true,

@@ -1,0 +1,159 @@
+//! `latency-<strategy>.hlog`: the HdrHistogram interval log, one histogram per
+//! second of the run clock, in the standard format that HistogramLogAnalyzer,
+//! `HistogramLogProcessor` and the HdrHistogram libraries read. Values are
+//! microseconds; the max column is in milliseconds.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context;
+use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
+
+use crate::metrics::{RunReport, StrategyReport, new_latency_histogram};
+
+use super::{Exporter, latency_file_name, write_file};
+
+/// Writes one `latency-<strategy>.hlog` per strategy that has per-second histograms
+/// (a live run; a folder read back by `plot` has none).
+pub struct HlogFiles;
+
+impl Exporter for HlogFiles {
+    fn name(&self) -> &'static str {
+        "latency-<strategy>.hlog"
+    }
+
+    fn write(&self, report: &RunReport, dir: &Path) -> anyhow::Result<()> {
+        for strategy in &report.strategies {
+            if strategy.intervals.per_second.is_empty() && strategy.seconds.is_empty() {
+                continue;
+            }
+            let path = dir.join(latency_file_name(&strategy.strategy, "hlog"));
+            write_file(&path, |out| write_interval_log(strategy, out))?;
+        }
+        Ok(())
+    }
+}
+
+/// The interval log of one strategy: a header, then one interval per second
+/// `0..seconds.len()` (an empty histogram for a second without completed
+/// transactions), plus any late hand-over as a second interval of its second.
+fn write_interval_log(
+    strategy: &StrategyReport,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<()> {
+    let intervals = &strategy.intervals;
+    let started = SystemTime::UNIX_EPOCH + Duration::from_secs_f64(intervals.started_unix_s);
+    let mut serializer = V2DeflateSerializer::new();
+    let mut log = IntervalLogWriterBuilder::new()
+        .add_comment(&format!(
+            "stallbench {}: latency of strategy {} in microseconds, one interval per second",
+            env!("CARGO_PKG_VERSION"),
+            strategy.strategy
+        ))
+        .add_comment("HistogramLogProcessor: use -outputValueUnitRatio 1000 for milliseconds")
+        .with_start_time(started)
+        .with_base_time(started)
+        .with_max_value_divisor(1000.0)
+        .begin_log_with(out, &mut serializer)?;
+    let empty = new_latency_histogram();
+    let mut deserializer = Deserializer::new();
+    let mut stored = intervals.per_second.iter().peekable();
+    let seconds = strategy.seconds.len() as u32;
+    let last_stored = intervals
+        .per_second
+        .last()
+        .map_or(0, |(second, _)| second + 1);
+    for second in 0..seconds.max(last_stored) {
+        let mut written = false;
+        while let Some((_, bytes)) = stored.next_if(|(at, _)| *at == second) {
+            let histogram: hdrhistogram::Histogram<u64> = deserializer
+                .deserialize(&mut bytes.as_slice())
+                .with_context(|| format!("decoding the histogram of second {second}"))?;
+            log.write_histogram(&histogram, start_of(second), ONE_SECOND, None)
+                .map_err(|err| anyhow::anyhow!("writing second {second}: {err:?}"))?;
+            written = true;
+        }
+        if !written {
+            log.write_histogram(&empty, start_of(second), ONE_SECOND, None)
+                .map_err(|err| anyhow::anyhow!("writing second {second}: {err:?}"))?;
+        }
+    }
+    Ok(())
+}
+
+const ONE_SECOND: Duration = Duration::from_secs(1);
+
+fn start_of(second: u32) -> Duration {
+    Duration::from_secs(u64::from(second))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::sample::reference_report;
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+
+    fn compressed(latencies_us: &[u64]) -> Vec<u8> {
+        let mut histogram = new_latency_histogram();
+        for &latency in latencies_us {
+            histogram.record(latency).unwrap();
+        }
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&histogram, &mut bytes)
+            .unwrap();
+        bytes
+    }
+
+    #[test]
+    fn the_log_parses_back_with_one_interval_per_second_and_every_count() {
+        let mut report = reference_report();
+        let naive = &mut report.strategies[0];
+        naive.intervals.started_unix_s = 1_790_000_000.5;
+        naive.intervals.per_second = vec![
+            (0, compressed(&[1_000, 2_000, 3_000])),
+            (2, compressed(&[9_700_000])),
+            (2, compressed(&[500])), // a late hand-over
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        HlogFiles.write(&report, dir.path()).unwrap();
+        let bytes = std::fs::read(dir.path().join("latency-naive.hlog")).unwrap();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(text.contains("#[StartTime: 1790000000.500"), "{text}");
+        assert!(text.contains("#[BaseTime: 1790000000.500"), "{text}");
+
+        let mut deserializer = Deserializer::new();
+        let mut starts = Vec::new();
+        let mut total = 0;
+        for entry in IntervalLogIterator::new(&bytes) {
+            if let LogEntry::Interval(interval) = entry.unwrap() {
+                let decoded = STANDARD.decode(interval.encoded_histogram()).unwrap();
+                let histogram: hdrhistogram::Histogram<u64> =
+                    deserializer.deserialize(&mut decoded.as_slice()).unwrap();
+                starts.push(interval.start_timestamp().as_secs());
+                total += histogram.len();
+                assert_eq!(interval.duration(), ONE_SECOND);
+            }
+        }
+        // Every second of the timeline, second 2 twice.
+        let seconds = report.strategies[0].seconds.len() as u64;
+        assert_eq!(starts.len() as u64, seconds + 1);
+        assert_eq!(&starts[..4], &[0, 1, 2, 2]);
+        assert_eq!(total, 5);
+    }
+
+    #[test]
+    fn a_read_back_report_without_seconds_writes_no_log() {
+        let mut report = reference_report();
+        for strategy in &mut report.strategies {
+            strategy.seconds.clear();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        HlogFiles.write(&report, dir.path()).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
