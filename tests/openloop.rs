@@ -1,0 +1,204 @@
+//! Open-loop load (`--rate`): the schedule is kept below capacity, the queue
+//! behind a stall shows in the latency, `--client-timeout` turns queued
+//! requests into failures and cancels them on the server, and the interval
+//! log holds every transaction.
+
+mod common;
+
+use common::*;
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use stallbench::config::{Config, Mode};
+use stallbench::metrics::{AttemptOutcome, StrategyReport};
+
+fn naive() -> Mode {
+    Mode::Run {
+        strategy: "naive".to_string(),
+    }
+}
+
+/// The naive ALTER's wait: how long the readers were stalled.
+fn stall_ms(report: &StrategyReport) -> f64 {
+    let alter = report.attempts.first().expect("naive runs one attempt");
+    assert_eq!(alter.outcome, AttemptOutcome::Ok, "{alter:?}");
+    assert!(
+        alter.waited_ms >= 3000.0,
+        "the ALTER should queue: {alter:?}"
+    );
+    alter.waited_ms
+}
+
+/// Every interval of an `.hlog` file, decoded: (start second, transactions).
+fn hlog_counts(path: &std::path::Path) -> Vec<(u64, u64)> {
+    use base64::Engine;
+    let bytes = std::fs::read(path).unwrap();
+    let mut deserializer = Deserializer::new();
+    let mut counts = Vec::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        if let LogEntry::Interval(interval) = entry.unwrap() {
+            let encoded = base64::engine::general_purpose::STANDARD
+                .decode(interval.encoded_histogram())
+                .unwrap();
+            let histogram: hdrhistogram::Histogram<u64> =
+                deserializer.deserialize(&mut encoded.as_slice()).unwrap();
+            counts.push((interval.start_timestamp().as_secs(), histogram.len()));
+        }
+    }
+    counts
+}
+
+#[test]
+fn a_rate_below_capacity_is_kept_and_the_interval_log_holds_every_transaction() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
+    let out = dir.path().join("results");
+    let mut args = quiet_args(&out);
+    args.rate = Some(400.0);
+    args.duration = Some("10s".to_string());
+    let report = run_in_process(&workload, Mode::LoadOnly, &args);
+    let load = &report.strategies[0];
+
+    // 4,000 scheduled; a Poisson count varies by about 1.6%, the bound is 5%.
+    let transactions = load.summary.transactions;
+    assert!(
+        (3_800..=4_200).contains(&transactions),
+        "--rate 400 for 10 s: {transactions} transactions"
+    );
+    assert_eq!(load.summary.failed, 0);
+    for row in &load.seconds {
+        assert!(
+            row.lag_ms < 100.0,
+            "below capacity the schedule keeps up: {row:?}"
+        );
+    }
+    assert!(load.summary.max_behind_schedule < 100, "{:?}", load.summary);
+
+    // The interval log parses back with the hdrhistogram crate and counts every transaction.
+    let counts = hlog_counts(&out.join("latency-load.hlog"));
+    let seconds: Vec<u64> = counts.iter().map(|(second, _)| *second).collect();
+    assert_eq!(seconds, (0..10).collect::<Vec<u64>>());
+    let total: u64 = counts.iter().map(|(_, count)| count).sum();
+    assert_eq!(total, transactions);
+    assert_no_leftover_server();
+}
+
+#[test]
+fn under_a_rate_the_p99_latency_shows_the_queue_behind_a_stall() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
+    let out = dir.path().join("results");
+    let mut args = quiet_args(&out);
+    args.rate = Some(200.0);
+    let report = run_in_process(&workload, naive(), &args);
+    let naive = &report.strategies[0];
+    let stall_ms = stall_ms(naive);
+
+    // Requests kept arriving during the stall and waited for it: their latency
+    // counts from the scheduled start, so the p99 is close to the stall itself.
+    assert!(
+        naive.summary.lat_p99_ms >= 0.8 * stall_ms,
+        "open loop: p99 {} ms for a {stall_ms} ms stall",
+        naive.summary.lat_p99_ms
+    );
+    // The queue: hundreds behind schedule at the worst second, then drained.
+    assert!(
+        naive.summary.max_behind_schedule >= 300,
+        "{:?}",
+        naive.summary
+    );
+    assert_eq!(naive.seconds.last().unwrap().behind_schedule, 0);
+    let worst_lag = naive
+        .seconds
+        .iter()
+        .map(|row| row.lag_ms)
+        .fold(0.0, f64::max);
+    assert!(
+        worst_lag >= 0.3 * stall_ms,
+        "lag per second: {worst_lag} ms"
+    );
+    assert_no_leftover_server();
+}
+
+#[test]
+fn a_client_timeout_fails_queued_requests_and_cancels_them_on_the_server() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // A server of the test's own, so it can look at the sessions after the run.
+    let server = runtime
+        .block_on(stallbench::server::Server::start(None))
+        .unwrap();
+    let mut args = quiet_args(&dir.path().join("results"));
+    args.db_url = Some(server.connection_string());
+    args.rate = Some(200.0);
+    args.pool_size = Some(4);
+    args.client_timeout = Some("1s".to_string());
+    let config = Config::new(Some(workload.to_str().unwrap()), naive(), &args).unwrap();
+    let report = runtime.block_on(stallbench::execute(&config)).unwrap();
+    let naive = &report.strategies[0];
+    let stall_ms = stall_ms(naive);
+
+    // Requests that waited past 1 s failed as timeouts, second by second through the stall.
+    let seconds_with_timeouts = naive.seconds.iter().filter(|row| row.timeouts > 0).count();
+    assert!(
+        seconds_with_timeouts >= 3,
+        "timeouts per second: {:?}",
+        naive
+            .seconds
+            .iter()
+            .map(|row| row.timeouts)
+            .collect::<Vec<_>>()
+    );
+    assert!(naive.summary.timeouts >= 300, "{:?}", naive.summary);
+    assert!(naive.summary.failed >= naive.summary.timeouts);
+    for row in &naive.seconds {
+        assert!(row.failed >= row.timeouts, "{row:?}");
+    }
+    // Successful requests never took longer than the timeout (plus scheduling noise).
+    assert!(naive.summary.lat_max_ms < 1500.0, "{:?}", naive.summary);
+
+    // The server's side: a cancelled query leaves the lock queue, so no reader
+    // was seen waiting much longer than the timeout while the ALTER waited for seconds.
+    let longest_reader_wait = naive
+        .locks
+        .samples
+        .iter()
+        .filter(|sample| sample.role.starts_with("reader-"))
+        .map(|sample| sample.wait_ms)
+        .fold(0.0, f64::max);
+    assert!(
+        longest_reader_wait > 0.0 && longest_reader_wait < 2_000.0,
+        "readers waited up to {longest_reader_wait} ms in a {stall_ms} ms stall"
+    );
+
+    // And after the run no query of the harness is still running.
+    let leftovers: i64 = runtime.block_on(async {
+        let (client, connection) = server
+            .connection_config()
+            .connect(tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE application_name LIKE 'stallbench-%' AND state <> 'idle'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0)
+    });
+    assert_eq!(
+        leftovers, 0,
+        "queries of the harness still running after the run"
+    );
+    drop(server);
+    assert_no_leftover_server();
+}
