@@ -42,7 +42,7 @@ pub enum Command {
         #[command(flatten)]
         common: CommonArgs,
     },
-    /// Re-draw timeline.png and latency.png from a results folder's CSV and .hgrm files.
+    /// Re-draw timeline.png, latency.png and latency-timeline.png from a results folder's CSV and .hgrm files.
     Plot {
         /// A results folder written by compare or run.
         dir: PathBuf,

@@ -264,12 +264,25 @@ mod tests {
         }
         // A zero second of naive, blocker on, DDL running; ms with 3 decimals.
         assert!(
-            rows.contains(
-                &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,3,512.250,600"
-            ),
+            rows.contains(&"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0"),
             "{text}"
         );
         assert!(rows[0].starts_with("naive,0,3000,0,1.250,1.100,4.000,9.500,0,0,idle"));
+    }
+
+    #[test]
+    fn open_loop_figures_are_the_last_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        TimelineCsv
+            .write(&crate::export::sample::open_loop_report(), dir.path())
+            .unwrap();
+        let text = std::fs::read_to_string(dir.path().join(TIMELINE_CSV)).unwrap();
+        assert!(
+            text.contains(
+                "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

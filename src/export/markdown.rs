@@ -234,6 +234,23 @@ fn outcome_words(outcome: &str) -> &str {
 fn append_losses(sentence: &mut String, s: &Summary) {
     if s.failed > 0 {
         let _ = write!(sentence, "; {} transactions failed", s.failed);
+        if s.timeouts > 0 {
+            let _ = write!(sentence, " ({} of them timed out)", s.timeouts);
+        }
+    }
+    if s.skipped > 0 {
+        let _ = write!(
+            sentence,
+            "; {} skipped as too late to meet the latency limit",
+            s.skipped
+        );
+    }
+    if s.max_behind_schedule > 0 {
+        let _ = write!(
+            sentence,
+            "; up to {} requests queued behind schedule",
+            s.max_behind_schedule
+        );
     }
     if s.lost_connections > 0 {
         let _ = write!(sentence, "; {} connections lost", s.lost_connections);
@@ -297,6 +314,16 @@ mod tests {
         load.summary.ddl_outcome = "none".to_string();
         load.summary.zero_tps_seconds = 0;
         assert_eq!(strategy_sentence(&load), "naive: 0 s at 0 tps; no DDL ran.");
+        let mut open_loop = load.clone();
+        open_loop.summary.failed = 12;
+        open_loop.summary.timeouts = 10;
+        open_loop.summary.skipped = 3;
+        open_loop.summary.max_behind_schedule = 850;
+        assert_eq!(
+            strategy_sentence(&open_loop),
+            "naive: 0 s at 0 tps; no DDL ran; 12 transactions failed (10 of them timed out); \
+             3 skipped as too late to meet the latency limit; up to 850 requests queued behind schedule."
+        );
 
         let retry = &mut report.strategies[1];
         retry.attempts.pop();

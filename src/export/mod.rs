@@ -156,6 +156,8 @@ mod tests {
             LATENCY_TIMELINE_PNG,
             "latency-naive.hgrm",
             "latency-retry.hgrm",
+            "latency-naive.hlog",
+            "latency-retry.hlog",
         ] {
             let path = dir.path().join(name);
             let size = std::fs::metadata(&path)

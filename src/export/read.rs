@@ -296,7 +296,7 @@ impl Field<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
+    use crate::export::sample::open_loop_report;
     use crate::export::write_all;
 
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
@@ -305,13 +305,13 @@ mod tests {
 
     fn written_folder() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        write_all(&reference_report(), dir.path()).unwrap();
+        write_all(&open_loop_report(), dir.path()).unwrap();
         dir
     }
 
     #[test]
     fn a_written_folder_reads_back() {
-        let report = reference_report();
+        let report = open_loop_report();
         let dir = written_folder();
         let read = read_report(dir.path()).unwrap();
 
