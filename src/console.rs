@@ -19,6 +19,7 @@ pub fn summary_table(report: &RunReport) -> String {
         "p50 ms",
         "p99 ms",
         "max ms",
+        "failed",
         "ddl tries",
         "ddl s",
         "outcome",
@@ -38,6 +39,7 @@ pub fn summary_table(report: &RunReport) -> String {
                 format!("{:.3}", s.lat_p50_ms),
                 format!("{:.3}", s.lat_p99_ms),
                 format!("{:.1}", s.lat_max_ms),
+                s.failed.to_string(),
                 s.ddl_attempts.to_string(),
                 format!("{:.1}", s.ddl_total_ms / 1000.0),
                 s.ddl_outcome.clone(),
@@ -58,6 +60,10 @@ pub fn summary_table(report: &RunReport) -> String {
         }
         for sentence in &locks.server_log {
             out.push_str(&format!("{}: {sentence}\n", strategy.strategy));
+        }
+        let losses = strategy.summary.losses();
+        if !losses.is_empty() {
+            out.push_str(&format!("{}: {}\n", strategy.strategy, losses.join("; ")));
         }
     }
     out.push_str(&ranking_lines(report));

@@ -232,28 +232,9 @@ fn outcome_words(outcome: &str) -> &str {
 }
 
 fn append_losses(sentence: &mut String, s: &Summary) {
-    if s.failed > 0 {
-        let _ = write!(sentence, "; {} transactions failed", s.failed);
-        if s.timeouts > 0 {
-            let _ = write!(sentence, " ({} of them timed out)", s.timeouts);
-        }
-    }
-    if s.skipped > 0 {
-        let _ = write!(
-            sentence,
-            "; {} skipped as too late to meet the latency limit",
-            s.skipped
-        );
-    }
-    if s.max_behind_schedule > 0 {
-        let _ = write!(
-            sentence,
-            "; up to {} requests queued behind schedule",
-            s.max_behind_schedule
-        );
-    }
-    if s.lost_connections > 0 {
-        let _ = write!(sentence, "; {} connections lost", s.lost_connections);
+    for phrase in s.losses() {
+        sentence.push_str("; ");
+        sentence.push_str(&phrase);
     }
 }
 
