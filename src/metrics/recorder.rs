@@ -18,6 +18,9 @@ use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
 use super::new_latency_histogram;
 
+/// The SQLSTATE under which transactions that hit `--client-timeout` are counted.
+pub const TIMEOUT_SQLSTATE: &str = "timeout";
+
 /// What one worker measured during one second of the run clock.
 #[derive(Debug)]
 pub struct WorkerSecond {
@@ -65,6 +68,12 @@ impl WorkerSecond {
                 self.failed_by_sqlstate.insert(sqlstate.to_string(), 1);
             }
         }
+    }
+
+    /// Counts one transaction that hit `--client-timeout`: failed, under [`TIMEOUT_SQLSTATE`].
+    pub fn add_timeout(&mut self) {
+        self.add_failure(TIMEOUT_SQLSTATE);
+        self.timeouts += 1;
     }
 
     /// Adds the counters (not the histogram) of `other`.
@@ -488,6 +497,57 @@ mod tests {
         assert!((third.max_ms - 7.0).abs() < 0.01);
         assert!((third.mean_ms - 5.0).abs() < 0.01);
         assert_eq!(recorder.total_latency_us().len(), 4);
+    }
+
+    #[test]
+    fn open_loop_counts_merge_and_late_ones_still_count() {
+        let mut recorder = Recorder::new(2);
+        let mut first = part(0, 2, &[1_000], 3);
+        let finished = first.finished.as_mut().unwrap();
+        finished.add_timeout();
+        finished.skipped = 2;
+        finished.lag_sum_us = 3_000;
+        finished.lag_count = 2;
+        recorder.add(first, 3);
+        let mut second = part(1, 2, &[], 3);
+        second.finished.as_mut().unwrap().lag_sum_us = 6_000;
+        second.finished.as_mut().unwrap().lag_count = 1;
+        recorder.add(second, 10);
+        let figures = *recorder.second(2).unwrap();
+        assert_eq!(
+            (figures.failed, figures.timeouts, figures.skipped),
+            (1, 1, 2)
+        );
+        assert!((figures.lag_ms - 3.0).abs() < 1e-9, "{figures:?}");
+        // A late hand-over for the settled second.
+        let mut late = part(0, 2, &[], u32::MAX);
+        let finished = late.finished.as_mut().unwrap();
+        finished.add_timeout();
+        finished.lag_sum_us = 1_000;
+        finished.lag_count = 1;
+        recorder.add(late, 11);
+        recorder.finish();
+        let figures = recorder.second(2).unwrap();
+        assert_eq!((figures.failed, figures.timeouts), (2, 2));
+        assert!((figures.lag_ms - 2.5).abs() < 1e-9, "{figures:?}");
+        assert_eq!(
+            recorder.failed_by_sqlstate().get(TIMEOUT_SQLSTATE),
+            Some(&2)
+        );
+    }
+
+    #[test]
+    fn behind_schedule_is_arrived_minus_dequeued_so_far() {
+        let live = LiveCounters::new(4);
+        for (second, arrived, dequeued) in [(0, 10, 10), (1, 10, 2), (2, 10, 3), (3, 10, 35)] {
+            for _ in 0..arrived {
+                live.record_arrival(second);
+            }
+            for _ in 0..dequeued {
+                live.record_dequeue(second);
+            }
+        }
+        assert_eq!(live.behind_schedule(4), [0, 8, 15, 0]);
     }
 
     #[test]

@@ -107,9 +107,6 @@ impl TxnError {
     }
 }
 
-/// The SQLSTATE column value of a transaction that hit `--client-timeout`.
-pub const TIMEOUT_SQLSTATE: &str = "timeout";
-
 /// Runs transactions until the end of the load; records into `live` and `parts`.
 /// Closed loop without `arrivals` (the next transaction starts when the last
 /// ends); open loop with them (each transaction starts at a scheduled time,
@@ -181,9 +178,7 @@ pub async fn run_worker(
         if deadline.is_some_and(|deadline| started >= deadline) {
             // Timed out while waiting for a connection: never sent.
             let second = clock.second_of(started);
-            let current = recording.at(second);
-            current.add_failure(TIMEOUT_SQLSTATE);
-            current.timeouts += 1;
+            recording.at(second).add_timeout();
             live.record_failure(second);
             continue;
         }
@@ -227,8 +222,7 @@ pub async fn run_worker(
                 true
             }
             Err(TxnError::TimedOut) => {
-                current.add_failure(TIMEOUT_SQLSTATE);
-                current.timeouts += 1;
+                current.add_timeout();
                 live.record_failure(second);
                 true
             }
