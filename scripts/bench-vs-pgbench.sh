@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Benchmark: stallbench `run --load-only` against `pgbench -M prepared`, same
 # server, script, clients and duration, alternating ROUNDS times; the lock
-# observer's cost (load-only TPS with and without it); then the peak RSS of the
-# default `compare`. Prints figures; asserts nothing.
+# observer's cost (load-only TPS with and without it); the open-loop
+# scheduler's cost; then the peak RSS of the default `compare`. Prints
+# figures; asserts nothing.
 #
 #   scripts/bench-vs-pgbench.sh            # 4 clients, 10 s per run, 3 rounds
 #   CLIENTS=8 DURATION=20 ROUNDS=5 scripts/bench-vs-pgbench.sh
@@ -84,19 +85,31 @@ for name in read-order select-1; do
   echo "$name: stallbench $mean_ours tps, pgbench $mean_theirs tps, ratio stallbench/pgbench $ratio"
 done
 
-# The lock observer's cost: run --load-only with and without it, alternating.
-with="" without=""
-for round in $(seq "$ROUNDS"); do
-  for mode in with without; do
-    flag=""
-    [ "$mode" = without ] && flag="--no-observer"
-    "$BIN" run "$work/read-order.toml" --load-only --quiet $flag --db-url "$URL" --out "$work/out-observer-$mode-$round" >/dev/null
-    tps=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['strategies'][0]['mean_tps'])" "$work/out-observer-$mode-$round/summary.json")
-    if [ "$mode" = with ]; then with="$with $tps"; else without="$without $tps"; fi
+# Mean TPS of `run --load-only` on script $1 with flags $2 and with flags $3,
+# alternating ROUNDS times; prints "tps_a tps_b ratio".
+alternate() {
+  local name=$1 a="" b="" round side flags tps
+  for round in $(seq "$ROUNDS"); do
+    for side in a b; do
+      if [ "$side" = a ]; then flags=$2; else flags=$3; fi
+      # shellcheck disable=SC2086 # flags are words
+      "$BIN" run "$work/$name.toml" --load-only --quiet $flags --db-url "$URL" --out "$work/out-alt-$side-$round" >/dev/null
+      tps=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['strategies'][0]['mean_tps'])" "$work/out-alt-$side-$round/summary.json")
+      if [ "$side" = a ]; then a="$a $tps"; else b="$b $tps"; fi
+      rm -rf "$work/out-alt-$side-$round"
+    done
   done
-done
-read -r mean_with mean_without ratio <<<"$(ratio_line "$with" "$without")"
+  ratio_line "$a" "$b"
+}
+
+# The lock observer's cost: with and without it.
+read -r mean_with mean_without ratio <<<"$(alternate read-order "" --no-observer)"
 echo "lock observer: $mean_with tps with it, $mean_without tps without, ratio $ratio (cost $(python3 -c "print(f'{(1 - $ratio) * 100:.1f}')")%)"
+
+# The open-loop scheduler's cost: a --rate far above capacity (every arrival is
+# already due, so the clients never sleep) against the closed loop, on SELECT 1.
+read -r mean_open mean_closed ratio <<<"$(alternate select-1 "--rate 10000000" "")"
+echo "open-loop scheduler: $mean_open tps at --rate 10000000, $mean_closed tps closed loop, ratio $ratio"
 
 # Peak RSS of the default compare (against this server, so only stallbench is measured).
 rss_kib=$(python3 - "$BIN" "$URL" "$work/out-compare" <<'PY'

@@ -95,6 +95,12 @@ impl Target {
         role: &str,
         settings: &[(String, String)],
     ) -> Result<Client, Error> {
+        self.connector(role, settings).connect().await
+    }
+
+    /// What [`Target::connect_with_settings`] needs, owned: the load workers
+    /// connect on their own runtime, so the connection task runs there too.
+    pub fn connector(&self, role: &str, settings: &[(String, String)]) -> Connector {
         let mut config = self.base.clone();
         let mut options = match config.get_options() {
             Some(existing) if !existing.is_empty() => format!("{existing} -c search_path={SCHEMA}"),
@@ -106,28 +112,20 @@ impl Target {
             options.push_str(&format!(" -c {name}={value}"));
         }
         config.options(&options);
-        self.connect_with(config, role).await
+        self.connector_from(config, role)
     }
 
     async fn connect_without_schema(&self, role: &str) -> Result<Client, Error> {
-        self.connect_with(self.base.clone(), role).await
+        self.connector_from(self.base.clone(), role).connect().await
     }
 
-    async fn connect_with(
-        &self,
-        mut config: tokio_postgres::Config,
-        role: &str,
-    ) -> Result<Client, Error> {
+    fn connector_from(&self, mut config: tokio_postgres::Config, role: &str) -> Connector {
         config.application_name(format!("{}-{role}", self.session_prefix));
-        let (client, connection) = config.connect(NoTls).await.map_err(|err| {
-            Error::runtime(format!(
-                "cannot connect to {} as {role}: {}",
-                self.description,
-                error_text(&err)
-            ))
-        })?;
-        tokio::spawn(connection);
-        Ok(client)
+        Connector {
+            config,
+            role: role.to_string(),
+            description: self.description.clone(),
+        }
     }
 
     /// Creates the harness's schema, refusing one that is not ours, then runs the setup SQL.
@@ -250,6 +248,29 @@ impl Target {
                 .with_context(|| format!("copying the server log to {}", to.display()))?;
         }
         Ok(())
+    }
+}
+
+/// One connection to open: its settings, its role and how to name the target in an error.
+pub struct Connector {
+    config: tokio_postgres::Config,
+    role: String,
+    description: String,
+}
+
+impl Connector {
+    /// Connects and spawns the connection task on the current runtime.
+    pub async fn connect(self) -> Result<Client, Error> {
+        let (client, connection) = self.config.connect(NoTls).await.map_err(|err| {
+            Error::runtime(format!(
+                "cannot connect to {} as {}: {}",
+                self.description,
+                self.role,
+                error_text(&err)
+            ))
+        })?;
+        tokio::spawn(connection);
+        Ok(client)
     }
 }
 

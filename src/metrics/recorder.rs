@@ -371,8 +371,13 @@ impl LiveCounters {
 
     /// Counts a scheduled arrival (open loop) in the second it is scheduled for.
     pub fn record_arrival(&self, second: u32) {
+        self.record_arrivals(second, 1);
+    }
+
+    /// Counts `count` scheduled arrivals in `second`.
+    pub fn record_arrivals(&self, second: u32, count: u64) {
         if let Some(slot) = self.slots.get(second as usize) {
-            slot.arrived.fetch_add(1, Ordering::Relaxed);
+            slot.arrived.fetch_add(count, Ordering::Relaxed);
         }
     }
 

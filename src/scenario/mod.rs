@@ -115,13 +115,21 @@ pub async fn run_strategy(
     let scripts = Arc::new(config.load.scripts.clone());
     let variables = Arc::new(config.load.variables.clone());
 
-    // Every connection is open and every statement prepared before the clock starts.
+    // Every connection is open and every statement prepared before the clock
+    // starts, on the load runtime so that the connection tasks run there.
+    let load_runtime = load::LoadRuntime::start()?;
     let mut workers = Vec::with_capacity(config.load.clients as usize);
     for client_id in 0..config.load.clients {
-        let client = target
-            .connect_with_settings(&format!("reader-{}", client_id + 1), &strategy.settings)
-            .await?;
-        let prepared = load::prepare(&client, &scripts).await?;
+        let connector = target.connector(&format!("reader-{}", client_id + 1), &strategy.settings);
+        let to_prepare = scripts.clone();
+        let connected = load_runtime.spawn(async move {
+            let client = connector.connect().await?;
+            let prepared = load::prepare(&client, &to_prepare).await?;
+            Ok::<_, Error>((client, prepared))
+        });
+        let (client, prepared) = connected
+            .await
+            .map_err(|err| Error::runtime(format!("connecting a load worker: {err}")))??;
         workers.push(load::Worker {
             client,
             client_id,
@@ -191,7 +199,7 @@ pub async fn run_strategy(
     let mut worker_tasks: Vec<(JoinHandle<load::WorkerOutcome>, CancelToken)> = Vec::new();
     for worker in workers {
         let cancel = worker.client.cancel_token();
-        let task = tokio::spawn(load::run_worker(
+        let task = load_runtime.spawn(load::run_worker(
             worker,
             clock,
             arrivals.clone(),
@@ -333,7 +341,7 @@ pub async fn run_strategy(
         .map(|second| live.second(second).lock_waiters)
         .collect();
     if let Some(arrivals) = &arrivals {
-        arrivals.count_unclaimed(&mut arrivals_rng, &live);
+        arrivals.count_unclaimed(&live);
     }
     let behind_schedule = live.behind_schedule(duration_s);
     let blocker_error = blocker_result
