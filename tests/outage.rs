@@ -180,8 +180,11 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
         "summary.md",
         "latency-naive.hgrm",
         "latency-retry.hgrm",
+        "latency-naive.hlog",
+        "latency-retry.hlog",
         "timeline.png",
         "latency.png",
+        "latency-timeline.png",
         "locks.csv",
         "run.json",
         "server.log",
@@ -202,7 +205,7 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
     };
     assert_eq!(
         first_line("timeline.csv"),
-        "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms"
+        "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms,timeouts,skipped,lag_ms,behind_schedule"
     );
     assert_eq!(
         first_line("locks.csv"),
