@@ -69,20 +69,36 @@ done
 
 ratio_line() { python3 -c "import sys; a=[float(x) for x in sys.argv[1].split()]; b=[float(x) for x in sys.argv[2].split()]; print(f'{sum(a)/len(a):.1f} {sum(b)/len(b):.1f} {sum(a)/sum(b):.3f}')" "$1" "$2"; }
 
+# Runs a command with its stdout into file $1; prints the CPU time (user +
+# system) it used, in seconds.
+cpu_of() {
+  python3 - "$@" <<'PY'
+import resource, subprocess, sys
+with open(sys.argv[1], "w") as out:
+    subprocess.run(sys.argv[2:], check=True, stdout=out, stderr=subprocess.DEVNULL)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{usage.ru_utime + usage.ru_stime:.3f}")
+PY
+}
+us_per() { python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]) * 1e6:.1f}')" "$1" "$2"; }
+
 echo "stallbench $($BIN --version | cut -d' ' -f2) vs $("$PGBENCH" --version); $CLIENTS clients, ${DURATION}s per run, $ROUNDS rounds, $(nproc) cores"
 for name in read-order select-1; do
-  ours="" theirs=""
+  ours="" theirs="" our_cpu="" their_cpu=""
   for round in $(seq "$ROUNDS"); do
-    tps=$("$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$DURATION" -f "$work/$name.sql" 2>/dev/null |
-      sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1)
-    theirs="$theirs $tps"
-    "$BIN" run "$work/$name.toml" --load-only --quiet --db-url "$URL" --out "$work/out-$name-$round" >/dev/null
-    mine=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['strategies'][0]['mean_tps'])" "$work/out-$name-$round/summary.json")
-    ours="$ours $mine"
+    cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$DURATION" -f "$work/$name.sql")
+    tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench.out" | head -n 1)
+    txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/pgbench.out")
+    theirs="$theirs $tps" their_cpu="$their_cpu $(us_per "$cpu" "$txns")"
+    cpu=$(cpu_of /dev/null "$BIN" run "$work/$name.toml" --load-only --quiet --db-url "$URL" --out "$work/out-$name-$round")
+    read -r mine txns < <(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['strategies'][0]; print(s['mean_tps'], s['transactions'])" "$work/out-$name-$round/summary.json")
+    ours="$ours $mine" our_cpu="$our_cpu $(us_per "$cpu" "$txns")"
     echo "  $name round $round: pgbench $tps tps, stallbench $mine tps"
   done
   read -r mean_ours mean_theirs ratio <<<"$(ratio_line "$ours" "$theirs")"
   echo "$name: stallbench $mean_ours tps, pgbench $mean_theirs tps, ratio stallbench/pgbench $ratio"
+  read -r cpu_ours cpu_theirs ratio <<<"$(ratio_line "$our_cpu" "$their_cpu")"
+  echo "$name: client CPU per transaction: stallbench $cpu_ours us, pgbench $cpu_theirs us"
 done
 
 # Mean TPS of `run --load-only` on script $1 with flags $2 and with flags $3,
