@@ -51,13 +51,10 @@ fn hlog_counts(path: &std::path::Path) -> Vec<(u64, u64)> {
 fn a_rate_below_capacity_is_kept_and_the_interval_log_holds_every_transaction() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
-    let out = dir.path().join("results");
-    let mut args = quiet_args(&out);
-    args.rate = Some(400.0);
-    args.duration = Some("10s".to_string());
-    let report = run_in_process(&workload, Mode::LoadOnly, &args);
+    let mut run = short_add_column();
+    run.args.rate = Some(400.0);
+    run.args.duration = Some("10s".to_string());
+    let report = run_in_process(&run.workload, Mode::LoadOnly, &run.args);
     let load = &report.strategies[0];
 
     // 4,000 scheduled; a Poisson count varies by about 1.6%, the bound is 5%.
@@ -76,7 +73,7 @@ fn a_rate_below_capacity_is_kept_and_the_interval_log_holds_every_transaction() 
     assert!(load.summary.max_behind_schedule < 100, "{:?}", load.summary);
 
     // The interval log parses back with the hdrhistogram crate and counts every transaction.
-    let counts = hlog_counts(&out.join("latency-load.hlog"));
+    let counts = hlog_counts(&run.out.join("latency-load.hlog"));
     let seconds: Vec<u64> = counts.iter().map(|(second, _)| *second).collect();
     assert_eq!(seconds, (0..10).collect::<Vec<u64>>());
     let total: u64 = counts.iter().map(|(_, count)| count).sum();
@@ -88,12 +85,9 @@ fn a_rate_below_capacity_is_kept_and_the_interval_log_holds_every_transaction() 
 fn under_a_rate_the_p99_latency_shows_the_queue_behind_a_stall() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
-    let out = dir.path().join("results");
-    let mut args = quiet_args(&out);
-    args.rate = Some(200.0);
-    let report = run_in_process(&workload, naive(), &args);
+    let mut run = short_add_column();
+    run.args.rate = Some(200.0);
+    let report = run_in_process(&run.workload, naive(), &run.args);
     let naive = &report.strategies[0];
     let stall_ms = stall_ms(naive);
 
@@ -127,19 +121,17 @@ fn under_a_rate_the_p99_latency_shows_the_queue_behind_a_stall() {
 fn a_client_timeout_fails_queued_requests_and_cancels_them_on_the_server() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
+    let mut run = short_add_column();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // A server of the test's own, so it can look at the sessions after the run.
     let server = runtime
         .block_on(stallbench::server::Server::start(None))
         .unwrap();
-    let mut args = quiet_args(&dir.path().join("results"));
-    args.db_url = Some(server.connection_string());
-    args.rate = Some(200.0);
-    args.pool_size = Some(4);
-    args.client_timeout = Some("1s".to_string());
-    let config = Config::new(Some(workload.to_str().unwrap()), naive(), &args).unwrap();
+    run.args.db_url = Some(server.connection_string());
+    run.args.rate = Some(200.0);
+    run.args.pool_size = Some(4);
+    run.args.client_timeout = Some("1s".to_string());
+    let config = Config::new(Some(run.workload.to_str().unwrap()), naive(), &run.args).unwrap();
     let report = runtime.block_on(stallbench::execute(&config)).unwrap();
     let naive = &report.strategies[0];
     let stall_ms = stall_ms(naive);

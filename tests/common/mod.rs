@@ -81,6 +81,28 @@ max_tries = 10
 backoff = { kind = "linear", step = "1s", cap = "5s" }
 "#;
 
+/// A temp folder holding [`SHORT_ADD_COLUMN`], and quiet flags writing into its `results`.
+pub struct ShortRun {
+    pub dir: tempfile::TempDir,
+    pub workload: PathBuf,
+    pub out: PathBuf,
+    pub args: CommonArgs,
+}
+
+/// Prepares a [`ShortRun`].
+pub fn short_add_column() -> ShortRun {
+    let dir = tempfile::tempdir().unwrap();
+    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
+    let out = dir.path().join("results");
+    let args = quiet_args(&out);
+    ShortRun {
+        dir,
+        workload,
+        out,
+        args,
+    }
+}
+
 /// Writes `text` as `name` into `dir` and returns its path.
 pub fn write_workload(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
