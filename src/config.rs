@@ -307,12 +307,14 @@ impl Pacing {
             && !(rate.is_finite() && rate > 0.0)
         {
             return Err(Error::bad_input(format!(
-                "{rate_name} {rate}: the rate must be a positive number of transactions                  per second, e.g. 200"
+                "{rate_name} {rate}: the rate must be a positive number of transactions \
+                 per second, e.g. 200"
             )));
         }
         if rate_tps.is_none() && args.pool_size.is_some() {
             return Err(Error::bad_input(
-                "--pool-size needs --rate: a pool serves requests that arrive at a rate;                  for a closed loop of busy clients use --clients",
+                "--pool-size needs --rate: a pool serves requests that arrive at a rate; \
+                 for a closed loop of busy clients use --clients",
             ));
         }
         let duration_of =
@@ -330,7 +332,8 @@ impl Pacing {
             duration_of(&args.client_timeout, &file.client_timeout, "client-timeout")?;
         if latency_limit.is_some() && rate_tps.is_none() {
             return Err(Error::bad_input(
-                "--latency-limit skips transactions that are behind schedule, so it needs a                  schedule: add --rate TPS",
+                "--latency-limit skips transactions that are behind schedule, so it needs a \
+                 schedule: add --rate TPS",
             ));
         }
         for (name, value) in [
@@ -779,6 +782,47 @@ mod tests {
             expect: Vec::new(),
             seed: Some(1),
         }
+    }
+
+    #[test]
+    fn open_loop_flags_are_checked_together() {
+        let error = |change: fn(&mut CommonArgs)| {
+            let mut flags = args();
+            change(&mut flags);
+            Config::new(None, compare(), &flags)
+                .unwrap_err()
+                .to_string()
+        };
+        let message = error(|flags| flags.pool_size = Some(8));
+        assert!(message.contains("--pool-size needs --rate"), "{message}");
+        let message = error(|flags| flags.latency_limit = Some("500ms".into()));
+        assert!(message.contains("add --rate TPS"), "{message}");
+        let message = error(|flags| flags.rate = Some(0.0));
+        assert!(
+            message.contains(
+                "--rate 0: the rate must be a positive number of transactions per second"
+            ),
+            "{message}"
+        );
+        let message = error(|flags| {
+            flags.rate = Some(100.0);
+            flags.client_timeout = Some("1".into());
+        });
+        assert!(
+            message.contains("--client-timeout 1 has no unit"),
+            "{message}"
+        );
+
+        let mut flags = args();
+        flags.rate = Some(250.0);
+        flags.pool_size = Some(8);
+        flags.client_timeout = Some("1s".into());
+        flags.latency_limit = Some("500ms".into());
+        let config = Config::new(None, compare(), &flags).unwrap();
+        assert_eq!(config.load.clients, 8);
+        assert_eq!(config.load.rate_tps, Some(250.0));
+        assert_eq!(config.load.client_timeout, Some(Duration::from_secs(1)));
+        assert_eq!(config.load.latency_limit, Some(Duration::from_millis(500)));
     }
 
     fn compare() -> Mode {
