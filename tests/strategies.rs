@@ -20,8 +20,12 @@ fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let dir = tempfile::tempdir().unwrap();
-    // The report runs from 2 s to about 7 s; the DDL starts at 3 s.
-    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
+    // The report runs from 1.5 s to about 6.5 s; the DDL starts at 3 s, when the
+    // report's transaction is clearly older than the presets' 1 s threshold
+    // (at 2 s it would be exactly 1 s old: a race wait-for-idle may lose).
+    let text = SHORT_ADD_COLUMN.replace("[blocker]\nat = \"2s\"", "[blocker]\nat = \"1.5s\"");
+    assert_ne!(text, SHORT_ADD_COLUMN, "the blocker moved");
+    let workload = write_workload(dir.path(), "short.toml", &text);
     let report = run_in_process(
         &workload,
         Mode::Compare {
