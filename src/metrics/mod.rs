@@ -259,6 +259,27 @@ pub(crate) fn test_attempt(
     }
 }
 
+/// A busy second for unit tests: `tps` transactions of 1 ms, nothing else going on.
+#[cfg(test)]
+pub(crate) fn test_second(second: u32, tps: u64) -> SecondRow {
+    SecondRow {
+        second,
+        tps,
+        failed: 0,
+        lat_mean_ms: 1.0,
+        lat_p50_ms: 1.0,
+        lat_p99_ms: 1.0,
+        lat_max_ms: 1.0,
+        lock_waiters: 0,
+        blocker_active: false,
+        ddl_state: DdlState::Idle,
+        timeouts: 0,
+        skipped: 0,
+        lag_ms: 0.0,
+        behind_schedule: 0,
+    }
+}
+
 /// A fresh latency histogram in microseconds: 1 us .. 1 h, 3 significant digits.
 pub fn new_latency_histogram() -> hdrhistogram::Histogram<u64> {
     hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3)

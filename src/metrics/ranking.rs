@@ -293,25 +293,14 @@ mod tests {
     use super::*;
     use crate::export::sample::reference_report;
     use crate::metrics::{
-        AttemptOutcome, DdlState, LatencyDistribution, Summary, new_latency_histogram, summarize,
+        AttemptOutcome, LatencyDistribution, Summary, new_latency_histogram, summarize,
     };
 
     fn second(second: u32, tps: u64, p99_ms: f64, max_ms: f64) -> SecondRow {
         SecondRow {
-            second,
-            tps,
-            failed: 0,
-            lat_mean_ms: 1.0,
-            lat_p50_ms: 1.0,
             lat_p99_ms: p99_ms,
             lat_max_ms: max_ms,
-            lock_waiters: 0,
-            blocker_active: false,
-            ddl_state: DdlState::Idle,
-            timeouts: 0,
-            skipped: 0,
-            lag_ms: 0.0,
-            behind_schedule: 0,
+            ..crate::metrics::test_second(second, tps)
         }
     }
 

@@ -187,25 +187,10 @@ pub fn longest_stall_s(seconds: &[SecondRow], blocker: Option<&BlockerWindow>) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{DdlState, new_latency_histogram};
+    use crate::metrics::new_latency_histogram;
 
     fn row(second: u32, tps: u64) -> SecondRow {
-        SecondRow {
-            second,
-            tps,
-            failed: 0,
-            lat_mean_ms: 1.0,
-            lat_p50_ms: 1.0,
-            lat_p99_ms: 1.0,
-            lat_max_ms: 1.0,
-            lock_waiters: 0,
-            blocker_active: false,
-            ddl_state: DdlState::Idle,
-            timeouts: 0,
-            skipped: 0,
-            lag_ms: 0.0,
-            behind_schedule: 0,
-        }
+        crate::metrics::test_second(second, tps)
     }
 
     fn timeline(tps: &[u64]) -> Vec<SecondRow> {
