@@ -5,7 +5,7 @@
 # scheduler's cost; then the peak RSS of the default `compare`. Prints
 # figures; asserts nothing.
 #
-#   scripts/bench-vs-pgbench.sh            # 4 clients, 10 s per run, 3 rounds
+#   scripts/bench-vs-pgbench.sh            # 4 clients, 10 s per run, 6 rounds
 #   CLIENTS=8 DURATION=20 ROUNDS=5 scripts/bench-vs-pgbench.sh
 #   LONG_S=600 scripts/bench-vs-pgbench.sh   # also peak RSS of a 60 s and a 600 s run
 set -euo pipefail
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 CLIENTS=${CLIENTS:-4}
 DURATION=${DURATION:-10}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-6}
 
 cargo build --release --quiet
 BIN=$PWD/target/release/stallbench
@@ -69,36 +69,78 @@ done
 
 ratio_line() { python3 -c "import sys; a=[float(x) for x in sys.argv[1].split()]; b=[float(x) for x in sys.argv[2].split()]; print(f'{sum(a)/len(a):.1f} {sum(b)/len(b):.1f} {sum(a)/sum(b):.3f}')" "$1" "$2"; }
 
-# Runs a command with its stdout into file $1; prints the CPU time (user +
-# system) it used, in seconds.
+# Runs a command with its stdout into file $1; prints the user and the system
+# CPU time it used, in seconds.
 cpu_of() {
   python3 - "$@" <<'PY'
 import resource, subprocess, sys
 with open(sys.argv[1], "w") as out:
     subprocess.run(sys.argv[2:], check=True, stdout=out, stderr=subprocess.DEVNULL)
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(f"{usage.ru_utime + usage.ru_stime:.3f}")
+print(f"{usage.ru_utime:.3f} {usage.ru_stime:.3f}")
 PY
 }
-us_per() { python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]) * 1e6:.1f}')" "$1" "$2"; }
+
+# One run of script $1 for $2 seconds; each prints "tps transactions user_s system_s".
+run_pgbench() {
+  local cpu tps txns
+  cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$2" -f "$work/$1.sql")
+  tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench.out" | head -n 1)
+  txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/pgbench.out")
+  echo "$tps $txns $cpu"
+}
+run_stallbench() {
+  local cpu
+  cpu=$(cpu_of /dev/null "$BIN" run "$work/$1.toml" --load-only --quiet --duration "$2s" --db-url "$URL" --out "$work/out-run")
+  echo "$(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['strategies'][0]; print(s['mean_tps'], s['transactions'])" "$work/out-run/summary.json") $cpu"
+  rm -rf "$work/out-run"
+}
+
+# Client CPU per transaction is the marginal cost: (CPU of the DURATION runs -
+# CPU of a SHORT run) / (their transactions - its transactions), so start-up,
+# connecting and writing the results folder (charts) do not count.
+SHORT=${SHORT:-2}
 
 echo "stallbench $($BIN --version | cut -d' ' -f2) vs $("$PGBENCH" --version); $CLIENTS clients, ${DURATION}s per run, $ROUNDS rounds, $(nproc) cores"
 for name in read-order select-1; do
-  ours="" theirs="" our_cpu="" their_cpu=""
+  rounds="$work/$name.rounds"
+  : >"$rounds"
   for round in $(seq "$ROUNDS"); do
-    cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$DURATION" -f "$work/$name.sql")
-    tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench.out" | head -n 1)
-    txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/pgbench.out")
-    theirs="$theirs $tps" their_cpu="$their_cpu $(us_per "$cpu" "$txns")"
-    cpu=$(cpu_of /dev/null "$BIN" run "$work/$name.toml" --load-only --quiet --db-url "$URL" --out "$work/out-$name-$round")
-    read -r mine txns < <(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['strategies'][0]; print(s['mean_tps'], s['transactions'])" "$work/out-$name-$round/summary.json")
-    ours="$ours $mine" our_cpu="$our_cpu $(us_per "$cpu" "$txns")"
-    echo "  $name round $round: pgbench $tps tps, stallbench $mine tps"
+    # Odd rounds run pgbench first, even rounds stallbench first, so a drift in
+    # the machine's speed does not favour one side.
+    if [ $((round % 2)) = 1 ]; then order="pgbench stallbench"; else order="stallbench pgbench"; fi
+    line="  $name round $round:"
+    for tool in $order; do
+      read -r tps rest < <("run_$tool" "$name" "$DURATION")
+      echo "$round $tool $tps $rest" >>"$rounds"
+      line="$line $tool $tps tps,"
+    done
+    echo "${line%,}"
   done
-  read -r mean_ours mean_theirs ratio <<<"$(ratio_line "$ours" "$theirs")"
-  echo "$name: stallbench $mean_ours tps, pgbench $mean_theirs tps, ratio stallbench/pgbench $ratio"
-  read -r cpu_ours cpu_theirs ratio <<<"$(ratio_line "$our_cpu" "$their_cpu")"
-  echo "$name: client CPU per transaction: stallbench $cpu_ours us, pgbench $cpu_theirs us"
+  for tool in pgbench stallbench; do
+    echo "short $tool $("run_$tool" "$name" "$SHORT")" >>"$rounds"
+  done
+  python3 - "$rounds" "$name" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+name = sys.argv[2]
+long = {tool: [r for r in rows if r[0] != "short" and r[1] == tool] for tool in ("stallbench", "pgbench")}
+short = {r[1]: r for r in rows if r[0] == "short"}
+mean = {tool: statistics.mean(float(r[2]) for r in long[tool]) for tool in long}
+by_round = {(r[0], r[1]): float(r[2]) for r in rows if r[0] != "short"}
+ratios = sorted(by_round[(n, "stallbench")] / by_round[(n, "pgbench")] for n, tool in by_round if tool == "pgbench")
+print(f"{name}: stallbench {mean['stallbench']:.1f} tps, pgbench {mean['pgbench']:.1f} tps, "
+      f"ratio stallbench/pgbench {mean['stallbench'] / mean['pgbench']:.3f} "
+      f"(per round: median {statistics.median(ratios):.3f}, {ratios[0]:.3f} to {ratios[-1]:.3f})")
+cpu = {}
+for tool in long:
+    txns = statistics.mean(float(r[3]) for r in long[tool]) - float(short[tool][3])
+    user = statistics.mean(float(r[4]) for r in long[tool]) - float(short[tool][4])
+    system = statistics.mean(float(r[5]) for r in long[tool]) - float(short[tool][5])
+    cpu[tool] = (user / txns * 1e6, system / txns * 1e6)
+print(f"{name}: client CPU per transaction: " + ", ".join(
+    f"{tool} {sum(cpu[tool]):.1f} us (user {cpu[tool][0]:.1f}, system {cpu[tool][1]:.1f})" for tool in ("stallbench", "pgbench")))
+PY
 done
 
 # Mean TPS of `run --load-only` on script $1 with flags $2 and with flags $3,
