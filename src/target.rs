@@ -10,6 +10,7 @@ use tokio_postgres::{Client, NoTls};
 
 use crate::config;
 use crate::error::Error;
+use crate::scenario::wire::WireConnection;
 use crate::server::Server;
 
 /// The harness's own schema; every workload object lives in it.
@@ -271,6 +272,18 @@ impl Connector {
         })?;
         tokio::spawn(connection);
         Ok(client)
+    }
+
+    /// Connects a load worker's lean connection (see [`WireConnection`]).
+    pub async fn connect_wire(self) -> Result<WireConnection, Error> {
+        WireConnection::connect(&self.config).await.map_err(|err| {
+            Error::runtime(format!(
+                "cannot connect to {} as {}: {}",
+                self.description,
+                self.role,
+                err.text()
+            ))
+        })
     }
 }
 

@@ -9,22 +9,19 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
 use rand::{RngExt, SeedableRng};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
-use tokio_postgres::{CancelToken, Client, NoTls, Statement};
 
 use super::RunClock;
 use super::arrivals::Arrivals;
+use super::wire::{WireCancel, WireConnection, WireError, WireStatement};
 use crate::config::WeightedScript;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
 use crate::metrics::{LiveCounters, WorkerSecond};
 use crate::script::{self, Command, Script};
-use crate::target::error_text;
 
 /// A single-threaded runtime on its own OS thread for the load workers and
 /// their connection tasks, as pgbench runs its clients on one thread: a
@@ -72,14 +69,14 @@ impl LoadRuntime {
 
 /// A script's SQL commands prepared on one connection, in script order.
 pub struct PreparedScript {
-    statements: Vec<Statement>,
+    statements: Vec<WireStatement>,
     /// The script opens its own transaction (BEGIN): roll back after an error.
     opens_transaction: bool,
 }
 
-/// Prepares every SQL command of every script on `client`.
+/// Prepares every SQL command of every script on `connection`.
 pub async fn prepare(
-    client: &Client,
+    connection: &mut WireConnection,
     scripts: &[WeightedScript],
 ) -> Result<Vec<PreparedScript>, Error> {
     let mut prepared = Vec::with_capacity(scripts.len());
@@ -88,20 +85,32 @@ pub async fn prepare(
         let mut statements = Vec::new();
         let mut opens_transaction = false;
         for command in &script.commands {
-            if let Command::Sql { sql, line, .. } = command {
+            if let Command::Sql {
+                sql, line, params, ..
+            } = command
+            {
                 let first_word = sql
                     .split_whitespace()
                     .next()
                     .unwrap_or("")
                     .to_ascii_uppercase();
                 opens_transaction |= first_word == "BEGIN" || first_word == "START";
-                let statement = client.prepare(sql).await.map_err(|err| {
+                let statement = connection.prepare(sql).await.map_err(|err| {
                     Error::bad_input(format!(
                         "script {} line {line}: the server rejects this statement: {}",
                         script.name,
-                        error_text(&err)
+                        err.text()
                     ))
                 })?;
+                if statement.params != params.len() {
+                    return Err(Error::bad_input(format!(
+                        "script {} line {line}: the statement has {} $n placeholders of its own \
+                         besides the script's {} variables; write variables as :name",
+                        script.name,
+                        statement.params,
+                        params.len()
+                    )));
+                }
                 statements.push(statement);
             }
         }
@@ -115,7 +124,7 @@ pub async fn prepare(
 
 /// Everything one worker needs; it owns its connection.
 pub struct Worker {
-    pub client: Client,
+    pub connection: WireConnection,
     pub client_id: u32,
     pub scripts: Arc<Vec<WeightedScript>>,
     pub prepared: Vec<PreparedScript>,
@@ -165,7 +174,7 @@ pub async fn run_worker(
     parts: UnboundedSender<WorkerPart>,
 ) -> WorkerOutcome {
     let Worker {
-        client,
+        mut connection,
         client_id,
         scripts,
         prepared,
@@ -187,8 +196,8 @@ pub async fn run_worker(
     let total_weight: u32 = scripts.iter().map(|weighted| weighted.weight).sum();
     let duration_s = clock.duration_s();
     let end = clock.end();
-    let cancel = client.cancel_token();
-    let mut params: Vec<TextParam> = Vec::new();
+    let cancel = connection.cancel_handle();
+    let mut params: Vec<String> = Vec::new();
     let mut recording = Recording::new(client_id as usize, parts);
     let mut outcome = WorkerOutcome::default();
 
@@ -234,7 +243,7 @@ pub async fn run_worker(
             pick_script(&scripts, rng.random_range(0..total_weight))
         };
         let transaction = run_script(
-            &client,
+            &mut connection,
             &scripts[index].script,
             &prepared[index],
             &mut vars[index],
@@ -279,13 +288,16 @@ pub async fn run_worker(
         };
         if failed
             && prepared[index].opens_transaction
-            && client.batch_execute("ROLLBACK").await.is_err()
+            && connection.simple_query("ROLLBACK").await.is_err()
         {
             outcome.lost_connection = Some("ROLLBACK after a failed transaction failed".into());
             break;
         }
     }
     recording.finish();
+    if outcome.lost_connection.is_none() {
+        connection.terminate().await;
+    }
     outcome
 }
 
@@ -336,7 +348,7 @@ impl Recording {
 async fn run_until(
     transaction: impl Future<Output = Result<(), TxnError>>,
     deadline: Instant,
-    cancel: &CancelToken,
+    cancel: &WireCancel,
 ) -> Result<(), TxnError> {
     let mut transaction = std::pin::pin!(transaction);
     let deadline = tokio::time::Instant::from_std(deadline);
@@ -344,7 +356,7 @@ async fn run_until(
         return result;
     }
     loop {
-        let _ = cancel.cancel_query(NoTls).await;
+        let _ = cancel.cancel_query().await;
         match tokio::time::timeout(CANCEL_REPEAT, &mut transaction).await {
             Ok(Err(TxnError::Lost(message))) => return Err(TxnError::Lost(message)),
             Ok(_) => return Err(TxnError::TimedOut),
@@ -371,12 +383,12 @@ fn pick_script(scripts: &[WeightedScript], mut draw: u32) -> usize {
 
 /// One execution of a script: one transaction in pgbench's sense.
 async fn run_script(
-    client: &Client,
+    connection: &mut WireConnection,
     script: &Script,
     prepared: &PreparedScript,
     vars: &mut script::Vars,
     rng: &mut rand::rngs::SmallRng,
-    params: &mut Vec<TextParam>,
+    params: &mut Vec<String>,
 ) -> Result<(), TxnError> {
     let mut statement_index = 0;
     for command in &script.commands {
@@ -390,49 +402,21 @@ async fn run_script(
                 tokio::time::sleep(std::time::Duration::from_micros(sleep_us)).await;
             }
             Command::Sql { params: slots, .. } => {
-                params.resize_with(slots.len(), TextParam::default);
+                params.resize_with(slots.len(), String::new);
                 for (param, slot) in params.iter_mut().zip(slots) {
-                    param.0.clear();
-                    vars.get(*slot).write_param(&mut param.0);
+                    param.clear();
+                    vars.get(*slot).write_param(param);
                 }
                 let statement = &prepared.statements[statement_index];
                 statement_index += 1;
-                if let Err(err) = client.execute_raw(statement, params.iter()).await {
-                    return Err(match err.code() {
-                        Some(code) => TxnError::Failed {
-                            sqlstate: code.code().to_string(),
-                        },
-                        None => TxnError::Lost(error_text(&err)),
+                if let Err(err) = connection.execute(statement, params).await {
+                    return Err(match err {
+                        WireError::Server { sqlstate, .. } => TxnError::Failed { sqlstate },
+                        WireError::Lost(message) => TxnError::Lost(message),
                     });
                 }
             }
         }
     }
     Ok(())
-}
-
-/// A parameter sent in text format, as pgbench does: the server parses it
-/// into whatever type it inferred for the placeholder.
-#[derive(Debug, Default)]
-struct TextParam(String);
-
-impl ToSql for TextParam {
-    fn to_sql(
-        &self,
-        _ty: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        out.extend_from_slice(self.0.as_bytes());
-        Ok(IsNull::No)
-    }
-
-    fn accepts(_ty: &Type) -> bool {
-        true
-    }
-
-    fn encode_format(&self, _ty: &Type) -> Format {
-        Format::Text
-    }
-
-    to_sql_checked!();
 }

@@ -7,6 +7,7 @@ pub mod ddl;
 pub mod load;
 pub mod observer;
 pub mod progress;
+pub mod wire;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
-use tokio_postgres::{CancelToken, NoTls};
+use tokio_postgres::NoTls;
 
 use rand::SeedableRng;
 
@@ -28,6 +29,7 @@ use crate::metrics::{
 use crate::strategy::{NamedStrategy, Strategy};
 use crate::target::Target;
 use arrivals::Arrivals;
+use wire::WireCancel;
 
 /// Mixed into the run's seed for the arrival schedule, so it does not repeat a worker's draws.
 const ARRIVALS_SEED: u64 = 0x5eed_a221_7a15;
@@ -123,15 +125,15 @@ pub async fn run_strategy(
         let connector = target.connector(&format!("reader-{}", client_id + 1), &strategy.settings);
         let to_prepare = scripts.clone();
         let connected = load_runtime.spawn(async move {
-            let client = connector.connect().await?;
-            let prepared = load::prepare(&client, &to_prepare).await?;
-            Ok::<_, Error>((client, prepared))
+            let mut connection = connector.connect_wire().await?;
+            let prepared = load::prepare(&mut connection, &to_prepare).await?;
+            Ok::<_, Error>((connection, prepared))
         });
-        let (client, prepared) = connected
+        let (connection, prepared) = connected
             .await
             .map_err(|err| Error::runtime(format!("connecting a load worker: {err}")))??;
         workers.push(load::Worker {
-            client,
+            connection,
             client_id,
             scripts: scripts.clone(),
             prepared,
@@ -196,9 +198,9 @@ pub async fn run_strategy(
         recorder
     });
 
-    let mut worker_tasks: Vec<(JoinHandle<load::WorkerOutcome>, CancelToken)> = Vec::new();
+    let mut worker_tasks: Vec<(JoinHandle<load::WorkerOutcome>, WireCancel)> = Vec::new();
     for worker in workers {
-        let cancel = worker.client.cancel_token();
+        let cancel = worker.connection.cancel_handle();
         let task = load_runtime.spawn(load::run_worker(
             worker,
             clock,
@@ -396,13 +398,13 @@ pub async fn run_strategy(
 /// Lets workers finish their last transaction, cancels those stuck in a lock
 /// queue, and returns how many lost their connection during the run.
 async fn finish_workers(
-    tasks: Vec<(JoinHandle<load::WorkerOutcome>, CancelToken)>,
+    tasks: Vec<(JoinHandle<load::WorkerOutcome>, WireCancel)>,
     notes: &mut RunNotes,
 ) -> u32 {
     tokio::time::sleep(Duration::from_millis(200)).await;
     for (task, cancel) in &tasks {
         if !task.is_finished() {
-            let _ = cancel.cancel_query(NoTls).await;
+            let _ = cancel.cancel_query().await;
         }
     }
     let mut lost = 0;
