@@ -168,6 +168,27 @@ impl Target {
                 error_text(&err)
             ))
         })?;
+        // As `pgbench -i` does after loading: vacuum and analyze the new
+        // tables, so the load reads settled pages (hint bits set, visibility
+        // map built) and autovacuum does not wake to do it mid-measurement.
+        let tables: Vec<String> = setup
+            .query(
+                "SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE n.nspname = $1 AND c.relkind IN ('r', 'm') ORDER BY 1",
+                &[&SCHEMA],
+            )
+            .await
+            .context("listing the tables the setup made")?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        if !tables.is_empty() {
+            setup
+                .batch_execute(&format!("VACUUM (ANALYZE) {}", tables.join(", ")))
+                .await
+                .context("vacuuming the tables the setup made")?;
+        }
         Ok(())
     }
 
