@@ -146,9 +146,11 @@ done
 # Mean TPS of `run --load-only` on script $1 with flags $2 and with flags $3,
 # alternating ROUNDS times; prints "tps_a tps_b ratio".
 alternate() {
-  local name=$1 a="" b="" round side flags tps
+  local name=$1 a="" b="" round side flags tps order
   for round in $(seq "$ROUNDS"); do
-    for side in a b; do
+    # Alternating order, as above.
+    if [ $((round % 2)) = 1 ]; then order="a b"; else order="b a"; fi
+    for side in $order; do
       if [ "$side" = a ]; then flags=$2; else flags=$3; fi
       # shellcheck disable=SC2086 # flags are words
       "$BIN" run "$work/$name.toml" --load-only --quiet $flags --db-url "$URL" --out "$work/out-alt-$side-$round" >/dev/null
