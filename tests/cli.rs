@@ -139,6 +139,40 @@ fn a_bad_script_names_the_line() {
 }
 
 #[test]
+fn a_statement_the_server_rejects_names_the_script_line_and_the_reason() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let text = SHORT_ADD_COLUMN.replace(
+        "SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;",
+        "SELECT count(*) FROM no_such_table WHERE customer_id = :c;",
+    );
+    assert_ne!(
+        text, SHORT_ADD_COLUMN,
+        "the read statement was not replaced"
+    );
+    let path = write_workload(dir.path(), "missing-table.toml", &text);
+    stallbench()
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--load-only",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 2"))
+        .stderr(predicate::str::contains(
+            "the server rejects this statement",
+        ))
+        .stderr(predicate::str::contains("no_such_table"))
+        .stderr(predicate::str::contains("42P01"));
+    assert_no_leftover_server();
+}
+
+#[test]
 fn an_unknown_strategy_names_the_defined_ones() {
     stallbench()
         .args(["compare", "--strategies", "naive,yolo"])

@@ -1,6 +1,7 @@
-//! The load workers: pgbench-style clients, each on its own connection for
-//! the whole run, with prepared statements; closed loop, or open loop on a
-//! shared arrival schedule (`--rate`), with an optional request timeout.
+//! The load workers: pgbench-style clients, each owning its connection
+//! ([`super::wire`]) for the whole run, with prepared statements; closed
+//! loop, or open loop on a shared arrival schedule (`--rate`), with an
+//! optional request timeout.
 //!
 //! The hot path takes no shared lock and waits on nobody: latency goes into
 //! the worker's own histogram of the current second, handed to the recorder
@@ -23,11 +24,10 @@ use crate::metrics::recorder::WorkerPart;
 use crate::metrics::{LiveCounters, WorkerSecond};
 use crate::script::{self, Command, Script};
 
-/// A single-threaded runtime on its own OS thread for the load workers and
-/// their connection tasks, as pgbench runs its clients on one thread: a
-/// query's round trip (worker, connection task, socket, connection task,
-/// worker) then never wakes another thread. The observer, the blocker and the
-/// DDL stay on the main runtime. The thread ends when this is dropped.
+/// A single-threaded runtime on its own OS thread for the load workers, as
+/// pgbench runs its clients on one thread: a query's round trip (worker,
+/// socket, worker) then never wakes another thread. The observer, the blocker
+/// and the DDL stay on the main runtime. The thread ends when this is dropped.
 pub struct LoadRuntime {
     handle: tokio::runtime::Handle,
     /// Dropped with the `LoadRuntime`: the thread's `block_on` returns.
@@ -104,8 +104,8 @@ pub async fn prepare(
                 })?;
                 if statement.params != params.len() {
                     return Err(Error::bad_input(format!(
-                        "script {} line {line}: the statement has {} $n placeholders of its own \
-                         besides the script's {} variables; write variables as :name",
+                        "script {} line {line}: the server counts {} parameters in this statement \
+                         and the script gives it {}; write variables as :name, not $n",
                         script.name,
                         statement.params,
                         params.len()

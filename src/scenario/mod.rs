@@ -118,7 +118,7 @@ pub async fn run_strategy(
     let variables = Arc::new(config.load.variables.clone());
 
     // Every connection is open and every statement prepared before the clock
-    // starts, on the load runtime so that the connection tasks run there.
+    // starts, on the load runtime so that their sockets belong to its I/O driver.
     let load_runtime = load::LoadRuntime::start()?;
     let mut workers = Vec::with_capacity(config.load.clients as usize);
     for client_id in 0..config.load.clients {

@@ -8,8 +8,9 @@
 //!
 //! Everything else (setup, observer, report, DDL) stays on tokio-postgres.
 
-use std::io;
+use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -20,7 +21,8 @@ use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 use postgres_protocol::message::backend::{ErrorResponseBody, Message};
 use postgres_protocol::message::frontend;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
 use tokio::net::{TcpStream, UnixStream};
 use tokio_postgres::config::{Host, SslMode};
 
@@ -56,10 +58,17 @@ enum Address {
     Unix(PathBuf),
 }
 
-/// The socket, TCP or unix.
+/// The socket, TCP or unix, registered with the runtime for readability only.
+///
+/// Only for reading: a socket also registered for writability wakes the
+/// thread each time the server reads a query and frees send-buffer space,
+/// a wake-up per transaction for nothing (pgbench's `poll()` asks for input
+/// only). Writes go straight to the socket; a query never fills its buffer
+/// unless the server stops reading, and then the write retries every
+/// millisecond.
 enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
+    Tcp(AsyncFd<std::net::TcpStream>),
+    Unix(AsyncFd<std::os::unix::net::UnixStream>),
 }
 
 impl Stream {
@@ -68,28 +77,82 @@ impl Stream {
             Address::Tcp(addr) => {
                 let stream = TcpStream::connect(addr).await?;
                 stream.set_nodelay(true)?;
-                Stream::Tcp(stream)
+                Stream::Tcp(register_for_reading(stream.into_std()?)?)
             }
-            Address::Unix(path) => Stream::Unix(UnixStream::connect(path).await?),
+            Address::Unix(path) => Stream::Unix(register_for_reading(
+                UnixStream::connect(path).await?.into_std()?,
+            )?),
         })
     }
 
     /// Writes all of `out` and empties it.
     async fn write_all(&mut self, out: &mut BytesMut) -> io::Result<()> {
         match self {
-            Stream::Tcp(stream) => stream.write_all_buf(out).await,
-            Stream::Unix(stream) => stream.write_all_buf(out).await,
+            Stream::Tcp(socket) => write_all_to(socket.get_ref(), out).await,
+            Stream::Unix(socket) => write_all_to(socket.get_ref(), out).await,
         }
     }
 
     /// Reads what has arrived onto the end of `input`; 0 at end of stream.
     async fn read(&mut self, input: &mut BytesMut) -> io::Result<usize> {
-        if input.capacity() - input.len() < 4096 {
-            input.reserve(8192);
-        }
         match self {
-            Stream::Tcp(stream) => stream.read_buf(input).await,
-            Stream::Unix(stream) => stream.read_buf(input).await,
+            Stream::Tcp(socket) => read_from(socket, input).await,
+            Stream::Unix(socket) => read_from(socket, input).await,
+        }
+    }
+}
+
+/// Registers a (non-blocking) std socket with the current runtime, for readability only.
+fn register_for_reading<T: AsRawFd>(socket: T) -> io::Result<AsyncFd<T>> {
+    // SAFETY: a std socket owns its file descriptor and returns that same
+    // descriptor from `as_raw_fd` until it is dropped, as tokio requires.
+    unsafe { AsyncFd::register_with_interest(socket, Interest::READABLE) }
+        .map_err(|err| err.into_parts().1)
+}
+
+/// Writes all of `out` to the (non-blocking) socket and empties it.
+async fn write_all_to<T>(socket: &T, out: &mut BytesMut) -> io::Result<()>
+where
+    for<'a> &'a T: Write,
+{
+    let mut socket = socket;
+    while !out.is_empty() {
+        match socket.write(out) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(written) => out.advance(written),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(())
+}
+
+/// Reads once what has arrived onto the end of `input`, waiting for it.
+async fn read_from<T>(socket: &AsyncFd<T>, input: &mut BytesMut) -> io::Result<usize>
+where
+    T: AsRawFd,
+    for<'a> &'a T: Read,
+{
+    let mut chunk = [0u8; 8192];
+    loop {
+        let mut guard = socket.readable().await?;
+        match guard.try_io(|socket| socket.get_ref().read(&mut chunk)) {
+            Ok(Ok(read)) => {
+                if read < chunk.len() {
+                    // A short read drained the socket: wait for the next
+                    // edge instead of a read that would only say "empty"
+                    // (the runtime keeps an edge that came in meanwhile).
+                    guard.clear_ready();
+                }
+                input.extend_from_slice(&chunk[..read]);
+                return Ok(read);
+            }
+            Ok(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
+            Ok(Err(err)) => return Err(err),
+            Err(_would_block) => {}
         }
     }
 }
