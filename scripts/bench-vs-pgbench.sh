@@ -70,18 +70,19 @@ done
 ratio_line() { python3 -c "import sys; a=[float(x) for x in sys.argv[1].split()]; b=[float(x) for x in sys.argv[2].split()]; print(f'{sum(a)/len(a):.1f} {sum(b)/len(b):.1f} {sum(a)/sum(b):.3f}')" "$1" "$2"; }
 
 # Runs a command with its stdout into file $1; prints the user and the system
-# CPU time it used, in seconds.
+# CPU time it used, in seconds, and how many times it went to sleep (voluntary
+# context switches).
 cpu_of() {
   python3 - "$@" <<'PY'
 import resource, subprocess, sys
 with open(sys.argv[1], "w") as out:
     subprocess.run(sys.argv[2:], check=True, stdout=out, stderr=subprocess.DEVNULL)
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(f"{usage.ru_utime:.3f} {usage.ru_stime:.3f}")
+print(f"{usage.ru_utime:.3f} {usage.ru_stime:.3f} {usage.ru_nvcsw}")
 PY
 }
 
-# One run of script $1 for $2 seconds; each prints "tps transactions user_s system_s".
+# One run of script $1 for $2 seconds; each prints "tps transactions user_s system_s sleeps".
 run_pgbench() {
   local cpu tps txns
   cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$2" -f "$work/$1.sql")
@@ -137,9 +138,11 @@ for tool in long:
     txns = statistics.mean(float(r[3]) for r in long[tool]) - float(short[tool][3])
     user = statistics.mean(float(r[4]) for r in long[tool]) - float(short[tool][4])
     system = statistics.mean(float(r[5]) for r in long[tool]) - float(short[tool][5])
-    cpu[tool] = (user / txns * 1e6, system / txns * 1e6)
+    sleeps = statistics.mean(float(r[6]) for r in long[tool]) - float(short[tool][6])
+    cpu[tool] = (user / txns * 1e6, system / txns * 1e6, sleeps / txns)
 print(f"{name}: client CPU per transaction: " + ", ".join(
-    f"{tool} {sum(cpu[tool]):.1f} us (user {cpu[tool][0]:.1f}, system {cpu[tool][1]:.1f})" for tool in ("stallbench", "pgbench")))
+    f"{tool} {cpu[tool][0] + cpu[tool][1]:.1f} us (user {cpu[tool][0]:.1f}, system {cpu[tool][1]:.1f}; "
+    f"{cpu[tool][2]:.2f} sleeps)" for tool in ("stallbench", "pgbench")))
 PY
 done
 
