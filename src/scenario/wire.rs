@@ -1,8 +1,8 @@
 //! The load workers' own lean PostgreSQL connection: the worker owns the
 //! socket and talks the extended query protocol itself, as pgbench's clients
 //! do with libpq. There is no connection task, no channel between the worker
-//! and its socket, and the buffers are reused, so a transaction costs two
-//! system calls and no allocation on the client side. Messages are encoded,
+//! and its socket, and the buffers are reused, so a transaction costs one
+//! write, one read and no allocation on the client side. Messages are encoded,
 //! parsed and authenticated (trust, password, MD5, SCRAM-SHA-256) with
 //! `postgres-protocol`, the crate under tokio-postgres.
 //!
