@@ -85,10 +85,7 @@ pub async fn prepare(
         let mut statements = Vec::new();
         let mut opens_transaction = false;
         for command in &script.commands {
-            if let Command::Sql {
-                sql, line, params, ..
-            } = command
-            {
+            if let Command::Sql { sql, line, .. } = command {
                 let first_word = sql
                     .split_whitespace()
                     .next()
@@ -102,15 +99,6 @@ pub async fn prepare(
                         err.text()
                     ))
                 })?;
-                if statement.params != params.len() {
-                    return Err(Error::bad_input(format!(
-                        "script {} line {line}: the server counts {} parameters in this statement \
-                         and the script gives it {}; write variables as :name, not $n",
-                        script.name,
-                        statement.params,
-                        params.len()
-                    )));
-                }
                 statements.push(statement);
             }
         }

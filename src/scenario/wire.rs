@@ -93,11 +93,11 @@ impl Stream {
         }
     }
 
-    /// Reads what has arrived onto the end of `input`; 0 at end of stream.
-    async fn read(&mut self, input: &mut BytesMut) -> io::Result<usize> {
+    /// Reads what has arrived (through `scratch`) onto the end of `input`; 0 at end of stream.
+    async fn read(&mut self, input: &mut BytesMut, scratch: &mut [u8]) -> io::Result<usize> {
         match self {
-            Stream::Tcp(socket) => read_from(socket, input).await,
-            Stream::Unix(socket) => read_from(socket, input).await,
+            Stream::Tcp(socket) => read_from(socket, input, scratch).await,
+            Stream::Unix(socket) => read_from(socket, input, scratch).await,
         }
     }
 }
@@ -131,23 +131,27 @@ where
 }
 
 /// Reads once what has arrived onto the end of `input`, waiting for it.
-async fn read_from<T>(socket: &AsyncFd<T>, input: &mut BytesMut) -> io::Result<usize>
+/// `scratch` is the connection's reused read buffer.
+async fn read_from<T>(
+    socket: &AsyncFd<T>,
+    input: &mut BytesMut,
+    scratch: &mut [u8],
+) -> io::Result<usize>
 where
     T: AsRawFd,
     for<'a> &'a T: Read,
 {
-    let mut chunk = [0u8; 8192];
     loop {
         let mut guard = socket.readable().await?;
-        match guard.try_io(|socket| socket.get_ref().read(&mut chunk)) {
+        match guard.try_io(|socket| socket.get_ref().read(scratch)) {
             Ok(Ok(read)) => {
-                if read < chunk.len() {
+                if read < scratch.len() {
                     // A short read drained the socket: wait for the next
                     // edge instead of a read that would only say "empty"
                     // (the runtime keeps an edge that came in meanwhile).
                     guard.clear_ready();
                 }
-                input.extend_from_slice(&chunk[..read]);
+                input.extend_from_slice(&scratch[..read]);
                 return Ok(read);
             }
             Ok(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
@@ -178,7 +182,8 @@ impl WireCancel {
             stream.write_all(&mut out).await?;
             // The server closes the connection once it has the request.
             let mut input = BytesMut::new();
-            while stream.read(&mut input).await? > 0 {}
+            let mut scratch = [0u8; 64];
+            while stream.read(&mut input, &mut scratch).await? > 0 {}
             Ok(())
         };
         tokio::time::timeout(Duration::from_secs(2), send)
@@ -202,6 +207,8 @@ pub struct WireConnection {
     out: BytesMut,
     /// Bytes received and not yet parsed.
     input: BytesMut,
+    /// What one read system call fills, reused (not zeroed per read).
+    scratch: Box<[u8]>,
     cancel: WireCancel,
     prepared: usize,
 }
@@ -277,6 +284,7 @@ impl WireConnection {
             stream,
             out: BytesMut::with_capacity(1024),
             input: BytesMut::with_capacity(8192),
+            scratch: vec![0; 8192].into_boxed_slice(),
             cancel: WireCancel {
                 address,
                 process_id: 0,
@@ -498,7 +506,7 @@ impl WireConnection {
                     _ => self.input.advance(total),
                 }
             }
-            if self.stream.read(&mut self.input).await? == 0 {
+            if self.stream.read(&mut self.input, &mut self.scratch).await? == 0 {
                 return Err(WireError::Lost(match error {
                     Some(error) => format!("the server closed the connection: {}", error.text()),
                     None => "the server closed the connection".into(),
@@ -513,7 +521,7 @@ impl WireConnection {
             if let Some(message) = Message::parse(&mut self.input)? {
                 return Ok(message);
             }
-            if self.stream.read(&mut self.input).await? == 0 {
+            if self.stream.read(&mut self.input, &mut self.scratch).await? == 0 {
                 return Err(WireError::Lost("the server closed the connection".into()));
             }
         }
