@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # Benchmark: stallbench `run --load-only` against `pgbench -M prepared`, same
-# server, script, clients and duration, alternating ROUNDS times; the lock
-# observer's cost (load-only TPS with and without it); the open-loop
-# scheduler's cost; then the peak RSS of the default `compare`. Prints
-# figures; asserts nothing.
+# server, script, clients and duration, alternating ROUNDS times, each run on
+# freshly built and vacuumed tables; the lock observer's cost (load-only TPS
+# with and without it); the open-loop scheduler's cost; then the peak RSS of
+# the default `compare`. Prints figures; asserts nothing.
 #
 #   scripts/bench-vs-pgbench.sh            # 4 clients, 10 s per run, 6 rounds
 #   CLIENTS=8 DURATION=20 ROUNDS=5 scripts/bench-vs-pgbench.sh
+#   ALT_ROUNDS=2 ...                          # rounds of the observer and scheduler comparisons (default ROUNDS)
 #   LONG_S=600 scripts/bench-vs-pgbench.sh   # also peak RSS of a 60 s and a 600 s run
+#   PROFILE=1 scripts/bench-vs-pgbench.sh    # also where the client's cycles go (needs valgrind and strace)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CLIENTS=${CLIENTS:-4}
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-6}
+ALT_ROUNDS=${ALT_ROUNDS:-$ROUNDS}
+if [ -n "${PROFILE:-}" ]; then
+  for tool in valgrind strace; do
+    command -v "$tool" >/dev/null || { echo "error: PROFILE=1 needs $tool; install it (apt-get install valgrind strace) or leave PROFILE unset" >&2; exit 2; }
+  done
+fi
 
 cargo build --release --quiet
 BIN=$PWD/target/release/stallbench
@@ -51,7 +59,14 @@ INSERT INTO customers SELECT g, 'customer ' || g, (ARRAY['Riyadh','Jeddah','Damm
 INSERT INTO orders (customer_id, total) SELECT 1 + g % 1000, (g % 500) + 0.99 FROM generate_series(1, 200000) g;
 CREATE INDEX ON orders (customer_id);
 ANALYZE customers; ANALYZE orders;"
-"$PG_BIN/psql" -q -X -v ON_ERROR_STOP=1 -c "$SETUP" >/dev/null
+# pgbench's tables are rebuilt and vacuumed before each of its runs, as
+# stallbench's setup does before each of its own, so both measure the same
+# fresh tables with the same background writing after them.
+fresh_tables() {
+  "$PG_BIN/psql" -q -X -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
+    -c "DROP TABLE IF EXISTS orders, customers;" -c "$SETUP" \
+    -c "VACUUM (ANALYZE) customers, orders;" >/dev/null
+}
 
 printf '\\set c random(1, 1000)\nSELECT count(*), sum(total) FROM orders WHERE customer_id = :c;\n' >"$work/read-order.sql"
 printf 'SELECT 1;\n' >"$work/select-1.sql"
@@ -85,6 +100,7 @@ PY
 # One run of script $1 for $2 seconds; each prints "tps transactions user_s system_s sleeps".
 run_pgbench() {
   local cpu tps txns
+  fresh_tables
   cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$2" -f "$work/$1.sql")
   tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench.out" | head -n 1)
   txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/pgbench.out")
@@ -122,7 +138,7 @@ for name in read-order select-1; do
     echo "short $tool $("run_$tool" "$name" "$SHORT")" >>"$rounds"
   done
   python3 - "$rounds" "$name" <<'PY'
-import statistics, sys
+import math, random, statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
 name = sys.argv[2]
 long = {tool: [r for r in rows if r[0] != "short" and r[1] == tool] for tool in ("stallbench", "pgbench")}
@@ -133,6 +149,14 @@ ratios = sorted(by_round[(n, "stallbench")] / by_round[(n, "pgbench")] for n, to
 print(f"{name}: stallbench {mean['stallbench']:.1f} tps, pgbench {mean['pgbench']:.1f} tps, "
       f"ratio stallbench/pgbench {mean['stallbench'] / mean['pgbench']:.3f} "
       f"(per round: median {statistics.median(ratios):.3f}, {ratios[0]:.3f} to {ratios[-1]:.3f})")
+# The rounds are pairs run back to back, so the machine's drift cancels within
+# a pair: the geometric mean of the per-round ratios, with a 95% bootstrap
+# interval (10,000 resamples of the rounds, fixed seed).
+logs = [math.log(r) for r in ratios]
+rng = random.Random(1)
+means = sorted(statistics.mean(rng.choices(logs, k=len(logs))) for _ in range(10_000))
+print(f"{name}: per-round ratio, geometric mean {math.exp(statistics.mean(logs)):.3f} "
+      f"(95% interval {math.exp(means[250]):.3f} to {math.exp(means[9_749]):.3f}, {len(ratios)} rounds)")
 cpu = {}
 for tool in long:
     txns = statistics.mean(float(r[3]) for r in long[tool]) - float(short[tool][3])
@@ -147,10 +171,10 @@ PY
 done
 
 # Mean TPS of `run --load-only` on script $1 with flags $2 and with flags $3,
-# alternating ROUNDS times; prints "tps_a tps_b ratio".
+# alternating ALT_ROUNDS times; prints "tps_a tps_b ratio".
 alternate() {
   local name=$1 a="" b="" round side flags tps order
-  for round in $(seq "$ROUNDS"); do
+  for round in $(seq "$ALT_ROUNDS"); do
     # Alternating order, as above.
     if [ $((round % 2)) = 1 ]; then order="a b"; else order="b a"; fi
     for side in $order; do
@@ -199,4 +223,58 @@ PY
 )
     echo "peak RSS of a ${seconds} s run --load-only: $((kib / 1024)) MiB ($kib KiB)"
   done
+fi
+
+# Where the client's cycles go (PROFILE=1), on the read script: user-space
+# instructions per transaction under callgrind, and system calls per
+# transaction under strace (all threads), both marginal (a DURATION run minus a
+# SHORT run). The tools slow the clients down, so these count work, not time.
+if [ -n "${PROFILE:-}" ]; then
+  # One run of the read script by $1 for $2 seconds under the command in the
+  # rest; prints its transactions.
+  profiled() {
+    local tool=$1 seconds=$2
+    shift 2
+    if [ "$tool" = pgbench ]; then
+      fresh_tables
+      "$@" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$seconds" -f "$work/read-order.sql" 2>/dev/null |
+        sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p'
+    else
+      "$@" "$BIN" run "$work/read-order.toml" --load-only --quiet --duration "${seconds}s" --db-url "$URL" --out "$work/out-prof" >/dev/null 2>&1
+      python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['strategies'][0]['transactions'])" "$work/out-prof/summary.json"
+      rm -rf "$work/out-prof"
+    fi
+  }
+  for tool in pgbench stallbench; do
+    for seconds in "$SHORT" "$DURATION"; do
+      txns=$(profiled "$tool" "$seconds" valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out")
+      echo "$txns $(sed -n 's/^totals: //p' "$work/callgrind.out")" >"$work/$tool-$seconds.callgrind"
+      profiled "$tool" "$seconds" strace -f -c -o "$work/$tool-$seconds.strace" >"$work/$tool-$seconds.strace-txns"
+    done
+  done
+  python3 - "$work" "$SHORT" "$DURATION" <<'PY'
+import sys
+work, short, long = sys.argv[1:]
+
+def syscalls(path):
+    """Calls and failed calls per system call, from strace -c's table."""
+    counts = {}
+    for line in open(path):
+        fields = line.split()
+        if len(fields) in (5, 6) and fields[3].isdigit() and fields[-1] != "total":
+            counts[fields[-1]] = (int(fields[3]), int(fields[4]) if len(fields) == 6 else 0)
+    return counts
+
+for tool in ("stallbench", "pgbench"):
+    (t0, i0), (t1, i1) = ([int(x) for x in open(f"{work}/{tool}-{s}.callgrind").read().split()] for s in (short, long))
+    s0, s1 = (syscalls(f"{work}/{tool}-{s}.strace") for s in (short, long))
+    n0, n1 = (int(open(f"{work}/{tool}-{s}.strace-txns").read()) for s in (short, long))
+    per_txn = {name: ((s1.get(name, (0, 0))[0] - s0.get(name, (0, 0))[0]) / (n1 - n0),
+                      (s1.get(name, (0, 0))[1] - s0.get(name, (0, 0))[1]) / (n1 - n0)) for name in s1}
+    top = sorted(((calls, failed, name) for name, (calls, failed) in per_txn.items() if calls >= 0.05), reverse=True)
+    print(f"read-order: client work per transaction: {tool} {(i1 - i0) / (t1 - t0):,.0f} user-space instructions, "
+          f"{sum(calls for calls, _, _ in top):.2f} system calls ("
+          + ", ".join(f"{name} {calls:.2f}" + (f" of which {failed:.2f} failed" if failed >= 0.05 else "")
+                      for calls, failed, name in top) + ")")
+PY
 fi
