@@ -149,8 +149,8 @@ ratios = sorted(by_round[(n, "stallbench")] / by_round[(n, "pgbench")] for n, to
 print(f"{name}: stallbench {mean['stallbench']:.1f} tps, pgbench {mean['pgbench']:.1f} tps, "
       f"ratio stallbench/pgbench {mean['stallbench'] / mean['pgbench']:.3f} "
       f"(per round: median {statistics.median(ratios):.3f}, {ratios[0]:.3f} to {ratios[-1]:.3f})")
-# The rounds are pairs run back to back, so the machine's drift cancels within
-# a pair: the geometric mean of the per-round ratios, with a 95% bootstrap
+# The rounds are pairs run back to back, so the machine's drift mostly cancels
+# within a pair: the geometric mean of the per-round ratios, with a 95% bootstrap
 # interval (10,000 resamples of the rounds, fixed seed).
 logs = [math.log(r) for r in ratios]
 rng = random.Random(1)
@@ -229,6 +229,7 @@ fi
 # instructions per transaction under callgrind, and system calls per
 # transaction under strace (all threads), both marginal (a DURATION run minus a
 # SHORT run). The tools slow the clients down, so these count work, not time.
+# System calls made less than 0.05 times per transaction are left out.
 if [ -n "${PROFILE:-}" ]; then
   # One run of the read script by $1 for $2 seconds under the command in the
   # rest; prints its transactions.
@@ -273,7 +274,7 @@ for tool in ("stallbench", "pgbench"):
                       (s1.get(name, (0, 0))[1] - s0.get(name, (0, 0))[1]) / (n1 - n0)) for name in s1}
     top = sorted(((calls, failed, name) for name, (calls, failed) in per_txn.items() if calls >= 0.05), reverse=True)
     print(f"read-order: client work per transaction: {tool} {(i1 - i0) / (t1 - t0):,.0f} user-space instructions, "
-          f"{sum(calls for calls, _, _ in top):.2f} system calls ("
+          f"{sum(calls for calls, _, _ in top):.2f} system calls of the main kinds ("
           + ", ".join(f"{name} {calls:.2f}" + (f" of which {failed:.2f} failed" if failed >= 0.05 else "")
                       for calls, failed, name in top) + ")")
 PY
