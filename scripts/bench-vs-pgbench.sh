@@ -97,6 +97,11 @@ print(f"{usage.ru_utime:.3f} {usage.ru_stime:.3f} {usage.ru_nvcsw}")
 PY
 }
 
+# Prints the fields $2... of the first strategy in the results folder $1's summary.json.
+summary_of() {
+  python3 -c "import json,sys; s=json.load(open(sys.argv[1] + '/summary.json'))['strategies'][0]; print(*(s[k] for k in sys.argv[2:]))" "$@"
+}
+
 # One run of script $1 for $2 seconds; each prints "tps transactions user_s system_s sleeps".
 run_pgbench() {
   local cpu tps txns
@@ -109,7 +114,7 @@ run_pgbench() {
 run_stallbench() {
   local cpu
   cpu=$(cpu_of /dev/null "$BIN" run "$work/$1.toml" --load-only --quiet --duration "$2s" --db-url "$URL" --out "$work/out-run")
-  echo "$(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['strategies'][0]; print(s['mean_tps'], s['transactions'])" "$work/out-run/summary.json") $cpu"
+  echo "$(summary_of "$work/out-run" mean_tps transactions) $cpu"
   rm -rf "$work/out-run"
 }
 
@@ -181,7 +186,7 @@ alternate() {
       if [ "$side" = a ]; then flags=$2; else flags=$3; fi
       # shellcheck disable=SC2086 # flags are words
       "$BIN" run "$work/$name.toml" --load-only --quiet $flags --db-url "$URL" --out "$work/out-alt-$side-$round" >/dev/null
-      tps=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['strategies'][0]['mean_tps'])" "$work/out-alt-$side-$round/summary.json")
+      tps=$(summary_of "$work/out-alt-$side-$round" mean_tps)
       if [ "$side" = a ]; then a="$a $tps"; else b="$b $tps"; fi
       rm -rf "$work/out-alt-$side-$round"
     done
@@ -242,7 +247,7 @@ if [ -n "${PROFILE:-}" ]; then
         sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p'
     else
       "$@" "$BIN" run "$work/read-order.toml" --load-only --quiet --duration "${seconds}s" --db-url "$URL" --out "$work/out-prof" >/dev/null 2>&1
-      python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['strategies'][0]['transactions'])" "$work/out-prof/summary.json"
+      summary_of "$work/out-prof" transactions
       rm -rf "$work/out-prof"
     fi
   }
