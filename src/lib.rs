@@ -14,6 +14,7 @@ pub mod error;
 pub mod expect;
 pub mod export;
 pub mod metrics;
+pub mod pgwire;
 pub mod plot;
 pub mod scenario;
 pub mod script;

@@ -10,7 +10,7 @@ use tokio_postgres::{Client, NoTls};
 
 use crate::config;
 use crate::error::Error;
-use crate::scenario::wire::WireConnection;
+use crate::pgwire::WireConnection;
 use crate::server::Server;
 
 /// The harness's own schema; every workload object lives in it.
@@ -300,9 +300,7 @@ impl Connector {
         WireConnection::connect(&self.config).await.map_err(|err| {
             Error::runtime(format!(
                 "cannot connect to {} as {}: {}",
-                self.description,
-                self.role,
-                err.text()
+                self.description, self.role, err
             ))
         })
     }

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use stallbench::scenario::wire::{WireConnection, WireError};
+use stallbench::pgwire::{ConnectError, WireConnection, WireError};
 use stallbench::server::Server;
 
 /// Roles with a password each, and a pg_hba.conf that asks each for it by its own method.
@@ -83,38 +83,42 @@ async fn logins() {
     ] {
         let mut connection = WireConnection::connect(&config_for(&server, user, password))
             .await
-            .unwrap_or_else(|err| panic!("{user} could not log in: {}", err.text()));
+            .unwrap_or_else(|err| panic!("{user} could not log in: {err}"));
         let statement = connection
             .prepare("SELECT current_user = $1")
             .await
-            .unwrap_or_else(|err| panic!("{user}: prepare failed: {}", err.text()));
-        assert_eq!(statement.params, 1);
+            .unwrap_or_else(|err| panic!("{user}: prepare failed: {err}"));
+        // The server expects one parameter: it refuses none (protocol violation).
+        match connection.execute(&statement, &[]).await {
+            Err(WireError::Server { sqlstate, message }) => {
+                assert_eq!(sqlstate, "08P01", "{user}: {message}");
+                assert!(message.contains("requires 1"), "{message}");
+            }
+            other => panic!("{user}: a missing parameter was not reported: {other:?}"),
+        }
         connection
             .execute(&statement, &[user.to_string()])
             .await
-            .unwrap_or_else(|err| panic!("{user}: execute failed: {}", err.text()));
+            .unwrap_or_else(|err| panic!("{user}: execute failed: {err}"));
         connection.terminate().await;
     }
 
     for (user, password) in [("scram_user", "wrong"), ("md5_user", "wrong")] {
         match WireConnection::connect(&config_for(&server, user, Some(password))).await {
-            Err(WireError::Server { sqlstate, message }) => {
+            Err(ConnectError::Server { sqlstate, message }) => {
                 assert_eq!(sqlstate, "28P01", "{user}: {message}");
                 assert!(
                     message.contains("password authentication failed"),
                     "{message}"
                 );
             }
-            Err(other) => panic!(
-                "{user}: expected the server's refusal, got {}",
-                other.text()
-            ),
+            Err(other) => panic!("{user}: expected the server's refusal, got {other}"),
             Ok(_) => panic!("{user} logged in with a wrong password"),
         }
     }
     match WireConnection::connect(&config_for(&server, "scram_user", None)).await {
-        Err(WireError::Lost(message)) => assert!(message.contains("password"), "{message}"),
-        Err(other) => panic!("expected a missing-password error, got {}", other.text()),
+        Err(ConnectError::Settings(message)) => assert!(message.contains("password"), "{message}"),
+        Err(other) => panic!("expected a missing-password error, got {other}"),
         Ok(_) => panic!("scram_user logged in without a password"),
     }
 }
@@ -130,7 +134,7 @@ async fn errors_and_cancel() {
         .expect("starting a throwaway server");
     let mut connection = WireConnection::connect(&server.connection_config())
         .await
-        .unwrap_or_else(|err| panic!("connecting: {}", err.text()));
+        .unwrap_or_else(|err| panic!("connecting: {err}"));
 
     match connection.prepare("SELEC 1").await {
         Err(WireError::Server { sqlstate, .. }) => assert_eq!(sqlstate, "42601"),
@@ -151,7 +155,7 @@ async fn errors_and_cancel() {
         connection
             .execute(&add_one, &[value.to_string()])
             .await
-            .unwrap_or_else(|err| panic!("round trip {value}: {}", err.text()));
+            .unwrap_or_else(|err| panic!("round trip {value}: {err}"));
     }
     connection.simple_query("BEGIN").await.unwrap();
     match connection.simple_query("SELECT 1/0").await {

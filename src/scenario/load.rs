@@ -1,5 +1,5 @@
 //! The load workers: pgbench-style clients, each owning its connection
-//! ([`super::wire`]) for the whole run, with prepared statements; closed
+//! ([`crate::pgwire`]) for the whole run, with prepared statements; closed
 //! loop, or open loop on a shared arrival schedule (`--rate`), with an
 //! optional request timeout.
 //!
@@ -17,11 +17,11 @@ use tokio::task::JoinHandle;
 
 use super::RunClock;
 use super::arrivals::Arrivals;
-use super::wire::{WireCancel, WireConnection, WireError, WireStatement};
 use crate::config::WeightedScript;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
 use crate::metrics::{LiveCounters, WorkerSecond};
+use crate::pgwire::{WireCancel, WireConnection, WireError, WireStatement};
 use crate::script::{self, Command, Script};
 
 /// A single-threaded runtime on its own OS thread for the load workers, as
@@ -95,8 +95,7 @@ pub async fn prepare(
                 let statement = connection.prepare(sql).await.map_err(|err| {
                     Error::bad_input(format!(
                         "script {} line {line}: the server rejects this statement: {}",
-                        script.name,
-                        err.text()
+                        script.name, err
                     ))
                 })?;
                 statements.push(statement);

@@ -7,7 +7,6 @@ pub mod ddl;
 pub mod load;
 pub mod observer;
 pub mod progress;
-pub mod wire;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -26,10 +25,10 @@ use crate::metrics::{
     LatencyDistribution, LatencyIntervals, LiveCounters, Recorder, StrategyReport, build_timeline,
     summarize,
 };
+use crate::pgwire::WireCancel;
 use crate::strategy::{NamedStrategy, Strategy};
 use crate::target::Target;
 use arrivals::Arrivals;
-use wire::WireCancel;
 
 /// Mixed into the run's seed for the arrival schedule, so it does not repeat a worker's draws.
 const ARRIVALS_SEED: u64 = 0x5eed_a221_7a15;

@@ -1,0 +1,218 @@
+//! Opening a connection: the libpq-style settings (hosts, hostaddrs, ports,
+//! connect timeout) as tokio-postgres reads them, tried host by host, then the
+//! startup message and the login (trust, password, MD5, SCRAM-SHA-256) up to
+//! the first ReadyForQuery. Runs once per worker, never per transaction.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use fallible_iterator::FallibleIterator;
+use postgres_protocol::authentication::md5_hash;
+use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
+use postgres_protocol::message::backend::Message;
+use postgres_protocol::message::frontend;
+use tokio_postgres::config::{Host, SslMode};
+
+use super::connection::{Address, Stream, WireConnection};
+use super::error::{ConnectError, server_error};
+
+impl WireConnection {
+    /// Connects with the settings of `config` (hosts, port, user, password,
+    /// database, options, application name, connect timeout), as tokio-postgres
+    /// would, without TLS. Tries each host in turn; a login the server refuses
+    /// ends the search.
+    pub async fn connect(config: &tokio_postgres::Config) -> Result<WireConnection, ConnectError> {
+        if config.get_ssl_mode() == SslMode::Require {
+            return Err(ConnectError::Settings(
+                "sslmode=require: stallbench connects without TLS; use sslmode=prefer or disable"
+                    .into(),
+            ));
+        }
+        let hosts = config.get_hosts();
+        let hostaddrs = config.get_hostaddrs();
+        let count = hosts.len().max(hostaddrs.len());
+        if count == 0 {
+            return Err(ConnectError::Settings("no host to connect to".into()));
+        }
+        let ports = config.get_ports();
+        let timeout = config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(Duration::from_secs(30));
+        let mut last_error = ConnectError::Unreachable("no address to connect to".into());
+        for index in 0..count {
+            let port = ports
+                .get(index)
+                .or_else(|| ports.first())
+                .copied()
+                .unwrap_or(5432);
+            let addresses = match (hostaddrs.get(index), hosts.get(index)) {
+                (Some(ip), _) => vec![Address::Tcp(SocketAddr::new(*ip, port))],
+                (None, Some(Host::Unix(dir))) => {
+                    vec![Address::Unix(dir.join(format!(".s.PGSQL.{port}")))]
+                }
+                (None, Some(Host::Tcp(name))) => {
+                    match tokio::net::lookup_host((name.as_str(), port)).await {
+                        Ok(found) => found.map(Address::Tcp).collect(),
+                        Err(err) => {
+                            last_error =
+                                ConnectError::Unreachable(format!("looking up {name}: {err}"));
+                            continue;
+                        }
+                    }
+                }
+                (None, None) => continue,
+            };
+            for address in addresses {
+                let attempt = tokio::time::timeout(timeout, Self::connect_to(address, config));
+                match attempt.await {
+                    Ok(Ok(connection)) => return Ok(connection),
+                    Ok(Err(err @ ConnectError::Server { .. })) => return Err(err),
+                    Ok(Err(err)) => last_error = err,
+                    Err(_) => {
+                        last_error = ConnectError::Unreachable(format!(
+                            "no answer within the connect timeout of {timeout:?}"
+                        ))
+                    }
+                }
+            }
+        }
+        Err(last_error)
+    }
+
+    async fn connect_to(
+        address: Address,
+        config: &tokio_postgres::Config,
+    ) -> Result<WireConnection, ConnectError> {
+        let stream = Stream::connect(&address).await?;
+        let mut connection = WireConnection::new(stream, address);
+        connection.start_up(config).await?;
+        Ok(connection)
+    }
+
+    /// The startup message, authentication, then the session's parameters
+    /// and key up to the first ReadyForQuery.
+    async fn start_up(&mut self, config: &tokio_postgres::Config) -> Result<(), ConnectError> {
+        let user = config.get_user().ok_or_else(|| {
+            ConnectError::Settings("no user name in the connection settings".into())
+        })?;
+        let mut params = vec![("client_encoding", "UTF8"), ("user", user)];
+        if let Some(dbname) = config.get_dbname() {
+            params.push(("database", dbname));
+        }
+        if let Some(options) = config.get_options() {
+            params.push(("options", options));
+        }
+        if let Some(name) = config.get_application_name() {
+            params.push(("application_name", name));
+        }
+        frontend::startup_message(params, &mut self.out)?;
+        self.flush().await?;
+        let password = config.get_password();
+        let mut scram: Option<ScramSha256> = None;
+        loop {
+            match self.next_message().await? {
+                Message::AuthenticationOk => {}
+                Message::AuthenticationCleartextPassword => {
+                    frontend::password_message(need(password)?, &mut self.out)?;
+                    self.flush().await?;
+                }
+                Message::AuthenticationMd5Password(body) => {
+                    let hash = md5_hash(user.as_bytes(), need(password)?, body.salt());
+                    frontend::password_message(hash.as_bytes(), &mut self.out)?;
+                    self.flush().await?;
+                }
+                Message::AuthenticationSasl(body) => {
+                    let mut mechanisms = body.mechanisms();
+                    let mut scram_offered = false;
+                    while let Some(mechanism) = mechanisms.next()? {
+                        scram_offered |= mechanism == SCRAM_SHA_256;
+                    }
+                    if !scram_offered {
+                        return Err(ConnectError::Settings(
+                            "the server offers no SASL mechanism stallbench knows (SCRAM-SHA-256)"
+                                .into(),
+                        ));
+                    }
+                    let exchange = ScramSha256::new(need(password)?, ChannelBinding::unsupported());
+                    frontend::sasl_initial_response(
+                        SCRAM_SHA_256,
+                        exchange.message(),
+                        &mut self.out,
+                    )?;
+                    self.flush().await?;
+                    scram = Some(exchange);
+                }
+                Message::AuthenticationSaslContinue(body) => {
+                    let exchange = scram.as_mut().ok_or_else(|| unexpected("SASL continue"))?;
+                    exchange.update(body.data())?;
+                    frontend::sasl_response(exchange.message(), &mut self.out)?;
+                    self.flush().await?;
+                }
+                Message::AuthenticationSaslFinal(body) => {
+                    let exchange = scram.as_mut().ok_or_else(|| unexpected("SASL final"))?;
+                    exchange.finish(body.data())?;
+                }
+                Message::BackendKeyData(body) => {
+                    self.cancel.process_id = body.process_id();
+                    self.cancel.secret_key = body.secret_key();
+                }
+                Message::ParameterStatus(_) | Message::NoticeResponse(_) => {}
+                Message::ErrorResponse(body) => return Err(server_error(&body).into()),
+                Message::ReadyForQuery(_) => return Ok(()),
+                _ => {
+                    return Err(ConnectError::Settings(
+                        "the server asks for an authentication method stallbench does not \
+                         support (it supports trust, password, md5 and scram-sha-256)"
+                            .into(),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// The password the server asks for, or an error saying where to put it.
+fn need(password: Option<&[u8]>) -> Result<&[u8], ConnectError> {
+    password.ok_or_else(|| {
+        ConnectError::Settings(
+            "the server asks for a password and the connection string has none; \
+             add password=... (or user:password@ in the URL)"
+                .into(),
+        )
+    })
+}
+
+fn unexpected(what: &str) -> ConnectError {
+    ConnectError::Unreachable(format!("the server sent an unexpected {what} message"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn connect(settings: &str) -> ConnectError {
+        let config: tokio_postgres::Config = settings.parse().expect("parsing the settings");
+        match WireConnection::connect(&config).await {
+            Ok(_) => panic!("{settings}: connected"),
+            Err(err) => err,
+        }
+    }
+
+    #[tokio::test]
+    async fn settings_that_cannot_work_are_not_a_lost_connection() {
+        let err = connect("host=/tmp sslmode=require user=app").await;
+        assert!(matches!(err, ConnectError::Settings(_)), "{err:?}");
+        assert!(err.to_string().starts_with("sslmode=require"), "{err}");
+        let err = connect("user=app").await;
+        assert!(matches!(err, ConnectError::Settings(_)), "{err:?}");
+        assert_eq!(err.to_string(), "no host to connect to");
+    }
+
+    #[tokio::test]
+    async fn a_port_nobody_listens_on_is_unreachable() {
+        let err = connect("hostaddr=127.0.0.1 port=1 user=app connect_timeout=5").await;
+        assert!(matches!(err, ConnectError::Unreachable(_)), "{err:?}");
+        assert!(err.to_string().starts_with("connection lost: "), "{err}");
+    }
+}
