@@ -375,7 +375,7 @@ fn log_collector_settings(folder: &Path, format: LogFormat) -> Vec<OsString> {
         OsString::from(format!("log_destination=stderr,{destination}")),
         log_directory,
         OsString::from(format!("log_filename={TEXT_LOG}")),
-        // Readable by others like the file the results folder had before (fs::copy keeps the mode).
+        // fs::copy keeps the mode: 0644 keeps the results folder's copy readable, as before.
         OsString::from("log_file_mode=0644"),
         OsString::from("log_rotation_age=0"),
         OsString::from("log_rotation_size=0"),
