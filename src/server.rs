@@ -10,7 +10,9 @@
 //! the results folder for people) and as data for `serverlog` to read (jsonlog
 //! where the server has it, PostgreSQL 15 and later, else csvlog). What the
 //! postmaster says before the collector takes over, such as why it could not
-//! start, goes to `startup.log`.
+//! start, goes to `startup.log`. The collector writes a moment after a backend
+//! logs; a strategy's part is read once its run has wound down, well after its
+//! lock messages.
 
 use std::ffi::OsString;
 use std::fs::File;
