@@ -253,11 +253,11 @@ async fn run_strategies(config: &Config, target: &Target) -> Result<RunReport, E
     Ok(report)
 }
 
-/// The current size of the throwaway server's log, where a strategy's part begins.
+/// The current size of the throwaway server's structured log, where a strategy's part begins.
 fn server_log_len(target: &Target) -> u64 {
     target
-        .server_log()
-        .and_then(|path| std::fs::metadata(path).ok())
+        .structured_log()
+        .and_then(|log| std::fs::metadata(log.path).ok())
         .map_or(0, |meta| meta.len())
 }
 
@@ -268,14 +268,14 @@ fn server_log_sentences(
     from: u64,
     roles: &std::collections::BTreeMap<u32, String>,
 ) -> Vec<String> {
-    let Some(path) = target.server_log() else {
+    let Some(log) = target.structured_log() else {
         return Vec::new();
     };
-    let Ok(bytes) = std::fs::read(&path) else {
+    let Ok(bytes) = std::fs::read(&log.path) else {
         return Vec::new();
     };
     let part = bytes.get(from as usize..).unwrap_or_default();
-    let facts = serverlog::parse_server_log(&String::from_utf8_lossy(part));
+    let facts = serverlog::parse_server_log(log.format, &String::from_utf8_lossy(part));
     let role_of = |pid: u32| {
         roles
             .get(&pid)

@@ -4,7 +4,17 @@
 //! The server is our direct child (no `pg_ctl`, which detaches it). It gets
 //! `PR_SET_PDEATHSIG`, so even a harness killed with SIGKILL takes it down;
 //! every other exit path (success, error, Ctrl-C, panic) runs `Drop`.
+//!
+//! Its logging collector writes every message twice into the server's folder:
+//! as readable text (`server.log`, with the reference lab's settings, copied to
+//! the results folder for people) and as data for `serverlog` to read (jsonlog
+//! where the server has it, PostgreSQL 15 and later, else csvlog). What the
+//! postmaster says before the collector takes over, such as why it could not
+//! start, goes to `startup.log`. The collector writes a moment after a backend
+//! logs; a strategy's part is read once its run has wound down, well after its
+//! lock messages.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -13,10 +23,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use crate::serverlog::{LogFormat, StructuredLog};
+
 /// The port number names the socket file (`.s.PGSQL.5432`); no TCP listener is opened.
 const PORT: u16 = 5432;
 /// Socket paths longer than this do not fit `sockaddr_un`.
 const MAX_SOCKET_PATH: usize = 107;
+/// The readable log, written by the logging collector into the server's folder.
+const TEXT_LOG: &str = "server.log";
+/// The postmaster's own output, before the logging collector takes over.
+const STARTUP_LOG: &str = "startup.log";
 
 /// How to get PostgreSQL when no binaries are found.
 pub const INSTALL_HINT: &str = "install them with `apt-get install postgresql` (Debian/Ubuntu), \
@@ -30,6 +46,8 @@ pub struct Server {
     /// Holds the data folder, the socket and the log; removed on drop.
     folder: Option<tempfile::TempDir>,
     bin_dir: PathBuf,
+    /// The structured log this server's version writes.
+    log_format: LogFormat,
 }
 
 impl Server {
@@ -42,7 +60,7 @@ impl Server {
             chown(folder.path(), user)?;
         }
         let data_dir = folder.path().join("data");
-        let log_path = folder.path().join("server.log");
+        let startup_log_path = folder.path().join(STARTUP_LOG);
 
         let mut initdb = Command::new(bin_dir.join("initdb"));
         initdb
@@ -73,8 +91,9 @@ impl Server {
             );
         }
 
-        let log =
-            File::create(&log_path).with_context(|| format!("creating {}", log_path.display()))?;
+        let log_format = structured_log_format(major_version(&data_dir)?);
+        let startup_log = File::create(&startup_log_path)
+            .with_context(|| format!("creating {}", startup_log_path.display()))?;
         let mut postgres = Command::new(bin_dir.join("postgres"));
         postgres
             .arg("-D")
@@ -93,15 +112,17 @@ impl Server {
                 "-c",
                 "log_line_prefix=%m [%p] ",
             ])
+            .args(log_collector_settings(folder.path(), log_format))
             .current_dir(folder.path())
             // Its own process group: a terminal's Ctrl-C reaches the harness, which stops it in order.
             .process_group(0)
             .stdin(Stdio::null())
             .stdout(
-                log.try_clone()
-                    .context("duplicating the server log handle")?,
+                startup_log
+                    .try_clone()
+                    .context("duplicating the startup log handle")?,
             )
-            .stderr(log);
+            .stderr(startup_log);
         as_user(&mut postgres, owner.as_ref());
         // SAFETY: prctl is async-signal-safe; it only sets a flag of the child process.
         unsafe {
@@ -119,6 +140,7 @@ impl Server {
             child: Some(child),
             folder: Some(folder),
             bin_dir,
+            log_format,
         };
         server.wait_ready().await?;
         Ok(server)
@@ -144,9 +166,18 @@ impl Server {
         )
     }
 
-    /// The server's log file (inside the temp folder; copy it before drop).
+    /// The server's readable log file (inside the temp folder; copy it before drop).
     pub fn log_path(&self) -> PathBuf {
-        self.socket_dir().join("server.log")
+        self.socket_dir().join(TEXT_LOG)
+    }
+
+    /// The server's structured log, the same messages as data (inside the temp folder).
+    pub fn structured_log(&self) -> StructuredLog {
+        let (_, file_name) = structured_log_names(self.log_format);
+        StructuredLog {
+            path: self.socket_dir().join(file_name),
+            format: self.log_format,
+        }
     }
 
     /// The folder holding the server binaries in use.
@@ -170,7 +201,7 @@ impl Server {
             {
                 bail!(
                     "the throwaway server exited during startup ({status}); its log:\n{}",
-                    read_tail(&self.log_path())
+                    self.log_tail()
                 );
             }
             match config.connect(tokio_postgres::NoTls).await {
@@ -182,12 +213,22 @@ impl Server {
                 Err(err) if Instant::now() > deadline => {
                     bail!(
                         "the throwaway server did not accept connections within 30 s ({err}); its log:\n{}",
-                        read_tail(&self.log_path())
+                        self.log_tail()
                     );
                 }
                 Err(_) => tokio::time::sleep(Duration::from_millis(25)).await,
             }
         }
+    }
+
+    /// The last lines of the startup log and of the readable log, for error messages.
+    fn log_tail(&self) -> String {
+        let parts = [
+            read_tail(&self.socket_dir().join(STARTUP_LOG)),
+            read_tail(&self.log_path()),
+        ];
+        let written: Vec<String> = parts.into_iter().filter(|part| !part.is_empty()).collect();
+        written.join("\n")
     }
 
     /// Stops the server (fast shutdown, then kill after 10 s) and removes its folder.
@@ -286,6 +327,67 @@ fn debian_bin_dirs(root: &Path) -> Vec<PathBuf> {
     versions.into_iter().map(|(_, dir)| dir).collect()
 }
 
+/// The major version initdb wrote to `PG_VERSION` in the data folder: `15`, or `9` for `9.6`.
+fn major_version(data_dir: &Path) -> anyhow::Result<u32> {
+    let path = data_dir.join("PG_VERSION");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("reading the server version from {}", path.display()))?;
+    parse_major_version(&text).with_context(|| {
+        format!(
+            "{}: {:?} is not a PostgreSQL version; point --pg-bin at a PostgreSQL installation",
+            path.display(),
+            text.trim()
+        )
+    })
+}
+
+/// `15\n` -> 15, `9.6\n` -> 9.
+fn parse_major_version(text: &str) -> Option<u32> {
+    let text = text.trim();
+    let major = text.split_once('.').map_or(text, |(major, _)| major);
+    major.parse().ok()
+}
+
+/// jsonlog from PostgreSQL 15 on, csvlog before.
+fn structured_log_format(major_version: u32) -> LogFormat {
+    if major_version >= 15 {
+        LogFormat::JsonLog
+    } else {
+        LogFormat::CsvLog
+    }
+}
+
+/// The `log_destination` entry of a format, and the file the logging collector
+/// writes it to: `log_filename` with `.log` replaced by the format's suffix.
+fn structured_log_names(format: LogFormat) -> (&'static str, &'static str) {
+    match format {
+        LogFormat::JsonLog => ("jsonlog", "server.json"),
+        LogFormat::CsvLog => ("csvlog", "server.csv"),
+    }
+}
+
+/// The `-c` settings that make the logging collector write the readable log
+/// and the structured log into `folder` under fixed names, never rotated.
+fn log_collector_settings(folder: &Path, format: LogFormat) -> Vec<OsString> {
+    let (destination, _) = structured_log_names(format);
+    let mut log_directory = OsString::from("log_directory=");
+    log_directory.push(folder);
+    let settings = [
+        OsString::from("logging_collector=on"),
+        OsString::from(format!("log_destination=stderr,{destination}")),
+        log_directory,
+        OsString::from(format!("log_filename={TEXT_LOG}")),
+        // fs::copy keeps the mode: 0644 keeps the results folder's copy readable, as before.
+        OsString::from("log_file_mode=0644"),
+        OsString::from("log_rotation_age=0"),
+        OsString::from("log_rotation_size=0"),
+    ];
+    settings
+        .into_iter()
+        .flat_map(|setting| [OsString::from("-c"), setting])
+        .collect()
+}
+
 /// A temp folder whose socket path fits `sockaddr_un`: `$TMPDIR` if short enough, else `/tmp`.
 fn make_folder() -> anyhow::Result<tempfile::TempDir> {
     let socket_name_len = format!("/.s.PGSQL.{PORT}").len() + 20;
@@ -370,6 +472,42 @@ mod tests {
             })
             .collect();
         assert_eq!(names, ["15", "13", "9"]);
+    }
+
+    #[test]
+    fn the_structured_log_follows_the_major_version() {
+        assert_eq!(parse_major_version("15\n"), Some(15));
+        assert_eq!(parse_major_version("9.6\n"), Some(9));
+        assert_eq!(parse_major_version("banana"), None);
+        assert_eq!(structured_log_format(15), LogFormat::JsonLog);
+        assert_eq!(structured_log_format(18), LogFormat::JsonLog);
+        assert_eq!(structured_log_format(14), LogFormat::CsvLog);
+        assert_eq!(structured_log_format(9), LogFormat::CsvLog);
+    }
+
+    #[test]
+    fn log_collector_settings_name_both_files() {
+        let settings = log_collector_settings(Path::new("/tmp/stallbench-x"), LogFormat::CsvLog);
+        let settings: Vec<&str> = settings.iter().map(|s| s.to_str().unwrap()).collect();
+        assert_eq!(
+            settings,
+            [
+                "-c",
+                "logging_collector=on",
+                "-c",
+                "log_destination=stderr,csvlog",
+                "-c",
+                "log_directory=/tmp/stallbench-x",
+                "-c",
+                "log_filename=server.log",
+                "-c",
+                "log_file_mode=0644",
+                "-c",
+                "log_rotation_age=0",
+                "-c",
+                "log_rotation_size=0",
+            ]
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::config;
 use crate::error::Error;
 use crate::pgwire::WireConnection;
 use crate::server::Server;
+use crate::serverlog::StructuredLog;
 
 /// The harness's own schema; every workload object lives in it.
 pub const SCHEMA: &str = "stallbench";
@@ -79,9 +80,14 @@ impl Target {
         Ok(target)
     }
 
-    /// The throwaway server's log, if we run one.
+    /// The throwaway server's readable log, if we run one.
     pub fn server_log(&self) -> Option<std::path::PathBuf> {
         self.server.as_ref().map(Server::log_path)
+    }
+
+    /// The throwaway server's structured log (the lock facts are read from it), if we run one.
+    pub fn structured_log(&self) -> Option<StructuredLog> {
+        self.server.as_ref().map(Server::structured_log)
     }
 
     /// A new connection for `role`, with `search_path` set to the harness's schema.

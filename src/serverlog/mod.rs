@@ -1,0 +1,732 @@
+//! Lock-wait facts read from the throwaway server's structured log.
+//!
+//! The server writes each message twice (see `server.rs`): as readable text,
+//! `server.log`, kept in the results folder for people, and as data, jsonlog
+//! on PostgreSQL 15 and later and csvlog before. This module reads the data:
+//! pid, severity, SQLSTATE, message and detail are fields of one record, so
+//! nothing depends on a line prefix or continuation lines, and a deadlock is
+//! known by its SQLSTATE (40P01), not by its English message.
+//!
+//! [`parse_server_log`] extracts:
+//! - every `process N still waiting for MODE on OBJECT after MS ms` record,
+//!   with the holders and wait queue of its detail;
+//! - every `process N acquired MODE on OBJECT after MS ms` record;
+//! - every deadlock (an ERROR with SQLSTATE 40P01), with the wait-for edges
+//!   and statements of its detail.
+//!
+//! Records it does not recognise are ignored, and no input makes it panic.
+
+mod message;
+mod records;
+#[cfg(test)]
+mod samples;
+
+pub use records::{LogFormat, StructuredLog};
+
+use records::Severity;
+
+/// SQLSTATE of the error a deadlock's victim gets (deadlock_detected).
+const DEADLOCK_DETECTED: &str = "40P01";
+
+/// Everything about lock waits that the server log says.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ServerLogFacts {
+    /// Number of "still waiting for" messages: lock waits longer than deadlock_timeout.
+    pub lock_waits: u32,
+    /// Each "still waiting for" message, in log order.
+    pub waits: Vec<LockWait>,
+    /// Each "acquired" message (a wait that had been logged as still waiting ended), in log order.
+    pub acquired: Vec<LockAcquired>,
+    /// The wait whose queue was longest (first such if tied): the worst moment.
+    /// `None` when no wait had a queue logged.
+    pub worst_queue: Option<LockWait>,
+    /// Each deadlock (SQLSTATE 40P01), in log order.
+    pub deadlocks: Vec<Deadlock>,
+}
+
+/// One `process N still waiting for MODE on OBJECT after MS ms` message and its detail.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LockWait {
+    /// Timestamp text of the message as logged, e.g. `2026-10-11 05:20:41.755 UTC`.
+    pub logged_at: String,
+    /// Backend pid of the waiting session.
+    pub pid: u32,
+    /// Lock mode waited for, e.g. `AccessExclusiveLock`.
+    pub mode: String,
+    /// Locked object as logged, e.g. `relation 16398 of database 16384`.
+    pub object: String,
+    /// How long the session had waited when the message was written, in milliseconds.
+    pub waited_ms: f64,
+    /// Pids holding the lock, from the detail (empty if no detail was logged).
+    pub holders: Vec<u32>,
+    /// Pids in the wait queue, in queue order, from the detail (empty if no detail was logged).
+    pub queue: Vec<u32>,
+}
+
+/// One `process N acquired MODE on OBJECT after MS ms` message.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LockAcquired {
+    /// Timestamp text of the message as logged, e.g. `2026-10-11 05:22:09.882 UTC`.
+    pub logged_at: String,
+    /// Backend pid of the session that got the lock.
+    pub pid: u32,
+    /// Lock mode acquired, e.g. `AccessExclusiveLock`.
+    pub mode: String,
+    /// Locked object as logged, e.g. `relation 16387 of database 16384`.
+    pub object: String,
+    /// How long the session waited before it got the lock, in milliseconds.
+    pub waited_ms: f64,
+}
+
+/// One deadlock: the error (SQLSTATE 40P01) its victim got, and its detail.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Deadlock {
+    /// Timestamp text of the error as logged.
+    pub logged_at: String,
+    /// Pid of the session whose transaction was aborted (the pid of the error).
+    pub victim_pid: u32,
+    /// The wait-for cycle, one edge per `Process A waits for ...; blocked by process B.` line.
+    pub edges: Vec<DeadlockEdge>,
+    /// The statement each process in the cycle was running, one per `Process A: SQL` line.
+    pub statements: Vec<DeadlockStatement>,
+}
+
+/// `Process PID waits for MODE on OBJECT; blocked by process BLOCKED_BY.`
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DeadlockEdge {
+    /// Pid of the waiting process.
+    pub pid: u32,
+    /// Lock mode it waits for, e.g. `AccessExclusiveLock`.
+    pub mode: String,
+    /// Locked object as logged, e.g. `relation 16387 of database 16384`.
+    pub object: String,
+    /// Pid of the process it waits for.
+    pub blocked_by: u32,
+}
+
+/// `Process PID: STATEMENT` from a deadlock detail.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DeadlockStatement {
+    /// Pid of the process.
+    pub pid: u32,
+    /// Its statement text; lines of a multi-line statement are joined with `\n`.
+    pub statement: String,
+}
+
+/// Reads the text of a structured server log and returns the lock-wait facts in it.
+pub fn parse_server_log(format: LogFormat, text: &str) -> ServerLogFacts {
+    let mut facts = ServerLogFacts::default();
+    for record in records::read_records(format, text) {
+        match record.severity {
+            Severity::Log => {
+                if let Some(report) =
+                    message::parse_lock_report(&record.message, "still waiting for ")
+                {
+                    let (holders, queue) =
+                        message::parse_holders_and_queue(&record.detail).unwrap_or_default();
+                    facts.waits.push(LockWait {
+                        logged_at: record.logged_at,
+                        pid: record.pid,
+                        mode: report.mode.to_string(),
+                        object: report.object.to_string(),
+                        waited_ms: report.waited_ms,
+                        holders,
+                        queue,
+                    });
+                } else if let Some(report) =
+                    message::parse_lock_report(&record.message, "acquired ")
+                {
+                    facts.acquired.push(LockAcquired {
+                        logged_at: record.logged_at,
+                        pid: record.pid,
+                        mode: report.mode.to_string(),
+                        object: report.object.to_string(),
+                        waited_ms: report.waited_ms,
+                    });
+                }
+            }
+            Severity::Error if record.sql_state == DEADLOCK_DETECTED => {
+                let (edges, statements) = message::parse_deadlock_detail(&record.detail);
+                facts.deadlocks.push(Deadlock {
+                    logged_at: record.logged_at,
+                    victim_pid: record.pid,
+                    edges,
+                    statements,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    facts.lock_waits = u32::try_from(facts.waits.len()).unwrap_or(u32::MAX);
+    facts.worst_queue = longest_queue(&facts.waits).cloned();
+    facts
+}
+
+impl ServerLogFacts {
+    /// One sentence per fact for a summary, naming sessions through `role_of(pid)`
+    /// (which returns e.g. "ddl", "report", "reader-3", or "external:1234"):
+    /// - "server logged 5 lock waits longer than deadlock_timeout" (always present);
+    /// - "worst queue (05:20:41.755): report holds the lock; queue ddl, reader-1, ..."
+    ///   (when a wait queue was logged);
+    /// - "slowest lock acquisition (05:22:09.882): ddl-a acquired AccessExclusiveLock
+    ///   after 2006.4 ms" (when an "acquired" message was logged);
+    /// - "deadlock detected (05:22:09.881): ddl-b waits for AccessExclusiveLock,
+    ///   blocked by ddl-a; ...; victim ddl-b" (one per deadlock).
+    pub fn sentences(&self, role_of: &dyn Fn(u32) -> String) -> Vec<String> {
+        let mut sentences = Vec::new();
+
+        let count_text = match self.lock_waits {
+            0 => "no lock waits".to_string(),
+            1 => "1 lock wait".to_string(),
+            count => format!("{count} lock waits"),
+        };
+        sentences.push(format!(
+            "server logged {count_text} longer than deadlock_timeout"
+        ));
+
+        if let Some(worst) = &self.worst_queue {
+            let holders_text = match worst.holders.len() {
+                0 => "no lock holder was logged".to_string(),
+                1 => format!("{} holds the lock", role_of(worst.holders[0])),
+                _ => format!("{} hold the lock", role_list(&worst.holders, role_of)),
+            };
+            sentences.push(format!(
+                "worst queue ({}): {holders_text}; queue {}",
+                clock_time(&worst.logged_at),
+                role_list(&worst.queue, role_of)
+            ));
+        }
+
+        if let Some(slowest) = slowest_acquisition(&self.acquired) {
+            sentences.push(format!(
+                "slowest lock acquisition ({}): {} acquired {} after {:.1} ms",
+                clock_time(&slowest.logged_at),
+                role_of(slowest.pid),
+                slowest.mode,
+                slowest.waited_ms
+            ));
+        }
+
+        for deadlock in &self.deadlocks {
+            let mut parts: Vec<String> = deadlock
+                .edges
+                .iter()
+                .map(|edge| {
+                    format!(
+                        "{} waits for {}, blocked by {}",
+                        role_of(edge.pid),
+                        edge.mode,
+                        role_of(edge.blocked_by)
+                    )
+                })
+                .collect();
+            parts.push(format!("victim {}", role_of(deadlock.victim_pid)));
+            sentences.push(format!(
+                "deadlock detected ({}): {}",
+                clock_time(&deadlock.logged_at),
+                parts.join("; ")
+            ));
+        }
+
+        sentences
+    }
+}
+
+/// The first wait with the longest non-empty queue.
+fn longest_queue(waits: &[LockWait]) -> Option<&LockWait> {
+    let mut worst: Option<&LockWait> = None;
+    for wait in waits {
+        let longer = match worst {
+            None => !wait.queue.is_empty(),
+            Some(current) => wait.queue.len() > current.queue.len(),
+        };
+        if longer {
+            worst = Some(wait);
+        }
+    }
+    worst
+}
+
+/// The first acquisition with the longest wait.
+fn slowest_acquisition(acquired: &[LockAcquired]) -> Option<&LockAcquired> {
+    let mut slowest: Option<&LockAcquired> = None;
+    for lock in acquired {
+        let slower = match slowest {
+            None => true,
+            Some(current) => lock.waited_ms > current.waited_ms,
+        };
+        if slower {
+            slowest = Some(lock);
+        }
+    }
+    slowest
+}
+
+/// `2026-10-11 05:20:41.755 UTC` -> `05:20:41.755`; other text is returned unchanged.
+fn clock_time(logged_at: &str) -> &str {
+    logged_at.split(' ').nth(1).unwrap_or(logged_at)
+}
+
+/// Roles of the pids joined with ", "; `(empty)` for no pids.
+fn role_list(pids: &[u32], role_of: &dyn Fn(u32) -> String) -> String {
+    if pids.is_empty() {
+        return "(empty)".to_string();
+    }
+    let roles: Vec<String> = pids.iter().map(|pid| role_of(*pid)).collect();
+    roles.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::samples::*;
+    use super::*;
+
+    /// A sample in both structured formats, to run the same assertions on each.
+    fn both_formats(jsonlog: &'static str, csvlog: &'static str) -> [(LogFormat, &'static str); 2] {
+        [(LogFormat::JsonLog, jsonlog), (LogFormat::CsvLog, csvlog)]
+    }
+
+    fn article_role(pid: u32) -> String {
+        match pid {
+            100 => "report".to_string(),
+            108 => "ddl".to_string(),
+            90 => "reader-1".to_string(),
+            91 => "reader-2".to_string(),
+            92 => "reader-3".to_string(),
+            93 => "reader-4".to_string(),
+            173 => "ddl-a".to_string(),
+            174 => "ddl-b".to_string(),
+            other => format!("external:{other}"),
+        }
+    }
+
+    fn pg15_role(pid: u32) -> String {
+        match pid {
+            28072 => "report".to_string(),
+            28073 => "ddl".to_string(),
+            28067 => "reader-1".to_string(),
+            28068 => "reader-2".to_string(),
+            28069 => "reader-3".to_string(),
+            28070 => "reader-4".to_string(),
+            other => format!("external:{other}"),
+        }
+    }
+
+    #[test]
+    fn queue_log_waits_holders_and_queue() {
+        for (format, text) in both_formats(QUEUE_JSONLOG, QUEUE_CSVLOG) {
+            let facts = parse_server_log(format, text);
+            assert_eq!(facts.lock_waits, 2);
+            assert_eq!(facts.waits.len(), 2);
+            assert!(facts.acquired.is_empty());
+            assert!(facts.deadlocks.is_empty());
+
+            let ddl = &facts.waits[0];
+            assert_eq!(ddl.logged_at, "2026-10-11 05:20:41.755 UTC");
+            assert_eq!(ddl.pid, 108);
+            assert_eq!(ddl.mode, "AccessExclusiveLock");
+            assert_eq!(ddl.object, "relation 16398 of database 16384");
+            assert_eq!(ddl.waited_ms, 1000.137);
+            assert_eq!(ddl.holders, vec![100]);
+            assert_eq!(ddl.queue, vec![108, 90, 92, 91, 93]);
+
+            let reader = &facts.waits[1];
+            assert_eq!(reader.pid, 90);
+            assert_eq!(reader.mode, "AccessShareLock");
+            assert_eq!(reader.object, "relation 16398 of database 16384");
+            assert_eq!(reader.waited_ms, 1000.090);
+            assert_eq!(reader.holders, vec![100]);
+            assert_eq!(reader.queue, vec![108, 90, 92, 91, 93]);
+
+            // Both queues have 5 entries: the first wait is the worst.
+            assert_eq!(facts.worst_queue.as_ref(), Some(ddl));
+        }
+    }
+
+    #[test]
+    fn queue_log_sentences() {
+        for (format, text) in both_formats(QUEUE_JSONLOG, QUEUE_CSVLOG) {
+            let facts = parse_server_log(format, text);
+            assert_eq!(
+                facts.sentences(&article_role),
+                vec![
+                    "server logged 2 lock waits longer than deadlock_timeout".to_string(),
+                    "worst queue (05:20:41.755): report holds the lock; \
+                     queue ddl, reader-1, reader-3, reader-2, reader-4"
+                        .to_string(),
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn deadlock_log_edges_victim_statements() {
+        for (format, text) in both_formats(DEADLOCK_JSONLOG, DEADLOCK_CSVLOG) {
+            let facts = parse_server_log(format, text);
+            assert_eq!(facts.lock_waits, 1);
+            let wait = &facts.waits[0];
+            assert_eq!(wait.pid, 173);
+            assert_eq!(wait.mode, "AccessExclusiveLock");
+            assert_eq!(wait.object, "relation 16387 of database 16384");
+            assert_eq!(wait.waited_ms, 1000.198);
+            assert_eq!(wait.holders, vec![174]);
+            assert_eq!(wait.queue, vec![173]);
+            assert_eq!(facts.worst_queue.as_ref(), Some(wait));
+
+            assert_eq!(
+                facts.acquired,
+                vec![LockAcquired {
+                    logged_at: "2026-10-11 05:22:09.882 UTC".to_string(),
+                    pid: 173,
+                    mode: "AccessExclusiveLock".to_string(),
+                    object: "relation 16387 of database 16384".to_string(),
+                    waited_ms: 2006.371,
+                }]
+            );
+
+            assert_eq!(facts.deadlocks.len(), 1);
+            let deadlock = &facts.deadlocks[0];
+            assert_eq!(deadlock.logged_at, "2026-10-11 05:22:09.881 UTC");
+            assert_eq!(deadlock.victim_pid, 174);
+            assert_eq!(
+                deadlock.edges,
+                vec![
+                    DeadlockEdge {
+                        pid: 174,
+                        mode: "AccessExclusiveLock".to_string(),
+                        object: "relation 16387 of database 16384".to_string(),
+                        blocked_by: 173,
+                    },
+                    DeadlockEdge {
+                        pid: 173,
+                        mode: "AccessExclusiveLock".to_string(),
+                        object: "relation 16387 of database 16384".to_string(),
+                        blocked_by: 174,
+                    },
+                ]
+            );
+            assert_eq!(
+                deadlock.statements,
+                vec![
+                    DeadlockStatement {
+                        pid: 174,
+                        statement: "ALTER TABLE customers ADD COLUMN email text;".to_string(),
+                    },
+                    DeadlockStatement {
+                        pid: 173,
+                        statement: "ALTER TABLE customers ADD COLUMN phone text;".to_string(),
+                    },
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn deadlock_log_sentences() {
+        for (format, text) in both_formats(DEADLOCK_JSONLOG, DEADLOCK_CSVLOG) {
+            let facts = parse_server_log(format, text);
+            assert_eq!(
+                facts.sentences(&article_role),
+                vec![
+                    "server logged 1 lock wait longer than deadlock_timeout".to_string(),
+                    "worst queue (05:22:08.876): ddl-b holds the lock; queue ddl-a".to_string(),
+                    "slowest lock acquisition (05:22:09.882): ddl-a acquired \
+                     AccessExclusiveLock after 2006.4 ms"
+                        .to_string(),
+                    "deadlock detected (05:22:09.881): ddl-b waits for AccessExclusiveLock, \
+                     blocked by ddl-a; ddl-a waits for AccessExclusiveLock, blocked by ddl-b; \
+                     victim ddl-b"
+                        .to_string(),
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn both_article_logs_together() {
+        for (format, text) in [
+            (
+                LogFormat::JsonLog,
+                format!("{QUEUE_JSONLOG}{DEADLOCK_JSONLOG}"),
+            ),
+            (
+                LogFormat::CsvLog,
+                format!("{QUEUE_CSVLOG}{DEADLOCK_CSVLOG}"),
+            ),
+        ] {
+            let facts = parse_server_log(format, &text);
+            assert_eq!(facts.lock_waits, 3);
+            assert_eq!(
+                facts.waits.iter().map(|wait| wait.pid).collect::<Vec<_>>(),
+                vec![108, 90, 173]
+            );
+            // The 5-long queue beats the later 1-long queue.
+            assert_eq!(facts.worst_queue.as_ref().map(|wait| wait.pid), Some(108));
+            assert_eq!(facts.deadlocks.len(), 1);
+            assert_eq!(facts.acquired.len(), 1);
+        }
+    }
+
+    #[test]
+    fn postgres_15_log_from_a_real_run() {
+        for (format, text) in both_formats(PG15_JSONLOG, PG15_CSVLOG) {
+            let facts = parse_server_log(format, text);
+            assert_eq!(facts.lock_waits, 3);
+            assert_eq!(
+                facts
+                    .waits
+                    .iter()
+                    .map(|wait| (wait.pid, wait.mode.as_str(), wait.waited_ms))
+                    .collect::<Vec<_>>(),
+                vec![
+                    (28067, "AccessShareLock", 1000.181),
+                    (28073, "AccessExclusiveLock", 1000.490),
+                    (28067, "AccessShareLock", 9980.039),
+                ]
+            );
+            for wait in &facts.waits {
+                assert_eq!(wait.object, "relation 16393 of database 5");
+                assert_eq!(wait.holders, vec![28072]);
+                assert_eq!(wait.queue, vec![28073, 28067, 28070, 28069, 28068]);
+            }
+            assert_eq!(
+                facts
+                    .acquired
+                    .iter()
+                    .map(|lock| (lock.pid, lock.mode.as_str(), lock.waited_ms))
+                    .collect::<Vec<_>>(),
+                vec![
+                    (28073, "AccessExclusiveLock", 10062.582),
+                    (28067, "AccessShareLock", 10068.298),
+                ]
+            );
+            // The lock-timeout ERROR (55P03) is not a deadlock.
+            assert!(facts.deadlocks.is_empty());
+            assert_eq!(
+                facts
+                    .worst_queue
+                    .as_ref()
+                    .map(|wait| wait.logged_at.as_str()),
+                Some("2026-11-30 13:43:08.842 UTC")
+            );
+            assert_eq!(
+                facts.sentences(&pg15_role),
+                vec![
+                    "server logged 3 lock waits longer than deadlock_timeout".to_string(),
+                    "worst queue (13:43:08.842): report holds the lock; \
+                     queue ddl, reader-1, reader-4, reader-3, reader-2"
+                        .to_string(),
+                    "slowest lock acquisition (13:43:17.910): reader-1 acquired \
+                     AccessShareLock after 10068.3 ms"
+                        .to_string(),
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn several_holders_and_unknown_pids() {
+        let text = r#"{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":108,"error_severity":"LOG","message":"process 108 still waiting for ShareLock on transaction 7411 after 1001.500 ms","detail":"Processes holding the lock: 100, 4242. Wait queue: 108."}
+"#;
+        let facts = parse_server_log(LogFormat::JsonLog, text);
+        assert_eq!(facts.waits[0].object, "transaction 7411");
+        assert_eq!(facts.waits[0].holders, vec![100, 4242]);
+        assert_eq!(facts.waits[0].queue, vec![108]);
+        assert_eq!(
+            facts.sentences(&article_role)[1],
+            "worst queue (05:20:41.755): report, external:4242 hold the lock; queue ddl"
+        );
+    }
+
+    #[test]
+    fn detail_of_another_pid_or_message_is_not_taken() {
+        // A detail belongs to its own record: neither 90's detail nor the
+        // detail of 108's later error fills 108's wait, which had none.
+        let text = r#"{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":108,"error_severity":"LOG","message":"process 108 still waiting for AccessExclusiveLock on relation 16398 of database 16384 after 1000.137 ms"}
+{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":90,"error_severity":"LOG","message":"process 90 detected deadlock while waiting for AccessShareLock on relation 16398 of database 16384 after 1000.090 ms","detail":"Process holding the lock: 100. Wait queue: 108, 90."}
+{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":108,"error_severity":"ERROR","state_code":"55P03","message":"canceling statement due to lock timeout","detail":"Process holding the lock: 100. Wait queue: 108, 90."}
+"#;
+        let facts = parse_server_log(LogFormat::JsonLog, text);
+        assert_eq!(facts.lock_waits, 1);
+        assert!(facts.waits[0].holders.is_empty());
+        assert!(facts.waits[0].queue.is_empty());
+        assert_eq!(facts.worst_queue, None);
+        assert_eq!(
+            facts.sentences(&article_role),
+            vec!["server logged 1 lock wait longer than deadlock_timeout".to_string()]
+        );
+    }
+
+    #[test]
+    fn interleaved_messages_of_other_pids() {
+        // Another backend's records between two waits do not matter.
+        let text = r#"{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":108,"error_severity":"LOG","message":"process 108 still waiting for AccessExclusiveLock on relation 16398 of database 16384 after 1000.137 ms","detail":"Process holding the lock: 100. Wait queue: 108."}
+{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":91,"error_severity":"ERROR","state_code":"57014","message":"canceling statement due to user request"}
+{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":90,"error_severity":"LOG","message":"process 90 still waiting for AccessShareLock on relation 16398 of database 16384 after 1000.090 ms","detail":"Process holding the lock: 100. Wait queue: 108, 90.","cursor_position":34}
+"#;
+        let facts = parse_server_log(LogFormat::JsonLog, text);
+        assert_eq!(facts.waits[0].queue, vec![108]);
+        assert_eq!(facts.waits[1].queue, vec![108, 90]);
+        assert_eq!(facts.worst_queue.as_ref().map(|wait| wait.pid), Some(90));
+    }
+
+    #[test]
+    fn multi_line_statement_in_deadlock_detail() {
+        let text = r#"{"timestamp":"2026-10-11 05:22:09.881 UTC","pid":174,"error_severity":"ERROR","state_code":"40P01","message":"deadlock detected","detail":"Process 174 waits for ShareLock on transaction 900; blocked by process 173.\nProcess 173 waits for ShareLock on transaction 901; blocked by process 174.\nProcess 174: UPDATE accounts\n   SET balance = 0\nProcess 173: UPDATE accounts SET balance = 1"}
+"#;
+        let facts = parse_server_log(LogFormat::JsonLog, text);
+        let deadlock = &facts.deadlocks[0];
+        assert_eq!(deadlock.edges.len(), 2);
+        assert_eq!(deadlock.edges[1].object, "transaction 901");
+        assert_eq!(
+            deadlock.statements[0].statement,
+            "UPDATE accounts\n   SET balance = 0"
+        );
+        assert_eq!(deadlock.statements[1].pid, 173);
+    }
+
+    #[test]
+    fn deadlock_without_detail_still_counts() {
+        let text = r#"{"timestamp":"2026-10-11 05:22:09.881 UTC","pid":174,"error_severity":"ERROR","state_code":"40P01","message":"deadlock detected"}
+"#;
+        let facts = parse_server_log(LogFormat::JsonLog, text);
+        assert_eq!(facts.deadlocks.len(), 1);
+        assert!(facts.deadlocks[0].edges.is_empty());
+        assert_eq!(
+            facts.sentences(&article_role)[1],
+            "deadlock detected (05:22:09.881): victim ddl-b"
+        );
+    }
+
+    #[test]
+    fn a_deadlock_is_known_by_its_sqlstate_not_its_text() {
+        // The same words with another SQLSTATE are no deadlock; 40P01 in
+        // another language is one.
+        let text = r#"{"timestamp":"2026-10-11 05:22:09.881 UTC","pid":173,"error_severity":"ERROR","state_code":"XX000","message":"deadlock detected"}
+{"timestamp":"2026-10-11 05:22:09.881 UTC","pid":174,"error_severity":"ERROR","state_code":"40P01","message":"Verklemmung (Deadlock) entdeckt"}
+"#;
+        let facts = parse_server_log(LogFormat::JsonLog, text);
+        assert_eq!(facts.deadlocks.len(), 1);
+        assert_eq!(facts.deadlocks[0].victim_pid, 174);
+    }
+
+    #[test]
+    fn empty_and_unrelated_text() {
+        for format in [LogFormat::JsonLog, LogFormat::CsvLog] {
+            for text in ["", "\n\n", "\tstray continuation\n", "hello world\n"] {
+                let facts = parse_server_log(format, text);
+                assert_eq!(facts, ServerLogFacts::default());
+                assert_eq!(
+                    facts.sentences(&article_role),
+                    vec!["server logged no lock waits longer than deadlock_timeout".to_string()]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn crlf_line_endings() {
+        for (format, text) in both_formats(QUEUE_JSONLOG, QUEUE_CSVLOG)
+            .into_iter()
+            .chain(both_formats(DEADLOCK_JSONLOG, DEADLOCK_CSVLOG))
+        {
+            let crlf = text.replace('\n', "\r\n");
+            assert_eq!(
+                parse_server_log(format, &crlf),
+                parse_server_log(format, text)
+            );
+        }
+    }
+
+    #[test]
+    fn garbled_lines_are_ignored() {
+        let text = r#"{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":"abc","error_severity":"LOG","message":"process 108 still waiting for AccessExclusiveLock on relation 1 after 1000.137 ms"}
+{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":108,"error_severity":"LOG","message":"process 108 still waiting for AccessExclusiveLock on relation 1 after NaN ms"}
+{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":108,"error_severity":"LOG","message":"process 108 still waiting for AccessExclusiveLock on relation 1 after 1000.137 s"}
+{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":108,"error_severity":"LOG","message":"process 99999999999 still waiting for AccessExclusiveLock on relation 1 after 1.0 ms"}
+{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":108,"error_severity":"LOG","message":"process 108 still waiting for  on relation 1 after 1.0 ms"}
+{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":108,"error_severity":"log","message":"process 108 still waiting for AccessExclusiveLock on relation 1 after 1.0 ms"}
+{"timestamp":"2026-10-11 05:20:41.755 UTC","error_severity":"LOG","message":"process 108 still waiting for AccessExclusiveLock on relation 1 after 1.0 ms"}
+{"timestamp":"2026-10-11 05:20:41.755 UTC","pid":108,"error_severity":"LOG","message":"process 108 still waiting for AccessExclusiveLock on relation 1 after 1.0 ms"
+"#;
+        assert_eq!(
+            parse_server_log(LogFormat::JsonLog, text),
+            ServerLogFacts::default()
+        );
+    }
+
+    /// Tiny deterministic generator for the fuzz test (no rand dependency).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next_below(&mut self, bound: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((self.0 >> 33) as usize) % bound.max(1)
+        }
+    }
+
+    fn check_invariants(format: LogFormat, text: &str) {
+        let facts = parse_server_log(format, text);
+        assert_eq!(facts.lock_waits as usize, facts.waits.len());
+        if let Some(worst) = &facts.worst_queue {
+            assert!(facts.waits.contains(worst));
+        }
+        let _ = facts.sentences(&article_role);
+    }
+
+    #[test]
+    fn fuzz_truncated_and_garbled_lines_never_panic() {
+        let samples = [
+            (
+                LogFormat::JsonLog,
+                format!("{QUEUE_JSONLOG}{DEADLOCK_JSONLOG}{PG15_JSONLOG}"),
+            ),
+            (
+                LogFormat::CsvLog,
+                format!("{QUEUE_CSVLOG}{DEADLOCK_CSVLOG}{PG15_CSVLOG}"),
+            ),
+        ];
+        for (format, sample) in samples {
+            // Every prefix of the whole log, and of each line.
+            for (end, _) in sample.char_indices() {
+                check_invariants(format, &sample[..end]);
+            }
+            for line in sample.lines() {
+                for (end, _) in line.char_indices() {
+                    check_invariants(format, &line[..end]);
+                    check_invariants(format, &format!("{}\n{}", &line[..end], &line[end..]));
+                }
+            }
+
+            // Random edits: delete, duplicate, replace with a tricky character.
+            let tricky = [
+                '\t', ' ', '.', ',', ':', ';', '[', ']', '0', '9', '-', 'é', '\n', '\r', '"', '\\',
+                '{', '}',
+            ];
+            let mut random = Lcg(0x5eed);
+            let original: Vec<char> = sample.chars().collect();
+            for _ in 0..2000 {
+                let mut chars = original.clone();
+                for _ in 0..1 + random.next_below(8) {
+                    let at = random.next_below(chars.len());
+                    match random.next_below(3) {
+                        0 => {
+                            chars.remove(at);
+                        }
+                        1 => {
+                            let copy = chars[at];
+                            chars.insert(at, copy);
+                        }
+                        _ => chars[at] = tricky[random.next_below(tricky.len())],
+                    }
+                }
+                let garbled: String = chars.into_iter().collect();
+                check_invariants(format, &garbled);
+            }
+        }
+    }
+}
