@@ -1,0 +1,64 @@
+//! Durations as users write them (`"500ms"`, `--duration 24s`), read the same
+//! way for every flag and workload key so every message names its source.
+
+use std::time::Duration;
+
+use crate::error::Error;
+
+/// Parses a humantime duration; `what` names the key or flag in the message.
+pub fn parse_duration(what: &str, text: &str) -> Result<Duration, Error> {
+    let trimmed = text.trim();
+    // A flag reads `--duration 10`, a workload key `[ddl] at = "6"`.
+    let given = if what.starts_with("--") {
+        format!("{what} {text}")
+    } else {
+        format!("{what} = \"{text}\"")
+    };
+    if !trimmed.is_empty() && trimmed.parse::<f64>().is_ok() {
+        return Err(Error::bad_input(format!(
+            "{given} has no unit; write \"{trimmed}s\" (or ms, min)"
+        )));
+    }
+    humantime::parse_duration(trimmed).map_err(|err| {
+        Error::bad_input(format!(
+            "{given} is not a duration ({err}); write it like \"500ms\" or \"12s\""
+        ))
+    })
+}
+
+/// Refuses a start time (`[blocker] at`, `[ddl] at`) at or after the end of the run.
+pub(super) fn check_within_run(
+    source: &str,
+    key: &str,
+    at: Duration,
+    duration: Duration,
+) -> Result<(), Error> {
+    if at >= duration {
+        return Err(Error::bad_input(format!(
+            "{source}: {key} = \"{}\" is not before the end of the run ({}); \
+             move it earlier or lengthen the run with --duration",
+            humantime::format_duration(at),
+            humantime::format_duration(duration)
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duration_without_unit_says_how_to_write_it() {
+        let message = parse_duration("[ddl] at", "6").unwrap_err().to_string();
+        assert_eq!(
+            message,
+            "[ddl] at = \"6\" has no unit; write \"6s\" (or ms, min)"
+        );
+        assert!(parse_duration("x", "soon").is_err());
+        assert_eq!(
+            parse_duration("x", "1.5s").unwrap(),
+            Duration::from_millis(1500)
+        );
+    }
+}

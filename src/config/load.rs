@@ -1,0 +1,237 @@
+//! The `[load]` section: how many clients run which scripts for how long, and
+//! how they are paced. The flags override the file here, key by key, and the
+//! open-loop flags are checked together because each only makes sense with `--rate`.
+
+use std::time::Duration;
+
+use crate::cli::CommonArgs;
+use crate::error::Error;
+use crate::script::{self, Script};
+use crate::workload::{LoadFile, LoadedWorkload, ScriptFile};
+
+use super::duration::parse_duration;
+
+/// The client workers.
+#[derive(Debug, Clone)]
+pub struct LoadConfig {
+    pub clients: u32,
+    pub duration: Duration,
+    pub scripts: Vec<WeightedScript>,
+    /// `--set name=value` pairs, like pgbench -D.
+    pub variables: Vec<(String, String)>,
+    /// Open loop (`--rate`): transactions scheduled per second over all clients;
+    /// `None` for the closed loop (each client starts its next transaction at once).
+    pub rate_tps: Option<f64>,
+    /// Open loop: skip a transaction this late behind its schedule (`--latency-limit`).
+    pub latency_limit: Option<Duration>,
+    /// Fail and cancel a transaction not finished this long after its (scheduled) start.
+    pub client_timeout: Option<Duration>,
+}
+
+impl LoadConfig {
+    /// The number of one-second rows of the timeline.
+    pub fn duration_s(&self) -> u32 {
+        self.duration.as_secs_f64().ceil() as u32
+    }
+}
+
+/// A parsed script with its pgbench-style weight.
+#[derive(Debug, Clone)]
+pub struct WeightedScript {
+    pub script: Script,
+    pub weight: u32,
+}
+
+/// The `[load]` section of the workload, with the flags that override it.
+pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<LoadConfig, Error> {
+    let source = &loaded.source;
+    let file = &loaded.file.load;
+    let pacing = Pacing::new(source, file, args)?;
+    let clients = parse_clients(source, file, args)?;
+    let duration = parse_run_duration(source, file, args)?;
+    let variables = parse_variables(&args.variables)?;
+    let scripts = load_scripts(loaded, &variables)?;
+    Ok(LoadConfig {
+        clients,
+        duration,
+        scripts,
+        variables,
+        rate_tps: pacing.rate_tps,
+        latency_limit: pacing.latency_limit,
+        client_timeout: pacing.client_timeout,
+    })
+}
+
+/// `--clients`, else `--pool-size` (the pool's connections are the clients), else `[load] clients`.
+fn parse_clients(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<u32, Error> {
+    match args.clients.or(args.pool_size) {
+        Some(0) if args.pool_size.is_some() => Err(Error::bad_input(
+            "--pool-size 0: a pool needs at least 1 connection",
+        )),
+        Some(0) => Err(Error::bad_input("--clients 0: need at least 1 client")),
+        Some(clients) => Ok(clients),
+        None if file.clients == 0 => Err(Error::bad_input(format!(
+            "{source}: [load] clients = 0; need at least 1 client"
+        ))),
+        None => Ok(file.clients),
+    }
+}
+
+/// `--duration`, else `[load] duration`; at least one second (one row of the timeline).
+fn parse_run_duration(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<Duration, Error> {
+    let duration = match &args.duration {
+        Some(text) => parse_duration("--duration", text)?,
+        None => parse_duration(&format!("{source}: [load] duration"), &file.duration)?,
+    };
+    if duration < Duration::from_secs(1) {
+        return Err(Error::bad_input(format!(
+            "duration {} is too short; a run needs at least 1s",
+            humantime::format_duration(duration)
+        )));
+    }
+    Ok(duration)
+}
+
+/// How transactions are paced, from `[load]` and the flags (flags win).
+struct Pacing {
+    rate_tps: Option<f64>,
+    latency_limit: Option<Duration>,
+    client_timeout: Option<Duration>,
+}
+
+impl Pacing {
+    fn new(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<Pacing, Error> {
+        let (rate_tps, rate_name) = match (args.rate, file.rate) {
+            (Some(rate), _) => (Some(rate), "--rate".to_string()),
+            (None, Some(rate)) => (Some(rate), format!("{source}: [load] rate")),
+            (None, None) => (None, String::new()),
+        };
+        if let Some(rate) = rate_tps
+            && !(rate.is_finite() && rate > 0.0)
+        {
+            return Err(Error::bad_input(format!(
+                "{rate_name} {rate}: the rate must be a positive number of transactions \
+                 per second, e.g. 200"
+            )));
+        }
+        if rate_tps.is_none() && args.pool_size.is_some() {
+            return Err(Error::bad_input(
+                "--pool-size needs --rate: a pool serves requests that arrive at a rate; \
+                 for a closed loop of busy clients use --clients",
+            ));
+        }
+        let duration_of =
+            |flag: &Option<String>, key: &Option<String>, name: &str| match (flag, key) {
+                (Some(text), _) => parse_duration(&format!("--{name}"), text).map(Some),
+                (None, Some(text)) => parse_duration(
+                    &format!("{source}: [load] {}", name.replace('-', "_")),
+                    text,
+                )
+                .map(Some),
+                (None, None) => Ok(None),
+            };
+        let latency_limit = duration_of(&args.latency_limit, &file.latency_limit, "latency-limit")?;
+        let client_timeout =
+            duration_of(&args.client_timeout, &file.client_timeout, "client-timeout")?;
+        if latency_limit.is_some() && rate_tps.is_none() {
+            return Err(Error::bad_input(
+                "--latency-limit skips transactions that are behind schedule, so it needs a \
+                 schedule: add --rate TPS",
+            ));
+        }
+        for (name, value) in [
+            ("--latency-limit", latency_limit),
+            ("--client-timeout", client_timeout),
+        ] {
+            if value.is_some_and(|value| value < Duration::from_millis(1)) {
+                return Err(Error::bad_input(format!(
+                    "{name} must be at least 1ms, e.g. 500ms"
+                )));
+            }
+        }
+        Ok(Pacing {
+            rate_tps,
+            latency_limit,
+            client_timeout,
+        })
+    }
+}
+
+fn parse_variables(pairs: &[String]) -> Result<Vec<(String, String)>, Error> {
+    pairs
+        .iter()
+        .map(|pair| match pair.split_once('=') {
+            Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
+            _ => Err(Error::bad_input(format!(
+                "--set {pair}: expected NAME=VALUE, e.g. --set scale=10"
+            ))),
+        })
+        .collect()
+}
+
+fn load_scripts(
+    loaded: &LoadedWorkload,
+    variables: &[(String, String)],
+) -> Result<Vec<WeightedScript>, Error> {
+    let source = &loaded.source;
+    let scripts = &loaded.file.load.scripts;
+    if scripts.is_empty() {
+        return Err(Error::bad_input(format!(
+            "{source}: [load] has no scripts; add [[load.scripts]] with sql = \"...\" or file = \"x.sql\""
+        )));
+    }
+    let outside: Vec<String> = variables.iter().map(|(name, _)| name.clone()).collect();
+    scripts
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| load_script(loaded, index, entry, &outside))
+        .collect()
+}
+
+/// One `[[load.scripts]]` entry: its SQL inline or from a file next to the workload, parsed.
+/// `outside` names the `--set` variables the script may use without setting them.
+fn load_script(
+    loaded: &LoadedWorkload,
+    index: usize,
+    entry: &ScriptFile,
+    outside: &[String],
+) -> Result<WeightedScript, Error> {
+    let source = &loaded.source;
+    let label = entry
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("script {}", index + 1));
+    if entry.weight == 0 {
+        return Err(Error::bad_input(format!(
+            "{source}: [[load.scripts]] {label}: weight = 0; use a weight of 1 or more"
+        )));
+    }
+    let (script_source, text) = match (&entry.sql, &entry.file) {
+        (Some(sql), None) => (format!("{source}: [[load.scripts]] {label}"), sql.clone()),
+        (None, Some(file)) => {
+            let path = match &loaded.folder {
+                Some(folder) => folder.join(file),
+                None => file.clone(),
+            };
+            let text = std::fs::read_to_string(&path).map_err(|err| {
+                Error::bad_input(format!(
+                    "{source}: [[load.scripts]] {label}: cannot read file {}: {err}",
+                    path.display()
+                ))
+            })?;
+            (path.display().to_string(), text)
+        }
+        _ => {
+            return Err(Error::bad_input(format!(
+                "{source}: [[load.scripts]] {label}: give exactly one of sql = \"...\" or file = \"x.sql\""
+            )));
+        }
+    };
+    let mut script = script::parse(&script_source, &text, outside)
+        .map_err(|err| Error::bad_input(err.to_string()))?;
+    script.name = label;
+    Ok(WeightedScript {
+        script,
+        weight: entry.weight,
+    })
+}

@@ -1,0 +1,334 @@
+//! The validated configuration of one `compare` or `run`: the workload file and
+//! the command-line flags, checked once. Every later stage trusts it.
+//!
+//! `Config::new` reads one section at a time, in the order the checks report
+//! errors: load, blocker, ddl, strategies, expectations, target. Each section
+//! lives in its own file with the types it produces.
+
+mod blocker;
+mod ddl;
+mod duration;
+mod load;
+mod strategies;
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::cli::CommonArgs;
+use crate::error::Error;
+use crate::expect::Expectation;
+use crate::strategy::{NamedStrategy, PRESET_NAMES};
+use crate::workload::{self, WorkloadFile};
+
+pub use blocker::{BlockerConfig, BlockerKind};
+pub use ddl::DdlConfig;
+pub use duration::parse_duration;
+pub use load::{LoadConfig, WeightedScript};
+
+use blocker::parse_blocker;
+use ddl::parse_ddl;
+use load::parse_load;
+use strategies::{parse_strategies, select_strategies};
+
+/// What the command asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// Every listed strategy in turn (`compare`).
+    Compare { strategies: Vec<String> },
+    /// One strategy (`run --strategy`).
+    Run { strategy: String },
+    /// The load alone, no blocker and no DDL (`run --load-only`).
+    LoadOnly,
+}
+
+/// Everything a run needs, validated.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub workload_name: String,
+    pub description: String,
+    pub setup_sql: String,
+    pub reset_sql: String,
+    pub load: LoadConfig,
+    /// `None` for a load-only run or a workload without `[blocker]`.
+    pub blocker: Option<BlockerConfig>,
+    /// `None` for a load-only run.
+    pub ddl: Option<DdlConfig>,
+    /// The strategies to run, in order; for a load-only run one pseudo-strategy named `load`.
+    pub strategies: Vec<NamedStrategy>,
+    pub target: Target,
+    pub out_dir: PathBuf,
+    pub quiet: bool,
+    /// CI bounds from `[expect.*]` and `--expect`, checked after the run.
+    pub expectations: Vec<Expectation>,
+    /// Sample the lock queue (off only to measure the observer's cost).
+    pub observe_locks: bool,
+    pub seed: u64,
+}
+
+/// Where the run happens.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A throwaway server started by the harness; `pg_bin` from `--pg-bin`.
+    Throwaway { pg_bin: Option<PathBuf> },
+    /// A real server (`--db-url` or `DATABASE_URL`).
+    Url(String),
+}
+
+impl Config {
+    /// Builds the config of one `compare` or `run` from the workload and the flags.
+    pub fn new(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
+        let loaded = workload::load(workload_arg.unwrap_or(workload::DEFAULT_WORKLOAD))?;
+        let source = &loaded.source;
+        let file = &loaded.file;
+
+        let load = parse_load(&loaded, args)?;
+        let load_only = mode == Mode::LoadOnly;
+        let blocker = match &file.blocker {
+            Some(blocker) if !load_only => Some(parse_blocker(source, blocker, load.duration)?),
+            _ => None,
+        };
+        let ddl = if load_only {
+            None
+        } else {
+            Some(parse_ddl(source, file.ddl.as_ref(), load.duration)?)
+        };
+        let defined = parse_strategies(source, &file.strategies)?;
+        let expectations = parse_expectations(source, file, args, &defined)?;
+        let strategies = select_strategies(source, defined, &mode)?;
+
+        Ok(Config {
+            workload_name: file.name.clone(),
+            description: file.description.clone(),
+            setup_sql: file.setup.clone(),
+            reset_sql: file.reset.clone(),
+            load,
+            blocker,
+            ddl,
+            strategies,
+            target: target_of(args),
+            out_dir: args
+                .out
+                .clone()
+                .unwrap_or_else(|| default_out_dir(&file.name, SystemTime::now())),
+            quiet: args.quiet,
+            expectations,
+            observe_locks: !args.no_observer,
+            seed: args.seed.unwrap_or_else(rand::random),
+        })
+    }
+}
+
+/// `[expect.*]` and `--expect`. They may name the workload's strategies
+/// (`defined`), the presets, and `load` (the pseudo-strategy of `run --load-only`).
+fn parse_expectations(
+    source: &str,
+    file: &WorkloadFile,
+    args: &CommonArgs,
+    defined: &[NamedStrategy],
+) -> Result<Vec<Expectation>, Error> {
+    let mut known: Vec<String> = defined.iter().map(|s| s.name.clone()).collect();
+    known.extend(PRESET_NAMES.iter().map(|name| name.to_string()));
+    known.push("load".to_string());
+    crate::expect::collect(source, &file.expect, &args.expect, &known)
+}
+
+/// `--db-url`, else a non-empty `DATABASE_URL`, else a throwaway server.
+fn target_of(args: &CommonArgs) -> Target {
+    let url = args.db_url.clone().or_else(|| {
+        std::env::var("DATABASE_URL")
+            .ok()
+            .filter(|url| !url.is_empty())
+    });
+    match url {
+        Some(url) => Target::Url(url),
+        None => Target::Throwaway {
+            pg_bin: args.pg_bin.clone(),
+        },
+    }
+}
+
+/// `results/<workload>-<UTC timestamp>`, e.g. `results/add-column-20261130T131913Z`.
+pub fn default_out_dir(workload: &str, now: SystemTime) -> PathBuf {
+    let stamp: String = humantime::format_rfc3339_seconds(now)
+        .to_string()
+        .chars()
+        .filter(|c| *c != '-' && *c != ':')
+        .collect();
+    Path::new("results").join(format!("{workload}-{stamp}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::strategy::preset;
+
+    fn args() -> CommonArgs {
+        CommonArgs {
+            db_url: None,
+            clients: None,
+            rate: None,
+            pool_size: None,
+            client_timeout: None,
+            latency_limit: None,
+            duration: None,
+            out: None,
+            quiet: true,
+            variables: Vec::new(),
+            pg_bin: None,
+            no_observer: false,
+            expect: Vec::new(),
+            seed: Some(1),
+        }
+    }
+
+    #[test]
+    fn open_loop_flags_are_checked_together() {
+        let error = |change: fn(&mut CommonArgs)| {
+            let mut flags = args();
+            change(&mut flags);
+            Config::new(None, compare(), &flags)
+                .unwrap_err()
+                .to_string()
+        };
+        let message = error(|flags| flags.pool_size = Some(8));
+        assert!(message.contains("--pool-size needs --rate"), "{message}");
+        let message = error(|flags| flags.latency_limit = Some("500ms".into()));
+        assert!(message.contains("add --rate TPS"), "{message}");
+        let message = error(|flags| flags.rate = Some(0.0));
+        assert!(
+            message.contains(
+                "--rate 0: the rate must be a positive number of transactions per second"
+            ),
+            "{message}"
+        );
+        let message = error(|flags| {
+            flags.rate = Some(100.0);
+            flags.client_timeout = Some("1".into());
+        });
+        assert!(
+            message.contains("--client-timeout 1 has no unit"),
+            "{message}"
+        );
+
+        let mut flags = args();
+        flags.rate = Some(250.0);
+        flags.pool_size = Some(8);
+        flags.client_timeout = Some("1s".into());
+        flags.latency_limit = Some("500ms".into());
+        let config = Config::new(None, compare(), &flags).unwrap();
+        assert_eq!(config.load.clients, 8);
+        assert_eq!(config.load.rate_tps, Some(250.0));
+        assert_eq!(config.load.client_timeout, Some(Duration::from_secs(1)));
+        assert_eq!(config.load.latency_limit, Some(Duration::from_millis(500)));
+    }
+
+    fn compare() -> Mode {
+        Mode::Compare {
+            strategies: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_reference_workload_resolves() {
+        let config = Config::new(None, compare(), &args()).unwrap();
+        assert_eq!(config.workload_name, "add-column");
+        assert_eq!(config.load.clients, 4);
+        assert_eq!(config.load.duration_s(), 24);
+        let blocker = config.blocker.unwrap();
+        assert_eq!(blocker.at, Duration::from_secs(4));
+        assert_eq!(blocker.hold, Duration::from_secs(12));
+        assert_eq!(config.ddl.unwrap().at, Duration::from_secs(6));
+        let names: Vec<&str> = config.strategies.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["naive", "retry"]);
+        // The bundled workload's own retry is exactly the reference preset.
+        assert_eq!(config.strategies[1], preset("retry").unwrap());
+        assert_eq!(config.strategies[0], preset("naive").unwrap());
+    }
+
+    #[test]
+    fn presets_resolve_by_name_and_all_runs_every_one() {
+        let mode = Mode::Compare {
+            strategies: vec!["gitlab".into(), "kill-blockers".into()],
+        };
+        let config = Config::new(None, mode, &args()).unwrap();
+        assert_eq!(config.strategies[0], preset("gitlab").unwrap());
+        assert_eq!(config.strategies[1], preset("kill-blockers").unwrap());
+        let all = Config::new(
+            None,
+            Mode::Compare {
+                strategies: vec!["all".into()],
+            },
+            &args(),
+        )
+        .unwrap();
+        let names: Vec<&str> = all.strategies.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, PRESET_NAMES);
+    }
+
+    #[test]
+    fn flags_override_and_are_checked() {
+        let mut flags = args();
+        flags.clients = Some(0);
+        let err = Config::new(None, compare(), &flags).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(err.to_string().contains("--clients 0"));
+
+        let mut flags = args();
+        flags.duration = Some("5s".into());
+        let message = Config::new(None, compare(), &flags)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("[ddl] at = \"6s\" is not before the end"),
+            "{message}"
+        );
+
+        let mut flags = args();
+        flags.duration = Some("10s".into());
+        flags.clients = Some(2);
+        let config = Config::new(None, compare(), &flags).unwrap();
+        assert_eq!(config.load.clients, 2);
+        assert_eq!(config.load.duration_s(), 10);
+    }
+
+    #[test]
+    fn unknown_strategies_name_the_defined_ones() {
+        let mode = Mode::Compare {
+            strategies: vec!["naive".into(), "yolo".into()],
+        };
+        let message = Config::new(None, mode, &args()).unwrap_err().to_string();
+        assert!(message.contains("\"yolo\""), "{message}");
+        assert!(message.contains("naive, retry"), "{message}");
+    }
+
+    #[test]
+    fn load_only_has_no_blocker_and_no_ddl() {
+        let config = Config::new(None, Mode::LoadOnly, &args()).unwrap();
+        assert!(config.blocker.is_none());
+        assert!(config.ddl.is_none());
+        assert_eq!(config.strategies.len(), 1);
+        assert_eq!(config.strategies[0].name, "load");
+    }
+
+    #[test]
+    fn set_needs_name_and_value() {
+        let mut flags = args();
+        flags.variables = vec!["scale".into()];
+        let message = Config::new(None, compare(), &flags)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("--set scale: expected NAME=VALUE"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn default_out_dir_has_workload_and_utc_stamp() {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_000_000);
+        let dir = default_out_dir("add-column", at);
+        assert_eq!(dir, Path::new("results/add-column-20261130T005320Z"));
+    }
+}

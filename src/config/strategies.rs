@@ -1,0 +1,469 @@
+//! The `[[strategies]]` section and the strategies a command runs. Each entry
+//! is checked against its kind: a key only another kind reads is an error, not
+//! silently ignored. A name the workload does not define falls back to a preset.
+
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::strategy::{
+    Backoff, Jitter, NamedStrategy, PRESET_NAMES, RetryPolicy, Schedule, Step, Strategy, preset,
+};
+use crate::workload::{BackoffFile, StrategyFile};
+
+use super::Mode;
+use super::duration::parse_duration;
+
+/// The keys of `lock-timeout-retry`; `wait-for-idle` takes them too.
+const RETRY_KEYS: [&str; 6] = [
+    "lock_timeout",
+    "statement_timeout",
+    "max_tries",
+    "backoff",
+    "schedule",
+    "set_local",
+];
+
+/// The workload's own `[[strategies]]`, each checked, with unique names.
+pub(super) fn parse_strategies(
+    source: &str,
+    files: &[StrategyFile],
+) -> Result<Vec<NamedStrategy>, Error> {
+    let defined = files
+        .iter()
+        .map(|strategy| parse_strategy(source, strategy))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_unique_names(source, &defined)?;
+    Ok(defined)
+}
+
+/// The strategies the command runs, in order, from the workload's `defined` ones
+/// and the presets; a load-only run gets one pseudo-strategy named `load`.
+pub(super) fn select_strategies(
+    source: &str,
+    defined: Vec<NamedStrategy>,
+    mode: &Mode,
+) -> Result<Vec<NamedStrategy>, Error> {
+    match mode {
+        Mode::LoadOnly => Ok(vec![NamedStrategy {
+            name: "load".to_string(),
+            strategy: Strategy::Plain,
+            ddl_steps: None,
+            settings: Vec::new(),
+        }]),
+        Mode::Run { strategy } => Ok(vec![pick_strategy(source, &defined, strategy)?]),
+        Mode::Compare { strategies } if strategies.is_empty() => {
+            if defined.is_empty() {
+                return Err(Error::bad_input(format!(
+                    "{source}: no [[strategies]] listed; add at least one, e.g. \
+                     [[strategies]] name = \"naive\" kind = \"plain\""
+                )));
+            }
+            Ok(defined)
+        }
+        Mode::Compare { strategies } if strategies.iter().any(|name| name == "all") => {
+            every_strategy(source, defined)
+        }
+        Mode::Compare { strategies } => strategies
+            .iter()
+            .map(|name| pick_strategy(source, &defined, name))
+            .collect(),
+    }
+}
+
+/// `--strategies all`: every preset (as the workload redefines it, if it does), then the workload's own.
+fn every_strategy(source: &str, defined: Vec<NamedStrategy>) -> Result<Vec<NamedStrategy>, Error> {
+    let mut all: Vec<NamedStrategy> = PRESET_NAMES
+        .iter()
+        .map(|name| pick_strategy(source, &defined, name))
+        .collect::<Result<Vec<_>, _>>()?;
+    for strategy in defined {
+        if !all.iter().any(|s| s.name == strategy.name) {
+            all.push(strategy);
+        }
+    }
+    Ok(all)
+}
+
+fn parse_strategy(source: &str, file: &StrategyFile) -> Result<NamedStrategy, Error> {
+    let name = &file.name;
+    let what = format!("{source}: strategy {name}");
+    let strategy = match file.kind.as_deref() {
+        None => {
+            check_keys(&what, "preset", file, &[])?;
+            let named = preset(name).ok_or_else(|| {
+                Error::bad_input(format!(
+                    "{what}: no kind given and {name:?} is not a preset ({}); \
+                     add kind = \"plain\", \"lock-timeout-retry\", \"kill-blockers\" or \"wait-for-idle\"",
+                    PRESET_NAMES.join(", ")
+                ))
+            })?;
+            named.strategy
+        }
+        Some(kind) => parse_kind(&what, kind, file)?,
+    };
+    with_ddl_and_settings(&what, strategy, file)
+}
+
+/// The strategy of an explicit `kind`, from the keys that kind reads.
+fn parse_kind(what: &str, kind: &str, file: &StrategyFile) -> Result<Strategy, Error> {
+    match kind {
+        "plain" => {
+            check_keys(what, kind, file, &[])?;
+            Ok(Strategy::Plain)
+        }
+        "lock-timeout-retry" => {
+            check_keys(what, kind, file, &RETRY_KEYS)?;
+            Ok(Strategy::LockTimeoutRetry(parse_retry(what, file)?))
+        }
+        "kill-blockers" => {
+            check_keys(what, kind, file, &["grace"])?;
+            Ok(Strategy::KillBlockers {
+                grace: match &file.grace {
+                    Some(text) => parse_duration(&format!("{what}: grace"), text)?,
+                    None => Duration::from_secs(1),
+                },
+            })
+        }
+        "wait-for-idle" => {
+            let mut allowed = RETRY_KEYS.to_vec();
+            allowed.push("older_than");
+            check_keys(what, kind, file, &allowed)?;
+            Ok(Strategy::WaitForIdle {
+                older_than: match &file.older_than {
+                    Some(text) => parse_duration(&format!("{what}: older_than"), text)?,
+                    None => Duration::from_secs(1),
+                },
+                retry: parse_retry(what, file)?,
+            })
+        }
+        other => Err(Error::bad_input(format!(
+            "{what}: unknown kind \"{other}\"; use \"plain\", \"lock-timeout-retry\", \
+             \"kill-blockers\" or \"wait-for-idle\", or leave kind out to use a preset ({})",
+            PRESET_NAMES.join(", ")
+        ))),
+    }
+}
+
+/// Refuses the first key given in `file` that `kind` does not read (`allowed`).
+fn check_keys(what: &str, kind: &str, file: &StrategyFile, allowed: &[&str]) -> Result<(), Error> {
+    // Fields that only some kinds take; each kind says which it reads.
+    let given = [
+        ("lock_timeout", file.lock_timeout.is_some()),
+        ("statement_timeout", file.statement_timeout.is_some()),
+        ("max_tries", file.max_tries.is_some()),
+        ("backoff", file.backoff.is_some()),
+        ("schedule", file.schedule.is_some()),
+        ("set_local", file.set_local.is_some()),
+        ("grace", file.grace.is_some()),
+        ("older_than", file.older_than.is_some()),
+    ];
+    match given
+        .iter()
+        .find(|(key, present)| *present && !allowed.contains(key))
+    {
+        Some((key, _)) => Err(Error::bad_input(format!(
+            "{what}: kind \"{kind}\" takes no {key}; it takes {}",
+            if allowed.is_empty() {
+                "no settings".to_string()
+            } else {
+                allowed.join(", ")
+            }
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Adds the fields every kind takes: its own migration steps and session settings.
+fn with_ddl_and_settings(
+    what: &str,
+    strategy: Strategy,
+    file: &StrategyFile,
+) -> Result<NamedStrategy, Error> {
+    if file.ddl.as_ref().is_some_and(|steps| steps.is_empty()) {
+        return Err(Error::bad_input(format!(
+            "{what}: ddl = [] has no statements; list the migration steps or leave ddl out"
+        )));
+    }
+    let settings: Vec<(String, String)> = file
+        .settings
+        .iter()
+        .flatten()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    if let Some((name, _)) = settings.iter().find(|(name, _)| {
+        !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    }) {
+        return Err(Error::bad_input(format!(
+            "{what}: settings key {name:?} is not a PostgreSQL setting name"
+        )));
+    }
+    Ok(NamedStrategy {
+        name: file.name.clone(),
+        strategy,
+        ddl_steps: file.ddl.clone(),
+        settings,
+    })
+}
+
+/// The retry settings of `lock-timeout-retry` and `wait-for-idle`: either
+/// `lock_timeout` + `max_tries` + `backoff`, or an explicit `schedule`.
+fn parse_retry(what: &str, file: &StrategyFile) -> Result<RetryPolicy, Error> {
+    let statement_timeout = file
+        .statement_timeout
+        .as_deref()
+        .map(|text| parse_duration(&format!("{what}: statement_timeout"), text))
+        .transpose()?;
+    let schedule = match &file.schedule {
+        Some(pairs) => parse_schedule(what, file, pairs)?,
+        None => parse_uniform(what, file)?,
+    };
+    Ok(RetryPolicy {
+        schedule,
+        statement_timeout,
+        set_local: file.set_local.unwrap_or(false),
+    })
+}
+
+/// `schedule = [["lock_timeout", "sleep"], ...]`: each try with its own timeout and sleep.
+fn parse_schedule(
+    what: &str,
+    file: &StrategyFile,
+    pairs: &[(String, String)],
+) -> Result<Schedule, Error> {
+    if file.lock_timeout.is_some() || file.max_tries.is_some() || file.backoff.is_some() {
+        return Err(Error::bad_input(format!(
+            "{what}: give either schedule = [[\"lock_timeout\", \"sleep\"], ...] or \
+             lock_timeout/max_tries/backoff, not both"
+        )));
+    }
+    if pairs.is_empty() {
+        return Err(Error::bad_input(format!(
+            "{what}: schedule = [] has no tries; list at least one [\"500ms\", \"1s\"]"
+        )));
+    }
+    let steps = pairs
+        .iter()
+        .enumerate()
+        .map(|(index, (lock_timeout, sleep))| {
+            let at = format!("{what}: schedule[{index}]");
+            Ok(Step {
+                lock_timeout: parse_lock_timeout(&at, lock_timeout)?,
+                sleep: parse_duration(&format!("{at} sleep"), sleep)?,
+            })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(Schedule::Steps(steps))
+}
+
+/// `lock_timeout` + `max_tries` (default 10) + `backoff` (default linear 1s steps up to 5s).
+fn parse_uniform(what: &str, file: &StrategyFile) -> Result<Schedule, Error> {
+    let lock_timeout = match &file.lock_timeout {
+        Some(text) => parse_lock_timeout(what, text)?,
+        None => {
+            return Err(Error::bad_input(format!(
+                "{what}: needs lock_timeout (e.g. lock_timeout = \"500ms\") or a schedule"
+            )));
+        }
+    };
+    let max_tries = file.max_tries.unwrap_or(10);
+    if max_tries == 0 {
+        return Err(Error::bad_input(format!(
+            "{what}: max_tries = 0; need at least 1 try"
+        )));
+    }
+    let backoff = match &file.backoff {
+        Some(backoff) => parse_backoff(what, backoff)?,
+        None => Backoff::Linear {
+            step: Duration::from_secs(1),
+            cap: Duration::from_secs(5),
+        },
+    };
+    Ok(Schedule::Uniform {
+        lock_timeout,
+        max_tries,
+        backoff,
+    })
+}
+
+fn parse_lock_timeout(what: &str, text: &str) -> Result<Duration, Error> {
+    let lock_timeout = parse_duration(&format!("{what}: lock_timeout"), text)?;
+    if lock_timeout.is_zero() {
+        return Err(Error::bad_input(format!(
+            "{what}: lock_timeout = 0 waits forever; use kind = \"plain\" for that, or a timeout like \"500ms\""
+        )));
+    }
+    Ok(lock_timeout)
+}
+
+fn parse_backoff(what: &str, file: &BackoffFile) -> Result<Backoff, Error> {
+    let duration = |key: &str, value: &Option<String>| -> Result<Duration, Error> {
+        match value {
+            Some(text) => parse_duration(&format!("{what}: backoff {key}"), text),
+            None => Err(Error::bad_input(format!(
+                "{what}: backoff kind \"{}\" needs {key}, e.g. {key} = \"1s\"",
+                file.kind
+            ))),
+        }
+    };
+    let refuse = |key: &str, present: bool| -> Result<(), Error> {
+        if present {
+            Err(Error::bad_input(format!(
+                "{what}: backoff kind \"{}\" takes no {key}",
+                file.kind
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    match file.kind.as_str() {
+        "linear" => {
+            refuse("base", file.base.is_some())?;
+            refuse("jitter", file.jitter.is_some())?;
+            Ok(Backoff::Linear {
+                step: duration("step", &file.step)?,
+                cap: duration("cap", &file.cap)?,
+            })
+        }
+        "exponential" => {
+            refuse("step", file.step.is_some())?;
+            let jitter = match file.jitter.as_deref() {
+                None => Jitter::None,
+                Some(text) => Jitter::parse(text).ok_or_else(|| {
+                    Error::bad_input(format!(
+                        "{what}: backoff jitter = \"{text}\"; use \"none\", \"full\" or \"add-up-to-50%\""
+                    ))
+                })?,
+            };
+            Ok(Backoff::Exponential {
+                base: duration("base", &file.base)?,
+                cap: duration("cap", &file.cap)?,
+                jitter,
+            })
+        }
+        other => Err(Error::bad_input(format!(
+            "{what}: unknown backoff kind \"{other}\"; use \"linear\" or \"exponential\""
+        ))),
+    }
+}
+
+fn check_unique_names(source: &str, strategies: &[NamedStrategy]) -> Result<(), Error> {
+    for (index, strategy) in strategies.iter().enumerate() {
+        if strategies[..index]
+            .iter()
+            .any(|earlier| earlier.name == strategy.name)
+        {
+            return Err(Error::bad_input(format!(
+                "{source}: strategy {} is defined twice; give each [[strategies]] its own name",
+                strategy.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn pick_strategy(
+    source: &str,
+    defined: &[NamedStrategy],
+    name: &str,
+) -> Result<NamedStrategy, Error> {
+    defined
+        .iter()
+        .find(|strategy| strategy.name == name)
+        .cloned()
+        .or_else(|| preset(name))
+        .ok_or_else(|| {
+            let names: Vec<&str> = defined.iter().map(|s| s.name.as_str()).collect();
+            Error::bad_input(format!(
+                "unknown strategy {name:?}; {source} defines: {}; the presets are: {}, or all",
+                names.join(", "),
+                PRESET_NAMES.join(", ")
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explicit_schedule_gives_each_try_its_timeout_and_sleep() {
+        let file = StrategyFile {
+            name: "custom".into(),
+            kind: Some("lock-timeout-retry".into()),
+            schedule: Some(vec![
+                ("100ms".into(), "50ms".into()),
+                ("1s".into(), "5s".into()),
+            ]),
+            set_local: Some(true),
+            ..StrategyFile::default()
+        };
+        let strategy = parse_strategy("w", &file).unwrap();
+        let Strategy::LockTimeoutRetry(policy) = strategy.strategy else {
+            panic!("{strategy:?}")
+        };
+        assert_eq!(
+            policy.schedule,
+            Schedule::Steps(vec![
+                Step {
+                    lock_timeout: Duration::from_millis(100),
+                    sleep: Duration::from_millis(50)
+                },
+                Step {
+                    lock_timeout: Duration::from_secs(1),
+                    sleep: Duration::from_secs(5)
+                },
+            ])
+        );
+        assert!(policy.set_local);
+        let both = StrategyFile {
+            lock_timeout: Some("1s".into()),
+            ..file
+        };
+        let message = parse_strategy("w", &both).unwrap_err().to_string();
+        assert!(message.contains("not both"), "{message}");
+    }
+
+    #[test]
+    fn a_strategy_without_kind_must_be_a_preset() {
+        let file = StrategyFile {
+            name: "pgroll".into(),
+            ..StrategyFile::default()
+        };
+        assert_eq!(
+            parse_strategy("w", &file).unwrap(),
+            preset("pgroll").unwrap()
+        );
+        let unknown = StrategyFile {
+            name: "mine".into(),
+            ..StrategyFile::default()
+        };
+        let message = parse_strategy("w", &unknown).unwrap_err().to_string();
+        assert!(message.contains("is not a preset"), "{message}");
+    }
+
+    #[test]
+    fn strategy_fields_must_fit_the_kind() {
+        let plain_with_timeout = StrategyFile {
+            name: "x".into(),
+            kind: Some("plain".into()),
+            lock_timeout: Some("1s".into()),
+            ..StrategyFile::default()
+        };
+        let message = parse_strategy("w", &plain_with_timeout)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("takes no lock_timeout"), "{message}");
+
+        let retry_without_timeout = StrategyFile {
+            kind: Some("lock-timeout-retry".into()),
+            lock_timeout: None,
+            ..plain_with_timeout
+        };
+        let message = parse_strategy("w", &retry_without_timeout)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("needs lock_timeout"), "{message}");
+    }
+}
