@@ -1,4 +1,4 @@
-//! Command-line arguments (clap derive). Turned into a `Config` by `config.rs`.
+//! Command-line arguments (clap derive). Turned into a `Config` by `config/`.
 
 use std::path::PathBuf;
 
