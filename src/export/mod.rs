@@ -11,6 +11,7 @@ pub mod hlog;
 pub mod json;
 pub mod markdown;
 pub mod read;
+pub mod run_json;
 
 #[cfg(test)]
 pub(crate) mod sample;
