@@ -167,7 +167,8 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
             config.out_dir.display()
         )
     })?;
-    export::write_files(&config.out_dir, &[RunFile::new(config, &target).render()?])?;
+    let run_file = RunFile::new(config, &target.description, &target.server_version);
+    export::write_files(&config.out_dir, &[run_file.render()?])?;
     let result = run_strategies(config, &target).await;
     if result.is_err() {
         // Leave nothing behind on a real server, even after a failure (best effort).

@@ -5,10 +5,12 @@
 //! The fields are in alphabetical order because the file has always listed its
 //! keys that way (it was built as a sorted JSON map); keep new fields in order.
 
+use anyhow::Context;
 use serde::Serialize;
 
 use crate::config::{BlockerConfig, BlockerKind, Config, DdlConfig, WeightedScript};
 use crate::strategy::NamedStrategy;
+#[cfg(doc)]
 use crate::target::Target;
 
 use super::OutputFile;
@@ -71,8 +73,9 @@ pub struct StrategyRecord {
 }
 
 impl<'a> RunFile<'a> {
-    /// The description of a run of `config` against `target`.
-    pub fn new(config: &'a Config, target: &'a Target) -> RunFile<'a> {
+    /// The description of a run of `config` against `target` (its
+    /// [`Target::description`]) running PostgreSQL `server_version`.
+    pub fn new(config: &'a Config, target: &'a str, server_version: &'a str) -> RunFile<'a> {
         let load = &config.load;
         RunFile {
             blocker: config.blocker.as_ref().map(BlockerRecord::new),
@@ -87,9 +90,9 @@ impl<'a> RunFile<'a> {
             rate_tps: load.rate_tps,
             scripts: load.scripts.iter().map(ScriptRecord::new).collect(),
             seed: config.seed,
-            server_version: &target.server_version,
+            server_version,
             strategies: config.strategies.iter().map(StrategyRecord::new).collect(),
-            target: &target.description,
+            target,
             tool: "stallbench",
             tool_version: env!("CARGO_PKG_VERSION"),
             variables: &load.variables,
@@ -99,8 +102,8 @@ impl<'a> RunFile<'a> {
 
     /// The whole file, pretty-printed with a final newline.
     pub fn render(&self) -> anyhow::Result<OutputFile> {
-        let mut bytes = serde_json::to_vec_pretty(self)
-            .map_err(|error| anyhow::anyhow!("encoding {RUN_JSON}: {error}"))?;
+        let mut bytes =
+            serde_json::to_vec_pretty(self).with_context(|| format!("encoding {RUN_JSON}"))?;
         bytes.push(b'\n');
         Ok(OutputFile {
             name: RUN_JSON.to_string(),
@@ -144,5 +147,50 @@ impl StrategyRecord {
             name: strategy.name.clone(),
             strategy: strategy.describe(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+    use crate::config::Mode;
+
+    #[test]
+    fn the_example_run_json_renders_again_byte_for_byte() {
+        let cli = Cli::try_parse_from([
+            "stallbench",
+            "compare",
+            "add-column",
+            "--seed",
+            "7135084680293713328",
+        ])
+        .unwrap();
+        let Command::Compare {
+            workload,
+            strategies,
+            common,
+        } = cli.command
+        else {
+            panic!("not a compare command");
+        };
+        let config =
+            Config::new(workload.as_deref(), Mode::Compare { strategies }, &common).unwrap();
+        let file = RunFile::new(
+            &config,
+            "throwaway server (/usr/lib/postgresql/15/bin)",
+            "15.18 (Debian 15.18-0+deb12u1)",
+        )
+        .render()
+        .unwrap();
+        assert_eq!(file.name, RUN_JSON);
+        let example =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/example/run.json");
+        assert_eq!(
+            String::from_utf8(file.bytes).unwrap(),
+            std::fs::read_to_string(example).unwrap()
+        );
     }
 }
