@@ -31,6 +31,7 @@ use anyhow::Context;
 use crate::cli::{Cli, Command, CommonArgs};
 use crate::config::{Config, Mode};
 pub use crate::error::Error;
+use crate::export::run_json::RunFile;
 use crate::metrics::RunReport;
 use crate::target::Target;
 
@@ -167,7 +168,8 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
             config.out_dir.display()
         )
     })?;
-    write_run_json(config, &target)?;
+    let run_file = RunFile::new(config, &target.description, &target.server_version);
+    export::write_files(&config.out_dir, &[run_file.render()?])?;
     let result = run_strategies(config, &target).await;
     if result.is_err() {
         // Leave nothing behind on a real server, even after a failure (best effort).
@@ -283,52 +285,4 @@ fn server_log_sentences(
             .unwrap_or_else(|| format!("external:{pid}"))
     };
     facts.sentences(&role_of)
-}
-
-/// `run.json`: the resolved config, server version, tool version (no passwords).
-fn write_run_json(config: &Config, target: &Target) -> Result<(), Error> {
-    let scripts: Vec<serde_json::Value> = config
-        .load
-        .scripts
-        .iter()
-        .map(
-            |weighted| serde_json::json!({"name": weighted.script.name, "weight": weighted.weight}),
-        )
-        .collect();
-    let strategies: Vec<serde_json::Value> = config
-        .strategies
-        .iter()
-        .map(|strategy| serde_json::json!({"name": strategy.name, "strategy": strategy.describe()}))
-        .collect();
-    let json = serde_json::json!({
-        "tool": "stallbench",
-        "tool_version": env!("CARGO_PKG_VERSION"),
-        "workload": config.workload_name,
-        "description": config.description,
-        "clients": config.load.clients,
-        "duration_s": config.load.duration.as_secs_f64(),
-        "rate_tps": config.load.rate_tps,
-        "latency_limit_ms": config.load.latency_limit.map(|limit| limit.as_secs_f64() * 1000.0),
-        "client_timeout_ms": config.load.client_timeout.map(|timeout| timeout.as_secs_f64() * 1000.0),
-        "scripts": scripts,
-        "variables": config.load.variables,
-        "blocker": config.blocker.as_ref().map(|blocker| serde_json::json!({
-            "at_s": blocker.at.as_secs_f64(),
-            "hold_s": blocker.hold.as_secs_f64(),
-            "kind": format!("{:?}", blocker.kind).to_lowercase(),
-            "sql": blocker.sql,
-        })),
-        "ddl": config.ddl.as_ref().map(|ddl| serde_json::json!({
-            "at_s": ddl.at.as_secs_f64(),
-            "steps": ddl.steps,
-        })),
-        "strategies": strategies,
-        "target": target.description,
-        "server_version": target.server_version,
-        "seed": config.seed,
-    });
-    let path = config.out_dir.join("run.json");
-    let text = serde_json::to_string_pretty(&json).context("encoding run.json")?;
-    std::fs::write(&path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
 }

@@ -18,7 +18,8 @@ pub struct BlockerConfig {
 }
 
 /// How the blocker holds its transaction open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum BlockerKind {
     /// `BEGIN; <sql>; SELECT pg_sleep(hold); COMMIT`: active the whole time.
     Report,

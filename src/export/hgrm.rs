@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 
 use crate::metrics::RunReport;
 
-use super::{Exporter, hgrm_file_name, write_file};
+use super::{Exporter, OutputFile, hgrm_file_name};
 
 /// The first line of every `.hgrm` file.
 pub const HGRM_HEADER: &str = "       Value     Percentile TotalCount 1/(1-Percentile)";
@@ -30,18 +30,19 @@ impl Exporter for HgrmFiles {
         "latency-<strategy>.hgrm"
     }
 
-    fn write(&self, report: &RunReport, dir: &Path) -> anyhow::Result<()> {
-        for strategy in &report.strategies {
-            let Some(histogram) = &strategy.latency.histogram else {
-                continue;
-            };
-            let text = percentile_distribution(histogram);
-            write_file(&dir.join(hgrm_file_name(&strategy.strategy)), |out| {
-                std::io::Write::write_all(out, text.as_bytes())?;
-                Ok(())
-            })?;
-        }
-        Ok(())
+    fn render(&self, report: &RunReport) -> anyhow::Result<Vec<OutputFile>> {
+        let files = report
+            .strategies
+            .iter()
+            .filter_map(|strategy| {
+                let histogram = strategy.latency.histogram.as_ref()?;
+                Some(OutputFile {
+                    name: hgrm_file_name(&strategy.strategy),
+                    bytes: percentile_distribution(histogram).into_bytes(),
+                })
+            })
+            .collect();
+        Ok(files)
     }
 }
 
@@ -165,13 +166,18 @@ mod tests {
     use crate::export::sample::reference_report;
     use crate::metrics::new_latency_histogram;
 
+    /// The bytes of the file `name` among `files`, if it is there.
+    fn rendered(files: &[OutputFile], name: &str) -> Option<Vec<u8>> {
+        let file = files.iter().find(|file| file.name == name)?;
+        Some(file.bytes.clone())
+    }
+
     fn naive_hgrm() -> (Histogram<u64>, String) {
         let report = reference_report();
         let histogram = report.strategies[0].latency.histogram.clone().unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        HgrmFiles.write(&report, dir.path()).unwrap();
-        let text = std::fs::read_to_string(dir.path().join("latency-naive.hgrm")).unwrap();
-        assert!(dir.path().join("latency-retry.hgrm").exists());
+        let files = HgrmFiles.render(&report).unwrap();
+        let text = String::from_utf8(rendered(&files, "latency-naive.hgrm").unwrap()).unwrap();
+        assert!(rendered(&files, "latency-retry.hgrm").is_some());
         (histogram, text)
     }
 
@@ -262,9 +268,8 @@ mod tests {
     fn no_histogram_no_file() {
         let mut report = reference_report();
         report.strategies[0].latency.histogram = None;
-        let dir = tempfile::tempdir().unwrap();
-        HgrmFiles.write(&report, dir.path()).unwrap();
-        assert!(!dir.path().join("latency-naive.hgrm").exists());
-        assert!(dir.path().join("latency-retry.hgrm").exists());
+        let files = HgrmFiles.render(&report).unwrap();
+        assert!(rendered(&files, "latency-naive.hgrm").is_none());
+        assert!(rendered(&files, "latency-retry.hgrm").is_some());
     }
 }

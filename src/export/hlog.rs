@@ -3,7 +3,6 @@
 //! `HistogramLogProcessor` and the HdrHistogram libraries read. Values are
 //! microseconds; the max column is in milliseconds.
 
-use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
@@ -12,7 +11,7 @@ use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 
 use crate::metrics::{RunReport, StrategyReport, new_latency_histogram};
 
-use super::{Exporter, latency_file_name, write_file};
+use super::{Exporter, OutputFile, latency_file_name};
 
 /// Writes one `latency-<strategy>.hlog` per strategy that has per-second histograms
 /// (a live run; a folder read back by `plot` has none).
@@ -23,15 +22,20 @@ impl Exporter for HlogFiles {
         "latency-<strategy>.hlog"
     }
 
-    fn write(&self, report: &RunReport, dir: &Path) -> anyhow::Result<()> {
+    fn render(&self, report: &RunReport) -> anyhow::Result<Vec<OutputFile>> {
+        let mut files = Vec::new();
         for strategy in &report.strategies {
             if strategy.intervals.per_second.is_empty() && strategy.seconds.is_empty() {
                 continue;
             }
-            let path = dir.join(latency_file_name(&strategy.strategy, "hlog"));
-            write_file(&path, |out| write_interval_log(strategy, out))?;
+            let mut bytes = Vec::new();
+            write_interval_log(strategy, &mut bytes)?;
+            files.push(OutputFile {
+                name: latency_file_name(&strategy.strategy, "hlog"),
+                bytes,
+            });
         }
-        Ok(())
+        Ok(files)
     }
 }
 
@@ -119,9 +123,9 @@ mod tests {
             (2, compressed(&[9_700_000])),
             (2, compressed(&[500])), // a late hand-over
         ];
-        let dir = tempfile::tempdir().unwrap();
-        HlogFiles.write(&report, dir.path()).unwrap();
-        let bytes = std::fs::read(dir.path().join("latency-naive.hlog")).unwrap();
+        let files = HlogFiles.render(&report).unwrap();
+        let naive = files.iter().find(|file| file.name == "latency-naive.hlog");
+        let bytes = naive.unwrap().bytes.clone();
         let text = String::from_utf8(bytes.clone()).unwrap();
         assert!(text.contains("#[StartTime: 1790000000.500"), "{text}");
         assert!(text.contains("#[BaseTime: 1790000000.500"), "{text}");
@@ -152,8 +156,6 @@ mod tests {
         for strategy in &mut report.strategies {
             strategy.seconds.clear();
         }
-        let dir = tempfile::tempdir().unwrap();
-        HlogFiles.write(&report, dir.path()).unwrap();
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert_eq!(HlogFiles.render(&report).unwrap().len(), 0);
     }
 }

@@ -1,12 +1,10 @@
 //! `summary.json`: `{"workload": ..., "strategies": [Summary, ...]}`.
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::{RunReport, Summary};
 
-use super::{Exporter, SUMMARY_JSON, rounded_summary, write_file};
+use super::{Exporter, OutputFile, SUMMARY_JSON, rounded_summary};
 
 /// The layout of `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,7 +23,7 @@ impl Exporter for SummaryJson {
         SUMMARY_JSON
     }
 
-    fn write(&self, report: &RunReport, dir: &Path) -> anyhow::Result<()> {
+    fn render(&self, report: &RunReport) -> anyhow::Result<Vec<OutputFile>> {
         let file = SummaryFile {
             workload: report.workload.clone(),
             strategies: report
@@ -34,11 +32,12 @@ impl Exporter for SummaryJson {
                 .map(|strategy| rounded_summary(&strategy.summary))
                 .collect(),
         };
-        write_file(&dir.join(SUMMARY_JSON), |out| {
-            serde_json::to_writer_pretty(&mut *out, &file)?;
-            std::io::Write::write_all(out, b"\n")?;
-            Ok(())
-        })
+        let mut bytes = serde_json::to_vec_pretty(&file)?;
+        bytes.push(b'\n');
+        Ok(vec![OutputFile {
+            name: SUMMARY_JSON.to_string(),
+            bytes,
+        }])
     }
 }
 
@@ -50,9 +49,9 @@ mod tests {
     #[test]
     fn summary_json_parses_and_has_both_strategies() {
         let report = reference_report();
-        let dir = tempfile::tempdir().unwrap();
-        SummaryJson.write(&report, dir.path()).unwrap();
-        let text = std::fs::read_to_string(dir.path().join(SUMMARY_JSON)).unwrap();
+        let files = SummaryJson.render(&report).unwrap();
+        assert_eq!(files[0].name, SUMMARY_JSON);
+        let text = String::from_utf8(files[0].bytes.clone()).unwrap();
 
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["workload"], "add-column");

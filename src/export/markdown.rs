@@ -2,7 +2,6 @@
 //! the lock chains, and (with 2+ strategies) the ranking with its headline.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use crate::metrics::locks::{chain, describe_chain};
 use crate::metrics::ranking::{
@@ -10,7 +9,7 @@ use crate::metrics::ranking::{
 };
 use crate::metrics::{RunReport, StrategyReport, Summary};
 
-use super::{Exporter, SUMMARY_MD, write_file};
+use super::{Exporter, OutputFile, SUMMARY_MD};
 
 /// Writes `summary.md`.
 pub struct SummaryMarkdown;
@@ -20,12 +19,11 @@ impl Exporter for SummaryMarkdown {
         SUMMARY_MD
     }
 
-    fn write(&self, report: &RunReport, dir: &Path) -> anyhow::Result<()> {
-        let text = summary_markdown(report);
-        write_file(&dir.join(SUMMARY_MD), |out| {
-            std::io::Write::write_all(out, text.as_bytes())?;
-            Ok(())
-        })
+    fn render(&self, report: &RunReport) -> anyhow::Result<Vec<OutputFile>> {
+        Ok(vec![OutputFile {
+            name: SUMMARY_MD.to_string(),
+            bytes: summary_markdown(report).into_bytes(),
+        }])
     }
 }
 
@@ -262,9 +260,9 @@ mod tests {
     #[test]
     fn summary_md_has_heading_table_and_sentences() {
         let report = reference_report();
-        let dir = tempfile::tempdir().unwrap();
-        SummaryMarkdown.write(&report, dir.path()).unwrap();
-        let text = std::fs::read_to_string(dir.path().join(SUMMARY_MD)).unwrap();
+        let files = SummaryMarkdown.render(&report).unwrap();
+        assert_eq!(files[0].name, SUMMARY_MD);
+        let text = String::from_utf8(files[0].bytes.clone()).unwrap();
 
         assert!(text.starts_with("# add-column\n"), "{text}");
         assert!(text.contains(

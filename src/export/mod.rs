@@ -1,8 +1,9 @@
-//! Writes a [`RunReport`] into a results folder, one file per format,
-//! and reads such a folder back.
+//! Renders a [`RunReport`] into the files of a results folder, one exporter per
+//! format, and reads such a folder back.
 //!
-//! The file names and CSV headers here are a contract: users and CI parse
-//! these files, so change them only together with the design doc.
+//! Exporters only render to memory; [`write_files`] is the one place their output
+//! touches the disk. The file names and CSV headers are a contract: users and CI
+//! parse these files, so change them only together with README.md's list of columns.
 
 pub mod csv;
 pub mod hgrm;
@@ -10,6 +11,7 @@ pub mod hlog;
 pub mod json;
 pub mod markdown;
 pub mod read;
+pub mod run_json;
 
 #[cfg(test)]
 pub(crate) mod sample;
@@ -43,12 +45,20 @@ pub const LATENCY_PNG: &str = "latency.png";
 /// File name of the p99-latency-over-time chart.
 pub const LATENCY_TIMELINE_PNG: &str = "latency-timeline.png";
 
+/// One file of a results folder, rendered in memory.
+pub struct OutputFile {
+    /// File name inside the results folder, e.g. `timeline.csv`.
+    pub name: String,
+    /// The whole file.
+    pub bytes: Vec<u8>,
+}
+
 /// One output format of a results folder.
 pub trait Exporter {
     /// File name(s) this writes, for messages.
     fn name(&self) -> &'static str;
-    /// Writes this format of `report` into the folder `dir`, which exists.
-    fn write(&self, report: &RunReport, dir: &Path) -> anyhow::Result<()>;
+    /// Renders this format of `report` into one or more files.
+    fn render(&self, report: &RunReport) -> anyhow::Result<Vec<OutputFile>>;
 }
 
 /// Every file exporter: timeline CSV, attempts CSV, locks CSV, summary CSV/JSON/Markdown,
@@ -72,13 +82,25 @@ pub fn write_all(report: &RunReport, dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating results folder {}", dir.display()))?;
     for exporter in all_exporters() {
-        exporter
-            .write(report, dir)
+        let files = exporter
+            .render(report)
             .with_context(|| format!("exporting {}", exporter.name()))?;
+        write_files(dir, &files).with_context(|| format!("exporting {}", exporter.name()))?;
     }
     crate::plot::draw_timeline(report, &dir.join(TIMELINE_PNG))?;
     crate::plot::draw_latency(report, &dir.join(LATENCY_PNG))?;
     crate::plot::draw_latency_timeline(report, &dir.join(LATENCY_TIMELINE_PNG))?;
+    Ok(())
+}
+
+/// Writes rendered files into `dir` (the one place exporter output touches the disk).
+pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
+    for file in files {
+        write_file(&dir.join(&file.name), |out| {
+            out.write_all(&file.bytes)?;
+            Ok(())
+        })?;
+    }
     Ok(())
 }
 
@@ -191,7 +213,8 @@ mod tests {
             )),
             "{message}"
         );
-        let error = csv::TimelineCsv.write(&report, dir.path()).unwrap_err();
+        let files = csv::TimelineCsv.render(&report).unwrap();
+        let error = write_files(dir.path(), &files).unwrap_err();
         let message = format!("{error:#}");
         assert!(
             message.starts_with(&format!(

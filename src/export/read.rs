@@ -2,17 +2,15 @@
 //! can redraw the charts without rerunning anything.
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
 use crate::metrics::locks::SecondLocks;
-use crate::metrics::{
-    AttemptOutcome, DdlAttempt, DdlState, RunReport, SecondRow, StrategyReport, Summary,
-};
+use crate::metrics::{DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
 
-use super::csv::{ATTEMPTS_HEADER, TIMELINE_HEADER};
+use super::csv::{AttemptRecord, TimelineRecord, header_of};
 use super::hgrm::parse_percentile_distribution;
 use super::{ATTEMPTS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV, hgrm_file_name};
 
@@ -160,67 +158,34 @@ fn read_summaries(path: &Path) -> anyhow::Result<Vec<Summary>> {
 
 /// Rows of `timeline.csv` as (line number, strategy, row, lock figures).
 fn read_timeline(path: &Path) -> anyhow::Result<Vec<(u64, String, SecondRow, SecondLocks)>> {
-    let mut rows = Vec::new();
-    for (line, record) in read_records(path, &TIMELINE_HEADER)? {
-        let field = Field {
-            path,
-            line,
-            header: &TIMELINE_HEADER,
-            record: &record,
-        };
-        let row = SecondRow {
-            second: field.number(1)?,
-            tps: field.number(2)?,
-            failed: field.number(3)?,
-            lat_mean_ms: field.number(4)?,
-            lat_p50_ms: field.number(5)?,
-            lat_p99_ms: field.number(6)?,
-            lat_max_ms: field.number(7)?,
-            lock_waiters: field.number(8)?,
-            blocker_active: field.flag(9)?,
-            ddl_state: field.one_of(10, DdlState::parse, "idle, running, backoff, done, failed")?,
-            timeouts: field.number(13)?,
-            skipped: field.number(14)?,
-            lag_ms: field.number(15)?,
-            behind_schedule: field.number(16)?,
-        };
-        let locks = SecondLocks {
-            waiting_behind_ddl: field.number(11)?,
-            oldest_wait_ms: field.number(12)?,
-        };
-        rows.push((line, record[0].to_string(), row, locks));
-    }
-    Ok(rows)
+    let records = read_records::<TimelineRecord>(path)?;
+    Ok(records
+        .into_iter()
+        .map(|(line, record)| {
+            let (row, locks) = record.second_row();
+            (line, record.strategy, row, locks)
+        })
+        .collect())
 }
 
 /// Rows of `ddl_attempts.csv` as (line number, strategy, attempt).
 fn read_attempts(path: &Path) -> anyhow::Result<Vec<(u64, String, DdlAttempt)>> {
-    let mut attempts = Vec::new();
-    for (line, record) in read_records(path, &ATTEMPTS_HEADER)? {
-        let field = Field {
-            path,
-            line,
-            header: &ATTEMPTS_HEADER,
-            record: &record,
-        };
-        let attempt = DdlAttempt {
-            attempt: field.number(1)?,
-            started_s: field.number(2)?,
-            ended_s: field.number(3)?,
-            waited_ms: field.number(4)?,
-            outcome: field.one_of(5, AttemptOutcome::parse, "ok, lock_timeout, error, gave_up")?,
-            sqlstate: record[6].to_string(),
-            message: record[7].to_string(),
-        };
-        attempts.push((line, record[0].to_string(), attempt));
-    }
-    Ok(attempts)
+    let records = read_records::<AttemptRecord>(path)?;
+    Ok(records
+        .into_iter()
+        .map(|(line, record)| (line, record.strategy.clone(), record.attempt()))
+        .collect())
 }
 
-/// The records of a CSV file whose header must be exactly `expected`, with their line numbers.
-fn read_records(path: &Path, expected: &[&str]) -> anyhow::Result<Vec<(u64, ::csv::StringRecord)>> {
-    let mut reader =
-        ::csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
+/// The records of a CSV file whose header must be exactly the fields of `R`,
+/// with their line numbers. Errors name the file, the line and the column.
+fn read_records<R: DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<(u64, R)>> {
+    let expected = header_of::<R>();
+    // Spaces around a value are forgiven, as people edit these files by hand.
+    let mut reader = ::csv::ReaderBuilder::new()
+        .trim(::csv::Trim::Fields)
+        .from_path(path)
+        .with_context(|| format!("reading {}", path.display()))?;
     let header = reader
         .headers()
         .with_context(|| format!("reading {}", path.display()))?
@@ -238,59 +203,77 @@ fn read_records(path: &Path, expected: &[&str]) -> anyhow::Result<Vec<(u64, ::cs
     for record in reader.records() {
         // The reader is not flexible: a row with a missing or extra column is an error here.
         let record = record.with_context(|| format!("reading {}", path.display()))?;
-        records.push((line_of(&record), record));
+        let line = line_of(&record);
+        match record.deserialize::<R>(Some(&header)) {
+            Ok(row) => records.push((line, row)),
+            Err(error) => bail!(
+                "{} line {}: {}",
+                path.display(),
+                line,
+                field_problem::<R>(&error, &header, &record)
+            ),
+        }
     }
     Ok(records)
 }
 
+/// What is wrong with a field of a record: `column tps is "abc", not a number`.
+fn field_problem<R: DeserializeOwned>(
+    error: &::csv::Error,
+    header: &::csv::StringRecord,
+    record: &::csv::StringRecord,
+) -> String {
+    let ::csv::ErrorKind::Deserialize { err, .. } = error.kind() else {
+        return error.to_string();
+    };
+    let what = match err.kind() {
+        ::csv::DeserializeErrorKind::ParseInt(_) | ::csv::DeserializeErrorKind::ParseFloat(_) => {
+            "not a number".to_string()
+        }
+        // serde says "unknown variant `x`, expected one of `a`, `b`"; keep the list.
+        ::csv::DeserializeErrorKind::Message(message) => match message.split_once("expected ") {
+            Some((_, allowed)) if message.starts_with("unknown variant") => {
+                let allowed = allowed.trim_start_matches("one of ").replace('`', "");
+                format!("not one of {allowed}")
+            }
+            _ => message.clone(),
+        },
+        other => other.to_string(),
+    };
+    match failing_column::<R>(header, record) {
+        Some((index, name)) => format!(
+            "column {name} is \"{}\", {what}",
+            record.get(index).unwrap_or("")
+        ),
+        None => format!("{what}; was the file written by another stallbench version?"),
+    }
+}
+
+/// The name of the column where reading `record` as `R` fails. The csv crate knows
+/// the column only of its own errors, not of serde's (an unknown enum variant, a bad
+/// flag), so this hides one column at a time: hiding the failing one leaves only
+/// its "missing field" error (the other fields read fine, in column order).
+fn failing_column<'a, R: DeserializeOwned>(
+    header: &'a ::csv::StringRecord,
+    record: &::csv::StringRecord,
+) -> Option<(usize, &'a str)> {
+    header.iter().enumerate().find(|&(hidden, name)| {
+        let partial: ::csv::StringRecord = header
+            .iter()
+            .enumerate()
+            .map(|(index, column)| if index == hidden { "" } else { column })
+            .collect();
+        match record.deserialize::<R>(Some(&partial)) {
+            Ok(_) => false,
+            Err(error) => error
+                .to_string()
+                .ends_with(&format!("missing field `{name}`")),
+        }
+    })
+}
+
 fn line_of(record: &::csv::StringRecord) -> u64 {
     record.position().map_or(0, |position| position.line())
-}
-
-/// One CSV row being parsed, for error messages that name file, line and column.
-struct Field<'a> {
-    path: &'a Path,
-    line: u64,
-    header: &'a [&'a str],
-    record: &'a ::csv::StringRecord,
-}
-
-impl Field<'_> {
-    fn problem(&self, column: usize, what: &str) -> anyhow::Error {
-        anyhow::anyhow!(
-            "{} line {}: column {} is \"{}\", {}",
-            self.path.display(),
-            self.line,
-            self.header[column],
-            &self.record[column],
-            what
-        )
-    }
-
-    fn number<T: FromStr>(&self, column: usize) -> anyhow::Result<T> {
-        self.record[column]
-            .trim()
-            .parse()
-            .map_err(|_| self.problem(column, "not a number"))
-    }
-
-    fn flag(&self, column: usize) -> anyhow::Result<bool> {
-        match self.record[column].trim() {
-            "1" | "true" => Ok(true),
-            "0" | "false" => Ok(false),
-            _ => Err(self.problem(column, "not 0 or 1")),
-        }
-    }
-
-    fn one_of<T>(
-        &self,
-        column: usize,
-        parse: fn(&str) -> Option<T>,
-        allowed: &str,
-    ) -> anyhow::Result<T> {
-        parse(self.record[column].trim())
-            .ok_or_else(|| self.problem(column, &format!("not one of {allowed}")))
-    }
 }
 
 #[cfg(test)]
@@ -298,6 +281,7 @@ mod tests {
     use super::*;
     use crate::export::sample::open_loop_report;
     use crate::export::write_all;
+    use crate::metrics::DdlState;
 
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
         (a - b).abs() <= tolerance
@@ -407,6 +391,26 @@ mod tests {
     }
 
     #[test]
+    fn the_example_folders_render_again_byte_for_byte() {
+        for example in ["results/example", "results/example-open-loop"] {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(example);
+            let report = read_report(&dir).unwrap();
+            let exporters: [&dyn crate::export::Exporter; 4] = [
+                &crate::export::csv::TimelineCsv,
+                &crate::export::csv::AttemptsCsv,
+                &crate::export::csv::SummaryCsv,
+                &crate::export::json::SummaryJson,
+            ];
+            for exporter in exporters {
+                for file in exporter.render(&report).unwrap() {
+                    let original = std::fs::read(dir.join(&file.name)).unwrap();
+                    assert!(original == file.bytes, "{example}/{}", file.name);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_missing_folder_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope");
@@ -482,6 +486,44 @@ mod tests {
             )),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_bad_flag_and_a_bad_outcome_name_their_column() {
+        let dir = written_folder();
+        let path = dir.path().join(TIMELINE_CSV);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replacen(",0,idle,", ",yes,idle,", 1)).unwrap();
+        let error = read_report(dir.path()).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            format!(
+                "{} line 2: column blocker_active is \"yes\", not 0 or 1",
+                path.display()
+            )
+        );
+
+        let dir = written_folder();
+        let path = dir.path().join(ATTEMPTS_CSV);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replacen(",ok,", ",fine,", 1)).unwrap();
+        let error = read_report(dir.path()).unwrap_err().to_string();
+        assert!(
+            error.ends_with(
+                "line 2: column outcome is \"fine\", not one of ok, lock_timeout, error, gave_up"
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn spaces_around_a_value_are_forgiven() {
+        let dir = written_folder();
+        let path = dir.path().join(TIMELINE_CSV);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replacen(",0,idle,", ", 0 , idle ,", 1)).unwrap();
+        let read = read_report(dir.path()).unwrap();
+        assert_eq!(read.strategies[0].seconds[0].ddl_state, DdlState::Idle);
     }
 
     #[test]

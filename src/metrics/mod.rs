@@ -106,6 +106,7 @@ pub struct SecondRow {
 }
 
 /// What the DDL injector was doing during one second, most significant state wins.
+/// In `timeline.csv` as its snake_case name: `idle`, `running`, ...
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DdlState {
@@ -121,31 +122,8 @@ pub enum DdlState {
     Failed,
 }
 
-impl DdlState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DdlState::Idle => "idle",
-            DdlState::Running => "running",
-            DdlState::Backoff => "backoff",
-            DdlState::Done => "done",
-            DdlState::Failed => "failed",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<DdlState> {
-        [
-            DdlState::Idle,
-            DdlState::Running,
-            DdlState::Backoff,
-            DdlState::Done,
-            DdlState::Failed,
-        ]
-        .into_iter()
-        .find(|state| state.as_str() == text)
-    }
-}
-
-/// How one DDL attempt ended.
+/// How one DDL attempt ended. In `ddl_attempts.csv` as its snake_case name:
+/// `ok`, `lock_timeout`, `error`, `gave_up`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AttemptOutcome {
@@ -156,28 +134,6 @@ pub enum AttemptOutcome {
     Error,
     /// The last allowed try failed; the strategy stops.
     GaveUp,
-}
-
-impl AttemptOutcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AttemptOutcome::Ok => "ok",
-            AttemptOutcome::LockTimeout => "lock_timeout",
-            AttemptOutcome::Error => "error",
-            AttemptOutcome::GaveUp => "gave_up",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<AttemptOutcome> {
-        [
-            AttemptOutcome::Ok,
-            AttemptOutcome::LockTimeout,
-            AttemptOutcome::Error,
-            AttemptOutcome::GaveUp,
-        ]
-        .into_iter()
-        .find(|outcome| outcome.as_str() == text)
-    }
 }
 
 /// One try of the migration, timed on the run clock.

@@ -1,0 +1,196 @@
+//! `run.json`: what was run, so a results folder explains itself later: the
+//! resolved config, the target, the server and tool versions (no passwords:
+//! the target is its description, never the connection string).
+//!
+//! The fields are in alphabetical order because the file has always listed its
+//! keys that way (it was built as a sorted JSON map); keep new fields in order.
+
+use anyhow::Context;
+use serde::Serialize;
+
+use crate::config::{BlockerConfig, BlockerKind, Config, DdlConfig, WeightedScript};
+use crate::strategy::NamedStrategy;
+#[cfg(doc)]
+use crate::target::Target;
+
+use super::OutputFile;
+
+/// File name of the description of the run.
+pub const RUN_JSON: &str = "run.json";
+
+/// The layout of `run.json`.
+#[derive(Debug, Serialize)]
+pub struct RunFile<'a> {
+    pub blocker: Option<BlockerRecord<'a>>,
+    pub client_timeout_ms: Option<f64>,
+    pub clients: u32,
+    pub ddl: Option<DdlRecord<'a>>,
+    pub description: &'a str,
+    pub duration_s: f64,
+    pub latency_limit_ms: Option<f64>,
+    pub rate_tps: Option<f64>,
+    pub scripts: Vec<ScriptRecord<'a>>,
+    pub seed: u64,
+    pub server_version: &'a str,
+    pub strategies: Vec<StrategyRecord>,
+    /// Where the run went: the throwaway server or the server of `--db-url`.
+    pub target: &'a str,
+    pub tool: &'static str,
+    pub tool_version: &'static str,
+    /// `[name, value]` pairs of `--set`.
+    pub variables: &'a [(String, String)],
+    pub workload: &'a str,
+}
+
+/// The blocker of `run.json`.
+#[derive(Debug, Serialize)]
+pub struct BlockerRecord<'a> {
+    pub at_s: f64,
+    pub hold_s: f64,
+    pub kind: BlockerKind,
+    pub sql: &'a str,
+}
+
+/// The migration of `run.json`.
+#[derive(Debug, Serialize)]
+pub struct DdlRecord<'a> {
+    pub at_s: f64,
+    pub steps: &'a [String],
+}
+
+/// One load script of `run.json` with its weight.
+#[derive(Debug, Serialize)]
+pub struct ScriptRecord<'a> {
+    pub name: &'a str,
+    pub weight: u32,
+}
+
+/// One strategy of `run.json`: its name and a one-line description.
+#[derive(Debug, Serialize)]
+pub struct StrategyRecord {
+    pub name: String,
+    pub strategy: String,
+}
+
+impl<'a> RunFile<'a> {
+    /// The description of a run of `config` against `target` (its
+    /// [`Target::description`]) running PostgreSQL `server_version`.
+    pub fn new(config: &'a Config, target: &'a str, server_version: &'a str) -> RunFile<'a> {
+        let load = &config.load;
+        RunFile {
+            blocker: config.blocker.as_ref().map(BlockerRecord::new),
+            client_timeout_ms: load
+                .client_timeout
+                .map(|timeout| timeout.as_secs_f64() * 1000.0),
+            clients: load.clients,
+            ddl: config.ddl.as_ref().map(DdlRecord::new),
+            description: &config.description,
+            duration_s: load.duration.as_secs_f64(),
+            latency_limit_ms: load.latency_limit.map(|limit| limit.as_secs_f64() * 1000.0),
+            rate_tps: load.rate_tps,
+            scripts: load.scripts.iter().map(ScriptRecord::new).collect(),
+            seed: config.seed,
+            server_version,
+            strategies: config.strategies.iter().map(StrategyRecord::new).collect(),
+            target,
+            tool: "stallbench",
+            tool_version: env!("CARGO_PKG_VERSION"),
+            variables: &load.variables,
+            workload: &config.workload_name,
+        }
+    }
+
+    /// The whole file, pretty-printed with a final newline.
+    pub fn render(&self) -> anyhow::Result<OutputFile> {
+        let mut bytes =
+            serde_json::to_vec_pretty(self).with_context(|| format!("encoding {RUN_JSON}"))?;
+        bytes.push(b'\n');
+        Ok(OutputFile {
+            name: RUN_JSON.to_string(),
+            bytes,
+        })
+    }
+}
+
+impl<'a> BlockerRecord<'a> {
+    fn new(blocker: &'a BlockerConfig) -> BlockerRecord<'a> {
+        BlockerRecord {
+            at_s: blocker.at.as_secs_f64(),
+            hold_s: blocker.hold.as_secs_f64(),
+            kind: blocker.kind,
+            sql: &blocker.sql,
+        }
+    }
+}
+
+impl<'a> DdlRecord<'a> {
+    fn new(ddl: &'a DdlConfig) -> DdlRecord<'a> {
+        DdlRecord {
+            at_s: ddl.at.as_secs_f64(),
+            steps: &ddl.steps,
+        }
+    }
+}
+
+impl<'a> ScriptRecord<'a> {
+    fn new(weighted: &'a WeightedScript) -> ScriptRecord<'a> {
+        ScriptRecord {
+            name: &weighted.script.name,
+            weight: weighted.weight,
+        }
+    }
+}
+
+impl StrategyRecord {
+    fn new(strategy: &NamedStrategy) -> StrategyRecord {
+        StrategyRecord {
+            name: strategy.name.clone(),
+            strategy: strategy.describe(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+    use crate::config::Mode;
+
+    #[test]
+    fn the_example_run_json_renders_again_byte_for_byte() {
+        let cli = Cli::try_parse_from([
+            "stallbench",
+            "compare",
+            "add-column",
+            "--seed",
+            "7135084680293713328",
+        ])
+        .unwrap();
+        let Command::Compare {
+            workload,
+            strategies,
+            common,
+        } = cli.command
+        else {
+            panic!("not a compare command");
+        };
+        let config =
+            Config::new(workload.as_deref(), Mode::Compare { strategies }, &common).unwrap();
+        let file = RunFile::new(
+            &config,
+            "throwaway server (/usr/lib/postgresql/15/bin)",
+            "15.18 (Debian 15.18-0+deb12u1)",
+        )
+        .render()
+        .unwrap();
+        assert_eq!(file.name, RUN_JSON);
+        let example =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/example/run.json");
+        assert_eq!(
+            String::from_utf8(file.bytes).unwrap(),
+            std::fs::read_to_string(example).unwrap()
+        );
+    }
+}
