@@ -5,6 +5,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use anyhow::Context;
+use plotters::coord::Shift;
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -45,9 +46,20 @@ fn draw_latency_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     let root = BitMapBackend::new(path, LATENCY_SIZE_PX).into_drawing_area();
     root.fill(&WHITE)?;
     let title = format!("{}: latency by percentile", report.workload);
+    let curves = latency_curves(report);
+    if curves.is_empty() {
+        draw_nothing_to_draw(&root, &title)?;
+    } else {
+        draw_curves(&root, &title, &curves)?;
+    }
+    root.present()?;
+    Ok(())
+}
 
-    // A strategy keeps its colour whether or not the ones before it have data.
-    let curves: Vec<LatencyCurve> = report
+/// The curves of the strategies with data. A strategy keeps its colour whether or not
+/// the ones before it have data.
+fn latency_curves(report: &RunReport) -> Vec<LatencyCurve<'_>> {
+    report
         .strategies
         .iter()
         .enumerate()
@@ -57,42 +69,56 @@ fn draw_latency_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
             points: percentile_points(strategy),
         })
         .filter(|curve| !curve.points.is_empty())
-        .collect();
+        .collect()
+}
 
-    if curves.is_empty() {
-        root.draw_text(
-            &title,
-            &text_style(20).pos(Pos::new(HPos::Center, VPos::Top)),
-            (LATENCY_SIZE_PX.0 as i32 / 2, 12),
-        )?;
-        root.draw_text(
-            "no transactions: nothing to draw",
-            &text_style(24).pos(Pos::new(HPos::Center, VPos::Center)),
-            (LATENCY_SIZE_PX.0 as i32 / 2, LATENCY_SIZE_PX.1 as i32 / 2),
-        )?;
-        root.present()?;
-        return Ok(());
-    }
+/// The title and, in the middle, a note that there is no curve to draw.
+fn draw_nothing_to_draw(
+    root: &DrawingArea<BitMapBackend, Shift>,
+    title: &str,
+) -> anyhow::Result<()> {
+    root.draw_text(
+        title,
+        &text_style(20).pos(Pos::new(HPos::Center, VPos::Top)),
+        (LATENCY_SIZE_PX.0 as i32 / 2, 12),
+    )?;
+    root.draw_text(
+        "no transactions: nothing to draw",
+        &text_style(24).pos(Pos::new(HPos::Center, VPos::Center)),
+        (LATENCY_SIZE_PX.0 as i32 / 2, LATENCY_SIZE_PX.1 as i32 / 2),
+    )?;
+    Ok(())
+}
 
+/// The y range (ms) of `latency.png`: whole decades around every point of `curves`, so
+/// the log axis always has labelled ticks.
+fn latency_range_ms(curves: &[LatencyCurve]) -> Range<f64> {
     let all_ms = curves
         .iter()
         .flat_map(|curve| curve.points.iter().map(|point| point.1));
     let min_ms = all_ms.clone().fold(f64::INFINITY, f64::min);
     let max_ms = all_ms.fold(0.0, f64::max);
-    // Whole decades, so the log axis always has labelled ticks.
     // (A hair under the decade, so that rounding does not drop its tick label.)
     let y_low = 10_f64.powf(min_ms.log10().floor()) * 0.999;
     let y_high = 10_f64
         .powf((max_ms * 1.05).log10().ceil())
         .max(y_low * 10.0);
+    y_low..y_high
+}
 
-    let mut chart = ChartBuilder::on(&root)
+/// The chart with its title, axes, one line per curve and the key in the upper left.
+fn draw_curves(
+    root: &DrawingArea<BitMapBackend, Shift>,
+    title: &str,
+    curves: &[LatencyCurve],
+) -> anyhow::Result<()> {
+    let mut chart = ChartBuilder::on(root)
         .margin(16)
         .margin_right(40)
-        .caption(&title, text_style(20))
+        .caption(title, text_style(20))
         .x_label_area_size(52)
         .y_label_area_size(90)
-        .build_cartesian_2d(PercentileAxis, (y_low..y_high).log_scale())?;
+        .build_cartesian_2d(PercentileAxis, latency_range_ms(curves).log_scale())?;
     chart
         .configure_mesh()
         .light_line_style(GRID.mix(0.5))
@@ -105,18 +131,11 @@ fn draw_latency_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
         .axis_desc_style(text_style(15))
         .draw()?;
 
-    for curve in &curves {
-        let (strategy, colour) = (curve.strategy, curve.colour);
+    for curve in curves {
+        let colour = curve.colour;
         chart
             .draw_series(line_segments(&curve.points, colour.stroke_width(3)))?
-            .label(format!(
-                "{}: p50 {}, p99 {}, p99.9 {}, max {}",
-                strategy.strategy,
-                format_latency(strategy.summary.lat_p50_ms),
-                format_latency(strategy.summary.lat_p99_ms),
-                format_latency(strategy.summary.lat_p999_ms),
-                format_latency(strategy.summary.lat_max_ms)
-            ))
+            .label(curve_label(curve.strategy))
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3))
             });
@@ -129,8 +148,19 @@ fn draw_latency_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
         .background_style(WHITE.mix(0.9))
         .border_style(RGBColor(160, 160, 160))
         .draw()?;
-    root.present()?;
     Ok(())
+}
+
+/// A curve's key entry: the strategy and its whole-run p50, p99, p99.9 and max.
+fn curve_label(strategy: &StrategyReport) -> String {
+    format!(
+        "{}: p50 {}, p99 {}, p99.9 {}, max {}",
+        strategy.strategy,
+        format_latency(strategy.summary.lat_p50_ms),
+        format_latency(strategy.summary.lat_p99_ms),
+        format_latency(strategy.summary.lat_p999_ms),
+        format_latency(strategy.summary.lat_max_ms)
+    )
 }
 
 /// One line of `latency.png`.

@@ -14,7 +14,7 @@ use super::layout::{
     ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, TimelineLayout, draw_panels_png,
     format_latency, format_latency_label, line_segments, register_embedded_font, text_style,
 };
-use super::panel::{mark_attempts, shade_blocker_windows, steps, timeline_duration_s};
+use super::panel::{PanelChart, mark_attempts, shade_blocker_windows, steps, timeline_duration_s};
 use crate::metrics::{RunReport, SecondRow, StrategyReport};
 
 /// The p99 line (and, fainter, the max).
@@ -126,65 +126,10 @@ fn draw_latency_timeline_panel(
     y_axis: &LatencyTimelineAxis,
 ) -> anyhow::Result<()> {
     let (low, top) = (y_axis.low, y_axis.top);
-    // The margins and label areas of the TPS part of `timeline.png`.
-    let mut chart = ChartBuilder::on(panel)
-        .margin_top(6)
-        .margin_bottom(4)
-        .margin_left(12)
-        .margin_right(28)
-        .caption(latency_panel_caption(strategy), text_style(16))
-        .x_label_area_size(28)
-        .y_label_area_size(72)
-        .build_cartesian_2d(0.0..duration_s, (low..top).log_scale())?;
-    chart
-        .configure_mesh()
-        .light_line_style(GRID.mix(0.5))
-        .bold_line_style(GRID)
-        .x_max_light_lines(0)
-        .x_labels(16)
-        .y_labels(8)
-        .x_label_formatter(&|seconds| format!("{seconds:.0} s"))
-        .y_label_formatter(&|ms| {
-            // The decades above the data hold the attempt bars only.
-            if *ms > y_axis.data_top * 1.001 {
-                String::new()
-            } else {
-                format_latency_label(*ms)
-            }
-        })
-        .y_desc("latency (log scale)")
-        .label_style(text_style(13))
-        .axis_desc_style(text_style(14))
-        .draw()?;
-
+    let mut chart = latency_panel_chart(strategy, panel, duration_s, y_axis)?;
     shade_blocker_windows(&mut chart, strategy, low..top)?;
-
-    // The seconds without a latency, as a low bar along the x axis.
-    let mark_top = y_axis.at(0.035);
-    chart.draw_series(
-        strategy
-            .seconds
-            .iter()
-            .filter(|row| !is_drawable_latency(row.lat_p99_ms))
-            .map(|row| {
-                let start = f64::from(row.second);
-                Rectangle::new(
-                    [(start, low), (start + 1.0, mark_top)],
-                    NO_TRANSACTIONS_MARK.filled(),
-                )
-            }),
-    )?;
-
-    // The max and the p50 under the p99, which matters most.
-    for run in positive_step_runs(strategy, |row| row.lat_max_ms) {
-        chart.draw_series(line_segments(&run, max_style()))?;
-    }
-    for run in positive_step_runs(strategy, |row| row.lat_p50_ms) {
-        chart.draw_series(line_segments(&run, p50_style()))?;
-    }
-    for run in positive_step_runs(strategy, |row| row.lat_p99_ms) {
-        chart.draw_series(line_segments(&run, LATENCY_P99_LINE.stroke_width(2)))?;
-    }
+    mark_seconds_without_latency(&mut chart, strategy, y_axis)?;
+    draw_latency_lines(&mut chart, strategy)?;
 
     if !strategy
         .seconds
@@ -206,6 +151,87 @@ fn draw_latency_timeline_panel(
         low..top,
         y_axis.at(0.88)..y_axis.at(0.96),
     )
+}
+
+/// The chart of one panel of `latency-timeline.png`, with its caption, grid and labels
+/// drawn: seconds across, latency (ms, log scale) up.
+fn latency_panel_chart<'a, 'b>(
+    strategy: &StrategyReport,
+    panel: &'a DrawingArea<BitMapBackend<'b>, Shift>,
+    duration_s: f64,
+    y_axis: &LatencyTimelineAxis,
+) -> anyhow::Result<PanelChart<'a, 'b, LogCoord<f64>>> {
+    // The margins and label areas of the TPS part of `timeline.png`.
+    let mut chart = ChartBuilder::on(panel)
+        .margin_top(6)
+        .margin_bottom(4)
+        .margin_left(12)
+        .margin_right(28)
+        .caption(latency_panel_caption(strategy), text_style(16))
+        .x_label_area_size(28)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..duration_s, (y_axis.low..y_axis.top).log_scale())?;
+    chart
+        .configure_mesh()
+        .light_line_style(GRID.mix(0.5))
+        .bold_line_style(GRID)
+        .x_max_light_lines(0)
+        .x_labels(16)
+        .y_labels(8)
+        .x_label_formatter(&|seconds| format!("{seconds:.0} s"))
+        .y_label_formatter(&|ms| {
+            // The decades above the data hold the attempt bars only.
+            if *ms > y_axis.data_top * 1.001 {
+                String::new()
+            } else {
+                format_latency_label(*ms)
+            }
+        })
+        .y_desc("latency (log scale)")
+        .label_style(text_style(13))
+        .axis_desc_style(text_style(14))
+        .draw()?;
+    Ok(chart)
+}
+
+/// The seconds without a latency, as a low bar along the x axis.
+fn mark_seconds_without_latency(
+    chart: &mut PanelChart<LogCoord<f64>>,
+    strategy: &StrategyReport,
+    y_axis: &LatencyTimelineAxis,
+) -> anyhow::Result<()> {
+    let mark_top = y_axis.at(0.035);
+    chart.draw_series(
+        strategy
+            .seconds
+            .iter()
+            .filter(|row| !is_drawable_latency(row.lat_p99_ms))
+            .map(|row| {
+                let start = f64::from(row.second);
+                Rectangle::new(
+                    [(start, y_axis.low), (start + 1.0, mark_top)],
+                    NO_TRANSACTIONS_MARK.filled(),
+                )
+            }),
+    )?;
+    Ok(())
+}
+
+/// The max and the p50 of each second, then over them the p99, which matters most.
+fn draw_latency_lines(
+    chart: &mut PanelChart<LogCoord<f64>>,
+    strategy: &StrategyReport,
+) -> anyhow::Result<()> {
+    for run in positive_step_runs(strategy, |row| row.lat_max_ms) {
+        chart.draw_series(line_segments(&run, max_style()))?;
+    }
+    for run in positive_step_runs(strategy, |row| row.lat_p50_ms) {
+        chart.draw_series(line_segments(&run, p50_style()))?;
+    }
+    for run in positive_step_runs(strategy, |row| row.lat_p99_ms) {
+        chart.draw_series(line_segments(&run, LATENCY_P99_LINE.stroke_width(2)))?;
+    }
+    Ok(())
 }
 
 /// "naive: worst second p99 9.10 s (at 15 s); whole run p50 1.10 ms, p99 4.00 ms", or

@@ -12,7 +12,8 @@ use super::layout::{ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE};
 use crate::metrics::{AttemptOutcome, RunReport, SecondRow, StrategyReport};
 
 /// A chart of one panel: seconds of the run clock across, any f64 axis up.
-type PanelChart<'a, 'b, Y> = ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, Y>>;
+pub(super) type PanelChart<'a, 'b, Y> =
+    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, Y>>;
 
 /// Shades the blocker's window(s) of `strategy` from `y.start` to `y.end`.
 pub(super) fn shade_blocker_windows<Y: Ranged<ValueType = f64>>(
