@@ -26,9 +26,11 @@ const NO_TRANSACTIONS_MARK: RGBColor = RGBColor(90, 90, 90);
 
 /// Draws `latency-timeline.png` to `path`: the p99 latency of each second (ms, log
 /// scale), with the p50 and the max as thinner lines, one panel per strategy laid out as
-/// in [`draw_timeline`] (see [`latency_timeline_size`]), on shared axes, with the blocker
-/// window and the DDL attempts marked the same way. Seconds in which no transaction
-/// completed (latency 0) are left out of the lines and marked at the bottom instead.
+/// in [`draw_timeline`](super::draw_timeline) (see
+/// [`latency_timeline_size`](super::latency_timeline_size)), on shared axes, with the
+/// blocker window and the DDL attempts marked the same way. Seconds in which no
+/// transaction completed (latency 0) are left out of the lines and marked at the bottom
+/// instead.
 pub fn draw_latency_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     register_embedded_font()?;
     draw_latency_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))

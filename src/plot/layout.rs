@@ -246,7 +246,18 @@ fn draw_timeline_header(
         header.draw_text(line, &centred, (width as i32 / 2, y))?;
     }
 
-    // The key, centred on one line under the title.
+    // 58 in the 80 px header of a two-line title.
+    draw_key(header, items, title_top + line_px * shown_lines + 2)
+}
+
+/// The key, centred on one line whose top is at pixel row `y`: a swatch and a label per
+/// item.
+fn draw_key(
+    header: &DrawingArea<BitMapBackend, Shift>,
+    items: &[(&str, KeySwatch)],
+    y: i32,
+) -> anyhow::Result<()> {
+    let (width, _) = header.dim_in_pixel();
     let key_style = text_style(14);
     let swatch_px = 14;
     let gap_px = 28;
@@ -261,8 +272,6 @@ fn draw_timeline_header(
     let total_px: i32 = label_widths.iter().map(|w| swatch_px + 6 + w).sum::<i32>()
         + gap_px * (items.len() as i32 - 1);
     let mut x = (width as i32 - total_px) / 2;
-    // 58 in the 80 px header of a two-line title.
-    let y = title_top + line_px * shown_lines + 2;
     for ((label, swatch), label_width) in items.iter().zip(&label_widths) {
         match swatch {
             KeySwatch::Line(colour) => header.draw(&PathElement::new(

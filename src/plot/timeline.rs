@@ -24,10 +24,10 @@ const TPS_LINE: RGBColor = RGBColor(31, 119, 180);
 const LOCK_WAITERS_LINE: RGBColor = RGBColor(148, 103, 189);
 
 /// Draws `timeline.png` to `path`: one panel per strategy, stacked up to 3 strategies and
-/// in a grid of 2 columns beyond (see [`timeline_size`]), all sharing the x axis (seconds
-/// of the run clock) and the y range (TPS, 0 to the highest second of any strategy).
-/// Under each panel's TPS part, a strip on the same x axis shows the sessions waiting on a
-/// lock in each second (0 to the highest count of any strategy).
+/// in a grid of 2 columns beyond (see [`timeline_size`](super::timeline_size)), all
+/// sharing the x axis (seconds of the run clock) and the y range (TPS, 0 to the highest
+/// second of any strategy). Under each panel's TPS part, a strip on the same x axis shows
+/// the sessions waiting on a lock in each second (0 to the highest count of any strategy).
 pub fn draw_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     register_embedded_font()?;
     draw_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
