@@ -1,0 +1,273 @@
+//! `latency.png`: the whole run's latency by percentile, one curve per strategy, on a
+//! percentile axis that spreads the tail, where the strategies differ most.
+
+use std::ops::Range;
+use std::path::Path;
+
+use anyhow::Context;
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::layout::{
+    GRID, format_latency, format_latency_label, line_segments, register_embedded_font, text_style,
+    trim_number,
+};
+use crate::metrics::{RunReport, StrategyReport};
+
+/// Width and height of `latency.png` in pixels.
+pub const LATENCY_SIZE_PX: (u32, u32) = (1200, 600);
+
+/// The percentile axis of `latency.png` ends at 99.99 (4 nines); higher points,
+/// the max included, are drawn at its right edge.
+const LATENCY_AXIS_NINES: f64 = 4.0;
+
+/// Colours of the strategies' curves in `latency.png`, in run order (then repeating).
+const STRATEGY_COLOURS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+/// Draws `latency.png` to `path`: latency (ms, log scale) by percentile, one curve per
+/// strategy with data; a report without any transaction gets a "no transactions" note.
+pub fn draw_latency(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    register_embedded_font()?;
+    draw_latency_png(report, path).with_context(|| format!("drawing {}", path.display()))
+}
+
+fn draw_latency_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    let root = BitMapBackend::new(path, LATENCY_SIZE_PX).into_drawing_area();
+    root.fill(&WHITE)?;
+    let title = format!("{}: latency by percentile", report.workload);
+    let curves = latency_curves(report);
+    if curves.is_empty() {
+        draw_nothing_to_draw(&root, &title)?;
+    } else {
+        draw_curves(&root, &title, &curves)?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// The curves of the strategies with data. A strategy keeps its colour whether or not
+/// the ones before it have data.
+fn latency_curves(report: &RunReport) -> Vec<LatencyCurve<'_>> {
+    report
+        .strategies
+        .iter()
+        .enumerate()
+        .map(|(index, strategy)| LatencyCurve {
+            strategy,
+            colour: STRATEGY_COLOURS[index % STRATEGY_COLOURS.len()],
+            points: percentile_points(strategy),
+        })
+        .filter(|curve| !curve.points.is_empty())
+        .collect()
+}
+
+/// The title and, in the middle, a note that there is no curve to draw.
+fn draw_nothing_to_draw(
+    root: &DrawingArea<BitMapBackend, Shift>,
+    title: &str,
+) -> anyhow::Result<()> {
+    root.draw_text(
+        title,
+        &text_style(20).pos(Pos::new(HPos::Center, VPos::Top)),
+        (LATENCY_SIZE_PX.0 as i32 / 2, 12),
+    )?;
+    root.draw_text(
+        "no transactions: nothing to draw",
+        &text_style(24).pos(Pos::new(HPos::Center, VPos::Center)),
+        (LATENCY_SIZE_PX.0 as i32 / 2, LATENCY_SIZE_PX.1 as i32 / 2),
+    )?;
+    Ok(())
+}
+
+/// The y range (ms) of `latency.png`: whole decades around every point of `curves`, so
+/// the log axis always has labelled ticks.
+fn latency_range_ms(curves: &[LatencyCurve]) -> Range<f64> {
+    let all_ms = curves
+        .iter()
+        .flat_map(|curve| curve.points.iter().map(|point| point.1));
+    let min_ms = all_ms.clone().fold(f64::INFINITY, f64::min);
+    let max_ms = all_ms.fold(0.0, f64::max);
+    // (A hair under the decade, so that rounding does not drop its tick label.)
+    let y_low = 10_f64.powf(min_ms.log10().floor()) * 0.999;
+    let y_high = 10_f64
+        .powf((max_ms * 1.05).log10().ceil())
+        .max(y_low * 10.0);
+    y_low..y_high
+}
+
+/// The chart with its title, axes, one line per curve and the key in the upper left.
+fn draw_curves(
+    root: &DrawingArea<BitMapBackend, Shift>,
+    title: &str,
+    curves: &[LatencyCurve],
+) -> anyhow::Result<()> {
+    let mut chart = ChartBuilder::on(root)
+        .margin(16)
+        .margin_right(40)
+        .caption(title, text_style(20))
+        .x_label_area_size(52)
+        .y_label_area_size(90)
+        .build_cartesian_2d(PercentileAxis, latency_range_ms(curves).log_scale())?;
+    chart
+        .configure_mesh()
+        .light_line_style(GRID.mix(0.5))
+        .bold_line_style(GRID)
+        .y_labels(12)
+        .y_label_formatter(&|ms| format_latency_label(*ms))
+        .x_desc("percentile")
+        .y_desc("latency (log scale)")
+        .label_style(text_style(14))
+        .axis_desc_style(text_style(15))
+        .draw()?;
+
+    for curve in curves {
+        let colour = curve.colour;
+        chart
+            .draw_series(line_segments(&curve.points, colour.stroke_width(3)))?
+            .label(curve_label(curve.strategy))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .margin(12)
+        .label_font(text_style(16))
+        .background_style(WHITE.mix(0.9))
+        .border_style(RGBColor(160, 160, 160))
+        .draw()?;
+    Ok(())
+}
+
+/// A curve's key entry: the strategy and its whole-run p50, p99, p99.9 and max.
+fn curve_label(strategy: &StrategyReport) -> String {
+    format!(
+        "{}: p50 {}, p99 {}, p99.9 {}, max {}",
+        strategy.strategy,
+        format_latency(strategy.summary.lat_p50_ms),
+        format_latency(strategy.summary.lat_p99_ms),
+        format_latency(strategy.summary.lat_p999_ms),
+        format_latency(strategy.summary.lat_max_ms)
+    )
+}
+
+/// One line of `latency.png`.
+struct LatencyCurve<'a> {
+    strategy: &'a StrategyReport,
+    colour: RGBColor,
+    /// (percentile, ms)
+    points: Vec<(f64, f64)>,
+}
+
+/// A strategy's percentile curve as chart points (percentile, ms), leaving out
+/// latencies of zero, which a log scale cannot show.
+fn percentile_points(strategy: &StrategyReport) -> Vec<(f64, f64)> {
+    strategy
+        .latency
+        .percentiles
+        .iter()
+        .filter(|(_, ms)| *ms > 0.0 && ms.is_finite())
+        .copied()
+        .collect()
+}
+
+/// The x axis of `latency.png`: percentiles 0 .. 99.99 placed at -log10(1 - p/100),
+/// which spreads the tail; labelled at 0, 50, 75, 90, 99, 99.9 and 99.99.
+struct PercentileAxis;
+
+/// The labelled percentiles of [`PercentileAxis`].
+const PERCENTILE_TICKS: [f64; 7] = [0.0, 50.0, 75.0, 90.0, 99.0, 99.9, 99.99];
+
+impl Ranged for PercentileAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, percentile: &f64, limit: (i32, i32)) -> i32 {
+        let fraction = percentile_to_x(*percentile) / LATENCY_AXIS_NINES;
+        limit.0 + (f64::from(limit.1 - limit.0) * fraction).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            // Light grid lines half way (on this axis) between the labelled ones.
+            vec![25.0, 68.377, 84.189, 96.838, 99.684, 99.968]
+        } else {
+            PERCENTILE_TICKS.to_vec()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        0.0..99.99
+    }
+}
+
+impl ValueFormatter<f64> for PercentileAxis {
+    fn format(percentile: &f64) -> String {
+        trim_number(*percentile, 2)
+    }
+}
+
+/// The percentile axis: x = -log10(1 - p/100), so 90 is at 1, 99 at 2, 99.9 at 3;
+/// everything from 99.99 up (the max included) is drawn at the right edge.
+fn percentile_to_x(percentile: f64) -> f64 {
+    let x = -(1.0 - percentile / 100.0).log10();
+    // NaN comes from a percentile over 100 (rounding): the edge too.
+    if x.is_nan() || x > LATENCY_AXIS_NINES {
+        LATENCY_AXIS_NINES
+    } else {
+        x.max(0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::sample::reference_report;
+    use crate::plot::test_support::{decode_png, output_dir};
+
+    #[test]
+    fn latency_png_has_the_expected_size_and_is_not_blank() {
+        let (_keep, dir) = output_dir();
+        let path = dir.join("latency.png");
+        draw_latency(&reference_report(), &path).unwrap();
+        let (width, height, colours) = decode_png(&path);
+        assert_eq!((width, height), LATENCY_SIZE_PX);
+        assert!(colours > 2, "only {colours} colours");
+    }
+
+    #[test]
+    fn one_strategy_without_data_is_skipped() {
+        let (_keep, dir) = output_dir();
+        let mut report = reference_report();
+        report.strategies[0].latency.percentiles.clear();
+        let path = dir.join("latency-one.png");
+        draw_latency(&report, &path).unwrap();
+        assert!(decode_png(&path).2 > 2);
+    }
+
+    #[test]
+    fn percentile_axis_spreads_the_tail() {
+        assert_eq!(percentile_to_x(0.0), 0.0);
+        assert!((percentile_to_x(90.0) - 1.0).abs() < 1e-9);
+        assert!((percentile_to_x(99.9) - 3.0).abs() < 1e-9);
+        assert_eq!(percentile_to_x(100.0), LATENCY_AXIS_NINES);
+        assert_eq!(PercentileAxis.map(&99.0, (0, 400)), 200);
+        assert_eq!(PercentileAxis.map(&100.0, (0, 400)), 400);
+        assert_eq!(PercentileAxis::format(&99.99), "99.99");
+        assert_eq!(PercentileAxis::format(&0.0), "0");
+        assert_eq!(format_latency_label(0.1), "0.1 ms");
+        assert_eq!(format_latency_label(10000.0), "10 s");
+    }
+}

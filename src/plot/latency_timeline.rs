@@ -1,0 +1,376 @@
+//! `latency-timeline.png`: what the stall does to each second's latency (p99, with the
+//! p50 and the max), one panel per strategy laid out, shaded and marked like
+//! `timeline.png`, on a log axis. Seconds in which no transaction completed have no
+//! latency, so they are left out of the lines and marked at the bottom instead.
+
+use std::path::Path;
+
+use anyhow::Context;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::layout::{
+    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, TimelineLayout, draw_panels_png,
+    format_latency, format_latency_label, line_segments, register_embedded_font, text_style,
+};
+use super::panel::{PanelChart, mark_attempts, shade_blocker_windows, steps, timeline_duration_s};
+use crate::metrics::{RunReport, SecondRow, StrategyReport};
+
+/// The p99 line (and, fainter, the max).
+const LATENCY_P99_LINE: RGBColor = RGBColor(217, 95, 2);
+/// The p50 line.
+const LATENCY_P50_LINE: RGBColor = RGBColor(31, 119, 180);
+/// The mark of a second in which no transaction completed.
+const NO_TRANSACTIONS_MARK: RGBColor = RGBColor(90, 90, 90);
+
+/// Draws `latency-timeline.png` to `path`: the p99 latency of each second (ms, log
+/// scale), with the p50 and the max as thinner lines, one panel per strategy laid out as
+/// in [`draw_timeline`](super::draw_timeline) (see
+/// [`latency_timeline_size`](super::latency_timeline_size)), on shared axes, with the
+/// blocker window and the DDL attempts marked the same way. Seconds in which no
+/// transaction completed (latency 0) are left out of the lines and marked at the bottom
+/// instead.
+pub fn draw_latency_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    register_embedded_font()?;
+    draw_latency_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
+}
+
+fn draw_latency_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    let key = [
+        ("p99 of the second", KeySwatch::Line(LATENCY_P99_LINE)),
+        ("p50", KeySwatch::ThinLine(p50_style())),
+        ("max", KeySwatch::ThinLine(max_style())),
+        (
+            "no transaction completed",
+            KeySwatch::Box(NO_TRANSACTIONS_MARK),
+        ),
+        ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
+        ("DDL try that failed", KeySwatch::Box(ATTEMPT_FAILED)),
+        ("DDL try that succeeded", KeySwatch::Box(ATTEMPT_OK)),
+    ];
+    let duration_s = timeline_duration_s(report);
+    let y_axis = LatencyTimelineAxis::new(report);
+    draw_panels_png(
+        report,
+        path,
+        &TimelineLayout::latency(report.strategies.len()),
+        format!("{}: latency per second", report.workload),
+        &key,
+        |strategy, panel| draw_latency_timeline_panel(strategy, panel, duration_s, &y_axis),
+    )
+}
+
+fn p50_style() -> ShapeStyle {
+    LATENCY_P50_LINE.stroke_width(1)
+}
+
+fn max_style() -> ShapeStyle {
+    LATENCY_P99_LINE.mix(0.5).stroke_width(1)
+}
+
+/// Whether a latency can be drawn on a log axis: seconds in which no transaction
+/// completed have 0.
+fn is_drawable_latency(ms: f64) -> bool {
+    ms > 0.0 && ms.is_finite()
+}
+
+/// The y range (ms) shared by the panels of `latency-timeline.png`: whole decades around
+/// every drawable p50, p99 and max of any strategy (with at least a sixth of a decade
+/// under the lowest), then a quarter as many decades again above, for the attempt bars.
+struct LatencyTimelineAxis {
+    low: f64,
+    /// The top of the decades of the data: no labels above it.
+    data_top: f64,
+    top: f64,
+}
+
+impl LatencyTimelineAxis {
+    fn new(report: &RunReport) -> LatencyTimelineAxis {
+        let values = report
+            .strategies
+            .iter()
+            .flat_map(|strategy| &strategy.seconds)
+            .flat_map(|row| [row.lat_p50_ms, row.lat_p99_ms, row.lat_max_ms])
+            .filter(|ms| is_drawable_latency(*ms));
+        let min_ms = values.clone().fold(f64::INFINITY, f64::min);
+        let max_ms = values.fold(0.0, f64::max);
+        // 1 ms to 100 ms when there is nothing to draw.
+        let (low_decade, high_decade) = if max_ms > 0.0 {
+            let low = (min_ms.log10() - 0.15).floor();
+            (low, max_ms.log10().ceil().max(low + 1.0))
+        } else {
+            (0.0, 2.0)
+        };
+        let top_decade = high_decade + (high_decade - low_decade) * 0.25;
+        LatencyTimelineAxis {
+            // A hair under the decade, so that rounding does not drop its tick label.
+            low: 10_f64.powf(low_decade) * 0.999,
+            data_top: 10_f64.powf(high_decade),
+            top: 10_f64.powf(top_decade),
+        }
+    }
+
+    /// The latency `fraction` of the way up the axis (on the log scale).
+    fn at(&self, fraction: f64) -> f64 {
+        let (low, top) = (self.low.log10(), self.top.log10());
+        10_f64.powf(low + (top - low) * fraction)
+    }
+}
+
+/// One strategy's panel of `latency-timeline.png`: blocker shading, the p50, p99 and max
+/// of each second (left out where no transaction completed, which is marked at the
+/// bottom), and the DDL attempts as in `timeline.png`.
+fn draw_latency_timeline_panel(
+    strategy: &StrategyReport,
+    panel: &DrawingArea<BitMapBackend, Shift>,
+    duration_s: f64,
+    y_axis: &LatencyTimelineAxis,
+) -> anyhow::Result<()> {
+    let (low, top) = (y_axis.low, y_axis.top);
+    let mut chart = latency_panel_chart(strategy, panel, duration_s, y_axis)?;
+    shade_blocker_windows(&mut chart, strategy, low..top)?;
+    mark_seconds_without_latency(&mut chart, strategy, y_axis)?;
+    draw_latency_lines(&mut chart, strategy)?;
+
+    if !strategy
+        .seconds
+        .iter()
+        .any(|row| is_drawable_latency(row.lat_p99_ms))
+    {
+        let (width, height) = panel.dim_in_pixel();
+        panel.draw_text(
+            "no transaction completed",
+            &text_style(18).pos(Pos::new(HPos::Center, VPos::Center)),
+            (width as i32 / 2, height as i32 / 2),
+        )?;
+    }
+
+    mark_attempts(
+        &mut chart,
+        strategy,
+        duration_s,
+        low..top,
+        y_axis.at(0.88)..y_axis.at(0.96),
+    )
+}
+
+/// The chart of one panel of `latency-timeline.png`, with its caption, grid and labels
+/// drawn: seconds across, latency (ms, log scale) up.
+fn latency_panel_chart<'a, 'b>(
+    strategy: &StrategyReport,
+    panel: &'a DrawingArea<BitMapBackend<'b>, Shift>,
+    duration_s: f64,
+    y_axis: &LatencyTimelineAxis,
+) -> anyhow::Result<PanelChart<'a, 'b, LogCoord<f64>>> {
+    // The margins and label areas of the TPS part of `timeline.png`.
+    let mut chart = ChartBuilder::on(panel)
+        .margin_top(6)
+        .margin_bottom(4)
+        .margin_left(12)
+        .margin_right(28)
+        .caption(latency_panel_caption(strategy), text_style(16))
+        .x_label_area_size(28)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..duration_s, (y_axis.low..y_axis.top).log_scale())?;
+    chart
+        .configure_mesh()
+        .light_line_style(GRID.mix(0.5))
+        .bold_line_style(GRID)
+        .x_max_light_lines(0)
+        .x_labels(16)
+        .y_labels(8)
+        .x_label_formatter(&|seconds| format!("{seconds:.0} s"))
+        .y_label_formatter(&|ms| {
+            // The decades above the data hold the attempt bars only.
+            if *ms > y_axis.data_top * 1.001 {
+                String::new()
+            } else {
+                format_latency_label(*ms)
+            }
+        })
+        .y_desc("latency (log scale)")
+        .label_style(text_style(13))
+        .axis_desc_style(text_style(14))
+        .draw()?;
+    Ok(chart)
+}
+
+/// The seconds without a latency, as a low bar along the x axis.
+fn mark_seconds_without_latency(
+    chart: &mut PanelChart<LogCoord<f64>>,
+    strategy: &StrategyReport,
+    y_axis: &LatencyTimelineAxis,
+) -> anyhow::Result<()> {
+    let mark_top = y_axis.at(0.035);
+    chart.draw_series(
+        strategy
+            .seconds
+            .iter()
+            .filter(|row| !is_drawable_latency(row.lat_p99_ms))
+            .map(|row| {
+                let start = f64::from(row.second);
+                Rectangle::new(
+                    [(start, y_axis.low), (start + 1.0, mark_top)],
+                    NO_TRANSACTIONS_MARK.filled(),
+                )
+            }),
+    )?;
+    Ok(())
+}
+
+/// The max and the p50 of each second, then over them the p99, which matters most.
+fn draw_latency_lines(
+    chart: &mut PanelChart<LogCoord<f64>>,
+    strategy: &StrategyReport,
+) -> anyhow::Result<()> {
+    for run in positive_step_runs(strategy, |row| row.lat_max_ms) {
+        chart.draw_series(line_segments(&run, max_style()))?;
+    }
+    for run in positive_step_runs(strategy, |row| row.lat_p50_ms) {
+        chart.draw_series(line_segments(&run, p50_style()))?;
+    }
+    for run in positive_step_runs(strategy, |row| row.lat_p99_ms) {
+        chart.draw_series(line_segments(&run, LATENCY_P99_LINE.stroke_width(2)))?;
+    }
+    Ok(())
+}
+
+/// "naive: worst second p99 9.10 s (at 15 s); whole run p50 1.10 ms, p99 4.00 ms", or
+/// just "naive" when no transaction completed (the panel says so in its middle).
+fn latency_panel_caption(strategy: &StrategyReport) -> String {
+    let worst = strategy
+        .seconds
+        .iter()
+        .filter(|row| is_drawable_latency(row.lat_p99_ms))
+        .max_by(|a, b| a.lat_p99_ms.total_cmp(&b.lat_p99_ms));
+    match worst {
+        Some(row) => format!(
+            "{}: worst second p99 {} (at {} s); whole run p50 {}, p99 {}",
+            strategy.strategy,
+            format_latency(row.lat_p99_ms),
+            row.second,
+            format_latency(strategy.summary.lat_p50_ms),
+            format_latency(strategy.summary.lat_p99_ms),
+        ),
+        None => strategy.strategy.clone(),
+    }
+}
+
+/// A per-second value that a log axis can show (above 0) as step lines, one per run of
+/// consecutive such seconds: the seconds in between are left out, not drawn at 0.
+fn positive_step_runs(
+    strategy: &StrategyReport,
+    value: impl Fn(&SecondRow) -> f64,
+) -> Vec<Vec<(f64, f64)>> {
+    let mut runs: Vec<Vec<&SecondRow>> = Vec::new();
+    let mut previous: Option<u32> = None;
+    for row in &strategy.seconds {
+        if !is_drawable_latency(value(row)) {
+            previous = None;
+            continue;
+        }
+        match runs.last_mut() {
+            Some(run) if previous.map(|second| second + 1) == Some(row.second) => run.push(row),
+            _ => runs.push(vec![row]),
+        }
+        previous = Some(row.second);
+    }
+    runs.into_iter().map(|run| steps(run, &value)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::sample::reference_report;
+    use crate::plot::layout::{LATENCY_TIMELINE_PANEL_HEIGHT_PX, latency_timeline_size};
+    use crate::plot::test_support::{
+        ALL_STRATEGIES, decode_png, decode_rgb, output_dir, report_with_strategies,
+    };
+
+    #[test]
+    fn latency_timeline_png_has_the_expected_size_and_its_p99_lines() {
+        let (_keep, dir) = output_dir();
+        let path = dir.join("latency-timeline.png");
+        draw_latency_timeline(&reference_report(), &path).unwrap();
+        let (width, height, pixels) = decode_rgb(&path);
+        assert_eq!((width, height), latency_timeline_size(2));
+        let line = [LATENCY_P99_LINE.0, LATENCY_P99_LINE.1, LATENCY_P99_LINE.2];
+        let layout = TimelineLayout::latency(2);
+        for index in 0..2 {
+            let (_, top) = layout.panel_origin_px(index);
+            let count = (top..top + LATENCY_TIMELINE_PANEL_HEIGHT_PX)
+                .flat_map(|y| (0..width).map(move |x| (y * width + x) as usize))
+                .filter(|&pixel| pixels[pixel] == line)
+                .count();
+            assert!(count > 500, "panel {index}: only {count} pixels of p99");
+        }
+        // Nine strategies: the grid of timeline.png, and a title that is not cut.
+        let nine = dir.join("latency-timeline-nine.png");
+        draw_latency_timeline(&report_with_strategies(ALL_STRATEGIES), &nine).unwrap();
+        let (width, height, colours) = decode_png(&nine);
+        assert_eq!((width, height), latency_timeline_size(9));
+        assert!(colours > 2, "only {colours} colours");
+    }
+
+    #[test]
+    fn latency_timeline_leaves_out_the_seconds_without_transactions() {
+        let strategy = &reference_report().strategies[0];
+        // naive: seconds 0-5 and 15-24 have a p99, 6-14 none.
+        let runs = positive_step_runs(strategy, |row| row.lat_p99_ms);
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[0].first(), Some(&(0.0, 4.0)));
+        assert_eq!(runs[0].last(), Some(&(6.0, 4.0)));
+        assert_eq!(runs[1].first(), Some(&(15.0, 9_100.0)));
+        assert!(runs.iter().flatten().all(|(_, ms)| *ms > 0.0));
+        // A missing second splits a run too.
+        let mut strategy = strategy.clone();
+        strategy.seconds.remove(2);
+        assert_eq!(positive_step_runs(&strategy, |row| row.lat_p99_ms).len(), 3);
+
+        let axis = LatencyTimelineAxis::new(&reference_report());
+        assert!(axis.low <= 1.1 && axis.low > 0.0, "{}", axis.low);
+        assert!(axis.at(0.8) >= 9_700.0, "{}", axis.at(0.8));
+        assert!((axis.at(0.0) - axis.low).abs() < 1e-9);
+    }
+
+    #[test]
+    fn latency_timeline_of_a_strategy_without_transactions_draws() {
+        let (_keep, dir) = output_dir();
+        // One strategy with only zero seconds next to one with data.
+        let mut report = reference_report();
+        for row in &mut report.strategies[0].seconds {
+            row.tps = 0;
+            row.lat_mean_ms = 0.0;
+            row.lat_p50_ms = 0.0;
+            row.lat_p99_ms = 0.0;
+            row.lat_max_ms = 0.0;
+        }
+        let path = dir.join("latency-timeline-one-empty.png");
+        draw_latency_timeline(&report, &path).unwrap();
+        let (width, height, colours) = decode_png(&path);
+        assert_eq!((width, height), latency_timeline_size(2));
+        assert!(colours > 2, "only {colours} colours");
+        assert_eq!(latency_panel_caption(&report.strategies[0]), "naive");
+        assert!(
+            latency_panel_caption(&report.strategies[1]).starts_with("retry: worst second p99")
+        );
+
+        // Every strategy without data, and no strategy at all.
+        for row in &mut report.strategies[1].seconds {
+            row.lat_p50_ms = 0.0;
+            row.lat_p99_ms = 0.0;
+            row.lat_max_ms = 0.0;
+        }
+        let path = dir.join("latency-timeline-all-empty.png");
+        draw_latency_timeline(&report, &path).unwrap();
+        assert_eq!(decode_png(&path).1, latency_timeline_size(2).1);
+        let nothing = RunReport {
+            workload: "empty".to_string(),
+            strategies: Vec::new(),
+        };
+        let path = dir.join("latency-timeline-nothing.png");
+        draw_latency_timeline(&nothing, &path).unwrap();
+        assert_eq!(decode_png(&path).1, latency_timeline_size(0).1);
+    }
+}

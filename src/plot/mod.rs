@@ -1,0 +1,144 @@
+//! The three charts of a results folder, drawn from a `RunReport` alone (so that
+//! `stallbench plot DIR` can redraw them from the folder's files):
+//!
+//! - `timeline.png` (`timeline.rs`): TPS per second, one panel per strategy, with the
+//!   blocker window and the DDL attempts, and under it a strip with the sessions waiting
+//!   on a lock; panels stacked up to 3 strategies, in two columns beyond;
+//! - `latency.png` (`latency.rs`): latency by percentile, one curve per strategy;
+//! - `latency-timeline.png` (`latency_timeline.rs`): p99 latency per second on a log
+//!   axis, one panel per strategy, laid out, shaded and marked like `timeline.png`.
+//!
+//! `layout.rs` holds the font, colours, panel grid, title and key they share;
+//! `panel.rs` what the two per-second charts draw on the run clock.
+
+mod latency;
+mod latency_timeline;
+mod layout;
+mod panel;
+#[cfg(test)]
+mod test_support;
+mod timeline;
+
+pub use latency::{LATENCY_SIZE_PX, draw_latency};
+pub use latency_timeline::draw_latency_timeline;
+pub use layout::{
+    LATENCY_TIMELINE_PANEL_HEIGHT_PX, TIMELINE_GRID_COLUMN_WIDTH_PX, TIMELINE_GRID_COLUMNS,
+    TIMELINE_HEADER_HEIGHT_PX, TIMELINE_LOCK_STRIP_HEIGHT_PX, TIMELINE_MAX_STACKED,
+    TIMELINE_PANEL_HEIGHT_PX, TIMELINE_TITLE_LINE_HEIGHT_PX, TIMELINE_WIDTH_PX,
+    latency_timeline_size, timeline_size,
+};
+pub use timeline::draw_timeline;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::sample::reference_report;
+    use crate::metrics::{LatencyDistribution, RunReport};
+    use crate::plot::test_support::{decode_png, output_dir};
+
+    #[test]
+    fn charts_of_a_report_read_back_from_files_draw() {
+        let (_keep, dir) = output_dir();
+        let results = dir.join("read-back");
+        crate::export::write_all(&reference_report(), &results).unwrap();
+        let report = crate::export::read_report(&results).unwrap();
+        let timeline = dir.join("timeline-read-back.png");
+        let latency = dir.join("latency-read-back.png");
+        draw_timeline(&report, &timeline).unwrap();
+        draw_latency(&report, &latency).unwrap();
+        assert_eq!(decode_png(&timeline).0, 1200);
+        assert!(decode_png(&latency).2 > 2);
+        // Read back, the blocker window comes from the blocker_active seconds.
+        let latency_timeline = dir.join("latency-timeline-read-back.png");
+        draw_latency_timeline(&report, &latency_timeline).unwrap();
+        assert_eq!(
+            {
+                let (w, h, _) = decode_png(&latency_timeline);
+                (w, h)
+            },
+            latency_timeline_size(2)
+        );
+    }
+
+    #[test]
+    fn a_report_without_transactions_still_draws() {
+        let (_keep, dir) = output_dir();
+        let mut report = reference_report();
+        for strategy in &mut report.strategies {
+            strategy.latency = LatencyDistribution {
+                histogram: None,
+                percentiles: Vec::new(),
+            };
+            for row in &mut strategy.seconds {
+                row.tps = 0;
+            }
+        }
+        let latency = dir.join("latency-empty.png");
+        draw_latency(&report, &latency).unwrap();
+        let (width, height, colours) = decode_png(&latency);
+        assert_eq!((width, height), LATENCY_SIZE_PX);
+        assert!(colours > 2, "the note is missing");
+        let timeline = dir.join("timeline-empty.png");
+        draw_timeline(&report, &timeline).unwrap();
+        assert_eq!(decode_png(&timeline).1, timeline_size(2).1);
+
+        let nothing = RunReport {
+            workload: "empty".to_string(),
+            strategies: Vec::new(),
+        };
+        let path = dir.join("timeline-nothing.png");
+        draw_timeline(&nothing, &path).unwrap();
+        assert_eq!(decode_png(&path).1, timeline_size(0).1);
+    }
+
+    #[test]
+    fn many_strategies_over_a_long_run_draw() {
+        let (_keep, dir) = output_dir();
+        let sample = reference_report();
+        let mut report = RunReport {
+            workload: "add-column-with-a-rather-long-workload-name".to_string(),
+            strategies: Vec::new(),
+        };
+        for (index, name) in [
+            "naive",
+            "retry",
+            "lock-timeout-with-backoff",
+            "load-only",
+            "x",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let mut strategy = sample.strategies[index % 2].clone();
+            strategy.strategy = name.to_string();
+            strategy.summary.strategy = name.to_string();
+            let mut seconds = Vec::new();
+            for round in 0..5_u32 {
+                for row in &strategy.seconds {
+                    let mut row = row.clone();
+                    row.second += round * 25;
+                    seconds.push(row);
+                }
+            }
+            strategy.seconds = seconds;
+            if *name == "load-only" {
+                strategy.attempts.clear();
+                strategy.summary.ddl_attempts = 0;
+                strategy.blocker = None;
+            }
+            report.strategies.push(strategy);
+        }
+        let timeline = dir.join("timeline-five.png");
+        draw_timeline(&report, &timeline).unwrap();
+        assert_eq!(
+            {
+                let (w, h, _) = decode_png(&timeline);
+                (w, h)
+            },
+            timeline_size(5)
+        );
+        let latency = dir.join("latency-five.png");
+        draw_latency(&report, &latency).unwrap();
+        assert!(decode_png(&latency).2 > 2);
+    }
+}

@@ -1,0 +1,386 @@
+//! `timeline.png`, the chart of the outage: transactions per second, one panel per
+//! strategy, with the blocker's window and the DDL tries marked, and under each panel a
+//! strip with the sessions waiting on a lock, so a stall and its cause are seen together.
+
+use std::ops::Range;
+use std::path::Path;
+
+use anyhow::Context;
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::layout::{
+    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, TIMELINE_PANEL_HEIGHT_PX,
+    TimelineLayout, draw_panels_png, headline, line_segments, register_embedded_font, text_style,
+};
+use super::panel::{mark_attempts, shade_blocker_windows, step_points, timeline_duration_s};
+use crate::metrics::{RunReport, StrategyReport};
+
+/// The TPS line and its shading.
+const TPS_LINE: RGBColor = RGBColor(31, 119, 180);
+/// The lock waiters line and its shading.
+const LOCK_WAITERS_LINE: RGBColor = RGBColor(148, 103, 189);
+
+/// Draws `timeline.png` to `path`: one panel per strategy, stacked up to 3 strategies and
+/// in a grid of 2 columns beyond (see [`timeline_size`](super::timeline_size)), all
+/// sharing the x axis (seconds of the run clock) and the y range (TPS, 0 to the highest
+/// second of any strategy). Under each panel's TPS part, a strip on the same x axis shows
+/// the sessions waiting on a lock in each second (0 to the highest count of any strategy).
+pub fn draw_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    register_embedded_font()?;
+    draw_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
+}
+
+fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    let key = [
+        ("transactions per second", KeySwatch::Line(TPS_LINE)),
+        (
+            "sessions waiting on a lock",
+            KeySwatch::Line(LOCK_WAITERS_LINE),
+        ),
+        ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
+        (
+            "DDL try that failed (lock_timeout, error, gave up)",
+            KeySwatch::Box(ATTEMPT_FAILED),
+        ),
+        ("DDL try that succeeded", KeySwatch::Box(ATTEMPT_OK)),
+    ];
+    let duration_s = timeline_duration_s(report);
+    let max_tps = report
+        .strategies
+        .iter()
+        .flat_map(|strategy| strategy.seconds.iter().map(|row| row.tps))
+        .max()
+        .unwrap_or(0)
+        .max(8) as f64;
+    // At least 8, so that a nearly idle run still gets whole-number ticks;
+    // headroom above the highest second for the attempt bars.
+    let y_top = max_tps * 1.25;
+    let max_waiters = report
+        .strategies
+        .iter()
+        .flat_map(|strategy| strategy.seconds.iter().map(|row| row.lock_waiters))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    draw_panels_png(
+        report,
+        path,
+        &TimelineLayout::new(report.strategies.len()),
+        report.workload.clone(),
+        &key,
+        |strategy, panel| {
+            let (tps_part, lock_strip) = panel.split_vertically(TIMELINE_PANEL_HEIGHT_PX);
+            draw_timeline_panel(strategy, &tps_part, duration_s, y_top)?;
+            draw_lock_strip(strategy, &lock_strip, duration_s, max_waiters)
+        },
+    )
+}
+
+/// The TPS part of one strategy's panel: blocker shading, TPS, and a bar per DDL attempt
+/// near the top.
+fn draw_timeline_panel(
+    strategy: &StrategyReport,
+    panel: &DrawingArea<BitMapBackend, Shift>,
+    duration_s: f64,
+    y_top: f64,
+) -> anyhow::Result<()> {
+    let mut chart = ChartBuilder::on(panel)
+        .margin_top(6)
+        .margin_bottom(4)
+        .margin_left(12)
+        .margin_right(28)
+        .caption(panel_caption(strategy), text_style(16))
+        .x_label_area_size(28)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..duration_s, 0.0..y_top)?;
+    chart
+        .configure_mesh()
+        .light_line_style(WHITE.mix(0.0))
+        .bold_line_style(GRID)
+        .x_labels(16)
+        .y_labels(6)
+        .x_label_formatter(&|seconds| format!("{seconds:.0} s"))
+        .y_label_formatter(&|tps| format!("{tps:.0}"))
+        .y_desc("TPS")
+        .label_style(text_style(13))
+        .axis_desc_style(text_style(14))
+        .draw()?;
+
+    shade_blocker_windows(&mut chart, strategy, 0.0..y_top)?;
+
+    let steps = step_points(strategy, |row| row.tps as f64);
+    chart.draw_series(AreaSeries::new(
+        steps.iter().copied(),
+        0.0,
+        TPS_LINE.mix(0.12).filled(),
+    ))?;
+    chart.draw_series(line_segments(&steps, TPS_LINE.stroke_width(2)))?;
+
+    mark_attempts(
+        &mut chart,
+        strategy,
+        duration_s,
+        0.0..y_top,
+        y_top * 0.88..y_top * 0.96,
+    )
+}
+
+/// The strip under a strategy's TPS part: the most sessions waiting on a lock in each
+/// second, as a step line on the same x axis, with the blocker window shaded.
+/// The y axis runs from 0 to a little above `max_waiters`, labelled with whole numbers.
+fn draw_lock_strip(
+    strategy: &StrategyReport,
+    strip: &DrawingArea<BitMapBackend, Shift>,
+    duration_s: f64,
+    max_waiters: u32,
+) -> anyhow::Result<()> {
+    let y_axis = WaitersAxis::new(max_waiters);
+    let y_top = y_axis.top;
+    // The same horizontal margins and y label area as the TPS part, so that the
+    // seconds line up; no x labels of its own (those of the TPS part are just above).
+    // The bottom margin leaves room under the "0" label.
+    let mut chart = ChartBuilder::on(strip)
+        .margin_top(4)
+        .margin_bottom(10)
+        .margin_left(12)
+        .margin_right(28)
+        .x_label_area_size(0)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..duration_s, y_axis)?;
+    chart
+        .configure_mesh()
+        .light_line_style(WHITE.mix(0.0))
+        .bold_line_style(GRID)
+        .x_labels(16)
+        .label_style(text_style(12))
+        .draw()?;
+
+    // The axis name, turned like "TPS" above it but on two lines ("lock", "waiters"):
+    // on one line it would be taller than the strip.
+    let (_, plot_rows) = chart.plotting_area().get_pixel_range();
+    let centre_y = (plot_rows.start + plot_rows.end) / 2 - strip.get_base_pixel().1;
+    let desc_style = text_style(13)
+        .transform(FontTransform::Rotate270)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    strip.draw_text("lock", &desc_style, (10, centre_y))?;
+    strip.draw_text("waiters", &desc_style, (25, centre_y))?;
+
+    shade_blocker_windows(&mut chart, strategy, 0.0..y_top)?;
+    // No x axis of its own: a baseline at 0 instead.
+    chart.draw_series(std::iter::once(PathElement::new(
+        vec![(0.0, 0.0), (duration_s, 0.0)],
+        BLACK.stroke_width(1),
+    )))?;
+    let steps = step_points(strategy, |row| f64::from(row.lock_waiters));
+    chart.draw_series(AreaSeries::new(
+        steps.iter().copied(),
+        0.0,
+        LOCK_WAITERS_LINE.mix(0.15).filled(),
+    ))?;
+    chart.draw_series(line_segments(&steps, LOCK_WAITERS_LINE.stroke_width(2)))?;
+    Ok(())
+}
+
+/// The y axis of the lock strip: 0 to a little above `max` (so that a line at `max`
+/// is not cut by the edge), labelled at 0, at `max`, and half way when that is a
+/// whole number.
+struct WaitersAxis {
+    max: u32,
+    top: f64,
+}
+
+impl WaitersAxis {
+    fn new(max: u32) -> WaitersAxis {
+        WaitersAxis {
+            max,
+            top: f64::from(max.max(1)) * 1.15,
+        }
+    }
+
+    /// The labelled values, all whole numbers.
+    fn ticks(&self) -> Vec<u32> {
+        let mut ticks = vec![0];
+        if self.max >= 2 && self.max.is_multiple_of(2) {
+            ticks.push(self.max / 2);
+        }
+        if self.max > 0 {
+            ticks.push(self.max);
+        }
+        ticks
+    }
+}
+
+impl Ranged for WaitersAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, waiters: &f64, limit: (i32, i32)) -> i32 {
+        let fraction = waiters / self.top;
+        limit.0 + (f64::from(limit.1 - limit.0) * fraction).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks().into_iter().map(f64::from).collect()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        0.0..self.top
+    }
+}
+
+impl ValueFormatter<f64> for WaitersAxis {
+    fn format(waiters: &f64) -> String {
+        format!("{waiters:.0}")
+    }
+}
+
+/// The panel caption: the strategy and its headline figures.
+fn panel_caption(strategy: &StrategyReport) -> String {
+    let s = &strategy.summary;
+    let mut caption = headline(strategy);
+    if s.ddl_attempts > 0 {
+        caption.push_str(&format!(", DDL outcome {}", s.ddl_outcome));
+    }
+    caption
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::sample::reference_report;
+    use crate::plot::layout::{
+        TIMELINE_HEADER_HEIGHT_PX, TIMELINE_LOCK_STRIP_HEIGHT_PX, timeline_size,
+    };
+    use crate::plot::test_support::{
+        ALL_STRATEGIES, decode_png, decode_rgb, output_dir, report_with_strategies,
+    };
+
+    #[test]
+    fn every_panel_of_a_grid_has_its_tps_line() {
+        let (_keep, dir) = output_dir();
+        let report = report_with_strategies(ALL_STRATEGIES);
+        let path = dir.join("timeline-nine.png");
+        draw_timeline(&report, &path).unwrap();
+        let (width, height, pixels) = decode_rgb(&path);
+        assert_eq!((width, height), timeline_size(9));
+
+        let line = [TPS_LINE.0, TPS_LINE.1, TPS_LINE.2];
+        let layout = TimelineLayout::new(9);
+        let count_line_pixels = |index: u32| {
+            let (left, top) = layout.panel_origin_px(index);
+            (top..top + TIMELINE_PANEL_HEIGHT_PX)
+                .flat_map(|y| {
+                    (left..left + layout.column_width_px).map(move |x| (y * width + x) as usize)
+                })
+                .filter(|&pixel| pixels[pixel] == line)
+                .count()
+        };
+        for index in 0..9 {
+            let count = count_line_pixels(index);
+            assert!(
+                count > 500,
+                "panel {index}: only {count} pixels of the TPS line"
+            );
+        }
+        // The cell right of the last panel stays empty.
+        assert_eq!(count_line_pixels(9), 0);
+    }
+
+    #[test]
+    fn two_to_nine_strategies_draw_at_their_size() {
+        let (_keep, dir) = output_dir();
+        for count in [2, 3, 4, 9] {
+            let report = report_with_strategies(&ALL_STRATEGIES[..count]);
+            let path = dir.join(format!("timeline-{count}-strategies.png"));
+            draw_timeline(&report, &path).unwrap();
+            let (width, height, colours) = decode_png(&path);
+            assert_eq!((width, height), timeline_size(count), "{count} strategies");
+            assert!(colours > 2, "{count} strategies: only {colours} colours");
+        }
+    }
+
+    #[test]
+    fn the_lock_strip_shows_the_waiters_under_the_tps_part() {
+        let (_keep, dir) = output_dir();
+        // One strategy, no blocker shading and no attempts: only the waiters differ.
+        let mut report = reference_report();
+        report.strategies.truncate(1);
+        let strategy = &mut report.strategies[0];
+        strategy.blocker = None;
+        strategy.attempts.clear();
+        for row in &mut strategy.seconds {
+            row.blocker_active = false;
+            row.lock_waiters = 0;
+        }
+        let quiet = dir.join("timeline-no-waiters.png");
+        draw_timeline(&report, &quiet).unwrap();
+        for row in &mut report.strategies[0].seconds {
+            if (6..15).contains(&row.second) {
+                row.lock_waiters = 3;
+            }
+        }
+        let waiting = dir.join("timeline-waiters.png");
+        draw_timeline(&report, &waiting).unwrap();
+
+        // Pixels of the waiters line in the upper half of the strip, which a line at 0
+        // does not reach; and anywhere above the strip, where it has no business.
+        let line = [
+            LOCK_WAITERS_LINE.0,
+            LOCK_WAITERS_LINE.1,
+            LOCK_WAITERS_LINE.2,
+        ];
+        let strip_top = TIMELINE_HEADER_HEIGHT_PX + TIMELINE_PANEL_HEIGHT_PX;
+        let count_line_pixels = |path: &Path, rows: Range<u32>| {
+            let (width, height, pixels) = decode_rgb(path);
+            assert_eq!((width, height), timeline_size(1));
+            rows.flat_map(|y| (0..width).map(move |x| (y * width + x) as usize))
+                .filter(|&index| pixels[index] == line)
+                .count()
+        };
+        let upper_half = strip_top..strip_top + TIMELINE_LOCK_STRIP_HEIGHT_PX / 2;
+        assert_eq!(count_line_pixels(&quiet, upper_half.clone()), 0);
+        let raised = count_line_pixels(&waiting, upper_half);
+        assert!(raised > 100, "only {raised} pixels of the waiters line");
+        assert_eq!(
+            count_line_pixels(&waiting, TIMELINE_HEADER_HEIGHT_PX..strip_top),
+            0
+        );
+    }
+
+    #[test]
+    fn the_lock_strip_is_labelled_with_whole_numbers() {
+        assert_eq!(WaitersAxis::new(1).ticks(), vec![0, 1]);
+        assert_eq!(WaitersAxis::new(5).ticks(), vec![0, 5]);
+        assert_eq!(WaitersAxis::new(100).ticks(), vec![0, 50, 100]);
+        assert_eq!(WaitersAxis::format(&50.0), "50");
+        assert!(WaitersAxis::new(5).range().end > 5.0);
+    }
+
+    #[test]
+    fn timeline_png_has_the_expected_size_and_is_not_blank() {
+        let (_keep, dir) = output_dir();
+        let path = dir.join("timeline.png");
+        draw_timeline(&reference_report(), &path).unwrap();
+        let (width, height, colours) = decode_png(&path);
+        assert_eq!((width, height), timeline_size(2));
+        assert!(colours > 2, "only {colours} colours");
+    }
+
+    #[test]
+    fn a_drawing_error_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing-folder").join("timeline.png");
+        let error = draw_timeline(&reference_report(), &path).unwrap_err();
+        assert!(
+            format!("{error:#}").starts_with(&format!("drawing {}", path.display())),
+            "{error:#}"
+        );
+    }
+}
