@@ -5,11 +5,14 @@
 //! these files, so change them only together with the design doc.
 
 pub mod csv;
+pub mod format;
 pub mod hgrm;
 pub mod hlog;
 pub mod json;
 pub mod markdown;
 pub mod read;
+pub mod sentences;
+pub mod table;
 
 #[cfg(test)]
 pub(crate) mod sample;
@@ -42,6 +45,14 @@ pub const TIMELINE_PNG: &str = "timeline.png";
 pub const LATENCY_PNG: &str = "latency.png";
 /// File name of the p99-latency-over-time chart.
 pub const LATENCY_TIMELINE_PNG: &str = "latency-timeline.png";
+
+/// One file of a results folder, rendered in memory.
+pub struct OutputFile {
+    /// File name inside the results folder, e.g. `timeline.csv`.
+    pub name: String,
+    /// The whole file.
+    pub bytes: Vec<u8>,
+}
 
 /// One output format of a results folder.
 pub trait Exporter {
