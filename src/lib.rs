@@ -121,8 +121,11 @@ fn check_expectations(config: &Config, report: &RunReport) -> Result<i32, Error>
     for line in expect::report_lines(&results) {
         println!("{line}");
     }
-    expect::write_expectations_csv(&config.out_dir, &results)?;
-    expect::write_junit_xml(&config.out_dir, &report.workload, &results)?;
+    for file in expect::result_files(&report.workload, &results)? {
+        let path = config.out_dir.join(&file.name);
+        std::fs::write(&path, &file.bytes)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     expect::append_github_step_summary(
         expect::github_step_summary_path().as_deref(),
         &report.workload,
