@@ -8,7 +8,9 @@ use super::Expectation;
 /// The verdict of one expectation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
+    /// The strategy's summary meets the bound.
     Pass,
+    /// The strategy's summary misses the bound: the run exits 3.
     Fail,
     /// The strategy did not run in this report (e.g. `run --strategy` picked another).
     Skipped,
@@ -28,9 +30,11 @@ impl Verdict {
 /// One expectation checked against one run of its strategy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExpectationResult {
+    /// The expectation that was checked.
     pub expectation: Expectation,
     /// The measured value, e.g. `512.255 ms` or `gave_up`; empty when skipped.
     pub measured: String,
+    /// Whether the measured value meets the bound.
     pub verdict: Verdict,
 }
 
