@@ -1,53 +1,17 @@
 //! What the harness prints at the end of a run: the summary table on stdout,
 //! the lock chains, and (with 2+ strategies) the ranking with its headline.
+//! Tables are [`Table`]s laid out as columns two spaces apart.
 
-use crate::metrics::RunReport;
+use crate::export::format::format_thousands;
+use crate::export::sentences::{headline, losses, migration_done_cell, window_note};
+use crate::export::table::{Align, Table};
 use crate::metrics::locks::{chain, describe_chain};
-use crate::metrics::ranking::{
-    format_thousands, headline, migration_done_cell, rank_strategies, window_note,
-};
+use crate::metrics::{RankingRow, RunReport, rank_strategies};
 
 /// A plain-text table, one row per strategy, for stdout, followed by the lock
 /// chains and, with 2+ strategies, the ranking (see [`ranking_lines`]).
 pub fn summary_table(report: &RunReport) -> String {
-    let header = [
-        "strategy",
-        "txns",
-        "mean tps",
-        "zero-tps s",
-        "stall s",
-        "p50 ms",
-        "p99 ms",
-        "max ms",
-        "failed",
-        "ddl tries",
-        "ddl s",
-        "outcome",
-        "lock waiters",
-    ];
-    let rows: Vec<Vec<String>> = report
-        .strategies
-        .iter()
-        .map(|strategy| {
-            let s = &strategy.summary;
-            vec![
-                s.strategy.clone(),
-                s.transactions.to_string(),
-                format!("{:.1}", s.mean_tps),
-                s.zero_tps_seconds.to_string(),
-                s.longest_stall_s.to_string(),
-                format!("{:.3}", s.lat_p50_ms),
-                format!("{:.3}", s.lat_p99_ms),
-                format!("{:.1}", s.lat_max_ms),
-                s.failed.to_string(),
-                s.ddl_attempts.to_string(),
-                format!("{:.1}", s.ddl_total_ms / 1000.0),
-                s.ddl_outcome.clone(),
-                s.max_lock_waiters.to_string(),
-            ]
-        })
-        .collect();
-    let mut out = aligned_table(&header, &rows, &[0]);
+    let mut out = render_table(&summary_rows(report));
     for strategy in &report.strategies {
         let locks = &strategy.locks;
         if let Some(first) = locks.worst.first() {
@@ -61,13 +25,52 @@ pub fn summary_table(report: &RunReport) -> String {
         for sentence in &locks.server_log {
             out.push_str(&format!("{}: {sentence}\n", strategy.strategy));
         }
-        let losses = strategy.summary.losses();
+        let losses = losses(&strategy.summary);
         if !losses.is_empty() {
             out.push_str(&format!("{}: {}\n", strategy.strategy, losses.join("; ")));
         }
     }
     out.push_str(&ranking_lines(report));
     out
+}
+
+/// The summary figures the console shows, one row per strategy.
+fn summary_rows(report: &RunReport) -> Table {
+    use Align::{Left, Right};
+    let mut table = Table::new(&[
+        ("strategy", Left),
+        ("txns", Right),
+        ("mean tps", Right),
+        ("zero-tps s", Right),
+        ("stall s", Right),
+        ("p50 ms", Right),
+        ("p99 ms", Right),
+        ("max ms", Right),
+        ("failed", Right),
+        ("ddl tries", Right),
+        ("ddl s", Right),
+        ("outcome", Right),
+        ("lock waiters", Right),
+    ]);
+    for strategy in &report.strategies {
+        let s = &strategy.summary;
+        table.push(vec![
+            s.strategy.clone(),
+            s.transactions.to_string(),
+            format!("{:.1}", s.mean_tps),
+            s.zero_tps_seconds.to_string(),
+            s.longest_stall_s.to_string(),
+            format!("{:.3}", s.lat_p50_ms),
+            format!("{:.3}", s.lat_p99_ms),
+            format!("{:.1}", s.lat_max_ms),
+            s.failed.to_string(),
+            s.ddl_attempts.to_string(),
+            format!("{:.1}", s.ddl_total_ms / 1000.0),
+            s.ddl_outcome.clone(),
+            s.max_lock_waiters.to_string(),
+        ]);
+    }
+    table
 }
 
 /// A blank line, `ranking:`, an aligned table of the strategies in rank order
@@ -78,40 +81,8 @@ pub fn ranking_lines(report: &RunReport) -> String {
         return String::new();
     }
     let ranked = rank_strategies(report);
-    let header = [
-        "rank",
-        "strategy",
-        "stall s",
-        "zero-tps s",
-        "worst tps",
-        "worst p99 ms",
-        "max ms",
-        "failed",
-        "done at s",
-        "tries",
-        "blocker",
-    ];
-    let rows: Vec<Vec<String>> = ranked
-        .iter()
-        .enumerate()
-        .map(|(index, row)| {
-            vec![
-                (index + 1).to_string(),
-                row.strategy.clone(),
-                row.longest_stall_s.to_string(),
-                row.zero_tps_seconds.to_string(),
-                format_thousands(row.worst_second_tps),
-                format!("{:.1}", row.worst_second_p99_ms),
-                format!("{:.1}", row.window_max_latency_ms),
-                row.failed_transactions.to_string(),
-                migration_done_cell(row),
-                row.ddl_tries.to_string(),
-                row.blocker_outcome.clone(),
-            ]
-        })
-        .collect();
     let mut out = String::from("\nranking:\n");
-    out.push_str(&aligned_table(&header, &rows, &[1, 10]));
+    out.push_str(&render_table(&ranking_rows(&ranked)));
     for row in &ranked {
         if let Some(note) = window_note(row) {
             out.push_str(&note);
@@ -123,45 +94,70 @@ pub fn ranking_lines(report: &RunReport) -> String {
     out
 }
 
-/// The header and rows as lines of columns two spaces apart; the columns in
-/// `left_aligned` are padded on the right, the others on the left; no trailing spaces.
-fn aligned_table(header: &[&str], rows: &[Vec<String>], left_aligned: &[usize]) -> String {
-    let widths: Vec<usize> = (0..header.len())
+/// The ranking figures the console shows, one row per strategy in rank order.
+fn ranking_rows(ranked: &[RankingRow]) -> Table {
+    use Align::{Left, Right};
+    let mut table = Table::new(&[
+        ("rank", Right),
+        ("strategy", Left),
+        ("stall s", Right),
+        ("zero-tps s", Right),
+        ("worst tps", Right),
+        ("worst p99 ms", Right),
+        ("max ms", Right),
+        ("failed", Right),
+        ("done at s", Right),
+        ("tries", Right),
+        ("blocker", Left),
+    ]);
+    for (index, row) in ranked.iter().enumerate() {
+        table.push(vec![
+            (index + 1).to_string(),
+            row.strategy.clone(),
+            row.longest_stall_s.to_string(),
+            row.zero_tps_seconds.to_string(),
+            format_thousands(row.worst_second_tps),
+            format!("{:.1}", row.worst_second_p99_ms),
+            format!("{:.1}", row.window_max_latency_ms),
+            row.failed_transactions.to_string(),
+            migration_done_cell(row),
+            row.ddl_tries.to_string(),
+            row.blocker_outcome.clone(),
+        ]);
+    }
+    table
+}
+
+/// The header and rows as lines of columns two spaces apart, each column as
+/// wide as its widest cell and padded as its [`Align`] says; no trailing spaces.
+pub fn render_table(table: &Table) -> String {
+    let widths: Vec<usize> = (0..table.header.len())
         .map(|column| {
-            rows.iter()
+            table
+                .rows
+                .iter()
                 .map(|row| row[column].chars().count())
-                .chain([header[column].len()])
+                .chain([table.header[column].chars().count()])
                 .max()
                 .unwrap_or(0)
         })
         .collect();
-    let format_row = |cells: &[String]| -> String {
-        cells
+    let render_row = |cells: &[String]| -> String {
+        let padded: Vec<String> = cells
             .iter()
             .enumerate()
-            .map(|(column, cell)| {
-                if left_aligned.contains(&column) {
-                    format!("{cell:<width$}", width = widths[column])
-                } else {
-                    format!("{cell:>width$}", width = widths[column])
-                }
+            .map(|(column, cell)| match table.align[column] {
+                Align::Left => format!("{cell:<width$}", width = widths[column]),
+                Align::Right => format!("{cell:>width$}", width = widths[column]),
             })
-            .collect::<Vec<_>>()
-            .join("  ")
-            .trim_end()
-            .to_string()
+            .collect();
+        let mut line = padded.join("  ").trim_end().to_string();
+        line.push('\n');
+        line
     };
-    let mut out = String::new();
-    out.push_str(&format_row(
-        &header
-            .iter()
-            .map(|cell| cell.to_string())
-            .collect::<Vec<_>>(),
-    ));
-    out.push('\n');
-    for row in rows {
-        out.push_str(&format_row(row));
-        out.push('\n');
+    let mut out = render_row(&table.header);
+    for row in &table.rows {
+        out.push_str(&render_row(row));
     }
     out
 }

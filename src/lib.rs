@@ -123,8 +123,8 @@ fn check_expectations(config: &Config, report: &RunReport) -> Result<i32, Error>
     for line in expect::report_lines(&results) {
         println!("{line}");
     }
-    expect::write_expectations_csv(&config.out_dir, &results)?;
-    expect::write_junit_xml(&config.out_dir, &report.workload, &results)?;
+    let files = expect::result_files(&report.workload, &results)?;
+    export::write_files(&config.out_dir, &files)?;
     expect::append_github_step_summary(
         expect::github_step_summary_path().as_deref(),
         &report.workload,

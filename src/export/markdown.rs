@@ -1,14 +1,16 @@
 //! `summary.md`: a heading, one table row per strategy, one plain sentence per strategy,
 //! the lock chains, and (with 2+ strategies) the ranking with its headline.
+//! Tables are [`Table`]s laid out as Markdown pipe tables; [`table_cell`] is the
+//! one Markdown escaper of the crate.
 
 use std::fmt::Write as _;
 
 use crate::metrics::locks::{chain, describe_chain};
-use crate::metrics::ranking::{
-    format_thousands, headline, migration_done_cell, rank_strategies, window_note,
-};
-use crate::metrics::{RunReport, StrategyReport, Summary};
+use crate::metrics::{RankingRow, RunReport, StrategyReport, Summary, rank_strategies};
 
+use super::format::{format_ms, format_thousands};
+use super::sentences::{headline, losses, migration_done_cell, window_note};
+use super::table::{Align, Table};
 use super::{Exporter, OutputFile, SUMMARY_MD};
 
 /// Writes `summary.md`.
@@ -32,37 +34,7 @@ pub fn summary_markdown(report: &RunReport) -> String {
     let mut text = String::new();
     // Writing into a String cannot fail, hence the ignored results.
     let _ = writeln!(text, "# {}\n", report.workload);
-    let _ = writeln!(
-        text,
-        "| strategy | transactions | mean tps | zero-tps s | longest stall s | p50 ms | p99 ms \
-         | p99.9 ms | max ms | DDL tries | DDL total s | outcome | max lock waiters | failed |"
-    );
-    let _ = writeln!(
-        text,
-        "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :--- \
-         | ---: | ---: |"
-    );
-    for strategy in &report.strategies {
-        let s = &strategy.summary;
-        let _ = writeln!(
-            text,
-            "| {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} |",
-            table_cell(&s.strategy),
-            s.transactions,
-            s.mean_tps,
-            s.zero_tps_seconds,
-            s.longest_stall_s,
-            format_ms(s.lat_p50_ms),
-            format_ms(s.lat_p99_ms),
-            format_ms(s.lat_p999_ms),
-            format_ms(s.lat_max_ms),
-            s.ddl_attempts,
-            s.ddl_total_ms / 1000.0,
-            table_cell(&s.ddl_outcome),
-            s.max_lock_waiters,
-            s.failed,
-        );
-    }
+    text.push_str(&render_table(&summary_rows(report)));
     text.push('\n');
     for strategy in &report.strategies {
         let _ = writeln!(text, "{}\n", strategy_sentence(strategy));
@@ -74,6 +46,47 @@ pub fn summary_markdown(report: &RunReport) -> String {
     text
 }
 
+/// The summary figures `summary.md` shows, one row per strategy.
+fn summary_rows(report: &RunReport) -> Table {
+    use Align::{Left, Right};
+    let mut table = Table::new(&[
+        ("strategy", Left),
+        ("transactions", Right),
+        ("mean tps", Right),
+        ("zero-tps s", Right),
+        ("longest stall s", Right),
+        ("p50 ms", Right),
+        ("p99 ms", Right),
+        ("p99.9 ms", Right),
+        ("max ms", Right),
+        ("DDL tries", Right),
+        ("DDL total s", Right),
+        ("outcome", Left),
+        ("max lock waiters", Right),
+        ("failed", Right),
+    ]);
+    for strategy in &report.strategies {
+        let s = &strategy.summary;
+        table.push(vec![
+            s.strategy.clone(),
+            s.transactions.to_string(),
+            format!("{:.1}", s.mean_tps),
+            s.zero_tps_seconds.to_string(),
+            s.longest_stall_s.to_string(),
+            format_ms(s.lat_p50_ms),
+            format_ms(s.lat_p99_ms),
+            format_ms(s.lat_p999_ms),
+            format_ms(s.lat_max_ms),
+            s.ddl_attempts.to_string(),
+            format!("{:.1}", s.ddl_total_ms / 1000.0),
+            s.ddl_outcome.clone(),
+            s.max_lock_waiters.to_string(),
+            s.failed.to_string(),
+        ]);
+    }
+    table
+}
+
 /// The `## Ranking` section: a table of the strategies in rank order (best first)
 /// and the headline sentence; empty when the run has fewer than 2 strategies.
 pub fn ranking_markdown(report: &RunReport) -> String {
@@ -83,32 +96,7 @@ pub fn ranking_markdown(report: &RunReport) -> String {
     let ranked = rank_strategies(report);
     let mut text = String::new();
     let _ = writeln!(text, "## Ranking\n");
-    let _ = writeln!(
-        text,
-        "| rank | strategy | longest stall s | zero-tps s | worst-second tps \
-         | worst-second p99 ms | max ms in window | failed | migration done at s | tries | blocker |"
-    );
-    let _ = writeln!(
-        text,
-        "| ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :--- |"
-    );
-    for (index, row) in ranked.iter().enumerate() {
-        let _ = writeln!(
-            text,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            index + 1,
-            table_cell(&row.strategy),
-            row.longest_stall_s,
-            row.zero_tps_seconds,
-            format_thousands(row.worst_second_tps),
-            format_ms(row.worst_second_p99_ms),
-            format_ms(row.window_max_latency_ms),
-            row.failed_transactions,
-            migration_done_cell(row),
-            row.ddl_tries,
-            table_cell(&row.blocker_outcome),
-        );
-    }
+    text.push_str(&render_table(&ranking_rows(&ranked)));
     text.push('\n');
     let _ = writeln!(text, "{}\n", headline(&ranked));
     let _ = writeln!(
@@ -125,6 +113,40 @@ pub fn ranking_markdown(report: &RunReport) -> String {
     text
 }
 
+/// The ranking figures `summary.md` shows, one row per strategy in rank order.
+fn ranking_rows(ranked: &[RankingRow]) -> Table {
+    use Align::{Left, Right};
+    let mut table = Table::new(&[
+        ("rank", Right),
+        ("strategy", Left),
+        ("longest stall s", Right),
+        ("zero-tps s", Right),
+        ("worst-second tps", Right),
+        ("worst-second p99 ms", Right),
+        ("max ms in window", Right),
+        ("failed", Right),
+        ("migration done at s", Right),
+        ("tries", Right),
+        ("blocker", Left),
+    ]);
+    for (index, row) in ranked.iter().enumerate() {
+        table.push(vec![
+            (index + 1).to_string(),
+            row.strategy.clone(),
+            row.longest_stall_s.to_string(),
+            row.zero_tps_seconds.to_string(),
+            format_thousands(row.worst_second_tps),
+            format_ms(row.worst_second_p99_ms),
+            format_ms(row.window_max_latency_ms),
+            row.failed_transactions.to_string(),
+            migration_done_cell(row),
+            row.ddl_tries.to_string(),
+            row.blocker_outcome.clone(),
+        ]);
+    }
+    table
+}
+
 /// The lock chain at its worst moment, in words and as an incident-report table,
 /// plus what the server log said; empty when no session ever waited for a lock.
 pub fn lock_chain_markdown(strategy: &StrategyReport) -> String {
@@ -138,34 +160,35 @@ pub fn lock_chain_markdown(strategy: &StrategyReport) -> String {
             strategy.strategy, first.t_s
         );
         let _ = writeln!(text, "{}\n", describe_chain(&links));
-        let _ = writeln!(
-            text,
-            "| role | pid | lock | granted | blocked by | waiting ms | state | wait event |"
-        );
-        let _ = writeln!(
-            text,
-            "| :--- | ---: | :--- | :--- | :--- | ---: | :--- | :--- |"
-        );
+        use Align::{Left, Right};
+        let mut table = Table::new(&[
+            ("role", Left),
+            ("pid", Right),
+            ("lock", Left),
+            ("granted", Left),
+            ("blocked by", Left),
+            ("waiting ms", Right),
+            ("state", Left),
+            ("wait event", Left),
+        ]);
         for link in &links {
             for (role, pid) in link.roles.iter().zip(&link.pids) {
                 let Some(sample) = locks.worst.iter().find(|s| s.pid == *pid) else {
                     continue;
                 };
-                let _ = writeln!(
-                    text,
-                    "| {} | {} | {} on {} | {} | {} | {:.0} | {} | {} |",
-                    table_cell(role),
-                    pid,
-                    table_cell(&sample.lock_mode),
-                    table_cell(&sample.relation),
-                    if sample.granted { "yes" } else { "waiting" },
-                    table_cell(&sample.blocked_by.join(", ")),
-                    sample.wait_ms,
-                    table_cell(&sample.state),
-                    table_cell(&format!("{} {}", sample.wait_event_type, sample.wait_event)),
-                );
+                table.push(vec![
+                    role.clone(),
+                    pid.to_string(),
+                    format!("{} on {}", sample.lock_mode, sample.relation),
+                    if sample.granted { "yes" } else { "waiting" }.to_string(),
+                    sample.blocked_by.join(", "),
+                    format!("{:.0}", sample.wait_ms),
+                    sample.state.clone(),
+                    format!("{} {}", sample.wait_event_type, sample.wait_event),
+                ]);
             }
         }
+        text.push_str(&render_table(&table));
         text.push('\n');
     }
     if !locks.server_log.is_empty() {
@@ -230,26 +253,41 @@ fn outcome_words(outcome: &str) -> &str {
 }
 
 fn append_losses(sentence: &mut String, s: &Summary) {
-    for phrase in s.losses() {
+    for phrase in losses(s) {
         sentence.push_str("; ");
         sentence.push_str(&phrase);
     }
 }
 
-/// A latency in ms with a precision that suits its size: `1.25`, `420.0`, `9700`.
-fn format_ms(ms: f64) -> String {
-    if ms < 10.0 {
-        format!("{ms:.2}")
-    } else if ms < 1000.0 {
-        format!("{ms:.1}")
-    } else {
-        format!("{ms:.0}")
+/// A Markdown pipe table: the header row, the alignment row (`:---` for
+/// [`Align::Left`], `---:` for [`Align::Right`]), then one line per row, every
+/// cell escaped with [`table_cell`].
+pub fn render_table(table: &Table) -> String {
+    let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
+    let mut text = line(table.header.iter().map(|cell| table_cell(cell)).collect());
+    text.push_str(&line(
+        table
+            .align
+            .iter()
+            .map(|align| match align {
+                Align::Left => ":---".to_string(),
+                Align::Right => "---:".to_string(),
+            })
+            .collect(),
+    ));
+    for row in &table.rows {
+        text.push_str(&line(row.iter().map(|cell| table_cell(cell)).collect()));
     }
+    text
 }
 
-/// Text that cannot break a Markdown table row.
-fn table_cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+/// Text that cannot break a Markdown table row or be read as HTML.
+pub fn table_cell(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+        .replace(['\r', '\n'], " ")
 }
 
 #[cfg(test)]

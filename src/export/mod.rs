@@ -6,18 +6,19 @@
 //! parse these files, so change them only together with README.md's list of columns.
 
 pub mod csv;
+pub mod format;
 pub mod hgrm;
 pub mod hlog;
 pub mod json;
 pub mod markdown;
 pub mod read;
 pub mod run_json;
+pub mod sentences;
+pub mod table;
 
 #[cfg(test)]
 pub(crate) mod sample;
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use anyhow::Context;
@@ -94,30 +95,13 @@ pub fn write_all(report: &RunReport, dir: &Path) -> anyhow::Result<()> {
 }
 
 /// Writes rendered files into `dir` (the one place exporter output touches the disk).
+/// Every error names the file: `writing results/x/timeline.csv: ...`.
 pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
     for file in files {
-        write_file(&dir.join(&file.name), |out| {
-            out.write_all(&file.bytes)?;
-            Ok(())
-        })?;
+        let path = dir.join(&file.name);
+        std::fs::write(&path, &file.bytes).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
-}
-
-/// Creates (or truncates) `path`, lets `fill` write into it, and flushes it.
-/// Every error names the file: `writing results/x/timeline.csv: ...`.
-pub(crate) fn write_file(
-    path: &Path,
-    fill: impl FnOnce(&mut BufWriter<File>) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let write = || -> anyhow::Result<()> {
-        let file = File::create(path)?;
-        let mut out = BufWriter::new(file);
-        fill(&mut out)?;
-        out.flush()?;
-        Ok(())
-    };
-    write().with_context(|| format!("writing {}", path.display()))
 }
 
 /// `summary` with its float figures rounded to 3 decimals, so the files show

@@ -11,7 +11,7 @@ pub mod timeline;
 
 use serde::{Deserialize, Serialize};
 
-pub use ranking::{DdlWindow, RankingRow, headline, rank_strategies};
+pub use ranking::{DdlWindow, RankingRow, rank_strategies};
 pub use recorder::{LiveCounters, Recorder, WorkerSecond};
 pub use summary::{Summary, longest_stall_s, summarize};
 pub use timeline::build_timeline;

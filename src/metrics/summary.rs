@@ -42,38 +42,6 @@ pub struct Summary {
     pub max_behind_schedule: u64,
 }
 
-impl Summary {
-    /// What the strategy cost the clients beyond stalls, as phrases for a
-    /// sentence: failures (timeouts among them), skips, the open-loop queue,
-    /// lost connections; empty when nothing was lost.
-    pub fn losses(&self) -> Vec<String> {
-        let mut phrases = Vec::new();
-        if self.failed > 0 {
-            let mut phrase = format!("{} transactions failed", self.failed);
-            if self.timeouts > 0 {
-                phrase.push_str(&format!(" ({} of them timed out)", self.timeouts));
-            }
-            phrases.push(phrase);
-        }
-        if self.skipped > 0 {
-            phrases.push(format!(
-                "{} skipped as too late to meet the latency limit",
-                self.skipped
-            ));
-        }
-        if self.max_behind_schedule > 0 {
-            phrases.push(format!(
-                "up to {} requests queued behind schedule",
-                self.max_behind_schedule
-            ));
-        }
-        if self.lost_connections > 0 {
-            phrases.push(format!("{} connections lost", self.lost_connections));
-        }
-        phrases
-    }
-}
-
 /// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
 pub fn summarize(
     strategy: &str,

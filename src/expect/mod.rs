@@ -1,0 +1,46 @@
+//! CI expectations: bounds per strategy that a run must meet.
+//!
+//! A workload file may hold `[expect.<strategy>]` tables and the command line
+//! adds or overrides single bounds with `--expect STRATEGY.KEY=VALUE`. After
+//! the run each expectation is checked against the strategy's summary and
+//! printed as pass, fail or skip; any failure makes the process exit 3
+//! ([`EXIT_CODE_FAILED`]). The results folder gets `expectations.csv` and
+//! `junit.xml`, and when `GITHUB_STEP_SUMMARY` names a file the summary
+//! Markdown and the expectation results are appended to it.
+//!
+//! The steps live apart: `bound` (what can be required), `collect` (reading
+//! the file tables and flags), `evaluate` (the verdicts), and the renderers
+//! `render` (stdout lines, the result files), `junit` and `step_summary`. Reading flags and the environment is left to the caller.
+
+mod bound;
+mod collect;
+mod evaluate;
+#[cfg(test)]
+mod fixtures;
+mod junit;
+mod render;
+mod step_summary;
+
+pub use bound::{Bound, DDL_OUTCOMES, ExpectFile, KEYS};
+pub use collect::collect;
+pub use evaluate::{ExpectationResult, Verdict, any_failed, evaluate};
+pub use render::{EXPECTATIONS_HEADER, report_lines, result_files};
+pub use step_summary::{append_github_step_summary, github_step_summary_path};
+
+/// File name of the expectation results in the results folder.
+pub const EXPECTATIONS_CSV: &str = "expectations.csv";
+/// File name of the expectation results as a JUnit report, for CI test viewers.
+pub const JUNIT_XML: &str = "junit.xml";
+/// The process exit code of a finished run in which an expectation failed.
+pub const EXIT_CODE_FAILED: i32 = 3;
+
+/// One bound on one strategy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expectation {
+    /// The strategy name as the workload defines it.
+    pub strategy: String,
+    /// What the strategy's summary must meet.
+    pub bound: Bound,
+    /// Where it came from, for messages: `workload x.toml [expect.retry]` or `--expect`.
+    pub source: String,
+}

@@ -1,0 +1,169 @@
+//! The expectation results for people and CI: one verdict line each on
+//! stdout, and the result files of the results folder (`expectations.csv`,
+//! `junit.xml`) rendered in memory for the caller to write.
+
+use anyhow::Context;
+
+use crate::export::OutputFile;
+
+use super::junit::junit_xml;
+use super::{EXPECTATIONS_CSV, Expectation, ExpectationResult, Verdict};
+
+/// The exact header of `expectations.csv`.
+pub const EXPECTATIONS_HEADER: [&str; 6] = [
+    "strategy",
+    "expectation",
+    "limit",
+    "measured",
+    "verdict",
+    "source",
+];
+
+/// `retry.max_p99_ms <= 600 ms`: what a result line and a test case are called.
+pub(super) fn label(expectation: &Expectation) -> String {
+    format!(
+        "{}.{} {}",
+        expectation.strategy,
+        expectation.bound.key(),
+        expectation.bound.limit_text()
+    )
+}
+
+/// One line per result for stdout:
+/// `pass  retry.max_p99_ms <= 600 ms: measured 512.255 ms`,
+/// `FAIL  naive.min_zero_tps_seconds >= 3: measured 0`,
+/// `skip  retry.max_failed <= 0: strategy not run`.
+pub fn report_lines(results: &[ExpectationResult]) -> Vec<String> {
+    results
+        .iter()
+        .map(|result| {
+            let label = label(&result.expectation);
+            match result.verdict {
+                Verdict::Pass => format!("pass  {label}: measured {}", result.measured),
+                Verdict::Fail => format!("FAIL  {label}: measured {}", result.measured),
+                Verdict::Skipped => format!("skip  {label}: strategy not run"),
+            }
+        })
+        .collect()
+}
+
+/// The files the results folder gets for `results`: `expectations.csv`, then `junit.xml`.
+pub fn result_files(
+    workload: &str,
+    results: &[ExpectationResult],
+) -> anyhow::Result<Vec<OutputFile>> {
+    Ok(vec![
+        expectations_csv(results)?,
+        junit_xml(workload, results),
+    ])
+}
+
+/// `expectations.csv`: the header [`EXPECTATIONS_HEADER`], then one row per result.
+fn expectations_csv(results: &[ExpectationResult]) -> anyhow::Result<OutputFile> {
+    let mut writer = ::csv::Writer::from_writer(Vec::new());
+    writer.write_record(EXPECTATIONS_HEADER)?;
+    for result in results {
+        let expectation = &result.expectation;
+        writer.write_record([
+            expectation.strategy.as_str(),
+            expectation.bound.key(),
+            expectation.bound.limit_text().as_str(),
+            result.measured.as_str(),
+            result.verdict.as_str(),
+            expectation.source.as_str(),
+        ])?;
+    }
+    let bytes = writer
+        .into_inner()
+        .with_context(|| format!("rendering {EXPECTATIONS_CSV}"))?;
+    Ok(OutputFile {
+        name: EXPECTATIONS_CSV.to_string(),
+        bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expect::fixtures::*;
+    use crate::expect::{Bound, JUNIT_XML, any_failed, evaluate};
+
+    #[test]
+    fn report_lines_show_verdict_limit_and_measured_value() {
+        let report = retry_only_report();
+        let expectations = vec![
+            expectation("retry", Bound::MaxP99Ms(600.0)),
+            expectation("retry", Bound::MinZeroTpsSeconds(5)),
+            expectation("naive", Bound::MaxFailed(0)),
+            expectation("retry", Bound::DdlOutcome("ok".to_string())),
+        ];
+        let results = evaluate(&expectations, &report);
+        assert_eq!(
+            report_lines(&results),
+            vec![
+                "pass  retry.max_p99_ms <= 600 ms: measured 512.255 ms",
+                "FAIL  retry.min_zero_tps_seconds >= 5: measured 3",
+                "skip  naive.max_failed <= 0: strategy not run",
+                "FAIL  retry.ddl_outcome = ok: measured gave_up",
+            ]
+        );
+        assert!(any_failed(&results));
+        assert!(!any_failed(&results[..1]));
+        assert!(!any_failed(&[]));
+    }
+
+    #[test]
+    fn expectations_csv_has_the_exact_header_and_one_row_per_result() {
+        let file = expectations_csv(&mixed_results()).unwrap();
+        assert_eq!(file.name, EXPECTATIONS_CSV);
+        let text = String::from_utf8(file.bytes.clone()).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next(),
+            Some("strategy,expectation,limit,measured,verdict,source")
+        );
+        assert_eq!(
+            lines.next(),
+            Some("retry,max_p99_ms,<= 600 ms,512.255 ms,pass,--expect")
+        );
+        assert_eq!(lines.next(), Some("retry,max_failed,<= 0,2,fail,--expect"));
+        assert_eq!(
+            lines.next(),
+            Some("naive,min_zero_tps_seconds,>= 3,,skipped,--expect")
+        );
+
+        let mut reader = ::csv::Reader::from_reader(file.bytes.as_slice());
+        let rows: Vec<::csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 4);
+        assert_eq!(&rows[3][0], "a<&\"'>b");
+        assert_eq!(&rows[3][3], "x<&\"'>y");
+    }
+
+    #[test]
+    fn an_empty_expectations_csv_is_just_the_header() {
+        let file = expectations_csv(&[]).unwrap();
+        let text = String::from_utf8(file.bytes).unwrap();
+        assert_eq!(text, "strategy,expectation,limit,measured,verdict,source\n");
+    }
+
+    #[test]
+    fn a_write_error_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [EXPECTATIONS_CSV, JUNIT_XML] {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+        }
+        // Written as `check_expectations` in lib.rs writes the result files.
+        let write = |file: &OutputFile| -> anyhow::Result<()> {
+            let path = dir.path().join(&file.name);
+            std::fs::write(&path, &file.bytes)
+                .with_context(|| format!("writing {}", path.display()))
+        };
+        let files = result_files("w", &[]).unwrap();
+        let message = format!("{:#}", write(&files[0]).unwrap_err());
+        let expected = format!("writing {}", dir.path().join(EXPECTATIONS_CSV).display());
+        assert!(message.starts_with(&expected), "{message}");
+        let message = format!("{:#}", write(&files[1]).unwrap_err());
+        let expected = format!("writing {}", dir.path().join(JUNIT_XML).display());
+        assert!(message.starts_with(&expected), "{message}");
+    }
+}

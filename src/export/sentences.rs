@@ -1,0 +1,280 @@
+//! The sentences both the console and `summary.md` print: the ranking's
+//! headline, its notes and completion cells, and what a strategy cost the
+//! clients. The figures come from `metrics`; only the words live here.
+
+use crate::metrics::{RankingRow, Summary};
+
+use super::format::{format_seconds, format_thousands};
+
+/// What the strategy cost the clients beyond stalls, as phrases for a
+/// sentence: failures (timeouts among them), skips, the open-loop queue,
+/// lost connections; empty when nothing was lost.
+pub fn losses(summary: &Summary) -> Vec<String> {
+    let mut phrases = Vec::new();
+    if summary.failed > 0 {
+        let mut phrase = format!("{} transactions failed", summary.failed);
+        if summary.timeouts > 0 {
+            phrase.push_str(&format!(" ({} of them timed out)", summary.timeouts));
+        }
+        phrases.push(phrase);
+    }
+    if summary.skipped > 0 {
+        phrases.push(format!(
+            "{} skipped as too late to meet the latency limit",
+            summary.skipped
+        ));
+    }
+    if summary.max_behind_schedule > 0 {
+        phrases.push(format!(
+            "up to {} requests queued behind schedule",
+            summary.max_behind_schedule
+        ));
+    }
+    if summary.lost_connections > 0 {
+        phrases.push(format!("{} connections lost", summary.lost_connections));
+    }
+    phrases
+}
+
+/// One sentence that answers "which strategy hurt traffic least, and at what
+/// cost in migration time", comparing the best-ranked row with the baseline
+/// (the row with `run_order` 0). `ranked` must be in rank order, as
+/// `rank_strategies` returns it.
+///
+/// For example: "retry kept the worst second at 1,700 tps (naive: 0 tps) and
+/// finished the migration 2.3 s later than naive."
+pub fn headline(ranked: &[RankingRow]) -> String {
+    let Some(best) = ranked.first() else {
+        return "No strategy ran.".to_string();
+    };
+    let worst_second = format!(
+        "kept the worst second{} at {} tps",
+        if best.window.is_none() {
+            " of the whole run"
+        } else {
+            ""
+        },
+        format_thousands(best.worst_second_tps)
+    );
+    let baseline = ranked
+        .iter()
+        .find(|row| row.run_order == 0 && row.run_order != best.run_order);
+    let Some(baseline) = baseline else {
+        let subject = if ranked.len() > 1 {
+            format!("{} ranked first: it", best.strategy)
+        } else {
+            best.strategy.clone()
+        };
+        return format!(
+            "{subject} {worst_second} {} {}.",
+            connective(best),
+            migration_status(best)
+        );
+    };
+    let compared_tps = format!(
+        "{} {worst_second} ({}: {} tps)",
+        best.strategy,
+        baseline.strategy,
+        format_thousands(baseline.worst_second_tps)
+    );
+    match (best.migration_done_at_s, baseline.migration_done_at_s) {
+        (Some(best_done_at_s), Some(baseline_done_at_s)) => {
+            let difference_s = best_done_at_s - baseline_done_at_s;
+            let magnitude = format_seconds(difference_s.abs());
+            let when = if magnitude == "0.0" {
+                format!("at the same time as {}", baseline.strategy)
+            } else if difference_s > 0.0 {
+                format!("{magnitude} s later than {}", baseline.strategy)
+            } else {
+                format!("{magnitude} s earlier than {}", baseline.strategy)
+            };
+            format!("{compared_tps} and finished the migration {when}.")
+        }
+        _ => format!(
+            "{compared_tps} {} {}; {} {}.",
+            connective(best),
+            migration_status(best),
+            baseline.strategy,
+            migration_status(baseline)
+        ),
+    }
+}
+
+/// "but" when the strategy's DDL ran and did not finish, "and" otherwise.
+fn connective(row: &RankingRow) -> &'static str {
+    if row.ddl_tries > 0 && row.migration_done_at_s.is_none() {
+        "but"
+    } else {
+        "and"
+    }
+}
+
+/// What became of the migration, as a verb phrase: "finished the migration at
+/// 15.7 s", "did not finish the migration", "ran no migration".
+fn migration_status(row: &RankingRow) -> String {
+    match row.migration_done_at_s {
+        Some(done_at_s) => format!("finished the migration at {} s", format_seconds(done_at_s)),
+        None if row.ddl_tries == 0 => "ran no migration".to_string(),
+        None => "did not finish the migration".to_string(),
+    }
+}
+
+/// The migration completion cell of a ranking table: `15.7`, `did not finish`, or `no DDL`.
+pub fn migration_done_cell(row: &RankingRow) -> String {
+    match row.migration_done_at_s {
+        Some(done_at_s) => format_seconds(done_at_s),
+        None if row.ddl_tries == 0 => "no DDL".to_string(),
+        None => "did not finish".to_string(),
+    }
+}
+
+/// A note for a row whose worst-second figures cover the whole run instead of a
+/// DDL window, e.g. "load: no DDL attempt, so its worst-second figures cover the
+/// whole run."; `None` when the row has a window.
+pub fn window_note(row: &RankingRow) -> Option<String> {
+    if row.window.is_some() {
+        return None;
+    }
+    let reason = if row.ddl_tries == 0 {
+        "no DDL attempt"
+    } else {
+        "its DDL attempts lie outside the timeline"
+    };
+    Some(format!(
+        "{}: {reason}, so its worst-second figures cover the whole run.",
+        row.strategy
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::sample::reference_report;
+    use crate::metrics::DdlWindow;
+    use crate::metrics::rank_strategies;
+    use crate::metrics::ranking::compare_rows;
+
+    /// A ranking row with neutral figures, for ordering tests.
+    fn row(name: &str, run_order: usize) -> RankingRow {
+        RankingRow {
+            strategy: name.to_string(),
+            run_order,
+            window: Some(DdlWindow {
+                start_s: 5.0,
+                end_s: 7.0,
+            }),
+            worst_second_tps: 1000,
+            worst_second_p99_ms: 10.0,
+            window_max_latency_ms: 20.0,
+            failed_transactions: 0,
+            longest_stall_s: 0,
+            zero_tps_seconds: 0,
+            migration_done_at_s: Some(6.0),
+            ddl_tries: 1,
+            ddl_outcome: "ok".to_string(),
+            blocker_outcome: "ok".to_string(),
+        }
+    }
+
+    fn sorted(mut rows: Vec<RankingRow>) -> Vec<RankingRow> {
+        rows.sort_by(compare_rows);
+        rows
+    }
+
+    #[test]
+    fn the_sample_headline() {
+        let ranked = rank_strategies(&reference_report());
+        assert_eq!(
+            headline(&ranked),
+            "retry kept the worst second at 1,700 tps (naive: 0 tps) \
+             and finished the migration 2.3 s later than naive."
+        );
+    }
+
+    #[test]
+    fn the_headline_says_when_the_baseline_did_not_finish() {
+        let mut baseline = row("naive", 0);
+        baseline.longest_stall_s = 4;
+        baseline.worst_second_tps = 0;
+        baseline.migration_done_at_s = None;
+        baseline.ddl_outcome = "error".to_string();
+        let mut best = row("retry", 1);
+        best.worst_second_tps = 2_100;
+        best.migration_done_at_s = Some(14.04);
+        let ranked = sorted(vec![baseline, best]);
+        assert_eq!(
+            headline(&ranked),
+            "retry kept the worst second at 2,100 tps (naive: 0 tps) and finished the \
+             migration at 14.0 s; naive did not finish the migration."
+        );
+    }
+
+    #[test]
+    fn the_headline_says_when_the_best_did_not_finish() {
+        let mut baseline = row("naive", 0);
+        baseline.longest_stall_s = 4;
+        baseline.worst_second_tps = 0;
+        let mut best = row("retry", 1);
+        best.migration_done_at_s = None;
+        best.ddl_outcome = "gave_up".to_string();
+        let ranked = sorted(vec![baseline, best]);
+        assert_eq!(
+            headline(&ranked),
+            "retry kept the worst second at 1,000 tps (naive: 0 tps) but did not finish the \
+             migration; naive finished the migration at 6.0 s."
+        );
+    }
+
+    #[test]
+    fn the_headline_says_earlier_and_same_time() {
+        let mut baseline = row("naive", 0);
+        baseline.longest_stall_s = 4;
+        baseline.migration_done_at_s = Some(20.0);
+        let mut best = row("gitlab", 1);
+        best.migration_done_at_s = Some(11.6);
+        let ranked = sorted(vec![baseline.clone(), best.clone()]);
+        assert!(
+            headline(&ranked).ends_with("finished the migration 8.4 s earlier than naive."),
+            "{}",
+            headline(&ranked)
+        );
+        best.migration_done_at_s = Some(20.01);
+        let ranked = sorted(vec![baseline, best]);
+        assert!(
+            headline(&ranked).ends_with("finished the migration at the same time as naive."),
+            "{}",
+            headline(&ranked)
+        );
+    }
+
+    #[test]
+    fn the_headline_is_simpler_when_the_baseline_ranks_first_or_runs_alone() {
+        let baseline = row("naive", 0);
+        let mut other = row("retry", 1);
+        other.longest_stall_s = 2;
+        let ranked = sorted(vec![baseline.clone(), other]);
+        assert_eq!(
+            headline(&ranked),
+            "naive ranked first: it kept the worst second at 1,000 tps and finished the \
+             migration at 6.0 s."
+        );
+        assert_eq!(
+            headline(&[baseline]),
+            "naive kept the worst second at 1,000 tps and finished the migration at 6.0 s."
+        );
+        assert_eq!(headline(&[]), "No strategy ran.");
+    }
+
+    #[test]
+    fn the_headline_names_a_whole_run_figure() {
+        let mut load = row("load", 0);
+        load.window = None;
+        load.migration_done_at_s = None;
+        load.ddl_tries = 0;
+        load.ddl_outcome = "none".to_string();
+        assert_eq!(
+            headline(&[load]),
+            "load kept the worst second of the whole run at 1,000 tps and ran no migration."
+        );
+    }
+}
