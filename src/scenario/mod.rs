@@ -91,7 +91,7 @@ impl RunClock {
     }
 }
 
-/// What a strategy run produced besides its report: things to tell the user.
+/// What a strategy run produced besides its measurements: things to tell the user.
 #[derive(Debug, Clone, Default)]
 pub struct RunNotes {
     /// Lines worth a warning: lost connections, a failed report, observer errors.

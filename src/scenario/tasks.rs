@@ -31,13 +31,16 @@ use crate::target::Target;
 /// Mixed into the run's seed for the arrival schedule, so it does not repeat a worker's draws.
 const ARRIVALS_SEED: u64 = 0x5eed_a221_7a15;
 
+/// A load worker's task, with the handle that cancels its running query.
+type WorkerTask = (JoinHandle<load::WorkerOutcome>, WireCancel);
+
 /// The tasks of a run in progress, with what it takes to stop each one.
 pub struct RunningTasks {
     clock: RunClock,
     live: Arc<LiveCounters>,
     arrivals: Option<Arc<Arrivals>>,
     recorder: JoinHandle<Recorder>,
-    workers: Vec<(JoinHandle<load::WorkerOutcome>, WireCancel)>,
+    workers: Vec<WorkerTask>,
     /// Turns true when the load ends (the observer stops, the DDL starts no new try).
     stop: watch::Sender<bool>,
     observer: Option<JoinHandle<ObserverOutput>>,
@@ -58,8 +61,8 @@ pub fn start(
 ) -> RunningTasks {
     let clock = RunClock::start(config.load.duration);
     let live = Arc::new(LiveCounters::new(clock.duration_s()));
-    let mut arrivals_rng = rand::rngs::SmallRng::seed_from_u64(seed ^ ARRIVALS_SEED);
     let arrivals = config.load.rate_tps.map(|rate_tps| {
+        let mut arrivals_rng = rand::rngs::SmallRng::seed_from_u64(seed ^ ARRIVALS_SEED);
         Arc::new(Arrivals::new(
             clock.started_at(),
             config.load.duration,
@@ -67,22 +70,7 @@ pub fn start(
             &mut arrivals_rng,
         ))
     });
-    let (parts_tx, parts_rx) = mpsc::unbounded_channel();
-    let recorder = spawn_recorder(clock, config.load.clients as usize, parts_rx);
-
-    let mut workers = Vec::with_capacity(sessions.workers.len());
-    for worker in sessions.workers {
-        let cancel = worker.connection.cancel_handle();
-        let task = load_runtime.spawn(load::run_worker(
-            worker,
-            clock,
-            arrivals.clone(),
-            live.clone(),
-            parts_tx.clone(),
-        ));
-        workers.push((task, cancel));
-    }
-    drop(parts_tx);
+    let (recorder, workers) = start_load(sessions.workers, clock, &arrivals, &live, load_runtime);
 
     let (stop, stop_rx) = watch::channel(false);
     let (queue_tx, queue_rx) = watch::channel(String::new());
@@ -155,6 +143,33 @@ pub fn start(
         ddl,
         progress,
     }
+}
+
+/// Starts the recorder and, on the load runtime, the load workers, which hand
+/// their measurements to it; returns the recorder's task and each worker's
+/// task with the handle that cancels its query.
+fn start_load(
+    workers: Vec<load::Worker>,
+    clock: RunClock,
+    arrivals: &Option<Arc<Arrivals>>,
+    live: &Arc<LiveCounters>,
+    load_runtime: &LoadRuntime,
+) -> (JoinHandle<Recorder>, Vec<WorkerTask>) {
+    let (parts_tx, parts_rx) = mpsc::unbounded_channel();
+    let recorder = spawn_recorder(clock, workers.len(), parts_rx);
+    let mut tasks = Vec::with_capacity(workers.len());
+    for worker in workers {
+        let cancel = worker.connection.cancel_handle();
+        let task = load_runtime.spawn(load::run_worker(
+            worker,
+            clock,
+            arrivals.clone(),
+            live.clone(),
+            parts_tx.clone(),
+        ));
+        tasks.push((task, cancel));
+    }
+    (recorder, tasks)
 }
 
 /// The recorder's task: takes the workers' hand-overs as they come and settles
@@ -240,10 +255,7 @@ pub async fn wind_down(
 
 /// Lets workers finish their last transaction, cancels those stuck in a lock
 /// queue, and returns how many lost their connection during the run.
-async fn finish_workers(
-    tasks: Vec<(JoinHandle<load::WorkerOutcome>, WireCancel)>,
-    notes: &mut RunNotes,
-) -> u32 {
+async fn finish_workers(tasks: Vec<WorkerTask>, notes: &mut RunNotes) -> u32 {
     tokio::time::sleep(Duration::from_millis(200)).await;
     for (task, cancel) in &tasks {
         if !task.is_finished() {
