@@ -2,8 +2,8 @@
 //!
 //! The pipeline (see README.md): workload + flags -> [`config::Config`] ->
 //! [`target::Target`] (throwaway server or `--db-url`) -> setup SQL -> for each
-//! strategy: reset -> [`scenario::run_strategy`] -> [`metrics::RunReport`] ->
-//! [`export`] and [`plot`], written after each strategy.
+//! strategy: reset -> [`scenario::run_strategy`] -> [`scenario::assemble_report`]
+//! -> [`metrics::RunReport`] -> [`export`] and [`plot`], written after each strategy.
 //!
 //! [`run`] is the whole program, callable in-process from tests.
 
@@ -212,7 +212,7 @@ async fn run_strategies(config: &Config, target: &Target) -> Result<RunReport, E
         if !config.quiet {
             eprintln!("== {} ({}) ==", strategy.name, strategy.describe());
         }
-        let (mut strategy_report, notes) = scenario::run_strategy(
+        let (measured, notes) = scenario::run_strategy(
             target,
             config,
             strategy,
@@ -234,17 +234,19 @@ async fn run_strategies(config: &Config, target: &Target) -> Result<RunReport, E
                 counts.join(", ")
             );
         }
-        strategy_report.locks.server_log = server_log_sentences(target, log_start, &notes.roles);
-        let invalid = target.invalid_indexes().await?;
-        if !invalid.is_empty() {
+        let after_run = scenario::AfterRun {
+            server_log: server_log_sentences(target, log_start, &notes.roles),
+            invalid_indexes: target.invalid_indexes().await?,
+        };
+        if !after_run.invalid_indexes.is_empty() {
             eprintln!(
                 "warning: {}: the run left INVALID indexes behind: {} (a failed CREATE INDEX \
                  CONCURRENTLY); drop them before trying again",
                 strategy.name,
-                invalid.join(", ")
+                after_run.invalid_indexes.join(", ")
             );
-            strategy_report.summary.invalid_indexes = invalid.join(" ");
         }
+        let strategy_report = scenario::assemble_report(&strategy.name, measured, after_run);
         report.strategies.push(strategy_report);
         // Files of a finished strategy are written before the next one starts.
         export::write_all(&report, &config.out_dir)?;

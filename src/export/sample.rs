@@ -38,7 +38,7 @@ pub fn open_loop_report() -> RunReport {
         &naive.attempts,
         naive.blocker.as_ref(),
         &histogram,
-        0,
+        &crate::metrics::RunFacts::default(),
     );
     report
 }
@@ -134,7 +134,14 @@ fn strategy_report(
     histogram: hdrhistogram::Histogram<u64>,
 ) -> StrategyReport {
     let blocker = blocker();
-    let summary = summarize(name, &seconds, &attempts, Some(&blocker), &histogram, 0);
+    let summary = summarize(
+        name,
+        &seconds,
+        &attempts,
+        Some(&blocker),
+        &histogram,
+        &crate::metrics::RunFacts::default(),
+    );
     StrategyReport {
         strategy: name.to_string(),
         seconds,

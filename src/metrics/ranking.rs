@@ -189,7 +189,14 @@ mod tests {
             .map(|(index, &tps)| second(index as u32, tps, 1.0, 2.0))
             .collect();
         let histogram = new_latency_histogram();
-        let summary = summarize(name, &seconds, &attempts, None, &histogram, 0);
+        let summary = summarize(
+            name,
+            &seconds,
+            &attempts,
+            None,
+            &histogram,
+            &crate::metrics::RunFacts::default(),
+        );
         StrategyReport {
             strategy: name.to_string(),
             seconds,

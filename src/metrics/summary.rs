@@ -42,6 +42,19 @@ pub struct Summary {
     pub max_behind_schedule: u64,
 }
 
+/// Facts of one run that its timeline and attempts do not show: what became
+/// of the sessions around the load and what the run left on the server.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunFacts {
+    /// Workers whose connection was lost during the run.
+    pub lost_connections: u32,
+    /// The server's error if the blocker (the report) failed; `None` if it
+    /// ended well or the run had none.
+    pub blocker_error: Option<String>,
+    /// Indexes left INVALID after the run (a failed `CREATE INDEX CONCURRENTLY`).
+    pub invalid_indexes: Vec<String>,
+}
+
 /// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
 pub fn summarize(
     strategy: &str,
@@ -49,7 +62,7 @@ pub fn summarize(
     attempts: &[DdlAttempt],
     blocker: Option<&BlockerWindow>,
     latency_us: &hdrhistogram::Histogram<u64>,
-    lost_connections: u32,
+    facts: &RunFacts,
 ) -> Summary {
     let transactions: u64 = seconds.iter().map(|row| row.tps).sum();
     let failed: u64 = seconds.iter().map(|row| row.failed).sum();
@@ -103,9 +116,13 @@ pub fn summarize(
             .map(|row| row.lock_waiters)
             .max()
             .unwrap_or(0),
-        lost_connections,
-        blocker_outcome: if blocker.is_some() { "ok" } else { "none" }.to_string(),
-        invalid_indexes: String::new(),
+        lost_connections: facts.lost_connections,
+        blocker_outcome: match (blocker, &facts.blocker_error) {
+            (_, Some(error)) => format!("failed: {error}"),
+            (Some(_), None) => "ok".to_string(),
+            (None, None) => "none".to_string(),
+        },
+        invalid_indexes: facts.invalid_indexes.join(" "),
         timeouts: seconds.iter().map(|row| row.timeouts).sum(),
         skipped: seconds.iter().map(|row| row.skipped).sum(),
         max_behind_schedule: seconds
@@ -213,7 +230,11 @@ mod tests {
             attempt(1, 1.0, 1.5, AttemptOutcome::LockTimeout),
             attempt(2, 2.5, 2.75, AttemptOutcome::Ok),
         ];
-        let summary = summarize("retry", &seconds, &attempts, None, &latency, 1);
+        let facts = RunFacts {
+            lost_connections: 1,
+            ..RunFacts::default()
+        };
+        let summary = summarize("retry", &seconds, &attempts, None, &latency, &facts);
         assert_eq!(summary.transactions, 20);
         assert_eq!(summary.mean_tps, 5.0);
         assert_eq!(summary.zero_tps_seconds, 2);
@@ -235,7 +256,7 @@ mod tests {
             &[],
             None,
             &new_latency_histogram(),
-            0,
+            &RunFacts::default(),
         );
         assert_eq!(summary.ddl_outcome, "none");
         assert_eq!(summary.ddl_total_ms, 0.0);

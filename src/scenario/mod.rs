@@ -1,5 +1,15 @@
 //! One run of one strategy on one clock: load workers, blocker, DDL injector
-//! and lock observer, started together; the result is a `StrategyReport`.
+//! and lock observer, started together.
+//!
+//! A run goes through named phases so each can be read on its own: connecting
+//! every session before the clock starts (`connect`), running the tasks on one
+//! clock and winding them down (`tasks`), and assembling the report from what
+//! the tasks returned (`assemble`, pure, so the summary is built once, with the
+//! facts the server only knows after the run passed in).
+
+mod assemble;
+mod connect;
+mod tasks;
 
 pub mod arrivals;
 pub mod blocker;
@@ -8,30 +18,15 @@ pub mod load;
 pub mod observer;
 pub mod progress;
 
+pub use assemble::{AfterRun, Measured, assemble_report};
+
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-use tokio::sync::{mpsc, watch};
-use tokio::task::JoinHandle;
-use tokio_postgres::NoTls;
-
-use rand::SeedableRng;
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::metrics::locks::LockReport;
-use crate::metrics::{
-    LatencyDistribution, LatencyIntervals, LiveCounters, Recorder, StrategyReport, build_timeline,
-    summarize,
-};
-use crate::pgwire::WireCancel;
-use crate::strategy::{NamedStrategy, Strategy};
+use crate::strategy::NamedStrategy;
 use crate::target::Target;
-use arrivals::Arrivals;
-
-/// Mixed into the run's seed for the arrival schedule, so it does not repeat a worker's draws.
-const ARRIVALS_SEED: u64 = 0x5eed_a221_7a15;
 
 /// The run clock: `second k` is `[k, k+1)` after the load starts.
 #[derive(Debug, Clone, Copy)]
@@ -74,6 +69,7 @@ impl RunClock {
         at.saturating_duration_since(self.start).as_secs() as u32
     }
 
+    /// The second the clock is in now.
     pub fn second_now(&self) -> u32 {
         self.second_of(Instant::now())
     }
@@ -94,7 +90,7 @@ impl RunClock {
     }
 }
 
-/// What a strategy run produced besides its report: things to tell the user.
+/// What a strategy run produced besides its measurements: things to tell the user.
 #[derive(Debug, Clone, Default)]
 pub struct RunNotes {
     /// Lines worth a warning: lost connections, a failed report, observer errors.
@@ -105,325 +101,18 @@ pub struct RunNotes {
     pub roles: BTreeMap<u32, String>,
 }
 
-/// Runs one strategy: connects everything, starts the clock, runs the load for
-/// its duration with the blocker and the DDL on the same clock, and collects.
+/// Runs one strategy: connects every session, starts the clock, runs the load
+/// for its duration with the blocker and the DDL on the same clock, and winds
+/// everything down. What it returns becomes a report with [`assemble_report`].
 pub async fn run_strategy(
     target: &Target,
     config: &Config,
     strategy: &NamedStrategy,
     seed: u64,
-) -> Result<(StrategyReport, RunNotes), Error> {
-    let scripts = Arc::new(config.load.scripts.clone());
-    let variables = Arc::new(config.load.variables.clone());
-
-    // Every connection is open and every statement prepared before the clock
-    // starts, on the load runtime so that their sockets belong to its I/O driver.
+) -> Result<(Measured, RunNotes), Error> {
+    // The load workers run on a thread of their own until this is dropped, at the end.
     let load_runtime = load::LoadRuntime::start()?;
-    let mut workers = Vec::with_capacity(config.load.clients as usize);
-    for client_id in 0..config.load.clients {
-        let connector = target.connector(&format!("reader-{}", client_id + 1), &strategy.settings);
-        let to_prepare = scripts.clone();
-        let connected = load_runtime.spawn(async move {
-            let mut connection = connector.connect_wire().await?;
-            let prepared = load::prepare(&mut connection, &to_prepare).await?;
-            Ok::<_, Error>((connection, prepared))
-        });
-        let (connection, prepared) = connected
-            .await
-            .map_err(|err| Error::runtime(format!("connecting a load worker: {err}")))??;
-        workers.push(load::Worker {
-            connection,
-            client_id,
-            scripts: scripts.clone(),
-            prepared,
-            variables: variables.clone(),
-            seed,
-            client_timeout: config.load.client_timeout,
-            latency_limit: config.load.latency_limit,
-        });
-    }
-    let observer_client = match config.observe_locks {
-        true => Some(target.connect("observer").await?),
-        false => None,
-    };
-    let blocker_client = match &config.blocker {
-        Some(_) => Some(
-            target
-                .connect_with_settings("report", &strategy.settings)
-                .await?,
-        ),
-        None => None,
-    };
-    let ddl_client = match &config.ddl {
-        Some(_) => Some(
-            target
-                .connect_with_settings("ddl", &strategy.settings)
-                .await?,
-        ),
-        None => None,
-    };
-    let killer_client = match (&config.ddl, &strategy.strategy) {
-        (Some(_), Strategy::KillBlockers { .. }) => Some(target.connect("killer").await?),
-        _ => None,
-    };
-
-    let clock = RunClock::start(config.load.duration);
-    let duration_s = clock.duration_s();
-    let live = Arc::new(LiveCounters::new(duration_s));
-    let mut arrivals_rng = rand::rngs::SmallRng::seed_from_u64(seed ^ ARRIVALS_SEED);
-    let arrivals = config.load.rate_tps.map(|rate_tps| {
-        Arc::new(Arrivals::new(
-            clock.started_at(),
-            config.load.duration,
-            rate_tps,
-            &mut arrivals_rng,
-        ))
-    });
-    let (parts_tx, mut parts_rx) = mpsc::unbounded_channel();
-    let workers_count = config.load.clients as usize;
-    let recorder_task = tokio::spawn(async move {
-        let mut recorder = Recorder::new(workers_count);
-        let mut tick = tokio::time::interval(Duration::from_secs(1));
-        loop {
-            tokio::select! {
-                part = parts_rx.recv() => match part {
-                    Some(part) => recorder.add(part, clock.second_now()),
-                    None => break,
-                },
-                _ = tick.tick() => recorder.settle(clock.second_now()),
-            }
-        }
-        recorder.finish();
-        recorder
-    });
-
-    let mut worker_tasks: Vec<(JoinHandle<load::WorkerOutcome>, WireCancel)> = Vec::new();
-    for worker in workers {
-        let cancel = worker.connection.cancel_handle();
-        let task = load_runtime.spawn(load::run_worker(
-            worker,
-            clock,
-            arrivals.clone(),
-            live.clone(),
-            parts_tx.clone(),
-        ));
-        worker_tasks.push((task, cancel));
-    }
-    drop(parts_tx);
-
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let (queue_tx, queue_rx) = watch::channel(String::new());
-    let observer_task = observer_client.map(|client| {
-        tokio::spawn(observer::observe(
-            client,
-            clock,
-            target.session_prefix.clone(),
-            target.server_version_num,
-            live.clone(),
-            queue_tx,
-            stop_rx.clone(),
-        ))
-    });
-    let blocker_task = match (blocker_client, &config.blocker) {
-        (Some(client), Some(blocker)) => {
-            let cancel = client.cancel_token();
-            Some((
-                tokio::spawn(blocker::run_blocker(client, clock, blocker.clone())),
-                cancel,
-            ))
-        }
-        _ => None,
-    };
-    let (status_tx, status_rx) = watch::channel(String::from("not started"));
-    let ddl_task = match (ddl_client, &config.ddl) {
-        (Some(client), Some(ddl)) => {
-            let cancel = client.cancel_token();
-            Some((
-                tokio::spawn(ddl::run_ddl(ddl::DdlInjector {
-                    client,
-                    killer: killer_client,
-                    clock,
-                    at: ddl.at,
-                    steps: strategy
-                        .ddl_steps
-                        .clone()
-                        .unwrap_or_else(|| ddl.steps.clone()),
-                    strategy: strategy.strategy.clone(),
-                    seed,
-                    session_prefix: target.session_prefix.clone(),
-                    status: status_tx,
-                    run_over: stop_rx.clone(),
-                })),
-                cancel,
-            ))
-        }
-        _ => {
-            status_tx.send_replace("none".into());
-            None
-        }
-    };
-    let progress_task = (!config.quiet).then(|| {
-        tokio::spawn(progress::report_each_second(
-            clock,
-            live.clone(),
-            status_rx,
-            queue_rx,
-            config.ddl.is_some(),
-            arrivals.clone(),
-        ))
-    });
-
-    // The load runs for its duration; then everything is wound down.
-    tokio::time::sleep_until(tokio::time::Instant::from_std(clock.end())).await;
-    stop_tx.send_replace(true);
-    let mut notes = RunNotes::default();
-
-    let lost_connections = finish_workers(worker_tasks, &mut notes).await;
-    let blocker_result = match blocker_task {
-        Some((task, cancel)) => {
-            if !task.is_finished() {
-                notes.warnings.push(format!(
-                    "{}: the report was still running when the load ended; it was cancelled",
-                    strategy.name
-                ));
-                let _ = cancel.cancel_query(NoTls).await;
-            }
-            Some(
-                task.await
-                    .map_err(|err| Error::runtime(format!("blocker task: {err}")))?,
-            )
-        }
-        None => None,
-    };
-    if let Some(error) = blocker_result
-        .as_ref()
-        .and_then(|result| result.error.as_ref())
-    {
-        notes
-            .warnings
-            .push(format!("{}: the report failed: {error}", strategy.name));
-    }
-    let attempts = match ddl_task {
-        Some((mut task, cancel)) => {
-            match tokio::time::timeout(ddl::GRACE_AFTER_RUN, &mut task).await {
-                Ok(joined) => joined,
-                Err(_) => {
-                    notes.warnings.push(format!(
-                        "{}: the DDL was still running {} s after the load ended; it was cancelled",
-                        strategy.name,
-                        ddl::GRACE_AFTER_RUN.as_secs()
-                    ));
-                    let _ = cancel.cancel_query(NoTls).await;
-                    task.await
-                }
-            }
-            .map_err(|err| Error::runtime(format!("DDL task: {err}")))?
-        }
-        None => Vec::new(),
-    };
-    let observed = match observer_task {
-        Some(task) => task
-            .await
-            .map_err(|err| Error::runtime(format!("lock observer task: {err}")))?,
-        None => observer::ObserverOutput::default(),
-    };
-    if let Some(message) = &observed.error {
-        notes.warnings.push(message.clone());
-    }
-    notes.roles = observed.roles;
-    if let Some(task) = progress_task {
-        task.abort();
-    }
-    let recorder = recorder_task
-        .await
-        .map_err(|err| Error::runtime(format!("recorder task: {err}")))?;
-
-    let lock_waiters: Vec<u32> = (0..duration_s)
-        .map(|second| live.second(second).lock_waiters)
-        .collect();
-    if let Some(arrivals) = &arrivals {
-        arrivals.count_unclaimed(&live);
-    }
-    let behind_schedule = live.behind_schedule(duration_s);
-    let blocker_error = blocker_result
-        .as_ref()
-        .and_then(|result| result.error.clone());
-    let blocker_window = blocker_result.map(|result| result.window);
-    let seconds = build_timeline(
-        duration_s,
-        &recorder,
-        &lock_waiters,
-        &behind_schedule,
-        blocker_window.as_ref(),
-        &attempts,
-    );
-    let latency_us = recorder.total_latency_us();
-    let intervals = LatencyIntervals {
-        started_unix_s: clock.started_unix_s(),
-        per_second: recorder.intervals(),
-    };
-    let mut summary = summarize(
-        &strategy.name,
-        &seconds,
-        &attempts,
-        blocker_window.as_ref(),
-        &latency_us,
-        lost_connections,
-    );
-    if let Some(error) = blocker_error {
-        summary.blocker_outcome = format!("failed: {error}");
-    }
-    notes.failed_by_sqlstate = recorder.failed_by_sqlstate().into_iter().collect();
-    Ok((
-        StrategyReport {
-            strategy: strategy.name.clone(),
-            seconds,
-            attempts,
-            blocker: blocker_window,
-            latency: LatencyDistribution::from_histogram(latency_us),
-            summary,
-            locks: LockReport {
-                per_second: observed.per_second,
-                samples: observed.samples,
-                worst: observed.worst,
-                server_log: Vec::new(),
-            },
-            intervals,
-        },
-        notes,
-    ))
-}
-
-/// Lets workers finish their last transaction, cancels those stuck in a lock
-/// queue, and returns how many lost their connection during the run.
-async fn finish_workers(
-    tasks: Vec<(JoinHandle<load::WorkerOutcome>, WireCancel)>,
-    notes: &mut RunNotes,
-) -> u32 {
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    for (task, cancel) in &tasks {
-        if !task.is_finished() {
-            let _ = cancel.cancel_query().await;
-        }
-    }
-    let mut lost = 0;
-    for (mut task, _) in tasks {
-        let outcome = match tokio::time::timeout(Duration::from_secs(3), &mut task).await {
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(err)) => load::WorkerOutcome {
-                lost_connection: Some(format!("worker task failed: {err}")),
-            },
-            Err(_) => {
-                task.abort();
-                load::WorkerOutcome::default()
-            }
-        };
-        if let Some(message) = outcome.lost_connection {
-            lost += 1;
-            notes
-                .warnings
-                .push(format!("a worker lost its connection: {message}"));
-        }
-    }
-    lost
+    let sessions = connect::connect_sessions(target, config, strategy, seed, &load_runtime).await?;
+    let running = tasks::start(sessions, target, config, strategy, seed, &load_runtime);
+    tasks::wind_down(running, &strategy.name).await
 }

@@ -1,0 +1,212 @@
+//! The last phase of a run: the report is assembled from what the tasks
+//! returned and what the server said after the run, in one pure function, so
+//! that every figure of the summary is computed once, from its inputs, and
+//! never patched in afterwards.
+
+use super::blocker::BlockerResult;
+use crate::metrics::locks::{LockReport, LockSample, SecondLocks};
+use crate::metrics::{
+    DdlAttempt, LatencyDistribution, LatencyIntervals, Recorder, RunFacts, StrategyReport,
+    build_timeline, summarize,
+};
+
+/// What the tasks of one run returned, as plain data: the wind-down's result.
+#[derive(Debug)]
+pub struct Measured {
+    /// Rows of the timeline: the load's duration in whole seconds, rounded up.
+    pub duration_s: u32,
+    /// Wall-clock time of second 0, in seconds since the Unix epoch.
+    pub started_unix_s: f64,
+    /// What the load workers measured, every second settled.
+    pub recorder: Recorder,
+    /// Most sessions seen waiting on a lock, per second.
+    pub lock_waiters: Vec<u32>,
+    /// Open loop: transactions behind schedule at the end of each second.
+    pub behind_schedule: Vec<u64>,
+    /// Workers whose connection was lost during the run.
+    pub lost_connections: u32,
+    /// How the blocker's transaction went; `None` when the run had no blocker.
+    pub blocker: Option<BlockerResult>,
+    /// Every DDL attempt in order; empty when the run had no DDL.
+    pub attempts: Vec<DdlAttempt>,
+    /// The lock observer's figures per second.
+    pub lock_per_second: Vec<SecondLocks>,
+    /// Every sampled session that waited for a lock or blocked another.
+    pub lock_samples: Vec<LockSample>,
+    /// The sample moment with the most waiting sessions.
+    pub lock_worst: Vec<LockSample>,
+}
+
+/// What the server tells about a run only once it is over: read after the
+/// wind-down, before the report is assembled.
+#[derive(Debug, Clone, Default)]
+pub struct AfterRun {
+    /// Sentences from the throwaway server's log about this run (empty on `--db-url`).
+    pub server_log: Vec<String>,
+    /// Indexes the run left INVALID (a failed `CREATE INDEX CONCURRENTLY`).
+    pub invalid_indexes: Vec<String>,
+}
+
+/// Builds the report of strategy `strategy` from what its run measured and
+/// what the server said afterwards.
+pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) -> StrategyReport {
+    let blocker_window = measured
+        .blocker
+        .as_ref()
+        .map(|result| result.window.clone());
+    let seconds = build_timeline(
+        measured.duration_s,
+        &measured.recorder,
+        &measured.lock_waiters,
+        &measured.behind_schedule,
+        blocker_window.as_ref(),
+        &measured.attempts,
+    );
+    let latency_us = measured.recorder.total_latency_us();
+    let facts = RunFacts {
+        lost_connections: measured.lost_connections,
+        blocker_error: measured.blocker.and_then(|result| result.error),
+        invalid_indexes: after_run.invalid_indexes,
+    };
+    let summary = summarize(
+        strategy,
+        &seconds,
+        &measured.attempts,
+        blocker_window.as_ref(),
+        &latency_us,
+        &facts,
+    );
+    StrategyReport {
+        strategy: strategy.to_string(),
+        seconds,
+        attempts: measured.attempts,
+        blocker: blocker_window,
+        latency: LatencyDistribution::from_histogram(latency_us),
+        summary,
+        locks: LockReport {
+            per_second: measured.lock_per_second,
+            samples: measured.lock_samples,
+            worst: measured.lock_worst,
+            server_log: after_run.server_log,
+        },
+        intervals: LatencyIntervals {
+            started_unix_s: measured.started_unix_s,
+            per_second: measured.recorder.intervals(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::recorder::{WorkerPart, WorkerSecond};
+    use crate::metrics::{AttemptOutcome, BlockerWindow, DdlState, test_attempt};
+
+    /// A recorder where one worker completed one transaction of `latency_us`
+    /// in each second of `seconds`.
+    fn recorder(seconds: &[u32], latency_us: u64) -> Recorder {
+        let mut recorder = Recorder::new(1);
+        for &second in seconds {
+            let mut finished = WorkerSecond::new(second);
+            finished.latency_us.record(latency_us).unwrap();
+            let part = WorkerPart {
+                worker: 0,
+                finished: Some(finished),
+                now_in: second + 1,
+            };
+            recorder.add(part, second + 1);
+        }
+        recorder.finish();
+        recorder
+    }
+
+    fn measured(blocker: Option<BlockerResult>, attempts: Vec<DdlAttempt>) -> Measured {
+        Measured {
+            duration_s: 4,
+            started_unix_s: 1_700_000_000.5,
+            recorder: recorder(&[0, 1, 3], 2_000),
+            lock_waiters: vec![0, 3, 5],
+            behind_schedule: vec![],
+            lost_connections: 2,
+            blocker,
+            attempts,
+            lock_per_second: vec![SecondLocks::default(); 4],
+            lock_samples: Vec::new(),
+            lock_worst: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_report_holds_what_the_tasks_and_the_server_said() {
+        let blocker = BlockerResult {
+            window: BlockerWindow {
+                started_s: 1.2,
+                ended_s: 2.5,
+            },
+            error: Some("canceling statement due to user request (57014)".to_string()),
+        };
+        let attempts = vec![test_attempt(1, 1.5, 2.75, AttemptOutcome::Ok)];
+        let after_run = AfterRun {
+            server_log: vec!["ddl waited 1.0 s for report".to_string()],
+            invalid_indexes: vec!["orders_a_idx".to_string(), "orders_b_idx".to_string()],
+        };
+        let report = assemble_report("naive", measured(Some(blocker), attempts), after_run);
+
+        assert_eq!(report.strategy, "naive");
+        let tps: Vec<u64> = report.seconds.iter().map(|row| row.tps).collect();
+        assert_eq!(tps, [1, 1, 0, 1]);
+        let waiters: Vec<u32> = report.seconds.iter().map(|row| row.lock_waiters).collect();
+        assert_eq!(waiters, [0, 3, 5, 0]);
+        let active: Vec<bool> = report.seconds.iter().map(|r| r.blocker_active).collect();
+        assert_eq!(active, [false, true, true, false]);
+        assert_eq!(report.seconds[2].ddl_state, DdlState::Running);
+        assert_eq!(report.seconds[3].ddl_state, DdlState::Done);
+
+        let summary = &report.summary;
+        assert_eq!(summary.strategy, "naive");
+        assert_eq!(summary.transactions, 3);
+        assert_eq!(summary.zero_tps_seconds, 1);
+        assert_eq!(summary.ddl_attempts, 1);
+        assert_eq!(summary.max_lock_waiters, 5);
+        assert_eq!(summary.lost_connections, 2);
+        assert_eq!(
+            summary.blocker_outcome,
+            "failed: canceling statement due to user request (57014)"
+        );
+        assert_eq!(summary.invalid_indexes, "orders_a_idx orders_b_idx");
+
+        assert_eq!(report.blocker.as_ref().unwrap().started_s, 1.2);
+        assert_eq!(report.attempts.len(), 1);
+        assert_eq!(report.latency.histogram.as_ref().unwrap().len(), 3);
+        assert!(!report.latency.percentiles.is_empty());
+        assert_eq!(report.locks.server_log, ["ddl waited 1.0 s for report"]);
+        assert_eq!(report.locks.per_second.len(), 4);
+        assert_eq!(report.intervals.started_unix_s, 1_700_000_000.5);
+        let interval_seconds: Vec<u32> = report.intervals.per_second.iter().map(|i| i.0).collect();
+        assert_eq!(interval_seconds, [0, 1, 3]);
+    }
+
+    #[test]
+    fn a_blocker_that_ended_well_is_ok_and_no_blocker_is_none() {
+        let blocker = BlockerResult {
+            window: BlockerWindow {
+                started_s: 1.0,
+                ended_s: 2.0,
+            },
+            error: None,
+        };
+        let with_blocker = assemble_report(
+            "retry",
+            measured(Some(blocker), Vec::new()),
+            AfterRun::default(),
+        );
+        assert_eq!(with_blocker.summary.blocker_outcome, "ok");
+        assert_eq!(with_blocker.summary.invalid_indexes, "");
+        assert!(with_blocker.locks.server_log.is_empty());
+
+        let without = assemble_report("load", measured(None, Vec::new()), AfterRun::default());
+        assert_eq!(without.summary.blocker_outcome, "none");
+        assert!(without.blocker.is_none());
+        assert!(without.seconds.iter().all(|row| !row.blocker_active));
+    }
+}

@@ -1,0 +1,106 @@
+//! The first phase of a run: every session is open, and every load statement
+//! prepared, before the clock starts, so that connecting never shows in the
+//! timeline as a slow first second.
+
+use std::sync::Arc;
+
+use tokio_postgres::Client;
+
+use super::load::{self, LoadRuntime};
+use crate::config::Config;
+use crate::error::Error;
+use crate::strategy::{NamedStrategy, Strategy};
+use crate::target::Target;
+
+/// The open sessions of one run, each for the task that will own it.
+pub struct Sessions {
+    /// One per client, connected and prepared on the load runtime.
+    pub workers: Vec<load::Worker>,
+    /// The lock observer's session, when locks are observed.
+    pub observer: Option<Client>,
+    /// The blocker's session (the report), when the workload has a blocker.
+    pub blocker: Option<Client>,
+    /// The DDL injector's session, when the workload has a migration.
+    pub ddl: Option<Client>,
+    /// The second session `kill-blockers` terminates blockers from.
+    pub killer: Option<Client>,
+}
+
+/// Opens every session the run needs, load workers first.
+pub async fn connect_sessions(
+    target: &Target,
+    config: &Config,
+    strategy: &NamedStrategy,
+    seed: u64,
+    load_runtime: &LoadRuntime,
+) -> Result<Sessions, Error> {
+    let workers = connect_workers(target, config, strategy, seed, load_runtime).await?;
+    let observer = match config.observe_locks {
+        true => Some(target.connect("observer").await?),
+        false => None,
+    };
+    let blocker = match &config.blocker {
+        Some(_) => Some(
+            target
+                .connect_with_settings("report", &strategy.settings)
+                .await?,
+        ),
+        None => None,
+    };
+    let ddl = match &config.ddl {
+        Some(_) => Some(
+            target
+                .connect_with_settings("ddl", &strategy.settings)
+                .await?,
+        ),
+        None => None,
+    };
+    let killer = match (&config.ddl, &strategy.strategy) {
+        (Some(_), Strategy::KillBlockers { .. }) => Some(target.connect("killer").await?),
+        _ => None,
+    };
+    Ok(Sessions {
+        workers,
+        observer,
+        blocker,
+        ddl,
+        killer,
+    })
+}
+
+/// Connects the load workers one after another and prepares their statements,
+/// on the load runtime so that their sockets belong to its I/O driver.
+async fn connect_workers(
+    target: &Target,
+    config: &Config,
+    strategy: &NamedStrategy,
+    seed: u64,
+    load_runtime: &LoadRuntime,
+) -> Result<Vec<load::Worker>, Error> {
+    let scripts = Arc::new(config.load.scripts.clone());
+    let variables = Arc::new(config.load.variables.clone());
+    let mut workers = Vec::with_capacity(config.load.clients as usize);
+    for client_id in 0..config.load.clients {
+        let connector = target.connector(&format!("reader-{}", client_id + 1), &strategy.settings);
+        let to_prepare = scripts.clone();
+        let connected = load_runtime.spawn(async move {
+            let mut connection = connector.connect_wire().await?;
+            let prepared = load::prepare(&mut connection, &to_prepare).await?;
+            Ok::<_, Error>((connection, prepared))
+        });
+        let (connection, prepared) = connected
+            .await
+            .map_err(|err| Error::runtime(format!("connecting a load worker: {err}")))??;
+        workers.push(load::Worker {
+            connection,
+            client_id,
+            scripts: scripts.clone(),
+            prepared,
+            variables: variables.clone(),
+            seed,
+            client_timeout: config.load.client_timeout,
+            latency_limit: config.load.latency_limit,
+        });
+    }
+    Ok(workers)
+}

@@ -1,0 +1,335 @@
+//! The middle phases of a run: every task started on one clock, then wound
+//! down in an order that loses nothing. The workers go first (their last
+//! transaction still counts), then the blocker and the DDL (cancelled if they
+//! outlive the load), then the observer, and the recorder last, once every
+//! worker's hand-over is in.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::SeedableRng;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio_postgres::{CancelToken, NoTls};
+
+use super::arrivals::Arrivals;
+use super::blocker::{self, BlockerResult};
+use super::connect::Sessions;
+use super::ddl;
+use super::load::{self, LoadRuntime};
+use super::observer::{self, ObserverOutput};
+use super::progress;
+use crate::pgwire::WireCancel;
+use super::{Measured, RunClock, RunNotes};
+use crate::config::Config;
+use crate::error::Error;
+use crate::metrics::recorder::WorkerPart;
+use crate::metrics::{DdlAttempt, LiveCounters, Recorder};
+use crate::strategy::NamedStrategy;
+use crate::target::Target;
+
+/// Mixed into the run's seed for the arrival schedule, so it does not repeat a worker's draws.
+const ARRIVALS_SEED: u64 = 0x5eed_a221_7a15;
+
+/// A load worker's task, with the handle that cancels its running query.
+type WorkerTask = (JoinHandle<load::WorkerOutcome>, WireCancel);
+
+/// The tasks of a run in progress, with what it takes to stop each one.
+pub struct RunningTasks {
+    clock: RunClock,
+    live: Arc<LiveCounters>,
+    arrivals: Option<Arc<Arrivals>>,
+    recorder: JoinHandle<Recorder>,
+    workers: Vec<WorkerTask>,
+    /// Turns true when the load ends (the observer stops, the DDL starts no new try).
+    stop: watch::Sender<bool>,
+    observer: Option<JoinHandle<ObserverOutput>>,
+    blocker: Option<(JoinHandle<BlockerResult>, CancelToken)>,
+    ddl: Option<(JoinHandle<Vec<DdlAttempt>>, CancelToken)>,
+    progress: Option<JoinHandle<()>>,
+}
+
+/// Starts the clock and every task: the recorder, the load workers (on the
+/// load runtime), the observer, the blocker, the DDL injector and the progress line.
+pub fn start(
+    sessions: Sessions,
+    target: &Target,
+    config: &Config,
+    strategy: &NamedStrategy,
+    seed: u64,
+    load_runtime: &LoadRuntime,
+) -> RunningTasks {
+    let clock = RunClock::start(config.load.duration);
+    let live = Arc::new(LiveCounters::new(clock.duration_s()));
+    let arrivals = config.load.rate_tps.map(|rate_tps| {
+        let mut arrivals_rng = rand::rngs::SmallRng::seed_from_u64(seed ^ ARRIVALS_SEED);
+        Arc::new(Arrivals::new(
+            clock.started_at(),
+            config.load.duration,
+            rate_tps,
+            &mut arrivals_rng,
+        ))
+    });
+    let (recorder, workers) = start_load(sessions.workers, clock, &arrivals, &live, load_runtime);
+
+    let (stop, stop_rx) = watch::channel(false);
+    let (queue_tx, queue_rx) = watch::channel(String::new());
+    let observer = sessions.observer.map(|client| {
+        tokio::spawn(observer::observe(
+            client,
+            clock,
+            target.session_prefix.clone(),
+            target.server_version_num,
+            live.clone(),
+            queue_tx,
+            stop_rx.clone(),
+        ))
+    });
+    let blocker = match (sessions.blocker, &config.blocker) {
+        (Some(client), Some(blocker)) => {
+            let cancel = client.cancel_token();
+            Some((
+                tokio::spawn(blocker::run_blocker(client, clock, blocker.clone())),
+                cancel,
+            ))
+        }
+        _ => None,
+    };
+    let (status_tx, status_rx) = watch::channel(String::from("not started"));
+    let ddl = match (sessions.ddl, &config.ddl) {
+        (Some(client), Some(ddl)) => {
+            let cancel = client.cancel_token();
+            let injector = ddl::DdlInjector {
+                client,
+                killer: sessions.killer,
+                clock,
+                at: ddl.at,
+                steps: strategy
+                    .ddl_steps
+                    .clone()
+                    .unwrap_or_else(|| ddl.steps.clone()),
+                strategy: strategy.strategy.clone(),
+                seed,
+                session_prefix: target.session_prefix.clone(),
+                status: status_tx,
+                run_over: stop_rx.clone(),
+            };
+            Some((tokio::spawn(ddl::run_ddl(injector)), cancel))
+        }
+        _ => {
+            status_tx.send_replace("none".into());
+            None
+        }
+    };
+    let progress = (!config.quiet).then(|| {
+        tokio::spawn(progress::report_each_second(
+            clock,
+            live.clone(),
+            status_rx,
+            queue_rx,
+            config.ddl.is_some(),
+            arrivals.clone(),
+        ))
+    });
+    RunningTasks {
+        clock,
+        live,
+        arrivals,
+        recorder,
+        workers,
+        stop,
+        observer,
+        blocker,
+        ddl,
+        progress,
+    }
+}
+
+/// Starts the recorder and, on the load runtime, the load workers, which hand
+/// their measurements to it; returns the recorder's task and each worker's
+/// task with the handle that cancels its query.
+fn start_load(
+    workers: Vec<load::Worker>,
+    clock: RunClock,
+    arrivals: &Option<Arc<Arrivals>>,
+    live: &Arc<LiveCounters>,
+    load_runtime: &LoadRuntime,
+) -> (JoinHandle<Recorder>, Vec<WorkerTask>) {
+    let (parts_tx, parts_rx) = mpsc::unbounded_channel();
+    let recorder = spawn_recorder(clock, workers.len(), parts_rx);
+    let mut tasks = Vec::with_capacity(workers.len());
+    for worker in workers {
+        let cancel = worker.connection.cancel_handle();
+        let task = load_runtime.spawn(load::run_worker(
+            worker,
+            clock,
+            arrivals.clone(),
+            live.clone(),
+            parts_tx.clone(),
+        ));
+        tasks.push((task, cancel));
+    }
+    (recorder, tasks)
+}
+
+/// The recorder's task: takes the workers' hand-overs as they come and settles
+/// the seconds once a second; returns the recorder once every worker is done.
+fn spawn_recorder(
+    clock: RunClock,
+    workers: usize,
+    mut parts: mpsc::UnboundedReceiver<WorkerPart>,
+) -> JoinHandle<Recorder> {
+    tokio::spawn(async move {
+        let mut recorder = Recorder::new(workers);
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                part = parts.recv() => match part {
+                    Some(part) => recorder.add(part, clock.second_now()),
+                    None => break,
+                },
+                _ = tick.tick() => recorder.settle(clock.second_now()),
+            }
+        }
+        recorder.finish();
+        recorder
+    })
+}
+
+/// Waits for the end of the load, then stops every task and collects what
+/// each returned; things worth telling the user go to the notes.
+pub async fn wind_down(
+    running: RunningTasks,
+    strategy_name: &str,
+) -> Result<(Measured, RunNotes), Error> {
+    let clock = running.clock;
+    tokio::time::sleep_until(tokio::time::Instant::from_std(clock.end())).await;
+    running.stop.send_replace(true);
+    let mut notes = RunNotes::default();
+
+    let lost_connections = finish_workers(running.workers, &mut notes).await;
+    let blocker = finish_blocker(running.blocker, strategy_name, &mut notes).await?;
+    let attempts = finish_ddl(running.ddl, strategy_name, &mut notes).await?;
+    let observed = match running.observer {
+        Some(task) => task
+            .await
+            .map_err(|err| Error::runtime(format!("lock observer task: {err}")))?,
+        None => ObserverOutput::default(),
+    };
+    if let Some(message) = &observed.error {
+        notes.warnings.push(message.clone());
+    }
+    notes.roles = observed.roles;
+    if let Some(task) = running.progress {
+        task.abort();
+    }
+    let recorder = running
+        .recorder
+        .await
+        .map_err(|err| Error::runtime(format!("recorder task: {err}")))?;
+    notes.failed_by_sqlstate = recorder.failed_by_sqlstate().into_iter().collect();
+
+    let duration_s = clock.duration_s();
+    let live = running.live;
+    let lock_waiters: Vec<u32> = (0..duration_s)
+        .map(|second| live.second(second).lock_waiters)
+        .collect();
+    if let Some(arrivals) = &running.arrivals {
+        arrivals.count_unclaimed(&live);
+    }
+    let measured = Measured {
+        duration_s,
+        started_unix_s: clock.started_unix_s(),
+        recorder,
+        lock_waiters,
+        behind_schedule: live.behind_schedule(duration_s),
+        lost_connections,
+        blocker,
+        attempts,
+        lock_per_second: observed.per_second,
+        lock_samples: observed.samples,
+        lock_worst: observed.worst,
+    };
+    Ok((measured, notes))
+}
+
+/// Lets workers finish their last transaction, cancels those stuck in a lock
+/// queue, and returns how many lost their connection during the run.
+async fn finish_workers(tasks: Vec<WorkerTask>, notes: &mut RunNotes) -> u32 {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for (task, cancel) in &tasks {
+        if !task.is_finished() {
+            let _ = cancel.cancel_query().await;
+        }
+    }
+    let mut lost = 0;
+    for (mut task, _) in tasks {
+        let outcome = match tokio::time::timeout(Duration::from_secs(3), &mut task).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(err)) => load::WorkerOutcome {
+                lost_connection: Some(format!("worker task failed: {err}")),
+            },
+            Err(_) => {
+                task.abort();
+                load::WorkerOutcome::default()
+            }
+        };
+        if let Some(message) = outcome.lost_connection {
+            lost += 1;
+            notes
+                .warnings
+                .push(format!("a worker lost its connection: {message}"));
+        }
+    }
+    lost
+}
+
+/// Cancels the report if it is still running, and waits for its result.
+async fn finish_blocker(
+    task: Option<(JoinHandle<BlockerResult>, CancelToken)>,
+    strategy_name: &str,
+    notes: &mut RunNotes,
+) -> Result<Option<BlockerResult>, Error> {
+    let Some((task, cancel)) = task else {
+        return Ok(None);
+    };
+    if !task.is_finished() {
+        notes.warnings.push(format!(
+            "{strategy_name}: the report was still running when the load ended; it was cancelled"
+        ));
+        let _ = cancel.cancel_query(NoTls).await;
+    }
+    let result = task
+        .await
+        .map_err(|err| Error::runtime(format!("blocker task: {err}")))?;
+    if let Some(error) = &result.error {
+        notes
+            .warnings
+            .push(format!("{strategy_name}: the report failed: {error}"));
+    }
+    Ok(Some(result))
+}
+
+/// Gives a running DDL attempt [`ddl::GRACE_AFTER_RUN`] to end, then cancels
+/// it; returns every attempt.
+async fn finish_ddl(
+    task: Option<(JoinHandle<Vec<DdlAttempt>>, CancelToken)>,
+    strategy_name: &str,
+    notes: &mut RunNotes,
+) -> Result<Vec<DdlAttempt>, Error> {
+    let Some((mut task, cancel)) = task else {
+        return Ok(Vec::new());
+    };
+    let joined = match tokio::time::timeout(ddl::GRACE_AFTER_RUN, &mut task).await {
+        Ok(joined) => joined,
+        Err(_) => {
+            notes.warnings.push(format!(
+                "{strategy_name}: the DDL was still running {} s after the load ended; it was cancelled",
+                ddl::GRACE_AFTER_RUN.as_secs()
+            ));
+            let _ = cancel.cancel_query(NoTls).await;
+            task.await
+        }
+    };
+    joined.map_err(|err| Error::runtime(format!("DDL task: {err}")))
+}
