@@ -34,6 +34,9 @@ pub use crate::error::Error;
 use crate::metrics::RunReport;
 use crate::target::Target;
 
+/// How long after a failed run the throwaway server's death is still taken as its cause.
+const SERVER_DEATH_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Runs one command line; returns the process exit code for a finished run
 /// (0, or 3 when an expectation failed) and an `Error` (exit 1 or 2) otherwise.
 pub fn run(cli: Cli) -> Result<i32, Error> {
@@ -168,7 +171,7 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
         )
     })?;
     write_run_json(config, &target)?;
-    let result = run_strategies(config, &target).await;
+    let result = run_while_server_lives(config, &target).await;
     if result.is_err() {
         // Leave nothing behind on a real server, even after a failure (best effort).
         let cleanup = async {
@@ -186,6 +189,21 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
         eprintln!("results: {}", config.out_dir.display());
     }
     Ok(report)
+}
+
+/// Runs the strategies, ended at once by the throwaway server's death. A run
+/// that fails as the server dies (connections refused) failed because of it.
+async fn run_while_server_lives(config: &Config, target: &Target) -> Result<RunReport, Error> {
+    let result = tokio::select! {
+        result = run_strategies(config, target) => result,
+        died = target.server_died() => return Err(died),
+    };
+    if result.is_err()
+        && let Ok(died) = tokio::time::timeout(SERVER_DEATH_GRACE, target.server_died()).await
+    {
+        return Err(died);
+    }
+    result
 }
 
 async fn run_strategies(config: &Config, target: &Target) -> Result<RunReport, Error> {
