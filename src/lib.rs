@@ -14,6 +14,7 @@ pub mod error;
 pub mod expect;
 pub mod export;
 pub mod metrics;
+pub mod output;
 pub mod pgwire;
 pub mod plot;
 pub mod scenario;
@@ -38,11 +39,11 @@ use crate::target::Target;
 const SERVER_DEATH_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Runs one command line; returns the process exit code for a finished run
-/// (0, or 3 when an expectation failed) and an `Error` (exit 1 or 2) otherwise.
+/// (0, or 3 when an expectation failed) and an `Error` (exit 1, 2 or 141) otherwise.
 pub fn run(cli: Cli) -> Result<i32, Error> {
     match cli.command {
         Command::Workloads => {
-            print!("{}", list_workloads()?);
+            output::write_stdout(&list_workloads()?)?;
             Ok(0)
         }
         Command::Plot { dir } => {
@@ -123,7 +124,7 @@ fn run_benchmark(workload: Option<&str>, mode: Mode, args: &CommonArgs) -> Resul
 fn check_expectations(config: &Config, report: &RunReport) -> Result<i32, Error> {
     let results = expect::evaluate(&config.expectations, report);
     for line in expect::report_lines(&results) {
-        println!("{line}");
+        output::write_stdout(&format!("{line}\n"))?;
     }
     expect::write_expectations_csv(&config.out_dir, &results)?;
     expect::write_junit_xml(&config.out_dir, &report.workload, &results)?;
@@ -184,7 +185,7 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
     let copied = target.copy_server_log(&config.out_dir);
     let report = result?;
     copied?;
-    print!("{}", console::summary_table(&report));
+    output::write_stdout(&console::summary_table(&report))?;
     if !config.quiet {
         eprintln!("results: {}", config.out_dir.display());
     }
