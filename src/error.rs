@@ -1,4 +1,5 @@
-//! The harness's error: bad input (exit 2) or a runtime failure (exit 1).
+//! The harness's error: bad input (exit 2), a runtime failure (exit 1), or a
+//! closed stdout (exit 141, nothing printed).
 
 /// An error that knows its exit code. Messages name the input, the problem and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -9,6 +10,10 @@ pub enum Error {
     /// Server, connection or I/O failed: exit 1.
     #[error("{0:#}")]
     Runtime(#[from] anyhow::Error),
+    /// The reader of stdout went away (`stallbench compare | head -3`): exit 141,
+    /// the shell's status for a process killed by SIGPIPE; main prints nothing.
+    #[error("stdout was closed by its reader")]
+    StdoutClosed,
 }
 
 impl Error {
@@ -25,6 +30,8 @@ impl Error {
         match self {
             Error::BadInput(_) => 2,
             Error::Runtime(_) => 1,
+            // 128 + SIGPIPE.
+            Error::StdoutClosed => 141,
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod error;
 pub mod expect;
 pub mod export;
 pub mod metrics;
+pub mod output;
 pub mod pgwire;
 pub mod plot;
 pub mod scenario;
@@ -35,12 +36,15 @@ use crate::export::run_json::RunFile;
 use crate::metrics::RunReport;
 use crate::target::Target;
 
+/// How long after a failed run the throwaway server's death is still taken as its cause.
+const SERVER_DEATH_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Runs one command line; returns the process exit code for a finished run
-/// (0, or 3 when an expectation failed) and an `Error` (exit 1 or 2) otherwise.
+/// (0, or 3 when an expectation failed) and an `Error` (exit 1, 2 or 141) otherwise.
 pub fn run(cli: Cli) -> Result<i32, Error> {
     match cli.command {
         Command::Workloads => {
-            print!("{}", list_workloads()?);
+            output::write_stdout(&list_workloads()?)?;
             Ok(0)
         }
         Command::Plot { dir } => {
@@ -121,7 +125,7 @@ fn run_benchmark(workload: Option<&str>, mode: Mode, args: &CommonArgs) -> Resul
 fn check_expectations(config: &Config, report: &RunReport) -> Result<i32, Error> {
     let results = expect::evaluate(&config.expectations, report);
     for line in expect::report_lines(&results) {
-        println!("{line}");
+        output::write_stdout(&format!("{line}\n"))?;
     }
     let files = expect::result_files(&report.workload, &results)?;
     export::write_files(&config.out_dir, &files)?;
@@ -170,7 +174,7 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
     })?;
     let run_file = RunFile::new(config, &target.description, &target.server_version);
     export::write_files(&config.out_dir, &[run_file.render()?])?;
-    let result = run_strategies(config, &target).await;
+    let result = run_while_server_lives(config, &target).await;
     if result.is_err() {
         // Leave nothing behind on a real server, even after a failure (best effort).
         let cleanup = async {
@@ -183,11 +187,26 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
     let copied = target.copy_server_log(&config.out_dir);
     let report = result?;
     copied?;
-    print!("{}", console::summary_table(&report));
+    output::write_stdout(&console::summary_table(&report))?;
     if !config.quiet {
         eprintln!("results: {}", config.out_dir.display());
     }
     Ok(report)
+}
+
+/// Runs the strategies, ended at once by the throwaway server's death. A run
+/// that fails as the server dies (connections refused) failed because of it.
+async fn run_while_server_lives(config: &Config, target: &Target) -> Result<RunReport, Error> {
+    let result = tokio::select! {
+        result = run_strategies(config, target) => result,
+        died = target.server_died() => return Err(died),
+    };
+    if result.is_err()
+        && let Ok(died) = tokio::time::timeout(SERVER_DEATH_GRACE, target.server_died()).await
+    {
+        return Err(died);
+    }
+    result
 }
 
 async fn run_strategies(config: &Config, target: &Target) -> Result<RunReport, Error> {

@@ -1,11 +1,14 @@
 //! The stallbench command: parse the arguments, run, print `error: ...`, exit.
 
 use clap::Parser;
+use stallbench::Error;
 
 fn main() {
     let cli = stallbench::cli::Cli::parse();
     match stallbench::run(cli) {
         Ok(code) => std::process::exit(code),
+        // Whoever read stdout has gone (`| head`): nothing to say, like a process killed by SIGPIPE.
+        Err(err @ Error::StdoutClosed) => std::process::exit(err.exit_code()),
         Err(err) => {
             eprintln!("error: {err}");
             std::process::exit(err.exit_code());

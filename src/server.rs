@@ -3,7 +3,10 @@
 //!
 //! The server is our direct child (no `pg_ctl`, which detaches it). It gets
 //! `PR_SET_PDEATHSIG`, so even a harness killed with SIGKILL takes it down;
-//! every other exit path (success, error, Ctrl-C, panic) runs `Drop`.
+//! every other exit path (success, error, Ctrl-C, panic) runs `Drop`. Being its
+//! parent, we also see at once when it dies: [`Server::exited`] is there for a
+//! run to select on. The folder a SIGKILL leaves behind is removed by the next
+//! run ([`leftovers`]).
 //!
 //! Its logging collector writes every message twice into the server's folder:
 //! as readable text (`server.log`, with the reference lab's settings, copied to
@@ -14,14 +17,17 @@
 //! logs; a strategy's part is read once its run has wound down, well after its
 //! lock messages.
 
+mod leftovers;
+
 use std::ffi::OsString;
 use std::fs::File;
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::{Context, anyhow, bail};
 
 use crate::serverlog::{LogFormat, StructuredLog};
 
@@ -33,6 +39,8 @@ const MAX_SOCKET_PATH: usize = 107;
 const TEXT_LOG: &str = "server.log";
 /// The postmaster's own output, before the logging collector takes over.
 const STARTUP_LOG: &str = "startup.log";
+/// How often [`Server::exited`] checks whether the server still runs.
+const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
 /// How to get PostgreSQL when no binaries are found.
 pub const INSTALL_HINT: &str = "install them with `apt-get install postgresql` (Debian/Ubuntu), \
@@ -42,7 +50,10 @@ pub const INSTALL_HINT: &str = "install them with `apt-get install postgresql` (
 /// A running throwaway server. Dropping it stops the server and removes its folder.
 #[derive(Debug)]
 pub struct Server {
-    child: Option<Child>,
+    /// The postmaster; shared between [`Server::exited`] and [`Server::stop`].
+    child: Mutex<Option<Child>>,
+    /// When the postmaster was started.
+    started: Instant,
     /// Holds the data folder, the socket and the log; removed on drop.
     folder: Option<tempfile::TempDir>,
     bin_dir: PathBuf,
@@ -54,7 +65,12 @@ impl Server {
     /// Finds the binaries, runs initdb and starts the server; returns once it accepts connections.
     pub async fn start(pg_bin: Option<&Path>) -> anyhow::Result<Server> {
         let bin_dir = find_bin_dir(pg_bin)?;
-        let folder = make_folder()?;
+        let base = temp_base();
+        if let Some(message) = leftovers::removed_message(&leftovers::remove_left_behind(&base)) {
+            eprintln!("{message}");
+        }
+        let folder = make_folder(&base)?;
+        leftovers::mark(folder.path())?;
         let owner = server_user()?;
         if let Some(user) = &owner {
             chown(folder.path(), user)?;
@@ -137,7 +153,8 @@ impl Server {
             .spawn()
             .with_context(|| format!("starting {}", bin_dir.join("postgres").display()))?;
         let mut server = Server {
-            child: Some(child),
+            child: Mutex::new(Some(child)),
+            started: Instant::now(),
             folder: Some(folder),
             bin_dir,
             log_format,
@@ -196,9 +213,7 @@ impl Server {
         let deadline = Instant::now() + Duration::from_secs(30);
         let config = self.connection_config();
         loop {
-            if let Some(child) = self.child.as_mut()
-                && let Some(status) = child.try_wait()?
-            {
+            if let Some(status) = self.exit_status() {
                 bail!(
                     "the throwaway server exited during startup ({status}); its log:\n{}",
                     self.log_tail()
@@ -221,11 +236,37 @@ impl Server {
         }
     }
 
+    /// Resolves once the server has exited, with an error naming its exit status
+    /// and the last lines of its log; for a run to select on next to its work.
+    pub async fn exited(&self) -> anyhow::Error {
+        let mut check = tokio::time::interval(EXIT_CHECK_INTERVAL);
+        loop {
+            check.tick().await;
+            if let Some(status) = self.exit_status() {
+                // One line: the log's last lines joined.
+                let last_lines = read_tail(&self.log_path(), 3).replace('\n', " | ");
+                return anyhow!(
+                    "the throwaway server died ({}) {:.1} s after it started; \
+                     last lines of its log: {}",
+                    describe_exit(status),
+                    self.started.elapsed().as_secs_f64(),
+                    last_lines
+                );
+            }
+        }
+    }
+
+    /// The server's exit status, once it has exited.
+    fn exit_status(&self) -> Option<ExitStatus> {
+        let mut child = self.child.lock().unwrap_or_else(PoisonError::into_inner);
+        child.as_mut()?.try_wait().ok().flatten()
+    }
+
     /// The last lines of the startup log and of the readable log, for error messages.
     fn log_tail(&self) -> String {
         let parts = [
-            read_tail(&self.socket_dir().join(STARTUP_LOG)),
-            read_tail(&self.log_path()),
+            read_tail(&self.socket_dir().join(STARTUP_LOG), 20),
+            read_tail(&self.log_path(), 20),
         ];
         let written: Vec<String> = parts.into_iter().filter(|part| !part.is_empty()).collect();
         written.join("\n")
@@ -233,8 +274,11 @@ impl Server {
 
     /// Stops the server (fast shutdown, then kill after 10 s) and removes its folder.
     pub fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            // SAFETY: plain kill(2) on our own child's pid.
+        let child = self.child.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Some(mut child) = child.take()
+            && !matches!(child.try_wait(), Ok(Some(_)))
+        {
+            // SAFETY: plain kill(2) on our own child's pid, not yet reaped.
             unsafe {
                 libc::kill(child.id() as libc::pid_t, libc::SIGINT);
             }
@@ -388,18 +432,23 @@ fn log_collector_settings(folder: &Path, format: LogFormat) -> Vec<OsString> {
         .collect()
 }
 
-/// A temp folder whose socket path fits `sockaddr_un`: `$TMPDIR` if short enough, else `/tmp`.
-fn make_folder() -> anyhow::Result<tempfile::TempDir> {
+/// Where server folders go, so that the socket path fits `sockaddr_un`:
+/// `$TMPDIR` if short enough, else `/tmp`.
+fn temp_base() -> PathBuf {
     let socket_name_len = format!("/.s.PGSQL.{PORT}").len() + 20;
     let base = std::env::temp_dir();
-    let base = if base.as_os_str().len() + socket_name_len < MAX_SOCKET_PATH {
+    if base.as_os_str().len() + socket_name_len < MAX_SOCKET_PATH {
         base
     } else {
         PathBuf::from("/tmp")
-    };
+    }
+}
+
+/// A fresh server folder in `base`.
+fn make_folder(base: &Path) -> anyhow::Result<tempfile::TempDir> {
     tempfile::Builder::new()
-        .prefix("stallbench-")
-        .tempdir_in(&base)
+        .prefix(leftovers::FOLDER_PREFIX)
+        .tempdir_in(base)
         .with_context(|| format!("creating a temp folder in {}", base.display()))
 }
 
@@ -442,11 +491,20 @@ fn as_user(command: &mut Command, user: Option<&ServerUser>) {
     }
 }
 
-/// The last lines of a log file, for error messages.
-fn read_tail(path: &Path) -> String {
+/// The last `count` lines of a log file, for error messages.
+fn read_tail(path: &Path, count: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(20)..].join("\n")
+    lines[lines.len().saturating_sub(count)..].join("\n")
+}
+
+/// `exit status 1` or `killed by signal 9`.
+fn describe_exit(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => status.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -508,6 +566,12 @@ mod tests {
                 "log_rotation_size=0",
             ]
         );
+    }
+
+    #[test]
+    fn an_exit_is_described_by_its_code_or_signal() {
+        assert_eq!(describe_exit(ExitStatus::from_raw(1 << 8)), "exit status 1");
+        assert_eq!(describe_exit(ExitStatus::from_raw(9)), "killed by signal 9");
     }
 
     #[test]

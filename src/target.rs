@@ -277,6 +277,14 @@ impl Target {
         }
         Ok(())
     }
+
+    /// Resolves once the throwaway server has died, with the error to end the run; never on `--db-url`.
+    pub async fn server_died(&self) -> Error {
+        match &self.server {
+            Some(server) => Error::Runtime(server.exited().await),
+            None => std::future::pending().await,
+        }
+    }
 }
 
 /// One connection to open: its settings, its role and how to name the target in an error.

@@ -67,7 +67,14 @@ pub fn expectation(strategy: &str, bound: Bound) -> Expectation {
 /// fields added to `Summary` later need no change here.
 pub fn summary(strategy: &str) -> Summary {
     let empty = crate::metrics::new_latency_histogram();
-    let mut summary = crate::metrics::summarize(strategy, &[], &[], None, &empty, 0);
+    let mut summary = crate::metrics::summarize(
+        strategy,
+        &[],
+        &[],
+        None,
+        &empty,
+        &crate::metrics::RunFacts::default(),
+    );
     summary.transactions = 70_000;
     summary.failed = 2;
     summary.zero_tps_seconds = 3;

@@ -99,7 +99,8 @@ pub fn write_all(report: &RunReport, dir: &Path) -> anyhow::Result<()> {
 pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
     for file in files {
         let path = dir.join(&file.name);
-        std::fs::write(&path, &file.bytes).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(&path, &file.bytes)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

@@ -19,12 +19,12 @@ use super::ddl;
 use super::load::{self, LoadRuntime};
 use super::observer::{self, ObserverOutput};
 use super::progress;
-use crate::pgwire::WireCancel;
 use super::{Measured, RunClock, RunNotes};
 use crate::config::Config;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
 use crate::metrics::{DdlAttempt, LiveCounters, Recorder};
+use crate::pgwire::WireCancel;
 use crate::strategy::NamedStrategy;
 use crate::target::Target;
 

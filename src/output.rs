@@ -1,0 +1,58 @@
+//! The one way to stdout. `print!` panics with "failed printing to stdout:
+//! Broken pipe" when the reader has gone (`stallbench compare | head -3`);
+//! here that ends the program quietly with the status a shell expects, and
+//! the run's cleanup still happens on the way out.
+
+use std::io::{ErrorKind, Write};
+
+use crate::Error;
+
+/// Writes `text` to stdout and flushes it; a closed stdout is [`Error::StdoutClosed`].
+pub fn write_stdout(text: &str) -> Result<(), Error> {
+    write_to(&mut std::io::stdout().lock(), text)
+}
+
+fn write_to(out: &mut impl Write, text: &str) -> Result<(), Error> {
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == ErrorKind::BrokenPipe => Err(Error::StdoutClosed),
+        Err(err) => Err(Error::Runtime(
+            anyhow::Error::new(err).context("writing to stdout"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer that fails every write with `kind`.
+    struct Failing(ErrorKind);
+
+    impl Write for Failing {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(self.0.into())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_broken_pipe_is_a_closed_stdout_and_other_failures_are_runtime_errors() {
+        let closed = write_to(&mut Failing(ErrorKind::BrokenPipe), "x").unwrap_err();
+        assert!(matches!(closed, Error::StdoutClosed), "{closed:?}");
+        assert_eq!(closed.exit_code(), 141);
+        let full = write_to(&mut Failing(ErrorKind::StorageFull), "x").unwrap_err();
+        assert_eq!(full.exit_code(), 1);
+        assert!(full.to_string().contains("writing to stdout"), "{full}");
+    }
+
+    #[test]
+    fn the_text_is_written_whole() {
+        let mut out = Vec::new();
+        write_to(&mut out, "a\nb\n").unwrap();
+        assert_eq!(out, b"a\nb\n");
+    }
+}
