@@ -6,6 +6,7 @@ pub mod blocker;
 pub mod ddl;
 pub mod load;
 pub mod observer;
+pub mod precise_timer;
 pub mod progress;
 
 use std::collections::BTreeMap;
