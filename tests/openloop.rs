@@ -1,8 +1,7 @@
 //! Open-loop load (`--rate`): the schedule is kept below capacity and each
-//! request is sent on time, the queue
-//! behind a stall shows in the latency, `--client-timeout` turns queued
-//! requests into failures and cancels them on the server, and the interval
-//! log holds every transaction.
+//! request is sent on time, the queue behind a stall shows in the latency,
+//! `--client-timeout` turns queued requests into failures and cancels them on
+//! the server, and the interval log holds every transaction.
 
 mod common;
 
