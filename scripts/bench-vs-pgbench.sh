@@ -2,12 +2,13 @@
 # Benchmark: stallbench `run --load-only` against `pgbench -M prepared`, same
 # server, script, clients and duration, alternating ROUNDS times, each run on
 # freshly built and vacuumed tables; the lock observer's cost (load-only TPS
-# with and without it); the open-loop scheduler's cost; then the peak RSS of
-# the default `compare`. Prints figures; asserts nothing.
+# with and without it); the open-loop scheduler's cost; open-loop schedule lag
+# and latency against `pgbench -R`; then the peak RSS of the default
+# `compare`. Prints figures; asserts nothing.
 #
 #   scripts/bench-vs-pgbench.sh            # 4 clients, 10 s per run, 6 rounds
 #   CLIENTS=8 DURATION=20 ROUNDS=5 scripts/bench-vs-pgbench.sh
-#   ALT_ROUNDS=2 ...                          # rounds of the observer and scheduler comparisons (default ROUNDS)
+#   ALT_ROUNDS=2 ...                          # rounds of the observer, scheduler and open-loop comparisons (default ROUNDS)
 #   LONG_S=600 scripts/bench-vs-pgbench.sh   # also peak RSS of a 60 s and a 600 s run
 #   PROFILE=1 scripts/bench-vs-pgbench.sh    # also where the client's cycles go (needs valgrind and strace)
 set -euo pipefail
@@ -202,6 +203,78 @@ echo "lock observer: $mean_with tps with it, $mean_without tps without, ratio $r
 # already due, so the clients never sleep) against the closed loop, on SELECT 1.
 read -r mean_open mean_closed ratio <<<"$(alternate select-1 "--rate 10000000" "")"
 echo "open-loop scheduler: $mean_open tps at --rate 10000000, $mean_closed tps closed loop, ratio $ratio"
+
+# Open loop on the read script: stallbench --rate R against pgbench -R R, at
+# R = 1000 and at half the closed-loop capacity measured above (pgbench's mean
+# tps), ALT_ROUNDS rounds of alternating order each. Both clients count latency
+# from the scheduled start; the schedule lag is how late a transaction was
+# sent. Both figures are means over the transactions of the steady state, the
+# first and the last second left out: stallbench's timeline.csv (lag_ms and
+# lat_mean_ms per second, weighted by tps), pgbench's per-second aggregate log.
+# stallbench runs without its lock observer: this compares the clients.
+capacity=$(awk '$1 != "short" && $2 == "pgbench" { tps += $3; n++ } END { printf "%d", tps / n }' "$work/read-order.rounds")
+# One open-loop run of pgbench at rate $1; prints "lag_ms latency_ms".
+open_pgbench() {
+  fresh_tables
+  rm -f "$work"/pgbench-open.*
+  "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$DURATION" -R "$1" -f "$work/read-order.sql" \
+    --log --log-prefix="$work/pgbench-open" --aggregate-interval=1 >/dev/null 2>&1
+  python3 - "$work"/pgbench-open.* <<'PY'
+import sys
+# An aggregate line: interval_start transactions sum_latency sum_latency_2
+# min_latency max_latency sum_lag ..., times in us.
+rows = sorted([float(x) for x in line.split()] for path in sys.argv[1:] for line in open(path))
+steady = rows[1:-1]
+transactions = sum(r[1] for r in steady) or float("nan")  # nan: a run too short for a steady state
+print(f"{sum(r[6] for r in steady) / transactions / 1000:.4f} "
+      f"{sum(r[2] for r in steady) / transactions / 1000:.4f}")
+PY
+}
+# One open-loop run of stallbench at rate $1; prints "lag_ms latency_ms".
+open_stallbench() {
+  "$BIN" run "$work/read-order.toml" --load-only --quiet --no-observer --rate "$1" --duration "${DURATION}s" \
+    --db-url "$URL" --out "$work/out-open" >/dev/null
+  python3 - "$work/out-open/timeline.csv" <<'PY'
+import csv, sys
+rows = sorted(csv.DictReader(open(sys.argv[1])), key=lambda row: int(row["second"]))
+steady = rows[1:-1]
+transactions = sum(float(r["tps"]) for r in steady) or float("nan")
+print(f"{sum(float(r['tps']) * float(r['lag_ms']) for r in steady) / transactions:.4f} "
+      f"{sum(float(r['tps']) * float(r['lat_mean_ms']) for r in steady) / transactions:.4f}")
+PY
+  rm -rf "$work/out-open"
+}
+echo "open loop: closed-loop capacity $capacity tps (pgbench, read script), rates 1000 and $((capacity / 2))"
+for rate in 1000 $((capacity / 2)); do
+  echo "open loop at $rate tps:"
+  echo "  pgbench:    $PGBENCH -n -M prepared -c $CLIENTS -T $DURATION -R $rate -f read-order.sql --log --aggregate-interval=1"
+  echo "  stallbench: $BIN run read-order.toml --load-only --no-observer --rate $rate --duration ${DURATION}s --db-url ..."
+  rounds="$work/open-$rate.rounds"
+  : >"$rounds"
+  for round in $(seq "$ALT_ROUNDS"); do
+    # Alternating order, as above.
+    if [ $((round % 2)) = 1 ]; then order="pgbench stallbench"; else order="stallbench pgbench"; fi
+    line="  round $round:"
+    for tool in $order; do
+      read -r lag_ms latency_ms < <("open_$tool" "$rate")
+      echo "$tool $lag_ms $latency_ms" >>"$rounds"
+      line="$line $tool lag $lag_ms ms latency $latency_ms ms,"
+    done
+    echo "${line%,}"
+  done
+  python3 - "$rounds" "$rate" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+lag = {tool: statistics.mean(float(r[1]) for r in rows if r[0] == tool) for tool in ("stallbench", "pgbench")}
+latency = {tool: statistics.mean(float(r[2]) for r in rows if r[0] == tool) for tool in ("stallbench", "pgbench")}
+ratio = lambda a, b: f"{a / b:.2f}" if b > 0 else "n/a"
+print(f"open loop at {sys.argv[2]} tps, steady state, {len(rows) // 2} rounds: "
+      f"schedule lag stallbench {lag['stallbench']:.3f} ms, pgbench {lag['pgbench']:.3f} ms "
+      f"(ratio {ratio(lag['stallbench'], lag['pgbench'])}, difference {lag['stallbench'] - lag['pgbench']:+.3f} ms); "
+      f"mean latency stallbench {latency['stallbench']:.3f} ms, pgbench {latency['pgbench']:.3f} ms "
+      f"(ratio {ratio(latency['stallbench'], latency['pgbench'])})")
+PY
+done
 
 # Peak RSS of the default compare (against this server, so only stallbench is measured).
 rss_kib=$(python3 - "$BIN" "$URL" "$work/out-compare" <<'PY'

@@ -2,9 +2,10 @@
 //! times, shared by every connection, as pgbench `-R` schedules them.
 //!
 //! A free connection claims the next arrival; if that lies in the future it
-//! waits for it, if it lies in the past the transaction is already late and
-//! its latency counts from the scheduled time, so time spent queueing behind
-//! a stall is measured (no coordinated omission). Claiming is one
+//! waits for it (on a microsecond timer, [`super::precise_timer`]), if it
+//! lies in the past the transaction is already late and its latency counts
+//! from the scheduled time, so time spent queueing behind a stall is measured
+//! (no coordinated omission). Claiming is one
 //! compare-and-swap on a shared counter: no lock, nobody waits on anybody.
 
 use std::sync::atomic::{AtomicU64, Ordering};

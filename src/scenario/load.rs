@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 
 use super::RunClock;
 use super::arrivals::Arrivals;
+use super::precise_timer::PreciseTimer;
 use crate::config::WeightedScript;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
@@ -187,6 +188,7 @@ pub async fn run_worker(
     let mut params: Vec<String> = Vec::new();
     let mut recording = Recording::new(client_id as usize, parts);
     let mut outcome = WorkerOutcome::default();
+    let mut timer = None;
 
     loop {
         let (scheduled, started) = match &arrivals {
@@ -197,8 +199,10 @@ pub async fn run_worker(
             Some(arrivals) => match arrivals.claim(&mut rng, &live) {
                 None => break,
                 Some(at) => {
-                    if at > Instant::now() {
-                        tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+                    if let Err(err) = wait_for_arrival(&mut timer, at).await {
+                        outcome.lost_connection =
+                            Some(format!("the open-loop timer (timerfd) failed: {err}"));
+                        break;
                     }
                     (at, Instant::now())
                 }
@@ -286,6 +290,16 @@ pub async fn run_worker(
         connection.terminate().await;
     }
     outcome
+}
+
+/// Open loop: waits for the arrival `at` on the worker's own high-resolution
+/// timer, made at its first arrival and kept for the run.
+async fn wait_for_arrival(timer: &mut Option<PreciseTimer>, at: Instant) -> std::io::Result<()> {
+    let timer = match timer {
+        Some(timer) => timer,
+        None => timer.insert(PreciseTimer::new()?),
+    };
+    timer.wait_until(at).await
 }
 
 /// A worker's own figures of its current second, handed to the recorder when

@@ -16,6 +16,7 @@ pub mod blocker;
 pub mod ddl;
 pub mod load;
 pub mod observer;
+pub mod precise_timer;
 pub mod progress;
 
 pub use assemble::{AfterRun, Measured, assemble_report};
