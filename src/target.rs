@@ -435,4 +435,27 @@ mod tests {
             "postgres://app@db/shop"
         );
     }
+
+    #[test]
+    fn a_url_from_the_environment_is_named_by_what_it_resolved_to() {
+        let env = |name: &str| match name {
+            "PGHOST" => Some("db.example".to_string()),
+            "PGUSER" => Some("app".to_string()),
+            "PGPASSWORD" => Some("s3cret".to_string()),
+            _ => None,
+        };
+        let settings = ConnSettings::resolve("postgres://", &env).unwrap().settings;
+        let description = describe_url("postgres://", &settings);
+        assert_eq!(
+            description,
+            "postgres://app@db.example:5432/app (from the environment)"
+        );
+        let settings = ConnSettings::resolve("postgres://app:s3cret@h/db", &env)
+            .unwrap()
+            .settings;
+        assert_eq!(
+            describe_url("postgres://app:s3cret@h/db", &settings),
+            "postgres://app:***@h/db"
+        );
+    }
 }
