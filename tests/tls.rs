@@ -12,6 +12,8 @@ use assert_cmd::Command;
 use common::managed::{APP_PASSWORD, ManagedServer, ORDERS_ROWS};
 use common::*;
 use predicates::prelude::*;
+use stallbench::conninfo::{ConnSettings, Tls};
+use stallbench::pgwire::{ConnectError, WireConnection};
 
 /// The variables libpq reads; the runs get only those a test sets.
 const LIBPQ_VARIABLES: &[&str] = &[
@@ -248,6 +250,44 @@ fn a_plain_connection_or_a_wrong_root_certificate_fails_with_one_clear_line() {
         .env("PGPASSWORD", APP_PASSWORD)
         .assert()
         .success();
+    drop(server);
+    assert_no_leftover_server();
+}
+
+#[test]
+fn verify_ca_checks_the_chain_and_verify_full_also_the_host_name() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let server = ManagedServer::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // The server's certificate names 127.0.0.1, not localhost.
+    let connect = |mode: &str| {
+        let text = format!(
+            "postgres://app:{APP_PASSWORD}@localhost:{}/shop?sslmode={mode}&sslrootcert={}",
+            server.port,
+            server.ca_pem.display()
+        );
+        let settings = ConnSettings::resolve(&text, &|_| None).unwrap().settings;
+        let tls = Tls::new(&settings.ssl).unwrap();
+        runtime.block_on(WireConnection::connect(&settings.tokio_config(), &tls))
+    };
+    let mut connection = connect("verify-ca").expect("verify-ca does not check the name");
+    runtime.block_on(async {
+        let count = connection
+            .prepare("SELECT count(*) FROM public.orders")
+            .await
+            .unwrap();
+        connection.execute(&count, &[]).await.unwrap();
+        connection.terminate().await;
+    });
+    match connect("verify-full") {
+        Err(ConnectError::Settings(message)) => assert!(
+            message.starts_with("localhost: the server's certificate does not verify: "),
+            "{message}"
+        ),
+        Err(other) => panic!("expected a certificate error, got {other:?}"),
+        Ok(_) => panic!("verify-full accepted a certificate for another name"),
+    }
     drop(server);
     assert_no_leftover_server();
 }
