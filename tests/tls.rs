@@ -255,7 +255,7 @@ fn a_plain_connection_or_a_wrong_root_certificate_fails_with_one_clear_line() {
 }
 
 #[test]
-fn verify_ca_checks_the_chain_and_verify_full_also_the_host_name() {
+fn verify_ca_checks_the_chain_verify_full_also_the_name_and_a_second_host_is_tried() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let server = ManagedServer::start();
@@ -288,6 +288,31 @@ fn verify_ca_checks_the_chain_and_verify_full_also_the_host_name() {
         Err(other) => panic!("expected a certificate error, got {other:?}"),
         Ok(_) => panic!("verify-full accepted a certificate for another name"),
     }
+
+    // Several hosts, as libpq: the first does not answer, the second is writable.
+    let text = format!(
+        "host=127.0.0.1,127.0.0.1 port=1,{} user=app dbname=shop password={APP_PASSWORD} \
+         sslmode=verify-full sslrootcert='{}' target_session_attrs=read-write",
+        server.port,
+        server.ca_pem.display()
+    );
+    let settings = ConnSettings::resolve(&text, &|_| None).unwrap().settings;
+    let tls = Tls::new(&settings.ssl).unwrap();
+    runtime.block_on(async {
+        let connection = WireConnection::connect(&settings.tokio_config(), &tls)
+            .await
+            .expect("the second host answers");
+        connection.terminate().await;
+        let client = tls.connect(&settings.tokio_config()).await.unwrap();
+        let row = client
+            .query_one(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert!(row.get::<_, bool>(0), "this session uses TLS");
+    });
     drop(server);
     assert_no_leftover_server();
 }
