@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod conninfo;
 pub mod console;
 pub mod error;
 pub mod expect;

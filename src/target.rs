@@ -1,14 +1,17 @@
 //! The database a run talks to: a throwaway server or `--db-url`, and the
 //! connections of a run (each tagged with its role in `application_name`,
-//! each with `search_path` set to the harness's own schema).
+//! each with `search_path` set to the harness's own schema, each secured as
+//! the settings' sslmode says). `--db-url` is resolved by `conninfo` with the
+//! process environment; the throwaway server is reached without it.
 
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 use crate::config;
+use crate::conninfo::{ConnSettings, SslMode, Tls, certificate_failure};
 use crate::error::Error;
 use crate::pgwire::WireConnection;
 use crate::server::Server;
@@ -22,7 +25,10 @@ const SCHEMA_MARK: &str = "stallbench: created by stallbench, dropped at the end
 /// An open target: where to connect, and the throwaway server if we started one.
 pub struct Target {
     base: tokio_postgres::Config,
-    /// `application_name` prefix unique to this run: `stallbench-<id>`.
+    tls: Tls,
+    /// The hosts, as a certificate error names them.
+    hosts: String,
+    /// `application_name` prefix unique to this run: `stallbench-<id>`, after `PGAPPNAME` if set.
     pub session_prefix: String,
     /// How to name the target in output: the URL without password, or "throwaway server".
     pub description: String,
@@ -35,31 +41,43 @@ pub struct Target {
 impl Target {
     /// Starts the throwaway server or checks that `--db-url` answers.
     pub async fn open(target: &config::Target) -> Result<Target, Error> {
-        let (base, server, description) = match target {
+        let (settings, server, description) = match target {
             config::Target::Throwaway { pg_bin } => {
                 let server = Server::start(pg_bin.as_deref())
                     .await
                     .context("starting the throwaway PostgreSQL server")?;
                 let description = format!("throwaway server ({})", server.bin_dir().display());
-                (server.connection_config(), Some(server), description)
+                // No PG* variable and no password file: the throwaway server is ours alone.
+                let resolved = ConnSettings::resolve(
+                    &format!("{} sslmode=disable", server.connection_string()),
+                    &|_| None,
+                )
+                .map_err(Error::runtime)?;
+                (resolved.settings, Some(server), description)
             }
             config::Target::Url(url) => {
-                let mut base: tokio_postgres::Config = url.parse().map_err(|err| {
-                    Error::bad_input(format!(
-                        "--db-url {}: not a valid connection string ({err}); \
-                         write it like postgres://user@host:5432/db",
-                        redact_url(url)
-                    ))
-                })?;
-                if base.get_connect_timeout().is_none() {
-                    base.connect_timeout(Duration::from_secs(5));
+                let resolved = ConnSettings::resolve(url, &|name| std::env::var(name).ok())
+                    .map_err(|err| {
+                        Error::bad_input(format!("--db-url {}: {err}", redact_url(url)))
+                    })?;
+                for warning in &resolved.warnings {
+                    eprintln!("warning: {warning}");
                 }
-                (base, None, redact_url(url))
+                let description = describe_url(url, &resolved.settings);
+                (resolved.settings, None, description)
             }
         };
-        let session_prefix = format!("stallbench-{:06x}", rand::random::<u32>() & 0xff_ffff);
+        let tls = Tls::new(&settings.ssl)
+            .map_err(|err| Error::runtime(format!("{description}: {err}")))?;
+        let id = rand::random::<u32>() & 0xff_ffff;
+        let session_prefix = match &settings.application_name {
+            Some(name) => format!("{name}-stallbench-{id:06x}"),
+            None => format!("stallbench-{id:06x}"),
+        };
         let mut target = Target {
-            base,
+            base: settings.tokio_config(),
+            tls,
+            hosts: settings.host_list(),
             session_prefix,
             description,
             server_version: String::new(),
@@ -130,6 +148,8 @@ impl Target {
         config.application_name(format!("{}-{role}", self.session_prefix));
         Connector {
             config,
+            tls: self.tls.clone(),
+            hosts: self.hosts.clone(),
             role: role.to_string(),
             description: self.description.clone(),
         }
@@ -290,6 +310,8 @@ impl Target {
 /// One connection to open: its settings, its role and how to name the target in an error.
 pub struct Connector {
     config: tokio_postgres::Config,
+    tls: Tls,
+    hosts: String,
     role: String,
     description: String,
 }
@@ -297,27 +319,57 @@ pub struct Connector {
 impl Connector {
     /// Connects and spawns the connection task on the current runtime.
     pub async fn connect(self) -> Result<Client, Error> {
-        let (client, connection) = self.config.connect(NoTls).await.map_err(|err| {
+        self.tls.connect(&self.config).await.map_err(|err| {
+            if let Some(message) = certificate_failure(&self.hosts, &err) {
+                return Error::runtime(message);
+            }
+            let mut text = error_text(&err);
+            // 28000: no pg_hba.conf line lets this connection in.
+            if self.tls.mode() == SslMode::Disable
+                && err
+                    .as_db_error()
+                    .is_some_and(|db| db.code().code() == "28000")
+            {
+                text.push_str(
+                    "; the server may accept only TLS connections: drop sslmode=disable \
+                     (prefer is the default) or use sslmode=require",
+                );
+            }
             Error::runtime(format!(
-                "cannot connect to {} as {}: {}",
-                self.description,
-                self.role,
-                error_text(&err)
+                "cannot connect to {} as {}: {text}",
+                self.description, self.role
             ))
-        })?;
-        tokio::spawn(connection);
-        Ok(client)
+        })
     }
 
     /// Connects a load worker's lean connection (see [`WireConnection`]).
     pub async fn connect_wire(self) -> Result<WireConnection, Error> {
-        WireConnection::connect(&self.config).await.map_err(|err| {
-            Error::runtime(format!(
-                "cannot connect to {} as {}: {}",
-                self.description, self.role, err
-            ))
-        })
+        WireConnection::connect(&self.config, &self.tls)
+            .await
+            .map_err(|err| {
+                Error::runtime(format!(
+                    "cannot connect to {} as {}: {}",
+                    self.description, self.role, err
+                ))
+            })
     }
+}
+
+/// How to name a `--db-url` target in output: the string without its
+/// password, or, when the environment gave everything, what it resolved to.
+fn describe_url(url: &str, settings: &ConnSettings) -> String {
+    let bare = url.trim().trim_end_matches('/');
+    if !bare.is_empty() && bare != "postgres:" && bare != "postgresql:" {
+        return redact_url(url);
+    }
+    let ports: Vec<String> = settings.ports.iter().map(u16::to_string).collect();
+    format!(
+        "postgres://{}@{}:{}/{} (from the environment)",
+        settings.user,
+        settings.host_list(),
+        ports.join(","),
+        settings.dbname
+    )
 }
 
 /// The server's message (and SQLSTATE) of a database error, else the error itself.
@@ -389,6 +441,29 @@ mod tests {
         assert_eq!(
             redact_url("postgres://app@db/shop"),
             "postgres://app@db/shop"
+        );
+    }
+
+    #[test]
+    fn a_url_from_the_environment_is_named_by_what_it_resolved_to() {
+        let env = |name: &str| match name {
+            "PGHOST" => Some("db.example".to_string()),
+            "PGUSER" => Some("app".to_string()),
+            "PGPASSWORD" => Some("s3cret".to_string()),
+            _ => None,
+        };
+        let settings = ConnSettings::resolve("postgres://", &env).unwrap().settings;
+        let description = describe_url("postgres://", &settings);
+        assert_eq!(
+            description,
+            "postgres://app@db.example:5432/app (from the environment)"
+        );
+        let settings = ConnSettings::resolve("postgres://app:s3cret@h/db", &env)
+            .unwrap()
+            .settings;
+        assert_eq!(
+            describe_url("postgres://app:s3cret@h/db", &settings),
+            "postgres://app:***@h/db"
         );
     }
 }

@@ -81,9 +81,10 @@ async fn logins() {
         ("md5_user", Some("md5 secret")),
         ("plain_user", Some("plain secret")),
     ] {
-        let mut connection = WireConnection::connect(&config_for(&server, user, password))
-            .await
-            .unwrap_or_else(|err| panic!("{user} could not log in: {err}"));
+        let mut connection =
+            WireConnection::connect(&config_for(&server, user, password), &common::no_tls())
+                .await
+                .unwrap_or_else(|err| panic!("{user} could not log in: {err}"));
         let statement = connection
             .prepare("SELECT current_user = $1")
             .await
@@ -104,7 +105,12 @@ async fn logins() {
     }
 
     for (user, password) in [("scram_user", "wrong"), ("md5_user", "wrong")] {
-        match WireConnection::connect(&config_for(&server, user, Some(password))).await {
+        match WireConnection::connect(
+            &config_for(&server, user, Some(password)),
+            &common::no_tls(),
+        )
+        .await
+        {
             Err(ConnectError::Server { sqlstate, message }) => {
                 assert_eq!(sqlstate, "28P01", "{user}: {message}");
                 assert!(
@@ -116,7 +122,8 @@ async fn logins() {
             Ok(_) => panic!("{user} logged in with a wrong password"),
         }
     }
-    match WireConnection::connect(&config_for(&server, "scram_user", None)).await {
+    match WireConnection::connect(&config_for(&server, "scram_user", None), &common::no_tls()).await
+    {
         Err(ConnectError::Settings(message)) => assert!(message.contains("password"), "{message}"),
         Err(other) => panic!("expected a missing-password error, got {other}"),
         Ok(_) => panic!("scram_user logged in without a password"),
@@ -132,7 +139,7 @@ async fn errors_and_cancel() {
     let server = Server::start(None)
         .await
         .expect("starting a throwaway server");
-    let mut connection = WireConnection::connect(&server.connection_config())
+    let mut connection = WireConnection::connect(&server.connection_config(), &common::no_tls())
         .await
         .unwrap_or_else(|err| panic!("connecting: {err}"));
 

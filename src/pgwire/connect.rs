@@ -1,33 +1,38 @@
-//! Opening a connection: the libpq-style settings (hosts, hostaddrs, ports,
-//! connect timeout) as tokio-postgres reads them, tried host by host, then the
-//! startup message and the login (trust, password, MD5, SCRAM-SHA-256) up to
-//! the first ReadyForQuery. Runs once per worker, never per transaction.
+//! Opening a connection: the settings built from `conninfo` (hosts,
+//! hostaddrs, ports, connect timeout, target_session_attrs) as tokio-postgres
+//! reads them, tried host by host; TLS as the sslmode asks (SSLRequest, then
+//! a rustls session); then the startup message and the login (trust,
+//! password, MD5, SCRAM-SHA-256) up to the first ReadyForQuery. Runs once per
+//! worker, never per transaction.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
-use tokio_postgres::config::{Host, SslMode};
+use rustls::pki_types::ServerName;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_postgres::config::{Host, TargetSessionAttrs};
+use tokio_rustls::TlsConnector;
 
 use super::connection::{Address, Stream, WireConnection};
 use super::error::{ConnectError, server_error};
+use crate::conninfo::{SslMode, Tls, certificate_failure};
 
 impl WireConnection {
     /// Connects with the settings of `config` (hosts, port, user, password,
-    /// database, options, application name, connect timeout), as tokio-postgres
-    /// would, without TLS. Tries each host in turn; a login the server refuses
-    /// ends the search.
-    pub async fn connect(config: &tokio_postgres::Config) -> Result<WireConnection, ConnectError> {
-        if config.get_ssl_mode() == SslMode::Require {
-            return Err(ConnectError::Settings(
-                "sslmode=require: stallbench connects without TLS; use sslmode=prefer or disable"
-                    .into(),
-            ));
-        }
+    /// database, options, application name, connect timeout,
+    /// target_session_attrs), as tokio-postgres would, secured as `tls`
+    /// says. Tries each host in turn; a login the server refuses ends the
+    /// search.
+    pub async fn connect(
+        config: &tokio_postgres::Config,
+        tls: &Tls,
+    ) -> Result<WireConnection, ConnectError> {
         let hosts = config.get_hosts();
         let hostaddrs = config.get_hostaddrs();
         let count = hosts.len().max(hostaddrs.len());
@@ -46,6 +51,12 @@ impl WireConnection {
                 .or_else(|| ports.first())
                 .copied()
                 .unwrap_or(5432);
+            // The name the server's certificate must carry: the host name, else the address.
+            let server_name = match (hosts.get(index), hostaddrs.get(index)) {
+                (Some(Host::Tcp(name)), _) => name.clone(),
+                (_, Some(ip)) => ip.to_string(),
+                _ => String::new(),
+            };
             let addresses = match (hostaddrs.get(index), hosts.get(index)) {
                 (Some(ip), _) => vec![Address::Tcp(SocketAddr::new(*ip, port))],
                 (None, Some(Host::Unix(dir))) => {
@@ -64,7 +75,10 @@ impl WireConnection {
                 (None, None) => continue,
             };
             for address in addresses {
-                let attempt = tokio::time::timeout(timeout, Self::connect_to(address, config));
+                let attempt = tokio::time::timeout(
+                    timeout,
+                    Self::connect_to(address, &server_name, config, tls),
+                );
                 match attempt.await {
                     Ok(Ok(connection)) => return Ok(connection),
                     Ok(Err(err @ ConnectError::Server { .. })) => return Err(err),
@@ -80,11 +94,54 @@ impl WireConnection {
         Err(last_error)
     }
 
+    /// One address: plain or TLS as the sslmode says (libpq uses no TLS on a unix socket).
     async fn connect_to(
+        address: Address,
+        server_name: &str,
+        config: &tokio_postgres::Config,
+        tls: &Tls,
+    ) -> Result<WireConnection, ConnectError> {
+        let mode = tls.mode();
+        match (&address, mode) {
+            (Address::Unix(_), SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull) => {
+                Err(ConnectError::Settings(format!(
+                    "sslmode={}: a unix socket carries no TLS; connect over TCP (host=NAME) \
+                     or use sslmode=prefer",
+                    mode
+                )))
+            }
+            (Address::Unix(_), _) | (Address::Tcp(_), SslMode::Disable) => {
+                let stream = Stream::connect(&address).await?;
+                Self::start(stream, address, config).await
+            }
+            (Address::Tcp(addr), SslMode::Allow) => {
+                let addr = *addr;
+                let stream = Stream::connect(&address).await?;
+                match Self::start(stream, address.clone(), config).await {
+                    // Plain refused (a hostssl-only server): libpq's allow tries TLS next.
+                    Err(ConnectError::Server { .. }) => {
+                        let stream = negotiate_tls(&addr, server_name, tls, true).await?;
+                        Self::start(stream, address, config).await
+                    }
+                    other => other,
+                }
+            }
+            (Address::Tcp(addr), SslMode::Prefer) => {
+                let stream = negotiate_tls(addr, server_name, tls, false).await?;
+                Self::start(stream, address, config).await
+            }
+            (Address::Tcp(addr), SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull) => {
+                let stream = negotiate_tls(addr, server_name, tls, true).await?;
+                Self::start(stream, address, config).await
+            }
+        }
+    }
+
+    async fn start(
+        stream: Stream,
         address: Address,
         config: &tokio_postgres::Config,
     ) -> Result<WireConnection, ConnectError> {
-        let stream = Stream::connect(&address).await?;
         let mut connection = WireConnection::new(stream, address);
         connection.start_up(config).await?;
         Ok(connection)
@@ -110,6 +167,8 @@ impl WireConnection {
         self.flush().await?;
         let password = config.get_password();
         let mut scram: Option<ScramSha256> = None;
+        // Reported by PostgreSQL 14 and later; an older server counts as writable.
+        let mut read_only = false;
         loop {
             match self.next_message().await? {
                 Message::AuthenticationOk => {}
@@ -157,9 +216,20 @@ impl WireConnection {
                     self.cancel.process_id = body.process_id();
                     self.cancel.secret_key = body.secret_key();
                 }
-                Message::ParameterStatus(_) | Message::NoticeResponse(_) => {}
+                Message::ParameterStatus(body) => {
+                    if matches!(
+                        body.name()?,
+                        "default_transaction_read_only" | "in_hot_standby"
+                    ) && body.value()? == "on"
+                    {
+                        read_only = true;
+                    }
+                }
+                Message::NoticeResponse(_) => {}
                 Message::ErrorResponse(body) => return Err(server_error(&body).into()),
-                Message::ReadyForQuery(_) => return Ok(()),
+                Message::ReadyForQuery(_) => {
+                    return check_session_attrs(config.get_target_session_attrs(), read_only);
+                }
                 _ => {
                     return Err(ConnectError::Settings(
                         "the server asks for an authentication method stallbench does not \
@@ -172,12 +242,66 @@ impl WireConnection {
     }
 }
 
+/// A TCP connection to `addr` with TLS negotiated: SSLRequest, then the
+/// rustls handshake if the server agrees. A server that declines leaves a
+/// plain connection unless TLS is `required`.
+async fn negotiate_tls(
+    addr: &SocketAddr,
+    server_name: &str,
+    tls: &Tls,
+    required: bool,
+) -> Result<Stream, ConnectError> {
+    let mut tcp = Stream::open_tcp(addr).await?;
+    let mut request = BytesMut::with_capacity(8);
+    frontend::ssl_request(&mut request);
+    tcp.write_all(&request).await?;
+    match tcp.read_u8().await? {
+        b'S' => {}
+        b'N' if !required => return Ok(Stream::plain_tcp(tcp)?),
+        b'N' => {
+            return Err(ConnectError::Settings(format!(
+                "{server_name}: the server does not accept TLS and sslmode={} requires it; \
+                 enable ssl on the server or use sslmode=prefer",
+                tls.mode()
+            )));
+        }
+        other => return Err(unexpected(&format!("answer {other:#04x} to SSLRequest"))),
+    }
+    let name = ServerName::try_from(server_name.to_string()).map_err(|err| {
+        ConnectError::Settings(format!(
+            "host {server_name}: not a name TLS can check ({err}); use a DNS name or an IP address"
+        ))
+    })?;
+    let session = TlsConnector::from(tls.client_config())
+        .connect(name, tcp)
+        .await
+        .map_err(|err| match certificate_failure(server_name, &err) {
+            Some(message) => ConnectError::Settings(message),
+            None => ConnectError::Unreachable(format!("TLS handshake with {server_name}: {err}")),
+        })?;
+    Ok(Stream::Tls(Box::new(session)))
+}
+
+/// Whether the session is what `target_session_attrs` asks for; if not, the
+/// next host is tried.
+fn check_session_attrs(wanted: TargetSessionAttrs, read_only: bool) -> Result<(), ConnectError> {
+    match (wanted, read_only) {
+        (TargetSessionAttrs::ReadWrite, true) => Err(ConnectError::Unreachable(
+            "the server is read-only and target_session_attrs=read-write".into(),
+        )),
+        (TargetSessionAttrs::ReadOnly, false) => Err(ConnectError::Unreachable(
+            "the server is writable and target_session_attrs=read-only".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The password the server asks for, or an error saying where to put it.
 fn need(password: Option<&[u8]>) -> Result<&[u8], ConnectError> {
     password.ok_or_else(|| {
         ConnectError::Settings(
             "the server asks for a password and the connection string has none; \
-             add password=... (or user:password@ in the URL)"
+             set PGPASSWORD, add a ~/.pgpass line, or add password=... (user:password@ in a URL)"
                 .into(),
         )
     })
@@ -193,7 +317,17 @@ mod tests {
 
     async fn connect(settings: &str) -> ConnectError {
         let config: tokio_postgres::Config = settings.parse().expect("parsing the settings");
-        match WireConnection::connect(&config).await {
+        let mode = match config.get_ssl_mode() {
+            tokio_postgres::config::SslMode::Require => SslMode::Require,
+            _ => SslMode::Prefer,
+        };
+        let ssl = crate::conninfo::SslSettings {
+            mode,
+            root_cert: None,
+            client_cert: None,
+        };
+        let tls = Tls::new(&ssl).expect("TLS without files");
+        match WireConnection::connect(&config, &tls).await {
             Ok(_) => panic!("{settings}: connected"),
             Err(err) => err,
         }

@@ -15,9 +15,10 @@ use bytes::{Buf, BytesMut};
 use postgres_protocol::IsNull;
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
-use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
 use tokio::net::{TcpStream, UnixStream};
+use tokio_rustls::client::TlsStream;
 
 use super::cancel::WireCancel;
 use super::error::{WireError, server_error};
@@ -29,31 +30,44 @@ pub(super) enum Address {
     Unix(PathBuf),
 }
 
-/// The socket, TCP or unix, registered with the runtime for readability only.
+/// The socket, TCP or unix, registered with the runtime for readability only,
+/// or a TLS session over TCP.
 ///
 /// Only for reading: a socket also registered for writability wakes the
 /// thread each time the server reads a query and frees send-buffer space,
 /// a wake-up per transaction for nothing (pgbench's `poll()` asks for input
 /// only). Writes go straight to the socket; a query never fills its buffer
 /// unless the server stops reading, and then the write retries every
-/// millisecond.
+/// millisecond. The plain sockets come first and stay as cheap as without
+/// TLS; a TLS session goes through tokio-rustls, which must encrypt and
+/// decrypt through buffers of its own anyway.
 pub(super) enum Stream {
     Tcp(AsyncFd<std::net::TcpStream>),
     Unix(AsyncFd<std::os::unix::net::UnixStream>),
+    Tls(Box<TlsStream<TcpStream>>),
 }
 
 impl Stream {
+    /// A plain connection to `address`.
     pub(super) async fn connect(address: &Address) -> io::Result<Stream> {
         Ok(match address {
-            Address::Tcp(addr) => {
-                let stream = TcpStream::connect(addr).await?;
-                stream.set_nodelay(true)?;
-                Stream::Tcp(register_for_reading(stream.into_std()?)?)
-            }
+            Address::Tcp(addr) => Stream::plain_tcp(Stream::open_tcp(addr).await?)?,
             Address::Unix(path) => Stream::Unix(register_for_reading(
                 UnixStream::connect(path).await?.into_std()?,
             )?),
         })
+    }
+
+    /// A TCP connection with Nagle's delay off, before any TLS is negotiated on it.
+    pub(super) async fn open_tcp(addr: &SocketAddr) -> io::Result<TcpStream> {
+        let stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(stream)
+    }
+
+    /// A TCP connection used without TLS.
+    pub(super) fn plain_tcp(stream: TcpStream) -> io::Result<Stream> {
+        Ok(Stream::Tcp(register_for_reading(stream.into_std()?)?))
     }
 
     /// Writes all of `out` and empties it.
@@ -61,6 +75,12 @@ impl Stream {
         match self {
             Stream::Tcp(socket) => write_all_to(socket.get_ref(), out).await,
             Stream::Unix(socket) => write_all_to(socket.get_ref(), out).await,
+            Stream::Tls(session) => {
+                session.write_all(out).await?;
+                session.flush().await?;
+                out.clear();
+                Ok(())
+            }
         }
     }
 
@@ -73,6 +93,11 @@ impl Stream {
         match self {
             Stream::Tcp(socket) => read_from(socket, input, scratch).await,
             Stream::Unix(socket) => read_from(socket, input, scratch).await,
+            Stream::Tls(session) => {
+                let read = session.read(scratch).await?;
+                input.extend_from_slice(&scratch[..read]);
+                Ok(read)
+            }
         }
     }
 }

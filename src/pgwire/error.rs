@@ -25,9 +25,10 @@ pub enum WireError {
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
     /// The connection settings cannot work with this client or with the
-    /// server's login rules (sslmode=require, no host, no user name, no
-    /// password where the server asks for one, a login method stallbench does
-    /// not support): trying again does not help, the settings must change.
+    /// server's login rules (TLS required and not offered, a certificate that
+    /// does not verify, no host, no user name, no password where the server
+    /// asks for one, a login method stallbench does not support): trying again
+    /// does not help, the settings must change.
     #[error("{0}")]
     Settings(String),
     /// The server refused the login (a wrong password, an unknown database,

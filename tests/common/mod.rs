@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod managed;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
@@ -165,4 +167,14 @@ pub fn assert_no_leftover_server() {
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+}
+
+/// No TLS, as the throwaway server's unix socket is used.
+pub fn no_tls() -> stallbench::conninfo::Tls {
+    let plain = stallbench::conninfo::SslSettings {
+        mode: stallbench::conninfo::SslMode::Disable,
+        root_cert: None,
+        client_cert: None,
+    };
+    stallbench::conninfo::Tls::new(&plain).unwrap()
 }
