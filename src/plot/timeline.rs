@@ -1,6 +1,7 @@
 //! `timeline.png`, the chart of the outage: transactions per second, one panel per
 //! strategy, with the blocker's window and the DDL tries marked, and under each panel a
-//! strip with the sessions waiting on a lock, so a stall and its cause are seen together.
+//! strip with the sessions waiting on a lock, so a stall and its cause are seen together
+//! (and, when some transaction failed, a strip with the failures per second above it).
 
 use std::path::Path;
 
@@ -8,9 +9,11 @@ use anyhow::Context;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::failures::{draw_failures_strip, max_failed_per_second};
 use super::layout::{
-    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, TIMELINE_PANEL_HEIGHT_PX,
-    TimelineLayout, draw_panels_png, headline, line_segments, register_embedded_font, text_style,
+    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, FAILURES_STRIP_HEIGHT_PX, GRID, KeySwatch,
+    TIMELINE_PANEL_HEIGHT_PX, TimelineLayout, draw_panels_png, headline, line_segments,
+    register_embedded_font, text_style,
 };
 use super::panel::{
     CountAxis, draw_strip_frame, mark_attempts, shade_blocker_windows, step_points,
@@ -28,6 +31,8 @@ const LOCK_WAITERS_LINE: RGBColor = RGBColor(148, 103, 189);
 /// sharing the x axis (seconds of the run clock) and the y range (TPS, 0 to the highest
 /// second of any strategy). Under each panel's TPS part, a strip on the same x axis shows
 /// the sessions waiting on a lock in each second (0 to the highest count of any strategy).
+/// When some transaction failed, another strip between the two shows the failures per
+/// second (see [`timeline_size_with_failures`](super::timeline_size_with_failures)).
 pub fn draw_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     register_embedded_font()?;
     draw_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
@@ -65,15 +70,25 @@ fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
         .max()
         .unwrap_or(0)
         .max(1);
+    let max_failed = max_failed_per_second(report);
     draw_panels_png(
         report,
         path,
-        &TimelineLayout::new(report.strategies.len()),
+        &TimelineLayout::new(report.strategies.len()).with_failures_strip(max_failed.is_some()),
         report.workload.clone(),
         &key,
         |strategy, panel| {
-            let (tps_part, lock_strip) = panel.split_vertically(TIMELINE_PANEL_HEIGHT_PX);
+            let (tps_part, strips) = panel.split_vertically(TIMELINE_PANEL_HEIGHT_PX);
             draw_timeline_panel(strategy, &tps_part, duration_s, y_top)?;
+            let lock_strip = match max_failed {
+                Some(max_failed) => {
+                    let (failures_strip, lock_strip) =
+                        strips.split_vertically(FAILURES_STRIP_HEIGHT_PX);
+                    draw_failures_strip(strategy, &failures_strip, duration_s, max_failed)?;
+                    lock_strip
+                }
+                None => strips,
+            };
             draw_lock_strip(strategy, &lock_strip, duration_s, max_waiters)
         },
     )
