@@ -10,9 +10,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::failures::{draw_failures_strip, max_failed_per_second};
 use super::layout::{
-    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, TimelineLayout, draw_panels_png,
-    format_latency, format_latency_label, line_segments, register_embedded_font, text_style,
+    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, LATENCY_TIMELINE_PANEL_HEIGHT_PX,
+    TimelineLayout, draw_panels_png, format_latency, format_latency_label, line_segments,
+    register_embedded_font, text_style,
 };
 use super::panel::{PanelChart, mark_attempts, shade_blocker_windows, steps, timeline_duration_s};
 use crate::metrics::{RunReport, SecondRow, StrategyReport};
@@ -30,7 +32,9 @@ const NO_TRANSACTIONS_MARK: RGBColor = RGBColor(90, 90, 90);
 /// [`latency_timeline_size`](super::latency_timeline_size)), on shared axes, with the
 /// blocker window and the DDL attempts marked the same way. Seconds in which no
 /// transaction completed (latency 0) are left out of the lines and marked at the bottom
-/// instead.
+/// instead. When some transaction failed, a strip under each panel's chart shows the
+/// failures per second, so that a second in which every request timed out reads as such
+/// (see [`latency_timeline_size_with_failures`](super::latency_timeline_size_with_failures)).
 pub fn draw_latency_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     register_embedded_font()?;
     draw_latency_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
@@ -51,13 +55,22 @@ fn draw_latency_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<
     ];
     let duration_s = timeline_duration_s(report);
     let y_axis = LatencyTimelineAxis::new(report);
+    let max_failed = max_failed_per_second(report);
     draw_panels_png(
         report,
         path,
-        &TimelineLayout::latency(report.strategies.len()),
+        &TimelineLayout::latency(report.strategies.len()).with_failures_strip(max_failed.is_some()),
         format!("{}: latency per second", report.workload),
         &key,
-        |strategy, panel| draw_latency_timeline_panel(strategy, panel, duration_s, &y_axis),
+        |strategy, panel| match max_failed {
+            Some(max_failed) => {
+                let (latency_part, failures_strip) =
+                    panel.split_vertically(LATENCY_TIMELINE_PANEL_HEIGHT_PX);
+                draw_latency_timeline_panel(strategy, &latency_part, duration_s, &y_axis)?;
+                draw_failures_strip(strategy, &failures_strip, duration_s, max_failed)
+            }
+            None => draw_latency_timeline_panel(strategy, panel, duration_s, &y_axis),
+        },
     )
 }
 

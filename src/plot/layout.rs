@@ -41,9 +41,13 @@ pub const TIMELINE_LOCK_STRIP_HEIGHT_PX: u32 = 70;
 pub const TIMELINE_HEADER_HEIGHT_PX: u32 = 80;
 /// Height of one line of the title of `timeline.png` in pixels.
 pub const TIMELINE_TITLE_LINE_HEIGHT_PX: u32 = 24;
-/// Height of one strategy panel of `latency-timeline.png` in pixels (it has no lock
-/// strip; widths, grid and header are those of `timeline.png`).
+/// Height of the latency chart of one strategy panel of `latency-timeline.png` in
+/// pixels (it has no lock strip; widths, grid and header are those of `timeline.png`).
 pub const LATENCY_TIMELINE_PANEL_HEIGHT_PX: u32 = 300;
+/// Height of the failed transactions strip in pixels: under the TPS part of each panel
+/// of `timeline.png` (above the lock strip) and under the latency chart of each panel of
+/// `latency-timeline.png`, drawn only when some strategy has a failed transaction.
+pub const FAILURES_STRIP_HEIGHT_PX: u32 = 70;
 
 /// Shading of the blocker's window, in `timeline.png` and `latency-timeline.png`.
 pub(super) const BLOCKER_SHADE: RGBColor = RGBColor(200, 200, 200);
@@ -64,15 +68,38 @@ pub(super) const GRID: RGBColor = RGBColor(225, 225, 225);
 /// - 4 or more, a grid of 2 columns of 900 px: 1800 x (370 per row + 80 + 24 x extra
 ///   title lines), with `ceil(n / 2)` rows and `ceil((n + 1) / 3)` title lines (at
 ///   least 2): 4 strategies give 1800 x 820, 9 give 1800 x 1978.
+///
+/// That is the size when no transaction failed; see [`timeline_size_with_failures`].
 pub fn timeline_size(strategies: usize) -> (u32, u32) {
     TimelineLayout::new(strategies).size()
+}
+
+/// Width and height in pixels of `timeline.png` for `strategies` panels when some
+/// strategy has a failed transaction: each panel has the failed transactions strip too,
+/// 440 px (300 TPS + 70 failed + 70 lock waiters), so 2 strategies give 1200 x 960.
+pub fn timeline_size_with_failures(strategies: usize) -> (u32, u32) {
+    TimelineLayout::new(strategies)
+        .with_failures_strip(true)
+        .size()
 }
 
 /// Width and height in pixels of `latency-timeline.png` for `strategies` panels: the
 /// layout of [`timeline_size`] with panels of 300 px (no lock strip), so 1 to 3
 /// strategies give 1200 x (300 per panel + 80) and 4 give 1800 x 680.
+///
+/// That is the size when no transaction failed; see
+/// [`latency_timeline_size_with_failures`].
 pub fn latency_timeline_size(strategies: usize) -> (u32, u32) {
     TimelineLayout::latency(strategies).size()
+}
+
+/// Width and height in pixels of `latency-timeline.png` for `strategies` panels when
+/// some strategy has a failed transaction: panels of 370 px (300 latency + 70 failed),
+/// so 2 strategies give 1200 x 820.
+pub fn latency_timeline_size_with_failures(strategies: usize) -> (u32, u32) {
+    TimelineLayout::latency(strategies)
+        .with_failures_strip(true)
+        .size()
 }
 
 /// Where the parts of `timeline.png` (and `latency-timeline.png`) go for a number of
@@ -100,6 +127,18 @@ impl TimelineLayout {
     /// The layout of `latency-timeline.png`: the same, with panels of one chart only.
     pub(super) fn latency(strategies: usize) -> TimelineLayout {
         TimelineLayout::with_panel_height(strategies, LATENCY_TIMELINE_PANEL_HEIGHT_PX)
+    }
+
+    /// The same layout with, when `drawn`, the failed transactions strip in every panel
+    /// ([`FAILURES_STRIP_HEIGHT_PX`] more per panel).
+    pub(super) fn with_failures_strip(self, drawn: bool) -> TimelineLayout {
+        if !drawn {
+            return self;
+        }
+        TimelineLayout {
+            panel_height_px: self.panel_height_px + FAILURES_STRIP_HEIGHT_PX,
+            ..self
+        }
     }
 
     fn with_panel_height(strategies: usize, panel_height_px: u32) -> TimelineLayout {
@@ -155,8 +194,8 @@ impl TimelineLayout {
         )
     }
 
-    /// The area of panel `index` (run order); in `timeline.png`, its TPS part and its
-    /// lock strip.
+    /// The area of panel `index` (run order); in `timeline.png`, its TPS part, its
+    /// failed transactions strip (if drawn) and its lock strip.
     fn panel_area<'a>(
         &self,
         root: &DrawingArea<BitMapBackend<'a>, Shift>,
@@ -480,6 +519,21 @@ mod tests {
         assert_eq!(latency_timeline_size(9), (1800, 5 * 300 + 80 + 48));
         let layout = TimelineLayout::latency(9);
         assert_eq!(layout.panel_origin_px(3), (900, 128 + 300));
+    }
+
+    #[test]
+    fn the_failures_strip_adds_70_px_to_every_panel() {
+        assert_eq!(timeline_size_with_failures(1), (1200, 440 + 80));
+        assert_eq!(timeline_size_with_failures(2), (1200, 960));
+        assert_eq!(timeline_size_with_failures(9), (1800, 5 * 440 + 80 + 48));
+        assert_eq!(latency_timeline_size_with_failures(2), (1200, 820));
+        assert_eq!(latency_timeline_size_with_failures(4), (1800, 2 * 370 + 80));
+        let layout = TimelineLayout::new(9).with_failures_strip(true);
+        assert_eq!(layout.panel_origin_px(2), (0, 128 + 440));
+        assert_eq!(
+            TimelineLayout::new(9).with_failures_strip(false),
+            TimelineLayout::new(9)
+        );
     }
 
     #[test]

@@ -8,9 +8,14 @@
 //! - `latency-timeline.png` (`latency_timeline.rs`): p99 latency per second on a log
 //!   axis, one panel per strategy, laid out, shaded and marked like `timeline.png`.
 //!
+//! When some transaction failed, both per-second charts get a strip of the failures per
+//! second under each strategy's chart (`failures.rs`), since a second in which
+//! everything failed has no TPS and no latency to show.
+//!
 //! `layout.rs` holds the font, colours, panel grid, title and key they share;
 //! `panel.rs` what the two per-second charts draw on the run clock.
 
+mod failures;
 mod latency;
 mod latency_timeline;
 mod layout;
@@ -22,10 +27,11 @@ mod timeline;
 pub use latency::{LATENCY_SIZE_PX, draw_latency};
 pub use latency_timeline::draw_latency_timeline;
 pub use layout::{
-    LATENCY_TIMELINE_PANEL_HEIGHT_PX, TIMELINE_GRID_COLUMN_WIDTH_PX, TIMELINE_GRID_COLUMNS,
-    TIMELINE_HEADER_HEIGHT_PX, TIMELINE_LOCK_STRIP_HEIGHT_PX, TIMELINE_MAX_STACKED,
-    TIMELINE_PANEL_HEIGHT_PX, TIMELINE_TITLE_LINE_HEIGHT_PX, TIMELINE_WIDTH_PX,
-    latency_timeline_size, timeline_size,
+    FAILURES_STRIP_HEIGHT_PX, LATENCY_TIMELINE_PANEL_HEIGHT_PX, TIMELINE_GRID_COLUMN_WIDTH_PX,
+    TIMELINE_GRID_COLUMNS, TIMELINE_HEADER_HEIGHT_PX, TIMELINE_LOCK_STRIP_HEIGHT_PX,
+    TIMELINE_MAX_STACKED, TIMELINE_PANEL_HEIGHT_PX, TIMELINE_TITLE_LINE_HEIGHT_PX,
+    TIMELINE_WIDTH_PX, latency_timeline_size, latency_timeline_size_with_failures, timeline_size,
+    timeline_size_with_failures,
 };
 pub use timeline::draw_timeline;
 

@@ -1,14 +1,17 @@
 //! The strategy panels of `timeline.png` and `latency-timeline.png` share the run clock
-//! across: both shade the blocker's window, mark every DDL try the same way and draw a
-//! per-second value as steps (second k covers [k, k+1)), so these live here once.
+//! across: both shade the blocker's window, mark every DDL try the same way, draw a
+//! per-second value as steps (second k covers [k, k+1)) and put small strips of
+//! per-second counts under their charts, so these live here once.
 
 use std::ops::Range;
 
-use plotters::coord::ranged1d::Ranged;
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::layout::{ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE};
+use super::layout::{ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, text_style};
 use crate::metrics::{AttemptOutcome, RunReport, SecondRow, StrategyReport};
 
 /// A chart of one panel: seconds of the run clock across, any f64 axis up.
@@ -101,6 +104,110 @@ pub(super) fn timeline_duration_s(report: &RunReport) -> f64 {
     duration_s
 }
 
+/// The frame of a strip under a panel's chart (the lock waiters, the failed
+/// transactions): the x grid of the chart above, `axis` up, the axis name turned on the
+/// left in two lines (on one line it would be taller than the strip), the blocker window
+/// shaded and a baseline at 0. The strip has no x labels of its own: those of the chart
+/// just above serve.
+pub(super) fn draw_strip_frame<'a, 'b>(
+    strategy: &StrategyReport,
+    strip: &'a DrawingArea<BitMapBackend<'b>, Shift>,
+    duration_s: f64,
+    axis: CountAxis,
+    axis_name: [&str; 2],
+) -> anyhow::Result<PanelChart<'a, 'b, CountAxis>> {
+    let y_top = axis.top;
+    // The same horizontal margins and y label area as the chart above, so that the
+    // seconds line up. The bottom margin leaves room under the "0" label.
+    let mut chart = ChartBuilder::on(strip)
+        .margin_top(4)
+        .margin_bottom(10)
+        .margin_left(12)
+        .margin_right(28)
+        .x_label_area_size(0)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..duration_s, axis)?;
+    chart
+        .configure_mesh()
+        .light_line_style(WHITE.mix(0.0))
+        .bold_line_style(GRID)
+        .x_labels(16)
+        .label_style(text_style(12))
+        .draw()?;
+
+    let (_, plot_rows) = chart.plotting_area().get_pixel_range();
+    let centre_y = (plot_rows.start + plot_rows.end) / 2 - strip.get_base_pixel().1;
+    let name_style = text_style(13)
+        .transform(FontTransform::Rotate270)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    strip.draw_text(axis_name[0], &name_style, (10, centre_y))?;
+    strip.draw_text(axis_name[1], &name_style, (25, centre_y))?;
+
+    shade_blocker_windows(&mut chart, strategy, 0.0..y_top)?;
+    chart.draw_series(std::iter::once(PathElement::new(
+        vec![(0.0, 0.0), (duration_s, 0.0)],
+        BLACK.stroke_width(1),
+    )))?;
+    Ok(chart)
+}
+
+/// The y axis of a strip of counts: 0 to a little above `max` (so that a line or bar
+/// at `max` is not cut by the edge), labelled at 0, at `max`, and half way when that is
+/// a whole number.
+pub(super) struct CountAxis {
+    max: u64,
+    top: f64,
+}
+
+impl CountAxis {
+    pub(super) fn new(max: u64) -> CountAxis {
+        CountAxis {
+            max,
+            top: max.max(1) as f64 * 1.15,
+        }
+    }
+
+    /// The labelled values, all whole numbers.
+    fn ticks(&self) -> Vec<u64> {
+        let mut ticks = vec![0];
+        if self.max >= 2 && self.max.is_multiple_of(2) {
+            ticks.push(self.max / 2);
+        }
+        if self.max > 0 {
+            ticks.push(self.max);
+        }
+        ticks
+    }
+}
+
+impl Ranged for CountAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, count: &f64, limit: (i32, i32)) -> i32 {
+        let fraction = count / self.top;
+        limit.0 + (f64::from(limit.1 - limit.0) * fraction).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks().into_iter().map(|tick| tick as f64).collect()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        0.0..self.top
+    }
+}
+
+impl ValueFormatter<f64> for CountAxis {
+    fn format(count: &f64) -> String {
+        format!("{count:.0}")
+    }
+}
+
 /// When the blocker was open, in seconds of the run clock: the measured window, or, when
 /// the report has none (read back from files), the runs of seconds with `blocker_active`.
 fn blocker_windows_s(strategy: &StrategyReport) -> Vec<Range<f64>> {
@@ -129,5 +236,14 @@ mod tests {
         assert_eq!(blocker_windows_s(&strategy), vec![4.0..16.0]);
         strategy.blocker = None;
         assert_eq!(blocker_windows_s(&strategy), vec![4.0..16.0]);
+    }
+
+    #[test]
+    fn a_strip_is_labelled_with_whole_numbers() {
+        assert_eq!(CountAxis::new(1).ticks(), vec![0, 1]);
+        assert_eq!(CountAxis::new(5).ticks(), vec![0, 5]);
+        assert_eq!(CountAxis::new(100).ticks(), vec![0, 50, 100]);
+        assert_eq!(CountAxis::format(&50.0), "50");
+        assert!(CountAxis::new(5).range().end > 5.0);
     }
 }

@@ -1,21 +1,24 @@
 //! `timeline.png`, the chart of the outage: transactions per second, one panel per
 //! strategy, with the blocker's window and the DDL tries marked, and under each panel a
-//! strip with the sessions waiting on a lock, so a stall and its cause are seen together.
+//! strip with the sessions waiting on a lock, so a stall and its cause are seen together
+//! (and, when some transaction failed, a strip with the failures per second above it).
 
-use std::ops::Range;
 use std::path::Path;
 
 use anyhow::Context;
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::failures::{draw_failures_strip, max_failed_per_second};
 use super::layout::{
-    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, TIMELINE_PANEL_HEIGHT_PX,
-    TimelineLayout, draw_panels_png, headline, line_segments, register_embedded_font, text_style,
+    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, FAILURES_STRIP_HEIGHT_PX, GRID, KeySwatch,
+    TIMELINE_PANEL_HEIGHT_PX, TimelineLayout, draw_panels_png, headline, line_segments,
+    register_embedded_font, text_style,
 };
-use super::panel::{mark_attempts, shade_blocker_windows, step_points, timeline_duration_s};
+use super::panel::{
+    CountAxis, draw_strip_frame, mark_attempts, shade_blocker_windows, step_points,
+    timeline_duration_s,
+};
 use crate::metrics::{RunReport, StrategyReport};
 
 /// The TPS line and its shading.
@@ -28,6 +31,8 @@ const LOCK_WAITERS_LINE: RGBColor = RGBColor(148, 103, 189);
 /// sharing the x axis (seconds of the run clock) and the y range (TPS, 0 to the highest
 /// second of any strategy). Under each panel's TPS part, a strip on the same x axis shows
 /// the sessions waiting on a lock in each second (0 to the highest count of any strategy).
+/// When some transaction failed, another strip between the two shows the failures per
+/// second (see [`timeline_size_with_failures`](super::timeline_size_with_failures)).
 pub fn draw_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     register_embedded_font()?;
     draw_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
@@ -65,15 +70,25 @@ fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
         .max()
         .unwrap_or(0)
         .max(1);
+    let max_failed = max_failed_per_second(report);
     draw_panels_png(
         report,
         path,
-        &TimelineLayout::new(report.strategies.len()),
+        &TimelineLayout::new(report.strategies.len()).with_failures_strip(max_failed.is_some()),
         report.workload.clone(),
         &key,
         |strategy, panel| {
-            let (tps_part, lock_strip) = panel.split_vertically(TIMELINE_PANEL_HEIGHT_PX);
+            let (tps_part, strips) = panel.split_vertically(TIMELINE_PANEL_HEIGHT_PX);
             draw_timeline_panel(strategy, &tps_part, duration_s, y_top)?;
+            let lock_strip = match max_failed {
+                Some(max_failed) => {
+                    let (failures_strip, lock_strip) =
+                        strips.split_vertically(FAILURES_STRIP_HEIGHT_PX);
+                    draw_failures_strip(strategy, &failures_strip, duration_s, max_failed)?;
+                    lock_strip
+                }
+                None => strips,
+            };
             draw_lock_strip(strategy, &lock_strip, duration_s, max_waiters)
         },
     )
@@ -137,43 +152,8 @@ fn draw_lock_strip(
     duration_s: f64,
     max_waiters: u32,
 ) -> anyhow::Result<()> {
-    let y_axis = WaitersAxis::new(max_waiters);
-    let y_top = y_axis.top;
-    // The same horizontal margins and y label area as the TPS part, so that the
-    // seconds line up; no x labels of its own (those of the TPS part are just above).
-    // The bottom margin leaves room under the "0" label.
-    let mut chart = ChartBuilder::on(strip)
-        .margin_top(4)
-        .margin_bottom(10)
-        .margin_left(12)
-        .margin_right(28)
-        .x_label_area_size(0)
-        .y_label_area_size(72)
-        .build_cartesian_2d(0.0..duration_s, y_axis)?;
-    chart
-        .configure_mesh()
-        .light_line_style(WHITE.mix(0.0))
-        .bold_line_style(GRID)
-        .x_labels(16)
-        .label_style(text_style(12))
-        .draw()?;
-
-    // The axis name, turned like "TPS" above it but on two lines ("lock", "waiters"):
-    // on one line it would be taller than the strip.
-    let (_, plot_rows) = chart.plotting_area().get_pixel_range();
-    let centre_y = (plot_rows.start + plot_rows.end) / 2 - strip.get_base_pixel().1;
-    let desc_style = text_style(13)
-        .transform(FontTransform::Rotate270)
-        .pos(Pos::new(HPos::Center, VPos::Top));
-    strip.draw_text("lock", &desc_style, (10, centre_y))?;
-    strip.draw_text("waiters", &desc_style, (25, centre_y))?;
-
-    shade_blocker_windows(&mut chart, strategy, 0.0..y_top)?;
-    // No x axis of its own: a baseline at 0 instead.
-    chart.draw_series(std::iter::once(PathElement::new(
-        vec![(0.0, 0.0), (duration_s, 0.0)],
-        BLACK.stroke_width(1),
-    )))?;
+    let axis = CountAxis::new(u64::from(max_waiters));
+    let mut chart = draw_strip_frame(strategy, strip, duration_s, axis, ["lock", "waiters"])?;
     let steps = step_points(strategy, |row| f64::from(row.lock_waiters));
     chart.draw_series(AreaSeries::new(
         steps.iter().copied(),
@@ -182,63 +162,6 @@ fn draw_lock_strip(
     ))?;
     chart.draw_series(line_segments(&steps, LOCK_WAITERS_LINE.stroke_width(2)))?;
     Ok(())
-}
-
-/// The y axis of the lock strip: 0 to a little above `max` (so that a line at `max`
-/// is not cut by the edge), labelled at 0, at `max`, and half way when that is a
-/// whole number.
-struct WaitersAxis {
-    max: u32,
-    top: f64,
-}
-
-impl WaitersAxis {
-    fn new(max: u32) -> WaitersAxis {
-        WaitersAxis {
-            max,
-            top: f64::from(max.max(1)) * 1.15,
-        }
-    }
-
-    /// The labelled values, all whole numbers.
-    fn ticks(&self) -> Vec<u32> {
-        let mut ticks = vec![0];
-        if self.max >= 2 && self.max.is_multiple_of(2) {
-            ticks.push(self.max / 2);
-        }
-        if self.max > 0 {
-            ticks.push(self.max);
-        }
-        ticks
-    }
-}
-
-impl Ranged for WaitersAxis {
-    type FormatOption = NoDefaultFormatting;
-    type ValueType = f64;
-
-    fn map(&self, waiters: &f64, limit: (i32, i32)) -> i32 {
-        let fraction = waiters / self.top;
-        limit.0 + (f64::from(limit.1 - limit.0) * fraction).round() as i32
-    }
-
-    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
-        if hint.weight().allow_light_points() {
-            Vec::new()
-        } else {
-            self.ticks().into_iter().map(f64::from).collect()
-        }
-    }
-
-    fn range(&self) -> Range<f64> {
-        0.0..self.top
-    }
-}
-
-impl ValueFormatter<f64> for WaitersAxis {
-    fn format(waiters: &f64) -> String {
-        format!("{waiters:.0}")
-    }
 }
 
 /// The panel caption: the strategy and its headline figures.
@@ -253,6 +176,8 @@ fn panel_caption(strategy: &StrategyReport) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::ops::Range;
+
     use super::*;
     use crate::export::sample::reference_report;
     use crate::plot::layout::{
@@ -352,15 +277,6 @@ mod tests {
             count_line_pixels(&waiting, TIMELINE_HEADER_HEIGHT_PX..strip_top),
             0
         );
-    }
-
-    #[test]
-    fn the_lock_strip_is_labelled_with_whole_numbers() {
-        assert_eq!(WaitersAxis::new(1).ticks(), vec![0, 1]);
-        assert_eq!(WaitersAxis::new(5).ticks(), vec![0, 5]);
-        assert_eq!(WaitersAxis::new(100).ticks(), vec![0, 50, 100]);
-        assert_eq!(WaitersAxis::format(&50.0), "50");
-        assert!(WaitersAxis::new(5).range().end > 5.0);
     }
 
     #[test]
