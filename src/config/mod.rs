@@ -26,7 +26,7 @@ pub use duration::parse_duration;
 pub use load::{LoadConfig, WeightedScript};
 pub use output::create_results_folder;
 
-use blocker::parse_blocker;
+use blocker::{check_blocker_ends, parse_blocker};
 use ddl::parse_ddl;
 use load::parse_load;
 use output::parse_output;
@@ -96,6 +96,10 @@ impl Config {
         } else {
             Some(parse_ddl(source, file.ddl.as_ref(), load.duration)?)
         };
+        // After both start times: a run too short for either is told about the starts first.
+        if let Some(blocker) = &blocker {
+            check_blocker_ends(source, blocker, load.duration)?;
+        }
         let defined = parse_strategies(source, &file.strategies)?;
         let expectations = parse_expectations(source, file, args, &defined)?;
         let strategies = select_strategies(source, defined, &mode)?;
@@ -280,11 +284,11 @@ mod tests {
         );
 
         let mut flags = args();
-        flags.duration = Some("10s".into());
+        flags.duration = Some("17s".into());
         flags.clients = Some(2);
         let config = Config::new(None, compare(), &flags).unwrap();
         assert_eq!(config.load.clients, 2);
-        assert_eq!(config.load.duration_s(), 10);
+        assert_eq!(config.load.duration_s(), 17);
     }
 
     #[test]
