@@ -134,8 +134,12 @@ fn parse_expectations(
     defined: &[NamedStrategy],
 ) -> Result<Vec<Expectation>, Error> {
     let mut known: Vec<String> = defined.iter().map(|s| s.name.clone()).collect();
-    known.extend(PRESET_NAMES.iter().map(|name| name.to_string()));
-    known.push("load".to_string());
+    for name in PRESET_NAMES.iter().chain(&["load"]) {
+        // Each name once: the list appears in the error message of an unknown one.
+        if !known.iter().any(|known| known == name) {
+            known.push(name.to_string());
+        }
+    }
     crate::expect::collect(source, &file.expect, &args.expect, &known)
 }
 
