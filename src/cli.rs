@@ -79,9 +79,13 @@ pub struct CommonArgs {
     /// Load duration, e.g. 24s (overrides [load] duration).
     #[arg(long)]
     pub duration: Option<String>,
-    /// Results folder [default: results/<workload>-<UTC timestamp>].
+    /// Results folder [default: results/<workload>-<UTC timestamp>]; a folder holding an
+    /// earlier run's files is refused unless --force.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Replace the files of an earlier run in --out (only stallbench's own files are removed).
+    #[arg(long)]
+    pub force: bool,
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,

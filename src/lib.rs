@@ -167,14 +167,12 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
             started.elapsed().as_secs_f64()
         );
     }
-    std::fs::create_dir_all(&config.out_dir).with_context(|| {
-        format!(
-            "creating the results folder {}; choose another with --out DIR",
-            config.out_dir.display()
-        )
-    })?;
     let run_file = RunFile::new(config, &target.description, &target.server_version);
-    export::write_files(&config.out_dir, &[run_file.render()?])?;
+    config::create_results_folder(
+        &config.out_dir,
+        &config.replaced_files,
+        &[run_file.render()?],
+    )?;
     let result = run_while_server_lives(config, &target).await;
     if result.is_err() {
         // Leave nothing behind on a real server, even after a failure (best effort).

@@ -201,10 +201,98 @@ pub fn load(name_or_path: &str) -> Result<LoadedWorkload, Error> {
 }
 
 fn parse(source: &str, text: &str) -> Result<WorkloadFile, Error> {
-    toml::from_str(text).map_err(|err| {
-        let detail = err.to_string();
-        Error::bad_input(format!("{source}: {}", detail.trim_end()))
-    })
+    toml::from_str(text).map_err(|err| Error::bad_input(describe_toml_error(source, text, &err)))
+}
+
+/// A TOML error on one line: `workload x.toml: line 12, key load.scripts.sql: <what>`,
+/// instead of the toml crate's several lines with a caret.
+fn describe_toml_error(source: &str, text: &str, err: &toml::de::Error) -> String {
+    let what = err.message().trim().replace('\n', "; ");
+    // The usual cause: pgbench's `\set` pasted into a `"""` string, where `\s` is no escape.
+    let hint = if what.contains("escape") {
+        "; in a TOML \"...\" or \"\"\"...\"\"\" string a backslash starts an escape: \
+         write \\\\set, or use a literal string '''...''' where \\set is written as is"
+    } else {
+        ""
+    };
+    // An empty span at the start stands for the root table (a missing top-level key).
+    let span = err.span().filter(|span| *span != (0..0));
+    let Some(span) = span else {
+        return format!("{source}: {what}{hint}");
+    };
+    let offset = span.start.min(text.len());
+    let line = text.as_bytes()[..offset]
+        .iter()
+        .filter(|byte| **byte == b'\n')
+        .count()
+        + 1;
+    let key = key_at(text, offset)
+        .map(|key| format!(", key {key}"))
+        .unwrap_or_default();
+    format!("{source}: line {line}{key}: {what}{hint}")
+}
+
+/// One `key = value` (or table header) of a TOML document, with where it is written.
+struct Entry {
+    /// Dotted from the document's root: `load.scripts.sql`.
+    key: String,
+    /// From the key to the end of the value (a header table: the header line).
+    span: std::ops::Range<usize>,
+    depth: usize,
+}
+
+/// The dotted key at byte `offset` of `text`: the innermost entry written
+/// there, else the last key written before it (a value left out, `at =`).
+/// Read with the toml crate's error-tolerant parser, which keeps what it could parse.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let (document, _) = toml::de::DeTable::parse_recoverable(text);
+    let mut entries = Vec::new();
+    collect_entries(document.get_ref(), "", 0, &mut entries);
+    let innermost = entries
+        .iter()
+        .filter(|entry| entry.span.contains(&offset))
+        .max_by_key(|entry| entry.depth);
+    let before = || {
+        entries
+            .iter()
+            .filter(|entry| entry.span.start <= offset)
+            .max_by_key(|entry| entry.span.start)
+    };
+    innermost.or_else(before).map(|entry| entry.key.clone())
+}
+
+fn collect_entries(table: &toml::de::DeTable, prefix: &str, depth: usize, out: &mut Vec<Entry>) {
+    for (key, value) in table.iter() {
+        let dotted = if prefix.is_empty() {
+            key.get_ref().to_string()
+        } else {
+            format!("{prefix}.{}", key.get_ref())
+        };
+        let (key_span, value_span) = (key.span(), value.span());
+        out.push(Entry {
+            key: dotted.clone(),
+            span: key_span.start.min(value_span.start)..key_span.end.max(value_span.end),
+            depth,
+        });
+        collect_value_entries(value.get_ref(), &dotted, depth + 1, out);
+    }
+}
+
+fn collect_value_entries(
+    value: &toml::de::DeValue,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<Entry>,
+) {
+    match value {
+        toml::de::DeValue::Table(table) => collect_entries(table, prefix, depth, out),
+        toml::de::DeValue::Array(items) => {
+            for item in items.iter() {
+                collect_value_entries(item.get_ref(), prefix, depth, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -230,6 +318,59 @@ mod tests {
         let message = err.to_string();
         assert!(message.contains("workload x.toml"), "{message}");
         assert!(message.contains("colour"), "{message}");
+    }
+
+    #[test]
+    fn toml_errors_are_one_line_with_file_line_and_key() {
+        let text = BUNDLED[0].1;
+        let hold = "hold = \"12s\"\n";
+        for (broken, expected) in [
+            (
+                text.replace("clients = 4", "clients = 'four'"),
+                "line 31, key load.clients: invalid type: string \"four\", expected u32",
+            ),
+            (
+                text.replace(hold, "hold = \"12s\"\ncolour = 1\n"),
+                "line 44, key blocker.colour: unknown field `colour`",
+            ),
+            (
+                text.replace(hold, "hold =\n"),
+                "line 43, key blocker.hold: string values must be quoted",
+            ),
+            (
+                text.replace(hold, ""),
+                "line 41, key blocker: missing field `hold`",
+            ),
+        ] {
+            assert_ne!(broken, text);
+            let message = parse("workload x.toml", &broken).unwrap_err().to_string();
+            assert!(message.starts_with("workload x.toml: "), "{message}");
+            assert!(message.contains(expected), "{message}");
+            assert!(!message.contains('\n'), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_missing_top_level_key_is_named() {
+        let text = "name = 'x'\n[load]\nclients = 1\nduration = '1s'\nscripts = []\n";
+        let message = parse("workload x.toml", text).unwrap_err().to_string();
+        assert_eq!(message, "workload x.toml: missing field `setup`");
+    }
+
+    #[test]
+    fn a_single_backslash_set_gets_a_hint() {
+        let text = BUNDLED[0].1.replace("\\\\set", "\\set");
+        let message = parse("workload x.toml", &text).unwrap_err().to_string();
+        assert!(
+            message.starts_with("workload x.toml: line 37, key load.scripts.sql: "),
+            "{message}"
+        );
+        assert!(
+            message.ends_with(
+                "write \\\\set, or use a literal string '''...''' where \\set is written as is"
+            ),
+            "{message}"
+        );
     }
 
     #[test]

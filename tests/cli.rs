@@ -299,3 +299,96 @@ fn ctrl_c_and_kill_leave_no_server() {
         assert_no_leftover_server();
     }
 }
+
+#[test]
+fn a_blocker_longer_than_the_run_is_bad_input_and_leaves_no_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    stallbench()
+        .args(["compare", "--duration", "10s", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "[blocker] starts at 4 s and holds 12 s, so it ends at 16 s, after the run's 10 s; \
+             use --duration 17s or more, or shorten [blocker] hold",
+        ));
+    assert!(
+        !out.exists(),
+        "a run refused before it starts makes no folder"
+    );
+}
+
+#[test]
+fn listed_strategies_are_trimmed_and_a_duplicate_is_refused() {
+    // Accepted: the run gets as far as looking for the server binaries.
+    stallbench()
+        .args(["compare", "--strategies", "naive, retry"])
+        .args(["--pg-bin", "/nonexistent/bin"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("apt-get install postgresql"));
+    stallbench()
+        .args(["compare", "--strategies", "naive,naive"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--strategies naive,naive: naive is listed twice; list each strategy once",
+        ));
+}
+
+#[test]
+fn a_toml_error_is_one_line_with_file_line_key_and_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    // One backslash where TOML's """ string needs two.
+    let text = SHORT_ADD_COLUMN.replace(r"\\set", r"\set");
+    let path = write_workload(dir.path(), "backslash.toml", &text);
+    let assert = stallbench()
+        .args(["compare", path.to_str().unwrap()])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("backslash.toml: line 26, key load.scripts.sql: "),
+        "{stderr}"
+    );
+    assert!(stderr.contains(r"write \\set"), "{stderr}");
+}
+
+#[test]
+fn an_earlier_run_in_out_is_refused_and_force_replaces_it() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let run = short_add_column();
+    std::fs::create_dir(&run.out).unwrap();
+    for name in ["timeline.csv", "latency-retry.hgrm", "notes.txt"] {
+        std::fs::write(run.out.join(name), "earlier").unwrap();
+    }
+    let load_only = || {
+        let mut command = stallbench();
+        command
+            .args(["run", run.workload.to_str().unwrap(), "--load-only"])
+            .args(["--duration", "2s", "--quiet", "--out"])
+            .arg(&run.out);
+        command
+    };
+    load_only()
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "error: --out {}: holds files of an earlier run (latency-retry.hgrm, timeline.csv); \
+             choose another folder or add --force to replace them",
+            run.out.display()
+        )));
+    assert!(run.out.join("latency-retry.hgrm").is_file());
+
+    load_only().arg("--force").assert().code(0);
+    assert!(!run.out.join("latency-retry.hgrm").exists());
+    assert!(run.out.join("latency-load.hgrm").is_file());
+    let timeline = std::fs::read_to_string(run.out.join("timeline.csv")).unwrap();
+    assert!(timeline.starts_with("strategy,second,"), "{timeline}");
+    let notes = std::fs::read_to_string(run.out.join("notes.txt")).unwrap();
+    assert_eq!(notes, "earlier", "files of others are kept");
+    assert_no_leftover_server();
+}

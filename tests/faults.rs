@@ -192,7 +192,7 @@ fn a_closed_stdout_ends_compare_quietly_with_141_and_no_server_left() {
     let mut command = stallbench();
     command
         .args(["compare", run.workload.to_str().unwrap(), "--quiet"])
-        .args(["--strategies", "retry", "--duration", "4s", "--out"])
+        .args(["--strategies", "retry", "--duration", "8s", "--out"])
         .arg(&run.out);
     let (code, stderr) = with_closed_stdout(command);
     assert_eq!(code, Some(141), "{stderr}");

@@ -2,17 +2,17 @@
 //! the command-line flags, checked once. Every later stage trusts it.
 //!
 //! `Config::new` reads one section at a time, in the order the checks report
-//! errors: load, blocker, ddl, strategies, expectations, target. Each section
-//! lives in its own file with the types it produces.
+//! errors: load, blocker, ddl, strategies, expectations, target, output. Each
+//! section lives in its own file with the types it produces.
 
 mod blocker;
 mod ddl;
 mod duration;
 mod load;
+mod output;
 mod strategies;
 
-use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::path::PathBuf;
 
 use crate::cli::CommonArgs;
 use crate::error::Error;
@@ -24,10 +24,12 @@ pub use blocker::{BlockerConfig, BlockerKind};
 pub use ddl::DdlConfig;
 pub use duration::parse_duration;
 pub use load::{LoadConfig, WeightedScript};
+pub use output::create_results_folder;
 
-use blocker::parse_blocker;
+use blocker::{check_blocker_ends, parse_blocker};
 use ddl::parse_ddl;
 use load::parse_load;
+use output::parse_output;
 use strategies::{parse_strategies, select_strategies};
 
 /// What the command asked for.
@@ -57,6 +59,8 @@ pub struct Config {
     pub strategies: Vec<NamedStrategy>,
     pub target: Target,
     pub out_dir: PathBuf,
+    /// Files of an earlier run in `out_dir` that `--force` replaces; empty without `--force`.
+    pub replaced_files: Vec<PathBuf>,
     pub quiet: bool,
     /// CI bounds from `[expect.*]` and `--expect`, checked after the run.
     pub expectations: Vec<Expectation>,
@@ -92,9 +96,14 @@ impl Config {
         } else {
             Some(parse_ddl(source, file.ddl.as_ref(), load.duration)?)
         };
+        // After both start times: a run too short for either is told about the starts first.
+        if let Some(blocker) = &blocker {
+            check_blocker_ends(source, blocker, load.duration)?;
+        }
         let defined = parse_strategies(source, &file.strategies)?;
         let expectations = parse_expectations(source, file, args, &defined)?;
         let strategies = select_strategies(source, defined, &mode)?;
+        let output = parse_output(args.out.as_deref(), args.force, &file.name)?;
 
         Ok(Config {
             workload_name: file.name.clone(),
@@ -106,10 +115,8 @@ impl Config {
             ddl,
             strategies,
             target: target_of(args),
-            out_dir: args
-                .out
-                .clone()
-                .unwrap_or_else(|| default_out_dir(&file.name, SystemTime::now())),
+            out_dir: output.dir,
+            replaced_files: output.replaced_files,
             quiet: args.quiet,
             expectations,
             observe_locks: !args.no_observer,
@@ -127,8 +134,12 @@ fn parse_expectations(
     defined: &[NamedStrategy],
 ) -> Result<Vec<Expectation>, Error> {
     let mut known: Vec<String> = defined.iter().map(|s| s.name.clone()).collect();
-    known.extend(PRESET_NAMES.iter().map(|name| name.to_string()));
-    known.push("load".to_string());
+    for name in PRESET_NAMES.iter().chain(&["load"]) {
+        // Each name once: the list appears in the error message of an unknown one.
+        if !known.iter().any(|known| known == name) {
+            known.push(name.to_string());
+        }
+    }
     crate::expect::collect(source, &file.expect, &args.expect, &known)
 }
 
@@ -145,16 +156,6 @@ fn target_of(args: &CommonArgs) -> Target {
             pg_bin: args.pg_bin.clone(),
         },
     }
-}
-
-/// `results/<workload>-<UTC timestamp>`, e.g. `results/add-column-20261130T131913Z`.
-pub fn default_out_dir(workload: &str, now: SystemTime) -> PathBuf {
-    let stamp: String = humantime::format_rfc3339_seconds(now)
-        .to_string()
-        .chars()
-        .filter(|c| *c != '-' && *c != ':')
-        .collect();
-    Path::new("results").join(format!("{workload}-{stamp}"))
 }
 
 #[cfg(test)]
@@ -174,6 +175,7 @@ mod tests {
             latency_limit: None,
             duration: None,
             out: None,
+            force: false,
             quiet: true,
             variables: Vec::new(),
             pg_bin: None,
@@ -286,11 +288,11 @@ mod tests {
         );
 
         let mut flags = args();
-        flags.duration = Some("10s".into());
+        flags.duration = Some("17s".into());
         flags.clients = Some(2);
         let config = Config::new(None, compare(), &flags).unwrap();
         assert_eq!(config.load.clients, 2);
-        assert_eq!(config.load.duration_s(), 10);
+        assert_eq!(config.load.duration_s(), 17);
     }
 
     #[test]
@@ -323,12 +325,5 @@ mod tests {
             message.contains("--set scale: expected NAME=VALUE"),
             "{message}"
         );
-    }
-
-    #[test]
-    fn default_out_dir_has_workload_and_utc_stamp() {
-        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_000_000);
-        let dir = default_out_dir("add-column", at);
-        assert_eq!(dir, Path::new("results/add-column-20261130T005320Z"));
     }
 }

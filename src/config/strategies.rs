@@ -50,7 +50,7 @@ pub(super) fn select_strategies(
             ddl_steps: None,
             settings: Vec::new(),
         }]),
-        Mode::Run { strategy } => Ok(vec![pick_strategy(source, &defined, strategy)?]),
+        Mode::Run { strategy } => Ok(vec![pick_strategy(source, &defined, strategy.trim())?]),
         Mode::Compare { strategies } if strategies.is_empty() => {
             if defined.is_empty() {
                 return Err(Error::bad_input(format!(
@@ -60,14 +60,31 @@ pub(super) fn select_strategies(
             }
             Ok(defined)
         }
-        Mode::Compare { strategies } if strategies.iter().any(|name| name == "all") => {
-            every_strategy(source, defined)
+        Mode::Compare { strategies } => {
+            let names = listed_names(strategies)?;
+            if names.contains(&"all") {
+                return every_strategy(source, defined);
+            }
+            names
+                .iter()
+                .map(|name| pick_strategy(source, &defined, name))
+                .collect()
         }
-        Mode::Compare { strategies } => strategies
-            .iter()
-            .map(|name| pick_strategy(source, &defined, name))
-            .collect(),
     }
+}
+
+/// The names of `--strategies`, trimmed (`'naive, retry'`), each at most once.
+fn listed_names(strategies: &[String]) -> Result<Vec<&str>, Error> {
+    let names: Vec<&str> = strategies.iter().map(|name| name.trim()).collect();
+    for (index, name) in names.iter().enumerate() {
+        if names[..index].contains(name) {
+            return Err(Error::bad_input(format!(
+                "--strategies {}: {name} is listed twice; list each strategy once",
+                strategies.join(",")
+            )));
+        }
+    }
+    Ok(names)
 }
 
 /// `--strategies all`: every preset (as the workload redefines it, if it does), then the workload's own.
@@ -374,13 +391,30 @@ fn pick_strategy(
         .cloned()
         .or_else(|| preset(name))
         .ok_or_else(|| {
-            let names: Vec<&str> = defined.iter().map(|s| s.name.as_str()).collect();
             Error::bad_input(format!(
-                "unknown strategy {name:?}; {source} defines: {}; the presets are: {}, or all",
-                names.join(", "),
-                PRESET_NAMES.join(", ")
+                "unknown strategy {name:?}; {}",
+                valid_names(source, defined)
             ))
         })
+}
+
+/// The names a command may run, each once: the workload's own, then the other presets.
+fn valid_names(source: &str, defined: &[NamedStrategy]) -> String {
+    let own: Vec<&str> = defined.iter().map(|s| s.name.as_str()).collect();
+    let presets: Vec<&str> = PRESET_NAMES
+        .iter()
+        .copied()
+        .filter(|preset| !own.contains(preset))
+        .collect();
+    match (own.is_empty(), presets.is_empty()) {
+        (true, _) => format!("the presets are: {}, or all", presets.join(", ")),
+        (false, true) => format!("{source} defines: {}, or all", own.join(", ")),
+        (false, false) => format!(
+            "{source} defines: {}; the other presets are: {}, or all",
+            own.join(", "),
+            presets.join(", ")
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -465,5 +499,50 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(message.contains("needs lock_timeout"), "{message}");
+    }
+
+    fn named(names: &[&str]) -> Vec<NamedStrategy> {
+        names.iter().map(|name| preset(name).unwrap()).collect()
+    }
+
+    #[test]
+    fn listed_strategies_are_trimmed_and_each_listed_once() {
+        let mode = Mode::Compare {
+            strategies: vec!["naive".into(), " retry".into()],
+        };
+        let picked = select_strategies("w", named(&["naive", "retry"]), &mode).unwrap();
+        let names: Vec<&str> = picked.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["naive", "retry"]);
+
+        let twice = Mode::Compare {
+            strategies: vec!["naive".into(), "naive".into()],
+        };
+        let message = select_strategies("w", named(&["naive"]), &twice)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            message,
+            "--strategies naive,naive: naive is listed twice; list each strategy once"
+        );
+    }
+
+    #[test]
+    fn the_valid_names_are_listed_once() {
+        let message = pick_strategy("w", &named(&["naive", "retry"]), "yolo")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            message,
+            "unknown strategy \"yolo\"; w defines: naive, retry; the other presets are: gitlab, \
+             pgroll, reshape, postgres-ai, strong-migrations, kill-blockers, wait-for-idle, or all"
+        );
+        let message = pick_strategy("w", &[], "yolo").unwrap_err().to_string();
+        assert!(
+            message.ends_with(&format!(
+                "the presets are: {}, or all",
+                PRESET_NAMES.join(", ")
+            )),
+            "{message}"
+        );
     }
 }

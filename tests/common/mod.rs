@@ -123,6 +123,7 @@ pub fn quiet_args(out: &Path) -> CommonArgs {
         latency_limit: None,
         duration: None,
         out: Some(out.to_path_buf()),
+        force: false,
         quiet: true,
         variables: Vec::new(),
         pg_bin: None,
