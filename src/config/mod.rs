@@ -22,8 +22,8 @@ use crate::workload::{self, WorkloadFile};
 
 pub use blocker::{BlockerConfig, BlockerKind};
 pub use ddl::DdlConfig;
-pub use duration::parse_duration;
-pub use load::{LoadConfig, WeightedScript};
+pub use duration::{MAX_DURATION, parse_duration};
+pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
 
 use blocker::parse_blocker;
 use ddl::parse_ddl;
