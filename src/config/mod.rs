@@ -77,6 +77,10 @@ pub enum Target {
 impl Config {
     /// Builds the config of one `compare` or `run` from the workload and the flags.
     pub fn new(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
+        Config::build(workload_arg, mode, args).map_err(one_line)
+    }
+
+    fn build(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
         let loaded = workload::load(workload_arg.unwrap_or(workload::DEFAULT_WORKLOAD))?;
         let source = &loaded.source;
         let file = &loaded.file;
@@ -115,6 +119,23 @@ impl Config {
             observe_locks: !args.no_observer,
             seed: args.seed.unwrap_or_else(rand::random),
         })
+    }
+}
+
+/// Messages quote what the user wrote; a control character in it (a newline in a
+/// `--set` value, a stray `\r` in a file) is shown escaped, so the error stays one line.
+fn one_line(error: Error) -> Error {
+    match error {
+        Error::BadInput(message) if message.contains(char::is_control) => Error::BadInput(
+            message
+                .chars()
+                .map(|character| match character.is_control() {
+                    true => character.escape_default().to_string(),
+                    false => character.to_string(),
+                })
+                .collect(),
+        ),
+        other => other,
     }
 }
 
@@ -322,6 +343,21 @@ mod tests {
         assert!(
             message.contains("--set scale: expected NAME=VALUE"),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn quoted_control_characters_are_escaped_to_keep_errors_on_one_line() {
+        let mut flags = args();
+        flags.variables = vec!["scale\n".into()];
+        flags.client_timeout = Some("x=\r\n".into());
+        let message = Config::new(None, compare(), &flags)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            message,
+            "--client-timeout x=\\r\\n is not a duration (expected number at 0); write it like \
+             \"500ms\" or \"12s\""
         );
     }
 

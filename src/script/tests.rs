@@ -687,3 +687,9 @@ fn overlong_expressions_are_refused_and_long_ones_evaluate() {
     );
     assert_eq!(eval_expression(&ones(500)), Ok(Value::Int(500)));
 }
+
+#[test]
+fn control_characters_in_errors_are_escaped() {
+    let message = parse_error("\\set x 1 +\r:\n");
+    assert!(message.ends_with("in \"1 +\\r:\""), "{message}");
+}
