@@ -97,7 +97,7 @@ fn clear(result: Result<Config, Error>) -> Result<(), String> {
                     error.exit_code()
                 ));
             }
-            if message.trim().is_empty() || message.contains(['\n', '\r']) {
+            if message.trim().is_empty() || message.contains(char::is_control) {
                 return Err(format!("not a one-line message: {message:?}"));
             }
             Ok(())
@@ -140,7 +140,7 @@ fn check_script(bytes: Vec<u8>) -> Result<(), String> {
             Ok(script) => script,
             Err(error) => {
                 let message = error.to_string();
-                return match message.contains(['\n', '\r']) {
+                return match message.contains(char::is_control) {
                     true => Err(format!("not a one-line message: {message:?}")),
                     false => Ok(()),
                 };
