@@ -347,6 +347,43 @@ mod tests {
     }
 
     #[test]
+    fn runaway_sizes_are_refused() {
+        let mut flags = args();
+        flags.clients = Some(u32::MAX);
+        let message = Config::new(None, compare(), &flags)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            message,
+            "--clients 4294967295: more than 10000 clients, each a server connection; use fewer"
+        );
+        let mut flags = args();
+        flags.duration = Some("18446744073709551615s".into());
+        let message = Config::new(None, Mode::LoadOnly, &flags)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("is longer than 7days"), "{message}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("weights.toml");
+        let text = "name = 'w'\nsetup = ''\n[load]\nclients = 1\nduration = '10s'\n\
+                    [[load.scripts]]\nsql = 'SELECT 1'\nweight = 4294967295\n\
+                    [[load.scripts]]\nsql = 'SELECT 2'\n";
+        std::fs::write(&path, text).unwrap();
+        let workload = path.to_str().unwrap();
+        let message = Config::new(Some(workload), Mode::LoadOnly, &args())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.ends_with(
+                "[[load.scripts]] weights add up to more than 4294967295; use smaller weights \
+                 (only their ratios matter)"
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn quoted_control_characters_are_escaped_to_keep_errors_on_one_line() {
         let mut flags = args();
         flags.variables = vec!["scale\n".into()];
