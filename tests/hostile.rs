@@ -6,7 +6,8 @@
 //! Only parsing and validation run here: no server is started. The corpus under
 //! `tests/hostile/corpus/<target>/` (seeds and every input that once failed) is
 //! replayed by a plain test; the property tests run `PROPTEST_CASES` cases
-//! (256 by default). A long run: `PROPTEST_CASES=20000 cargo test --release --test hostile`.
+//! (256 by default). A long run: `PROPTEST_CASES=20000 cargo test --test hostile`; the
+//! debug build is the better fuzzer, as its integer overflow checks panic.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
