@@ -3,6 +3,7 @@
 //! This is the file as written: strings for durations, optional fields.
 //! `config.rs` validates it into a `Config` that later stages trust.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -182,12 +183,8 @@ pub fn load(name_or_path: &str) -> Result<LoadedWorkload, Error> {
             bundled.join(", ")
         )));
     }
-    let text = std::fs::read_to_string(path).map_err(|err| {
-        Error::bad_input(format!(
-            "workload {}: cannot read it: {err}",
-            path.display()
-        ))
-    })?;
+    let text = read_text_file(path)
+        .map_err(|problem| Error::bad_input(format!("workload {}: {problem}", path.display())))?;
     let source = format!("workload {}", path.display());
     Ok(LoadedWorkload {
         file: parse(&source, &text)?,
@@ -200,6 +197,39 @@ pub fn load(name_or_path: &str) -> Result<LoadedWorkload, Error> {
     })
 }
 
+/// The largest workload or script file read: far above any real one, small
+/// enough that a wrong path (a log, a dump) fails at once instead of filling memory.
+const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Reads a workload or script file as text. Refuses what is not a regular file
+/// (a folder, `/dev/zero`, a pipe that may never end) and files over
+/// `MAX_FILE_BYTES`; the error is the problem and the fix, for the caller to prefix.
+pub fn read_text_file(path: &Path) -> Result<String, String> {
+    let metadata = std::fs::metadata(path).map_err(|err| format!("cannot read it: {err}"))?;
+    if !metadata.is_file() {
+        return Err("not a regular file; give the path of a text file".to_string());
+    }
+    let too_large = || {
+        format!(
+            "larger than {} MiB; give the path of the workload or script itself",
+            MAX_FILE_BYTES >> 20
+        )
+    };
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_string(&mut text))
+        .map_err(|err| format!("cannot read it: {err}"))?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    Ok(text)
+}
+
+/// Parses the TOML; an error is one line naming the place, e.g.
+/// `workload x.toml: line 3, key load.clients: invalid type ...`.
 fn parse(source: &str, text: &str) -> Result<WorkloadFile, Error> {
     toml::from_str(text).map_err(|err| Error::bad_input(describe_toml_error(source, text, &err)))
 }

@@ -5,6 +5,10 @@ use std::time::Duration;
 
 use crate::error::Error;
 
+/// The longest duration any key or flag takes: a run keeps a row per second,
+/// and times are added to the run's start, so a week is plenty and stays cheap.
+pub const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
+
 /// Parses a humantime duration; `what` names the key or flag in the message.
 pub fn parse_duration(what: &str, text: &str) -> Result<Duration, Error> {
     let trimmed = text.trim();
@@ -19,11 +23,19 @@ pub fn parse_duration(what: &str, text: &str) -> Result<Duration, Error> {
             "{given} has no unit; write \"{trimmed}s\" (or ms, min)"
         )));
     }
-    humantime::parse_duration(trimmed).map_err(|err| {
+    let duration = humantime::parse_duration(trimmed).map_err(|err| {
         Error::bad_input(format!(
             "{given} is not a duration ({err}); write it like \"500ms\" or \"12s\""
         ))
-    })
+    })?;
+    if duration > MAX_DURATION {
+        return Err(Error::bad_input(format!(
+            "{given} is longer than {}, the longest run, start time or timeout stallbench \
+             takes; use a shorter one",
+            humantime::format_duration(MAX_DURATION)
+        )));
+    }
+    Ok(duration)
 }
 
 /// Refuses a start time (`[blocker] at`, `[ddl] at`) at or after the end of the run.
@@ -56,6 +68,15 @@ mod tests {
             "[ddl] at = \"6\" has no unit; write \"6s\" (or ms, min)"
         );
         assert!(parse_duration("x", "soon").is_err());
+        assert_eq!(parse_duration("x", "7days").unwrap(), MAX_DURATION);
+        let message = parse_duration("--duration", "18446744073709551615s")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            message,
+            "--duration 18446744073709551615s is longer than 7days, the longest run, start \
+             time or timeout stallbench takes; use a shorter one"
+        );
         assert_eq!(
             parse_duration("x", "1.5s").unwrap(),
             Duration::from_millis(1500)

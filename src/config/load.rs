@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::script::{self, Script};
-use crate::workload::{LoadFile, LoadedWorkload, ScriptFile};
+use crate::workload::{self, LoadFile, LoadedWorkload, ScriptFile};
 
 use super::duration::parse_duration;
 
@@ -62,8 +62,25 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
     })
 }
 
+/// The most clients a run may have: each holds a server connection and its own
+/// histograms, and PostgreSQL servers allow far fewer connections than this.
+pub const MAX_CLIENTS: u32 = 10_000;
+
 /// `--clients`, else `--pool-size` (the pool's connections are the clients), else `[load] clients`.
 fn parse_clients(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<u32, Error> {
+    let (given, clients) = match (args.clients, args.pool_size) {
+        (Some(clients), _) => (format!("--clients {clients}"), clients),
+        (None, Some(pool_size)) => (format!("--pool-size {pool_size}"), pool_size),
+        (None, None) => (
+            format!("{source}: [load] clients = {}", file.clients),
+            file.clients,
+        ),
+    };
+    if clients > MAX_CLIENTS {
+        return Err(Error::bad_input(format!(
+            "{given}: more than {MAX_CLIENTS} clients, each a server connection; use fewer"
+        )));
+    }
     match args.clients.or(args.pool_size) {
         Some(0) if args.pool_size.is_some() => Err(Error::bad_input(
             "--pool-size 0: a pool needs at least 1 connection",
@@ -180,6 +197,16 @@ fn load_scripts(
             "{source}: [load] has no scripts; add [[load.scripts]] with sql = \"...\" or file = \"x.sql\""
         )));
     }
+    let total_weight = scripts
+        .iter()
+        .try_fold(0u32, |total, entry| total.checked_add(entry.weight));
+    if total_weight.is_none() {
+        return Err(Error::bad_input(format!(
+            "{source}: [[load.scripts]] weights add up to more than {}; use smaller weights \
+             (only their ratios matter)",
+            u32::MAX
+        )));
+    }
     let outside: Vec<String> = variables.iter().map(|(name, _)| name.clone()).collect();
     scripts
         .iter()
@@ -213,9 +240,9 @@ fn load_script(
                 Some(folder) => folder.join(file),
                 None => file.clone(),
             };
-            let text = std::fs::read_to_string(&path).map_err(|err| {
+            let text = workload::read_text_file(&path).map_err(|problem| {
                 Error::bad_input(format!(
-                    "{source}: [[load.scripts]] {label}: cannot read file {}: {err}",
+                    "{source}: [[load.scripts]] {label}: file {}: {problem}",
                     path.display()
                 ))
             })?;

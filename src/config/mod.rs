@@ -22,8 +22,8 @@ use crate::workload::{self, WorkloadFile};
 
 pub use blocker::{BlockerConfig, BlockerKind};
 pub use ddl::DdlConfig;
-pub use duration::parse_duration;
-pub use load::{LoadConfig, WeightedScript};
+pub use duration::{MAX_DURATION, parse_duration};
+pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
 pub use output::create_results_folder;
 
 use blocker::{check_blocker_ends, parse_blocker};
@@ -81,6 +81,10 @@ pub enum Target {
 impl Config {
     /// Builds the config of one `compare` or `run` from the workload and the flags.
     pub fn new(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
+        Config::build(workload_arg, mode, args).map_err(one_line)
+    }
+
+    fn build(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
         let loaded = workload::load(workload_arg.unwrap_or(workload::DEFAULT_WORKLOAD))?;
         let source = &loaded.source;
         let file = &loaded.file;
@@ -122,6 +126,23 @@ impl Config {
             observe_locks: !args.no_observer,
             seed: args.seed.unwrap_or_else(rand::random),
         })
+    }
+}
+
+/// Messages quote what the user wrote; a control character in it (a newline in a
+/// `--set` value, a stray `\r` in a file) is shown escaped, so the error stays one line.
+fn one_line(error: Error) -> Error {
+    match error {
+        Error::BadInput(message) if message.contains(char::is_control) => Error::BadInput(
+            message
+                .chars()
+                .map(|character| match character.is_control() {
+                    true => character.escape_default().to_string(),
+                    false => character.to_string(),
+                })
+                .collect(),
+        ),
+        other => other,
     }
 }
 
@@ -324,6 +345,58 @@ mod tests {
         assert!(
             message.contains("--set scale: expected NAME=VALUE"),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn runaway_sizes_are_refused() {
+        let mut flags = args();
+        flags.clients = Some(u32::MAX);
+        let message = Config::new(None, compare(), &flags)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            message,
+            "--clients 4294967295: more than 10000 clients, each a server connection; use fewer"
+        );
+        let mut flags = args();
+        flags.duration = Some("18446744073709551615s".into());
+        let message = Config::new(None, Mode::LoadOnly, &flags)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("is longer than 7days"), "{message}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("weights.toml");
+        let text = "name = 'w'\nsetup = ''\n[load]\nclients = 1\nduration = '10s'\n\
+                    [[load.scripts]]\nsql = 'SELECT 1'\nweight = 4294967295\n\
+                    [[load.scripts]]\nsql = 'SELECT 2'\n";
+        std::fs::write(&path, text).unwrap();
+        let workload = path.to_str().unwrap();
+        let message = Config::new(Some(workload), Mode::LoadOnly, &args())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.ends_with(
+                "[[load.scripts]] weights add up to more than 4294967295; use smaller weights \
+                 (only their ratios matter)"
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn quoted_control_characters_are_escaped_to_keep_errors_on_one_line() {
+        let mut flags = args();
+        flags.variables = vec!["scale\n".into()];
+        flags.client_timeout = Some("x=\r\n".into());
+        let message = Config::new(None, compare(), &flags)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            message,
+            "--client-timeout x=\\r\\n is not a duration (expected number at 0); write it like \
+             \"500ms\" or \"12s\""
         );
     }
 }

@@ -47,12 +47,20 @@ impl ScriptBuilder {
         builder
     }
 
-    /// A [`ScriptError`] at `line` of this script.
+    /// A [`ScriptError`] at `line` of this script. Problems quote the script's text; a
+    /// control character in it (a stray `\r`) is shown escaped, so the error stays one line.
     pub(super) fn error(&self, line: usize, problem: impl Into<String>) -> ScriptError {
+        let problem: String = problem.into();
         ScriptError {
             script: self.source.clone(),
             line,
-            problem: problem.into(),
+            problem: problem
+                .chars()
+                .map(|character| match character.is_control() {
+                    true => character.escape_default().to_string(),
+                    false => character.to_string(),
+                })
+                .collect(),
         }
     }
 

@@ -11,6 +11,13 @@ use super::scanner::variable_name_end;
 /// Smallest parameter `random_gaussian` accepts, as in pgbench.
 pub const MIN_GAUSSIAN_PARAMETER: f64 = 2.0;
 
+/// Most tokens in one expression: parsing, evaluating and dropping an expression
+/// recurse over its tree, so its size is bounded to keep a worker's stack safe.
+const MAX_TOKENS: usize = 1000;
+
+/// Most nested parentheses, signs and calls, for the same reason.
+const MAX_NESTING: usize = 100;
+
 /// A `\set` expression, with variables resolved to slots.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
@@ -231,10 +238,18 @@ pub(super) fn parse_expression(
     slot_by_name: &HashMap<String, usize>,
 ) -> Result<Expr, String> {
     let tokens = tokenize(text)?;
+    if tokens.len() > MAX_TOKENS {
+        return Err(format!(
+            "bad \\set syntax: the expression has {} tokens, more than {MAX_TOKENS}; split it \
+             over several \\set commands",
+            tokens.len()
+        ));
+    }
     let mut parser = ExpressionParser {
         text,
         tokens,
         position: 0,
+        depth: 0,
         slot_by_name,
     };
     let expr = parser.parse_sum()?;
@@ -342,6 +357,8 @@ struct ExpressionParser<'a> {
     text: &'a str,
     tokens: Vec<Token>,
     position: usize,
+    /// How many `parse_unary` calls are open: the nesting so far.
+    depth: usize,
     slot_by_name: &'a HashMap<String, usize>,
 }
 
@@ -399,7 +416,22 @@ impl ExpressionParser<'_> {
         }
     }
 
+    /// Every nesting (parentheses, signs, calls) passes through here, so the
+    /// depth is counted here.
     fn parse_unary(&mut self) -> Result<Expr, String> {
+        if self.depth == MAX_NESTING {
+            return Err(self.syntax_error(&format!(
+                "more than {MAX_NESTING} nested parentheses, signs or calls; simplify the \
+                 expression or split it over several \\set commands"
+            )));
+        }
+        self.depth += 1;
+        let result = self.parse_signed();
+        self.depth -= 1;
+        result
+    }
+
+    fn parse_signed(&mut self) -> Result<Expr, String> {
         match self.peek() {
             Some(Token::Minus) => {
                 self.position += 1;

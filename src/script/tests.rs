@@ -665,3 +665,31 @@ fn sql_statements_are_listed_in_order() {
     let sql = sql_texts(&script);
     assert_eq!(sql, vec!["SELECT 1", "SELECT $1"]);
 }
+
+#[test]
+fn deeply_nested_expressions_are_refused_before_they_exhaust_the_stack() {
+    let parentheses = format!("\\set x {}1{}", "(".repeat(200), ")".repeat(200));
+    let message = parse_error(&parentheses);
+    assert!(message.contains("more than 100 nested"), "{message}");
+    let signs = format!("\\set x {}1", "- ".repeat(400));
+    assert!(parse_error(&signs).contains("more than 100 nested"));
+    let nested_just_enough = format!("\\set x {}1{}", "(".repeat(99), ")".repeat(99));
+    parse_ok(&nested_just_enough);
+}
+
+#[test]
+fn overlong_expressions_are_refused_and_long_ones_evaluate() {
+    let ones = |count: usize| vec!["1"; count].join("+");
+    let message = parse_error(&format!("\\set x {}", ones(50_000)));
+    assert!(
+        message.contains("99999 tokens, more than 1000; split it over several \\set commands"),
+        "{message}"
+    );
+    assert_eq!(eval_expression(&ones(500)), Ok(Value::Int(500)));
+}
+
+#[test]
+fn control_characters_in_errors_are_escaped() {
+    let message = parse_error("\\set x 1 +\r:\n");
+    assert!(message.ends_with("in \"1 +\\r:\""), "{message}");
+}

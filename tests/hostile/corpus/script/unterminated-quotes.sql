@@ -1,0 +1,5 @@
+SELECT 'a;
+SELECT "b;
+SELECT $$c;
+SELECT $t$d;
+SELECT /* e
