@@ -66,7 +66,7 @@ fn summary_rows(report: &RunReport) -> Table {
             s.failed.to_string(),
             s.ddl_attempts.to_string(),
             format!("{:.1}", s.ddl_total_ms / 1000.0),
-            s.ddl_outcome.clone(),
+            s.ddl_outcome.to_string(),
             s.max_lock_waiters.to_string(),
         ]);
     }

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::metrics::locks::{chain, describe_chain};
-use crate::metrics::{RankingRow, RunReport, StrategyReport, Summary, rank_strategies};
+use crate::metrics::{DdlOutcome, RankingRow, RunReport, StrategyReport, Summary, rank_strategies};
 
 use super::format::{format_ms, format_thousands};
 use super::sentences::{headline, losses, migration_done_cell, window_note};
@@ -79,7 +79,7 @@ fn summary_rows(report: &RunReport) -> Table {
             format_ms(s.lat_max_ms),
             s.ddl_attempts.to_string(),
             format!("{:.1}", s.ddl_total_ms / 1000.0),
-            s.ddl_outcome.clone(),
+            s.ddl_outcome.to_string(),
             s.max_lock_waiters.to_string(),
             s.failed.to_string(),
         ]);
@@ -208,7 +208,7 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
     let s = &strategy.summary;
     let mut sentence = format!("{}: {} s at 0 tps; ", s.strategy, s.zero_tps_seconds);
     let detail = match strategy.attempts.last() {
-        Some(last) if s.ddl_outcome != "ok" && !last.message.is_empty() => {
+        Some(last) if s.ddl_outcome != DdlOutcome::Ok && !last.message.is_empty() => {
             format!(" ({}: {})", last.sqlstate, last.message)
         }
         _ => String::new(),
@@ -220,8 +220,8 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
                 sentence,
                 "the DDL waited {:.1} s and {}{}",
                 s.ddl_last_wait_ms / 1000.0,
-                match s.ddl_outcome.as_str() {
-                    "ok" => "finished ok",
+                match s.ddl_outcome {
+                    DdlOutcome::Ok => "finished ok",
                     other => outcome_words(other),
                 },
                 detail
@@ -232,7 +232,7 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
                 sentence,
                 "{} tries, {} after {:.1} s{}",
                 tries,
-                outcome_words(&s.ddl_outcome),
+                outcome_words(s.ddl_outcome),
                 s.ddl_total_ms / 1000.0,
                 detail
             );
@@ -243,12 +243,12 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
     sentence
 }
 
-/// `ddl_outcome` in words: `ok`, `gave up`, `failed with an error`.
-fn outcome_words(outcome: &str) -> &str {
+/// `ddl_outcome` in words: `ok`, `gave up`, `failed with an error`, `none`.
+fn outcome_words(outcome: DdlOutcome) -> &'static str {
     match outcome {
-        "gave_up" => "gave up",
-        "error" => "failed with an error",
-        other => other,
+        DdlOutcome::GaveUp => "gave up",
+        DdlOutcome::Error => "failed with an error",
+        DdlOutcome::Ok | DdlOutcome::None => outcome.as_str(),
     }
 }
 
@@ -328,7 +328,7 @@ mod tests {
         let mut load = report.strategies[0].clone();
         load.attempts.clear();
         load.summary.ddl_attempts = 0;
-        load.summary.ddl_outcome = "none".to_string();
+        load.summary.ddl_outcome = DdlOutcome::None;
         load.summary.zero_tps_seconds = 0;
         assert_eq!(strategy_sentence(&load), "naive: 0 s at 0 tps; no DDL ran.");
         let mut open_loop = load.clone();
@@ -346,7 +346,7 @@ mod tests {
         retry.attempts.pop();
         retry.summary.ddl_attempts = 4;
         retry.summary.ddl_total_ms = 8000.0;
-        retry.summary.ddl_outcome = "gave_up".to_string();
+        retry.summary.ddl_outcome = DdlOutcome::GaveUp;
         retry.summary.lost_connections = 2;
         assert_eq!(
             strategy_sentence(retry),
@@ -401,7 +401,7 @@ mod tests {
         load.summary.strategy = "load".to_string();
         load.attempts.clear();
         load.summary.ddl_attempts = 0;
-        load.summary.ddl_outcome = "none".to_string();
+        load.summary.ddl_outcome = DdlOutcome::None;
         let ranking = ranking_markdown(&report);
         assert!(
             ranking.contains("| 1 | load | 0 | 0 | 1,700 | 420.0 | 500.0 | 0 | no DDL | 0 | ok |"),

@@ -150,9 +150,9 @@ pub fn window_note(row: &RankingRow) -> Option<String> {
 mod tests {
     use super::*;
     use crate::export::sample::reference_report;
-    use crate::metrics::DdlWindow;
     use crate::metrics::rank_strategies;
     use crate::metrics::ranking::compare_rows;
+    use crate::metrics::{DdlOutcome, DdlWindow};
 
     /// A ranking row with neutral figures, for ordering tests.
     fn row(name: &str, run_order: usize) -> RankingRow {
@@ -171,7 +171,7 @@ mod tests {
             zero_tps_seconds: 0,
             migration_done_at_s: Some(6.0),
             ddl_tries: 1,
-            ddl_outcome: "ok".to_string(),
+            ddl_outcome: DdlOutcome::Ok,
             blocker_outcome: "ok".to_string(),
         }
     }
@@ -197,7 +197,7 @@ mod tests {
         baseline.longest_stall_s = 4;
         baseline.worst_second_tps = 0;
         baseline.migration_done_at_s = None;
-        baseline.ddl_outcome = "error".to_string();
+        baseline.ddl_outcome = DdlOutcome::Error;
         let mut best = row("retry", 1);
         best.worst_second_tps = 2_100;
         best.migration_done_at_s = Some(14.04);
@@ -216,7 +216,7 @@ mod tests {
         baseline.worst_second_tps = 0;
         let mut best = row("retry", 1);
         best.migration_done_at_s = None;
-        best.ddl_outcome = "gave_up".to_string();
+        best.ddl_outcome = DdlOutcome::GaveUp;
         let ranked = sorted(vec![baseline, best]);
         assert_eq!(
             headline(&ranked),
@@ -271,7 +271,7 @@ mod tests {
         load.window = None;
         load.migration_done_at_s = None;
         load.ddl_tries = 0;
-        load.ddl_outcome = "none".to_string();
+        load.ddl_outcome = DdlOutcome::None;
         assert_eq!(
             headline(&[load]),
             "load kept the worst second of the whole run at 1,000 tps and ran no migration."

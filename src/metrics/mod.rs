@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use ranking::{DdlWindow, RankingRow, rank_strategies};
 pub use recorder::{LiveCounters, Recorder, WorkerSecond};
-pub use summary::{RunFacts, Summary, longest_stall_s, summarize};
+pub use summary::{DdlOutcome, RunFacts, Summary, longest_stall_s, summarize};
 pub use timeline::build_timeline;
 
 /// Everything one `compare` or `run` produced, one entry per strategy in run order.

@@ -14,7 +14,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::metrics::{RunReport, StrategyReport};
+use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
 
 /// DejaVu Sans, the only font the charts use.
 static FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
@@ -328,7 +328,7 @@ pub(super) fn headline(strategy: &StrategyReport) -> String {
     let mut text = format!("{}: {} s at 0 tps", strategy.strategy, s.zero_tps_seconds);
     match s.ddl_attempts {
         0 => {}
-        1 if s.ddl_outcome == "ok" => {
+        1 if s.ddl_outcome == DdlOutcome::Ok => {
             text.push_str(&format!(
                 ", DDL waited {:.1} s",
                 s.ddl_last_wait_ms / 1000.0
@@ -340,7 +340,7 @@ pub(super) fn headline(strategy: &StrategyReport) -> String {
                 s.ddl_last_wait_ms / 1000.0
             ));
         }
-        tries if s.ddl_outcome == "ok" => text.push_str(&format!(", {tries} tries")),
+        tries if s.ddl_outcome == DdlOutcome::Ok => text.push_str(&format!(", {tries} tries")),
         tries => text.push_str(&format!(", {tries} tries, {}", s.ddl_outcome)),
     }
     text
@@ -491,7 +491,7 @@ mod tests {
         for strategy in &mut report.strategies {
             strategy.summary.zero_tps_seconds = 12;
             strategy.summary.ddl_attempts = 12;
-            strategy.summary.ddl_outcome = "gave_up".to_string();
+            strategy.summary.ddl_outcome = DdlOutcome::GaveUp;
         }
         let layout = TimelineLayout::new(9);
         let lines = timeline_title(&report, report.workload.clone(), &layout);
