@@ -3,9 +3,11 @@
 //! Tables are [`Table`]s laid out as columns two spaces apart.
 
 use crate::export::format::format_thousands;
-use crate::export::sentences::{headline, losses, migration_done_cell, window_note};
+use crate::export::sentences::{
+    describe_chain, headline, losses, migration_done_cell, window_note,
+};
 use crate::export::table::{Align, Table};
-use crate::metrics::locks::{chain, describe_chain};
+use crate::metrics::locks::chain;
 use crate::metrics::{RankingRow, RunReport, rank_strategies};
 
 /// A plain-text table, one row per strategy, for stdout, followed by the lock

@@ -5,11 +5,11 @@
 
 use std::fmt::Write as _;
 
-use crate::metrics::locks::{chain, describe_chain};
+use crate::metrics::locks::chain;
 use crate::metrics::{DdlOutcome, RankingRow, RunReport, StrategyReport, Summary, rank_strategies};
 
 use super::format::{format_ms, format_thousands};
-use super::sentences::{headline, losses, migration_done_cell, window_note};
+use super::sentences::{describe_chain, headline, losses, migration_done_cell, window_note};
 use super::table::{Align, Table};
 use super::{Exporter, OutputFile, SUMMARY_MD};
 

@@ -1,7 +1,9 @@
 //! The sentences both the console and `summary.md` print: the ranking's
-//! headline, its notes and completion cells, and what a strategy cost the
-//! clients. The figures come from `metrics`; only the words live here.
+//! headline, its notes and completion cells, what a strategy cost the
+//! clients, and the lock chain in words. The figures come from `metrics`;
+//! only the words live here.
 
+use crate::metrics::locks::ChainLink;
 use crate::metrics::{RankingRow, Summary};
 
 use super::format::{format_seconds, format_thousands};
@@ -146,6 +148,58 @@ pub fn window_note(row: &RankingRow) -> Option<String> {
     ))
 }
 
+/// The chain in words, root first:
+/// `report (pid 100) holds AccessShareLock on orders <- ddl (pid 108) waits for AccessExclusiveLock, blocked by report <- reader-1..4 wait for AccessShareLock, blocked by ddl`.
+pub fn describe_chain(links: &[ChainLink]) -> String {
+    links
+        .iter()
+        .map(|link| {
+            let who = if link.roles.len() == 1 {
+                format!("{} (pid {})", link.roles[0], link.pids[0])
+            } else {
+                compact_roles(&link.roles)
+            };
+            let on = if link.relation.is_empty() {
+                String::new()
+            } else {
+                format!(" on {}", link.relation)
+            };
+            if link.holds {
+                format!("{who} holds {}{on}", link.lock_mode)
+            } else {
+                let verb = if link.roles.len() == 1 {
+                    "waits"
+                } else {
+                    "wait"
+                };
+                format!(
+                    "{who} {verb} for {}{on}, blocked by {}",
+                    link.lock_mode,
+                    link.blocked_by.join(", ")
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" <- ")
+}
+
+/// `reader-1..4` for consecutive `reader-N` roles, else the roles joined by commas.
+fn compact_roles(roles: &[String]) -> String {
+    let numbers: Option<Vec<u32>> = roles
+        .iter()
+        .map(|role| role.strip_prefix("reader-")?.parse().ok())
+        .collect();
+    if let Some(mut numbers) = numbers
+        && numbers.len() > 1
+    {
+        numbers.sort_unstable();
+        if numbers.windows(2).all(|pair| pair[1] == pair[0] + 1) {
+            return format!("reader-{}..{}", numbers[0], numbers[numbers.len() - 1]);
+        }
+    }
+    roles.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,6 +329,34 @@ mod tests {
         assert_eq!(
             headline(&[load]),
             "load kept the worst second of the whole run at 1,000 tps and ran no migration."
+        );
+    }
+
+    #[test]
+    fn the_chain_reads_root_first() {
+        let links = crate::metrics::locks::chain(&crate::metrics::locks::reference_moment());
+        assert_eq!(
+            describe_chain(&links),
+            "report (pid 100) holds AccessShareLock on orders \
+             <- ddl (pid 108) waits for AccessExclusiveLock on orders, blocked by report \
+             <- reader-1..4 wait for AccessShareLock on orders, blocked by ddl"
+        );
+    }
+
+    #[test]
+    fn reader_ranges_compact_only_when_consecutive() {
+        let roles = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            compact_roles(&roles(&["reader-2", "reader-1", "reader-3"])),
+            "reader-1..3"
+        );
+        assert_eq!(
+            compact_roles(&roles(&["reader-1", "reader-3"])),
+            "reader-1, reader-3"
+        );
+        assert_eq!(
+            compact_roles(&roles(&["ddl", "external:7"])),
+            "ddl, external:7"
         );
     }
 }
