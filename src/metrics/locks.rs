@@ -1,10 +1,9 @@
 //! The lock queue as the server saw it: sampled sessions, per-second figures,
 //! and the chain of who blocks whom at the worst moment.
 
-use serde::{Deserialize, Serialize};
 
 /// One session at one sample moment that waited for a lock or blocked another session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LockSample {
     /// When the sample was taken, on the run clock.
     pub t_s: f64,
@@ -28,7 +27,7 @@ pub struct LockSample {
 }
 
 /// Lock figures of one second of the timeline.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SecondLocks {
     /// Most sessions seen at once whose blockers include the DDL session.
     pub waiting_behind_ddl: u32,

@@ -77,7 +77,7 @@ impl StrategyReport {
 }
 
 /// One second of the timeline: what completed in `[second, second+1)`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SecondRow {
     pub second: u32,
     /// Transactions that completed in this second (this is the TPS figure).
@@ -137,7 +137,7 @@ pub enum AttemptOutcome {
 }
 
 /// One try of the migration, timed on the run clock.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DdlAttempt {
     /// 1-based try number.
     pub attempt: u32,
@@ -153,7 +153,7 @@ pub struct DdlAttempt {
 }
 
 /// The time the blocker's transaction was open, on the run clock.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BlockerWindow {
     pub started_s: f64,
     pub ended_s: f64,
