@@ -1,7 +1,6 @@
 //! The lock queue as the server saw it: sampled sessions, per-second figures,
 //! and the chain of who blocks whom at the worst moment.
 
-
 /// One session at one sample moment that waited for a lock or blocked another session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LockSample {
