@@ -1,7 +1,7 @@
 //! What the charts share: the embedded font and text styles, the common colours, the
 //! frame of the two per-second charts (`timeline.png` and `latency-timeline.png` lay
-//! their strategy panels out the same way, under the same kind of title and key), and
-//! the labels of the latency axes.
+//! their strategy panels out the same way, under the same kind of title and key).
+//! Latencies and numbers are written by `export::format`, as in the tables.
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary, so the charts render the
 //! same on machines with no fonts installed.
@@ -402,38 +402,6 @@ pub(super) fn line_segments(
         .windows(2)
         .map(|pair| PathElement::new(vec![pair[0], pair[1]], style))
         .collect()
-}
-
-/// A latency tick label: "0.1 ms", "10 ms", "1 s", "10 s".
-pub(super) fn format_latency_label(ms: f64) -> String {
-    if ms >= 1000.0 {
-        format!("{} s", trim_number(ms / 1000.0, 3))
-    } else {
-        format!("{} ms", trim_number(ms, 3))
-    }
-}
-
-/// A latency for people: "0.85 ms", "3.4 ms", "420 ms", "9.62 s".
-pub(super) fn format_latency(ms: f64) -> String {
-    if ms >= 1000.0 {
-        format!("{:.2} s", ms / 1000.0)
-    } else if ms >= 100.0 {
-        format!("{ms:.0} ms")
-    } else if ms >= 10.0 {
-        format!("{ms:.1} ms")
-    } else {
-        format!("{ms:.2} ms")
-    }
-}
-
-/// `value` with at most `decimals` decimals and no trailing zeros: 99.9, 1, 0.05.
-pub(super) fn trim_number(value: f64, decimals: usize) -> String {
-    let text = format!("{value:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
 }
 
 #[cfg(test)]
