@@ -1,7 +1,9 @@
 //! Plain data that one scenario run produces, and the figures derived from it.
 //!
 //! Everything here is free of database and formatting concerns: the scenario
-//! fills a [`StrategyReport`], the exporters and charts read it.
+//! fills a [`StrategyReport`], the exporters and charts read it. The words and
+//! number formats that describe these figures live in `export` (`sentences`,
+//! `format`).
 
 pub mod locks;
 pub mod ranking;
