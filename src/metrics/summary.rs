@@ -66,7 +66,8 @@ impl DdlOutcome {
         DdlOutcome::None,
     ];
 
-    /// The name as the files and `[expect] ddl_outcome` write it (the serde name).
+    /// The name as the files and `[expect] ddl_outcome` write it (the serde
+    /// name; a test checks they agree).
     pub fn as_str(self) -> &'static str {
         match self {
             DdlOutcome::Ok => "ok",
@@ -76,11 +77,13 @@ impl DdlOutcome {
         }
     }
 
-    /// The outcome named `name` (`ok`, `gave_up`, ...), or `None` for any other text.
+    /// The outcome named `name` (`ok`, `gave_up`, ...) by its serde name, or
+    /// `None` for any other text.
     pub fn from_name(name: &str) -> Option<DdlOutcome> {
-        DdlOutcome::ALL
-            .into_iter()
-            .find(|outcome| outcome.as_str() == name)
+        use serde::de::IntoDeserializer;
+        let name: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+            name.into_deserializer();
+        DdlOutcome::deserialize(name).ok()
     }
 }
 
