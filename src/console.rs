@@ -1,12 +1,15 @@
 //! What the harness prints at the end of a run: the summary table on stdout,
 //! the lock chains, and (with 2+ strategies) the ranking with its headline.
-//! Tables are [`Table`]s laid out as columns two spaces apart.
+//! The console picks its columns from the rows [`crate::export::table`] builds
+//! (short titles, fixed decimals) and lays them out two spaces apart.
 
-use crate::export::format::format_thousands;
-use crate::export::sentences::{headline, losses, migration_done_cell, window_note};
-use crate::export::table::{Align, Table};
-use crate::metrics::locks::{chain, describe_chain};
-use crate::metrics::{RankingRow, RunReport, rank_strategies};
+use crate::export::format::{format_seconds, format_thousands};
+use crate::export::sentences::{describe_chain, losses, migration_done_cell};
+use crate::export::table::{Align, Column, RankedRow, Table, ranking};
+use crate::metrics::locks::chain;
+use crate::metrics::{RunReport, Summary};
+
+use Align::{Left, Right};
 
 /// A plain-text table, one row per strategy, for stdout, followed by the lock
 /// chains and, with 2+ strategies, the ranking (see [`ranking_lines`]).
@@ -36,97 +39,67 @@ pub fn summary_table(report: &RunReport) -> String {
 
 /// The summary figures the console shows, one row per strategy.
 fn summary_rows(report: &RunReport) -> Table {
-    use Align::{Left, Right};
-    let mut table = Table::new(&[
-        ("strategy", Left),
-        ("txns", Right),
-        ("mean tps", Right),
-        ("zero-tps s", Right),
-        ("stall s", Right),
-        ("p50 ms", Right),
-        ("p99 ms", Right),
-        ("max ms", Right),
-        ("failed", Right),
-        ("ddl tries", Right),
-        ("ddl s", Right),
-        ("outcome", Right),
-        ("lock waiters", Right),
-    ]);
-    for strategy in &report.strategies {
-        let s = &strategy.summary;
-        table.push(vec![
-            s.strategy.clone(),
-            s.transactions.to_string(),
-            format!("{:.1}", s.mean_tps),
-            s.zero_tps_seconds.to_string(),
-            s.longest_stall_s.to_string(),
-            format!("{:.3}", s.lat_p50_ms),
-            format!("{:.3}", s.lat_p99_ms),
-            format!("{:.1}", s.lat_max_ms),
-            s.failed.to_string(),
-            s.ddl_attempts.to_string(),
-            format!("{:.1}", s.ddl_total_ms / 1000.0),
-            s.ddl_outcome.clone(),
-            s.max_lock_waiters.to_string(),
-        ]);
-    }
-    table
+    Table::build(
+        SUMMARY_COLUMNS,
+        report.strategies.iter().map(|strategy| &strategy.summary),
+    )
 }
+
+/// The console's summary columns: short titles, latencies in fixed decimals.
+const SUMMARY_COLUMNS: &[Column<Summary>] = &[
+    Column::new("strategy", Left, |s| s.strategy.clone()),
+    Column::new("txns", Right, |s| s.transactions.to_string()),
+    Column::new("mean tps", Right, |s| format!("{:.1}", s.mean_tps)),
+    Column::new("zero-tps s", Right, |s| s.zero_tps_seconds.to_string()),
+    Column::new("stall s", Right, |s| s.longest_stall_s.to_string()),
+    Column::new("p50 ms", Right, |s| format!("{:.3}", s.lat_p50_ms)),
+    Column::new("p99 ms", Right, |s| format!("{:.3}", s.lat_p99_ms)),
+    Column::new("max ms", Right, |s| format!("{:.1}", s.lat_max_ms)),
+    Column::new("failed", Right, |s| s.failed.to_string()),
+    Column::new("ddl tries", Right, |s| s.ddl_attempts.to_string()),
+    Column::new("ddl s", Right, |s| format_seconds(s.ddl_total_ms / 1000.0)),
+    Column::new("outcome", Right, |s| s.ddl_outcome.to_string()),
+    Column::new("lock waiters", Right, |s| s.max_lock_waiters.to_string()),
+];
 
 /// A blank line, `ranking:`, an aligned table of the strategies in rank order
 /// (best first), notes for strategies measured over the whole run, and the
 /// headline sentence; empty when the run has fewer than 2 strategies.
 pub fn ranking_lines(report: &RunReport) -> String {
-    if report.strategies.len() < 2 {
+    let Some(ranking) = ranking(report) else {
         return String::new();
-    }
-    let ranked = rank_strategies(report);
+    };
     let mut out = String::from("\nranking:\n");
-    out.push_str(&render_table(&ranking_rows(&ranked)));
-    for row in &ranked {
-        if let Some(note) = window_note(row) {
-            out.push_str(&note);
-            out.push('\n');
-        }
+    out.push_str(&render_table(&Table::build(RANKING_COLUMNS, &ranking.rows)));
+    for note in &ranking.notes {
+        out.push_str(note);
+        out.push('\n');
     }
-    out.push_str(&headline(&ranked));
+    out.push_str(&ranking.headline);
     out.push('\n');
     out
 }
 
-/// The ranking figures the console shows, one row per strategy in rank order.
-fn ranking_rows(ranked: &[RankingRow]) -> Table {
-    use Align::{Left, Right};
-    let mut table = Table::new(&[
-        ("rank", Right),
-        ("strategy", Left),
-        ("stall s", Right),
-        ("zero-tps s", Right),
-        ("worst tps", Right),
-        ("worst p99 ms", Right),
-        ("max ms", Right),
-        ("failed", Right),
-        ("done at s", Right),
-        ("tries", Right),
-        ("blocker", Left),
-    ]);
-    for (index, row) in ranked.iter().enumerate() {
-        table.push(vec![
-            (index + 1).to_string(),
-            row.strategy.clone(),
-            row.longest_stall_s.to_string(),
-            row.zero_tps_seconds.to_string(),
-            format_thousands(row.worst_second_tps),
-            format!("{:.1}", row.worst_second_p99_ms),
-            format!("{:.1}", row.window_max_latency_ms),
-            row.failed_transactions.to_string(),
-            migration_done_cell(row),
-            row.ddl_tries.to_string(),
-            row.blocker_outcome.clone(),
-        ]);
-    }
-    table
-}
+/// The console's ranking columns, in rank order: short titles, latencies with one decimal.
+const RANKING_COLUMNS: &[Column<RankedRow>] = &[
+    Column::new("rank", Right, |r| r.rank.to_string()),
+    Column::new("strategy", Left, |r| r.row.strategy.clone()),
+    Column::new("stall s", Right, |r| r.row.longest_stall_s.to_string()),
+    Column::new("zero-tps s", Right, |r| r.row.zero_tps_seconds.to_string()),
+    Column::new("worst tps", Right, |r| {
+        format_thousands(r.row.worst_second_tps)
+    }),
+    Column::new("worst p99 ms", Right, |r| {
+        format!("{:.1}", r.row.worst_second_p99_ms)
+    }),
+    Column::new("max ms", Right, |r| {
+        format!("{:.1}", r.row.window_max_latency_ms)
+    }),
+    Column::new("failed", Right, |r| r.row.failed_transactions.to_string()),
+    Column::new("done at s", Right, |r| migration_done_cell(&r.row)),
+    Column::new("tries", Right, |r| r.row.ddl_tries.to_string()),
+    Column::new("blocker", Left, |r| r.row.blocker_outcome.clone()),
+];
 
 /// The header and rows as lines of columns two spaces apart, each column as
 /// wide as its widest cell and padded as its [`Align`] says; no trailing spaces.

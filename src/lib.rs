@@ -3,7 +3,9 @@
 //! The pipeline (see README.md): workload + flags -> [`config::Config`] ->
 //! [`target::Target`] (throwaway server or `--db-url`) -> setup SQL -> for each
 //! strategy: reset -> [`scenario::run_strategy`] -> [`scenario::assemble_report`]
-//! -> [`metrics::RunReport`] -> [`export`] and [`plot`], written after each strategy.
+//! -> [`metrics::RunReport`] -> [`export`] and [`plot`] (the results folder, written
+//! again after each strategy) -> [`console`] (the tables on stdout) -> [`expect`]
+//! (the verdicts, their files, exit code 3 on a failure).
 //!
 //! [`run`] is the whole program, callable in-process from tests.
 

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::metrics::Summary;
+use crate::metrics::{DdlOutcome, Summary};
 
 /// Every expectation key, in the order they are listed and checked.
 pub const KEYS: [&str; 6] = [
@@ -14,8 +14,6 @@ pub const KEYS: [&str; 6] = [
     "ddl_outcome",
     "max_failed",
 ];
-/// The values `ddl_outcome` can take (see [`Summary::ddl_outcome`]).
-pub const DDL_OUTCOMES: [&str; 4] = ["ok", "gave_up", "error", "none"];
 
 /// `[expect.<strategy>]` as written in a workload file; every field is optional.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -29,35 +27,44 @@ pub struct ExpectFile {
     pub max_longest_stall_s: Option<u32>,
     /// The whole-run p99 latency is at most this many milliseconds.
     pub max_p99_ms: Option<f64>,
-    /// How the DDL ended: `ok`, `gave_up`, `error` or `none`.
+    /// How the DDL ended: `ok`, `gave_up`, `error` or `none`, as written
+    /// (kept as text so that a wrong value gets the message that lists the valid ones).
     pub ddl_outcome: Option<String>,
     /// At most this many failed transactions.
     pub max_failed: Option<u64>,
 }
 
 impl ExpectFile {
-    /// The bounds this table sets, in the order of [`KEYS`].
-    pub fn bounds(&self) -> Vec<Bound> {
-        let mut bounds = Vec::new();
-        if let Some(limit) = self.max_zero_tps_seconds {
-            bounds.push(Bound::MaxZeroTpsSeconds(limit));
-        }
-        if let Some(limit) = self.min_zero_tps_seconds {
-            bounds.push(Bound::MinZeroTpsSeconds(limit));
-        }
-        if let Some(limit) = self.max_longest_stall_s {
-            bounds.push(Bound::MaxLongestStallS(limit));
-        }
-        if let Some(limit) = self.max_p99_ms {
-            bounds.push(Bound::MaxP99Ms(limit));
-        }
-        if let Some(outcome) = &self.ddl_outcome {
-            bounds.push(Bound::DdlOutcome(outcome.clone()));
-        }
-        if let Some(limit) = self.max_failed {
-            bounds.push(Bound::MaxFailed(limit));
-        }
+    /// The bounds this table sets, in the order of [`KEYS`], each checked; the
+    /// error is `key = problem` for the first value that does not parse or make sense.
+    pub fn bounds(&self) -> Result<Vec<Bound>, String> {
+        let ddl_outcome = self.ddl_outcome.as_deref().map(parse_ddl_outcome);
+        let bounds = [
+            self.max_zero_tps_seconds
+                .map(|limit| Ok(Bound::MaxZeroTpsSeconds(limit))),
+            self.min_zero_tps_seconds
+                .map(|limit| Ok(Bound::MinZeroTpsSeconds(limit))),
+            self.max_longest_stall_s
+                .map(|limit| Ok(Bound::MaxLongestStallS(limit))),
+            self.max_p99_ms.map(|limit| Ok(Bound::MaxP99Ms(limit))),
+            ddl_outcome.map(|outcome| {
+                outcome
+                    .map(Bound::DdlOutcome)
+                    .map_err(|p| ("ddl_outcome", p))
+            }),
+            self.max_failed.map(|limit| Ok(Bound::MaxFailed(limit))),
+        ];
         bounds
+            .into_iter()
+            .flatten()
+            .map(|parsed| {
+                let bound = parsed.map_err(|(key, problem)| format!("{key} = {problem}"))?;
+                bound
+                    .check()
+                    .map_err(|problem| format!("{} = {problem}", bound.key()))?;
+                Ok(bound)
+            })
+            .collect()
     }
 }
 
@@ -73,7 +80,7 @@ pub enum Bound {
     /// `lat_p99_ms <= limit`, the measured value rounded to 3 decimals as in `summary.csv`.
     MaxP99Ms(f64),
     /// `ddl_outcome == outcome`.
-    DdlOutcome(String),
+    DdlOutcome(DdlOutcome),
     /// `failed <= limit`.
     MaxFailed(u64),
 }
@@ -124,8 +131,8 @@ impl Bound {
                 (format!("{value} ms"), value <= *limit)
             }
             Bound::DdlOutcome(outcome) => {
-                let value = &summary.ddl_outcome;
-                (value.clone(), value == outcome)
+                let value = summary.ddl_outcome;
+                (value.to_string(), value == *outcome)
             }
             Bound::MaxFailed(limit) => {
                 let value = summary.failed;
@@ -141,12 +148,6 @@ impl Bound {
             Bound::MaxP99Ms(limit) if !limit.is_finite() || *limit < 0.0 => Err(format!(
                 "{limit} is not a latency; write milliseconds of 0 or more, like 600"
             )),
-            Bound::DdlOutcome(outcome) if !DDL_OUTCOMES.contains(&outcome.as_str()) => {
-                Err(format!(
-                    "\"{outcome}\" is not a DDL outcome; use one of {}",
-                    DDL_OUTCOMES.join(", ")
-                ))
-            }
             _ => Ok(()),
         }
     }
@@ -175,7 +176,7 @@ pub(super) fn parse_bound(key: &str, value: &str) -> Result<Bound, String> {
                 "\"{value}\" is not a number of milliseconds; write one like 600, without a unit"
             )
         })?,
-        "ddl_outcome" => Bound::DdlOutcome(value.to_string()),
+        "ddl_outcome" => Bound::DdlOutcome(parse_ddl_outcome(value)?),
         "max_failed" => value
             .parse()
             .map(Bound::MaxFailed)
@@ -191,6 +192,17 @@ pub(super) fn parse_bound(key: &str, value: &str) -> Result<Bound, String> {
     Ok(bound)
 }
 
+/// Parses a `ddl_outcome` value; the error names the value and the valid ones.
+fn parse_ddl_outcome(value: &str) -> Result<DdlOutcome, String> {
+    DdlOutcome::from_name(value).ok_or_else(|| {
+        let names: Vec<&str> = DdlOutcome::ALL.iter().map(|o| o.as_str()).collect();
+        format!(
+            "\"{value}\" is not a DDL outcome; use one of {}",
+            names.join(", ")
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,7 +215,7 @@ mod tests {
             (Bound::MaxLongestStallS(1), "<= 1"),
             (Bound::MaxP99Ms(600.0), "<= 600 ms"),
             (Bound::MaxP99Ms(0.25), "<= 0.25 ms"),
-            (Bound::DdlOutcome("ok".to_string()), "= ok"),
+            (Bound::DdlOutcome(DdlOutcome::Ok), "= ok"),
             (Bound::MaxFailed(0), "<= 0"),
         ];
         for (bound, limit) in &bounds {

@@ -28,10 +28,10 @@ pub fn collect(
     for (strategy, table) in from_file {
         let source = format!("{workload_source} [expect.{strategy}]");
         check_known(&source, strategy, known)?;
-        for bound in table.bounds() {
-            bound.check().map_err(|problem| {
-                Error::bad_input(format!("{source}: {} = {problem}", bound.key()))
-            })?;
+        let bounds = table
+            .bounds()
+            .map_err(|problem| Error::bad_input(format!("{source}: {problem}")))?;
+        for bound in bounds {
             expectations.push(Expectation {
                 strategy: strategy.clone(),
                 bound,
@@ -127,8 +127,8 @@ mod tests {
     use serde::Deserialize;
 
     use super::*;
-    use crate::expect::DDL_OUTCOMES;
     use crate::expect::fixtures::*;
+    use crate::metrics::DdlOutcome;
 
     #[test]
     fn file_bounds_become_expectations_in_key_order() {
@@ -162,7 +162,7 @@ mod tests {
                 ),
                 (
                     "retry",
-                    Bound::DdlOutcome("ok".to_string()),
+                    Bound::DdlOutcome(DdlOutcome::Ok),
                     "workload x.toml [expect.retry]"
                 ),
                 (
@@ -224,7 +224,7 @@ mod tests {
         assert_eq!(expectations.len(), 8);
         assert_eq!(
             expectations[6],
-            expectation("naive", Bound::DdlOutcome("ok".to_string()))
+            expectation("naive", Bound::DdlOutcome(DdlOutcome::Ok))
         );
         assert_eq!(expectations[7], expectation("naive", Bound::MaxFailed(7)));
     }
@@ -353,7 +353,7 @@ mod tests {
             "workload x.toml [expect.retry]: ddl_outcome = \"OK\" is not a DDL outcome; \
              use one of ok, gave_up, error, none"
         );
-        for outcome in DDL_OUTCOMES {
+        for outcome in DdlOutcome::ALL {
             collect_ok(&BTreeMap::new(), &[&format!("retry.ddl_outcome={outcome}")]);
         }
     }

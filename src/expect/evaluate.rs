@@ -1,12 +1,15 @@
 //! Checks each expectation against the strategies that ran: pass, fail or
 //! skipped, with the measured value as the result files show it.
 
+use serde::{Deserialize, Serialize};
+
 use crate::metrics::RunReport;
 
 use super::Expectation;
 
-/// The verdict of one expectation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The verdict of one expectation. In `expectations.csv` as `pass`, `fail` or `skipped`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The strategy's summary meets the bound.
     Pass,
@@ -14,17 +17,6 @@ pub enum Verdict {
     Fail,
     /// The strategy did not run in this report (e.g. `run --strategy` picked another).
     Skipped,
-}
-
-impl Verdict {
-    /// `pass`, `fail` or `skipped`, as in `expectations.csv`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::Skipped => "skipped",
-        }
-    }
 }
 
 /// One expectation checked against one run of its strategy.
@@ -79,6 +71,7 @@ mod tests {
     use crate::expect::Bound;
     use crate::expect::fixtures::*;
     use crate::expect::render::report_lines;
+    use crate::metrics::DdlOutcome;
 
     #[test]
     fn max_bounds_pass_at_the_limit_and_fail_above_it() {
@@ -133,11 +126,11 @@ mod tests {
     fn ddl_outcome_must_match_exactly() {
         let report = retry_only_report();
         assert_eq!(
-            verdict_of(Bound::DdlOutcome("gave_up".to_string()), &report),
+            verdict_of(Bound::DdlOutcome(DdlOutcome::GaveUp), &report),
             ("gave_up".to_string(), Verdict::Pass)
         );
         assert_eq!(
-            verdict_of(Bound::DdlOutcome("ok".to_string()), &report),
+            verdict_of(Bound::DdlOutcome(DdlOutcome::Ok), &report),
             ("gave_up".to_string(), Verdict::Fail)
         );
     }
@@ -150,7 +143,7 @@ mod tests {
             Bound::MinZeroTpsSeconds(3),
             Bound::MaxLongestStallS(1),
             Bound::MaxP99Ms(600.0),
-            Bound::DdlOutcome("ok".to_string()),
+            Bound::DdlOutcome(DdlOutcome::Ok),
             Bound::MaxFailed(0),
         ];
         let expectations: Vec<Expectation> = bounds

@@ -21,10 +21,10 @@ mod junit;
 mod render;
 mod step_summary;
 
-pub use bound::{Bound, DDL_OUTCOMES, ExpectFile, KEYS};
+pub use bound::{Bound, ExpectFile, KEYS};
 pub use collect::collect;
 pub use evaluate::{ExpectationResult, Verdict, any_failed, evaluate};
-pub use render::{EXPECTATIONS_HEADER, report_lines, result_files};
+pub use render::{ExpectationRecord, report_lines, result_files};
 pub use step_summary::{append_github_step_summary, github_step_summary_path};
 
 /// File name of the expectation results in the results folder.

@@ -3,21 +3,45 @@
 //! `junit.xml`) rendered in memory for the caller to write.
 
 use anyhow::Context;
+use serde::{Deserialize, Serialize};
 
 use crate::export::OutputFile;
+use crate::export::csv::csv_file;
 
 use super::junit::junit_xml;
 use super::{EXPECTATIONS_CSV, Expectation, ExpectationResult, Verdict};
 
-/// The exact header of `expectations.csv`.
-pub const EXPECTATIONS_HEADER: [&str; 6] = [
-    "strategy",
-    "expectation",
-    "limit",
-    "measured",
-    "verdict",
-    "source",
-];
+/// One row of `expectations.csv`; the header is the field names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExpectationRecord {
+    /// The strategy name as the workload defines it.
+    pub strategy: String,
+    /// The expectation key, e.g. `max_p99_ms`.
+    pub expectation: String,
+    /// The limit for people, e.g. `<= 600 ms`.
+    pub limit: String,
+    /// The measured value, e.g. `512.255 ms`; empty when skipped.
+    pub measured: String,
+    /// `pass`, `fail` or `skipped`.
+    pub verdict: Verdict,
+    /// Where the expectation came from: `--expect` or `workload x.toml [expect.retry]`.
+    pub source: String,
+}
+
+impl ExpectationRecord {
+    /// The record of one result.
+    pub fn new(result: &ExpectationResult) -> ExpectationRecord {
+        let expectation = &result.expectation;
+        ExpectationRecord {
+            strategy: expectation.strategy.clone(),
+            expectation: expectation.bound.key().to_string(),
+            limit: expectation.bound.limit_text(),
+            measured: result.measured.clone(),
+            verdict: result.verdict,
+            source: expectation.source.clone(),
+        }
+    }
+}
 
 /// `retry.max_p99_ms <= 600 ms`: what a result line and a test case are called.
 pub(super) fn label(expectation: &Expectation) -> String {
@@ -58,28 +82,10 @@ pub fn result_files(
     ])
 }
 
-/// `expectations.csv`: the header [`EXPECTATIONS_HEADER`], then one row per result.
+/// `expectations.csv`: the header of [`ExpectationRecord`], then one row per result.
 fn expectations_csv(results: &[ExpectationResult]) -> anyhow::Result<OutputFile> {
-    let mut writer = ::csv::Writer::from_writer(Vec::new());
-    writer.write_record(EXPECTATIONS_HEADER)?;
-    for result in results {
-        let expectation = &result.expectation;
-        writer.write_record([
-            expectation.strategy.as_str(),
-            expectation.bound.key(),
-            expectation.bound.limit_text().as_str(),
-            result.measured.as_str(),
-            result.verdict.as_str(),
-            expectation.source.as_str(),
-        ])?;
-    }
-    let bytes = writer
-        .into_inner()
-        .with_context(|| format!("rendering {EXPECTATIONS_CSV}"))?;
-    Ok(OutputFile {
-        name: EXPECTATIONS_CSV.to_string(),
-        bytes,
-    })
+    csv_file(EXPECTATIONS_CSV, results.iter().map(ExpectationRecord::new))
+        .with_context(|| format!("rendering {EXPECTATIONS_CSV}"))
 }
 
 #[cfg(test)]
@@ -87,6 +93,7 @@ mod tests {
     use super::*;
     use crate::expect::fixtures::*;
     use crate::expect::{Bound, JUNIT_XML, any_failed, evaluate};
+    use crate::metrics::DdlOutcome;
 
     #[test]
     fn report_lines_show_verdict_limit_and_measured_value() {
@@ -95,7 +102,7 @@ mod tests {
             expectation("retry", Bound::MaxP99Ms(600.0)),
             expectation("retry", Bound::MinZeroTpsSeconds(5)),
             expectation("naive", Bound::MaxFailed(0)),
-            expectation("retry", Bound::DdlOutcome("ok".to_string())),
+            expectation("retry", Bound::DdlOutcome(DdlOutcome::Ok)),
         ];
         let results = evaluate(&expectations, &report);
         assert_eq!(

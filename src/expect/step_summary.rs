@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::export::markdown::{render_table, table_cell};
-use crate::export::table::{Align, Table};
+use crate::export::table::{Align::Left, Column, Table};
 
-use super::{ExpectationResult, Verdict};
+use super::{ExpectationRecord, ExpectationResult, Verdict};
 
 /// The file named by the `GITHUB_STEP_SUMMARY` environment variable, if it is set and not empty.
 pub fn github_step_summary_path() -> Option<PathBuf> {
@@ -54,6 +54,27 @@ pub fn append_github_step_summary(
     })
 }
 
+/// The expectation columns of the step summary: a failure in bold, a skipped
+/// strategy measured as `not run`.
+const EXPECTATION_COLUMNS: &[Column<ExpectationRecord>] = &[
+    Column::new("result", Left, |r| {
+        match r.verdict {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "**FAIL**",
+            Verdict::Skipped => "skipped",
+        }
+        .to_string()
+    }),
+    Column::new("strategy", Left, |r| r.strategy.clone()),
+    Column::new("expectation", Left, |r| r.expectation.clone()),
+    Column::new("limit", Left, |r| r.limit.clone()),
+    Column::new("measured", Left, |r| match r.verdict {
+        Verdict::Skipped => "not run".to_string(),
+        _ => r.measured.clone(),
+    }),
+    Column::new("source", Left, |r| r.source.clone()),
+];
+
 /// The Markdown appended to the GitHub step summary: `## stallbench: <workload>`,
 /// `summary_markdown`, and an `### Expectations` table when there are results.
 fn step_summary_text(
@@ -68,34 +89,8 @@ fn step_summary_text(
         return text;
     }
     text.push_str("### Expectations\n\n");
-    let mut table = Table::new(&[
-        ("result", Align::Left),
-        ("strategy", Align::Left),
-        ("expectation", Align::Left),
-        ("limit", Align::Left),
-        ("measured", Align::Left),
-        ("source", Align::Left),
-    ]);
-    for result in results {
-        let expectation = &result.expectation;
-        let verdict = match result.verdict {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "**FAIL**",
-            Verdict::Skipped => "skipped",
-        };
-        let measured = match result.verdict {
-            Verdict::Skipped => "not run",
-            _ => result.measured.as_str(),
-        };
-        table.push(vec![
-            verdict.to_string(),
-            expectation.strategy.clone(),
-            expectation.bound.key().to_string(),
-            expectation.bound.limit_text(),
-            measured.to_string(),
-            expectation.source.clone(),
-        ]);
-    }
+    let records: Vec<ExpectationRecord> = results.iter().map(ExpectationRecord::new).collect();
+    let table = Table::build(EXPECTATION_COLUMNS, &records);
     text.push_str(&render_table(&table));
     text.push('\n');
     text

@@ -257,7 +257,7 @@ impl Exporter for SummaryCsv {
 }
 
 /// The CSV file `name`: the header of `R` (also when there are no records), then the records.
-fn csv_file<R: Serialize + for<'de> Deserialize<'de>>(
+pub(crate) fn csv_file<R: Serialize + for<'de> Deserialize<'de>>(
     name: &str,
     records: impl Iterator<Item = R>,
 ) -> anyhow::Result<OutputFile> {

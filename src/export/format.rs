@@ -1,7 +1,14 @@
-//! How numbers read in tables and sentences, so every format shows a figure
-//! the same way: latencies, counts with thousands separators, seconds.
+//! How numbers read in tables, sentences and charts, so every format shows a
+//! figure the same way: latencies, counts with thousands separators, seconds.
+//!
+//! Latencies have three writers for three places: [`format_ms`] for a table
+//! cell under an `ms` title (no unit), [`format_latency`] for a latency in
+//! chart text (with its unit, `s` from 1000 ms on), and
+//! [`format_latency_label`] for a tick on a chart's log axis (round values,
+//! trailing zeros dropped).
 
-/// A latency in ms with a precision that suits its size: `1.25`, `420.0`, `9700`.
+/// A latency in ms for a table cell whose title says `ms`, with a precision
+/// that suits its size: `1.25`, `420.0`, `9700`.
 pub fn format_ms(ms: f64) -> String {
     if ms < 10.0 {
         format!("{ms:.2}")
@@ -9,6 +16,38 @@ pub fn format_ms(ms: f64) -> String {
         format!("{ms:.1}")
     } else {
         format!("{ms:.0}")
+    }
+}
+
+/// A latency in chart text, with its unit: "0.85 ms", "3.4 ms", "420 ms", "9.62 s".
+pub fn format_latency(ms: f64) -> String {
+    if ms >= 1000.0 {
+        format!("{:.2} s", ms / 1000.0)
+    } else if ms >= 100.0 {
+        format!("{ms:.0} ms")
+    } else if ms >= 10.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.2} ms")
+    }
+}
+
+/// A tick label of a latency axis: "0.1 ms", "10 ms", "1 s", "10 s".
+pub fn format_latency_label(ms: f64) -> String {
+    if ms >= 1000.0 {
+        format!("{} s", trim_number(ms / 1000.0, 3))
+    } else {
+        format!("{} ms", trim_number(ms, 3))
+    }
+}
+
+/// `value` with at most `decimals` decimals and no trailing zeros: 99.9, 1, 0.05.
+pub fn trim_number(value: f64, decimals: usize) -> String {
+    let text = format!("{value:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
     }
 }
 
@@ -47,5 +86,14 @@ mod tests {
         assert_eq!(format_ms(1.254), "1.25");
         assert_eq!(format_ms(420.0), "420.0");
         assert_eq!(format_ms(9700.4), "9700");
+    }
+
+    #[test]
+    fn chart_latencies_carry_their_unit() {
+        assert_eq!(format_latency(0.854), "0.85 ms");
+        assert_eq!(format_latency(420.2), "420 ms");
+        assert_eq!(format_latency(9620.0), "9.62 s");
+        assert_eq!(trim_number(99.90, 2), "99.9");
+        assert_eq!(trim_number(1.0, 3), "1");
     }
 }

@@ -5,13 +5,15 @@
 
 use std::fmt::Write as _;
 
-use crate::metrics::locks::{chain, describe_chain};
-use crate::metrics::{RankingRow, RunReport, StrategyReport, Summary, rank_strategies};
+use crate::metrics::locks::chain;
+use crate::metrics::{DdlOutcome, RunReport, StrategyReport, Summary};
 
-use super::format::{format_ms, format_thousands};
-use super::sentences::{headline, losses, migration_done_cell, window_note};
-use super::table::{Align, Table};
+use super::format::{format_ms, format_seconds, format_thousands};
+use super::sentences::{describe_chain, losses, migration_done_cell};
+use super::table::{Align, Column, RankedRow, Table, ranking};
 use super::{Exporter, OutputFile, SUMMARY_MD};
+
+use Align::{Left, Right};
 
 /// Writes `summary.md`.
 pub struct SummaryMarkdown;
@@ -48,104 +50,81 @@ pub fn summary_markdown(report: &RunReport) -> String {
 
 /// The summary figures `summary.md` shows, one row per strategy.
 fn summary_rows(report: &RunReport) -> Table {
-    use Align::{Left, Right};
-    let mut table = Table::new(&[
-        ("strategy", Left),
-        ("transactions", Right),
-        ("mean tps", Right),
-        ("zero-tps s", Right),
-        ("longest stall s", Right),
-        ("p50 ms", Right),
-        ("p99 ms", Right),
-        ("p99.9 ms", Right),
-        ("max ms", Right),
-        ("DDL tries", Right),
-        ("DDL total s", Right),
-        ("outcome", Left),
-        ("max lock waiters", Right),
-        ("failed", Right),
-    ]);
-    for strategy in &report.strategies {
-        let s = &strategy.summary;
-        table.push(vec![
-            s.strategy.clone(),
-            s.transactions.to_string(),
-            format!("{:.1}", s.mean_tps),
-            s.zero_tps_seconds.to_string(),
-            s.longest_stall_s.to_string(),
-            format_ms(s.lat_p50_ms),
-            format_ms(s.lat_p99_ms),
-            format_ms(s.lat_p999_ms),
-            format_ms(s.lat_max_ms),
-            s.ddl_attempts.to_string(),
-            format!("{:.1}", s.ddl_total_ms / 1000.0),
-            s.ddl_outcome.clone(),
-            s.max_lock_waiters.to_string(),
-            s.failed.to_string(),
-        ]);
-    }
-    table
+    Table::build(
+        SUMMARY_COLUMNS,
+        report.strategies.iter().map(|strategy| &strategy.summary),
+    )
 }
+
+/// The summary columns of `summary.md`: long titles, latencies by [`format_ms`].
+const SUMMARY_COLUMNS: &[Column<Summary>] = &[
+    Column::new("strategy", Left, |s| s.strategy.clone()),
+    Column::new("transactions", Right, |s| s.transactions.to_string()),
+    Column::new("mean tps", Right, |s| format!("{:.1}", s.mean_tps)),
+    Column::new("zero-tps s", Right, |s| s.zero_tps_seconds.to_string()),
+    Column::new("longest stall s", Right, |s| s.longest_stall_s.to_string()),
+    Column::new("p50 ms", Right, |s| format_ms(s.lat_p50_ms)),
+    Column::new("p99 ms", Right, |s| format_ms(s.lat_p99_ms)),
+    Column::new("p99.9 ms", Right, |s| format_ms(s.lat_p999_ms)),
+    Column::new("max ms", Right, |s| format_ms(s.lat_max_ms)),
+    Column::new("DDL tries", Right, |s| s.ddl_attempts.to_string()),
+    Column::new("DDL total s", Right, |s| {
+        format_seconds(s.ddl_total_ms / 1000.0)
+    }),
+    Column::new("outcome", Left, |s| s.ddl_outcome.to_string()),
+    Column::new("max lock waiters", Right, |s| {
+        s.max_lock_waiters.to_string()
+    }),
+    Column::new("failed", Right, |s| s.failed.to_string()),
+];
 
 /// The `## Ranking` section: a table of the strategies in rank order (best first)
 /// and the headline sentence; empty when the run has fewer than 2 strategies.
 pub fn ranking_markdown(report: &RunReport) -> String {
-    if report.strategies.len() < 2 {
+    let Some(ranking) = ranking(report) else {
         return String::new();
-    }
-    let ranked = rank_strategies(report);
+    };
     let mut text = String::new();
     let _ = writeln!(text, "## Ranking\n");
-    text.push_str(&render_table(&ranking_rows(&ranked)));
+    text.push_str(&render_table(&Table::build(RANKING_COLUMNS, &ranking.rows)));
     text.push('\n');
-    let _ = writeln!(text, "{}\n", headline(&ranked));
+    let _ = writeln!(text, "{}\n", ranking.headline);
     let _ = writeln!(
         text,
         "Ranked by longest stall, then worst-second p99, then failed transactions, then \
          migration completion. Worst-second figures cover each strategy's DDL window \
          (first attempt start to last attempt end plus 1 s); p99 is per second.\n"
     );
-    for row in &ranked {
-        if let Some(note) = window_note(row) {
-            let _ = writeln!(text, "{note}\n");
-        }
+    for note in &ranking.notes {
+        let _ = writeln!(text, "{note}\n");
     }
     text
 }
 
-/// The ranking figures `summary.md` shows, one row per strategy in rank order.
-fn ranking_rows(ranked: &[RankingRow]) -> Table {
-    use Align::{Left, Right};
-    let mut table = Table::new(&[
-        ("rank", Right),
-        ("strategy", Left),
-        ("longest stall s", Right),
-        ("zero-tps s", Right),
-        ("worst-second tps", Right),
-        ("worst-second p99 ms", Right),
-        ("max ms in window", Right),
-        ("failed", Right),
-        ("migration done at s", Right),
-        ("tries", Right),
-        ("blocker", Left),
-    ]);
-    for (index, row) in ranked.iter().enumerate() {
-        table.push(vec![
-            (index + 1).to_string(),
-            row.strategy.clone(),
-            row.longest_stall_s.to_string(),
-            row.zero_tps_seconds.to_string(),
-            format_thousands(row.worst_second_tps),
-            format_ms(row.worst_second_p99_ms),
-            format_ms(row.window_max_latency_ms),
-            row.failed_transactions.to_string(),
-            migration_done_cell(row),
-            row.ddl_tries.to_string(),
-            row.blocker_outcome.clone(),
-        ]);
-    }
-    table
-}
+/// The ranking columns of `summary.md`, in rank order: long titles, latencies by [`format_ms`].
+const RANKING_COLUMNS: &[Column<RankedRow>] = &[
+    Column::new("rank", Right, |r| r.rank.to_string()),
+    Column::new("strategy", Left, |r| r.row.strategy.clone()),
+    Column::new("longest stall s", Right, |r| {
+        r.row.longest_stall_s.to_string()
+    }),
+    Column::new("zero-tps s", Right, |r| r.row.zero_tps_seconds.to_string()),
+    Column::new("worst-second tps", Right, |r| {
+        format_thousands(r.row.worst_second_tps)
+    }),
+    Column::new("worst-second p99 ms", Right, |r| {
+        format_ms(r.row.worst_second_p99_ms)
+    }),
+    Column::new("max ms in window", Right, |r| {
+        format_ms(r.row.window_max_latency_ms)
+    }),
+    Column::new("failed", Right, |r| r.row.failed_transactions.to_string()),
+    Column::new("migration done at s", Right, |r| {
+        migration_done_cell(&r.row)
+    }),
+    Column::new("tries", Right, |r| r.row.ddl_tries.to_string()),
+    Column::new("blocker", Left, |r| r.row.blocker_outcome.clone()),
+];
 
 /// The lock chain at its worst moment, in words and as an incident-report table,
 /// plus what the server log said; empty when no session ever waited for a lock.
@@ -160,7 +139,6 @@ pub fn lock_chain_markdown(strategy: &StrategyReport) -> String {
             strategy.strategy, first.t_s
         );
         let _ = writeln!(text, "{}\n", describe_chain(&links));
-        use Align::{Left, Right};
         let mut table = Table::new(&[
             ("role", Left),
             ("pid", Right),
@@ -208,7 +186,7 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
     let s = &strategy.summary;
     let mut sentence = format!("{}: {} s at 0 tps; ", s.strategy, s.zero_tps_seconds);
     let detail = match strategy.attempts.last() {
-        Some(last) if s.ddl_outcome != "ok" && !last.message.is_empty() => {
+        Some(last) if s.ddl_outcome != DdlOutcome::Ok && !last.message.is_empty() => {
             format!(" ({}: {})", last.sqlstate, last.message)
         }
         _ => String::new(),
@@ -220,8 +198,8 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
                 sentence,
                 "the DDL waited {:.1} s and {}{}",
                 s.ddl_last_wait_ms / 1000.0,
-                match s.ddl_outcome.as_str() {
-                    "ok" => "finished ok",
+                match s.ddl_outcome {
+                    DdlOutcome::Ok => "finished ok",
                     other => outcome_words(other),
                 },
                 detail
@@ -232,7 +210,7 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
                 sentence,
                 "{} tries, {} after {:.1} s{}",
                 tries,
-                outcome_words(&s.ddl_outcome),
+                outcome_words(s.ddl_outcome),
                 s.ddl_total_ms / 1000.0,
                 detail
             );
@@ -243,12 +221,12 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
     sentence
 }
 
-/// `ddl_outcome` in words: `ok`, `gave up`, `failed with an error`.
-fn outcome_words(outcome: &str) -> &str {
+/// `ddl_outcome` in words: `ok`, `gave up`, `failed with an error`, `none`.
+fn outcome_words(outcome: DdlOutcome) -> &'static str {
     match outcome {
-        "gave_up" => "gave up",
-        "error" => "failed with an error",
-        other => other,
+        DdlOutcome::GaveUp => "gave up",
+        DdlOutcome::Error => "failed with an error",
+        DdlOutcome::Ok | DdlOutcome::None => outcome.as_str(),
     }
 }
 
@@ -328,7 +306,7 @@ mod tests {
         let mut load = report.strategies[0].clone();
         load.attempts.clear();
         load.summary.ddl_attempts = 0;
-        load.summary.ddl_outcome = "none".to_string();
+        load.summary.ddl_outcome = DdlOutcome::None;
         load.summary.zero_tps_seconds = 0;
         assert_eq!(strategy_sentence(&load), "naive: 0 s at 0 tps; no DDL ran.");
         let mut open_loop = load.clone();
@@ -346,7 +324,7 @@ mod tests {
         retry.attempts.pop();
         retry.summary.ddl_attempts = 4;
         retry.summary.ddl_total_ms = 8000.0;
-        retry.summary.ddl_outcome = "gave_up".to_string();
+        retry.summary.ddl_outcome = DdlOutcome::GaveUp;
         retry.summary.lost_connections = 2;
         assert_eq!(
             strategy_sentence(retry),
@@ -401,7 +379,7 @@ mod tests {
         load.summary.strategy = "load".to_string();
         load.attempts.clear();
         load.summary.ddl_attempts = 0;
-        load.summary.ddl_outcome = "none".to_string();
+        load.summary.ddl_outcome = DdlOutcome::None;
         let ranking = ranking_markdown(&report);
         assert!(
             ranking.contains("| 1 | load | 0 | 0 | 1,700 | 420.0 | 500.0 | 0 | no DDL | 0 | ok |"),

@@ -2,7 +2,10 @@
 //! format, and reads such a folder back.
 //!
 //! Exporters only render to memory; [`write_files`] is the one place their output
-//! touches the disk. The file names and CSV headers are a contract: users and CI
+//! (and the expectation files) touches the disk; the charts draw their own PNGs.
+//! The words and numbers every format shares live here too: `table` builds the
+//! table rows once, `format` writes figures, `sentences` the sentences.
+//! The file names and CSV headers are a contract: users and CI
 //! parse these files, so change them only together with README.md's list of columns.
 
 pub mod csv;

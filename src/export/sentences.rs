@@ -1,7 +1,9 @@
 //! The sentences both the console and `summary.md` print: the ranking's
-//! headline, its notes and completion cells, and what a strategy cost the
-//! clients. The figures come from `metrics`; only the words live here.
+//! headline, its notes and completion cells, what a strategy cost the
+//! clients, and the lock chain in words. The figures come from `metrics`;
+//! only the words live here.
 
+use crate::metrics::locks::ChainLink;
 use crate::metrics::{RankingRow, Summary};
 
 use super::format::{format_seconds, format_thousands};
@@ -146,13 +148,65 @@ pub fn window_note(row: &RankingRow) -> Option<String> {
     ))
 }
 
+/// The chain in words, root first:
+/// `report (pid 100) holds AccessShareLock on orders <- ddl (pid 108) waits for AccessExclusiveLock, blocked by report <- reader-1..4 wait for AccessShareLock, blocked by ddl`.
+pub fn describe_chain(links: &[ChainLink]) -> String {
+    links
+        .iter()
+        .map(|link| {
+            let who = if link.roles.len() == 1 {
+                format!("{} (pid {})", link.roles[0], link.pids[0])
+            } else {
+                compact_roles(&link.roles)
+            };
+            let on = if link.relation.is_empty() {
+                String::new()
+            } else {
+                format!(" on {}", link.relation)
+            };
+            if link.holds {
+                format!("{who} holds {}{on}", link.lock_mode)
+            } else {
+                let verb = if link.roles.len() == 1 {
+                    "waits"
+                } else {
+                    "wait"
+                };
+                format!(
+                    "{who} {verb} for {}{on}, blocked by {}",
+                    link.lock_mode,
+                    link.blocked_by.join(", ")
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" <- ")
+}
+
+/// `reader-1..4` for consecutive `reader-N` roles, else the roles joined by commas.
+fn compact_roles(roles: &[String]) -> String {
+    let numbers: Option<Vec<u32>> = roles
+        .iter()
+        .map(|role| role.strip_prefix("reader-")?.parse().ok())
+        .collect();
+    if let Some(mut numbers) = numbers
+        && numbers.len() > 1
+    {
+        numbers.sort_unstable();
+        if numbers.windows(2).all(|pair| pair[1] == pair[0] + 1) {
+            return format!("reader-{}..{}", numbers[0], numbers[numbers.len() - 1]);
+        }
+    }
+    roles.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::export::sample::reference_report;
-    use crate::metrics::DdlWindow;
     use crate::metrics::rank_strategies;
     use crate::metrics::ranking::compare_rows;
+    use crate::metrics::{DdlOutcome, DdlWindow};
 
     /// A ranking row with neutral figures, for ordering tests.
     fn row(name: &str, run_order: usize) -> RankingRow {
@@ -171,7 +225,7 @@ mod tests {
             zero_tps_seconds: 0,
             migration_done_at_s: Some(6.0),
             ddl_tries: 1,
-            ddl_outcome: "ok".to_string(),
+            ddl_outcome: DdlOutcome::Ok,
             blocker_outcome: "ok".to_string(),
         }
     }
@@ -197,7 +251,7 @@ mod tests {
         baseline.longest_stall_s = 4;
         baseline.worst_second_tps = 0;
         baseline.migration_done_at_s = None;
-        baseline.ddl_outcome = "error".to_string();
+        baseline.ddl_outcome = DdlOutcome::Error;
         let mut best = row("retry", 1);
         best.worst_second_tps = 2_100;
         best.migration_done_at_s = Some(14.04);
@@ -216,7 +270,7 @@ mod tests {
         baseline.worst_second_tps = 0;
         let mut best = row("retry", 1);
         best.migration_done_at_s = None;
-        best.ddl_outcome = "gave_up".to_string();
+        best.ddl_outcome = DdlOutcome::GaveUp;
         let ranked = sorted(vec![baseline, best]);
         assert_eq!(
             headline(&ranked),
@@ -271,10 +325,38 @@ mod tests {
         load.window = None;
         load.migration_done_at_s = None;
         load.ddl_tries = 0;
-        load.ddl_outcome = "none".to_string();
+        load.ddl_outcome = DdlOutcome::None;
         assert_eq!(
             headline(&[load]),
             "load kept the worst second of the whole run at 1,000 tps and ran no migration."
+        );
+    }
+
+    #[test]
+    fn the_chain_reads_root_first() {
+        let links = crate::metrics::locks::chain(&crate::metrics::locks::reference_moment());
+        assert_eq!(
+            describe_chain(&links),
+            "report (pid 100) holds AccessShareLock on orders \
+             <- ddl (pid 108) waits for AccessExclusiveLock on orders, blocked by report \
+             <- reader-1..4 wait for AccessShareLock on orders, blocked by ddl"
+        );
+    }
+
+    #[test]
+    fn reader_ranges_compact_only_when_consecutive() {
+        let roles = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            compact_roles(&roles(&["reader-2", "reader-1", "reader-3"])),
+            "reader-1..3"
+        );
+        assert_eq!(
+            compact_roles(&roles(&["reader-1", "reader-3"])),
+            "reader-1, reader-3"
+        );
+        assert_eq!(
+            compact_roles(&roles(&["ddl", "external:7"])),
+            "ddl, external:7"
         );
     }
 }

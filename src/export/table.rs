@@ -1,7 +1,16 @@
 //! A table as plain data: the header, the rows as text, and how each column
-//! is aligned. Each table is built once from the report; the console and
-//! Markdown renderers only lay it out (see `console::render_table` and
-//! `markdown::render_table`).
+//! is aligned. The rows of a table are typed data built once (a [`Summary`]
+//! per strategy, a [`RankedRow`] per place, an `ExpectationRecord` per
+//! result); each format is a list of [`Column`]s that picks and formats the
+//! figures it shows, and a layout (`console::render_table`,
+//! `markdown::render_table`). A figure is added by one field in the row type
+//! and one [`Column`] in each format that shows it.
+//!
+//! [`Summary`]: crate::metrics::Summary
+
+use crate::metrics::{RankingRow, RunReport, rank_strategies};
+
+use super::sentences::{headline, window_note};
 
 /// How a column's cells line up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,6 +19,66 @@ pub enum Align {
     Left,
     /// Numbers: padded on the left.
     Right,
+}
+
+/// One column of a table of `R` rows: its title, how it is aligned, and the
+/// cell text of a row in this format.
+pub struct Column<R> {
+    /// The column title.
+    pub title: &'static str,
+    /// How the cells line up.
+    pub align: Align,
+    /// The text of a row's cell, unescaped.
+    pub cell: fn(&R) -> String,
+}
+
+impl<R> Column<R> {
+    /// A column titled `title`, aligned `align`, whose cells `cell` writes.
+    pub const fn new(title: &'static str, align: Align, cell: fn(&R) -> String) -> Column<R> {
+        Column { title, align, cell }
+    }
+}
+
+/// One row of a ranking table: the place (1 = best) and the strategy's ranking figures.
+pub struct RankedRow {
+    /// 1-based place in the ranking.
+    pub rank: usize,
+    /// The strategy's ranking figures.
+    pub row: RankingRow,
+}
+
+/// The ranking as every format shows it, built once: the rows best first,
+/// the headline sentence, and a note per strategy measured over the whole run.
+pub struct Ranking {
+    /// One row per strategy, best first.
+    pub rows: Vec<RankedRow>,
+    /// The sentence that names the winner and its cost (see [`headline`]).
+    pub headline: String,
+    /// Notes for strategies without a DDL window (see [`window_note`]).
+    pub notes: Vec<String>,
+}
+
+/// The ranking of `report`, or `None` when it has fewer than 2 strategies.
+pub fn ranking(report: &RunReport) -> Option<Ranking> {
+    if report.strategies.len() < 2 {
+        return None;
+    }
+    let ranked = rank_strategies(report);
+    let headline = headline(&ranked);
+    let notes = ranked.iter().filter_map(window_note).collect();
+    let rows = ranked
+        .into_iter()
+        .enumerate()
+        .map(|(index, row)| RankedRow {
+            rank: index + 1,
+            row,
+        })
+        .collect();
+    Some(Ranking {
+        rows,
+        headline,
+        notes,
+    })
 }
 
 /// A table ready to render: one header cell, one alignment and one cell per row for each column.
@@ -30,6 +99,21 @@ impl Table {
             header: columns.iter().map(|(title, _)| title.to_string()).collect(),
             align: columns.iter().map(|(_, align)| *align).collect(),
             rows: Vec::new(),
+        }
+    }
+
+    /// The table of `rows` in `columns`, one row per element in order.
+    pub fn build<'a, R: 'a>(columns: &[Column<R>], rows: impl IntoIterator<Item = &'a R>) -> Table {
+        Table {
+            header: columns
+                .iter()
+                .map(|column| column.title.to_string())
+                .collect(),
+            align: columns.iter().map(|column| column.align).collect(),
+            rows: rows
+                .into_iter()
+                .map(|row| columns.iter().map(|column| (column.cell)(row)).collect())
+                .collect(),
         }
     }
 

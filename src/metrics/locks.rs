@@ -1,10 +1,8 @@
 //! The lock queue as the server saw it: sampled sessions, per-second figures,
 //! and the chain of who blocks whom at the worst moment.
 
-use serde::{Deserialize, Serialize};
-
 /// One session at one sample moment that waited for a lock or blocked another session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LockSample {
     /// When the sample was taken, on the run clock.
     pub t_s: f64,
@@ -28,7 +26,7 @@ pub struct LockSample {
 }
 
 /// Lock figures of one second of the timeline.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SecondLocks {
     /// Most sessions seen at once whose blockers include the DDL session.
     pub waiting_behind_ddl: u32,
@@ -138,89 +136,46 @@ pub fn chain(worst: &[LockSample]) -> Vec<ChainLink> {
     links
 }
 
-/// The chain in words, root first:
-/// `report (pid 100) holds AccessShareLock on orders <- ddl (pid 108) waits for AccessExclusiveLock, blocked by report <- reader-1..4 wait for AccessShareLock, blocked by ddl`.
-pub fn describe_chain(links: &[ChainLink]) -> String {
-    links
-        .iter()
-        .map(|link| {
-            let who = if link.roles.len() == 1 {
-                format!("{} (pid {})", link.roles[0], link.pids[0])
-            } else {
-                compact_roles(&link.roles)
-            };
-            let on = if link.relation.is_empty() {
-                String::new()
-            } else {
-                format!(" on {}", link.relation)
-            };
-            if link.holds {
-                format!("{who} holds {}{on}", link.lock_mode)
-            } else {
-                let verb = if link.roles.len() == 1 {
-                    "waits"
-                } else {
-                    "wait"
-                };
-                format!(
-                    "{who} {verb} for {}{on}, blocked by {}",
-                    link.lock_mode,
-                    link.blocked_by.join(", ")
-                )
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" <- ")
+/// One sampled session of the reference moment, for unit tests.
+#[cfg(test)]
+pub(crate) fn sample(
+    pid: u32,
+    role: &str,
+    mode: &str,
+    granted: bool,
+    blocked_by: &[&str],
+) -> LockSample {
+    LockSample {
+        t_s: 8.2,
+        pid,
+        role: role.into(),
+        state: "active".into(),
+        wait_event_type: if granted { "Timeout" } else { "Lock" }.into(),
+        wait_event: if granted { "PgSleep" } else { "relation" }.into(),
+        lock_mode: mode.into(),
+        relation: "orders".into(),
+        granted,
+        blocked_by: blocked_by.iter().map(|s| s.to_string()).collect(),
+        wait_ms: if granted { 0.0 } else { 2300.0 },
+    }
 }
 
-/// `reader-1..4` for consecutive `reader-N` roles, else the roles joined by commas.
-pub fn compact_roles(roles: &[String]) -> String {
-    let numbers: Option<Vec<u32>> = roles
-        .iter()
-        .map(|role| role.strip_prefix("reader-")?.parse().ok())
-        .collect();
-    if let Some(mut numbers) = numbers
-        && numbers.len() > 1
-    {
-        numbers.sort_unstable();
-        if numbers.windows(2).all(|pair| pair[1] == pair[0] + 1) {
-            return format!("reader-{}..{}", numbers[0], numbers[numbers.len() - 1]);
-        }
-    }
-    roles.join(", ")
+/// The moment the reference article shows, for unit tests: report 100, ALTER 108, four readers.
+#[cfg(test)]
+pub(crate) fn reference_moment() -> Vec<LockSample> {
+    vec![
+        sample(90, "reader-1", "AccessShareLock", false, &["ddl"]),
+        sample(108, "ddl", "AccessExclusiveLock", false, &["report"]),
+        sample(92, "reader-3", "AccessShareLock", false, &["ddl"]),
+        sample(100, "report", "AccessShareLock", true, &[]),
+        sample(91, "reader-2", "AccessShareLock", false, &["ddl"]),
+        sample(93, "reader-4", "AccessShareLock", false, &["ddl"]),
+    ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sample(pid: u32, role: &str, mode: &str, granted: bool, blocked_by: &[&str]) -> LockSample {
-        LockSample {
-            t_s: 8.2,
-            pid,
-            role: role.into(),
-            state: "active".into(),
-            wait_event_type: if granted { "Timeout" } else { "Lock" }.into(),
-            wait_event: if granted { "PgSleep" } else { "relation" }.into(),
-            lock_mode: mode.into(),
-            relation: "orders".into(),
-            granted,
-            blocked_by: blocked_by.iter().map(|s| s.to_string()).collect(),
-            wait_ms: if granted { 0.0 } else { 2300.0 },
-        }
-    }
-
-    /// The moment the reference article shows: report 100, ALTER 108, four readers.
-    fn reference_moment() -> Vec<LockSample> {
-        vec![
-            sample(90, "reader-1", "AccessShareLock", false, &["ddl"]),
-            sample(108, "ddl", "AccessExclusiveLock", false, &["report"]),
-            sample(92, "reader-3", "AccessShareLock", false, &["ddl"]),
-            sample(100, "report", "AccessShareLock", true, &[]),
-            sample(91, "reader-2", "AccessShareLock", false, &["ddl"]),
-            sample(93, "reader-4", "AccessShareLock", false, &["ddl"]),
-        ]
-    }
 
     #[test]
     fn the_root_comes_first_then_each_level_behind_it() {
@@ -232,12 +187,6 @@ mod tests {
         assert_eq!(links[1].blocked_by, ["report"]);
         assert_eq!(links[2].roles.len(), 4);
         assert_eq!(links[2].blocked_by, ["ddl"]);
-        assert_eq!(
-            describe_chain(&links),
-            "report (pid 100) holds AccessShareLock on orders \
-             <- ddl (pid 108) waits for AccessExclusiveLock on orders, blocked by report \
-             <- reader-1..4 wait for AccessShareLock on orders, blocked by ddl"
-        );
     }
 
     #[test]
@@ -252,22 +201,5 @@ mod tests {
             .flat_map(|l| l.roles.iter().map(String::as_str))
             .collect();
         assert_eq!(roles, ["ddl-a", "ddl-b"]);
-    }
-
-    #[test]
-    fn reader_ranges_compact_only_when_consecutive() {
-        let roles = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            compact_roles(&roles(&["reader-2", "reader-1", "reader-3"])),
-            "reader-1..3"
-        );
-        assert_eq!(
-            compact_roles(&roles(&["reader-1", "reader-3"])),
-            "reader-1, reader-3"
-        );
-        assert_eq!(
-            compact_roles(&roles(&["ddl", "external:7"])),
-            "ddl, external:7"
-        );
     }
 }

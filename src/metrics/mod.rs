@@ -1,7 +1,9 @@
 //! Plain data that one scenario run produces, and the figures derived from it.
 //!
 //! Everything here is free of database and formatting concerns: the scenario
-//! fills a [`StrategyReport`], the exporters and charts read it.
+//! fills a [`StrategyReport`], the exporters and charts read it. The words and
+//! number formats that describe these figures live in `export` (`sentences`,
+//! `format`).
 
 pub mod locks;
 pub mod ranking;
@@ -13,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 pub use ranking::{DdlWindow, RankingRow, rank_strategies};
 pub use recorder::{LiveCounters, Recorder, WorkerSecond};
-pub use summary::{RunFacts, Summary, longest_stall_s, summarize};
+pub use summary::{DdlOutcome, RunFacts, Summary, longest_stall_s, summarize};
 pub use timeline::build_timeline;
 
 /// Everything one `compare` or `run` produced, one entry per strategy in run order.
@@ -77,7 +79,7 @@ impl StrategyReport {
 }
 
 /// One second of the timeline: what completed in `[second, second+1)`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SecondRow {
     pub second: u32,
     /// Transactions that completed in this second (this is the TPS figure).
@@ -137,7 +139,7 @@ pub enum AttemptOutcome {
 }
 
 /// One try of the migration, timed on the run clock.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DdlAttempt {
     /// 1-based try number.
     pub attempt: u32,
@@ -153,7 +155,7 @@ pub struct DdlAttempt {
 }
 
 /// The time the blocker's transaction was open, on the run clock.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BlockerWindow {
     pub started_s: f64,
     pub ended_s: f64,

@@ -6,7 +6,7 @@
 
 use std::cmp::Ordering;
 
-use super::{DdlAttempt, RunReport, SecondRow, StrategyReport};
+use super::{DdlAttempt, DdlOutcome, RunReport, SecondRow, StrategyReport};
 
 /// The stretch of the run clock the migration touched, in seconds.
 ///
@@ -55,8 +55,8 @@ pub struct RankingRow {
     pub migration_done_at_s: Option<f64>,
     /// How many DDL attempts the strategy made.
     pub ddl_tries: u32,
-    /// The summary's DDL outcome: `ok`, `gave_up`, `error` or `none`.
-    pub ddl_outcome: String,
+    /// The summary's DDL outcome.
+    pub ddl_outcome: DdlOutcome,
     /// How the blocker ended: `none`, `ok` or `failed: <server message>`.
     pub blocker_outcome: String,
 }
@@ -101,7 +101,7 @@ pub fn ranking_row(run_order: usize, strategy: &StrategyReport) -> RankingRow {
         .iter()
         .map(|row| row.lat_max_ms)
         .fold(0.0, f64::max);
-    let migration_done_at_s = if summary.ddl_outcome == "ok" {
+    let migration_done_at_s = if summary.ddl_outcome == DdlOutcome::Ok {
         strategy.attempts.last().map(|last| last.ended_s)
     } else {
         None
@@ -118,7 +118,7 @@ pub fn ranking_row(run_order: usize, strategy: &StrategyReport) -> RankingRow {
         zero_tps_seconds: summary.zero_tps_seconds,
         migration_done_at_s,
         ddl_tries: summary.ddl_attempts,
-        ddl_outcome: summary.ddl_outcome.clone(),
+        ddl_outcome: summary.ddl_outcome,
         blocker_outcome: summary.blocker_outcome.clone(),
     }
 }
@@ -226,7 +226,7 @@ mod tests {
             zero_tps_seconds: 0,
             migration_done_at_s: Some(6.0),
             ddl_tries: 1,
-            ddl_outcome: "ok".to_string(),
+            ddl_outcome: DdlOutcome::Ok,
             blocker_outcome: "ok".to_string(),
         }
     }
@@ -376,7 +376,7 @@ mod tests {
     fn a_ddl_that_did_not_finish_ranks_after_one_that_did() {
         let mut unfinished = row("unfinished", 0);
         unfinished.migration_done_at_s = None;
-        unfinished.ddl_outcome = "gave_up".to_string();
+        unfinished.ddl_outcome = DdlOutcome::GaveUp;
         let mut finished_late = row("finished-late", 1);
         finished_late.migration_done_at_s = Some(100.0);
         let ranked = sorted(vec![unfinished, finished_late]);

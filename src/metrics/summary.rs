@@ -22,8 +22,8 @@ pub struct Summary {
     pub ddl_attempts: u32,
     /// From the start of the first attempt to the end of the last one, backoff included.
     pub ddl_total_ms: f64,
-    /// `ok`, `gave_up`, `error`, or `none` when the run had no DDL.
-    pub ddl_outcome: String,
+    /// How the DDL ended; [`DdlOutcome::None`] when the run had no DDL.
+    pub ddl_outcome: DdlOutcome,
     /// How long the last attempt took (for `naive`, how long the ALTER waited).
     pub ddl_last_wait_ms: f64,
     pub max_lock_waiters: u32,
@@ -40,6 +40,64 @@ pub struct Summary {
     pub skipped: u64,
     /// Open loop: the longest queue of transactions behind schedule at the end of a second.
     pub max_behind_schedule: u64,
+}
+
+/// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
+/// and `summary.json` as its snake_case name: `ok`, `gave_up`, `error`, `none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DdlOutcome {
+    /// The last attempt succeeded.
+    Ok,
+    /// The strategy stopped trying (its last try failed, or timed out waiting for the lock).
+    GaveUp,
+    /// An error the strategy does not retry.
+    Error,
+    /// The run had no DDL.
+    None,
+}
+
+impl DdlOutcome {
+    /// Every outcome, in the order error messages list them.
+    pub const ALL: [DdlOutcome; 4] = [
+        DdlOutcome::Ok,
+        DdlOutcome::GaveUp,
+        DdlOutcome::Error,
+        DdlOutcome::None,
+    ];
+
+    /// The name as the files and `[expect] ddl_outcome` write it (the serde
+    /// name; a test checks they agree).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DdlOutcome::Ok => "ok",
+            DdlOutcome::GaveUp => "gave_up",
+            DdlOutcome::Error => "error",
+            DdlOutcome::None => "none",
+        }
+    }
+
+    /// The outcome named `name` (`ok`, `gave_up`, ...) by its serde name, or
+    /// `None` for any other text.
+    pub fn from_name(name: &str) -> Option<DdlOutcome> {
+        use serde::de::IntoDeserializer;
+        let name: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+            name.into_deserializer();
+        DdlOutcome::deserialize(name).ok()
+    }
+}
+
+impl std::fmt::Display for DdlOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Compares with the name as the files write it, so `outcome == "ok"` reads as the CSV does.
+impl PartialEq<&str> for DdlOutcome {
+    fn eq(&self, name: &&str) -> bool {
+        self.as_str() == *name
+    }
 }
 
 /// Facts of one run that its timeline and attempts do not show: what became
@@ -84,13 +142,12 @@ pub fn summarize(
         _ => 0.0,
     };
     let ddl_outcome = match attempts.last() {
-        None => "none".to_string(),
+        None => DdlOutcome::None,
         Some(last) => match last.outcome {
-            AttemptOutcome::Ok => "ok",
-            AttemptOutcome::GaveUp | AttemptOutcome::LockTimeout => "gave_up",
-            AttemptOutcome::Error => "error",
-        }
-        .to_string(),
+            AttemptOutcome::Ok => DdlOutcome::Ok,
+            AttemptOutcome::GaveUp | AttemptOutcome::LockTimeout => DdlOutcome::GaveUp,
+            AttemptOutcome::Error => DdlOutcome::Error,
+        },
     };
     Summary {
         strategy: strategy.to_string(),
@@ -246,6 +303,16 @@ mod tests {
         assert_eq!(summary.lost_connections, 1);
         assert!((summary.lat_max_ms - 2000.0).abs() < 2.0);
         assert!((summary.lat_p50_ms - 2.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn ddl_outcome_names_are_the_serde_names() {
+        for outcome in DdlOutcome::ALL {
+            let json = serde_json::to_string(&outcome).unwrap();
+            assert_eq!(json, format!("\"{outcome}\""));
+            assert_eq!(DdlOutcome::from_name(outcome.as_str()), Some(outcome));
+        }
+        assert_eq!(DdlOutcome::from_name("OK"), None);
     }
 
     #[test]

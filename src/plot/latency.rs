@@ -10,10 +10,8 @@ use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, Value
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::layout::{
-    GRID, format_latency, format_latency_label, line_segments, register_embedded_font, text_style,
-    trim_number,
-};
+use super::layout::{GRID, line_segments, register_embedded_font, text_style};
+use crate::export::format::{format_latency, format_latency_label, trim_number};
 use crate::metrics::{RunReport, StrategyReport};
 
 /// Width and height of `latency.png` in pixels.

@@ -13,10 +13,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::failures::{draw_failures_strip, max_failed_per_second};
 use super::layout::{
     ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, LATENCY_TIMELINE_PANEL_HEIGHT_PX,
-    TimelineLayout, draw_panels_png, format_latency, format_latency_label, line_segments,
-    register_embedded_font, text_style,
+    TimelineLayout, draw_panels_png, line_segments, register_embedded_font, text_style,
 };
 use super::panel::{PanelChart, mark_attempts, shade_blocker_windows, steps, timeline_duration_s};
+use crate::export::format::{format_latency, format_latency_label};
 use crate::metrics::{RunReport, SecondRow, StrategyReport};
 
 /// The p99 line (and, fainter, the max).

@@ -1,7 +1,7 @@
 //! What the charts share: the embedded font and text styles, the common colours, the
 //! frame of the two per-second charts (`timeline.png` and `latency-timeline.png` lay
-//! their strategy panels out the same way, under the same kind of title and key), and
-//! the labels of the latency axes.
+//! their strategy panels out the same way, under the same kind of title and key).
+//! Latencies and numbers are written by `export::format`, as in the tables.
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary, so the charts render the
 //! same on machines with no fonts installed.
@@ -14,7 +14,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::metrics::{RunReport, StrategyReport};
+use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
 
 /// DejaVu Sans, the only font the charts use.
 static FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
@@ -367,7 +367,7 @@ pub(super) fn headline(strategy: &StrategyReport) -> String {
     let mut text = format!("{}: {} s at 0 tps", strategy.strategy, s.zero_tps_seconds);
     match s.ddl_attempts {
         0 => {}
-        1 if s.ddl_outcome == "ok" => {
+        1 if s.ddl_outcome == DdlOutcome::Ok => {
             text.push_str(&format!(
                 ", DDL waited {:.1} s",
                 s.ddl_last_wait_ms / 1000.0
@@ -379,7 +379,7 @@ pub(super) fn headline(strategy: &StrategyReport) -> String {
                 s.ddl_last_wait_ms / 1000.0
             ));
         }
-        tries if s.ddl_outcome == "ok" => text.push_str(&format!(", {tries} tries")),
+        tries if s.ddl_outcome == DdlOutcome::Ok => text.push_str(&format!(", {tries} tries")),
         tries => text.push_str(&format!(", {tries} tries, {}", s.ddl_outcome)),
     }
     text
@@ -441,38 +441,6 @@ pub(super) fn line_segments(
         .windows(2)
         .map(|pair| PathElement::new(vec![pair[0], pair[1]], style))
         .collect()
-}
-
-/// A latency tick label: "0.1 ms", "10 ms", "1 s", "10 s".
-pub(super) fn format_latency_label(ms: f64) -> String {
-    if ms >= 1000.0 {
-        format!("{} s", trim_number(ms / 1000.0, 3))
-    } else {
-        format!("{} ms", trim_number(ms, 3))
-    }
-}
-
-/// A latency for people: "0.85 ms", "3.4 ms", "420 ms", "9.62 s".
-pub(super) fn format_latency(ms: f64) -> String {
-    if ms >= 1000.0 {
-        format!("{:.2} s", ms / 1000.0)
-    } else if ms >= 100.0 {
-        format!("{ms:.0} ms")
-    } else if ms >= 10.0 {
-        format!("{ms:.1} ms")
-    } else {
-        format!("{ms:.2} ms")
-    }
-}
-
-/// `value` with at most `decimals` decimals and no trailing zeros: 99.9, 1, 0.05.
-pub(super) fn trim_number(value: f64, decimals: usize) -> String {
-    let text = format!("{value:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
 }
 
 #[cfg(test)]
@@ -545,7 +513,7 @@ mod tests {
         for strategy in &mut report.strategies {
             strategy.summary.zero_tps_seconds = 12;
             strategy.summary.ddl_attempts = 12;
-            strategy.summary.ddl_outcome = "gave_up".to_string();
+            strategy.summary.ddl_outcome = DdlOutcome::GaveUp;
         }
         let layout = TimelineLayout::new(9);
         let lines = timeline_title(&report, report.workload.clone(), &layout);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio_postgres::Client;
+use tokio_postgres::{Client, Row, Statement};
 
 use super::RunClock;
 use crate::metrics::LiveCounters;
@@ -99,13 +99,7 @@ pub async fn observe(
         per_second: vec![SecondLocks::default(); clock.duration_s() as usize],
         ..ObserverOutput::default()
     };
-    // pg_locks.waitstart exists from PostgreSQL 14 on; before, waits show as 0 ms.
-    let sql = if server_version_num >= 140000 {
-        SAMPLE_SQL.to_string()
-    } else {
-        SAMPLE_SQL.replace("l.waitstart", "NULL::timestamptz AS waitstart")
-    };
-    let statement = match client.prepare(&sql).await {
+    let statement = match prepare_sample(&client, server_version_num).await {
         Ok(statement) => statement,
         Err(err) => {
             output.error = Some(format!("lock observer: {err}"));
@@ -114,7 +108,6 @@ pub async fn observe(
     };
     let mut ticker = tokio::time::interval(SAMPLE_EVERY);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut worst_waiters = 0;
     loop {
         tokio::select! {
             _ = ticker.tick() => {}
@@ -131,65 +124,96 @@ pub async fn observe(
         let second = clock.second_now();
         let sessions: Vec<Session> = rows
             .iter()
-            .map(|row| {
-                let pid = row.get::<_, i32>(0) as u32;
-                let application_name: String = row.get(1);
-                let waiting_mode: Option<String> = row.get(5);
-                let holding_mode: Option<String> = row.get(8);
-                Session {
-                    pid,
-                    role: role_of(&session_prefix, &application_name, pid),
-                    state: row.get(2),
-                    wait_event_type: row.get(3),
-                    wait_event: row.get(4),
-                    waiting: waiting_mode.map(|mode| {
-                        (
-                            mode,
-                            row.get::<_, Option<String>>(6).unwrap_or_default(),
-                            row.get(7),
-                        )
-                    }),
-                    holding: holding_mode
-                        .map(|mode| (mode, row.get::<_, Option<String>>(9).unwrap_or_default())),
-                    blocked_by: {
-                        // pg_blocking_pids lists a pid once per conflicting lock: once is enough.
-                        let mut pids: Vec<u32> = row
-                            .get::<_, Vec<i32>>(10)
-                            .into_iter()
-                            .map(|pid| pid as u32)
-                            .collect();
-                        pids.sort_unstable();
-                        pids.dedup();
-                        pids
-                    },
-                }
-            })
+            .map(|row| session_of(row, &session_prefix))
             .collect();
-        for session in &sessions {
-            output
-                .roles
-                .entry(session.pid)
-                .or_insert_with(|| session.role.clone());
-        }
-        let moment = lock_moment(t_s, &sessions);
-        let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
-        live.record_lock_waiters(second, waiting.len() as u32);
-        queue_status.send_replace(head_of_queue(&moment));
-        if let Some(slot) = output.per_second.get_mut(second as usize) {
-            let behind_ddl = waiting
-                .iter()
-                .filter(|s| s.blocked_by.iter().any(|b| b == "ddl"))
-                .count() as u32;
-            slot.waiting_behind_ddl = slot.waiting_behind_ddl.max(behind_ddl);
-            let oldest = waiting.iter().map(|s| s.wait_ms).fold(0.0, f64::max);
-            slot.oldest_wait_ms = slot.oldest_wait_ms.max(oldest);
-        }
-        if waiting.len() > worst_waiters {
-            worst_waiters = waiting.len();
-            output.worst = moment.clone();
-        }
-        output.samples.extend(moment);
+        record_sample(&mut output, &sessions, t_s, second, &live, &queue_status);
     }
+}
+
+/// Prepares [`SAMPLE_SQL`] for the server's version: `pg_locks.waitstart`
+/// exists from PostgreSQL 14 on; before, waits show as 0 ms.
+async fn prepare_sample(
+    client: &Client,
+    server_version_num: u32,
+) -> Result<Statement, tokio_postgres::Error> {
+    let sql = if server_version_num >= 140000 {
+        SAMPLE_SQL.to_string()
+    } else {
+        SAMPLE_SQL.replace("l.waitstart", "NULL::timestamptz AS waitstart")
+    };
+    client.prepare(&sql).await
+}
+
+/// One row of [`SAMPLE_SQL`] as a session, its role resolved from `session_prefix`.
+fn session_of(row: &Row, session_prefix: &str) -> Session {
+    let pid = row.get::<_, i32>(0) as u32;
+    let application_name: String = row.get(1);
+    let waiting_mode: Option<String> = row.get(5);
+    let holding_mode: Option<String> = row.get(8);
+    Session {
+        pid,
+        role: role_of(session_prefix, &application_name, pid),
+        state: row.get(2),
+        wait_event_type: row.get(3),
+        wait_event: row.get(4),
+        waiting: waiting_mode.map(|mode| {
+            (
+                mode,
+                row.get::<_, Option<String>>(6).unwrap_or_default(),
+                row.get(7),
+            )
+        }),
+        holding: holding_mode
+            .map(|mode| (mode, row.get::<_, Option<String>>(9).unwrap_or_default())),
+        blocked_by: {
+            // pg_blocking_pids lists a pid once per conflicting lock: once is enough.
+            let mut pids: Vec<u32> = row
+                .get::<_, Vec<i32>>(10)
+                .into_iter()
+                .map(|pid| pid as u32)
+                .collect();
+            pids.sort_unstable();
+            pids.dedup();
+            pids
+        },
+    }
+}
+
+/// Adds one sample taken at `t_s` (in `second`) to `output`: the roles seen,
+/// the second's lock figures, the worst moment so far; and reports the
+/// waiters to `live` and the head of the queue to `queue_status`.
+fn record_sample(
+    output: &mut ObserverOutput,
+    sessions: &[Session],
+    t_s: f64,
+    second: u32,
+    live: &LiveCounters,
+    queue_status: &watch::Sender<String>,
+) {
+    for session in sessions {
+        output
+            .roles
+            .entry(session.pid)
+            .or_insert_with(|| session.role.clone());
+    }
+    let moment = lock_moment(t_s, sessions);
+    let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
+    live.record_lock_waiters(second, waiting.len() as u32);
+    queue_status.send_replace(head_of_queue(&moment));
+    if let Some(slot) = output.per_second.get_mut(second as usize) {
+        let behind_ddl = waiting
+            .iter()
+            .filter(|s| s.blocked_by.iter().any(|b| b == "ddl"))
+            .count() as u32;
+        slot.waiting_behind_ddl = slot.waiting_behind_ddl.max(behind_ddl);
+        let oldest = waiting.iter().map(|s| s.wait_ms).fold(0.0, f64::max);
+        slot.oldest_wait_ms = slot.oldest_wait_ms.max(oldest);
+    }
+    let worst_waiters = output.worst.iter().filter(|s| !s.granted).count();
+    if waiting.len() > worst_waiters {
+        output.worst = moment.clone();
+    }
+    output.samples.extend(moment);
 }
 
 /// The role of a session: the suffix of this run's `application_name`, else `external:<pid>`.
