@@ -308,6 +308,7 @@ impl Target {
 }
 
 /// One connection to open: its settings, its role and how to name the target in an error.
+#[derive(Clone)]
 pub struct Connector {
     config: tokio_postgres::Config,
     tls: Tls,

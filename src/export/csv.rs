@@ -40,6 +40,8 @@ pub struct TimelineRecord {
     #[serde(serialize_with = "three_decimals")]
     pub lag_ms: f64,
     pub behind_schedule: u64,
+    pub conn_lost: u64,
+    pub reconnects: u64,
 }
 
 impl TimelineRecord {
@@ -63,6 +65,8 @@ impl TimelineRecord {
             skipped: row.skipped,
             lag_ms: row.lag_ms,
             behind_schedule: row.behind_schedule,
+            conn_lost: row.conn_lost,
+            reconnects: row.reconnects,
         }
     }
 
@@ -83,6 +87,8 @@ impl TimelineRecord {
             skipped: self.skipped,
             lag_ms: self.lag_ms,
             behind_schedule: self.behind_schedule,
+            conn_lost: self.conn_lost,
+            reconnects: self.reconnects,
         };
         let locks = SecondLocks {
             waiting_behind_ddl: self.waiting_behind_ddl,
@@ -340,7 +346,7 @@ mod zero_or_one {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
+    use crate::export::sample::{SAMPLE_SECONDS, reference_report};
 
     /// The text of the file `name` that `exporter` renders from `report`.
     fn rendered(exporter: &dyn Exporter, report: &RunReport, name: &str) -> String {
@@ -360,7 +366,7 @@ mod tests {
             text.lines().next().unwrap(),
             "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,\
              lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms,\
-             timeouts,skipped,lag_ms,behind_schedule"
+             timeouts,skipped,lag_ms,behind_schedule,conn_lost,reconnects"
         );
     }
 
@@ -431,7 +437,9 @@ mod tests {
         }
         // A zero second of naive, blocker on, DDL running; ms with 3 decimals.
         assert!(
-            rows.contains(&"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0"),
+            rows.contains(
+                &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0"
+            ),
             "{text}"
         );
         assert!(rows[0].starts_with("naive,0,3000,0,1.250,1.100,4.000,9.500,0,0,idle"));
@@ -443,10 +451,28 @@ mod tests {
         let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
         assert!(
             text.contains(
-                "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600\n"
+                "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0\n"
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn lost_connections_and_reconnects_are_the_last_columns() {
+        let mut report = reference_report();
+        let row = &mut report.strategies[1].seconds[3];
+        row.conn_lost = 4;
+        row.reconnects = 3;
+        let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("retry,3,"))
+            .unwrap();
+        assert!(line.ends_with(",4,3"), "{line}");
+        let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+        let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
+        let (row_back, _) = back[SAMPLE_SECONDS as usize + 3].second_row();
+        assert_eq!(&row_back, &report.strategies[1].seconds[3]);
     }
 
     #[test]
@@ -486,7 +512,8 @@ mod tests {
             "strategy,transactions,failed,mean_tps,zero_tps_seconds,longest_stall_s,\
              lat_p50_ms,lat_p99_ms,lat_p999_ms,lat_max_ms,ddl_attempts,ddl_total_ms,\
              ddl_outcome,ddl_last_wait_ms,max_lock_waiters,lost_connections,blocker_outcome,invalid_indexes,\
-             timeouts,skipped,max_behind_schedule"
+             timeouts,skipped,max_behind_schedule,conn_lost,reconnects,reconnect_failures,\
+             max_disconnected_ms"
         );
         assert!(lines.next().unwrap().starts_with("naive,"));
         assert!(lines.next().unwrap().starts_with("retry,"));

@@ -75,6 +75,8 @@ fn busy_second(second: u32, tps: u64, state: DdlState) -> SecondRow {
         skipped: 0,
         lag_ms: 0.0,
         behind_schedule: 0,
+        conn_lost: 0,
+        reconnects: 0,
     }
 }
 
@@ -94,6 +96,8 @@ fn zero_second(second: u32, state: DdlState) -> SecondRow {
         skipped: 0,
         lag_ms: 0.0,
         behind_schedule: 0,
+        conn_lost: 0,
+        reconnects: 0,
     }
 }
 

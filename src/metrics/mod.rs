@@ -105,6 +105,10 @@ pub struct SecondRow {
     pub lag_ms: f64,
     /// Open loop: transactions scheduled by the end of this second and not yet started.
     pub behind_schedule: u64,
+    /// Connections lost in this second (their transaction in flight is in `failed`).
+    pub conn_lost: u64,
+    /// Connections opened again in this second after a loss.
+    pub reconnects: u64,
 }
 
 /// What the DDL injector was doing during one second, most significant state wins.
@@ -235,6 +239,8 @@ pub(crate) fn test_second(second: u32, tps: u64) -> SecondRow {
         skipped: 0,
         lag_ms: 0.0,
         behind_schedule: 0,
+        conn_lost: 0,
+        reconnects: 0,
     }
 }
 

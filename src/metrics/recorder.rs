@@ -20,6 +20,9 @@ use super::new_latency_histogram;
 
 /// The SQLSTATE under which transactions that hit `--client-timeout` are counted.
 pub const TIMEOUT_SQLSTATE: &str = "timeout";
+/// The SQLSTATE under which a transaction whose connection broke without a
+/// server error saying why (a reset, an end of stream) is counted.
+pub const CONNECTION_LOST_SQLSTATE: &str = "connection_lost";
 
 /// What one worker measured during one second of the run clock.
 #[derive(Debug)]
@@ -39,6 +42,14 @@ pub struct WorkerSecond {
     /// transactions sent that ended in this second, summed, and their count.
     pub lag_sum_us: u64,
     pub lag_count: u64,
+    /// Connections lost in this second (their transaction in flight is in `failed`).
+    pub conn_lost: u64,
+    /// Connections opened again in this second after a loss.
+    pub reconnects: u64,
+    /// Attempts to open a lost connection again that failed in this second.
+    pub reconnect_failures: u64,
+    /// The longest time without a connection that ended in this second, in microseconds.
+    pub longest_disconnected_us: u64,
 }
 
 impl WorkerSecond {
@@ -52,11 +63,22 @@ impl WorkerSecond {
             skipped: 0,
             lag_sum_us: 0,
             lag_count: 0,
+            conn_lost: 0,
+            reconnects: 0,
+            reconnect_failures: 0,
+            longest_disconnected_us: 0,
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.latency_us.is_empty() && self.failed == 0 && self.skipped == 0 && self.lag_count == 0
+        self.latency_us.is_empty()
+            && self.failed == 0
+            && self.skipped == 0
+            && self.lag_count == 0
+            && self.conn_lost == 0
+            && self.reconnects == 0
+            && self.reconnect_failures == 0
+            && self.longest_disconnected_us == 0
     }
 
     /// Counts one failed transaction under `sqlstate`.
@@ -86,6 +108,12 @@ impl WorkerSecond {
         self.skipped += other.skipped;
         self.lag_sum_us += other.lag_sum_us;
         self.lag_count += other.lag_count;
+        self.conn_lost += other.conn_lost;
+        self.reconnects += other.reconnects;
+        self.reconnect_failures += other.reconnect_failures;
+        self.longest_disconnected_us = self
+            .longest_disconnected_us
+            .max(other.longest_disconnected_us);
     }
 }
 
@@ -113,6 +141,10 @@ pub struct SecondFigures {
     pub lag_ms: f64,
     /// How many transactions the lag mean covers (to fold in late hand-overs).
     pub lag_count: u64,
+    /// Connections lost in this second.
+    pub conn_lost: u64,
+    /// Connections opened again in this second after a loss.
+    pub reconnects: u64,
 }
 
 /// A second is settled only once the run clock is this many seconds past it,
@@ -129,6 +161,10 @@ pub struct Recorder {
     settled: BTreeMap<u32, SecondFigures>,
     total_latency_us: Histogram<u64>,
     failed_by_sqlstate: BTreeMap<String, u64>,
+    /// Failed attempts to open a lost connection again, whole run.
+    reconnect_failures: u64,
+    /// The longest time one worker was without a connection, in microseconds.
+    longest_disconnected_us: u64,
     /// Settled seconds' histograms, compressed, in settling order.
     intervals: Vec<(u32, Vec<u8>)>,
 }
@@ -142,6 +178,8 @@ impl Recorder {
             settled: BTreeMap::new(),
             total_latency_us: new_latency_histogram(),
             failed_by_sqlstate: BTreeMap::new(),
+            reconnect_failures: 0,
+            longest_disconnected_us: 0,
             intervals: Vec::new(),
         }
     }
@@ -212,6 +250,8 @@ impl Recorder {
             skipped: part.skipped,
             lag_ms: mean_ms(part.lag_sum_us, part.lag_count),
             lag_count: part.lag_count,
+            conn_lost: part.conn_lost,
+            reconnects: part.reconnects,
             ..SecondFigures::default()
         };
         if !latency.is_empty() {
@@ -252,6 +292,10 @@ impl Recorder {
         for (sqlstate, count) in &part.failed_by_sqlstate {
             *self.failed_by_sqlstate.entry(sqlstate.clone()).or_insert(0) += count;
         }
+        self.reconnect_failures += part.reconnect_failures;
+        self.longest_disconnected_us = self
+            .longest_disconnected_us
+            .max(part.longest_disconnected_us);
     }
 
     /// The figures of `second`, if any worker reported anything in it and it is settled.
@@ -268,6 +312,16 @@ impl Recorder {
     pub fn failed_by_sqlstate(&self) -> BTreeMap<String, u64> {
         self.failed_by_sqlstate.clone()
     }
+
+    /// Failed attempts to open a lost connection again, whole run (settled seconds).
+    pub fn reconnect_failures(&self) -> u64 {
+        self.reconnect_failures
+    }
+
+    /// The longest time one worker was without a connection, in ms (settled seconds).
+    pub fn max_disconnected_ms(&self) -> f64 {
+        self.longest_disconnected_us as f64 / 1000.0
+    }
 }
 
 /// Folds a late hand-over into a settled second's figures.
@@ -283,6 +337,8 @@ fn add_late(figures: &mut SecondFigures, part: &WorkerSecond) {
     figures.failed += part.failed;
     figures.timeouts += part.timeouts;
     figures.skipped += part.skipped;
+    figures.conn_lost += part.conn_lost;
+    figures.reconnects += part.reconnects;
     if part.lag_count > 0 {
         let lag_sum_us =
             figures.lag_ms * 1000.0 * figures.lag_count as f64 + part.lag_sum_us as f64;
@@ -534,6 +590,52 @@ mod tests {
             recorder.failed_by_sqlstate().get(TIMEOUT_SQLSTATE),
             Some(&2)
         );
+    }
+
+    #[test]
+    fn lost_connections_and_reconnects_settle_per_second_and_add_up() {
+        let mut recorder = Recorder::new(2);
+        let mut lost = part(0, 2, &[], 3);
+        let finished = lost.finished.as_mut().unwrap();
+        finished.add_failure(CONNECTION_LOST_SQLSTATE);
+        finished.conn_lost = 1;
+        recorder.add(lost, 3);
+        let mut back = part(0, 3, &[1_000], 4);
+        let finished = back.finished.as_mut().unwrap();
+        finished.reconnect_failures = 3;
+        finished.reconnects = 1;
+        finished.longest_disconnected_us = 1_250_000;
+        recorder.add(back, 4);
+        let mut other = part(1, 2, &[], u32::MAX);
+        let finished = other.finished.as_mut().unwrap();
+        finished.conn_lost = 1;
+        finished.reconnects = 1;
+        finished.longest_disconnected_us = 20_000;
+        recorder.add(other, 10);
+        // Settled by now; a late hand-over of worker 0 still counts.
+        assert_eq!(recorder.second(2).unwrap().conn_lost, 2);
+        let mut late = part(0, 2, &[], u32::MAX);
+        late.finished.as_mut().unwrap().conn_lost = 1;
+        recorder.add(late, 11);
+        recorder.finish();
+        let (second_2, second_3) = (recorder.second(2).unwrap(), recorder.second(3).unwrap());
+        assert_eq!((second_2.conn_lost, second_2.reconnects), (3, 1));
+        assert_eq!((second_3.conn_lost, second_3.reconnects), (0, 1));
+        assert_eq!(second_2.failed, 1);
+        assert_eq!(recorder.reconnect_failures(), 3);
+        assert_eq!(recorder.max_disconnected_ms(), 1250.0);
+        assert_eq!(
+            recorder.failed_by_sqlstate().get(CONNECTION_LOST_SQLSTATE),
+            Some(&1)
+        );
+    }
+
+    #[test]
+    fn a_second_with_only_a_reconnect_is_handed_over() {
+        let mut second = WorkerSecond::new(4);
+        assert!(second.is_empty());
+        second.reconnect_failures = 1;
+        assert!(!second.is_empty());
     }
 
     #[test]

@@ -40,6 +40,14 @@ pub struct Summary {
     pub skipped: u64,
     /// Open loop: the longest queue of transactions behind schedule at the end of a second.
     pub max_behind_schedule: u64,
+    /// Connections lost during the run (each lost transaction in flight is in `failed`).
+    pub conn_lost: u64,
+    /// Lost connections opened again.
+    pub reconnects: u64,
+    /// Attempts to open a lost connection again that failed.
+    pub reconnect_failures: u64,
+    /// The longest time one worker was without a connection, in ms.
+    pub max_disconnected_ms: f64,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -111,6 +119,10 @@ pub struct RunFacts {
     pub blocker_error: Option<String>,
     /// Indexes left INVALID after the run (a failed `CREATE INDEX CONCURRENTLY`).
     pub invalid_indexes: Vec<String>,
+    /// Attempts to open a lost connection again that failed.
+    pub reconnect_failures: u64,
+    /// The longest time one worker was without a connection, in ms.
+    pub max_disconnected_ms: f64,
 }
 
 /// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
@@ -187,6 +199,10 @@ pub fn summarize(
             .map(|row| row.behind_schedule)
             .max()
             .unwrap_or(0),
+        conn_lost: seconds.iter().map(|row| row.conn_lost).sum(),
+        reconnects: seconds.iter().map(|row| row.reconnects).sum(),
+        reconnect_failures: facts.reconnect_failures,
+        max_disconnected_ms: facts.max_disconnected_ms,
     }
 }
 
@@ -313,6 +329,26 @@ mod tests {
             assert_eq!(DdlOutcome::from_name(outcome.as_str()), Some(outcome));
         }
         assert_eq!(DdlOutcome::from_name("OK"), None);
+    }
+
+    #[test]
+    fn summary_adds_up_lost_connections_and_reconnects() {
+        let mut seconds = timeline(&[10, 4, 0, 10]);
+        seconds[1].conn_lost = 4;
+        seconds[1].failed = 4;
+        seconds[2].reconnects = 1;
+        seconds[3].reconnects = 3;
+        let facts = RunFacts {
+            reconnect_failures: 7,
+            max_disconnected_ms: 1_250.5,
+            ..RunFacts::default()
+        };
+        let latency = new_latency_histogram();
+        let summary = summarize("load", &seconds, &[], None, &latency, &facts);
+        assert_eq!((summary.conn_lost, summary.reconnects), (4, 4));
+        assert_eq!(summary.reconnect_failures, 7);
+        assert_eq!(summary.max_disconnected_ms, 1_250.5);
+        assert_eq!(summary.failed, 4);
     }
 
     #[test]

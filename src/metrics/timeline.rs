@@ -32,6 +32,8 @@ pub fn build_timeline(
                 skipped: figures.skipped,
                 lag_ms: figures.lag_ms,
                 behind_schedule: behind_schedule.get(second as usize).copied().unwrap_or(0),
+                conn_lost: figures.conn_lost,
+                reconnects: figures.reconnects,
             }
         })
         .collect()

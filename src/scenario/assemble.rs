@@ -67,6 +67,8 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
         lost_connections: measured.lost_connections,
         blocker_error: measured.blocker.and_then(|result| result.error),
         invalid_indexes: after_run.invalid_indexes,
+        reconnect_failures: measured.recorder.reconnect_failures(),
+        max_disconnected_ms: measured.recorder.max_disconnected_ms(),
     };
     let summary = summarize(
         strategy,

@@ -82,9 +82,10 @@ async fn connect_workers(
     let mut workers = Vec::with_capacity(config.load.clients as usize);
     for client_id in 0..config.load.clients {
         let connector = target.connector(&format!("reader-{}", client_id + 1), &strategy.settings);
+        let first = connector.clone();
         let to_prepare = scripts.clone();
         let connected = load_runtime.spawn(async move {
-            let mut connection = connector.connect_wire().await?;
+            let mut connection = first.connect_wire().await?;
             let prepared = load::prepare(&mut connection, &to_prepare).await?;
             Ok::<_, Error>((connection, prepared))
         });
@@ -92,7 +93,9 @@ async fn connect_workers(
             .await
             .map_err(|err| Error::runtime(format!("connecting a load worker: {err}")))??;
         workers.push(load::Worker {
+            cancel: load::WorkerCancel::new(connection.cancel_handle()),
             connection,
+            connector,
             client_id,
             scripts: scripts.clone(),
             prepared,

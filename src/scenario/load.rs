@@ -6,8 +6,15 @@
 //! The hot path takes no shared lock and waits on nobody: latency goes into
 //! the worker's own histogram of the current second, handed to the recorder
 //! once a second; the progress counters are relaxed atomics.
+//!
+//! A lost connection (a terminated session, a server restart or failover, a
+//! reset) ends neither the worker nor the run: as an application does, the
+//! worker counts the transaction in flight as failed, reconnects with a short
+//! capped backoff and goes on, so an outage shows as a dip and a recovery.
+//! That logic lives in the error branch ([`Session::reopen`]); a healthy
+//! connection's transaction does no extra work for it.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rand::{RngExt, SeedableRng};
@@ -20,10 +27,11 @@ use super::arrivals::Arrivals;
 use super::precise_timer::PreciseTimer;
 use crate::config::WeightedScript;
 use crate::error::Error;
-use crate::metrics::recorder::WorkerPart;
+use crate::metrics::recorder::{CONNECTION_LOST_SQLSTATE, WorkerPart};
 use crate::metrics::{LiveCounters, WorkerSecond};
 use crate::pgwire::{WireCancel, WireConnection, WireError, WireStatement};
 use crate::script::{self, Command, Script};
+use crate::target::Connector;
 
 /// A single-threaded runtime on its own OS thread for the load workers, as
 /// pgbench runs its clients on one thread: a query's round trip (worker,
@@ -113,6 +121,10 @@ pub async fn prepare(
 /// Everything one worker needs; it owns its connection.
 pub struct Worker {
     pub connection: WireConnection,
+    /// Opens the connection again when it is lost.
+    pub connector: Connector,
+    /// Cancels the running query of whichever connection the worker has (end of the run).
+    pub cancel: WorkerCancel,
     pub client_id: u32,
     pub scripts: Arc<Vec<WeightedScript>>,
     pub prepared: Vec<PreparedScript>,
@@ -124,10 +136,38 @@ pub struct Worker {
     pub latency_limit: Option<Duration>,
 }
 
+/// The cancel handle of a worker's current connection, shared with the end of
+/// the run, which cancels a query still stuck in a lock queue. A reconnect
+/// replaces it; the lock is taken only then and when cancelling.
+#[derive(Debug, Clone)]
+pub struct WorkerCancel(Arc<Mutex<WireCancel>>);
+
+impl WorkerCancel {
+    /// The handle of the worker's first connection.
+    pub fn new(cancel: WireCancel) -> WorkerCancel {
+        WorkerCancel(Arc::new(Mutex::new(cancel)))
+    }
+
+    /// Asks the server to cancel what the worker's current connection runs.
+    pub async fn cancel_query(&self) -> std::io::Result<()> {
+        let current = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        current.cancel_query().await
+    }
+
+    fn replace(&self, cancel: WireCancel) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = cancel;
+    }
+}
+
 /// How a worker ended.
 #[derive(Debug, Clone, Default)]
 pub struct WorkerOutcome {
-    /// Set when the connection was lost: the worker stopped early.
+    /// Set when the connection was lost at least once: the last loss, and
+    /// whether the worker had a connection again at the end.
     pub lost_connection: Option<String>,
 }
 
@@ -138,8 +178,9 @@ enum TxnError {
     Failed { sqlstate: String },
     /// `--client-timeout` passed: cancelled on the server, counted as failed.
     TimedOut,
-    /// The connection is gone: the worker stops.
-    Lost(String),
+    /// The connection is gone: counted as failed under `sqlstate` (the
+    /// server's, or `connection_lost`), then the worker reconnects.
+    Lost { sqlstate: String, message: String },
 }
 
 impl TxnError {
@@ -162,7 +203,9 @@ pub async fn run_worker(
     parts: UnboundedSender<WorkerPart>,
 ) -> WorkerOutcome {
     let Worker {
-        mut connection,
+        connection,
+        connector,
+        cancel,
         client_id,
         scripts,
         prepared,
@@ -172,22 +215,13 @@ pub async fn run_worker(
         latency_limit,
     } = worker;
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed.wrapping_add(u64::from(client_id)));
-    let scale = variables
-        .iter()
-        .find(|(name, _)| name == "scale")
-        .and_then(|(_, value)| value.parse().ok())
-        .unwrap_or(1);
-    let mut vars: Vec<script::Vars> = scripts
-        .iter()
-        .map(|weighted| weighted.script.new_vars(client_id, scale, &variables))
-        .collect();
+    let mut vars = new_vars(&scripts, client_id, &variables);
     let total_weight: u32 = scripts.iter().map(|weighted| weighted.weight).sum();
     let duration_s = clock.duration_s();
     let end = clock.end();
-    let cancel = connection.cancel_handle();
+    let mut session = Session::new(connection, prepared, connector, cancel);
     let mut params: Vec<String> = Vec::new();
     let mut recording = Recording::new(client_id as usize, parts);
-    let mut outcome = WorkerOutcome::default();
     let mut timer = None;
 
     loop {
@@ -199,11 +233,7 @@ pub async fn run_worker(
             Some(arrivals) => match arrivals.claim(&mut rng, &live) {
                 None => break,
                 Some(at) => {
-                    if let Err(err) = wait_for_arrival(&mut timer, at).await {
-                        outcome.lost_connection =
-                            Some(format!("the open-loop timer (timerfd) failed: {err}"));
-                        break;
-                    }
+                    wait_for_arrival(&mut timer, at).await;
                     (at, Instant::now())
                 }
             },
@@ -234,16 +264,16 @@ pub async fn run_worker(
             pick_script(&scripts, rng.random_range(0..total_weight))
         };
         let transaction = run_script(
-            &mut connection,
+            &mut session.connection,
             &scripts[index].script,
-            &prepared[index],
+            &session.prepared[index],
             &mut vars[index],
             &mut rng,
             &mut params,
         );
         let result = match deadline {
             None => transaction.await,
-            Some(deadline) => run_until(transaction, deadline, &cancel).await,
+            Some(deadline) => run_until(transaction, deadline, &session.cancel).await,
         };
         let ended = Instant::now();
         let second = clock.second_of(ended);
@@ -272,34 +302,247 @@ pub async fn run_worker(
                 live.record_failure(second);
                 true
             }
-            Err(TxnError::Lost(message)) => {
-                outcome.lost_connection = Some(message);
-                break;
+            Err(TxnError::Lost { sqlstate, message }) => {
+                current.add_failure(&sqlstate);
+                live.record_failure(second);
+                let lost = Lost { at: ended, message };
+                match session
+                    .reopen(lost, &scripts, clock, &mut rng, &mut recording)
+                    .await
+                {
+                    true => continue,
+                    false => break,
+                }
             }
         };
         if failed
-            && prepared[index].opens_transaction
-            && connection.simple_query("ROLLBACK").await.is_err()
+            && session.prepared[index].opens_transaction
+            && !session
+                .roll_back(&scripts, clock, &mut rng, &mut recording)
+                .await
         {
-            outcome.lost_connection = Some("ROLLBACK after a failed transaction failed".into());
             break;
         }
     }
     recording.finish();
-    if outcome.lost_connection.is_none() {
-        connection.terminate().await;
-    }
-    outcome
+    session.close().await
 }
 
-/// Open loop: waits for the arrival `at` on the worker's own high-resolution
-/// timer, made at its first arrival and kept for the run.
-async fn wait_for_arrival(timer: &mut Option<PreciseTimer>, at: Instant) -> std::io::Result<()> {
-    let timer = match timer {
-        Some(timer) => timer,
-        None => timer.insert(PreciseTimer::new()?),
+/// Each script's variables for client `client_id`, with `:scale` from `-D scale=N` (default 1).
+fn new_vars(
+    scripts: &[WeightedScript],
+    client_id: u32,
+    variables: &[(String, String)],
+) -> Vec<script::Vars> {
+    let scale = variables
+        .iter()
+        .find(|(name, _)| name == "scale")
+        .and_then(|(_, value)| value.parse().ok())
+        .unwrap_or(1);
+    scripts
+        .iter()
+        .map(|weighted| weighted.script.new_vars(client_id, scale, variables))
+        .collect()
+}
+
+/// The first wait before opening a lost connection again; it doubles after
+/// each failed attempt up to [`RECONNECT_BACKOFF_MAX`], jittered down by up to half.
+const RECONNECT_BACKOFF_FIRST: Duration = Duration::from_millis(10);
+/// The longest wait between two attempts to open a lost connection again.
+const RECONNECT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// A lost connection: when the worker noticed, and why.
+struct Lost {
+    at: Instant,
+    message: String,
+}
+
+/// A worker's connection with the statements prepared on it, and what it
+/// takes to open both again after a loss.
+struct Session {
+    connection: WireConnection,
+    prepared: Vec<PreparedScript>,
+    /// Cancels the running query of `connection` (`--client-timeout`).
+    cancel: WireCancel,
+    /// The same, for the end of the run; replaced on reconnect.
+    shared_cancel: WorkerCancel,
+    connector: Connector,
+    /// False from a loss until a new connection is open.
+    connected: bool,
+    /// Connections lost so far, and the last loss.
+    losses: u32,
+    last_loss: Option<String>,
+    /// Why the last attempt to reconnect failed.
+    last_reconnect_error: Option<String>,
+}
+
+impl Session {
+    fn new(
+        connection: WireConnection,
+        prepared: Vec<PreparedScript>,
+        connector: Connector,
+        shared_cancel: WorkerCancel,
+    ) -> Session {
+        Session {
+            cancel: connection.cancel_handle(),
+            connection,
+            prepared,
+            shared_cancel,
+            connector,
+            connected: true,
+            losses: 0,
+            last_loss: None,
+            last_reconnect_error: None,
+        }
+    }
+
+    /// Counts the loss, then opens a new connection and prepares the scripts
+    /// on it, retrying with a capped, jittered backoff until that works or the
+    /// load ends. Records every failed attempt, the reconnect and the time
+    /// without a connection. False if the load ended first.
+    async fn reopen(
+        &mut self,
+        lost: Lost,
+        scripts: &[WeightedScript],
+        clock: RunClock,
+        rng: &mut rand::rngs::SmallRng,
+        recording: &mut Recording,
+    ) -> bool {
+        recording.at(second_in_load(clock, lost.at)).conn_lost += 1;
+        self.losses += 1;
+        self.last_loss = Some(lost.message);
+        self.connected = false;
+        let end = tokio::time::Instant::from_std(clock.end());
+        let mut backoff = RECONNECT_BACKOFF_FIRST;
+        loop {
+            let wait = backoff.mul_f64(rng.random_range(0.5..=1.0));
+            tokio::time::sleep_until(end.min(tokio::time::Instant::now() + wait)).await;
+            if tokio::time::Instant::now() >= end {
+                break;
+            }
+            let Ok(opened) = tokio::time::timeout_at(end, self.open(scripts)).await else {
+                break;
+            };
+            let now = Instant::now();
+            if now >= clock.end() {
+                break;
+            }
+            let current = recording.at(second_in_load(clock, now));
+            match opened {
+                Ok((connection, prepared)) => {
+                    current.reconnects += 1;
+                    let without_us = (now - lost.at).as_micros() as u64;
+                    current.longest_disconnected_us =
+                        current.longest_disconnected_us.max(without_us);
+                    self.cancel = connection.cancel_handle();
+                    self.shared_cancel.replace(self.cancel.clone());
+                    self.connection = connection;
+                    self.prepared = prepared;
+                    self.connected = true;
+                    return true;
+                }
+                Err(err) => {
+                    current.reconnect_failures += 1;
+                    self.last_reconnect_error = Some(err.to_string());
+                }
+            }
+            backoff = (backoff * 2).min(RECONNECT_BACKOFF_MAX);
+        }
+        // The load ended without a connection: that time counts too.
+        let current = recording.at(second_in_load(clock, clock.end()));
+        let without_us = clock.end().saturating_duration_since(lost.at).as_micros() as u64;
+        current.longest_disconnected_us = current.longest_disconnected_us.max(without_us);
+        false
+    }
+
+    /// Rolls back the transaction a failed script left open; a connection
+    /// that fails at that is lost and opened again. False if the load ended first.
+    async fn roll_back(
+        &mut self,
+        scripts: &[WeightedScript],
+        clock: RunClock,
+        rng: &mut rand::rngs::SmallRng,
+        recording: &mut Recording,
+    ) -> bool {
+        let Err(err) = self.connection.simple_query("ROLLBACK").await else {
+            return true;
+        };
+        let lost = Lost {
+            at: Instant::now(),
+            message: format!("ROLLBACK after a failed transaction failed: {err}"),
+        };
+        self.reopen(lost, scripts, clock, rng, recording).await
+    }
+
+    /// A new connection with every script prepared on it.
+    async fn open(
+        &self,
+        scripts: &[WeightedScript],
+    ) -> Result<(WireConnection, Vec<PreparedScript>), Error> {
+        let mut connection = self.connector.clone().connect_wire().await?;
+        let prepared = prepare(&mut connection, scripts).await?;
+        Ok((connection, prepared))
+    }
+
+    /// Says goodbye on a live connection; tells how the losses ended, if any.
+    async fn close(self) -> WorkerOutcome {
+        if self.connected {
+            self.connection.terminate().await;
+        }
+        let lost_connection = self.last_loss.map(|message| match self.connected {
+            true => format!("{message}; reconnected ({} lost in the run)", self.losses),
+            false => format!(
+                "{message}; no connection again before the end of the load ({})",
+                self.last_reconnect_error
+                    .as_deref()
+                    .unwrap_or("no attempt finished")
+            ),
+        });
+        WorkerOutcome { lost_connection }
+    }
+}
+
+/// The second of the load `at` falls into, the last one if `at` is past the end.
+fn second_in_load(clock: RunClock, at: Instant) -> u32 {
+    clock
+        .second_of(at)
+        .min(clock.duration_s().saturating_sub(1))
+}
+
+/// SQLSTATEs with which the server ends the session: admin_shutdown (57P01:
+/// `pg_terminate_backend`, a fast shutdown), crash_shutdown (57P02) and
+/// cannot_connect_now (57P03).
+fn ends_session(sqlstate: &str) -> bool {
+    matches!(sqlstate, "57P01" | "57P02" | "57P03")
+}
+
+/// The SQLSTATE of a lost connection: the one of the server's last error,
+/// which the message ends with as [`WireError::Server`] writes it
+/// (`... (SQLSTATE 57P01)`), else [`CONNECTION_LOST_SQLSTATE`].
+fn lost_sqlstate(message: &str) -> String {
+    let code = message
+        .strip_suffix(')')
+        .and_then(|rest| rest.rsplit_once("(SQLSTATE "))
+        .map(|(_, code)| code)
+        .filter(|code| code.len() == 5 && code.bytes().all(|b| b.is_ascii_alphanumeric()));
+    code.unwrap_or(CONNECTION_LOST_SQLSTATE).to_string()
+}
+
+/// Waits for an arrival on the worker's precise timer, made at its first
+/// arrival. Should the kernel refuse a timerfd, the worker falls back to
+/// tokio's millisecond timer (late by about 1 ms, but never stopped).
+async fn wait_for_arrival(timer: &mut Option<PreciseTimer>, at: Instant) {
+    if timer.is_none() {
+        *timer = PreciseTimer::new().ok();
+    }
+    let precise = match timer {
+        Some(precise) => precise.wait_until(at).await,
+        None => Err(std::io::Error::other("no timerfd")),
     };
-    timer.wait_until(at).await
+    if precise.is_err() {
+        *timer = None;
+        tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+    }
 }
 
 /// A worker's own figures of its current second, handed to the recorder when
@@ -359,7 +602,7 @@ async fn run_until(
     loop {
         let _ = cancel.cancel_query().await;
         match tokio::time::timeout(CANCEL_REPEAT, &mut transaction).await {
-            Ok(Err(TxnError::Lost(message))) => return Err(TxnError::Lost(message)),
+            Ok(Err(lost @ TxnError::Lost { .. })) => return Err(lost),
             Ok(_) => return Err(TxnError::TimedOut),
             Err(_) => continue,
         }
@@ -412,12 +655,64 @@ async fn run_script(
                 statement_index += 1;
                 if let Err(err) = connection.execute(statement, params).await {
                     return Err(match err {
+                        WireError::Server { sqlstate, message } if ends_session(&sqlstate) => {
+                            TxnError::Lost { sqlstate, message }
+                        }
                         WireError::Server { sqlstate, .. } => TxnError::Failed { sqlstate },
-                        WireError::Lost(message) => TxnError::Lost(message),
+                        WireError::Lost(message) => TxnError::Lost {
+                            sqlstate: lost_sqlstate(&message),
+                            message,
+                        },
                     });
                 }
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_connection_counts_under_the_servers_last_sqlstate() {
+        // What the connection says when the server's FATAL came before the end of stream.
+        let terminated = WireError::Server {
+            sqlstate: "57P01".into(),
+            message: "terminating connection due to administrator command".into(),
+        };
+        let message = format!("the server closed the connection: {terminated}");
+        assert_eq!(lost_sqlstate(&message), "57P01");
+        assert_eq!(
+            lost_sqlstate("the server closed the connection"),
+            CONNECTION_LOST_SQLSTATE
+        );
+        let reset = WireError::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert_eq!(lost_sqlstate(&reset.to_string()), CONNECTION_LOST_SQLSTATE);
+        assert_eq!(lost_sqlstate("odd (SQLSTATE 5)"), CONNECTION_LOST_SQLSTATE);
+    }
+
+    #[test]
+    fn shutdown_sqlstates_end_the_session_other_errors_do_not() {
+        for sqlstate in ["57P01", "57P02", "57P03"] {
+            assert!(ends_session(sqlstate), "{sqlstate}");
+        }
+        for sqlstate in ["57014", "40P01", "55P03", "25P03"] {
+            assert!(!ends_session(sqlstate), "{sqlstate}");
+        }
+    }
+
+    #[test]
+    fn a_moment_past_the_end_counts_in_the_last_second() {
+        let clock = RunClock::start(Duration::from_millis(2_500));
+        let start = clock.started_at();
+        assert_eq!(second_in_load(clock, start), 0);
+        assert_eq!(
+            second_in_load(clock, start + Duration::from_millis(1_200)),
+            1
+        );
+        assert_eq!(second_in_load(clock, clock.end()), 2);
+        assert_eq!(second_in_load(clock, start + Duration::from_secs(9)), 2);
+    }
 }

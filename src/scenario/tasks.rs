@@ -24,7 +24,6 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
 use crate::metrics::{DdlAttempt, LiveCounters, Recorder};
-use crate::pgwire::WireCancel;
 use crate::strategy::NamedStrategy;
 use crate::target::Target;
 
@@ -32,7 +31,7 @@ use crate::target::Target;
 const ARRIVALS_SEED: u64 = 0x5eed_a221_7a15;
 
 /// A load worker's task, with the handle that cancels its running query.
-type WorkerTask = (JoinHandle<load::WorkerOutcome>, WireCancel);
+type WorkerTask = (JoinHandle<load::WorkerOutcome>, load::WorkerCancel);
 
 /// The tasks of a run in progress, with what it takes to stop each one.
 pub struct RunningTasks {
@@ -159,7 +158,7 @@ fn start_load(
     let recorder = spawn_recorder(clock, workers.len(), parts_rx);
     let mut tasks = Vec::with_capacity(workers.len());
     for worker in workers {
-        let cancel = worker.connection.cancel_handle();
+        let cancel = worker.cancel.clone();
         let task = load_runtime.spawn(load::run_worker(
             worker,
             clock,

@@ -1,0 +1,335 @@
+//! Lost connections are an outage to measure, not the end of a worker: readers
+//! terminated with `pg_terminate_backend` come back, and a real server
+//! restarted with `pg_ctl restart -m fast` during a `--db-url` run shows as a
+//! gap and a recovery in the timeline, with the run's schema still dropped.
+//!
+//! The leftover-server check scans every process on the machine: while others
+//! run tests, run these in their own pid namespace
+//! (`unshare --pid --fork --mount-proc cargo test --test reconnect`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use stallbench::config::Mode;
+use stallbench::metrics::StrategyReport;
+use stallbench::server::Server;
+
+/// Waits until the four readers of a run are connected (the clock starts a
+/// moment later), waits `after`, then runs `sql` once and returns its count.
+fn when_readers_run(
+    url: String,
+    after: Duration,
+    sql: &'static str,
+) -> std::thread::JoinHandle<i64> {
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async move {
+            let client = connect(&url).await;
+            wait_for_readers(&client).await;
+            tokio::time::sleep(after).await;
+            client.query_one(sql, &[]).await.unwrap().get(0)
+        })
+    })
+}
+
+async fn connect(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = url
+        .parse::<tokio_postgres::Config>()
+        .unwrap()
+        .connect(tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+}
+
+async fn wait_for_readers(client: &tokio_postgres::Client) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let readers: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE application_name LIKE 'stallbench-%-reader-%'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if readers == 4 {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the harness never connected its 4 readers"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The per-second figures of `report` for failure messages: (tps, conn_lost, reconnects).
+fn per_second(report: &StrategyReport) -> Vec<(u64, u64, u64)> {
+    report
+        .seconds
+        .iter()
+        .map(|row| (row.tps, row.conn_lost, row.reconnects))
+        .collect()
+}
+
+#[test]
+fn terminated_readers_reconnect_and_the_load_goes_on() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime.block_on(Server::start(None)).unwrap();
+    let terminated = when_readers_run(
+        server.connection_string(),
+        Duration::from_secs(2),
+        "SELECT count(*) FROM pg_stat_activity \
+         WHERE application_name LIKE 'stallbench-%-reader-%' AND pg_terminate_backend(pid)",
+    );
+    let mut run = short_add_column();
+    run.args.db_url = Some(server.connection_string());
+    run.args.duration = Some("6s".to_string());
+    let report = run_in_process(&run.workload, Mode::LoadOnly, &run.args);
+    assert_eq!(
+        terminated.join().unwrap(),
+        4,
+        "the test terminated 4 readers"
+    );
+
+    let load = &report.strategies[0];
+    let seconds = per_second(load);
+    let conn_lost: u64 = load.seconds.iter().map(|row| row.conn_lost).sum();
+    let reconnects: u64 = load.seconds.iter().map(|row| row.reconnects).sum();
+    assert_eq!((conn_lost, reconnects), (4, 4), "{seconds:?}");
+    let first_loss = load
+        .seconds
+        .iter()
+        .position(|row| row.conn_lost > 0)
+        .unwrap();
+    assert!(
+        (1..=4).contains(&first_loss),
+        "lost at about 2 s: {seconds:?}"
+    );
+    assert!(
+        load.seconds[first_loss + 1..].iter().all(|row| row.tps > 0),
+        "the load goes on after the readers came back: {seconds:?}"
+    );
+    // Each terminated reader failed the one transaction it had in flight.
+    let summary = &load.summary;
+    assert_eq!(summary.failed, 4, "{summary:?}");
+    assert_eq!(
+        (summary.conn_lost, summary.reconnects),
+        (4, 4),
+        "{summary:?}"
+    );
+    assert_eq!(summary.lost_connections, 4, "{summary:?}");
+    assert!(
+        summary.max_disconnected_ms > 0.0 && summary.max_disconnected_ms < 2_000.0,
+        "{summary:?}"
+    );
+    // The files say the same, in the last two columns of timeline.csv.
+    let timeline = std::fs::read_to_string(run.out.join("timeline.csv")).unwrap();
+    assert!(
+        timeline
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",conn_lost,reconnects"),
+        "{timeline}"
+    );
+    let read = stallbench::export::read_report(&run.out).unwrap();
+    assert_eq!(per_second(&read.strategies[0]), seconds);
+    assert_eq!(read.strategies[0].summary.reconnects, 4);
+    drop(server);
+    assert_no_leftover_server();
+}
+
+/// A PostgreSQL the test runs itself with `pg_ctl`, as an operator's server
+/// would be: on a unix socket in its temp folder, as the `postgres` user when
+/// the test runs as root. Stopped (immediate) on drop.
+struct OperatorServer {
+    folder: tempfile::TempDir,
+    bin_dir: PathBuf,
+    user: Option<(u32, u32)>,
+}
+
+impl OperatorServer {
+    fn start() -> OperatorServer {
+        let bin_dir = stallbench::server::find_bin_dir(None).unwrap();
+        let folder = tempfile::Builder::new()
+            .prefix("reconnect-test-")
+            .tempdir()
+            .unwrap();
+        let user = postgres_user();
+        if let Some((uid, gid)) = user {
+            std::os::unix::fs::chown(folder.path(), Some(uid), Some(gid)).unwrap();
+        }
+        let server = OperatorServer {
+            folder,
+            bin_dir,
+            user,
+        };
+        let data = server.data_dir();
+        server.run(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--no-sync",
+                "--no-instructions",
+            ],
+        );
+        let options = format!(
+            "-k {} -p 5432 -c listen_addresses=",
+            server.folder.path().display()
+        );
+        server.pg_ctl(&["start", "-o", &options]);
+        server
+    }
+
+    fn data_dir(&self) -> PathBuf {
+        self.folder.path().join("data")
+    }
+
+    fn connection_string(&self) -> String {
+        format!(
+            "host={} port=5432 user=postgres dbname=postgres",
+            self.folder.path().display()
+        )
+    }
+
+    /// `pg_ctl <action> -w -D data -l log <args>`; panics with its output if it fails.
+    fn pg_ctl(&self, args: &[&str]) -> Output {
+        let data = self.data_dir();
+        let log = self.folder.path().join("server.log");
+        let mut all = vec![args[0], "-w", "-D", data.to_str().unwrap()];
+        all.extend(["-l", log.to_str().unwrap()]);
+        all.extend(&args[1..]);
+        self.run("pg_ctl", &all)
+    }
+
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        let mut command = Command::new(self.bin_dir.join(program));
+        command
+            .args(args)
+            .current_dir(self.folder.path())
+            .stdin(Stdio::null());
+        if let Some((uid, gid)) = self.user {
+            use std::os::unix::process::CommandExt;
+            command.uid(uid).gid(gid).env("HOME", "/tmp");
+        }
+        let output = command.output().unwrap();
+        assert!(
+            output.status.success(),
+            "{program} {args:?}: {}\n{}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    }
+}
+
+impl Drop for OperatorServer {
+    fn drop(&mut self) {
+        let data = self.data_dir();
+        let mut command = Command::new(self.bin_dir.join("pg_ctl"));
+        command
+            .args(["stop", "-m", "immediate", "-w", "-D"])
+            .arg(&data)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some((uid, gid)) = self.user {
+            use std::os::unix::process::CommandExt;
+            command.uid(uid).gid(gid);
+        }
+        let _ = command.status();
+    }
+}
+
+/// The uid and gid of the `postgres` user when running as root (initdb refuses root).
+fn postgres_user() -> Option<(u32, u32)> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let name = std::ffi::CString::new("postgres").unwrap();
+    // SAFETY: getpwnam returns static storage or null; the ids are copied out at once.
+    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
+    assert!(!entry.is_null(), "running as root without a postgres user");
+    // SAFETY: checked non-null above.
+    Some(unsafe { ((*entry).pw_uid, (*entry).pw_gid) })
+}
+
+fn stallbench_load_only(workload: &Path, url: &str, out: &Path) -> std::process::Child {
+    Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
+        .env_remove("DATABASE_URL")
+        .args(["run", workload.to_str().unwrap(), "--load-only", "--quiet"])
+        .args(["--duration", "7s", "--db-url", url, "--out"])
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_real_server_restarted_mid_run_shows_a_gap_and_a_recovery() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let server = OperatorServer::start();
+    let url = server.connection_string();
+    let readers_up = when_readers_run(url.clone(), Duration::from_secs(2), "SELECT 1::int8");
+    let run = short_add_column();
+    let harness = stallbench_load_only(&run.workload, &url, &run.out);
+    readers_up.join().unwrap();
+    server.pg_ctl(&["restart", "-m", "fast"]);
+    let output = harness.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+
+    let report = stallbench::export::read_report(&run.out).unwrap();
+    let load = &report.strategies[0];
+    let seconds = per_second(load);
+    assert_eq!(seconds.len(), 7, "{seconds:?}");
+    assert!(
+        load.seconds
+            .iter()
+            .any(|row| row.tps == 0 || row.conn_lost > 0),
+        "the restart shows as a gap: {seconds:?}"
+    );
+    assert!(
+        load.seconds[5..].iter().all(|row| row.tps > 0),
+        "the load recovered: {seconds:?}"
+    );
+    let summary = &load.summary;
+    assert!(
+        summary.conn_lost >= 4,
+        "every reader was cut off: {summary:?}"
+    );
+    assert_eq!(summary.reconnects, summary.conn_lost, "{summary:?}");
+    assert!(summary.failed >= summary.conn_lost, "{summary:?}");
+    assert!(summary.max_disconnected_ms > 0.0, "{summary:?}");
+
+    // The run's own schema is dropped at the end, on the restarted server.
+    let schemas: i64 = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        connect(&url)
+            .await
+            .query_one(
+                "SELECT count(*) FROM pg_namespace WHERE nspname = 'stallbench'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0)
+    });
+    assert_eq!(schemas, 0, "the stallbench schema is left: {stderr}");
+}
