@@ -486,7 +486,7 @@ mod tests {
             "strategy,transactions,failed,mean_tps,zero_tps_seconds,longest_stall_s,\
              lat_p50_ms,lat_p99_ms,lat_p999_ms,lat_max_ms,ddl_attempts,ddl_total_ms,\
              ddl_outcome,ddl_last_wait_ms,max_lock_waiters,lost_connections,blocker_outcome,invalid_indexes,\
-             timeouts,skipped,max_behind_schedule"
+             timeouts,skipped,max_behind_schedule,interrupted"
         );
         assert!(lines.next().unwrap().starts_with("naive,"));
         assert!(lines.next().unwrap().starts_with("retry,"));

@@ -40,6 +40,11 @@ pub struct Summary {
     pub skipped: u64,
     /// Open loop: the longest queue of transactions behind schedule at the end of a second.
     pub max_behind_schedule: u64,
+    /// Why the run of this strategy ended before its time (Ctrl-C, SIGTERM, the
+    /// server's death, an error); empty if it ran to its end. Its figures cover
+    /// the whole seconds before the interruption.
+    #[serde(default)]
+    pub interrupted: String,
 }
 
 /// Facts of one run that its timeline and attempts do not show: what became
@@ -53,6 +58,8 @@ pub struct RunFacts {
     pub blocker_error: Option<String>,
     /// Indexes left INVALID after the run (a failed `CREATE INDEX CONCURRENTLY`).
     pub invalid_indexes: Vec<String>,
+    /// Why the run ended before its time; `None` if it ran to its end.
+    pub interrupted: Option<String>,
 }
 
 /// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
@@ -130,6 +137,7 @@ pub fn summarize(
             .map(|row| row.behind_schedule)
             .max()
             .unwrap_or(0),
+        interrupted: facts.interrupted.clone().unwrap_or_default(),
     }
 }
 

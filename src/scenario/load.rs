@@ -14,6 +14,7 @@ use rand::{RngExt, SeedableRng};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use super::RunClock;
 use super::arrivals::Arrivals;
@@ -149,7 +150,7 @@ impl TxnError {
     }
 }
 
-/// Runs transactions until the end of the load; records into `live` and `parts`.
+/// Runs transactions until the end of the load or `interrupt`; records into `live` and `parts`.
 /// Closed loop without `arrivals` (the next transaction starts when the last
 /// ends); open loop with them (each transaction starts at a scheduled time,
 /// and its latency counts from then).
@@ -159,6 +160,7 @@ pub async fn run_worker(
     arrivals: Option<Arc<Arrivals>>,
     live: Arc<LiveCounters>,
     parts: UnboundedSender<WorkerPart>,
+    interrupt: CancellationToken,
 ) -> WorkerOutcome {
     let Worker {
         mut connection,
@@ -204,7 +206,7 @@ pub async fn run_worker(
                 }
             },
         };
-        if started >= end {
+        if started >= end || interrupt.is_cancelled() {
             break;
         }
         let lag = started.saturating_duration_since(scheduled);
