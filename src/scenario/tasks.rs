@@ -79,13 +79,14 @@ pub fn start(
             &mut arrivals_rng,
         ))
     });
-    let load = LoadParts {
+    let (recorder, workers) = start_load(
+        sessions.workers,
         clock,
-        arrivals: &arrivals,
-        live: &live,
+        &arrivals,
+        &live,
+        load_runtime,
         interrupt,
-    };
-    let (recorder, workers) = start_load(sessions.workers, load, load_runtime);
+    );
 
     let (stop, stop_rx) = watch::channel(false);
     let (queue_tx, queue_rx) = watch::channel(String::new());
@@ -160,35 +161,29 @@ pub fn start(
     }
 }
 
-/// What the load workers and the recorder share.
-#[derive(Clone, Copy)]
-struct LoadParts<'a> {
-    clock: RunClock,
-    arrivals: &'a Option<Arc<Arrivals>>,
-    live: &'a Arc<LiveCounters>,
-    interrupt: &'a Interrupt,
-}
-
 /// Starts the recorder and, on the load runtime, the load workers, which hand
 /// their measurements to it; returns the recorder's task and each worker's
-/// task with the handle that cancels its query.
+/// task with the handle that cancels its query. The workers stop early when `interrupt` fires.
 fn start_load(
     workers: Vec<load::Worker>,
-    load: LoadParts,
+    clock: RunClock,
+    arrivals: &Option<Arc<Arrivals>>,
+    live: &Arc<LiveCounters>,
     load_runtime: &LoadRuntime,
+    interrupt: &Interrupt,
 ) -> (JoinHandle<Recorder>, Vec<WorkerTask>) {
     let (parts_tx, parts_rx) = mpsc::unbounded_channel();
-    let recorder = spawn_recorder(load.clock, workers.len(), parts_rx, load.interrupt.clone());
+    let recorder = spawn_recorder(clock, workers.len(), parts_rx, interrupt.clone());
     let mut tasks = Vec::with_capacity(workers.len());
     for worker in workers {
         let cancel = worker.connection.cancel_handle();
         let task = load_runtime.spawn(load::run_worker(
             worker,
-            load.clock,
-            load.arrivals.clone(),
-            load.live.clone(),
+            clock,
+            arrivals.clone(),
+            live.clone(),
             parts_tx.clone(),
-            load.interrupt.token(),
+            interrupt.token(),
         ));
         tasks.push((task, cancel));
     }
