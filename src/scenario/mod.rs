@@ -98,7 +98,8 @@ impl RunClock {
 }
 
 /// Ends a run before its time: fired once with a reason (Ctrl-C, SIGTERM, the
-/// server's death) by whoever notices it first, watched by every task of the run.
+/// server's death, a failed task) by whoever notices it first, watched by every
+/// task of the run.
 #[derive(Debug, Clone, Default)]
 pub struct Interrupt {
     token: CancellationToken,

@@ -245,12 +245,20 @@ pub async fn wind_down(
         None => (LAST_TRANSACTION, ddl::GRACE_AFTER_RUN),
     };
     let lost_connections = finish_workers(running.workers, last_transaction, &mut notes).await;
-    let blocker = finish_blocker(running.blocker, strategy_name, &mut notes).await?;
-    let attempts = finish_ddl(running.ddl, ddl_grace, strategy_name, &mut notes).await?;
+    // A task that failed loses its own part only: the run is written, marked interrupted.
+    let blocker = finish_blocker(running.blocker, strategy_name, &mut notes)
+        .await
+        .unwrap_or_else(|error| interrupted_by(interrupt, error));
+    let attempts = finish_ddl(running.ddl, ddl_grace, strategy_name, &mut notes)
+        .await
+        .unwrap_or_else(|error| interrupted_by(interrupt, error));
     let observed = match running.observer {
-        Some(task) => task
-            .await
-            .map_err(|err| Error::runtime(format!("lock observer task: {err}")))?,
+        Some(task) => task.await.unwrap_or_else(|error| {
+            interrupted_by(
+                interrupt,
+                Error::runtime(format!("lock observer task: {error}")),
+            )
+        }),
         None => ObserverOutput::default(),
     };
     if let Some(message) = &observed.error {
@@ -292,6 +300,13 @@ pub async fn wind_down(
         interrupted: interrupt.reason().map(str::to_string),
     };
     Ok((measured, notes))
+}
+
+/// Fires `interrupt` for `error` (unless it fired before) and stands in for
+/// what the failed task would have returned.
+fn interrupted_by<T: Default>(interrupt: &Interrupt, error: Error) -> T {
+    interrupt.fire(error.to_string());
+    T::default()
 }
 
 /// Gives workers `last_transaction` to finish their last transaction, cancels
