@@ -236,7 +236,7 @@ fn ctrl_c_writes_the_strategy_in_progress_up_to_its_last_whole_second() {
     let (postmaster, _) = postmaster_of(harness.id());
     // Four readers, the observer, the report and the DDL: the clock starts once they are in.
     wait_for_sessions(postmaster, 7);
-    std::thread::sleep(Duration::from_millis(4300));
+    std::thread::sleep(Duration::from_millis(4600));
 
     kill(harness.id(), libc::SIGINT);
     let stderr = stderr_of(&mut harness);
