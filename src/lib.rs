@@ -8,6 +8,11 @@
 //! (the verdicts, their files, exit code 3 on a failure).
 //!
 //! [`run`] is the whole program, callable in-process from tests.
+//!
+//! A run that is stopped (Ctrl-C, SIGTERM, the throwaway server's death) is not
+//! dropped: the stop fires the run's [`scenario::Interrupt`], the strategy in
+//! progress winds down and is written up to its last whole second, and then
+//! the stop is the error the program exits with.
 
 pub mod cli;
 pub mod config;
@@ -28,7 +33,10 @@ pub mod strategy;
 pub mod target;
 pub mod workload;
 
+use std::future::Future;
 use std::path::Path;
+use std::pin::{Pin, pin};
+use std::time::Duration;
 
 use anyhow::Context;
 
@@ -37,10 +45,14 @@ use crate::config::{Config, Mode};
 pub use crate::error::Error;
 use crate::export::run_json::RunFile;
 use crate::metrics::RunReport;
+use crate::scenario::Interrupt;
 use crate::target::Target;
 
 /// How long after a failed run the throwaway server's death is still taken as its cause.
-const SERVER_DEATH_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+const SERVER_DEATH_GRACE: Duration = Duration::from_millis(200);
+
+/// How long a stopped run may take to wind down and write what it measured.
+const WIND_DOWN_LIMIT: Duration = Duration::from_secs(15);
 
 /// Runs one command line; returns the process exit code for a finished run
 /// (0, or 3 when an expectation failed) and an `Error` (exit 1, 2 or 141) otherwise.
@@ -109,16 +121,8 @@ fn run_benchmark(workload: Option<&str>, mode: Mode, args: &CommonArgs) -> Resul
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let result = runtime.block_on(async {
-        tokio::select! {
-            result = execute(&config) => result,
-            _ = tokio::signal::ctrl_c() => Err(Error::runtime(format!(
-                "interrupted (Ctrl-C); the server was stopped; results so far are in {}",
-                config.out_dir.display()
-            ))),
-        }
-    });
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    let result = runtime.block_on(execute_until(&config, stop_signal()));
+    runtime.shutdown_timeout(Duration::from_secs(1));
     let report = result?;
     check_expectations(&config, &report)
 }
@@ -145,8 +149,34 @@ fn check_expectations(config: &Config, report: &RunReport) -> Result<i32, Error>
     })
 }
 
+/// Resolves at Ctrl-C (SIGINT) or SIGTERM, naming the signal.
+async fn stop_signal() -> String {
+    let sigterm = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signals) => signals.recv().await,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        Ok(()) = tokio::signal::ctrl_c() => "Ctrl-C (SIGINT)".to_string(),
+        _ = sigterm => "SIGTERM".to_string(),
+    }
+}
+
 /// The whole benchmark on an async runtime: target, setup, each strategy, files.
 pub async fn execute(config: &Config) -> Result<RunReport, Error> {
+    execute_until(config, std::future::pending()).await
+}
+
+/// [`execute`], stopped early by `stop` (which resolves to the name of what
+/// stopped it, e.g. a signal) or by the throwaway server's death: the strategy
+/// in progress is written up to its last whole second and marked interrupted,
+/// `run.json` names it and the strategies not run, and the stop is the error.
+pub async fn execute_until(
+    config: &Config,
+    stop: impl Future<Output = String>,
+) -> Result<RunReport, Error> {
+    let mut stop = pin!(stop);
     let names: Vec<&str> = config.strategies.iter().map(|s| s.name.as_str()).collect();
     if !config.quiet {
         eprintln!(
@@ -160,7 +190,14 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
         );
     }
     let started = std::time::Instant::now();
-    let target = Target::open(&config.target).await?;
+    let target = tokio::select! {
+        target = Target::open(&config.target) => target?,
+        reason = &mut stop => {
+            return Err(Error::runtime(format!(
+                "interrupted by {reason} while the target was being prepared; nothing was run"
+            )));
+        }
+    };
     if !config.quiet {
         eprintln!(
             "target: {}, PostgreSQL {} (ready in {:.1} s)",
@@ -175,18 +212,27 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
         &config.replaced_files,
         &[run_file.render()?],
     )?;
-    let result = run_while_server_lives(config, &target).await;
-    if result.is_err() {
+    let mut report = RunReport {
+        workload: config.workload_name.clone(),
+        strategies: Vec::new(),
+    };
+    let result = run_until_stopped(config, &target, stop, &mut report).await;
+    if let Err(error) = &result {
         // Leave nothing behind on a real server, even after a failure (best effort).
         let cleanup = async {
             let _ = target.clear_sessions().await;
             let _ = target.drop_schema().await;
         };
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), cleanup).await;
+        let _ = tokio::time::timeout(Duration::from_secs(10), cleanup).await;
+        let stopped_file = run_file.stopped_early(&report, &error.to_string());
+        if !stopped_file.not_run.is_empty() {
+            eprintln!("not run: {}", stopped_file.not_run.join(", "));
+        }
+        export::write_files(&config.out_dir, &[stopped_file.render()?])?;
     }
     // The server log goes to the results folder on every path, errors included.
     let copied = target.copy_server_log(&config.out_dir);
-    let report = result?;
+    result?;
     copied?;
     output::write_stdout(&console::summary_table(&report))?;
     if !config.quiet {
@@ -195,30 +241,64 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
     Ok(report)
 }
 
-/// Runs the strategies, ended at once by the throwaway server's death. A run
-/// that fails as the server dies (connections refused) failed because of it.
-async fn run_while_server_lives(config: &Config, target: &Target) -> Result<RunReport, Error> {
-    let result = tokio::select! {
-        result = run_strategies(config, target) => result,
-        died = target.server_died() => return Err(died),
+/// Runs the strategies into `report` until they end or a stop comes: `stop`
+/// (Ctrl-C, SIGTERM) or the throwaway server's death. A stop fires the run's
+/// interrupt and gives the run [`WIND_DOWN_LIMIT`] to write what it measured;
+/// the stop is then the error. A run that fails as the server dies
+/// (connections refused) failed because of it.
+async fn run_until_stopped(
+    config: &Config,
+    target: &Target,
+    stop: Pin<&mut impl Future<Output = String>>,
+    report: &mut RunReport,
+) -> Result<(), Error> {
+    let interrupt = Interrupt::default();
+    let mut run = pin!(run_strategies(config, target, &interrupt, report));
+    let stopped = tokio::select! {
+        result = &mut run => {
+            if result.is_err()
+                && let Ok(died) = tokio::time::timeout(SERVER_DEATH_GRACE, target.server_died()).await
+            {
+                return Err(died);
+            }
+            return result;
+        }
+        reason = stop => {
+            interrupt.fire(reason.as_str());
+            Error::runtime(format!(
+                "interrupted by {reason}; the server was stopped; results so far are in {}",
+                config.out_dir.display()
+            ))
+        }
+        died = target.server_died() => {
+            interrupt.fire(died.to_string());
+            died
+        }
     };
-    if result.is_err()
-        && let Ok(died) = tokio::time::timeout(SERVER_DEATH_GRACE, target.server_died()).await
-    {
-        return Err(died);
+    if tokio::time::timeout(WIND_DOWN_LIMIT, run).await.is_err() {
+        eprintln!(
+            "warning: the run did not wind down within {} s; its last strategy was not written",
+            WIND_DOWN_LIMIT.as_secs()
+        );
     }
-    result
+    Err(stopped)
 }
 
-async fn run_strategies(config: &Config, target: &Target) -> Result<RunReport, Error> {
+/// Runs each strategy in turn and writes the files after each one; a fired
+/// `interrupt` ends the strategy in progress early (it is written too, up to
+/// its last whole second) and starts no other.
+async fn run_strategies(
+    config: &Config,
+    target: &Target,
+    interrupt: &Interrupt,
+    report: &mut RunReport,
+) -> Result<(), Error> {
     let workload_source = format!("workload {}", config.workload_name);
-    target
-        .prepare_schema(&workload_source, &config.setup_sql)
-        .await?;
-    let mut report = RunReport {
-        workload: config.workload_name.clone(),
-        strategies: Vec::new(),
-    };
+    unless_interrupted(
+        interrupt,
+        target.prepare_schema(&workload_source, &config.setup_sql),
+    )
+    .await?;
     if target.server_log().is_none() && !config.quiet {
         eprintln!(
             "note: on --db-url the server log is not available to stallbench; \
@@ -226,55 +306,96 @@ async fn run_strategies(config: &Config, target: &Target) -> Result<RunReport, E
         );
     }
     for (index, strategy) in config.strategies.iter().enumerate() {
-        target.clear_sessions().await?;
-        target.reset(&workload_source, &config.reset_sql).await?;
+        let reset = async {
+            target.clear_sessions().await?;
+            target.reset(&workload_source, &config.reset_sql).await
+        };
+        unless_interrupted(interrupt, reset).await?;
+        if let Some(reason) = interrupt.reason() {
+            return Err(Error::runtime(reason));
+        }
         let log_start = server_log_len(target);
         if !config.quiet {
             eprintln!("== {} ({}) ==", strategy.name, strategy.describe());
         }
-        let (measured, notes) = scenario::run_strategy(
+        let (mut measured, notes) = scenario::run_strategy(
             target,
             config,
             strategy,
             config.seed.wrapping_add(index as u64),
+            interrupt,
         )
         .await?;
-        for warning in &notes.warnings {
-            eprintln!("warning: {warning}");
-        }
-        if !notes.failed_by_sqlstate.is_empty() && !config.quiet {
-            let counts: Vec<String> = notes
-                .failed_by_sqlstate
-                .iter()
-                .map(|(sqlstate, count)| format!("{count} x {sqlstate}"))
-                .collect();
-            eprintln!(
-                "{}: failed transactions: {}",
-                strategy.name,
-                counts.join(", ")
-            );
-        }
-        let after_run = scenario::AfterRun {
-            server_log: server_log_sentences(target, log_start, &notes.roles),
-            invalid_indexes: target.invalid_indexes().await?,
+        print_notes(
+            config,
+            &strategy.name,
+            &notes,
+            measured.interrupted.is_some(),
+        );
+        // A stopped run asks the server nothing more; a failure here interrupts it.
+        let invalid_indexes = match measured.interrupted {
+            Some(_) => Vec::new(),
+            None => target.invalid_indexes().await.unwrap_or_else(|error| {
+                measured.interrupted = Some(error.to_string());
+                Vec::new()
+            }),
         };
-        if !after_run.invalid_indexes.is_empty() {
+        if !invalid_indexes.is_empty() {
             eprintln!(
                 "warning: {}: the run left INVALID indexes behind: {} (a failed CREATE INDEX \
                  CONCURRENTLY); drop them before trying again",
                 strategy.name,
-                after_run.invalid_indexes.join(", ")
+                invalid_indexes.join(", ")
             );
         }
+        let after_run = scenario::AfterRun {
+            server_log: server_log_sentences(target, log_start, &notes.roles),
+            invalid_indexes,
+        };
+        let interrupted = measured.interrupted.clone();
         let strategy_report = scenario::assemble_report(&strategy.name, measured, after_run);
         report.strategies.push(strategy_report);
-        // Files of a finished strategy are written before the next one starts.
-        export::write_all(&report, &config.out_dir)?;
+        // Files of a finished (or interrupted) strategy are written before the next one starts.
+        export::write_all(report, &config.out_dir)?;
         target.copy_server_log(&config.out_dir)?;
+        if let Some(reason) = interrupted {
+            return Err(Error::runtime(reason));
+        }
     }
     target.clear_sessions().await?;
     target.drop_schema().await?;
-    Ok(report)
+    Ok(())
+}
+
+/// `work` (a phase before the load, with nothing measured to keep), unless
+/// `interrupt` fires first.
+async fn unless_interrupted<T>(
+    interrupt: &Interrupt,
+    work: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    tokio::select! {
+        result = work => result,
+        _ = interrupt.fired() => Err(Error::runtime(interrupt.reason().unwrap_or_default())),
+    }
+}
+
+/// Tells the user what the strategy's run noted: warnings (left out for an
+/// interrupted run: lost connections and a cancelled DDL follow from the
+/// interruption, which the error line names) and failures by SQLSTATE.
+fn print_notes(config: &Config, strategy: &str, notes: &scenario::RunNotes, interrupted: bool) {
+    if !interrupted {
+        for warning in &notes.warnings {
+            eprintln!("warning: {warning}");
+        }
+    }
+    if !notes.failed_by_sqlstate.is_empty() && !config.quiet {
+        let counts: Vec<String> = notes
+            .failed_by_sqlstate
+            .iter()
+            .map(|(sqlstate, count)| format!("{count} x {sqlstate}"))
+            .collect();
+        eprintln!("{strategy}: failed transactions: {}", counts.join(", "));
+    }
 }
 
 /// The current size of the throwaway server's structured log, where a strategy's part begins.

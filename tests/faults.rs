@@ -1,6 +1,8 @@
 //! When things break: the throwaway server killed mid-run ends the run at
-//! once, a harness killed with SIGKILL leaves a folder the next run removes,
-//! and a closed stdout ends the program quietly with status 141.
+//! once and keeps the seconds it measured, Ctrl-C writes the strategy in
+//! progress up to its last whole second, a harness killed with SIGKILL leaves
+//! a folder the next run removes, and a closed stdout ends the program quietly
+//! with status 141.
 //!
 //! The leftover-server checks scan every process on the machine: while others
 //! run tests, run these in their own pid namespace
@@ -72,6 +74,77 @@ fn postmaster_of(harness: u32) -> (u32, PathBuf) {
     }
 }
 
+/// Waits until the postmaster `postmaster` has at least `sessions` client
+/// backends (`[local]` in their title): the run's sessions are connected and
+/// its clock starts a moment later.
+fn wait_for_sessions(postmaster: u32, sessions: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut backends = 0;
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let Some((_, rest)) = stat.split_once(") ") else {
+                continue;
+            };
+            let parent = rest.split_whitespace().nth(1).and_then(|p| p.parse().ok());
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            if parent == Some(postmaster) && String::from_utf8_lossy(&cmdline).contains("[local]") {
+                backends += 1;
+            }
+        }
+        if backends >= sessions {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server {postmaster} had no {sessions} sessions within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The rows of `strategy` in a results folder's `timeline.csv`: (second, tps).
+fn timeline_rows(out: &Path, strategy: &str) -> Vec<(u32, u64)> {
+    let mut reader = csv::Reader::from_path(out.join("timeline.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|field| field == name).unwrap();
+    let (strategy_at, second_at, tps_at) = (column("strategy"), column("second"), column("tps"));
+    reader
+        .records()
+        .map(|record| record.unwrap())
+        .filter(|record| &record[strategy_at] == strategy)
+        .map(|record| {
+            (
+                record[second_at].parse().unwrap(),
+                record[tps_at].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The `interrupted` field of each strategy in a results folder's `summary.json`.
+fn interrupted_of(out: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&text).unwrap();
+    summary["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|strategy| {
+            (
+                strategy["strategy"].as_str().unwrap().to_string(),
+                strategy["interrupted"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn run_json_of(out: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+}
+
 fn kill(pid: u32, signal: libc::c_int) {
     // SAFETY: plain kill(2) on a pid this test found.
     let result = unsafe { libc::kill(pid as libc::pid_t, signal) };
@@ -101,6 +174,7 @@ fn a_killed_server_ends_the_run_at_once_naming_its_death() {
     while !run.out.join("run.json").exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
+    wait_for_sessions(postmaster, 4);
     std::thread::sleep(Duration::from_secs(3));
 
     kill(postmaster, libc::SIGKILL);
@@ -126,6 +200,93 @@ fn a_killed_server_ends_the_run_at_once_naming_its_death() {
     );
     assert_no_leftover_server();
     assert!(!folder.exists(), "{} is left behind", folder.display());
+
+    // The seconds measured before the kill are results.
+    let rows = timeline_rows(&run.out, "load");
+    assert!(rows.len() >= 2, "{rows:?}\n{stderr}");
+    assert!(rows.len() <= 4, "only seconds before the kill: {rows:?}");
+    assert!(rows[..2].iter().all(|&(_, tps)| tps > 0), "{rows:?}");
+    let interrupted = interrupted_of(&run.out);
+    assert_eq!(interrupted.len(), 1, "{interrupted:?}");
+    assert!(
+        interrupted[0]
+            .1
+            .starts_with("the throwaway server died (killed by signal 9)"),
+        "{interrupted:?}"
+    );
+    assert_eq!(
+        run_json_of(&run.out)["interrupted"]["strategy"].as_str(),
+        Some("load")
+    );
+}
+
+#[test]
+fn ctrl_c_writes_the_strategy_in_progress_up_to_its_last_whole_second() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let run = short_add_column();
+    let mut harness = stallbench()
+        .args(["compare", run.workload.to_str().unwrap(), "--quiet"])
+        .args(["--strategies", "naive,retry", "--out"])
+        .arg(&run.out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (postmaster, _) = postmaster_of(harness.id());
+    // Four readers, the observer, the report and the DDL: the clock starts once they are in.
+    wait_for_sessions(postmaster, 7);
+    std::thread::sleep(Duration::from_millis(4600));
+
+    kill(harness.id(), libc::SIGINT);
+    let stderr = stderr_of(&mut harness);
+    let status = harness.wait().unwrap();
+
+    assert_eq!(status.code(), Some(1), "Ctrl-C exits 1: {stderr}");
+    assert!(
+        stderr.contains("error: interrupted by Ctrl-C (SIGINT)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.lines().any(|line| line == "not run: retry"),
+        "{stderr}"
+    );
+    assert_no_leftover_server();
+
+    let seconds: Vec<u32> = timeline_rows(&run.out, "naive")
+        .iter()
+        .map(|&(second, _)| second)
+        .collect();
+    assert!(
+        seconds.starts_with(&[0, 1, 2, 3]),
+        "rows up to second 3: {seconds:?}"
+    );
+    assert!(seconds.len() <= 5, "only whole seconds: {seconds:?}");
+    assert!(timeline_rows(&run.out, "retry").is_empty());
+    let interrupted = interrupted_of(&run.out);
+    assert_eq!(
+        interrupted,
+        [("naive".to_string(), "Ctrl-C (SIGINT)".to_string())]
+    );
+    let run_json = run_json_of(&run.out);
+    assert_eq!(run_json["interrupted"]["strategy"], "naive");
+    assert_eq!(run_json["not_run"], serde_json::json!(["retry"]));
+    for chart in ["timeline.png", "latency.png", "latency-timeline.png"] {
+        assert!(run.out.join(chart).is_file(), "{chart} is drawn");
+    }
+    assert!(run.out.join("latency-naive.hlog").is_file());
+
+    // The folder of an interrupted run is a results folder like any other.
+    for chart in ["timeline.png", "latency.png", "latency-timeline.png"] {
+        std::fs::remove_file(run.out.join(chart)).unwrap();
+    }
+    let plot = stallbench().arg("plot").arg(&run.out).output().unwrap();
+    assert!(
+        plot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plot.stderr)
+    );
+    assert!(run.out.join("timeline.png").is_file());
 }
 
 #[test]

@@ -4,11 +4,15 @@
 //!
 //! The fields are in alphabetical order because the file has always listed its
 //! keys that way (it was built as a sorted JSON map); keep new fields in order.
+//!
+//! A run stopped early writes the file again with `interrupted` (why, and the
+//! strategy it cut short) and `not_run`; a finished run's file has neither key.
 
 use anyhow::Context;
 use serde::Serialize;
 
 use crate::config::{BlockerConfig, BlockerKind, Config, DdlConfig, WeightedScript};
+use crate::metrics::RunReport;
 use crate::strategy::NamedStrategy;
 #[cfg(doc)]
 use crate::target::Target;
@@ -27,7 +31,13 @@ pub struct RunFile<'a> {
     pub ddl: Option<DdlRecord<'a>>,
     pub description: &'a str,
     pub duration_s: f64,
+    /// Set when the run was stopped before its end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<InterruptedRecord>,
     pub latency_limit_ms: Option<f64>,
+    /// The strategies that did not start because the run was stopped before them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_run: Vec<String>,
     pub rate_tps: Option<f64>,
     pub scripts: Vec<ScriptRecord<'a>>,
     pub seed: u64,
@@ -40,6 +50,16 @@ pub struct RunFile<'a> {
     /// `[name, value]` pairs of `--set`.
     pub variables: &'a [(String, String)],
     pub workload: &'a str,
+}
+
+/// Why a run stopped before its end, in `run.json`.
+#[derive(Debug, Serialize)]
+pub struct InterruptedRecord {
+    pub reason: String,
+    /// The strategy cut short (written up to its last whole second); none if
+    /// the run stopped between strategies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
 }
 
 /// The blocker of `run.json`.
@@ -86,7 +106,9 @@ impl<'a> RunFile<'a> {
             ddl: config.ddl.as_ref().map(DdlRecord::new),
             description: &config.description,
             duration_s: load.duration.as_secs_f64(),
+            interrupted: None,
             latency_limit_ms: load.latency_limit.map(|limit| limit.as_secs_f64() * 1000.0),
+            not_run: Vec::new(),
             rate_tps: load.rate_tps,
             scripts: load.scripts.iter().map(ScriptRecord::new).collect(),
             seed: config.seed,
@@ -97,6 +119,38 @@ impl<'a> RunFile<'a> {
             tool_version: env!("CARGO_PKG_VERSION"),
             variables: &load.variables,
             workload: &config.workload_name,
+        }
+    }
+
+    /// The file of a run stopped by `error` after `report`'s strategies: the
+    /// one marked interrupted in its summary is named with its reason (else
+    /// the reason is `error`), the strategies missing from `report` are listed
+    /// as not run.
+    pub fn stopped_early(self, report: &RunReport, error: &str) -> RunFile<'a> {
+        let interrupted = report
+            .strategies
+            .iter()
+            .find(|strategy| !strategy.summary.interrupted.is_empty());
+        let not_run = self
+            .strategies
+            .iter()
+            .filter(|planned| {
+                report
+                    .strategies
+                    .iter()
+                    .all(|run| run.strategy != planned.name)
+            })
+            .map(|planned| planned.name.clone())
+            .collect();
+        RunFile {
+            interrupted: Some(InterruptedRecord {
+                reason: interrupted
+                    .map_or(error, |strategy| &strategy.summary.interrupted)
+                    .to_string(),
+                strategy: interrupted.map(|strategy| strategy.strategy.clone()),
+            }),
+            not_run,
+            ..self
         }
     }
 
@@ -192,5 +246,58 @@ mod tests {
             String::from_utf8(file.bytes).unwrap(),
             std::fs::read_to_string(example).unwrap()
         );
+    }
+
+    #[test]
+    fn a_stopped_run_names_the_interrupted_strategy_and_those_not_run() {
+        let cli = Cli::try_parse_from(["stallbench", "compare", "add-column"]).unwrap();
+        let Command::Compare {
+            workload,
+            strategies,
+            common,
+        } = cli.command
+        else {
+            panic!("not a compare command");
+        };
+        let config =
+            Config::new(workload.as_deref(), Mode::Compare { strategies }, &common).unwrap();
+        let facts = crate::metrics::RunFacts {
+            interrupted: Some("Ctrl-C (SIGINT)".to_string()),
+            ..Default::default()
+        };
+        let empty = crate::metrics::new_latency_histogram();
+        let summary = crate::metrics::summarize("naive", &[], &[], None, &empty, &facts);
+        let report = RunReport {
+            workload: "add-column".to_string(),
+            strategies: vec![crate::metrics::StrategyReport::from_summary(summary)],
+        };
+        let file = RunFile::new(&config, "throwaway server", "15.18")
+            .stopped_early(
+                &report,
+                "interrupted by Ctrl-C (SIGINT); results so far are in x",
+            )
+            .render()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&file.bytes).unwrap();
+        assert_eq!(
+            json["interrupted"],
+            serde_json::json!({"reason": "Ctrl-C (SIGINT)", "strategy": "naive"})
+        );
+        assert_eq!(json["not_run"], serde_json::json!(["retry"]));
+
+        let before_any = RunReport {
+            workload: "add-column".to_string(),
+            strategies: Vec::new(),
+        };
+        let file = RunFile::new(&config, "throwaway server", "15.18")
+            .stopped_early(&before_any, "setup SQL failed")
+            .render()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&file.bytes).unwrap();
+        assert_eq!(
+            json["interrupted"],
+            serde_json::json!({"reason": "setup SQL failed"})
+        );
+        assert_eq!(json["not_run"], serde_json::json!(["naive", "retry"]));
     }
 }

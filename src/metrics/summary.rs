@@ -48,6 +48,11 @@ pub struct Summary {
     pub reconnect_failures: u64,
     /// The longest time one worker was without a connection, in ms.
     pub max_disconnected_ms: f64,
+    /// Why the run of this strategy ended before its time (Ctrl-C, SIGTERM, the
+    /// server's death, an error); empty if it ran to its end. Its figures cover
+    /// the whole seconds before the interruption.
+    #[serde(default)]
+    pub interrupted: String,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -123,6 +128,8 @@ pub struct RunFacts {
     pub reconnect_failures: u64,
     /// The longest time one worker was without a connection, in ms.
     pub max_disconnected_ms: f64,
+    /// Why the run ended before its time; `None` if it ran to its end.
+    pub interrupted: Option<String>,
 }
 
 /// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
@@ -203,6 +210,7 @@ pub fn summarize(
         reconnects: seconds.iter().map(|row| row.reconnects).sum(),
         reconnect_failures: facts.reconnect_failures,
         max_disconnected_ms: facts.max_disconnected_ms,
+        interrupted: facts.interrupted.clone().unwrap_or_default(),
     }
 }
 

@@ -2,6 +2,10 @@
 //! returned and what the server said after the run, in one pure function, so
 //! that every figure of the summary is computed once, from its inputs, and
 //! never patched in afterwards.
+//!
+//! An interrupted run is assembled the same way, from its whole seconds only:
+//! the DDL tries and lock samples of the second it was interrupted in go with
+//! that second, so every file of the strategy covers the same seconds.
 
 use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, SecondLocks};
@@ -13,7 +17,8 @@ use crate::metrics::{
 /// What the tasks of one run returned, as plain data: the wind-down's result.
 #[derive(Debug)]
 pub struct Measured {
-    /// Rows of the timeline: the load's duration in whole seconds, rounded up.
+    /// Rows of the timeline: the load's duration in whole seconds, rounded up;
+    /// for an interrupted run, the whole seconds before the interrupt.
     pub duration_s: u32,
     /// Wall-clock time of second 0, in seconds since the Unix epoch.
     pub started_unix_s: f64,
@@ -35,6 +40,8 @@ pub struct Measured {
     pub lock_samples: Vec<LockSample>,
     /// The sample moment with the most waiting sessions.
     pub lock_worst: Vec<LockSample>,
+    /// Why the run ended before its time (Ctrl-C, the server's death, ...); `None` if it ran to its end.
+    pub interrupted: Option<String>,
 }
 
 /// What the server tells about a run only once it is over: read after the
@@ -50,6 +57,10 @@ pub struct AfterRun {
 /// Builds the report of strategy `strategy` from what its run measured and
 /// what the server said afterwards.
 pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) -> StrategyReport {
+    let measured = match measured.interrupted {
+        Some(_) => whole_seconds_only(measured),
+        None => measured,
+    };
     let blocker_window = measured
         .blocker
         .as_ref()
@@ -69,6 +80,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
         invalid_indexes: after_run.invalid_indexes,
         reconnect_failures: measured.recorder.reconnect_failures(),
         max_disconnected_ms: measured.recorder.max_disconnected_ms(),
+        interrupted: measured.interrupted.clone(),
     };
     let summary = summarize(
         strategy,
@@ -96,6 +108,25 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
             per_second: measured.recorder.intervals(),
         },
     }
+}
+
+/// `measured` without what happened from second `duration_s` on: DDL tries
+/// started and lock samples taken in the second the run was interrupted in.
+/// (The recorder never took that second; see `tasks::spawn_recorder`.)
+fn whole_seconds_only(mut measured: Measured) -> Measured {
+    let end_s = f64::from(measured.duration_s);
+    let seconds = measured.duration_s as usize;
+    measured.lock_waiters.truncate(seconds);
+    measured.behind_schedule.truncate(seconds);
+    measured.lock_per_second.truncate(seconds);
+    measured
+        .attempts
+        .retain(|attempt| attempt.started_s < end_s);
+    measured.lock_samples.retain(|sample| sample.t_s < end_s);
+    if measured.lock_worst.iter().any(|sample| sample.t_s >= end_s) {
+        measured.lock_worst.clear();
+    }
+    measured
 }
 
 #[cfg(test)]
@@ -135,6 +166,7 @@ mod tests {
             lock_per_second: vec![SecondLocks::default(); 4],
             lock_samples: Vec::new(),
             lock_worst: Vec::new(),
+            interrupted: None,
         }
     }
 
@@ -210,5 +242,47 @@ mod tests {
         assert_eq!(without.summary.blocker_outcome, "none");
         assert!(without.blocker.is_none());
         assert!(without.seconds.iter().all(|row| !row.blocker_active));
+    }
+
+    fn lock_sample(t_s: f64) -> LockSample {
+        LockSample {
+            t_s,
+            pid: 42,
+            role: "ddl".to_string(),
+            state: "active".to_string(),
+            wait_event_type: "Lock".to_string(),
+            wait_event: "relation".to_string(),
+            lock_mode: "AccessExclusiveLock".to_string(),
+            relation: "orders".to_string(),
+            granted: false,
+            blocked_by: vec!["report".to_string()],
+            wait_ms: 100.0,
+        }
+    }
+
+    #[test]
+    fn an_interrupted_run_keeps_its_whole_seconds_only() {
+        let attempts = vec![
+            test_attempt(1, 1.5, 2.2, AttemptOutcome::LockTimeout),
+            test_attempt(2, 3.1, 3.4, AttemptOutcome::Error),
+        ];
+        let mut interrupted = measured(None, attempts);
+        interrupted.duration_s = 3;
+        interrupted.lock_samples = vec![lock_sample(2.8), lock_sample(3.2)];
+        interrupted.lock_worst = vec![lock_sample(3.2)];
+        interrupted.interrupted = Some("Ctrl-C (SIGINT)".to_string());
+        let report = assemble_report("naive", interrupted, AfterRun::default());
+
+        assert_eq!(report.seconds.len(), 3);
+        assert_eq!(report.locks.per_second.len(), 3);
+        assert_eq!(report.attempts.len(), 1, "the try of second 3 is dropped");
+        assert_eq!(report.summary.ddl_attempts, 1);
+        assert_eq!(report.locks.samples, [lock_sample(2.8)]);
+        assert!(
+            report.locks.worst.is_empty(),
+            "its worst moment was in second 3"
+        );
+        assert_eq!(report.summary.interrupted, "Ctrl-C (SIGINT)");
+        assert_eq!(report.summary.transactions, 2);
     }
 }

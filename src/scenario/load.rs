@@ -21,6 +21,7 @@ use rand::{RngExt, SeedableRng};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use super::RunClock;
 use super::arrivals::Arrivals;
@@ -191,7 +192,7 @@ impl TxnError {
     }
 }
 
-/// Runs transactions until the end of the load; records into `live` and `parts`.
+/// Runs transactions until the end of the load or `interrupt`; records into `live` and `parts`.
 /// Closed loop without `arrivals` (the next transaction starts when the last
 /// ends); open loop with them (each transaction starts at a scheduled time,
 /// and its latency counts from then).
@@ -201,6 +202,7 @@ pub async fn run_worker(
     arrivals: Option<Arc<Arrivals>>,
     live: Arc<LiveCounters>,
     parts: UnboundedSender<WorkerPart>,
+    interrupt: CancellationToken,
 ) -> WorkerOutcome {
     let Worker {
         connection,
@@ -219,7 +221,7 @@ pub async fn run_worker(
     let total_weight: u32 = scripts.iter().map(|weighted| weighted.weight).sum();
     let duration_s = clock.duration_s();
     let end = clock.end();
-    let mut session = Session::new(connection, prepared, connector, cancel);
+    let mut session = Session::new(connection, prepared, connector, cancel, interrupt.clone());
     let mut params: Vec<String> = Vec::new();
     let mut recording = Recording::new(client_id as usize, parts);
     let mut timer = None;
@@ -238,7 +240,7 @@ pub async fn run_worker(
                 }
             },
         };
-        if started >= end {
+        if started >= end || interrupt.is_cancelled() {
             break;
         }
         let lag = started.saturating_duration_since(scheduled);
@@ -367,6 +369,8 @@ struct Session {
     /// The same, for the end of the run; replaced on reconnect.
     shared_cancel: WorkerCancel,
     connector: Connector,
+    /// Fired when the run is stopped early: reconnecting stops with it.
+    interrupt: CancellationToken,
     /// False from a loss until a new connection is open.
     connected: bool,
     /// Connections lost so far, and the last loss.
@@ -382,8 +386,10 @@ impl Session {
         prepared: Vec<PreparedScript>,
         connector: Connector,
         shared_cancel: WorkerCancel,
+        interrupt: CancellationToken,
     ) -> Session {
         Session {
+            interrupt,
             cancel: connection.cancel_handle(),
             connection,
             prepared,
@@ -398,8 +404,8 @@ impl Session {
 
     /// Counts the loss, then opens a new connection and prepares the scripts
     /// on it, retrying with a capped, jittered backoff until that works or the
-    /// load ends. Records every failed attempt, the reconnect and the time
-    /// without a connection. False if the load ended first.
+    /// load ends or the run is interrupted. Records every failed attempt, the
+    /// reconnect and the time without a connection. False if the load ended first.
     async fn reopen(
         &mut self,
         lost: Lost,
@@ -414,13 +420,22 @@ impl Session {
         self.connected = false;
         let end = tokio::time::Instant::from_std(clock.end());
         let mut backoff = RECONNECT_BACKOFF_FIRST;
+        let interrupt = self.interrupt.clone();
         loop {
             let wait = backoff.mul_f64(rng.random_range(0.5..=1.0));
-            tokio::time::sleep_until(end.min(tokio::time::Instant::now() + wait)).await;
+            let until = end.min(tokio::time::Instant::now() + wait);
+            tokio::select! {
+                _ = tokio::time::sleep_until(until) => {}
+                _ = interrupt.cancelled() => break,
+            }
             if tokio::time::Instant::now() >= end {
                 break;
             }
-            let Ok(opened) = tokio::time::timeout_at(end, self.open(scripts)).await else {
+            let opened = tokio::select! {
+                opened = tokio::time::timeout_at(end, self.open(scripts)) => opened,
+                _ = interrupt.cancelled() => break,
+            };
+            let Ok(opened) = opened else {
                 break;
             };
             let now = Instant::now();

@@ -6,6 +6,10 @@
 //! clock and winding them down (`tasks`), and assembling the report from what
 //! the tasks returned (`assemble`, pure, so the summary is built once, with the
 //! facts the server only knows after the run passed in).
+//!
+//! A run can end before its time ([`Interrupt`]): its run phase then ends at
+//! once, winds down as at the end, and what was measured up to the last whole
+//! second becomes a report like any other, marked interrupted.
 
 mod assemble;
 mod connect;
@@ -22,7 +26,10 @@ pub mod progress;
 pub use assemble::{AfterRun, Measured, assemble_report};
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::error::Error;
@@ -91,6 +98,44 @@ impl RunClock {
     }
 }
 
+/// Ends a run before its time: fired once with a reason (Ctrl-C, SIGTERM, the
+/// server's death, a failed task) by whoever notices it first, watched by every
+/// task of the run.
+#[derive(Debug, Clone, Default)]
+pub struct Interrupt {
+    token: CancellationToken,
+    /// When it fired and why; the first reason is the one kept.
+    fired: Arc<OnceLock<(Instant, String)>>,
+}
+
+impl Interrupt {
+    /// Ends the run for `reason`, unless it was ended for another reason before.
+    pub fn fire(&self, reason: impl Into<String>) {
+        let _ = self.fired.set((Instant::now(), reason.into()));
+        self.token.cancel();
+    }
+
+    /// Why the run was ended, once it was.
+    pub fn reason(&self) -> Option<&str> {
+        self.fired.get().map(|(_, reason)| reason.as_str())
+    }
+
+    /// The first second of `clock` that is not whole: the second it fired in.
+    pub fn cut_second(&self, clock: &RunClock) -> Option<u32> {
+        self.fired.get().map(|(at, _)| clock.second_of(*at))
+    }
+
+    /// Resolves once it has fired.
+    pub async fn fired(&self) {
+        self.token.cancelled().await;
+    }
+
+    /// The token the load workers check between transactions (one atomic load).
+    pub fn token(&self) -> CancellationToken {
+        self.token.clone()
+    }
+}
+
 /// What a strategy run produced besides its measurements: things to tell the user.
 #[derive(Debug, Clone, Default)]
 pub struct RunNotes {
@@ -104,16 +149,47 @@ pub struct RunNotes {
 
 /// Runs one strategy: connects every session, starts the clock, runs the load
 /// for its duration with the blocker and the DDL on the same clock, and winds
-/// everything down. What it returns becomes a report with [`assemble_report`].
+/// everything down. When `interrupt` fires the load ends early and the
+/// measurements stop at the last whole second (`Measured::interrupted` says why).
+/// What it returns becomes a report with [`assemble_report`].
 pub async fn run_strategy(
     target: &Target,
     config: &Config,
     strategy: &NamedStrategy,
     seed: u64,
+    interrupt: &Interrupt,
 ) -> Result<(Measured, RunNotes), Error> {
     // The load workers run on a thread of their own until this is dropped, at the end.
     let load_runtime = load::LoadRuntime::start()?;
     let sessions = connect::connect_sessions(target, config, strategy, seed, &load_runtime).await?;
-    let running = tasks::start(sessions, target, config, strategy, seed, &load_runtime);
-    tasks::wind_down(running, &strategy.name).await
+    let running = tasks::start(
+        sessions,
+        target,
+        config,
+        strategy,
+        seed,
+        &load_runtime,
+        interrupt,
+    );
+    tasks::wind_down(running, &strategy.name, interrupt).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interrupt_keeps_its_first_reason_and_cuts_at_the_second_it_fired_in() {
+        let clock = RunClock::start(Duration::from_secs(10));
+        let interrupt = Interrupt::default();
+        assert_eq!(interrupt.reason(), None);
+        assert_eq!(interrupt.cut_second(&clock), None);
+        assert!(!interrupt.token().is_cancelled());
+
+        interrupt.fire("SIGTERM");
+        interrupt.fire("the throwaway server died");
+        assert_eq!(interrupt.reason(), Some("SIGTERM"));
+        assert_eq!(interrupt.cut_second(&clock), Some(0));
+        assert!(interrupt.token().is_cancelled());
+    }
 }

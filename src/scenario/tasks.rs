@@ -3,6 +3,11 @@
 //! transaction still counts), then the blocker and the DDL (cancelled if they
 //! outlive the load), then the observer, and the recorder last, once every
 //! worker's hand-over is in.
+//!
+//! An [`Interrupt`] ends the load early: the workers stop between transactions,
+//! the rest winds down as at the end but without the DDL's grace, and the
+//! recorder drops what was measured in the second the interrupt came in, which
+//! is not whole.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +24,7 @@ use super::ddl;
 use super::load::{self, LoadRuntime};
 use super::observer::{self, ObserverOutput};
 use super::progress;
-use super::{Measured, RunClock, RunNotes};
+use super::{Interrupt, Measured, RunClock, RunNotes};
 use crate::config::Config;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
@@ -29,6 +34,9 @@ use crate::target::Target;
 
 /// Mixed into the run's seed for the arrival schedule, so it does not repeat a worker's draws.
 const ARRIVALS_SEED: u64 = 0x5eed_a221_7a15;
+
+/// How long the workers get to finish their last transaction at the end of the load.
+const LAST_TRANSACTION: Duration = Duration::from_millis(200);
 
 /// A load worker's task, with the handle that cancels its running query.
 type WorkerTask = (JoinHandle<load::WorkerOutcome>, load::WorkerCancel);
@@ -57,6 +65,7 @@ pub fn start(
     strategy: &NamedStrategy,
     seed: u64,
     load_runtime: &LoadRuntime,
+    interrupt: &Interrupt,
 ) -> RunningTasks {
     let clock = RunClock::start(config.load.duration);
     let live = Arc::new(LiveCounters::new(clock.duration_s()));
@@ -69,7 +78,14 @@ pub fn start(
             &mut arrivals_rng,
         ))
     });
-    let (recorder, workers) = start_load(sessions.workers, clock, &arrivals, &live, load_runtime);
+    let (recorder, workers) = start_load(
+        sessions.workers,
+        clock,
+        &arrivals,
+        &live,
+        load_runtime,
+        interrupt,
+    );
 
     let (stop, stop_rx) = watch::channel(false);
     let (queue_tx, queue_rx) = watch::channel(String::new());
@@ -146,16 +162,17 @@ pub fn start(
 
 /// Starts the recorder and, on the load runtime, the load workers, which hand
 /// their measurements to it; returns the recorder's task and each worker's
-/// task with the handle that cancels its query.
+/// task with the handle that cancels its query. The workers stop early when `interrupt` fires.
 fn start_load(
     workers: Vec<load::Worker>,
     clock: RunClock,
     arrivals: &Option<Arc<Arrivals>>,
     live: &Arc<LiveCounters>,
     load_runtime: &LoadRuntime,
+    interrupt: &Interrupt,
 ) -> (JoinHandle<Recorder>, Vec<WorkerTask>) {
     let (parts_tx, parts_rx) = mpsc::unbounded_channel();
-    let recorder = spawn_recorder(clock, workers.len(), parts_rx);
+    let recorder = spawn_recorder(clock, workers.len(), parts_rx, interrupt.clone());
     let mut tasks = Vec::with_capacity(workers.len());
     for worker in workers {
         let cancel = worker.cancel.clone();
@@ -165,6 +182,7 @@ fn start_load(
             arrivals.clone(),
             live.clone(),
             parts_tx.clone(),
+            interrupt.token(),
         ));
         tasks.push((task, cancel));
     }
@@ -173,10 +191,13 @@ fn start_load(
 
 /// The recorder's task: takes the workers' hand-overs as they come and settles
 /// the seconds once a second; returns the recorder once every worker is done.
+/// Once `interrupt` fired, seconds from the one it fired in are dropped: no
+/// worker could hand them over before, so what is kept is whole.
 fn spawn_recorder(
     clock: RunClock,
     workers: usize,
     mut parts: mpsc::UnboundedReceiver<WorkerPart>,
+    interrupt: Interrupt,
 ) -> JoinHandle<Recorder> {
     tokio::spawn(async move {
         let mut recorder = Recorder::new(workers);
@@ -184,7 +205,14 @@ fn spawn_recorder(
         loop {
             tokio::select! {
                 part = parts.recv() => match part {
-                    Some(part) => recorder.add(part, clock.second_now()),
+                    Some(mut part) => {
+                        if let Some(cut) = interrupt.cut_second(&clock)
+                            && part.finished.as_ref().is_some_and(|second| second.second >= cut)
+                        {
+                            part.finished = None;
+                        }
+                        recorder.add(part, clock.second_now());
+                    }
                     None => break,
                 },
                 _ = tick.tick() => recorder.settle(clock.second_now()),
@@ -195,24 +223,41 @@ fn spawn_recorder(
     })
 }
 
-/// Waits for the end of the load, then stops every task and collects what
-/// each returned; things worth telling the user go to the notes.
+/// Waits for the end of the load (or the interrupt), then stops every task and
+/// collects what each returned; things worth telling the user go to the notes.
 pub async fn wind_down(
     running: RunningTasks,
     strategy_name: &str,
+    interrupt: &Interrupt,
 ) -> Result<(Measured, RunNotes), Error> {
     let clock = running.clock;
-    tokio::time::sleep_until(tokio::time::Instant::from_std(clock.end())).await;
+    tokio::select! {
+        _ = tokio::time::sleep_until(tokio::time::Instant::from_std(clock.end())) => {}
+        _ = interrupt.fired() => {}
+    }
     running.stop.send_replace(true);
     let mut notes = RunNotes::default();
 
-    let lost_connections = finish_workers(running.workers, &mut notes).await;
-    let blocker = finish_blocker(running.blocker, strategy_name, &mut notes).await?;
-    let attempts = finish_ddl(running.ddl, strategy_name, &mut notes).await?;
+    // Interrupted, nothing in flight can still count: it would end in the cut second.
+    let (last_transaction, ddl_grace) = match interrupt.reason() {
+        Some(_) => (Duration::ZERO, Duration::ZERO),
+        None => (LAST_TRANSACTION, ddl::GRACE_AFTER_RUN),
+    };
+    let lost_connections = finish_workers(running.workers, last_transaction, &mut notes).await;
+    // A task that failed loses its own part only: the run is written, marked interrupted.
+    let blocker = finish_blocker(running.blocker, strategy_name, &mut notes)
+        .await
+        .unwrap_or_else(|error| interrupted_by(interrupt, error));
+    let attempts = finish_ddl(running.ddl, ddl_grace, strategy_name, &mut notes)
+        .await
+        .unwrap_or_else(|error| interrupted_by(interrupt, error));
     let observed = match running.observer {
-        Some(task) => task
-            .await
-            .map_err(|err| Error::runtime(format!("lock observer task: {err}")))?,
+        Some(task) => task.await.unwrap_or_else(|error| {
+            interrupted_by(
+                interrupt,
+                Error::runtime(format!("lock observer task: {error}")),
+            )
+        }),
         None => ObserverOutput::default(),
     };
     if let Some(message) = &observed.error {
@@ -228,7 +273,10 @@ pub async fn wind_down(
         .map_err(|err| Error::runtime(format!("recorder task: {err}")))?;
     notes.failed_by_sqlstate = recorder.failed_by_sqlstate().into_iter().collect();
 
-    let duration_s = clock.duration_s();
+    // Cut at the last whole second when interrupted (by the end, the cut is the duration).
+    let duration_s = interrupt
+        .cut_second(&clock)
+        .map_or(clock.duration_s(), |cut| cut.min(clock.duration_s()));
     let live = running.live;
     let lock_waiters: Vec<u32> = (0..duration_s)
         .map(|second| live.second(second).lock_waiters)
@@ -248,14 +296,27 @@ pub async fn wind_down(
         lock_per_second: observed.per_second,
         lock_samples: observed.samples,
         lock_worst: observed.worst,
+        interrupted: interrupt.reason().map(str::to_string),
     };
     Ok((measured, notes))
 }
 
-/// Lets workers finish their last transaction, cancels those stuck in a lock
-/// queue, and returns how many lost their connection during the run.
-async fn finish_workers(tasks: Vec<WorkerTask>, notes: &mut RunNotes) -> u32 {
-    tokio::time::sleep(Duration::from_millis(200)).await;
+/// Fires `interrupt` for `error` (unless it fired before) and stands in for
+/// what the failed task would have returned.
+fn interrupted_by<T: Default>(interrupt: &Interrupt, error: Error) -> T {
+    interrupt.fire(error.to_string());
+    T::default()
+}
+
+/// Gives workers `last_transaction` to finish their last transaction, cancels
+/// those still in one (stuck in a lock queue), and returns how many lost their
+/// connection during the run.
+async fn finish_workers(
+    tasks: Vec<WorkerTask>,
+    last_transaction: Duration,
+    notes: &mut RunNotes,
+) -> u32 {
+    tokio::time::sleep(last_transaction).await;
     for (task, cancel) in &tasks {
         if !task.is_finished() {
             let _ = cancel.cancel_query().await;
@@ -309,23 +370,28 @@ async fn finish_blocker(
     Ok(Some(result))
 }
 
-/// Gives a running DDL attempt [`ddl::GRACE_AFTER_RUN`] to end, then cancels
-/// it; returns every attempt.
+/// Gives a running DDL attempt `grace` to end ([`ddl::GRACE_AFTER_RUN`], none
+/// for an interrupted run), then cancels it; returns every attempt.
 async fn finish_ddl(
     task: Option<(JoinHandle<Vec<DdlAttempt>>, CancelToken)>,
+    grace: Duration,
     strategy_name: &str,
     notes: &mut RunNotes,
 ) -> Result<Vec<DdlAttempt>, Error> {
     let Some((mut task, cancel)) = task else {
         return Ok(Vec::new());
     };
-    let joined = match tokio::time::timeout(ddl::GRACE_AFTER_RUN, &mut task).await {
+    let joined = match tokio::time::timeout(grace, &mut task).await {
         Ok(joined) => joined,
         Err(_) => {
-            notes.warnings.push(format!(
-                "{strategy_name}: the DDL was still running {} s after the load ended; it was cancelled",
-                ddl::GRACE_AFTER_RUN.as_secs()
-            ));
+            notes.warnings.push(if grace.is_zero() {
+                format!("{strategy_name}: the DDL was running when the run was interrupted; it was cancelled")
+            } else {
+                format!(
+                    "{strategy_name}: the DDL was still running {} s after the load ended; it was cancelled",
+                    grace.as_secs()
+                )
+            });
             let _ = cancel.cancel_query(NoTls).await;
             task.await
         }
