@@ -1,10 +1,14 @@
 //! Migration strategies: how the DDL injector runs the migration, as plain data,
 //! the published presets, and the (lock_timeout, sleep) schedule of each try.
-//! `scenario/ddl.rs` executes them.
+//! `scenario/ddl.rs` executes them; `sources.rs` says where each preset's numbers come from.
+
+mod sources;
 
 use std::time::Duration;
 
 use rand::RngExt;
+
+pub use sources::{PresetSource, preset_source};
 
 /// How to run the migration.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,8 +17,8 @@ pub enum Strategy {
     Plain,
     /// `SET lock_timeout`, give up quickly, sleep, try again.
     LockTimeoutRetry(RetryPolicy),
-    /// No timeout; after `grace`, terminate the sessions that block the DDL
-    /// (`pg_terminate_backend`), as pg-osc `--kill-backends` does.
+    /// No timeout; after `grace`, terminate the sessions that block the DDL and
+    /// whose transaction is older than `grace` (`pg_terminate_backend`).
     KillBlockers { grace: Duration },
     /// Before each try, wait until no transaction older than `older_than`
     /// holds a lock on a workload table; then try as `retry` says.
@@ -222,24 +226,37 @@ const GITLAB_STEPS_MS: &[(u64, u64)] = &[
     (10_000, 600_000),
 ];
 
-/// A preset strategy by name; `None` for an unknown name. Where the numbers come from:
-/// - `naive`: the statement alone (the outage).
-/// - `retry`: the reference lab's script: lock_timeout 500ms, sleep min(try, 5) s, 10 tries.
-/// - `gitlab`: GitLab's `with_lock_retries` default timing configuration, 41 tries of
-///   `SET LOCAL lock_timeout` in a transaction; here the exhausted schedule ends with an
-///   error (`raise_on_exhaustion`), not with a last try without timeout.
-/// - `pgroll`: lock_timeout 500ms, exponential backoff from 1 s with full jitter, capped at
-///   1 min, retried until the run ends (pgroll retries until its deadline).
-/// - `reshape`: lock_timeout 1s, 10 tries, backoff 100ms doubling to a 3.2 s cap plus up to
-///   50% jitter.
-/// - `postgres-ai`: lock_timeout 50ms, 30 tries, full jitter `random() * min(60 s, 10 ms * 2^try)`
-///   (postgres.ai's "zero-downtime migrations" retry recipe).
-/// - `strong-migrations`: lock_timeout 10s and no retry (strong_migrations' default
-///   `lock_timeout_retries = 0`; its retries, when enabled, wait a fixed 10 s).
-/// - `kill-blockers`: wait 1 s, then terminate the DDL's blockers (pg-osc `--kill-backends`,
-///   django-pgmigrate); the report's failure is the cost.
-/// - `wait-for-idle`: before each try wait until no transaction older than 1 s holds a lock
-///   on a workload table, then try as `retry` does.
+/// A preset strategy by name; `None` for an unknown name. Each cites the file its
+/// values were read from ([`preset_source`] holds the values as plain data):
+/// - `naive`: the statement alone; PostgreSQL's defaults (postgres/postgres
+///   `src/backend/utils/misc/postgresql.conf.sample`: lock_timeout 0, statement_timeout 0).
+/// - `retry`: the reference experiment's script (stallbench `workloads/add-column.toml`):
+///   lock_timeout 500ms, sleep min(try, 5) s, 10 tries; the published lab is not verified.
+/// - `gitlab`: gitlabhq/gitlabhq `lib/gitlab/database/with_lock_retries.rb`
+///   `DEFAULT_TIMING_CONFIGURATION`: 41 tries of `SET LOCAL lock_timeout` in a transaction,
+///   100ms/50ms to 10s/10min; ends with an error as `raise_on_exhaustion: true` does
+///   (`lib/gitlab/database/migrations/lock_retry_mixin.rb`). That mixin retries the whole
+///   migration as one transaction; here a migration of several steps restarts the schedule
+///   for each step.
+/// - `pgroll`: xataio/pgroll `pkg/db/db.go`: on 55P03 sleep a full-jitter exponential
+///   backoff from 1 s, capped at 1 min, and retry until its context is cancelled (no deadline
+///   of its own; here the run's end stops it); lock_timeout 500ms, the `--lock-timeout`
+///   default of `cmd/root.go`.
+/// - `reshape`: fabianlindfors/reshape `src/db.rs`: lock_timeout 1s, 10 attempts, sleep
+///   100ms doubling to 3.2 s plus up to 50% jitter.
+/// - `postgres-ai`: postgres-ai/docs
+///   `blog/20210923-zero-downtime-postgres-schema-migrations-lock-timeout-and-retries.md`:
+///   lock_timeout 50ms, 30 attempts, sleep `random() * least(60000, 10 * 2^i)` ms.
+/// - `strong-migrations`: ankane/strong_migrations
+///   `lib/generators/strong_migrations/templates/initializer.rb.tt`: the initializer's
+///   recommended 10 s lock_timeout (the library itself sets none); `lock_timeout_retries`
+///   defaults to 0 (delay 10 s): one try.
+/// - `kill-blockers`: stallbench's own variant, credited to no tool: after a 1 s grace
+///   terminate the DDL's blockers whose transaction is older than the grace. pg-osc's
+///   `--kill-backends` behaves differently and is a preset to come.
+/// - `wait-for-idle`: stallbench's own: before each try wait until no transaction older
+///   than 1 s (`older_than`) holds a lock on a workload table, then try as `retry`; after
+///   the postgres.ai article's advice to check for long-running transactions first.
 pub fn preset(name: &str) -> Option<NamedStrategy> {
     let reference_retry = RetryPolicy {
         schedule: Schedule::Uniform {
@@ -350,8 +367,9 @@ impl NamedStrategy {
                 format!("lock-timeout-retry: {}", describe_retry(policy))
             }
             Strategy::KillBlockers { grace } => format!(
-                "kill-blockers: no timeout; after {} terminate the sessions blocking the DDL",
-                humantime::format_duration(*grace)
+                "kill-blockers: no timeout; after {grace} terminate the sessions blocking the DDL \
+                 whose transaction is older than {grace}",
+                grace = humantime::format_duration(*grace)
             ),
             Strategy::WaitForIdle { older_than, retry } => format!(
                 "wait-for-idle: before each try wait until no transaction older than {} holds a \

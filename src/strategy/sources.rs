@@ -1,0 +1,303 @@
+//! Where each preset's numbers come from. A preset is a promise that stallbench
+//! reproduces what a tool does to live traffic, so each one names the file its
+//! values were read from, states only what that file says, and says where the
+//! preset departs from it. The tests below hold every preset to these values.
+
+/// The source of a preset: the file that states its values, and those values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PresetSource {
+    /// The public repository (`owner/name`), or `stallbench` for a preset of its own.
+    pub repository: &'static str,
+    /// The file in that repository that holds the values.
+    pub file: &'static str,
+    /// The values as the source states them, and where the preset differs.
+    pub values: &'static str,
+}
+
+/// The source of the preset called `name`; `None` for a name that is no preset.
+pub fn preset_source(name: &str) -> Option<PresetSource> {
+    let (repository, file, values) = match name {
+        "naive" => (
+            "postgres/postgres",
+            "src/backend/utils/misc/postgresql.conf.sample",
+            "lock_timeout = 0 and statement_timeout = 0 (disabled) by default: the statement \
+             waits in the lock queue as long as it takes",
+        ),
+        "retry" => (
+            "stallbench",
+            "workloads/add-column.toml",
+            "the reference experiment's retry script: lock_timeout 500ms, sleep min(try, 5) s \
+             after a failed try, at most 10 tries; the published lab it comes from is not named \
+             in this repository, so not verified against it",
+        ),
+        "gitlab" => (
+            "gitlabhq/gitlabhq",
+            "lib/gitlab/database/with_lock_retries.rb",
+            "DEFAULT_TIMING_CONFIGURATION, 41 tries of [lock_timeout, sleep after a \
+             LockWaitTimeout]: 100ms/50ms, 100ms/50ms, 200ms/50ms, 300ms/100ms, 400ms/150ms, \
+             500ms/2s x4, 1s/5s, 1s/1min, ..., 10s/10min; each try is SET LOCAL lock_timeout in a \
+             transaction; lib/gitlab/database/migrations/lock_retry_mixin.rb runs it with \
+             raise_on_exhaustion: true (AttemptsExhaustedError after the last try; the default \
+             false would make one more try without lock_timeout). That mixin retries the whole \
+             migration as one transaction; stallbench restarts the schedule for each DDL step",
+        ),
+        "pgroll" => (
+            "xataio/pgroll",
+            "pkg/db/db.go",
+            "on SQLSTATE 55P03 sleep backoff.New(1 min, 1 s).Duration() (cloudflare/backoff: a \
+             random part of min(1 s * 2^n, 1 min), n = 0, 1, ...) and retry, with no try limit \
+             and no deadline of its own: until its context is cancelled (here: until the run \
+             ends); lock_timeout 500ms is the --lock-timeout default of cmd/root.go",
+        ),
+        "reshape" => (
+            "fabianlindfors/reshape",
+            "src/db.rs",
+            "SET lock_timeout = '1s' on its connection; retry_automatically: on 55P03 at most \
+             10 attempts (MAX_ATTEMPTS), sleep min(3.2 s, 100ms * 2^(attempt-1)) plus a random \
+             jitter below half of it, then the error",
+        ),
+        "postgres-ai" => (
+            "postgres-ai/docs",
+            "blog/20210923-zero-downtime-postgres-schema-migrations-lock-timeout-and-retries.md",
+            "the article's DO block: lock_timeout 50ms, max_attempts 30, after failed attempt i \
+             sleep random() * least(60000, 10 * 2^i) ms, then an exception; its tries are \
+             subtransactions of one DO statement, stallbench runs each try as a statement of \
+             its own (the whole-transaction variant the article mentions)",
+        ),
+        "strong-migrations" => (
+            "ankane/strong_migrations",
+            "lib/generators/strong_migrations/templates/initializer.rb.tt",
+            "the initializer the gem generates recommends lock_timeout = 10.seconds (and \
+             statement_timeout = 1.hour, not set here: no run lasts an hour); the library itself \
+             (lib/strong_migrations.rb) sets no lock_timeout, and lock_timeout_retries defaults \
+             to 0 with lock_timeout_retry_delay 10 s: one try",
+        ),
+        "kill-blockers" => (
+            "stallbench",
+            "src/scenario/ddl.rs",
+            "stallbench's own variant, credited to no tool: no timeout; after the grace (1 s, \
+             the kind's grace key) terminate the DDL's pg_blocking_pids whose transaction is \
+             older than the grace (the age filter is the grace itself), again every poll, never \
+             giving up. pg-osc's --kill-backends (10 s lock_timeout, then terminate every session \
+             holding a lock on the table, at most 3 tries) is a different preset to come",
+        ),
+        "wait-for-idle" => (
+            "stallbench",
+            "src/scenario/ddl.rs",
+            "stallbench's own: before each try wait until no transaction older than older_than \
+             (1 s, the kind's older_than key) holds a lock on a workload table, then try as \
+             retry. The closest published advice, postgres-ai/docs \
+             blog/20210923-zero-downtime-postgres-schema-migrations-lock-timeout-and-retries.md, \
+             suggests checking for long-running transactions before the DDL (more than 1 minute \
+             in its example) and postponing the change or interrupting them",
+        ),
+        _ => return None,
+    };
+    Some(PresetSource {
+        repository,
+        file,
+        values,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::strategy::{
+        Backoff, Jitter, PRESET_NAMES, RetryPolicy, Schedule, Step, Strategy, preset,
+    };
+
+    fn ms(millis: u64) -> Duration {
+        Duration::from_millis(millis)
+    }
+
+    fn secs(seconds: u64) -> Duration {
+        Duration::from_secs(seconds)
+    }
+
+    /// A session-level retry with one lock_timeout for every try.
+    fn uniform(lock_timeout: Duration, max_tries: u32, backoff: Backoff) -> Strategy {
+        Strategy::LockTimeoutRetry(RetryPolicy {
+            schedule: Schedule::Uniform {
+                lock_timeout,
+                max_tries,
+                backoff,
+            },
+            statement_timeout: None,
+            set_local: false,
+        })
+    }
+
+    fn strategy_of(name: &str) -> Strategy {
+        preset(name).expect("a preset").strategy
+    }
+
+    #[test]
+    fn every_preset_cites_a_file() {
+        for name in PRESET_NAMES {
+            let source = preset_source(name).unwrap_or_else(|| panic!("{name} cites nothing"));
+            assert!(source.repository.contains('/') || source.repository == "stallbench");
+            assert!(source.file.contains('.'), "{name}: {}", source.file);
+            assert!(!source.values.is_empty());
+        }
+        assert!(preset_source("yolo").is_none());
+    }
+
+    #[test]
+    fn the_readme_table_cites_each_presets_source() {
+        let readme = include_str!("../../README.md");
+        for name in PRESET_NAMES {
+            let row_start = format!("| `{name}` |");
+            let row = readme
+                .lines()
+                .find(|line| line.starts_with(&row_start))
+                .unwrap_or_else(|| panic!("README.md has no strategy preset row for {name}"));
+            let source = preset_source(name).expect("a source");
+            assert!(
+                row.contains(source.repository) && row.contains(source.file),
+                "README.md's row for {name} should cite {} {}",
+                source.repository,
+                source.file
+            );
+        }
+    }
+
+    #[test]
+    fn naive_preset_matches_postgres_defaults() {
+        assert_eq!(strategy_of("naive"), Strategy::Plain);
+    }
+
+    #[test]
+    fn retry_preset_matches_the_reference_script() {
+        let linear = Backoff::Linear {
+            step: secs(1),
+            cap: secs(5),
+        };
+        assert_eq!(strategy_of("retry"), uniform(ms(500), 10, linear));
+    }
+
+    #[test]
+    fn gitlab_preset_matches_with_lock_retries_timings() {
+        // DEFAULT_TIMING_CONFIGURATION as the source writes it: [lock_timeout, sleep] in seconds.
+        const TIMINGS_S: [(f64, f64); 41] = [
+            (0.1, 0.05),
+            (0.1, 0.05),
+            (0.2, 0.05),
+            (0.3, 0.10),
+            (0.4, 0.15),
+            (0.5, 2.0),
+            (0.5, 2.0),
+            (0.5, 2.0),
+            (0.5, 2.0),
+            (1.0, 5.0),
+            (1.0, 60.0),
+            (0.1, 0.05),
+            (0.1, 0.05),
+            (0.2, 0.05),
+            (0.3, 0.10),
+            (0.4, 0.15),
+            (0.5, 2.0),
+            (0.5, 2.0),
+            (0.5, 2.0),
+            (3.0, 180.0),
+            (0.1, 0.05),
+            (0.1, 0.05),
+            (0.5, 2.0),
+            (0.5, 2.0),
+            (5.0, 120.0),
+            (0.5, 0.5),
+            (0.5, 0.5),
+            (7.0, 300.0),
+            (0.5, 0.5),
+            (0.5, 0.5),
+            (7.0, 300.0),
+            (0.5, 0.5),
+            (0.5, 0.5),
+            (7.0, 300.0),
+            (0.1, 0.05),
+            (0.1, 0.05),
+            (0.5, 2.0),
+            (10.0, 600.0),
+            (0.1, 0.05),
+            (0.5, 2.0),
+            (10.0, 600.0),
+        ];
+        let steps = TIMINGS_S
+            .iter()
+            .map(|&(lock_timeout_s, sleep_s)| Step {
+                lock_timeout: Duration::from_secs_f64(lock_timeout_s),
+                sleep: Duration::from_secs_f64(sleep_s),
+            })
+            .collect();
+        let expected = Strategy::LockTimeoutRetry(RetryPolicy {
+            schedule: Schedule::Steps(steps),
+            statement_timeout: None,
+            set_local: true,
+        });
+        assert_eq!(strategy_of("gitlab"), expected);
+    }
+
+    #[test]
+    fn pgroll_preset_matches_its_backoff_and_lock_timeout_default() {
+        let backoff = Backoff::Exponential {
+            base: secs(1),
+            cap: secs(60),
+            jitter: Jitter::Full,
+        };
+        assert_eq!(strategy_of("pgroll"), uniform(ms(500), u32::MAX, backoff));
+    }
+
+    #[test]
+    fn reshape_preset_matches_retry_automatically() {
+        let backoff = Backoff::Exponential {
+            base: ms(100),
+            cap: ms(3_200),
+            jitter: Jitter::AddUpToHalf,
+        };
+        assert_eq!(strategy_of("reshape"), uniform(secs(1), 10, backoff));
+    }
+
+    #[test]
+    fn postgres_ai_preset_matches_the_articles_do_block() {
+        // The article sleeps random() * least(60000, 10 * 2^i) ms after attempt i;
+        // stallbench's exponential backoff doubles from its base after try 1: base = 10 ms * 2^1.
+        let backoff = Backoff::Exponential {
+            base: ms(20),
+            cap: secs(60),
+            jitter: Jitter::Full,
+        };
+        assert_eq!(strategy_of("postgres-ai"), uniform(ms(50), 30, backoff));
+    }
+
+    #[test]
+    fn strong_migrations_preset_matches_the_initializer_and_no_retries() {
+        // lock_timeout_retries = 0: one try; lock_timeout_retry_delay 10 s is never slept.
+        let delay = Backoff::Linear {
+            step: secs(10),
+            cap: secs(10),
+        };
+        assert_eq!(
+            strategy_of("strong-migrations"),
+            uniform(secs(10), 1, delay)
+        );
+    }
+
+    #[test]
+    fn kill_blockers_preset_waits_one_second_of_grace() {
+        assert_eq!(
+            strategy_of("kill-blockers"),
+            Strategy::KillBlockers { grace: secs(1) }
+        );
+    }
+
+    #[test]
+    fn wait_for_idle_preset_waits_for_transactions_older_than_one_second() {
+        let Strategy::WaitForIdle { older_than, retry } = strategy_of("wait-for-idle") else {
+            panic!("wait-for-idle is not a WaitForIdle strategy");
+        };
+        assert_eq!(older_than, secs(1));
+        assert_eq!(Strategy::LockTimeoutRetry(retry), strategy_of("retry"));
+    }
+}
