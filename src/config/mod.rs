@@ -9,6 +9,7 @@ mod blocker;
 mod ddl;
 mod duration;
 mod load;
+mod sql_split;
 mod strategies;
 
 use std::path::{Path, PathBuf};
@@ -77,20 +78,26 @@ pub enum Target {
 impl Config {
     /// Builds the config of one `compare` or `run` from the workload and the flags.
     pub fn new(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
-        let loaded = workload::load(workload_arg.unwrap_or(workload::DEFAULT_WORKLOAD))?;
+        let loaded = workload::choose(workload_arg, !args.workload.files.is_empty())?;
         let source = &loaded.source;
         let file = &loaded.file;
 
         let load = parse_load(&loaded, args)?;
         let load_only = mode == Mode::LoadOnly;
-        let blocker = match &file.blocker {
-            Some(blocker) if !load_only => Some(parse_blocker(source, blocker, load.duration)?),
-            _ => None,
+        let blocker = if load_only {
+            None
+        } else {
+            parse_blocker(source, file.blocker.as_ref(), &args.workload, load.duration)?
         };
         let ddl = if load_only {
             None
         } else {
-            Some(parse_ddl(source, file.ddl.as_ref(), load.duration)?)
+            Some(parse_ddl(
+                source,
+                file.ddl.as_ref(),
+                &args.workload,
+                load.duration,
+            )?)
         };
         let defined = parse_strategies(source, &file.strategies)?;
         let expectations = parse_expectations(source, file, args, &defined)?;
@@ -180,6 +187,7 @@ mod tests {
             no_observer: false,
             expect: Vec::new(),
             seed: Some(1),
+            workload: crate::cli::WorkloadArgs::default(),
         }
     }
 
