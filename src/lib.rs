@@ -175,6 +175,7 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
     })?;
     let run_file = RunFile::new(config, &target.description, &target.server_version);
     export::write_files(&config.out_dir, &[run_file.render()?])?;
+    export::write_files(&config.out_dir, &[export::workload_toml::render(config)?])?;
     let result = run_while_server_lives(config, &target).await;
     if result.is_err() {
         // Leave nothing behind on a real server, even after a failure (best effort).
