@@ -65,28 +65,17 @@ pub(super) fn parse_blocker(
         (None, Some(file)) => file.sql.clone(),
         (None, None) => return no_blocker_to_change(source, flags),
     };
-    let key = |flag: &Option<String>, name: &str, from_file: Option<&String>, default: &str| match (
-        flag, from_file,
-    ) {
-        (Some(text), _) => (format!("--blocker-{name}"), text.clone()),
-        (None, Some(text)) => (format!("{source}: [blocker] {name}"), text.clone()),
-        (None, None) => (format!("--blocker-{name}"), default.to_string()),
-    };
-    let (at_what, at_text) = key(&flags.blocker_at, "at", file.map(|f| &f.at), DEFAULT_AT);
-    let (hold_what, hold_text) = key(
+    let at_from_file = file.map(|file| &file.at);
+    let (at, at_key) = flag_or_file(source, &flags.blocker_at, "at", at_from_file, DEFAULT_AT)?;
+    let hold_from_file = file.map(|file| &file.hold);
+    let (hold, _) = flag_or_file(
+        source,
         &flags.blocker_hold,
         "hold",
-        file.map(|f| &f.hold),
+        hold_from_file,
         DEFAULT_HOLD,
-    );
-    let at = parse_duration(&at_what, &at_text)?;
-    let hold = parse_duration(&hold_what, &hold_text)?;
-    let at_key = if flags.blocker_at.is_some() || file.is_none() {
-        "--blocker-at"
-    } else {
-        "[blocker] at"
-    };
-    check_within_run(source, at_key, at, duration)?;
+    )?;
+    check_within_run(source, &at_key, at, duration)?;
     let kind_text = flags
         .blocker_kind
         .as_deref()
@@ -108,6 +97,27 @@ pub(super) fn parse_blocker(
         hold,
         sql,
     }))
+}
+
+/// The duration `--blocker-<name>` gives, else `[blocker] <name>`, else `default`,
+/// with the flag or key it came from (for messages).
+fn flag_or_file(
+    source: &str,
+    flag: &Option<String>,
+    name: &str,
+    from_file: Option<&String>,
+    default: &str,
+) -> Result<(Duration, String), Error> {
+    let flag_name = format!("--blocker-{name}");
+    match (flag, from_file) {
+        (Some(text), _) => Ok((parse_duration(&flag_name, text)?, flag_name)),
+        (None, Some(text)) => {
+            let key = format!("[blocker] {name}");
+            let duration = parse_duration(&format!("{source}: {key}"), text)?;
+            Ok((duration, key))
+        }
+        (None, None) => Ok((parse_duration(&flag_name, default)?, flag_name)),
+    }
 }
 
 /// No blocker anywhere: fine, unless a flag asks to change one.

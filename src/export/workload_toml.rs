@@ -56,7 +56,7 @@ pub fn resolved_workload(config: &Config) -> WorkloadFile {
         blocker: config.blocker.as_ref().map(blocker_file),
         ddl: config.ddl.as_ref().map(ddl_file),
         strategies,
-        expect: expect_tables(&config.expectations),
+        expect: expect_tables(config),
     }
 }
 
@@ -182,10 +182,17 @@ fn backoff_file(backoff: &Backoff) -> BackoffFile {
     }
 }
 
-/// `[expect.<strategy>]` tables holding every bound, those of `--expect` included.
-fn expect_tables(expectations: &[Expectation]) -> BTreeMap<String, ExpectFile> {
+/// `[expect.<strategy>]` tables holding every bound, those of `--expect` included,
+/// of the strategies that ran (a bound on another names a strategy the file lacks).
+fn expect_tables(config: &Config) -> BTreeMap<String, ExpectFile> {
+    let ran = |expectation: &&Expectation| {
+        config
+            .strategies
+            .iter()
+            .any(|strategy| strategy.name == expectation.strategy)
+    };
     let mut tables: BTreeMap<String, ExpectFile> = BTreeMap::new();
-    for expectation in expectations {
+    for expectation in config.expectations.iter().filter(ran) {
         let table = tables.entry(expectation.strategy.clone()).or_default();
         match &expectation.bound {
             Bound::MaxZeroTpsSeconds(limit) => table.max_zero_tps_seconds = Some(*limit),
@@ -364,6 +371,23 @@ ddl_outcome = "ok"
         assert!(!text.contains("Secret-pw"), "{text}");
         assert!(!text.contains("db.example.com"), "{text}");
         assert!(text.contains("stallbench compare workload.toml"), "{text}");
+
+        // Bounds on strategies that did not run are left out with them.
+        let naive_only = config_of(&[
+            "stallbench",
+            "compare",
+            workload.to_str().unwrap(),
+            "--strategies",
+            "naive",
+        ]);
+        assert_eq!(naive_only.expectations.len(), 2);
+        let (_, again) = rerun(&naive_only, dir.path());
+        let without_bounds = Config {
+            expectations: Vec::new(),
+            ..naive_only
+        };
+        assert_same_workload(&without_bounds, &again);
+        assert!(again.expectations.is_empty());
     }
 
     #[test]
