@@ -104,4 +104,42 @@ pub struct CommonArgs {
     /// Seed for random script values and backoff jitter [default: random, printed in run.json].
     #[arg(long)]
     pub seed: Option<u64>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+}
+
+/// The workload from flags: load scripts, migration and blocker, each overriding
+/// the workload file's. `-f` without a workload argument starts from an empty
+/// workload (see `workload::from_flags`), so no TOML is needed.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Workload from flags")]
+pub struct WorkloadArgs {
+    /// A pgbench script file, as pgbench -f; repeatable: -f read.sql@9 -f write.sql@1
+    /// (replaces [load] scripts; without a workload argument no TOML is needed).
+    #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
+    pub files: Vec<String>,
+    /// One migration step (repeatable, run in order; replaces [ddl] sql/steps).
+    #[arg(long = "ddl", value_name = "SQL", conflicts_with = "ddl_file")]
+    pub ddl: Vec<String>,
+    /// A migration file; each statement (split on `;` outside quotes and comments) is a step.
+    #[arg(long, value_name = "FILE")]
+    pub ddl_file: Option<PathBuf>,
+    /// When the migration starts, e.g. 6s [default: [ddl] at, else 6s].
+    #[arg(long, value_name = "DURATION")]
+    pub ddl_at: Option<String>,
+    /// The blocker's SQL, run inside its long transaction (overrides [blocker] sql).
+    #[arg(long, value_name = "SQL")]
+    pub blocker: Option<String>,
+    /// When the blocker starts, e.g. 4s [default: [blocker] at, else 4s].
+    #[arg(long, value_name = "DURATION")]
+    pub blocker_at: Option<String>,
+    /// How long the blocker holds its transaction open, e.g. 12s [default: [blocker] hold, else 12s].
+    #[arg(long, value_name = "DURATION")]
+    pub blocker_hold: Option<String>,
+    /// How the blocker holds it, `idle` meaning idle in transaction [default: [blocker] kind, else report].
+    #[arg(long, value_name = "KIND", value_parser = ["report", "writer", "idle"])]
+    pub blocker_kind: Option<String>,
+    /// No blocker, even if the workload has one (e.g. a real server with long transactions of its own).
+    #[arg(long, conflicts_with_all = ["blocker", "blocker_at", "blocker_hold", "blocker_kind"])]
+    pub no_blocker: bool,
 }

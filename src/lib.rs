@@ -210,7 +210,7 @@ pub async fn execute_until(
     config::create_results_folder(
         &config.out_dir,
         &config.replaced_files,
-        &[run_file.render()?],
+        &[run_file.render()?, export::workload_toml::render(config)?],
     )?;
     let mut report = RunReport {
         workload: config.workload_name.clone(),

@@ -1,12 +1,15 @@
 //! The workload file model (TOML) and the workloads bundled into the binary.
 //!
 //! This is the file as written: strings for durations, optional fields.
-//! `config.rs` validates it into a `Config` that later stages trust.
+//! `config/` validates it into a `Config` that later stages trust. The same
+//! types are serialized back as a results folder's `workload.toml`
+//! (`export/workload_toml.rs`), so what is saved is exactly what loads.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
@@ -39,16 +42,16 @@ pub const BUNDLED: &[(&str, &str)] = &[
 pub const DEFAULT_WORKLOAD: &str = "add-column";
 
 /// A workload file as written.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadFile {
     pub name: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     /// Schema and data, run once per target.
     pub setup: String,
     /// Undoes the DDL between strategies.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reset: String,
     pub load: LoadFile,
     pub blocker: Option<BlockerFile>,
@@ -56,12 +59,12 @@ pub struct WorkloadFile {
     #[serde(default)]
     pub strategies: Vec<StrategyFile>,
     /// `[expect.<strategy>]`: CI bounds checked after the run (see `expect.rs`).
-    #[serde(default)]
-    pub expect: std::collections::BTreeMap<String, crate::expect::ExpectFile>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub expect: BTreeMap<String, crate::expect::ExpectFile>,
 }
 
 /// `[load]`: the client workers.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoadFile {
     pub clients: u32,
@@ -73,10 +76,13 @@ pub struct LoadFile {
     pub client_timeout: Option<String>,
     /// Open loop: skip transactions this late (`--latency-limit`).
     pub latency_limit: Option<String>,
+    /// Script variables, as `--set name=value` (the flags win over these).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub variables: BTreeMap<String, String>,
 }
 
 /// `[[load.scripts]]`: one pgbench script, inline (`sql`) or from a file (`file`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptFile {
     pub name: Option<String>,
@@ -95,7 +101,7 @@ fn default_weight() -> u32 {
 /// `[blocker]`: the session that holds a lock. `kind = "report"` (default) and
 /// `"writer"` run `BEGIN; <sql>; SELECT pg_sleep(<hold>); COMMIT`; `"idle"` runs
 /// `BEGIN; <sql>` and leaves the transaction idle for `hold`, then commits.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlockerFile {
     pub kind: Option<String>,
@@ -106,7 +112,7 @@ pub struct BlockerFile {
 
 /// `[ddl]`: the migration, one statement (`sql`) or several run one after
 /// another, each on its own (`steps`; e.g. `ADD ... NOT VALID`, then `VALIDATE`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DdlFile {
     pub at: String,
@@ -116,7 +122,7 @@ pub struct DdlFile {
 
 /// `[[strategies]]`: how the DDL is run. Which fields apply depends on `kind`;
 /// without `kind`, `name` must be a preset (`naive`, `retry`, `gitlab`, ...).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StrategyFile {
     pub name: String,
@@ -143,7 +149,7 @@ pub struct StrategyFile {
 
 /// `backoff = { kind = "linear", step = "1s", cap = "5s" }` or
 /// `{ kind = "exponential", base = "100ms", cap = "10s", jitter = "full" }`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackoffFile {
     pub kind: String,
@@ -162,6 +168,56 @@ pub struct LoadedWorkload {
     pub source: String,
     /// Folder that relative script paths start from; `None` for bundled workloads.
     pub folder: Option<PathBuf>,
+}
+
+/// The name of a workload made from flags alone.
+pub const FLAGS_WORKLOAD: &str = "flags";
+
+/// The workload a command starts from: the one named by the argument; without
+/// one, an empty workload when the load scripts come from flags (`-f`), else
+/// [`DEFAULT_WORKLOAD`].
+pub fn choose(
+    workload_arg: Option<&str>,
+    scripts_from_flags: bool,
+) -> Result<LoadedWorkload, Error> {
+    match workload_arg {
+        Some(name_or_path) => load(name_or_path),
+        None if scripts_from_flags => Ok(from_flags()),
+        None => load(DEFAULT_WORKLOAD),
+    }
+}
+
+/// The empty workload that flags fill in: no setup (the scripts use the target's
+/// tables), no scripts, blocker or migration yet, and the reference experiment's
+/// 4 clients for 24 s comparing `naive` and `retry`.
+pub fn from_flags() -> LoadedWorkload {
+    let preset = |name: &str| StrategyFile {
+        name: name.to_string(),
+        ..StrategyFile::default()
+    };
+    LoadedWorkload {
+        file: WorkloadFile {
+            name: FLAGS_WORKLOAD.to_string(),
+            description: "a workload from flags".to_string(),
+            setup: String::new(),
+            reset: String::new(),
+            load: LoadFile {
+                clients: 4,
+                duration: "24s".to_string(),
+                scripts: Vec::new(),
+                rate: None,
+                client_timeout: None,
+                latency_limit: None,
+                variables: BTreeMap::new(),
+            },
+            blocker: None,
+            ddl: None,
+            strategies: vec![preset("naive"), preset("retry")],
+            expect: BTreeMap::new(),
+        },
+        source: "workload from flags".to_string(),
+        folder: None,
+    }
 }
 
 /// Loads a workload by bundled name or by path to a `.toml` file.

@@ -1,7 +1,9 @@
 //! The `[load]` section: how many clients run which scripts for how long, and
-//! how they are paced. The flags override the file here, key by key, and the
-//! open-loop flags are checked together because each only makes sense with `--rate`.
+//! how they are paced. The flags override the file here, key by key (`-f`
+//! replaces the whole script list), and the open-loop flags are checked
+//! together because each only makes sense with `--rate`.
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::cli::CommonArgs;
@@ -40,6 +42,8 @@ impl LoadConfig {
 pub struct WeightedScript {
     pub script: Script,
     pub weight: u32,
+    /// The script's text as read, so `workload.toml` can inline it.
+    pub text: String,
 }
 
 /// The `[load]` section of the workload, with the flags that override it.
@@ -49,8 +53,18 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
     let pacing = Pacing::new(source, file, args)?;
     let clients = parse_clients(source, file, args)?;
     let duration = parse_run_duration(source, file, args)?;
-    let variables = parse_variables(&args.variables)?;
-    let scripts = load_scripts(loaded, &variables)?;
+    let variables = parse_variables(file, &args.variables)?;
+    let outside: Vec<String> = variables.iter().map(|(name, _)| name.clone()).collect();
+    let scripts = if args.workload.files.is_empty() {
+        load_scripts(loaded, &outside)?
+    } else {
+        args.workload
+            .files
+            .iter()
+            .map(|arg| flag_script(arg, &outside))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    check_total_weight(source, &scripts)?;
     Ok(LoadConfig {
         clients,
         duration,
@@ -60,6 +74,21 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
         latency_limit: pacing.latency_limit,
         client_timeout: pacing.client_timeout,
     })
+}
+
+/// The load worker adds the weights up in a `u32`: refuse totals that overflow it.
+fn check_total_weight(source: &str, scripts: &[WeightedScript]) -> Result<(), Error> {
+    let total = scripts
+        .iter()
+        .try_fold(0u32, |total, entry| total.checked_add(entry.weight));
+    if total.is_none() {
+        return Err(Error::bad_input(format!(
+            "{source}: [[load.scripts]] weights add up to more than {}; use smaller weights \
+             (only their ratios matter)",
+            u32::MAX
+        )));
+    }
+    Ok(())
 }
 
 /// The most clients a run may have: each holds a server connection and its own
@@ -174,45 +203,83 @@ impl Pacing {
     }
 }
 
-fn parse_variables(pairs: &[String]) -> Result<Vec<(String, String)>, Error> {
-    pairs
+/// `[load] variables`, then the `--set` pairs (a flag replaces the file's value of its name).
+fn parse_variables(file: &LoadFile, pairs: &[String]) -> Result<Vec<(String, String)>, Error> {
+    let mut variables: Vec<(String, String)> = file
+        .variables
         .iter()
-        .map(|pair| match pair.split_once('=') {
-            Some((name, value)) if !name.is_empty() => Ok((name.to_string(), value.to_string())),
-            _ => Err(Error::bad_input(format!(
-                "--set {pair}: expected NAME=VALUE, e.g. --set scale=10"
-            ))),
-        })
-        .collect()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    for pair in pairs {
+        let (name, value) = match pair.split_once('=') {
+            Some((name, value)) if !name.is_empty() => (name.to_string(), value.to_string()),
+            _ => {
+                return Err(Error::bad_input(format!(
+                    "--set {pair}: expected NAME=VALUE, e.g. --set scale=10"
+                )));
+            }
+        };
+        variables.retain(|(existing, _)| *existing != name);
+        variables.push((name, value));
+    }
+    Ok(variables)
 }
 
-fn load_scripts(
-    loaded: &LoadedWorkload,
-    variables: &[(String, String)],
-) -> Result<Vec<WeightedScript>, Error> {
+/// The workload's `[[load.scripts]]`; `outside` names the variables set from outside.
+fn load_scripts(loaded: &LoadedWorkload, outside: &[String]) -> Result<Vec<WeightedScript>, Error> {
     let source = &loaded.source;
     let scripts = &loaded.file.load.scripts;
     if scripts.is_empty() {
         return Err(Error::bad_input(format!(
-            "{source}: [load] has no scripts; add [[load.scripts]] with sql = \"...\" or file = \"x.sql\""
+            "{source}: [load] has no scripts; add [[load.scripts]] with sql = \"...\" or file = \"x.sql\", \
+             or give script files with -f FILE[@WEIGHT]"
         )));
     }
-    let total_weight = scripts
-        .iter()
-        .try_fold(0u32, |total, entry| total.checked_add(entry.weight));
-    if total_weight.is_none() {
-        return Err(Error::bad_input(format!(
-            "{source}: [[load.scripts]] weights add up to more than {}; use smaller weights \
-             (only their ratios matter)",
-            u32::MAX
-        )));
-    }
-    let outside: Vec<String> = variables.iter().map(|(name, _)| name.clone()).collect();
     scripts
         .iter()
         .enumerate()
-        .map(|(index, entry)| load_script(loaded, index, entry, &outside))
+        .map(|(index, entry)| load_script(loaded, index, entry, outside))
         .collect()
+}
+
+/// One `-f FILE[@WEIGHT]`, read relative to the current folder and named by its path.
+fn flag_script(arg: &str, outside: &[String]) -> Result<WeightedScript, Error> {
+    let (path, weight) = split_weight(arg);
+    if weight == Some(0) {
+        return Err(Error::bad_input(format!(
+            "-f {arg}: weight 0; use a weight of 1 or more"
+        )));
+    }
+    let text = std::fs::read_to_string(Path::new(path)).map_err(|err| {
+        let hint = if arg.contains('@') && weight.is_none() {
+            "; a weight is written FILE@N with digits only, e.g. -f read.sql@9"
+        } else {
+            ""
+        };
+        Error::bad_input(format!("-f {arg}: cannot read file {path}: {err}{hint}"))
+    })?;
+    let mut script =
+        script::parse(path, &text, outside).map_err(|err| Error::bad_input(err.to_string()))?;
+    script.name = path.to_string();
+    Ok(WeightedScript {
+        script,
+        weight: weight.unwrap_or(1),
+        text,
+    })
+}
+
+/// `FILE[@WEIGHT]` as pgbench reads it: the last `@` followed by digits only starts
+/// the weight; otherwise the whole argument is the path (which may contain `@`).
+/// A weight too large for `u32` is left in the path, whose reading then fails.
+fn split_weight(arg: &str) -> (&str, Option<u32>) {
+    if let Some((path, weight)) = arg.rsplit_once('@')
+        && !weight.is_empty()
+        && weight.chars().all(|c| c.is_ascii_digit())
+        && let Ok(weight) = weight.parse::<u32>()
+    {
+        return (path, Some(weight));
+    }
+    (arg, None)
 }
 
 /// One `[[load.scripts]]` entry: its SQL inline or from a file next to the workload, parsed.
@@ -260,5 +327,22 @@ fn load_script(
     Ok(WeightedScript {
         script,
         weight: entry.weight,
+        text,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_at_sign_followed_by_digits_is_the_weight() {
+        assert_eq!(split_weight("read.sql@9"), ("read.sql", Some(9)));
+        assert_eq!(split_weight("read.sql"), ("read.sql", None));
+        assert_eq!(split_weight("a@b/read.sql@12"), ("a@b/read.sql", Some(12)));
+        assert_eq!(split_weight("a@b/read.sql"), ("a@b/read.sql", None));
+        assert_eq!(split_weight("read.sql@"), ("read.sql@", None));
+        assert_eq!(split_weight("read.sql@x9"), ("read.sql@x9", None));
+        assert_eq!(split_weight("read.sql@+9"), ("read.sql@+9", None));
+    }
 }

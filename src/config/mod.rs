@@ -10,6 +10,7 @@ mod ddl;
 mod duration;
 mod load;
 mod output;
+mod sql_split;
 mod strategies;
 
 use std::path::PathBuf;
@@ -85,20 +86,26 @@ impl Config {
     }
 
     fn build(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
-        let loaded = workload::load(workload_arg.unwrap_or(workload::DEFAULT_WORKLOAD))?;
+        let loaded = workload::choose(workload_arg, !args.workload.files.is_empty())?;
         let source = &loaded.source;
         let file = &loaded.file;
 
         let load = parse_load(&loaded, args)?;
         let load_only = mode == Mode::LoadOnly;
-        let blocker = match &file.blocker {
-            Some(blocker) if !load_only => Some(parse_blocker(source, blocker, load.duration)?),
-            _ => None,
+        let blocker = if load_only {
+            None
+        } else {
+            parse_blocker(source, file.blocker.as_ref(), &args.workload, load.duration)?
         };
         let ddl = if load_only {
             None
         } else {
-            Some(parse_ddl(source, file.ddl.as_ref(), load.duration)?)
+            Some(parse_ddl(
+                source,
+                file.ddl.as_ref(),
+                &args.workload,
+                load.duration,
+            )?)
         };
         // After both start times: a run too short for either is told about the starts first.
         if let Some(blocker) = &blocker {
@@ -203,6 +210,7 @@ mod tests {
             no_observer: false,
             expect: Vec::new(),
             seed: Some(1),
+            workload: crate::cli::WorkloadArgs::default(),
         }
     }
 

@@ -12,6 +12,7 @@ use anyhow::Context;
 use crate::error::Error;
 use crate::expect::{EXPECTATIONS_CSV, JUNIT_XML};
 use crate::export::run_json::RUN_JSON;
+use crate::export::workload_toml::WORKLOAD_TOML;
 use crate::export::{
     self, ATTEMPTS_CSV, LATENCY_PNG, LATENCY_TIMELINE_PNG, LOCKS_CSV, OutputFile, SUMMARY_CSV,
     SUMMARY_JSON, SUMMARY_MD, TIMELINE_CSV, TIMELINE_PNG,
@@ -21,7 +22,7 @@ use crate::export::{
 const SERVER_LOG: &str = "server.log";
 
 /// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 13] = [
+const RUN_FILE_NAMES: [&str; 14] = [
     TIMELINE_CSV,
     ATTEMPTS_CSV,
     LOCKS_CSV,
@@ -32,6 +33,7 @@ const RUN_FILE_NAMES: [&str; 13] = [
     LATENCY_PNG,
     LATENCY_TIMELINE_PNG,
     RUN_JSON,
+    WORKLOAD_TOML,
     EXPECTATIONS_CSV,
     JUNIT_XML,
     SERVER_LOG,

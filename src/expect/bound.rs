@@ -1,7 +1,7 @@
 //! What an expectation can require: the keys of `[expect.<strategy>]` and
 //! `--expect`, their limits, and how each is measured on a [`Summary`].
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::metrics::{DdlOutcome, Summary};
 
@@ -16,7 +16,7 @@ pub const KEYS: [&str; 6] = [
 ];
 
 /// `[expect.<strategy>]` as written in a workload file; every field is optional.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectFile {
     /// At most this many seconds with no completed transaction.

@@ -18,6 +18,7 @@ pub mod read;
 pub mod run_json;
 pub mod sentences;
 pub mod table;
+pub mod workload_toml;
 
 #[cfg(test)]
 pub(crate) mod sample;

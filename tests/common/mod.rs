@@ -130,6 +130,7 @@ pub fn quiet_args(out: &Path) -> CommonArgs {
         no_observer: false,
         expect: Vec::new(),
         seed: Some(42),
+        workload: stallbench::cli::WorkloadArgs::default(),
     }
 }
 
