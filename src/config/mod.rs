@@ -10,6 +10,7 @@ mod ddl;
 mod duration;
 mod load;
 mod strategies;
+mod target;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -24,11 +25,13 @@ pub use blocker::{BlockerConfig, BlockerKind};
 pub use ddl::DdlConfig;
 pub use duration::parse_duration;
 pub use load::{LoadConfig, WeightedScript};
+pub use target::Objects;
 
 use blocker::parse_blocker;
 use ddl::parse_ddl;
 use load::parse_load;
 use strategies::{parse_strategies, select_strategies};
+use target::parse_objects;
 
 /// What the command asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +59,8 @@ pub struct Config {
     /// The strategies to run, in order; for a load-only run one pseudo-strategy named `load`.
     pub strategies: Vec<NamedStrategy>,
     pub target: Target,
+    /// Whose objects the run uses (`--in-place`) and whether its DDL stays (`--apply`).
+    pub objects: Objects,
     pub out_dir: PathBuf,
     pub quiet: bool,
     /// CI bounds from `[expect.*]` and `--expect`, checked after the run.
@@ -95,6 +100,8 @@ impl Config {
         let defined = parse_strategies(source, &file.strategies)?;
         let expectations = parse_expectations(source, file, args, &defined)?;
         let strategies = select_strategies(source, defined, &mode)?;
+        let target = target_of(args);
+        let objects = parse_objects(args, &target, strategies.len(), &file.reset, source)?;
 
         Ok(Config {
             workload_name: file.name.clone(),
@@ -105,7 +112,8 @@ impl Config {
             blocker,
             ddl,
             strategies,
-            target: target_of(args),
+            target,
+            objects,
             out_dir: args
                 .out
                 .clone()
@@ -167,6 +175,8 @@ mod tests {
     fn args() -> CommonArgs {
         CommonArgs {
             db_url: None,
+            in_place: false,
+            apply: false,
             clients: None,
             rate: None,
             pool_size: None,
