@@ -57,6 +57,14 @@ pub struct CommonArgs {
     /// PostgreSQL connection URL of a real server [default: $DATABASE_URL, else a throwaway server].
     #[arg(long)]
     pub db_url: Option<String>,
+    /// Use the tables that exist on the --db-url server: no setup, no schema of stallbench's
+    /// own, the connection's own search_path; each DDL step is rolled back unless --apply.
+    #[arg(long)]
+    pub in_place: bool,
+    /// With --in-place: commit each DDL step instead of rolling it back (a compare of
+    /// several strategies then needs the workload's reset SQL).
+    #[arg(long)]
+    pub apply: bool,
     /// Number of client workers, each on its own connection (overrides [load] clients).
     #[arg(long)]
     pub clients: Option<u32>,

@@ -191,7 +191,7 @@ pub async fn execute_until(
     }
     let started = std::time::Instant::now();
     let target = tokio::select! {
-        target = Target::open(&config.target) => target?,
+        target = Target::open(config) => target?,
         reason = &mut stop => {
             return Err(Error::runtime(format!(
                 "interrupted by {reason} while the target was being prepared; nothing was run"

@@ -1,8 +1,14 @@
 //! The database a run talks to: a throwaway server or `--db-url`, and the
 //! connections of a run (each tagged with its role in `application_name`,
-//! each with `search_path` set to the harness's own schema, each secured as
-//! the settings' sslmode says). `--db-url` is resolved by `conninfo` with the
-//! process environment; the throwaway server is reached without it.
+//! each secured as the settings' sslmode says). `--db-url` is resolved by
+//! `conninfo` with the process environment; the throwaway server is reached
+//! without it.
+//!
+//! By default every connection has `search_path` set to the harness's own
+//! schema, made here and dropped at the end. With `--in-place` the run uses
+//! the user's objects instead: no schema, no setup, the connection's own
+//! `search_path`, no reset unless `--apply` commits the DDL. Either way the
+//! run's tables are those of `current_schemas(false)` on its connections.
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,14 +16,15 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio_postgres::Client;
 
-use crate::config;
+use crate::config::{self, Config, Objects};
 use crate::conninfo::{ConnSettings, SslMode, Tls, certificate_failure};
 use crate::error::Error;
 use crate::pgwire::WireConnection;
+use crate::scenario::ddl::check_rollback;
 use crate::server::Server;
 use crate::serverlog::StructuredLog;
 
-/// The harness's own schema; every workload object lives in it.
+/// The harness's own schema; every workload object lives in it unless `--in-place`.
 pub const SCHEMA: &str = "stallbench";
 /// The comment that marks the schema as the harness's own.
 const SCHEMA_MARK: &str = "stallbench: created by stallbench, dropped at the end of its run";
@@ -36,11 +43,47 @@ pub struct Target {
     /// `server_version_num`, e.g. 150018.
     pub server_version_num: u32,
     server: Option<Server>,
+    /// The harness's own schema, or the user's objects (`--in-place`).
+    objects: Objects,
+    /// `--in-place`: the INVALID indexes there before the run, which are not the run's doing.
+    invalid_before: Vec<String>,
 }
 
 impl Target {
-    /// Starts the throwaway server or checks that `--db-url` answers.
-    pub async fn open(target: &config::Target) -> Result<Target, Error> {
+    /// Starts the throwaway server or checks that `--db-url` answers; with
+    /// `--in-place` (and no `--apply`), also that the migration can be rolled
+    /// back on this server, before anything runs.
+    pub async fn open(config: &Config) -> Result<Target, Error> {
+        let mut target = Target::connect_first(&config.target, config.objects).await?;
+        if config.objects.rolls_back_ddl()
+            && let Some(ddl) = &config.ddl
+        {
+            check_rollback(&ddl.steps, &config.strategies, target.server_version_num)?;
+        }
+        if config.objects.in_place() {
+            target.invalid_before = target.invalid_indexes().await?;
+            if !config.quiet {
+                let ddl = if config.objects.rolls_back_ddl() {
+                    "each DDL step is rolled back once it finished (--apply commits)"
+                } else {
+                    "--apply: each DDL step commits"
+                };
+                let setup = if config.setup_sql.trim().is_empty() {
+                    ""
+                } else {
+                    " (the workload's setup SQL is not run)"
+                };
+                eprintln!(
+                    "in place: the run uses the tables on {}: no setup{setup}, no schema of its own; {ddl}",
+                    target.description
+                );
+            }
+        }
+        Ok(target)
+    }
+
+    /// Starts the throwaway server or resolves `--db-url`, and asks the server its version.
+    async fn connect_first(target: &config::Target, objects: Objects) -> Result<Target, Error> {
         let (settings, server, description) = match target {
             config::Target::Throwaway { pg_bin } => {
                 let server = Server::start(pg_bin.as_deref())
@@ -83,6 +126,8 @@ impl Target {
             server_version: String::new(),
             server_version_num: 0,
             server,
+            objects,
+            invalid_before: Vec::new(),
         };
         let client = target.connect_without_schema("admin").await?;
         let row = client
@@ -108,13 +153,13 @@ impl Target {
         self.server.as_ref().map(Server::structured_log)
     }
 
-    /// A new connection for `role`, with `search_path` set to the harness's schema.
+    /// A new connection for `role`, with `search_path` set to the harness's schema (unless `--in-place`).
     pub async fn connect(&self, role: &str) -> Result<Client, Error> {
         self.connect_with_settings(role, &[]).await
     }
 
-    /// A new connection for `role` with `search_path` and the given `name = value`
-    /// settings (a strategy's `settings`), sent as startup options.
+    /// A new connection for `role` with `search_path` (unless `--in-place`) and
+    /// the given `name = value` settings (a strategy's `settings`), sent as startup options.
     pub async fn connect_with_settings(
         &self,
         role: &str,
@@ -127,16 +172,18 @@ impl Target {
     /// connect on their own runtime, so the connection task runs there too.
     pub fn connector(&self, role: &str, settings: &[(String, String)]) -> Connector {
         let mut config = self.base.clone();
-        let mut options = match config.get_options() {
-            Some(existing) if !existing.is_empty() => format!("{existing} -c search_path={SCHEMA}"),
-            _ => format!("-c search_path={SCHEMA}"),
-        };
+        let mut options = config.get_options().unwrap_or_default().to_string();
+        if !self.objects.in_place() {
+            options.push_str(&format!(" -c search_path={SCHEMA}"));
+        }
         for (name, value) in settings {
             // Spaces and backslashes in a value are escaped with a backslash (libpq's rule for options).
             let value = value.replace('\\', "\\\\").replace(' ', "\\ ");
             options.push_str(&format!(" -c {name}={value}"));
         }
-        config.options(&options);
+        if !options.is_empty() {
+            config.options(options.trim_start());
+        }
         self.connector_from(config, role)
     }
 
@@ -155,12 +202,16 @@ impl Target {
         }
     }
 
-    /// Creates the harness's schema, refusing one that is not ours, then runs the setup SQL.
+    /// Creates the harness's schema, refusing one that is not ours, then runs
+    /// the setup SQL; with `--in-place`, does nothing (the objects exist).
     pub async fn prepare_schema(
         &self,
         workload_source: &str,
         setup_sql: &str,
     ) -> Result<(), Error> {
+        if self.objects.in_place() {
+            return Ok(());
+        }
         let admin = self.connect_without_schema("setup").await?;
         let existing = admin
             .query_opt(
@@ -218,9 +269,10 @@ impl Target {
         Ok(())
     }
 
-    /// Runs the workload's reset SQL (undoes the DDL between strategies).
+    /// Runs the workload's reset SQL (undoes the DDL between strategies); not
+    /// when the DDL is rolled back, since then the user's objects never changed.
     pub async fn reset(&self, workload_source: &str, reset_sql: &str) -> Result<(), Error> {
-        if reset_sql.trim().is_empty() {
+        if reset_sql.trim().is_empty() || self.objects.rolls_back_ddl() {
             return Ok(());
         }
         let client = self.connect("reset").await?;
@@ -261,25 +313,33 @@ impl Target {
         }
     }
 
-    /// Indexes of the harness's schema marked INVALID (left by a failed
-    /// `CREATE INDEX CONCURRENTLY`).
+    /// Indexes of the run's schemas marked INVALID (left by a failed `CREATE
+    /// INDEX CONCURRENTLY`); with `--in-place`, those that were not there before.
     pub async fn invalid_indexes(&self) -> Result<Vec<String>, Error> {
-        let admin = self.connect_without_schema("check").await?;
-        let rows = admin
+        let client = self.connect("check").await?;
+        let rows = client
             .query(
                 "SELECT c.relname::text FROM pg_index i \
                  JOIN pg_class c ON c.oid = i.indexrelid \
                  JOIN pg_namespace n ON n.oid = c.relnamespace \
-                 WHERE n.nspname = $1 AND NOT i.indisvalid ORDER BY 1",
-                &[&SCHEMA],
+                 WHERE n.nspname = ANY (current_schemas(false)) AND NOT i.indisvalid ORDER BY 1",
+                &[],
             )
             .await
             .context("looking for invalid indexes")?;
-        Ok(rows.iter().map(|row| row.get(0)).collect())
+        Ok(rows
+            .iter()
+            .map(|row| row.get(0))
+            .filter(|index| !self.invalid_before.contains(index))
+            .collect())
     }
 
-    /// Drops the harness's schema (on a real server, leaves nothing behind).
+    /// Drops the harness's schema (on a real server, leaves nothing behind);
+    /// with `--in-place` there is none, and nothing is dropped.
     pub async fn drop_schema(&self) -> Result<(), Error> {
+        if self.objects.in_place() {
+            return Ok(());
+        }
         let admin = self.connect_without_schema("cleanup").await?;
         admin
             .batch_execute(&format!("DROP SCHEMA IF EXISTS {SCHEMA} CASCADE"))

@@ -12,6 +12,7 @@ mod load;
 mod output;
 mod sql_split;
 mod strategies;
+mod target;
 
 use std::path::PathBuf;
 
@@ -26,12 +27,14 @@ pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
 pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
 pub use output::create_results_folder;
+pub use target::Objects;
 
 use blocker::{check_blocker_ends, parse_blocker};
 use ddl::parse_ddl;
 use load::parse_load;
 use output::parse_output;
 use strategies::{parse_strategies, select_strategies};
+use target::parse_objects;
 
 /// What the command asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +62,8 @@ pub struct Config {
     /// The strategies to run, in order; for a load-only run one pseudo-strategy named `load`.
     pub strategies: Vec<NamedStrategy>,
     pub target: Target,
+    /// Whose objects the run uses (`--in-place`) and whether its DDL stays (`--apply`).
+    pub objects: Objects,
     pub out_dir: PathBuf,
     /// Files of an earlier run in `out_dir` that `--force` replaces; empty without `--force`.
     pub replaced_files: Vec<PathBuf>,
@@ -115,6 +120,8 @@ impl Config {
         let expectations = parse_expectations(source, file, args, &defined)?;
         let strategies = select_strategies(source, defined, &mode)?;
         let output = parse_output(args.out.as_deref(), args.force, &file.name)?;
+        let target = target_of(args);
+        let objects = parse_objects(args, &target, strategies.len(), &file.reset, source)?;
 
         Ok(Config {
             workload_name: file.name.clone(),
@@ -125,7 +132,8 @@ impl Config {
             blocker,
             ddl,
             strategies,
-            target: target_of(args),
+            target,
+            objects,
             out_dir: output.dir,
             replaced_files: output.replaced_files,
             quiet: args.quiet,
@@ -196,6 +204,8 @@ mod tests {
     fn args() -> CommonArgs {
         CommonArgs {
             db_url: None,
+            in_place: false,
+            apply: false,
             clients: None,
             rate: None,
             pool_size: None,

@@ -1,5 +1,13 @@
 //! The DDL injector: at `at`, runs the migration with the chosen strategy
 //! and records every attempt on the run clock.
+//!
+//! In an `--in-place` run without `--apply` every try is wrapped as
+//! `BEGIN; [SET LOCAL ...;] <ddl>; ROLLBACK`: the lock queue, the waits and the
+//! time the statement holds its lock are real, and the user's schema is the
+//! same afterwards. [`try_text`] builds that text and [`check_rollback`]
+//! refuses, before the run, what such a transaction cannot hold.
+
+mod statements;
 
 use std::time::Duration;
 
@@ -9,9 +17,11 @@ use tokio_postgres::Client;
 
 use super::RunClock;
 use super::observer::role_of;
+use crate::error::Error;
 use crate::metrics::{AttemptOutcome, DdlAttempt};
-use crate::strategy::{RetryPolicy, Strategy};
-use crate::target::SCHEMA;
+use crate::strategy::{NamedStrategy, RetryPolicy, Strategy};
+
+use statements::{Unrollable, first_unrollable};
 
 /// SQLSTATE of "canceling statement due to lock timeout".
 pub const LOCK_NOT_AVAILABLE: &str = "55P03";
@@ -40,6 +50,8 @@ pub struct DdlInjector {
     pub status: watch::Sender<String>,
     /// Turns true when the load ends: no new try starts after that.
     pub run_over: watch::Receiver<bool>,
+    /// Roll each try's transaction back once the statement finished (`--in-place` without `--apply`).
+    pub rollback: bool,
 }
 
 /// Runs the migration, step by step; returns every attempt, numbered across
@@ -83,7 +95,7 @@ async fn plain(injector: &DdlInjector, sql: &str) -> Vec<DdlAttempt> {
     }
     injector.status.send_replace("try 1 waiting".into());
     let started_s = clock.now_s();
-    let result = injector.client.batch_execute(sql).await;
+    let result = run_try(&injector.client, sql, None, injector.rollback).await;
     let attempt = finish_attempt(1, started_s, clock.now_s(), result, false, String::new());
     injector.status.send_replace(final_status(&attempt));
     vec![attempt]
@@ -117,18 +129,11 @@ async fn retry(
             .status
             .send_replace(format!("try {try_number} waiting"));
         let client = &injector.client;
-        let (started_s, result) = if policy.set_local && !must_run_outside_transaction(sql) {
-            let sql = format!(
-                "BEGIN; SET LOCAL lock_timeout = '{lock_timeout_ms}ms'; \
-                 SET LOCAL statement_timeout = '{statement_timeout_ms}ms'; {}; COMMIT",
-                sql.trim().trim_end_matches(';')
-            );
-            let started_s = clock.now_s();
-            let result = client.batch_execute(&sql).await;
-            if result.is_err() {
-                let _ = client.batch_execute("ROLLBACK").await;
-            }
-            (started_s, result)
+        let local_settings = if policy.set_local && !must_run_outside_transaction(sql) {
+            Some(format!(
+                "SET LOCAL lock_timeout = '{lock_timeout_ms}ms'; \
+                 SET LOCAL statement_timeout = '{statement_timeout_ms}ms'"
+            ))
         } else {
             let settings = format!(
                 "SET lock_timeout = '{lock_timeout_ms}ms'; SET statement_timeout = '{statement_timeout_ms}ms'"
@@ -144,9 +149,10 @@ async fn retry(
                 ));
                 return attempts;
             }
-            let started_s = clock.now_s();
-            (started_s, client.batch_execute(sql).await)
+            None
         };
+        let started_s = clock.now_s();
+        let result = run_try(client, sql, local_settings.as_deref(), injector.rollback).await;
         let is_last = try_number >= max_tries;
         let attempt = finish_attempt(
             try_number,
@@ -197,13 +203,13 @@ async fn wait_until_idle(
         JOIN pg_stat_activity a ON a.pid = l.pid
         JOIN pg_class c ON c.oid = l.relation
         JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND l.granted
+        WHERE n.nspname = ANY (current_schemas(false)) AND c.relkind IN ('r', 'p') AND l.granted
           AND a.pid <> pg_backend_pid()
-          AND a.xact_start < now() - make_interval(secs => $2)";
+          AND a.xact_start < now() - make_interval(secs => $1)";
     loop {
         let row = injector
             .client
-            .query_one(OLD_TRANSACTIONS_SQL, &[&SCHEMA, &older_than.as_secs_f64()])
+            .query_one(OLD_TRANSACTIONS_SQL, &[&older_than.as_secs_f64()])
             .await;
         match row {
             Ok(row) if row.get::<_, i32>(0) == 0 => return true,
@@ -245,7 +251,7 @@ async fn kill_blockers(injector: &DdlInjector, sql: &str, grace: Duration) -> Ve
     let started_s = clock.now_s();
     let mut terminated: Vec<String> = Vec::new();
     let result = {
-        let ddl = client.batch_execute(sql);
+        let ddl = run_try(client, sql, None, injector.rollback);
         tokio::pin!(ddl);
         let killer = async {
             tokio::time::sleep(grace).await;
@@ -321,12 +327,95 @@ fn finish_attempt(
     }
 }
 
+/// The text of one try: the statement alone, or in a transaction that sets the
+/// strategy's timeouts locally (`local_settings`) or is rolled back
+/// (`rollback`): `BEGIN; [SET LOCAL ...;] <ddl>; COMMIT` or `...; ROLLBACK`.
+fn try_text(sql: &str, local_settings: Option<&str>, rollback: bool) -> String {
+    if local_settings.is_none() && !rollback {
+        return sql.to_string();
+    }
+    let settings = local_settings.map_or(String::new(), |settings| format!("{settings}; "));
+    let end = if rollback { "ROLLBACK" } else { "COMMIT" };
+    format!(
+        "BEGIN; {settings}{}; {end}",
+        sql.trim().trim_end_matches(';')
+    )
+}
+
+/// Runs one try as [`try_text`] wraps it; a try that fails inside the
+/// transaction rolls it back, so the session is ready for the next one.
+async fn run_try(
+    client: &Client,
+    sql: &str,
+    local_settings: Option<&str>,
+    rollback: bool,
+) -> Result<(), tokio_postgres::Error> {
+    let result = client
+        .batch_execute(&try_text(sql, local_settings, rollback))
+        .await;
+    if result.is_err() && (local_settings.is_some() || rollback) {
+        let _ = client.batch_execute("ROLLBACK").await;
+    }
+    result
+}
+
 /// A statement that PostgreSQL refuses inside a transaction block (`CREATE INDEX
 /// CONCURRENTLY`, `REINDEX ... CONCURRENTLY`, `VACUUM`, ...): a `set_local`
 /// strategy runs it with a session-level `SET` instead of wrapping it.
 pub fn must_run_outside_transaction(sql: &str) -> bool {
-    let upper = sql.to_ascii_uppercase();
-    upper.contains(" CONCURRENTLY") || upper.trim_start().starts_with("VACUUM")
+    matches!(
+        first_unrollable(sql, u32::MAX),
+        Some(Unrollable::OutsideTransaction(_))
+    )
+}
+
+/// Refuses, before an `--in-place` run that rolls its DDL back starts, what
+/// `BEGIN ... ROLLBACK` cannot hold: a step PostgreSQL runs only outside a
+/// transaction block or one with its own `BEGIN`/`COMMIT` (on a server of
+/// `server_version_num`), and a strategy whose own recipe is several steps,
+/// each of which needs the one before committed. `migration` is the
+/// workload's `[ddl]` steps, which a strategy without its own runs.
+pub fn check_rollback(
+    migration: &[String],
+    strategies: &[NamedStrategy],
+    server_version_num: u32,
+) -> Result<(), Error> {
+    const FIX: &str = "add --apply to run it for real (to compare several strategies, \
+                       with reset SQL in the workload that undoes it)";
+    for strategy in strategies {
+        let name = &strategy.name;
+        if let Some(recipe) = strategy.ddl_steps.as_ref().filter(|steps| steps.len() > 1) {
+            return Err(Error::bad_input(format!(
+                "--in-place rolls each DDL step back, and strategy {name} is a recipe of {} \
+                 steps, each needing the one before committed ({}); {FIX}, \
+                 or leave {name} out of --strategies",
+                recipe.len(),
+                recipe.join("; ")
+            )));
+        }
+        let steps = strategy.ddl_steps.as_deref().unwrap_or(migration);
+        for step in steps {
+            let whose = match &strategy.ddl_steps {
+                Some(_) => format!("strategy {name}'s DDL step"),
+                None => "DDL step".to_string(),
+            };
+            let problem = match first_unrollable(step, server_version_num) {
+                None => continue,
+                Some(Unrollable::OutsideTransaction(what)) => {
+                    format!("cannot run inside a transaction block ({what}); {FIX}")
+                }
+                Some(Unrollable::OwnTransaction(what)) => format!(
+                    "has its own {what}, which would end the transaction before the rollback; \
+                     drop it (each step already runs in a transaction), or {FIX}"
+                ),
+            };
+            return Err(Error::bad_input(format!(
+                "--in-place rolls each DDL step back, and {whose} \"{}\" {problem}",
+                step.trim()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The progress text once the strategy is over.
@@ -391,6 +480,83 @@ mod tests {
         assert!(!must_run_outside_transaction(
             "ALTER TABLE orders ADD COLUMN note text"
         ));
+    }
+
+    #[test]
+    fn a_try_is_wrapped_only_to_set_local_or_to_roll_back() {
+        let sql = "ALTER TABLE orders ADD COLUMN note text;";
+        assert_eq!(try_text(sql, None, false), sql);
+        assert_eq!(
+            try_text(sql, None, true),
+            "BEGIN; ALTER TABLE orders ADD COLUMN note text; ROLLBACK"
+        );
+        assert_eq!(
+            try_text(sql, Some("SET LOCAL lock_timeout = '100ms'"), true),
+            "BEGIN; SET LOCAL lock_timeout = '100ms'; ALTER TABLE orders ADD COLUMN note text; ROLLBACK"
+        );
+        assert_eq!(
+            try_text(sql, Some("SET LOCAL lock_timeout = '100ms'"), false),
+            "BEGIN; SET LOCAL lock_timeout = '100ms'; ALTER TABLE orders ADD COLUMN note text; COMMIT"
+        );
+    }
+
+    fn strategy(name: &str, ddl_steps: Option<&[&str]>) -> NamedStrategy {
+        let mut strategy = crate::strategy::preset("naive").unwrap();
+        strategy.name = name.to_string();
+        strategy.ddl_steps = ddl_steps.map(|steps| steps.iter().map(|s| s.to_string()).collect());
+        strategy
+    }
+
+    #[test]
+    fn a_rolled_back_run_refuses_what_a_transaction_cannot_hold() {
+        const PG15: u32 = 150004;
+        let migration = vec!["ALTER TABLE orders ADD COLUMN note text".to_string()];
+        let naive = strategy("naive", None);
+        check_rollback(&migration, std::slice::from_ref(&naive), PG15).unwrap();
+
+        let concurrent = vec!["CREATE INDEX CONCURRENTLY orders_note_idx ON orders (note)".into()];
+        let message = check_rollback(&concurrent, std::slice::from_ref(&naive), PG15)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains(
+                "DDL step \"CREATE INDEX CONCURRENTLY orders_note_idx ON orders (note)\" cannot \
+                 run inside a transaction block (CREATE INDEX CONCURRENTLY); add --apply"
+            ),
+            "{message}"
+        );
+
+        let recipe = strategy(
+            "not-valid",
+            Some(&[
+                "ALTER TABLE o ADD CONSTRAINT c CHECK (a > 0) NOT VALID",
+                "ALTER TABLE o VALIDATE CONSTRAINT c",
+            ]),
+        );
+        let err = check_rollback(&migration, &[naive.clone(), recipe], PG15).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        let message = err.to_string();
+        assert!(
+            message.contains("strategy not-valid is a recipe of 2 steps"),
+            "{message}"
+        );
+        assert!(
+            message.contains("leave not-valid out of --strategies"),
+            "{message}"
+        );
+
+        let own = strategy(
+            "lock-first",
+            Some(&["BEGIN; LOCK TABLE c; ALTER TABLE c ADD COLUMN e text; COMMIT"]),
+        );
+        let message = check_rollback(&migration, &[own], PG15)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("strategy lock-first's DDL step"),
+            "{message}"
+        );
+        assert!(message.contains("has its own BEGIN"), "{message}");
     }
 
     #[test]

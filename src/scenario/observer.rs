@@ -14,7 +14,6 @@ use tokio_postgres::{Client, Row, Statement};
 use super::RunClock;
 use crate::metrics::LiveCounters;
 use crate::metrics::locks::{LockSample, SecondLocks};
-use crate::target::SCHEMA;
 
 /// How often the observer samples: 5 times a second.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(200);
@@ -26,7 +25,7 @@ const SAMPLE_SQL: &str = "\
 WITH locks AS MATERIALIZED (
     SELECT l.pid, l.mode, l.granted, l.locktype, l.waitstart,
            coalesce(c.relname::text, l.locktype) AS object,
-           (c.relkind IN ('r', 'p') AND n.nspname = $1) AS on_workload_table
+           (c.relkind IN ('r', 'p') AND n.nspname = ANY (current_schemas(false))) AS on_workload_table
     FROM pg_locks l
     LEFT JOIN pg_class c ON c.oid = l.relation
     LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -113,7 +112,7 @@ pub async fn observe(
             _ = ticker.tick() => {}
             _ = stop.wait_for(|stopped| *stopped) => return output,
         }
-        let rows = match client.query(&statement, &[&SCHEMA]).await {
+        let rows = match client.query(&statement, &[]).await {
             Ok(rows) => rows,
             Err(err) => {
                 output.error = Some(format!("lock observer: {err}"));

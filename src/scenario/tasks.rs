@@ -128,6 +128,7 @@ pub fn start(
                 session_prefix: target.session_prefix.clone(),
                 status: status_tx,
                 run_over: stop_rx.clone(),
+                rollback: config.objects.rolls_back_ddl(),
             };
             Some((tokio::spawn(ddl::run_ddl(injector)), cancel))
         }

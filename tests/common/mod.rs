@@ -116,6 +116,8 @@ pub fn write_workload(dir: &Path, name: &str, text: &str) -> PathBuf {
 pub fn quiet_args(out: &Path) -> CommonArgs {
     CommonArgs {
         db_url: None,
+        in_place: false,
+        apply: false,
         clients: None,
         rate: None,
         pool_size: None,

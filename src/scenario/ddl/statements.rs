@@ -1,0 +1,216 @@
+//! What PostgreSQL allows inside `BEGIN ... ROLLBACK`, read from a DDL step's
+//! text. An `--in-place` run rolls every step back, so a step that cannot run
+//! in a transaction block, or that ends the transaction itself, must be found
+//! before the run starts. Only the leading keywords of each statement matter,
+//! so this reads words and skips what is quoted or commented; it is no parser.
+
+/// A statement that cannot run inside `BEGIN ... ROLLBACK`, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unrollable {
+    /// PostgreSQL refuses it in a transaction block (`CREATE INDEX CONCURRENTLY`, `VACUUM`, ...).
+    OutsideTransaction(&'static str),
+    /// It begins or ends a transaction itself (`BEGIN`, `COMMIT`, ...).
+    OwnTransaction(&'static str),
+}
+
+/// The first statement of `step` that cannot be rolled back on a server of
+/// `server_version_num` (e.g. 150004), if any.
+pub fn first_unrollable(step: &str, server_version_num: u32) -> Option<Unrollable> {
+    statement_words(step)
+        .iter()
+        .find_map(|words| unrollable(words, server_version_num))
+}
+
+fn unrollable(words: &[String], server_version_num: u32) -> Option<Unrollable> {
+    let word = |index: usize| words.get(index).map_or("", String::as_str);
+    let has = |wanted: &str| words.iter().any(|w| w == wanted);
+    let outside = |what| Some(Unrollable::OutsideTransaction(what));
+    let own = |what| Some(Unrollable::OwnTransaction(what));
+    match (word(0), word(1)) {
+        ("VACUUM", _) => outside("VACUUM"),
+        ("CREATE", "INDEX" | "UNIQUE") if has("CONCURRENTLY") => {
+            outside("CREATE INDEX CONCURRENTLY")
+        }
+        ("DROP", "INDEX") if has("CONCURRENTLY") => outside("DROP INDEX CONCURRENTLY"),
+        ("REINDEX", _) if has("CONCURRENTLY") => outside("REINDEX ... CONCURRENTLY"),
+        ("REINDEX", "DATABASE" | "SYSTEM") => outside("REINDEX DATABASE or SYSTEM"),
+        ("ALTER", "TABLE") if has("DETACH") && has("CONCURRENTLY") => {
+            outside("ALTER TABLE ... DETACH PARTITION ... CONCURRENTLY")
+        }
+        ("ALTER", "TYPE") if has("ADD") && has("VALUE") && server_version_num < 120000 => {
+            outside("ALTER TYPE ... ADD VALUE before PostgreSQL 12")
+        }
+        ("ALTER", "DATABASE") if has("TABLESPACE") => outside("ALTER DATABASE ... SET TABLESPACE"),
+        ("ALTER", "SYSTEM") => outside("ALTER SYSTEM"),
+        ("CREATE" | "DROP", "DATABASE") => outside("CREATE or DROP DATABASE"),
+        ("CREATE" | "DROP", "TABLESPACE") => outside("CREATE or DROP TABLESPACE"),
+        ("CREATE" | "DROP", "SUBSCRIPTION") => outside("CREATE or DROP SUBSCRIPTION"),
+        ("CLUSTER", "" | "VERBOSE") => outside("CLUSTER of every table"),
+        ("BEGIN" | "START", _) => own("BEGIN"),
+        ("COMMIT" | "END", _) => own("COMMIT"),
+        ("PREPARE", "TRANSACTION") => own("PREPARE TRANSACTION"),
+        // ROLLBACK TO SAVEPOINT stays inside the transaction.
+        ("ROLLBACK" | "ABORT", _) if !has("TO") => own("ROLLBACK"),
+        _ => None,
+    }
+}
+
+/// The keywords of each statement of `sql`, upper-cased; strings, quoted
+/// identifiers, dollar-quoted bodies and comments are left out.
+fn statement_words(sql: &str) -> Vec<Vec<String>> {
+    let chars: Vec<char> = sql.chars().collect();
+    let mut statements = vec![Vec::new()];
+    let mut index = 0;
+    while index < chars.len() {
+        let c = chars[index];
+        let next = chars.get(index + 1).copied();
+        index = match (c, next) {
+            (';', _) => {
+                statements.push(Vec::new());
+                index + 1
+            }
+            ('-', Some('-')) => skip_past(&chars, index, &['\n']),
+            ('/', Some('*')) => skip_past(&chars, index + 2, &['*', '/']),
+            ('\'', _) | ('"', _) => skip_quoted(&chars, index, c),
+            ('$', _) => skip_dollar_quoted(&chars, index),
+            (c, _) if c.is_alphabetic() || c == '_' => {
+                let start = index;
+                while index < chars.len() && (chars[index].is_alphanumeric() || chars[index] == '_')
+                {
+                    index += 1;
+                }
+                let word: String = chars[start..index].iter().collect();
+                statements
+                    .last_mut()
+                    .expect("never empty")
+                    .push(word.to_ascii_uppercase());
+                index
+            }
+            _ => index + 1,
+        };
+    }
+    statements.retain(|words| !words.is_empty());
+    statements
+}
+
+/// The index just after the first occurrence of `end` at or after `from`, else the end.
+fn skip_past(chars: &[char], from: usize, end: &[char]) -> usize {
+    (from..chars.len())
+        .find(|&at| chars[at..].starts_with(end))
+        .map_or(chars.len(), |at| at + end.len())
+}
+
+/// Skips `'...'` or `"..."` starting at `from`; a doubled quote stays inside.
+fn skip_quoted(chars: &[char], from: usize, quote: char) -> usize {
+    let mut index = from + 1;
+    while index < chars.len() {
+        if chars[index] == quote {
+            if chars.get(index + 1) == Some(&quote) {
+                index += 2;
+                continue;
+            }
+            return index + 1;
+        }
+        index += 1;
+    }
+    chars.len()
+}
+
+/// Skips `$tag$ ... $tag$` starting at `from`; a `$` that opens no tag (`$1`) is one character.
+fn skip_dollar_quoted(chars: &[char], from: usize) -> usize {
+    let tag_end = (from + 1..chars.len())
+        .find(|&at| !(chars[at].is_alphanumeric() || chars[at] == '_'))
+        .unwrap_or(chars.len());
+    let opens_tag = chars.get(tag_end) == Some(&'$')
+        && !chars.get(from + 1).is_some_and(|c| c.is_ascii_digit());
+    if !opens_tag {
+        return from + 1;
+    }
+    let tag: Vec<char> = chars[from..=tag_end].to_vec();
+    skip_past(chars, tag_end + 1, &tag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PG15: u32 = 150004;
+
+    fn outside(step: &str) -> Option<&'static str> {
+        match first_unrollable(step, PG15) {
+            Some(Unrollable::OutsideTransaction(what)) => Some(what),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn statements_refused_in_a_transaction_block_are_found() {
+        let cases = [
+            (
+                "CREATE INDEX CONCURRENTLY orders_note_idx ON orders (note)",
+                "CREATE INDEX CONCURRENTLY",
+            ),
+            (
+                "create unique index concurrently i on t (a)",
+                "CREATE INDEX CONCURRENTLY",
+            ),
+            ("DROP INDEX CONCURRENTLY i", "DROP INDEX CONCURRENTLY"),
+            (
+                "REINDEX (VERBOSE) INDEX CONCURRENTLY i",
+                "REINDEX ... CONCURRENTLY",
+            ),
+            ("  vacuum (analyze) orders", "VACUUM"),
+            ("CREATE DATABASE copy", "CREATE or DROP DATABASE"),
+            (
+                "ALTER TABLE m DETACH PARTITION p CONCURRENTLY",
+                "ALTER TABLE ... DETACH PARTITION ... CONCURRENTLY",
+            ),
+            (
+                "SET lock_timeout = '1s'; CREATE INDEX CONCURRENTLY i ON t (a)",
+                "CREATE INDEX CONCURRENTLY",
+            ),
+        ];
+        for (step, what) in cases {
+            assert_eq!(outside(step), Some(what), "{step}");
+        }
+    }
+
+    #[test]
+    fn ordinary_ddl_and_quoted_keywords_are_rollable() {
+        for step in [
+            "ALTER TABLE orders ADD COLUMN note text",
+            "CREATE INDEX orders_note_idx ON orders (note)",
+            "ALTER TABLE orders ADD COLUMN concurrently text DEFAULT 'VACUUM'",
+            "COMMENT ON TABLE orders IS 'run VACUUM; then COMMIT'",
+            "-- VACUUM later\nALTER TABLE orders ADD COLUMN a int",
+            "/* BEGIN */ ALTER TABLE orders ADD COLUMN a int",
+            "DO $$ BEGIN PERFORM 1; COMMIT; END $$",
+            "DO $body$ BEGIN RAISE NOTICE 'x'; END $body$",
+            "SAVEPOINT s; ALTER TABLE t ADD COLUMN a int; ROLLBACK TO SAVEPOINT s",
+            "ALTER TYPE mood ADD VALUE 'meh'",
+        ] {
+            assert_eq!(first_unrollable(step, PG15), None, "{step}");
+        }
+    }
+
+    #[test]
+    fn own_transactions_and_old_enum_additions_are_unrollable() {
+        assert_eq!(
+            first_unrollable(
+                "BEGIN; LOCK TABLE customers IN ACCESS EXCLUSIVE MODE; COMMIT",
+                PG15
+            ),
+            Some(Unrollable::OwnTransaction("BEGIN"))
+        );
+        assert_eq!(
+            first_unrollable("ALTER TABLE t ADD COLUMN a int; COMMIT", PG15),
+            Some(Unrollable::OwnTransaction("COMMIT"))
+        );
+        assert_eq!(
+            first_unrollable("ALTER TYPE mood ADD VALUE 'meh'", 110022),
+            Some(Unrollable::OutsideTransaction(
+                "ALTER TYPE ... ADD VALUE before PostgreSQL 12"
+            ))
+        );
+    }
+}

@@ -1,0 +1,283 @@
+//! `--in-place` against a server set up like a managed one (TLS only, a
+//! non-superuser `app` owning `public.orders`): the naive ALTER on the user's
+//! own table stalls the load as in the lab while retry does not, and the table
+//! has exactly its columns and rows afterwards (each step is rolled back); a
+//! step that cannot be rolled back, or `--apply` without reset SQL, is refused
+//! before anything runs; `--apply` commits.
+
+mod common;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use common::managed::{APP_PASSWORD, ManagedServer, ORDERS_ROWS};
+use common::*;
+use predicates::prelude::*;
+
+/// The reference outage on a 12 s clock, naming the user's `orders`; no setup, no reset.
+const ORDERS_IN_PLACE: &str = r#"
+name = "orders-in-place"
+description = "the reference outage on the user's own orders table"
+# The workload model requires a setup; --in-place runs none.
+setup = ""
+
+[load]
+clients = 4
+duration = "12s"
+
+[[load.scripts]]
+name = "read-order"
+sql = """
+\\set c random(1, 100)
+SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;
+"""
+
+[blocker]
+at = "2s"
+hold = "5s"
+sql = "SELECT count(*) FROM orders"
+
+[ddl]
+at = "3s"
+sql = "ALTER TABLE orders ADD COLUMN note text"
+
+[[strategies]]
+name = "naive"
+kind = "plain"
+
+[[strategies]]
+name = "retry"
+kind = "lock-timeout-retry"
+lock_timeout = "500ms"
+max_tries = 10
+backoff = { kind = "linear", step = "1s", cap = "5s" }
+"#;
+
+/// A short run whose only step cannot run in a transaction block.
+const CONCURRENT_INDEX: &str = r#"
+name = "orders-concurrent-index"
+description = "a CONCURRENTLY build on the user's orders"
+# The workload model requires a setup; --in-place runs none.
+setup = ""
+
+[load]
+clients = 2
+duration = "3s"
+
+[[load.scripts]]
+name = "read-order"
+sql = "SELECT count(*) FROM orders;"
+
+[ddl]
+at = "1s"
+sql = "CREATE INDEX CONCURRENTLY orders_total_idx ON orders (total)"
+
+[[strategies]]
+name = "naive"
+kind = "plain"
+"#;
+
+/// A short run with no blocker whose step adds a column, for `--apply`.
+const ADD_APPLIED_COLUMN: &str = r#"
+name = "orders-apply"
+description = "an ADD COLUMN that --apply commits"
+# The workload model requires a setup; --in-place runs none.
+setup = ""
+
+[load]
+clients = 2
+duration = "3s"
+
+[[load.scripts]]
+name = "read-order"
+sql = "SELECT count(*) FROM orders;"
+
+[ddl]
+at = "1s"
+sql = "ALTER TABLE orders ADD COLUMN applied_note text"
+
+[[strategies]]
+name = "naive"
+kind = "plain"
+"#;
+
+/// The binary in the server's client folder (where `ca.pem` is), with an
+/// environment of its own: PATH, a HOME there, and the password.
+fn stallbench(server: &ManagedServer) -> Command {
+    let mut command = Command::cargo_bin("stallbench").unwrap();
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", server.client_dir())
+        .env("PGPASSWORD", APP_PASSWORD)
+        .current_dir(server.client_dir());
+    command
+}
+
+fn verified_url(server: &ManagedServer) -> String {
+    server.url("sslmode=verify-full&sslrootcert=ca.pem")
+}
+
+/// The columns of `public.orders`, in order, comma separated.
+fn orders_columns(server: &ManagedServer) -> String {
+    server
+        .admin_sql(
+            "shop",
+            "SELECT string_agg(column_name, ',' ORDER BY ordinal_position) \
+             FROM information_schema.columns \
+             WHERE table_schema = 'public' AND table_name = 'orders'",
+        )
+        .unwrap()
+}
+
+/// Seconds of `strategy` in a timeline.csv with no completed transaction.
+fn zero_tps_seconds(timeline: &Path, strategy: &str) -> usize {
+    let mut reader = csv::Reader::from_path(timeline).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (strategy_column, tps_column) = (column("strategy"), column("tps"));
+    reader
+        .records()
+        .map(Result::unwrap)
+        .filter(|row| &row[strategy_column] == strategy && &row[tps_column] == "0")
+        .count()
+}
+
+/// The outcome of the last DDL attempt of `strategy` in a ddl_attempts.csv.
+fn last_outcome(attempts: &Path, strategy: &str) -> String {
+    let mut reader = csv::Reader::from_path(attempts).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (strategy_column, outcome_column) = (column("strategy"), column("outcome"));
+    reader
+        .records()
+        .map(Result::unwrap)
+        .filter(|row| &row[strategy_column] == strategy)
+        .last()
+        .map(|row| row[outcome_column].to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn in_place_naive_stalls_the_users_table_retry_does_not_and_the_table_is_unchanged() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let server = ManagedServer::start();
+    let workload = write_workload(&server.client_dir(), "orders.toml", ORDERS_IN_PLACE);
+    let out = server.client_dir().join("in-place");
+    let columns_before = orders_columns(&server);
+    assert_eq!(columns_before, "id,customer_id,total");
+
+    let output = stallbench(&server)
+        .arg("compare")
+        .arg(&workload)
+        .args(["--in-place", "--quiet", "--db-url"])
+        .arg(verified_url(&server))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "compare --in-place failed: {stderr}"
+    );
+
+    let naive_zero = zero_tps_seconds(&out.join("timeline.csv"), "naive");
+    assert!(
+        naive_zero >= 2,
+        "the naive ALTER on the user's orders should stall the readers: {naive_zero} zero-tps seconds"
+    );
+    let retry_zero = zero_tps_seconds(&out.join("timeline.csv"), "retry");
+    assert_eq!(retry_zero, 0, "retry should keep the readers going");
+    // Both ALTERs succeeded: naive's column was rolled back before retry added it again.
+    let attempts = out.join("ddl_attempts.csv");
+    assert_eq!(last_outcome(&attempts, "naive"), "ok");
+    assert_eq!(last_outcome(&attempts, "retry"), "ok");
+
+    assert_eq!(
+        orders_columns(&server),
+        columns_before,
+        "the DDL was rolled back"
+    );
+    let rows = server.admin_sql("shop", "SELECT count(*) FROM public.orders");
+    assert_eq!(rows, Some(ORDERS_ROWS.to_string()));
+    let schemas = server.admin_sql(
+        "shop",
+        "SELECT count(*) FROM pg_namespace WHERE nspname = 'stallbench'",
+    );
+    assert_eq!(schemas.as_deref(), Some("0"), "no schema of the run's own");
+    drop(server);
+    assert_no_leftover_server();
+}
+
+#[test]
+fn what_cannot_be_rolled_back_is_refused_before_anything_runs_and_apply_commits() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let server = ManagedServer::start();
+    let dir = server.client_dir();
+    let url = verified_url(&server);
+
+    let concurrent = write_workload(&dir, "concurrent.toml", CONCURRENT_INDEX);
+    let refused_out = dir.join("refused");
+    stallbench(&server)
+        .arg("compare")
+        .arg(&concurrent)
+        .args(["--in-place", "--quiet", "--db-url", &url, "--out"])
+        .arg(&refused_out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "DDL step \"CREATE INDEX CONCURRENTLY orders_total_idx ON orders (total)\" \
+             cannot run inside a transaction block",
+        ))
+        .stderr(predicate::str::contains("add --apply"));
+    assert!(!refused_out.join("timeline.csv").exists(), "nothing ran");
+    let indexes = server.admin_sql(
+        "shop",
+        "SELECT count(*) FROM pg_indexes WHERE tablename = 'orders'",
+    );
+    assert_eq!(indexes.as_deref(), Some("1"), "only the primary key");
+
+    let orders = write_workload(&dir, "orders.toml", ORDERS_IN_PLACE);
+    stallbench(&server)
+        .arg("compare")
+        .arg(&orders)
+        .args([
+            "--in-place",
+            "--apply",
+            "--quiet",
+            "--db-url",
+            &url,
+            "--out",
+        ])
+        .arg(dir.join("no-reset"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("has no reset SQL"));
+
+    stallbench(&server)
+        .arg("compare")
+        .arg(&orders)
+        .args(["--in-place", "--quiet", "--out"])
+        .arg(dir.join("throwaway"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "the throwaway server has no tables of yours",
+        ));
+
+    let apply = write_workload(&dir, "apply.toml", ADD_APPLIED_COLUMN);
+    stallbench(&server)
+        .arg("run")
+        .arg(&apply)
+        .args(["--strategy", "naive", "--in-place", "--apply", "--quiet"])
+        .args(["--db-url", &url, "--out"])
+        .arg(dir.join("applied"))
+        .assert()
+        .success();
+    assert_eq!(orders_columns(&server), "id,customer_id,total,applied_note");
+    drop(server);
+    assert_no_leftover_server();
+}
