@@ -11,7 +11,7 @@
 use anyhow::Context;
 use serde::Serialize;
 
-use crate::config::{BlockerConfig, BlockerKind, Config, DdlConfig, WeightedScript};
+use crate::config::{BlockerConfig, BlockerKind, Config, DdlConfig, Objects, WeightedScript};
 use crate::metrics::RunReport;
 use crate::strategy::NamedStrategy;
 #[cfg(doc)]
@@ -31,6 +31,10 @@ pub struct RunFile<'a> {
     pub ddl: Option<DdlRecord<'a>>,
     pub description: &'a str,
     pub duration_s: f64,
+    /// `rollback` (`--in-place`: every DDL step rolled back) or `apply`
+    /// (`--in-place --apply`); absent for the harness's own schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_place: Option<&'static str>,
     /// Set when the run was stopped before its end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<InterruptedRecord>,
@@ -106,6 +110,11 @@ impl<'a> RunFile<'a> {
             ddl: config.ddl.as_ref().map(DdlRecord::new),
             description: &config.description,
             duration_s: load.duration.as_secs_f64(),
+            in_place: match config.objects {
+                Objects::OwnSchema => None,
+                Objects::InPlace { apply: false } => Some("rollback"),
+                Objects::InPlace { apply: true } => Some("apply"),
+            },
             interrupted: None,
             latency_limit_ms: load.latency_limit.map(|limit| limit.as_secs_f64() * 1000.0),
             not_run: Vec::new(),
