@@ -326,12 +326,16 @@ fn a_new_run_removes_the_folder_of_a_harness_killed_earlier() {
 /// Runs `command` with a stdout whose reader has gone before the first line,
 /// as `| head -1` has for every line after its first; returns the exit code and stderr.
 fn with_closed_stdout(mut command: Command) -> (Option<i32>, String) {
+    // The reading end is closed before the child starts, so even its first
+    // write fails (with a pipe read only after the spawn, a short output could
+    // fit in the pipe's buffer before the reader is gone).
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
     let mut child = command
-        .stdout(Stdio::piped())
+        .stdout(writer)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    drop(child.stdout.take());
     let stderr = stderr_of(&mut child);
     (child.wait().unwrap().code(), stderr)
 }
