@@ -84,6 +84,7 @@ pub fn ranking_lines(report: &RunReport) -> String {
 const RANKING_COLUMNS: &[Column<RankedRow>] = &[
     Column::new("rank", Right, |r| r.rank.to_string()),
     Column::new("strategy", Left, |r| r.row.strategy.clone()),
+    Column::new("decided by", Left, |r| r.decided_by.clone()),
     Column::new("stall s", Right, |r| r.row.longest_stall_s.to_string()),
     Column::new("zero-tps s", Right, |r| r.row.zero_tps_seconds.to_string()),
     Column::new("worst tps", Right, |r| {
@@ -151,12 +152,12 @@ mod tests {
         assert_eq!(
             &lines[5..],
             [
-                "rank  strategy  stall s  zero-tps s  worst tps  worst p99 ms  max ms  failed  \
-                 done at s  tries  blocker",
-                "   1  retry           0           0      1,700         420.0   500.0       0       \
-                 18.0      5  ok",
-                "   2  naive           9           9          0        9100.0  9700.0       0       \
-                 15.7      1  ok",
+                "rank  strategy  decided by                stall s  zero-tps s  worst tps  \
+                 worst p99 ms  max ms  failed  done at s  tries  blocker",
+                "   1  retry     longest stall 0 s vs 9 s        0           0      1,700         \
+                 420.0   500.0       0       18.0      5  ok",
+                "   2  naive     longest stall 9 s vs 0 s        9           9          0        \
+                 9100.0  9700.0       0       15.7      1  ok",
                 "retry kept the worst second at 1,700 tps (naive: 0 tps) and finished the \
                  migration 2.3 s later than naive.",
             ],

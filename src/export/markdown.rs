@@ -91,9 +91,13 @@ pub fn ranking_markdown(report: &RunReport) -> String {
     let _ = writeln!(text, "{}\n", ranking.headline);
     let _ = writeln!(
         text,
-        "Ranked by longest stall, then worst-second p99, then failed transactions, then \
-         migration completion. Worst-second figures cover each strategy's DDL window \
-         (first attempt start to last attempt end plus 1 s); p99 is per second.\n"
+        "Ranked by whether the migration completed (or there was none), then the longest \
+         stall, then the worst-second TPS, then failed transactions, then the worst-second \
+         p99; throughput differences under 10% and latency differences under 10% or 1 ms \
+         are ties, and strategies tied on every criterion keep run order. \"decided by\" \
+         names the criterion that set a place apart from the one above (the first place: \
+         from the second). Worst-second figures cover each strategy's DDL window (first \
+         attempt start to last attempt end plus 1 s); p99 is per second.\n"
     );
     for note in &ranking.notes {
         let _ = writeln!(text, "{note}\n");
@@ -105,6 +109,7 @@ pub fn ranking_markdown(report: &RunReport) -> String {
 const RANKING_COLUMNS: &[Column<RankedRow>] = &[
     Column::new("rank", Right, |r| r.rank.to_string()),
     Column::new("strategy", Left, |r| r.row.strategy.clone()),
+    Column::new("decided by", Left, |r| r.decided_by.clone()),
     Column::new("longest stall s", Right, |r| {
         r.row.longest_stall_s.to_string()
     }),
@@ -340,7 +345,7 @@ mod tests {
         assert!(section > text.find("retry: 0 s at 0 tps").unwrap());
         let ranking = &text[section..];
         assert!(ranking.contains(
-            "| rank | strategy | longest stall s | zero-tps s | worst-second tps \
+            "| rank | strategy | decided by | longest stall s | zero-tps s | worst-second tps \
              | worst-second p99 ms | max ms in window | failed | migration done at s | tries | blocker |"
         ));
         let rows: Vec<&str> = ranking
@@ -350,8 +355,8 @@ mod tests {
         assert_eq!(
             rows,
             [
-                "| 1 | retry | 0 | 0 | 1,700 | 420.0 | 500.0 | 0 | 18.0 | 5 | ok |",
-                "| 2 | naive | 9 | 9 | 0 | 9100 | 9700 | 0 | 15.7 | 1 | ok |",
+                "| 1 | retry | longest stall 0 s vs 9 s | 0 | 0 | 1,700 | 420.0 | 500.0 | 0 | 18.0 | 5 | ok |",
+                "| 2 | naive | longest stall 9 s vs 0 s | 9 | 9 | 0 | 9100 | 9700 | 0 | 15.7 | 1 | ok |",
             ]
         );
         assert!(
@@ -382,7 +387,7 @@ mod tests {
         load.summary.ddl_outcome = DdlOutcome::None;
         let ranking = ranking_markdown(&report);
         assert!(
-            ranking.contains("| 1 | load | 0 | 0 | 1,700 | 420.0 | 500.0 | 0 | no DDL | 0 | ok |"),
+            ranking.contains("| 1 | load | longest stall 0 s vs 9 s | 0 | 0 | 1,700 | 420.0 | 500.0 | 0 | no DDL | 0 | ok |"),
             "{ranking}"
         );
         assert!(

@@ -4,9 +4,9 @@
 //! only the words live here.
 
 use crate::metrics::locks::ChainLink;
-use crate::metrics::{RankingRow, Summary};
+use crate::metrics::{Criterion, Place, RankingRow, Summary};
 
-use super::format::{format_seconds, format_thousands};
+use super::format::{format_ms, format_seconds, format_thousands};
 
 /// What the strategy cost the clients beyond stalls, as phrases for a
 /// sentence: failures (timeouts among them), skips, the open-loop queue,
@@ -40,15 +40,17 @@ pub fn losses(summary: &Summary) -> Vec<String> {
 
 /// One sentence that answers "which strategy hurt traffic least, and at what
 /// cost in migration time", comparing the best-ranked row with the baseline
-/// (the row with `run_order` 0). `ranked` must be in rank order, as
-/// `rank_strategies` returns it.
+/// (the row with `run_order` 0). `places` must be in rank order, as
+/// `rank_strategies` returns them.
 ///
 /// For example: "retry kept the worst second at 1,700 tps (naive: 0 tps) and
 /// finished the migration 2.3 s later than naive."
-pub fn headline(ranked: &[RankingRow]) -> String {
-    let Some(best) = ranked.first() else {
+pub fn headline(places: &[Place]) -> String {
+    let Some(first) = places.first() else {
         return "No strategy ran.".to_string();
     };
+    let best = &first.row;
+    let ranked: Vec<&RankingRow> = places.iter().map(|place| &place.row).collect();
     let worst_second = format!(
         "kept the worst second{} at {} tps",
         if best.window.is_none() {
@@ -62,7 +64,12 @@ pub fn headline(ranked: &[RankingRow]) -> String {
         .iter()
         .find(|row| row.run_order == 0 && row.run_order != best.run_order);
     let Some(baseline) = baseline else {
-        let subject = if ranked.len() > 1 {
+        let subject = if ranked.len() > 1 && first.decided_by.is_none() {
+            format!(
+                "{} tied with {} on every criterion and ranked first as it ran first: it",
+                best.strategy, ranked[1].strategy
+            )
+        } else if ranked.len() > 1 {
             format!("{} ranked first: it", best.strategy)
         } else {
             best.strategy.clone()
@@ -127,6 +134,40 @@ pub fn migration_done_cell(row: &RankingRow) -> String {
         Some(done_at_s) => format_seconds(done_at_s),
         None if row.ddl_tries == 0 => "no DDL".to_string(),
         None => "did not finish".to_string(),
+    }
+}
+
+/// The "decided by" cell of a ranking table: the criterion that set `place`
+/// apart from `versus` (the place above, or for the first place the
+/// second), with both figures, `place`'s first: `completed`, `longest stall 9 s
+/// vs 0 s`, `worst second 17 vs 547 tps`, `failures 7 vs 0`, `worst-second p99
+/// 12.0 vs 1.50 ms`, or `tie` when every criterion tied and run order decided.
+pub fn decided_by_cell(place: &Place, versus: &RankingRow) -> String {
+    let row = &place.row;
+    let Some(criterion) = place.decided_by else {
+        return "tie".to_string();
+    };
+    match criterion {
+        Criterion::Completed => "completed".to_string(),
+        Criterion::LongestStall => format!(
+            "longest stall {} s vs {} s",
+            row.longest_stall_s, versus.longest_stall_s
+        ),
+        Criterion::WorstSecondTps => format!(
+            "worst second {} vs {} tps",
+            format_thousands(row.worst_second_tps),
+            format_thousands(versus.worst_second_tps)
+        ),
+        Criterion::Failures => format!(
+            "failures {} vs {}",
+            format_thousands(row.failed_transactions),
+            format_thousands(versus.failed_transactions)
+        ),
+        Criterion::WorstSecondP99 => format!(
+            "worst-second p99 {} vs {} ms",
+            format_ms(row.worst_second_p99_ms),
+            format_ms(versus.worst_second_p99_ms)
+        ),
     }
 }
 
@@ -205,7 +246,7 @@ mod tests {
     use super::*;
     use crate::export::sample::reference_report;
     use crate::metrics::rank_strategies;
-    use crate::metrics::ranking::compare_rows;
+    use crate::metrics::ranking::rank_rows;
     use crate::metrics::{DdlOutcome, DdlWindow};
 
     /// A ranking row with neutral figures, for ordering tests.
@@ -230,9 +271,15 @@ mod tests {
         }
     }
 
-    fn sorted(mut rows: Vec<RankingRow>) -> Vec<RankingRow> {
-        rows.sort_by(compare_rows);
-        rows
+    fn sorted(rows: Vec<RankingRow>) -> Vec<Place> {
+        rank_rows(rows)
+    }
+
+    fn alone(row: RankingRow) -> Vec<Place> {
+        vec![Place {
+            row,
+            decided_by: None,
+        }]
     }
 
     #[test]
@@ -271,11 +318,64 @@ mod tests {
         let mut best = row("retry", 1);
         best.migration_done_at_s = None;
         best.ddl_outcome = DdlOutcome::GaveUp;
+        // A migration that completed ranks first however long it stalled.
+        let ranked = sorted(vec![baseline.clone(), best.clone()]);
+        assert_eq!(
+            headline(&ranked),
+            "naive ranked first: it kept the worst second at 0 tps and finished the migration \
+             at 6.0 s."
+        );
+        baseline.migration_done_at_s = None;
+        baseline.ddl_outcome = DdlOutcome::Error;
         let ranked = sorted(vec![baseline, best]);
         assert_eq!(
             headline(&ranked),
             "retry kept the worst second at 1,000 tps (naive: 0 tps) but did not finish the \
-             migration; naive finished the migration at 6.0 s."
+             migration; naive did not finish the migration."
+        );
+    }
+
+    #[test]
+    fn the_headline_says_when_every_criterion_tied() {
+        let ranked = sorted(vec![row("retry", 1), row("naive", 0)]);
+        assert_eq!(
+            headline(&ranked),
+            "naive tied with retry on every criterion and ranked first as it ran first: it kept \
+             the worst second at 1,000 tps and finished the migration at 6.0 s."
+        );
+    }
+
+    #[test]
+    fn decided_by_names_the_criterion_and_both_figures() {
+        let cell = |above: &RankingRow, place: &RankingRow| {
+            let ranked = sorted(vec![above.clone(), place.clone()]);
+            assert_eq!(ranked[1].row.strategy, place.strategy, "{ranked:?}");
+            decided_by_cell(&ranked[1], &ranked[0].row)
+        };
+        let retry = row("retry", 0);
+        let mut naive = row("naive", 1);
+        assert_eq!(cell(&retry, &naive), "tie");
+        naive.ddl_outcome = DdlOutcome::GaveUp;
+        assert_eq!(cell(&retry, &naive), "completed");
+        naive.ddl_outcome = DdlOutcome::Ok;
+        naive.longest_stall_s = 9;
+        assert_eq!(cell(&retry, &naive), "longest stall 9 s vs 0 s");
+        naive.longest_stall_s = 0;
+        naive.worst_second_tps = 17;
+        assert_eq!(cell(&retry, &naive), "worst second 17 vs 1,000 tps");
+        naive.worst_second_tps = 950;
+        naive.failed_transactions = 213_396;
+        assert_eq!(cell(&retry, &naive), "failures 213,396 vs 0");
+        naive.failed_transactions = 0;
+        naive.worst_second_p99_ms = 10.9;
+        assert_eq!(cell(&retry, &naive), "tie", "under 10%");
+        naive.worst_second_p99_ms = 12.0;
+        assert_eq!(cell(&retry, &naive), "worst-second p99 12.0 vs 10.0 ms");
+        // The first place reads the same decision from its side.
+        let ranked = sorted(vec![naive, retry]);
+        assert_eq!(
+            decided_by_cell(&ranked[0], &ranked[1].row),
+            "worst-second p99 10.0 vs 12.0 ms"
         );
     }
 
@@ -313,7 +413,7 @@ mod tests {
              migration at 6.0 s."
         );
         assert_eq!(
-            headline(&[baseline]),
+            headline(&alone(baseline)),
             "naive kept the worst second at 1,000 tps and finished the migration at 6.0 s."
         );
         assert_eq!(headline(&[]), "No strategy ran.");
@@ -327,7 +427,7 @@ mod tests {
         load.ddl_tries = 0;
         load.ddl_outcome = DdlOutcome::None;
         assert_eq!(
-            headline(&[load]),
+            headline(&alone(load)),
             "load kept the worst second of the whole run at 1,000 tps and ran no migration."
         );
     }

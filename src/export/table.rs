@@ -10,7 +10,7 @@
 
 use crate::metrics::{RankingRow, RunReport, rank_strategies};
 
-use super::sentences::{headline, window_note};
+use super::sentences::{decided_by_cell, headline, window_note};
 
 /// How a column's cells line up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,12 +39,16 @@ impl<R> Column<R> {
     }
 }
 
-/// One row of a ranking table: the place (1 = best) and the strategy's ranking figures.
+/// One row of a ranking table: the place (1 = best), the strategy's ranking
+/// figures, and what decided the place.
 pub struct RankedRow {
     /// 1-based place in the ranking.
     pub rank: usize,
     /// The strategy's ranking figures.
     pub row: RankingRow,
+    /// The criterion that set it apart from the place above (the first place:
+    /// from the second), with both figures (see [`decided_by_cell`]).
+    pub decided_by: String,
 }
 
 /// The ranking as every format shows it, built once: the rows best first,
@@ -63,15 +67,22 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
     if report.strategies.len() < 2 {
         return None;
     }
-    let ranked = rank_strategies(report);
-    let headline = headline(&ranked);
-    let notes = ranked.iter().filter_map(window_note).collect();
-    let rows = ranked
-        .into_iter()
+    let places = rank_strategies(report);
+    let headline = headline(&places);
+    let notes = places
+        .iter()
+        .filter_map(|place| window_note(&place.row))
+        .collect();
+    let rows = places
+        .iter()
         .enumerate()
-        .map(|(index, row)| RankedRow {
-            rank: index + 1,
-            row,
+        .map(|(index, place)| {
+            let versus = if index == 0 { 1 } else { index - 1 };
+            RankedRow {
+                rank: index + 1,
+                row: place.row.clone(),
+                decided_by: decided_by_cell(place, &places[versus].row),
+            }
         })
         .collect();
     Some(Ranking {

@@ -41,7 +41,8 @@ pub struct LockReport {
     pub per_second: Vec<SecondLocks>,
     /// Every sampled session that waited for a lock or blocked another, in time order.
     pub samples: Vec<LockSample>,
-    /// The sample moment with the most waiting sessions: the chain at its worst.
+    /// The sample moment with the most sessions waiting behind the DDL, ties
+    /// broken by the longest wait (see [`is_worse_moment`]): the chain at its worst.
     pub worst: Vec<LockSample>,
     /// Sentences from the throwaway server's log (empty on `--db-url`).
     pub server_log: Vec<String>,
@@ -55,6 +56,30 @@ impl LockReport {
             .copied()
             .unwrap_or_default()
     }
+}
+
+/// Whether `moment` is a worse lock queue than `worst_so_far` (both the
+/// sessions of one sample): more sessions waiting behind the DDL, or as many
+/// and a longer wait. The first of equal moments stays the worst.
+pub fn is_worse_moment(moment: &[LockSample], worst_so_far: &[LockSample]) -> bool {
+    let (waits, behind_ddl, longest_wait_ms) = severity(moment);
+    let (worst_waits, worst_behind_ddl, worst_longest_wait_ms) = severity(worst_so_far);
+    (waits, behind_ddl)
+        .cmp(&(worst_waits, worst_behind_ddl))
+        .then(longest_wait_ms.total_cmp(&worst_longest_wait_ms))
+        .is_gt()
+}
+
+/// Of one sample moment: whether anyone waits (a wait PostgreSQL 13 does not
+/// time still counts), how many wait behind the DDL, the longest wait in ms.
+fn severity(moment: &[LockSample]) -> (bool, usize, f64) {
+    let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
+    let behind_ddl = waiting
+        .iter()
+        .filter(|s| s.blocked_by.iter().any(|blocker| blocker == "ddl"))
+        .count();
+    let longest_wait_ms = waiting.iter().map(|s| s.wait_ms).fold(0.0, f64::max);
+    (!waiting.is_empty(), behind_ddl, longest_wait_ms)
 }
 
 /// One level of the chain: sessions with the same lock, the same state and the same blockers.
@@ -187,6 +212,71 @@ mod tests {
         assert_eq!(links[1].blocked_by, ["report"]);
         assert_eq!(links[2].roles.len(), 4);
         assert_eq!(links[2].blocked_by, ["ddl"]);
+    }
+
+    /// `moment` taken at `t_s` with each waiter's wait set to `wait_ms`.
+    fn at(t_s: f64, wait_ms: f64, mut moment: Vec<LockSample>) -> Vec<LockSample> {
+        for sample in &mut moment {
+            sample.t_s = t_s;
+            if !sample.granted {
+                sample.wait_ms = wait_ms;
+            }
+        }
+        moment
+    }
+
+    /// The worst of `moments` as the observer picks it, sample after sample.
+    fn worst_of(moments: &[Vec<LockSample>]) -> f64 {
+        let mut worst: &[LockSample] = &[];
+        for moment in moments {
+            if is_worse_moment(moment, worst) {
+                worst = moment;
+            }
+        }
+        worst[0].t_s
+    }
+
+    #[test]
+    fn the_worst_moment_has_most_waiters_behind_the_ddl_then_the_longest_wait() {
+        let full = reference_moment();
+        let two_readers: Vec<LockSample> = full
+            .iter()
+            .filter(|s| !matches!(s.role.as_str(), "reader-3" | "reader-4"))
+            .cloned()
+            .collect();
+        let ddl_alone: Vec<LockSample> = full
+            .iter()
+            .filter(|s| !s.role.starts_with("reader-"))
+            .cloned()
+            .collect();
+        // The first sample of the stall has all four readers behind the DDL,
+        // waiting 5 ms; later samples have them waiting longer.
+        let samples = vec![
+            at(2.0, 3_000.0, ddl_alone.clone()),
+            at(3.0, 5.0, full.clone()),
+            at(4.0, 4_000.0, two_readers.clone()),
+            at(5.0, 8_000.0, full.clone()),
+            at(6.0, 8_000.0, full.clone()),
+            at(7.0, 9_000.0, two_readers),
+        ];
+        assert_eq!(worst_of(&samples), 5.0);
+        assert_eq!(worst_of(&samples[..3]), 3.0);
+        assert_eq!(worst_of(&samples[..1]), 2.0);
+        // A waiter behind someone else than the DDL, with a wait not measured
+        // (PostgreSQL 13), still makes a worst moment.
+        let unmeasured = at(
+            1.0,
+            0.0,
+            vec![sample(
+                90,
+                "reader-1",
+                "RowExclusiveLock",
+                false,
+                &["report"],
+            )],
+        );
+        assert!(is_worse_moment(&unmeasured, &[]));
+        assert!(!is_worse_moment(&[], &unmeasured));
     }
 
     #[test]

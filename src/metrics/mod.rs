@@ -13,7 +13,7 @@ pub mod timeline;
 
 use serde::{Deserialize, Serialize};
 
-pub use ranking::{DdlWindow, RankingRow, rank_strategies};
+pub use ranking::{Criterion, DdlWindow, Place, RankingRow, rank_strategies};
 pub use recorder::{LiveCounters, Recorder, WorkerSecond};
 pub use summary::{DdlOutcome, RunFacts, Summary, longest_stall_s, summarize};
 pub use timeline::build_timeline;

@@ -1,8 +1,11 @@
 //! Which strategy hurt traffic least, and what it cost in migration time.
 //!
 //! Pure functions over [`StrategyReport`]s: [`rank_strategies`] turns a run into
-//! [`RankingRow`]s in rank order. The figures are computed here; the words
-//! (the headline, the notes) are written in `export::sentences`.
+//! [`Place`]s in rank order. Whether the migration happened comes first, then
+//! what traffic felt, and differences within measurement noise are ties, not
+//! ranks: a ranking that orders 0.83 ms against 0.88 ms ranks noise. The
+//! figures are computed here; the words (the headline, the notes, what
+//! decided each place) are written in `export::sentences`.
 
 use std::cmp::Ordering;
 
@@ -123,41 +126,141 @@ pub fn ranking_row(run_order: usize, strategy: &StrategyReport) -> RankingRow {
     }
 }
 
-/// The ranking order, best first: shorter longest stall, then lower worst-second
-/// p99 in the window, then fewer failed transactions, then a finished DDL before
-/// an unfinished one, then earlier completion, then run order.
-pub fn compare_rows(a: &RankingRow, b: &RankingRow) -> Ordering {
-    a.longest_stall_s
-        .cmp(&b.longest_stall_s)
-        .then(a.worst_second_p99_ms.total_cmp(&b.worst_second_p99_ms))
-        .then(a.failed_transactions.cmp(&b.failed_transactions))
-        .then(compare_completion(
-            a.migration_done_at_s,
-            b.migration_done_at_s,
-        ))
-        .then(a.run_order.cmp(&b.run_order))
+/// One criterion of the ranking; [`Criterion::IN_ORDER`] lists them in the
+/// order they apply. Latency and throughput differences within the noise
+/// (see [`Criterion::ties`]) are ties, so the next criterion decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Criterion {
+    /// The migration completed (`DdlOutcome::Ok`), or there was none to run.
+    Completed,
+    /// The shorter longest stall, in whole seconds.
+    LongestStall,
+    /// The higher worst-second TPS; differences under 10% are ties.
+    WorstSecondTps,
+    /// Fewer failed transactions.
+    Failures,
+    /// The lower worst-second p99; differences under 10% or under 1 ms are ties.
+    WorstSecondP99,
 }
 
-/// Finished before unfinished, earlier before later.
-fn compare_completion(a_done_at_s: Option<f64>, b_done_at_s: Option<f64>) -> Ordering {
-    match (a_done_at_s, b_done_at_s) {
-        (Some(a), Some(b)) => a.total_cmp(&b),
-        (Some(_), None) => Ordering::Less,
-        (None, Some(_)) => Ordering::Greater,
-        (None, None) => Ordering::Equal,
+impl Criterion {
+    /// Every criterion, in the order the ranking applies them.
+    pub const IN_ORDER: [Criterion; 5] = [
+        Criterion::Completed,
+        Criterion::LongestStall,
+        Criterion::WorstSecondTps,
+        Criterion::Failures,
+        Criterion::WorstSecondP99,
+    ];
+
+    /// `a` against `b` on this criterion alone, better first, noise not considered.
+    fn compare(self, a: &RankingRow, b: &RankingRow) -> Ordering {
+        match self {
+            Criterion::Completed => completed(b).cmp(&completed(a)),
+            Criterion::LongestStall => a.longest_stall_s.cmp(&b.longest_stall_s),
+            Criterion::WorstSecondTps => b.worst_second_tps.cmp(&a.worst_second_tps),
+            Criterion::Failures => a.failed_transactions.cmp(&b.failed_transactions),
+            Criterion::WorstSecondP99 => a.worst_second_p99_ms.total_cmp(&b.worst_second_p99_ms),
+        }
+    }
+
+    /// Whether `other` is as good as `best` (no worse on this criterion by
+    /// more than the noise): equal, or for throughput within 10% of the
+    /// best, for latency within 10% of it or within 1 ms.
+    pub fn ties(self, best: &RankingRow, other: &RankingRow) -> bool {
+        match self {
+            Criterion::WorstSecondTps => {
+                let best_tps = best.worst_second_tps as f64;
+                let shortfall_tps = best_tps - other.worst_second_tps as f64;
+                shortfall_tps <= 0.0 || shortfall_tps < best_tps * TIE_FRACTION
+            }
+            Criterion::WorstSecondP99 => {
+                let excess_ms = other.worst_second_p99_ms - best.worst_second_p99_ms;
+                excess_ms < (best.worst_second_p99_ms * TIE_FRACTION).max(TIE_LATENCY_MS)
+            }
+            Criterion::Completed | Criterion::LongestStall | Criterion::Failures => {
+                self.compare(best, other).is_eq()
+            }
+        }
     }
 }
 
-/// Every strategy of the run as a [`RankingRow`], in rank order: index 0 is rank 1.
-pub fn rank_strategies(report: &RunReport) -> Vec<RankingRow> {
-    let mut rows: Vec<RankingRow> = report
+/// Throughput or latency differences under this fraction of the better figure are ties.
+const TIE_FRACTION: f64 = 0.1;
+
+/// Latency differences under this many milliseconds are ties.
+const TIE_LATENCY_MS: f64 = 1.0;
+
+/// Whether the strategy's migration completed, or it had none to run.
+fn completed(row: &RankingRow) -> bool {
+    matches!(row.ddl_outcome, DdlOutcome::Ok | DdlOutcome::None)
+}
+
+/// One place of the ranking: a strategy's figures and the criterion that
+/// separated it from the place above (for the first place, from the second).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Place {
+    /// The strategy's ranking figures.
+    pub row: RankingRow,
+    /// The deciding criterion; `None` when every criterion tied and run order
+    /// decided (or the place has no neighbour).
+    pub decided_by: Option<Criterion>,
+}
+
+/// `rows` in rank order, best first, each with the criterion that decided its place.
+///
+/// Criterion by criterion, the rows still tied are split into groups: each
+/// group is the best remaining row and every row that ties it (see
+/// [`Criterion::ties`]); groups are ranked by that best row and each is
+/// ranked further by the next criterion. Rows tied on every criterion keep
+/// run order. Anchoring a group on its best row keeps the order well
+/// defined although "within 10%" is not transitive.
+pub fn rank_rows(rows: Vec<RankingRow>) -> Vec<Place> {
+    let mut places = rank_group(rows, 0);
+    if places.len() > 1 {
+        places[0].decided_by = places[1].decided_by;
+    }
+    places
+}
+
+/// Ranks rows tied on the criteria before `IN_ORDER[level]`; the first
+/// place's `decided_by` is left `None` for the caller to set.
+fn rank_group(mut rows: Vec<RankingRow>, level: usize) -> Vec<Place> {
+    let Some(&criterion) = Criterion::IN_ORDER.get(level) else {
+        rows.sort_by_key(|row| row.run_order);
+        return rows
+            .into_iter()
+            .map(|row| Place {
+                row,
+                decided_by: None,
+            })
+            .collect();
+    };
+    rows.sort_by(|a, b| criterion.compare(a, b).then(a.run_order.cmp(&b.run_order)));
+    let mut places: Vec<Place> = Vec::new();
+    while !rows.is_empty() {
+        let best = rows[0].clone();
+        let (tied, rest): (Vec<RankingRow>, Vec<RankingRow>) =
+            rows.into_iter().partition(|row| criterion.ties(&best, row));
+        let mut group = rank_group(tied, level + 1);
+        if !places.is_empty() {
+            group[0].decided_by = Some(criterion);
+        }
+        places.extend(group);
+        rows = rest;
+    }
+    places
+}
+
+/// Every strategy of the run as a [`Place`], in rank order: index 0 is rank 1.
+pub fn rank_strategies(report: &RunReport) -> Vec<Place> {
+    let rows: Vec<RankingRow> = report
         .strategies
         .iter()
         .enumerate()
         .map(|(run_order, strategy)| ranking_row(run_order, strategy))
         .collect();
-    rows.sort_by(compare_rows);
-    rows
+    rank_rows(rows)
 }
 
 #[cfg(test)]
@@ -231,13 +334,15 @@ mod tests {
         }
     }
 
-    fn names(rows: &[RankingRow]) -> Vec<&str> {
-        rows.iter().map(|row| row.strategy.as_str()).collect()
+    fn names(places: &[Place]) -> Vec<&str> {
+        places
+            .iter()
+            .map(|place| place.row.strategy.as_str())
+            .collect()
     }
 
-    fn sorted(mut rows: Vec<RankingRow>) -> Vec<RankingRow> {
-        rows.sort_by(compare_rows);
-        rows
+    fn decisions(places: &[Place]) -> Vec<Option<Criterion>> {
+        places.iter().map(|place| place.decided_by).collect()
     }
 
     #[test]
@@ -337,14 +442,15 @@ mod tests {
     fn the_sample_ranks_the_stall_free_strategy_first() {
         let ranked = rank_strategies(&reference_report());
         assert_eq!(names(&ranked), ["retry", "naive"]);
-        let retry = &ranked[0];
+        assert_eq!(decisions(&ranked), [Some(Criterion::LongestStall); 2]);
+        let retry = &ranked[0].row;
         assert_eq!(retry.longest_stall_s, 0);
         assert_eq!(retry.worst_second_tps, 1_700);
         assert_eq!(retry.worst_second_p99_ms, 420.0);
         assert_eq!(retry.window_max_latency_ms, 500.0);
         assert_eq!(retry.migration_done_at_s, Some(18.01));
         assert_eq!(retry.ddl_tries, 5);
-        let naive = &ranked[1];
+        let naive = &ranked[1].row;
         assert_eq!(naive.longest_stall_s, 9);
         assert_eq!(naive.worst_second_tps, 0);
         assert_eq!(naive.worst_second_p99_ms, 9_100.0);
@@ -353,22 +459,131 @@ mod tests {
     }
 
     #[test]
-    fn ties_are_broken_by_p99_then_failures_then_completion_then_run_order() {
-        let mut stalled = row("stalled", 0);
+    fn completion_then_stall_then_worst_tps_then_failures_then_p99_then_run_order() {
+        let mut gave_up = row("gave-up", 0);
+        gave_up.ddl_outcome = DdlOutcome::GaveUp;
+        gave_up.migration_done_at_s = None;
+        let mut stalled = row("stalled", 1);
         stalled.longest_stall_s = 3;
-        stalled.worst_second_p99_ms = 1.0;
-        let mut slow = row("slow-p99", 1);
-        slow.worst_second_p99_ms = 50.0;
-        let mut failing = row("failing", 2);
+        let mut low_tps = row("low-tps", 2);
+        low_tps.worst_second_tps = 800;
+        let mut failing = row("failing", 3);
         failing.failed_transactions = 7;
-        let mut late = row("late", 3);
-        late.migration_done_at_s = Some(9.0);
-        let early = row("early", 4);
-        let twin = row("twin", 5);
-        let ranked = sorted(vec![stalled, slow, failing, late, twin, early]);
+        let mut slow = row("slow-p99", 4);
+        slow.worst_second_p99_ms = 12.0;
+        let first = row("first", 5);
+        let twin = row("twin", 6);
+        let ranked = rank_rows(vec![gave_up, stalled, low_tps, failing, slow, twin, first]);
         assert_eq!(
             names(&ranked),
-            ["early", "twin", "late", "failing", "slow-p99", "stalled"]
+            [
+                "first", "twin", "slow-p99", "failing", "low-tps", "stalled", "gave-up"
+            ]
+        );
+        assert_eq!(
+            decisions(&ranked),
+            [
+                None,
+                None,
+                Some(Criterion::WorstSecondP99),
+                Some(Criterion::Failures),
+                Some(Criterion::WorstSecondTps),
+                Some(Criterion::LongestStall),
+                Some(Criterion::Completed),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_strategy_that_did_not_complete_never_outranks_one_that_did() {
+        let mut gave_up = row("strong-migrations", 0);
+        gave_up.ddl_outcome = DdlOutcome::GaveUp;
+        gave_up.migration_done_at_s = None;
+        gave_up.worst_second_p99_ms = 0.83;
+        let mut errored = row("error", 1);
+        errored.ddl_outcome = DdlOutcome::Error;
+        errored.migration_done_at_s = None;
+        errored.worst_second_p99_ms = 0.88;
+        let mut naive = row("naive", 2);
+        naive.longest_stall_s = 10;
+        naive.worst_second_tps = 0;
+        naive.failed_transactions = 500;
+        naive.worst_second_p99_ms = 10_000.0;
+        let mut load = row("load", 3);
+        load.ddl_outcome = DdlOutcome::None;
+        load.ddl_tries = 0;
+        load.migration_done_at_s = None;
+        load.window = None;
+        load.longest_stall_s = 12;
+        let ranked = rank_rows(vec![gave_up, errored, naive, load]);
+        assert_eq!(
+            names(&ranked),
+            ["naive", "load", "strong-migrations", "error"]
+        );
+        assert_eq!(ranked[2].decided_by, Some(Criterion::Completed));
+        assert_eq!(ranked[3].decided_by, None, "both did not complete: a tie");
+    }
+
+    #[test]
+    fn latency_within_10_percent_or_1_ms_ties_and_run_order_decides() {
+        let mut naive = row("naive", 0);
+        naive.worst_second_p99_ms = 1.26;
+        let mut retry = row("retry", 1);
+        retry.worst_second_p99_ms = 1.50;
+        let ranked = rank_rows(vec![retry.clone(), naive.clone()]);
+        assert_eq!(names(&ranked), ["naive", "retry"]);
+        assert_eq!(decisions(&ranked), [None, None]);
+        // Above 1 ms, within 10%: a tie; beyond 10%: a rank.
+        naive.worst_second_p99_ms = 20.0;
+        retry.worst_second_p99_ms = 18.5;
+        assert_eq!(
+            names(&rank_rows(vec![naive.clone(), retry.clone()])),
+            ["naive", "retry"]
+        );
+        retry.worst_second_p99_ms = 17.5;
+        let ranked = rank_rows(vec![naive, retry]);
+        assert_eq!(names(&ranked), ["retry", "naive"]);
+        assert_eq!(decisions(&ranked), [Some(Criterion::WorstSecondP99); 2]);
+    }
+
+    #[test]
+    fn worst_second_tps_within_10_percent_ties_and_failures_decide() {
+        let mut pgroll = row("pgroll", 0);
+        pgroll.worst_second_tps = 547;
+        let mut reshape = row("reshape", 1);
+        reshape.worst_second_tps = 17;
+        reshape.worst_second_p99_ms = 1.0;
+        let ranked = rank_rows(vec![reshape.clone(), pgroll.clone()]);
+        assert_eq!(names(&ranked), ["pgroll", "reshape"]);
+        assert_eq!(ranked[1].decided_by, Some(Criterion::WorstSecondTps));
+        reshape.worst_second_tps = 500;
+        pgroll.failed_transactions = 1;
+        let ranked = rank_rows(vec![pgroll, reshape]);
+        assert_eq!(names(&ranked), ["reshape", "pgroll"]);
+        assert_eq!(ranked[1].decided_by, Some(Criterion::Failures));
+    }
+
+    #[test]
+    fn groups_are_anchored_on_their_best_row() {
+        // 950 ties 1000 and 890 ties 950, but 890 does not tie 1000: the
+        // group of 1000 holds 950, and 890 ranks below both on throughput
+        // although it has the fewest failures.
+        let mut best = row("best", 0);
+        best.failed_transactions = 5;
+        let mut close = row("close", 1);
+        close.worst_second_tps = 950;
+        close.failed_transactions = 1;
+        let mut far = row("far", 2);
+        far.worst_second_tps = 890;
+        let ranked = rank_rows(vec![far, best, close]);
+        assert_eq!(names(&ranked), ["close", "best", "far"]);
+        assert_eq!(
+            decisions(&ranked),
+            [
+                Some(Criterion::Failures),
+                Some(Criterion::Failures),
+                Some(Criterion::WorstSecondTps)
+            ]
         );
     }
 
@@ -379,7 +594,8 @@ mod tests {
         unfinished.ddl_outcome = DdlOutcome::GaveUp;
         let mut finished_late = row("finished-late", 1);
         finished_late.migration_done_at_s = Some(100.0);
-        let ranked = sorted(vec![unfinished, finished_late]);
+        finished_late.longest_stall_s = 30;
+        let ranked = rank_rows(vec![unfinished, finished_late]);
         assert_eq!(names(&ranked), ["finished-late", "unfinished"]);
     }
 

@@ -13,7 +13,7 @@ use tokio_postgres::{Client, Row, Statement};
 
 use super::RunClock;
 use crate::metrics::LiveCounters;
-use crate::metrics::locks::{LockSample, SecondLocks};
+use crate::metrics::locks::{LockSample, SecondLocks, is_worse_moment};
 
 /// How often the observer samples: 5 times a second.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(200);
@@ -63,7 +63,8 @@ pub struct ObserverOutput {
     pub per_second: Vec<SecondLocks>,
     /// Sessions that waited or blocked another, at every sample.
     pub samples: Vec<LockSample>,
-    /// The sample moment with the most waiting sessions.
+    /// The sample moment with the most sessions waiting behind the DDL, ties
+    /// broken by the longest wait.
     pub worst: Vec<LockSample>,
     /// The role of every session seen, by backend pid (for the server log).
     pub roles: BTreeMap<u32, String>,
@@ -208,8 +209,7 @@ fn record_sample(
         let oldest = waiting.iter().map(|s| s.wait_ms).fold(0.0, f64::max);
         slot.oldest_wait_ms = slot.oldest_wait_ms.max(oldest);
     }
-    let worst_waiters = output.worst.iter().filter(|s| !s.granted).count();
-    if waiting.len() > worst_waiters {
+    if is_worse_moment(&moment, &output.worst) {
         output.worst = moment.clone();
     }
     output.samples.extend(moment);
