@@ -259,9 +259,12 @@ async fn kill_blockers(injector: &DdlInjector, sql: &str, grace: Duration) -> Ve
                 return std::future::pending::<()>().await;
             };
             loop {
+                // The blockers are named before they are terminated: once one
+                // is gone the DDL may finish at once, and this future is then
+                // dropped, possibly before it read the answer to the kill.
                 let rows = killer
                     .query(
-                        "SELECT b, coalesce(a.application_name, ''), pg_terminate_backend(b) \
+                        "SELECT b, coalesce(a.application_name, '') \
                          FROM unnest(pg_blocking_pids($1)) b \
                          JOIN pg_stat_activity a ON a.pid = b \
                          WHERE a.xact_start < now() - make_interval(secs => $2)",
@@ -269,13 +272,20 @@ async fn kill_blockers(injector: &DdlInjector, sql: &str, grace: Duration) -> Ve
                     )
                     .await
                     .unwrap_or_default();
+                let mut pids = Vec::new();
                 for row in rows {
-                    let pid = row.get::<_, i32>(0) as u32;
-                    let role = role_of(&injector.session_prefix, row.get(1), pid);
+                    let pid = row.get::<_, i32>(0);
+                    let role = role_of(&injector.session_prefix, row.get(1), pid as u32);
                     injector
                         .status
                         .send_replace(format!("try 1 waiting; terminated {role}"));
                     terminated.push(format!("{role} (pid {pid})"));
+                    pids.push(pid);
+                }
+                if !pids.is_empty() {
+                    let _ = killer
+                        .execute("SELECT pg_terminate_backend(b) FROM unnest($1::int4[]) b", &[&pids])
+                        .await;
                 }
                 tokio::time::sleep(POLL_EVERY).await;
             }
