@@ -158,7 +158,7 @@ pub async fn execute(config: &Config) -> Result<RunReport, Error> {
         );
     }
     let started = std::time::Instant::now();
-    let target = Target::open(&config.target).await?;
+    let target = Target::open(&config.target, &config.connection_needs()).await?;
     if !config.quiet {
         eprintln!(
             "target: {}, PostgreSQL {} (ready in {:.1} s)",
