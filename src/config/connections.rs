@@ -1,9 +1,10 @@
 //! How many connections a run holds open at once, counted in one place from
 //! the Config, and whether a server has that many free. PostgreSQL's default
-//! `max_connections` of 100 turns `--clients 300` into "too many clients" at
-//! about worker 97: the throwaway server is started with room for the run,
-//! and a real server's free slots are compared with it before the load
+//! `max_connections` of 100 turns `--clients 300` into "too many clients" near
+//! the hundredth worker: the throwaway server is started with room for the
+//! run, and a real server's free slots are compared with it before the load
 //! starts, so a server that is too small fails with the numbers, not midway.
+//! The harness's own open-files limit is made to fit one socket per connection.
 
 use super::Config;
 use crate::server::DEFAULT_MAX_CONNECTIONS;
