@@ -3,12 +3,13 @@
 # server, script, clients and duration, alternating ROUNDS times, each run on
 # freshly built and vacuumed tables; the lock observer's cost (load-only TPS
 # with and without it); the open-loop scheduler's cost; open-loop schedule lag
-# and latency against `pgbench -R`; then the peak RSS of the default
-# `compare`. Prints figures; asserts nothing.
+# and latency against `pgbench -R`; the cost of TLS (`sslmode=require` against
+# `sslmode=disable` on a TCP listener, both clients); then the peak RSS of the
+# default `compare`. Prints figures; asserts nothing.
 #
 #   scripts/bench-vs-pgbench.sh            # 4 clients, 10 s per run, 6 rounds
 #   CLIENTS=8 DURATION=20 ROUNDS=5 scripts/bench-vs-pgbench.sh
-#   ALT_ROUNDS=2 ...                          # rounds of the observer, scheduler and open-loop comparisons (default ROUNDS)
+#   ALT_ROUNDS=2 ...                          # rounds of the observer, scheduler, open-loop and TLS comparisons (default ROUNDS)
 #   LONG_S=600 scripts/bench-vs-pgbench.sh   # also peak RSS of a 60 s and a 600 s run
 #   PROFILE=1 scripts/bench-vs-pgbench.sh    # also where the client's cycles go (needs valgrind and strace)
 set -euo pipefail
@@ -37,7 +38,20 @@ if [ "$(id -u)" = 0 ]; then
   as_pg=(runuser -u postgres --)
 fi
 "${as_pg[@]}" "$PG_BIN/initdb" -D "$work/data" -U postgres --auth=trust --no-sync --no-instructions >/dev/null
-"${as_pg[@]}" "$PG_BIN/postgres" -D "$work/data" -k "$work" -c listen_addresses= >"$work/server.log" 2>&1 &
+# Besides its unix socket the server listens on 127.0.0.1 for the TLS round,
+# with a self-signed certificate made here (initdb's pg_hba.conf trusts
+# 127.0.0.1 with and without TLS). The other rounds use the socket.
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+tls=()
+if command -v openssl >/dev/null; then
+  openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=127.0.0.1" \
+    -keyout "$work/server.key" -out "$work/server.crt" 2>/dev/null
+  chmod 600 "$work/server.key"
+  if [ "$(id -u)" = 0 ]; then chown postgres: "$work/server.key" "$work/server.crt"; fi
+  tls=(-c ssl=on -c "ssl_cert_file=$work/server.crt" -c "ssl_key_file=$work/server.key")
+fi
+"${as_pg[@]}" "$PG_BIN/postgres" -D "$work/data" -k "$work" -p "$PORT" -c listen_addresses=127.0.0.1 \
+  "${tls[@]}" >"$work/server.log" 2>&1 &
 server_pid=$!
 stop_server() {
   "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$work/data" stop -m fast >/dev/null 2>&1 || kill "$server_pid" 2>/dev/null
@@ -49,8 +63,9 @@ for _ in $(seq 100); do
   "$PG_BIN/pg_isready" -q -h "$work" -U postgres && break
   sleep 0.1
 done
-export PGHOST=$work PGUSER=postgres PGDATABASE=postgres
-URL="host=$work user=postgres dbname=postgres"
+export PGHOST=$work PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
+URL="host=$work port=$PORT user=postgres dbname=postgres"
+TCP="host=127.0.0.1 port=$PORT user=postgres dbname=postgres"
 
 # The reference tables, in public for pgbench; stallbench makes its own copy in its schema.
 SETUP="CREATE TABLE customers (id int PRIMARY KEY, name text NOT NULL, city text NOT NULL);
@@ -103,18 +118,20 @@ summary_of() {
   python3 -c "import json,sys; s=json.load(open(sys.argv[1] + '/summary.json'))['strategies'][0]; print(*(s[k] for k in sys.argv[2:]))" "$@"
 }
 
-# One run of script $1 for $2 seconds; each prints "tps transactions user_s system_s sleeps".
+# One run of script $1 for $2 seconds, on the server's unix socket or on the
+# connection string $3; each prints "tps transactions user_s system_s sleeps".
 run_pgbench() {
-  local cpu tps txns
+  local cpu tps txns conninfo=()
+  if [ -n "${3:-}" ]; then conninfo=("$3"); fi
   fresh_tables
-  cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$2" -f "$work/$1.sql")
+  cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$2" -f "$work/$1.sql" "${conninfo[@]}")
   tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench.out" | head -n 1)
   txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/pgbench.out")
   echo "$tps $txns $cpu"
 }
 run_stallbench() {
   local cpu
-  cpu=$(cpu_of /dev/null "$BIN" run "$work/$1.toml" --load-only --quiet --duration "$2s" --db-url "$URL" --out "$work/out-run")
+  cpu=$(cpu_of /dev/null "$BIN" run "$work/$1.toml" --load-only --quiet --duration "$2s" --db-url "${3:-$URL}" --out "$work/out-run")
   echo "$(summary_of "$work/out-run" mean_tps transactions) $cpu"
   rm -rf "$work/out-run"
 }
@@ -275,6 +292,48 @@ print(f"open loop at {sys.argv[2]} tps, steady state, {len(rows) // 2} rounds: "
       f"(ratio {ratio(latency['stallbench'], latency['pgbench'])})")
 PY
 done
+
+# TLS: the read script over TCP on 127.0.0.1 with sslmode=require and with
+# sslmode=disable, for both clients, ALT_ROUNDS rounds; odd rounds run TLS
+# first and pgbench first within each mode, even rounds the other way round.
+# Both modes use the same listener, so each client's TLS/plain ratio is the
+# cost of TLS alone (handshake, encryption), not of TCP against the socket.
+if [ ${#tls[@]} = 0 ]; then
+  echo "TLS round skipped: no openssl to make the server's certificate (apt-get install openssl)"
+else
+  echo "TLS: read script on $TCP, sslmode=require against sslmode=disable, $ALT_ROUNDS rounds"
+  rounds="$work/tls.rounds"
+  : >"$rounds"
+  for round in $(seq "$ALT_ROUNDS"); do
+    # Alternating order, as above.
+    if [ $((round % 2)) = 1 ]; then
+      modes="require disable" order="pgbench stallbench"
+    else
+      modes="disable require" order="stallbench pgbench"
+    fi
+    line="  round $round:"
+    for sslmode in $modes; do
+      for tool in $order; do
+        read -r tps _ < <("run_$tool" read-order "$DURATION" "$TCP sslmode=$sslmode")
+        echo "$tool $sslmode $tps" >>"$rounds"
+        line="$line $tool $sslmode $tps tps,"
+      done
+    done
+    echo "${line%,}"
+  done
+  python3 - "$rounds" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+tps = {(tool, mode): statistics.mean(float(r[2]) for r in rows if r[0] == tool and r[1] == mode)
+       for tool in ("stallbench", "pgbench") for mode in ("require", "disable")}
+for mode, label in (("require", "TLS (sslmode=require)"), ("disable", "plain TCP (sslmode=disable)")):
+    print(f"read-order over {label}: stallbench {tps['stallbench', mode]:.1f} tps, "
+          f"pgbench {tps['pgbench', mode]:.1f} tps, "
+          f"ratio stallbench/pgbench {tps['stallbench', mode] / tps['pgbench', mode]:.3f}")
+print("read-order TLS/plain tps ratio: " + ", ".join(
+    f"{tool} {tps[tool, 'require'] / tps[tool, 'disable']:.3f}" for tool in ("stallbench", "pgbench")))
+PY
+fi
 
 # Peak RSS of the default compare (against this server, so only stallbench is measured).
 rss_kib=$(python3 - "$BIN" "$URL" "$work/out-compare" <<'PY'

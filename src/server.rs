@@ -41,6 +41,8 @@ const TEXT_LOG: &str = "server.log";
 const STARTUP_LOG: &str = "startup.log";
 /// How often [`Server::exited`] checks whether the server still runs.
 const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(100);
+/// PostgreSQL's own default `max_connections`; the throwaway server never has fewer.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 100;
 
 /// How to get PostgreSQL when no binaries are found.
 pub const INSTALL_HINT: &str = "install them with `apt-get install postgresql` (Debian/Ubuntu), \
@@ -62,8 +64,9 @@ pub struct Server {
 }
 
 impl Server {
-    /// Finds the binaries, runs initdb and starts the server; returns once it accepts connections.
-    pub async fn start(pg_bin: Option<&Path>) -> anyhow::Result<Server> {
+    /// Finds the binaries, runs initdb and starts the server with room for
+    /// `max_connections` sessions; returns once it accepts connections.
+    pub async fn start(pg_bin: Option<&Path>, max_connections: u32) -> anyhow::Result<Server> {
         let bin_dir = find_bin_dir(pg_bin)?;
         let base = temp_base();
         if let Some(message) = leftovers::removed_message(&leftovers::remove_left_behind(&base)) {
@@ -118,6 +121,8 @@ impl Server {
             .arg(folder.path())
             .arg("-p")
             .arg(PORT.to_string())
+            .arg("-c")
+            .arg(format!("max_connections={max_connections}"))
             .args([
                 "-c",
                 "listen_addresses=",
@@ -159,7 +164,7 @@ impl Server {
             bin_dir,
             log_format,
         };
-        server.wait_ready().await?;
+        server.wait_ready(max_connections).await?;
         Ok(server)
     }
 
@@ -209,13 +214,22 @@ impl Server {
             .path()
     }
 
-    async fn wait_ready(&mut self) -> anyhow::Result<()> {
+    async fn wait_ready(&mut self, max_connections: u32) -> anyhow::Result<()> {
         let deadline = Instant::now() + Duration::from_secs(30);
         let config = self.connection_config();
         loop {
             if let Some(status) = self.exit_status() {
+                // Shared memory and semaphores grow with max_connections: the usual cause of a big run's failure.
+                let sizing = match max_connections > DEFAULT_MAX_CONNECTIONS {
+                    true => format!(
+                        "; it was started with max_connections={max_connections} for this run's \
+                         connections: if its log names shared memory or semaphores, lower --clients \
+                         or raise the kernel's limits"
+                    ),
+                    false => String::new(),
+                };
                 bail!(
-                    "the throwaway server exited during startup ({status}); its log:\n{}",
+                    "the throwaway server exited during startup ({status}){sizing}; its log:\n{}",
                     self.log_tail()
                 );
             }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio_postgres::Client;
 
-use crate::config::{self, Config, Objects};
+use crate::config::{self, Config, ConnLimit, ConnectionNeeds, FreeSlots, Objects};
 use crate::conninfo::{ConnSettings, SslMode, Tls, certificate_failure};
 use crate::error::Error;
 use crate::pgwire::WireConnection;
@@ -54,7 +54,8 @@ impl Target {
     /// `--in-place` (and no `--apply`), also that the migration can be rolled
     /// back on this server, before anything runs.
     pub async fn open(config: &Config) -> Result<Target, Error> {
-        let mut target = Target::connect_first(&config.target, config.objects).await?;
+        let needs = config.connection_needs();
+        let mut target = Target::connect_first(&config.target, config.objects, &needs).await?;
         if config.objects.rolls_back_ddl()
             && let Some(ddl) = &config.ddl
         {
@@ -82,11 +83,17 @@ impl Target {
         Ok(target)
     }
 
-    /// Starts the throwaway server or resolves `--db-url`, and asks the server its version.
-    async fn connect_first(target: &config::Target, objects: Objects) -> Result<Target, Error> {
+    /// Starts the throwaway server sized for `needs`, or resolves `--db-url` and
+    /// checks that it has `needs` free connection slots; asks the server its version.
+    async fn connect_first(
+        target: &config::Target,
+        objects: Objects,
+        needs: &ConnectionNeeds,
+    ) -> Result<Target, Error> {
+        needs.ensure_open_files().map_err(Error::runtime)?;
         let (settings, server, description) = match target {
             config::Target::Throwaway { pg_bin } => {
-                let server = Server::start(pg_bin.as_deref())
+                let server = Server::start(pg_bin.as_deref(), needs.throwaway_max_connections())
                     .await
                     .context("starting the throwaway PostgreSQL server")?;
                 let description = format!("throwaway server ({})", server.bin_dir().display());
@@ -140,6 +147,9 @@ impl Target {
             .await
             .context("asking the server for its version number")?;
         target.server_version_num = row.get::<_, i32>(0) as u32;
+        if target.server.is_none() {
+            target.check_free_slots(&client, needs).await?;
+        }
         Ok(target)
     }
 
@@ -363,6 +373,60 @@ impl Target {
         match &self.server {
             Some(server) => Error::Runtime(server.exited().await),
             None => std::future::pending().await,
+        }
+    }
+
+    /// Refuses a run that needs more connections than the real server has
+    /// free, before any is opened; `client` is the run's admin session.
+    async fn check_free_slots(
+        &self,
+        client: &Client,
+        needs: &ConnectionNeeds,
+    ) -> Result<(), Error> {
+        // Without pg_read_all_stats another role's sessions show no backend_type:
+        // a session with a database and a user is taken for a client.
+        let row = client
+            .query_one(
+                "SELECT current_setting('max_connections')::int8, \
+                   current_setting('superuser_reserved_connections')::int8 \
+                     + coalesce(current_setting('reserved_connections', true)::int8, 0), \
+                   (SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() \
+                     AND (backend_type = 'client backend' OR (backend_type IS NULL \
+                       AND datid IS NOT NULL AND usesysid IS NOT NULL))), \
+                   r.rolname::text, CASE WHEN r.rolsuper THEN -1 ELSE r.rolconnlimit END::int8, \
+                   (SELECT count(*) FROM pg_stat_activity \
+                     WHERE usesysid = r.oid AND pid <> pg_backend_pid()), \
+                   d.datname::text, CASE WHEN r.rolsuper THEN -1 ELSE d.datconnlimit END::int8, \
+                   (SELECT count(*) FROM pg_stat_activity \
+                     WHERE datid = d.oid AND pid <> pg_backend_pid()) \
+                 FROM pg_roles r, pg_database d \
+                 WHERE r.rolname = current_user AND d.datname = current_database()",
+                &[],
+            )
+            .await
+            .context("counting the server's free connection slots")?;
+        // A limit of -1 is none (and superusers are exempt from both).
+        let limit = |name: usize, limit: usize, in_use: usize| {
+            Some(ConnLimit {
+                name: row.get(name),
+                limit: row.get(limit),
+                in_use: row.get(in_use),
+            })
+            .filter(|limit| limit.limit >= 0)
+        };
+        let slots = FreeSlots {
+            max_connections: row.get(0),
+            reserved: row.get(1),
+            in_use: row.get(2),
+            role: limit(3, 4, 5),
+            database: limit(6, 7, 8),
+        };
+        match slots.shortage(needs) {
+            Some(shortage) => Err(Error::runtime(format!(
+                "--db-url {}: {shortage}",
+                self.description
+            ))),
+            None => Ok(()),
         }
     }
 }

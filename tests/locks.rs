@@ -44,7 +44,12 @@ fn a_session_outside_the_harness_is_named_external_at_the_root() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime.block_on(Server::start(None)).unwrap();
+    let server = runtime
+        .block_on(Server::start(
+            None,
+            stallbench::server::DEFAULT_MAX_CONNECTIONS,
+        ))
+        .unwrap();
     let url = server.connection_string();
 
     // The outside session: waits until the harness's readers are connected (the

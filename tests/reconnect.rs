@@ -84,7 +84,12 @@ fn terminated_readers_reconnect_and_the_load_goes_on() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime.block_on(Server::start(None)).unwrap();
+    let server = runtime
+        .block_on(Server::start(
+            None,
+            stallbench::server::DEFAULT_MAX_CONNECTIONS,
+        ))
+        .unwrap();
     let terminated = when_readers_run(
         server.connection_string(),
         Duration::from_secs(2),

@@ -33,7 +33,7 @@ fn config_for(server: &Server, user: &str, password: Option<&str>) -> tokio_post
 }
 
 async fn server_with_passwords() -> Server {
-    let server = Server::start(None)
+    let server = Server::start(None, stallbench::server::DEFAULT_MAX_CONNECTIONS)
         .await
         .expect("starting a throwaway server");
     let (admin, connection) = server
@@ -136,7 +136,7 @@ fn reports_server_errors_and_goes_on_and_cancels_a_running_query() {
 }
 
 async fn errors_and_cancel() {
-    let server = Server::start(None)
+    let server = Server::start(None, stallbench::server::DEFAULT_MAX_CONNECTIONS)
         .await
         .expect("starting a throwaway server");
     let mut connection = WireConnection::connect(&server.connection_config(), &common::no_tls())

@@ -6,6 +6,7 @@
 //! section lives in its own file with the types it produces.
 
 mod blocker;
+mod connections;
 mod ddl;
 mod duration;
 mod load;
@@ -23,6 +24,7 @@ use crate::strategy::{NamedStrategy, PRESET_NAMES};
 use crate::workload::{self, WorkloadFile};
 
 pub use blocker::{BlockerConfig, BlockerKind};
+pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
 pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};

@@ -284,7 +284,10 @@ async fn kill_blockers(injector: &DdlInjector, sql: &str, grace: Duration) -> Ve
                 }
                 if !pids.is_empty() {
                     let _ = killer
-                        .execute("SELECT pg_terminate_backend(b) FROM unnest($1::int4[]) b", &[&pids])
+                        .execute(
+                            "SELECT pg_terminate_backend(b) FROM unnest($1::int4[]) b",
+                            &[&pids],
+                        )
                         .await;
                 }
                 tokio::time::sleep(POLL_EVERY).await;
