@@ -206,6 +206,7 @@ mod tests {
             summary,
             locks: Default::default(),
             intervals: Default::default(),
+            failures: Vec::new(),
         }
     }
 
