@@ -4,6 +4,7 @@
 //! (short titles, fixed decimals) and lays them out two spaces apart.
 
 use crate::export::format::{format_seconds, format_thousands};
+use crate::export::markdown::failures_sentence;
 use crate::export::sentences::{describe_chain, losses, migration_done_cell};
 use crate::export::table::{Align, Column, RankedRow, Table, ranking};
 use crate::metrics::locks::chain;
@@ -33,8 +34,19 @@ pub fn summary_table(report: &RunReport) -> String {
             out.push_str(&format!("{}: {}\n", strategy.strategy, losses.join("; ")));
         }
     }
+    out.push_str(&failure_lines(report));
     out.push_str(&ranking_lines(report));
     out
+}
+
+/// One line per strategy that had failed transactions: their kinds and when.
+fn failure_lines(report: &RunReport) -> String {
+    report
+        .strategies
+        .iter()
+        .filter_map(failures_sentence)
+        .map(|sentence| sentence + "\n")
+        .collect()
 }
 
 /// The summary figures the console shows, one row per strategy.

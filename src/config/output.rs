@@ -14,18 +14,19 @@ use crate::expect::{EXPECTATIONS_CSV, JUNIT_XML};
 use crate::export::run_json::RUN_JSON;
 use crate::export::workload_toml::WORKLOAD_TOML;
 use crate::export::{
-    self, ATTEMPTS_CSV, LATENCY_PNG, LATENCY_TIMELINE_PNG, LOCKS_CSV, OutputFile, SUMMARY_CSV,
-    SUMMARY_JSON, SUMMARY_MD, TIMELINE_CSV, TIMELINE_PNG,
+    self, ATTEMPTS_CSV, FAILURES_CSV, LATENCY_PNG, LATENCY_TIMELINE_PNG, LOCKS_CSV, OutputFile,
+    SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD, TIMELINE_CSV, TIMELINE_PNG,
 };
 
 /// The throwaway server's log as the results folder keeps it (`Target::copy_server_log`).
 const SERVER_LOG: &str = "server.log";
 
 /// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 14] = [
+const RUN_FILE_NAMES: [&str; 15] = [
     TIMELINE_CSV,
     ATTEMPTS_CSV,
     LOCKS_CSV,
+    FAILURES_CSV,
     SUMMARY_CSV,
     SUMMARY_JSON,
     SUMMARY_MD,

@@ -1,9 +1,14 @@
 //! What an expectation can require: the keys of `[expect.<strategy>]` and
-//! `--expect`, their limits, and how each is measured on a [`Summary`].
+//! `--expect`, their limits, and how each is measured on a strategy's
+//! [`Summary`] (or, for `max_failed_<class>`, its failures by kind).
 
-use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
-use crate::metrics::{DdlOutcome, Summary};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::metrics::failures::failed_in_class;
+use crate::metrics::{DdlOutcome, StrategyReport};
 
 /// Every expectation key, in the order they are listed and checked.
 pub const KEYS: [&str; 6] = [
@@ -15,9 +20,16 @@ pub const KEYS: [&str; 6] = [
     "max_failed",
 ];
 
+/// The key of a bound on the failed transactions of one SQLSTATE class: this
+/// prefix and the class, the SQLSTATE's first two characters (`max_failed_0A`).
+const MAX_FAILED_CLASS_PREFIX: &str = "max_failed_";
+
+/// How error messages list the keys beyond [`KEYS`].
+const CLASS_KEY_HINT: &str =
+    "max_failed_<class> (a SQLSTATE class of 2 characters, like max_failed_0A)";
+
 /// `[expect.<strategy>]` as written in a workload file; every field is optional.
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
 pub struct ExpectFile {
     /// At most this many seconds with no completed transaction.
     pub max_zero_tps_seconds: Option<u32>,
@@ -32,6 +44,40 @@ pub struct ExpectFile {
     pub ddl_outcome: Option<String>,
     /// At most this many failed transactions.
     pub max_failed: Option<u64>,
+    /// `max_failed_<class> = N` by key: at most N failed transactions whose
+    /// SQLSTATE is of that class (`max_failed_0A`); any other key is refused.
+    #[serde(flatten, deserialize_with = "class_bounds")]
+    pub max_failed_by_class: BTreeMap<String, u64>,
+}
+
+/// Reads the keys [`ExpectFile`] does not name: each must be
+/// `max_failed_<class>` with a whole number, else the error names the key and the valid ones.
+fn class_bounds<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, u64>, D::Error> {
+    let values = BTreeMap::<String, toml::Value>::deserialize(deserializer)?;
+    let mut limits = BTreeMap::new();
+    for (key, value) in values {
+        let is_class_key = key
+            .strip_prefix(MAX_FAILED_CLASS_PREFIX)
+            .is_some_and(is_sqlstate_class);
+        if !is_class_key {
+            return Err(D::Error::custom(format!(
+                "unknown field `{key}`, expected one of {}, {CLASS_KEY_HINT}",
+                KEYS.join(", ")
+            )));
+        }
+        let limit = value
+            .as_integer()
+            .and_then(|limit| u64::try_from(limit).ok());
+        let Some(limit) = limit else {
+            return Err(D::Error::custom(format!(
+                "{key} = {value} is not a whole number of transactions; write one like 0"
+            )));
+        };
+        limits.insert(key, limit);
+    }
+    Ok(limits)
 }
 
 impl ExpectFile {
@@ -54,9 +100,17 @@ impl ExpectFile {
             }),
             self.max_failed.map(|limit| Ok(Bound::MaxFailed(limit))),
         ];
+        let by_class: Vec<Result<Bound, (&str, String)>> = self
+            .max_failed_by_class
+            .iter()
+            .map(|(key, limit)| {
+                parse_bound(key, &limit.to_string()).map_err(|problem| (key.as_str(), problem))
+            })
+            .collect();
         bounds
             .into_iter()
             .flatten()
+            .chain(by_class)
             .map(|parsed| {
                 let bound = parsed.map_err(|(key, problem)| format!("{key} = {problem}"))?;
                 bound
@@ -83,19 +137,25 @@ pub enum Bound {
     DdlOutcome(DdlOutcome),
     /// `failed <= limit`.
     MaxFailed(u64),
+    /// Failed transactions whose SQLSTATE starts with `class` (2 characters) `<= limit`.
+    MaxFailedClass { class: String, limit: u64 },
 }
 
 impl Bound {
     /// The key as written in a workload file or flag, e.g. `max_p99_ms`.
-    pub fn key(&self) -> &'static str {
-        match self {
+    pub fn key(&self) -> String {
+        let key = match self {
             Bound::MaxZeroTpsSeconds(_) => "max_zero_tps_seconds",
             Bound::MinZeroTpsSeconds(_) => "min_zero_tps_seconds",
             Bound::MaxLongestStallS(_) => "max_longest_stall_s",
             Bound::MaxP99Ms(_) => "max_p99_ms",
             Bound::DdlOutcome(_) => "ddl_outcome",
             Bound::MaxFailed(_) => "max_failed",
-        }
+            Bound::MaxFailedClass { class, .. } => {
+                return format!("{MAX_FAILED_CLASS_PREFIX}{class}");
+            }
+        };
+        key.to_string()
     }
 
     /// The limit for people, e.g. `<= 600 ms`, `>= 3` or `= ok`.
@@ -106,12 +166,15 @@ impl Bound {
             Bound::MaxLongestStallS(limit) => format!("<= {limit}"),
             Bound::MaxP99Ms(limit) => format!("<= {limit} ms"),
             Bound::DdlOutcome(outcome) => format!("= {outcome}"),
-            Bound::MaxFailed(limit) => format!("<= {limit}"),
+            Bound::MaxFailed(limit) | Bound::MaxFailedClass { limit, .. } => {
+                format!("<= {limit}")
+            }
         }
     }
 
     /// The measured value as text and whether it meets this bound.
-    pub(super) fn measure(&self, summary: &Summary) -> (String, bool) {
+    pub(super) fn measure(&self, strategy: &StrategyReport) -> (String, bool) {
+        let summary = &strategy.summary;
         match self {
             Bound::MaxZeroTpsSeconds(limit) => {
                 let value = summary.zero_tps_seconds;
@@ -136,6 +199,10 @@ impl Bound {
             }
             Bound::MaxFailed(limit) => {
                 let value = summary.failed;
+                (value.to_string(), value <= *limit)
+            }
+            Bound::MaxFailedClass { class, limit } => {
+                let value = failed_in_class(&strategy.failures, class);
                 (value.to_string(), value <= *limit)
             }
         }
@@ -181,15 +248,30 @@ pub(super) fn parse_bound(key: &str, value: &str) -> Result<Bound, String> {
             .parse()
             .map(Bound::MaxFailed)
             .map_err(|_| whole("transactions", "0"))?,
-        _ => {
-            return Err(format!(
-                "unknown expectation \"{key}\"; the valid keys are {}",
-                KEYS.join(", ")
-            ));
-        }
+        _ => match key.strip_prefix(MAX_FAILED_CLASS_PREFIX) {
+            Some(class) if is_sqlstate_class(class) => value
+                .parse()
+                .map(|limit| Bound::MaxFailedClass {
+                    class: class.to_ascii_uppercase(),
+                    limit,
+                })
+                .map_err(|_| whole("transactions", "0"))?,
+            _ => {
+                return Err(format!(
+                    "unknown expectation \"{key}\"; the valid keys are {}, {CLASS_KEY_HINT}",
+                    KEYS.join(", ")
+                ));
+            }
+        },
     };
     bound.check()?;
     Ok(bound)
+}
+
+/// Whether `class` can be a SQLSTATE class: two digits or capital letters
+/// (`0A`, `40`, `57`), lower case accepted.
+fn is_sqlstate_class(class: &str) -> bool {
+    class.len() == 2 && class.bytes().all(|byte| byte.is_ascii_alphanumeric())
 }
 
 /// Parses a `ddl_outcome` value; the error names the value and the valid ones.
@@ -220,12 +302,47 @@ mod tests {
         ];
         for (bound, limit) in &bounds {
             assert_eq!(bound.limit_text(), *limit);
-            assert!(KEYS.contains(&bound.key()));
+            assert!(KEYS.contains(&bound.key().as_str()));
         }
         // Every key parses from a flag back into the bound it names.
         for key in KEYS {
             let value = if key == "ddl_outcome" { "ok" } else { "1" };
             assert_eq!(parse_bound(key, value).unwrap().key(), key);
         }
+    }
+
+    #[test]
+    fn failed_by_class_keys_name_a_sqlstate_class() {
+        let bound = parse_bound("max_failed_0a", "5").unwrap();
+        assert_eq!(
+            bound,
+            Bound::MaxFailedClass {
+                class: "0A".to_string(),
+                limit: 5
+            }
+        );
+        assert_eq!(
+            (bound.key(), bound.limit_text()),
+            ("max_failed_0A".to_string(), "<= 5".to_string())
+        );
+        for key in ["max_failed_0A0", "max_failed_", "max_failed_0-"] {
+            let problem = parse_bound(key, "1").unwrap_err();
+            assert!(problem.contains("max_failed_<class>"), "{problem}");
+        }
+        let file: ExpectFile = toml::from_str("max_failed = 9\nmax_failed_0A = 0").unwrap();
+        let keys: Vec<String> = file.bounds().unwrap().iter().map(Bound::key).collect();
+        assert_eq!(keys, ["max_failed", "max_failed_0A"]);
+        let unknown = toml::from_str::<ExpectFile>("max_fail = 1").unwrap_err();
+        assert!(
+            unknown.to_string().contains("max_failed_<class>"),
+            "{unknown}"
+        );
+        let not_a_count = toml::from_str::<ExpectFile>("max_failed_40 = -1").unwrap_err();
+        assert!(
+            not_a_count
+                .to_string()
+                .contains("max_failed_40 = -1 is not"),
+            "{not_a_count}"
+        );
     }
 }

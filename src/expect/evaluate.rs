@@ -42,7 +42,7 @@ pub fn evaluate(expectations: &[Expectation], report: &RunReport) -> Vec<Expecta
                 continue;
             }
             ran = true;
-            let (measured, passed) = expectation.bound.measure(&strategy.summary);
+            let (measured, passed) = expectation.bound.measure(strategy);
             results.push(ExpectationResult {
                 expectation: expectation.clone(),
                 measured,

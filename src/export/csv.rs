@@ -1,4 +1,5 @@
-//! The CSV files: `timeline.csv`, `ddl_attempts.csv`, `locks.csv` and `summary.csv`.
+//! The CSV files: `timeline.csv`, `ddl_attempts.csv`, `locks.csv`, `failures.csv`
+//! and `summary.csv`.
 //!
 //! Each file is one record type: its fields in order are the columns, their names
 //! the header, and `read.rs` reads the same type back. Adding a column is adding a
@@ -6,11 +7,13 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::metrics::failures::FailureCount;
 use crate::metrics::locks::{LockSample, SecondLocks};
 use crate::metrics::{AttemptOutcome, DdlAttempt, DdlState, RunReport, SecondRow};
 
 use super::{
-    ATTEMPTS_CSV, Exporter, LOCKS_CSV, OutputFile, SUMMARY_CSV, TIMELINE_CSV, rounded_summary,
+    ATTEMPTS_CSV, Exporter, FAILURES_CSV, LOCKS_CSV, OutputFile, SUMMARY_CSV, TIMELINE_CSV,
+    rounded_summary,
 };
 
 /// One row of `timeline.csv`: one strategy in one second.
@@ -241,6 +244,50 @@ impl Exporter for AttemptsCsv {
     }
 }
 
+/// One row of `failures.csv`: the failed transactions of one kind (SQLSTATE and
+/// normalised message) of one strategy in one second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureRecord {
+    pub strategy: String,
+    pub second: u32,
+    pub sqlstate: String,
+    pub message: String,
+    pub count: u64,
+}
+
+impl FailureRecord {
+    /// The row of `failure` of `strategy`.
+    pub fn new(strategy: &str, failure: &FailureCount) -> FailureRecord {
+        FailureRecord {
+            strategy: strategy.to_string(),
+            second: failure.second,
+            sqlstate: failure.sqlstate.clone(),
+            message: failure.message.clone(),
+            count: failure.count,
+        }
+    }
+}
+
+/// Writes `failures.csv`: one row per strategy, second and kind of failure
+/// (only the header when nothing failed).
+pub struct FailuresCsv;
+
+impl Exporter for FailuresCsv {
+    fn name(&self) -> &'static str {
+        FAILURES_CSV
+    }
+
+    fn render(&self, report: &RunReport) -> anyhow::Result<Vec<OutputFile>> {
+        let records = report.strategies.iter().flat_map(|strategy| {
+            strategy
+                .failures
+                .iter()
+                .map(|failure| FailureRecord::new(&strategy.strategy, failure))
+        });
+        Ok(vec![csv_file::<FailureRecord>(FAILURES_CSV, records)?])
+    }
+}
+
 /// Writes `summary.csv`: one row per strategy, the fields of `metrics::Summary` in
 /// their order, the header being their serde names.
 pub struct SummaryCsv;
@@ -367,6 +414,36 @@ mod tests {
             "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,\
              lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms,\
              timeouts,skipped,lag_ms,behind_schedule,conn_lost,reconnects"
+        );
+    }
+
+    #[test]
+    fn failures_csv_is_one_row_per_strategy_second_and_kind() {
+        let mut report = reference_report();
+        report.strategies[0].failures = vec![FailureCount {
+            second: 13,
+            sqlstate: "0A000".to_string(),
+            message: "cached plan must not change result type".to_string(),
+            count: 212,
+        }];
+        let text = rendered(&FailuresCsv, &report, FAILURES_CSV);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], header_of::<FailureRecord>().join(","));
+        assert_eq!(lines[0], "strategy,second,sqlstate,message,count");
+        assert_eq!(
+            lines[1..],
+            ["naive,13,0A000,cached plan must not change result type,212"]
+        );
+        let read: Vec<FailureRecord> = ::csv::Reader::from_reader(text.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            read,
+            [FailureRecord::new(
+                "naive",
+                &report.strategies[0].failures[0]
+            )]
         );
     }
 

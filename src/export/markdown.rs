@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use crate::metrics::failures::failure_kinds;
 use crate::metrics::locks::chain;
 use crate::metrics::{DdlOutcome, RunReport, StrategyReport, Summary};
 
@@ -40,6 +41,9 @@ pub fn summary_markdown(report: &RunReport) -> String {
     text.push('\n');
     for strategy in &report.strategies {
         let _ = writeln!(text, "{}\n", strategy_sentence(strategy));
+    }
+    for sentence in report.strategies.iter().filter_map(failures_sentence) {
+        let _ = writeln!(text, "{sentence}\n");
     }
     for strategy in &report.strategies {
         text.push_str(&lock_chain_markdown(strategy));
@@ -226,6 +230,53 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
     sentence
 }
 
+/// How many kinds of failure [`failures_sentence`] names, most frequent first.
+const FAILURE_KINDS_SHOWN: usize = 3;
+
+/// What failed and when, for stdout and `summary.md`; `None` if nothing failed, e.g.
+/// "naive: 213,396 failed: 0A000 cached plan must not change result type (100%) from 13 s to the end".
+pub fn failures_sentence(strategy: &StrategyReport) -> Option<String> {
+    let total = strategy.summary.failed;
+    let kinds = failure_kinds(&strategy.failures);
+    if total == 0 || kinds.is_empty() {
+        return None;
+    }
+    let last_second = (strategy.seconds.len() as u32).saturating_sub(1);
+    let described: Vec<String> = kinds
+        .iter()
+        .take(FAILURE_KINDS_SHOWN)
+        .map(|kind| {
+            let share = kind.count as f64 * 100.0 / total as f64;
+            let share = match share < 1.0 {
+                true => "<1%".to_string(),
+                false => format!("{share:.0}%"),
+            };
+            let until = match kind.last_second >= last_second {
+                true => "the end".to_string(),
+                false => format!("{} s", kind.last_second + 1),
+            };
+            format!(
+                "{} {} ({share}) from {} s to {until}",
+                kind.sqlstate, kind.message, kind.first_second
+            )
+        })
+        .collect();
+    let mut sentence = format!(
+        "{}: {} failed: {}",
+        strategy.strategy,
+        format_thousands(total),
+        described.join("; ")
+    );
+    if kinds.len() > FAILURE_KINDS_SHOWN {
+        let _ = write!(
+            sentence,
+            "; {} more kinds",
+            kinds.len() - FAILURE_KINDS_SHOWN
+        );
+    }
+    Some(sentence)
+}
+
 /// `ddl_outcome` in words: `ok`, `gave up`, `failed with an error`, `none`.
 fn outcome_words(outcome: DdlOutcome) -> &'static str {
     match outcome {
@@ -277,6 +328,44 @@ pub fn table_cell(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::export::sample::reference_report;
+    use crate::metrics::failures::FailureCount;
+
+    #[test]
+    fn failures_sentence_names_the_kinds_their_share_and_when() {
+        let mut report = reference_report();
+        let naive = &mut report.strategies[0];
+        assert_eq!(failures_sentence(naive), None);
+        let last = naive.seconds.len() as u32 - 1;
+        let failure = |second, sqlstate: &str, message: &str, count| FailureCount {
+            second,
+            sqlstate: sqlstate.to_string(),
+            message: message.to_string(),
+            count,
+        };
+        naive.failures = vec![
+            failure(3, "40P01", "deadlock detected", 1),
+            failure(
+                13,
+                "0A000",
+                "cached plan must not change result type",
+                3_000,
+            ),
+            failure(
+                last,
+                "0A000",
+                "cached plan must not change result type",
+                996,
+            ),
+        ];
+        naive.summary.failed = 3_997;
+        assert_eq!(
+            failures_sentence(naive).unwrap(),
+            "naive: 3,997 failed: 0A000 cached plan must not change result type (100%) \
+             from 13 s to the end; 40P01 deadlock detected (<1%) from 3 s to 4 s"
+        );
+        let text = summary_markdown(&report);
+        assert!(text.contains("naive: 3,997 failed: 0A000"), "{text}");
+    }
 
     #[test]
     fn summary_md_has_heading_table_and_sentences() {

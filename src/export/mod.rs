@@ -37,6 +37,8 @@ pub const TIMELINE_CSV: &str = "timeline.csv";
 pub const ATTEMPTS_CSV: &str = "ddl_attempts.csv";
 /// File name of the sampled lock queue (who waited for whom).
 pub const LOCKS_CSV: &str = "locks.csv";
+/// File name of the failed transactions by strategy, second and kind.
+pub const FAILURES_CSV: &str = "failures.csv";
 /// File name of the one-row-per-strategy summary table.
 pub const SUMMARY_CSV: &str = "summary.csv";
 /// File name of the summary with the workload name, as JSON.
@@ -66,7 +68,7 @@ pub trait Exporter {
     fn render(&self, report: &RunReport) -> anyhow::Result<Vec<OutputFile>>;
 }
 
-/// Every file exporter: timeline CSV, attempts CSV, locks CSV, summary CSV/JSON/Markdown,
+/// Every file exporter: timeline CSV, attempts CSV, locks CSV, failures CSV, summary CSV/JSON/Markdown,
 /// `.hgrm` and `.hlog` files.
 /// The charts are not exporters; [`write_all`] draws them.
 pub fn all_exporters() -> Vec<Box<dyn Exporter>> {
@@ -74,6 +76,7 @@ pub fn all_exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(csv::TimelineCsv),
         Box::new(csv::AttemptsCsv),
         Box::new(csv::LocksCsv),
+        Box::new(csv::FailuresCsv),
         Box::new(csv::SummaryCsv),
         Box::new(json::SummaryJson),
         Box::new(markdown::SummaryMarkdown),

@@ -155,6 +155,7 @@ fn strategy_report(
         summary,
         locks: Default::default(),
         intervals: Default::default(),
+        failures: Vec::new(),
     }
 }
 

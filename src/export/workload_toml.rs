@@ -201,6 +201,10 @@ fn expect_tables(config: &Config) -> BTreeMap<String, ExpectFile> {
             Bound::MaxP99Ms(limit) => table.max_p99_ms = Some(*limit),
             Bound::DdlOutcome(outcome) => table.ddl_outcome = Some(outcome.to_string()),
             Bound::MaxFailed(limit) => table.max_failed = Some(*limit),
+            Bound::MaxFailedClass { limit, .. } => {
+                let key = expectation.bound.key();
+                table.max_failed_by_class.insert(key, *limit);
+            }
         }
     }
     tables
@@ -268,7 +272,7 @@ mod tests {
         assert_eq!(after.ddl, before.ddl);
         assert_eq!(after.strategies, before.strategies);
         let bounds = |config: &Config| {
-            let mut bounds: Vec<(String, &'static str, String)> = config
+            let mut bounds: Vec<(String, String, String)> = config
                 .expectations
                 .iter()
                 .map(|e| (e.strategy.clone(), e.bound.key(), e.bound.limit_text()))

@@ -5,6 +5,7 @@
 //! number formats that describe these figures live in `export` (`sentences`,
 //! `format`).
 
+pub mod failures;
 pub mod locks;
 pub mod ranking;
 pub mod recorder;
@@ -44,6 +45,8 @@ pub struct StrategyReport {
     pub locks: locks::LockReport,
     /// Per-second latency histograms for the `.hlog` interval log; empty when read back from files.
     pub intervals: LatencyIntervals,
+    /// Failed transactions by second and kind; empty when read back from files.
+    pub failures: Vec<failures::FailureCount>,
 }
 
 /// Per-second latency histograms (microseconds) for the `.hlog` interval log,
@@ -74,6 +77,7 @@ impl StrategyReport {
             summary,
             locks: locks::LockReport::default(),
             intervals: LatencyIntervals::default(),
+            failures: Vec::new(),
         }
     }
 }

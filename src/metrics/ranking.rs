@@ -309,6 +309,7 @@ mod tests {
             summary,
             locks: Default::default(),
             intervals: Default::default(),
+            failures: Vec::new(),
         }
     }
 

@@ -16,10 +16,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
+use super::failures::{FailureCount, normalise_message};
 use super::new_latency_histogram;
 
 /// The SQLSTATE under which transactions that hit `--client-timeout` are counted.
 pub const TIMEOUT_SQLSTATE: &str = "timeout";
+/// The message under which transactions that hit `--client-timeout` are counted.
+const TIMEOUT_MESSAGE: &str = "cancelled after --client-timeout";
 /// The SQLSTATE under which a transaction whose connection broke without a
 /// server error saying why (a reset, an end of stream) is counted.
 pub const CONNECTION_LOST_SQLSTATE: &str = "connection_lost";
@@ -34,6 +37,9 @@ pub struct WorkerSecond {
     pub failed: u64,
     /// Failed transactions in this second by SQLSTATE (`timeout` for `--client-timeout`).
     pub failed_by_sqlstate: BTreeMap<String, u64>,
+    /// Failed transactions in this second by (SQLSTATE, normalised message);
+    /// empty (not allocated) unless something failed.
+    pub failed_by_kind: BTreeMap<(String, String), u64>,
     /// Of `failed`, those that hit `--client-timeout`.
     pub timeouts: u64,
     /// Transactions skipped for `--latency-limit` (never sent).
@@ -59,6 +65,7 @@ impl WorkerSecond {
             latency_us: new_latency_histogram(),
             failed: 0,
             failed_by_sqlstate: BTreeMap::new(),
+            failed_by_kind: BTreeMap::new(),
             timeouts: 0,
             skipped: 0,
             lag_sum_us: 0,
@@ -81,8 +88,9 @@ impl WorkerSecond {
             && self.longest_disconnected_us == 0
     }
 
-    /// Counts one failed transaction under `sqlstate`.
-    pub fn add_failure(&mut self, sqlstate: &str) {
+    /// Counts one failed transaction under `sqlstate` and its `message`
+    /// (normalised here, on the error path only).
+    pub fn add_failure(&mut self, sqlstate: &str, message: &str) {
         self.failed += 1;
         match self.failed_by_sqlstate.get_mut(sqlstate) {
             Some(count) => *count += 1,
@@ -90,11 +98,13 @@ impl WorkerSecond {
                 self.failed_by_sqlstate.insert(sqlstate.to_string(), 1);
             }
         }
+        let kind = (sqlstate.to_string(), normalise_message(message));
+        *self.failed_by_kind.entry(kind).or_insert(0) += 1;
     }
 
     /// Counts one transaction that hit `--client-timeout`: failed, under [`TIMEOUT_SQLSTATE`].
     pub fn add_timeout(&mut self) {
-        self.add_failure(TIMEOUT_SQLSTATE);
+        self.add_failure(TIMEOUT_SQLSTATE, TIMEOUT_MESSAGE);
         self.timeouts += 1;
     }
 
@@ -103,6 +113,9 @@ impl WorkerSecond {
         self.failed += other.failed;
         for (sqlstate, count) in &other.failed_by_sqlstate {
             *self.failed_by_sqlstate.entry(sqlstate.clone()).or_insert(0) += count;
+        }
+        for (kind, count) in &other.failed_by_kind {
+            *self.failed_by_kind.entry(kind.clone()).or_insert(0) += count;
         }
         self.timeouts += other.timeouts;
         self.skipped += other.skipped;
@@ -161,6 +174,8 @@ pub struct Recorder {
     settled: BTreeMap<u32, SecondFigures>,
     total_latency_us: Histogram<u64>,
     failed_by_sqlstate: BTreeMap<String, u64>,
+    /// Failed transactions by (second, SQLSTATE, normalised message).
+    failed_by_kind: BTreeMap<(u32, String, String), u64>,
     /// Failed attempts to open a lost connection again, whole run.
     reconnect_failures: u64,
     /// The longest time one worker was without a connection, in microseconds.
@@ -178,6 +193,7 @@ impl Recorder {
             settled: BTreeMap::new(),
             total_latency_us: new_latency_histogram(),
             failed_by_sqlstate: BTreeMap::new(),
+            failed_by_kind: BTreeMap::new(),
             reconnect_failures: 0,
             longest_disconnected_us: 0,
             intervals: Vec::new(),
@@ -292,6 +308,10 @@ impl Recorder {
         for (sqlstate, count) in &part.failed_by_sqlstate {
             *self.failed_by_sqlstate.entry(sqlstate.clone()).or_insert(0) += count;
         }
+        for ((sqlstate, message), count) in &part.failed_by_kind {
+            let kind = (part.second, sqlstate.clone(), message.clone());
+            *self.failed_by_kind.entry(kind).or_insert(0) += count;
+        }
         self.reconnect_failures += part.reconnect_failures;
         self.longest_disconnected_us = self
             .longest_disconnected_us
@@ -311,6 +331,19 @@ impl Recorder {
     /// Failed transactions of the whole run by SQLSTATE (settled seconds).
     pub fn failed_by_sqlstate(&self) -> BTreeMap<String, u64> {
         self.failed_by_sqlstate.clone()
+    }
+
+    /// Failed transactions by second and kind, in second order (settled seconds).
+    pub fn failures(&self) -> Vec<FailureCount> {
+        self.failed_by_kind
+            .iter()
+            .map(|((second, sqlstate, message), count)| FailureCount {
+                second: *second,
+                sqlstate: sqlstate.clone(),
+                message: message.clone(),
+                count: *count,
+            })
+            .collect()
     }
 
     /// Failed attempts to open a lost connection again, whole run (settled seconds).
@@ -597,7 +630,7 @@ mod tests {
         let mut recorder = Recorder::new(2);
         let mut lost = part(0, 2, &[], 3);
         let finished = lost.finished.as_mut().unwrap();
-        finished.add_failure(CONNECTION_LOST_SQLSTATE);
+        finished.add_failure(CONNECTION_LOST_SQLSTATE, "the server closed the connection");
         finished.conn_lost = 1;
         recorder.add(lost, 3);
         let mut back = part(0, 3, &[1_000], 4);
@@ -628,6 +661,39 @@ mod tests {
             recorder.failed_by_sqlstate().get(CONNECTION_LOST_SQLSTATE),
             Some(&1)
         );
+    }
+
+    #[test]
+    fn failures_by_kind_merge_per_second() {
+        const CACHED_PLAN: &str = "cached plan must not change result type";
+        let mut recorder = Recorder::new(2);
+        let mut first = part(0, 2, &[], 3);
+        first
+            .finished
+            .as_mut()
+            .unwrap()
+            .add_failure("0A000", CACHED_PLAN);
+        recorder.add(first, 3);
+        let mut second = part(1, 2, &[], u32::MAX);
+        let finished = second.finished.as_mut().unwrap();
+        finished.add_failure("0A000", CACHED_PLAN);
+        finished.add_failure("22P02", "invalid input syntax for type integer: 'x1'");
+        recorder.add(second, 3);
+        recorder.finish();
+        let failure = |sqlstate: &str, message: &str, count| FailureCount {
+            second: 2,
+            sqlstate: sqlstate.to_string(),
+            message: message.to_string(),
+            count,
+        };
+        assert_eq!(
+            recorder.failures(),
+            [
+                failure("0A000", CACHED_PLAN, 2),
+                failure("22P02", "invalid input syntax for type integer: '?'", 1),
+            ]
+        );
+        assert_eq!(recorder.second(2).unwrap().failed, 3);
     }
 
     #[test]

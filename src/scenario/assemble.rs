@@ -74,6 +74,8 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
         &measured.attempts,
     );
     let latency_us = measured.recorder.total_latency_us();
+    let mut failures = measured.recorder.failures();
+    failures.retain(|failure| failure.second < measured.duration_s);
     let facts = RunFacts {
         lost_connections: measured.lost_connections,
         blocker_error: measured.blocker.and_then(|result| result.error),
@@ -107,6 +109,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
             started_unix_s: measured.started_unix_s,
             per_second: measured.recorder.intervals(),
         },
+        failures,
     }
 }
 

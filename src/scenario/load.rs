@@ -13,6 +13,12 @@
 //! capped backoff and goes on, so an outage shows as a dip and a recovery.
 //! That logic lives in the error branch ([`Session::reopen`]); a healthy
 //! connection's transaction does no extra work for it.
+//!
+//! Likewise, as pgjdbc, pgx and npgsql do, a worker whose prepared statements
+//! the server no longer accepts (`0A000` cached plan must not change result
+//! type, after an `ALTER COLUMN ... TYPE`; `26000` invalid statement name)
+//! counts the failure and prepares its statements again before the next
+//! transaction ([`Session::prepare_again`]).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -176,7 +182,7 @@ pub struct WorkerOutcome {
 enum TxnError {
     /// The server answered with an error, or the script failed (division by
     /// zero in \set, SQLSTATE reported as `script`): counted as failed, the worker goes on.
-    Failed { sqlstate: String },
+    Failed { sqlstate: String, message: String },
     /// `--client-timeout` passed: cancelled on the server, counted as failed.
     TimedOut,
     /// The connection is gone: counted as failed under `sqlstate` (the
@@ -185,9 +191,10 @@ enum TxnError {
 }
 
 impl TxnError {
-    fn script(_err: script::EvalError) -> TxnError {
+    fn script(err: script::EvalError) -> TxnError {
         TxnError::Failed {
             sqlstate: "script".to_string(),
+            message: err.to_string(),
         }
     }
 }
@@ -294,9 +301,10 @@ pub async fn run_worker(
                 live.record_success(second, latency_us);
                 false
             }
-            Err(TxnError::Failed { sqlstate }) => {
-                current.add_failure(&sqlstate);
+            Err(TxnError::Failed { sqlstate, message }) => {
+                current.add_failure(&sqlstate, &message);
                 live.record_failure(second);
+                session.stale_statements |= statements_are_stale(&sqlstate);
                 true
             }
             Err(TxnError::TimedOut) => {
@@ -305,7 +313,7 @@ pub async fn run_worker(
                 true
             }
             Err(TxnError::Lost { sqlstate, message }) => {
-                current.add_failure(&sqlstate);
+                current.add_failure(&sqlstate, &message);
                 live.record_failure(second);
                 let lost = Lost { at: ended, message };
                 match session
@@ -321,6 +329,13 @@ pub async fn run_worker(
             && session.prepared[index].opens_transaction
             && !session
                 .roll_back(&scripts, clock, &mut rng, &mut recording)
+                .await
+        {
+            break;
+        }
+        if session.stale_statements
+            && !session
+                .prepare_again(&scripts, clock, &mut rng, &mut recording)
                 .await
         {
             break;
@@ -378,6 +393,9 @@ struct Session {
     last_loss: Option<String>,
     /// Why the last attempt to reconnect failed.
     last_reconnect_error: Option<String>,
+    /// The server no longer accepts the prepared statements: prepare them
+    /// again before the next transaction.
+    stale_statements: bool,
 }
 
 impl Session {
@@ -399,6 +417,7 @@ impl Session {
             losses: 0,
             last_loss: None,
             last_reconnect_error: None,
+            stale_statements: false,
         }
     }
 
@@ -489,6 +508,34 @@ impl Session {
         self.reopen(lost, scripts, clock, rng, recording).await
     }
 
+    /// Prepares every script again on the same connection, after an error
+    /// that says the server dropped or no longer accepts the prepared
+    /// statements (see [`statements_are_stale`]). A connection that fails at
+    /// that is treated as lost and opened again, which prepares the scripts
+    /// too. False if the load ended first.
+    async fn prepare_again(
+        &mut self,
+        scripts: &[WeightedScript],
+        clock: RunClock,
+        rng: &mut rand::rngs::SmallRng,
+        recording: &mut Recording,
+    ) -> bool {
+        self.stale_statements = false;
+        match prepare(&mut self.connection, scripts).await {
+            Ok(prepared) => {
+                self.prepared = prepared;
+                true
+            }
+            Err(err) => {
+                let lost = Lost {
+                    at: Instant::now(),
+                    message: format!("preparing the scripts again failed: {err}"),
+                };
+                self.reopen(lost, scripts, clock, rng, recording).await
+            }
+        }
+    }
+
     /// A new connection with every script prepared on it.
     async fn open(
         &self,
@@ -529,6 +576,13 @@ fn second_in_load(clock: RunClock, at: Instant) -> u32 {
 /// cannot_connect_now (57P03).
 fn ends_session(sqlstate: &str) -> bool {
     matches!(sqlstate, "57P01" | "57P02" | "57P03")
+}
+
+/// SQLSTATEs after which a driver prepares its statements again:
+/// feature_not_supported (0A000, "cached plan must not change result type"
+/// once a column's type changed) and invalid_sql_statement_name (26000).
+fn statements_are_stale(sqlstate: &str) -> bool {
+    matches!(sqlstate, "0A000" | "26000")
 }
 
 /// The SQLSTATE of a lost connection: the one of the server's last error,
@@ -673,7 +727,9 @@ async fn run_script(
                         WireError::Server { sqlstate, message } if ends_session(&sqlstate) => {
                             TxnError::Lost { sqlstate, message }
                         }
-                        WireError::Server { sqlstate, .. } => TxnError::Failed { sqlstate },
+                        WireError::Server { sqlstate, message } => {
+                            TxnError::Failed { sqlstate, message }
+                        }
                         WireError::Lost(message) => TxnError::Lost {
                             sqlstate: lost_sqlstate(&message),
                             message,
@@ -715,6 +771,15 @@ mod tests {
         }
         for sqlstate in ["57014", "40P01", "55P03", "25P03"] {
             assert!(!ends_session(sqlstate), "{sqlstate}");
+        }
+    }
+
+    #[test]
+    fn stale_statement_sqlstates_prepare_again_other_errors_do_not() {
+        assert!(statements_are_stale("0A000"));
+        assert!(statements_are_stale("26000"));
+        for sqlstate in ["40P01", "55P03", "57014", "script"] {
+            assert!(!statements_are_stale(sqlstate), "{sqlstate}");
         }
     }
 

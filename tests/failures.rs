@@ -1,0 +1,151 @@
+//! Failures by kind on a real throwaway server: an `ALTER COLUMN ... TYPE`
+//! under a load that reads the column breaks the workers' prepared statements
+//! (0A000 cached plan must not change result type); the failures are grouped
+//! by kind in `failures.csv`, stdout and `summary.md`, the workers prepare
+//! again and recover, and expectations on the failures fail the run (exit 3).
+
+mod common;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use common::*;
+use predicates::prelude::*;
+use serde::de::DeserializeOwned;
+use stallbench::export::csv::{AttemptRecord, FailureRecord, TimelineRecord};
+
+/// A column changes type while 4 clients read its sum: no blocker, the ALTER
+/// runs at 3 s of an 8 s clock and takes about a second to rewrite the table.
+const ALTER_TYPE: &str = r#"
+name = "alter-type"
+description = "ALTER COLUMN qty TYPE bigint while the load reads sum(qty)"
+setup = """
+CREATE TABLE orders (
+    id bigserial PRIMARY KEY,
+    customer_id int NOT NULL,
+    qty int NOT NULL
+);
+INSERT INTO orders (customer_id, qty) SELECT 1 + g % 1000, 1 + g % 7 FROM generate_series(1, 200000) g;
+CREATE INDEX ON orders (customer_id);
+ANALYZE orders;
+"""
+reset = "ALTER TABLE orders ALTER COLUMN qty TYPE int;"
+
+[load]
+clients = 4
+duration = "8s"
+
+[[load.scripts]]
+name = "read-qty"
+sql = """
+\\set c random(1, 1000)
+SELECT sum(qty) FROM orders WHERE customer_id = :c;
+"""
+
+[ddl]
+at = "3s"
+sql = "ALTER TABLE orders ALTER COLUMN qty TYPE bigint"
+
+[[strategies]]
+name = "naive"
+kind = "plain"
+
+[[strategies]]
+name = "retry"
+kind = "lock-timeout-retry"
+lock_timeout = "500ms"
+max_tries = 10
+backoff = { kind = "linear", step = "1s", cap = "5s" }
+
+[expect.naive]
+max_failed_0A = 0
+"#;
+
+const CACHED_PLAN: &str = "cached plan must not change result type";
+
+fn stallbench() -> Command {
+    let mut command = Command::cargo_bin("stallbench").unwrap();
+    command
+        .env_remove("DATABASE_URL")
+        .env_remove("STALLBENCH_PG_BIN")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    command
+}
+
+fn records<R: DeserializeOwned>(path: &Path) -> Vec<R> {
+    csv::Reader::from_path(path)
+        .unwrap()
+        .deserialize()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn a_changed_column_type_fails_by_kind_then_recovers_and_fails_the_expectations() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = write_workload(dir.path(), "alter-type.toml", ALTER_TYPE);
+    let out = dir.path().join("out");
+    let assert = stallbench()
+        .args(["compare", workload.to_str().unwrap(), "--quiet"])
+        .args(["--expect", "retry.max_failed=0", "--out"])
+        .arg(&out)
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "FAIL  naive.max_failed_0A <= 0: measured",
+        ))
+        .stdout(predicate::str::contains(
+            "FAIL  retry.max_failed <= 0: measured",
+        ));
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+
+    let failures: Vec<FailureRecord> = records(&out.join("failures.csv"));
+    let timeline: Vec<TimelineRecord> = records(&out.join("timeline.csv"));
+    let attempts: Vec<AttemptRecord> = records(&out.join("ddl_attempts.csv"));
+    let summary_md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    for strategy in ["naive", "retry"] {
+        let of_strategy: Vec<&FailureRecord> =
+            failures.iter().filter(|f| f.strategy == strategy).collect();
+        assert!(!of_strategy.is_empty(), "{strategy}: {failures:?}");
+        for failure in &of_strategy {
+            assert_eq!(
+                (failure.sqlstate.as_str(), failure.message.as_str()),
+                ("0A000", CACHED_PLAN),
+                "{failure:?}"
+            );
+        }
+        // Each worker fails once, prepares again and goes on (a driver's behaviour).
+        let failed: u64 = of_strategy.iter().map(|f| f.count).sum();
+        assert!(failed <= 8, "{strategy}: {failed} failed: {of_strategy:?}");
+        let seconds: Vec<&TimelineRecord> =
+            timeline.iter().filter(|r| r.strategy == strategy).collect();
+        let failed_in_timeline: u64 = seconds.iter().map(|r| r.failed).sum();
+        assert_eq!(failed_in_timeline, failed, "{strategy}");
+
+        // Throughput is back within about a second of the DDL's end.
+        let ended_s = attempts
+            .iter()
+            .filter(|a| a.strategy == strategy)
+            .map(|a| a.ended_s)
+            .fold(0.0, f64::max);
+        assert!(ended_s > 3.0, "{strategy}: {attempts:?}");
+        let back_from = ended_s.ceil() as u32 + 1;
+        let after: Vec<u64> = seconds
+            .iter()
+            .filter(|r| r.second >= back_from)
+            .map(|r| r.tps)
+            .collect();
+        assert!(!after.is_empty(), "{strategy}: DDL ended at {ended_s} s");
+        assert!(
+            after.iter().all(|&tps| tps > 0),
+            "{strategy}: tps after the DDL ended at {ended_s} s: {after:?}"
+        );
+
+        let sentence = format!("{strategy}: {failed} failed: 0A000 {CACHED_PLAN} (100%) from ");
+        assert!(stdout.contains(&sentence), "{sentence}\n{stdout}");
+        assert!(summary_md.contains(&sentence), "{sentence}\n{summary_md}");
+    }
+    assert_no_leftover_server();
+}
