@@ -67,7 +67,7 @@ impl Server {
         let bin_dir = find_bin_dir(pg_bin)?;
         let base = temp_base();
         if let Some(message) = leftovers::removed_message(&leftovers::remove_left_behind(&base)) {
-            eprintln!("{message}");
+            stderrln!("{message}");
         }
         let folder = make_folder(&base)?;
         leftovers::mark(folder.path())?;
