@@ -350,7 +350,12 @@ async fn run_strategies(
             );
         }
         let after_run = scenario::AfterRun {
-            server_log: server_log_sentences(target, log_start, &notes.roles),
+            server_log: server_log_sentences(
+                target,
+                log_start,
+                &notes.roles,
+                measured.started_unix_s,
+            ),
             invalid_indexes,
         };
         let interrupted = measured.interrupted.clone();
@@ -408,11 +413,13 @@ fn server_log_len(target: &Target) -> u64 {
 }
 
 /// What the server log says about lock waits since `from` (one strategy's part),
-/// naming sessions by their roles; empty on `--db-url`.
+/// naming sessions by their roles and times on the run clock that started at
+/// `started_unix_s`; empty on `--db-url`.
 fn server_log_sentences(
     target: &Target,
     from: u64,
     roles: &std::collections::BTreeMap<u32, String>,
+    started_unix_s: f64,
 ) -> Vec<String> {
     let Some(log) = target.structured_log() else {
         return Vec::new();
@@ -428,5 +435,6 @@ fn server_log_sentences(
             .cloned()
             .unwrap_or_else(|| format!("external:{pid}"))
     };
-    facts.sentences(&role_of)
+    let time_of = |logged_at: &str| serverlog::run_clock_time(logged_at, started_unix_s);
+    facts.sentences(&role_of, &time_of)
 }

@@ -127,6 +127,9 @@ impl Server {
                 "deadlock_timeout=1s",
                 "-c",
                 "log_line_prefix=%m [%p] ",
+                // Log times in UTC, which stallbench converts to the run clock.
+                "-c",
+                "log_timezone=UTC",
             ])
             .args(log_collector_settings(folder.path(), log_format))
             .current_dir(folder.path())
