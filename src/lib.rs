@@ -22,6 +22,7 @@ pub mod error;
 pub mod expect;
 pub mod export;
 pub mod metrics;
+#[macro_use]
 pub mod output;
 pub mod pgwire;
 pub mod plot;
@@ -105,7 +106,7 @@ pub fn redraw_charts(dir: &Path) -> Result<(), Error> {
     plot::draw_timeline(&report, &dir.join(export::TIMELINE_PNG))?;
     plot::draw_latency(&report, &dir.join(export::LATENCY_PNG))?;
     plot::draw_latency_timeline(&report, &dir.join(export::LATENCY_TIMELINE_PNG))?;
-    eprintln!(
+    stderrln!(
         "wrote {0}/{1}, {0}/{2} and {0}/{3}",
         dir.display(),
         export::TIMELINE_PNG,
@@ -179,7 +180,7 @@ pub async fn execute_until(
     let mut stop = pin!(stop);
     let names: Vec<&str> = config.strategies.iter().map(|s| s.name.as_str()).collect();
     if !config.quiet {
-        eprintln!(
+        stderrln!(
             "stallbench {}: workload {}, strategies {}, {} clients for {} s; results in {}",
             env!("CARGO_PKG_VERSION"),
             config.workload_name,
@@ -199,7 +200,7 @@ pub async fn execute_until(
         }
     };
     if !config.quiet {
-        eprintln!(
+        stderrln!(
             "target: {}, PostgreSQL {} (ready in {:.1} s)",
             target.description,
             target.server_version,
@@ -226,7 +227,7 @@ pub async fn execute_until(
         let _ = tokio::time::timeout(Duration::from_secs(10), cleanup).await;
         let stopped_file = run_file.stopped_early(&report, &error.to_string());
         if !stopped_file.not_run.is_empty() {
-            eprintln!("not run: {}", stopped_file.not_run.join(", "));
+            stderrln!("not run: {}", stopped_file.not_run.join(", "));
         }
         export::write_files(&config.out_dir, &[stopped_file.render()?])?;
     }
@@ -236,7 +237,7 @@ pub async fn execute_until(
     copied?;
     output::write_stdout(&console::summary_table(&report))?;
     if !config.quiet {
-        eprintln!("results: {}", config.out_dir.display());
+        stderrln!("results: {}", config.out_dir.display());
     }
     Ok(report)
 }
@@ -276,7 +277,7 @@ async fn run_until_stopped(
         }
     };
     if tokio::time::timeout(WIND_DOWN_LIMIT, run).await.is_err() {
-        eprintln!(
+        stderrln!(
             "warning: the run did not wind down within {} s; its last strategy was not written",
             WIND_DOWN_LIMIT.as_secs()
         );
@@ -300,7 +301,7 @@ async fn run_strategies(
     )
     .await?;
     if target.server_log().is_none() && !config.quiet {
-        eprintln!(
+        stderrln!(
             "note: on --db-url the server log is not available to stallbench; \
              lock waits longer than deadlock_timeout are in the server's own log"
         );
@@ -316,7 +317,7 @@ async fn run_strategies(
         }
         let log_start = server_log_len(target);
         if !config.quiet {
-            eprintln!("== {} ({}) ==", strategy.name, strategy.describe());
+            stderrln!("== {} ({}) ==", strategy.name, strategy.describe());
         }
         let (mut measured, notes) = scenario::run_strategy(
             target,
@@ -341,7 +342,7 @@ async fn run_strategies(
             }),
         };
         if !invalid_indexes.is_empty() {
-            eprintln!(
+            stderrln!(
                 "warning: {}: the run left INVALID indexes behind: {} (a failed CREATE INDEX \
                  CONCURRENTLY); drop them before trying again",
                 strategy.name,
@@ -349,7 +350,12 @@ async fn run_strategies(
             );
         }
         let after_run = scenario::AfterRun {
-            server_log: server_log_sentences(target, log_start, &notes.roles),
+            server_log: server_log_sentences(
+                target,
+                log_start,
+                &notes.roles,
+                measured.started_unix_s,
+            ),
             invalid_indexes,
         };
         let interrupted = measured.interrupted.clone();
@@ -385,7 +391,7 @@ async fn unless_interrupted<T>(
 fn print_notes(config: &Config, strategy: &str, notes: &scenario::RunNotes, interrupted: bool) {
     if !interrupted {
         for warning in &notes.warnings {
-            eprintln!("warning: {warning}");
+            stderrln!("warning: {warning}");
         }
     }
     if !notes.failed_by_sqlstate.is_empty() && !config.quiet {
@@ -394,7 +400,7 @@ fn print_notes(config: &Config, strategy: &str, notes: &scenario::RunNotes, inte
             .iter()
             .map(|(sqlstate, count)| format!("{count} x {sqlstate}"))
             .collect();
-        eprintln!("{strategy}: failed transactions: {}", counts.join(", "));
+        stderrln!("{strategy}: failed transactions: {}", counts.join(", "));
     }
 }
 
@@ -407,11 +413,13 @@ fn server_log_len(target: &Target) -> u64 {
 }
 
 /// What the server log says about lock waits since `from` (one strategy's part),
-/// naming sessions by their roles; empty on `--db-url`.
+/// naming sessions by their roles and times on the run clock that started at
+/// `started_unix_s`; empty on `--db-url`.
 fn server_log_sentences(
     target: &Target,
     from: u64,
     roles: &std::collections::BTreeMap<u32, String>,
+    started_unix_s: f64,
 ) -> Vec<String> {
     let Some(log) = target.structured_log() else {
         return Vec::new();
@@ -427,5 +435,6 @@ fn server_log_sentences(
             .cloned()
             .unwrap_or_else(|| format!("external:{pid}"))
     };
-    facts.sentences(&role_of)
+    let time_of = |logged_at: &str| serverlog::run_clock_time(logged_at, started_unix_s);
+    facts.sentences(&role_of, &time_of)
 }

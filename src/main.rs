@@ -10,7 +10,7 @@ fn main() {
         // Whoever read stdout has gone (`| head`): nothing to say, like a process killed by SIGPIPE.
         Err(err @ Error::StdoutClosed) => std::process::exit(err.exit_code()),
         Err(err) => {
-            eprintln!("error: {err}");
+            stallbench::stderrln!("error: {err}");
             std::process::exit(err.exit_code());
         }
     }

@@ -1,7 +1,9 @@
-//! The one way to stdout. `print!` panics with "failed printing to stdout:
-//! Broken pipe" when the reader has gone (`stallbench compare | head -3`);
-//! here that ends the program quietly with the status a shell expects, and
-//! the run's cleanup still happens on the way out.
+//! The one way to stdout, and the one way to stderr. `print!` and `eprint!`
+//! panic ("failed printing to stdout: Broken pipe") when the reader has gone
+//! (`stallbench compare | head -3`, a closed stderr pipe). A closed stdout
+//! ends the program quietly with the status a shell expects, and the run's
+//! cleanup still happens on the way out; a closed stderr is ignored, since
+//! the run's results do not depend on anyone reading its progress.
 
 use std::io::{ErrorKind, Write};
 
@@ -10,6 +12,19 @@ use crate::Error;
 /// Writes `text` to stdout and flushes it; a closed stdout is [`Error::StdoutClosed`].
 pub fn write_stdout(text: &str) -> Result<(), Error> {
     write_to(&mut std::io::stdout().lock(), text)
+}
+
+/// `eprintln!` that never panics: a line to stderr through [`eprint_line`].
+#[macro_export]
+macro_rules! stderrln {
+    ($($arg:tt)*) => {
+        $crate::output::eprint_line(&format!($($arg)*))
+    };
+}
+
+/// Writes `line` and a newline to stderr; a failed write is ignored (nobody can read it).
+pub fn eprint_line(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 fn write_to(out: &mut impl Write, text: &str) -> Result<(), Error> {

@@ -70,7 +70,7 @@ impl Server {
         let bin_dir = find_bin_dir(pg_bin)?;
         let base = temp_base();
         if let Some(message) = leftovers::removed_message(&leftovers::remove_left_behind(&base)) {
-            eprintln!("{message}");
+            stderrln!("{message}");
         }
         let folder = make_folder(&base)?;
         leftovers::mark(folder.path())?;
@@ -132,6 +132,9 @@ impl Server {
                 "deadlock_timeout=1s",
                 "-c",
                 "log_line_prefix=%m [%p] ",
+                // Log times in UTC, which stallbench converts to the run clock.
+                "-c",
+                "log_timezone=UTC",
             ])
             .args(log_collector_settings(folder.path(), log_format))
             .current_dir(folder.path())

@@ -47,6 +47,8 @@ pub struct Target {
     objects: Objects,
     /// `--in-place`: the INVALID indexes there before the run, which are not the run's doing.
     invalid_before: Vec<String>,
+    /// The session holding the run's lock on the schema (see [`Target::lock_schema`]), and its pid.
+    schema_lock: Option<(Client, i32)>,
 }
 
 impl Target {
@@ -56,6 +58,9 @@ impl Target {
     pub async fn open(config: &Config) -> Result<Target, Error> {
         let needs = config.connection_needs();
         let mut target = Target::connect_first(&config.target, config.objects, &needs).await?;
+        if !config.objects.in_place() {
+            target.lock_schema().await?;
+        }
         if config.objects.rolls_back_ddl()
             && let Some(ddl) = &config.ddl
         {
@@ -74,7 +79,7 @@ impl Target {
                 } else {
                     " (the workload's setup SQL is not run)"
                 };
-                eprintln!(
+                stderrln!(
                     "in place: the run uses the tables on {}: no setup{setup}, no schema of its own; {ddl}",
                     target.description
                 );
@@ -111,7 +116,7 @@ impl Target {
                         Error::bad_input(format!("--db-url {}: {err}", redact_url(url)))
                     })?;
                 for warning in &resolved.warnings {
-                    eprintln!("warning: {warning}");
+                    stderrln!("warning: {warning}");
                 }
                 let description = describe_url(url, &resolved.settings);
                 (resolved.settings, None, description)
@@ -135,6 +140,7 @@ impl Target {
             server,
             objects,
             invalid_before: Vec::new(),
+            schema_lock: None,
         };
         let client = target.connect_without_schema("admin").await?;
         let row = client
@@ -240,6 +246,8 @@ impl Target {
                     self.description
                 )));
             }
+            // This run holds the schema's lock, so no other run uses it: an earlier one did not finish.
+            stderrln!("dropped schema {SCHEMA} left by an earlier run that did not finish");
         }
         admin
             .batch_execute(&format!(
@@ -299,13 +307,14 @@ impl Target {
     pub async fn clear_sessions(&self) -> Result<(), Error> {
         let admin = self.connect_without_schema("cleanup").await?;
         let pattern = format!("{}-%", self.session_prefix);
+        let lock_pid = self.schema_lock.as_ref().map_or(0, |(_, pid)| *pid);
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
             let row = admin
                 .query_one(
                     "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-                     WHERE application_name LIKE $1 AND pid <> pg_backend_pid()) ended",
-                    &[&pattern],
+                     WHERE application_name LIKE $1 AND pid <> pg_backend_pid() AND pid <> $2) ended",
+                    &[&pattern, &lock_pid],
                 )
                 .await
                 .context("ending the sessions of the previous strategy")?;
@@ -356,6 +365,57 @@ impl Target {
             .await
             .context("dropping the stallbench schema")?;
         Ok(())
+    }
+
+    /// Takes the run's lock on its schema, so that two runs against one
+    /// database never use the schema at once: a session-level advisory lock
+    /// on a connection held until the target is dropped. A run killed with
+    /// `kill -9` loses its session, hence its lock. Not granted: another run
+    /// holds it, which the error names (exit 1).
+    async fn lock_schema(&mut self) -> Result<(), Error> {
+        let client = self.connect_without_schema("lock").await?;
+        let key = format!("stallbench schema {SCHEMA}");
+        let row = client
+            .query_one(
+                "SELECT pg_try_advisory_lock(hashtextextended($1, 0)), pg_backend_pid()",
+                &[&key],
+            )
+            .await
+            .context("taking the lock on the stallbench schema")?;
+        if row.get::<_, bool>(0) {
+            self.schema_lock = Some((client, row.get(1)));
+            return Ok(());
+        }
+        // The holder, as far as this role may see it (pg_read_all_stats shows other roles' start).
+        let holder = client
+            .query_opt(
+                "SELECT coalesce(a.application_name, ''), l.pid, \
+                 coalesce(to_char(a.backend_start, 'YYYY-MM-DD HH24:MI:SS TZ'), 'an unknown time') \
+                 FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid \
+                 WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 \
+                 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                 AND (l.classid::int8 << 32 | l.objid::int8) = hashtextextended($1, 0) LIMIT 1",
+                &[&key],
+            )
+            .await
+            .context("looking for the run that holds the stallbench schema")?;
+        let holder = match holder {
+            Some(row) => format!(
+                " (application_name {}, pid {}, started at {})",
+                row.get::<_, String>(0),
+                row.get::<_, i32>(1),
+                row.get::<_, String>(2)
+            ),
+            None => String::new(),
+        };
+        let name = match self.server {
+            Some(_) => self.description.clone(),
+            None => format!("--db-url {}", self.description),
+        };
+        Err(Error::runtime(format!(
+            "{name}: another stallbench run is using schema {SCHEMA} on this server{holder}; \
+             wait for it to end, or run against another database"
+        )))
     }
 
     /// Copies the throwaway server's log to `dir/server.log`; no-op on `--db-url`.

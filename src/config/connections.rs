@@ -51,6 +51,10 @@ impl Config {
             sessions.push("observer");
         }
         sessions.push("admin");
+        if !self.objects.in_place() {
+            // The session that holds the schema's advisory lock for the whole run.
+            sessions.push("lock");
+        }
         ConnectionNeeds {
             clients: self.load.clients,
             open_loop: self.load.rate_tps.is_some(),

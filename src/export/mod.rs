@@ -124,6 +124,8 @@ pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
         lat_max_ms: round(summary.lat_max_ms),
         ddl_total_ms: round(summary.ddl_total_ms),
         ddl_last_wait_ms: round(summary.ddl_last_wait_ms),
+        blocker_started_s: summary.blocker_started_s.map(round),
+        blocker_ended_s: summary.blocker_ended_s.map(round),
         ..summary.clone()
     }
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::metrics::locks::SecondLocks;
-use crate::metrics::{DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
+use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
 
 use super::csv::{AttemptRecord, TimelineRecord, header_of};
 use super::hgrm::parse_percentile_distribution;
@@ -18,7 +18,8 @@ use super::{ATTEMPTS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV, hgrm_file_nam
 /// into a RunReport with `latency.histogram = None` and percentiles from the .hgrm files,
 /// so `stallbench plot DIR` can redraw the charts. The workload name comes from summary.json.
 ///
-/// The files do not keep the blocker window, so every `blocker` is `None`; the seconds'
+/// The blocker window comes from summary.csv's `blocker_started_s` and `blocker_ended_s`;
+/// a folder written before those columns has `blocker: None`, and the seconds'
 /// `blocker_active` flags still say when it was open. A strategy without an `.hgrm` file
 /// gets an empty percentile curve.
 pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
@@ -39,7 +40,10 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
                 summary.strategy
             );
         }
-        strategies.push(StrategyReport::from_summary(summary));
+        let blocker = blocker_window(&summary);
+        let mut strategy = StrategyReport::from_summary(summary);
+        strategy.blocker = blocker;
+        strategies.push(strategy);
     }
 
     let timeline_path = required_file(dir, TIMELINE_CSV)?;
@@ -67,6 +71,14 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
     Ok(RunReport {
         workload,
         strategies,
+    })
+}
+
+/// The blocker window a summary row records, if it has both ends.
+fn blocker_window(summary: &Summary) -> Option<BlockerWindow> {
+    Some(BlockerWindow {
+        started_s: summary.blocker_started_s?,
+        ended_s: summary.blocker_ended_s?,
     })
 }
 
@@ -303,7 +315,7 @@ mod tests {
         assert_eq!(read.strategies.len(), report.strategies.len());
         for (back, original) in read.strategies.iter().zip(&report.strategies) {
             assert_eq!(back.strategy, original.strategy);
-            assert!(back.blocker.is_none());
+            assert_eq!(back.blocker, original.blocker);
             assert!(back.latency.histogram.is_none());
 
             assert_eq!(back.seconds.len(), original.seconds.len());

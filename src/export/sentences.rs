@@ -5,6 +5,7 @@
 
 use crate::metrics::locks::ChainLink;
 use crate::metrics::{Criterion, Place, RankingRow, Summary};
+use crate::scenario::role::CLIENT_ROLE_PREFIXES;
 
 use super::format::{format_ms, format_seconds, format_thousands};
 
@@ -224,18 +225,20 @@ pub fn describe_chain(links: &[ChainLink]) -> String {
         .join(" <- ")
 }
 
-/// `reader-1..4` for consecutive `reader-N` roles, else the roles joined by commas.
+/// `reader-1..4` for consecutive `reader-N` (or `client-N`) roles, else the roles joined by commas.
 fn compact_roles(roles: &[String]) -> String {
-    let numbers: Option<Vec<u32>> = roles
-        .iter()
-        .map(|role| role.strip_prefix("reader-")?.parse().ok())
-        .collect();
-    if let Some(mut numbers) = numbers
-        && numbers.len() > 1
-    {
-        numbers.sort_unstable();
-        if numbers.windows(2).all(|pair| pair[1] == pair[0] + 1) {
-            return format!("reader-{}..{}", numbers[0], numbers[numbers.len() - 1]);
+    for prefix in CLIENT_ROLE_PREFIXES {
+        let numbers: Option<Vec<u32>> = roles
+            .iter()
+            .map(|role| role.strip_prefix(prefix)?.parse().ok())
+            .collect();
+        if let Some(mut numbers) = numbers
+            && numbers.len() > 1
+        {
+            numbers.sort_unstable();
+            if numbers.windows(2).all(|pair| pair[1] == pair[0] + 1) {
+                return format!("{prefix}{}..{}", numbers[0], numbers[numbers.len() - 1]);
+            }
         }
     }
     roles.join(", ")

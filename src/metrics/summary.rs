@@ -53,6 +53,14 @@ pub struct Summary {
     /// the whole seconds before the interruption.
     #[serde(default)]
     pub interrupted: String,
+    /// When the blocker's transaction opened, in seconds on the run clock, so that
+    /// `plot DIR` redraws its window exactly; empty without a blocker (or in a folder
+    /// written before this column, where the window comes from `blocker_active`).
+    #[serde(default)]
+    pub blocker_started_s: Option<f64>,
+    /// When the blocker's transaction ended, in seconds on the run clock; empty as above.
+    #[serde(default)]
+    pub blocker_ended_s: Option<f64>,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -211,6 +219,8 @@ pub fn summarize(
         reconnect_failures: facts.reconnect_failures,
         max_disconnected_ms: facts.max_disconnected_ms,
         interrupted: facts.interrupted.clone().unwrap_or_default(),
+        blocker_started_s: blocker.map(|window| window.started_s),
+        blocker_ended_s: blocker.map(|window| window.ended_s),
     }
 }
 

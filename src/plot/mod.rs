@@ -54,7 +54,7 @@ mod tests {
         draw_latency(&report, &latency).unwrap();
         assert_eq!(decode_png(&timeline).0, 1200);
         assert!(decode_png(&latency).2 > 2);
-        // Read back, the blocker window comes from the blocker_active seconds.
+        // Read back, the blocker window comes from summary.csv.
         let latency_timeline = dir.join("latency-timeline-read-back.png");
         draw_latency_timeline(&report, &latency_timeline).unwrap();
         assert_eq!(

@@ -80,8 +80,9 @@ async fn connect_workers(
     let scripts = Arc::new(config.load.scripts.clone());
     let variables = Arc::new(config.load.variables.clone());
     let mut workers = Vec::with_capacity(config.load.clients as usize);
+    let role = super::role::client_role(&config.load.scripts);
     for client_id in 0..config.load.clients {
-        let connector = target.connector(&format!("reader-{}", client_id + 1), &strategy.settings);
+        let connector = target.connector(&format!("{role}-{}", client_id + 1), &strategy.settings);
         let first = connector.clone();
         let to_prepare = scripts.clone();
         let connected = load_runtime.spawn(async move {

@@ -293,16 +293,17 @@ pub fn head_of_queue(moment: &[LockSample]) -> String {
         .filter(|s| s.blocked_by.contains(&head.role))
         .collect();
     if !behind.is_empty() {
-        let readers = behind
+        let clients = behind
             .iter()
-            .filter(|s| s.role.starts_with("reader-"))
+            .filter(|s| super::role::is_client_role(&s.role))
             .count();
-        let what = if readers == behind.len() {
-            if readers == 1 { "reader" } else { "readers" }
-        } else if behind.len() == 1 {
-            "session"
-        } else {
-            "sessions"
+        // `reader` or `client`, as the load's clients are named.
+        let kind = behind[0].role.split('-').next().unwrap_or_default();
+        let what = match (clients == behind.len(), behind.len()) {
+            (true, 1) => kind.to_string(),
+            (true, _) => format!("{kind}s"),
+            (false, 1) => "session".to_string(),
+            (false, _) => "sessions".to_string(),
         };
         text.push_str(&format!("; {} {what} behind {}", behind.len(), head.role));
     }

@@ -37,7 +37,7 @@ pub async fn report_each_second(
             line.push_str("; ");
             line.push_str(&queue);
         }
-        eprintln!("{line}");
+        stderrln!("{line}");
     }
 }
 

@@ -113,7 +113,7 @@ pub fn remove_left_behind(base: &Path) -> Vec<PathBuf> {
         }
         match std::fs::remove_dir_all(&folder) {
             Ok(()) => removed.push(folder),
-            Err(err) => eprintln!(
+            Err(err) => stderrln!(
                 "warning: cannot remove {}, left by a stallbench killed earlier ({err}); \
                  remove it by hand",
                 folder.display()

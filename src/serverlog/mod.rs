@@ -165,7 +165,9 @@ pub fn parse_server_log(format: LogFormat, text: &str) -> ServerLogFacts {
 
 impl ServerLogFacts {
     /// One sentence per fact for a summary, naming sessions through `role_of(pid)`
-    /// (which returns e.g. "ddl", "report", "reader-3", or "external:1234"):
+    /// (which returns e.g. "ddl", "report", "reader-3", or "external:1234") and
+    /// times through `time_of(logged_at)` (e.g. [`run_clock_time`]; the examples
+    /// show the wall clock):
     /// - "server logged 5 lock waits longer than deadlock_timeout" (always present);
     /// - "worst queue (05:20:41.755): report holds the lock; queue ddl, reader-1, ..."
     ///   (when a wait queue was logged);
@@ -173,7 +175,11 @@ impl ServerLogFacts {
     ///   after 2006.4 ms" (when an "acquired" message was logged);
     /// - "deadlock detected (05:22:09.881): ddl-b waits for AccessExclusiveLock,
     ///   blocked by ddl-a; ...; victim ddl-b" (one per deadlock).
-    pub fn sentences(&self, role_of: &dyn Fn(u32) -> String) -> Vec<String> {
+    pub fn sentences(
+        &self,
+        role_of: &dyn Fn(u32) -> String,
+        time_of: &dyn Fn(&str) -> String,
+    ) -> Vec<String> {
         let mut sentences = Vec::new();
 
         let count_text = match self.lock_waits {
@@ -193,7 +199,7 @@ impl ServerLogFacts {
             };
             sentences.push(format!(
                 "worst queue ({}): {holders_text}; queue {}",
-                clock_time(&worst.logged_at),
+                time_of(&worst.logged_at),
                 role_list(&worst.queue, role_of)
             ));
         }
@@ -201,7 +207,7 @@ impl ServerLogFacts {
         if let Some(slowest) = slowest_acquisition(&self.acquired) {
             sentences.push(format!(
                 "slowest lock acquisition ({}): {} acquired {} after {:.1} ms",
-                clock_time(&slowest.logged_at),
+                time_of(&slowest.logged_at),
                 role_of(slowest.pid),
                 slowest.mode,
                 slowest.waited_ms
@@ -224,7 +230,7 @@ impl ServerLogFacts {
             parts.push(format!("victim {}", role_of(deadlock.victim_pid)));
             sentences.push(format!(
                 "deadlock detected ({}): {}",
-                clock_time(&deadlock.logged_at),
+                time_of(&deadlock.logged_at),
                 parts.join("; ")
             ));
         }
@@ -263,9 +269,22 @@ fn slowest_acquisition(acquired: &[LockAcquired]) -> Option<&LockAcquired> {
     slowest
 }
 
-/// `2026-10-11 05:20:41.755 UTC` -> `05:20:41.755`; other text is returned unchanged.
-fn clock_time(logged_at: &str) -> &str {
-    logged_at.split(' ').nth(1).unwrap_or(logged_at)
+/// A server log time (`2026-10-11 05:20:41.755 UTC`: the throwaway server logs in
+/// UTC) on the run clock that started at `started_unix_s`: `9.3 s`, as stdout
+/// and `summary.md` count time. Text that is not such a time is returned unchanged.
+pub fn run_clock_time(logged_at: &str, started_unix_s: f64) -> String {
+    let Some(utc) = logged_at.strip_suffix(" UTC") else {
+        return logged_at.to_string();
+    };
+    match humantime::parse_rfc3339_weak(utc) {
+        Ok(at) => {
+            let unix_s = at
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |since| since.as_secs_f64());
+            format!("{:.1} s", unix_s - started_unix_s)
+        }
+        Err(_) => logged_at.to_string(),
+    }
 }
 
 /// Roles of the pids joined with ", "; `(empty)` for no pids.
@@ -281,6 +300,25 @@ fn role_list(pids: &[u32], role_of: &dyn Fn(u32) -> String) -> String {
 mod tests {
     use super::samples::*;
     use super::*;
+
+    /// `2026-10-11 05:20:41.755 UTC` -> `05:20:41.755`: the samples' sentences on the wall clock.
+    fn clock_time(logged_at: &str) -> String {
+        logged_at.split(' ').nth(1).unwrap_or(logged_at).to_string()
+    }
+
+    #[test]
+    fn log_times_convert_to_the_run_clock() {
+        // 2026-10-11 05:20:32.455 UTC is 1_791_696_032.455 s after the epoch.
+        let started_unix_s = 1_791_696_032.455;
+        assert_eq!(
+            run_clock_time("2026-10-11 05:20:41.755 UTC", started_unix_s),
+            "9.3 s"
+        );
+        assert_eq!(
+            run_clock_time("05:20:41.755", started_unix_s),
+            "05:20:41.755"
+        );
+    }
 
     /// A sample in both structured formats, to run the same assertions on each.
     fn both_formats(jsonlog: &'static str, csvlog: &'static str) -> [(LogFormat, &'static str); 2] {
@@ -349,7 +387,7 @@ mod tests {
         for (format, text) in both_formats(QUEUE_JSONLOG, QUEUE_CSVLOG) {
             let facts = parse_server_log(format, text);
             assert_eq!(
-                facts.sentences(&article_role),
+                facts.sentences(&article_role, &clock_time),
                 vec![
                     "server logged 2 lock waits longer than deadlock_timeout".to_string(),
                     "worst queue (05:20:41.755): report holds the lock; \
@@ -427,7 +465,7 @@ mod tests {
         for (format, text) in both_formats(DEADLOCK_JSONLOG, DEADLOCK_CSVLOG) {
             let facts = parse_server_log(format, text);
             assert_eq!(
-                facts.sentences(&article_role),
+                facts.sentences(&article_role, &clock_time),
                 vec![
                     "server logged 1 lock wait longer than deadlock_timeout".to_string(),
                     "worst queue (05:22:08.876): ddl-b holds the lock; queue ddl-a".to_string(),
@@ -511,7 +549,7 @@ mod tests {
                 Some("2026-11-30 13:43:08.842 UTC")
             );
             assert_eq!(
-                facts.sentences(&pg15_role),
+                facts.sentences(&pg15_role, &clock_time),
                 vec![
                     "server logged 3 lock waits longer than deadlock_timeout".to_string(),
                     "worst queue (13:43:08.842): report holds the lock; \
@@ -534,7 +572,7 @@ mod tests {
         assert_eq!(facts.waits[0].holders, vec![100, 4242]);
         assert_eq!(facts.waits[0].queue, vec![108]);
         assert_eq!(
-            facts.sentences(&article_role)[1],
+            facts.sentences(&article_role, &clock_time)[1],
             "worst queue (05:20:41.755): report, external:4242 hold the lock; queue ddl"
         );
     }
@@ -553,7 +591,7 @@ mod tests {
         assert!(facts.waits[0].queue.is_empty());
         assert_eq!(facts.worst_queue, None);
         assert_eq!(
-            facts.sentences(&article_role),
+            facts.sentences(&article_role, &clock_time),
             vec!["server logged 1 lock wait longer than deadlock_timeout".to_string()]
         );
     }
@@ -594,7 +632,7 @@ mod tests {
         assert_eq!(facts.deadlocks.len(), 1);
         assert!(facts.deadlocks[0].edges.is_empty());
         assert_eq!(
-            facts.sentences(&article_role)[1],
+            facts.sentences(&article_role, &clock_time)[1],
             "deadlock detected (05:22:09.881): victim ddl-b"
         );
     }
@@ -618,7 +656,7 @@ mod tests {
                 let facts = parse_server_log(format, text);
                 assert_eq!(facts, ServerLogFacts::default());
                 assert_eq!(
-                    facts.sentences(&article_role),
+                    facts.sentences(&article_role, &clock_time),
                     vec!["server logged no lock waits longer than deadlock_timeout".to_string()]
                 );
             }
@@ -675,7 +713,7 @@ mod tests {
         if let Some(worst) = &facts.worst_queue {
             assert!(facts.waits.contains(worst));
         }
-        let _ = facts.sentences(&article_role);
+        let _ = facts.sentences(&article_role, &clock_time);
     }
 
     #[test]

@@ -1,0 +1,179 @@
+//! Two runs against one database at the same time: the second refuses with a
+//! message naming the first, the first finishes whole; a run killed with
+//! `kill -9` releases the database with its session, and the next run drops
+//! the schema it left and says so.
+//!
+//! The leftover-server check scans every process on the machine: while others
+//! run tests, run these in their own pid namespace
+//! (`unshare --pid --fork --mount-proc cargo test --test concurrent`).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use stallbench::server::Server;
+
+/// `stallbench run WORKLOAD --load-only` against `url` for `duration`, writing into `out`.
+fn load_only(workload: &Path, url: &str, duration: &str, out: &Path) -> Command {
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin("stallbench"));
+    command
+        .env_remove("DATABASE_URL")
+        .args(["run", workload.to_str().unwrap(), "--load-only", "--quiet"])
+        .args(["--duration", duration, "--db-url", url, "--out"])
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// One value of `sql` (an int8) on the server at `url`.
+fn count(runtime: &tokio::runtime::Runtime, url: &str, sql: &str) -> i64 {
+    runtime.block_on(async {
+        let (client, connection) = url
+            .parse::<tokio_postgres::Config>()
+            .unwrap()
+            .connect(tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        client.query_one(sql, &[]).await.unwrap().get(0)
+    })
+}
+
+/// Waits until `sql` counts `expected`, up to 60 s.
+fn wait_for(runtime: &tokio::runtime::Runtime, url: &str, sql: &str, expected: i64, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count(runtime, url, sql) != expected {
+        assert!(Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+const READERS_CONNECTED: &str = "SELECT count(*) FROM pg_stat_activity \
+     WHERE application_name LIKE 'stallbench-%-reader-%'";
+const ADVISORY_LOCKS: &str = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'";
+
+fn stderr_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn a_second_run_on_the_same_database_refuses_and_the_first_finishes_whole() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(Server::start(
+            None,
+            stallbench::server::DEFAULT_MAX_CONNECTIONS,
+        ))
+        .unwrap();
+    let url = server.connection_string();
+    let run = short_add_column();
+    let first_out = run.dir.path().join("first");
+    let first: Child = load_only(&run.workload, &url, "6s", &first_out)
+        .spawn()
+        .unwrap();
+    wait_for(
+        &runtime,
+        &url,
+        READERS_CONNECTED,
+        4,
+        "the first run's readers",
+    );
+
+    let second_out = run.dir.path().join("second");
+    let second = load_only(&run.workload, &url, "2s", &second_out)
+        .output()
+        .unwrap();
+    let message = stderr_of(&second);
+    assert_eq!(second.status.code(), Some(1), "{message}");
+    assert!(
+        message.starts_with(&format!(
+            "error: --db-url {url}: another stallbench run is using schema stallbench on this \
+             server (application_name stallbench-"
+        )),
+        "{message}"
+    );
+    assert!(message.contains(", pid "), "{message}");
+    assert!(
+        message
+            .trim_end()
+            .ends_with("; wait for it to end, or run against another database"),
+        "{message}"
+    );
+    assert!(
+        !second_out.exists(),
+        "the refused run made a results folder"
+    );
+
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr_of(&first));
+    let report = stallbench::export::read_report(&first_out).unwrap();
+    let load = &report.strategies[0];
+    assert_eq!(load.seconds.len(), 6, "{:?}", load.seconds);
+    assert!(
+        load.seconds.iter().all(|row| row.tps > 0),
+        "{:?}",
+        load.seconds
+    );
+    assert_eq!(load.summary.interrupted, "");
+    assert_eq!(load.summary.failed, 0);
+}
+
+#[test]
+fn a_run_killed_with_sigkill_releases_the_database_and_its_schema_is_dropped() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(Server::start(
+            None,
+            stallbench::server::DEFAULT_MAX_CONNECTIONS,
+        ))
+        .unwrap();
+    let url = server.connection_string();
+    let run = short_add_column();
+    let mut killed = load_only(&run.workload, &url, "6s", &run.dir.path().join("killed"))
+        .spawn()
+        .unwrap();
+    wait_for(
+        &runtime,
+        &url,
+        READERS_CONNECTED,
+        4,
+        "the first run's readers",
+    );
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    // The server ends the dead run's sessions as it notices their sockets closed.
+    wait_for(
+        &runtime,
+        &url,
+        ADVISORY_LOCKS,
+        0,
+        "the killed run's lock released",
+    );
+
+    let next = load_only(&run.workload, &url, "2s", &run.dir.path().join("next"))
+        .output()
+        .unwrap();
+    let message = stderr_of(&next);
+    assert_eq!(next.status.code(), Some(0), "{message}");
+    assert!(
+        message.contains("dropped schema stallbench left by an earlier run that did not finish"),
+        "{message}"
+    );
+    assert_eq!(
+        count(
+            &runtime,
+            &url,
+            "SELECT count(*) FROM pg_namespace WHERE nspname = 'stallbench'"
+        ),
+        0,
+        "{message}"
+    );
+}

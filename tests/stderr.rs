@@ -1,0 +1,118 @@
+//! stderr is for people: a closed stderr (`2>&-`) or a reader that went away
+//! never ends a run, and progress lines written to a pipe are plain lines, one
+//! a second, without carriage returns or terminal escapes.
+//!
+//! The leftover-server check scans every process on the machine: while others
+//! run tests, run these in their own pid namespace
+//! (`unshare --pid --fork --mount-proc cargo test --test stderr`).
+
+mod common;
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::*;
+
+/// `stallbench ARGS` with stdout discarded and `--out out` appended.
+fn stallbench(args: &[&str], out: &Path) -> Command {
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin("stallbench"));
+    command
+        .env_remove("DATABASE_URL")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::null());
+    command
+}
+
+#[test]
+fn compare_with_stderr_closed_finishes_and_writes_its_results() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let run = short_add_column();
+    let workload = run.workload.to_str().unwrap();
+    // The shell closes fd 2 before starting stallbench, as `2>&-` does.
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg("exec \"$0\" \"$@\" 2>&-")
+        .arg(assert_cmd::cargo::cargo_bin("stallbench"))
+        .args([
+            "compare",
+            workload,
+            "--strategies",
+            "naive",
+            "--duration",
+            "8s",
+        ])
+        .arg("--out")
+        .arg(&run.out)
+        .env_remove("DATABASE_URL")
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(run.out.join("summary.csv").is_file());
+    assert!(run.out.join("timeline.png").is_file());
+    assert_no_leftover_server();
+}
+
+#[test]
+fn a_run_whose_stderr_reader_went_away_finishes() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let run = short_add_column();
+    let workload = run.workload.to_str().unwrap();
+    let mut child = stallbench(
+        &["run", workload, "--load-only", "--duration", "3s"],
+        &run.out,
+    )
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Closing the only read end: every later write to stderr fails with EPIPE.
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(run.out.join("timeline.csv").is_file());
+    assert_no_leftover_server();
+}
+
+#[test]
+fn progress_to_a_pipe_is_one_plain_line_a_second() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let run = short_add_column();
+    let workload = run.workload.to_str().unwrap();
+    let mut child = stallbench(
+        &["run", workload, "--load-only", "--duration", "3s"],
+        &run.out,
+    )
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut stderr = Vec::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_end(&mut stderr)
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let text = String::from_utf8(stderr).unwrap();
+    assert!(
+        !text.contains(['\r', '\x1b']),
+        "control characters on stderr: {text:?}"
+    );
+    let progress: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("progress: "))
+        .collect();
+    assert_eq!(progress.len(), 3, "{text}");
+    for (second, line) in (1..).zip(&progress) {
+        assert!(
+            line.starts_with(&format!("progress: {second}.0 s, ")),
+            "{text}"
+        );
+    }
+}
