@@ -225,6 +225,7 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
 fn outcome_words(outcome: DdlOutcome) -> &'static str {
     match outcome {
         DdlOutcome::GaveUp => "gave up",
+        DdlOutcome::CutOff => "cut off by the end of the run",
         DdlOutcome::Error => "failed with an error",
         DdlOutcome::Ok | DdlOutcome::None => outcome.as_str(),
     }
