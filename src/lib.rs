@@ -315,15 +315,15 @@ async fn run_strategies(
             target.fingerprint(target::SCHEMA, &[]).await
         };
         let fingerprint = unless_interrupted(interrupt, reset).await?;
-        match (&first_fingerprint, index.checked_sub(1)) {
-            (Some(first), Some(previous)) => check_reset(
+        match &first_fingerprint {
+            None => first_fingerprint = Some(fingerprint),
+            Some(first) => check_reset(
                 &workload_source,
-                &config.strategies[previous].name,
+                &config.strategies[index - 1].name,
                 &config.reset_sql,
                 first,
                 &fingerprint,
             )?,
-            _ => first_fingerprint = Some(fingerprint),
         }
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason));
