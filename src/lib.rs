@@ -21,6 +21,7 @@ pub mod console;
 pub mod error;
 pub mod expect;
 pub mod export;
+pub mod fingerprint;
 pub mod metrics;
 #[macro_use]
 pub mod output;
@@ -306,12 +307,25 @@ async fn run_strategies(
              lock waits longer than deadlock_timeout are in the server's own log"
         );
     }
+    // The tables as the first strategy sees them; every later reset must give them back.
+    let mut first_fingerprint = None;
     for (index, strategy) in config.strategies.iter().enumerate() {
         let reset = async {
             target.clear_sessions().await?;
-            target.reset(&workload_source, &config.reset_sql).await
+            target.reset(&workload_source, &config.reset_sql).await?;
+            target.fingerprint(target::SCHEMA, &[]).await
         };
-        unless_interrupted(interrupt, reset).await?;
+        let fingerprint = unless_interrupted(interrupt, reset).await?;
+        match &first_fingerprint {
+            None => first_fingerprint = Some(fingerprint),
+            Some(first) => check_reset(
+                &workload_source,
+                &config.strategies[index - 1].name,
+                &config.reset_sql,
+                first,
+                &fingerprint,
+            )?,
+        }
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason));
         }
@@ -333,6 +347,9 @@ async fn run_strategies(
             &notes,
             measured.interrupted.is_some(),
         );
+        if let Some(line) = ddl_error_line(&strategy.name, &measured.attempts) {
+            output::write_stdout(&line)?;
+        }
         // A stopped run asks the server nothing more; a failure here interrupts it.
         let invalid_indexes = match measured.interrupted {
             Some(_) => Vec::new(),
@@ -371,6 +388,49 @@ async fn run_strategies(
     target.clear_sessions().await?;
     target.drop_schema().await?;
     Ok(())
+}
+
+/// Exit 2 when the tables after `previous`'s run and the reset differ from
+/// what the first strategy saw, naming what the reset left behind (or that the
+/// workload needs a reset at all).
+fn check_reset(
+    workload_source: &str,
+    previous: &str,
+    reset_sql: &str,
+    first: &fingerprint::Fingerprint,
+    now: &fingerprint::Fingerprint,
+) -> Result<(), Error> {
+    let differences = fingerprint::diff(first, now);
+    if differences.is_empty() {
+        return Ok(());
+    }
+    let described: Vec<String> = differences.iter().map(|d| d.describe()).collect();
+    let problem = if reset_sql.trim().is_empty() {
+        format!("the workload has no reset and needs one: after {previous}")
+    } else {
+        format!("after {previous} and its reset")
+    };
+    Err(Error::bad_input(format!(
+        "{workload_source}: {problem}, {}",
+        described.join("; ")
+    )))
+}
+
+/// The stdout line naming a DDL attempt that failed with an error other than
+/// a lock timeout (its SQLSTATE and message), if the strategy had one.
+fn ddl_error_line(strategy: &str, attempts: &[metrics::DdlAttempt]) -> Option<String> {
+    let failed = attempts
+        .iter()
+        .find(|attempt| attempt.outcome == metrics::AttemptOutcome::Error)?;
+    let sqlstate = if failed.sqlstate.is_empty() {
+        "no SQLSTATE".to_string()
+    } else {
+        failed.sqlstate.clone()
+    };
+    Some(format!(
+        "{strategy}: DDL try {} failed: {sqlstate} {}\n",
+        failed.attempt, failed.message
+    ))
 }
 
 /// `work` (a phase before the load, with nothing measured to keep), unless
@@ -437,4 +497,27 @@ fn server_log_sentences(
     };
     let time_of = |logged_at: &str| serverlog::run_clock_time(logged_at, started_unix_s);
     facts.sentences(&role_of, &time_of)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{AttemptOutcome, test_attempt};
+
+    #[test]
+    fn a_ddl_error_other_than_a_lock_timeout_is_named_once() {
+        let mut attempts = vec![
+            test_attempt(1, 1.0, 1.5, AttemptOutcome::LockTimeout),
+            test_attempt(2, 2.5, 2.6, AttemptOutcome::Error),
+        ];
+        assert_eq!(ddl_error_line("retry", &attempts[..1]), None);
+        attempts[1].sqlstate = "42701".to_string();
+        attempts[1].message = "column \"note\" of relation \"orders\" already exists".to_string();
+        assert_eq!(
+            ddl_error_line("retry", &attempts).as_deref(),
+            Some(
+                "retry: DDL try 2 failed: 42701 column \"note\" of relation \"orders\" already exists\n"
+            )
+        );
+    }
 }

@@ -19,6 +19,7 @@ use tokio_postgres::Client;
 use crate::config::{self, Config, ConnLimit, ConnectionNeeds, FreeSlots, Objects};
 use crate::conninfo::{ConnSettings, SslMode, Tls, certificate_failure};
 use crate::error::Error;
+use crate::fingerprint::{self, Fingerprint, ObjectKind};
 use crate::pgwire::WireConnection;
 use crate::scenario::ddl::check_rollback;
 use crate::server::Server;
@@ -488,6 +489,26 @@ impl Target {
             ))),
             None => Ok(()),
         }
+    }
+
+    /// The columns, constraints and indexes of the tables in `schema` and of
+    /// those named in `tables`, from the catalogs.
+    pub async fn fingerprint(&self, schema: &str, tables: &[String]) -> Result<Fingerprint, Error> {
+        let client = self.connect("check").await?;
+        let rows = client
+            .query(fingerprint::FINGERPRINT_SQL, &[&schema, &tables])
+            .await
+            .context("reading the workload's tables from the catalogs")?;
+        let mut found = Fingerprint::default();
+        for row in rows {
+            let kind: String = row.get(1);
+            let kind = ObjectKind::from_name(&kind)
+                .with_context(|| format!("the catalog query named an unknown kind {kind}"))?;
+            found
+                .objects
+                .insert((row.get(0), kind, row.get(2)), row.get(3));
+        }
+        Ok(found)
     }
 }
 

@@ -338,7 +338,7 @@ mod tests {
         assert_eq!(
             message,
             "--expect retry.ddl_outcome=done: \"done\" is not a DDL outcome; \
-             use one of ok, gave_up, error, none"
+             use one of ok, gave_up, cut_off, error, none"
         );
         let mut tables = BTreeMap::new();
         tables.insert(
@@ -352,7 +352,7 @@ mod tests {
         assert_eq!(
             message,
             "workload x.toml [expect.retry]: ddl_outcome = \"OK\" is not a DDL outcome; \
-             use one of ok, gave_up, error, none"
+             use one of ok, gave_up, cut_off, error, none"
         );
         for outcome in DdlOutcome::ALL {
             collect_ok(&BTreeMap::new(), &[&format!("retry.ddl_outcome={outcome}")]);

@@ -281,6 +281,7 @@ pub fn failures_sentence(strategy: &StrategyReport) -> Option<String> {
 fn outcome_words(outcome: DdlOutcome) -> &'static str {
     match outcome {
         DdlOutcome::GaveUp => "gave up",
+        DdlOutcome::CutOff => "cut off by the end of the run",
         DdlOutcome::Error => "failed with an error",
         DdlOutcome::Ok | DdlOutcome::None => outcome.as_str(),
     }

@@ -61,17 +61,25 @@ pub struct Summary {
     /// When the blocker's transaction ended, in seconds on the run clock; empty as above.
     #[serde(default)]
     pub blocker_ended_s: Option<f64>,
+    /// Transactions still in flight at the end of the run that did not
+    /// complete; each one's age is in the last second's latency, a lower bound.
+    #[serde(default)]
+    pub unfinished: u64,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
-/// and `summary.json` as its snake_case name: `ok`, `gave_up`, `error`, `none`.
+/// and `summary.json` as its snake_case name: `ok`, `gave_up`, `cut_off`,
+/// `error`, `none`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DdlOutcome {
     /// The last attempt succeeded.
     Ok,
-    /// The strategy stopped trying (its last try failed, or timed out waiting for the lock).
+    /// The strategy stopped trying (its last allowed try timed out waiting for the lock).
     GaveUp,
+    /// The end of the run came while the strategy still had tries left (its
+    /// schedule is longer than the run): not a verdict on the strategy.
+    CutOff,
     /// An error the strategy does not retry.
     Error,
     /// The run had no DDL.
@@ -80,9 +88,10 @@ pub enum DdlOutcome {
 
 impl DdlOutcome {
     /// Every outcome, in the order error messages list them.
-    pub const ALL: [DdlOutcome; 4] = [
+    pub const ALL: [DdlOutcome; 5] = [
         DdlOutcome::Ok,
         DdlOutcome::GaveUp,
+        DdlOutcome::CutOff,
         DdlOutcome::Error,
         DdlOutcome::None,
     ];
@@ -93,6 +102,7 @@ impl DdlOutcome {
         match self {
             DdlOutcome::Ok => "ok",
             DdlOutcome::GaveUp => "gave_up",
+            DdlOutcome::CutOff => "cut_off",
             DdlOutcome::Error => "error",
             DdlOutcome::None => "none",
         }
@@ -138,6 +148,8 @@ pub struct RunFacts {
     pub max_disconnected_ms: f64,
     /// Why the run ended before its time; `None` if it ran to its end.
     pub interrupted: Option<String>,
+    /// Transactions in flight at the end that did not complete.
+    pub unfinished: u64,
 }
 
 /// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
@@ -172,7 +184,9 @@ pub fn summarize(
         None => DdlOutcome::None,
         Some(last) => match last.outcome {
             AttemptOutcome::Ok => DdlOutcome::Ok,
-            AttemptOutcome::GaveUp | AttemptOutcome::LockTimeout => DdlOutcome::GaveUp,
+            AttemptOutcome::GaveUp => DdlOutcome::GaveUp,
+            // A lock timeout with tries left is last only when the run ended first.
+            AttemptOutcome::LockTimeout => DdlOutcome::CutOff,
             AttemptOutcome::Error => DdlOutcome::Error,
         },
     };
@@ -221,6 +235,7 @@ pub fn summarize(
         interrupted: facts.interrupted.clone().unwrap_or_default(),
         blocker_started_s: blocker.map(|window| window.started_s),
         blocker_ended_s: blocker.map(|window| window.ended_s),
+        unfinished: facts.unfinished,
     }
 }
 
@@ -337,6 +352,35 @@ mod tests {
         assert_eq!(summary.lost_connections, 1);
         assert!((summary.lat_max_ms - 2000.0).abs() < 2.0);
         assert!((summary.lat_p50_ms - 2.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_schedule_cut_by_the_end_of_the_run_is_cut_off() {
+        let attempts = vec![
+            attempt(1, 6.0, 6.5, AttemptOutcome::LockTimeout),
+            attempt(2, 7.5, 8.0, AttemptOutcome::LockTimeout),
+        ];
+        let summary = summarize(
+            "retry",
+            &timeline(&[10; 10]),
+            &attempts,
+            None,
+            &new_latency_histogram(),
+            &RunFacts::default(),
+        );
+        assert_eq!(summary.ddl_outcome, DdlOutcome::CutOff);
+        assert_eq!(summary.ddl_attempts, 2);
+        let mut last_allowed = attempts;
+        last_allowed[1].outcome = AttemptOutcome::GaveUp;
+        let summary = summarize(
+            "retry",
+            &timeline(&[10; 10]),
+            &last_allowed,
+            None,
+            &new_latency_histogram(),
+            &RunFacts::default(),
+        );
+        assert_eq!(summary.ddl_outcome, DdlOutcome::GaveUp);
     }
 
     #[test]

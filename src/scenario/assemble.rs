@@ -42,6 +42,8 @@ pub struct Measured {
     pub lock_worst: Vec<LockSample>,
     /// Why the run ended before its time (Ctrl-C, the server's death, ...); `None` if it ran to its end.
     pub interrupted: Option<String>,
+    /// Transactions in flight at the end of the load that did not complete.
+    pub unfinished: u64,
 }
 
 /// What the server tells about a run only once it is over: read after the
@@ -83,6 +85,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
         reconnect_failures: measured.recorder.reconnect_failures(),
         max_disconnected_ms: measured.recorder.max_disconnected_ms(),
         interrupted: measured.interrupted.clone(),
+        unfinished: measured.unfinished,
     };
     let summary = summarize(
         strategy,
@@ -170,6 +173,7 @@ mod tests {
             lock_samples: Vec::new(),
             lock_worst: Vec::new(),
             interrupted: None,
+            unfinished: 1,
         }
     }
 
@@ -206,6 +210,7 @@ mod tests {
         assert_eq!(summary.ddl_attempts, 1);
         assert_eq!(summary.max_lock_waiters, 5);
         assert_eq!(summary.lost_connections, 2);
+        assert_eq!(summary.unfinished, 1);
         assert_eq!(
             summary.blocker_outcome,
             "failed: canceling statement due to user request (57014)"

@@ -176,6 +176,10 @@ pub struct WorkerOutcome {
     /// Set when the connection was lost at least once: the last loss, and
     /// whether the worker had a connection again at the end.
     pub lost_connection: Option<String>,
+    /// Set when the transaction in flight at the end of the load did not
+    /// complete (cancelled after the last-transaction wait): its age in
+    /// microseconds, a lower bound of its latency.
+    pub unfinished_age_us: Option<u64>,
 }
 
 /// Why a transaction did not complete.
@@ -232,6 +236,7 @@ pub async fn run_worker(
     let mut params: Vec<String> = Vec::new();
     let mut recording = Recording::new(client_id as usize, parts);
     let mut timer = None;
+    let mut unfinished_age_us = None;
 
     loop {
         let (scheduled, started) = match &arrivals {
@@ -287,6 +292,11 @@ pub async fn run_worker(
         let ended = Instant::now();
         let second = clock.second_of(ended);
         if second >= duration_s {
+            // In flight at the end: counted in the last second, never dropped.
+            if !interrupt.is_cancelled() {
+                let last = recording.at(duration_s - 1);
+                unfinished_age_us = record_after_end(last, ended - scheduled, result.is_ok());
+            }
             break;
         }
         let current = recording.at(second);
@@ -342,7 +352,20 @@ pub async fn run_worker(
         }
     }
     recording.finish();
-    session.close().await
+    WorkerOutcome {
+        unfinished_age_us,
+        ..session.close().await
+    }
+}
+
+/// Records a transaction that ended after the end of the load, `age` after its
+/// (scheduled) start, into the last second: a completed one with its latency,
+/// one that did not complete (cancelled at the end) with its age as a lower
+/// bound of its latency. Returns that age for the one that did not complete.
+fn record_after_end(last: &mut WorkerSecond, age: Duration, completed: bool) -> Option<u64> {
+    let age_us = age.as_micros().max(1) as u64;
+    last.latency_us.saturating_record(age_us);
+    (!completed).then_some(age_us)
 }
 
 /// Each script's variables for client `client_id`, with `:scale` from `-D scale=N` (default 1).
@@ -560,7 +583,10 @@ impl Session {
                     .unwrap_or("no attempt finished")
             ),
         });
-        WorkerOutcome { lost_connection }
+        WorkerOutcome {
+            lost_connection,
+            unfinished_age_us: None,
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 //! The middle phases of a run: every task started on one clock, then wound
 //! down in an order that loses nothing. The workers go first (their last
-//! transaction still counts), then the blocker and the DDL (cancelled if they
+//! transaction still counts, in the last second; one that does not complete
+//! within [`LAST_TRANSACTION`] is cancelled and counted as unfinished, with
+//! its age as a lower bound of its latency), then the blocker and the DDL (cancelled if they
 //! outlive the load), then the observer, and the recorder last, once every
 //! worker's hand-over is in.
 //!
@@ -244,7 +246,16 @@ pub async fn wind_down(
         Some(_) => (Duration::ZERO, Duration::ZERO),
         None => (LAST_TRANSACTION, ddl::GRACE_AFTER_RUN),
     };
-    let lost_connections = finish_workers(running.workers, last_transaction, &mut notes).await;
+    let workers = finish_workers(running.workers, last_transaction, &mut notes).await;
+    if workers.unfinished > 0 {
+        notes.warnings.push(format!(
+            "{strategy_name}: {} transactions were still in flight {} ms after the end of the load \
+             and were cancelled; they count as unfinished, their age (up to {:.1} s) as their latency",
+            workers.unfinished,
+            last_transaction.as_millis(),
+            workers.oldest_unfinished_us as f64 / 1e6
+        ));
+    }
     // A task that failed loses its own part only: the run is written, marked interrupted.
     let blocker = finish_blocker(running.blocker, strategy_name, &mut notes)
         .await
@@ -291,13 +302,14 @@ pub async fn wind_down(
         recorder,
         lock_waiters,
         behind_schedule: live.behind_schedule(duration_s),
-        lost_connections,
+        lost_connections: workers.lost_connections,
         blocker,
         attempts,
         lock_per_second: observed.per_second,
         lock_samples: observed.samples,
         lock_worst: observed.worst,
         interrupted: interrupt.reason().map(str::to_string),
+        unfinished: workers.unfinished,
     };
     Ok((measured, notes))
 }
@@ -309,40 +321,58 @@ fn interrupted_by<T: Default>(interrupt: &Interrupt, error: Error) -> T {
     T::default()
 }
 
+/// How the load workers ended, added up.
+struct WorkersEnded {
+    /// Workers that lost their connection during the run.
+    lost_connections: u32,
+    /// Transactions in flight at the end that did not complete.
+    unfinished: u64,
+    /// The age of the oldest of them, in microseconds.
+    oldest_unfinished_us: u64,
+}
+
 /// Gives workers `last_transaction` to finish their last transaction, cancels
-/// those still in one (stuck in a lock queue), and returns how many lost their
-/// connection during the run.
+/// those still in one (stuck in a lock queue), and adds up how they ended.
 async fn finish_workers(
     tasks: Vec<WorkerTask>,
     last_transaction: Duration,
     notes: &mut RunNotes,
-) -> u32 {
+) -> WorkersEnded {
     tokio::time::sleep(last_transaction).await;
     for (task, cancel) in &tasks {
         if !task.is_finished() {
             let _ = cancel.cancel_query().await;
         }
     }
-    let mut lost = 0;
+    let mut ended = WorkersEnded {
+        lost_connections: 0,
+        unfinished: 0,
+        oldest_unfinished_us: 0,
+    };
     for (mut task, _) in tasks {
         let outcome = match tokio::time::timeout(Duration::from_secs(3), &mut task).await {
             Ok(Ok(outcome)) => outcome,
             Ok(Err(err)) => load::WorkerOutcome {
                 lost_connection: Some(format!("worker task failed: {err}")),
+                unfinished_age_us: None,
             },
             Err(_) => {
                 task.abort();
                 load::WorkerOutcome::default()
             }
         };
+        if let Some(age_us) = outcome.unfinished_age_us {
+            ended.unfinished += 1;
+            ended.oldest_unfinished_us = ended.oldest_unfinished_us.max(age_us);
+        }
         if let Some(message) = outcome.lost_connection {
-            lost += 1;
+            ended.lost_connections += 1;
             notes
                 .warnings
                 .push(format!("a worker lost its connection: {message}"));
         }
     }
-    lost
+    ended
 }
 
 /// Cancels the report if it is still running, and waits for its result.

@@ -1,0 +1,98 @@
+//! The reset is checked, not trusted: a workload whose reset leaves the first
+//! strategy's column behind stops `compare` with exit 2 naming it. And the end
+//! of the run drops nothing: a transaction still stalled when the load ends is
+//! reported as unfinished, its age in the latency.
+
+mod common;
+
+use assert_cmd::Command;
+use common::*;
+use stallbench::config::Mode;
+
+/// [`SHORT_ADD_COLUMN`] without a blocker, on a `duration_s` clock with the DDL at `ddl_at_s`.
+fn without_blocker(duration_s: u32, ddl_at_s: u32) -> String {
+    let text = SHORT_ADD_COLUMN
+        .replace(
+            "[blocker]\nat = \"2s\"\nhold = \"5s\"\nsql = \"SELECT count(*) FROM orders\"\n",
+            "",
+        )
+        .replace(
+            "duration = \"12s\"",
+            &format!("duration = \"{duration_s}s\""),
+        )
+        .replace(
+            "[ddl]\nat = \"3s\"",
+            &format!("[ddl]\nat = \"{ddl_at_s}s\""),
+        );
+    assert!(!text.contains("[blocker]"), "the blocker was not removed");
+    text
+}
+
+#[test]
+fn a_workload_without_reset_stops_after_the_first_strategy_naming_the_leftover_column() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let text = without_blocker(3, 1).replace(
+        "reset = \"ALTER TABLE orders DROP COLUMN IF EXISTS note;\"\n",
+        "",
+    );
+    assert!(!text.contains("reset ="), "the reset was not removed");
+    let workload = write_workload(dir.path(), "no-reset.toml", &text);
+    let out = dir.path().join("out");
+    Command::cargo_bin("stallbench")
+        .unwrap()
+        .env_remove("DATABASE_URL")
+        .env_remove("STALLBENCH_PG_BIN")
+        .arg("compare")
+        .arg(&workload)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "the workload has no reset and needs one: after naive, orders has a column \
+             the first strategy did not see: note text; add it to reset \
+             (ALTER TABLE orders DROP COLUMN IF EXISTS note)",
+        ));
+    let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    assert!(timeline.lines().any(|line| line.starts_with("naive,")));
+    assert!(
+        !timeline.lines().any(|line| line.starts_with("retry,")),
+        "retry must not run on naive's leftovers"
+    );
+    assert_no_leftover_server();
+}
+
+#[test]
+fn a_transaction_stalled_at_the_end_is_unfinished_with_its_age() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let run = short_add_column();
+    // The DDL holds ACCESS EXCLUSIVE from 2 s to about 6 s (the CHECK sleeps
+    // 4 s on the row with id 1); the load ends at 4 s with every reader queued.
+    let text = without_blocker(4, 2).replace(
+        "sql = \"ALTER TABLE orders ADD COLUMN note text\"",
+        "sql = \"ALTER TABLE orders ADD CONSTRAINT slow CHECK (id <> 1 OR pg_sleep(4)::text = '')\"",
+    );
+    let workload = write_workload(run.dir.path(), "stalled-end.toml", &text);
+    let report = run_in_process(
+        &workload,
+        Mode::Run {
+            strategy: "naive".to_string(),
+        },
+        &run.args,
+    );
+    let summary = &report.strategies[0].summary;
+    assert_eq!(
+        summary.unfinished, 4,
+        "every reader was queued behind the DDL at the end: {summary:?}"
+    );
+    assert!(
+        summary.lat_max_ms >= 1_500.0,
+        "the readers' age at the end (about 2.2 s) is a lower bound of their latency: {summary:?}"
+    );
+    assert_eq!(summary.ddl_outcome, "ok", "{summary:?}");
+    assert_no_leftover_server();
+}
