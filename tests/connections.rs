@@ -117,7 +117,7 @@ fn a_server_with_too_few_free_slots_is_refused_with_the_numbers() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "the run needs 42 connections (40 clients + observer + admin), \
+            "the run needs 43 connections (40 clients + observer + admin + lock), \
              the server has 17 free (max_connections 20, 3 reserved, 0 in use); \
              lower --clients or raise max_connections",
         ));
@@ -145,9 +145,9 @@ fn a_role_connection_limit_is_refused_with_the_numbers() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains(
-            "the run needs 10 connections (8 clients + observer + admin), the role app may \
+            "the run needs 11 connections (8 clients + observer + admin + lock), the role app may \
              open 5 more (CONNECTION LIMIT 5, 0 in use); lower --clients or raise the limit \
-             (ALTER ROLE app CONNECTION LIMIT 10)"
+             (ALTER ROLE app CONNECTION LIMIT 11)"
         ),
         "{stderr}"
     );

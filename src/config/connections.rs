@@ -238,12 +238,12 @@ mod tests {
         };
         let config = Config::new(None, compare, &args(300)).unwrap();
         let needs = config.connection_needs();
-        assert_eq!(needs.total(), 304);
+        assert_eq!(needs.total(), 305);
         assert_eq!(
             needs.describe(),
-            "300 clients + blocker + ddl + observer + admin"
+            "300 clients + blocker + ddl + observer + admin + lock"
         );
-        assert_eq!(needs.throwaway_max_connections(), 314);
+        assert_eq!(needs.throwaway_max_connections(), 315);
 
         let kill = Mode::Compare {
             strategies: vec!["naive".into(), "kill-blockers".into()],
@@ -251,7 +251,7 @@ mod tests {
         let config = Config::new(None, kill, &args(4)).unwrap();
         assert_eq!(
             config.connection_needs().sessions,
-            ["blocker", "ddl", "killer", "observer", "admin"]
+            ["blocker", "ddl", "killer", "observer", "admin", "lock"]
         );
     }
 
@@ -261,9 +261,9 @@ mod tests {
         flags.no_observer = true;
         let config = Config::new(None, Mode::LoadOnly, &flags).unwrap();
         let needs = config.connection_needs();
-        assert_eq!(needs.total(), 1001);
-        assert_eq!(needs.describe(), "1000 clients + admin");
-        assert_eq!(needs.throwaway_max_connections(), 1011);
+        assert_eq!(needs.total(), 1002);
+        assert_eq!(needs.describe(), "1000 clients + admin + lock");
+        assert_eq!(needs.throwaway_max_connections(), 1012);
     }
 
     #[test]
