@@ -253,6 +253,11 @@ pub async fn run_worker(
             },
         };
         if started >= end || interrupt.is_cancelled() {
+            if arrivals.is_some() {
+                // Claimed but never started: the run ended first, so the
+                // arrival leaves the queue with it instead of counting as late.
+                live.record_dequeue(clock.second_of(scheduled));
+            }
             break;
         }
         let lag = started.saturating_duration_since(scheduled);
