@@ -131,7 +131,7 @@ run_pgbench() {
 }
 run_stallbench() {
   local cpu
-  cpu=$(cpu_of /dev/null "$BIN" run "$work/$1.toml" --load-only --quiet --duration "$2s" --db-url "${3:-$URL}" --out "$work/out-run")
+  cpu=$(cpu_of /dev/null "$BIN" run "$work/$1.toml" --load-only --quiet --duration "$2s" --db-url "${3:-$URL}" --out "$work/out-run" --force)
   echo "$(summary_of "$work/out-run" mean_tps transactions) $cpu"
   rm -rf "$work/out-run"
 }
@@ -203,7 +203,7 @@ alternate() {
     for side in $order; do
       if [ "$side" = a ]; then flags=$2; else flags=$3; fi
       # shellcheck disable=SC2086 # flags are words
-      "$BIN" run "$work/$name.toml" --load-only --quiet $flags --db-url "$URL" --out "$work/out-alt-$side-$round" >/dev/null
+      "$BIN" run "$work/$name.toml" --load-only --quiet $flags --db-url "$URL" --out "$work/out-alt-$side-$round" --force >/dev/null
       tps=$(summary_of "$work/out-alt-$side-$round" mean_tps)
       if [ "$side" = a ]; then a="$a $tps"; else b="$b $tps"; fi
       rm -rf "$work/out-alt-$side-$round"
@@ -250,7 +250,7 @@ PY
 # One open-loop run of stallbench at rate $1; prints "lag_ms latency_ms".
 open_stallbench() {
   "$BIN" run "$work/read-order.toml" --load-only --quiet --no-observer --rate "$1" --duration "${DURATION}s" \
-    --db-url "$URL" --out "$work/out-open" >/dev/null
+    --db-url "$URL" --out "$work/out-open" --force >/dev/null
   python3 - "$work/out-open/timeline.csv" <<'PY'
 import csv, sys
 rows = sorted(csv.DictReader(open(sys.argv[1])), key=lambda row: int(row["second"]))
@@ -338,7 +338,7 @@ fi
 # Peak RSS of the default compare (against this server, so only stallbench is measured).
 rss_kib=$(python3 - "$BIN" "$URL" "$work/out-compare" <<'PY'
 import resource, subprocess, sys
-subprocess.run([sys.argv[1], "compare", "--quiet", "--db-url", sys.argv[2], "--out", sys.argv[3]],
+subprocess.run([sys.argv[1], "compare", "--quiet", "--db-url", sys.argv[2], "--out", sys.argv[3], "--force"],
                check=True, stdout=subprocess.DEVNULL)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 PY
@@ -354,7 +354,7 @@ if [ -n "${LONG_S:-}" ]; then
 import resource, subprocess, sys
 bin, url, workload, seconds, out = sys.argv[1:]
 subprocess.run([bin, "run", workload, "--load-only", "--quiet", "--duration", f"{seconds}s",
-                "--db-url", url, "--out", out], check=True, stdout=subprocess.DEVNULL)
+                "--db-url", url, "--out", out, "--force"], check=True, stdout=subprocess.DEVNULL)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 PY
 )
@@ -378,7 +378,7 @@ if [ -n "${PROFILE:-}" ]; then
       "$@" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$seconds" -f "$work/read-order.sql" 2>/dev/null |
         sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p'
     else
-      "$@" "$BIN" run "$work/read-order.toml" --load-only --quiet --duration "${seconds}s" --db-url "$URL" --out "$work/out-prof" >/dev/null 2>&1
+      "$@" "$BIN" run "$work/read-order.toml" --load-only --quiet --duration "${seconds}s" --db-url "$URL" --out "$work/out-prof" --force >/dev/null 2>&1
       summary_of "$work/out-prof" transactions
       rm -rf "$work/out-prof"
     fi
