@@ -59,27 +59,32 @@ impl LockReport {
 }
 
 /// Whether `moment` is a worse lock queue than `worst_so_far` (both the
-/// sessions of one sample): more sessions waiting behind the DDL, or as many
-/// and a longer wait. The first of equal moments stays the worst.
+/// sessions of one sample): more sessions waiting behind the DDL; as many, and
+/// the DDL itself still waiting (so the chain keeps its root blocker, not the
+/// instant after the DDL got its lock); then a longer wait. The first of equal
+/// moments stays the worst.
 pub fn is_worse_moment(moment: &[LockSample], worst_so_far: &[LockSample]) -> bool {
-    let (waits, behind_ddl, longest_wait_ms) = severity(moment);
-    let (worst_waits, worst_behind_ddl, worst_longest_wait_ms) = severity(worst_so_far);
-    (waits, behind_ddl)
-        .cmp(&(worst_waits, worst_behind_ddl))
+    let (waits, behind_ddl, ddl_waits, longest_wait_ms) = severity(moment);
+    let (worst_waits, worst_behind_ddl, worst_ddl_waits, worst_longest_wait_ms) =
+        severity(worst_so_far);
+    (waits, behind_ddl, ddl_waits)
+        .cmp(&(worst_waits, worst_behind_ddl, worst_ddl_waits))
         .then(longest_wait_ms.total_cmp(&worst_longest_wait_ms))
         .is_gt()
 }
 
 /// Of one sample moment: whether anyone waits (a wait PostgreSQL 13 does not
-/// time still counts), how many wait behind the DDL, the longest wait in ms.
-fn severity(moment: &[LockSample]) -> (bool, usize, f64) {
+/// time still counts), how many wait behind the DDL, whether the DDL waits,
+/// the longest wait in ms.
+fn severity(moment: &[LockSample]) -> (bool, usize, bool, f64) {
     let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
     let behind_ddl = waiting
         .iter()
         .filter(|s| s.blocked_by.iter().any(|blocker| blocker == "ddl"))
         .count();
+    let ddl_waits = waiting.iter().any(|s| s.role == "ddl");
     let longest_wait_ms = waiting.iter().map(|s| s.wait_ms).fold(0.0, f64::max);
-    (!waiting.is_empty(), behind_ddl, longest_wait_ms)
+    (!waiting.is_empty(), behind_ddl, ddl_waits, longest_wait_ms)
 }
 
 /// One level of the chain: sessions with the same lock, the same state and the same blockers.
