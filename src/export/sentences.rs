@@ -11,7 +11,7 @@ use super::format::{format_ms, format_seconds, format_thousands};
 
 /// What the strategy cost the clients beyond stalls, as phrases for a
 /// sentence: failures (timeouts among them), skips, the open-loop queue,
-/// lost connections; empty when nothing was lost.
+/// lost connections, transactions unfinished at the end; empty when nothing was lost.
 pub fn losses(summary: &Summary) -> Vec<String> {
     let mut phrases = Vec::new();
     if summary.failed > 0 {
@@ -35,6 +35,13 @@ pub fn losses(summary: &Summary) -> Vec<String> {
     }
     if summary.lost_connections > 0 {
         phrases.push(format!("{} connections lost", summary.lost_connections));
+    }
+    if summary.unfinished > 0 {
+        phrases.push(format!(
+            "{} transactions unfinished at the end, the oldest {} s",
+            summary.unfinished,
+            format_seconds(summary.unfinished_oldest_ms / 1000.0)
+        ));
     }
     phrases
 }
