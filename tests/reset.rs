@@ -1,7 +1,7 @@
 //! The reset is checked, not trusted: a workload whose reset leaves the first
 //! strategy's column behind stops `compare` with exit 2 naming it. And the end
 //! of the run drops nothing: a transaction still stalled when the load ends is
-//! reported as unfinished, its age in the latency.
+//! reported as unfinished, its age in the latency, and counted in no second.
 
 mod common;
 
@@ -92,6 +92,22 @@ fn a_transaction_stalled_at_the_end_is_unfinished_with_its_age() {
     assert!(
         summary.lat_max_ms >= 1_500.0,
         "the readers' age at the end (about 2.2 s) is a lower bound of their latency: {summary:?}"
+    );
+    assert!(
+        (1_500.0..3_500.0).contains(&summary.unfinished_oldest_ms),
+        "the oldest reader queued from about 2 s to the end (4.2 s): {summary:?}"
+    );
+    let last = report.strategies[0].seconds.last().unwrap();
+    assert_eq!(
+        (last.second, last.tps),
+        (3, 0),
+        "an unfinished transaction completed in no second, so the last second (all of it \
+         behind the DDL) has no tps: {last:?}"
+    );
+    let losses = stallbench::export::sentences::losses(summary).join("; ");
+    assert!(
+        losses.contains("4 transactions unfinished at the end, the oldest "),
+        "{losses}"
     );
     assert_eq!(summary.ddl_outcome, "ok", "{summary:?}");
     assert_no_leftover_server();
