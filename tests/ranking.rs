@@ -107,10 +107,12 @@ fn the_chain_printed_is_the_worst_moment_and_the_ranking_says_why() {
     assert_no_leftover_server();
 }
 
-/// A 7 s run: the report holds the table from 1 s to 4 s. `naive` adds a
-/// column at 2 s and stalls the readers behind the report; `rename` retries
-/// renaming the column the load reads until the report ends, never stalls,
-/// and makes every later read fail (42703 column "qty" does not exist).
+/// An 8 s run: the report holds the table from 1 s to 6 s. `naive` adds a
+/// column at 2 s and stalls the readers behind the report for 4 s; `rename`
+/// retries renaming the column the load reads until the report ends (about
+/// 6 s): it never stalls, but every later read fails (42703 column "qty" does
+/// not exist), so its seconds from then on have no completed transaction, a
+/// "stall" of up to 2 s, shorter than naive's.
 const RENAME_COLUMN: &str = r#"
 name = "rename-column"
 description = "a stall against a migration that breaks every later read"
@@ -135,7 +137,7 @@ END $$;
 
 [load]
 clients = 4
-duration = "7s"
+duration = "8s"
 
 [[load.scripts]]
 name = "read-qty"
@@ -146,7 +148,7 @@ SELECT sum(qty) FROM orders WHERE customer_id = :c;
 
 [blocker]
 at = "1s"
-hold = "3s"
+hold = "5s"
 sql = "SELECT count(*) FROM orders"
 
 [ddl]
@@ -183,13 +185,17 @@ fn a_migration_that_breaks_every_later_read_ranks_after_a_stall_and_the_headline
         .success();
     let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
     let summary_md = std::fs::read_to_string(out.join("summary.md")).unwrap();
-    let summaries: Vec<stallbench::metrics::Summary> = csv::Reader::from_path(out.join("summary.csv"))
-        .unwrap()
-        .deserialize()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let summaries: Vec<stallbench::metrics::Summary> =
+        csv::Reader::from_path(out.join("summary.csv"))
+            .unwrap()
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
     let (naive, rename) = (&summaries[0], &summaries[1]);
-    assert_eq!((naive.strategy.as_str(), rename.strategy.as_str()), ("naive", "rename"));
+    assert_eq!(
+        (naive.strategy.as_str(), rename.strategy.as_str()),
+        ("naive", "rename")
+    );
 
     // naive stalled behind the report and lost nothing; rename never stalled,
     // completed, and every read after it failed.
@@ -198,7 +204,7 @@ fn a_migration_that_breaks_every_later_read_ranks_after_a_stall_and_the_headline
     assert_eq!(rename.ddl_outcome, "ok", "{rename:?}");
     assert!(rename.longest_stall_s < naive.longest_stall_s, "{rename:?}");
     let share_percent = rename.failed as f64 * 100.0 / (rename.failed + rename.transactions) as f64;
-    assert!(share_percent >= 10.0, "{rename:?}");
+    assert!(share_percent >= 5.0, "{rename:?}");
 
     // Without the failure share rename would rank first on the stall.
     let headline = format!(
@@ -216,6 +222,9 @@ fn a_migration_that_breaks_every_later_read_ranks_after_a_stall_and_the_headline
         summary_md.contains("| 1 | naive | failed 0% of transactions vs "),
         "{summary_md}"
     );
-    assert!(stdout.contains("naive ranked first: it kept the worst second at 0 tps"), "{stdout}");
+    assert!(
+        stdout.contains("naive ranked first: it kept the worst second at 0 tps"),
+        "{stdout}"
+    );
     assert_no_leftover_server();
 }
