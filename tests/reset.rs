@@ -1,7 +1,8 @@
-//! The reset is checked, not trusted: a workload whose reset leaves the first
-//! strategy's column behind stops `compare` with exit 2 naming it. And the end
-//! of the run drops nothing: a transaction still stalled when the load ends is
-//! reported as unfinished, its age in the latency, and counted in no second.
+//! The reset is checked, not trusted: a workload without a reset, or with one
+//! that leaves the first strategy's column behind, stops `compare` with exit 2
+//! naming it. And the end of the run drops nothing: a transaction still
+//! stalled when the load ends is reported as unfinished, its age in the
+//! latency, and counted in no second.
 
 mod common;
 
@@ -62,6 +63,38 @@ fn a_workload_without_reset_stops_after_the_first_strategy_naming_the_leftover_c
         !timeline.lines().any(|line| line.starts_with("retry,")),
         "retry must not run on naive's leftovers"
     );
+    assert_no_leftover_server();
+}
+
+#[test]
+fn a_wrong_reset_stops_after_the_first_strategy_naming_what_it_left_behind() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let text = without_blocker(3, 1).replace(
+        "reset = \"ALTER TABLE orders DROP COLUMN IF EXISTS note;\"",
+        "reset = \"ALTER TABLE orders DROP COLUMN IF EXISTS notes;\"",
+    );
+    assert!(
+        text.contains("IF EXISTS notes;"),
+        "the reset was not replaced"
+    );
+    let workload = write_workload(dir.path(), "wrong-reset.toml", &text);
+    Command::cargo_bin("stallbench")
+        .unwrap()
+        .env_remove("DATABASE_URL")
+        .env_remove("STALLBENCH_PG_BIN")
+        .arg("compare")
+        .arg(&workload)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "after naive and its reset, orders has a column the first strategy did not see: \
+             note text; add it to reset (ALTER TABLE orders DROP COLUMN IF EXISTS note)",
+        ));
     assert_no_leftover_server();
 }
 
