@@ -124,7 +124,16 @@ fn a_changed_column_type_fails_by_kind_then_recovers_and_fails_the_expectations(
         let failed_in_timeline: u64 = seconds.iter().map(|r| r.failed).sum();
         assert_eq!(failed_in_timeline, failed, "{strategy}");
 
-        // Throughput is back within about a second of the DDL's end.
+        // Throughput is back within about a second of the DDL's end: every
+        // later second at half the median of the seconds before the DDL (3 s) or more.
+        let mut before: Vec<u64> = seconds
+            .iter()
+            .filter(|r| r.second < 3)
+            .map(|r| r.tps)
+            .collect();
+        before.sort_unstable();
+        let baseline_tps = before[before.len() / 2];
+        assert!(baseline_tps > 0, "{strategy}: {before:?}");
         let ended_s = attempts
             .iter()
             .filter(|a| a.strategy == strategy)
@@ -139,9 +148,20 @@ fn a_changed_column_type_fails_by_kind_then_recovers_and_fails_the_expectations(
             .collect();
         assert!(!after.is_empty(), "{strategy}: DDL ended at {ended_s} s");
         assert!(
-            after.iter().all(|&tps| tps > 0),
-            "{strategy}: tps after the DDL ended at {ended_s} s: {after:?}"
+            after.iter().all(|&tps| tps * 2 >= baseline_tps),
+            "{strategy}: tps after the DDL ended at {ended_s} s: {after:?}, \
+             before it: {baseline_tps}"
         );
+
+        // The ranking shows the burst; a driver-like recovery fails far under
+        // 1% of the transactions, so the failure share decides no place.
+        let ranking_row = summary_md
+            .lines()
+            .find(|line| line.starts_with("| ") && line.contains(&format!(" | {strategy} | ")))
+            .unwrap_or_else(|| panic!("{strategy}: no ranking row\n{summary_md}"));
+        let cells: Vec<&str> = ranking_row.split('|').map(str::trim).collect();
+        assert_eq!(cells[9], failed.to_string(), "{ranking_row}");
+        assert!(!cells[3].contains("of transactions"), "{ranking_row}");
 
         let sentence = format!("{strategy}: {failed} failed: 0A000 {CACHED_PLAN} (100%) from ");
         assert!(stdout.contains(&sentence), "{sentence}\n{stdout}");

@@ -1,10 +1,12 @@
 //! The report names the worst moment and the deciding criterion honestly: the
 //! lock chain printed is the moment the queue behind the DDL was longest and
 //! oldest (not the first sample of the stall), and the ranking says what
-//! decided each place.
+//! decided each place. A migration that makes every later transaction fail
+//! never stalls, yet it cannot rank first: the headline says what happened.
 
 mod common;
 
+use assert_cmd::Command;
 use common::*;
 use stallbench::config::Mode;
 use stallbench::metrics::StrategyReport;
@@ -101,6 +103,128 @@ fn the_chain_printed_is_the_worst_moment_and_the_ranking_says_why() {
             "| 2 | naive | longest stall {naive_stall_s} s vs {retry_stall_s} s |"
         )),
         "{summary_md}"
+    );
+    assert_no_leftover_server();
+}
+
+/// An 8 s run: the report holds the table from 1 s to 6 s. `naive` adds a
+/// column at 2 s and stalls the readers behind the report for 4 s; `rename`
+/// retries renaming the column the load reads until the report ends (about
+/// 6 s): it never stalls, but every later read fails (42703 column "qty" does
+/// not exist), so its seconds from then on have no completed transaction, a
+/// "stall" of up to 2 s, shorter than naive's.
+const RENAME_COLUMN: &str = r#"
+name = "rename-column"
+description = "a stall against a migration that breaks every later read"
+setup = """
+CREATE TABLE orders (
+    id bigserial PRIMARY KEY,
+    customer_id int NOT NULL,
+    qty int NOT NULL
+);
+INSERT INTO orders (customer_id, qty) SELECT 1 + g % 1000, 1 + g % 7 FROM generate_series(1, 100000) g;
+CREATE INDEX ON orders (customer_id);
+ANALYZE orders;
+"""
+reset = """
+ALTER TABLE orders DROP COLUMN IF EXISTS note;
+DO $$ BEGIN
+  IF EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'orders'::regclass AND attname = 'quantity') THEN
+    ALTER TABLE orders RENAME COLUMN quantity TO qty;
+  END IF;
+END $$;
+"""
+
+[load]
+clients = 4
+duration = "8s"
+
+[[load.scripts]]
+name = "read-qty"
+sql = """
+\\set c random(1, 1000)
+SELECT sum(qty) FROM orders WHERE customer_id = :c;
+"""
+
+[blocker]
+at = "1s"
+hold = "5s"
+sql = "SELECT count(*) FROM orders"
+
+[ddl]
+at = "2s"
+sql = "ALTER TABLE orders ADD COLUMN note text"
+
+[[strategies]]
+name = "naive"
+kind = "plain"
+
+[[strategies]]
+name = "rename"
+kind = "lock-timeout-retry"
+lock_timeout = "500ms"
+max_tries = 10
+backoff = { kind = "linear", step = "250ms", cap = "250ms" }
+ddl = ["ALTER TABLE orders RENAME COLUMN qty TO quantity"]
+"#;
+
+#[test]
+fn a_migration_that_breaks_every_later_read_ranks_after_a_stall_and_the_headline_says_why() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = write_workload(dir.path(), "rename-column.toml", RENAME_COLUMN);
+    let out = dir.path().join("out");
+    let assert = Command::cargo_bin("stallbench")
+        .unwrap()
+        .env_remove("DATABASE_URL")
+        .env_remove("STALLBENCH_PG_BIN")
+        .args(["compare", workload.to_str().unwrap(), "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let summary_md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let summaries: Vec<stallbench::metrics::Summary> =
+        csv::Reader::from_path(out.join("summary.csv"))
+            .unwrap()
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+    let (naive, rename) = (&summaries[0], &summaries[1]);
+    assert_eq!(
+        (naive.strategy.as_str(), rename.strategy.as_str()),
+        ("naive", "rename")
+    );
+
+    // naive stalled behind the report and lost nothing; rename never stalled,
+    // completed, and every read after it failed.
+    assert!(naive.longest_stall_s >= 1, "{naive:?}");
+    assert_eq!(naive.failed, 0, "{naive:?}");
+    assert_eq!(rename.ddl_outcome, "ok", "{rename:?}");
+    assert!(rename.longest_stall_s < naive.longest_stall_s, "{rename:?}");
+    let share_percent = rename.failed as f64 * 100.0 / (rename.failed + rename.transactions) as f64;
+    assert!(share_percent >= 5.0, "{rename:?}");
+
+    // Without the failure share rename would rank first on the stall.
+    let headline = format!(
+        " rename failed {share_percent:.0}% of its transactions \
+         (42703 column \"qty\" does not exist)."
+    );
+    for (name, text) in [("stdout", &stdout), ("summary.md", &summary_md)] {
+        assert!(text.contains(&headline), "{name}: {headline}\n{text}");
+        assert!(
+            text.contains(&format!("failed {share_percent:.0}% of transactions vs 0%")),
+            "{name}\n{text}"
+        );
+    }
+    assert!(
+        summary_md.contains("| 1 | naive | failed 0% of transactions vs "),
+        "{summary_md}"
+    );
+    assert!(
+        stdout.contains("naive ranked first: it kept the worst second at 0 tps"),
+        "{stdout}"
     );
     assert_no_leftover_server();
 }

@@ -1,7 +1,8 @@
-//! The reset is checked, not trusted: a workload whose reset leaves the first
-//! strategy's column behind stops `compare` with exit 2 naming it. And the end
-//! of the run drops nothing: a transaction still stalled when the load ends is
-//! reported as unfinished, its age in the latency.
+//! The reset is checked, not trusted: a workload without a reset, or with one
+//! that leaves the first strategy's column behind, stops `compare` with exit 2
+//! naming it. And the end of the run drops nothing: a transaction still
+//! stalled when the load ends is reported as unfinished, its age in the
+//! latency, and counted in no second.
 
 mod common;
 
@@ -66,6 +67,38 @@ fn a_workload_without_reset_stops_after_the_first_strategy_naming_the_leftover_c
 }
 
 #[test]
+fn a_wrong_reset_stops_after_the_first_strategy_naming_what_it_left_behind() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let text = without_blocker(3, 1).replace(
+        "reset = \"ALTER TABLE orders DROP COLUMN IF EXISTS note;\"",
+        "reset = \"ALTER TABLE orders DROP COLUMN IF EXISTS notes;\"",
+    );
+    assert!(
+        text.contains("IF EXISTS notes;"),
+        "the reset was not replaced"
+    );
+    let workload = write_workload(dir.path(), "wrong-reset.toml", &text);
+    Command::cargo_bin("stallbench")
+        .unwrap()
+        .env_remove("DATABASE_URL")
+        .env_remove("STALLBENCH_PG_BIN")
+        .arg("compare")
+        .arg(&workload)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "after naive and its reset, orders has a column the first strategy did not see: \
+             note text; add it to reset (ALTER TABLE orders DROP COLUMN IF EXISTS note)",
+        ));
+    assert_no_leftover_server();
+}
+
+#[test]
 fn a_transaction_stalled_at_the_end_is_unfinished_with_its_age() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
@@ -92,6 +125,22 @@ fn a_transaction_stalled_at_the_end_is_unfinished_with_its_age() {
     assert!(
         summary.lat_max_ms >= 1_500.0,
         "the readers' age at the end (about 2.2 s) is a lower bound of their latency: {summary:?}"
+    );
+    assert!(
+        (1_500.0..3_500.0).contains(&summary.unfinished_oldest_ms),
+        "the oldest reader queued from about 2 s to the end (4.2 s): {summary:?}"
+    );
+    let last = report.strategies[0].seconds.last().unwrap();
+    assert_eq!(
+        (last.second, last.tps),
+        (3, 0),
+        "an unfinished transaction completed in no second, so the last second (all of it \
+         behind the DDL) has no tps: {last:?}"
+    );
+    let losses = stallbench::export::sentences::losses(summary).join("; ");
+    assert!(
+        losses.contains("4 transactions unfinished at the end, the oldest "),
+        "{losses}"
     );
     assert_eq!(summary.ddl_outcome, "ok", "{summary:?}");
     assert_no_leftover_server();

@@ -590,7 +590,7 @@ mod tests {
              lat_p50_ms,lat_p99_ms,lat_p999_ms,lat_max_ms,ddl_attempts,ddl_total_ms,\
              ddl_outcome,ddl_last_wait_ms,max_lock_waiters,lost_connections,blocker_outcome,invalid_indexes,\
              timeouts,skipped,max_behind_schedule,conn_lost,reconnects,reconnect_failures,\
-             max_disconnected_ms,interrupted,blocker_started_s,blocker_ended_s,unfinished"
+             max_disconnected_ms,interrupted,blocker_started_s,blocker_ended_s,unfinished,unfinished_oldest_ms"
         );
         assert!(lines.next().unwrap().starts_with("naive,"));
         assert!(lines.next().unwrap().starts_with("retry,"));

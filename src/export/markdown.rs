@@ -421,10 +421,13 @@ mod tests {
         retry.summary.ddl_total_ms = 8000.0;
         retry.summary.ddl_outcome = DdlOutcome::GaveUp;
         retry.summary.lost_connections = 2;
+        retry.summary.unfinished = 3;
+        retry.summary.unfinished_oldest_ms = 4_060.0;
         assert_eq!(
             strategy_sentence(retry),
             "retry: 0 s at 0 tps; 4 tries, gave up after 8.0 s \
-             (55P03: canceling statement due to lock timeout); 2 connections lost."
+             (55P03: canceling statement due to lock timeout); 2 connections lost; \
+             3 transactions unfinished at the end, the oldest 4.1 s."
         );
     }
 

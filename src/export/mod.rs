@@ -126,6 +126,7 @@ pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
         ddl_last_wait_ms: round(summary.ddl_last_wait_ms),
         blocker_started_s: summary.blocker_started_s.map(round),
         blocker_ended_s: summary.blocker_ended_s.map(round),
+        unfinished_oldest_ms: round(summary.unfinished_oldest_ms),
         ..summary.clone()
     }
 }

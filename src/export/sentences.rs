@@ -11,7 +11,7 @@ use super::format::{format_ms, format_seconds, format_thousands};
 
 /// What the strategy cost the clients beyond stalls, as phrases for a
 /// sentence: failures (timeouts among them), skips, the open-loop queue,
-/// lost connections; empty when nothing was lost.
+/// lost connections, transactions unfinished at the end; empty when nothing was lost.
 pub fn losses(summary: &Summary) -> Vec<String> {
     let mut phrases = Vec::new();
     if summary.failed > 0 {
@@ -36,6 +36,13 @@ pub fn losses(summary: &Summary) -> Vec<String> {
     if summary.lost_connections > 0 {
         phrases.push(format!("{} connections lost", summary.lost_connections));
     }
+    if summary.unfinished > 0 {
+        phrases.push(format!(
+            "{} transactions unfinished at the end, the oldest {} s",
+            summary.unfinished,
+            format_seconds(summary.unfinished_oldest_ms / 1000.0)
+        ));
+    }
     phrases
 }
 
@@ -45,8 +52,16 @@ pub fn losses(summary: &Summary) -> Vec<String> {
 /// `rank_strategies` returns them.
 ///
 /// For example: "retry kept the worst second at 1,700 tps (naive: 0 tps) and
-/// finished the migration 2.3 s later than naive."
+/// finished the migration 2.3 s later than naive." A strategy whose
+/// transactions failed massively gets a sentence more that says so, with
+/// the main kind of failure.
 pub fn headline(places: &[Place]) -> String {
+    traffic_and_migration(places) + &mass_failures(places)
+}
+
+/// The headline's first sentence: traffic and migration time of the best-ranked
+/// row against the baseline.
+fn traffic_and_migration(places: &[Place]) -> String {
     let Some(first) = places.first() else {
         return "No strategy ran.".to_string();
     };
@@ -110,6 +125,38 @@ pub fn headline(places: &[Place]) -> String {
     }
 }
 
+/// A fraction as a whole percentage, `<1%` for a share above 0 that rounds below 1%.
+fn format_share(share: f64) -> String {
+    let percent = share * 100.0;
+    if percent > 0.0 && percent < 1.0 {
+        "<1%".to_string()
+    } else {
+        format!("{percent:.0}%")
+    }
+}
+
+/// One sentence per strategy whose transactions failed massively (see
+/// [`RankingRow::failed_massively`]), in rank order, each with a leading space:
+/// " naive failed 68% of its transactions (0A000 cached plan must not change result type)."
+fn mass_failures(places: &[Place]) -> String {
+    places
+        .iter()
+        .map(|place| &place.row)
+        .filter(|row| row.failed_massively())
+        .map(|row| {
+            let kind = match &row.main_failure {
+                Some(kind) => format!(" ({kind})"),
+                None => String::new(),
+            };
+            format!(
+                " {} failed {} of its transactions{kind}.",
+                row.strategy,
+                format_share(row.failed_share())
+            )
+        })
+        .collect()
+}
+
 /// "but" when the strategy's DDL ran and did not finish, "and" otherwise.
 fn connective(row: &RankingRow) -> &'static str {
     if row.ddl_tries > 0 && row.migration_done_at_s.is_none() {
@@ -140,8 +187,8 @@ pub fn migration_done_cell(row: &RankingRow) -> String {
 
 /// The "decided by" cell of a ranking table: the criterion that set `place`
 /// apart from `versus` (the place above, or for the first place the
-/// second), with both figures, `place`'s first: `completed`, `longest stall 9 s
-/// vs 0 s`, `worst second 17 vs 547 tps`, `failures 7 vs 0`, `worst-second p99
+/// second), with both figures, `place`'s first: `completed`, `failed 38% of
+/// transactions vs 0%`, `longest stall 9 s vs 0 s`, `worst second 17 vs 547 tps`, `failures 7 vs 0`, `worst-second p99
 /// 12.0 vs 1.50 ms`, or `tie` when every criterion tied and run order decided.
 pub fn decided_by_cell(place: &Place, versus: &RankingRow) -> String {
     let row = &place.row;
@@ -150,6 +197,11 @@ pub fn decided_by_cell(place: &Place, versus: &RankingRow) -> String {
     };
     match criterion {
         Criterion::Completed => "completed".to_string(),
+        Criterion::FailureShare => format!(
+            "failed {} of transactions vs {}",
+            format_share(row.failed_share()),
+            format_share(versus.failed_share())
+        ),
         Criterion::LongestStall => format!(
             "longest stall {} s vs {} s",
             row.longest_stall_s, versus.longest_stall_s
@@ -265,6 +317,8 @@ mod tests {
             worst_second_p99_ms: 10.0,
             window_max_latency_ms: 20.0,
             failed_transactions: 0,
+            transactions: 100_000,
+            main_failure: None,
             longest_stall_s: 0,
             zero_tps_seconds: 0,
             migration_done_at_s: Some(6.0),
@@ -368,7 +422,9 @@ mod tests {
         assert_eq!(cell(&retry, &naive), "worst second 17 vs 1,000 tps");
         naive.worst_second_tps = 950;
         naive.failed_transactions = 213_396;
-        assert_eq!(cell(&retry, &naive), "failures 213,396 vs 0");
+        assert_eq!(cell(&retry, &naive), "failed 68% of transactions vs 0%");
+        naive.failed_transactions = 500;
+        assert_eq!(cell(&retry, &naive), "failures 500 vs 0");
         naive.failed_transactions = 0;
         naive.worst_second_p99_ms = 10.9;
         assert_eq!(cell(&retry, &naive), "tie", "under 10%");
@@ -379,6 +435,41 @@ mod tests {
         assert_eq!(
             decided_by_cell(&ranked[0], &ranked[1].row),
             "worst-second p99 10.0 vs 12.0 ms"
+        );
+    }
+
+    #[test]
+    fn the_headline_says_which_strategies_failed_massively_and_with_what() {
+        let mut naive = row("naive", 0);
+        naive.longest_stall_s = 9;
+        naive.worst_second_tps = 0;
+        naive.migration_done_at_s = Some(15.7);
+        naive.failed_transactions = 300;
+        let mut retry = row("retry", 1);
+        retry.transactions = 62_000;
+        retry.failed_transactions = 38_000;
+        retry.main_failure = Some("0A000 cached plan must not change result type".to_string());
+        let ranked = sorted(vec![naive.clone(), retry.clone()]);
+        assert_eq!(
+            headline(&ranked),
+            "naive ranked first: it kept the worst second at 0 tps and finished the migration \
+             at 15.7 s. retry failed 38% of its transactions \
+             (0A000 cached plan must not change result type)."
+        );
+        assert_eq!(
+            decided_by_cell(&ranked[1], &ranked[0].row),
+            "failed 38% of transactions vs <1%"
+        );
+        // Both failed massively: both are named, in rank order.
+        naive.failed_transactions = 100_000;
+        retry.main_failure = None;
+        let ranked = sorted(vec![naive, retry]);
+        assert!(
+            headline(&ranked).ends_with(
+                " retry failed 38% of its transactions. naive failed 50% of its transactions."
+            ),
+            "{}",
+            headline(&ranked)
         );
     }
 

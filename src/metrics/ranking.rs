@@ -2,13 +2,16 @@
 //!
 //! Pure functions over [`StrategyReport`]s: [`rank_strategies`] turns a run into
 //! [`Place`]s in rank order. Whether the migration happened comes first, then
-//! what traffic felt, and differences within measurement noise are ties, not
+//! whether traffic was still served at all (a migration that made every later
+//! transaction fail never stalled, yet it is the worst outcome), then what
+//! traffic felt, and differences within measurement noise are ties, not
 //! ranks: a ranking that orders 0.83 ms against 0.88 ms ranks noise. The
 //! figures are computed here; the words (the headline, the notes, what
 //! decided each place) are written in `export::sentences`.
 
 use std::cmp::Ordering;
 
+use super::failures::failure_kinds;
 use super::{DdlAttempt, DdlOutcome, RunReport, SecondRow, StrategyReport};
 
 /// The stretch of the run clock the migration touched, in seconds.
@@ -50,6 +53,10 @@ pub struct RankingRow {
     pub window_max_latency_ms: f64,
     /// Transactions that failed during the whole run.
     pub failed_transactions: u64,
+    /// Transactions that completed during the whole run.
+    pub transactions: u64,
+    /// The most frequent kind of failure, as `SQLSTATE message`; `None` when nothing failed.
+    pub main_failure: Option<String>,
     /// Longest run of stalled seconds in the whole run (see `longest_stall_s`).
     pub longest_stall_s: u32,
     /// Seconds of the whole run with no completed transaction.
@@ -117,6 +124,10 @@ pub fn ranking_row(run_order: usize, strategy: &StrategyReport) -> RankingRow {
         worst_second_p99_ms,
         window_max_latency_ms,
         failed_transactions: summary.failed,
+        transactions: summary.transactions,
+        main_failure: failure_kinds(&strategy.failures)
+            .first()
+            .map(|kind| format!("{} {}", kind.sqlstate, kind.message)),
         longest_stall_s: summary.longest_stall_s,
         zero_tps_seconds: summary.zero_tps_seconds,
         migration_done_at_s,
@@ -133,6 +144,9 @@ pub fn ranking_row(run_order: usize, strategy: &StrategyReport) -> RankingRow {
 pub enum Criterion {
     /// The migration completed (`DdlOutcome::Ok`), or there was none to run.
     Completed,
+    /// Failed under [`MASS_FAILURE_SHARE`] of the transactions it attempted;
+    /// a strategy at or above it ranks after those under it, whatever its stalls.
+    FailureShare,
     /// The shorter longest stall, in whole seconds.
     LongestStall,
     /// The higher worst-second TPS; differences under 10% are ties.
@@ -145,8 +159,9 @@ pub enum Criterion {
 
 impl Criterion {
     /// Every criterion, in the order the ranking applies them.
-    pub const IN_ORDER: [Criterion; 5] = [
+    pub const IN_ORDER: [Criterion; 6] = [
         Criterion::Completed,
+        Criterion::FailureShare,
         Criterion::LongestStall,
         Criterion::WorstSecondTps,
         Criterion::Failures,
@@ -157,6 +172,7 @@ impl Criterion {
     fn compare(self, a: &RankingRow, b: &RankingRow) -> Ordering {
         match self {
             Criterion::Completed => completed(b).cmp(&completed(a)),
+            Criterion::FailureShare => a.failed_massively().cmp(&b.failed_massively()),
             Criterion::LongestStall => a.longest_stall_s.cmp(&b.longest_stall_s),
             Criterion::WorstSecondTps => b.worst_second_tps.cmp(&a.worst_second_tps),
             Criterion::Failures => a.failed_transactions.cmp(&b.failed_transactions),
@@ -178,9 +194,10 @@ impl Criterion {
                 let excess_ms = other.worst_second_p99_ms - best.worst_second_p99_ms;
                 excess_ms < (best.worst_second_p99_ms * TIE_FRACTION).max(TIE_LATENCY_MS)
             }
-            Criterion::Completed | Criterion::LongestStall | Criterion::Failures => {
-                self.compare(best, other).is_eq()
-            }
+            Criterion::Completed
+            | Criterion::FailureShare
+            | Criterion::LongestStall
+            | Criterion::Failures => self.compare(best, other).is_eq(),
         }
     }
 }
@@ -190,6 +207,28 @@ const TIE_FRACTION: f64 = 0.1;
 
 /// Latency differences under this many milliseconds are ties.
 const TIE_LATENCY_MS: f64 = 1.0;
+
+/// A strategy whose failed transactions are at least this fraction of those it
+/// attempted (completed plus failed) failed massively.
+pub const MASS_FAILURE_SHARE: f64 = 0.01;
+
+impl RankingRow {
+    /// Failed transactions as a fraction of those attempted (completed plus
+    /// failed); 0 when none was attempted.
+    pub fn failed_share(&self) -> f64 {
+        let attempted = self.transactions + self.failed_transactions;
+        if attempted == 0 {
+            0.0
+        } else {
+            self.failed_transactions as f64 / attempted as f64
+        }
+    }
+
+    /// Whether at least [`MASS_FAILURE_SHARE`] of the attempted transactions failed.
+    pub fn failed_massively(&self) -> bool {
+        self.failed_share() >= MASS_FAILURE_SHARE
+    }
+}
 
 /// Whether the strategy's migration completed, or it had none to run.
 fn completed(row: &RankingRow) -> bool {
@@ -268,6 +307,7 @@ mod tests {
     use super::*;
     use crate::export::sample::reference_report;
     use crate::export::sentences::{migration_done_cell, window_note};
+    use crate::metrics::failures::FailureCount;
     use crate::metrics::{
         AttemptOutcome, LatencyDistribution, Summary, new_latency_histogram, summarize,
     };
@@ -326,6 +366,8 @@ mod tests {
             worst_second_p99_ms: 10.0,
             window_max_latency_ms: 20.0,
             failed_transactions: 0,
+            transactions: 100_000,
+            main_failure: None,
             longest_stall_s: 0,
             zero_tps_seconds: 0,
             migration_done_at_s: Some(6.0),
@@ -585,6 +627,84 @@ mod tests {
                 Some(Criterion::Failures),
                 Some(Criterion::WorstSecondTps)
             ]
+        );
+    }
+
+    #[test]
+    fn a_strategy_whose_transactions_failed_massively_ranks_after_one_that_stalled() {
+        // The migration made every later read fail: never a stall, yet the worst outcome.
+        let mut failing = row("retry", 0);
+        failing.transactions = 62_000;
+        failing.failed_transactions = 38_000;
+        failing.worst_second_p99_ms = 0.5;
+        let mut stalled = row("naive", 1);
+        stalled.longest_stall_s = 9;
+        stalled.worst_second_tps = 0;
+        stalled.failed_transactions = 4;
+        let ranked = rank_rows(vec![failing.clone(), stalled.clone()]);
+        assert_eq!(names(&ranked), ["naive", "retry"]);
+        assert_eq!(decisions(&ranked), [Some(Criterion::FailureShare); 2]);
+        assert!((ranked[1].row.failed_share() - 0.38).abs() < 1e-9);
+        // Completing the migration still comes first.
+        let mut gave_up = stalled.clone();
+        gave_up.ddl_outcome = DdlOutcome::GaveUp;
+        gave_up.migration_done_at_s = None;
+        assert_eq!(
+            names(&rank_rows(vec![failing.clone(), gave_up])),
+            ["retry", "naive"]
+        );
+        // Under 1% of the attempted transactions is no mass failure: the stall decides.
+        failing.transactions = 99_001;
+        failing.failed_transactions = 999;
+        assert!(!failing.failed_massively());
+        let ranked = rank_rows(vec![stalled, failing]);
+        assert_eq!(names(&ranked), ["retry", "naive"]);
+        assert_eq!(decisions(&ranked), [Some(Criterion::LongestStall); 2]);
+    }
+
+    #[test]
+    fn two_strategies_that_failed_massively_tie_on_it_and_the_next_criterion_decides() {
+        let mut worse = row("worse", 0);
+        worse.failed_transactions = 90_000;
+        worse.longest_stall_s = 2;
+        let mut better = row("better", 1);
+        better.failed_transactions = 50_000;
+        let ranked = rank_rows(vec![worse, better]);
+        assert_eq!(names(&ranked), ["better", "worse"]);
+        assert_eq!(decisions(&ranked), [Some(Criterion::LongestStall); 2]);
+        let mut none_attempted = row("none", 0);
+        none_attempted.transactions = 0;
+        assert_eq!(none_attempted.failed_share(), 0.0);
+    }
+
+    #[test]
+    fn the_row_holds_the_transactions_and_the_main_kind_of_failure() {
+        let mut report = strategy(
+            "naive",
+            &[1000, 1000, 0],
+            vec![attempt(1, 1.0, 1.5, AttemptOutcome::Ok)],
+        );
+        let failure = |second, sqlstate: &str, message: &str, count| FailureCount {
+            second,
+            sqlstate: sqlstate.to_string(),
+            message: message.to_string(),
+            count,
+        };
+        report.failures = vec![
+            failure(1, "40P01", "deadlock detected", 2),
+            failure(2, "0A000", "cached plan must not change result type", 700),
+        ];
+        report.summary.failed = 702;
+        let row = ranking_row(0, &report);
+        assert_eq!(row.transactions, 2000);
+        assert_eq!(
+            row.main_failure.as_deref(),
+            Some("0A000 cached plan must not change result type")
+        );
+        assert!(row.failed_massively());
+        assert_eq!(
+            ranking_row(0, &strategy("load", &[5], Vec::new())).main_failure,
+            None
         );
     }
 

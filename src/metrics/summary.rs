@@ -62,9 +62,13 @@ pub struct Summary {
     #[serde(default)]
     pub blocker_ended_s: Option<f64>,
     /// Transactions still in flight at the end of the run that did not
-    /// complete; each one's age is in the last second's latency, a lower bound.
+    /// complete. They are in no second (nor in `transactions`); each one's age
+    /// is in the run's latency figures, a lower bound of its latency.
     #[serde(default)]
     pub unfinished: u64,
+    /// The age of the oldest unfinished transaction at the end, in ms; 0 without one.
+    #[serde(default)]
+    pub unfinished_oldest_ms: f64,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -150,6 +154,8 @@ pub struct RunFacts {
     pub interrupted: Option<String>,
     /// Transactions in flight at the end that did not complete.
     pub unfinished: u64,
+    /// The age of the oldest of them at the end, in ms.
+    pub unfinished_oldest_ms: f64,
 }
 
 /// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
@@ -236,6 +242,7 @@ pub fn summarize(
         blocker_started_s: blocker.map(|window| window.started_s),
         blocker_ended_s: blocker.map(|window| window.ended_s),
         unfinished: facts.unfinished,
+        unfinished_oldest_ms: facts.unfinished_oldest_ms,
     }
 }
 

@@ -42,8 +42,9 @@ pub struct Measured {
     pub lock_worst: Vec<LockSample>,
     /// Why the run ended before its time (Ctrl-C, the server's death, ...); `None` if it ran to its end.
     pub interrupted: Option<String>,
-    /// Transactions in flight at the end of the load that did not complete.
-    pub unfinished: u64,
+    /// The age of each transaction in flight at the end of the load that did
+    /// not complete, in microseconds: a lower bound of its latency, in no second.
+    pub unfinished_ages_us: Vec<u64>,
 }
 
 /// What the server tells about a run only once it is over: read after the
@@ -75,7 +76,11 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
         blocker_window.as_ref(),
         &measured.attempts,
     );
-    let latency_us = measured.recorder.total_latency_us();
+    // The unfinished count in the run's latency (their age a lower bound), in no second's.
+    let mut latency_us = measured.recorder.total_latency_us();
+    for &age_us in &measured.unfinished_ages_us {
+        latency_us.saturating_record(age_us);
+    }
     let mut failures = measured.recorder.failures();
     failures.retain(|failure| failure.second < measured.duration_s);
     let facts = RunFacts {
@@ -85,7 +90,12 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
         reconnect_failures: measured.recorder.reconnect_failures(),
         max_disconnected_ms: measured.recorder.max_disconnected_ms(),
         interrupted: measured.interrupted.clone(),
-        unfinished: measured.unfinished,
+        unfinished: measured.unfinished_ages_us.len() as u64,
+        unfinished_oldest_ms: measured
+            .unfinished_ages_us
+            .iter()
+            .max()
+            .map_or(0.0, |&age_us| age_us as f64 / 1000.0),
     };
     let summary = summarize(
         strategy,
@@ -173,7 +183,7 @@ mod tests {
             lock_samples: Vec::new(),
             lock_worst: Vec::new(),
             interrupted: None,
-            unfinished: 1,
+            unfinished_ages_us: vec![4_100_000],
         }
     }
 
@@ -211,6 +221,11 @@ mod tests {
         assert_eq!(summary.max_lock_waiters, 5);
         assert_eq!(summary.lost_connections, 2);
         assert_eq!(summary.unfinished, 1);
+        assert_eq!(summary.unfinished_oldest_ms, 4_100.0);
+        assert!(
+            (summary.lat_max_ms - 4_100.0).abs() < 5.0,
+            "the unfinished one's age is a lower bound of the run's max latency: {summary:?}"
+        );
         assert_eq!(
             summary.blocker_outcome,
             "failed: canceling statement due to user request (57014)"
@@ -219,7 +234,8 @@ mod tests {
 
         assert_eq!(report.blocker.as_ref().unwrap().started_s, 1.2);
         assert_eq!(report.attempts.len(), 1);
-        assert_eq!(report.latency.histogram.as_ref().unwrap().len(), 3);
+        // Three completed in their seconds, one unfinished in none (the tps above).
+        assert_eq!(report.latency.histogram.as_ref().unwrap().len(), 4);
         assert!(!report.latency.percentiles.is_empty());
         assert_eq!(report.locks.server_log, ["ddl waited 1.0 s for report"]);
         assert_eq!(report.locks.per_second.len(), 4);

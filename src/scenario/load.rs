@@ -181,7 +181,7 @@ pub struct WorkerOutcome {
     pub lost_connection: Option<String>,
     /// Set when the transaction in flight at the end of the load did not
     /// complete (cancelled after the last-transaction wait): its age in
-    /// microseconds, a lower bound of its latency.
+    /// microseconds, a lower bound of its latency. It is in no second's figures.
     pub unfinished_age_us: Option<u64>,
 }
 
@@ -300,10 +300,18 @@ pub async fn run_worker(
         let ended = Instant::now();
         let second = clock.second_of(ended);
         if second >= duration_s {
-            // In flight at the end: counted in the last second, never dropped.
+            // In flight at the end: one that completed in the last-transaction
+            // wait counts in the last second; one that did not is unfinished,
+            // kept apart from every second (it completed in none).
             if !interrupt.is_cancelled() {
-                let last = recording.at(duration_s - 1);
-                unfinished_age_us = record_after_end(last, ended - scheduled, result.is_ok());
+                let age_us = (ended - scheduled).as_micros().max(1) as u64;
+                match result {
+                    Ok(()) => recording
+                        .at(duration_s - 1)
+                        .latency_us
+                        .saturating_record(age_us),
+                    Err(_) => unfinished_age_us = Some(age_us),
+                }
             }
             break;
         }
@@ -364,16 +372,6 @@ pub async fn run_worker(
         unfinished_age_us,
         ..session.close().await
     }
-}
-
-/// Records a transaction that ended after the end of the load, `age` after its
-/// (scheduled) start, into the last second: a completed one with its latency,
-/// one that did not complete (cancelled at the end) with its age as a lower
-/// bound of its latency. Returns that age for the one that did not complete.
-fn record_after_end(last: &mut WorkerSecond, age: Duration, completed: bool) -> Option<u64> {
-    let age_us = age.as_micros().max(1) as u64;
-    last.latency_us.saturating_record(age_us);
-    (!completed).then_some(age_us)
 }
 
 /// Each script's variables for client `client_id`, with `:scale` from `-D scale=N` (default 1).

@@ -1,10 +1,10 @@
 //! The middle phases of a run: every task started on one clock, then wound
 //! down in an order that loses nothing. The workers go first (their last
 //! transaction still counts, in the last second; one that does not complete
-//! within [`LAST_TRANSACTION`] is cancelled and counted as unfinished, with
-//! its age as a lower bound of its latency), then the blocker and the DDL (cancelled if they
-//! outlive the load), then the observer, and the recorder last, once every
-//! worker's hand-over is in.
+//! within [`LAST_TRANSACTION`] is cancelled and counted as unfinished, apart
+//! from every second, with its age as a lower bound of its latency), then the
+//! blocker and the DDL (cancelled if they outlive the load), then the
+//! observer, and the recorder last, once every worker's hand-over is in.
 //!
 //! An [`Interrupt`] ends the load early: the workers stop between transactions,
 //! the rest winds down as at the end but without the DDL's grace, and the
@@ -247,13 +247,14 @@ pub async fn wind_down(
         None => (LAST_TRANSACTION, ddl::GRACE_AFTER_RUN),
     };
     let workers = finish_workers(running.workers, last_transaction, &mut notes).await;
-    if workers.unfinished > 0 {
+    if let Some(oldest_us) = workers.unfinished_ages_us.iter().max() {
         notes.warnings.push(format!(
             "{strategy_name}: {} transactions were still in flight {} ms after the end of the load \
-             and were cancelled; they count as unfinished, their age (up to {:.1} s) as their latency",
-            workers.unfinished,
+             and were cancelled; they count as unfinished, their age (up to {:.1} s) as a lower \
+             bound of their latency",
+            workers.unfinished_ages_us.len(),
             last_transaction.as_millis(),
-            workers.oldest_unfinished_us as f64 / 1e6
+            *oldest_us as f64 / 1e6
         ));
     }
     // A task that failed loses its own part only: the run is written, marked interrupted.
@@ -309,7 +310,7 @@ pub async fn wind_down(
         lock_samples: observed.samples,
         lock_worst: observed.worst,
         interrupted: interrupt.reason().map(str::to_string),
-        unfinished: workers.unfinished,
+        unfinished_ages_us: workers.unfinished_ages_us,
     };
     Ok((measured, notes))
 }
@@ -325,10 +326,8 @@ fn interrupted_by<T: Default>(interrupt: &Interrupt, error: Error) -> T {
 struct WorkersEnded {
     /// Workers that lost their connection during the run.
     lost_connections: u32,
-    /// Transactions in flight at the end that did not complete.
-    unfinished: u64,
-    /// The age of the oldest of them, in microseconds.
-    oldest_unfinished_us: u64,
+    /// The age of each transaction in flight at the end that did not complete, in microseconds.
+    unfinished_ages_us: Vec<u64>,
 }
 
 /// Gives workers `last_transaction` to finish their last transaction, cancels
@@ -346,8 +345,7 @@ async fn finish_workers(
     }
     let mut ended = WorkersEnded {
         lost_connections: 0,
-        unfinished: 0,
-        oldest_unfinished_us: 0,
+        unfinished_ages_us: Vec::new(),
     };
     for (mut task, _) in tasks {
         let outcome = match tokio::time::timeout(Duration::from_secs(3), &mut task).await {
@@ -361,10 +359,7 @@ async fn finish_workers(
                 load::WorkerOutcome::default()
             }
         };
-        if let Some(age_us) = outcome.unfinished_age_us {
-            ended.unfinished += 1;
-            ended.oldest_unfinished_us = ended.oldest_unfinished_us.max(age_us);
-        }
+        ended.unfinished_ages_us.extend(outcome.unfinished_age_us);
         if let Some(message) = outcome.lost_connection {
             ended.lost_connections += 1;
             notes
