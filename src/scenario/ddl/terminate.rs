@@ -78,7 +78,7 @@ async fn terminate_blockers(
         SELECT b, coalesce(a.application_name, '')
         FROM unnest(pg_blocking_pids($1)) b
         JOIN pg_stat_activity a ON a.pid = b
-        WHERE $2 <= 0 OR a.xact_start < now() - make_interval(secs => $2)";
+        WHERE $2::float8 <= 0 OR a.xact_start < now() - make_interval(secs => $2)";
     // The blockers are named before they are terminated: once one is gone the
     // DDL may finish at once, and the caller then drops this future, possibly
     // before it read the answer to the kill.
