@@ -29,7 +29,7 @@ pub fn summary_table(report: &RunReport) -> String {
         for sentence in &locks.server_log {
             out.push_str(&format!("{}: {sentence}\n", strategy.strategy));
         }
-        let losses = losses(&strategy.summary);
+        let losses = losses(strategy);
         if !losses.is_empty() {
             out.push_str(&format!("{}: {}\n", strategy.strategy, losses.join("; ")));
         }

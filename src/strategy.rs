@@ -17,9 +17,22 @@ pub enum Strategy {
     Plain,
     /// `SET lock_timeout`, give up quickly, sleep, try again.
     LockTimeoutRetry(RetryPolicy),
-    /// No timeout; after `grace`, terminate the sessions that block the DDL and
-    /// whose transaction is older than `grace` (`pg_terminate_backend`).
-    KillBlockers { grace: Duration },
+    /// No timeout; from `grace` after the DDL's start, every `every` terminate the
+    /// sessions that block the DDL (`pg_blocking_pids`) and whose transaction is
+    /// older than `older_than` (`pg_terminate_backend`); the DDL is never given up.
+    KillBlockers {
+        grace: Duration,
+        older_than: Duration,
+        every: Duration,
+    },
+    /// pg-osc's `--kill-backends`: each try is `BEGIN; SET LOCAL lock_timeout;
+    /// LOCK TABLE ... IN ACCESS EXCLUSIVE MODE; <ddl>; COMMIT` on the tables the DDL
+    /// names; after a lock timeout, terminate every other session holding or
+    /// awaiting a lock on them and try again, at most `max_tries` tries.
+    KillLockHolders {
+        lock_timeout: Duration,
+        max_tries: u32,
+    },
     /// Before each try, wait until no transaction older than `older_than`
     /// holds a lock on a workload table; then try as `retry` says.
     WaitForIdle {
@@ -168,6 +181,8 @@ pub const PRESET_NAMES: &[&str] = &[
     "reshape",
     "postgres-ai",
     "strong-migrations",
+    "pg-osc",
+    "django-pgmigrate",
     "kill-blockers",
     "wait-for-idle",
 ];
@@ -251,9 +266,16 @@ const GITLAB_STEPS_MS: &[(u64, u64)] = &[
 ///   `lib/generators/strong_migrations/templates/initializer.rb.tt`: the initializer's
 ///   recommended 10 s lock_timeout (the library itself sets none); `lock_timeout_retries`
 ///   defaults to 0 (delay 10 s): one try.
-/// - `kill-blockers`: stallbench's own variant, credited to no tool: after a 1 s grace
-///   terminate the DDL's blockers whose transaction is older than the grace. pg-osc's
-///   `--kill-backends` behaves differently and is a preset to come.
+/// - `pg-osc`: shayonj/pg-osc `lib/pg_online_schema_change/query.rb` with `--kill-backends`:
+///   `SET lock_timeout = '10s'` (`--wait-time-for-lock` default, `cli.rb`) and `LOCK TABLE
+///   ... IN ACCESS EXCLUSIVE MODE`; after a lock timeout terminate every other session with
+///   a lock on the table and retry; `LOCK_ATTEMPT = 4` with `(attempts += 1) < LOCK_ATTEMPT`
+///   makes 3 tries.
+/// - `django-pgmigrate`: Opus10/django-pgmigrate `pgmigrate/config.py`: no lock_timeout
+///   (`PGMIGRATE_LOCK_TIMEOUT` None), `PGMIGRATE_BLOCKING_ACTION` Terminate every
+///   `PGMIGRATE_BLOCKING_ACTION_INTERVAL` 1 s on the DDL's `pg_blocking_pids`, no age filter.
+/// - `kill-blockers`: stallbench's own variant, credited to no tool: after a 1 s grace,
+///   every 100 ms, terminate the DDL's blockers whose transaction is older than 1 s.
 /// - `wait-for-idle`: stallbench's own: before each try wait until no transaction older
 ///   than 1 s (`older_than`) holds a lock on a workload table, then try as `retry`; after
 ///   the postgres.ai article's advice to check for long-running transactions first.
@@ -332,7 +354,20 @@ pub fn preset(name: &str) -> Option<NamedStrategy> {
                 cap: secs(10),
             },
         ),
-        "kill-blockers" => Strategy::KillBlockers { grace: secs(1) },
+        "pg-osc" => Strategy::KillLockHolders {
+            lock_timeout: secs(10),
+            max_tries: 3,
+        },
+        "django-pgmigrate" => Strategy::KillBlockers {
+            grace: secs(1),
+            older_than: Duration::ZERO,
+            every: secs(1),
+        },
+        "kill-blockers" => Strategy::KillBlockers {
+            grace: secs(1),
+            older_than: secs(1),
+            every: ms(100),
+        },
         "wait-for-idle" => Strategy::WaitForIdle {
             older_than: secs(1),
             retry: reference_retry,
@@ -345,6 +380,15 @@ pub fn preset(name: &str) -> Option<NamedStrategy> {
         ddl_steps: None,
         settings: Vec::new(),
     })
+}
+
+impl Strategy {
+    /// Whether the DDL injector needs a second session to terminate the DDL's
+    /// blockers while the DDL waits (`kill-blockers`; `kill-lock-holders`
+    /// terminates from the DDL's own session between tries).
+    pub fn needs_killer(&self) -> bool {
+        matches!(self, Strategy::KillBlockers { .. })
+    }
 }
 
 impl NamedStrategy {
@@ -366,10 +410,34 @@ impl NamedStrategy {
             Strategy::LockTimeoutRetry(policy) => {
                 format!("lock-timeout-retry: {}", describe_retry(policy))
             }
-            Strategy::KillBlockers { grace } => format!(
-                "kill-blockers: no timeout; after {grace} terminate the sessions blocking the DDL \
-                 whose transaction is older than {grace}",
-                grace = humantime::format_duration(*grace)
+            Strategy::KillBlockers {
+                grace,
+                older_than,
+                every,
+            } => {
+                let age = if older_than.is_zero() {
+                    String::new()
+                } else {
+                    format!(
+                        " whose transaction is older than {}",
+                        humantime::format_duration(*older_than)
+                    )
+                };
+                format!(
+                    "kill-blockers: no timeout; from {} after the DDL's start, every {} \
+                     terminate the sessions blocking the DDL{age}",
+                    humantime::format_duration(*grace),
+                    humantime::format_duration(*every),
+                )
+            }
+            Strategy::KillLockHolders {
+                lock_timeout,
+                max_tries,
+            } => format!(
+                "kill-lock-holders: LOCK TABLE ... IN ACCESS EXCLUSIVE MODE with lock_timeout {} \
+                 in the DDL's transaction; after a timeout terminate every other session with a \
+                 lock on the table; at most {max_tries} tries",
+                humantime::format_duration(*lock_timeout)
             ),
             Strategy::WaitForIdle { older_than, retry } => format!(
                 "wait-for-idle: before each try wait until no transaction older than {} holds a \

@@ -126,7 +126,7 @@ pub struct DdlFile {
 #[serde(deny_unknown_fields)]
 pub struct StrategyFile {
     pub name: String,
-    /// `plain`, `lock-timeout-retry`, `kill-blockers` or `wait-for-idle`.
+    /// `plain`, `lock-timeout-retry`, `kill-blockers`, `kill-lock-holders` or `wait-for-idle`.
     pub kind: Option<String>,
     pub lock_timeout: Option<String>,
     pub statement_timeout: Option<String>,
@@ -138,8 +138,11 @@ pub struct StrategyFile {
     pub set_local: Option<bool>,
     /// `kill-blockers`: how long to wait before terminating the DDL's blockers.
     pub grace: Option<String>,
-    /// `wait-for-idle`: the transaction age that counts as "not idle".
+    /// `wait-for-idle`: the transaction age that counts as "not idle";
+    /// `kill-blockers`: the transaction age a blocker must reach to be terminated.
     pub older_than: Option<String>,
+    /// `kill-blockers`: how often to look for blockers and terminate them.
+    pub every: Option<String>,
     /// This strategy's own migration steps, instead of `[ddl]`'s (e.g. `CREATE INDEX CONCURRENTLY`).
     pub ddl: Option<Vec<String>>,
     /// Settings for every session of this strategy's run, e.g.

@@ -215,7 +215,7 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
     assert!(summary_md.contains("report (pid "), "{summary_md}");
     assert_eq!(
         first_line("ddl_attempts.csv"),
-        "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message"
+        "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message,terminated"
     );
     let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     for strategy in ["naive", "retry"] {

@@ -137,7 +137,7 @@ fn a_transaction_stalled_at_the_end_is_unfinished_with_its_age() {
         "an unfinished transaction completed in no second, so the last second (all of it \
          behind the DDL) has no tps: {last:?}"
     );
-    let losses = stallbench::export::sentences::losses(summary).join("; ");
+    let losses = stallbench::export::sentences::losses(&report.strategies[0]).join("; ");
     assert!(
         losses.contains("4 transactions unfinished at the end, the oldest "),
         "{losses}"

@@ -48,7 +48,12 @@ fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
         attempt.waited_ms >= 900.0 && attempt.waited_ms < 3000.0,
         "the DDL waits about the grace period: {attempt:?}"
     );
-    assert!(attempt.message.contains("terminated report"), "{attempt:?}");
+    let terminated: Vec<&str> = attempt
+        .terminated
+        .iter()
+        .map(|session| session.role.as_str())
+        .collect();
+    assert_eq!(terminated, ["report"], "{attempt:?}");
     assert!(
         kill.summary.blocker_outcome.starts_with("failed:")
             && kill.summary.blocker_outcome.contains("57P01"),

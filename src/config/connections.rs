@@ -8,7 +8,6 @@
 
 use super::Config;
 use crate::server::DEFAULT_MAX_CONNECTIONS;
-use crate::strategy::Strategy;
 
 /// Slots the throwaway server keeps beyond the run's needs: sessions that are
 /// still closing while the next ones open, and someone looking on with psql.
@@ -39,11 +38,7 @@ impl Config {
         }
         if self.ddl.is_some() {
             sessions.push("ddl");
-            let kills = self
-                .strategies
-                .iter()
-                .any(|s| matches!(s.strategy, Strategy::KillBlockers { .. }));
-            if kills {
+            if self.strategies.iter().any(|s| s.strategy.needs_killer()) {
                 sessions.push("killer");
             }
         }

@@ -110,7 +110,8 @@ fn parse_strategy(source: &str, file: &StrategyFile) -> Result<NamedStrategy, Er
             let named = preset(name).ok_or_else(|| {
                 Error::bad_input(format!(
                     "{what}: no kind given and {name:?} is not a preset ({}); \
-                     add kind = \"plain\", \"lock-timeout-retry\", \"kill-blockers\" or \"wait-for-idle\"",
+                     add kind = \"plain\", \"lock-timeout-retry\", \"kill-blockers\", \
+                     \"kill-lock-holders\" or \"wait-for-idle\"",
                     PRESET_NAMES.join(", ")
                 ))
             })?;
@@ -133,12 +134,24 @@ fn parse_kind(what: &str, kind: &str, file: &StrategyFile) -> Result<Strategy, E
             Ok(Strategy::LockTimeoutRetry(parse_retry(what, file)?))
         }
         "kill-blockers" => {
-            check_keys(what, kind, file, &["grace"])?;
-            Ok(Strategy::KillBlockers {
-                grace: match &file.grace {
-                    Some(text) => parse_duration(&format!("{what}: grace"), text)?,
-                    None => Duration::from_secs(1),
-                },
+            check_keys(what, kind, file, &["grace", "older_than", "every"])?;
+            parse_kill_blockers(what, file)
+        }
+        "kill-lock-holders" => {
+            check_keys(what, kind, file, &["lock_timeout", "max_tries"])?;
+            let lock_timeout = match &file.lock_timeout {
+                Some(text) => parse_lock_timeout(what, text)?,
+                None => Duration::from_secs(10),
+            };
+            let max_tries = file.max_tries.unwrap_or(3);
+            if max_tries == 0 {
+                return Err(Error::bad_input(format!(
+                    "{what}: max_tries = 0; need at least 1 try"
+                )));
+            }
+            Ok(Strategy::KillLockHolders {
+                lock_timeout,
+                max_tries,
             })
         }
         "wait-for-idle" => {
@@ -155,10 +168,33 @@ fn parse_kind(what: &str, kind: &str, file: &StrategyFile) -> Result<Strategy, E
         }
         other => Err(Error::bad_input(format!(
             "{what}: unknown kind \"{other}\"; use \"plain\", \"lock-timeout-retry\", \
-             \"kill-blockers\" or \"wait-for-idle\", or leave kind out to use a preset ({})",
+             \"kill-blockers\", \"kill-lock-holders\" or \"wait-for-idle\", or leave kind \
+             out to use a preset ({})",
             PRESET_NAMES.join(", ")
         ))),
     }
+}
+
+/// `kill-blockers`: `grace` (default 1 s), `older_than` (default the grace) and
+/// `every` (default 100 ms).
+fn parse_kill_blockers(what: &str, file: &StrategyFile) -> Result<Strategy, Error> {
+    let duration = |key: &str, value: &Option<String>, default: Duration| match value {
+        Some(text) => parse_duration(&format!("{what}: {key}"), text),
+        None => Ok(default),
+    };
+    let grace = duration("grace", &file.grace, Duration::from_secs(1))?;
+    let older_than = duration("older_than", &file.older_than, grace)?;
+    let every = duration("every", &file.every, Duration::from_millis(100))?;
+    if every.is_zero() {
+        return Err(Error::bad_input(format!(
+            "{what}: every = 0 would poll without pause; use e.g. every = \"100ms\""
+        )));
+    }
+    Ok(Strategy::KillBlockers {
+        grace,
+        older_than,
+        every,
+    })
 }
 
 /// Refuses the first key given in `file` that `kind` does not read (`allowed`).
@@ -173,6 +209,7 @@ fn check_keys(what: &str, kind: &str, file: &StrategyFile, allowed: &[&str]) -> 
         ("set_local", file.set_local.is_some()),
         ("grace", file.grace.is_some()),
         ("older_than", file.older_than.is_some()),
+        ("every", file.every.is_some()),
     ];
     match given
         .iter()
@@ -501,6 +538,59 @@ mod tests {
         assert!(message.contains("needs lock_timeout"), "{message}");
     }
 
+    #[test]
+    fn the_killing_kinds_take_their_parameters_with_the_presets_defaults() {
+        let pg_osc = StrategyFile {
+            name: "pg-osc-4s".into(),
+            kind: Some("kill-lock-holders".into()),
+            lock_timeout: Some("4s".into()),
+            ..StrategyFile::default()
+        };
+        assert_eq!(
+            parse_strategy("w", &pg_osc).unwrap().strategy,
+            Strategy::KillLockHolders {
+                lock_timeout: Duration::from_secs(4),
+                max_tries: 3,
+            }
+        );
+        let with_grace = StrategyFile {
+            kind: Some("kill-lock-holders".into()),
+            grace: Some("1s".into()),
+            ..pg_osc
+        };
+        let message = parse_strategy("w", &with_grace).unwrap_err().to_string();
+        assert!(
+            message.contains("takes no grace; it takes lock_timeout, max_tries"),
+            "{message}"
+        );
+
+        let kill = StrategyFile {
+            name: "kill".into(),
+            kind: Some("kill-blockers".into()),
+            grace: Some("2s".into()),
+            ..StrategyFile::default()
+        };
+        assert_eq!(
+            parse_strategy("w", &kill).unwrap().strategy,
+            Strategy::KillBlockers {
+                grace: Duration::from_secs(2),
+                older_than: Duration::from_secs(2),
+                every: Duration::from_millis(100),
+            }
+        );
+        let django = StrategyFile {
+            name: "django-pgmigrate".into(),
+            older_than: Some("0s".into()),
+            grace: Some("1s".into()),
+            every: Some("1s".into()),
+            ..kill
+        };
+        assert_eq!(
+            parse_strategy("w", &django).unwrap(),
+            preset("django-pgmigrate").unwrap()
+        );
+    }
+
     fn named(names: &[&str]) -> Vec<NamedStrategy> {
         names.iter().map(|name| preset(name).unwrap()).collect()
     }
@@ -534,7 +624,8 @@ mod tests {
         assert_eq!(
             message,
             "unknown strategy \"yolo\"; w defines: naive, retry; the other presets are: gitlab, \
-             pgroll, reshape, postgres-ai, strong-migrations, kill-blockers, wait-for-idle, or all"
+             pgroll, reshape, postgres-ai, strong-migrations, pg-osc, django-pgmigrate, kill-blockers, \
+             wait-for-idle, or all"
         );
         let message = pick_strategy("w", &[], "yolo").unwrap_err().to_string();
         assert!(

@@ -9,7 +9,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::metrics::failures::FailureCount;
 use crate::metrics::locks::{LockSample, SecondLocks};
-use crate::metrics::{AttemptOutcome, DdlAttempt, DdlState, RunReport, SecondRow};
+use crate::metrics::{
+    AttemptOutcome, DdlAttempt, DdlState, RunReport, SecondRow, TerminatedSession,
+};
 
 use super::{
     ATTEMPTS_CSV, Exporter, FAILURES_CSV, LOCKS_CSV, OutputFile, SUMMARY_CSV, TIMELINE_CSV,
@@ -115,6 +117,9 @@ pub struct AttemptRecord {
     pub outcome: AttemptOutcome,
     pub sqlstate: String,
     pub message: String,
+    /// The sessions the strategy terminated, `report (pid 4242); reader-2 (pid 4250)`.
+    #[serde(with = "sessions")]
+    pub terminated: Vec<TerminatedSession>,
 }
 
 impl AttemptRecord {
@@ -129,6 +134,7 @@ impl AttemptRecord {
             outcome: attempt.outcome,
             sqlstate: attempt.sqlstate.clone(),
             message: attempt.message.clone(),
+            terminated: attempt.terminated.clone(),
         }
     }
 
@@ -142,6 +148,7 @@ impl AttemptRecord {
             outcome: self.outcome,
             sqlstate: self.sqlstate.clone(),
             message: self.message.clone(),
+            terminated: self.terminated.clone(),
         }
     }
 }
@@ -390,6 +397,49 @@ mod zero_or_one {
     }
 }
 
+/// A list of terminated sessions as one cell: `report (pid 4242); reader-2 (pid 4250)`.
+mod sessions {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::metrics::TerminatedSession;
+
+    pub fn serialize<S: Serializer>(
+        sessions: &[TerminatedSession],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let cell: Vec<String> = sessions
+            .iter()
+            .map(|session| format!("{} (pid {})", session.role, session.pid))
+            .collect();
+        serializer.serialize_str(&cell.join("; "))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<TerminatedSession>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.split(';')
+            .map(str::trim)
+            .filter(|part| !part.is_empty())
+            .map(|part| {
+                let (role, pid) = part
+                    .strip_suffix(')')
+                    .and_then(|rest| rest.rsplit_once(" (pid "))
+                    .and_then(|(role, pid)| Some((role, pid.parse().ok()?)))
+                    .ok_or_else(|| {
+                        serde::de::Error::custom(format!(
+                            "\"{part}\" is not a terminated session like \"report (pid 4242)\""
+                        ))
+                    })?;
+                Ok(TerminatedSession {
+                    role: role.to_string(),
+                    pid,
+                })
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -558,13 +608,39 @@ mod tests {
         let mut lines = text.lines();
         assert_eq!(
             lines.next().unwrap(),
-            "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message"
+            "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message,terminated"
         );
-        assert_eq!(lines.next().unwrap(), "naive,1,6.000,15.700,9700.0,ok,,");
+        assert_eq!(lines.next().unwrap(), "naive,1,6.000,15.700,9700.0,ok,,,");
         assert_eq!(
             lines.next().unwrap(),
-            "retry,1,6.000,6.500,500.0,lock_timeout,55P03,canceling statement due to lock timeout"
+            "retry,1,6.000,6.500,500.0,lock_timeout,55P03,canceling statement due to lock timeout,"
         );
+    }
+
+    #[test]
+    fn terminated_sessions_are_one_cell_that_reads_back() {
+        let mut report = reference_report();
+        let terminated = vec![
+            TerminatedSession {
+                role: "report".to_string(),
+                pid: 4242,
+            },
+            TerminatedSession {
+                role: "external:4250".to_string(),
+                pid: 4250,
+            },
+        ];
+        report.strategies[1].attempts[0].terminated = terminated.clone();
+        let text = rendered(&AttemptsCsv, &report, ATTEMPTS_CSV);
+        let row = text.lines().nth(2).unwrap();
+        assert!(
+            row.ends_with(",report (pid 4242); external:4250 (pid 4250)"),
+            "{row}"
+        );
+        let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+        let records: Vec<AttemptRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
+        assert_eq!(records[1].attempt().terminated, terminated);
+        assert!(records[0].attempt().terminated.is_empty());
     }
 
     #[test]
@@ -577,7 +653,7 @@ mod tests {
         let rows: Vec<::csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
         assert_eq!(rows.len(), 6);
         assert_eq!(&rows[1][7], message);
-        assert_eq!(rows[1].len(), 8);
+        assert_eq!(rows[1].len(), 9);
     }
 
     #[test]

@@ -225,7 +225,7 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
             );
         }
     }
-    append_losses(&mut sentence, s);
+    append_losses(&mut sentence, strategy);
     sentence.push('.');
     sentence
 }
@@ -287,8 +287,8 @@ fn outcome_words(outcome: DdlOutcome) -> &'static str {
     }
 }
 
-fn append_losses(sentence: &mut String, s: &Summary) {
-    for phrase in losses(s) {
+fn append_losses(sentence: &mut String, strategy: &StrategyReport) {
+    for phrase in losses(strategy) {
         sentence.push_str("; ");
         sentence.push_str(&phrase);
     }

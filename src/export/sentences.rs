@@ -4,16 +4,18 @@
 //! only the words live here.
 
 use crate::metrics::locks::ChainLink;
-use crate::metrics::{Criterion, Place, RankingRow, Summary};
+use crate::metrics::{Criterion, DdlAttempt, Place, RankingRow, StrategyReport, TerminatedSession};
 use crate::scenario::role::CLIENT_ROLE_PREFIXES;
 
 use super::format::{format_ms, format_seconds, format_thousands};
 
 /// What the strategy cost the clients beyond stalls, as phrases for a
-/// sentence: failures (timeouts among them), skips, the open-loop queue,
-/// lost connections, transactions unfinished at the end; empty when nothing was lost.
-pub fn losses(summary: &Summary) -> Vec<String> {
-    let mut phrases = Vec::new();
+/// sentence: sessions it terminated, failures (timeouts among them), skips,
+/// the open-loop queue, lost connections, transactions unfinished at the end;
+/// empty when nothing was lost.
+pub fn losses(strategy: &StrategyReport) -> Vec<String> {
+    let summary = &strategy.summary;
+    let mut phrases: Vec<String> = terminated(&strategy.attempts).into_iter().collect();
     if summary.failed > 0 {
         let mut phrase = format!("{} transactions failed", summary.failed);
         if summary.timeouts > 0 {
@@ -44,6 +46,30 @@ pub fn losses(summary: &Summary) -> Vec<String> {
         ));
     }
     phrases
+}
+
+/// The sessions the strategy terminated, e.g. "terminated 3 sessions (report,
+/// reader-2)": the count of sessions, then each role once, in the order
+/// terminated (a reader that reconnected may be terminated again).
+fn terminated(attempts: &[DdlAttempt]) -> Option<String> {
+    let sessions: Vec<&TerminatedSession> = attempts
+        .iter()
+        .flat_map(|attempt| &attempt.terminated)
+        .collect();
+    let mut roles: Vec<&str> = Vec::new();
+    for session in &sessions {
+        if !roles.contains(&session.role.as_str()) {
+            roles.push(&session.role);
+        }
+    }
+    match sessions.len() {
+        0 => None,
+        1 => Some(format!("terminated 1 session ({})", roles[0])),
+        count => Some(format!(
+            "terminated {count} sessions ({})",
+            roles.join(", ")
+        )),
+    }
 }
 
 /// One sentence that answers "which strategy hurt traffic least, and at what
@@ -524,6 +550,30 @@ mod tests {
             headline(&alone(load)),
             "load kept the worst second of the whole run at 1,000 tps and ran no migration."
         );
+    }
+
+    #[test]
+    fn losses_name_the_terminated_sessions_first() {
+        let mut report = reference_report();
+        let strategy = &mut report.strategies[1];
+        assert!(losses(strategy).is_empty());
+        let session = |role: &str, pid: u32| TerminatedSession {
+            role: role.to_string(),
+            pid,
+        };
+        strategy.attempts[0].terminated = vec![session("report", 100), session("reader-2", 102)];
+        strategy.attempts[1].terminated = vec![session("reader-2", 110)];
+        strategy.summary.lost_connections = 2;
+        assert_eq!(
+            losses(strategy),
+            [
+                "terminated 3 sessions (report, reader-2)",
+                "2 connections lost"
+            ]
+        );
+        strategy.attempts[0].terminated.truncate(1);
+        strategy.attempts[1].terminated.clear();
+        assert_eq!(losses(strategy)[0], "terminated 1 session (report)");
     }
 
     #[test]

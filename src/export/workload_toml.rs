@@ -118,9 +118,23 @@ fn strategy_file(named: &NamedStrategy) -> StrategyFile {
             add_retry(&mut file, retry);
             "lock-timeout-retry"
         }
-        Strategy::KillBlockers { grace } => {
+        Strategy::KillBlockers {
+            grace,
+            older_than,
+            every,
+        } => {
             file.grace = Some(text(*grace));
+            file.older_than = Some(text(*older_than));
+            file.every = Some(text(*every));
             "kill-blockers"
+        }
+        Strategy::KillLockHolders {
+            lock_timeout,
+            max_tries,
+        } => {
+            file.lock_timeout = Some(text(*lock_timeout));
+            file.max_tries = Some(*max_tries);
+            "kill-lock-holders"
         }
         Strategy::WaitForIdle { older_than, retry } => {
             file.older_than = Some(text(*older_than));
@@ -367,7 +381,7 @@ ddl_outcome = "ok"
             "--db-url",
             "postgres://app:Secret-pw@db.example.com/shop",
         ]);
-        assert_eq!(config.strategies.len(), 11);
+        assert_eq!(config.strategies.len(), 13);
         let (text, again) = rerun(&config, dir.path());
         assert_same_workload(&config, &again);
         assert_eq!(again.load.clients, 5);

@@ -160,6 +160,16 @@ pub struct DdlAttempt {
     pub sqlstate: String,
     /// Server error message, empty on success.
     pub message: String,
+    /// The sessions the strategy terminated during (or right after) this try.
+    pub terminated: Vec<TerminatedSession>,
+}
+
+/// A session a strategy terminated (`pg_terminate_backend`), named as the lock
+/// samples name it (`report`, `reader-3`, `external:4242`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TerminatedSession {
+    pub role: String,
+    pub pid: u32,
 }
 
 /// The time the blocker's transaction was open, on the run clock.
@@ -222,6 +232,7 @@ pub(crate) fn test_attempt(
         outcome,
         sqlstate: String::new(),
         message: String::new(),
+        terminated: Vec::new(),
     }
 }
 

@@ -505,7 +505,7 @@ mod tests {
     }
 
     #[test]
-    fn the_title_of_nine_strategies_wraps_between_them() {
+    fn the_title_of_every_preset_wraps_between_them() {
         register_embedded_font().unwrap();
         let mut report = report_with_strategies(ALL_STRATEGIES);
         report.workload = "add-column-with-a-default".to_string();
@@ -515,7 +515,7 @@ mod tests {
             strategy.summary.ddl_attempts = 12;
             strategy.summary.ddl_outcome = DdlOutcome::GaveUp;
         }
-        let layout = TimelineLayout::new(9);
+        let layout = TimelineLayout::new(report.strategies.len());
         let lines = timeline_title(&report, report.workload.clone(), &layout);
         assert!(lines.len() <= layout.title_lines as usize, "{lines:?}");
         let joined = lines.join(" | ");

@@ -65,5 +65,5 @@ pub(super) fn report_with_strategies(names: &[&str]) -> RunReport {
     report
 }
 
-/// The 9 strategies of `compare --strategies all`, in run order.
+/// The strategies of `compare --strategies all` (every preset), in run order.
 pub(super) const ALL_STRATEGIES: &[&str] = crate::strategy::PRESET_NAMES;

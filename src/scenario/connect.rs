@@ -9,7 +9,7 @@ use tokio_postgres::Client;
 use super::load::{self, LoadRuntime};
 use crate::config::Config;
 use crate::error::Error;
-use crate::strategy::{NamedStrategy, Strategy};
+use crate::strategy::NamedStrategy;
 use crate::target::Target;
 
 /// The open sessions of one run, each for the task that will own it.
@@ -55,8 +55,8 @@ pub async fn connect_sessions(
         ),
         None => None,
     };
-    let killer = match (&config.ddl, &strategy.strategy) {
-        (Some(_), Strategy::KillBlockers { .. }) => Some(target.connect("killer").await?),
+    let killer = match &config.ddl {
+        Some(_) if strategy.strategy.needs_killer() => Some(target.connect("killer").await?),
         _ => None,
     };
     Ok(Sessions {

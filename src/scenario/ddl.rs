@@ -8,6 +8,7 @@
 //! refuses, before the run, what such a transaction cannot hold.
 
 mod statements;
+mod terminate;
 
 use std::time::Duration;
 
@@ -16,7 +17,6 @@ use tokio::sync::watch;
 use tokio_postgres::Client;
 
 use super::RunClock;
-use super::observer::role_of;
 use crate::error::Error;
 use crate::metrics::{AttemptOutcome, DdlAttempt};
 use crate::strategy::{NamedStrategy, RetryPolicy, Strategy};
@@ -29,7 +29,7 @@ pub const LOCK_NOT_AVAILABLE: &str = "55P03";
 /// How long a running attempt may go on after the load ended before it is cancelled.
 pub const GRACE_AFTER_RUN: Duration = Duration::from_secs(5);
 
-/// How often `wait-for-idle` looks for old transactions and `kill-blockers` for blockers.
+/// How often `wait-for-idle` looks for old transactions.
 const POLL_EVERY: Duration = Duration::from_millis(100);
 
 /// Everything the injector needs; it owns its connections.
@@ -67,7 +67,15 @@ pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
                 older_than,
                 retry: policy,
             } => retry(&mut injector, &sql, &policy, Some(older_than)).await,
-            Strategy::KillBlockers { grace } => kill_blockers(&injector, &sql, grace).await,
+            Strategy::KillBlockers {
+                grace,
+                older_than,
+                every,
+            } => terminate::kill_blockers(&injector, &sql, grace, older_than, every).await,
+            Strategy::KillLockHolders {
+                lock_timeout,
+                max_tries,
+            } => terminate::kill_lock_holders(&injector, &sql, lock_timeout, max_tries).await,
         };
         let step_done = step_attempts
             .last()
@@ -230,84 +238,6 @@ async fn wait_until_idle(
     }
 }
 
-/// No timeout; after `grace`, terminates every session that blocks the DDL and
-/// whose transaction is older than `grace` (so a reader's millisecond query is spared).
-async fn kill_blockers(injector: &DdlInjector, sql: &str, grace: Duration) -> Vec<DdlAttempt> {
-    let clock = injector.clock;
-    let client = &injector.client;
-    let prepared = async {
-        client
-            .batch_execute("SET lock_timeout = 0; SET statement_timeout = 0")
-            .await?;
-        let row = client.query_one("SELECT pg_backend_pid()", &[]).await?;
-        Ok::<i32, tokio_postgres::Error>(row.get(0))
-    }
-    .await;
-    let ddl_pid = match prepared {
-        Ok(pid) => pid,
-        Err(err) => return vec![setup_failed(clock, &err)],
-    };
-    injector.status.send_replace("try 1 waiting".into());
-    let started_s = clock.now_s();
-    let mut terminated: Vec<String> = Vec::new();
-    let result = {
-        let ddl = run_try(client, sql, None, injector.rollback);
-        tokio::pin!(ddl);
-        let killer = async {
-            tokio::time::sleep(grace).await;
-            let Some(killer) = &injector.killer else {
-                return std::future::pending::<()>().await;
-            };
-            loop {
-                // The blockers are named before they are terminated: once one
-                // is gone the DDL may finish at once, and this future is then
-                // dropped, possibly before it read the answer to the kill.
-                let rows = killer
-                    .query(
-                        "SELECT b, coalesce(a.application_name, '') \
-                         FROM unnest(pg_blocking_pids($1)) b \
-                         JOIN pg_stat_activity a ON a.pid = b \
-                         WHERE a.xact_start < now() - make_interval(secs => $2)",
-                        &[&ddl_pid, &grace.as_secs_f64()],
-                    )
-                    .await
-                    .unwrap_or_default();
-                let mut pids = Vec::new();
-                for row in rows {
-                    let pid = row.get::<_, i32>(0);
-                    let role = role_of(&injector.session_prefix, row.get(1), pid as u32);
-                    injector
-                        .status
-                        .send_replace(format!("try 1 waiting; terminated {role}"));
-                    terminated.push(format!("{role} (pid {pid})"));
-                    pids.push(pid);
-                }
-                if !pids.is_empty() {
-                    let _ = killer
-                        .execute(
-                            "SELECT pg_terminate_backend(b) FROM unnest($1::int4[]) b",
-                            &[&pids],
-                        )
-                        .await;
-                }
-                tokio::time::sleep(POLL_EVERY).await;
-            }
-        };
-        tokio::select! {
-            result = &mut ddl => result,
-            _ = killer => unreachable!("the killer loop never ends"),
-        }
-    };
-    let note = if terminated.is_empty() {
-        String::new()
-    } else {
-        format!("terminated {}", terminated.join(", "))
-    };
-    let attempt = finish_attempt(1, started_s, clock.now_s(), result, true, note);
-    injector.status.send_replace(final_status(&attempt));
-    vec![attempt]
-}
-
 /// The attempt record of a finished try. A lock timeout on the last allowed
 /// try is `gave_up`; `note` goes into the message of a successful try.
 fn finish_attempt(
@@ -327,6 +257,7 @@ fn finish_attempt(
             outcome: AttemptOutcome::Ok,
             sqlstate: String::new(),
             message: note,
+            terminated: Vec::new(),
         },
         Err(err) => {
             let is_lock_timeout = err.code().map(|code| code.code()) == Some(LOCK_NOT_AVAILABLE);
@@ -476,6 +407,7 @@ fn failed_attempt(
         outcome,
         sqlstate,
         message,
+        terminated: Vec::new(),
     }
 }
 

@@ -72,14 +72,38 @@ pub fn preset_source(name: &str) -> Option<PresetSource> {
              (lib/strong_migrations.rb) sets no lock_timeout, and lock_timeout_retries defaults \
              to 0 with lock_timeout_retry_delay 10 s: one try",
         ),
+        "pg-osc" => (
+            "shayonj/pg-osc",
+            "lib/pg_online_schema_change/query.rb",
+            "open_lock_exclusive with --kill-backends: SET lock_timeout = \
+             '#{wait_time_for_lock}s' (--wait-time-for-lock, default 10 in \
+             lib/pg_online_schema_change/cli.rb) and LOCK TABLE <table> IN ACCESS EXCLUSIVE \
+             MODE in the transaction; on PG::LockNotAvailable kill_backends runs SELECT \
+             pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'relation' AND relation = \
+             '<table>'::regclass::oid AND pid <> pg_backend_pid() (granted or not, no age filter) \
+             and retries while (attempts += 1) < LOCK_ATTEMPT = 4: 3 tries, no sleep between, \
+             then it fails. pg-osc's own work after the lock (shadow table, swap) is replaced by \
+             the workload's DDL in the same transaction; the table is every workload table the \
+             DDL names",
+        ),
+        "django-pgmigrate" => (
+            "Opus10/django-pgmigrate",
+            "pgmigrate/config.py",
+            "PGMIGRATE_LOCK_TIMEOUT defaults to None (no lock_timeout), \
+             PGMIGRATE_BLOCKING_ACTION to pgmigrate.Terminate and \
+             PGMIGRATE_BLOCKING_ACTION_INTERVAL to 1 s: pglock.prioritize (Opus10/django-pglock \
+             pglock/core.py) starts a periodic timer that, every interval after the first, \
+             terminates the migration's pg_blocking_pids, with no age filter, until the \
+             migration ends",
+        ),
         "kill-blockers" => (
             "stallbench",
-            "src/scenario/ddl.rs",
-            "stallbench's own variant, credited to no tool: no timeout; after the grace (1 s, \
-             the kind's grace key) terminate the DDL's pg_blocking_pids whose transaction is \
-             older than the grace (the age filter is the grace itself), again every poll, never \
-             giving up. pg-osc's --kill-backends (10 s lock_timeout, then terminate every session \
-             holding a lock on the table, at most 3 tries) is a different preset to come",
+            "src/scenario/ddl/terminate.rs",
+            "stallbench's own variant, credited to no tool: no timeout; from the grace (1 s, \
+             the kind's grace key) after the DDL's start, every 100 ms (every), terminate the \
+             DDL's pg_blocking_pids whose transaction is older than 1 s (older_than), never \
+             giving up. Unlike django-pgmigrate it filters by age, so a reader's short query is \
+             spared",
         ),
         "wait-for-idle" => (
             "stallbench",
@@ -285,10 +309,39 @@ mod tests {
     }
 
     #[test]
+    fn pg_osc_preset_matches_open_lock_exclusive_with_kill_backends() {
+        // --wait-time-for-lock 10 (seconds); LOCK_ATTEMPT = 4 with a pre-increment: 3 tries.
+        assert_eq!(
+            strategy_of("pg-osc"),
+            Strategy::KillLockHolders {
+                lock_timeout: secs(10),
+                max_tries: 3,
+            }
+        );
+    }
+
+    #[test]
+    fn django_pgmigrate_preset_terminates_blockers_every_second_of_any_age() {
+        // No lock_timeout; PGMIGRATE_BLOCKING_ACTION_INTERVAL = 1 s, first run after one interval.
+        assert_eq!(
+            strategy_of("django-pgmigrate"),
+            Strategy::KillBlockers {
+                grace: secs(1),
+                older_than: Duration::ZERO,
+                every: secs(1),
+            }
+        );
+    }
+
+    #[test]
     fn kill_blockers_preset_waits_one_second_of_grace() {
         assert_eq!(
             strategy_of("kill-blockers"),
-            Strategy::KillBlockers { grace: secs(1) }
+            Strategy::KillBlockers {
+                grace: secs(1),
+                older_than: secs(1),
+                every: ms(100),
+            }
         );
     }
 
