@@ -405,16 +405,20 @@ fn statements_are_stale(sqlstate: &str) -> bool {
     matches!(sqlstate, "0A000" | "26000")
 }
 
-/// The SQLSTATE of a lost connection: the one of the server's last error,
-/// which the message ends with as [`WireError::Server`] writes it
-/// (`... (SQLSTATE 57P01)`), else [`CONNECTION_LOST_SQLSTATE`].
-fn lost_sqlstate(message: &str) -> String {
-    let code = message
+/// The SQLSTATE of a lost connection and its message without it: the
+/// SQLSTATE of the server's last error, which the message ends with as
+/// [`WireError::Server`] writes it (`... (SQLSTATE 57P01)`), else
+/// [`CONNECTION_LOST_SQLSTATE`] and the message as it is. The SQLSTATE has its
+/// own column, so it leaves the message (whose digits would be normalised).
+fn lost_sqlstate(message: &str) -> (String, String) {
+    let split = message
         .strip_suffix(')')
-        .and_then(|rest| rest.rsplit_once("(SQLSTATE "))
-        .map(|(_, code)| code)
-        .filter(|code| code.len() == 5 && code.bytes().all(|b| b.is_ascii_alphanumeric()));
-    code.unwrap_or(CONNECTION_LOST_SQLSTATE).to_string()
+        .and_then(|rest| rest.rsplit_once(" (SQLSTATE "))
+        .filter(|(_, code)| code.len() == 5 && code.bytes().all(|b| b.is_ascii_alphanumeric()));
+    match split {
+        Some((text, code)) => (code.to_string(), text.to_string()),
+        None => (CONNECTION_LOST_SQLSTATE.to_string(), message.to_string()),
+    }
 }
 
 /// Waits for an arrival on the worker's precise timer, made at its first
@@ -550,10 +554,10 @@ async fn run_script(
                         WireError::Server { sqlstate, message } => {
                             TxnError::Failed { sqlstate, message }
                         }
-                        WireError::Lost(message) => TxnError::Lost {
-                            sqlstate: lost_sqlstate(&message),
-                            message,
-                        },
+                        WireError::Lost(message) => {
+                            let (sqlstate, message) = lost_sqlstate(&message);
+                            TxnError::Lost { sqlstate, message }
+                        }
                     });
                 }
             }
@@ -575,14 +579,29 @@ mod tests {
             message: "terminating connection due to administrator command".into(),
         };
         let message = format!("the server closed the connection: {terminated}");
-        assert_eq!(lost_sqlstate(&message), "57P01");
         assert_eq!(
-            lost_sqlstate("the server closed the connection"),
+            lost_sqlstate(&message),
+            (
+                "57P01".to_string(),
+                "the server closed the connection: terminating connection due to \
+                 administrator command"
+                    .to_string()
+            )
+        );
+        let sqlstate = |message: &str| lost_sqlstate(message).0;
+        assert_eq!(
+            sqlstate("the server closed the connection"),
             CONNECTION_LOST_SQLSTATE
         );
         let reset = WireError::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
-        assert_eq!(lost_sqlstate(&reset.to_string()), CONNECTION_LOST_SQLSTATE);
-        assert_eq!(lost_sqlstate("odd (SQLSTATE 5)"), CONNECTION_LOST_SQLSTATE);
+        assert_eq!(sqlstate(&reset.to_string()), CONNECTION_LOST_SQLSTATE);
+        assert_eq!(
+            lost_sqlstate("odd (SQLSTATE 5)"),
+            (
+                CONNECTION_LOST_SQLSTATE.to_string(),
+                "odd (SQLSTATE 5)".to_string()
+            )
+        );
     }
 
     #[test]
