@@ -18,10 +18,10 @@ use tokio_postgres::Client;
 use super::RunClock;
 use super::observer::role_of;
 use crate::error::Error;
-use crate::metrics::{AttemptOutcome, DdlAttempt};
+use crate::metrics::{AttemptOutcome, DdlActivity, DdlAttempt};
 use crate::strategy::{NamedStrategy, RetryPolicy, Strategy};
 
-use statements::{Unrollable, first_unrollable};
+use statements::{Unrollable, first_unrollable, rewrites_table};
 
 /// SQLSTATE of "canceling statement due to lock timeout".
 pub const LOCK_NOT_AVAILABLE: &str = "55P03";
@@ -52,6 +52,8 @@ pub struct DdlInjector {
     pub run_over: watch::Receiver<bool>,
     /// Roll each try's transaction back once the statement finished (`--in-place` without `--apply`).
     pub rollback: bool,
+    /// What the lock observer last saw the DDL session do; `None` without an observer.
+    pub lock_activity: Option<watch::Receiver<DdlActivity>>,
 }
 
 /// Runs the migration, step by step; returns every attempt, numbered across
@@ -95,7 +97,7 @@ async fn plain(injector: &DdlInjector, sql: &str) -> Vec<DdlAttempt> {
     }
     injector.status.send_replace("try 1 waiting".into());
     let started_s = clock.now_s();
-    let result = run_try(&injector.client, sql, None, injector.rollback).await;
+    let result = run_try(injector, 1, sql, None).await;
     let attempt = finish_attempt(1, started_s, clock.now_s(), result, false, String::new());
     injector.status.send_replace(final_status(&attempt));
     vec![attempt]
@@ -116,6 +118,7 @@ async fn retry(
     let max_tries = policy.max_tries();
     let mut try_number = 1;
     loop {
+        let idle_wait_started_s = clock.now_s();
         if let Some(older_than) = wait_for_idle
             && !wait_until_idle(injector, older_than, try_number).await
         {
@@ -124,6 +127,10 @@ async fn retry(
                 .send_replace(format!("stopped before try {try_number}: the run ended"));
             return attempts;
         }
+        let idle_wait_ms = match wait_for_idle {
+            Some(_) => (clock.now_s() - idle_wait_started_s) * 1000.0,
+            None => 0.0,
+        };
         let lock_timeout_ms = policy.lock_timeout(try_number).as_millis();
         injector
             .status
@@ -152,16 +159,19 @@ async fn retry(
             None
         };
         let started_s = clock.now_s();
-        let result = run_try(client, sql, local_settings.as_deref(), injector.rollback).await;
+        let result = run_try(injector, try_number, sql, local_settings.as_deref()).await;
         let is_last = try_number >= max_tries;
-        let attempt = finish_attempt(
-            try_number,
-            started_s,
-            clock.now_s(),
-            result,
-            is_last,
-            String::new(),
-        );
+        let attempt = DdlAttempt {
+            idle_wait_ms,
+            ..finish_attempt(
+                try_number,
+                started_s,
+                clock.now_s(),
+                result,
+                is_last,
+                String::new(),
+            )
+        };
         let outcome = attempt.outcome;
         attempts.push(attempt);
         if outcome != AttemptOutcome::LockTimeout {
@@ -251,7 +261,7 @@ async fn kill_blockers(injector: &DdlInjector, sql: &str, grace: Duration) -> Ve
     let started_s = clock.now_s();
     let mut terminated: Vec<String> = Vec::new();
     let result = {
-        let ddl = run_try(client, sql, None, injector.rollback);
+        let ddl = run_try(injector, 1, sql, None);
         tokio::pin!(ddl);
         let killer = async {
             tokio::time::sleep(grace).await;
@@ -327,6 +337,8 @@ fn finish_attempt(
             outcome: AttemptOutcome::Ok,
             sqlstate: String::new(),
             message: note,
+            lock: None,
+            idle_wait_ms: 0.0,
         },
         Err(err) => {
             let is_lock_timeout = err.code().map(|code| code.code()) == Some(LOCK_NOT_AVAILABLE);
@@ -355,21 +367,71 @@ fn try_text(sql: &str, local_settings: Option<&str>, rollback: bool) -> String {
     )
 }
 
-/// Runs one try as [`try_text`] wraps it; a try that fails inside the
-/// transaction rolls it back, so the session is ready for the next one.
+/// Runs try `try_number` as [`try_text`] wraps it, saying on the progress
+/// line once the lock observer sees it hold its lock; a try that fails
+/// inside the transaction rolls it back, so the session is ready for the next one.
 async fn run_try(
-    client: &Client,
+    injector: &DdlInjector,
+    try_number: u32,
     sql: &str,
     local_settings: Option<&str>,
-    rollback: bool,
 ) -> Result<(), tokio_postgres::Error> {
-    let result = client
-        .batch_execute(&try_text(sql, local_settings, rollback))
-        .await;
-    if result.is_err() && (local_settings.is_some() || rollback) {
-        let _ = client.batch_execute("ROLLBACK").await;
+    let client = &injector.client;
+    let wrapped = local_settings.is_some() || injector.rollback;
+    let statement = async {
+        let result = client
+            .batch_execute(&try_text(sql, local_settings, injector.rollback))
+            .await;
+        if result.is_err() && wrapped {
+            let _ = client.batch_execute("ROLLBACK").await;
+        }
+        result
+    };
+    let Some(activity) = &injector.lock_activity else {
+        return statement.await;
+    };
+    let mut activity = activity.clone();
+    // What the observer saw before this try is not this try.
+    activity.mark_unchanged();
+    tokio::pin!(statement);
+    let mut held = false;
+    loop {
+        tokio::select! {
+            result = &mut statement => return result,
+            changed = activity.changed() => {
+                if changed.is_err() {
+                    // The observer stopped: the statement goes on unwatched.
+                    return statement.await;
+                }
+                let seen = *activity.borrow_and_update();
+                if let Some(text) = holding_status(try_number, sql, seen, held) {
+                    held = true;
+                    injector.status.send_replace(text);
+                }
+            }
+        }
     }
-    result
+}
+
+/// The progress text once the observer sees try `try_number` do `seen`, if it
+/// changes: `try 1 holds the lock (rewriting)` when it runs after waiting,
+/// `try 1 holds the lock, waits again` when it waits once it held its lock.
+/// `held`: the try was seen holding its lock before.
+fn holding_status(try_number: u32, sql: &str, seen: DdlActivity, held: bool) -> Option<String> {
+    match (seen, held) {
+        (DdlActivity::Running, _) => Some(format!(
+            "try {try_number} holds the lock{}",
+            if rewrites_table(sql) {
+                " (rewriting)"
+            } else {
+                ""
+            }
+        )),
+        (DdlActivity::WaitingForLock, true) => {
+            Some(format!("try {try_number} holds the lock, waits again"))
+        }
+        (DdlActivity::WaitingForLock, false) | (DdlActivity::Idle, _) => None,
+    }
 }
 
 /// A statement that PostgreSQL refuses inside a transaction block (`CREATE INDEX
@@ -476,6 +538,8 @@ fn failed_attempt(
         outcome,
         sqlstate,
         message,
+        lock: None,
+        idle_wait_ms: 0.0,
     }
 }
 
@@ -570,6 +634,28 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("has its own BEGIN"), "{message}");
+    }
+
+    #[test]
+    fn the_progress_line_says_when_a_try_holds_its_lock() {
+        let rewrite = "ALTER TABLE orders ALTER COLUMN qty TYPE bigint";
+        let add = "ALTER TABLE orders ADD COLUMN note text";
+        let running = DdlActivity::Running;
+        let waiting = DdlActivity::WaitingForLock;
+        assert_eq!(holding_status(1, rewrite, waiting, false), None);
+        assert_eq!(
+            holding_status(1, rewrite, running, false).unwrap(),
+            "try 1 holds the lock (rewriting)"
+        );
+        assert_eq!(
+            holding_status(3, add, running, false).unwrap(),
+            "try 3 holds the lock"
+        );
+        assert_eq!(
+            holding_status(1, add, waiting, true).unwrap(),
+            "try 1 holds the lock, waits again"
+        );
+        assert_eq!(holding_status(1, add, DdlActivity::Idle, true), None);
     }
 
     #[test]

@@ -1,0 +1,194 @@
+//! Waiting for the lock versus holding it. A DDL attempt's duration is two
+//! different costs: the time it queued for its lock (while every later
+//! session queued behind it) and the time it held the lock (a table rewrite,
+//! an index build). The server keeps no record of when a lock was granted, so
+//! the lock observer polls what the DDL session is doing every
+//! [`GRANT_POLL_EVERY_MS`] and this module places the grant between those
+//! polls, after the run, as plain data.
+
+/// How often the lock observer polls the DDL session, in milliseconds: the
+/// resolution of [`LockPhases`] (longer while a full lock sample runs).
+pub const GRANT_POLL_EVERY_MS: u64 = 20;
+
+/// What the DDL session was doing at one poll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DdlActivity {
+    /// Between statements (or not connected).
+    Idle,
+    /// Running a statement and waiting for a heavyweight lock (`wait_event_type = 'Lock'`).
+    WaitingForLock,
+    /// Running a statement and not waiting for a lock.
+    Running,
+}
+
+/// One poll of the DDL session, on the run clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DdlPoll {
+    pub t_s: f64,
+    pub activity: DdlActivity,
+}
+
+/// When a DDL attempt got its lock, and how its duration splits into waiting
+/// for the lock and holding it: `wait_ms + held_ms` is the attempt's duration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LockPhases {
+    /// When the statement's first lock wait ended, on the run clock; `None` if it never got the lock.
+    pub granted_s: Option<f64>,
+    /// From the start of the attempt to the grant; the whole attempt if it never got the lock.
+    pub wait_ms: f64,
+    /// From the grant to the end of the attempt; 0 if it never got the lock.
+    pub held_ms: f64,
+    /// Of `held_ms`, the time the statement waited again while holding its
+    /// lock: for another lock, or for older transactions to end (what a
+    /// `CONCURRENTLY` build does).
+    pub held_waiting_ms: f64,
+}
+
+/// The lock phases of the attempt that ran from `started_s` to `ended_s`
+/// and ended `ok` (or not), from the polls of the DDL session (in time order).
+///
+/// The grant is placed at the first poll that saw the statement run after it
+/// had been seen waiting (up to one poll late); at the start when no poll saw
+/// it wait (it waited less than a poll); at the end when it was last seen
+/// waiting and yet succeeded (it held the lock less than a poll). A statement
+/// last seen waiting that failed, or never seen running that failed, never got its lock.
+pub fn lock_phases(started_s: f64, ended_s: f64, ok: bool, polls: &[DdlPoll]) -> LockPhases {
+    let during: Vec<&DdlPoll> = polls
+        .iter()
+        .filter(|poll| poll.t_s > started_s && poll.t_s < ended_s)
+        .filter(|poll| poll.activity != DdlActivity::Idle)
+        .collect();
+    let seen_waiting_first = during
+        .first()
+        .is_some_and(|poll| poll.activity == DdlActivity::WaitingForLock);
+    let first_running = during
+        .iter()
+        .find(|poll| poll.activity == DdlActivity::Running)
+        .map(|poll| poll.t_s);
+    let granted_s = match (seen_waiting_first, first_running) {
+        (false, Some(_)) => Some(started_s),
+        (false, None) if ok => Some(started_s),
+        (true, Some(running_s)) => Some(running_s),
+        (true, None) if ok => Some(ended_s),
+        _ => None,
+    };
+    let duration_ms = (ended_s - started_s) * 1000.0;
+    let Some(granted_s) = granted_s else {
+        return LockPhases {
+            granted_s: None,
+            wait_ms: duration_ms,
+            held_ms: 0.0,
+            held_waiting_ms: 0.0,
+        };
+    };
+    LockPhases {
+        granted_s: Some(granted_s),
+        wait_ms: (granted_s - started_s) * 1000.0,
+        held_ms: (ended_s - granted_s) * 1000.0,
+        held_waiting_ms: waiting_after_ms(&during, granted_s, ended_s),
+    }
+}
+
+/// The time from `granted_s` to `ended_s` that `polls` saw waiting for a lock:
+/// each poll that saw a wait counts until the next poll (or the end).
+fn waiting_after_ms(polls: &[&DdlPoll], granted_s: f64, ended_s: f64) -> f64 {
+    let after: Vec<&&DdlPoll> = polls.iter().filter(|poll| poll.t_s > granted_s).collect();
+    let mut waiting_s = 0.0;
+    for (index, poll) in after.iter().enumerate() {
+        if poll.activity == DdlActivity::WaitingForLock {
+            let until_s = after.get(index + 1).map_or(ended_s, |next| next.t_s);
+            waiting_s += until_s - poll.t_s;
+        }
+    }
+    waiting_s * 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DdlActivity::{Idle, Running, WaitingForLock};
+    use super::*;
+
+    fn polls(from_s: f64, activities: &[DdlActivity]) -> Vec<DdlPoll> {
+        activities
+            .iter()
+            .enumerate()
+            .map(|(index, &activity)| DdlPoll {
+                t_s: from_s + index as f64 * 0.25,
+                activity,
+            })
+            .collect()
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-6
+    }
+
+    #[test]
+    fn a_rewrite_behind_a_blocker_waits_then_holds() {
+        // Polls at 6.0, 6.25, ..., 7.5: waiting until 7.0, running from 7.25.
+        let seen = polls(
+            6.0,
+            &[
+                Idle,
+                WaitingForLock,
+                WaitingForLock,
+                WaitingForLock,
+                WaitingForLock,
+                Running,
+                Running,
+            ],
+        );
+        let phases = lock_phases(6.1, 7.6, true, &seen);
+        assert_eq!(phases.granted_s, Some(7.25));
+        assert!(close(phases.wait_ms, 1150.0), "{phases:?}");
+        assert!(close(phases.held_ms, 350.0), "{phases:?}");
+        assert_eq!(phases.held_waiting_ms, 0.0);
+    }
+
+    #[test]
+    fn a_lock_timeout_never_got_the_lock() {
+        let seen = polls(6.0, &[WaitingForLock, WaitingForLock, Idle]);
+        let phases = lock_phases(5.9, 6.4, false, &seen);
+        assert_eq!(phases.granted_s, None);
+        assert!(close(phases.wait_ms, 500.0));
+        assert_eq!(phases.held_ms, 0.0);
+    }
+
+    #[test]
+    fn a_short_wait_between_polls_is_granted_at_the_start() {
+        // Seen running at once, or never seen at all: the wait was under a poll.
+        let running = lock_phases(6.0, 6.6, true, &polls(6.1, &[Running, Running]));
+        assert_eq!(running.granted_s, Some(6.0));
+        assert!(close(running.held_ms, 600.0));
+        let unseen = lock_phases(6.0, 6.002, true, &polls(5.0, &[Idle, Idle]));
+        assert_eq!(unseen.granted_s, Some(6.0));
+        assert_eq!(unseen.wait_ms, 0.0);
+        assert!(close(unseen.held_ms, 2.0));
+    }
+
+    #[test]
+    fn last_seen_waiting_is_granted_at_the_end_if_it_succeeded() {
+        let seen = polls(6.0, &[WaitingForLock, WaitingForLock]);
+        let ok = lock_phases(5.9, 6.3, true, &seen);
+        assert_eq!(ok.granted_s, Some(6.3));
+        assert!(close(ok.wait_ms, 400.0));
+        assert!(close(ok.held_ms, 0.0));
+        let failed = lock_phases(5.9, 6.3, false, &seen);
+        assert_eq!(failed.granted_s, None);
+        assert!(close(failed.wait_ms, 400.0));
+    }
+
+    #[test]
+    fn waits_while_holding_count_apart() {
+        // A CONCURRENTLY build: its lock at once, then waits for older transactions.
+        let seen = polls(
+            6.1,
+            &[Running, WaitingForLock, WaitingForLock, Running, Running],
+        );
+        let phases = lock_phases(6.0, 7.2, true, &seen);
+        assert_eq!(phases.granted_s, Some(6.0));
+        assert_eq!(phases.wait_ms, 0.0);
+        assert!(close(phases.held_ms, 1200.0));
+        assert!(close(phases.held_waiting_ms, 500.0), "{phases:?}");
+    }
+}
