@@ -615,7 +615,7 @@ mod tests {
         );
         assert_eq!(
             lines.next().unwrap(),
-            "naive,1,6.000,15.700,9700.0,ok,,,15.650,9650.0,50.0,0.0,0.0"
+            "naive,1,6.000,15.700,9700.0,ok,,,15.400,9400.0,300.0,0.0,0.0"
         );
         assert_eq!(
             lines.next().unwrap(),

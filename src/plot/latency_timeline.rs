@@ -52,6 +52,10 @@ fn draw_latency_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<
         ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
         ("DDL try that failed", KeySwatch::Box(ATTEMPT_FAILED)),
         ("DDL try that succeeded", KeySwatch::Box(ATTEMPT_OK)),
+        (
+            "light: waiting for the lock, solid: holding it",
+            KeySwatch::WaitThenHold(ATTEMPT_OK),
+        ),
     ];
     let duration_s = timeline_duration_s(report);
     let y_axis = LatencyTimelineAxis::new(report);

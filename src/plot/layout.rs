@@ -55,6 +55,8 @@ pub(super) const BLOCKER_SHADE: RGBColor = RGBColor(200, 200, 200);
 pub(super) const ATTEMPT_FAILED: RGBColor = RGBColor(214, 39, 40);
 /// A DDL try that succeeded.
 pub(super) const ATTEMPT_OK: RGBColor = RGBColor(44, 160, 44);
+/// How opaque a DDL try's bar is while the try waits for its lock (solid: holds it).
+pub(super) const WAITING_ALPHA: f64 = 0.35;
 /// All text.
 const TEXT: RGBColor = RGBColor(30, 30, 30);
 /// Grid lines.
@@ -325,6 +327,16 @@ fn draw_key(
                 [(x, y), (x + swatch_px, y + swatch_px)],
                 colour.filled(),
             ))?,
+            KeySwatch::WaitThenHold(colour) => {
+                header.draw(&Rectangle::new(
+                    [(x, y), (x + swatch_px / 2, y + swatch_px)],
+                    colour.mix(WAITING_ALPHA).filled(),
+                ))?;
+                header.draw(&Rectangle::new(
+                    [(x + swatch_px / 2, y), (x + swatch_px, y + swatch_px)],
+                    colour.filled(),
+                ))?;
+            }
         }
         header.draw_text(
             label,
@@ -359,20 +371,25 @@ pub(super) enum KeySwatch {
     /// A line drawn in its own style (thinner or fainter than a [`KeySwatch::Line`]).
     ThinLine(ShapeStyle),
     Box(RGBColor),
+    /// Half light (a DDL try waiting for its lock), half solid (holding it).
+    WaitThenHold(RGBColor),
 }
 
-/// "naive: 9 s at 0 tps, DDL waited 9.7 s" or "retry: 0 s at 0 tps, 5 tries".
+/// "naive: 9 s at 0 tps, DDL waited 9.4 s, held 0.3 s" or "retry: 0 s at 0 tps, 5 tries".
 pub(super) fn headline(strategy: &StrategyReport) -> String {
     let s = &strategy.summary;
     let mut text = format!("{}: {} s at 0 tps", strategy.strategy, s.zero_tps_seconds);
+    let lock = strategy.attempts.last().and_then(|attempt| attempt.lock);
     match s.ddl_attempts {
         0 => {}
-        1 if s.ddl_outcome == DdlOutcome::Ok => {
-            text.push_str(&format!(
-                ", DDL waited {:.1} s",
-                s.ddl_last_wait_ms / 1000.0
-            ));
-        }
+        1 if s.ddl_outcome == DdlOutcome::Ok => match lock {
+            Some(lock) => text.push_str(&format!(
+                ", DDL waited {:.1} s, held {:.1} s",
+                lock.wait_ms / 1000.0,
+                lock.held_ms / 1000.0
+            )),
+            None => text.push_str(&format!(", DDL took {:.1} s", s.ddl_last_wait_ms / 1000.0)),
+        },
         1 => {
             text.push_str(&format!(
                 ", DDL failed after {:.1} s",
@@ -535,7 +552,13 @@ mod tests {
         let report = reference_report();
         assert_eq!(
             headline(&report.strategies[0]),
-            "naive: 9 s at 0 tps, DDL waited 9.7 s"
+            "naive: 9 s at 0 tps, DDL waited 9.4 s, held 0.3 s"
+        );
+        let mut unobserved = report.strategies[0].clone();
+        unobserved.attempts[0].lock = None;
+        assert_eq!(
+            headline(&unobserved),
+            "naive: 9 s at 0 tps, DDL took 9.7 s"
         );
         assert_eq!(
             headline(&report.strategies[1]),

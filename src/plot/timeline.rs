@@ -51,6 +51,10 @@ fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
             KeySwatch::Box(ATTEMPT_FAILED),
         ),
         ("DDL try that succeeded", KeySwatch::Box(ATTEMPT_OK)),
+        (
+            "light: waiting for the lock, solid: holding it",
+            KeySwatch::WaitThenHold(ATTEMPT_OK),
+        ),
     ];
     let duration_s = timeline_duration_s(report);
     let max_tps = report
