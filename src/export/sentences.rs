@@ -47,7 +47,10 @@ pub fn losses(summary: &Summary) -> Vec<String> {
 pub fn wait_and_hold(attempts: &[DdlAttempt]) -> Option<String> {
     let idle_wait_ms: f64 = attempts.iter().map(|attempt| attempt.idle_wait_ms).sum();
     let phases: Option<Vec<_>> = attempts.iter().map(|attempt| attempt.lock).collect();
-    let idle = format!("waited {} s for idle", format_seconds(idle_wait_ms / 1000.0));
+    let idle = format!(
+        "waited {} s for idle",
+        format_seconds(idle_wait_ms / 1000.0)
+    );
     let Some(phases) = phases.filter(|phases| !phases.is_empty()) else {
         return (idle_wait_ms > 0.0).then_some(idle);
     };
@@ -322,7 +325,13 @@ mod tests {
                 AttemptOutcome::LockTimeout,
                 phases(None, 500.0, 0.0),
             ),
-            timed(2, 7.5, 7.6, AttemptOutcome::Ok, phases(Some(7.5), 0.0, 100.0)),
+            timed(
+                2,
+                7.5,
+                7.6,
+                AttemptOutcome::Ok,
+                phases(Some(7.5), 0.0, 100.0),
+            ),
         ];
         assert_eq!(
             wait_and_hold(&tries).unwrap(),

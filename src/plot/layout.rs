@@ -556,10 +556,7 @@ mod tests {
         );
         let mut unobserved = report.strategies[0].clone();
         unobserved.attempts[0].lock = None;
-        assert_eq!(
-            headline(&unobserved),
-            "naive: 9 s at 0 tps, DDL took 9.7 s"
-        );
+        assert_eq!(headline(&unobserved), "naive: 9 s at 0 tps, DDL took 9.7 s");
         assert_eq!(
             headline(&report.strategies[1]),
             "retry: 0 s at 0 tps, 5 tries"

@@ -10,8 +10,8 @@
 use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, SecondLocks};
 use crate::metrics::{
-    AttemptOutcome, DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, Recorder, RunFacts, StrategyReport,
-    build_timeline, lock_phases, summarize,
+    AttemptOutcome, DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, Recorder, RunFacts,
+    StrategyReport, build_timeline, lock_phases, summarize,
 };
 
 /// What the tasks of one run returned, as plain data: the wind-down's result.
@@ -127,12 +127,7 @@ fn with_lock_phases(mut measured: Measured) -> Measured {
     };
     for attempt in &mut measured.attempts {
         let ok = attempt.outcome == AttemptOutcome::Ok;
-        attempt.lock = Some(lock_phases(
-            attempt.started_s,
-            attempt.ended_s,
-            ok,
-            polls,
-        ));
+        attempt.lock = Some(lock_phases(attempt.started_s, attempt.ended_s, ok, polls));
     }
     measured
 }

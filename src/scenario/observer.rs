@@ -24,11 +24,13 @@ use crate::metrics::{DdlActivity, DdlPoll, LiveCounters};
 /// How often the observer samples: 5 times a second.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(200);
 
-/// What the DDL session (by its `application_name`, `$1`) is doing.
+/// What the DDL session (by its `application_name`, `$1`) is doing. Its
+/// parallel workers (an index rebuild's) share the name: the backend type tells.
 const DDL_POLL_SQL: &str = "\
 SELECT coalesce(state, ''), coalesce(wait_event_type, '')
 FROM pg_stat_activity
-WHERE application_name = $1 AND datname = current_database()";
+WHERE application_name = $1 AND datname = current_database()
+  AND backend_type = 'client backend'";
 
 /// One row per client session of this database (but the observer): what it
 /// waits for (if anything), the strongest lock it holds on a workload table,

@@ -35,9 +35,9 @@ pub fn rewrites_table(step: &str) -> bool {
                 }
                 // ALTER [COLUMN] name [SET DATA] TYPE; a quoted name is not among the words.
                 let name = index + 1 + usize::from(word(index + 1) == "COLUMN");
-                [name, name + 1].into_iter().any(|at| {
-                    word(at) == "TYPE" || (word(at) == "SET" && word(at + 1) == "DATA")
-                })
+                [name, name + 1]
+                    .into_iter()
+                    .any(|at| word(at) == "TYPE" || (word(at) == "SET" && word(at + 1) == "DATA"))
             }),
             ("VACUUM", _) => has("FULL"),
             ("CLUSTER", _) => true,
