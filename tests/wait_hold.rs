@@ -148,3 +148,75 @@ fn a_rewrite_waits_for_the_lock_then_holds_it_and_wait_for_idle_waits_first() {
     assert!(summary.contains("s for idle, "), "{summary}");
     assert_no_leftover_server();
 }
+
+/// A small table whose ALTER then sleeps in the same transaction: the lock is
+/// held for 1.5 s whatever the machine's speed, across a progress tick.
+const HELD_WHILE_SLEEPING: &str = r#"
+name = "held"
+description = "an ALTER that holds its lock for 1.5 s"
+setup = """
+CREATE TABLE orders (id bigserial PRIMARY KEY, qty int NOT NULL);
+INSERT INTO orders (qty) SELECT g % 7 FROM generate_series(1, 10000) g;
+"""
+reset = "ALTER TABLE orders ALTER COLUMN qty TYPE int;"
+
+[load]
+clients = 2
+duration = "5s"
+
+[[load.scripts]]
+name = "read"
+sql = "SELECT count(*) FROM orders WHERE id < 100;"
+
+[blocker]
+at = "0.5s"
+hold = "2s"
+sql = "SELECT count(*) FROM orders WHERE id < 10"
+
+[ddl]
+at = "1.2s"
+sql = "ALTER TABLE orders ALTER COLUMN qty TYPE bigint; SELECT pg_sleep(1.5)"
+
+[[strategies]]
+name = "naive"
+kind = "plain"
+"#;
+
+#[test]
+fn the_progress_line_says_when_the_ddl_holds_its_lock() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = write_workload(dir.path(), "held.toml", HELD_WHILE_SLEEPING);
+    let out = dir.path().join("results");
+    let output = assert_cmd::Command::cargo_bin("stallbench")
+        .unwrap()
+        .env_remove("DATABASE_URL")
+        .arg("run")
+        .arg(&workload)
+        .args(["--strategy", "naive", "--seed", "1", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let progress: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.starts_with("progress:"))
+        .collect();
+    let waiting = progress
+        .iter()
+        .position(|line| line.contains("ddl: try 1 waiting"));
+    let holding = progress
+        .iter()
+        .position(|line| line.contains("ddl: try 1 holds the lock (rewriting)"));
+    assert!(
+        matches!((waiting, holding), (Some(w), Some(h)) if w < h),
+        "the DDL waits, then holds the lock: {progress:#?}"
+    );
+    let csv = std::fs::read_to_string(out.join("ddl_attempts.csv")).unwrap();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let held_ms: f64 = row[10].parse().unwrap();
+    assert!(held_ms >= 1400.0, "the sleep holds the lock: {csv}");
+    assert_no_leftover_server();
+}
