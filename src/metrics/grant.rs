@@ -47,30 +47,29 @@ pub struct LockPhases {
 /// The lock phases of the attempt that ran from `started_s` to `ended_s`
 /// and ended `ok` (or not), from the polls of the DDL session (in time order).
 ///
-/// The grant is placed at the first poll that saw the statement run after it
-/// had been seen waiting (up to one poll late); at the start when no poll saw
-/// it wait (it waited less than a poll); at the end when it was last seen
-/// waiting and yet succeeded (it held the lock less than a poll). A statement
-/// last seen waiting that failed, or never seen running that failed, never got its lock.
+/// The grant is the end of the statement's first lock wait: the first poll
+/// that saw it run after the first poll that saw it wait (up to one poll
+/// late). A poll that saw it run before that saw it parse, before its lock
+/// request. Never seen waiting, it was granted at the start (it waited less
+/// than a poll) if it succeeded or was seen running. Last seen waiting, it
+/// was granted at the end if it succeeded (it held the lock less than a
+/// poll), and never if it failed (a lock timeout).
 pub fn lock_phases(started_s: f64, ended_s: f64, ok: bool, polls: &[DdlPoll]) -> LockPhases {
     let during: Vec<&DdlPoll> = polls
         .iter()
         .filter(|poll| poll.t_s > started_s && poll.t_s < ended_s)
         .filter(|poll| poll.activity != DdlActivity::Idle)
         .collect();
-    let seen_waiting_first = during
-        .first()
-        .is_some_and(|poll| poll.activity == DdlActivity::WaitingForLock);
-    let first_running = during
+    let running = |poll: &DdlPoll| poll.activity == DdlActivity::Running;
+    let first_wait = during
         .iter()
-        .find(|poll| poll.activity == DdlActivity::Running)
-        .map(|poll| poll.t_s);
-    let granted_s = match (seen_waiting_first, first_running) {
-        (false, Some(_)) => Some(started_s),
-        (false, None) if ok => Some(started_s),
-        (true, Some(running_s)) => Some(running_s),
-        (true, None) if ok => Some(ended_s),
-        _ => None,
+        .position(|poll| poll.activity == DdlActivity::WaitingForLock);
+    let granted_s = match first_wait {
+        None => (ok || during.iter().any(|poll| running(poll))).then_some(started_s),
+        Some(first_wait) => match during[first_wait..].iter().find(|poll| running(poll)) {
+            Some(running) => Some(running.t_s),
+            None => ok.then_some(ended_s),
+        },
     };
     let duration_ms = (ended_s - started_s) * 1000.0;
     let Some(granted_s) = granted_s else {
@@ -180,15 +179,35 @@ mod tests {
 
     #[test]
     fn waits_while_holding_count_apart() {
-        // A CONCURRENTLY build: its lock at once, then waits for older transactions.
+        // Polls at 6.1, 6.35, ...: a wait, the lock, then waits again (another
+        // lock, or a CONCURRENTLY build waiting for older transactions).
         let seen = polls(
             6.1,
-            &[Running, WaitingForLock, WaitingForLock, Running, Running],
+            &[
+                WaitingForLock,
+                Running,
+                WaitingForLock,
+                WaitingForLock,
+                Running,
+            ],
         );
         let phases = lock_phases(6.0, 7.2, true, &seen);
-        assert_eq!(phases.granted_s, Some(6.0));
-        assert_eq!(phases.wait_ms, 0.0);
-        assert!(close(phases.held_ms, 1200.0));
+        assert_eq!(phases.granted_s, Some(6.35));
+        assert!(close(phases.wait_ms, 350.0), "{phases:?}");
+        assert!(close(phases.held_ms, 850.0), "{phases:?}");
         assert!(close(phases.held_waiting_ms, 500.0), "{phases:?}");
+    }
+
+    #[test]
+    fn running_before_the_first_wait_is_the_statement_before_its_lock_request() {
+        let seen = polls(6.0, &[Running, WaitingForLock, WaitingForLock, Running]);
+        let phases = lock_phases(5.99, 6.9, true, &seen);
+        assert_eq!(phases.granted_s, Some(6.75));
+        assert_eq!(phases.held_waiting_ms, 0.0);
+        let timed_out = lock_phases(5.99, 6.6, false, &seen[..3]);
+        assert_eq!(timed_out.granted_s, None, "{timed_out:?}");
+        // A failure seen running and never waiting got its lock, then failed.
+        let failed = lock_phases(5.99, 6.3, false, &seen[..1]);
+        assert_eq!(failed.granted_s, Some(5.99));
     }
 }

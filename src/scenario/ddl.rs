@@ -394,7 +394,6 @@ async fn run_try(
     // What the observer saw before this try is not this try.
     activity.mark_unchanged();
     tokio::pin!(statement);
-    let mut held = false;
     loop {
         tokio::select! {
             result = &mut statement => return result,
@@ -404,8 +403,7 @@ async fn run_try(
                     return statement.await;
                 }
                 let seen = *activity.borrow_and_update();
-                if let Some(text) = holding_status(try_number, sql, seen, held) {
-                    held = true;
+                if let Some(text) = lock_status(try_number, sql, seen) {
                     injector.status.send_replace(text);
                 }
             }
@@ -413,24 +411,17 @@ async fn run_try(
     }
 }
 
-/// The progress text once the observer sees try `try_number` do `seen`, if it
-/// changes: `try 1 holds the lock (rewriting)` when it runs after waiting,
-/// `try 1 holds the lock, waits again` when it waits once it held its lock.
-/// `held`: the try was seen holding its lock before.
-fn holding_status(try_number: u32, sql: &str, seen: DdlActivity, held: bool) -> Option<String> {
-    match (seen, held) {
-        (DdlActivity::Running, _) => Some(format!(
-            "try {try_number} holds the lock{}",
-            if rewrites_table(sql) {
-                " (rewriting)"
-            } else {
-                ""
-            }
-        )),
-        (DdlActivity::WaitingForLock, true) => {
-            Some(format!("try {try_number} holds the lock, waits again"))
+/// The progress text once the observer sees try `try_number` (of `sql`) do
+/// `seen`: `try 1 waiting` for a lock, `try 1 holds the lock (rewriting)`
+/// (or without `(rewriting)`) while it runs; `None` between statements.
+fn lock_status(try_number: u32, sql: &str, seen: DdlActivity) -> Option<String> {
+    match seen {
+        DdlActivity::WaitingForLock => Some(format!("try {try_number} waiting")),
+        DdlActivity::Running if rewrites_table(sql) => {
+            Some(format!("try {try_number} holds the lock (rewriting)"))
         }
-        (DdlActivity::WaitingForLock, false) | (DdlActivity::Idle, _) => None,
+        DdlActivity::Running => Some(format!("try {try_number} holds the lock")),
+        DdlActivity::Idle => None,
     }
 }
 
@@ -642,20 +633,16 @@ mod tests {
         let add = "ALTER TABLE orders ADD COLUMN note text";
         let running = DdlActivity::Running;
         let waiting = DdlActivity::WaitingForLock;
-        assert_eq!(holding_status(1, rewrite, waiting, false), None);
+        assert_eq!(lock_status(2, rewrite, waiting).unwrap(), "try 2 waiting");
         assert_eq!(
-            holding_status(1, rewrite, running, false).unwrap(),
+            lock_status(1, rewrite, running).unwrap(),
             "try 1 holds the lock (rewriting)"
         );
         assert_eq!(
-            holding_status(3, add, running, false).unwrap(),
+            lock_status(3, add, running).unwrap(),
             "try 3 holds the lock"
         );
-        assert_eq!(
-            holding_status(1, add, waiting, true).unwrap(),
-            "try 1 holds the lock, waits again"
-        );
-        assert_eq!(holding_status(1, add, DdlActivity::Idle, true), None);
+        assert_eq!(lock_status(1, add, DdlActivity::Idle), None);
     }
 
     #[test]
