@@ -10,6 +10,8 @@
 /// resolution of [`LockPhases`] (longer while a full lock sample runs).
 pub const GRANT_POLL_EVERY_MS: u64 = 20;
 
+use super::{AttemptOutcome, DdlAttempt};
+
 /// What the DDL session was doing at one poll.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DdlActivity {
@@ -44,22 +46,37 @@ pub struct LockPhases {
     pub held_waiting_ms: f64,
 }
 
-/// The lock phases of the attempt that ran from `started_s` to `ended_s`
-/// and ended `ok` (or not), from the polls of the DDL session (in time order).
+/// SQLSTATE of "deadlock detected": like a lock timeout, it ends a lock wait.
+const DEADLOCK_DETECTED: &str = "40P01";
+
+/// The lock phases of `attempt`, from the polls of the DDL session (in time order).
 ///
 /// The grant is the end of the statement's first lock wait: the first poll
 /// that saw it run after the first poll that saw it wait (up to one poll
 /// late). A poll that saw it run before that saw it parse, before its lock
-/// request. Never seen waiting, it was granted at the start (it waited less
-/// than a poll) if it succeeded or was seen running. Last seen waiting, it
-/// was granted at the end if it succeeded (it held the lock less than a
-/// poll), and never if it failed (a lock timeout).
-pub fn lock_phases(started_s: f64, ended_s: f64, ok: bool, polls: &[DdlPoll]) -> LockPhases {
-    let during: Vec<&DdlPoll> = polls
+/// request; a try that failed for its lock wait (a lock timeout, a deadlock)
+/// ran after its last wait only to raise the error. Never seen waiting, it
+/// was granted at the start (it waited less than a poll) if it succeeded or
+/// was seen running. Last seen waiting, it was granted at the end if it
+/// succeeded (it held the lock less than a poll), and never if it failed.
+pub fn lock_phases(attempt: &DdlAttempt, polls: &[DdlPoll]) -> LockPhases {
+    let (started_s, ended_s) = (attempt.started_s, attempt.ended_s);
+    let ok = attempt.outcome == AttemptOutcome::Ok;
+    let mut during: Vec<&DdlPoll> = polls
         .iter()
         .filter(|poll| poll.t_s > started_s && poll.t_s < ended_s)
         .filter(|poll| poll.activity != DdlActivity::Idle)
         .collect();
+    let failed_waiting = matches!(
+        attempt.outcome,
+        AttemptOutcome::LockTimeout | AttemptOutcome::GaveUp
+    ) || attempt.sqlstate == DEADLOCK_DETECTED;
+    if failed_waiting {
+        let last_wait = during
+            .iter()
+            .rposition(|poll| poll.activity == DdlActivity::WaitingForLock);
+        during.truncate(last_wait.map_or(0, |last| last + 1));
+    }
     let running = |poll: &DdlPoll| poll.activity == DdlActivity::Running;
     let first_wait = during
         .iter()
@@ -118,6 +135,10 @@ mod tests {
             .collect()
     }
 
+    fn ended(started_s: f64, ended_s: f64, outcome: AttemptOutcome) -> DdlAttempt {
+        crate::metrics::test_attempt(1, started_s, ended_s, outcome)
+    }
+
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-6
     }
@@ -137,7 +158,7 @@ mod tests {
                 Running,
             ],
         );
-        let phases = lock_phases(6.1, 7.6, true, &seen);
+        let phases = lock_phases(&ended(6.1, 7.6, AttemptOutcome::Ok), &seen);
         assert_eq!(phases.granted_s, Some(7.25));
         assert!(close(phases.wait_ms, 1150.0), "{phases:?}");
         assert!(close(phases.held_ms, 350.0), "{phases:?}");
@@ -147,7 +168,7 @@ mod tests {
     #[test]
     fn a_lock_timeout_never_got_the_lock() {
         let seen = polls(6.0, &[WaitingForLock, WaitingForLock, Idle]);
-        let phases = lock_phases(5.9, 6.4, false, &seen);
+        let phases = lock_phases(&ended(5.9, 6.4, AttemptOutcome::LockTimeout), &seen);
         assert_eq!(phases.granted_s, None);
         assert!(close(phases.wait_ms, 500.0));
         assert_eq!(phases.held_ms, 0.0);
@@ -156,10 +177,16 @@ mod tests {
     #[test]
     fn a_short_wait_between_polls_is_granted_at_the_start() {
         // Seen running at once, or never seen at all: the wait was under a poll.
-        let running = lock_phases(6.0, 6.6, true, &polls(6.1, &[Running, Running]));
+        let running = lock_phases(
+            &ended(6.0, 6.6, AttemptOutcome::Ok),
+            &polls(6.1, &[Running, Running]),
+        );
         assert_eq!(running.granted_s, Some(6.0));
         assert!(close(running.held_ms, 600.0));
-        let unseen = lock_phases(6.0, 6.002, true, &polls(5.0, &[Idle, Idle]));
+        let unseen = lock_phases(
+            &ended(6.0, 6.002, AttemptOutcome::Ok),
+            &polls(5.0, &[Idle, Idle]),
+        );
         assert_eq!(unseen.granted_s, Some(6.0));
         assert_eq!(unseen.wait_ms, 0.0);
         assert!(close(unseen.held_ms, 2.0));
@@ -168,11 +195,11 @@ mod tests {
     #[test]
     fn last_seen_waiting_is_granted_at_the_end_if_it_succeeded() {
         let seen = polls(6.0, &[WaitingForLock, WaitingForLock]);
-        let ok = lock_phases(5.9, 6.3, true, &seen);
+        let ok = lock_phases(&ended(5.9, 6.3, AttemptOutcome::Ok), &seen);
         assert_eq!(ok.granted_s, Some(6.3));
         assert!(close(ok.wait_ms, 400.0));
         assert!(close(ok.held_ms, 0.0));
-        let failed = lock_phases(5.9, 6.3, false, &seen);
+        let failed = lock_phases(&ended(5.9, 6.3, AttemptOutcome::LockTimeout), &seen);
         assert_eq!(failed.granted_s, None);
         assert!(close(failed.wait_ms, 400.0));
     }
@@ -191,7 +218,7 @@ mod tests {
                 Running,
             ],
         );
-        let phases = lock_phases(6.0, 7.2, true, &seen);
+        let phases = lock_phases(&ended(6.0, 7.2, AttemptOutcome::Ok), &seen);
         assert_eq!(phases.granted_s, Some(6.35));
         assert!(close(phases.wait_ms, 350.0), "{phases:?}");
         assert!(close(phases.held_ms, 850.0), "{phases:?}");
@@ -201,13 +228,27 @@ mod tests {
     #[test]
     fn running_before_the_first_wait_is_the_statement_before_its_lock_request() {
         let seen = polls(6.0, &[Running, WaitingForLock, WaitingForLock, Running]);
-        let phases = lock_phases(5.99, 6.9, true, &seen);
+        let phases = lock_phases(&ended(5.99, 6.9, AttemptOutcome::Ok), &seen);
         assert_eq!(phases.granted_s, Some(6.75));
         assert_eq!(phases.held_waiting_ms, 0.0);
-        let timed_out = lock_phases(5.99, 6.6, false, &seen[..3]);
+        let timed_out = lock_phases(&ended(5.99, 6.6, AttemptOutcome::LockTimeout), &seen[..3]);
         assert_eq!(timed_out.granted_s, None, "{timed_out:?}");
-        // A failure seen running and never waiting got its lock, then failed.
-        let failed = lock_phases(5.99, 6.3, false, &seen[..1]);
+        // An error seen running and never waiting got its lock, then failed.
+        let failed = lock_phases(&ended(5.99, 6.3, AttemptOutcome::Error), &seen[..1]);
         assert_eq!(failed.granted_s, Some(5.99));
+    }
+
+    #[test]
+    fn a_try_that_failed_for_its_wait_ran_after_it_only_to_raise_the_error() {
+        let seen = polls(6.0, &[WaitingForLock, WaitingForLock, Running]);
+        let timed_out = lock_phases(&ended(5.99, 6.51, AttemptOutcome::LockTimeout), &seen);
+        assert_eq!(timed_out.granted_s, None, "{timed_out:?}");
+        assert!(close(timed_out.wait_ms, 520.0));
+        let mut deadlock = ended(5.99, 6.51, AttemptOutcome::Error);
+        deadlock.sqlstate = "40P01".to_string();
+        assert_eq!(lock_phases(&deadlock, &seen).granted_s, None);
+        // Another error after the wait (a rewrite that overflowed) had the lock.
+        let overflow = lock_phases(&ended(5.99, 6.51, AttemptOutcome::Error), &seen);
+        assert_eq!(overflow.granted_s, Some(6.5));
     }
 }

@@ -10,8 +10,8 @@
 use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, SecondLocks};
 use crate::metrics::{
-    AttemptOutcome, DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, Recorder, RunFacts,
-    StrategyReport, build_timeline, lock_phases, summarize,
+    DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, Recorder, RunFacts, StrategyReport,
+    build_timeline, lock_phases, summarize,
 };
 
 /// What the tasks of one run returned, as plain data: the wind-down's result.
@@ -126,8 +126,7 @@ fn with_lock_phases(mut measured: Measured) -> Measured {
         return measured;
     };
     for attempt in &mut measured.attempts {
-        let ok = attempt.outcome == AttemptOutcome::Ok;
-        attempt.lock = Some(lock_phases(attempt.started_s, attempt.ended_s, ok, polls));
+        attempt.lock = Some(lock_phases(attempt, polls));
     }
     measured
 }
@@ -155,7 +154,7 @@ fn whole_seconds_only(mut measured: Measured) -> Measured {
 mod tests {
     use super::*;
     use crate::metrics::recorder::{WorkerPart, WorkerSecond};
-    use crate::metrics::{BlockerWindow, DdlActivity, DdlState, test_attempt};
+    use crate::metrics::{AttemptOutcome, BlockerWindow, DdlActivity, DdlState, test_attempt};
 
     /// A recorder where one worker completed one transaction of `latency_us`
     /// in each second of `seconds`.
