@@ -301,18 +301,8 @@ fn draw_key(
     let (width, _) = header.dim_in_pixel();
     let key_style = text_style(14);
     let swatch_px = 14;
-    let gap_px = 28;
-    let label_widths: Vec<i32> = items
-        .iter()
-        .map(|(label, _)| {
-            header
-                .estimate_text_size(label, &key_style)
-                .map_or(0, |(w, _)| w as i32)
-        })
-        .collect();
-    let total_px: i32 = label_widths.iter().map(|w| swatch_px + 6 + w).sum::<i32>()
-        + gap_px * (items.len() as i32 - 1);
-    let mut x = (width as i32 - total_px) / 2;
+    let label_widths = key_label_widths_px(items);
+    let mut x = (width as i32 - key_width_px(items)) / 2;
     for ((label, swatch), label_width) in items.iter().zip(&label_widths) {
         match swatch {
             KeySwatch::Line(colour) => header.draw(&PathElement::new(
@@ -343,9 +333,31 @@ fn draw_key(
             &key_style.pos(Pos::new(HPos::Left, VPos::Center)),
             (x + swatch_px + 6, y + swatch_px / 2),
         )?;
-        x += swatch_px + 6 + label_width + gap_px;
+        x += swatch_px + 6 + label_width + KEY_GAP_PX;
     }
     Ok(())
+}
+
+/// Pixels between one key entry and the next.
+const KEY_GAP_PX: i32 = 28;
+
+/// The width of each key label, in pixels.
+fn key_label_widths_px(items: &[(&str, KeySwatch)]) -> Vec<i32> {
+    let key_style = text_style(14);
+    items
+        .iter()
+        .map(|(label, _)| key_style.font.box_size(label).map_or(0, |(w, _)| w as i32))
+        .collect()
+}
+
+/// The width of the key on its one line, in pixels: swatches, labels and gaps.
+pub(super) fn key_width_px(items: &[(&str, KeySwatch)]) -> i32 {
+    let swatches_px = 14 + 6;
+    key_label_widths_px(items)
+        .iter()
+        .map(|width| swatches_px + width)
+        .sum::<i32>()
+        + KEY_GAP_PX * (items.len() as i32 - 1)
 }
 
 /// Font size of the title of `timeline.png`.
