@@ -57,6 +57,12 @@ fn naive_stalls_every_reader_and_retry_keeps_them_flowing() {
         alter.waited_ms >= 3500.0,
         "the naive ALTER should wait for the report (about 4 s): {alter:?}"
     );
+    // ADD COLUMN is a catalog change: the time is the queue, the hold is short.
+    let lock = alter.lock.expect("the observer timed the lock");
+    assert!(
+        lock.wait_ms >= 3500.0 && lock.held_ms < 300.0 && lock.granted_s.is_some(),
+        "the ALTER waits for the lock and holds it briefly: {alter:?}"
+    );
     // A closed loop hides the damage: only the 4 stalled transactions are slow,
     // so the run's p99 stays far below the stall (the open-loop test shows the other side).
     assert!(
@@ -148,6 +154,10 @@ fn naive_stalls_every_reader_and_retry_keeps_them_flowing() {
             attempt.waited_ms >= 450.0 && attempt.waited_ms < 1500.0,
             "a try waits about lock_timeout: {attempt:?}"
         );
+        let lock = attempt.lock.expect("the observer timed the lock");
+        assert_eq!(lock.granted_s, None, "a timed-out try never got the lock");
+        assert_eq!(lock.wait_ms, attempt.waited_ms);
+        assert_eq!(lock.held_ms, 0.0);
     }
     // No reader waits longer than lock_timeout (500 ms) plus 300 ms.
     for sample in retry
@@ -215,7 +225,8 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
     assert!(summary_md.contains("report (pid "), "{summary_md}");
     assert_eq!(
         first_line("ddl_attempts.csv"),
-        "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message,terminated"
+        "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message,\
+         lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated"
     );
     let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     for strategy in ["naive", "retry"] {

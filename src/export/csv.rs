@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::metrics::failures::FailureCount;
 use crate::metrics::locks::{LockSample, SecondLocks};
 use crate::metrics::{
-    AttemptOutcome, DdlAttempt, DdlState, RunReport, SecondRow, TerminatedSession,
+    AttemptOutcome, DdlAttempt, DdlState, LockPhases, RunReport, SecondRow, TerminatedSession,
 };
 
 use super::{
@@ -117,6 +117,21 @@ pub struct AttemptRecord {
     pub outcome: AttemptOutcome,
     pub sqlstate: String,
     pub message: String,
+    /// When the statement got its lock; empty if it never did, or no observer ran.
+    #[serde(serialize_with = "optional_three_decimals")]
+    pub lock_granted_s: Option<f64>,
+    /// From the start to the grant (the whole try if never granted); empty without an observer.
+    #[serde(serialize_with = "optional_one_decimal")]
+    pub lock_wait_ms: Option<f64>,
+    /// From the grant to the end; empty without an observer.
+    #[serde(serialize_with = "optional_one_decimal")]
+    pub lock_held_ms: Option<f64>,
+    /// Of `lock_held_ms`, the time spent waiting again (a CONCURRENTLY build's waits).
+    #[serde(serialize_with = "optional_one_decimal")]
+    pub held_waiting_ms: Option<f64>,
+    /// `wait-for-idle`'s wait for old transactions before this try.
+    #[serde(serialize_with = "one_decimal")]
+    pub idle_wait_ms: f64,
     /// The sessions the strategy terminated, `report (pid 4242); reader-2 (pid 4250)`.
     #[serde(with = "sessions")]
     pub terminated: Vec<TerminatedSession>,
@@ -134,6 +149,11 @@ impl AttemptRecord {
             outcome: attempt.outcome,
             sqlstate: attempt.sqlstate.clone(),
             message: attempt.message.clone(),
+            lock_granted_s: attempt.lock.and_then(|lock| lock.granted_s),
+            lock_wait_ms: attempt.lock.map(|lock| lock.wait_ms),
+            lock_held_ms: attempt.lock.map(|lock| lock.held_ms),
+            held_waiting_ms: attempt.lock.map(|lock| lock.held_waiting_ms),
+            idle_wait_ms: attempt.idle_wait_ms,
             terminated: attempt.terminated.clone(),
         }
     }
@@ -148,6 +168,16 @@ impl AttemptRecord {
             outcome: self.outcome,
             sqlstate: self.sqlstate.clone(),
             message: self.message.clone(),
+            lock: match (self.lock_wait_ms, self.lock_held_ms) {
+                (Some(wait_ms), Some(held_ms)) => Some(LockPhases {
+                    granted_s: self.lock_granted_s,
+                    wait_ms,
+                    held_ms,
+                    held_waiting_ms: self.held_waiting_ms.unwrap_or(0.0),
+                }),
+                _ => None,
+            },
+            idle_wait_ms: self.idle_wait_ms,
             terminated: self.terminated.clone(),
         }
     }
@@ -379,6 +409,28 @@ fn one_decimal<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Er
     serializer.collect_str(&format_args!("{value:.1}"))
 }
 
+/// A figure with 3 decimals, or empty for `None`.
+fn optional_three_decimals<S: Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => three_decimals(value, serializer),
+        None => serializer.serialize_str(""),
+    }
+}
+
+/// A figure with 1 decimal, or empty for `None`.
+fn optional_one_decimal<S: Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => one_decimal(value, serializer),
+        None => serializer.serialize_str(""),
+    }
+}
+
 /// A flag written as `1` or `0`; `true` and `false` read back too.
 mod zero_or_one {
     use serde::{Deserialize, Deserializer, Serializer};
@@ -608,12 +660,17 @@ mod tests {
         let mut lines = text.lines();
         assert_eq!(
             lines.next().unwrap(),
-            "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message,terminated"
+            "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message,\
+             lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated"
         );
-        assert_eq!(lines.next().unwrap(), "naive,1,6.000,15.700,9700.0,ok,,,");
         assert_eq!(
             lines.next().unwrap(),
-            "retry,1,6.000,6.500,500.0,lock_timeout,55P03,canceling statement due to lock timeout,"
+            "naive,1,6.000,15.700,9700.0,ok,,,15.400,9400.0,300.0,0.0,0.0,"
+        );
+        assert_eq!(
+            lines.next().unwrap(),
+            "retry,1,6.000,6.500,500.0,lock_timeout,55P03,canceling statement due to lock timeout,\
+             ,500.0,0.0,0.0,0.0,"
         );
     }
 
@@ -653,7 +710,7 @@ mod tests {
         let rows: Vec<::csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
         assert_eq!(rows.len(), 6);
         assert_eq!(&rows[1][7], message);
-        assert_eq!(rows[1].len(), 9);
+        assert_eq!(rows[1].len(), 14);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::metrics::locks::chain;
 use crate::metrics::{DdlOutcome, RunReport, StrategyReport, Summary};
 
 use super::format::{format_ms, format_seconds, format_thousands};
-use super::sentences::{describe_chain, losses, migration_done_cell};
+use super::sentences::{describe_chain, losses, migration_done_cell, wait_and_hold};
 use super::table::{Align, Column, RankedRow, Table, ranking};
 use super::{Exporter, OutputFile, SUMMARY_MD};
 
@@ -188,9 +188,10 @@ pub fn lock_chain_markdown(strategy: &StrategyReport) -> String {
     text
 }
 
-/// One plain sentence about a strategy, e.g.
-/// "naive: 9 s at 0 tps; the DDL waited 9.7 s and finished ok." or
-/// "retry: 0 s at 0 tps; 5 tries, ok after 12.0 s."
+/// One plain sentence about a strategy, e.g. "naive: 9 s at 0 tps; the DDL
+/// finished ok after 9.7 s; it waited 9.4 s for the lock and held it 0.3 s."
+/// or "retry: 0 s at 0 tps; 5 tries, ok after 12.0 s; they waited 2.0 s for
+/// the lock and held it 0.0 s."
 pub fn strategy_sentence(strategy: &StrategyReport) -> String {
     let s = &strategy.summary;
     let mut sentence = format!("{}: {} s at 0 tps; ", s.strategy, s.zero_tps_seconds);
@@ -205,12 +206,12 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
         1 => {
             let _ = write!(
                 sentence,
-                "the DDL waited {:.1} s and {}{}",
-                s.ddl_last_wait_ms / 1000.0,
+                "the DDL {} after {:.1} s{}",
                 match s.ddl_outcome {
                     DdlOutcome::Ok => "finished ok",
                     other => outcome_words(other),
                 },
+                s.ddl_last_wait_ms / 1000.0,
                 detail
             );
         }
@@ -224,6 +225,10 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
                 detail
             );
         }
+    }
+    if let Some(split) = wait_and_hold(&strategy.attempts) {
+        let who = if s.ddl_attempts == 1 { "it" } else { "they" };
+        let _ = write!(sentence, "; {who} {split}");
     }
     append_losses(&mut sentence, strategy);
     sentence.push('.');
@@ -386,11 +391,17 @@ mod tests {
         let retry_row = text.lines().find(|l| l.starts_with("| retry |")).unwrap();
         assert!(retry_row.contains("| 5 | 12.0 | ok |"), "{retry_row}");
         assert!(
-            text.contains("naive: 9 s at 0 tps; the DDL waited 9.7 s and finished ok."),
+            text.contains(
+                "naive: 9 s at 0 tps; the DDL finished ok after 9.7 s; \
+                 it waited 9.4 s for the lock and held it 0.3 s."
+            ),
             "{text}"
         );
         assert!(
-            text.contains("retry: 0 s at 0 tps; 5 tries, ok after 12.0 s."),
+            text.contains(
+                "retry: 0 s at 0 tps; 5 tries, ok after 12.0 s; \
+                 they waited 2.0 s for the lock and held it 0.0 s."
+            ),
             "{text}"
         );
     }
@@ -426,7 +437,8 @@ mod tests {
         assert_eq!(
             strategy_sentence(retry),
             "retry: 0 s at 0 tps; 4 tries, gave up after 8.0 s \
-             (55P03: canceling statement due to lock timeout); 2 connections lost; \
+             (55P03: canceling statement due to lock timeout); they waited 2.0 s for the lock \
+             and held it 0.0 s; 2 connections lost; \
              3 transactions unfinished at the end, the oldest 4.1 s."
         );
     }

@@ -103,6 +103,18 @@ fn zero_second(second: u32, state: DdlState) -> SecondRow {
 
 fn attempt(number: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -> DdlAttempt {
     let mut attempt = crate::metrics::test_attempt(number, started_s, ended_s, outcome);
+    // The last 300 ms (or the whole try, if shorter) hold the lock.
+    let duration_ms = (ended_s - started_s) * 1000.0;
+    let held_ms = match outcome {
+        AttemptOutcome::Ok => duration_ms.min(300.0),
+        _ => 0.0,
+    };
+    attempt.lock = Some(crate::metrics::LockPhases {
+        granted_s: (outcome == AttemptOutcome::Ok).then_some(ended_s - held_ms / 1000.0),
+        wait_ms: duration_ms - held_ms,
+        held_ms,
+        held_waiting_ms: 0.0,
+    });
     if outcome != AttemptOutcome::Ok {
         attempt.sqlstate = "55P03".to_string();
         attempt.message = "canceling statement due to lock timeout".to_string();

@@ -72,6 +72,39 @@ fn terminated(attempts: &[DdlAttempt]) -> Option<String> {
     }
 }
 
+/// How the DDL's time split, over all its tries: "waited 9.7 s for the lock
+/// and held it 0.1 s"; with `wait-for-idle`, "waited 10.0 s for idle, 0.2 s
+/// for the lock and held it 0.1 s"; a hold with waits in it adds "(2.5 s of
+/// it waiting again)". `None` when no try was timed by the lock observer and
+/// none waited for idle.
+pub fn wait_and_hold(attempts: &[DdlAttempt]) -> Option<String> {
+    let idle_wait_ms: f64 = attempts.iter().map(|attempt| attempt.idle_wait_ms).sum();
+    let phases: Option<Vec<_>> = attempts.iter().map(|attempt| attempt.lock).collect();
+    let idle = format!(
+        "waited {} s for idle",
+        format_seconds(idle_wait_ms / 1000.0)
+    );
+    let Some(phases) = phases.filter(|phases| !phases.is_empty()) else {
+        return (idle_wait_ms > 0.0).then_some(idle);
+    };
+    let wait_s = phases.iter().map(|lock| lock.wait_ms).sum::<f64>() / 1000.0;
+    let held_s = phases.iter().map(|lock| lock.held_ms).sum::<f64>() / 1000.0;
+    let held_waiting_s = phases.iter().map(|lock| lock.held_waiting_ms).sum::<f64>() / 1000.0;
+    let mut text = if idle_wait_ms > 0.0 {
+        format!("{idle}, {} s for the lock", format_seconds(wait_s))
+    } else {
+        format!("waited {} s for the lock", format_seconds(wait_s))
+    };
+    text.push_str(&format!(" and held it {} s", format_seconds(held_s)));
+    if held_waiting_s >= 0.05 {
+        text.push_str(&format!(
+            " ({} s of it waiting again)",
+            format_seconds(held_waiting_s)
+        ));
+    }
+    Some(text)
+}
+
 /// One sentence that answers "which strategy hurt traffic least, and at what
 /// cost in migration time", comparing the best-ranked row with the baseline
 /// (the row with `run_order` 0). `places` must be in rank order, as
@@ -325,6 +358,96 @@ fn compact_roles(roles: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::{AttemptOutcome, LockPhases, test_attempt};
+
+    fn timed(
+        number: u32,
+        started_s: f64,
+        ended_s: f64,
+        outcome: AttemptOutcome,
+        lock: LockPhases,
+    ) -> DdlAttempt {
+        DdlAttempt {
+            lock: Some(lock),
+            ..test_attempt(number, started_s, ended_s, outcome)
+        }
+    }
+
+    fn phases(granted_s: Option<f64>, wait_ms: f64, held_ms: f64) -> LockPhases {
+        LockPhases {
+            granted_s,
+            wait_ms,
+            held_ms,
+            held_waiting_ms: 0.0,
+        }
+    }
+
+    #[test]
+    fn waiting_and_holding_are_told_apart() {
+        let rewrite = timed(
+            1,
+            6.0,
+            14.8,
+            AttemptOutcome::Ok,
+            phases(Some(14.1), 8100.0, 700.0),
+        );
+        assert_eq!(
+            wait_and_hold(std::slice::from_ref(&rewrite)).unwrap(),
+            "waited 8.1 s for the lock and held it 0.7 s"
+        );
+        let tries = [
+            timed(
+                1,
+                6.0,
+                6.5,
+                AttemptOutcome::LockTimeout,
+                phases(None, 500.0, 0.0),
+            ),
+            timed(
+                2,
+                7.5,
+                7.6,
+                AttemptOutcome::Ok,
+                phases(Some(7.5), 0.0, 100.0),
+            ),
+        ];
+        assert_eq!(
+            wait_and_hold(&tries).unwrap(),
+            "waited 0.5 s for the lock and held it 0.1 s"
+        );
+        let after_idle = DdlAttempt {
+            idle_wait_ms: 10_000.0,
+            ..rewrite.clone()
+        };
+        assert_eq!(
+            wait_and_hold(&[after_idle]).unwrap(),
+            "waited 10.0 s for idle, 8.1 s for the lock and held it 0.7 s"
+        );
+        let mut concurrently = rewrite;
+        concurrently.lock = Some(LockPhases {
+            held_waiting_ms: 2500.0,
+            ..phases(Some(6.0), 0.0, 8800.0)
+        });
+        assert_eq!(
+            wait_and_hold(&[concurrently]).unwrap(),
+            "waited 0.0 s for the lock and held it 8.8 s (2.5 s of it waiting again)"
+        );
+    }
+
+    #[test]
+    fn without_the_observer_only_the_idle_wait_is_known() {
+        let unobserved = test_attempt(1, 6.0, 6.5, AttemptOutcome::Ok);
+        assert_eq!(wait_and_hold(std::slice::from_ref(&unobserved)), None);
+        assert_eq!(wait_and_hold(&[]), None);
+        let after_idle = DdlAttempt {
+            idle_wait_ms: 3_000.0,
+            ..unobserved
+        };
+        assert_eq!(
+            wait_and_hold(&[after_idle]).unwrap(),
+            "waited 3.0 s for idle"
+        );
+    }
     use crate::export::sample::reference_report;
     use crate::metrics::rank_strategies;
     use crate::metrics::ranking::rank_rows;

@@ -6,6 +6,7 @@
 //! `format`).
 
 pub mod failures;
+pub mod grant;
 pub mod locks;
 pub mod ranking;
 pub mod recorder;
@@ -14,6 +15,7 @@ pub mod timeline;
 
 use serde::{Deserialize, Serialize};
 
+pub use grant::{DdlActivity, DdlPoll, LockPhases, lock_phases};
 pub use ranking::{Criterion, DdlWindow, Place, RankingRow, rank_strategies};
 pub use recorder::{LiveCounters, Recorder, WorkerSecond};
 pub use summary::{DdlOutcome, RunFacts, Summary, longest_stall_s, summarize};
@@ -160,6 +162,12 @@ pub struct DdlAttempt {
     pub sqlstate: String,
     /// Server error message, empty on success.
     pub message: String,
+    /// When the statement got its lock and how long it waited and held it, as
+    /// the lock observer saw it; `None` when no observer ran.
+    pub lock: Option<LockPhases>,
+    /// How long `wait-for-idle` waited for old transactions to end before
+    /// this try started (0 for every other strategy).
+    pub idle_wait_ms: f64,
     /// The sessions the strategy terminated during (or right after) this try.
     pub terminated: Vec<TerminatedSession>,
 }
@@ -232,6 +240,8 @@ pub(crate) fn test_attempt(
         outcome,
         sqlstate: String::new(),
         message: String::new(),
+        lock: None,
+        idle_wait_ms: 0.0,
         terminated: Vec::new(),
     }
 }

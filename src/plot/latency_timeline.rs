@@ -40,8 +40,9 @@ pub fn draw_latency_timeline(report: &RunReport, path: &Path) -> anyhow::Result<
     draw_latency_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
 }
 
-fn draw_latency_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
-    let key = [
+/// The key of `latency-timeline.png`, on one line.
+fn latency_timeline_key() -> [(&'static str, KeySwatch); 8] {
+    [
         ("p99 of the second", KeySwatch::Line(LATENCY_P99_LINE)),
         ("p50", KeySwatch::ThinLine(p50_style())),
         ("max", KeySwatch::ThinLine(max_style())),
@@ -50,9 +51,17 @@ fn draw_latency_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<
             KeySwatch::Box(NO_TRANSACTIONS_MARK),
         ),
         ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
-        ("DDL try that failed", KeySwatch::Box(ATTEMPT_FAILED)),
-        ("DDL try that succeeded", KeySwatch::Box(ATTEMPT_OK)),
-    ];
+        ("DDL try failed", KeySwatch::Box(ATTEMPT_FAILED)),
+        ("DDL try succeeded", KeySwatch::Box(ATTEMPT_OK)),
+        (
+            "waiting / holding lock",
+            KeySwatch::WaitThenHold(ATTEMPT_OK),
+        ),
+    ]
+}
+
+fn draw_latency_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    let key = latency_timeline_key();
     let duration_s = timeline_duration_s(report);
     let y_axis = LatencyTimelineAxis::new(report);
     let max_failed = max_failed_per_second(report);
@@ -300,6 +309,16 @@ mod tests {
     use crate::plot::test_support::{
         ALL_STRATEGIES, decode_png, decode_rgb, output_dir, report_with_strategies,
     };
+
+    #[test]
+    fn the_key_fits_on_its_line() {
+        register_embedded_font().unwrap();
+        let width_px = crate::plot::layout::key_width_px(&latency_timeline_key());
+        assert!(
+            width_px <= crate::plot::layout::TIMELINE_WIDTH_PX as i32 - 20,
+            "{width_px} px"
+        );
+    }
 
     #[test]
     fn latency_timeline_png_has_the_expected_size_and_its_p99_lines() {

@@ -55,6 +55,8 @@ pub(super) const BLOCKER_SHADE: RGBColor = RGBColor(200, 200, 200);
 pub(super) const ATTEMPT_FAILED: RGBColor = RGBColor(214, 39, 40);
 /// A DDL try that succeeded.
 pub(super) const ATTEMPT_OK: RGBColor = RGBColor(44, 160, 44);
+/// How opaque a DDL try's bar is while the try waits for its lock (solid: holds it).
+pub(super) const WAITING_ALPHA: f64 = 0.35;
 /// All text.
 const TEXT: RGBColor = RGBColor(30, 30, 30);
 /// Grid lines.
@@ -299,18 +301,8 @@ fn draw_key(
     let (width, _) = header.dim_in_pixel();
     let key_style = text_style(14);
     let swatch_px = 14;
-    let gap_px = 28;
-    let label_widths: Vec<i32> = items
-        .iter()
-        .map(|(label, _)| {
-            header
-                .estimate_text_size(label, &key_style)
-                .map_or(0, |(w, _)| w as i32)
-        })
-        .collect();
-    let total_px: i32 = label_widths.iter().map(|w| swatch_px + 6 + w).sum::<i32>()
-        + gap_px * (items.len() as i32 - 1);
-    let mut x = (width as i32 - total_px) / 2;
+    let label_widths = key_label_widths_px(items);
+    let mut x = (width as i32 - key_width_px(items)) / 2;
     for ((label, swatch), label_width) in items.iter().zip(&label_widths) {
         match swatch {
             KeySwatch::Line(colour) => header.draw(&PathElement::new(
@@ -325,15 +317,47 @@ fn draw_key(
                 [(x, y), (x + swatch_px, y + swatch_px)],
                 colour.filled(),
             ))?,
+            KeySwatch::WaitThenHold(colour) => {
+                header.draw(&Rectangle::new(
+                    [(x, y), (x + swatch_px / 2, y + swatch_px)],
+                    colour.mix(WAITING_ALPHA).filled(),
+                ))?;
+                header.draw(&Rectangle::new(
+                    [(x + swatch_px / 2, y), (x + swatch_px, y + swatch_px)],
+                    colour.filled(),
+                ))?;
+            }
         }
         header.draw_text(
             label,
             &key_style.pos(Pos::new(HPos::Left, VPos::Center)),
             (x + swatch_px + 6, y + swatch_px / 2),
         )?;
-        x += swatch_px + 6 + label_width + gap_px;
+        x += swatch_px + 6 + label_width + KEY_GAP_PX;
     }
     Ok(())
+}
+
+/// Pixels between one key entry and the next.
+const KEY_GAP_PX: i32 = 28;
+
+/// The width of each key label, in pixels.
+fn key_label_widths_px(items: &[(&str, KeySwatch)]) -> Vec<i32> {
+    let key_style = text_style(14);
+    items
+        .iter()
+        .map(|(label, _)| key_style.font.box_size(label).map_or(0, |(w, _)| w as i32))
+        .collect()
+}
+
+/// The width of the key on its one line, in pixels: swatches, labels and gaps.
+pub(super) fn key_width_px(items: &[(&str, KeySwatch)]) -> i32 {
+    let swatches_px = 14 + 6;
+    key_label_widths_px(items)
+        .iter()
+        .map(|width| swatches_px + width)
+        .sum::<i32>()
+        + KEY_GAP_PX * (items.len() as i32 - 1)
 }
 
 /// Font size of the title of `timeline.png`.
@@ -359,20 +383,25 @@ pub(super) enum KeySwatch {
     /// A line drawn in its own style (thinner or fainter than a [`KeySwatch::Line`]).
     ThinLine(ShapeStyle),
     Box(RGBColor),
+    /// Half light (a DDL try waiting for its lock), half solid (holding it).
+    WaitThenHold(RGBColor),
 }
 
-/// "naive: 9 s at 0 tps, DDL waited 9.7 s" or "retry: 0 s at 0 tps, 5 tries".
+/// "naive: 9 s at 0 tps, DDL waited 9.4 s, held 0.3 s" or "retry: 0 s at 0 tps, 5 tries".
 pub(super) fn headline(strategy: &StrategyReport) -> String {
     let s = &strategy.summary;
     let mut text = format!("{}: {} s at 0 tps", strategy.strategy, s.zero_tps_seconds);
+    let lock = strategy.attempts.last().and_then(|attempt| attempt.lock);
     match s.ddl_attempts {
         0 => {}
-        1 if s.ddl_outcome == DdlOutcome::Ok => {
-            text.push_str(&format!(
-                ", DDL waited {:.1} s",
-                s.ddl_last_wait_ms / 1000.0
-            ));
-        }
+        1 if s.ddl_outcome == DdlOutcome::Ok => match lock {
+            Some(lock) => text.push_str(&format!(
+                ", DDL waited {:.1} s, held {:.1} s",
+                lock.wait_ms / 1000.0,
+                lock.held_ms / 1000.0
+            )),
+            None => text.push_str(&format!(", DDL took {:.1} s", s.ddl_last_wait_ms / 1000.0)),
+        },
         1 => {
             text.push_str(&format!(
                 ", DDL failed after {:.1} s",
@@ -535,8 +564,11 @@ mod tests {
         let report = reference_report();
         assert_eq!(
             headline(&report.strategies[0]),
-            "naive: 9 s at 0 tps, DDL waited 9.7 s"
+            "naive: 9 s at 0 tps, DDL waited 9.4 s, held 0.3 s"
         );
+        let mut unobserved = report.strategies[0].clone();
+        unobserved.attempts[0].lock = None;
+        assert_eq!(headline(&unobserved), "naive: 9 s at 0 tps, DDL took 9.7 s");
         assert_eq!(
             headline(&report.strategies[1]),
             "retry: 0 s at 0 tps, 5 tries"

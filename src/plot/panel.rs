@@ -11,7 +11,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::layout::{ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, text_style};
+use super::layout::{ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, WAITING_ALPHA, text_style};
 use crate::metrics::{AttemptOutcome, RunReport, SecondRow, StrategyReport};
 
 /// A chart of one panel: seconds of the run clock across, any f64 axis up.
@@ -34,8 +34,10 @@ pub(super) fn shade_blocker_windows<Y: Ranged<ValueType = f64>>(
 }
 
 /// Marks each DDL attempt of `strategy`: a faint band over `band` (the whole height) and
-/// a solid bar over `bar` (near the top), red when it failed, green when it succeeded.
-/// Very short tries get a minimum width so that they stay visible.
+/// a bar over `bar` (near the top), red when it failed, green when it succeeded; the
+/// bar is light while the try waits for its lock and solid once it holds it (solid
+/// throughout when no observer saw the grant). Very short tries and holds get a
+/// minimum width so that they stay visible.
 pub(super) fn mark_attempts<Y: Ranged<ValueType = f64>>(
     chart: &mut PanelChart<Y>,
     strategy: &StrategyReport,
@@ -53,13 +55,28 @@ pub(super) fn mark_attempts<Y: Ranged<ValueType = f64>>(
         };
         let start = attempt.started_s;
         let end = attempt.ended_s.max(start + min_width_s);
+        let held_from = match attempt.lock {
+            None => Some(start),
+            Some(lock) => lock
+                .granted_s
+                .map(|granted_s| granted_s.clamp(start, end - min_width_s)),
+        };
         chart.draw_series([
             Rectangle::new(
                 [(start, band.start), (end, band.end)],
                 colour.mix(0.10).filled(),
             ),
-            Rectangle::new([(start, bar.start), (end, bar.end)], colour.filled()),
+            Rectangle::new(
+                [(start, bar.start), (end, bar.end)],
+                colour.mix(WAITING_ALPHA).filled(),
+            ),
         ])?;
+        if let Some(held_from) = held_from {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(held_from, bar.start), (end, bar.end)],
+                colour.filled(),
+            )))?;
+        }
     }
     Ok(())
 }

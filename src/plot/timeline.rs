@@ -38,20 +38,26 @@ pub fn draw_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     draw_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
 }
 
-fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
-    let key = [
+/// The key of `timeline.png`, on one line.
+fn timeline_key() -> [(&'static str, KeySwatch); 6] {
+    [
         ("transactions per second", KeySwatch::Line(TPS_LINE)),
         (
             "sessions waiting on a lock",
             KeySwatch::Line(LOCK_WAITERS_LINE),
         ),
         ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
+        ("DDL try failed", KeySwatch::Box(ATTEMPT_FAILED)),
+        ("DDL try succeeded", KeySwatch::Box(ATTEMPT_OK)),
         (
-            "DDL try that failed (lock_timeout, error, gave up)",
-            KeySwatch::Box(ATTEMPT_FAILED),
+            "waiting / holding lock",
+            KeySwatch::WaitThenHold(ATTEMPT_OK),
         ),
-        ("DDL try that succeeded", KeySwatch::Box(ATTEMPT_OK)),
-    ];
+    ]
+}
+
+fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    let key = timeline_key();
     let duration_s = timeline_duration_s(report);
     let max_tps = report
         .strategies
@@ -186,6 +192,16 @@ mod tests {
     use crate::plot::test_support::{
         ALL_STRATEGIES, decode_png, decode_rgb, output_dir, report_with_strategies,
     };
+
+    #[test]
+    fn the_key_fits_on_its_line() {
+        register_embedded_font().unwrap();
+        let width_px = crate::plot::layout::key_width_px(&timeline_key());
+        assert!(
+            width_px <= crate::plot::layout::TIMELINE_WIDTH_PX as i32 - 20,
+            "{width_px} px"
+        );
+    }
 
     #[test]
     fn every_panel_of_a_grid_has_its_tps_line() {

@@ -10,8 +10,8 @@
 use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, SecondLocks};
 use crate::metrics::{
-    DdlAttempt, LatencyDistribution, LatencyIntervals, Recorder, RunFacts, StrategyReport,
-    build_timeline, summarize,
+    DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, Recorder, RunFacts, StrategyReport,
+    build_timeline, lock_phases, summarize,
 };
 
 /// What the tasks of one run returned, as plain data: the wind-down's result.
@@ -34,6 +34,9 @@ pub struct Measured {
     pub blocker: Option<BlockerResult>,
     /// Every DDL attempt in order; empty when the run had no DDL.
     pub attempts: Vec<DdlAttempt>,
+    /// The lock observer's polls of the DDL session, in time order; `None`
+    /// when it did not poll (no observer, or no DDL).
+    pub ddl_polls: Option<Vec<DdlPoll>>,
     /// The lock observer's figures per second.
     pub lock_per_second: Vec<SecondLocks>,
     /// Every sampled session that waited for a lock or blocked another.
@@ -64,6 +67,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
         Some(_) => whole_seconds_only(measured),
         None => measured,
     };
+    let measured = with_lock_phases(measured);
     let blocker_window = measured
         .blocker
         .as_ref()
@@ -126,6 +130,17 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
     }
 }
 
+/// `measured` with each attempt's lock grant placed from the DDL session's polls.
+fn with_lock_phases(mut measured: Measured) -> Measured {
+    let Some(polls) = &measured.ddl_polls else {
+        return measured;
+    };
+    for attempt in &mut measured.attempts {
+        attempt.lock = Some(lock_phases(attempt, polls));
+    }
+    measured
+}
+
 /// `measured` without what happened from second `duration_s` on: DDL tries
 /// started and lock samples taken in the second the run was interrupted in.
 /// (The recorder never took that second; see `tasks::spawn_recorder`.)
@@ -149,7 +164,7 @@ fn whole_seconds_only(mut measured: Measured) -> Measured {
 mod tests {
     use super::*;
     use crate::metrics::recorder::{WorkerPart, WorkerSecond};
-    use crate::metrics::{AttemptOutcome, BlockerWindow, DdlState, test_attempt};
+    use crate::metrics::{AttemptOutcome, BlockerWindow, DdlActivity, DdlState, test_attempt};
 
     /// A recorder where one worker completed one transaction of `latency_us`
     /// in each second of `seconds`.
@@ -179,6 +194,7 @@ mod tests {
             lost_connections: 2,
             blocker,
             attempts,
+            ddl_polls: None,
             lock_per_second: vec![SecondLocks::default(); 4],
             lock_samples: Vec::new(),
             lock_worst: Vec::new(),
@@ -266,6 +282,34 @@ mod tests {
         assert_eq!(without.summary.blocker_outcome, "none");
         assert!(without.blocker.is_none());
         assert!(without.seconds.iter().all(|row| !row.blocker_active));
+    }
+
+    #[test]
+    fn each_attempt_gets_its_grant_from_the_polls() {
+        let attempts = vec![
+            test_attempt(1, 1.0, 1.5, AttemptOutcome::LockTimeout),
+            test_attempt(2, 2.0, 3.0, AttemptOutcome::Ok),
+        ];
+        let poll = |t_s, activity| DdlPoll { t_s, activity };
+        let mut observed = measured(None, attempts.clone());
+        observed.ddl_polls = Some(vec![
+            poll(1.2, DdlActivity::WaitingForLock),
+            poll(1.7, DdlActivity::Idle),
+            poll(2.2, DdlActivity::WaitingForLock),
+            poll(2.4, DdlActivity::Running),
+            poll(2.8, DdlActivity::Running),
+        ]);
+        let report = assemble_report("naive", observed, AfterRun::default());
+        let timed_out = report.attempts[0].lock.unwrap();
+        assert_eq!(timed_out.granted_s, None);
+        assert!((timed_out.wait_ms - 500.0).abs() < 1e-6);
+        let done = report.attempts[1].lock.unwrap();
+        assert_eq!(done.granted_s, Some(2.4));
+        assert!((done.wait_ms - 400.0).abs() < 1e-6);
+        assert!((done.held_ms - 600.0).abs() < 1e-6);
+
+        let unobserved = assemble_report("naive", measured(None, attempts), AfterRun::default());
+        assert!(unobserved.attempts.iter().all(|a| a.lock.is_none()));
     }
 
     fn lock_sample(t_s: f64) -> LockSample {

@@ -18,10 +18,10 @@ use tokio_postgres::Client;
 
 use super::RunClock;
 use crate::error::Error;
-use crate::metrics::{AttemptOutcome, DdlAttempt};
+use crate::metrics::{AttemptOutcome, DdlActivity, DdlAttempt};
 use crate::strategy::{NamedStrategy, RetryPolicy, Strategy};
 
-use statements::{Unrollable, first_unrollable};
+use statements::{Unrollable, first_unrollable, rewrites_table};
 
 /// SQLSTATE of "canceling statement due to lock timeout".
 pub const LOCK_NOT_AVAILABLE: &str = "55P03";
@@ -52,6 +52,8 @@ pub struct DdlInjector {
     pub run_over: watch::Receiver<bool>,
     /// Roll each try's transaction back once the statement finished (`--in-place` without `--apply`).
     pub rollback: bool,
+    /// What the lock observer last saw the DDL session do; `None` without an observer.
+    pub lock_activity: Option<watch::Receiver<DdlActivity>>,
 }
 
 /// Runs the migration, step by step; returns every attempt, numbered across
@@ -103,8 +105,8 @@ async fn plain(injector: &DdlInjector, sql: &str) -> Vec<DdlAttempt> {
     }
     injector.status.send_replace("try 1 waiting".into());
     let started_s = clock.now_s();
-    let result = run_try(&injector.client, sql, None, injector.rollback).await;
-    let attempt = finish_attempt(1, started_s, clock.now_s(), result, false, String::new());
+    let result = run_try(injector, 1, sql, None).await;
+    let attempt = finish_attempt(1, started_s, clock.now_s(), result, false);
     injector.status.send_replace(final_status(&attempt));
     vec![attempt]
 }
@@ -124,6 +126,7 @@ async fn retry(
     let max_tries = policy.max_tries();
     let mut try_number = 1;
     loop {
+        let idle_wait_started_s = clock.now_s();
         if let Some(older_than) = wait_for_idle
             && !wait_until_idle(injector, older_than, try_number).await
         {
@@ -132,6 +135,10 @@ async fn retry(
                 .send_replace(format!("stopped before try {try_number}: the run ended"));
             return attempts;
         }
+        let idle_wait_ms = match wait_for_idle {
+            Some(_) => (clock.now_s() - idle_wait_started_s) * 1000.0,
+            None => 0.0,
+        };
         let lock_timeout_ms = policy.lock_timeout(try_number).as_millis();
         injector
             .status
@@ -160,16 +167,12 @@ async fn retry(
             None
         };
         let started_s = clock.now_s();
-        let result = run_try(client, sql, local_settings.as_deref(), injector.rollback).await;
+        let result = run_try(injector, try_number, sql, local_settings.as_deref()).await;
         let is_last = try_number >= max_tries;
-        let attempt = finish_attempt(
-            try_number,
-            started_s,
-            clock.now_s(),
-            result,
-            is_last,
-            String::new(),
-        );
+        let attempt = DdlAttempt {
+            idle_wait_ms,
+            ..finish_attempt(try_number, started_s, clock.now_s(), result, is_last)
+        };
         let outcome = attempt.outcome;
         attempts.push(attempt);
         if outcome != AttemptOutcome::LockTimeout {
@@ -239,14 +242,13 @@ async fn wait_until_idle(
 }
 
 /// The attempt record of a finished try. A lock timeout on the last allowed
-/// try is `gave_up`; `note` goes into the message of a successful try.
+/// try is `gave_up`.
 fn finish_attempt(
     attempt: u32,
     started_s: f64,
     ended_s: f64,
     result: Result<(), tokio_postgres::Error>,
     is_last: bool,
-    note: String,
 ) -> DdlAttempt {
     match result {
         Ok(()) => DdlAttempt {
@@ -256,7 +258,9 @@ fn finish_attempt(
             waited_ms: (ended_s - started_s) * 1000.0,
             outcome: AttemptOutcome::Ok,
             sqlstate: String::new(),
-            message: note,
+            message: String::new(),
+            lock: None,
+            idle_wait_ms: 0.0,
             terminated: Vec::new(),
         },
         Err(err) => {
@@ -286,21 +290,62 @@ fn try_text(sql: &str, local_settings: Option<&str>, rollback: bool) -> String {
     )
 }
 
-/// Runs one try as [`try_text`] wraps it; a try that fails inside the
-/// transaction rolls it back, so the session is ready for the next one.
+/// Runs try `try_number` as [`try_text`] wraps it, saying on the progress
+/// line once the lock observer sees it hold its lock; a try that fails
+/// inside the transaction rolls it back, so the session is ready for the next one.
 async fn run_try(
-    client: &Client,
+    injector: &DdlInjector,
+    try_number: u32,
     sql: &str,
     local_settings: Option<&str>,
-    rollback: bool,
 ) -> Result<(), tokio_postgres::Error> {
-    let result = client
-        .batch_execute(&try_text(sql, local_settings, rollback))
-        .await;
-    if result.is_err() && (local_settings.is_some() || rollback) {
-        let _ = client.batch_execute("ROLLBACK").await;
+    let client = &injector.client;
+    let wrapped = local_settings.is_some() || injector.rollback;
+    let statement = async {
+        let result = client
+            .batch_execute(&try_text(sql, local_settings, injector.rollback))
+            .await;
+        if result.is_err() && wrapped {
+            let _ = client.batch_execute("ROLLBACK").await;
+        }
+        result
+    };
+    let Some(activity) = &injector.lock_activity else {
+        return statement.await;
+    };
+    let mut activity = activity.clone();
+    // What the observer saw before this try is not this try.
+    activity.mark_unchanged();
+    tokio::pin!(statement);
+    loop {
+        tokio::select! {
+            result = &mut statement => return result,
+            changed = activity.changed() => {
+                if changed.is_err() {
+                    // The observer stopped: the statement goes on unwatched.
+                    return statement.await;
+                }
+                let seen = *activity.borrow_and_update();
+                if let Some(text) = lock_status(try_number, sql, seen) {
+                    injector.status.send_replace(text);
+                }
+            }
+        }
     }
-    result
+}
+
+/// The progress text once the observer sees try `try_number` (of `sql`) do
+/// `seen`: `try 1 waiting` for a lock, `try 1 holds the lock (rewriting)`
+/// (or without `(rewriting)`) while it runs; `None` between statements.
+fn lock_status(try_number: u32, sql: &str, seen: DdlActivity) -> Option<String> {
+    match seen {
+        DdlActivity::WaitingForLock => Some(format!("try {try_number} waiting")),
+        DdlActivity::Running if rewrites_table(sql) => {
+            Some(format!("try {try_number} holds the lock (rewriting)"))
+        }
+        DdlActivity::Running => Some(format!("try {try_number} holds the lock")),
+        DdlActivity::Idle => None,
+    }
 }
 
 /// A statement that PostgreSQL refuses inside a transaction block (`CREATE INDEX
@@ -407,6 +452,8 @@ fn failed_attempt(
         outcome,
         sqlstate,
         message,
+        lock: None,
+        idle_wait_ms: 0.0,
         terminated: Vec::new(),
     }
 }
@@ -502,6 +549,24 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("has its own BEGIN"), "{message}");
+    }
+
+    #[test]
+    fn the_progress_line_says_when_a_try_holds_its_lock() {
+        let rewrite = "ALTER TABLE orders ALTER COLUMN qty TYPE bigint";
+        let add = "ALTER TABLE orders ADD COLUMN note text";
+        let running = DdlActivity::Running;
+        let waiting = DdlActivity::WaitingForLock;
+        assert_eq!(lock_status(2, rewrite, waiting).unwrap(), "try 2 waiting");
+        assert_eq!(
+            lock_status(1, rewrite, running).unwrap(),
+            "try 1 holds the lock (rewriting)"
+        );
+        assert_eq!(
+            lock_status(3, add, running).unwrap(),
+            "try 3 holds the lock"
+        );
+        assert_eq!(lock_status(1, add, DdlActivity::Idle), None);
     }
 
     #[test]

@@ -3,6 +3,11 @@
 //! for whom. Needs no superuser: roles come from `application_name`, lock
 //! modes and blockers from `pg_locks` and `pg_blocking_pids`, which every
 //! user may read; only another user's state and wait event stay hidden.
+//!
+//! Between samples it polls the DDL session alone, every 20 ms, from
+//! `pg_stat_activity` (which takes no lock-manager lock): whether it waits
+//! for a lock or runs. The DDL injector follows that live for the progress
+//! line, and the run's report places each attempt's lock grant from it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,11 +17,20 @@ use tokio::sync::watch;
 use tokio_postgres::{Client, Row, Statement};
 
 use super::RunClock;
-use crate::metrics::LiveCounters;
+use crate::metrics::grant::GRANT_POLL_EVERY_MS;
 use crate::metrics::locks::{LockSample, SecondLocks, is_worse_moment};
+use crate::metrics::{DdlActivity, DdlPoll, LiveCounters};
 
 /// How often the observer samples: 5 times a second.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(200);
+
+/// What the DDL session (by its `application_name`, `$1`) is doing. Its
+/// parallel workers (an index rebuild's) share the name: the backend type tells.
+const DDL_POLL_SQL: &str = "\
+SELECT coalesce(state, ''), coalesce(wait_event_type, '')
+FROM pg_stat_activity
+WHERE application_name = $1 AND datname = current_database()
+  AND backend_type = 'client backend'";
 
 /// One row per client session of this database (but the observer): what it
 /// waits for (if anything), the strongest lock it holds on a workload table,
@@ -68,8 +82,28 @@ pub struct ObserverOutput {
     pub worst: Vec<LockSample>,
     /// The role of every session seen, by backend pid (for the server log).
     pub roles: BTreeMap<u32, String>,
+    /// The DDL session at every poll, in time order; empty when the run has no DDL.
+    pub ddl_polls: Vec<DdlPoll>,
     /// The first error, if sampling stopped early.
     pub error: Option<String>,
+}
+
+/// What the observer tells others while it runs.
+pub struct LiveReports {
+    /// Lock waiters per second, for the progress line.
+    pub live: Arc<LiveCounters>,
+    /// A one-line head of the lock queue, for the progress line.
+    pub queue_status: watch::Sender<String>,
+    /// The DDL session to poll between samples; `None` when the run has no DDL.
+    pub ddl: Option<DdlWatch>,
+}
+
+/// Where the observer reports what the DDL session does, live.
+pub struct DdlWatch {
+    /// The DDL session's `application_name`.
+    pub application_name: String,
+    /// The latest poll's answer, for the DDL injector's progress line.
+    pub activity: watch::Sender<DdlActivity>,
 }
 
 /// A session as one sample sees it, before roles are resolved.
@@ -84,17 +118,17 @@ struct Session {
     blocked_by: Vec<u32>,
 }
 
-/// Samples until `stop` turns true. Lock waiter counts go to `live` at once
-/// (for the progress line); `queue_status` gets a one-line head of the queue.
+/// Samples until `stop` turns true, telling `reports` as it goes; with
+/// `reports.ddl`, the DDL session is polled between samples.
 pub async fn observe(
     client: Client,
     clock: RunClock,
     session_prefix: String,
     server_version_num: u32,
-    live: Arc<LiveCounters>,
-    queue_status: watch::Sender<String>,
+    reports: LiveReports,
     mut stop: watch::Receiver<bool>,
 ) -> ObserverOutput {
+    let ddl = &reports.ddl;
     let mut output = ObserverOutput {
         per_second: vec![SecondLocks::default(); clock.duration_s() as usize],
         ..ObserverOutput::default()
@@ -106,12 +140,35 @@ pub async fn observe(
             return output;
         }
     };
+    let ddl_poll = match ddl {
+        Some(_) => match client.prepare(DDL_POLL_SQL).await {
+            Ok(statement) => Some(statement),
+            Err(err) => {
+                output.error = Some(format!("lock observer: {err}"));
+                return output;
+            }
+        },
+        None => None,
+    };
     let mut ticker = tokio::time::interval(SAMPLE_EVERY);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut poll_ticker = tokio::time::interval(Duration::from_millis(GRANT_POLL_EVERY_MS));
+    poll_ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
-        tokio::select! {
-            _ = ticker.tick() => {}
+        let sample_now = tokio::select! {
+            _ = ticker.tick() => true,
+            _ = poll_ticker.tick(), if ddl.is_some() => false,
             _ = stop.wait_for(|stopped| *stopped) => return output,
+        };
+        if let (false, Some(ddl), Some(statement)) = (sample_now, ddl, &ddl_poll) {
+            match poll_ddl(&client, statement, ddl, clock).await {
+                Ok(poll) => output.ddl_polls.push(poll),
+                Err(err) => {
+                    output.error = Some(format!("lock observer: {err}"));
+                    return output;
+                }
+            }
+            continue;
         }
         let rows = match client.query(&statement, &[]).await {
             Ok(rows) => rows,
@@ -126,7 +183,46 @@ pub async fn observe(
             .iter()
             .map(|row| session_of(row, &session_prefix))
             .collect();
-        record_sample(&mut output, &sessions, t_s, second, &live, &queue_status);
+        record_sample(
+            &mut output,
+            &sessions,
+            t_s,
+            second,
+            &reports.live,
+            &reports.queue_status,
+        );
+    }
+}
+
+/// Polls what the DDL session is doing and tells `ddl.activity` at once.
+async fn poll_ddl(
+    client: &Client,
+    statement: &Statement,
+    ddl: &DdlWatch,
+    clock: RunClock,
+) -> Result<DdlPoll, tokio_postgres::Error> {
+    let row = client
+        .query_opt(statement, &[&ddl.application_name])
+        .await?;
+    let t_s = clock.now_s();
+    let activity = match row {
+        Some(row) => activity_of(row.get(0), row.get(1)),
+        None => DdlActivity::Idle,
+    };
+    ddl.activity.send_if_modified(|latest| {
+        let changed = *latest != activity;
+        *latest = activity;
+        changed
+    });
+    Ok(DdlPoll { t_s, activity })
+}
+
+/// A session's activity from its `pg_stat_activity` `state` and `wait_event_type`.
+fn activity_of(state: &str, wait_event_type: &str) -> DdlActivity {
+    match (state, wait_event_type) {
+        ("active", "Lock") => DdlActivity::WaitingForLock,
+        ("active", _) => DdlActivity::Running,
+        _ => DdlActivity::Idle,
     }
 }
 
@@ -313,6 +409,15 @@ pub fn head_of_queue(moment: &[LockSample]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ddl_session_waits_only_for_a_lock() {
+        assert_eq!(activity_of("active", "Lock"), DdlActivity::WaitingForLock);
+        assert_eq!(activity_of("active", "IO"), DdlActivity::Running);
+        assert_eq!(activity_of("active", ""), DdlActivity::Running);
+        assert_eq!(activity_of("idle", "Client"), DdlActivity::Idle);
+        assert_eq!(activity_of("idle in transaction", ""), DdlActivity::Idle);
+    }
 
     #[test]
     fn roles_come_from_the_run_prefix() {

@@ -30,7 +30,7 @@ use super::{Interrupt, Measured, RunClock, RunNotes};
 use crate::config::Config;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
-use crate::metrics::{DdlAttempt, LiveCounters, Recorder};
+use crate::metrics::{DdlActivity, DdlAttempt, LiveCounters, Recorder};
 use crate::strategy::NamedStrategy;
 use crate::target::Target;
 
@@ -55,6 +55,8 @@ pub struct RunningTasks {
     observer: Option<JoinHandle<ObserverOutput>>,
     blocker: Option<(JoinHandle<BlockerResult>, CancelToken)>,
     ddl: Option<(JoinHandle<Vec<DdlAttempt>>, CancelToken)>,
+    /// The observer polls the DDL session (a run with both).
+    observes_ddl: bool,
     progress: Option<JoinHandle<()>>,
 }
 
@@ -91,14 +93,24 @@ pub fn start(
 
     let (stop, stop_rx) = watch::channel(false);
     let (queue_tx, queue_rx) = watch::channel(String::new());
+    // The observer polls the DDL session; the injector follows it for the progress line.
+    let (ddl_activity_tx, ddl_activity_rx) = watch::channel(DdlActivity::Idle);
+    let observes_ddl = sessions.observer.is_some() && sessions.ddl.is_some();
     let observer = sessions.observer.map(|client| {
+        let reports = observer::LiveReports {
+            live: live.clone(),
+            queue_status: queue_tx,
+            ddl: observes_ddl.then(|| observer::DdlWatch {
+                application_name: format!("{}-ddl", target.session_prefix),
+                activity: ddl_activity_tx,
+            }),
+        };
         tokio::spawn(observer::observe(
             client,
             clock,
             target.session_prefix.clone(),
             target.server_version_num,
-            live.clone(),
-            queue_tx,
+            reports,
             stop_rx.clone(),
         ))
     });
@@ -131,6 +143,7 @@ pub fn start(
                 status: status_tx,
                 run_over: stop_rx.clone(),
                 rollback: config.objects.rolls_back_ddl(),
+                lock_activity: observes_ddl.then_some(ddl_activity_rx),
             };
             Some((tokio::spawn(ddl::run_ddl(injector)), cancel))
         }
@@ -159,6 +172,7 @@ pub fn start(
         observer,
         blocker,
         ddl,
+        observes_ddl,
         progress,
     }
 }
@@ -306,6 +320,7 @@ pub async fn wind_down(
         lost_connections: workers.lost_connections,
         blocker,
         attempts,
+        ddl_polls: running.observes_ddl.then_some(observed.ddl_polls),
         lock_per_second: observed.per_second,
         lock_samples: observed.samples,
         lock_worst: observed.worst,

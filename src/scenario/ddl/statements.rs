@@ -21,6 +21,31 @@ pub fn first_unrollable(step: &str, server_version_num: u32) -> Option<Unrollabl
         .find_map(|words| unrollable(words, server_version_num))
 }
 
+/// Whether a statement of `step` rewrites a whole table, by its text:
+/// `ALTER TABLE ... ALTER COLUMN ... TYPE`, `VACUUM FULL`, `CLUSTER`. (A type
+/// change PostgreSQL finds binary-coercible skips the rewrite; the text cannot tell.)
+pub fn rewrites_table(step: &str) -> bool {
+    statement_words(step).iter().any(|words| {
+        let word = |index: usize| words.get(index).map_or("", String::as_str);
+        let has = |wanted: &str| words.iter().any(|w| w == wanted);
+        match (word(0), word(1)) {
+            ("ALTER", "TABLE") => (2..words.len()).any(|index| {
+                if word(index) != "ALTER" {
+                    return false;
+                }
+                // ALTER [COLUMN] name [SET DATA] TYPE; a quoted name is not among the words.
+                let name = index + 1 + usize::from(word(index + 1) == "COLUMN");
+                [name, name + 1]
+                    .into_iter()
+                    .any(|at| word(at) == "TYPE" || (word(at) == "SET" && word(at + 1) == "DATA"))
+            }),
+            ("VACUUM", _) => has("FULL"),
+            ("CLUSTER", _) => true,
+            _ => false,
+        }
+    })
+}
+
 fn unrollable(words: &[String], server_version_num: u32) -> Option<Unrollable> {
     let word = |index: usize| words.get(index).map_or("", String::as_str);
     let has = |wanted: &str| words.iter().any(|w| w == wanted);
@@ -135,6 +160,28 @@ mod tests {
     use super::*;
 
     const PG15: u32 = 150004;
+
+    #[test]
+    fn a_rewrite_is_read_from_the_text() {
+        assert!(rewrites_table(
+            "ALTER TABLE orders ALTER COLUMN qty TYPE bigint"
+        ));
+        assert!(rewrites_table(
+            "alter table orders alter qty set data type bigint;"
+        ));
+        assert!(rewrites_table("VACUUM FULL orders"));
+        assert!(rewrites_table("CLUSTER orders USING orders_pkey"));
+        assert!(!rewrites_table("ALTER TABLE orders ADD COLUMN note text"));
+        assert!(rewrites_table(
+            "ALTER TABLE orders ALTER \"Qty\" TYPE bigint"
+        ));
+        assert!(!rewrites_table("ALTER TABLE orders ADD COLUMN type text"));
+        assert!(!rewrites_table(
+            "ALTER TABLE orders ALTER COLUMN note SET NOT NULL"
+        ));
+        assert!(!rewrites_table("VACUUM orders"));
+        assert!(!rewrites_table("CREATE INDEX ON orders (total)"));
+    }
 
     fn outside(step: &str) -> Option<&'static str> {
         match first_unrollable(step, PG15) {

@@ -42,7 +42,7 @@ pub(super) async fn kill_blockers(
     let started_s = clock.now_s();
     let mut terminated: Vec<TerminatedSession> = Vec::new();
     let result = {
-        let ddl = run_try(client, sql, None, injector.rollback);
+        let ddl = run_try(injector, 1, sql, None);
         tokio::pin!(ddl);
         let killer = async {
             tokio::time::sleep(grace).await;
@@ -59,7 +59,7 @@ pub(super) async fn kill_blockers(
             _ = killer => unreachable!("the killer loop never ends"),
         }
     };
-    let mut attempt = finish_attempt(1, started_s, clock.now_s(), result, true, String::new());
+    let mut attempt = finish_attempt(1, started_s, clock.now_s(), result, true);
     attempt.terminated = terminated;
     injector.status.send_replace(final_status(&attempt));
     vec![attempt]
@@ -148,16 +148,9 @@ pub(super) async fn kill_lock_holders(
             .status
             .send_replace(format!("try {try_number} waiting"));
         let started_s = clock.now_s();
-        let result = run_try(client, sql, Some(&lock), injector.rollback).await;
+        let result = run_try(injector, try_number, sql, Some(&lock)).await;
         let is_last = try_number >= max_tries;
-        let mut attempt = finish_attempt(
-            try_number,
-            started_s,
-            clock.now_s(),
-            result,
-            is_last,
-            String::new(),
-        );
+        let mut attempt = finish_attempt(try_number, started_s, clock.now_s(), result, is_last);
         if attempt.outcome != AttemptOutcome::LockTimeout {
             injector.status.send_replace(final_status(&attempt));
             attempts.push(attempt);
@@ -244,6 +237,8 @@ fn names_no_table(injector: &DdlInjector, sql: &str) -> DdlAttempt {
              LOCK; name the table in the step, or use another strategy",
             sql.trim()
         ),
+        lock: None,
+        idle_wait_ms: 0.0,
         terminated: Vec::new(),
     }
 }
