@@ -130,19 +130,6 @@ fn orders_columns(server: &ManagedServer) -> String {
         .unwrap()
 }
 
-/// Seconds of `strategy` in a timeline.csv with no completed transaction.
-fn zero_tps_seconds(timeline: &Path, strategy: &str) -> usize {
-    let mut reader = csv::Reader::from_path(timeline).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    let (strategy_column, tps_column) = (column("strategy"), column("tps"));
-    reader
-        .records()
-        .map(Result::unwrap)
-        .filter(|row| &row[strategy_column] == strategy && &row[tps_column] == "0")
-        .count()
-}
-
 /// The outcome of the last DDL attempt of `strategy` in a ddl_attempts.csv.
 fn last_outcome(attempts: &Path, strategy: &str) -> String {
     let mut reader = csv::Reader::from_path(attempts).unwrap();
