@@ -6,8 +6,9 @@
 //! by `lock_timeout`, the fifth at 18 s succeeds.
 
 use crate::metrics::{
-    AttemptOutcome, BlockerWindow, DdlAttempt, DdlState, LatencyDistribution, RunReport, SecondRow,
-    StrategyReport, new_latency_histogram, summarize,
+    AttemptOutcome, BlockerWindow, DdlAttempt, DdlOutcome, DdlState, DdlWindow,
+    LatencyDistribution, RankingRow, RunReport, SecondRow, StrategyReport, new_latency_histogram,
+    summarize,
 };
 
 /// Seconds of load in each strategy of the sample.
@@ -230,4 +231,28 @@ fn retry() -> StrategyReport {
         seconds.push(row);
     }
     strategy_report("retry", seconds, attempts, histogram)
+}
+
+/// A ranking row with neutral figures, for ordering tests.
+pub fn neutral_row(name: &str, run_order: usize) -> RankingRow {
+    RankingRow {
+        strategy: name.to_string(),
+        run_order,
+        window: Some(DdlWindow {
+            start_s: 5.0,
+            end_s: 7.0,
+        }),
+        worst_second_tps: 1000,
+        worst_second_p99_ms: 10.0,
+        window_max_latency_ms: 20.0,
+        failed_transactions: 0,
+        transactions: 100_000,
+        main_failure: None,
+        longest_stall_s: 0,
+        zero_tps_seconds: 0,
+        migration_done_at_s: Some(6.0),
+        ddl_tries: 1,
+        ddl_outcome: DdlOutcome::Ok,
+        blocker_outcome: "ok".to_string(),
+    }
 }
