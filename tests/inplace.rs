@@ -14,44 +14,19 @@ use common::managed::{APP_PASSWORD, ManagedServer, ORDERS_ROWS};
 use common::*;
 use predicates::prelude::*;
 
-/// The reference outage on a 12 s clock, naming the user's `orders`; no setup, no reset.
-const ORDERS_IN_PLACE: &str = r#"
+/// [`SHORT_ADD_COLUMN`] on the user's `orders` (customer ids 1 to 100): its
+/// load, blocker, DDL and strategies, with no setup and no reset.
+fn orders_in_place() -> String {
+    let from_load = &SHORT_ADD_COLUMN[SHORT_ADD_COLUMN.find("[load]\n").unwrap()..];
+    let header = r#"
 name = "orders-in-place"
 description = "the reference outage on the user's own orders table"
 # The workload model requires a setup; --in-place runs none.
 setup = ""
 
-[load]
-clients = 4
-duration = "12s"
-
-[[load.scripts]]
-name = "read-order"
-sql = """
-\\set c random(1, 100)
-SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;
-"""
-
-[blocker]
-at = "2s"
-hold = "5s"
-sql = "SELECT count(*) FROM orders"
-
-[ddl]
-at = "3s"
-sql = "ALTER TABLE orders ADD COLUMN note text"
-
-[[strategies]]
-name = "naive"
-kind = "plain"
-
-[[strategies]]
-name = "retry"
-kind = "lock-timeout-retry"
-lock_timeout = "500ms"
-max_tries = 10
-backoff = { kind = "linear", step = "1s", cap = "5s" }
 "#;
+    header.to_string() + &replaced(from_load, "random(1, 1000)", "random(1, 100)")
+}
 
 /// A short run whose only step cannot run in a transaction block.
 const CONCURRENT_INDEX: &str = r#"
@@ -150,7 +125,7 @@ fn in_place_naive_stalls_the_users_table_retry_does_not_and_the_table_is_unchang
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let server = ManagedServer::start();
-    let workload = write_workload(&server.client_dir(), "orders.toml", ORDERS_IN_PLACE);
+    let workload = write_workload(&server.client_dir(), "orders.toml", &orders_in_place());
     let out = server.client_dir().join("in-place");
     let columns_before = orders_columns(&server);
     assert_eq!(columns_before, "id,customer_id,total");
@@ -227,7 +202,7 @@ fn what_cannot_be_rolled_back_is_refused_before_anything_runs_and_apply_commits(
     );
     assert_eq!(indexes.as_deref(), Some("1"), "only the primary key");
 
-    let orders = write_workload(&dir, "orders.toml", ORDERS_IN_PLACE);
+    let orders = write_workload(&dir, "orders.toml", &orders_in_place());
     stallbench(&server)
         .arg("compare")
         .arg(&orders)
