@@ -28,10 +28,13 @@ setup = ""
     header.to_string() + &replaced(from_load, "random(1, 1000)", "random(1, 100)")
 }
 
-/// A short run whose only step cannot run in a transaction block.
-const CONCURRENT_INDEX: &str = r#"
-name = "orders-concurrent-index"
-description = "a CONCURRENTLY build on the user's orders"
+/// A 3 s run of 2 readers on the user's orders, no blocker, one step
+/// `ddl_sql` at 1 s run by `naive`.
+fn one_step_in_place(name: &str, description: &str, ddl_sql: &str) -> String {
+    format!(
+        r#"
+name = "{name}"
+description = "{description}"
 # The workload model requires a setup; --in-place runs none.
 setup = ""
 
@@ -45,36 +48,14 @@ sql = "SELECT count(*) FROM orders;"
 
 [ddl]
 at = "1s"
-sql = "CREATE INDEX CONCURRENTLY orders_total_idx ON orders (total)"
+sql = "{ddl_sql}"
 
 [[strategies]]
 name = "naive"
 kind = "plain"
-"#;
-
-/// A short run with no blocker whose step adds a column, for `--apply`.
-const ADD_APPLIED_COLUMN: &str = r#"
-name = "orders-apply"
-description = "an ADD COLUMN that --apply commits"
-# The workload model requires a setup; --in-place runs none.
-setup = ""
-
-[load]
-clients = 2
-duration = "3s"
-
-[[load.scripts]]
-name = "read-order"
-sql = "SELECT count(*) FROM orders;"
-
-[ddl]
-at = "1s"
-sql = "ALTER TABLE orders ADD COLUMN applied_note text"
-
-[[strategies]]
-name = "naive"
-kind = "plain"
-"#;
+"#
+    )
+}
 
 /// The binary in the server's client folder (where `ca.pem` is), with an
 /// environment of its own: PATH, a HOME there, and the password.
@@ -181,7 +162,13 @@ fn what_cannot_be_rolled_back_is_refused_before_anything_runs_and_apply_commits(
     let dir = server.client_dir();
     let url = verified_url(&server);
 
-    let concurrent = write_workload(&dir, "concurrent.toml", CONCURRENT_INDEX);
+    // The only step cannot run in a transaction block.
+    let concurrent_index = one_step_in_place(
+        "orders-concurrent-index",
+        "a CONCURRENTLY build on the user's orders",
+        "CREATE INDEX CONCURRENTLY orders_total_idx ON orders (total)",
+    );
+    let concurrent = write_workload(&dir, "concurrent.toml", &concurrent_index);
     let refused_out = dir.join("refused");
     stallbench(&server)
         .arg("compare")
@@ -230,7 +217,12 @@ fn what_cannot_be_rolled_back_is_refused_before_anything_runs_and_apply_commits(
             "the throwaway server has no tables of yours",
         ));
 
-    let apply = write_workload(&dir, "apply.toml", ADD_APPLIED_COLUMN);
+    let add_applied_column = one_step_in_place(
+        "orders-apply",
+        "an ADD COLUMN that --apply commits",
+        "ALTER TABLE orders ADD COLUMN applied_note text",
+    );
+    let apply = write_workload(&dir, "apply.toml", &add_applied_column);
     stallbench(&server)
         .arg("run")
         .arg(&apply)
