@@ -52,7 +52,8 @@ pub enum Command {
 }
 
 /// Flags shared by `compare` and `run`; each overrides the workload file.
-#[derive(Debug, Clone, Args)]
+/// `Default` is no flag given.
+#[derive(Debug, Clone, Default, Args)]
 pub struct CommonArgs {
     /// PostgreSQL connection URL of a real server [default: $DATABASE_URL, else a throwaway server].
     #[arg(long)]

@@ -326,9 +326,9 @@ fn compact_roles(roles: &[String]) -> String {
 mod tests {
     use super::*;
     use crate::export::sample::{neutral_row, reference_report};
+    use crate::metrics::DdlOutcome;
     use crate::metrics::rank_strategies;
     use crate::metrics::ranking::rank_rows;
-    use crate::metrics::DdlOutcome;
 
     fn sorted(rows: Vec<RankingRow>) -> Vec<Place> {
         rank_rows(rows)

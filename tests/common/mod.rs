@@ -149,24 +149,10 @@ pub fn write_workload(dir: &Path, name: &str, text: &str) -> PathBuf {
 /// Flags for an in-process run writing into `out`.
 pub fn quiet_args(out: &Path) -> CommonArgs {
     CommonArgs {
-        db_url: None,
-        in_place: false,
-        apply: false,
-        clients: None,
-        rate: None,
-        pool_size: None,
-        client_timeout: None,
-        latency_limit: None,
-        duration: None,
         out: Some(out.to_path_buf()),
-        force: false,
         quiet: true,
-        variables: Vec::new(),
-        pg_bin: None,
-        no_observer: false,
-        expect: Vec::new(),
         seed: Some(42),
-        workload: stallbench::cli::WorkloadArgs::default(),
+        ..CommonArgs::default()
     }
 }
 
