@@ -152,3 +152,19 @@ pub struct WorkloadArgs {
     #[arg(long, conflicts_with_all = ["blocker", "blocker_at", "blocker_hold", "blocker_kind"])]
     pub no_blocker: bool,
 }
+
+/// The config of a `compare` command line, as `run` builds it (for tests).
+#[cfg(test)]
+pub(crate) fn compare_config(args: &[&str]) -> crate::config::Config {
+    let cli = Cli::try_parse_from(args).unwrap();
+    let Command::Compare {
+        workload,
+        strategies,
+        common,
+    } = cli.command
+    else {
+        panic!("not a compare command: {args:?}");
+    };
+    let mode = crate::config::Mode::Compare { strategies };
+    crate::config::Config::new(workload.as_deref(), mode, &common).unwrap()
+}
