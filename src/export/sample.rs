@@ -8,7 +8,7 @@
 use crate::metrics::{
     AttemptOutcome, BlockerWindow, DdlAttempt, DdlOutcome, DdlState, DdlWindow,
     LatencyDistribution, RankingRow, RunReport, SecondRow, StrategyReport, new_latency_histogram,
-    summarize,
+    summarize, test_second,
 };
 
 /// Seconds of load in each strategy of the sample.
@@ -62,30 +62,19 @@ fn blocker() -> BlockerWindow {
 /// A normal second: `tps` transactions of about 1.25 ms.
 fn busy_second(second: u32, tps: u64, state: DdlState) -> SecondRow {
     SecondRow {
-        second,
-        tps,
-        failed: 0,
         lat_mean_ms: 1.25,
         lat_p50_ms: 1.1,
         lat_p99_ms: 4.0,
         lat_max_ms: 9.5,
-        lock_waiters: 0,
         blocker_active: (4..16).contains(&second),
         ddl_state: state,
-        timeouts: 0,
-        skipped: 0,
-        lag_ms: 0.0,
-        behind_schedule: 0,
-        conn_lost: 0,
-        reconnects: 0,
+        ..test_second(second, tps)
     }
 }
 
+/// A stalled second: no transaction, 100 sessions waiting for a lock.
 fn zero_second(second: u32, state: DdlState) -> SecondRow {
     SecondRow {
-        second,
-        tps: 0,
-        failed: 0,
         lat_mean_ms: 0.0,
         lat_p50_ms: 0.0,
         lat_p99_ms: 0.0,
@@ -93,12 +82,7 @@ fn zero_second(second: u32, state: DdlState) -> SecondRow {
         lock_waiters: 100,
         blocker_active: (4..16).contains(&second),
         ddl_state: state,
-        timeouts: 0,
-        skipped: 0,
-        lag_ms: 0.0,
-        behind_schedule: 0,
-        conn_lost: 0,
-        reconnects: 0,
+        ..test_second(second, 0)
     }
 }
 
