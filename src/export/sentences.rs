@@ -325,7 +325,7 @@ fn compact_roles(roles: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::{neutral_row, reference_report};
+    use crate::export::sample::{neutral_row as row, reference_report};
     use crate::metrics::DdlOutcome;
     use crate::metrics::rank_strategies;
     use crate::metrics::ranking::rank_rows;
@@ -353,12 +353,12 @@ mod tests {
 
     #[test]
     fn the_headline_says_when_the_baseline_did_not_finish() {
-        let mut baseline = neutral_row("naive", 0);
+        let mut baseline = row("naive", 0);
         baseline.longest_stall_s = 4;
         baseline.worst_second_tps = 0;
         baseline.migration_done_at_s = None;
         baseline.ddl_outcome = DdlOutcome::Error;
-        let mut best = neutral_row("retry", 1);
+        let mut best = row("retry", 1);
         best.worst_second_tps = 2_100;
         best.migration_done_at_s = Some(14.04);
         let ranked = sorted(vec![baseline, best]);
@@ -371,10 +371,10 @@ mod tests {
 
     #[test]
     fn the_headline_says_when_the_best_did_not_finish() {
-        let mut baseline = neutral_row("naive", 0);
+        let mut baseline = row("naive", 0);
         baseline.longest_stall_s = 4;
         baseline.worst_second_tps = 0;
-        let mut best = neutral_row("retry", 1);
+        let mut best = row("retry", 1);
         best.migration_done_at_s = None;
         best.ddl_outcome = DdlOutcome::GaveUp;
         // A migration that completed ranks first however long it stalled.
@@ -396,7 +396,7 @@ mod tests {
 
     #[test]
     fn the_headline_says_when_every_criterion_tied() {
-        let ranked = sorted(vec![neutral_row("retry", 1), neutral_row("naive", 0)]);
+        let ranked = sorted(vec![row("retry", 1), row("naive", 0)]);
         assert_eq!(
             headline(&ranked),
             "naive tied with retry on every criterion and ranked first as it ran first: it kept \
@@ -411,8 +411,8 @@ mod tests {
             assert_eq!(ranked[1].row.strategy, place.strategy, "{ranked:?}");
             decided_by_cell(&ranked[1], &ranked[0].row)
         };
-        let retry = neutral_row("retry", 0);
-        let mut naive = neutral_row("naive", 1);
+        let retry = row("retry", 0);
+        let mut naive = row("naive", 1);
         assert_eq!(cell(&retry, &naive), "tie");
         naive.ddl_outcome = DdlOutcome::GaveUp;
         assert_eq!(cell(&retry, &naive), "completed");
@@ -442,12 +442,12 @@ mod tests {
 
     #[test]
     fn the_headline_says_which_strategies_failed_massively_and_with_what() {
-        let mut naive = neutral_row("naive", 0);
+        let mut naive = row("naive", 0);
         naive.longest_stall_s = 9;
         naive.worst_second_tps = 0;
         naive.migration_done_at_s = Some(15.7);
         naive.failed_transactions = 300;
-        let mut retry = neutral_row("retry", 1);
+        let mut retry = row("retry", 1);
         retry.transactions = 62_000;
         retry.failed_transactions = 38_000;
         retry.main_failure = Some("0A000 cached plan must not change result type".to_string());
@@ -477,10 +477,10 @@ mod tests {
 
     #[test]
     fn the_headline_says_earlier_and_same_time() {
-        let mut baseline = neutral_row("naive", 0);
+        let mut baseline = row("naive", 0);
         baseline.longest_stall_s = 4;
         baseline.migration_done_at_s = Some(20.0);
-        let mut best = neutral_row("gitlab", 1);
+        let mut best = row("gitlab", 1);
         best.migration_done_at_s = Some(11.6);
         let ranked = sorted(vec![baseline.clone(), best.clone()]);
         assert!(
@@ -499,8 +499,8 @@ mod tests {
 
     #[test]
     fn the_headline_is_simpler_when_the_baseline_ranks_first_or_runs_alone() {
-        let baseline = neutral_row("naive", 0);
-        let mut other = neutral_row("retry", 1);
+        let baseline = row("naive", 0);
+        let mut other = row("retry", 1);
         other.longest_stall_s = 2;
         let ranked = sorted(vec![baseline.clone(), other]);
         assert_eq!(
@@ -517,7 +517,7 @@ mod tests {
 
     #[test]
     fn the_headline_names_a_whole_run_figure() {
-        let mut load = neutral_row("load", 0);
+        let mut load = row("load", 0);
         load.window = None;
         load.migration_done_at_s = None;
         load.ddl_tries = 0;

@@ -305,7 +305,7 @@ pub fn rank_strategies(report: &RunReport) -> Vec<Place> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::{neutral_row, reference_report};
+    use crate::export::sample::{neutral_row as row, reference_report};
     use crate::export::sentences::{migration_done_cell, window_note};
     use crate::metrics::failures::FailureCount;
     use crate::metrics::{
@@ -479,19 +479,19 @@ mod tests {
 
     #[test]
     fn completion_then_stall_then_worst_tps_then_failures_then_p99_then_run_order() {
-        let mut gave_up = neutral_row("gave-up", 0);
+        let mut gave_up = row("gave-up", 0);
         gave_up.ddl_outcome = DdlOutcome::GaveUp;
         gave_up.migration_done_at_s = None;
-        let mut stalled = neutral_row("stalled", 1);
+        let mut stalled = row("stalled", 1);
         stalled.longest_stall_s = 3;
-        let mut low_tps = neutral_row("low-tps", 2);
+        let mut low_tps = row("low-tps", 2);
         low_tps.worst_second_tps = 800;
-        let mut failing = neutral_row("failing", 3);
+        let mut failing = row("failing", 3);
         failing.failed_transactions = 7;
-        let mut slow = neutral_row("slow-p99", 4);
+        let mut slow = row("slow-p99", 4);
         slow.worst_second_p99_ms = 12.0;
-        let first = neutral_row("first", 5);
-        let twin = neutral_row("twin", 6);
+        let first = row("first", 5);
+        let twin = row("twin", 6);
         let ranked = rank_rows(vec![gave_up, stalled, low_tps, failing, slow, twin, first]);
         assert_eq!(
             names(&ranked),
@@ -515,20 +515,20 @@ mod tests {
 
     #[test]
     fn a_strategy_that_did_not_complete_never_outranks_one_that_did() {
-        let mut gave_up = neutral_row("strong-migrations", 0);
+        let mut gave_up = row("strong-migrations", 0);
         gave_up.ddl_outcome = DdlOutcome::GaveUp;
         gave_up.migration_done_at_s = None;
         gave_up.worst_second_p99_ms = 0.83;
-        let mut errored = neutral_row("error", 1);
+        let mut errored = row("error", 1);
         errored.ddl_outcome = DdlOutcome::Error;
         errored.migration_done_at_s = None;
         errored.worst_second_p99_ms = 0.88;
-        let mut naive = neutral_row("naive", 2);
+        let mut naive = row("naive", 2);
         naive.longest_stall_s = 10;
         naive.worst_second_tps = 0;
         naive.failed_transactions = 500;
         naive.worst_second_p99_ms = 10_000.0;
-        let mut load = neutral_row("load", 3);
+        let mut load = row("load", 3);
         load.ddl_outcome = DdlOutcome::None;
         load.ddl_tries = 0;
         load.migration_done_at_s = None;
@@ -545,9 +545,9 @@ mod tests {
 
     #[test]
     fn latency_within_10_percent_or_1_ms_ties_and_run_order_decides() {
-        let mut naive = neutral_row("naive", 0);
+        let mut naive = row("naive", 0);
         naive.worst_second_p99_ms = 1.26;
-        let mut retry = neutral_row("retry", 1);
+        let mut retry = row("retry", 1);
         retry.worst_second_p99_ms = 1.50;
         let ranked = rank_rows(vec![retry.clone(), naive.clone()]);
         assert_eq!(names(&ranked), ["naive", "retry"]);
@@ -567,9 +567,9 @@ mod tests {
 
     #[test]
     fn worst_second_tps_within_10_percent_ties_and_failures_decide() {
-        let mut pgroll = neutral_row("pgroll", 0);
+        let mut pgroll = row("pgroll", 0);
         pgroll.worst_second_tps = 547;
-        let mut reshape = neutral_row("reshape", 1);
+        let mut reshape = row("reshape", 1);
         reshape.worst_second_tps = 17;
         reshape.worst_second_p99_ms = 1.0;
         let ranked = rank_rows(vec![reshape.clone(), pgroll.clone()]);
@@ -587,12 +587,12 @@ mod tests {
         // 950 ties 1000 and 890 ties 950, but 890 does not tie 1000: the
         // group of 1000 holds 950, and 890 ranks below both on throughput
         // although it has the fewest failures.
-        let mut best = neutral_row("best", 0);
+        let mut best = row("best", 0);
         best.failed_transactions = 5;
-        let mut close = neutral_row("close", 1);
+        let mut close = row("close", 1);
         close.worst_second_tps = 950;
         close.failed_transactions = 1;
-        let mut far = neutral_row("far", 2);
+        let mut far = row("far", 2);
         far.worst_second_tps = 890;
         let ranked = rank_rows(vec![far, best, close]);
         assert_eq!(names(&ranked), ["close", "best", "far"]);
@@ -609,11 +609,11 @@ mod tests {
     #[test]
     fn a_strategy_whose_transactions_failed_massively_ranks_after_one_that_stalled() {
         // The migration made every later read fail: never a stall, yet the worst outcome.
-        let mut failing = neutral_row("retry", 0);
+        let mut failing = row("retry", 0);
         failing.transactions = 62_000;
         failing.failed_transactions = 38_000;
         failing.worst_second_p99_ms = 0.5;
-        let mut stalled = neutral_row("naive", 1);
+        let mut stalled = row("naive", 1);
         stalled.longest_stall_s = 9;
         stalled.worst_second_tps = 0;
         stalled.failed_transactions = 4;
@@ -640,15 +640,15 @@ mod tests {
 
     #[test]
     fn two_strategies_that_failed_massively_tie_on_it_and_the_next_criterion_decides() {
-        let mut worse = neutral_row("worse", 0);
+        let mut worse = row("worse", 0);
         worse.failed_transactions = 90_000;
         worse.longest_stall_s = 2;
-        let mut better = neutral_row("better", 1);
+        let mut better = row("better", 1);
         better.failed_transactions = 50_000;
         let ranked = rank_rows(vec![worse, better]);
         assert_eq!(names(&ranked), ["better", "worse"]);
         assert_eq!(decisions(&ranked), [Some(Criterion::LongestStall); 2]);
-        let mut none_attempted = neutral_row("none", 0);
+        let mut none_attempted = row("none", 0);
         none_attempted.transactions = 0;
         assert_eq!(none_attempted.failed_share(), 0.0);
     }
@@ -686,10 +686,10 @@ mod tests {
 
     #[test]
     fn a_ddl_that_did_not_finish_ranks_after_one_that_did() {
-        let mut unfinished = neutral_row("unfinished", 0);
+        let mut unfinished = row("unfinished", 0);
         unfinished.migration_done_at_s = None;
         unfinished.ddl_outcome = DdlOutcome::GaveUp;
-        let mut finished_late = neutral_row("finished-late", 1);
+        let mut finished_late = row("finished-late", 1);
         finished_late.migration_done_at_s = Some(100.0);
         finished_late.longest_stall_s = 30;
         let ranked = rank_rows(vec![unfinished, finished_late]);
