@@ -307,7 +307,7 @@ mod tests {
     use super::*;
     use crate::export::sample::{neutral_row as row, reference_report};
     use crate::export::sentences::{migration_done_cell, window_note};
-    use crate::metrics::failures::FailureCount;
+    use crate::metrics::failures::test_failure as failure;
     use crate::metrics::{
         AttemptOutcome, LatencyDistribution, Summary, new_latency_histogram, summarize,
     };
@@ -660,12 +660,6 @@ mod tests {
             &[1000, 1000, 0],
             vec![attempt(1, 1.0, 1.5, AttemptOutcome::Ok)],
         );
-        let failure = |second, sqlstate: &str, message: &str, count| FailureCount {
-            second,
-            sqlstate: sqlstate.to_string(),
-            message: message.to_string(),
-            count,
-        };
         report.failures = vec![
             failure(1, "40P01", "deadlock detected", 2),
             failure(2, "0A000", "cached plan must not change result type", 700),
