@@ -38,7 +38,7 @@ fn a_second_run_on_the_same_database_refuses_and_the_first_finishes_whole() {
     let url = server.connection_string();
     let run = short_add_column();
     let first_out = run.dir.path().join("first");
-    let first: Child = load_only_process(&run.workload, &url, "6s", &first_out)
+    let first: Child = load_only_process(&run.workload, Some(&url), "6s", &first_out)
         .spawn()
         .unwrap();
     wait_for(
@@ -50,7 +50,7 @@ fn a_second_run_on_the_same_database_refuses_and_the_first_finishes_whole() {
     );
 
     let second_out = run.dir.path().join("second");
-    let second = load_only_process(&run.workload, &url, "2s", &second_out)
+    let second = load_only_process(&run.workload, Some(&url), "2s", &second_out)
         .output()
         .unwrap();
     let message = stderr_of(&second);
@@ -96,9 +96,14 @@ fn a_run_killed_with_sigkill_releases_the_database_and_its_schema_is_dropped() {
     let server = start_throwaway_server(&runtime);
     let url = server.connection_string();
     let run = short_add_column();
-    let mut killed = load_only_process(&run.workload, &url, "6s", &run.dir.path().join("killed"))
-        .spawn()
-        .unwrap();
+    let mut killed = load_only_process(
+        &run.workload,
+        Some(&url),
+        "6s",
+        &run.dir.path().join("killed"),
+    )
+    .spawn()
+    .unwrap();
     wait_for(
         &runtime,
         &url,
@@ -117,9 +122,14 @@ fn a_run_killed_with_sigkill_releases_the_database_and_its_schema_is_dropped() {
         "the killed run's lock released",
     );
 
-    let next = load_only_process(&run.workload, &url, "2s", &run.dir.path().join("next"))
-        .output()
-        .unwrap();
+    let next = load_only_process(
+        &run.workload,
+        Some(&url),
+        "2s",
+        &run.dir.path().join("next"),
+    )
+    .output()
+    .unwrap();
     let message = stderr_of(&next);
     assert_eq!(next.status.code(), Some(0), "{message}");
     assert!(

@@ -38,20 +38,26 @@ pub fn stallbench_quiet(
     command
 }
 
-/// `stallbench run WORKLOAD --load-only --quiet` against `url` for `duration`,
-/// writing into `out`, as a child process with stderr piped (to start it,
-/// act on the server meanwhile, then wait for it).
+/// `stallbench run WORKLOAD --load-only --quiet` for `duration` against
+/// `db_url` (or a throwaway server), writing into `out`, as a child process
+/// with stderr piped (to start it, act meanwhile, then wait for it).
 pub fn load_only_process(
     workload: &Path,
-    url: &str,
+    db_url: Option<&str>,
     duration: &str,
     out: &Path,
 ) -> std::process::Command {
     let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallbench"));
     command
         .env_remove("DATABASE_URL")
+        .env_remove("STALLBENCH_PG_BIN")
         .args(["run", workload.to_str().unwrap(), "--load-only", "--quiet"])
-        .args(["--duration", duration, "--db-url", url, "--out"])
+        .args(["--duration", duration]);
+    if let Some(url) = db_url {
+        command.args(["--db-url", url]);
+    }
+    command
+        .arg("--out")
         .arg(out)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
