@@ -52,7 +52,8 @@ pub enum Command {
 }
 
 /// Flags shared by `compare` and `run`; each overrides the workload file.
-#[derive(Debug, Clone, Args)]
+/// `Default` is no flag given.
+#[derive(Debug, Clone, Default, Args)]
 pub struct CommonArgs {
     /// PostgreSQL connection URL of a real server [default: $DATABASE_URL, else a throwaway server].
     #[arg(long)]
@@ -150,4 +151,20 @@ pub struct WorkloadArgs {
     /// No blocker, even if the workload has one (e.g. a real server with long transactions of its own).
     #[arg(long, conflicts_with_all = ["blocker", "blocker_at", "blocker_hold", "blocker_kind"])]
     pub no_blocker: bool,
+}
+
+/// The config of a `compare` command line, as `run` builds it (for tests).
+#[cfg(test)]
+pub(crate) fn compare_config(args: &[&str]) -> crate::config::Config {
+    let cli = Cli::try_parse_from(args).unwrap();
+    let Command::Compare {
+        workload,
+        strategies,
+        common,
+    } = cli.command
+    else {
+        panic!("not a compare command: {args:?}");
+    };
+    let mode = crate::config::Mode::Compare { strategies };
+    crate::config::Config::new(workload.as_deref(), mode, &common).unwrap()
 }

@@ -5,16 +5,19 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use common::*;
 use predicates::prelude::*;
 
-fn stallbench() -> Command {
-    let mut command = Command::cargo_bin("stallbench").unwrap();
-    command
-        .env_remove("DATABASE_URL")
-        .env_remove("STALLBENCH_PG_BIN");
-    command
+/// `compare` of the workload `text`, written as `file_name` into a temp
+/// folder, refused as bad input (exit 2); the caller checks the message.
+fn compare_refuses(file_name: &str, text: &str) -> assert_cmd::assert::Assert {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_workload(dir.path(), file_name, text);
+    stallbench_command()
+        .arg("compare")
+        .arg(&path)
+        .assert()
+        .code(2)
 }
 
 fn temp_folders() -> std::collections::BTreeSet<std::path::PathBuf> {
@@ -32,7 +35,7 @@ fn temp_folders() -> std::collections::BTreeSet<std::path::PathBuf> {
 
 #[test]
 fn workloads_lists_the_bundled_ones() {
-    stallbench()
+    stallbench_command()
         .arg("workloads")
         .assert()
         .success()
@@ -41,7 +44,7 @@ fn workloads_lists_the_bundled_ones() {
 
 #[test]
 fn an_unknown_workload_is_bad_input() {
-    stallbench()
+    stallbench_command()
         .args(["compare", "no-such-workload"])
         .assert()
         .code(2)
@@ -53,53 +56,37 @@ fn an_unknown_workload_is_bad_input() {
 
 #[test]
 fn malformed_toml_names_the_file_and_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_workload(dir.path(), "broken.toml", "name = \"x\"\nsetup = \n");
-    stallbench()
-        .args(["compare", path.to_str().unwrap()])
-        .assert()
-        .code(2)
+    compare_refuses("broken.toml", "name = \"x\"\nsetup = \n")
         .stderr(predicate::str::contains("broken.toml"))
         .stderr(predicate::str::contains("line 2"));
 }
 
 #[test]
 fn an_unknown_key_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = SHORT_ADD_COLUMN.replace("[load]\n", "[load]\nthreads = 2\n");
-    let path = write_workload(dir.path(), "extra.toml", &text);
-    stallbench()
-        .args(["compare", path.to_str().unwrap()])
-        .assert()
-        .code(2)
+    let text = replaced(SHORT_ADD_COLUMN, "[load]\n", "[load]\nthreads = 2\n");
+    compare_refuses("extra.toml", &text)
         .stderr(predicate::str::contains("extra.toml"))
         .stderr(predicate::str::contains("threads"));
 }
 
 #[test]
 fn a_duration_without_unit_says_how_to_write_it() {
-    stallbench()
+    stallbench_command()
         .args(["compare", "--duration", "10"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
             "--duration 10 has no unit; write \"10s\"",
         ));
-    let dir = tempfile::tempdir().unwrap();
-    let text = SHORT_ADD_COLUMN.replace("at = \"3s\"", "at = \"3\"");
-    let path = write_workload(dir.path(), "unitless.toml", &text);
-    stallbench()
-        .args(["compare", path.to_str().unwrap()])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "unitless.toml: [ddl] at = \"3\" has no unit; write \"3s\"",
-        ));
+    let text = replaced(SHORT_ADD_COLUMN, "at = \"3s\"", "at = \"3\"");
+    compare_refuses("unitless.toml", &text).stderr(predicate::str::contains(
+        "unitless.toml: [ddl] at = \"3\" has no unit; write \"3s\"",
+    ));
 }
 
 #[test]
 fn a_ddl_after_the_end_of_the_run_is_bad_input() {
-    stallbench()
+    stallbench_command()
         .args(["compare", "--duration", "5s"])
         .assert()
         .code(2)
@@ -110,7 +97,7 @@ fn a_ddl_after_the_end_of_the_run_is_bad_input() {
 
 #[test]
 fn zero_clients_is_bad_input() {
-    stallbench()
+    stallbench_command()
         .args(["compare", "--clients", "0"])
         .assert()
         .code(2)
@@ -121,18 +108,14 @@ fn zero_clients_is_bad_input() {
 
 #[test]
 fn a_bad_script_names_the_line() {
-    let dir = tempfile::tempdir().unwrap();
     // In the TOML text a backslash is written twice.
-    let text = SHORT_ADD_COLUMN.replace(
+    let text = replaced(
+        SHORT_ADD_COLUMN,
         r"\\set c random(1, 1000)",
         r"\\set c random(1, 1000)
 \\shell echo hi",
     );
-    let path = write_workload(dir.path(), "shell.toml", &text);
-    stallbench()
-        .args(["compare", path.to_str().unwrap()])
-        .assert()
-        .code(2)
+    compare_refuses("shell.toml", &text)
         .stderr(predicate::str::contains("shell.toml"))
         .stderr(predicate::str::contains("line 2"))
         .stderr(predicate::str::contains(r"\shell"));
@@ -143,24 +126,14 @@ fn a_statement_the_server_rejects_names_the_script_line_and_the_reason() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let dir = tempfile::tempdir().unwrap();
-    let text = SHORT_ADD_COLUMN.replace(
+    let text = replaced(
+        SHORT_ADD_COLUMN,
         "SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;",
         "SELECT count(*) FROM no_such_table WHERE customer_id = :c;",
     );
-    assert_ne!(
-        text, SHORT_ADD_COLUMN,
-        "the read statement was not replaced"
-    );
     let path = write_workload(dir.path(), "missing-table.toml", &text);
-    stallbench()
-        .args([
-            "run",
-            path.to_str().unwrap(),
-            "--load-only",
-            "--quiet",
-            "--out",
-        ])
-        .arg(dir.path().join("out"))
+    stallbench_quiet("run", &path, &dir.path().join("out"))
+        .arg("--load-only")
         .assert()
         .code(2)
         .stderr(predicate::str::contains("line 2"))
@@ -174,7 +147,7 @@ fn a_statement_the_server_rejects_names_the_script_line_and_the_reason() {
 
 #[test]
 fn an_unknown_strategy_names_the_defined_ones() {
-    stallbench()
+    stallbench_command()
         .args(["compare", "--strategies", "naive,yolo"])
         .assert()
         .code(2)
@@ -185,7 +158,7 @@ fn an_unknown_strategy_names_the_defined_ones() {
 #[test]
 fn an_unreachable_db_url_fails_fast_without_the_password() {
     let started = Instant::now();
-    stallbench()
+    stallbench_command()
         .args([
             "run",
             "--load-only",
@@ -211,7 +184,7 @@ fn an_unreachable_db_url_fails_fast_without_the_password() {
 #[test]
 fn missing_postgres_binaries_give_the_install_hint() {
     let dir = tempfile::tempdir().unwrap();
-    stallbench()
+    stallbench_command()
         .args([
             "run",
             "--load-only",
@@ -234,11 +207,13 @@ fn a_failed_setup_leaves_no_server_and_no_temp_folder() {
     let _serial = one_database_run_at_a_time();
     let before = temp_folders();
     let dir = tempfile::tempdir().unwrap();
-    let text = SHORT_ADD_COLUMN.replace("ANALYZE orders;", "ANALYZE no_such_table;");
+    let text = replaced(
+        SHORT_ADD_COLUMN,
+        "ANALYZE orders;",
+        "ANALYZE no_such_table;",
+    );
     let path = write_workload(dir.path(), "badsetup.toml", &text);
-    stallbench()
-        .args(["compare", path.to_str().unwrap(), "--quiet", "--out"])
-        .arg(dir.path().join("out"))
+    stallbench_quiet("compare", &path, &dir.path().join("out"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains("setup SQL failed"))
@@ -304,7 +279,7 @@ fn ctrl_c_and_kill_leave_no_server() {
 fn a_blocker_longer_than_the_run_is_bad_input_and_leaves_no_folder() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    stallbench()
+    stallbench_command()
         .args(["compare", "--duration", "10s", "--out"])
         .arg(&out)
         .assert()
@@ -322,13 +297,13 @@ fn a_blocker_longer_than_the_run_is_bad_input_and_leaves_no_folder() {
 #[test]
 fn listed_strategies_are_trimmed_and_a_duplicate_is_refused() {
     // Accepted: the run gets as far as looking for the server binaries.
-    stallbench()
+    stallbench_command()
         .args(["compare", "--strategies", "naive, retry"])
         .args(["--pg-bin", "/nonexistent/bin"])
         .assert()
         .code(1)
         .stderr(predicate::str::contains("apt-get install postgresql"));
-    stallbench()
+    stallbench_command()
         .args(["compare", "--strategies", "naive,naive"])
         .assert()
         .code(2)
@@ -339,14 +314,9 @@ fn listed_strategies_are_trimmed_and_a_duplicate_is_refused() {
 
 #[test]
 fn a_toml_error_is_one_line_with_file_line_key_and_hint() {
-    let dir = tempfile::tempdir().unwrap();
     // One backslash where TOML's """ string needs two.
-    let text = SHORT_ADD_COLUMN.replace(r"\\set", r"\set");
-    let path = write_workload(dir.path(), "backslash.toml", &text);
-    let assert = stallbench()
-        .args(["compare", path.to_str().unwrap()])
-        .assert()
-        .code(2);
+    let text = replaced(SHORT_ADD_COLUMN, r"\\set", r"\set");
+    let assert = compare_refuses("backslash.toml", &text);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
@@ -366,11 +336,8 @@ fn an_earlier_run_in_out_is_refused_and_force_replaces_it() {
         std::fs::write(run.out.join(name), "earlier").unwrap();
     }
     let load_only = || {
-        let mut command = stallbench();
-        command
-            .args(["run", run.workload.to_str().unwrap(), "--load-only"])
-            .args(["--duration", "2s", "--quiet", "--out"])
-            .arg(&run.out);
+        let mut command = stallbench_quiet("run", &run.workload, &run.out);
+        command.args(["--load-only", "--duration", "2s"]);
         command
     };
     load_only()

@@ -9,51 +9,20 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
 use common::*;
-use stallbench::server::Server;
-
-/// `stallbench run WORKLOAD --load-only` against `url` for `duration`, writing into `out`.
-fn load_only(workload: &Path, url: &str, duration: &str, out: &Path) -> Command {
-    let mut command = Command::new(assert_cmd::cargo::cargo_bin("stallbench"));
-    command
-        .env_remove("DATABASE_URL")
-        .args(["run", workload.to_str().unwrap(), "--load-only", "--quiet"])
-        .args(["--duration", duration, "--db-url", url, "--out"])
-        .arg(out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    command
-}
-
-/// One value of `sql` (an int8) on the server at `url`.
-fn count(runtime: &tokio::runtime::Runtime, url: &str, sql: &str) -> i64 {
-    runtime.block_on(async {
-        let (client, connection) = url
-            .parse::<tokio_postgres::Config>()
-            .unwrap()
-            .connect(tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(connection);
-        client.query_one(sql, &[]).await.unwrap().get(0)
-    })
-}
 
 /// Waits until `sql` counts `expected`, up to 60 s.
 fn wait_for(runtime: &tokio::runtime::Runtime, url: &str, sql: &str, expected: i64, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    while count(runtime, url, sql) != expected {
+    while query_int(runtime, url, sql) != expected {
         assert!(Instant::now() < deadline, "never: {what}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
-const READERS_CONNECTED: &str = "SELECT count(*) FROM pg_stat_activity \
-     WHERE application_name LIKE 'stallbench-%-reader-%'";
 const ADVISORY_LOCKS: &str = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'";
 
 fn stderr_of(output: &Output) -> String {
@@ -65,16 +34,11 @@ fn a_second_run_on_the_same_database_refuses_and_the_first_finishes_whole() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime
-        .block_on(Server::start(
-            None,
-            stallbench::server::DEFAULT_MAX_CONNECTIONS,
-        ))
-        .unwrap();
+    let server = start_throwaway_server(&runtime);
     let url = server.connection_string();
     let run = short_add_column();
     let first_out = run.dir.path().join("first");
-    let first: Child = load_only(&run.workload, &url, "6s", &first_out)
+    let first: Child = load_only_process(&run.workload, Some(&url), "6s", &first_out)
         .spawn()
         .unwrap();
     wait_for(
@@ -86,7 +50,7 @@ fn a_second_run_on_the_same_database_refuses_and_the_first_finishes_whole() {
     );
 
     let second_out = run.dir.path().join("second");
-    let second = load_only(&run.workload, &url, "2s", &second_out)
+    let second = load_only_process(&run.workload, Some(&url), "2s", &second_out)
         .output()
         .unwrap();
     let message = stderr_of(&second);
@@ -129,17 +93,17 @@ fn a_run_killed_with_sigkill_releases_the_database_and_its_schema_is_dropped() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime
-        .block_on(Server::start(
-            None,
-            stallbench::server::DEFAULT_MAX_CONNECTIONS,
-        ))
-        .unwrap();
+    let server = start_throwaway_server(&runtime);
     let url = server.connection_string();
     let run = short_add_column();
-    let mut killed = load_only(&run.workload, &url, "6s", &run.dir.path().join("killed"))
-        .spawn()
-        .unwrap();
+    let mut killed = load_only_process(
+        &run.workload,
+        Some(&url),
+        "6s",
+        &run.dir.path().join("killed"),
+    )
+    .spawn()
+    .unwrap();
     wait_for(
         &runtime,
         &url,
@@ -158,9 +122,14 @@ fn a_run_killed_with_sigkill_releases_the_database_and_its_schema_is_dropped() {
         "the killed run's lock released",
     );
 
-    let next = load_only(&run.workload, &url, "2s", &run.dir.path().join("next"))
-        .output()
-        .unwrap();
+    let next = load_only_process(
+        &run.workload,
+        Some(&url),
+        "2s",
+        &run.dir.path().join("next"),
+    )
+    .output()
+    .unwrap();
     let message = stderr_of(&next);
     assert_eq!(next.status.code(), Some(0), "{message}");
     assert!(
@@ -168,7 +137,7 @@ fn a_run_killed_with_sigkill_releases_the_database_and_its_schema_is_dropped() {
         "{message}"
     );
     assert_eq!(
-        count(
+        query_int(
             &runtime,
             &url,
             "SELECT count(*) FROM pg_namespace WHERE nspname = 'stallbench'"

@@ -6,12 +6,8 @@
 
 mod common;
 
-use std::path::Path;
-
-use assert_cmd::Command;
 use common::*;
 use predicates::prelude::*;
-use serde::de::DeserializeOwned;
 use stallbench::export::csv::{AttemptRecord, FailureRecord, TimelineRecord};
 
 /// A column changes type while 4 clients read its sum: no blocker, the ALTER
@@ -63,34 +59,14 @@ max_failed_0A = 0
 
 const CACHED_PLAN: &str = "cached plan must not change result type";
 
-fn stallbench() -> Command {
-    let mut command = Command::cargo_bin("stallbench").unwrap();
-    command
-        .env_remove("DATABASE_URL")
-        .env_remove("STALLBENCH_PG_BIN")
-        .env_remove("GITHUB_STEP_SUMMARY");
-    command
-}
-
-fn records<R: DeserializeOwned>(path: &Path) -> Vec<R> {
-    csv::Reader::from_path(path)
-        .unwrap()
-        .deserialize()
-        .collect::<Result<_, _>>()
-        .unwrap()
-}
-
 #[test]
 fn a_changed_column_type_fails_by_kind_then_recovers_and_fails_the_expectations() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), "alter-type.toml", ALTER_TYPE);
-    let out = dir.path().join("out");
-    let assert = stallbench()
-        .args(["compare", workload.to_str().unwrap(), "--quiet"])
-        .args(["--expect", "retry.max_failed=0", "--out"])
-        .arg(&out)
+    let run = short_run("alter-type.toml", ALTER_TYPE);
+    let out = &run.out;
+    let assert = stallbench_quiet("compare", &run.workload, out)
+        .args(["--expect", "retry.max_failed=0"])
         .assert()
         .code(3)
         .stdout(predicate::str::contains(
@@ -99,11 +75,11 @@ fn a_changed_column_type_fails_by_kind_then_recovers_and_fails_the_expectations(
         .stdout(predicate::str::contains(
             "FAIL  retry.max_failed <= 0: measured",
         ));
-    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let stdout = stdout_of(&assert);
 
-    let failures: Vec<FailureRecord> = records(&out.join("failures.csv"));
-    let timeline: Vec<TimelineRecord> = records(&out.join("timeline.csv"));
-    let attempts: Vec<AttemptRecord> = records(&out.join("ddl_attempts.csv"));
+    let failures: Vec<FailureRecord> = read_records(&out.join("failures.csv"));
+    let timeline: Vec<TimelineRecord> = read_records(&out.join("timeline.csv"));
+    let attempts: Vec<AttemptRecord> = read_records(&out.join("ddl_attempts.csv"));
     let summary_md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     for strategy in ["naive", "retry"] {
         let of_strategy: Vec<&FailureRecord> =

@@ -16,6 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
+use stallbench::export::csv::TimelineRecord;
 
 fn stallbench() -> Command {
     let mut command = Command::new(assert_cmd::cargo::cargo_bin("stallbench"));
@@ -23,18 +24,6 @@ fn stallbench() -> Command {
         .env_remove("DATABASE_URL")
         .env_remove("STALLBENCH_PG_BIN");
     command
-}
-
-/// A load-only run of the short workload for `duration`, stderr piped.
-fn start_load_only(workload: &Path, out: &Path, duration: &str) -> Child {
-    stallbench()
-        .args(["run", workload.to_str().unwrap(), "--load-only", "--quiet"])
-        .args(["--duration", duration, "--out"])
-        .arg(out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
 }
 
 /// The pid and folder of the postmaster whose parent is `harness`, once it is up.
@@ -107,20 +96,10 @@ fn wait_for_sessions(postmaster: u32, sessions: usize) {
 
 /// The rows of `strategy` in a results folder's `timeline.csv`: (second, tps).
 fn timeline_rows(out: &Path, strategy: &str) -> Vec<(u32, u64)> {
-    let mut reader = csv::Reader::from_path(out.join("timeline.csv")).unwrap();
-    let header = reader.headers().unwrap().clone();
-    let column = |name: &str| header.iter().position(|field| field == name).unwrap();
-    let (strategy_at, second_at, tps_at) = (column("strategy"), column("second"), column("tps"));
-    reader
-        .records()
-        .map(|record| record.unwrap())
-        .filter(|record| &record[strategy_at] == strategy)
-        .map(|record| {
-            (
-                record[second_at].parse().unwrap(),
-                record[tps_at].parse().unwrap(),
-            )
-        })
+    read_records::<TimelineRecord>(&out.join("timeline.csv"))
+        .into_iter()
+        .filter(|row| row.strategy == strategy)
+        .map(|row| (row.second, row.tps))
         .collect()
 }
 
@@ -167,7 +146,9 @@ fn a_killed_server_ends_the_run_at_once_naming_its_death() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let run = short_add_column();
-    let mut harness = start_load_only(&run.workload, &run.out, "60s");
+    let mut harness = load_only_process(&run.workload, None, "60s", &run.out)
+        .spawn()
+        .unwrap();
     let (postmaster, folder) = postmaster_of(harness.id());
     // Setup done and the load running: the results folder appears once the target is ready.
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -294,7 +275,10 @@ fn a_new_run_removes_the_folder_of_a_harness_killed_earlier() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let run = short_add_column();
-    let mut killed_harness = start_load_only(&run.workload, &run.dir.path().join("killed"), "60s");
+    let mut killed_harness =
+        load_only_process(&run.workload, None, "60s", &run.dir.path().join("killed"))
+            .spawn()
+            .unwrap();
     let (_, folder) = postmaster_of(killed_harness.id());
     std::thread::sleep(Duration::from_secs(2));
     kill(killed_harness.id(), libc::SIGKILL);
@@ -307,7 +291,9 @@ fn a_new_run_removes_the_folder_of_a_harness_killed_earlier() {
         folder.display()
     );
 
-    let mut next = start_load_only(&run.workload, &run.out, "2s");
+    let mut next = load_only_process(&run.workload, None, "2s", &run.out)
+        .spawn()
+        .unwrap();
     let stderr = stderr_of(&mut next);
     let status = next.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{stderr}");

@@ -7,35 +7,16 @@ mod common;
 use std::path::Path;
 
 use assert_cmd::Command;
-use common::managed::{APP_PASSWORD, ManagedServer, ORDERS_ROWS};
+use common::managed::{APP_PASSWORD, ManagedServer, ORDERS_ROWS, stallbench_in};
 use common::*;
 use predicates::prelude::*;
 
 /// The binary, run in `dir` (where the scripts are) with no libpq variable but
 /// the password.
 fn stallbench(dir: &Path) -> Command {
-    let mut command = Command::cargo_bin("stallbench").unwrap();
-    for variable in ["DATABASE_URL", "PGHOST", "PGPORT", "PGUSER", "PGDATABASE"] {
-        command.env_remove(variable);
-    }
+    let mut command = stallbench_in(dir);
+    command.env("PGPASSWORD", APP_PASSWORD);
     command
-        .env("PGPASSWORD", APP_PASSWORD)
-        .env("HOME", dir)
-        .current_dir(dir);
-    command
-}
-
-/// Seconds of `strategy` in a timeline.csv with no completed transaction.
-fn zero_tps_seconds(timeline: &Path, strategy: &str) -> usize {
-    let mut reader = csv::Reader::from_path(timeline).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    let (strategy_column, tps_column) = (column("strategy"), column("tps"));
-    reader
-        .records()
-        .map(Result::unwrap)
-        .filter(|row| &row[strategy_column] == strategy && &row[tps_column] == "0")
-        .count()
 }
 
 /// Naive stalls the readers; retry stalls them less.

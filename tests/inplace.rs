@@ -14,49 +14,27 @@ use common::managed::{APP_PASSWORD, ManagedServer, ORDERS_ROWS};
 use common::*;
 use predicates::prelude::*;
 
-/// The reference outage on a 12 s clock, naming the user's `orders`; no setup, no reset.
-const ORDERS_IN_PLACE: &str = r#"
+/// [`SHORT_ADD_COLUMN`] on the user's `orders` (customer ids 1 to 100): its
+/// load, blocker, DDL and strategies, with no setup and no reset.
+fn orders_in_place() -> String {
+    let from_load = &SHORT_ADD_COLUMN[SHORT_ADD_COLUMN.find("[load]\n").unwrap()..];
+    let header = r#"
 name = "orders-in-place"
 description = "the reference outage on the user's own orders table"
 # The workload model requires a setup; --in-place runs none.
 setup = ""
 
-[load]
-clients = 4
-duration = "12s"
-
-[[load.scripts]]
-name = "read-order"
-sql = """
-\\set c random(1, 100)
-SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;
-"""
-
-[blocker]
-at = "2s"
-hold = "5s"
-sql = "SELECT count(*) FROM orders"
-
-[ddl]
-at = "3s"
-sql = "ALTER TABLE orders ADD COLUMN note text"
-
-[[strategies]]
-name = "naive"
-kind = "plain"
-
-[[strategies]]
-name = "retry"
-kind = "lock-timeout-retry"
-lock_timeout = "500ms"
-max_tries = 10
-backoff = { kind = "linear", step = "1s", cap = "5s" }
 "#;
+    header.to_string() + &replaced(from_load, "random(1, 1000)", "random(1, 100)")
+}
 
-/// A short run whose only step cannot run in a transaction block.
-const CONCURRENT_INDEX: &str = r#"
-name = "orders-concurrent-index"
-description = "a CONCURRENTLY build on the user's orders"
+/// A 3 s run of 2 readers on the user's orders, no blocker, one step
+/// `ddl_sql` at 1 s run by `naive`.
+fn one_step_in_place(name: &str, description: &str, ddl_sql: &str) -> String {
+    format!(
+        r#"
+name = "{name}"
+description = "{description}"
 # The workload model requires a setup; --in-place runs none.
 setup = ""
 
@@ -70,36 +48,14 @@ sql = "SELECT count(*) FROM orders;"
 
 [ddl]
 at = "1s"
-sql = "CREATE INDEX CONCURRENTLY orders_total_idx ON orders (total)"
+sql = "{ddl_sql}"
 
 [[strategies]]
 name = "naive"
 kind = "plain"
-"#;
-
-/// A short run with no blocker whose step adds a column, for `--apply`.
-const ADD_APPLIED_COLUMN: &str = r#"
-name = "orders-apply"
-description = "an ADD COLUMN that --apply commits"
-# The workload model requires a setup; --in-place runs none.
-setup = ""
-
-[load]
-clients = 2
-duration = "3s"
-
-[[load.scripts]]
-name = "read-order"
-sql = "SELECT count(*) FROM orders;"
-
-[ddl]
-at = "1s"
-sql = "ALTER TABLE orders ADD COLUMN applied_note text"
-
-[[strategies]]
-name = "naive"
-kind = "plain"
-"#;
+"#
+    )
+}
 
 /// The binary in the server's client folder (where `ca.pem` is), with an
 /// environment of its own: PATH, a HOME there, and the password.
@@ -130,19 +86,6 @@ fn orders_columns(server: &ManagedServer) -> String {
         .unwrap()
 }
 
-/// Seconds of `strategy` in a timeline.csv with no completed transaction.
-fn zero_tps_seconds(timeline: &Path, strategy: &str) -> usize {
-    let mut reader = csv::Reader::from_path(timeline).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    let (strategy_column, tps_column) = (column("strategy"), column("tps"));
-    reader
-        .records()
-        .map(Result::unwrap)
-        .filter(|row| &row[strategy_column] == strategy && &row[tps_column] == "0")
-        .count()
-}
-
 /// The outcome of the last DDL attempt of `strategy` in a ddl_attempts.csv.
 fn last_outcome(attempts: &Path, strategy: &str) -> String {
     let mut reader = csv::Reader::from_path(attempts).unwrap();
@@ -163,7 +106,7 @@ fn in_place_naive_stalls_the_users_table_retry_does_not_and_the_table_is_unchang
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let server = ManagedServer::start();
-    let workload = write_workload(&server.client_dir(), "orders.toml", ORDERS_IN_PLACE);
+    let workload = write_workload(&server.client_dir(), "orders.toml", &orders_in_place());
     let out = server.client_dir().join("in-place");
     let columns_before = orders_columns(&server);
     assert_eq!(columns_before, "id,customer_id,total");
@@ -219,7 +162,13 @@ fn what_cannot_be_rolled_back_is_refused_before_anything_runs_and_apply_commits(
     let dir = server.client_dir();
     let url = verified_url(&server);
 
-    let concurrent = write_workload(&dir, "concurrent.toml", CONCURRENT_INDEX);
+    // The only step cannot run in a transaction block.
+    let concurrent_index = one_step_in_place(
+        "orders-concurrent-index",
+        "a CONCURRENTLY build on the user's orders",
+        "CREATE INDEX CONCURRENTLY orders_total_idx ON orders (total)",
+    );
+    let concurrent = write_workload(&dir, "concurrent.toml", &concurrent_index);
     let refused_out = dir.join("refused");
     stallbench(&server)
         .arg("compare")
@@ -240,7 +189,7 @@ fn what_cannot_be_rolled_back_is_refused_before_anything_runs_and_apply_commits(
     );
     assert_eq!(indexes.as_deref(), Some("1"), "only the primary key");
 
-    let orders = write_workload(&dir, "orders.toml", ORDERS_IN_PLACE);
+    let orders = write_workload(&dir, "orders.toml", &orders_in_place());
     stallbench(&server)
         .arg("compare")
         .arg(&orders)
@@ -268,7 +217,12 @@ fn what_cannot_be_rolled_back_is_refused_before_anything_runs_and_apply_commits(
             "the throwaway server has no tables of yours",
         ));
 
-    let apply = write_workload(&dir, "apply.toml", ADD_APPLIED_COLUMN);
+    let add_applied_column = one_step_in_place(
+        "orders-apply",
+        "an ADD COLUMN that --apply commits",
+        "ALTER TABLE orders ADD COLUMN applied_note text",
+    );
+    let apply = write_workload(&dir, "apply.toml", &add_applied_column);
     stallbench(&server)
         .arg("run")
         .arg(&apply)

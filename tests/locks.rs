@@ -3,11 +3,9 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
-use stallbench::config::Mode;
-use stallbench::server::Server;
 
 /// A small table, no blocker of its own: the blocker is a session the test opens.
 const NO_BLOCKER: &str = r#"
@@ -44,12 +42,7 @@ fn a_session_outside_the_harness_is_named_external_at_the_root() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime
-        .block_on(Server::start(
-            None,
-            stallbench::server::DEFAULT_MAX_CONNECTIONS,
-        ))
-        .unwrap();
+    let server = start_throwaway_server(&runtime);
     let url = server.connection_string();
 
     // The outside session: waits until the harness's readers are connected (the
@@ -59,32 +52,8 @@ fn a_session_outside_the_harness_is_named_external_at_the_root() {
     let outside = std::thread::spawn(move || {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         runtime.block_on(async move {
-            let (client, connection) = outside_url
-                .parse::<tokio_postgres::Config>()
-                .unwrap()
-                .connect(tokio_postgres::NoTls)
-                .await
-                .unwrap();
-            tokio::spawn(connection);
-            let deadline = Instant::now() + Duration::from_secs(60);
-            loop {
-                let row = client
-                    .query_one(
-                        "SELECT count(*) > 0 FROM pg_stat_activity \
-                         WHERE application_name LIKE 'stallbench-%-reader-%'",
-                        &[],
-                    )
-                    .await
-                    .unwrap();
-                if row.get::<_, bool>(0) {
-                    break;
-                }
-                assert!(
-                    Instant::now() < deadline,
-                    "the harness never started its readers"
-                );
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            let client = connect(&outside_url).await;
+            wait_for_readers(&client, 1).await;
             let pid: i32 = client
                 .query_one("SELECT pg_backend_pid()", &[])
                 .await
@@ -100,17 +69,9 @@ fn a_session_outside_the_harness_is_named_external_at_the_root() {
         })
     });
 
-    let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), "external.toml", NO_BLOCKER);
-    let mut args = quiet_args(&dir.path().join("results"));
-    args.db_url = Some(url);
-    let report = run_in_process(
-        &workload,
-        Mode::Compare {
-            strategies: Vec::new(),
-        },
-        &args,
-    );
+    let mut run = short_run("external.toml", NO_BLOCKER);
+    run.args.db_url = Some(url);
+    let report = run_in_process(&run.workload, compare_all(), &run.args);
     let outside_pid = outside.join().unwrap();
     let external = format!("external:{outside_pid}");
 

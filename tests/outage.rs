@@ -9,14 +9,6 @@ use common::*;
 use stallbench::config::Mode;
 use stallbench::metrics::{AttemptOutcome, RunReport, StrategyReport};
 
-fn strategy<'a>(report: &'a RunReport, name: &str) -> &'a StrategyReport {
-    report
-        .strategies
-        .iter()
-        .find(|s| s.strategy == name)
-        .unwrap_or_else(|| panic!("no strategy {name} in the report"))
-}
-
 fn longest_zero_run(report: &StrategyReport) -> u32 {
     let (mut longest, mut current) = (0, 0);
     for row in &report.seconds {
@@ -30,20 +22,13 @@ fn longest_zero_run(report: &StrategyReport) -> u32 {
 fn naive_stalls_every_reader_and_retry_keeps_them_flowing() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
-    let out = dir.path().join("results");
-    let report = run_in_process(
-        &workload,
-        Mode::Compare {
-            strategies: Vec::new(),
-        },
-        &quiet_args(&out),
-    );
+    let run = short_add_column();
+    let out = &run.out;
+    let report = run_in_process(&run.workload, compare_all(), &run.args);
     let tps = |s: &StrategyReport| s.seconds.iter().map(|r| r.tps).collect::<Vec<_>>();
 
     // naive: the ALTER queues behind the report, every reader queues behind the ALTER.
-    let naive = strategy(&report, "naive");
+    let naive = strategy_named(&report, "naive");
     assert_eq!(naive.seconds.len(), 12);
     assert!(
         longest_zero_run(naive) >= 3,
@@ -140,7 +125,7 @@ fn naive_stalls_every_reader_and_retry_keeps_them_flowing() {
     );
 
     // retry: short dips, never a zero second; tries time out with 55P03, then one succeeds.
-    let retry = strategy(&report, "retry");
+    let retry = strategy_named(&report, "retry");
     assert_eq!(retry.summary.zero_tps_seconds, 0, "{:?}", tps(retry));
     let timeouts: Vec<_> = retry
         .attempts
@@ -176,7 +161,7 @@ fn naive_stalls_every_reader_and_retry_keeps_them_flowing() {
     assert_eq!(retry.summary.ddl_outcome, "ok");
     assert!(naive.summary.longest_stall_s > retry.summary.longest_stall_s);
 
-    check_results_folder(&out, &report);
+    check_results_folder(out, &report);
     assert_no_leftover_server();
 }
 
@@ -277,13 +262,10 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
 fn load_only_is_a_pgbench_with_histograms() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
-    let out = dir.path().join("results");
-    let mut args = quiet_args(&out);
-    args.duration = Some("3s".into());
-    args.clients = Some(2);
-    let report = run_in_process(&workload, Mode::LoadOnly, &args);
+    let mut run = short_add_column();
+    run.args.duration = Some("3s".into());
+    run.args.clients = Some(2);
+    let report = run_in_process(&run.workload, Mode::LoadOnly, &run.args);
     assert_eq!(report.strategies.len(), 1);
     let load = &report.strategies[0];
     assert_eq!(load.strategy, "load");
@@ -296,6 +278,6 @@ fn load_only_is_a_pgbench_with_histograms() {
         load.seconds
     );
     assert_eq!(load.summary.ddl_outcome, "none");
-    assert!(out.join("latency-load.hgrm").is_file());
+    assert!(run.out.join("latency-load.hgrm").is_file());
     assert_no_leftover_server();
 }

@@ -5,16 +5,7 @@
 mod common;
 
 use common::*;
-use stallbench::config::Mode;
-use stallbench::metrics::{AttemptOutcome, DdlAttempt, RunReport, StrategyReport};
-
-fn strategy<'a>(report: &'a RunReport, name: &str) -> &'a StrategyReport {
-    report
-        .strategies
-        .iter()
-        .find(|s| s.strategy == name)
-        .unwrap_or_else(|| panic!("no strategy {name}"))
-}
+use stallbench::metrics::{AttemptOutcome, DdlAttempt};
 
 fn terminated_roles(attempt: &DdlAttempt) -> Vec<&str> {
     attempt
@@ -28,7 +19,6 @@ fn terminated_roles(attempt: &DdlAttempt) -> Vec<&str> {
 fn pg_osc_stalls_for_its_lock_timeout_then_kills_and_django_pgmigrate_kills_after_a_second() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
     // The report holds ACCESS SHARE from 2 s to 10 s; the DDL starts at 3 s. pg-osc
     // runs with a 4 s lock_timeout (pg-osc's --wait-time-for-lock 4) so the first
     // try times out at about 7 s, while the report still runs.
@@ -37,10 +27,8 @@ fn pg_osc_stalls_for_its_lock_timeout_then_kills_and_django_pgmigrate_kills_afte
     // (a bare 1 ms query would mostly be over between the timeout and the kill).
     let read = "SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;";
     let read_and_wait = format!("BEGIN;\n{read}\nSELECT pg_sleep(0.02);\nEND;");
-    let mut text = SHORT_ADD_COLUMN
-        .replace("hold = \"5s\"", "hold = \"8s\"")
-        .replace(read, &read_and_wait);
-    assert!(text.contains("hold = \"8s\"") && text.contains("pg_sleep(0.02)"));
+    let text = replaced(SHORT_ADD_COLUMN, "hold = \"5s\"", "hold = \"8s\"");
+    let mut text = replaced(&text, read, &read_and_wait);
     text.push_str(
         r#"
 [[strategies]]
@@ -49,20 +37,17 @@ kind = "kill-lock-holders"
 lock_timeout = "4s"
 "#,
     );
-    let workload = write_workload(dir.path(), "short.toml", &text);
-    let out = dir.path().join("results");
+    let run = short_run("short.toml", &text);
     let report = run_in_process(
-        &workload,
-        Mode::Compare {
-            strategies: vec!["pg-osc".into(), "django-pgmigrate".into()],
-        },
-        &quiet_args(&out),
+        &run.workload,
+        compare_only(&["pg-osc", "django-pgmigrate"]),
+        &run.args,
     );
 
     // pg-osc: the first try waits its 4 s and times out; every reader queued
     // behind it stalls meanwhile. Then the report and the readers in flight are
     // terminated, and the second try gets the table at once.
-    let osc = strategy(&report, "pg-osc");
+    let osc = strategy_named(&report, "pg-osc");
     let waits: Vec<(AttemptOutcome, f64)> = osc
         .attempts
         .iter()
@@ -102,7 +87,7 @@ lock_timeout = "4s"
         osc.summary.conn_lost,
         osc.summary.reconnects
     );
-    let summary_md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let summary_md = std::fs::read_to_string(run.out.join("summary.md")).unwrap();
     let phrase = format!("terminated {} sessions (", first.terminated.len());
     let line = summary_md
         .lines()
@@ -115,7 +100,7 @@ lock_timeout = "4s"
 
     // django-pgmigrate: no lock_timeout; one second after the DDL starts it
     // terminates the DDL's blocker, the report, and the DDL succeeds.
-    let django = strategy(&report, "django-pgmigrate");
+    let django = strategy_named(&report, "django-pgmigrate");
     assert_eq!(django.attempts.len(), 1, "{:?}", django.attempts);
     let attempt = &django.attempts[0];
     assert_eq!(attempt.outcome, AttemptOutcome::Ok, "{attempt:?}");

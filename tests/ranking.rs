@@ -6,11 +6,9 @@
 
 mod common;
 
-use assert_cmd::Command;
 use common::*;
-use stallbench::config::Mode;
-use stallbench::metrics::StrategyReport;
 use stallbench::metrics::locks::LockSample;
+use stallbench::metrics::{StrategyReport, Summary};
 
 fn waiting(strategy: &StrategyReport) -> Vec<&LockSample> {
     strategy.locks.worst.iter().filter(|s| !s.granted).collect()
@@ -21,13 +19,7 @@ fn the_chain_printed_is_the_worst_moment_and_the_ranking_says_why() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let run = short_add_column();
-    let report = run_in_process(
-        &run.workload,
-        Mode::Compare {
-            strategies: Vec::new(),
-        },
-        &run.args,
-    );
+    let report = run_in_process(&run.workload, compare_all(), &run.args);
     let naive = &report.strategies[0];
     let retry = &report.strategies[1];
     assert_eq!(
@@ -172,25 +164,13 @@ ddl = ["ALTER TABLE orders RENAME COLUMN qty TO quantity"]
 fn a_migration_that_breaks_every_later_read_ranks_after_a_stall_and_the_headline_says_why() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), "rename-column.toml", RENAME_COLUMN);
-    let out = dir.path().join("out");
-    let assert = Command::cargo_bin("stallbench")
-        .unwrap()
-        .env_remove("DATABASE_URL")
-        .env_remove("STALLBENCH_PG_BIN")
-        .args(["compare", workload.to_str().unwrap(), "--quiet", "--out"])
-        .arg(&out)
+    let run = short_run("rename-column.toml", RENAME_COLUMN);
+    let assert = stallbench_quiet("compare", &run.workload, &run.out)
         .assert()
         .success();
-    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
-    let summary_md = std::fs::read_to_string(out.join("summary.md")).unwrap();
-    let summaries: Vec<stallbench::metrics::Summary> =
-        csv::Reader::from_path(out.join("summary.csv"))
-            .unwrap()
-            .deserialize()
-            .collect::<Result<_, _>>()
-            .unwrap();
+    let stdout = stdout_of(&assert);
+    let summary_md = std::fs::read_to_string(run.out.join("summary.md")).unwrap();
+    let summaries: Vec<Summary> = read_records(&run.out.join("summary.csv"));
     let (naive, rename) = (&summaries[0], &summaries[1]);
     assert_eq!(
         (naive.strategy.as_str(), rename.strategy.as_str()),

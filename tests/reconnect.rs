@@ -9,14 +9,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use stallbench::config::Mode;
 use stallbench::metrics::StrategyReport;
-use stallbench::server::Server;
 
 /// Waits until the four readers of a run are connected (the clock starts a
 /// moment later), waits `after`, then runs `sql` once and returns its count.
@@ -29,45 +28,11 @@ fn when_readers_run(
         let runtime = tokio::runtime::Runtime::new().unwrap();
         runtime.block_on(async move {
             let client = connect(&url).await;
-            wait_for_readers(&client).await;
+            wait_for_readers(&client, 4).await;
             tokio::time::sleep(after).await;
             client.query_one(sql, &[]).await.unwrap().get(0)
         })
     })
-}
-
-async fn connect(url: &str) -> tokio_postgres::Client {
-    let (client, connection) = url
-        .parse::<tokio_postgres::Config>()
-        .unwrap()
-        .connect(tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(connection);
-    client
-}
-
-async fn wait_for_readers(client: &tokio_postgres::Client) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let readers: i64 = client
-            .query_one(
-                "SELECT count(*) FROM pg_stat_activity \
-                 WHERE application_name LIKE 'stallbench-%-reader-%'",
-                &[],
-            )
-            .await
-            .unwrap()
-            .get(0);
-        if readers == 4 {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the harness never connected its 4 readers"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// The per-second figures of `report` for failure messages: (tps, conn_lost, reconnects).
@@ -84,12 +49,7 @@ fn terminated_readers_reconnect_and_the_load_goes_on() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime
-        .block_on(Server::start(
-            None,
-            stallbench::server::DEFAULT_MAX_CONNECTIONS,
-        ))
-        .unwrap();
+    let server = start_throwaway_server(&runtime);
     let terminated = when_readers_run(
         server.connection_string(),
         Duration::from_secs(2),
@@ -170,7 +130,7 @@ impl OperatorServer {
             .prefix("reconnect-test-")
             .tempdir()
             .unwrap();
-        let user = postgres_user();
+        let user = postgres_ids();
         if let Some((uid, gid)) = user {
             std::os::unix::fs::chown(folder.path(), Some(uid), Some(gid)).unwrap();
         }
@@ -260,32 +220,6 @@ impl Drop for OperatorServer {
     }
 }
 
-/// The uid and gid of the `postgres` user when running as root (initdb refuses root).
-fn postgres_user() -> Option<(u32, u32)> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return None;
-    }
-    let name = std::ffi::CString::new("postgres").unwrap();
-    // SAFETY: getpwnam returns static storage or null; the ids are copied out at once.
-    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
-    assert!(!entry.is_null(), "running as root without a postgres user");
-    // SAFETY: checked non-null above.
-    Some(unsafe { ((*entry).pw_uid, (*entry).pw_gid) })
-}
-
-fn stallbench_load_only(workload: &Path, url: &str, out: &Path) -> std::process::Child {
-    Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
-        .env_remove("DATABASE_URL")
-        .args(["run", workload.to_str().unwrap(), "--load-only", "--quiet"])
-        .args(["--duration", "7s", "--db-url", url, "--out"])
-        .arg(out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 #[test]
 fn a_real_server_restarted_mid_run_shows_a_gap_and_a_recovery() {
     require_postgres();
@@ -294,7 +228,9 @@ fn a_real_server_restarted_mid_run_shows_a_gap_and_a_recovery() {
     let url = server.connection_string();
     let readers_up = when_readers_run(url.clone(), Duration::from_secs(2), "SELECT 1::int8");
     let run = short_add_column();
-    let harness = stallbench_load_only(&run.workload, &url, &run.out);
+    let harness = load_only_process(&run.workload, Some(&url), "7s", &run.out)
+        .spawn()
+        .unwrap();
     readers_up.join().unwrap();
     server.pg_ctl(&["restart", "-m", "fast"]);
     let output = harness.wait_with_output().unwrap();

@@ -6,50 +6,21 @@
 
 mod common;
 
-use assert_cmd::Command;
 use common::*;
 use stallbench::config::Mode;
-
-/// [`SHORT_ADD_COLUMN`] without a blocker, on a `duration_s` clock with the DDL at `ddl_at_s`.
-fn without_blocker(duration_s: u32, ddl_at_s: u32) -> String {
-    let text = SHORT_ADD_COLUMN
-        .replace(
-            "[blocker]\nat = \"2s\"\nhold = \"5s\"\nsql = \"SELECT count(*) FROM orders\"\n",
-            "",
-        )
-        .replace(
-            "duration = \"12s\"",
-            &format!("duration = \"{duration_s}s\""),
-        )
-        .replace(
-            "[ddl]\nat = \"3s\"",
-            &format!("[ddl]\nat = \"{ddl_at_s}s\""),
-        );
-    assert!(!text.contains("[blocker]"), "the blocker was not removed");
-    text
-}
 
 #[test]
 fn a_workload_without_reset_stops_after_the_first_strategy_naming_the_leftover_column() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let text = without_blocker(3, 1).replace(
+    let text = replaced(
+        &without_blocker(3, 1),
         "reset = \"ALTER TABLE orders DROP COLUMN IF EXISTS note;\"\n",
         "",
     );
     assert!(!text.contains("reset ="), "the reset was not removed");
-    let workload = write_workload(dir.path(), "no-reset.toml", &text);
-    let out = dir.path().join("out");
-    Command::cargo_bin("stallbench")
-        .unwrap()
-        .env_remove("DATABASE_URL")
-        .env_remove("STALLBENCH_PG_BIN")
-        .arg("compare")
-        .arg(&workload)
-        .arg("--quiet")
-        .arg("--out")
-        .arg(&out)
+    let run = short_run("no-reset.toml", &text);
+    stallbench_quiet("compare", &run.workload, &run.out)
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
@@ -57,7 +28,7 @@ fn a_workload_without_reset_stops_after_the_first_strategy_naming_the_leftover_c
              the first strategy did not see: note text; add it to reset \
              (ALTER TABLE orders DROP COLUMN IF EXISTS note)",
         ));
-    let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    let timeline = std::fs::read_to_string(run.out.join("timeline.csv")).unwrap();
     assert!(timeline.lines().any(|line| line.starts_with("naive,")));
     assert!(
         !timeline.lines().any(|line| line.starts_with("retry,")),
@@ -70,25 +41,13 @@ fn a_workload_without_reset_stops_after_the_first_strategy_naming_the_leftover_c
 fn a_wrong_reset_stops_after_the_first_strategy_naming_what_it_left_behind() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let text = without_blocker(3, 1).replace(
+    let text = replaced(
+        &without_blocker(3, 1),
         "reset = \"ALTER TABLE orders DROP COLUMN IF EXISTS note;\"",
         "reset = \"ALTER TABLE orders DROP COLUMN IF EXISTS notes;\"",
     );
-    assert!(
-        text.contains("IF EXISTS notes;"),
-        "the reset was not replaced"
-    );
-    let workload = write_workload(dir.path(), "wrong-reset.toml", &text);
-    Command::cargo_bin("stallbench")
-        .unwrap()
-        .env_remove("DATABASE_URL")
-        .env_remove("STALLBENCH_PG_BIN")
-        .arg("compare")
-        .arg(&workload)
-        .arg("--quiet")
-        .arg("--out")
-        .arg(dir.path().join("out"))
+    let run = short_run("wrong-reset.toml", &text);
+    stallbench_quiet("compare", &run.workload, &run.out)
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
@@ -102,16 +61,16 @@ fn a_wrong_reset_stops_after_the_first_strategy_naming_what_it_left_behind() {
 fn a_transaction_stalled_at_the_end_is_unfinished_with_its_age() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let run = short_add_column();
     // The DDL holds ACCESS EXCLUSIVE from 2 s to about 6 s (the CHECK sleeps
     // 4 s on the row with id 1); the load ends at 4 s with every reader queued.
-    let text = without_blocker(4, 2).replace(
+    let text = replaced(
+        &without_blocker(4, 2),
         "sql = \"ALTER TABLE orders ADD COLUMN note text\"",
         "sql = \"ALTER TABLE orders ADD CONSTRAINT slow CHECK (id <> 1 OR pg_sleep(4)::text = '')\"",
     );
-    let workload = write_workload(run.dir.path(), "stalled-end.toml", &text);
+    let run = short_run("stalled-end.toml", &text);
     let report = run_in_process(
-        &workload,
+        &run.workload,
         Mode::Run {
             strategy: "naive".to_string(),
         },

@@ -10,7 +10,7 @@ mod common;
 
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use common::*;
 
@@ -24,6 +24,18 @@ fn stallbench(args: &[&str], out: &Path) -> Command {
         .arg(out)
         .stdout(Stdio::null());
     command
+}
+
+/// `run --load-only` of `run`'s workload for 3 s, its stderr a pipe the test holds.
+fn load_only_3s_stderr_piped(run: &ShortRun) -> Child {
+    let workload = run.workload.to_str().unwrap();
+    stallbench(
+        &["run", workload, "--load-only", "--duration", "3s"],
+        &run.out,
+    )
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap()
 }
 
 #[test]
@@ -62,14 +74,7 @@ fn a_run_whose_stderr_reader_went_away_finishes() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let run = short_add_column();
-    let workload = run.workload.to_str().unwrap();
-    let mut child = stallbench(
-        &["run", workload, "--load-only", "--duration", "3s"],
-        &run.out,
-    )
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let mut child = load_only_3s_stderr_piped(&run);
     // Closing the only read end: every later write to stderr fails with EPIPE.
     drop(child.stderr.take());
     let status = child.wait().unwrap();
@@ -83,14 +88,7 @@ fn progress_to_a_pipe_is_one_plain_line_a_second() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let run = short_add_column();
-    let workload = run.workload.to_str().unwrap();
-    let mut child = stallbench(
-        &["run", workload, "--load-only", "--duration", "3s"],
-        &run.out,
-    )
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let mut child = load_only_3s_stderr_piped(&run);
     let mut stderr = Vec::new();
     child
         .stderr

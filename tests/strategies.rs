@@ -4,43 +4,30 @@
 mod common;
 
 use common::*;
-use stallbench::config::Mode;
-use stallbench::metrics::{AttemptOutcome, RunReport, StrategyReport};
-
-fn strategy<'a>(report: &'a RunReport, name: &str) -> &'a StrategyReport {
-    report
-        .strategies
-        .iter()
-        .find(|s| s.strategy == name)
-        .unwrap_or_else(|| panic!("no strategy {name}"))
-}
+use stallbench::metrics::AttemptOutcome;
 
 #[test]
 fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
     // The report runs from 1.5 s to about 6.5 s; the DDL starts at 3 s, when the
     // report's transaction is clearly older than the presets' 1 s threshold
     // (at 2 s it would be exactly 1 s old: a race wait-for-idle may lose).
-    let text = SHORT_ADD_COLUMN.replace("[blocker]\nat = \"2s\"", "[blocker]\nat = \"1.5s\"");
-    assert_ne!(text, SHORT_ADD_COLUMN, "the blocker moved");
-    let workload = write_workload(dir.path(), "short.toml", &text);
+    let text = replaced(
+        SHORT_ADD_COLUMN,
+        "[blocker]\nat = \"2s\"",
+        "[blocker]\nat = \"1.5s\"",
+    );
+    let run = short_run("short.toml", &text);
     let report = run_in_process(
-        &workload,
-        Mode::Compare {
-            strategies: vec![
-                "kill-blockers".into(),
-                "wait-for-idle".into(),
-                "gitlab".into(),
-            ],
-        },
-        &quiet_args(&dir.path().join("results")),
+        &run.workload,
+        compare_only(&["kill-blockers", "wait-for-idle", "gitlab"]),
+        &run.args,
     );
 
     // kill-blockers: after its 1 s grace it terminates the report; the DDL then
     // succeeds at once, and the report's failure is in the summary.
-    let kill = strategy(&report, "kill-blockers");
+    let kill = strategy_named(&report, "kill-blockers");
     assert_eq!(kill.attempts.len(), 1);
     let attempt = &kill.attempts[0];
     assert_eq!(attempt.outcome, AttemptOutcome::Ok);
@@ -64,7 +51,7 @@ fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
     assert!(window.ended_s < 5.5, "the report was cut short: {window:?}");
 
     // wait-for-idle: no try while the report's transaction is open, so nobody queues.
-    let idle = strategy(&report, "wait-for-idle");
+    let idle = strategy_named(&report, "wait-for-idle");
     let first = &idle.attempts[0];
     let report_end = idle.blocker.as_ref().unwrap().ended_s;
     assert!(
@@ -83,7 +70,7 @@ fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
     );
 
     // gitlab: the with_lock_retries schedule, 100 ms, 100 ms, 200 ms, 300 ms, ... then success.
-    let gitlab = strategy(&report, "gitlab");
+    let gitlab = strategy_named(&report, "gitlab");
     let waits: Vec<f64> = gitlab.attempts.iter().map(|a| a.waited_ms).collect();
     for (attempt, expected_ms) in gitlab
         .attempts

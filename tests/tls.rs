@@ -9,43 +9,28 @@ mod common;
 use std::path::Path;
 
 use assert_cmd::Command;
-use common::managed::{APP_PASSWORD, ManagedServer, ORDERS_ROWS};
+use common::managed::{APP_PASSWORD, ManagedServer, ORDERS_ROWS, stallbench_in};
 use common::*;
 use predicates::prelude::*;
 use stallbench::conninfo::{ConnSettings, Tls};
 use stallbench::pgwire::{ConnectError, WireConnection};
 
-/// The variables libpq reads; the runs get only those a test sets.
-const LIBPQ_VARIABLES: &[&str] = &[
-    "DATABASE_URL",
-    "PGHOST",
-    "PGHOSTADDR",
-    "PGPORT",
-    "PGUSER",
-    "PGDATABASE",
-    "PGPASSWORD",
-    "PGPASSFILE",
-    "PGOPTIONS",
-    "PGAPPNAME",
-    "PGCONNECT_TIMEOUT",
-    "PGSSLMODE",
-    "PGSSLROOTCERT",
-    "PGSSLCERT",
-    "PGSSLKEY",
-    "PGTARGETSESSIONATTRS",
-];
-
-/// The binary, run in the server's client folder (where `ca.pem` is) with a
-/// HOME of its own and no libpq variable from the test's environment.
+/// The binary in the server's client folder (where `ca.pem` is).
 fn stallbench(server: &ManagedServer) -> Command {
-    let mut command = Command::cargo_bin("stallbench").unwrap();
-    for variable in LIBPQ_VARIABLES {
-        command.env_remove(variable);
-    }
+    stallbench_in(&server.client_dir())
+}
+
+/// `run --load-only` for 2 s over `url`, with the password from PGPASSWORD,
+/// into the client folder's `results`.
+fn load_only_over(server: &ManagedServer, url: String) -> Command {
+    let mut command = stallbench(server);
     command
-        .env_remove("STALLBENCH_PG_BIN")
-        .env("HOME", server.client_dir())
-        .current_dir(server.client_dir());
+        .args(["run", "--load-only", "--duration", "2s", "--quiet"])
+        .arg("--db-url")
+        .arg(url)
+        .arg("--out")
+        .arg(server.client_dir().join("results"))
+        .env("PGPASSWORD", APP_PASSWORD);
     command
 }
 
@@ -122,19 +107,6 @@ fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-/// Seconds of `strategy` in a timeline.csv with no completed transaction.
-fn zero_tps_seconds(timeline: &Path, strategy: &str) -> usize {
-    let mut reader = csv::Reader::from_path(timeline).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    let column = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    let (strategy_column, tps_column) = (column("strategy"), column("tps"));
-    reader
-        .records()
-        .map(Result::unwrap)
-        .filter(|row| &row[strategy_column] == strategy && &row[tps_column] == "0")
-        .count()
-}
-
 #[test]
 fn the_outage_reproduces_over_verified_tls_with_the_password_from_env_then_pgpass() {
     require_postgres();
@@ -190,22 +162,9 @@ fn a_plain_connection_or_a_wrong_root_certificate_fails_with_one_clear_line() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let server = ManagedServer::start();
-    let out = server.client_dir().join("results");
 
     // The server has hostssl lines only: without TLS no line lets us in.
-    let plain = stallbench(&server)
-        .args([
-            "run",
-            "--load-only",
-            "--duration",
-            "2s",
-            "--quiet",
-            "--db-url",
-        ])
-        .arg(server.url("sslmode=disable"))
-        .arg("--out")
-        .arg(&out)
-        .env("PGPASSWORD", APP_PASSWORD)
+    let plain = load_only_over(&server, server.url("sslmode=disable"))
         .assert()
         .code(1)
         .stderr(predicate::str::contains("no pg_hba.conf entry"))
@@ -218,12 +177,7 @@ fn a_plain_connection_or_a_wrong_root_certificate_fails_with_one_clear_line() {
         "sslmode=verify-full&sslrootcert={}",
         server.wrong_ca_pem.display()
     );
-    let wrong = stallbench(&server)
-        .args(["run", "--load-only", "--duration", "2s", "--quiet", "--db-url"])
-        .arg(server.url(&wrong_root))
-        .arg("--out")
-        .arg(&out)
-        .env("PGPASSWORD", APP_PASSWORD)
+    let wrong = load_only_over(&server, server.url(&wrong_root))
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
@@ -235,19 +189,7 @@ fn a_plain_connection_or_a_wrong_root_certificate_fails_with_one_clear_line() {
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 
     // require encrypts without checking the certificate (no root certificate given).
-    stallbench(&server)
-        .args([
-            "run",
-            "--load-only",
-            "--duration",
-            "2s",
-            "--quiet",
-            "--db-url",
-        ])
-        .arg(server.url("sslmode=require"))
-        .arg("--out")
-        .arg(&out)
-        .env("PGPASSWORD", APP_PASSWORD)
+    load_only_over(&server, server.url("sslmode=require"))
         .assert()
         .success();
     drop(server);

@@ -6,18 +6,8 @@ mod common;
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use common::*;
 use predicates::prelude::*;
-
-fn stallbench() -> Command {
-    let mut command = Command::cargo_bin("stallbench").unwrap();
-    command
-        .env_remove("DATABASE_URL")
-        .env_remove("STALLBENCH_PG_BIN")
-        .env_remove("GITHUB_STEP_SUMMARY");
-    command
-}
 
 /// Runs `compare WORKLOAD` and checks that every expectation passed (exit 0).
 fn passes_its_expectations(workload: &str) -> tempfile::TempDir {
@@ -25,9 +15,7 @@ fn passes_its_expectations(workload: &str) -> tempfile::TempDir {
     let _serial = one_database_run_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let assert = stallbench()
-        .args(["compare", workload, "--quiet", "--out"])
-        .arg(&out)
+    let assert = stallbench_quiet("compare", workload, &out)
         .timeout(std::time::Duration::from_secs(300))
         .assert();
     let output = assert.get_output().clone();
@@ -122,19 +110,11 @@ fn lock_upgrade_deadlock_records_40p01() {
 fn a_failing_expectation_exits_3_with_junit() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
-    let out = dir.path().join("out");
-    stallbench()
-        .args([
-            "run",
-            workload.to_str().unwrap(),
-            "--load-only",
-            "--duration",
-            "2s",
-        ])
-        .args(["--quiet", "--expect", "load.max_p99_ms=0.001", "--out"])
-        .arg(&out)
+    let run = short_add_column();
+    let out = &run.out;
+    stallbench_quiet("run", &run.workload, out)
+        .args(["--load-only", "--duration", "2s"])
+        .args(["--expect", "load.max_p99_ms=0.001"])
         .assert()
         .code(3)
         .stdout(predicate::str::contains(

@@ -334,7 +334,7 @@ pub fn table_cell(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::export::sample::reference_report;
-    use crate::metrics::failures::FailureCount;
+    use crate::metrics::failures::test_failure as failure;
 
     #[test]
     fn failures_sentence_names_the_kinds_their_share_and_when() {
@@ -342,12 +342,6 @@ mod tests {
         let naive = &mut report.strategies[0];
         assert_eq!(failures_sentence(naive), None);
         let last = naive.seconds.len() as u32 - 1;
-        let failure = |second, sqlstate: &str, message: &str, count| FailureCount {
-            second,
-            sqlstate: sqlstate.to_string(),
-            message: message.to_string(),
-            count,
-        };
         naive.failures = vec![
             failure(3, "40P01", "deadlock detected", 1),
             failure(

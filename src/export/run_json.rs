@@ -216,10 +216,7 @@ impl StrategyRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    use crate::cli::{Cli, Command};
-    use crate::config::Mode;
+    use crate::cli::compare_config;
 
     #[test]
     fn the_example_run_json_renders_again_byte_for_byte() {
@@ -228,18 +225,7 @@ mod tests {
         let example = std::fs::read_to_string(example).unwrap();
         // The example's seed was random; the rest follows from the command.
         let seed = serde_json::from_str::<serde_json::Value>(&example).unwrap()["seed"].to_string();
-        let cli =
-            Cli::try_parse_from(["stallbench", "compare", "add-column", "--seed", &seed]).unwrap();
-        let Command::Compare {
-            workload,
-            strategies,
-            common,
-        } = cli.command
-        else {
-            panic!("not a compare command");
-        };
-        let config =
-            Config::new(workload.as_deref(), Mode::Compare { strategies }, &common).unwrap();
+        let config = compare_config(&["stallbench", "compare", "add-column", "--seed", &seed]);
         let file = RunFile::new(
             &config,
             "throwaway server (/usr/lib/postgresql/15/bin)",
@@ -253,17 +239,7 @@ mod tests {
 
     #[test]
     fn a_stopped_run_names_the_interrupted_strategy_and_those_not_run() {
-        let cli = Cli::try_parse_from(["stallbench", "compare", "add-column"]).unwrap();
-        let Command::Compare {
-            workload,
-            strategies,
-            common,
-        } = cli.command
-        else {
-            panic!("not a compare command");
-        };
-        let config =
-            Config::new(workload.as_deref(), Mode::Compare { strategies }, &common).unwrap();
+        let config = compare_config(&["stallbench", "compare", "add-column"]);
         let facts = crate::metrics::RunFacts {
             interrupted: Some("Ctrl-C (SIGINT)".to_string()),
             ..Default::default()

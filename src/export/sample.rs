@@ -6,8 +6,9 @@
 //! by `lock_timeout`, the fifth at 18 s succeeds.
 
 use crate::metrics::{
-    AttemptOutcome, BlockerWindow, DdlAttempt, DdlState, LatencyDistribution, RunReport, SecondRow,
-    StrategyReport, new_latency_histogram, summarize,
+    AttemptOutcome, BlockerWindow, DdlAttempt, DdlOutcome, DdlState, DdlWindow,
+    LatencyDistribution, RankingRow, RunReport, SecondRow, StrategyReport, new_latency_histogram,
+    summarize, test_second,
 };
 
 /// Seconds of load in each strategy of the sample.
@@ -61,30 +62,19 @@ fn blocker() -> BlockerWindow {
 /// A normal second: `tps` transactions of about 1.25 ms.
 fn busy_second(second: u32, tps: u64, state: DdlState) -> SecondRow {
     SecondRow {
-        second,
-        tps,
-        failed: 0,
         lat_mean_ms: 1.25,
         lat_p50_ms: 1.1,
         lat_p99_ms: 4.0,
         lat_max_ms: 9.5,
-        lock_waiters: 0,
         blocker_active: (4..16).contains(&second),
         ddl_state: state,
-        timeouts: 0,
-        skipped: 0,
-        lag_ms: 0.0,
-        behind_schedule: 0,
-        conn_lost: 0,
-        reconnects: 0,
+        ..test_second(second, tps)
     }
 }
 
+/// A stalled second: no transaction, 100 sessions waiting for a lock.
 fn zero_second(second: u32, state: DdlState) -> SecondRow {
     SecondRow {
-        second,
-        tps: 0,
-        failed: 0,
         lat_mean_ms: 0.0,
         lat_p50_ms: 0.0,
         lat_p99_ms: 0.0,
@@ -92,12 +82,7 @@ fn zero_second(second: u32, state: DdlState) -> SecondRow {
         lock_waiters: 100,
         blocker_active: (4..16).contains(&second),
         ddl_state: state,
-        timeouts: 0,
-        skipped: 0,
-        lag_ms: 0.0,
-        behind_schedule: 0,
-        conn_lost: 0,
-        reconnects: 0,
+        ..test_second(second, 0)
     }
 }
 
@@ -242,4 +227,28 @@ fn retry() -> StrategyReport {
         seconds.push(row);
     }
     strategy_report("retry", seconds, attempts, histogram)
+}
+
+/// A ranking row with neutral figures, for ordering tests.
+pub fn neutral_row(name: &str, run_order: usize) -> RankingRow {
+    RankingRow {
+        strategy: name.to_string(),
+        run_order,
+        window: Some(DdlWindow {
+            start_s: 5.0,
+            end_s: 7.0,
+        }),
+        worst_second_tps: 1000,
+        worst_second_p99_ms: 10.0,
+        window_max_latency_ms: 20.0,
+        failed_transactions: 0,
+        transactions: 100_000,
+        main_failure: None,
+        longest_stall_s: 0,
+        zero_tps_seconds: 0,
+        migration_done_at_s: Some(6.0),
+        ddl_tries: 1,
+        ddl_outcome: DdlOutcome::Ok,
+        blocker_outcome: "ok".to_string(),
+    }
 }

@@ -358,6 +358,8 @@ fn compact_roles(roles: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::export::sample::{neutral_row as row, reference_report};
+    use crate::metrics::DdlOutcome;
     use crate::metrics::{AttemptOutcome, LockPhases, test_attempt};
 
     fn timed(
@@ -448,34 +450,8 @@ mod tests {
             "waited 3.0 s for idle"
         );
     }
-    use crate::export::sample::reference_report;
     use crate::metrics::rank_strategies;
     use crate::metrics::ranking::rank_rows;
-    use crate::metrics::{DdlOutcome, DdlWindow};
-
-    /// A ranking row with neutral figures, for ordering tests.
-    fn row(name: &str, run_order: usize) -> RankingRow {
-        RankingRow {
-            strategy: name.to_string(),
-            run_order,
-            window: Some(DdlWindow {
-                start_s: 5.0,
-                end_s: 7.0,
-            }),
-            worst_second_tps: 1000,
-            worst_second_p99_ms: 10.0,
-            window_max_latency_ms: 20.0,
-            failed_transactions: 0,
-            transactions: 100_000,
-            main_failure: None,
-            longest_stall_s: 0,
-            zero_tps_seconds: 0,
-            migration_done_at_s: Some(6.0),
-            ddl_tries: 1,
-            ddl_outcome: DdlOutcome::Ok,
-            blocker_outcome: "ok".to_string(),
-        }
-    }
 
     fn sorted(rows: Vec<RankingRow>) -> Vec<Place> {
         rank_rows(rows)

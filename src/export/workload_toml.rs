@@ -229,22 +229,8 @@ mod tests {
     use clap::Parser;
 
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::{Cli, Command, compare_config};
     use crate::config::Mode;
-
-    /// The config of a `compare` command line.
-    fn config_of(args: &[&str]) -> Config {
-        let cli = Cli::try_parse_from(args).unwrap();
-        let Command::Compare {
-            workload,
-            strategies,
-            common,
-        } = cli.command
-        else {
-            panic!("not a compare command");
-        };
-        Config::new(workload.as_deref(), Mode::Compare { strategies }, &common).unwrap()
-    }
 
     /// Writes `config`'s workload.toml into `dir` and loads it back as `compare` does.
     fn rerun(config: &Config, dir: &std::path::Path) -> (String, Config) {
@@ -253,7 +239,7 @@ mod tests {
         let text = String::from_utf8(file.bytes).unwrap();
         let path = dir.join(WORKLOAD_TOML);
         std::fs::write(&path, &text).unwrap();
-        let again = config_of(&["stallbench", "compare", path.to_str().unwrap()]);
+        let again = compare_config(&["stallbench", "compare", path.to_str().unwrap()]);
         (text, again)
     }
 
@@ -364,7 +350,7 @@ ddl_outcome = "ok"
             "UPDATE t SET note = 'y' WHERE id = 2;\n",
         )
         .unwrap();
-        let config = config_of(&[
+        let config = compare_config(&[
             "stallbench",
             "compare",
             workload.to_str().unwrap(),
@@ -391,7 +377,7 @@ ddl_outcome = "ok"
         assert!(text.contains("stallbench compare workload.toml"), "{text}");
 
         // Bounds on strategies that did not run are left out with them.
-        let naive_only = config_of(&[
+        let naive_only = compare_config(&[
             "stallbench",
             "compare",
             workload.to_str().unwrap(),
@@ -430,7 +416,7 @@ ddl_outcome = "ok"
         .unwrap();
         let read = format!("{}@9", path("read.sql"));
         let write = format!("{}@1", path("write.sql"));
-        let config = config_of(&[
+        let config = compare_config(&[
             "stallbench",
             "compare",
             "--db-url",

@@ -95,18 +95,21 @@ pub fn failed_in_class(failures: &[FailureCount], class: &str) -> u64 {
         .sum()
 }
 
+/// `count` failures of one kind in `second` (for tests).
+#[cfg(test)]
+pub(crate) fn test_failure(second: u32, sqlstate: &str, message: &str, count: u64) -> FailureCount {
+    FailureCount {
+        second,
+        sqlstate: sqlstate.to_string(),
+        message: message.to_string(),
+        count,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_failure as count;
     use super::*;
-
-    fn count(second: u32, sqlstate: &str, message: &str, count: u64) -> FailureCount {
-        FailureCount {
-            second,
-            sqlstate: sqlstate.to_string(),
-            message: message.to_string(),
-            count,
-        }
-    }
 
     #[test]
     fn values_are_normalised_names_are_kept() {

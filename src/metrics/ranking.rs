@@ -305,9 +305,9 @@ pub fn rank_strategies(report: &RunReport) -> Vec<Place> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
+    use crate::export::sample::{neutral_row as row, reference_report};
     use crate::export::sentences::{migration_done_cell, window_note};
-    use crate::metrics::failures::FailureCount;
+    use crate::metrics::failures::test_failure as failure;
     use crate::metrics::{
         AttemptOutcome, LatencyDistribution, Summary, new_latency_histogram, summarize,
     };
@@ -350,30 +350,6 @@ mod tests {
             locks: Default::default(),
             intervals: Default::default(),
             failures: Vec::new(),
-        }
-    }
-
-    /// A ranking row with neutral figures, for ordering tests.
-    fn row(name: &str, run_order: usize) -> RankingRow {
-        RankingRow {
-            strategy: name.to_string(),
-            run_order,
-            window: Some(DdlWindow {
-                start_s: 5.0,
-                end_s: 7.0,
-            }),
-            worst_second_tps: 1000,
-            worst_second_p99_ms: 10.0,
-            window_max_latency_ms: 20.0,
-            failed_transactions: 0,
-            transactions: 100_000,
-            main_failure: None,
-            longest_stall_s: 0,
-            zero_tps_seconds: 0,
-            migration_done_at_s: Some(6.0),
-            ddl_tries: 1,
-            ddl_outcome: DdlOutcome::Ok,
-            blocker_outcome: "ok".to_string(),
         }
     }
 
@@ -684,12 +660,6 @@ mod tests {
             &[1000, 1000, 0],
             vec![attempt(1, 1.0, 1.5, AttemptOutcome::Ok)],
         );
-        let failure = |second, sqlstate: &str, message: &str, count| FailureCount {
-            second,
-            sqlstate: sqlstate.to_string(),
-            message: message.to_string(),
-            count,
-        };
         report.failures = vec![
             failure(1, "40P01", "deadlock detected", 2),
             failure(2, "0A000", "cached plan must not change result type", 700),

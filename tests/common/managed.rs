@@ -16,10 +16,47 @@ use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
+use super::server::postgres_ids;
+
 /// The password of the role `app`.
 pub const APP_PASSWORD: &str = "Tls-secret-4711";
 /// Rows in `public.orders` of database `shop`.
 pub const ORDERS_ROWS: i64 = 1000;
+
+/// The variables libpq reads; the runs get only those a test sets.
+const LIBPQ_VARIABLES: &[&str] = &[
+    "DATABASE_URL",
+    "PGHOST",
+    "PGHOSTADDR",
+    "PGPORT",
+    "PGUSER",
+    "PGDATABASE",
+    "PGPASSWORD",
+    "PGPASSFILE",
+    "PGOPTIONS",
+    "PGAPPNAME",
+    "PGCONNECT_TIMEOUT",
+    "PGSSLMODE",
+    "PGSSLROOTCERT",
+    "PGSSLCERT",
+    "PGSSLKEY",
+    "PGTARGETSESSIONATTRS",
+];
+
+/// The binary run in `dir` (where a test's scripts and `ca.pem` are) with a
+/// HOME there, no libpq variable and no `STALLBENCH_PG_BIN` from the test's
+/// environment: the connection is what the test gives it.
+pub fn stallbench_in(dir: &Path) -> assert_cmd::Command {
+    let mut command = assert_cmd::Command::cargo_bin("stallbench").unwrap();
+    for variable in LIBPQ_VARIABLES {
+        command.env_remove(variable);
+    }
+    command
+        .env_remove("STALLBENCH_PG_BIN")
+        .env("HOME", dir)
+        .current_dir(dir);
+    command
+}
 
 /// A running TLS-only server. Dropping it stops the server and removes its folder.
 pub struct ManagedServer {
@@ -32,24 +69,6 @@ pub struct ManagedServer {
     pub ca_pem: PathBuf,
     /// Another CA, which signed nothing the server has.
     pub wrong_ca_pem: PathBuf,
-}
-
-/// The system user the server runs as when the tests run as root (initdb refuses root).
-fn postgres_ids() -> Option<(u32, u32)> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return None;
-    }
-    let name = std::ffi::CString::new("postgres").unwrap();
-    // SAFETY: a valid C string; the result is read at once, before another getpw* call.
-    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
-    assert!(
-        !entry.is_null(),
-        "running as root needs a `postgres` system user"
-    );
-    // SAFETY: checked non-null above.
-    let entry = unsafe { &*entry };
-    Some((entry.pw_uid, entry.pw_gid))
 }
 
 fn as_server_user(command: &mut Command, ids: Option<(u32, u32)>) -> &mut Command {

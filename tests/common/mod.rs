@@ -1,10 +1,19 @@
-//! Shared pieces of the integration tests: a shortened reference workload,
-//! a lock so runs against throwaway servers do not share the 2 CPUs, and
-//! checks for leftover servers.
+//! Shared pieces of the integration tests: a shortened reference workload
+//! and its variants, a lock so runs against throwaway servers do not share
+//! the 2 CPUs, and checks for leftover servers. Running stallbench and reading
+//! its results are in `run`, the tests' own database access in `server`.
 
 #![allow(dead_code)]
 
 pub mod managed;
+pub mod run;
+pub mod server;
+
+// Each test file uses some of the helpers, as with dead_code above.
+#[allow(unused_imports)]
+pub use run::*;
+#[allow(unused_imports)]
+pub use server::*;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -83,7 +92,27 @@ max_tries = 10
 backoff = { kind = "linear", step = "1s", cap = "5s" }
 "#;
 
-/// A temp folder holding [`SHORT_ADD_COLUMN`], and quiet flags writing into its `results`.
+/// `text` with every `from` replaced by `to`, for a variant of a workload;
+/// panics when `text` has no `from` (the variant would be the original).
+pub fn replaced(text: &str, from: &str, to: &str) -> String {
+    assert!(
+        text.contains(from),
+        "the workload has no {from:?} to replace with {to:?}:\n{text}"
+    );
+    text.replace(from, to)
+}
+
+/// [`SHORT_ADD_COLUMN`] without a blocker, on a `duration_s` clock with the DDL at `ddl_at_s`.
+pub fn without_blocker(duration_s: u32, ddl_at_s: u32) -> String {
+    let blocker = "[blocker]\nat = \"2s\"\nhold = \"5s\"\nsql = \"SELECT count(*) FROM orders\"\n";
+    let text = replaced(SHORT_ADD_COLUMN, blocker, "");
+    let duration = format!("duration = \"{duration_s}s\"");
+    let text = replaced(&text, "duration = \"12s\"", &duration);
+    let ddl_at = format!("[ddl]\nat = \"{ddl_at_s}s\"");
+    replaced(&text, "[ddl]\nat = \"3s\"", &ddl_at)
+}
+
+/// A temp folder holding a workload file, and quiet flags writing into its `results`.
 pub struct ShortRun {
     pub dir: tempfile::TempDir,
     pub workload: PathBuf,
@@ -91,10 +120,15 @@ pub struct ShortRun {
     pub args: CommonArgs,
 }
 
-/// Prepares a [`ShortRun`].
+/// Prepares a [`ShortRun`] of [`SHORT_ADD_COLUMN`].
 pub fn short_add_column() -> ShortRun {
+    short_run("short.toml", SHORT_ADD_COLUMN)
+}
+
+/// Prepares a [`ShortRun`] of the workload `text`, written as `file_name`.
+pub fn short_run(file_name: &str, text: &str) -> ShortRun {
     let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
+    let workload = write_workload(dir.path(), file_name, text);
     let out = dir.path().join("results");
     let args = quiet_args(&out);
     ShortRun {
@@ -115,24 +149,10 @@ pub fn write_workload(dir: &Path, name: &str, text: &str) -> PathBuf {
 /// Flags for an in-process run writing into `out`.
 pub fn quiet_args(out: &Path) -> CommonArgs {
     CommonArgs {
-        db_url: None,
-        in_place: false,
-        apply: false,
-        clients: None,
-        rate: None,
-        pool_size: None,
-        client_timeout: None,
-        latency_limit: None,
-        duration: None,
         out: Some(out.to_path_buf()),
-        force: false,
         quiet: true,
-        variables: Vec::new(),
-        pg_bin: None,
-        no_observer: false,
-        expect: Vec::new(),
         seed: Some(42),
-        workload: stallbench::cli::WorkloadArgs::default(),
+        ..CommonArgs::default()
     }
 }
 

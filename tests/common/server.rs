@@ -1,0 +1,79 @@
+//! The tests' own way into a database: a throwaway server as `--db-url` runs
+//! use it, a plain client, and waiting until a run's readers are connected
+//! (the moment its clock is about to start), so a test can act on the server
+//! while a run goes on.
+
+use std::time::{Duration, Instant};
+
+use stallbench::server::Server;
+
+/// Counts the connected readers of the harness (by their application_name).
+pub const READERS_CONNECTED: &str = "SELECT count(*) FROM pg_stat_activity \
+     WHERE application_name LIKE 'stallbench-%-reader-%'";
+
+/// Starts a throwaway server with the harness's defaults, for runs given its
+/// [`Server::connection_string`] as `--db-url`. Stopped on drop.
+pub fn start_throwaway_server(runtime: &tokio::runtime::Runtime) -> Server {
+    runtime
+        .block_on(Server::start(
+            None,
+            stallbench::server::DEFAULT_MAX_CONNECTIONS,
+        ))
+        .unwrap()
+}
+
+/// A plain (no TLS) client of `url`; its connection runs on the caller's runtime.
+pub async fn connect(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = url
+        .parse::<tokio_postgres::Config>()
+        .unwrap()
+        .connect(tokio_postgres::NoTls)
+        .await
+        .unwrap_or_else(|err| panic!("{url}: {err}"));
+    tokio::spawn(connection);
+    client
+}
+
+/// One int8 value of `sql` on the server at `url`, over a new connection.
+pub fn query_int(runtime: &tokio::runtime::Runtime, url: &str, sql: &str) -> i64 {
+    runtime.block_on(async { connect(url).await.query_one(sql, &[]).await.unwrap().get(0) })
+}
+
+/// Waits, up to 60 s, until at least `readers` readers of a run are connected.
+pub async fn wait_for_readers(client: &tokio_postgres::Client, readers: i64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let connected: i64 = client
+            .query_one(READERS_CONNECTED, &[])
+            .await
+            .unwrap()
+            .get(0);
+        if connected >= readers {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the harness never connected {readers} readers ({connected} connected)"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The uid and gid of the `postgres` system user when the tests run as root
+/// (initdb refuses root); `None` otherwise.
+pub fn postgres_ids() -> Option<(u32, u32)> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let name = std::ffi::CString::new("postgres").unwrap();
+    // SAFETY: a valid C string; the result is read at once, before another getpw* call.
+    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
+    assert!(
+        !entry.is_null(),
+        "running as root needs a `postgres` system user"
+    );
+    // SAFETY: checked non-null above.
+    let entry = unsafe { &*entry };
+    Some((entry.pw_uid, entry.pw_gid))
+}
