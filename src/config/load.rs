@@ -12,6 +12,7 @@ use crate::script::{self, Script};
 use crate::workload::{self, LoadFile, LoadedWorkload, ScriptFile};
 
 use super::duration::parse_duration;
+use super::pool::{PoolConfig, parse_pool};
 
 /// The client workers.
 #[derive(Debug, Clone)]
@@ -28,6 +29,9 @@ pub struct LoadConfig {
     pub latency_limit: Option<Duration>,
     /// Fail and cancel a transaction not finished this long after its (scheduled) start.
     pub client_timeout: Option<Duration>,
+    /// Open loop with `--pool-size`: the arrivals are served by an application
+    /// pool (deadpool-postgres); `None` for the lean connections.
+    pub pool: Option<PoolConfig>,
 }
 
 impl LoadConfig {
@@ -51,6 +55,7 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
     let source = &loaded.source;
     let file = &loaded.file.load;
     let pacing = Pacing::new(source, file, args)?;
+    let pool = parse_pool(args)?;
     let clients = parse_clients(source, file, args)?;
     let duration = parse_run_duration(source, file, args)?;
     let variables = parse_variables(file, &args.variables)?;
@@ -73,6 +78,7 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
         rate_tps: pacing.rate_tps,
         latency_limit: pacing.latency_limit,
         client_timeout: pacing.client_timeout,
+        pool,
     })
 }
 

@@ -11,6 +11,7 @@ mod ddl;
 mod duration;
 mod load;
 mod output;
+mod pool;
 mod sql_split;
 mod strategies;
 mod target;
@@ -29,6 +30,7 @@ pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
 pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
 pub use output::create_results_folder;
+pub use pool::{PoolConfig, Recycling};
 pub use target::Objects;
 
 use blocker::{check_blocker_ends, parse_blocker};
@@ -223,6 +225,7 @@ mod tests {
             expect: Vec::new(),
             seed: Some(1),
             workload: crate::cli::WorkloadArgs::default(),
+            pool: crate::cli::PoolArgs::default(),
         }
     }
 

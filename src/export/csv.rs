@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::metrics::failures::FailureCount;
 use crate::metrics::locks::{LockSample, SecondLocks};
-use crate::metrics::{AttemptOutcome, DdlAttempt, DdlState, RunReport, SecondRow};
+use crate::metrics::{AttemptOutcome, DdlAttempt, DdlState, PoolRow, RunReport, SecondRow};
 
 use super::{
     ATTEMPTS_CSV, Exporter, FAILURES_CSV, LOCKS_CSV, OutputFile, SUMMARY_CSV, TIMELINE_CSV,
@@ -45,6 +45,20 @@ pub struct TimelineRecord {
     pub behind_schedule: u64,
     pub conn_lost: u64,
     pub reconnects: u64,
+    /// The application pool's columns, empty for a run without it (and in a
+    /// folder written before them).
+    #[serde(default, serialize_with = "three_decimals_or_empty")]
+    pub pool_wait_p99_ms: Option<f64>,
+    #[serde(default, serialize_with = "three_decimals_or_empty")]
+    pub db_p99_ms: Option<f64>,
+    #[serde(default)]
+    pub pool_timeouts: Option<u64>,
+    #[serde(default)]
+    pub pool_rejected: Option<u64>,
+    #[serde(default)]
+    pub in_flight: Option<u64>,
+    #[serde(default)]
+    pub pool_in_use: Option<u64>,
 }
 
 impl TimelineRecord {
@@ -70,7 +84,25 @@ impl TimelineRecord {
             behind_schedule: row.behind_schedule,
             conn_lost: row.conn_lost,
             reconnects: row.reconnects,
+            pool_wait_p99_ms: row.pool.map(|pool| pool.wait_p99_ms),
+            db_p99_ms: row.pool.map(|pool| pool.db_p99_ms),
+            pool_timeouts: row.pool.map(|pool| pool.timeouts),
+            pool_rejected: row.pool.map(|pool| pool.rejected),
+            in_flight: row.pool.map(|pool| pool.in_flight),
+            pool_in_use: row.pool.map(|pool| pool.in_use),
         }
+    }
+
+    /// The pool's figures of the second, if the row has them.
+    fn pool_row(&self) -> Option<PoolRow> {
+        Some(PoolRow {
+            wait_p99_ms: self.pool_wait_p99_ms?,
+            db_p99_ms: self.db_p99_ms.unwrap_or(0.0),
+            timeouts: self.pool_timeouts.unwrap_or(0),
+            rejected: self.pool_rejected.unwrap_or(0),
+            in_flight: self.in_flight.unwrap_or(0),
+            in_use: self.pool_in_use.unwrap_or(0),
+        })
     }
 
     /// The second and its lock figures, as [`TimelineRecord::new`] took them.
@@ -92,6 +124,7 @@ impl TimelineRecord {
             behind_schedule: self.behind_schedule,
             conn_lost: self.conn_lost,
             reconnects: self.reconnects,
+            pool: self.pool_row(),
         };
         let locks = SecondLocks {
             waiting_behind_ddl: self.waiting_behind_ddl,
@@ -367,6 +400,17 @@ fn three_decimals<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S:
     serializer.collect_str(&format_args!("{value:.3}"))
 }
 
+/// A figure with 3 decimals, or nothing: the pool's columns of a run without it.
+fn three_decimals_or_empty<S: Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => serializer.collect_str(&format_args!("{value:.3}")),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// A figure with 1 decimal: `9700.0`.
 fn one_decimal<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_str(&format_args!("{value:.1}"))
@@ -413,7 +457,8 @@ mod tests {
             text.lines().next().unwrap(),
             "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,\
              lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms,\
-             timeouts,skipped,lag_ms,behind_schedule,conn_lost,reconnects"
+             timeouts,skipped,lag_ms,behind_schedule,conn_lost,reconnects,\
+             pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use"
         );
     }
 

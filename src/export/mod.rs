@@ -126,6 +126,10 @@ pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
         ddl_last_wait_ms: round(summary.ddl_last_wait_ms),
         blocker_started_s: summary.blocker_started_s.map(round),
         blocker_ended_s: summary.blocker_ended_s.map(round),
+        pool_wait_p99_ms: summary.pool_wait_p99_ms.map(round),
+        pool_wait_p99_worst_ms: summary.pool_wait_p99_worst_ms.map(round),
+        db_p99_ms: summary.db_p99_ms.map(round),
+        pool_dry_at_s: summary.pool_dry_at_s.map(round),
         ..summary.clone()
     }
 }

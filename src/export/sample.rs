@@ -77,6 +77,7 @@ fn busy_second(second: u32, tps: u64, state: DdlState) -> SecondRow {
         behind_schedule: 0,
         conn_lost: 0,
         reconnects: 0,
+        pool: None,
     }
 }
 
@@ -98,6 +99,7 @@ fn zero_second(second: u32, state: DdlState) -> SecondRow {
         behind_schedule: 0,
         conn_lost: 0,
         reconnects: 0,
+        pool: None,
     }
 }
 

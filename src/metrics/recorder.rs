@@ -23,6 +23,12 @@ use super::new_latency_histogram;
 pub const TIMEOUT_SQLSTATE: &str = "timeout";
 /// The message under which transactions that hit `--client-timeout` are counted.
 const TIMEOUT_MESSAGE: &str = "cancelled after --client-timeout";
+/// The SQLSTATE under which a request that gave up waiting for a pool connection is counted.
+pub const POOL_TIMEOUT_SQLSTATE: &str = "pool_timeout";
+const POOL_TIMEOUT_MESSAGE: &str = "timed out waiting for a database connection (--pool-timeout)";
+/// The SQLSTATE under which a request rejected for `--max-in-flight` is counted.
+pub const REJECTED_SQLSTATE: &str = "rejected";
+const REJECTED_MESSAGE: &str = "rejected: too many requests in flight (--max-in-flight)";
 /// The SQLSTATE under which a transaction whose connection broke without a
 /// server error saying why (a reset, an end of stream) is counted.
 pub const CONNECTION_LOST_SQLSTATE: &str = "connection_lost";
@@ -56,6 +62,50 @@ pub struct WorkerSecond {
     pub reconnect_failures: u64,
     /// The longest time without a connection that ended in this second, in microseconds.
     pub longest_disconnected_us: u64,
+    /// The application pool's figures (`--pool-size`); `None` (nothing
+    /// allocated) for the lean connections.
+    pub pool: Option<Box<PoolSecond>>,
+}
+
+/// What the application pool measured in one second, for the requests that ended in it.
+#[derive(Debug)]
+pub struct PoolSecond {
+    /// How long the requests waited for a connection (those that timed out too), in microseconds.
+    pub wait_us: Histogram<u64>,
+    /// How long the database took, from checkout to the end of the script, in microseconds.
+    pub db_us: Histogram<u64>,
+    /// Requests that gave up waiting for a connection (`--pool-timeout`).
+    pub timeouts: u64,
+    /// Requests rejected at once for `--max-in-flight`.
+    pub rejected: u64,
+}
+
+impl PoolSecond {
+    pub fn new() -> PoolSecond {
+        PoolSecond {
+            wait_us: new_latency_histogram(),
+            db_us: new_latency_histogram(),
+            timeouts: 0,
+            rejected: 0,
+        }
+    }
+
+    fn add(&mut self, other: &PoolSecond) {
+        self.wait_us
+            .add(&other.wait_us)
+            .expect("histograms share the same bounds");
+        self.db_us
+            .add(&other.db_us)
+            .expect("histograms share the same bounds");
+        self.timeouts += other.timeouts;
+        self.rejected += other.rejected;
+    }
+}
+
+impl Default for PoolSecond {
+    fn default() -> PoolSecond {
+        PoolSecond::new()
+    }
 }
 
 impl WorkerSecond {
@@ -74,7 +124,13 @@ impl WorkerSecond {
             reconnects: 0,
             reconnect_failures: 0,
             longest_disconnected_us: 0,
+            pool: None,
         }
+    }
+
+    /// The pool's figures of this second, allocated on first use.
+    pub fn pool(&mut self) -> &mut PoolSecond {
+        self.pool.get_or_insert_with(Box::default)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -86,6 +142,7 @@ impl WorkerSecond {
             && self.reconnects == 0
             && self.reconnect_failures == 0
             && self.longest_disconnected_us == 0
+            && self.pool.is_none()
     }
 
     /// Counts one failed transaction under `sqlstate` and its `message`
@@ -100,6 +157,21 @@ impl WorkerSecond {
         }
         let kind = (sqlstate.to_string(), normalise_message(message));
         *self.failed_by_kind.entry(kind).or_insert(0) += 1;
+    }
+
+    /// Counts one request that gave up waiting for a pool connection: failed,
+    /// under [`POOL_TIMEOUT_SQLSTATE`], and `wait_us` as its wait.
+    pub fn add_pool_timeout(&mut self, wait_us: u64) {
+        self.add_failure(POOL_TIMEOUT_SQLSTATE, POOL_TIMEOUT_MESSAGE);
+        let pool = self.pool();
+        pool.timeouts += 1;
+        pool.wait_us.saturating_record(wait_us.max(1));
+    }
+
+    /// Counts one request rejected for `--max-in-flight`: failed, under [`REJECTED_SQLSTATE`].
+    pub fn add_rejected(&mut self) {
+        self.add_failure(REJECTED_SQLSTATE, REJECTED_MESSAGE);
+        self.pool().rejected += 1;
     }
 
     /// Counts one transaction that hit `--client-timeout`: failed, under [`TIMEOUT_SQLSTATE`].
@@ -127,6 +199,9 @@ impl WorkerSecond {
         self.longest_disconnected_us = self
             .longest_disconnected_us
             .max(other.longest_disconnected_us);
+        if let Some(pool) = &other.pool {
+            self.pool().add(pool);
+        }
     }
 }
 
@@ -158,6 +233,21 @@ pub struct SecondFigures {
     pub conn_lost: u64,
     /// Connections opened again in this second after a loss.
     pub reconnects: u64,
+    /// The application pool's figures; `None` without a pool.
+    pub pool: Option<PoolFigures>,
+}
+
+/// The application pool's figures of one settled second.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PoolFigures {
+    /// The 99th percentile of the wait for a connection, in ms.
+    pub wait_p99_ms: f64,
+    /// The 99th percentile of the database time, in ms.
+    pub db_p99_ms: f64,
+    /// Requests that gave up waiting for a connection.
+    pub timeouts: u64,
+    /// Requests rejected for `--max-in-flight`.
+    pub rejected: u64,
 }
 
 /// A second is settled only once the run clock is this many seconds past it,
@@ -182,6 +272,17 @@ pub struct Recorder {
     longest_disconnected_us: u64,
     /// Settled seconds' histograms, compressed, in settling order.
     intervals: Vec<(u32, Vec<u8>)>,
+    /// The pool's histograms of the whole run and per second; empty without a pool.
+    pool: PoolTotals,
+}
+
+/// The application pool's histograms: the whole run's and, compressed, each settled second's.
+#[derive(Debug, Default)]
+struct PoolTotals {
+    wait_us: Option<Histogram<u64>>,
+    db_us: Option<Histogram<u64>>,
+    wait_intervals: Vec<(u32, Vec<u8>)>,
+    db_intervals: Vec<(u32, Vec<u8>)>,
 }
 
 impl Recorder {
@@ -197,6 +298,7 @@ impl Recorder {
             reconnect_failures: 0,
             longest_disconnected_us: 0,
             intervals: Vec::new(),
+            pool: PoolTotals::default(),
         }
     }
 
@@ -268,6 +370,7 @@ impl Recorder {
             lag_count: part.lag_count,
             conn_lost: part.conn_lost,
             reconnects: part.reconnects,
+            pool: part.pool.as_deref().map(pool_figures),
             ..SecondFigures::default()
         };
         if !latency.is_empty() {
@@ -282,23 +385,46 @@ impl Recorder {
         self.settled.insert(part.second, figures);
     }
 
-    /// Keeps a settled second's histogram, compressed, for the interval log.
+    /// Keeps a settled second's histograms, compressed, for the interval log.
     fn keep_interval(&mut self, part: &WorkerSecond) {
-        if part.latency_us.is_empty() {
-            return;
+        if !part.latency_us.is_empty() {
+            self.intervals
+                .push((part.second, compressed(&part.latency_us)));
         }
-        let mut bytes = Vec::new();
-        V2DeflateSerializer::new()
-            .serialize(&part.latency_us, &mut bytes)
-            .expect("serializing into memory does not fail");
-        self.intervals.push((part.second, bytes));
+        if let Some(pool) = &part.pool {
+            let totals = &mut self.pool;
+            if !pool.wait_us.is_empty() {
+                totals
+                    .wait_intervals
+                    .push((part.second, compressed(&pool.wait_us)));
+            }
+            if !pool.db_us.is_empty() {
+                totals
+                    .db_intervals
+                    .push((part.second, compressed(&pool.db_us)));
+            }
+        }
     }
 
     /// The compressed per-second histograms, in second order (settled seconds).
     pub fn intervals(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut intervals = self.intervals.clone();
-        intervals.sort_by_key(|(second, _)| *second);
-        intervals
+        in_second_order(&self.intervals)
+    }
+
+    /// The pool's compressed per-second histograms of the wait for a
+    /// connection and of the database time, in second order; empty without a pool.
+    pub fn pool_intervals(&self) -> (Vec<(u32, Vec<u8>)>, Vec<(u32, Vec<u8>)>) {
+        (
+            in_second_order(&self.pool.wait_intervals),
+            in_second_order(&self.pool.db_intervals),
+        )
+    }
+
+    /// The pool's histograms of the whole run (wait for a connection, database
+    /// time), in microseconds; `None` without a pool.
+    pub fn pool_totals(&self) -> Option<(Histogram<u64>, Histogram<u64>)> {
+        let (wait, db) = (self.pool.wait_us.as_ref()?, self.pool.db_us.as_ref()?);
+        Some((wait.clone(), db.clone()))
     }
 
     fn add_to_totals(&mut self, part: &WorkerSecond) {
@@ -316,6 +442,19 @@ impl Recorder {
         self.longest_disconnected_us = self
             .longest_disconnected_us
             .max(part.longest_disconnected_us);
+        if let Some(pool) = &part.pool {
+            let totals = &mut self.pool;
+            totals
+                .wait_us
+                .get_or_insert_with(new_latency_histogram)
+                .add(&pool.wait_us)
+                .expect("histograms share the same bounds");
+            totals
+                .db_us
+                .get_or_insert_with(new_latency_histogram)
+                .add(&pool.db_us)
+                .expect("histograms share the same bounds");
+        }
     }
 
     /// The figures of `second`, if any worker reported anything in it and it is settled.
@@ -372,12 +511,55 @@ fn add_late(figures: &mut SecondFigures, part: &WorkerSecond) {
     figures.skipped += part.skipped;
     figures.conn_lost += part.conn_lost;
     figures.reconnects += part.reconnects;
+    if let Some(pool) = &part.pool {
+        // Counts stay exact; the late p99s only raise the second's.
+        let late = pool_figures(pool);
+        let figures = figures.pool.get_or_insert_with(PoolFigures::default);
+        figures.timeouts += late.timeouts;
+        figures.rejected += late.rejected;
+        figures.wait_p99_ms = figures.wait_p99_ms.max(late.wait_p99_ms);
+        figures.db_p99_ms = figures.db_p99_ms.max(late.db_p99_ms);
+    }
     if part.lag_count > 0 {
         let lag_sum_us =
             figures.lag_ms * 1000.0 * figures.lag_count as f64 + part.lag_sum_us as f64;
         figures.lag_count += part.lag_count;
         figures.lag_ms = lag_sum_us / figures.lag_count as f64 / 1000.0;
     }
+}
+
+/// The settled figures of a second's pool measurements.
+fn pool_figures(pool: &PoolSecond) -> PoolFigures {
+    PoolFigures {
+        wait_p99_ms: p99_ms(&pool.wait_us),
+        db_p99_ms: p99_ms(&pool.db_us),
+        timeouts: pool.timeouts,
+        rejected: pool.rejected,
+    }
+}
+
+/// The 99th percentile of a histogram in microseconds, in ms; 0 when empty.
+fn p99_ms(histogram: &Histogram<u64>) -> f64 {
+    match histogram.is_empty() {
+        true => 0.0,
+        false => histogram.value_at_quantile(0.99) as f64 / 1000.0,
+    }
+}
+
+/// A histogram compressed for the interval log (HdrHistogram V2 + deflate).
+fn compressed(histogram: &Histogram<u64>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(histogram, &mut bytes)
+        .expect("serializing into memory does not fail");
+    bytes
+}
+
+/// Per-second intervals sorted by second (a late hand-over comes after its second's).
+fn in_second_order(intervals: &[(u32, Vec<u8>)]) -> Vec<(u32, Vec<u8>)> {
+    let mut sorted = intervals.to_vec();
+    sorted.sort_by_key(|(second, _)| *second);
+    sorted
 }
 
 /// `sum_us / count` in ms, 0 for no samples.
@@ -405,6 +587,8 @@ struct LiveSlot {
     lock_waiters: AtomicU64,
     arrived: AtomicU64,
     dequeued: AtomicU64,
+    in_flight: AtomicU64,
+    pool_in_use: AtomicU64,
 }
 
 /// A snapshot of one second of [`LiveCounters`].
@@ -421,6 +605,10 @@ pub struct LiveSecond {
     /// Open loop: scheduled transactions taken off the queue in this second
     /// (sent, skipped or timed out before being sent).
     pub dequeued: u64,
+    /// Application pool: requests waiting or running at the end of this second.
+    pub in_flight: u64,
+    /// Application pool: connections checked out at the end of this second.
+    pub pool_in_use: u64,
 }
 
 impl LiveCounters {
@@ -472,6 +660,14 @@ impl LiveCounters {
         }
     }
 
+    /// Keeps the application pool's gauges at the end of `second`.
+    pub fn record_pool_gauges(&self, second: u32, in_flight: u64, pool_in_use: u64) {
+        if let Some(slot) = self.slots.get(second as usize) {
+            slot.in_flight.store(in_flight, Ordering::Relaxed);
+            slot.pool_in_use.store(pool_in_use, Ordering::Relaxed);
+        }
+    }
+
     /// Transactions behind schedule at the end of each second `0..seconds`:
     /// arrived by then and not yet taken off the queue.
     pub fn behind_schedule(&self, seconds: u32) -> Vec<u64> {
@@ -503,6 +699,8 @@ impl LiveCounters {
             lock_waiters: slot.lock_waiters.load(Ordering::Relaxed) as u32,
             arrived: slot.arrived.load(Ordering::Relaxed),
             dequeued: slot.dequeued.load(Ordering::Relaxed),
+            in_flight: slot.in_flight.load(Ordering::Relaxed),
+            pool_in_use: slot.pool_in_use.load(Ordering::Relaxed),
         }
     }
 }

@@ -10,8 +10,8 @@
 use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, SecondLocks};
 use crate::metrics::{
-    DdlAttempt, LatencyDistribution, LatencyIntervals, Recorder, RunFacts, StrategyReport,
-    build_timeline, summarize,
+    DdlAttempt, LatencyDistribution, LatencyIntervals, PoolFacts, PoolGauge, Recorder, RunFacts,
+    StrategyReport, build_timeline, summarize,
 };
 
 /// What the tasks of one run returned, as plain data: the wind-down's result.
@@ -44,6 +44,17 @@ pub struct Measured {
     pub interrupted: Option<String>,
     /// Transactions in flight at the end of the load that did not complete.
     pub unfinished: u64,
+    /// The application pool's own figures; `None` for the lean connections.
+    pub pool: Option<PoolMeasured>,
+}
+
+/// What the application pool measured besides the recorder's histograms.
+#[derive(Debug, Clone, Default)]
+pub struct PoolMeasured {
+    /// Its gauges at the end of each second.
+    pub gauges: Vec<PoolGauge>,
+    /// When the first request that timed out waiting for a connection began to wait, on the run clock.
+    pub dry_at_s: Option<f64>,
 }
 
 /// What the server tells about a run only once it is over: read after the
@@ -72,12 +83,15 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
         &measured.recorder,
         &measured.lock_waiters,
         &measured.behind_schedule,
+        measured.pool.as_ref().map(|pool| pool.gauges.as_slice()),
         blocker_window.as_ref(),
         &measured.attempts,
     );
     let latency_us = measured.recorder.total_latency_us();
+    let (pool_wait, db) = measured.recorder.pool_intervals();
     let mut failures = measured.recorder.failures();
     failures.retain(|failure| failure.second < measured.duration_s);
+    let pool = pool_facts(&measured);
     let facts = RunFacts {
         lost_connections: measured.lost_connections,
         blocker_error: measured.blocker.and_then(|result| result.error),
@@ -86,6 +100,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
         max_disconnected_ms: measured.recorder.max_disconnected_ms(),
         interrupted: measured.interrupted.clone(),
         unfinished: measured.unfinished,
+        pool,
     };
     let summary = summarize(
         strategy,
@@ -111,9 +126,26 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
         intervals: LatencyIntervals {
             started_unix_s: measured.started_unix_s,
             per_second: measured.recorder.intervals(),
+            pool_wait,
+            db,
         },
         failures,
     }
+}
+
+/// The pool's whole-run figures, from the recorder's histograms and when it ran dry.
+fn pool_facts(measured: &Measured) -> Option<PoolFacts> {
+    let pool = measured.pool.as_ref()?;
+    let totals = measured.recorder.pool_totals();
+    let p99_ms = |histogram: &hdrhistogram::Histogram<u64>| match histogram.is_empty() {
+        true => 0.0,
+        false => histogram.value_at_quantile(0.99) as f64 / 1000.0,
+    };
+    Some(PoolFacts {
+        wait_p99_ms: totals.as_ref().map_or(0.0, |(wait_us, _)| p99_ms(wait_us)),
+        db_p99_ms: totals.as_ref().map_or(0.0, |(_, db_us)| p99_ms(db_us)),
+        dry_at_s: pool.dry_at_s,
+    })
 }
 
 /// `measured` without what happened from second `duration_s` on: DDL tries
@@ -124,6 +156,10 @@ fn whole_seconds_only(mut measured: Measured) -> Measured {
     let seconds = measured.duration_s as usize;
     measured.lock_waiters.truncate(seconds);
     measured.behind_schedule.truncate(seconds);
+    if let Some(pool) = &mut measured.pool {
+        pool.gauges.truncate(seconds);
+        pool.dry_at_s = pool.dry_at_s.filter(|at_s| *at_s < end_s);
+    }
     measured.lock_per_second.truncate(seconds);
     measured
         .attempts
@@ -174,6 +210,7 @@ mod tests {
             lock_worst: Vec::new(),
             interrupted: None,
             unfinished: 1,
+            pool: None,
         }
     }
 

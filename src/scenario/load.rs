@@ -370,7 +370,11 @@ pub async fn run_worker(
 /// (scheduled) start, into the last second: a completed one with its latency,
 /// one that did not complete (cancelled at the end) with its age as a lower
 /// bound of its latency. Returns that age for the one that did not complete.
-fn record_after_end(last: &mut WorkerSecond, age: Duration, completed: bool) -> Option<u64> {
+pub(super) fn record_after_end(
+    last: &mut WorkerSecond,
+    age: Duration,
+    completed: bool,
+) -> Option<u64> {
     let age_us = age.as_micros().max(1) as u64;
     last.latency_us.saturating_record(age_us);
     (!completed).then_some(age_us)
@@ -396,14 +400,14 @@ fn new_vars(
 /// SQLSTATEs with which the server ends the session: admin_shutdown (57P01:
 /// `pg_terminate_backend`, a fast shutdown), crash_shutdown (57P02) and
 /// cannot_connect_now (57P03).
-fn ends_session(sqlstate: &str) -> bool {
+pub(super) fn ends_session(sqlstate: &str) -> bool {
     matches!(sqlstate, "57P01" | "57P02" | "57P03")
 }
 
 /// SQLSTATEs after which a driver prepares its statements again:
 /// feature_not_supported (0A000, "cached plan must not change result type"
 /// once a column's type changed) and invalid_sql_statement_name (26000).
-fn statements_are_stale(sqlstate: &str) -> bool {
+pub(super) fn statements_are_stale(sqlstate: &str) -> bool {
     matches!(sqlstate, "0A000" | "26000")
 }
 
@@ -422,7 +426,7 @@ fn lost_sqlstate(message: &str) -> String {
 /// Waits for an arrival on the worker's precise timer, made at its first
 /// arrival. Should the kernel refuse a timerfd, the worker falls back to
 /// tokio's millisecond timer (late by about 1 ms, but never stopped).
-async fn wait_for_arrival(timer: &mut Option<PreciseTimer>, at: Instant) {
+pub(super) async fn wait_for_arrival(timer: &mut Option<PreciseTimer>, at: Instant) {
     if timer.is_none() {
         *timer = PreciseTimer::new().ok();
     }
@@ -438,14 +442,14 @@ async fn wait_for_arrival(timer: &mut Option<PreciseTimer>, at: Instant) {
 
 /// A worker's own figures of its current second, handed to the recorder when
 /// it records something in a later second.
-struct Recording {
+pub(super) struct Recording {
     worker: usize,
     current: WorkerSecond,
     parts: UnboundedSender<WorkerPart>,
 }
 
 impl Recording {
-    fn new(worker: usize, parts: UnboundedSender<WorkerPart>) -> Recording {
+    pub(super) fn new(worker: usize, parts: UnboundedSender<WorkerPart>) -> Recording {
         Recording {
             worker,
             current: WorkerSecond::new(0),
@@ -454,7 +458,7 @@ impl Recording {
     }
 
     /// The figures of `second` (never earlier than the last one asked for).
-    fn at(&mut self, second: u32) -> &mut WorkerSecond {
+    pub(super) fn at(&mut self, second: u32) -> &mut WorkerSecond {
         if second != self.current.second {
             let finished = std::mem::replace(&mut self.current, WorkerSecond::new(second));
             let _ = self.parts.send(WorkerPart {
@@ -467,7 +471,7 @@ impl Recording {
     }
 
     /// Hands the last second over and says the worker has stopped.
-    fn finish(self) {
+    pub(super) fn finish(self) {
         let _ = self.parts.send(WorkerPart {
             worker: self.worker,
             finished: (!self.current.is_empty()).then_some(self.current),
@@ -506,7 +510,7 @@ async fn run_until(
 const CANCEL_REPEAT: Duration = Duration::from_secs(1);
 
 /// The script whose cumulative weight range holds `draw` (0..total weight).
-fn pick_script(scripts: &[WeightedScript], mut draw: u32) -> usize {
+pub(super) fn pick_script(scripts: &[WeightedScript], mut draw: u32) -> usize {
     for (index, weighted) in scripts.iter().enumerate() {
         if draw < weighted.weight {
             return index;

@@ -133,6 +133,7 @@ pub fn quiet_args(out: &Path) -> CommonArgs {
         expect: Vec::new(),
         seed: Some(42),
         workload: stallbench::cli::WorkloadArgs::default(),
+        pool: stallbench::cli::PoolArgs::default(),
     }
 }
 
