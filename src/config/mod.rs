@@ -270,6 +270,65 @@ mod tests {
         assert_eq!(config.load.latency_limit, Some(Duration::from_millis(500)));
     }
 
+    #[test]
+    fn the_pool_flags_need_the_pool_and_default_as_a_service_would() {
+        let error = |change: fn(&mut CommonArgs)| {
+            let mut flags = args();
+            change(&mut flags);
+            Config::new(None, compare(), &flags)
+                .unwrap_err()
+                .to_string()
+        };
+        let message = error(|flags| {
+            flags.rate = Some(100.0);
+            flags.pool.pool_timeout = Some("1s".into());
+        });
+        assert!(
+            message.contains("--pool-timeout") && message.contains("add --pool-size"),
+            "{message}"
+        );
+        let message = error(|flags| {
+            flags.rate = Some(100.0);
+            flags.pool_size = Some(4);
+            flags.pool.max_in_flight = Some(0);
+        });
+        assert!(message.contains("--max-in-flight 0"), "{message}");
+
+        let mut flags = args();
+        flags.rate = Some(100.0);
+        assert_eq!(
+            Config::new(None, compare(), &flags).unwrap().load.pool,
+            None
+        );
+        flags.pool_size = Some(4);
+        let pool = Config::new(None, compare(), &flags)
+            .unwrap()
+            .load
+            .pool
+            .unwrap();
+        assert_eq!(
+            (
+                pool.size,
+                pool.wait_timeout,
+                pool.recycling,
+                pool.max_in_flight
+            ),
+            (4, Duration::from_secs(30), Recycling::Fast, None)
+        );
+        flags.pool.pool_timeout = Some("1s".into());
+        flags.pool.pool_recycling = Some("verified".into());
+        flags.pool.max_in_flight = Some(50);
+        let pool = Config::new(None, compare(), &flags)
+            .unwrap()
+            .load
+            .pool
+            .unwrap();
+        assert_eq!(
+            (pool.wait_timeout, pool.recycling, pool.max_in_flight),
+            (Duration::from_secs(1), Recycling::Verified, Some(50))
+        );
+    }
+
     fn compare() -> Mode {
         Mode::Compare {
             strategies: Vec::new(),

@@ -72,18 +72,6 @@ pub(super) fn parse_pool(args: &CommonArgs) -> Result<Option<PoolConfig>, Error>
         }
         return Ok(None);
     };
-    for (flag, given) in [
-        ("--client-timeout", args.client_timeout.is_some()),
-        ("--latency-limit", args.latency_limit.is_some()),
-    ] {
-        if given {
-            return Err(Error::bad_input(format!(
-                "{flag} applies to the lean connections, not to the application pool \
-                 (--pool-size); bound the wait for a connection with --pool-timeout instead, \
-                 or drop --pool-size"
-            )));
-        }
-    }
     let duration = |flag: &str, text: &Option<String>, default: Duration| match text {
         Some(text) => parse_duration(flag, text),
         None => Ok(default),

@@ -560,7 +560,7 @@ mod tests {
         // A zero second of naive, blocker on, DDL running; ms with 3 decimals.
         assert!(
             rows.contains(
-                &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0"
+                &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0,,,,,,"
             ),
             "{text}"
         );
@@ -568,19 +568,19 @@ mod tests {
     }
 
     #[test]
-    fn open_loop_figures_are_the_last_columns() {
+    fn open_loop_figures_come_before_the_pool_columns() {
         let report = crate::export::sample::open_loop_report();
         let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
         assert!(
             text.contains(
-                "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0\n"
+                "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0,,,,,,\n"
             ),
             "{text}"
         );
     }
 
     #[test]
-    fn lost_connections_and_reconnects_are_the_last_columns() {
+    fn lost_connections_and_reconnects_come_before_the_pool_columns() {
         let mut report = reference_report();
         let row = &mut report.strategies[1].seconds[3];
         row.conn_lost = 4;
@@ -590,7 +590,7 @@ mod tests {
             .lines()
             .find(|line| line.starts_with("retry,3,"))
             .unwrap();
-        assert!(line.ends_with(",4,3"), "{line}");
+        assert!(line.ends_with(",4,3,,,,,,"), "{line}");
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
         let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
         let (row_back, _) = back[SAMPLE_SECONDS as usize + 3].second_row();
@@ -626,6 +626,29 @@ mod tests {
     }
 
     #[test]
+    fn the_pool_columns_are_the_last_and_read_back() {
+        let mut report = reference_report();
+        report.strategies[0].seconds[6].pool = Some(PoolRow {
+            wait_p99_ms: 1003.007,
+            db_p99_ms: 2.5,
+            timeouts: 158,
+            rejected: 2,
+            in_flight: 193,
+            in_use: 4,
+        });
+        let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("naive,6,"))
+            .unwrap();
+        assert!(line.ends_with(",0,0,1003.007,2.500,158,2,193,4"), "{line}");
+        let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+        let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
+        let (row_back, _) = back[6].second_row();
+        assert_eq!(&row_back, &report.strategies[0].seconds[6]);
+    }
+
+    #[test]
     fn summary_header_is_the_serde_field_names() {
         let text = write_and_read(&SummaryCsv, SUMMARY_CSV);
         let mut lines = text.lines();
@@ -635,7 +658,9 @@ mod tests {
              lat_p50_ms,lat_p99_ms,lat_p999_ms,lat_max_ms,ddl_attempts,ddl_total_ms,\
              ddl_outcome,ddl_last_wait_ms,max_lock_waiters,lost_connections,blocker_outcome,invalid_indexes,\
              timeouts,skipped,max_behind_schedule,conn_lost,reconnects,reconnect_failures,\
-             max_disconnected_ms,interrupted,blocker_started_s,blocker_ended_s,unfinished"
+             max_disconnected_ms,interrupted,blocker_started_s,blocker_ended_s,unfinished,\
+             pool_timeouts,pool_timeouts_worst,pool_rejected,pool_wait_p99_ms,\
+             pool_wait_p99_worst_ms,db_p99_ms,in_flight_max,pool_in_use_max,pool_dry_at_s"
         );
         assert!(lines.next().unwrap().starts_with("naive,"));
         assert!(lines.next().unwrap().starts_with("retry,"));

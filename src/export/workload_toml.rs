@@ -201,6 +201,8 @@ fn expect_tables(config: &Config) -> BTreeMap<String, ExpectFile> {
             Bound::MaxP99Ms(limit) => table.max_p99_ms = Some(*limit),
             Bound::DdlOutcome(outcome) => table.ddl_outcome = Some(outcome.to_string()),
             Bound::MaxFailed(limit) => table.max_failed = Some(*limit),
+            Bound::MaxPoolTimeouts(limit) => table.max_pool_timeouts = Some(*limit),
+            Bound::MaxPoolWaitP99Ms(limit) => table.max_pool_wait_p99_ms = Some(*limit),
             Bound::MaxFailedClass { limit, .. } => {
                 let key = expectation.bound.key();
                 table.max_failed_by_class.insert(key, *limit);

@@ -49,6 +49,9 @@ pub struct StrategyReport {
     pub failures: Vec<failures::FailureCount>,
 }
 
+/// Compressed histograms by second: (second, HdrHistogram V2 + deflate bytes).
+pub type CompressedSeconds = Vec<(u32, Vec<u8>)>;
+
 /// Per-second latency histograms (microseconds) for the `.hlog` interval log,
 /// kept compressed (HdrHistogram V2 + deflate, a few hundred bytes a second)
 /// so a long run does not hold a full histogram per second.
@@ -60,9 +63,9 @@ pub struct LatencyIntervals {
     /// transaction are missing, and a second may appear twice (a late hand-over).
     pub per_second: Vec<(u32, Vec<u8>)>,
     /// The application pool's wait for a connection, per second as above; empty without a pool.
-    pub pool_wait: Vec<(u32, Vec<u8>)>,
+    pub pool_wait: CompressedSeconds,
     /// The application pool's database time, per second as above; empty without a pool.
-    pub db: Vec<(u32, Vec<u8>)>,
+    pub db: CompressedSeconds,
 }
 
 impl StrategyReport {

@@ -17,7 +17,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
 use super::failures::{FailureCount, normalise_message};
-use super::new_latency_histogram;
+use super::{CompressedSeconds, new_latency_histogram};
 
 /// The SQLSTATE under which transactions that hit `--client-timeout` are counted.
 pub const TIMEOUT_SQLSTATE: &str = "timeout";
@@ -413,7 +413,7 @@ impl Recorder {
 
     /// The pool's compressed per-second histograms of the wait for a
     /// connection and of the database time, in second order; empty without a pool.
-    pub fn pool_intervals(&self) -> (Vec<(u32, Vec<u8>)>, Vec<(u32, Vec<u8>)>) {
+    pub fn pool_intervals(&self) -> (CompressedSeconds, CompressedSeconds) {
         (
             in_second_order(&self.pool.wait_intervals),
             in_second_order(&self.pool.db_intervals),

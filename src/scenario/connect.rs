@@ -46,13 +46,7 @@ pub async fn connect_sessions(
             // Every pool connection is `reader-pool` (or `client-pool`): which one serves a request changes.
             let role = format!("{}-pool", super::role::client_role(&config.load.scripts));
             let connector = target.connector(&role, &strategy.settings);
-            let opening = PoolApp::open(
-                connector,
-                settings.clone(),
-                Arc::new(config.load.scripts.clone()),
-                Arc::new(config.load.variables.clone()),
-                seed,
-            );
+            let opening = PoolApp::open(connector, settings.clone(), config.load.clone(), seed);
             let pool = load_runtime
                 .spawn(opening)
                 .await

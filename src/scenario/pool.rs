@@ -34,7 +34,7 @@ use tokio_util::task::TaskTracker;
 use super::RunClock;
 use super::arrivals::Arrivals;
 use super::load::{Recording, pick_script, record_after_end, wait_for_arrival};
-use crate::config::{PoolConfig, Recycling, WeightedScript};
+use crate::config::{LoadConfig, PoolConfig, Recycling, WeightedScript};
 use crate::error::Error;
 use crate::metrics::LiveCounters;
 use crate::metrics::recorder::WorkerPart;
@@ -52,6 +52,9 @@ pub struct PoolApp {
     scripts: Arc<Vec<WeightedScript>>,
     variables: Arc<Vec<(String, String)>>,
     seed: u64,
+    /// `--client-timeout` and `--latency-limit`, as for the lean connections.
+    client_timeout: Option<Duration>,
+    latency_limit: Option<Duration>,
 }
 
 impl PoolApp {
@@ -61,10 +64,10 @@ impl PoolApp {
     pub async fn open(
         connector: Connector,
         settings: PoolConfig,
-        scripts: Arc<Vec<WeightedScript>>,
-        variables: Arc<Vec<(String, String)>>,
+        load: LoadConfig,
         seed: u64,
     ) -> Result<PoolApp, Error> {
+        let scripts = Arc::new(load.scripts);
         let describe = connector.describe();
         let recycling = match settings.recycling {
             Recycling::Fast => RecyclingMethod::Fast,
@@ -94,8 +97,10 @@ impl PoolApp {
             pool,
             settings,
             scripts,
-            variables,
+            variables: Arc::new(load.variables),
             seed,
+            client_timeout: load.client_timeout,
+            latency_limit: load.latency_limit,
         })
     }
 }
@@ -143,6 +148,10 @@ pub struct PoolOutcome {
 /// What every request task shares.
 struct Shared {
     pool: Pool,
+    /// A request not done this long after its scheduled start gives up (`--client-timeout`).
+    client_timeout: Option<Duration>,
+    /// A request checked out this late behind its schedule is skipped (`--latency-limit`).
+    latency_limit: Option<Duration>,
     scripts: Arc<Vec<WeightedScript>>,
     /// Per script: whether it opens its own transaction (roll back after a failure).
     opens_transaction: Vec<bool>,
@@ -175,6 +184,8 @@ pub async fn run_pool_app(
             .map(|weighted| request::opens_transaction(&weighted.script))
             .collect(),
         scripts: app.scripts.clone(),
+        client_timeout: app.client_timeout,
+        latency_limit: app.latency_limit,
         abandon,
         in_flight: AtomicU64::new(0),
         done: done_tx,
@@ -265,19 +276,23 @@ async fn serve(
     mut rng: rand::rngs::SmallRng,
 ) {
     let asked = Instant::now();
+    let deadline = shared.client_timeout.map(|timeout| scheduled + timeout);
     let checkout = tokio::select! {
-        checkout = shared.pool.get() => Some(checkout),
-        _ = shared.abandon.cancelled() => None,
+        checkout = shared.pool.get() => Ok(checkout),
+        _ = shared.abandon.cancelled() => Err(Outcome::Unfinished),
+        _ = sleep_until_deadline(deadline) => Err(Outcome::TimedOut),
     };
     let (checked_out, outcome) = match checkout {
-        None => (None, Outcome::Unfinished),
-        Some(Err(err)) => (None, request::checkout_failed(err)),
-        Some(Ok(client)) => {
+        Err(outcome) => (None, outcome),
+        Ok(Err(err)) => (None, request::checkout_failed(err)),
+        Ok(Ok(client)) => {
             let checked_out = Instant::now();
-            (
-                Some(checked_out),
-                transact(&shared, client, index, &mut vars, &mut rng).await,
-            )
+            let late = checked_out.saturating_duration_since(scheduled);
+            let outcome = match shared.latency_limit {
+                Some(limit) if late > limit => Outcome::Skipped,
+                _ => transact(&shared, client, index, deadline, &mut vars, &mut rng).await,
+            };
+            (Some(checked_out), outcome)
         }
     };
     let _ = shared.done.send(Finished {
@@ -290,32 +305,47 @@ async fn serve(
     shared.in_flight.fetch_sub(1, Ordering::Relaxed);
 }
 
+/// Sleeps until `deadline`, forever without one.
+async fn sleep_until_deadline(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Runs script `index` on `client` and hands the connection back, or takes
-/// it out of the pool when it broke, could not be cleaned up, or was
-/// abandoned mid-transaction at the end of the load.
+/// it out of the pool when it broke, could not be cleaned up, or was given
+/// up mid-transaction (`--client-timeout`, or the end of the load): a cancel
+/// request stops its query, and a connection a late cancel could still hit
+/// never serves another request.
 async fn transact(
     shared: &Shared,
     client: Object,
     index: usize,
+    deadline: Option<Instant>,
     vars: &mut crate::script::Vars,
     rng: &mut rand::rngs::SmallRng,
 ) -> Outcome {
     let script = &shared.scripts[index].script;
     let finished = {
         let mut transaction = std::pin::pin!(request::run_script(&client, script, vars, rng));
-        tokio::select! {
-            result = &mut transaction => Some(result),
-            _ = shared.abandon.cancelled() => {
-                let _ = client.cancel_token().cancel_query(NoTls).await;
-                let _ = tokio::time::timeout(CANCEL_WAIT, &mut transaction).await;
-                None
-            }
+        let given_up = tokio::select! {
+            result = &mut transaction => Ok(result),
+            _ = shared.abandon.cancelled() => Err(Outcome::Unfinished),
+            _ = sleep_until_deadline(deadline) => Err(Outcome::TimedOut),
+        };
+        if given_up.is_err() {
+            let _ = client.cancel_token().cancel_query(NoTls).await;
+            let _ = tokio::time::timeout(CANCEL_WAIT, &mut transaction).await;
         }
+        given_up
     };
-    let Some(result) = finished else {
-        // Abandoned mid-transaction at the end of the load: never handed back.
-        drop(Object::take(client));
-        return Outcome::Unfinished;
+    let result = match finished {
+        Ok(result) => result,
+        Err(given_up) => {
+            drop(Object::take(client));
+            return given_up;
+        }
     };
     match result {
         Ok(()) => Outcome::Done,
@@ -409,6 +439,11 @@ async fn collect(
                 current.add_rejected();
                 live.record_failure(second);
             }
+            Outcome::TimedOut => {
+                current.add_timeout();
+                live.record_failure(second);
+            }
+            Outcome::Skipped => current.skipped += 1,
             Outcome::Failed { sqlstate, message } => {
                 current.add_failure(&sqlstate, &message);
                 current.pool().wait_us.saturating_record(wait_us.max(1));

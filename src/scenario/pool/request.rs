@@ -24,6 +24,10 @@ pub(super) enum Outcome {
     PoolTimeout,
     /// Rejected at once: `--max-in-flight` requests were waiting or running.
     Rejected,
+    /// `--client-timeout` passed: given up (and cancelled on the server if sent).
+    TimedOut,
+    /// Checked out too late for `--latency-limit`: never sent.
+    Skipped,
     /// The server answered with an error, or the script failed (`script`).
     Failed { sqlstate: String, message: String },
     /// The connection broke during the request (or the pool could not open
