@@ -51,6 +51,8 @@ pub const TIMELINE_PNG: &str = "timeline.png";
 pub const LATENCY_PNG: &str = "latency.png";
 /// File name of the p99-latency-over-time chart.
 pub const LATENCY_TIMELINE_PNG: &str = "latency-timeline.png";
+/// The application pool's chart, written only for a run with the pool.
+pub const POOL_PNG: &str = "pool.png";
 
 /// One file of a results folder, rendered in memory.
 pub struct OutputFile {
@@ -98,6 +100,9 @@ pub fn write_all(report: &RunReport, dir: &Path) -> anyhow::Result<()> {
     crate::plot::draw_timeline(report, &dir.join(TIMELINE_PNG))?;
     crate::plot::draw_latency(report, &dir.join(LATENCY_PNG))?;
     crate::plot::draw_latency_timeline(report, &dir.join(LATENCY_TIMELINE_PNG))?;
+    if crate::plot::used_pool(report) {
+        crate::plot::draw_pool(report, &dir.join(POOL_PNG))?;
+    }
     Ok(())
 }
 
