@@ -15,7 +15,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
-use stallbench::config::Mode;
+use stallbench::config::{Config, Mode};
+use stallbench::expect::Verdict;
 use stallbench::metrics::{PoolRow, StrategyReport};
 use stallbench::server::Server;
 
@@ -97,7 +98,9 @@ fn in_a_naive_stall_the_pool_runs_dry_and_times_out_while_the_database_reports_n
     let mode = Mode::Compare {
         strategies: vec!["naive".to_string(), "retry".to_string()],
     };
-    let report = run_in_process(&run.workload, mode, &run.args);
+    let config = Config::new(Some(run.workload.to_str().unwrap()), mode, &run.args).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let report = runtime.block_on(stallbench::execute(&config)).unwrap();
     let (naive, retry) = (&report.strategies[0], &report.strategies[1]);
     let rows = pool_rows(naive);
 
@@ -135,19 +138,28 @@ fn in_a_naive_stall_the_pool_runs_dry_and_times_out_while_the_database_reports_n
     assert_eq!(retry.summary.failed, 0, "{:?}", pool_rows(retry));
 
     // The pool's expectations pass and fail as bounded.
-    let expectations = std::fs::read_to_string(run.out.join("expectations.csv")).unwrap();
-    for (strategy_key, verdict) in [
-        ("naive,max_pool_timeouts", "fail"),
-        ("retry,max_pool_timeouts", "pass"),
-        ("retry,max_pool_wait_p99_ms", "pass"),
-        ("naive,max_pool_wait_p99_ms", "fail"),
-    ] {
-        let line = expectations
-            .lines()
-            .find(|line| line.starts_with(strategy_key))
-            .unwrap_or_else(|| panic!("{strategy_key}\n{expectations}"));
-        assert!(line.contains(&format!(",{verdict},")), "{line}");
-    }
+    let results = stallbench::expect::evaluate(&config.expectations, &report);
+    let verdicts: Vec<(String, String, Verdict)> = results
+        .iter()
+        .map(|result| {
+            let expectation = &result.expectation;
+            (
+                expectation.strategy.clone(),
+                expectation.bound.key(),
+                result.verdict,
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("naive", "max_pool_timeouts", Verdict::Fail),
+            ("retry", "max_pool_timeouts", Verdict::Pass),
+            ("retry", "max_pool_wait_p99_ms", Verdict::Pass),
+            ("naive", "max_pool_wait_p99_ms", Verdict::Fail),
+        ]
+        .map(|(strategy, key, verdict)| (strategy.to_string(), key.to_string(), verdict))
+    );
     // The summary says what the application saw.
     let summary_md = std::fs::read_to_string(run.out.join("summary.md")).unwrap();
     assert!(
