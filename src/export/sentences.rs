@@ -47,22 +47,28 @@ pub fn pool_sentence(summary: &Summary) -> Option<String> {
     let wait_p99_ms = summary.pool_wait_p99_ms?;
     let mut phrases = Vec::new();
     match summary.pool_dry_at_s {
-        Some(dry_at_s) if summary.pool_timeouts > 0 => {
-            phrases.push(format!(
-                "the pool ran dry at {} s",
-                format_seconds(dry_at_s)
-            ));
-            phrases.push(format!(
-                "{} requests timed out waiting for a connection",
-                format_thousands(summary.pool_timeouts)
-            ));
-        }
-        _ => phrases.push(format!(
+        Some(dry_at_s) => phrases.push(format!(
+            "the pool ran dry at {} s",
+            format_seconds(dry_at_s)
+        )),
+        None => phrases.push(format!(
             "the pool never ran dry: no request timed out waiting for a connection \
              (wait p99 {} ms, worst second {} ms)",
             format_ms(wait_p99_ms),
             format_ms(summary.pool_wait_p99_worst_ms.unwrap_or(0.0))
         )),
+    }
+    if summary.pool_timeouts > 0 {
+        phrases.push(format!(
+            "{} requests timed out waiting for a connection",
+            format_thousands(summary.pool_timeouts)
+        ));
+    }
+    if summary.timeouts > 0 {
+        phrases.push(format!(
+            "{} hit --client-timeout",
+            format_thousands(summary.timeouts)
+        ));
     }
     if summary.pool_rejected > 0 {
         phrases.push(format!(

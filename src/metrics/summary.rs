@@ -90,8 +90,9 @@ pub struct Summary {
     /// The most pool connections checked out at the end of a second.
     #[serde(default)]
     pub pool_in_use_max: Option<u64>,
-    /// When the first request that timed out waiting for a connection began
-    /// to wait, in seconds on the run clock: when the pool ran dry.
+    /// When the first request that timed out waiting for a connection (at
+    /// `--pool-timeout` or `--client-timeout`) began to wait, in seconds on the
+    /// run clock: when the pool ran dry.
     #[serde(default)]
     pub pool_dry_at_s: Option<f64>,
 }

@@ -41,9 +41,14 @@ use crate::metrics::recorder::WorkerPart;
 use crate::target::{Connector, error_text};
 use request::{Finished, Outcome};
 
-/// How long a request abandoned at the end of the load has to end after its
-/// cancel request before its connection is dropped.
-const CANCEL_WAIT: Duration = Duration::from_secs(1);
+/// How often a request given up mid-transaction repeats its cancel request
+/// while its query goes on: a cancel that reaches the server before the query
+/// does nothing. Its connection never serves another request, so a late
+/// cancel cannot hit one, and the repeats can come quickly.
+const CANCEL_REPEAT: Duration = Duration::from_millis(100);
+/// How long a request given up mid-transaction waits for its query to end
+/// before its connection is dropped anyway.
+const CANCEL_WAIT: Duration = Duration::from_secs(3);
 
 /// The application: its pool, open before the clock starts, and what each request runs.
 pub struct PoolApp {
@@ -339,8 +344,17 @@ async fn transact(
             _ = sleep_until_deadline(deadline) => Err(Outcome::TimedOut),
         };
         if given_up.is_err() {
-            let _ = client.cancel_token().cancel_query(NoTls).await;
-            let _ = tokio::time::timeout(CANCEL_WAIT, &mut transaction).await;
+            let cancel = client.cancel_token();
+            let until = tokio::time::Instant::now() + CANCEL_WAIT;
+            while tokio::time::Instant::now() < until {
+                let _ = cancel.cancel_query(NoTls).await;
+                if tokio::time::timeout(CANCEL_REPEAT, &mut transaction)
+                    .await
+                    .is_ok()
+                {
+                    break;
+                }
+            }
         }
         given_up
     };
@@ -385,6 +399,14 @@ async fn sample_gauges(clock: RunClock, shared: Arc<Shared>, size: u32, live: Ar
             in_use as u64,
         );
     }
+}
+
+/// The earlier of `known` and `at` (on the run clock, in seconds).
+fn earliest(known: Option<f64>, clock: RunClock, at: Instant) -> f64 {
+    let at_s = at
+        .saturating_duration_since(clock.started_at())
+        .as_secs_f64();
+    known.map_or(at_s, |known| known.min(at_s))
 }
 
 /// Records what each request measured, in the second it ended, as worker 0
@@ -433,11 +455,7 @@ async fn collect(
             Outcome::PoolTimeout => {
                 current.add_pool_timeout(wait_us);
                 live.record_failure(second);
-                let began_s = finished
-                    .asked
-                    .saturating_duration_since(clock.started_at())
-                    .as_secs_f64();
-                outcome.dry_at_s = Some(outcome.dry_at_s.map_or(began_s, |at| at.min(began_s)));
+                outcome.dry_at_s = Some(earliest(outcome.dry_at_s, clock, finished.asked));
             }
             Outcome::Rejected => {
                 current.add_rejected();
@@ -446,6 +464,10 @@ async fn collect(
             Outcome::TimedOut => {
                 current.add_timeout();
                 live.record_failure(second);
+                if finished.checked_out.is_none() {
+                    // It gave up waiting for a connection: the pool was dry.
+                    outcome.dry_at_s = Some(earliest(outcome.dry_at_s, clock, finished.asked));
+                }
             }
             Outcome::Skipped => current.skipped += 1,
             Outcome::Failed { sqlstate, message } => {
