@@ -292,7 +292,7 @@ mod tests {
             flags.pool_size = Some(4);
             flags.pool.max_in_flight = Some(0);
         });
-        assert!(message.contains("--max-in-flight 0"), "{message}");
+        assert!(message.contains("max in flight 0"), "{message}");
 
         let mut flags = args();
         flags.rate = Some(100.0);

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::cli::CommonArgs;
 use crate::error::Error;
+use crate::workload::PoolFile;
 
 use super::duration::parse_duration;
 
@@ -50,36 +51,72 @@ pub struct PoolConfig {
     pub max_in_flight: Option<u32>,
 }
 
-/// The pool of the run: `Some` with `--pool-size` (which needs `--rate`,
-/// checked with the pacing), `None` otherwise; the pool flags need `--pool-size`.
-pub(super) fn parse_pool(args: &CommonArgs) -> Result<Option<PoolConfig>, Error> {
+/// The pool of the run: `Some` with `--pool-size` or `[load.pool]` (either
+/// needs a rate, checked with the pacing), `None` otherwise; the pool flags
+/// need one of them, and the flags win over the file's keys.
+pub(super) fn parse_pool(
+    source: &str,
+    file: Option<&PoolFile>,
+    args: &CommonArgs,
+) -> Result<Option<PoolConfig>, Error> {
     let flags = &args.pool;
-    let Some(size) = args.pool_size else {
-        let given = [
-            ("--pool-timeout", flags.pool_timeout.is_some()),
-            (
-                "--pool-connect-timeout",
-                flags.pool_connect_timeout.is_some(),
-            ),
-            ("--pool-recycling", flags.pool_recycling.is_some()),
-            ("--max-in-flight", flags.max_in_flight.is_some()),
-        ];
-        if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+    let size = match (args.pool_size, file) {
+        (Some(size), _) => size,
+        (None, Some(_)) if args.clients.is_some() => {
             return Err(Error::bad_input(format!(
-                "{flag} sets up the application pool, which runs only with --pool-size N \
-                 (and --rate TPS); add --pool-size"
+                "--clients sizes lean connections, but {source} serves the load through \
+                 [load.pool]; size the pool with --pool-size instead"
             )));
         }
-        return Ok(None);
+        (None, Some(file)) => file.size,
+        (None, None) => {
+            let given = [
+                ("--pool-timeout", flags.pool_timeout.is_some()),
+                (
+                    "--pool-connect-timeout",
+                    flags.pool_connect_timeout.is_some(),
+                ),
+                ("--pool-recycling", flags.pool_recycling.is_some()),
+                ("--max-in-flight", flags.max_in_flight.is_some()),
+            ];
+            if let Some((flag, _)) = given.iter().find(|(_, given)| *given) {
+                return Err(Error::bad_input(format!(
+                    "{flag} sets up the application pool, which runs only with --pool-size N \
+                     (and --rate TPS); add --pool-size"
+                )));
+            }
+            return Ok(None);
+        }
     };
-    let duration = |flag: &str, text: &Option<String>, default: Duration| match text {
-        Some(text) => parse_duration(flag, text),
-        None => Ok(default),
+    if size == 0 {
+        return Err(Error::bad_input(format!(
+            "{source}: [load.pool] size = 0; a pool needs at least 1 connection"
+        )));
+    }
+    let key = |name: &str| format!("{source}: [load.pool] {name}");
+    let duration = |flag: &str,
+                    given: &Option<String>,
+                    name: &str,
+                    in_file: Option<&String>,
+                    default: Duration| {
+        match (given, in_file) {
+            (Some(text), _) => parse_duration(flag, text),
+            (None, Some(text)) => parse_duration(&key(name), text),
+            (None, None) => Ok(default),
+        }
     };
-    let wait_timeout = duration("--pool-timeout", &flags.pool_timeout, DEFAULT_POOL_TIMEOUT)?;
+    let wait_timeout = duration(
+        "--pool-timeout",
+        &flags.pool_timeout,
+        "timeout",
+        file.and_then(|file| file.timeout.as_ref()),
+        DEFAULT_POOL_TIMEOUT,
+    )?;
     let connect_timeout = duration(
         "--pool-connect-timeout",
         &flags.pool_connect_timeout,
+        "connect_timeout",
+        file.and_then(|file| file.connect_timeout.as_ref()),
         DEFAULT_POOL_CONNECT_TIMEOUT,
     )?;
     for (flag, value) in [
@@ -92,18 +129,30 @@ pub(super) fn parse_pool(args: &CommonArgs) -> Result<Option<PoolConfig>, Error>
             )));
         }
     }
-    let recycling = match flags.pool_recycling.as_deref() {
-        None | Some("fast") => Recycling::Fast,
-        Some("verified") => Recycling::Verified,
-        Some(other) => {
+    let recycling = match (
+        &flags.pool_recycling,
+        file.and_then(|file| file.recycling.as_ref()),
+    ) {
+        (Some(text), _) => (text.as_str(), "--pool-recycling".to_string()),
+        (None, Some(text)) => (text.as_str(), key("recycling")),
+        (None, None) => ("fast", String::new()),
+    };
+    let recycling = match recycling {
+        ("fast", _) => Recycling::Fast,
+        ("verified", _) => Recycling::Verified,
+        (other, given) => {
             return Err(Error::bad_input(format!(
-                "--pool-recycling {other}: use fast or verified"
+                "{given} {other}: use fast or verified"
             )));
         }
     };
-    if flags.max_in_flight == Some(0) {
+    let max_in_flight = flags
+        .max_in_flight
+        .or(file.and_then(|file| file.max_in_flight));
+    if max_in_flight == Some(0) {
         return Err(Error::bad_input(
-            "--max-in-flight 0 would reject every request; give at least 1, or leave it out for no limit",
+            "max in flight 0 (--max-in-flight or [load.pool] max_in_flight) would reject every \
+             request; give at least 1, or leave it out for no limit",
         ));
     }
     Ok(Some(PoolConfig {
@@ -111,6 +160,6 @@ pub(super) fn parse_pool(args: &CommonArgs) -> Result<Option<PoolConfig>, Error>
         wait_timeout,
         connect_timeout,
         recycling,
-        max_in_flight: flags.max_in_flight,
+        max_in_flight,
     }))
 }
