@@ -6,6 +6,7 @@
 //! `format`).
 
 pub mod failures;
+pub mod live;
 pub mod locks;
 pub mod ranking;
 pub mod recorder;
@@ -14,8 +15,9 @@ pub mod timeline;
 
 use serde::{Deserialize, Serialize};
 
+pub use live::LiveCounters;
 pub use ranking::{Criterion, DdlWindow, Place, RankingRow, rank_strategies};
-pub use recorder::{LiveCounters, Recorder, WorkerSecond};
+pub use recorder::{Recorder, WorkerSecond};
 pub use summary::{DdlOutcome, PoolFacts, RunFacts, Summary, longest_stall_s, summarize};
 pub use timeline::build_timeline;
 
