@@ -579,6 +579,12 @@ impl Connector {
         )
     }
 
+    /// The TLS connector of this connection, for a cancel request sent as the
+    /// connection was opened (with TLS when it is).
+    pub fn cancel_tls(&self) -> tokio_postgres_rustls::MakeRustlsConnect {
+        tokio_postgres_rustls::MakeRustlsConnect::new((*self.tls.client_config()).clone())
+    }
+
     /// Who the connection is for and where it goes, for an error message.
     pub fn describe(&self) -> String {
         format!("{} as {}", self.description, self.role)

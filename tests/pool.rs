@@ -4,7 +4,8 @@
 //! about a second of the ALTER, requests time out at the pool while the
 //! database reports no error, and retry keeps the pool serving; a pool
 //! session terminated mid-run is replaced and the load recovers; the pool's
-//! expectations pass and fail as bounded.
+//! expectations pass and fail as bounded; the pool connects over verified TLS
+//! like every other session.
 //!
 //! The leftover-server check scans every process on the machine: while others
 //! run tests, run these in their own pid namespace
@@ -14,6 +15,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::managed::{APP_PASSWORD, ManagedServer};
 use common::*;
 use stallbench::config::{Config, Mode};
 use stallbench::expect::Verdict;
@@ -260,6 +262,53 @@ fn a_terminated_pool_session_is_replaced_and_the_load_recovers() {
             .all(|(_, tps, failed, _)| *tps >= 50 && *failed == 0),
         "{rows:?}"
     );
+    drop(server);
+    assert_no_leftover_server();
+}
+
+#[test]
+fn the_pool_connects_over_verified_tls_like_the_other_sessions() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    // TLS only, scram-sha-256, a user with a password: a plain connection is refused.
+    let server = ManagedServer::start();
+    let workload = write_workload(&server.client_dir(), "short.toml", SHORT_ADD_COLUMN);
+    let out = server.client_dir().join("pool-over-tls");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_stallbench"))
+        .args(["run", workload.to_str().unwrap(), "--load-only", "--quiet"])
+        .args([
+            "--rate",
+            "100",
+            "--pool-size",
+            "2",
+            "--duration",
+            "3s",
+            "--db-url",
+        ])
+        .arg(server.url("sslmode=verify-full&sslrootcert=ca.pem"))
+        .arg("--out")
+        .arg(&out)
+        .current_dir(server.client_dir())
+        .env("HOME", server.client_dir())
+        .env("PGPASSWORD", APP_PASSWORD)
+        .env_remove("DATABASE_URL")
+        .env_remove("PGSSLMODE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "a pool run over TLS failed: {stderr}"
+    );
+    let report = stallbench::export::read_report(&out).unwrap();
+    let summary = &report.strategies[0].summary;
+    assert!(summary.transactions > 150, "{summary:?}");
+    assert_eq!(
+        (summary.failed, summary.pool_timeouts),
+        (0, 0),
+        "{summary:?}"
+    );
+    assert!(summary.pool_wait_p99_ms.is_some(), "{summary:?}");
     drop(server);
     assert_no_leftover_server();
 }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::{Object, Pool, RecyclingMethod, Runtime};
 use rand::{RngExt, SeedableRng};
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
-use tokio_postgres::NoTls;
+use tokio_postgres_rustls::MakeRustlsConnect;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -53,6 +53,8 @@ const CANCEL_WAIT: Duration = Duration::from_secs(3);
 /// The application: its pool, open before the clock starts, and what each request runs.
 pub struct PoolApp {
     pool: Pool,
+    /// How a cancel request reaches the server (TLS as the connections).
+    cancel_tls: MakeRustlsConnect,
     settings: PoolConfig,
     scripts: Arc<Vec<WeightedScript>>,
     variables: Arc<Vec<(String, String)>>,
@@ -74,6 +76,7 @@ impl PoolApp {
     ) -> Result<PoolApp, Error> {
         let scripts = Arc::new(load.scripts);
         let describe = connector.describe();
+        let cancel_tls = connector.cancel_tls();
         let recycling = match settings.recycling {
             Recycling::Fast => RecyclingMethod::Fast,
             Recycling::Verified => RecyclingMethod::Verified,
@@ -100,6 +103,7 @@ impl PoolApp {
         drop(opened);
         Ok(PoolApp {
             pool,
+            cancel_tls,
             settings,
             scripts,
             variables: Arc::new(load.variables),
@@ -153,6 +157,7 @@ pub struct PoolOutcome {
 /// What every request task shares.
 struct Shared {
     pool: Pool,
+    cancel_tls: MakeRustlsConnect,
     /// A request not done this long after its scheduled start gives up (`--client-timeout`).
     client_timeout: Option<Duration>,
     /// A request checked out this late behind its schedule is skipped (`--latency-limit`).
@@ -183,6 +188,7 @@ pub async fn run_pool_app(
     let collector = tokio::spawn(collect(clock, done_rx, live.clone(), parts));
     let shared = Arc::new(Shared {
         pool: app.pool.clone(),
+        cancel_tls: app.cancel_tls.clone(),
         opens_transaction: app
             .scripts
             .iter()
@@ -347,7 +353,7 @@ async fn transact(
             let cancel = client.cancel_token();
             let until = tokio::time::Instant::now() + CANCEL_WAIT;
             while tokio::time::Instant::now() < until {
-                let _ = cancel.cancel_query(NoTls).await;
+                let _ = cancel.cancel_query(shared.cancel_tls.clone()).await;
                 if tokio::time::timeout(CANCEL_REPEAT, &mut transaction)
                     .await
                     .is_ok()
