@@ -411,7 +411,11 @@ mod tests {
 
     #[test]
     fn the_example_folders_render_again_byte_for_byte() {
-        for example in ["results/example", "results/example-open-loop"] {
+        for example in [
+            "results/example",
+            "results/example-open-loop",
+            "results/example-pool",
+        ] {
             let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(example);
             let report = read_report(&dir).unwrap();
             let exporters: [&dyn crate::export::Exporter; 4] = [
