@@ -312,3 +312,24 @@ fn the_pool_connects_over_verified_tls_like_the_other_sessions() {
     drop(server);
     assert_no_leftover_server();
 }
+
+#[test]
+fn the_pool_is_deadpool_postgres_a_normal_dependency() {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "--offline",
+            "--edges",
+            "normal",
+            "--invert",
+            "deadpool-postgres",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let tree = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "cargo tree failed: {stderr}");
+    assert!(tree.starts_with("deadpool-postgres v0."), "{tree}");
+    assert!(tree.contains("stallbench v"), "{tree}");
+}
