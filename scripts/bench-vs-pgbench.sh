@@ -2,7 +2,8 @@
 # Benchmark: stallbench `run --load-only` against `pgbench -M prepared`, same
 # server, script, clients and duration, alternating ROUNDS times, each run on
 # freshly built and vacuumed tables; the lock observer's cost (load-only TPS
-# with and without it); the open-loop scheduler's cost; open-loop schedule lag
+# with and without it); the open-loop scheduler's cost; the application pool's
+# cost (--pool-size 4 against the lean open loop, SELECT 1); open-loop schedule lag
 # and latency against `pgbench -R`; the cost of TLS (`sslmode=require` against
 # `sslmode=disable` on a TCP listener, both clients); then the peak RSS of the
 # default `compare`. Prints figures; asserts nothing.
@@ -220,6 +221,14 @@ echo "lock observer: $mean_with tps with it, $mean_without tps without, ratio $r
 # already due, so the clients never sleep) against the closed loop, on SELECT 1.
 read -r mean_open mean_closed ratio <<<"$(alternate select-1 "--rate 10000000" "")"
 echo "open-loop scheduler: $mean_open tps at --rate 10000000, $mean_closed tps closed loop, ratio $ratio"
+
+# The application pool's cost per request (--rate with --pool-size, deadpool-postgres):
+# SELECT 1 offered at the closed loop's capacity measured just above, a pool of 4
+# against the lean open loop's 4 connections; past 1,000 requests in flight a new one
+# is rejected, so an overloaded pool's queue stays bounded. Completed requests per second.
+pool_rate=${mean_closed%.*}
+read -r mean_pool mean_lean ratio <<<"$(alternate select-1 "--rate $pool_rate --pool-size 4 --max-in-flight 1000" "--rate $pool_rate --clients 4")"
+echo "application pool: $mean_pool tps with --pool-size 4, $mean_lean tps on 4 lean connections, at --rate $pool_rate (SELECT 1), ratio $ratio"
 
 # Open loop on the read script: stallbench --rate R against pgbench -R R, at
 # R = 1000 and at half the closed-loop capacity measured above (pgbench's mean

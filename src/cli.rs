@@ -115,6 +115,30 @@ pub struct CommonArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub pool: PoolArgs,
+}
+
+/// The application pool's settings (`--rate` with `--pool-size`), as a Rust
+/// service configures deadpool-postgres.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Application pool (--rate with --pool-size)")]
+pub struct PoolArgs {
+    /// How long a request waits for a free connection before it fails as
+    /// `pool_timeout` (deadpool's timeouts.wait) [default: 30s].
+    #[arg(long, value_name = "DURATION")]
+    pub pool_timeout: Option<String>,
+    /// How long the pool may take to open a new connection (deadpool's timeouts.create) [default: 5s].
+    #[arg(long, value_name = "DURATION")]
+    pub pool_connect_timeout: Option<String>,
+    /// How a returned connection is checked before its next use: `fast` (is it
+    /// closed?) or `verified` (also a round trip) [default: fast].
+    #[arg(long, value_name = "METHOD", value_parser = ["fast", "verified"])]
+    pub pool_recycling: Option<String>,
+    /// Requests waiting or running at once, beyond which a new one is rejected at
+    /// once, counted as `rejected`, as a service's concurrency limit does [default: no limit].
+    #[arg(long, value_name = "N")]
+    pub max_in_flight: Option<u32>,
 }
 
 /// The workload from flags: load scripts, migration and blocker, each overriding

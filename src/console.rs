@@ -5,7 +5,7 @@
 
 use crate::export::format::{format_seconds, format_thousands};
 use crate::export::markdown::failures_sentence;
-use crate::export::sentences::{describe_chain, losses, migration_done_cell};
+use crate::export::sentences::{describe_chain, losses, migration_done_cell, pool_sentence};
 use crate::export::table::{Align, Column, RankedRow, Table, ranking};
 use crate::metrics::locks::chain;
 use crate::metrics::{RunReport, Summary};
@@ -32,6 +32,9 @@ pub fn summary_table(report: &RunReport) -> String {
         let losses = losses(strategy);
         if !losses.is_empty() {
             out.push_str(&format!("{}: {}\n", strategy.strategy, losses.join("; ")));
+        }
+        if let Some(sentence) = pool_sentence(&strategy.summary) {
+            out.push_str(&format!("{sentence}\n"));
         }
     }
     out.push_str(&failure_lines(report));

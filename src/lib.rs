@@ -114,6 +114,10 @@ pub fn redraw_charts(dir: &Path) -> Result<(), Error> {
         export::LATENCY_PNG,
         export::LATENCY_TIMELINE_PNG
     );
+    if plot::used_pool(&report) {
+        plot::draw_pool(&report, &dir.join(export::POOL_PNG))?;
+        stderrln!("wrote {}/{}", dir.display(), export::POOL_PNG);
+    }
     Ok(())
 }
 

@@ -561,6 +561,54 @@ impl Connector {
     }
 }
 
+impl Connector {
+    /// A deadpool-postgres manager that opens this connection, with the same
+    /// TLS and settings, for the application pool; `recycling` checks a
+    /// returned connection before its next use.
+    pub fn pool_manager(
+        self,
+        recycling: deadpool_postgres::RecyclingMethod,
+    ) -> deadpool_postgres::Manager {
+        let manager_config = deadpool_postgres::ManagerConfig {
+            recycling_method: recycling,
+        };
+        deadpool_postgres::Manager::from_connect(
+            self.config,
+            PoolConnect { tls: self.tls },
+            manager_config,
+        )
+    }
+
+    /// The TLS connector of this connection, for a cancel request sent as the
+    /// connection was opened (with TLS when it is).
+    pub fn cancel_tls(&self) -> tokio_postgres_rustls::MakeRustlsConnect {
+        tokio_postgres_rustls::MakeRustlsConnect::new((*self.tls.client_config()).clone())
+    }
+
+    /// Who the connection is for and where it goes, for an error message.
+    pub fn describe(&self) -> String {
+        format!("{} as {}", self.description, self.role)
+    }
+}
+
+/// How the application pool opens a connection: as [`Connector::connect`] does.
+struct PoolConnect {
+    tls: Tls,
+}
+
+impl deadpool_postgres::Connect for PoolConnect {
+    fn connect(
+        &self,
+        pg_config: &tokio_postgres::Config,
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<(Client, tokio::task::JoinHandle<()>), tokio_postgres::Error>,
+    > {
+        let config = pg_config.clone();
+        Box::pin(async move { self.tls.connect_task(&config).await })
+    }
+}
+
 /// How to name a `--db-url` target in output: the string without its
 /// password, or, when the environment gave everything, what it resolved to.
 fn describe_url(url: &str, settings: &ConnSettings) -> String {

@@ -79,6 +79,26 @@ pub struct LoadFile {
     /// Script variables, as `--set name=value` (the flags win over these).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub variables: BTreeMap<String, String>,
+    /// `[load.pool]`: serve the load through an application pool (`--pool-size`
+    /// and the pool flags win over these keys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolFile>,
+}
+
+/// `[load.pool]`: the application pool, as the pool flags set it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolFile {
+    /// Connections (`--pool-size`).
+    pub size: u32,
+    /// The wait for a connection (`--pool-timeout`).
+    pub timeout: Option<String>,
+    /// Opening a connection (`--pool-connect-timeout`).
+    pub connect_timeout: Option<String>,
+    /// `fast` or `verified` (`--pool-recycling`).
+    pub recycling: Option<String>,
+    /// The concurrency limit (`--max-in-flight`).
+    pub max_in_flight: Option<u32>,
 }
 
 /// `[[load.scripts]]`: one pgbench script, inline (`sql`) or from a file (`file`).
@@ -212,6 +232,7 @@ pub fn from_flags() -> LoadedWorkload {
                 client_timeout: None,
                 latency_limit: None,
                 variables: BTreeMap::new(),
+                pool: None,
             },
             blocker: None,
             ddl: None,

@@ -215,6 +215,7 @@ mod tests {
             in_place: false,
             apply: false,
             workload: crate::cli::WorkloadArgs::default(),
+            pool: crate::cli::PoolArgs::default(),
         }
     }
 

@@ -12,6 +12,7 @@ use crate::script::{self, Script};
 use crate::workload::{self, LoadFile, LoadedWorkload, ScriptFile};
 
 use super::duration::parse_duration;
+use super::pool::{PoolConfig, parse_pool};
 
 /// The client workers.
 #[derive(Debug, Clone)]
@@ -28,6 +29,9 @@ pub struct LoadConfig {
     pub latency_limit: Option<Duration>,
     /// Fail and cancel a transaction not finished this long after its (scheduled) start.
     pub client_timeout: Option<Duration>,
+    /// Open loop with `--pool-size`: the arrivals are served by an application
+    /// pool (deadpool-postgres); `None` for the lean connections.
+    pub pool: Option<PoolConfig>,
 }
 
 impl LoadConfig {
@@ -51,7 +55,12 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
     let source = &loaded.source;
     let file = &loaded.file.load;
     let pacing = Pacing::new(source, file, args)?;
-    let clients = parse_clients(source, file, args)?;
+    let pool = parse_pool(source, file.pool.as_ref(), args)?;
+    let clients = match &pool {
+        // [load.pool] without --pool-size: the pool's connections are the clients.
+        Some(pool) if args.pool_size.is_none() => check_pool_size(source, pool.size)?,
+        _ => parse_clients(source, file, args)?,
+    };
     let duration = parse_run_duration(source, file, args)?;
     let variables = parse_variables(file, &args.variables)?;
     let outside: Vec<String> = variables.iter().map(|(name, _)| name.clone()).collect();
@@ -73,6 +82,7 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
         rate_tps: pacing.rate_tps,
         latency_limit: pacing.latency_limit,
         client_timeout: pacing.client_timeout,
+        pool,
     })
 }
 
@@ -123,6 +133,16 @@ fn parse_clients(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<u32
     }
 }
 
+/// `[load.pool] size`, at most [`MAX_CLIENTS`].
+fn check_pool_size(source: &str, size: u32) -> Result<u32, Error> {
+    if size > MAX_CLIENTS {
+        return Err(Error::bad_input(format!(
+            "{source}: [load.pool] size = {size}: more than {MAX_CLIENTS} connections; use fewer"
+        )));
+    }
+    Ok(size)
+}
+
 /// `--duration`, else `[load] duration`; at least one second (one row of the timeline).
 fn parse_run_duration(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<Duration, Error> {
     let duration = match &args.duration {
@@ -165,6 +185,12 @@ impl Pacing {
                 "--pool-size needs --rate: a pool serves requests that arrive at a rate; \
                  for a closed loop of busy clients use --clients",
             ));
+        }
+        if rate_tps.is_none() && file.pool.is_some() {
+            return Err(Error::bad_input(format!(
+                "{source}: [load.pool] needs a rate: a pool serves requests that arrive at a \
+                 rate; add --rate TPS or [load] rate"
+            )));
         }
         let duration_of =
             |flag: &Option<String>, key: &Option<String>, name: &str| match (flag, key) {

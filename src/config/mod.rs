@@ -11,6 +11,7 @@ mod ddl;
 mod duration;
 mod load;
 mod output;
+mod pool;
 mod sql_split;
 mod strategies;
 mod target;
@@ -29,6 +30,7 @@ pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
 pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
 pub use output::create_results_folder;
+pub use pool::{PoolConfig, Recycling};
 pub use target::Objects;
 
 use blocker::{check_blocker_ends, parse_blocker};
@@ -223,6 +225,7 @@ mod tests {
             expect: Vec::new(),
             seed: Some(1),
             workload: crate::cli::WorkloadArgs::default(),
+            pool: crate::cli::PoolArgs::default(),
         }
     }
 
@@ -265,6 +268,65 @@ mod tests {
         assert_eq!(config.load.rate_tps, Some(250.0));
         assert_eq!(config.load.client_timeout, Some(Duration::from_secs(1)));
         assert_eq!(config.load.latency_limit, Some(Duration::from_millis(500)));
+    }
+
+    #[test]
+    fn the_pool_flags_need_the_pool_and_default_as_a_service_would() {
+        let error = |change: fn(&mut CommonArgs)| {
+            let mut flags = args();
+            change(&mut flags);
+            Config::new(None, compare(), &flags)
+                .unwrap_err()
+                .to_string()
+        };
+        let message = error(|flags| {
+            flags.rate = Some(100.0);
+            flags.pool.pool_timeout = Some("1s".into());
+        });
+        assert!(
+            message.contains("--pool-timeout") && message.contains("add --pool-size"),
+            "{message}"
+        );
+        let message = error(|flags| {
+            flags.rate = Some(100.0);
+            flags.pool_size = Some(4);
+            flags.pool.max_in_flight = Some(0);
+        });
+        assert!(message.contains("max in flight 0"), "{message}");
+
+        let mut flags = args();
+        flags.rate = Some(100.0);
+        assert_eq!(
+            Config::new(None, compare(), &flags).unwrap().load.pool,
+            None
+        );
+        flags.pool_size = Some(4);
+        let pool = Config::new(None, compare(), &flags)
+            .unwrap()
+            .load
+            .pool
+            .unwrap();
+        assert_eq!(
+            (
+                pool.size,
+                pool.wait_timeout,
+                pool.recycling,
+                pool.max_in_flight
+            ),
+            (4, Duration::from_secs(30), Recycling::Fast, None)
+        );
+        flags.pool.pool_timeout = Some("1s".into());
+        flags.pool.pool_recycling = Some("verified".into());
+        flags.pool.max_in_flight = Some(50);
+        let pool = Config::new(None, compare(), &flags)
+            .unwrap()
+            .load
+            .pool
+            .unwrap();
+        assert_eq!(
+            (pool.wait_timeout, pool.recycling, pool.max_in_flight),
+            (Duration::from_secs(1), Recycling::Verified, Some(50))
+        );
     }
 
     fn compare() -> Mode {

@@ -15,14 +15,14 @@ use crate::export::run_json::RUN_JSON;
 use crate::export::workload_toml::WORKLOAD_TOML;
 use crate::export::{
     self, ATTEMPTS_CSV, FAILURES_CSV, LATENCY_PNG, LATENCY_TIMELINE_PNG, LOCKS_CSV, OutputFile,
-    SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD, TIMELINE_CSV, TIMELINE_PNG,
+    POOL_PNG, SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD, TIMELINE_CSV, TIMELINE_PNG,
 };
 
 /// The throwaway server's log as the results folder keeps it (`Target::copy_server_log`).
 const SERVER_LOG: &str = "server.log";
 
 /// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 15] = [
+const RUN_FILE_NAMES: [&str; 16] = [
     TIMELINE_CSV,
     ATTEMPTS_CSV,
     LOCKS_CSV,
@@ -33,6 +33,7 @@ const RUN_FILE_NAMES: [&str; 15] = [
     TIMELINE_PNG,
     LATENCY_PNG,
     LATENCY_TIMELINE_PNG,
+    POOL_PNG,
     RUN_JSON,
     WORKLOAD_TOML,
     EXPECTATIONS_CSV,

@@ -110,6 +110,16 @@ impl Tls {
         &self,
         config: &tokio_postgres::Config,
     ) -> Result<Client, tokio_postgres::Error> {
+        let (client, _task) = self.connect_task(config).await?;
+        Ok(client)
+    }
+
+    /// [`Tls::connect`], also returning the spawned connection task (a pool
+    /// aborts it when it drops the connection).
+    pub async fn connect_task(
+        &self,
+        config: &tokio_postgres::Config,
+    ) -> Result<(Client, tokio::task::JoinHandle<()>), tokio_postgres::Error> {
         let connector = MakeRustlsConnect::new((*self.config).clone());
         let connected = match config.connect(connector.clone()).await {
             Err(_) if self.mode == SslMode::Allow => {
@@ -120,8 +130,10 @@ impl Tls {
             connected => connected,
         };
         let (client, connection) = connected?;
-        tokio::spawn(connection);
-        Ok(client)
+        let task = tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok((client, task))
     }
 }
 

@@ -11,18 +11,24 @@ use crate::metrics::failures::failed_in_class;
 use crate::metrics::{DdlOutcome, StrategyReport};
 
 /// Every expectation key, in the order they are listed and checked.
-pub const KEYS: [&str; 6] = [
+pub const KEYS: [&str; 8] = [
     "max_zero_tps_seconds",
     "min_zero_tps_seconds",
     "max_longest_stall_s",
     "max_p99_ms",
     "ddl_outcome",
     "max_failed",
+    "max_pool_timeouts",
+    "max_pool_wait_p99_ms",
 ];
 
 /// The key of a bound on the failed transactions of one SQLSTATE class: this
 /// prefix and the class, the SQLSTATE's first two characters (`max_failed_0A`).
 const MAX_FAILED_CLASS_PREFIX: &str = "max_failed_";
+
+/// What a pool bound measures on a run without the application pool: it fails,
+/// since what CI asked to bound was not measured.
+const NO_POOL: &str = "no pool (run with --rate and --pool-size)";
 
 /// How error messages list the keys beyond [`KEYS`].
 const CLASS_KEY_HINT: &str =
@@ -44,6 +50,10 @@ pub struct ExpectFile {
     pub ddl_outcome: Option<String>,
     /// At most this many failed transactions.
     pub max_failed: Option<u64>,
+    /// Application pool: at most this many requests timed out waiting for a connection.
+    pub max_pool_timeouts: Option<u64>,
+    /// Application pool: the whole-run p99 of the wait for a connection is at most this many milliseconds.
+    pub max_pool_wait_p99_ms: Option<f64>,
     /// `max_failed_<class> = N` by key: at most N failed transactions whose
     /// SQLSTATE is of that class (`max_failed_0A`); any other key is refused.
     #[serde(flatten, deserialize_with = "class_bounds")]
@@ -99,6 +109,10 @@ impl ExpectFile {
                     .map_err(|p| ("ddl_outcome", p))
             }),
             self.max_failed.map(|limit| Ok(Bound::MaxFailed(limit))),
+            self.max_pool_timeouts
+                .map(|limit| Ok(Bound::MaxPoolTimeouts(limit))),
+            self.max_pool_wait_p99_ms
+                .map(|limit| Ok(Bound::MaxPoolWaitP99Ms(limit))),
         ];
         let by_class: Vec<Result<Bound, (&str, String)>> = self
             .max_failed_by_class
@@ -139,6 +153,10 @@ pub enum Bound {
     MaxFailed(u64),
     /// Failed transactions whose SQLSTATE starts with `class` (2 characters) `<= limit`.
     MaxFailedClass { class: String, limit: u64 },
+    /// `pool_timeouts <= limit`; a run without the application pool fails it.
+    MaxPoolTimeouts(u64),
+    /// `pool_wait_p99_ms <= limit`, rounded as in `summary.csv`; a run without the pool fails it.
+    MaxPoolWaitP99Ms(f64),
 }
 
 impl Bound {
@@ -151,6 +169,8 @@ impl Bound {
             Bound::MaxP99Ms(_) => "max_p99_ms",
             Bound::DdlOutcome(_) => "ddl_outcome",
             Bound::MaxFailed(_) => "max_failed",
+            Bound::MaxPoolTimeouts(_) => "max_pool_timeouts",
+            Bound::MaxPoolWaitP99Ms(_) => "max_pool_wait_p99_ms",
             Bound::MaxFailedClass { class, .. } => {
                 return format!("{MAX_FAILED_CLASS_PREFIX}{class}");
             }
@@ -164,9 +184,11 @@ impl Bound {
             Bound::MaxZeroTpsSeconds(limit) => format!("<= {limit}"),
             Bound::MinZeroTpsSeconds(limit) => format!(">= {limit}"),
             Bound::MaxLongestStallS(limit) => format!("<= {limit}"),
-            Bound::MaxP99Ms(limit) => format!("<= {limit} ms"),
+            Bound::MaxP99Ms(limit) | Bound::MaxPoolWaitP99Ms(limit) => format!("<= {limit} ms"),
             Bound::DdlOutcome(outcome) => format!("= {outcome}"),
-            Bound::MaxFailed(limit) | Bound::MaxFailedClass { limit, .. } => {
+            Bound::MaxFailed(limit)
+            | Bound::MaxFailedClass { limit, .. }
+            | Bound::MaxPoolTimeouts(limit) => {
                 format!("<= {limit}")
             }
         }
@@ -205,6 +227,20 @@ impl Bound {
                 let value = failed_in_class(&strategy.failures, class);
                 (value.to_string(), value <= *limit)
             }
+            Bound::MaxPoolTimeouts(limit) => match summary.pool_wait_p99_ms {
+                None => (NO_POOL.to_string(), false),
+                Some(_) => {
+                    let value = summary.pool_timeouts;
+                    (value.to_string(), value <= *limit)
+                }
+            },
+            Bound::MaxPoolWaitP99Ms(limit) => match summary.pool_wait_p99_ms {
+                None => (NO_POOL.to_string(), false),
+                Some(p99_ms) => {
+                    let value = (p99_ms * 1000.0).round() / 1000.0;
+                    (format!("{value} ms"), value <= *limit)
+                }
+            },
         }
     }
 
@@ -212,9 +248,13 @@ impl Bound {
     /// starts with the value, so callers can put `key = ` or `flag: ` before it.
     pub(super) fn check(&self) -> Result<(), String> {
         match self {
-            Bound::MaxP99Ms(limit) if !limit.is_finite() || *limit < 0.0 => Err(format!(
-                "{limit} is not a latency; write milliseconds of 0 or more, like 600"
-            )),
+            Bound::MaxP99Ms(limit) | Bound::MaxPoolWaitP99Ms(limit)
+                if !limit.is_finite() || *limit < 0.0 =>
+            {
+                Err(format!(
+                    "{limit} is not a latency; write milliseconds of 0 or more, like 600"
+                ))
+            }
             _ => Ok(()),
         }
     }
@@ -248,6 +288,15 @@ pub(super) fn parse_bound(key: &str, value: &str) -> Result<Bound, String> {
             .parse()
             .map(Bound::MaxFailed)
             .map_err(|_| whole("transactions", "0"))?,
+        "max_pool_timeouts" => value
+            .parse()
+            .map(Bound::MaxPoolTimeouts)
+            .map_err(|_| whole("requests", "0"))?,
+        "max_pool_wait_p99_ms" => value.parse().map(Bound::MaxPoolWaitP99Ms).map_err(|_| {
+            format!(
+                "\"{value}\" is not a number of milliseconds; write one like 50, without a unit"
+            )
+        })?,
         _ => match key.strip_prefix(MAX_FAILED_CLASS_PREFIX) {
             Some(class) if is_sqlstate_class(class) => value
                 .parse()

@@ -106,6 +106,44 @@ mod tests {
     }
 
     #[test]
+    fn pool_bounds_pass_at_the_limit_fail_above_it_and_fail_without_a_pool() {
+        let without_pool = retry_only_report();
+        for bound in [Bound::MaxPoolTimeouts(1_000), Bound::MaxPoolWaitP99Ms(1e6)] {
+            let (measured, verdict) = verdict_of(bound.clone(), &without_pool);
+            assert_eq!(verdict, Verdict::Fail, "{bound:?}");
+            assert!(measured.starts_with("no pool"), "{measured}");
+        }
+        let mut pooled = retry_only_report();
+        let summary = &mut pooled.strategies[0].summary;
+        summary.pool_timeouts = 1_843;
+        summary.pool_wait_p99_ms = Some(1_001.471_6);
+        let cases = [
+            (
+                Bound::MaxPoolTimeouts(1_843),
+                Bound::MaxPoolTimeouts(1_842),
+                "1843",
+            ),
+            (
+                Bound::MaxPoolWaitP99Ms(1_001.472),
+                Bound::MaxPoolWaitP99Ms(1_001.471),
+                "1001.472 ms",
+            ),
+        ];
+        for (at_limit, below, measured) in cases {
+            assert_eq!(
+                verdict_of(at_limit.clone(), &pooled),
+                (measured.to_string(), Verdict::Pass),
+                "{at_limit:?}"
+            );
+            assert_eq!(
+                verdict_of(below.clone(), &pooled),
+                (measured.to_string(), Verdict::Fail),
+                "{below:?}"
+            );
+        }
+    }
+
+    #[test]
     fn min_zero_tps_passes_at_the_limit_and_fails_below_it() {
         let report = retry_only_report();
         assert_eq!(

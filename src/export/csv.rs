@@ -10,7 +10,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::metrics::failures::FailureCount;
 use crate::metrics::locks::{LockSample, SecondLocks};
 use crate::metrics::{
-    AttemptOutcome, DdlAttempt, DdlState, LockPhases, RunReport, SecondRow, TerminatedSession,
+    AttemptOutcome, DdlAttempt, DdlState, LockPhases, PoolRow, RunReport, SecondRow,
+    TerminatedSession,
 };
 
 use super::{
@@ -47,6 +48,20 @@ pub struct TimelineRecord {
     pub behind_schedule: u64,
     pub conn_lost: u64,
     pub reconnects: u64,
+    /// The application pool's columns, empty for a run without it (and in a
+    /// folder written before them).
+    #[serde(default, serialize_with = "three_decimals_or_empty")]
+    pub pool_wait_p99_ms: Option<f64>,
+    #[serde(default, serialize_with = "three_decimals_or_empty")]
+    pub db_p99_ms: Option<f64>,
+    #[serde(default)]
+    pub pool_timeouts: Option<u64>,
+    #[serde(default)]
+    pub pool_rejected: Option<u64>,
+    #[serde(default)]
+    pub in_flight: Option<u64>,
+    #[serde(default)]
+    pub pool_in_use: Option<u64>,
 }
 
 impl TimelineRecord {
@@ -72,7 +87,25 @@ impl TimelineRecord {
             behind_schedule: row.behind_schedule,
             conn_lost: row.conn_lost,
             reconnects: row.reconnects,
+            pool_wait_p99_ms: row.pool.map(|pool| pool.wait_p99_ms),
+            db_p99_ms: row.pool.map(|pool| pool.db_p99_ms),
+            pool_timeouts: row.pool.map(|pool| pool.timeouts),
+            pool_rejected: row.pool.map(|pool| pool.rejected),
+            in_flight: row.pool.map(|pool| pool.in_flight),
+            pool_in_use: row.pool.map(|pool| pool.in_use),
         }
+    }
+
+    /// The pool's figures of the second, if the row has them.
+    fn pool_row(&self) -> Option<PoolRow> {
+        Some(PoolRow {
+            wait_p99_ms: self.pool_wait_p99_ms?,
+            db_p99_ms: self.db_p99_ms.unwrap_or(0.0),
+            timeouts: self.pool_timeouts.unwrap_or(0),
+            rejected: self.pool_rejected.unwrap_or(0),
+            in_flight: self.in_flight.unwrap_or(0),
+            in_use: self.pool_in_use.unwrap_or(0),
+        })
     }
 
     /// The second and its lock figures, as [`TimelineRecord::new`] took them.
@@ -94,6 +127,7 @@ impl TimelineRecord {
             behind_schedule: self.behind_schedule,
             conn_lost: self.conn_lost,
             reconnects: self.reconnects,
+            pool: self.pool_row(),
         };
         let locks = SecondLocks {
             waiting_behind_ddl: self.waiting_behind_ddl,
@@ -404,6 +438,17 @@ fn three_decimals<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S:
     serializer.collect_str(&format_args!("{value:.3}"))
 }
 
+/// A figure with 3 decimals, or nothing: the pool's columns of a run without it.
+fn three_decimals_or_empty<S: Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => serializer.collect_str(&format_args!("{value:.3}")),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// A figure with 1 decimal: `9700.0`.
 fn one_decimal<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_str(&format_args!("{value:.1}"))
@@ -515,7 +560,8 @@ mod tests {
             text.lines().next().unwrap(),
             "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,\
              lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms,\
-             timeouts,skipped,lag_ms,behind_schedule,conn_lost,reconnects"
+             timeouts,skipped,lag_ms,behind_schedule,conn_lost,reconnects,\
+             pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use"
         );
     }
 
@@ -617,7 +663,7 @@ mod tests {
         // A zero second of naive, blocker on, DDL running; ms with 3 decimals.
         assert!(
             rows.contains(
-                &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0"
+                &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0,,,,,,"
             ),
             "{text}"
         );
@@ -625,19 +671,19 @@ mod tests {
     }
 
     #[test]
-    fn open_loop_figures_are_the_last_columns() {
+    fn open_loop_figures_come_before_the_pool_columns() {
         let report = crate::export::sample::open_loop_report();
         let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
         assert!(
             text.contains(
-                "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0\n"
+                "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0,,,,,,\n"
             ),
             "{text}"
         );
     }
 
     #[test]
-    fn lost_connections_and_reconnects_are_the_last_columns() {
+    fn lost_connections_and_reconnects_come_before_the_pool_columns() {
         let mut report = reference_report();
         let row = &mut report.strategies[1].seconds[3];
         row.conn_lost = 4;
@@ -647,7 +693,7 @@ mod tests {
             .lines()
             .find(|line| line.starts_with("retry,3,"))
             .unwrap();
-        assert!(line.ends_with(",4,3"), "{line}");
+        assert!(line.ends_with(",4,3,,,,,,"), "{line}");
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
         let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
         let (row_back, _) = back[SAMPLE_SECONDS as usize + 3].second_row();
@@ -714,6 +760,29 @@ mod tests {
     }
 
     #[test]
+    fn the_pool_columns_are_the_last_and_read_back() {
+        let mut report = reference_report();
+        report.strategies[0].seconds[6].pool = Some(PoolRow {
+            wait_p99_ms: 1003.007,
+            db_p99_ms: 2.5,
+            timeouts: 158,
+            rejected: 2,
+            in_flight: 193,
+            in_use: 4,
+        });
+        let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("naive,6,"))
+            .unwrap();
+        assert!(line.ends_with(",0,0,1003.007,2.500,158,2,193,4"), "{line}");
+        let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+        let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
+        let (row_back, _) = back[6].second_row();
+        assert_eq!(&row_back, &report.strategies[0].seconds[6]);
+    }
+
+    #[test]
     fn summary_header_is_the_serde_field_names() {
         let text = write_and_read(&SummaryCsv, SUMMARY_CSV);
         let mut lines = text.lines();
@@ -723,7 +792,9 @@ mod tests {
              lat_p50_ms,lat_p99_ms,lat_p999_ms,lat_max_ms,ddl_attempts,ddl_total_ms,\
              ddl_outcome,ddl_last_wait_ms,max_lock_waiters,lost_connections,blocker_outcome,invalid_indexes,\
              timeouts,skipped,max_behind_schedule,conn_lost,reconnects,reconnect_failures,\
-             max_disconnected_ms,interrupted,blocker_started_s,blocker_ended_s,unfinished,unfinished_oldest_ms"
+             max_disconnected_ms,interrupted,blocker_started_s,blocker_ended_s,unfinished,\
+             unfinished_oldest_ms,pool_timeouts,pool_timeouts_worst,pool_rejected,pool_wait_p99_ms,\
+             pool_wait_p99_worst_ms,db_p99_ms,in_flight_max,pool_in_use_max,pool_dry_at_s"
         );
         assert!(lines.next().unwrap().starts_with("naive,"));
         assert!(lines.next().unwrap().starts_with("retry,"));

@@ -1,15 +1,16 @@
 //! `latency-<strategy>.hlog`: the HdrHistogram interval log, one histogram per
 //! second of the run clock, in the standard format that HistogramLogAnalyzer,
 //! `HistogramLogProcessor` and the HdrHistogram libraries read. Values are
-//! microseconds; the max column is in milliseconds.
+//! microseconds; the max column is in milliseconds. With the application pool
+//! each second has three intervals, tagged `total`, `pool_wait` and `db`.
 
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
-use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 
-use crate::metrics::{RunReport, StrategyReport, new_latency_histogram};
+use crate::metrics::{CompressedSeconds, RunReport, StrategyReport, new_latency_histogram};
 
 use super::{Exporter, OutputFile, latency_file_name};
 
@@ -42,6 +43,8 @@ impl Exporter for HlogFiles {
 /// The interval log of one strategy: a header, then one interval per second
 /// `0..seconds.len()` (an empty histogram for a second without completed
 /// transactions), plus any late hand-over as a second interval of its second.
+/// A run with the application pool writes three tagged intervals per second:
+/// `total` (end to end), `pool_wait` (the wait for a connection) and `db`.
 fn write_interval_log(
     strategy: &StrategyReport,
     out: &mut impl std::io::Write,
@@ -60,27 +63,42 @@ fn write_interval_log(
         .with_base_time(started)
         .with_max_value_divisor(1000.0)
         .begin_log_with(out, &mut serializer)?;
+    let pooled = strategy.seconds.iter().any(|row| row.pool.is_some());
+    let series: Vec<(Option<&str>, &CompressedSeconds)> = match pooled {
+        false => vec![(None, &intervals.per_second)],
+        true => vec![
+            (Some("total"), &intervals.per_second),
+            (Some("pool_wait"), &intervals.pool_wait),
+            (Some("db"), &intervals.db),
+        ],
+    };
+    let mut stored: Vec<_> = series
+        .iter()
+        .map(|(tag, per_second)| (tag.and_then(Tag::new), per_second.iter().peekable()))
+        .collect();
+    let last_stored = series
+        .iter()
+        .filter_map(|(_, per_second)| per_second.last())
+        .map(|(second, _)| second + 1)
+        .max()
+        .unwrap_or(0);
     let empty = new_latency_histogram();
     let mut deserializer = Deserializer::new();
-    let mut stored = intervals.per_second.iter().peekable();
-    let seconds = strategy.seconds.len() as u32;
-    let last_stored = intervals
-        .per_second
-        .last()
-        .map_or(0, |(second, _)| second + 1);
-    for second in 0..seconds.max(last_stored) {
-        let mut written = false;
-        while let Some((_, bytes)) = stored.next_if(|(at, _)| *at == second) {
-            let histogram: hdrhistogram::Histogram<u64> = deserializer
-                .deserialize(&mut bytes.as_slice())
-                .with_context(|| format!("decoding the histogram of second {second}"))?;
-            log.write_histogram(&histogram, start_of(second), ONE_SECOND, None)
-                .map_err(|err| anyhow::anyhow!("writing second {second}: {err:?}"))?;
-            written = true;
-        }
-        if !written {
-            log.write_histogram(&empty, start_of(second), ONE_SECOND, None)
-                .map_err(|err| anyhow::anyhow!("writing second {second}: {err:?}"))?;
+    for second in 0..(strategy.seconds.len() as u32).max(last_stored) {
+        for (tag, per_second) in &mut stored {
+            let mut written = false;
+            while let Some((_, bytes)) = per_second.next_if(|(at, _)| *at == second) {
+                let histogram: hdrhistogram::Histogram<u64> = deserializer
+                    .deserialize(&mut bytes.as_slice())
+                    .with_context(|| format!("decoding the histogram of second {second}"))?;
+                log.write_histogram(&histogram, start_of(second), ONE_SECOND, *tag)
+                    .map_err(|err| anyhow::anyhow!("writing second {second}: {err:?}"))?;
+                written = true;
+            }
+            if !written {
+                log.write_histogram(&empty, start_of(second), ONE_SECOND, *tag)
+                    .map_err(|err| anyhow::anyhow!("writing second {second}: {err:?}"))?;
+            }
         }
     }
     Ok(())
@@ -148,6 +166,31 @@ mod tests {
         assert_eq!(starts.len() as u64, seconds + 1);
         assert_eq!(&starts[..4], &[0, 1, 2, 2]);
         assert_eq!(total, 5);
+    }
+
+    #[test]
+    fn a_pool_run_writes_three_tagged_intervals_per_second() {
+        let mut report = reference_report();
+        let naive = &mut report.strategies[0];
+        for row in &mut naive.seconds {
+            row.pool = Some(crate::metrics::PoolRow::default());
+        }
+        naive.intervals.per_second = vec![(0, compressed(&[1_000, 2_000]))];
+        naive.intervals.pool_wait = vec![(0, compressed(&[10, 20]))];
+        naive.intervals.db = vec![(0, compressed(&[900, 1_900]))];
+        let files = HlogFiles.render(&report).unwrap();
+        let naive = files.iter().find(|file| file.name == "latency-naive.hlog");
+        let bytes = naive.unwrap().bytes.clone();
+        let mut tags = Vec::new();
+        for entry in IntervalLogIterator::new(&bytes) {
+            if let LogEntry::Interval(interval) = entry.unwrap()
+                && interval.start_timestamp().as_secs() == 0
+            {
+                tags.push(interval.tag().map(|tag| tag.as_str().to_string()));
+            }
+        }
+        let expected = ["total", "pool_wait", "db"].map(|tag| Some(tag.to_string()));
+        assert_eq!(tags, expected);
     }
 
     #[test]

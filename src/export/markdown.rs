@@ -10,7 +10,7 @@ use crate::metrics::locks::chain;
 use crate::metrics::{DdlOutcome, RunReport, StrategyReport, Summary};
 
 use super::format::{format_ms, format_seconds, format_thousands};
-use super::sentences::{describe_chain, losses, migration_done_cell, wait_and_hold};
+use super::sentences::{describe_chain, losses, migration_done_cell, pool_sentence, wait_and_hold};
 use super::table::{Align, Column, RankedRow, Table, ranking};
 use super::{Exporter, OutputFile, SUMMARY_MD};
 
@@ -44,6 +44,11 @@ pub fn summary_markdown(report: &RunReport) -> String {
     }
     for sentence in report.strategies.iter().filter_map(failures_sentence) {
         let _ = writeln!(text, "{sentence}\n");
+    }
+    for strategy in &report.strategies {
+        if let Some(sentence) = pool_sentence(&strategy.summary) {
+            let _ = writeln!(text, "{sentence}\n");
+        }
     }
     for strategy in &report.strategies {
         text.push_str(&lock_chain_markdown(strategy));

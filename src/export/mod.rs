@@ -51,6 +51,8 @@ pub const TIMELINE_PNG: &str = "timeline.png";
 pub const LATENCY_PNG: &str = "latency.png";
 /// File name of the p99-latency-over-time chart.
 pub const LATENCY_TIMELINE_PNG: &str = "latency-timeline.png";
+/// The application pool's chart, written only for a run with the pool.
+pub const POOL_PNG: &str = "pool.png";
 
 /// One file of a results folder, rendered in memory.
 pub struct OutputFile {
@@ -98,6 +100,9 @@ pub fn write_all(report: &RunReport, dir: &Path) -> anyhow::Result<()> {
     crate::plot::draw_timeline(report, &dir.join(TIMELINE_PNG))?;
     crate::plot::draw_latency(report, &dir.join(LATENCY_PNG))?;
     crate::plot::draw_latency_timeline(report, &dir.join(LATENCY_TIMELINE_PNG))?;
+    if crate::plot::used_pool(report) {
+        crate::plot::draw_pool(report, &dir.join(POOL_PNG))?;
+    }
     Ok(())
 }
 
@@ -127,6 +132,10 @@ pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
         blocker_started_s: summary.blocker_started_s.map(round),
         blocker_ended_s: summary.blocker_ended_s.map(round),
         unfinished_oldest_ms: round(summary.unfinished_oldest_ms),
+        pool_wait_p99_ms: summary.pool_wait_p99_ms.map(round),
+        pool_wait_p99_worst_ms: summary.pool_wait_p99_worst_ms.map(round),
+        db_p99_ms: summary.db_p99_ms.map(round),
+        pool_dry_at_s: summary.pool_dry_at_s.map(round),
         ..summary.clone()
     }
 }

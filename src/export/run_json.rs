@@ -42,6 +42,9 @@ pub struct RunFile<'a> {
     /// The strategies that did not start because the run was stopped before them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_run: Vec<String>,
+    /// The application pool (`--pool-size`); absent for the lean connections.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolRecord>,
     pub rate_tps: Option<f64>,
     pub scripts: Vec<ScriptRecord<'a>>,
     pub seed: u64,
@@ -54,6 +57,18 @@ pub struct RunFile<'a> {
     /// `[name, value]` pairs of `--set`.
     pub variables: &'a [(String, String)],
     pub workload: &'a str,
+}
+
+/// The application pool's settings, in `run.json`.
+#[derive(Debug, Serialize)]
+pub struct PoolRecord {
+    pub connect_timeout_ms: f64,
+    pub max_in_flight: Option<u32>,
+    /// `fast` or `verified`.
+    pub recycling: &'static str,
+    pub size: u32,
+    /// The wait for a connection (`--pool-timeout`).
+    pub timeout_ms: f64,
 }
 
 /// Why a run stopped before its end, in `run.json`.
@@ -118,6 +133,13 @@ impl<'a> RunFile<'a> {
             interrupted: None,
             latency_limit_ms: load.latency_limit.map(|limit| limit.as_secs_f64() * 1000.0),
             not_run: Vec::new(),
+            pool: load.pool.as_ref().map(|pool| PoolRecord {
+                connect_timeout_ms: pool.connect_timeout.as_secs_f64() * 1000.0,
+                max_in_flight: pool.max_in_flight,
+                recycling: pool.recycling.name(),
+                size: pool.size,
+                timeout_ms: pool.wait_timeout.as_secs_f64() * 1000.0,
+            }),
             rate_tps: load.rate_tps,
             scripts: load.scripts.iter().map(ScriptRecord::new).collect(),
             seed: config.seed,
@@ -234,6 +256,34 @@ mod tests {
         .render()
         .unwrap();
         assert_eq!(file.name, RUN_JSON);
+        assert_eq!(String::from_utf8(file.bytes).unwrap(), example);
+    }
+
+    #[test]
+    fn the_pool_example_run_json_renders_again_byte_for_byte() {
+        let example =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/example-pool/run.json");
+        let example = std::fs::read_to_string(example).unwrap();
+        let seed = serde_json::from_str::<serde_json::Value>(&example).unwrap()["seed"].to_string();
+        let config = compare_config(&[
+            "stallbench",
+            "compare",
+            "--rate",
+            "200",
+            "--pool-size",
+            "10",
+            "--pool-timeout",
+            "1s",
+            "--seed",
+            &seed,
+        ]);
+        let file = RunFile::new(
+            &config,
+            "throwaway server (/usr/lib/postgresql/15/bin)",
+            "15.18 (Debian 15.18-0+deb12u1)",
+        )
+        .render()
+        .unwrap();
         assert_eq!(String::from_utf8(file.bytes).unwrap(), example);
     }
 

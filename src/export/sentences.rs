@@ -4,7 +4,9 @@
 //! only the words live here.
 
 use crate::metrics::locks::ChainLink;
-use crate::metrics::{Criterion, DdlAttempt, Place, RankingRow, StrategyReport, TerminatedSession};
+use crate::metrics::{
+    Criterion, DdlAttempt, Place, RankingRow, StrategyReport, Summary, TerminatedSession,
+};
 use crate::scenario::role::CLIENT_ROLE_PREFIXES;
 
 use super::format::{format_ms, format_seconds, format_thousands};
@@ -103,6 +105,54 @@ pub fn wait_and_hold(attempts: &[DdlAttempt]) -> Option<String> {
         ));
     }
     Some(text)
+}
+
+/// What the application pool (`--pool-size`) saw, as one sentence; `None`
+/// without a pool. For example: "naive: the pool ran dry at 6.2 s; 1,843
+/// requests timed out waiting for a connection; the database itself returned
+/// no error".
+pub fn pool_sentence(summary: &Summary) -> Option<String> {
+    let wait_p99_ms = summary.pool_wait_p99_ms?;
+    let mut phrases = Vec::new();
+    match summary.pool_dry_at_s {
+        Some(dry_at_s) => phrases.push(format!(
+            "the pool ran dry at {} s",
+            format_seconds(dry_at_s)
+        )),
+        None => phrases.push(format!(
+            "the pool never ran dry: no request timed out waiting for a connection \
+             (wait p99 {} ms, worst second {} ms)",
+            format_ms(wait_p99_ms),
+            format_ms(summary.pool_wait_p99_worst_ms.unwrap_or(0.0))
+        )),
+    }
+    if summary.pool_timeouts > 0 {
+        phrases.push(format!(
+            "{} requests timed out waiting for a connection",
+            format_thousands(summary.pool_timeouts)
+        ));
+    }
+    if summary.timeouts > 0 {
+        phrases.push(format!(
+            "{} hit --client-timeout",
+            format_thousands(summary.timeouts)
+        ));
+    }
+    if summary.pool_rejected > 0 {
+        phrases.push(format!(
+            "{} rejected at --max-in-flight",
+            format_thousands(summary.pool_rejected)
+        ));
+    }
+    let not_the_database = summary.pool_timeouts + summary.pool_rejected + summary.timeouts;
+    match summary.failed.saturating_sub(not_the_database) {
+        0 => phrases.push("the database itself returned no error".to_string()),
+        errors => phrases.push(format!(
+            "the database returned {} errors",
+            format_thousands(errors)
+        )),
+    }
+    Some(format!("{}: {}", summary.strategy, phrases.join("; ")))
 }
 
 /// One sentence that answers "which strategy hurt traffic least, and at what
@@ -361,6 +411,43 @@ mod tests {
     use crate::export::sample::{neutral_row as row, reference_report};
     use crate::metrics::DdlOutcome;
     use crate::metrics::{AttemptOutcome, LockPhases, test_attempt};
+
+    #[test]
+    fn the_pool_sentence_says_when_it_ran_dry_and_whose_errors_they_were() {
+        let mut summary = reference_report().strategies[0].summary.clone();
+        assert_eq!(pool_sentence(&summary), None);
+        summary.pool_wait_p99_ms = Some(1003.0);
+        summary.pool_wait_p99_worst_ms = Some(1008.1);
+        summary.pool_dry_at_s = Some(6.21);
+        summary.pool_timeouts = 1_843;
+        summary.failed = 1_843;
+        assert_eq!(
+            pool_sentence(&summary).unwrap(),
+            "naive: the pool ran dry at 6.2 s; 1,843 requests timed out waiting for a \
+             connection; the database itself returned no error"
+        );
+        summary.failed = 1_850;
+        summary.pool_rejected = 2;
+        assert!(
+            pool_sentence(&summary)
+                .unwrap()
+                .ends_with("; 2 rejected at --max-in-flight; the database returned 5 errors")
+        );
+        let calm = Summary {
+            pool_timeouts: 0,
+            pool_rejected: 0,
+            failed: 0,
+            pool_dry_at_s: None,
+            pool_wait_p99_ms: Some(0.061),
+            pool_wait_p99_worst_ms: Some(0.31),
+            ..summary
+        };
+        assert_eq!(
+            pool_sentence(&calm).unwrap(),
+            "naive: the pool never ran dry: no request timed out waiting for a connection \
+             (wait p99 0.06 ms, worst second 0.31 ms); the database itself returned no error"
+        );
+    }
 
     fn timed(
         number: u32,

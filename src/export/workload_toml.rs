@@ -14,7 +14,7 @@ use crate::config::{BlockerConfig, Config, DdlConfig, LoadConfig};
 use crate::expect::{Bound, ExpectFile, Expectation};
 use crate::strategy::{Backoff, Jitter, NamedStrategy, RetryPolicy, Schedule, Strategy};
 use crate::workload::{
-    BackoffFile, BlockerFile, DdlFile, LoadFile, ScriptFile, StrategyFile, WorkloadFile,
+    BackoffFile, BlockerFile, DdlFile, LoadFile, PoolFile, ScriptFile, StrategyFile, WorkloadFile,
 };
 
 use super::OutputFile;
@@ -83,6 +83,13 @@ fn load_file(load: &LoadConfig) -> LoadFile {
         client_timeout: load.client_timeout.map(text),
         latency_limit: load.latency_limit.map(text),
         variables: load.variables.iter().cloned().collect(),
+        pool: load.pool.as_ref().map(|pool| PoolFile {
+            size: pool.size,
+            timeout: Some(text(pool.wait_timeout)),
+            connect_timeout: Some(text(pool.connect_timeout)),
+            recycling: Some(pool.recycling.name().to_string()),
+            max_in_flight: pool.max_in_flight,
+        }),
     }
 }
 
@@ -215,6 +222,8 @@ fn expect_tables(config: &Config) -> BTreeMap<String, ExpectFile> {
             Bound::MaxP99Ms(limit) => table.max_p99_ms = Some(*limit),
             Bound::DdlOutcome(outcome) => table.ddl_outcome = Some(outcome.to_string()),
             Bound::MaxFailed(limit) => table.max_failed = Some(*limit),
+            Bound::MaxPoolTimeouts(limit) => table.max_pool_timeouts = Some(*limit),
+            Bound::MaxPoolWaitP99Ms(limit) => table.max_pool_wait_p99_ms = Some(*limit),
             Bound::MaxFailedClass { limit, .. } => {
                 let key = expectation.bound.key();
                 table.max_failed_by_class.insert(key, *limit);
@@ -255,6 +264,7 @@ mod tests {
         assert_eq!(again.rate_tps, load.rate_tps);
         assert_eq!(again.latency_limit, load.latency_limit);
         assert_eq!(again.client_timeout, load.client_timeout);
+        assert_eq!(again.pool, load.pool);
         let sorted = |pairs: &[(String, String)]| {
             let mut pairs = pairs.to_vec();
             pairs.sort();
@@ -392,6 +402,65 @@ ddl_outcome = "ok"
         };
         assert_same_workload(&without_bounds, &again);
         assert!(again.expectations.is_empty());
+    }
+
+    #[test]
+    fn the_application_pool_reruns_from_its_workload_toml() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = compare_config(&[
+            "stallbench",
+            "compare",
+            "--rate",
+            "200",
+            "--pool-size",
+            "10",
+            "--pool-timeout",
+            "1s",
+            "--pool-recycling",
+            "verified",
+            "--max-in-flight",
+            "500",
+        ]);
+        let (text, again) = rerun(&config, dir.path());
+        assert!(text.contains("[load.pool]\nsize = 10\n"), "{text}");
+        assert_same_workload(&config, &again);
+        let pool = again.load.pool.unwrap();
+        assert_eq!(
+            (
+                pool.size,
+                pool.wait_timeout,
+                pool.recycling,
+                pool.max_in_flight
+            ),
+            (
+                10,
+                Duration::from_secs(1),
+                crate::config::Recycling::Verified,
+                Some(500)
+            )
+        );
+        assert_eq!(again.load.clients, 10);
+
+        // The flags win over [load.pool]; --clients does not size a pool.
+        let path = dir.path().join(WORKLOAD_TOML);
+        let path = path.to_str().unwrap();
+        let flags_win = compare_config(&["stallbench", "compare", path, "--pool-size", "3"]);
+        assert_eq!(flags_win.load.clients, 3);
+        assert_eq!(
+            flags_win.load.pool.unwrap().wait_timeout,
+            Duration::from_secs(1)
+        );
+        let cli = Cli::try_parse_from(["stallbench", "compare", path, "--clients", "3"]).unwrap();
+        let Command::Compare { common, .. } = cli.command else {
+            panic!("not a compare command");
+        };
+        let message = Config::new(Some(path), Mode::LoadOnly, &common)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("size the pool with --pool-size"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 pub mod failures;
 pub mod grant;
+pub mod live;
 pub mod locks;
 pub mod ranking;
 pub mod recorder;
@@ -16,9 +17,10 @@ pub mod timeline;
 use serde::{Deserialize, Serialize};
 
 pub use grant::{DdlActivity, DdlPoll, LockPhases, lock_phases};
+pub use live::LiveCounters;
 pub use ranking::{Criterion, DdlWindow, Place, RankingRow, rank_strategies};
-pub use recorder::{LiveCounters, Recorder, WorkerSecond};
-pub use summary::{DdlOutcome, RunFacts, Summary, longest_stall_s, summarize};
+pub use recorder::{Recorder, WorkerSecond};
+pub use summary::{DdlOutcome, PoolFacts, RunFacts, Summary, longest_stall_s, summarize};
 pub use timeline::build_timeline;
 
 /// Everything one `compare` or `run` produced, one entry per strategy in run order.
@@ -51,6 +53,9 @@ pub struct StrategyReport {
     pub failures: Vec<failures::FailureCount>,
 }
 
+/// Compressed histograms by second: (second, HdrHistogram V2 + deflate bytes).
+pub type CompressedSeconds = Vec<(u32, Vec<u8>)>;
+
 /// Per-second latency histograms (microseconds) for the `.hlog` interval log,
 /// kept compressed (HdrHistogram V2 + deflate, a few hundred bytes a second)
 /// so a long run does not hold a full histogram per second.
@@ -61,6 +66,10 @@ pub struct LatencyIntervals {
     /// (second, compressed histogram) in second order; seconds without a completed
     /// transaction are missing, and a second may appear twice (a late hand-over).
     pub per_second: Vec<(u32, Vec<u8>)>,
+    /// The application pool's wait for a connection, per second as above; empty without a pool.
+    pub pool_wait: CompressedSeconds,
+    /// The application pool's database time, per second as above; empty without a pool.
+    pub db: CompressedSeconds,
 }
 
 impl StrategyReport {
@@ -115,6 +124,34 @@ pub struct SecondRow {
     pub conn_lost: u64,
     /// Connections opened again in this second after a loss.
     pub reconnects: u64,
+    /// The application pool's figures (`--pool-size`); `None` for the lean connections.
+    pub pool: Option<PoolRow>,
+}
+
+/// One second of the application pool (`--rate` with `--pool-size`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PoolRow {
+    /// The 99th percentile of the wait for a connection of the requests that ended in this second, in ms.
+    pub wait_p99_ms: f64,
+    /// The 99th percentile of their database time (checkout to end of script), in ms.
+    pub db_p99_ms: f64,
+    /// Requests that gave up waiting for a connection (`--pool-timeout`; in `failed` too).
+    pub timeouts: u64,
+    /// Requests rejected for `--max-in-flight` (in `failed` too).
+    pub rejected: u64,
+    /// Requests waiting for a connection or running at the end of the second.
+    pub in_flight: u64,
+    /// Pool connections checked out at the end of the second.
+    pub in_use: u64,
+}
+
+/// The application pool's gauges at the end of one second.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PoolGauge {
+    /// Requests waiting for a connection or running.
+    pub in_flight: u64,
+    /// Pool connections checked out.
+    pub in_use: u64,
 }
 
 /// What the DDL injector was doing during one second, most significant state wins.
@@ -266,6 +303,7 @@ pub(crate) fn test_second(second: u32, tps: u64) -> SecondRow {
         behind_schedule: 0,
         conn_lost: 0,
         reconnects: 0,
+        pool: None,
     }
 }
 

@@ -7,22 +7,27 @@
 //! a later second. A second is settled, reduced to a few figures and merged
 //! into the run's histogram, once no worker can still add to it; only the
 //! seconds a stalled worker may still report stay as histograms. The progress
-//! line reads [`LiveCounters`], plain atomics the workers bump, so a stalled
+//! line reads [`super::LiveCounters`], plain atomics the workers bump, so a stalled
 //! worker never delays it.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
 use super::failures::{FailureCount, normalise_message};
-use super::new_latency_histogram;
+use super::{CompressedSeconds, new_latency_histogram};
 
 /// The SQLSTATE under which transactions that hit `--client-timeout` are counted.
 pub const TIMEOUT_SQLSTATE: &str = "timeout";
 /// The message under which transactions that hit `--client-timeout` are counted.
 const TIMEOUT_MESSAGE: &str = "cancelled after --client-timeout";
+/// The SQLSTATE under which a request that gave up waiting for a pool connection is counted.
+pub const POOL_TIMEOUT_SQLSTATE: &str = "pool_timeout";
+const POOL_TIMEOUT_MESSAGE: &str = "timed out waiting for a database connection (--pool-timeout)";
+/// The SQLSTATE under which a request rejected for `--max-in-flight` is counted.
+pub const REJECTED_SQLSTATE: &str = "rejected";
+const REJECTED_MESSAGE: &str = "rejected: too many requests in flight (--max-in-flight)";
 /// The SQLSTATE under which a transaction whose connection broke without a
 /// server error saying why (a reset, an end of stream) is counted.
 pub const CONNECTION_LOST_SQLSTATE: &str = "connection_lost";
@@ -56,6 +61,50 @@ pub struct WorkerSecond {
     pub reconnect_failures: u64,
     /// The longest time without a connection that ended in this second, in microseconds.
     pub longest_disconnected_us: u64,
+    /// The application pool's figures (`--pool-size`); `None` (nothing
+    /// allocated) for the lean connections.
+    pub pool: Option<Box<PoolSecond>>,
+}
+
+/// What the application pool measured in one second, for the requests that ended in it.
+#[derive(Debug)]
+pub struct PoolSecond {
+    /// How long the requests waited for a connection (those that timed out too), in microseconds.
+    pub wait_us: Histogram<u64>,
+    /// How long the database took, from checkout to the end of the script, in microseconds.
+    pub db_us: Histogram<u64>,
+    /// Requests that gave up waiting for a connection (`--pool-timeout`).
+    pub timeouts: u64,
+    /// Requests rejected at once for `--max-in-flight`.
+    pub rejected: u64,
+}
+
+impl PoolSecond {
+    pub fn new() -> PoolSecond {
+        PoolSecond {
+            wait_us: new_latency_histogram(),
+            db_us: new_latency_histogram(),
+            timeouts: 0,
+            rejected: 0,
+        }
+    }
+
+    fn add(&mut self, other: &PoolSecond) {
+        self.wait_us
+            .add(&other.wait_us)
+            .expect("histograms share the same bounds");
+        self.db_us
+            .add(&other.db_us)
+            .expect("histograms share the same bounds");
+        self.timeouts += other.timeouts;
+        self.rejected += other.rejected;
+    }
+}
+
+impl Default for PoolSecond {
+    fn default() -> PoolSecond {
+        PoolSecond::new()
+    }
 }
 
 impl WorkerSecond {
@@ -74,7 +123,13 @@ impl WorkerSecond {
             reconnects: 0,
             reconnect_failures: 0,
             longest_disconnected_us: 0,
+            pool: None,
         }
+    }
+
+    /// The pool's figures of this second, allocated on first use.
+    pub fn pool(&mut self) -> &mut PoolSecond {
+        self.pool.get_or_insert_with(Box::default)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -86,6 +141,7 @@ impl WorkerSecond {
             && self.reconnects == 0
             && self.reconnect_failures == 0
             && self.longest_disconnected_us == 0
+            && self.pool.is_none()
     }
 
     /// Counts one failed transaction under `sqlstate` and its `message`
@@ -100,6 +156,21 @@ impl WorkerSecond {
         }
         let kind = (sqlstate.to_string(), normalise_message(message));
         *self.failed_by_kind.entry(kind).or_insert(0) += 1;
+    }
+
+    /// Counts one request that gave up waiting for a pool connection: failed,
+    /// under [`POOL_TIMEOUT_SQLSTATE`], and `wait_us` as its wait.
+    pub fn add_pool_timeout(&mut self, wait_us: u64) {
+        self.add_failure(POOL_TIMEOUT_SQLSTATE, POOL_TIMEOUT_MESSAGE);
+        let pool = self.pool();
+        pool.timeouts += 1;
+        pool.wait_us.saturating_record(wait_us.max(1));
+    }
+
+    /// Counts one request rejected for `--max-in-flight`: failed, under [`REJECTED_SQLSTATE`].
+    pub fn add_rejected(&mut self) {
+        self.add_failure(REJECTED_SQLSTATE, REJECTED_MESSAGE);
+        self.pool().rejected += 1;
     }
 
     /// Counts one transaction that hit `--client-timeout`: failed, under [`TIMEOUT_SQLSTATE`].
@@ -127,6 +198,9 @@ impl WorkerSecond {
         self.longest_disconnected_us = self
             .longest_disconnected_us
             .max(other.longest_disconnected_us);
+        if let Some(pool) = &other.pool {
+            self.pool().add(pool);
+        }
     }
 }
 
@@ -158,6 +232,21 @@ pub struct SecondFigures {
     pub conn_lost: u64,
     /// Connections opened again in this second after a loss.
     pub reconnects: u64,
+    /// The application pool's figures; `None` without a pool.
+    pub pool: Option<PoolFigures>,
+}
+
+/// The application pool's figures of one settled second.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PoolFigures {
+    /// The 99th percentile of the wait for a connection, in ms.
+    pub wait_p99_ms: f64,
+    /// The 99th percentile of the database time, in ms.
+    pub db_p99_ms: f64,
+    /// Requests that gave up waiting for a connection.
+    pub timeouts: u64,
+    /// Requests rejected for `--max-in-flight`.
+    pub rejected: u64,
 }
 
 /// A second is settled only once the run clock is this many seconds past it,
@@ -182,6 +271,17 @@ pub struct Recorder {
     longest_disconnected_us: u64,
     /// Settled seconds' histograms, compressed, in settling order.
     intervals: Vec<(u32, Vec<u8>)>,
+    /// The pool's histograms of the whole run and per second; empty without a pool.
+    pool: PoolTotals,
+}
+
+/// The application pool's histograms: the whole run's and, compressed, each settled second's.
+#[derive(Debug, Default)]
+struct PoolTotals {
+    wait_us: Option<Histogram<u64>>,
+    db_us: Option<Histogram<u64>>,
+    wait_intervals: Vec<(u32, Vec<u8>)>,
+    db_intervals: Vec<(u32, Vec<u8>)>,
 }
 
 impl Recorder {
@@ -197,6 +297,7 @@ impl Recorder {
             reconnect_failures: 0,
             longest_disconnected_us: 0,
             intervals: Vec::new(),
+            pool: PoolTotals::default(),
         }
     }
 
@@ -268,6 +369,7 @@ impl Recorder {
             lag_count: part.lag_count,
             conn_lost: part.conn_lost,
             reconnects: part.reconnects,
+            pool: part.pool.as_deref().map(pool_figures),
             ..SecondFigures::default()
         };
         if !latency.is_empty() {
@@ -282,23 +384,46 @@ impl Recorder {
         self.settled.insert(part.second, figures);
     }
 
-    /// Keeps a settled second's histogram, compressed, for the interval log.
+    /// Keeps a settled second's histograms, compressed, for the interval log.
     fn keep_interval(&mut self, part: &WorkerSecond) {
-        if part.latency_us.is_empty() {
-            return;
+        if !part.latency_us.is_empty() {
+            self.intervals
+                .push((part.second, compressed(&part.latency_us)));
         }
-        let mut bytes = Vec::new();
-        V2DeflateSerializer::new()
-            .serialize(&part.latency_us, &mut bytes)
-            .expect("serializing into memory does not fail");
-        self.intervals.push((part.second, bytes));
+        if let Some(pool) = &part.pool {
+            let totals = &mut self.pool;
+            if !pool.wait_us.is_empty() {
+                totals
+                    .wait_intervals
+                    .push((part.second, compressed(&pool.wait_us)));
+            }
+            if !pool.db_us.is_empty() {
+                totals
+                    .db_intervals
+                    .push((part.second, compressed(&pool.db_us)));
+            }
+        }
     }
 
     /// The compressed per-second histograms, in second order (settled seconds).
     pub fn intervals(&self) -> Vec<(u32, Vec<u8>)> {
-        let mut intervals = self.intervals.clone();
-        intervals.sort_by_key(|(second, _)| *second);
-        intervals
+        in_second_order(&self.intervals)
+    }
+
+    /// The pool's compressed per-second histograms of the wait for a
+    /// connection and of the database time, in second order; empty without a pool.
+    pub fn pool_intervals(&self) -> (CompressedSeconds, CompressedSeconds) {
+        (
+            in_second_order(&self.pool.wait_intervals),
+            in_second_order(&self.pool.db_intervals),
+        )
+    }
+
+    /// The pool's histograms of the whole run (wait for a connection, database
+    /// time), in microseconds; `None` without a pool.
+    pub fn pool_totals(&self) -> Option<(Histogram<u64>, Histogram<u64>)> {
+        let (wait, db) = (self.pool.wait_us.as_ref()?, self.pool.db_us.as_ref()?);
+        Some((wait.clone(), db.clone()))
     }
 
     fn add_to_totals(&mut self, part: &WorkerSecond) {
@@ -316,6 +441,19 @@ impl Recorder {
         self.longest_disconnected_us = self
             .longest_disconnected_us
             .max(part.longest_disconnected_us);
+        if let Some(pool) = &part.pool {
+            let totals = &mut self.pool;
+            totals
+                .wait_us
+                .get_or_insert_with(new_latency_histogram)
+                .add(&pool.wait_us)
+                .expect("histograms share the same bounds");
+            totals
+                .db_us
+                .get_or_insert_with(new_latency_histogram)
+                .add(&pool.db_us)
+                .expect("histograms share the same bounds");
+        }
     }
 
     /// The figures of `second`, if any worker reported anything in it and it is settled.
@@ -372,6 +510,15 @@ fn add_late(figures: &mut SecondFigures, part: &WorkerSecond) {
     figures.skipped += part.skipped;
     figures.conn_lost += part.conn_lost;
     figures.reconnects += part.reconnects;
+    if let Some(pool) = &part.pool {
+        // Counts stay exact; the late p99s only raise the second's.
+        let late = pool_figures(pool);
+        let figures = figures.pool.get_or_insert_with(PoolFigures::default);
+        figures.timeouts += late.timeouts;
+        figures.rejected += late.rejected;
+        figures.wait_p99_ms = figures.wait_p99_ms.max(late.wait_p99_ms);
+        figures.db_p99_ms = figures.db_p99_ms.max(late.db_p99_ms);
+    }
     if part.lag_count > 0 {
         let lag_sum_us =
             figures.lag_ms * 1000.0 * figures.lag_count as f64 + part.lag_sum_us as f64;
@@ -380,130 +527,46 @@ fn add_late(figures: &mut SecondFigures, part: &WorkerSecond) {
     }
 }
 
+/// The settled figures of a second's pool measurements.
+fn pool_figures(pool: &PoolSecond) -> PoolFigures {
+    PoolFigures {
+        wait_p99_ms: p99_ms(&pool.wait_us),
+        db_p99_ms: p99_ms(&pool.db_us),
+        timeouts: pool.timeouts,
+        rejected: pool.rejected,
+    }
+}
+
+/// The 99th percentile of a histogram in microseconds, in ms; 0 when empty.
+fn p99_ms(histogram: &Histogram<u64>) -> f64 {
+    match histogram.is_empty() {
+        true => 0.0,
+        false => histogram.value_at_quantile(0.99) as f64 / 1000.0,
+    }
+}
+
+/// A histogram compressed for the interval log (HdrHistogram V2 + deflate).
+fn compressed(histogram: &Histogram<u64>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(histogram, &mut bytes)
+        .expect("serializing into memory does not fail");
+    bytes
+}
+
+/// Per-second intervals sorted by second (a late hand-over comes after its second's).
+fn in_second_order(intervals: &[(u32, Vec<u8>)]) -> Vec<(u32, Vec<u8>)> {
+    let mut sorted = intervals.to_vec();
+    sorted.sort_by_key(|(second, _)| *second);
+    sorted
+}
+
 /// `sum_us / count` in ms, 0 for no samples.
 fn mean_ms(sum_us: u64, count: u64) -> f64 {
     if count == 0 {
         0.0
     } else {
         sum_us as f64 / count as f64 / 1000.0
-    }
-}
-
-/// Per-second counters the workers bump and the progress line reads.
-/// Relaxed atomics: no lock, no waiting, exact once the second is over.
-#[derive(Debug)]
-pub struct LiveCounters {
-    slots: Vec<LiveSlot>,
-}
-
-#[derive(Debug, Default)]
-struct LiveSlot {
-    completed: AtomicU64,
-    failed: AtomicU64,
-    latency_sum_us: AtomicU64,
-    latency_max_us: AtomicU64,
-    lock_waiters: AtomicU64,
-    arrived: AtomicU64,
-    dequeued: AtomicU64,
-}
-
-/// A snapshot of one second of [`LiveCounters`].
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct LiveSecond {
-    pub completed: u64,
-    pub failed: u64,
-    pub latency_mean_ms: f64,
-    pub latency_max_ms: f64,
-    /// Most sessions seen waiting on a heavyweight lock in this second.
-    pub lock_waiters: u32,
-    /// Open loop: transactions scheduled to start in this second.
-    pub arrived: u64,
-    /// Open loop: scheduled transactions taken off the queue in this second
-    /// (sent, skipped or timed out before being sent).
-    pub dequeued: u64,
-}
-
-impl LiveCounters {
-    /// Counters for seconds `0..seconds`; later seconds are ignored.
-    pub fn new(seconds: u32) -> LiveCounters {
-        LiveCounters {
-            slots: (0..seconds).map(|_| LiveSlot::default()).collect(),
-        }
-    }
-
-    pub fn record_success(&self, second: u32, latency_us: u64) {
-        if let Some(slot) = self.slots.get(second as usize) {
-            slot.completed.fetch_add(1, Ordering::Relaxed);
-            slot.latency_sum_us.fetch_add(latency_us, Ordering::Relaxed);
-            slot.latency_max_us.fetch_max(latency_us, Ordering::Relaxed);
-        }
-    }
-
-    pub fn record_failure(&self, second: u32) {
-        if let Some(slot) = self.slots.get(second as usize) {
-            slot.failed.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// Keeps the highest count of lock waiters seen in `second`.
-    pub fn record_lock_waiters(&self, second: u32, waiters: u32) {
-        if let Some(slot) = self.slots.get(second as usize) {
-            slot.lock_waiters
-                .fetch_max(u64::from(waiters), Ordering::Relaxed);
-        }
-    }
-
-    /// Counts a scheduled arrival (open loop) in the second it is scheduled for.
-    pub fn record_arrival(&self, second: u32) {
-        self.record_arrivals(second, 1);
-    }
-
-    /// Counts `count` scheduled arrivals in `second`.
-    pub fn record_arrivals(&self, second: u32, count: u64) {
-        if let Some(slot) = self.slots.get(second as usize) {
-            slot.arrived.fetch_add(count, Ordering::Relaxed);
-        }
-    }
-
-    /// Counts an arrival leaving the queue (open loop) in the second it did.
-    pub fn record_dequeue(&self, second: u32) {
-        if let Some(slot) = self.slots.get(second as usize) {
-            slot.dequeued.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// Transactions behind schedule at the end of each second `0..seconds`:
-    /// arrived by then and not yet taken off the queue.
-    pub fn behind_schedule(&self, seconds: u32) -> Vec<u64> {
-        let mut queued: i64 = 0;
-        (0..seconds)
-            .map(|second| {
-                let figures = self.second(second);
-                queued += figures.arrived as i64 - figures.dequeued as i64;
-                queued.max(0) as u64
-            })
-            .collect()
-    }
-
-    pub fn second(&self, second: u32) -> LiveSecond {
-        let Some(slot) = self.slots.get(second as usize) else {
-            return LiveSecond::default();
-        };
-        let completed = slot.completed.load(Ordering::Relaxed);
-        let sum_us = slot.latency_sum_us.load(Ordering::Relaxed);
-        LiveSecond {
-            completed,
-            failed: slot.failed.load(Ordering::Relaxed),
-            latency_mean_ms: if completed == 0 {
-                0.0
-            } else {
-                sum_us as f64 / completed as f64 / 1000.0
-            },
-            latency_max_ms: slot.latency_max_us.load(Ordering::Relaxed) as f64 / 1000.0,
-            lock_waiters: slot.lock_waiters.load(Ordering::Relaxed) as u32,
-            arrived: slot.arrived.load(Ordering::Relaxed),
-            dequeued: slot.dequeued.load(Ordering::Relaxed),
-        }
     }
 }
 
@@ -697,42 +760,44 @@ mod tests {
     }
 
     #[test]
+    fn pool_waits_and_database_time_settle_apart_and_late_ones_still_count() {
+        assert!(
+            WorkerSecond::new(0).pool.is_none(),
+            "lean seconds allocate no pool figures"
+        );
+        let mut recorder = Recorder::new(1);
+        let mut first = part(0, 2, &[1_001_000], 3);
+        let finished = first.finished.as_mut().unwrap();
+        finished.pool().wait_us.record(1_000_000).unwrap();
+        finished.pool().db_us.record(1_000).unwrap();
+        finished.add_pool_timeout(1_000_000);
+        recorder.add(first, 10);
+        let figures = recorder.second(2).unwrap().pool.unwrap();
+        assert_eq!((figures.timeouts, figures.rejected), (1, 0));
+        assert!((figures.wait_p99_ms - 1000.0).abs() < 1.0, "{figures:?}");
+        assert!((figures.db_p99_ms - 1.0).abs() < 0.01, "{figures:?}");
+        assert_eq!(recorder.second(2).unwrap().failed, 1);
+
+        let mut late = part(0, 2, &[], u32::MAX);
+        late.finished.as_mut().unwrap().add_rejected();
+        recorder.add(late, 11);
+        recorder.finish();
+        let figures = recorder.second(2).unwrap().pool.unwrap();
+        assert_eq!((figures.timeouts, figures.rejected), (1, 1));
+        let (wait_us, db_us) = recorder.pool_totals().unwrap();
+        assert_eq!((wait_us.len(), db_us.len()), (2, 1));
+        let (wait_intervals, db_intervals) = recorder.pool_intervals();
+        assert_eq!((wait_intervals.len(), db_intervals.len()), (1, 1));
+        let failed = recorder.failed_by_sqlstate();
+        assert_eq!(failed.get(POOL_TIMEOUT_SQLSTATE), Some(&1));
+        assert_eq!(failed.get(REJECTED_SQLSTATE), Some(&1));
+    }
+
+    #[test]
     fn a_second_with_only_a_reconnect_is_handed_over() {
         let mut second = WorkerSecond::new(4);
         assert!(second.is_empty());
         second.reconnect_failures = 1;
         assert!(!second.is_empty());
-    }
-
-    #[test]
-    fn behind_schedule_is_arrived_minus_dequeued_so_far() {
-        let live = LiveCounters::new(4);
-        for (second, arrived, dequeued) in [(0, 10, 10), (1, 10, 2), (2, 10, 3), (3, 10, 35)] {
-            for _ in 0..arrived {
-                live.record_arrival(second);
-            }
-            for _ in 0..dequeued {
-                live.record_dequeue(second);
-            }
-        }
-        assert_eq!(live.behind_schedule(4), [0, 8, 15, 0]);
-    }
-
-    #[test]
-    fn live_counters_give_mean_and_max() {
-        let live = LiveCounters::new(2);
-        live.record_success(1, 1_000);
-        live.record_success(1, 3_000);
-        live.record_failure(1);
-        live.record_lock_waiters(1, 4);
-        live.record_lock_waiters(1, 2);
-        live.record_success(7, 1_000); // past the end: ignored
-        let second = live.second(1);
-        assert_eq!(second.completed, 2);
-        assert_eq!(second.failed, 1);
-        assert_eq!(second.latency_mean_ms, 2.0);
-        assert_eq!(second.latency_max_ms, 3.0);
-        assert_eq!(second.lock_waiters, 4);
-        assert_eq!(live.second(0), LiveSecond::default());
     }
 }

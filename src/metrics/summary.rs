@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{AttemptOutcome, BlockerWindow, DdlAttempt, SecondRow};
+use super::{AttemptOutcome, BlockerWindow, DdlAttempt, PoolRow, SecondRow};
 
 /// One row of `summary.csv` / `summary.json` / `summary.md`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,6 +69,36 @@ pub struct Summary {
     /// The age of the oldest unfinished transaction at the end, in ms; 0 without one.
     #[serde(default)]
     pub unfinished_oldest_ms: f64,
+    /// Application pool (`--pool-size`): requests that gave up waiting for a
+    /// connection (in `failed` too); 0 without a pool.
+    #[serde(default)]
+    pub pool_timeouts: u64,
+    /// The most pool timeouts in one second.
+    #[serde(default)]
+    pub pool_timeouts_worst: u64,
+    /// Requests rejected for `--max-in-flight` (in `failed` too).
+    #[serde(default)]
+    pub pool_rejected: u64,
+    /// The 99th percentile of the wait for a connection over the run, in ms; empty without a pool.
+    #[serde(default)]
+    pub pool_wait_p99_ms: Option<f64>,
+    /// The highest per-second 99th percentile of the wait for a connection, in ms.
+    #[serde(default)]
+    pub pool_wait_p99_worst_ms: Option<f64>,
+    /// The 99th percentile of the database time (checkout to end of script) over the run, in ms.
+    #[serde(default)]
+    pub db_p99_ms: Option<f64>,
+    /// The most requests waiting or running at the end of a second.
+    #[serde(default)]
+    pub in_flight_max: Option<u64>,
+    /// The most pool connections checked out at the end of a second.
+    #[serde(default)]
+    pub pool_in_use_max: Option<u64>,
+    /// When the first request that timed out waiting for a connection (at
+    /// `--pool-timeout` or `--client-timeout`) began to wait, in seconds on the
+    /// run clock: when the pool ran dry.
+    #[serde(default)]
+    pub pool_dry_at_s: Option<f64>,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -156,6 +186,19 @@ pub struct RunFacts {
     pub unfinished: u64,
     /// The age of the oldest of them at the end, in ms.
     pub unfinished_oldest_ms: f64,
+    /// What the application pool measured over the whole run; `None` without a pool.
+    pub pool: Option<PoolFacts>,
+}
+
+/// The application pool's whole-run figures that the per-second rows do not hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PoolFacts {
+    /// The 99th percentile of the wait for a connection, in ms.
+    pub wait_p99_ms: f64,
+    /// The 99th percentile of the database time, in ms.
+    pub db_p99_ms: f64,
+    /// When the first request that timed out waiting for a connection began to wait, on the run clock.
+    pub dry_at_s: Option<f64>,
 }
 
 /// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
@@ -196,6 +239,7 @@ pub fn summarize(
             AttemptOutcome::Error => DdlOutcome::Error,
         },
     };
+    let pool = PoolSummary::new(seconds);
     Summary {
         strategy: strategy.to_string(),
         transactions,
@@ -243,6 +287,43 @@ pub fn summarize(
         blocker_ended_s: blocker.map(|window| window.ended_s),
         unfinished: facts.unfinished,
         unfinished_oldest_ms: facts.unfinished_oldest_ms,
+        pool_timeouts: pool.timeouts,
+        pool_timeouts_worst: pool.timeouts_worst,
+        pool_rejected: pool.rejected,
+        pool_wait_p99_ms: facts.pool.map(|facts| facts.wait_p99_ms),
+        pool_wait_p99_worst_ms: pool.wait_p99_worst_ms,
+        db_p99_ms: facts.pool.map(|facts| facts.db_p99_ms),
+        in_flight_max: pool.in_flight_max,
+        pool_in_use_max: pool.in_use_max,
+        pool_dry_at_s: facts.pool.and_then(|facts| facts.dry_at_s),
+    }
+}
+
+/// The pool's per-second figures added up: totals and worst seconds (zeros
+/// and `None` for a run without the pool).
+struct PoolSummary {
+    timeouts: u64,
+    timeouts_worst: u64,
+    rejected: u64,
+    wait_p99_worst_ms: Option<f64>,
+    in_flight_max: Option<u64>,
+    in_use_max: Option<u64>,
+}
+
+impl PoolSummary {
+    fn new(seconds: &[SecondRow]) -> PoolSummary {
+        let rows: Vec<&PoolRow> = seconds.iter().filter_map(|row| row.pool.as_ref()).collect();
+        let used = !rows.is_empty();
+        let max = |figure: fn(&PoolRow) -> u64| rows.iter().map(|row| figure(row)).max();
+        PoolSummary {
+            timeouts: rows.iter().map(|row| row.timeouts).sum(),
+            timeouts_worst: max(|row| row.timeouts).unwrap_or(0),
+            rejected: rows.iter().map(|row| row.rejected).sum(),
+            wait_p99_worst_ms: used
+                .then(|| rows.iter().map(|row| row.wait_p99_ms).fold(0.0, f64::max)),
+            in_flight_max: max(|row| row.in_flight),
+            in_use_max: max(|row| row.in_use),
+        }
     }
 }
 

@@ -1,15 +1,19 @@
 //! Turns what a run recorded into the per-second rows of `timeline.csv`.
 
-use super::{AttemptOutcome, BlockerWindow, DdlAttempt, DdlState, Recorder, SecondRow};
+use super::{
+    AttemptOutcome, BlockerWindow, DdlAttempt, DdlState, PoolGauge, PoolRow, Recorder, SecondRow,
+};
 
 /// One row per second `0..duration_s`, zero seconds included.
 /// `lock_waiters[k]` is the most lock waiters seen in second k, `behind_schedule[k]`
-/// the open-loop queue at its end (missing: 0).
+/// the open-loop queue at its end (missing: 0); `pool_gauges[k]` the
+/// application pool's gauges at its end, `None` for a run without the pool.
 pub fn build_timeline(
     duration_s: u32,
     recorder: &Recorder,
     lock_waiters: &[u32],
     behind_schedule: &[u64],
+    pool_gauges: Option<&[PoolGauge]>,
     blocker: Option<&BlockerWindow>,
     attempts: &[DdlAttempt],
 ) -> Vec<SecondRow> {
@@ -34,6 +38,18 @@ pub fn build_timeline(
                 behind_schedule: behind_schedule.get(second as usize).copied().unwrap_or(0),
                 conn_lost: figures.conn_lost,
                 reconnects: figures.reconnects,
+                pool: pool_gauges.map(|gauges| {
+                    let measured = figures.pool.unwrap_or_default();
+                    let gauge = gauges.get(second as usize).copied().unwrap_or_default();
+                    PoolRow {
+                        wait_p99_ms: measured.wait_p99_ms,
+                        db_p99_ms: measured.db_p99_ms,
+                        timeouts: measured.timeouts,
+                        rejected: measured.rejected,
+                        in_flight: gauge.in_flight,
+                        in_use: gauge.in_use,
+                    }
+                }),
             }
         })
         .collect()
@@ -99,7 +115,7 @@ mod tests {
             started_s: 1.2,
             ended_s: 2.9,
         };
-        let rows = build_timeline(4, &recorder, &[0, 3, 4], &[], Some(&window), &[]);
+        let rows = build_timeline(4, &recorder, &[0, 3, 4], &[], None, Some(&window), &[]);
         assert_eq!(rows.len(), 4);
         assert_eq!(rows[0].tps, 2);
         assert!((rows[0].lat_mean_ms - 3.0).abs() < 0.01);

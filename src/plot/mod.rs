@@ -8,6 +8,10 @@
 //! - `latency-timeline.png` (`latency_timeline.rs`): p99 latency per second on a log
 //!   axis, one panel per strategy, laid out, shaded and marked like `timeline.png`.
 //!
+//! - `pool.png` (`pool.rs`), only for a run with the application pool: the wait for a
+//!   connection and the database time per second, and the requests that timed out at
+//!   the pool.
+//!
 //! When some transaction failed, both per-second charts get a strip of the failures per
 //! second under each strategy's chart (`failures.rs`), since a second in which
 //! everything failed has no TPS and no latency to show.
@@ -20,6 +24,7 @@ mod latency;
 mod latency_timeline;
 mod layout;
 mod panel;
+mod pool;
 #[cfg(test)]
 mod test_support;
 mod timeline;
@@ -33,6 +38,7 @@ pub use layout::{
     TIMELINE_WIDTH_PX, latency_timeline_size, latency_timeline_size_with_failures, timeline_size,
     timeline_size_with_failures,
 };
+pub use pool::{draw_pool, used_pool};
 pub use timeline::draw_timeline;
 
 #[cfg(test)]

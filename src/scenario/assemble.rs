@@ -10,8 +10,8 @@
 use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, SecondLocks};
 use crate::metrics::{
-    DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, Recorder, RunFacts, StrategyReport,
-    build_timeline, lock_phases, summarize,
+    DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, PoolFacts, PoolGauge, Recorder,
+    RunFacts, StrategyReport, build_timeline, lock_phases, summarize,
 };
 
 /// What the tasks of one run returned, as plain data: the wind-down's result.
@@ -48,6 +48,17 @@ pub struct Measured {
     /// The age of each transaction in flight at the end of the load that did
     /// not complete, in microseconds: a lower bound of its latency, in no second.
     pub unfinished_ages_us: Vec<u64>,
+    /// The application pool's own figures; `None` for the lean connections.
+    pub pool: Option<PoolMeasured>,
+}
+
+/// What the application pool measured besides the recorder's histograms.
+#[derive(Debug, Clone, Default)]
+pub struct PoolMeasured {
+    /// Its gauges at the end of each second.
+    pub gauges: Vec<PoolGauge>,
+    /// When the first request that timed out waiting for a connection began to wait, on the run clock.
+    pub dry_at_s: Option<f64>,
 }
 
 /// What the server tells about a run only once it is over: read after the
@@ -77,6 +88,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
         &measured.recorder,
         &measured.lock_waiters,
         &measured.behind_schedule,
+        measured.pool.as_ref().map(|pool| pool.gauges.as_slice()),
         blocker_window.as_ref(),
         &measured.attempts,
     );
@@ -85,8 +97,10 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
     for &age_us in &measured.unfinished_ages_us {
         latency_us.saturating_record(age_us);
     }
+    let (pool_wait, db) = measured.recorder.pool_intervals();
     let mut failures = measured.recorder.failures();
     failures.retain(|failure| failure.second < measured.duration_s);
+    let pool = pool_facts(&measured);
     let facts = RunFacts {
         lost_connections: measured.lost_connections,
         blocker_error: measured.blocker.and_then(|result| result.error),
@@ -100,6 +114,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
             .iter()
             .max()
             .map_or(0.0, |&age_us| age_us as f64 / 1000.0),
+        pool,
     };
     let summary = summarize(
         strategy,
@@ -125,6 +140,8 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
         intervals: LatencyIntervals {
             started_unix_s: measured.started_unix_s,
             per_second: measured.recorder.intervals(),
+            pool_wait,
+            db,
         },
         failures,
     }
@@ -141,6 +158,21 @@ fn with_lock_phases(mut measured: Measured) -> Measured {
     measured
 }
 
+/// The pool's whole-run figures, from the recorder's histograms and when it ran dry.
+fn pool_facts(measured: &Measured) -> Option<PoolFacts> {
+    let pool = measured.pool.as_ref()?;
+    let totals = measured.recorder.pool_totals();
+    let p99_ms = |histogram: &hdrhistogram::Histogram<u64>| match histogram.is_empty() {
+        true => 0.0,
+        false => histogram.value_at_quantile(0.99) as f64 / 1000.0,
+    };
+    Some(PoolFacts {
+        wait_p99_ms: totals.as_ref().map_or(0.0, |(wait_us, _)| p99_ms(wait_us)),
+        db_p99_ms: totals.as_ref().map_or(0.0, |(_, db_us)| p99_ms(db_us)),
+        dry_at_s: pool.dry_at_s,
+    })
+}
+
 /// `measured` without what happened from second `duration_s` on: DDL tries
 /// started and lock samples taken in the second the run was interrupted in.
 /// (The recorder never took that second; see `tasks::spawn_recorder`.)
@@ -149,6 +181,10 @@ fn whole_seconds_only(mut measured: Measured) -> Measured {
     let seconds = measured.duration_s as usize;
     measured.lock_waiters.truncate(seconds);
     measured.behind_schedule.truncate(seconds);
+    if let Some(pool) = &mut measured.pool {
+        pool.gauges.truncate(seconds);
+        pool.dry_at_s = pool.dry_at_s.filter(|at_s| *at_s < end_s);
+    }
     measured.lock_per_second.truncate(seconds);
     measured
         .attempts
@@ -200,6 +236,7 @@ mod tests {
             lock_worst: Vec::new(),
             interrupted: None,
             unfinished_ages_us: vec![4_100_000],
+            pool: None,
         }
     }
 

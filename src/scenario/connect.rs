@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio_postgres::Client;
 
 use super::load::{self, LoadRuntime};
+use super::pool::PoolApp;
 use crate::config::Config;
 use crate::error::Error;
 use crate::strategy::NamedStrategy;
@@ -14,8 +15,10 @@ use crate::target::Target;
 
 /// The open sessions of one run, each for the task that will own it.
 pub struct Sessions {
-    /// One per client, connected and prepared on the load runtime.
+    /// One per client, connected and prepared on the load runtime; none with the application pool.
     pub workers: Vec<load::Worker>,
+    /// The application pool (`--rate` with `--pool-size`), its connections open, on the load runtime.
+    pub pool: Option<PoolApp>,
     /// The lock observer's session, when locks are observed.
     pub observer: Option<Client>,
     /// The blocker's session (the report), when the workload has a blocker.
@@ -34,7 +37,23 @@ pub async fn connect_sessions(
     seed: u64,
     load_runtime: &LoadRuntime,
 ) -> Result<Sessions, Error> {
-    let workers = connect_workers(target, config, strategy, seed, load_runtime).await?;
+    let (workers, pool) = match &config.load.pool {
+        None => (
+            connect_workers(target, config, strategy, seed, load_runtime).await?,
+            None,
+        ),
+        Some(settings) => {
+            // Every pool connection is `reader-pool` (or `client-pool`): which one serves a request changes.
+            let role = format!("{}-pool", super::role::client_role(&config.load.scripts));
+            let connector = target.connector(&role, &strategy.settings);
+            let opening = PoolApp::open(connector, settings.clone(), config.load.clone(), seed);
+            let pool = load_runtime
+                .spawn(opening)
+                .await
+                .map_err(|err| Error::runtime(format!("opening the connection pool: {err}")))??;
+            (Vec::new(), Some(pool))
+        }
+    };
     let observer = match config.observe_locks {
         true => Some(target.connect("observer").await?),
         false => None,
@@ -61,6 +80,7 @@ pub async fn connect_sessions(
     };
     Ok(Sessions {
         workers,
+        pool,
         observer,
         blocker,
         ddl,

@@ -394,14 +394,14 @@ fn new_vars(
 /// SQLSTATEs with which the server ends the session: admin_shutdown (57P01:
 /// `pg_terminate_backend`, a fast shutdown), crash_shutdown (57P02) and
 /// cannot_connect_now (57P03).
-fn ends_session(sqlstate: &str) -> bool {
+pub(super) fn ends_session(sqlstate: &str) -> bool {
     matches!(sqlstate, "57P01" | "57P02" | "57P03")
 }
 
 /// SQLSTATEs after which a driver prepares its statements again:
 /// feature_not_supported (0A000, "cached plan must not change result type"
 /// once a column's type changed) and invalid_sql_statement_name (26000).
-fn statements_are_stale(sqlstate: &str) -> bool {
+pub(super) fn statements_are_stale(sqlstate: &str) -> bool {
     matches!(sqlstate, "0A000" | "26000")
 }
 
@@ -424,7 +424,7 @@ fn lost_sqlstate(message: &str) -> (String, String) {
 /// Waits for an arrival on the worker's precise timer, made at its first
 /// arrival. Should the kernel refuse a timerfd, the worker falls back to
 /// tokio's millisecond timer (late by about 1 ms, but never stopped).
-async fn wait_for_arrival(timer: &mut Option<PreciseTimer>, at: Instant) {
+pub(super) async fn wait_for_arrival(timer: &mut Option<PreciseTimer>, at: Instant) {
     if timer.is_none() {
         *timer = PreciseTimer::new().ok();
     }
@@ -440,14 +440,14 @@ async fn wait_for_arrival(timer: &mut Option<PreciseTimer>, at: Instant) {
 
 /// A worker's own figures of its current second, handed to the recorder when
 /// it records something in a later second.
-struct Recording {
+pub(super) struct Recording {
     worker: usize,
     current: WorkerSecond,
     parts: UnboundedSender<WorkerPart>,
 }
 
 impl Recording {
-    fn new(worker: usize, parts: UnboundedSender<WorkerPart>) -> Recording {
+    pub(super) fn new(worker: usize, parts: UnboundedSender<WorkerPart>) -> Recording {
         Recording {
             worker,
             current: WorkerSecond::new(0),
@@ -456,7 +456,7 @@ impl Recording {
     }
 
     /// The figures of `second` (never earlier than the last one asked for).
-    fn at(&mut self, second: u32) -> &mut WorkerSecond {
+    pub(super) fn at(&mut self, second: u32) -> &mut WorkerSecond {
         if second != self.current.second {
             let finished = std::mem::replace(&mut self.current, WorkerSecond::new(second));
             let _ = self.parts.send(WorkerPart {
@@ -469,7 +469,7 @@ impl Recording {
     }
 
     /// Hands the last second over and says the worker has stopped.
-    fn finish(self) {
+    pub(super) fn finish(self) {
         let _ = self.parts.send(WorkerPart {
             worker: self.worker,
             finished: (!self.current.is_empty()).then_some(self.current),
@@ -508,7 +508,7 @@ async fn run_until(
 const CANCEL_REPEAT: Duration = Duration::from_secs(1);
 
 /// The script whose cumulative weight range holds `draw` (0..total weight).
-fn pick_script(scripts: &[WeightedScript], mut draw: u32) -> usize {
+pub(super) fn pick_script(scripts: &[WeightedScript], mut draw: u32) -> usize {
     for (index, weighted) in scripts.iter().enumerate() {
         if draw < weighted.weight {
             return index;

@@ -20,6 +20,7 @@ pub mod blocker;
 pub mod ddl;
 pub mod load;
 pub mod observer;
+pub mod pool;
 pub mod precise_timer;
 pub mod progress;
 pub mod role;

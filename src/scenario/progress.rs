@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use super::RunClock;
 use super::arrivals::Arrivals;
 use crate::metrics::LiveCounters;
-use crate::metrics::recorder::LiveSecond;
+use crate::metrics::live::LiveSecond;
 
 /// Prints one line per completed second until the load ends.
 pub async fn report_each_second(

@@ -18,19 +18,22 @@ use rand::SeedableRng;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_postgres::{CancelToken, NoTls};
+use tokio_util::sync::CancellationToken;
 
 use super::arrivals::Arrivals;
+use super::assemble::PoolMeasured;
 use super::blocker::{self, BlockerResult};
 use super::connect::Sessions;
 use super::ddl;
 use super::load::{self, LoadRuntime};
 use super::observer::{self, ObserverOutput};
+use super::pool::{PoolOutcome, run_pool_app};
 use super::progress;
 use super::{Interrupt, Measured, RunClock, RunNotes};
 use crate::config::Config;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
-use crate::metrics::{DdlActivity, DdlAttempt, LiveCounters, Recorder};
+use crate::metrics::{DdlActivity, DdlAttempt, LiveCounters, PoolGauge, Recorder};
 use crate::strategy::NamedStrategy;
 use crate::target::Target;
 
@@ -50,6 +53,8 @@ pub struct RunningTasks {
     arrivals: Option<Arc<Arrivals>>,
     recorder: JoinHandle<Recorder>,
     workers: Vec<WorkerTask>,
+    /// The application pool's task and the token that makes its last requests give up.
+    pool: Option<(JoinHandle<PoolOutcome>, CancellationToken)>,
     /// Turns true when the load ends (the observer stops, the DDL starts no new try).
     stop: watch::Sender<bool>,
     observer: Option<JoinHandle<ObserverOutput>>,
@@ -82,14 +87,34 @@ pub fn start(
             &mut arrivals_rng,
         ))
     });
-    let (recorder, workers) = start_load(
+    let (parts_tx, parts_rx) = mpsc::unbounded_channel();
+    let hand_overs = sessions.workers.len() + usize::from(sessions.pool.is_some());
+    let recorder = spawn_recorder(clock, hand_overs, parts_rx, interrupt.clone());
+    let workers = start_workers(
         sessions.workers,
         clock,
         &arrivals,
         &live,
+        &parts_tx,
         load_runtime,
         interrupt,
     );
+    let pool = match (sessions.pool, &arrivals) {
+        (Some(app), Some(arrivals)) => {
+            let abandon = CancellationToken::new();
+            let task = load_runtime.spawn(run_pool_app(
+                app,
+                clock,
+                arrivals.clone(),
+                live.clone(),
+                parts_tx,
+                interrupt.token(),
+                abandon.clone(),
+            ));
+            Some((task, abandon))
+        }
+        _ => None,
+    };
 
     let (stop, stop_rx) = watch::channel(false);
     let (queue_tx, queue_rx) = watch::channel(String::new());
@@ -168,6 +193,7 @@ pub fn start(
         arrivals,
         recorder,
         workers,
+        pool,
         stop,
         observer,
         blocker,
@@ -177,19 +203,18 @@ pub fn start(
     }
 }
 
-/// Starts the recorder and, on the load runtime, the load workers, which hand
-/// their measurements to it; returns the recorder's task and each worker's
+/// Starts the load workers on the load runtime, which hand their
+/// measurements to the recorder through `parts_tx`; returns each worker's
 /// task with the handle that cancels its query. The workers stop early when `interrupt` fires.
-fn start_load(
+fn start_workers(
     workers: Vec<load::Worker>,
     clock: RunClock,
     arrivals: &Option<Arc<Arrivals>>,
     live: &Arc<LiveCounters>,
+    parts_tx: &mpsc::UnboundedSender<WorkerPart>,
     load_runtime: &LoadRuntime,
     interrupt: &Interrupt,
-) -> (JoinHandle<Recorder>, Vec<WorkerTask>) {
-    let (parts_tx, parts_rx) = mpsc::unbounded_channel();
-    let recorder = spawn_recorder(clock, workers.len(), parts_rx, interrupt.clone());
+) -> Vec<WorkerTask> {
     let mut tasks = Vec::with_capacity(workers.len());
     for worker in workers {
         let cancel = worker.cancel.clone();
@@ -203,7 +228,7 @@ fn start_load(
         ));
         tasks.push((task, cancel));
     }
-    (recorder, tasks)
+    tasks
 }
 
 /// The recorder's task: takes the workers' hand-overs as they come and settles
@@ -260,7 +285,8 @@ pub async fn wind_down(
         Some(_) => (Duration::ZERO, Duration::ZERO),
         None => (LAST_TRANSACTION, ddl::GRACE_AFTER_RUN),
     };
-    let workers = finish_workers(running.workers, last_transaction, &mut notes).await;
+    let mut workers = finish_workers(running.workers, last_transaction, &mut notes).await;
+    let pool = finish_pool(running.pool, &mut workers, &mut notes).await;
     if let Some(oldest_us) = workers.unfinished_ages_us.iter().max() {
         notes.warnings.push(format!(
             "{strategy_name}: {} transactions were still in flight {} ms after the end of the load \
@@ -326,6 +352,18 @@ pub async fn wind_down(
         lock_worst: observed.worst,
         interrupted: interrupt.reason().map(str::to_string),
         unfinished_ages_us: workers.unfinished_ages_us,
+        pool: pool.map(|dry_at_s| PoolMeasured {
+            gauges: (0..duration_s)
+                .map(|second| {
+                    let figures = live.second(second);
+                    PoolGauge {
+                        in_flight: figures.in_flight,
+                        in_use: figures.pool_in_use,
+                    }
+                })
+                .collect(),
+            dry_at_s,
+        }),
     };
     Ok((measured, notes))
 }
@@ -383,6 +421,35 @@ async fn finish_workers(
         }
     }
     ended
+}
+
+/// Makes the application's last requests give up (the grace for them has
+/// passed in [`finish_workers`]), waits for the application to end and adds its
+/// unfinished requests to `workers`; returns when the pool ran dry, `None`
+/// inside when it never did, `None` outside for a run without the pool.
+async fn finish_pool(
+    task: Option<(JoinHandle<PoolOutcome>, CancellationToken)>,
+    workers: &mut WorkersEnded,
+    notes: &mut RunNotes,
+) -> Option<Option<f64>> {
+    let (task, abandon) = task?;
+    abandon.cancel();
+    let outcome = task.await.unwrap_or_else(|err| PoolOutcome {
+        last_loss: Some(format!("the application pool's task failed: {err}")),
+        ..PoolOutcome::default()
+    });
+    workers
+        .unfinished_ages_us
+        .extend(&outcome.unfinished_ages_us);
+    if let Some(message) = outcome.last_loss {
+        workers.lost_connections += outcome.lost as u32;
+        notes.warnings.push(format!(
+            "{} connection(s) of the pool broke during the run and left it; the pool opens \
+             a new one when a request needs it (last: {message})",
+            outcome.lost
+        ));
+    }
+    Some(outcome.dry_at_s)
 }
 
 /// Cancels the report if it is still running, and waits for its result.

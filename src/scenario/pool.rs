@@ -1,0 +1,500 @@
+//! The application model (`--rate` with `--pool-size`): the arrivals are
+//! requests to a service that holds a real deadpool-postgres pool of N
+//! connections, as a Rust service would. Each request checks a connection
+//! out (waiting at most `--pool-timeout`), runs one transaction of a script
+//! and hands the connection back; a broken connection leaves the pool and
+//! the pool opens a new one when it is next needed.
+//!
+//! This is what a stall looks like to the application: every connection
+//! gets stuck behind the ALTER, new requests wait for a connection and give
+//! up at the pool's timeout long before the database reports any error. So
+//! the wait for a connection and the database time are recorded apart, as
+//! well as end to end (from the scheduled arrival).
+//!
+//! One dispatcher takes the arrivals on schedule and spawns a task per
+//! request (a service's handler); the requests hand what they measured to
+//! one collector, which owns the histograms of the current second and hands
+//! them to the recorder as a lean worker does. A sampler keeps the pool's
+//! gauges at the end of each second. The closed loop and `--rate` without
+//! `--pool-size` never enter this module.
+
+mod request;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use deadpool_postgres::{Object, Pool, RecyclingMethod, Runtime};
+use rand::{RngExt, SeedableRng};
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio_postgres_rustls::MakeRustlsConnect;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::RunClock;
+use super::arrivals::Arrivals;
+use super::load::{Recording, pick_script, wait_for_arrival};
+use crate::config::{LoadConfig, PoolConfig, Recycling, WeightedScript};
+use crate::error::Error;
+use crate::metrics::LiveCounters;
+use crate::metrics::recorder::WorkerPart;
+use crate::target::{Connector, error_text};
+use request::{Finished, Outcome};
+
+/// How often a request given up mid-transaction repeats its cancel request
+/// while its query goes on: a cancel that reaches the server before the query
+/// does nothing. Its connection never serves another request, so a late
+/// cancel cannot hit one, and the repeats can come quickly.
+const CANCEL_REPEAT: Duration = Duration::from_millis(100);
+/// How long a request given up mid-transaction waits for its query to end
+/// before its connection is dropped anyway.
+const CANCEL_WAIT: Duration = Duration::from_secs(3);
+
+/// The application: its pool, open before the clock starts, and what each request runs.
+pub struct PoolApp {
+    pool: Pool,
+    /// How a cancel request reaches the server (TLS as the connections).
+    cancel_tls: MakeRustlsConnect,
+    settings: PoolConfig,
+    scripts: Arc<Vec<WeightedScript>>,
+    variables: Arc<Vec<(String, String)>>,
+    seed: u64,
+    /// `--client-timeout` and `--latency-limit`, as for the lean connections.
+    client_timeout: Option<Duration>,
+    latency_limit: Option<Duration>,
+}
+
+impl PoolApp {
+    /// Builds the pool and opens its connections, each with every script
+    /// prepared (a statement the server rejects is a bad script: exit 2).
+    /// Runs on the load runtime, where the connections' tasks then live.
+    pub async fn open(
+        connector: Connector,
+        settings: PoolConfig,
+        load: LoadConfig,
+        seed: u64,
+    ) -> Result<PoolApp, Error> {
+        let scripts = Arc::new(load.scripts);
+        let describe = connector.describe();
+        let cancel_tls = connector.cancel_tls();
+        let recycling = match settings.recycling {
+            Recycling::Fast => RecyclingMethod::Fast,
+            Recycling::Verified => RecyclingMethod::Verified,
+        };
+        let pool = Pool::builder(connector.pool_manager(recycling))
+            .max_size(settings.size as usize)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(settings.wait_timeout))
+            .create_timeout(Some(settings.connect_timeout))
+            .recycle_timeout(Some(settings.connect_timeout))
+            .build()
+            .map_err(|err| Error::runtime(format!("building the connection pool: {err}")))?;
+        let mut opened = Vec::with_capacity(settings.size as usize);
+        for _ in 0..settings.size {
+            let client = pool.get().await.map_err(|err| {
+                Error::runtime(format!(
+                    "the pool cannot connect to {describe}: {}",
+                    pool_error_text(&err)
+                ))
+            })?;
+            prepare_scripts(&client, &scripts).await?;
+            opened.push(client);
+        }
+        drop(opened);
+        Ok(PoolApp {
+            pool,
+            cancel_tls,
+            settings,
+            scripts,
+            variables: Arc::new(load.variables),
+            seed,
+            client_timeout: load.client_timeout,
+            latency_limit: load.latency_limit,
+        })
+    }
+}
+
+/// Prepares every SQL command of every script on `client` (into its statement cache).
+async fn prepare_scripts(client: &Object, scripts: &[WeightedScript]) -> Result<(), Error> {
+    for weighted in scripts {
+        for command in &weighted.script.commands {
+            if let crate::script::Command::Sql { sql, line, .. } = command {
+                client.prepare_cached(sql).await.map_err(|err| {
+                    Error::bad_input(format!(
+                        "script {} line {line}: the server rejects this statement: {}",
+                        weighted.script.name,
+                        error_text(&err)
+                    ))
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The text of a pool error, with the server's message when there is one.
+fn pool_error_text(err: &deadpool_postgres::PoolError) -> String {
+    match err {
+        deadpool_postgres::PoolError::Backend(err) => error_text(err),
+        other => other.to_string(),
+    }
+}
+
+/// How the application ended: what the wind-down reports and the summary keeps.
+#[derive(Debug, Clone, Default)]
+pub struct PoolOutcome {
+    /// The age of each request waiting or running at the end of the load,
+    /// cancelled, in microseconds: a lower bound of its latency, in no second.
+    pub unfinished_ages_us: Vec<u64>,
+    /// When the first request that timed out waiting for a connection began to wait, on the run clock.
+    pub dry_at_s: Option<f64>,
+    /// Connections that broke during the run, and the last one's message.
+    pub lost: u64,
+    pub last_loss: Option<String>,
+}
+
+/// What every request task shares.
+struct Shared {
+    pool: Pool,
+    cancel_tls: MakeRustlsConnect,
+    /// A request not done this long after its scheduled start gives up (`--client-timeout`).
+    client_timeout: Option<Duration>,
+    /// A request checked out this late behind its schedule is skipped (`--latency-limit`).
+    latency_limit: Option<Duration>,
+    scripts: Arc<Vec<WeightedScript>>,
+    /// Per script: whether it opens its own transaction (roll back after a failure).
+    opens_transaction: Vec<bool>,
+    /// Fired by the wind-down: requests still waiting or running give up.
+    abandon: CancellationToken,
+    /// Requests waiting for a connection or running.
+    in_flight: AtomicU64,
+    done: UnboundedSender<Finished>,
+}
+
+/// Serves the arrivals until the end of the load (or `interrupt`), then,
+/// once `abandon` fires (the wind-down's grace for the last requests), cancels
+/// what is still in flight; records into `parts` as worker 0 and into `live`.
+pub async fn run_pool_app(
+    app: PoolApp,
+    clock: RunClock,
+    arrivals: Arc<Arrivals>,
+    live: Arc<LiveCounters>,
+    parts: UnboundedSender<WorkerPart>,
+    interrupt: CancellationToken,
+    abandon: CancellationToken,
+) -> PoolOutcome {
+    let (done_tx, done_rx) = mpsc::unbounded_channel();
+    let collector = tokio::spawn(collect(clock, done_rx, live.clone(), parts));
+    let shared = Arc::new(Shared {
+        pool: app.pool.clone(),
+        cancel_tls: app.cancel_tls.clone(),
+        opens_transaction: app
+            .scripts
+            .iter()
+            .map(|weighted| request::opens_transaction(&weighted.script))
+            .collect(),
+        scripts: app.scripts.clone(),
+        client_timeout: app.client_timeout,
+        latency_limit: app.latency_limit,
+        abandon,
+        in_flight: AtomicU64::new(0),
+        done: done_tx,
+    });
+    let sampler = tokio::spawn(sample_gauges(
+        clock,
+        shared.clone(),
+        app.settings.size,
+        live.clone(),
+    ));
+    let tracker = TaskTracker::new();
+    dispatch(&app, &shared, clock, &arrivals, &live, &interrupt, &tracker).await;
+    tracker.close();
+    tracker.wait().await;
+    sampler.abort();
+    drop(shared);
+    app.pool.close();
+    collector.await.unwrap_or_default()
+}
+
+/// Takes each arrival on schedule and spawns its request, or rejects it at
+/// once when `--max-in-flight` requests are already waiting or running.
+async fn dispatch(
+    app: &PoolApp,
+    shared: &Arc<Shared>,
+    clock: RunClock,
+    arrivals: &Arrivals,
+    live: &LiveCounters,
+    interrupt: &CancellationToken,
+    tracker: &TaskTracker,
+) {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(app.seed);
+    let total_weight: u32 = app.scripts.iter().map(|weighted| weighted.weight).sum();
+    let scale = app
+        .variables
+        .iter()
+        .find(|(name, _)| name == "scale")
+        .and_then(|(_, value)| value.parse().ok())
+        .unwrap_or(1);
+    let mut timer = None;
+    let mut number: u64 = 0;
+    while let Some(scheduled) = arrivals.claim(&mut rng, live) {
+        wait_for_arrival(&mut timer, scheduled).await;
+        let started = Instant::now();
+        if started >= clock.end() || interrupt.is_cancelled() {
+            // Claimed but never started: the arrival leaves the queue with the run.
+            live.record_dequeue(clock.second_of(scheduled));
+            break;
+        }
+        live.record_dequeue(clock.second_of(started));
+        number += 1;
+        let in_flight = shared.in_flight.load(Ordering::Relaxed);
+        if app
+            .settings
+            .max_in_flight
+            .is_some_and(|limit| in_flight >= u64::from(limit))
+        {
+            let _ = shared.done.send(Finished {
+                scheduled,
+                asked: started,
+                checked_out: None,
+                ended: started,
+                outcome: Outcome::Rejected,
+            });
+            tokio::task::yield_now().await;
+            continue;
+        }
+        let index = match app.scripts.len() {
+            1 => 0,
+            _ => pick_script(&app.scripts, rng.random_range(0..total_weight)),
+        };
+        // Each request its own variables and random stream, as a handler would have.
+        let client_id = (number % u64::from(app.settings.size)) as u32;
+        let vars = app.scripts[index]
+            .script
+            .new_vars(client_id, scale, &app.variables);
+        let request_rng = rand::rngs::SmallRng::seed_from_u64(app.seed ^ number);
+        shared.in_flight.fetch_add(1, Ordering::Relaxed);
+        tracker.spawn(serve(shared.clone(), index, scheduled, vars, request_rng));
+        // Behind schedule every arrival is already due: let the requests run
+        // between two, as a service's accept loop does not starve its handlers.
+        tokio::task::yield_now().await;
+    }
+}
+
+/// One request: checkout, transaction, hand-back; its figures go to the collector.
+async fn serve(
+    shared: Arc<Shared>,
+    index: usize,
+    scheduled: Instant,
+    mut vars: crate::script::Vars,
+    mut rng: rand::rngs::SmallRng,
+) {
+    let asked = Instant::now();
+    let deadline = shared.client_timeout.map(|timeout| scheduled + timeout);
+    let checkout = tokio::select! {
+        checkout = shared.pool.get() => Ok(checkout),
+        _ = shared.abandon.cancelled() => Err(Outcome::Unfinished),
+        _ = sleep_until_deadline(deadline) => Err(Outcome::TimedOut),
+    };
+    let (checked_out, outcome) = match checkout {
+        Err(outcome) => (None, outcome),
+        Ok(Err(err)) => (None, request::checkout_failed(err)),
+        Ok(Ok(client)) => {
+            let checked_out = Instant::now();
+            let late = checked_out.saturating_duration_since(scheduled);
+            let outcome = match shared.latency_limit {
+                Some(limit) if late > limit => Outcome::Skipped,
+                _ => transact(&shared, client, index, deadline, &mut vars, &mut rng).await,
+            };
+            (Some(checked_out), outcome)
+        }
+    };
+    let _ = shared.done.send(Finished {
+        scheduled,
+        asked,
+        checked_out,
+        ended: Instant::now(),
+        outcome,
+    });
+    shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// Sleeps until `deadline`, forever without one.
+async fn sleep_until_deadline(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Runs script `index` on `client` and hands the connection back, or takes
+/// it out of the pool when it broke, could not be cleaned up, or was given
+/// up mid-transaction (`--client-timeout`, or the end of the load): a cancel
+/// request stops its query, and a connection a late cancel could still hit
+/// never serves another request.
+async fn transact(
+    shared: &Shared,
+    client: Object,
+    index: usize,
+    deadline: Option<Instant>,
+    vars: &mut crate::script::Vars,
+    rng: &mut rand::rngs::SmallRng,
+) -> Outcome {
+    let script = &shared.scripts[index].script;
+    let finished = {
+        let mut transaction = std::pin::pin!(request::run_script(&client, script, vars, rng));
+        let given_up = tokio::select! {
+            result = &mut transaction => Ok(result),
+            _ = shared.abandon.cancelled() => Err(Outcome::Unfinished),
+            _ = sleep_until_deadline(deadline) => Err(Outcome::TimedOut),
+        };
+        if given_up.is_err() {
+            let cancel = client.cancel_token();
+            let until = tokio::time::Instant::now() + CANCEL_WAIT;
+            while tokio::time::Instant::now() < until {
+                let _ = cancel.cancel_query(shared.cancel_tls.clone()).await;
+                if tokio::time::timeout(CANCEL_REPEAT, &mut transaction)
+                    .await
+                    .is_ok()
+                {
+                    break;
+                }
+            }
+        }
+        given_up
+    };
+    let result = match finished {
+        Ok(result) => result,
+        Err(given_up) => {
+            drop(Object::take(client));
+            return given_up;
+        }
+    };
+    match result {
+        Ok(()) => Outcome::Done,
+        Err(Outcome::Failed { sqlstate, message }) => {
+            let opens_transaction = shared.opens_transaction[index];
+            if !request::clean_up(&client, &sqlstate, opens_transaction).await {
+                drop(Object::take(client));
+            }
+            Outcome::Failed { sqlstate, message }
+        }
+        Err(other) => {
+            // Lost: the connection leaves the pool, which opens a new one when needed.
+            drop(Object::take(client));
+            other
+        }
+    }
+}
+
+/// Keeps, at the end of each second, how many requests were in flight and
+/// how many of the pool's connections were checked out.
+async fn sample_gauges(clock: RunClock, shared: Arc<Shared>, size: u32, live: Arc<LiveCounters>) {
+    for second in 0..clock.duration_s() {
+        let end_of_second = clock.started_at() + Duration::from_secs(u64::from(second) + 1);
+        tokio::time::sleep_until(tokio::time::Instant::from_std(end_of_second)).await;
+        let status = shared.pool.status();
+        let in_use = status
+            .size
+            .saturating_sub(status.available)
+            .min(size as usize);
+        live.record_pool_gauges(
+            second,
+            shared.in_flight.load(Ordering::Relaxed),
+            in_use as u64,
+        );
+    }
+}
+
+/// The earlier of `known` and `at` (on the run clock, in seconds).
+fn earliest(known: Option<f64>, clock: RunClock, at: Instant) -> f64 {
+    let at_s = at
+        .saturating_duration_since(clock.started_at())
+        .as_secs_f64();
+    known.map_or(at_s, |known| known.min(at_s))
+}
+
+/// Records what each request measured, in the second it ended, as worker 0
+/// of the recorder; returns what the wind-down reports.
+async fn collect(
+    clock: RunClock,
+    mut done: UnboundedReceiver<Finished>,
+    live: Arc<LiveCounters>,
+    parts: UnboundedSender<WorkerPart>,
+) -> PoolOutcome {
+    let mut recording = Recording::new(0, parts);
+    let mut outcome = PoolOutcome::default();
+    let duration_s = clock.duration_s();
+    let mut current_second = 0;
+    while let Some(finished) = done.recv().await {
+        let total = finished.ended.saturating_duration_since(finished.scheduled);
+        let waited_until = finished.checked_out.unwrap_or(finished.ended);
+        let wait_us = waited_until
+            .saturating_duration_since(finished.asked)
+            .as_micros() as u64;
+        let second = clock.second_of(finished.ended).max(current_second);
+        if second >= duration_s || matches!(finished.outcome, Outcome::Unfinished) {
+            // In flight at the end: one that completed in the last-request wait
+            // counts in the last second; one that did not is unfinished, kept
+            // apart from every second (it completed in none), never dropped.
+            let age_us = total.as_micros().max(1) as u64;
+            match finished.outcome {
+                Outcome::Done => recording
+                    .at(duration_s - 1)
+                    .latency_us
+                    .saturating_record(age_us),
+                _ => outcome.unfinished_ages_us.push(age_us),
+            }
+            current_second = duration_s - 1;
+            continue;
+        }
+        current_second = second;
+        let current = recording.at(second);
+        match finished.outcome {
+            Outcome::Done => {
+                let latency_us = total.as_micros().max(1) as u64;
+                current.latency_us.saturating_record(latency_us);
+                live.record_success(second, latency_us);
+                let db_us = finished.ended.saturating_duration_since(waited_until);
+                let pool = current.pool();
+                pool.wait_us.saturating_record(wait_us.max(1));
+                pool.db_us
+                    .saturating_record(db_us.as_micros().max(1) as u64);
+            }
+            Outcome::PoolTimeout => {
+                current.add_pool_timeout(wait_us);
+                live.record_failure(second);
+                outcome.dry_at_s = Some(earliest(outcome.dry_at_s, clock, finished.asked));
+            }
+            Outcome::Rejected => {
+                current.add_rejected();
+                live.record_failure(second);
+            }
+            Outcome::TimedOut => {
+                current.add_timeout();
+                live.record_failure(second);
+                if finished.checked_out.is_none() {
+                    // It gave up waiting for a connection: the pool was dry.
+                    outcome.dry_at_s = Some(earliest(outcome.dry_at_s, clock, finished.asked));
+                }
+            }
+            Outcome::Skipped => current.skipped += 1,
+            Outcome::Failed { sqlstate, message } => {
+                current.add_failure(&sqlstate, &message);
+                current.pool().wait_us.saturating_record(wait_us.max(1));
+                live.record_failure(second);
+            }
+            Outcome::Lost { sqlstate, message } => {
+                current.add_failure(&sqlstate, &message);
+                current.conn_lost += 1;
+                live.record_failure(second);
+                outcome.lost += 1;
+                outcome.last_loss = Some(message);
+            }
+            // Counted in the last second above.
+            Outcome::Unfinished => {}
+        }
+    }
+    recording.finish();
+    outcome
+}
