@@ -7,7 +7,7 @@ use crate::metrics::locks::ChainLink;
 use crate::metrics::{
     Criterion, DdlAttempt, Place, RankingRow, StrategyReport, Summary, TerminatedSession,
 };
-use crate::scenario::role::CLIENT_ROLE_PREFIXES;
+use crate::scenario::role::{CLIENT_ROLE_PREFIXES, group_repeated};
 
 use super::format::{format_ms, format_seconds, format_thousands};
 
@@ -386,7 +386,8 @@ pub fn describe_chain(links: &[ChainLink]) -> String {
         .join(" <- ")
 }
 
-/// `reader-1..4` for consecutive `reader-N` (or `client-N`) roles, else the roles joined by commas.
+/// `reader-1..4` for consecutive `reader-N` (or `client-N`) roles, else the
+/// roles joined by commas, a repeated one once with its count (`reader-pool ×10`).
 fn compact_roles(roles: &[String]) -> String {
     for prefix in CLIENT_ROLE_PREFIXES {
         let numbers: Option<Vec<u32>> = roles
@@ -402,7 +403,7 @@ fn compact_roles(roles: &[String]) -> String {
             }
         }
     }
-    roles.join(", ")
+    group_repeated(roles).join(", ")
 }
 
 #[cfg(test)]

@@ -32,6 +32,26 @@ pub fn is_client_role(role: &str) -> bool {
         .any(|prefix| role.starts_with(prefix))
 }
 
+/// Roles with the repeated ones said once with their count, in the order
+/// they first appear: the application pool's connections all share one name,
+/// so ten of them read `reader-pool ×10`, not the name ten times.
+pub fn group_repeated(roles: &[String]) -> Vec<String> {
+    let mut counted: Vec<(&str, usize)> = Vec::new();
+    for role in roles {
+        match counted.iter_mut().find(|(seen, _)| *seen == role.as_str()) {
+            Some((_, count)) => *count += 1,
+            None => counted.push((role, 1)),
+        }
+    }
+    counted
+        .into_iter()
+        .map(|(role, count)| match count {
+            1 => role.to_string(),
+            _ => format!("{role} ×{count}"),
+        })
+        .collect()
+}
+
 /// A statement that only reads: SELECT, WITH, VALUES, TABLE or SHOW without a
 /// row lock (`FOR UPDATE`, `FOR SHARE` ...), `INTO` or a data-modifying word;
 /// transaction control (BEGIN, COMMIT, SET ...) neither reads nor writes.
@@ -112,5 +132,18 @@ mod tests {
         assert!(is_client_role("client-12"));
         assert!(!is_client_role("report"));
         assert!(!is_client_role("external:42"));
+    }
+
+    #[test]
+    fn repeated_roles_are_said_once_with_their_count() {
+        let roles: Vec<String> = ["ddl", "reader-pool", "reader-3", "reader-pool"]
+            .iter()
+            .map(|role| role.to_string())
+            .collect();
+        assert_eq!(
+            group_repeated(&roles),
+            ["ddl", "reader-pool ×2", "reader-3"]
+        );
+        assert!(group_repeated(&[]).is_empty());
     }
 }

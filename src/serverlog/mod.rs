@@ -23,6 +23,7 @@ mod samples;
 
 pub use records::{LogFormat, StructuredLog};
 
+use crate::scenario::role::group_repeated;
 use records::Severity;
 
 /// SQLSTATE of the error a deadlock's victim gets (deadlock_detected).
@@ -287,13 +288,14 @@ pub fn run_clock_time(logged_at: &str, started_unix_s: f64) -> String {
     }
 }
 
-/// Roles of the pids joined with ", "; `(empty)` for no pids.
+/// Roles of the pids joined with ", " (a repeated one once with its count);
+/// `(empty)` for no pids.
 fn role_list(pids: &[u32], role_of: &dyn Fn(u32) -> String) -> String {
     if pids.is_empty() {
         return "(empty)".to_string();
     }
     let roles: Vec<String> = pids.iter().map(|pid| role_of(*pid)).collect();
-    roles.join(", ")
+    group_repeated(&roles).join(", ")
 }
 
 #[cfg(test)]
