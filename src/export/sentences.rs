@@ -32,10 +32,10 @@ pub fn losses(strategy: &StrategyReport) -> Vec<String> {
         ));
     }
     if summary.max_behind_schedule > 0 {
-        phrases.push(format!(
-            "up to {} requests queued behind schedule",
-            summary.max_behind_schedule
-        ));
+        phrases.push(match summary.max_behind_schedule {
+            1 => "up to 1 request queued behind schedule".to_string(),
+            queued => format!("up to {queued} requests queued behind schedule"),
+        });
     }
     if summary.lost_connections > 0 {
         phrases.push(format!("{} connections lost", summary.lost_connections));
