@@ -8,7 +8,7 @@
 //! that second, so every file of the strategy covers the same seconds.
 
 use super::blocker::BlockerResult;
-use crate::metrics::locks::{LockReport, LockSample, SecondLocks};
+use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks};
 use crate::metrics::{
     DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, Recorder, RunFacts, StrategyReport,
     build_timeline, lock_phases, summarize,
@@ -43,6 +43,8 @@ pub struct Measured {
     pub lock_samples: Vec<LockSample>,
     /// The sample moment with the most waiting sessions.
     pub lock_worst: Vec<LockSample>,
+    /// When the lock observer was without a connection.
+    pub observer_gaps: Vec<ObserverGap>,
     /// Why the run ended before its time (Ctrl-C, the server's death, ...); `None` if it ran to its end.
     pub interrupted: Option<String>,
     /// The age of each transaction in flight at the end of the load that did
@@ -121,6 +123,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
             samples: measured.lock_samples,
             worst: measured.lock_worst,
             server_log: after_run.server_log,
+            observer_gaps: measured.observer_gaps,
         },
         intervals: LatencyIntervals {
             started_unix_s: measured.started_unix_s,
@@ -198,6 +201,7 @@ mod tests {
             lock_per_second: vec![SecondLocks::default(); 4],
             lock_samples: Vec::new(),
             lock_worst: Vec::new(),
+            observer_gaps: Vec::new(),
             interrupted: None,
             unfinished_ages_us: vec![4_100_000],
         }

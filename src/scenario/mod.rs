@@ -22,6 +22,7 @@ pub mod load;
 pub mod observer;
 pub mod precise_timer;
 pub mod progress;
+pub mod reopen;
 pub mod role;
 
 pub use assemble::{AfterRun, Measured, assemble_report};
