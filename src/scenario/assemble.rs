@@ -145,7 +145,8 @@ fn with_lock_phases(mut measured: Measured) -> Measured {
 }
 
 /// `measured` without what happened from second `duration_s` on: DDL tries
-/// started and lock samples taken in the second the run was interrupted in.
+/// started, lock samples taken and observer gaps begun in the second the run
+/// was interrupted in.
 /// (The recorder never took that second; see `tasks::spawn_recorder`.)
 fn whole_seconds_only(mut measured: Measured) -> Measured {
     let end_s = f64::from(measured.duration_s);
@@ -157,6 +158,7 @@ fn whole_seconds_only(mut measured: Measured) -> Measured {
         .attempts
         .retain(|attempt| attempt.started_s < end_s);
     measured.lock_samples.retain(|sample| sample.t_s < end_s);
+    measured.observer_gaps.retain(|gap| gap.lost_s < end_s);
     if measured.lock_worst.iter().any(|sample| sample.t_s >= end_s) {
         measured.lock_worst.clear();
     }

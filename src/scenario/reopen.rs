@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
+use tokio_postgres::error::Severity;
 use tokio_postgres::{CancelToken, Client, NoTls};
 
 use crate::target::Connector;
@@ -60,9 +61,14 @@ const ENDS_SESSION: [&str; 3] = ["57P01", "57P02", "57P03"];
 
 /// Whether `err` means the session is gone (the server ended it, or the
 /// connection closed or broke), not that a statement failed on a live session.
+/// The server says so with a FATAL error (a timeout such as
+/// `idle_session_timeout` too) or one of [`ENDS_SESSION`].
 pub fn is_connection_lost(err: &tokio_postgres::Error) -> bool {
     if let Some(db) = err.as_db_error() {
-        return ENDS_SESSION.contains(&db.code().code());
+        return matches!(
+            db.parsed_severity(),
+            Some(Severity::Fatal | Severity::Panic)
+        ) || ENDS_SESSION.contains(&db.code().code());
     }
     err.is_closed()
         || std::error::Error::source(err).is_some_and(|source| source.is::<std::io::Error>())
