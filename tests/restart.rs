@@ -4,7 +4,9 @@
 //! a lock-timeout retry strategy is retrying behind it. Afterwards the DDL
 //! opened its session again and finished, the lock observer sampled again
 //! (a lock the test holds after the restart shows in locks.csv), and the
-//! report names the observer's time without a connection.
+//! report names the observer's time without a connection. And on a server
+//! that stays up, a pg-osc migration whose session (and the observer's) the
+//! test terminates tries again on a new session.
 //!
 //! `OperatorServer`, `postgres_user` and `connect` are copies of the helpers
 //! in tests/reconnect.rs (to be folded into tests/common).
@@ -71,6 +73,7 @@ fn a_retrying_migration_and_the_lock_observer_outlive_a_server_restart() {
         stallbench::server::find_bin_dir(None).is_ok(),
         "this test runs a real PostgreSQL and none was found; apt-get install -y postgresql"
     );
+    let _serial = one_at_a_time();
     let server = OperatorServer::start();
     let url = server.connection_string();
     let dir = tempfile::tempdir().unwrap();
@@ -182,6 +185,123 @@ fn a_retrying_migration_and_the_lock_observer_outlive_a_server_restart() {
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary.contains(phrase), "{summary}");
     assert!(summary.contains(" and was back at "), "{summary}");
+}
+
+/// pg-osc's recipe on 1 s tries, behind a report held from 1 s to 7 s.
+const TERMINATED_WORKLOAD: &str = r#"
+name = "terminated-mid-migration"
+description = "a kill-lock-holders migration whose session someone terminates"
+setup = """
+CREATE TABLE orders (id bigserial PRIMARY KEY, customer_id int NOT NULL, total numeric(10,2) NOT NULL);
+INSERT INTO orders (customer_id, total) SELECT 1 + g % 1000, (g % 500) + 0.99 FROM generate_series(1, 20000) g;
+ANALYZE orders;
+"""
+
+[load]
+clients = 2
+duration = "8s"
+
+[[load.scripts]]
+name = "read-order"
+sql = "SELECT count(*) FROM orders WHERE customer_id = 7;"
+
+[blocker]
+at = "1s"
+hold = "6s"
+sql = "SELECT count(*) FROM orders"
+
+[ddl]
+at = "2s"
+sql = "ALTER TABLE orders ADD COLUMN note text"
+
+[[strategies]]
+name = "osc"
+kind = "kill-lock-holders"
+lock_timeout = "1s"
+max_tries = 4
+"#;
+
+#[test]
+fn a_terminated_ddl_session_and_observer_come_back_on_the_same_server() {
+    let _serial = one_at_a_time();
+    let server = OperatorServer::start();
+    let url = server.connection_string();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = dir.path().join("terminated.toml");
+    std::fs::write(&workload, TERMINATED_WORKLOAD).unwrap();
+    let out = dir.path().join("results");
+    let harness = Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
+        .env_remove("DATABASE_URL")
+        .args(["run", workload.to_str().unwrap(), "--strategy", "osc"])
+        .args(["--db-url", &url, "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let terminated: i64 = runtime.block_on(async {
+        wait_until_ddl_waits(&url, Duration::from_secs(30)).await;
+        connect(&url)
+            .await
+            .query_one(
+                "WITH run AS MATERIALIZED (SELECT pid FROM pg_stat_activity \
+                 WHERE application_name LIKE 'stallbench-%-ddl' \
+                 OR application_name LIKE 'stallbench-%-observer') \
+                 SELECT count(*) FROM run WHERE pg_terminate_backend(pid)",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0)
+    });
+    assert_eq!(
+        terminated, 2,
+        "the test terminated the DDL and the observer"
+    );
+    let output = harness.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+
+    // Try 1 lost, try 2 on the new session timed out and terminated the
+    // report, try 3 done.
+    let report = stallbench::export::read_report(&out).unwrap();
+    let osc = &report.strategies[0];
+    let outcomes: Vec<(AttemptOutcome, &str)> = osc
+        .attempts
+        .iter()
+        .map(|a| (a.outcome, a.sqlstate.as_str()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (AttemptOutcome::Error, "57P01"),
+            (AttemptOutcome::LockTimeout, "55P03"),
+            (AttemptOutcome::Ok, "")
+        ],
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        osc.attempts[1]
+            .terminated
+            .iter()
+            .any(|session| session.role == "report"),
+        "{:?}",
+        osc.attempts[1].terminated
+    );
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("the lock observer lost its connection at "),
+        "{summary}"
+    );
+    assert!(summary.contains(" and was back at "), "{summary}");
+}
+
+/// Serializes this file's runs: their timing needs the CPUs.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    RUNS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Polls until the run's DDL session waits for a lock; panics after `within`.
