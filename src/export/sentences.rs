@@ -3,7 +3,7 @@
 //! clients, and the lock chain in words. The figures come from `metrics`;
 //! only the words live here.
 
-use crate::metrics::locks::ChainLink;
+use crate::metrics::locks::{ChainLink, ObserverGap};
 use crate::metrics::{
     Criterion, DdlAttempt, Place, RankingRow, StrategyReport, Summary, TerminatedSession,
 };
@@ -13,8 +13,8 @@ use super::format::{format_ms, format_seconds, format_thousands};
 
 /// What the strategy cost the clients beyond stalls, as phrases for a
 /// sentence: sessions it terminated, failures (timeouts among them), skips,
-/// the open-loop queue, lost connections, transactions unfinished at the end;
-/// empty when nothing was lost.
+/// the open-loop queue, lost connections, transactions unfinished at the end,
+/// the lock observer's time without a connection; empty when nothing was lost.
 pub fn losses(strategy: &StrategyReport) -> Vec<String> {
     let summary = &strategy.summary;
     let mut phrases: Vec<String> = terminated(&strategy.attempts).into_iter().collect();
@@ -47,7 +47,21 @@ pub fn losses(strategy: &StrategyReport) -> Vec<String> {
             format_seconds(summary.unfinished_oldest_ms / 1000.0)
         ));
     }
+    phrases.extend(strategy.locks.observer_gaps.iter().map(observer_gap));
     phrases
+}
+
+/// "the lock observer lost its connection at 6.2 s and was back at 8.0 s"
+/// (or "... and was not back before the end"): no lock samples in between.
+fn observer_gap(gap: &ObserverGap) -> String {
+    let back = match gap.back_s {
+        Some(back_s) => format!("was back at {} s", format_seconds(back_s)),
+        None => "was not back before the end".to_string(),
+    };
+    format!(
+        "the lock observer lost its connection at {} s and {back}",
+        format_seconds(gap.lost_s)
+    )
 }
 
 /// The sessions the strategy terminated, e.g. "terminated 3 sessions (report,
@@ -761,6 +775,29 @@ mod tests {
         strategy.attempts[0].terminated.truncate(1);
         strategy.attempts[1].terminated.clear();
         assert_eq!(losses(strategy)[0], "terminated 1 session (report)");
+    }
+
+    #[test]
+    fn losses_name_the_lock_observers_time_without_a_connection() {
+        let mut report = reference_report();
+        let strategy = &mut report.strategies[1];
+        strategy.locks.observer_gaps = vec![
+            ObserverGap {
+                lost_s: 6.21,
+                back_s: Some(7.96),
+            },
+            ObserverGap {
+                lost_s: 22.0,
+                back_s: None,
+            },
+        ];
+        assert_eq!(
+            losses(strategy),
+            [
+                "the lock observer lost its connection at 6.2 s and was back at 8.0 s",
+                "the lock observer lost its connection at 22.0 s and was not back before the end"
+            ]
+        );
     }
 
     #[test]

@@ -46,6 +46,17 @@ pub struct LockReport {
     pub worst: Vec<LockSample>,
     /// Sentences from the throwaway server's log (empty on `--db-url`).
     pub server_log: Vec<String>,
+    /// When the observer was without a connection; empty when read back from files.
+    pub observer_gaps: Vec<ObserverGap>,
+}
+
+/// A time the lock observer had lost its connection: nothing was sampled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObserverGap {
+    /// When it noticed the loss, on the run clock.
+    pub lost_s: f64,
+    /// When it was connected again; `None` if the run ended first.
+    pub back_s: Option<f64>,
 }
 
 impl LockReport {

@@ -8,7 +8,7 @@
 //! that second, so every file of the strategy covers the same seconds.
 
 use super::blocker::BlockerResult;
-use crate::metrics::locks::{LockReport, LockSample, SecondLocks};
+use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks};
 use crate::metrics::{
     DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, PoolFacts, PoolGauge, Recorder,
     RunFacts, StrategyReport, build_timeline, lock_phases, summarize,
@@ -43,6 +43,8 @@ pub struct Measured {
     pub lock_samples: Vec<LockSample>,
     /// The sample moment with the most waiting sessions.
     pub lock_worst: Vec<LockSample>,
+    /// When the lock observer was without a connection.
+    pub observer_gaps: Vec<ObserverGap>,
     /// Why the run ended before its time (Ctrl-C, the server's death, ...); `None` if it ran to its end.
     pub interrupted: Option<String>,
     /// The age of each transaction in flight at the end of the load that did
@@ -136,6 +138,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
             samples: measured.lock_samples,
             worst: measured.lock_worst,
             server_log: after_run.server_log,
+            observer_gaps: measured.observer_gaps,
         },
         intervals: LatencyIntervals {
             started_unix_s: measured.started_unix_s,
@@ -174,7 +177,8 @@ fn pool_facts(measured: &Measured) -> Option<PoolFacts> {
 }
 
 /// `measured` without what happened from second `duration_s` on: DDL tries
-/// started and lock samples taken in the second the run was interrupted in.
+/// started, lock samples taken and observer gaps begun in the second the run
+/// was interrupted in.
 /// (The recorder never took that second; see `tasks::spawn_recorder`.)
 fn whole_seconds_only(mut measured: Measured) -> Measured {
     let end_s = f64::from(measured.duration_s);
@@ -190,6 +194,7 @@ fn whole_seconds_only(mut measured: Measured) -> Measured {
         .attempts
         .retain(|attempt| attempt.started_s < end_s);
     measured.lock_samples.retain(|sample| sample.t_s < end_s);
+    measured.observer_gaps.retain(|gap| gap.lost_s < end_s);
     if measured.lock_worst.iter().any(|sample| sample.t_s >= end_s) {
         measured.lock_worst.clear();
     }
@@ -234,6 +239,7 @@ mod tests {
             lock_per_second: vec![SecondLocks::default(); 4],
             lock_samples: Vec::new(),
             lock_worst: Vec::new(),
+            observer_gaps: Vec::new(),
             interrupted: None,
             unfinished_ages_us: vec![4_100_000],
             pool: None,

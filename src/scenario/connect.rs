@@ -1,6 +1,7 @@
 //! The first phase of a run: every session is open, and every load statement
 //! prepared, before the clock starts, so that connecting never shows in the
-//! timeline as a slow first second.
+//! timeline as a slow first second. The sessions held for the whole run keep
+//! what it takes to open them again ([`HeldSession`]).
 
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use tokio_postgres::Client;
 
 use super::load::{self, LoadRuntime};
 use super::pool::PoolApp;
+use super::reopen::HeldSession;
 use crate::config::Config;
 use crate::error::Error;
 use crate::strategy::NamedStrategy;
@@ -20,13 +22,13 @@ pub struct Sessions {
     /// The application pool (`--rate` with `--pool-size`), its connections open, on the load runtime.
     pub pool: Option<PoolApp>,
     /// The lock observer's session, when locks are observed.
-    pub observer: Option<Client>,
+    pub observer: Option<HeldSession>,
     /// The blocker's session (the report), when the workload has a blocker.
     pub blocker: Option<Client>,
     /// The DDL injector's session, when the workload has a migration.
-    pub ddl: Option<Client>,
+    pub ddl: Option<HeldSession>,
     /// The second session `kill-blockers` terminates blockers from.
-    pub killer: Option<Client>,
+    pub killer: Option<HeldSession>,
 }
 
 /// Opens every session the run needs, load workers first.
@@ -55,7 +57,7 @@ pub async fn connect_sessions(
         }
     };
     let observer = match config.observe_locks {
-        true => Some(target.connect("observer").await?),
+        true => Some(HeldSession::open(target.connector("observer", &[])).await?),
         false => None,
     };
     let blocker = match &config.blocker {
@@ -67,15 +69,13 @@ pub async fn connect_sessions(
         None => None,
     };
     let ddl = match &config.ddl {
-        Some(_) => Some(
-            target
-                .connect_with_settings("ddl", &strategy.settings)
-                .await?,
-        ),
+        Some(_) => Some(HeldSession::open(target.connector("ddl", &strategy.settings)).await?),
         None => None,
     };
     let killer = match &config.ddl {
-        Some(_) if strategy.strategy.needs_killer() => Some(target.connect("killer").await?),
+        Some(_) if strategy.strategy.needs_killer() => {
+            Some(HeldSession::open(target.connector("killer", &[])).await?)
+        }
         _ => None,
     };
     Ok(Sessions {

@@ -6,6 +6,11 @@
 //! time the statement holds its lock are real, and the user's schema is the
 //! same afterwards. [`try_text`] builds that text and [`check_rollback`]
 //! refuses, before the run, what such a transaction cannot hold.
+//!
+//! A strategy that tries more than once goes on after its session is lost
+//! (a restart, a terminated backend), as a deploy script running its tool anew
+//! would: the try counts as failed with the loss, the session is opened again
+//! and the schedule goes on. A strategy of one try fails with its one try.
 
 mod statements;
 mod terminate;
@@ -17,7 +22,9 @@ use tokio::sync::watch;
 use tokio_postgres::Client;
 
 use super::RunClock;
+use super::reopen::{HeldSession, SharedCancel, is_connection_lost};
 use crate::error::Error;
+use crate::metrics::recorder::CONNECTION_LOST_SQLSTATE;
 use crate::metrics::{AttemptOutcome, DdlActivity, DdlAttempt};
 use crate::strategy::{NamedStrategy, RetryPolicy, Strategy};
 
@@ -34,9 +41,12 @@ const POLL_EVERY: Duration = Duration::from_millis(100);
 
 /// Everything the injector needs; it owns its connections.
 pub struct DdlInjector {
-    pub client: Client,
+    /// The DDL's session, opened again after a loss by the strategies that retry.
+    pub session: HeldSession,
+    /// Cancels the statement of the current DDL session (the end of the run does).
+    pub cancel: SharedCancel,
     /// A second connection, for `kill-blockers` (terminates the DDL's blockers while the DDL waits).
-    pub killer: Option<Client>,
+    pub killer: Option<HeldSession>,
     pub clock: RunClock,
     /// When the migration starts, on the run clock.
     pub at: Duration,
@@ -56,6 +66,21 @@ pub struct DdlInjector {
     pub lock_activity: Option<watch::Receiver<DdlActivity>>,
 }
 
+impl DdlInjector {
+    /// Opens the DDL session again after a loss, before try `next_try`; false
+    /// if the run ended first.
+    async fn reopen(&mut self, next_try: u32) -> bool {
+        self.status
+            .send_replace(format!("reconnecting before try {next_try}"));
+        let mut run_over = self.run_over.clone();
+        let back = self.session.reopen(&mut run_over).await;
+        if back {
+            self.cancel.replace(&self.session.client);
+        }
+        back
+    }
+}
+
 /// Runs the migration, step by step; returns every attempt, numbered across
 /// steps. A step that fails for good ends the migration.
 pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
@@ -73,11 +98,11 @@ pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
                 grace,
                 older_than,
                 every,
-            } => terminate::kill_blockers(&injector, &sql, grace, older_than, every).await,
+            } => terminate::kill_blockers(&mut injector, &sql, grace, older_than, every).await,
             Strategy::KillLockHolders {
                 lock_timeout,
                 max_tries,
-            } => terminate::kill_lock_holders(&injector, &sql, lock_timeout, max_tries).await,
+            } => terminate::kill_lock_holders(&mut injector, &sql, lock_timeout, max_tries).await,
         };
         let step_done = step_attempts
             .last()
@@ -97,6 +122,7 @@ pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
 async fn plain(injector: &DdlInjector, sql: &str) -> Vec<DdlAttempt> {
     let clock = injector.clock;
     if let Err(err) = injector
+        .session
         .client
         .batch_execute("SET lock_timeout = 0; SET statement_timeout = 0")
         .await
@@ -113,6 +139,7 @@ async fn plain(injector: &DdlInjector, sql: &str) -> Vec<DdlAttempt> {
 
 /// Tries with a lock_timeout, sleeping between tries; with `wait_for_idle`,
 /// first waits until no transaction older than that holds a workload table.
+/// A try that lost the session counts as failed; the next opens it again.
 async fn retry(
     injector: &mut DdlInjector,
     sql: &str,
@@ -122,10 +149,16 @@ async fn retry(
     let clock = injector.clock;
     let mut rng = rand::rngs::SmallRng::seed_from_u64(injector.seed);
     let mut attempts = Vec::new();
-    let statement_timeout_ms = policy.statement_timeout.map_or(0, |t| t.as_millis());
     let max_tries = policy.max_tries();
     let mut try_number = 1;
+    let mut lost = false;
     loop {
+        if lost && !injector.reopen(try_number).await {
+            injector
+                .status
+                .send_replace(format!("stopped before try {try_number}: the run ended"));
+            return attempts;
+        }
         let idle_wait_started_s = clock.now_s();
         if let Some(older_than) = wait_for_idle
             && !wait_until_idle(injector, older_than, try_number).await
@@ -139,51 +172,39 @@ async fn retry(
             Some(_) => (clock.now_s() - idle_wait_started_s) * 1000.0,
             None => 0.0,
         };
-        let lock_timeout_ms = policy.lock_timeout(try_number).as_millis();
         injector
             .status
             .send_replace(format!("try {try_number} waiting"));
-        let client = &injector.client;
-        let local_settings = if policy.set_local && !must_run_outside_transaction(sql) {
-            Some(format!(
-                "SET LOCAL lock_timeout = '{lock_timeout_ms}ms'; \
-                 SET LOCAL statement_timeout = '{statement_timeout_ms}ms'"
-            ))
-        } else {
-            let settings = format!(
-                "SET lock_timeout = '{lock_timeout_ms}ms'; SET statement_timeout = '{statement_timeout_ms}ms'"
-            );
-            if let Err(err) = client.batch_execute(&settings).await {
-                let now_s = clock.now_s();
-                attempts.push(failed_attempt(
-                    try_number,
-                    now_s,
-                    now_s,
-                    &err,
-                    AttemptOutcome::Error,
-                ));
-                return attempts;
+        let mut started_s = clock.now_s();
+        let result = match try_settings(&injector.session.client, sql, policy, try_number).await {
+            Ok(local_settings) => {
+                started_s = clock.now_s();
+                run_try(injector, try_number, sql, local_settings.as_deref()).await
             }
-            None
+            Err(err) => Err(err),
         };
-        let started_s = clock.now_s();
-        let result = run_try(injector, try_number, sql, local_settings.as_deref()).await;
+        lost = result.as_ref().is_err_and(is_connection_lost);
         let is_last = try_number >= max_tries;
         let attempt = DdlAttempt {
             idle_wait_ms,
             ..finish_attempt(try_number, started_s, clock.now_s(), result, is_last)
         };
-        let outcome = attempt.outcome;
+        let timed_out = attempt.outcome == AttemptOutcome::LockTimeout;
         attempts.push(attempt);
-        if outcome != AttemptOutcome::LockTimeout {
+        if !goes_on(timed_out, lost, is_last) {
             injector
                 .status
                 .send_replace(final_status(attempts.last().expect("just pushed")));
             return attempts;
         }
         let sleep = policy.sleep_after(try_number, &mut rng);
+        let what = if lost {
+            "lost its connection"
+        } else {
+            "timed out"
+        };
         injector.status.send_replace(format!(
-            "try {try_number} timed out, next in {:.1} s",
+            "try {try_number} {what}, next in {:.1} s",
             sleep.as_secs_f64()
         ));
         tokio::select! {
@@ -198,6 +219,37 @@ async fn retry(
         }
         try_number += 1;
     }
+}
+
+/// Whether a retrying strategy tries again after a try that `timed_out` (a
+/// lock timeout) or `lost` its session; not after its last try.
+fn goes_on(timed_out: bool, lost: bool, is_last: bool) -> bool {
+    (timed_out || lost) && !is_last
+}
+
+/// Sets try `try_number`'s timeouts of `policy` on the session, or returns
+/// them to be set locally in the try's transaction (`set_local`, for a
+/// statement that may run in one).
+async fn try_settings(
+    client: &Client,
+    sql: &str,
+    policy: &RetryPolicy,
+    try_number: u32,
+) -> Result<Option<String>, tokio_postgres::Error> {
+    let lock_timeout_ms = policy.lock_timeout(try_number).as_millis();
+    let statement_timeout_ms = policy.statement_timeout.map_or(0, |t| t.as_millis());
+    if policy.set_local && !must_run_outside_transaction(sql) {
+        return Ok(Some(format!(
+            "SET LOCAL lock_timeout = '{lock_timeout_ms}ms'; \
+             SET LOCAL statement_timeout = '{statement_timeout_ms}ms'"
+        )));
+    }
+    client
+        .batch_execute(&format!(
+            "SET lock_timeout = '{lock_timeout_ms}ms'; SET statement_timeout = '{statement_timeout_ms}ms'"
+        ))
+        .await?;
+    Ok(None)
 }
 
 /// Polls until no transaction older than `older_than` holds a lock on a workload
@@ -219,11 +271,18 @@ async fn wait_until_idle(
           AND a.xact_start < now() - make_interval(secs => $1)";
     loop {
         let row = injector
+            .session
             .client
             .query_one(OLD_TRANSACTIONS_SQL, &[&older_than.as_secs_f64()])
             .await;
         match row {
             Ok(row) if row.get::<_, i32>(0) == 0 => return true,
+            Err(err) if is_connection_lost(&err) => {
+                if !injector.reopen(try_number).await {
+                    return false;
+                }
+                continue;
+            }
             Ok(row) => {
                 let oldest_s: f64 = row.get(1);
                 injector.status.send_replace(format!(
@@ -299,7 +358,7 @@ async fn run_try(
     sql: &str,
     local_settings: Option<&str>,
 ) -> Result<(), tokio_postgres::Error> {
-    let client = &injector.client;
+    let client = &injector.session.client;
     let wrapped = local_settings.is_some() || injector.rollback;
     let statement = async {
         let result = client
@@ -442,6 +501,7 @@ fn failed_attempt(
 ) -> DdlAttempt {
     let (sqlstate, message) = match err.as_db_error() {
         Some(db) => (db.code().code().to_string(), db.message().to_string()),
+        None if is_connection_lost(err) => (CONNECTION_LOST_SQLSTATE.to_string(), err.to_string()),
         None => (String::new(), err.to_string()),
     };
     DdlAttempt {
@@ -567,6 +627,15 @@ mod tests {
             "try 3 holds the lock"
         );
         assert_eq!(lock_status(1, add, DdlActivity::Idle), None);
+    }
+
+    #[test]
+    fn a_retrying_strategy_goes_on_after_a_timeout_or_a_lost_session_but_not_its_last_try() {
+        assert!(goes_on(true, false, false));
+        assert!(goes_on(false, true, false));
+        assert!(!goes_on(false, false, false), "an error or success ends it");
+        assert!(!goes_on(true, false, true));
+        assert!(!goes_on(false, true, true));
     }
 
     #[test]

@@ -8,6 +8,9 @@
 //! `pg_stat_activity` (which takes no lock-manager lock): whether it waits
 //! for a lock or runs. The DDL injector follows that live for the progress
 //! line, and the run's report places each attempt's lock grant from it.
+//!
+//! A lost session (a restart, a terminated backend) is opened again and the
+//! sampling goes on; the time without one is kept as a gap the report names.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,9 +20,11 @@ use tokio::sync::watch;
 use tokio_postgres::{Client, Row, Statement};
 
 use super::RunClock;
+use super::reopen::{HeldSession, is_connection_lost};
 use crate::metrics::grant::GRANT_POLL_EVERY_MS;
-use crate::metrics::locks::{LockSample, SecondLocks, is_worse_moment};
+use crate::metrics::locks::{LockSample, ObserverGap, SecondLocks, is_worse_moment};
 use crate::metrics::{DdlActivity, DdlPoll, LiveCounters};
+use crate::target::error_text;
 
 /// How often the observer samples: 5 times a second.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(200);
@@ -84,7 +89,9 @@ pub struct ObserverOutput {
     pub roles: BTreeMap<u32, String>,
     /// The DDL session at every poll, in time order; empty when the run has no DDL.
     pub ddl_polls: Vec<DdlPoll>,
-    /// The first error, if sampling stopped early.
+    /// Times without a connection, each ended by opening the session again.
+    pub gaps: Vec<ObserverGap>,
+    /// The error that stopped sampling early, if one did (not a lost connection).
     pub error: Option<String>,
 }
 
@@ -119,35 +126,66 @@ struct Session {
 }
 
 /// Samples until `stop` turns true, telling `reports` as it goes; with
-/// `reports.ddl`, the DDL session is polled between samples.
+/// `reports.ddl`, the DDL session is polled between samples. A lost session is
+/// opened again (every [`super::reopen::REOPEN_EVERY`]) and the time without one kept as a
+/// gap; any other error ends the sampling.
 pub async fn observe(
-    client: Client,
+    mut session: HeldSession,
     clock: RunClock,
     session_prefix: String,
     server_version_num: u32,
     reports: LiveReports,
     mut stop: watch::Receiver<bool>,
 ) -> ObserverOutput {
-    let ddl = &reports.ddl;
     let mut output = ObserverOutput {
         per_second: vec![SecondLocks::default(); clock.duration_s() as usize],
         ..ObserverOutput::default()
     };
-    let statement = match prepare_sample(&client, server_version_num).await {
-        Ok(statement) => statement,
-        Err(err) => {
-            output.error = Some(format!("lock observer: {err}"));
+    loop {
+        let sampled = sample_until_stopped(
+            &session.client,
+            clock,
+            &session_prefix,
+            server_version_num,
+            &reports,
+            &mut output,
+            &mut stop,
+        )
+        .await;
+        let Err(err) = sampled else {
+            return output;
+        };
+        if !is_connection_lost(&err) {
+            output.error = Some(format!("lock observer: {}", error_text(&err)));
             return output;
         }
-    };
+        let lost_s = clock.now_s();
+        let back = session.reopen(&mut stop).await;
+        output.gaps.push(ObserverGap {
+            lost_s,
+            back_s: back.then(|| clock.now_s()),
+        });
+        if !back {
+            return output;
+        }
+    }
+}
+
+/// Prepares the statements on `client`, then samples (and polls the DDL
+/// session) until `stop` turns true; the first error ends it.
+async fn sample_until_stopped(
+    client: &Client,
+    clock: RunClock,
+    session_prefix: &str,
+    server_version_num: u32,
+    reports: &LiveReports,
+    output: &mut ObserverOutput,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<(), tokio_postgres::Error> {
+    let ddl = &reports.ddl;
+    let statement = prepare_sample(client, server_version_num).await?;
     let ddl_poll = match ddl {
-        Some(_) => match client.prepare(DDL_POLL_SQL).await {
-            Ok(statement) => Some(statement),
-            Err(err) => {
-                output.error = Some(format!("lock observer: {err}"));
-                return output;
-            }
-        },
+        Some(_) => Some(client.prepare(DDL_POLL_SQL).await?),
         None => None,
     };
     let mut ticker = tokio::time::interval(SAMPLE_EVERY);
@@ -158,33 +196,22 @@ pub async fn observe(
         let sample_now = tokio::select! {
             _ = ticker.tick() => true,
             _ = poll_ticker.tick(), if ddl.is_some() => false,
-            _ = stop.wait_for(|stopped| *stopped) => return output,
+            _ = stop.wait_for(|stopped| *stopped) => return Ok(()),
         };
         if let (false, Some(ddl), Some(statement)) = (sample_now, ddl, &ddl_poll) {
-            match poll_ddl(&client, statement, ddl, clock).await {
-                Ok(poll) => output.ddl_polls.push(poll),
-                Err(err) => {
-                    output.error = Some(format!("lock observer: {err}"));
-                    return output;
-                }
-            }
+            let poll = poll_ddl(client, statement, ddl, clock).await?;
+            output.ddl_polls.push(poll);
             continue;
         }
-        let rows = match client.query(&statement, &[]).await {
-            Ok(rows) => rows,
-            Err(err) => {
-                output.error = Some(format!("lock observer: {err}"));
-                return output;
-            }
-        };
+        let rows = client.query(&statement, &[]).await?;
         let t_s = clock.now_s();
         let second = clock.second_now();
         let sessions: Vec<Session> = rows
             .iter()
-            .map(|row| session_of(row, &session_prefix))
+            .map(|row| session_of(row, session_prefix))
             .collect();
         record_sample(
-            &mut output,
+            output,
             &sessions,
             t_s,
             second,

@@ -20,6 +20,8 @@ use tokio::task::JoinHandle;
 use tokio_postgres::{CancelToken, NoTls};
 use tokio_util::sync::CancellationToken;
 
+use super::reopen::SharedCancel;
+
 use super::arrivals::Arrivals;
 use super::assemble::PoolMeasured;
 use super::blocker::{self, BlockerResult};
@@ -59,7 +61,7 @@ pub struct RunningTasks {
     stop: watch::Sender<bool>,
     observer: Option<JoinHandle<ObserverOutput>>,
     blocker: Option<(JoinHandle<BlockerResult>, CancelToken)>,
-    ddl: Option<(JoinHandle<Vec<DdlAttempt>>, CancelToken)>,
+    ddl: Option<(JoinHandle<Vec<DdlAttempt>>, SharedCancel)>,
     /// The observer polls the DDL session (a run with both).
     observes_ddl: bool,
     progress: Option<JoinHandle<()>>,
@@ -121,7 +123,7 @@ pub fn start(
     // The observer polls the DDL session; the injector follows it for the progress line.
     let (ddl_activity_tx, ddl_activity_rx) = watch::channel(DdlActivity::Idle);
     let observes_ddl = sessions.observer.is_some() && sessions.ddl.is_some();
-    let observer = sessions.observer.map(|client| {
+    let observer = sessions.observer.map(|session| {
         let reports = observer::LiveReports {
             live: live.clone(),
             queue_status: queue_tx,
@@ -131,7 +133,7 @@ pub fn start(
             }),
         };
         tokio::spawn(observer::observe(
-            client,
+            session,
             clock,
             target.session_prefix.clone(),
             target.server_version_num,
@@ -151,10 +153,11 @@ pub fn start(
     };
     let (status_tx, status_rx) = watch::channel(String::from("not started"));
     let ddl = match (sessions.ddl, &config.ddl) {
-        (Some(client), Some(ddl)) => {
-            let cancel = client.cancel_token();
+        (Some(session), Some(ddl)) => {
+            let cancel = SharedCancel::new(&session.client);
             let injector = ddl::DdlInjector {
-                client,
+                session,
+                cancel: cancel.clone(),
                 killer: sessions.killer,
                 clock,
                 at: ddl.at,
@@ -350,6 +353,7 @@ pub async fn wind_down(
         lock_per_second: observed.per_second,
         lock_samples: observed.samples,
         lock_worst: observed.worst,
+        observer_gaps: observed.gaps,
         interrupted: interrupt.reason().map(str::to_string),
         unfinished_ages_us: workers.unfinished_ages_us,
         pool: pool.map(|dry_at_s| PoolMeasured {
@@ -481,7 +485,7 @@ async fn finish_blocker(
 /// Gives a running DDL attempt `grace` to end ([`ddl::GRACE_AFTER_RUN`], none
 /// for an interrupted run), then cancels it; returns every attempt.
 async fn finish_ddl(
-    task: Option<(JoinHandle<Vec<DdlAttempt>>, CancelToken)>,
+    task: Option<(JoinHandle<Vec<DdlAttempt>>, SharedCancel)>,
     grace: Duration,
     strategy_name: &str,
     notes: &mut RunNotes,
@@ -500,7 +504,7 @@ async fn finish_ddl(
                     grace.as_secs()
                 )
             });
-            let _ = cancel.cancel_query(NoTls).await;
+            let _ = cancel.cancel_query().await;
             task.await
         }
     };

@@ -5,27 +5,34 @@
 //! `--kill-backends`) waits up to a lock_timeout, then terminates every
 //! session with a lock on the table, readers included, and tries again.
 //! Each names the sessions it terminated in the attempt's record.
+//!
+//! `kill-lock-holders` tries again after a try that lost its session, on the
+//! session opened again; `kill-blockers` has one try, which the loss fails.
+//! The killer's own session is opened again when it is lost.
 
 use std::time::Duration;
 
 use tokio_postgres::Client;
 
-use super::{DdlInjector, final_status, finish_attempt, run_try, setup_failed, tries};
+use super::{DdlInjector, final_status, finish_attempt, goes_on, run_try, setup_failed, tries};
 use crate::metrics::{AttemptOutcome, DdlAttempt, TerminatedSession};
 use crate::scenario::observer::role_of;
+use crate::scenario::reopen::is_connection_lost;
 
 /// No timeout; from `grace` after the DDL's start, every `every`, terminates
 /// the sessions that block the DDL and whose transaction is older than
 /// `older_than` (zero: any age). The DDL is never given up.
 pub(super) async fn kill_blockers(
-    injector: &DdlInjector,
+    injector: &mut DdlInjector,
     sql: &str,
     grace: Duration,
     older_than: Duration,
     every: Duration,
 ) -> Vec<DdlAttempt> {
+    let mut killer = injector.killer.take();
+    let injector = &*injector;
     let clock = injector.clock;
-    let client = &injector.client;
+    let client = &injector.session.client;
     let prepared = async {
         client
             .batch_execute("SET lock_timeout = 0; SET statement_timeout = 0")
@@ -46,11 +53,24 @@ pub(super) async fn kill_blockers(
         tokio::pin!(ddl);
         let killer = async {
             tokio::time::sleep(grace).await;
-            let Some(killer) = &injector.killer else {
+            let Some(killer) = &mut killer else {
                 return std::future::pending::<()>().await;
             };
+            let mut run_over = injector.run_over.clone();
             loop {
-                terminate_blockers(injector, killer, ddl_pid, older_than, &mut terminated).await;
+                let round = terminate_blockers(
+                    injector,
+                    &killer.client,
+                    ddl_pid,
+                    older_than,
+                    &mut terminated,
+                )
+                .await;
+                if round.as_ref().is_err_and(is_connection_lost)
+                    && !killer.reopen(&mut run_over).await
+                {
+                    return std::future::pending::<()>().await;
+                }
                 tokio::time::sleep(every).await;
             }
         };
@@ -66,14 +86,15 @@ pub(super) async fn kill_blockers(
 }
 
 /// One round of [`kill_blockers`]: names the DDL's blockers old enough, adds
-/// them to `terminated`, then terminates them.
+/// them to `terminated`, then terminates them. An error ends the round (the
+/// next round tries again).
 async fn terminate_blockers(
     injector: &DdlInjector,
     killer: &Client,
     ddl_pid: i32,
     older_than: Duration,
     terminated: &mut Vec<TerminatedSession>,
-) {
+) -> Result<(), tokio_postgres::Error> {
     const BLOCKERS_SQL: &str = "\
         SELECT b, coalesce(a.application_name, '')
         FROM unnest(pg_blocking_pids($1)) b
@@ -84,8 +105,7 @@ async fn terminate_blockers(
     // before it read the answer to the kill.
     let rows = killer
         .query(BLOCKERS_SQL, &[&ddl_pid, &older_than.as_secs_f64()])
-        .await
-        .unwrap_or_default();
+        .await?;
     let mut pids = Vec::new();
     for row in rows {
         let pid = row.get::<_, i32>(0);
@@ -103,13 +123,14 @@ async fn terminate_blockers(
         });
     }
     if !pids.is_empty() {
-        let _ = killer
+        killer
             .execute(
                 "SELECT pg_terminate_backend(b) FROM unnest($1::int4[]) b",
                 &[&pids],
             )
-            .await;
+            .await?;
     }
+    Ok(())
 }
 
 /// pg-osc's `--kill-backends`: each try is `BEGIN; SET LOCAL lock_timeout;
@@ -118,14 +139,14 @@ async fn terminate_blockers(
 /// every other session with a lock on those tables and tries again at once.
 /// The tables are the workload tables the DDL names ([`lock_tables`]).
 pub(super) async fn kill_lock_holders(
-    injector: &DdlInjector,
+    injector: &mut DdlInjector,
     sql: &str,
     lock_timeout: Duration,
     max_tries: u32,
 ) -> Vec<DdlAttempt> {
     let clock = injector.clock;
-    let client = &injector.client;
     let prepared = async {
+        let client = &injector.session.client;
         client
             .batch_execute("SET lock_timeout = 0; SET statement_timeout = 0")
             .await?;
@@ -143,24 +164,35 @@ pub(super) async fn kill_lock_holders(
         tables.join(", ")
     );
     let mut attempts = Vec::new();
+    let mut lost = false;
     for try_number in 1..=max_tries {
+        if lost && !reopen_for_try(injector, try_number).await {
+            injector
+                .status
+                .send_replace(format!("stopped before try {try_number}: the run ended"));
+            return attempts;
+        }
         injector
             .status
             .send_replace(format!("try {try_number} waiting"));
         let started_s = clock.now_s();
         let result = run_try(injector, try_number, sql, Some(&lock)).await;
+        lost = result.as_ref().is_err_and(is_connection_lost);
         let is_last = try_number >= max_tries;
         let mut attempt = finish_attempt(try_number, started_s, clock.now_s(), result, is_last);
-        if attempt.outcome != AttemptOutcome::LockTimeout {
+        let timed_out = attempt.outcome == AttemptOutcome::LockTimeout;
+        if !goes_on(timed_out, lost, is_last) {
             injector.status.send_replace(final_status(&attempt));
             attempts.push(attempt);
             return attempts;
         }
-        attempt.terminated = terminate_lock_holders(injector, &tables).await;
-        injector.status.send_replace(format!(
-            "try {try_number} timed out; terminated {} sessions",
-            attempt.terminated.len()
-        ));
+        if timed_out {
+            attempt.terminated = terminate_lock_holders(injector, &tables).await;
+            injector.status.send_replace(format!(
+                "try {try_number} timed out; terminated {} sessions",
+                attempt.terminated.len()
+            ));
+        }
         attempts.push(attempt);
         if *injector.run_over.borrow() {
             injector.status.send_replace(format!(
@@ -171,6 +203,27 @@ pub(super) async fn kill_lock_holders(
         }
     }
     attempts
+}
+
+/// Opens the DDL session again before try `try_number` and sets it up as
+/// [`kill_lock_holders`] did at its start; false if the run ended first.
+async fn reopen_for_try(injector: &mut DdlInjector, try_number: u32) -> bool {
+    loop {
+        if !injector.reopen(try_number).await {
+            return false;
+        }
+        let setup = injector
+            .session
+            .client
+            .batch_execute("SET lock_timeout = 0; SET statement_timeout = 0")
+            .await;
+        match setup {
+            Ok(()) => return true,
+            Err(err) if is_connection_lost(&err) => continue,
+            // Anything else shows in the try itself.
+            Err(_) => return true,
+        }
+    }
 }
 
 /// The workload tables (ordinary or partitioned, visible on the search path)
@@ -206,6 +259,7 @@ async fn terminate_lock_holders(
         LEFT JOIN pg_stat_activity a ON a.pid = h.pid
         ORDER BY h.pid";
     let rows = injector
+        .session
         .client
         .query(KILL_SQL, &[&tables])
         .await

@@ -1,0 +1,460 @@
+//! A server restarted in the middle of a migration loses no more than the
+//! restart: a `--db-url` run against a server the test runs with `pg_ctl`,
+//! restarted (`pg_ctl restart -m fast`) while the report holds the table and
+//! a lock-timeout retry strategy is retrying behind it. Afterwards the DDL
+//! opened its session again and finished, the lock observer sampled again
+//! (a lock the test holds after the restart shows in locks.csv), and the
+//! report names the observer's time without a connection. And on a server
+//! that stays up, a pg-osc migration whose session (and the observer's) the
+//! test terminates tries again on a new session.
+//!
+//! `OperatorServer`, `postgres_user` and `connect` are copies of the helpers
+//! in tests/reconnect.rs (to be folded into tests/common).
+//!
+//! Run it in its own pid namespace while others run tests:
+//! `unshare --pid --fork --mount-proc cargo test --test restart`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use stallbench::metrics::AttemptOutcome;
+
+/// 12 s of load; the report holds the table from 1 s to 11 s (the restart
+/// ends it sooner); the ALTER from 2 s waits up to 1 s a try, 3 s
+/// apart: long enough for the test to take its own lock on the restarted
+/// server before the DDL is back.
+const WORKLOAD: &str = r#"
+name = "restart-mid-migration"
+description = "a lock-timeout retry whose server restarts while it retries"
+setup = """
+CREATE TABLE orders (id bigserial PRIMARY KEY, customer_id int NOT NULL, total numeric(10,2) NOT NULL);
+INSERT INTO orders (customer_id, total) SELECT 1 + g % 1000, (g % 500) + 0.99 FROM generate_series(1, 20000) g;
+CREATE INDEX ON orders (customer_id);
+ANALYZE orders;
+"""
+reset = "ALTER TABLE orders DROP COLUMN IF EXISTS note;"
+
+[load]
+clients = 2
+duration = "12s"
+
+[[load.scripts]]
+name = "read-order"
+sql = """
+\\set c random(1, 1000)
+SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;
+"""
+
+[blocker]
+at = "1s"
+hold = "10s"
+sql = "SELECT count(*) FROM orders"
+
+[ddl]
+at = "2s"
+sql = "ALTER TABLE orders ADD COLUMN note text"
+
+[[strategies]]
+name = "retry"
+kind = "lock-timeout-retry"
+lock_timeout = "1s"
+max_tries = 10
+backoff = { kind = "linear", step = "3s", cap = "3s" }
+"#;
+
+/// Whether the run's DDL session waits for a lock now.
+const DDL_WAITS_SQL: &str = "SELECT count(*) FROM pg_stat_activity \
+    WHERE application_name LIKE 'stallbench-%-ddl' AND wait_event_type = 'Lock'";
+
+#[test]
+fn a_retrying_migration_and_the_lock_observer_outlive_a_server_restart() {
+    assert!(
+        stallbench::server::find_bin_dir(None).is_ok(),
+        "this test runs a real PostgreSQL and none was found; apt-get install -y postgresql"
+    );
+    let _serial = one_at_a_time();
+    let server = OperatorServer::start();
+    let url = server.connection_string();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = dir.path().join("restart.toml");
+    std::fs::write(&workload, WORKLOAD).unwrap();
+    let out = dir.path().join("results");
+
+    let harness = Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
+        .env_remove("DATABASE_URL")
+        .args(["run", workload.to_str().unwrap(), "--strategy", "retry"])
+        .args(["--db-url", &url, "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // The DDL retries behind the report: restart the server under it.
+    runtime.block_on(wait_until_ddl_waits(&url, Duration::from_secs(30)));
+    std::thread::sleep(Duration::from_millis(300));
+    let restarted_at = Instant::now();
+    server.pg_ctl(&["restart", "-m", "fast"]);
+    // After the restart the report is gone; the test holds the table instead,
+    // until the DDL (on its new session) waits behind it for a while.
+    let held_s = runtime.block_on(async {
+        let client = connect(&url).await;
+        client
+            .batch_execute("BEGIN; LOCK TABLE stallbench.orders IN ACCESS SHARE MODE")
+            .await
+            .unwrap();
+        wait_until_ddl_waits(&url, Duration::from_secs(8)).await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        client.batch_execute("COMMIT").await.unwrap();
+        restarted_at.elapsed().as_secs_f64()
+    });
+
+    let output = harness.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+
+    // The DDL: lock timeouts, one try lost with the restart, more tries on the
+    // new session, the last one done.
+    let report = stallbench::export::read_report(&out).unwrap();
+    let retry = &report.strategies[0];
+    let outcomes: Vec<(AttemptOutcome, &str, f64)> = retry
+        .attempts
+        .iter()
+        .map(|a| (a.outcome, a.sqlstate.as_str(), a.started_s))
+        .collect();
+    let lost = retry
+        .attempts
+        .iter()
+        .position(|a| a.outcome == AttemptOutcome::Error)
+        .unwrap_or_else(|| panic!("no try lost its connection: {outcomes:?}"));
+    assert!(
+        ["57P01", "connection_lost"].contains(&retry.attempts[lost].sqlstate.as_str()),
+        "{outcomes:?}"
+    );
+    assert!(
+        retry.attempts[..lost]
+            .iter()
+            .all(|a| a.outcome == AttemptOutcome::LockTimeout),
+        "{outcomes:?}"
+    );
+    let after = &retry.attempts[lost + 1..];
+    assert!(
+        after.len() >= 2,
+        "tries behind the test's lock, then done: {outcomes:?}"
+    );
+    assert_eq!(
+        after.last().unwrap().outcome,
+        AttemptOutcome::Ok,
+        "{outcomes:?}"
+    );
+    assert!(
+        after[..after.len() - 1]
+            .iter()
+            .all(|a| a.outcome == AttemptOutcome::LockTimeout),
+        "{outcomes:?}"
+    );
+
+    // The observer sampled again: the DDL waiting behind the test's session.
+    let lost_s = retry.attempts[lost].ended_s;
+    let locks = std::fs::read_to_string(out.join("locks.csv")).unwrap();
+    let ddl_waits_after: Vec<&str> = locks
+        .lines()
+        .skip(1)
+        .filter(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            fields[1].parse::<f64>().unwrap() > lost_s && fields[3] == "ddl" && fields[8] == "0"
+        })
+        .collect();
+    assert!(
+        ddl_waits_after.len() >= 2,
+        "lock samples after the restart at {lost_s:.1} s (held {held_s:.1} s after it): {locks}"
+    );
+    assert!(
+        ddl_waits_after
+            .iter()
+            .all(|line| line.split(',').nth(9).unwrap().starts_with("external:")),
+        "{ddl_waits_after:#?}"
+    );
+
+    // The report names the observer's gap, in the console and in summary.md.
+    let phrase = "the lock observer lost its connection at ";
+    assert!(stdout.contains(phrase), "{stdout}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains(phrase), "{summary}");
+    assert!(summary.contains(" and was back at "), "{summary}");
+}
+
+/// pg-osc's recipe on 1 s tries, behind a report held from 1 s to 7 s.
+const TERMINATED_WORKLOAD: &str = r#"
+name = "terminated-mid-migration"
+description = "a kill-lock-holders migration whose session someone terminates"
+setup = """
+CREATE TABLE orders (id bigserial PRIMARY KEY, customer_id int NOT NULL, total numeric(10,2) NOT NULL);
+INSERT INTO orders (customer_id, total) SELECT 1 + g % 1000, (g % 500) + 0.99 FROM generate_series(1, 20000) g;
+ANALYZE orders;
+"""
+
+[load]
+clients = 2
+duration = "8s"
+
+[[load.scripts]]
+name = "read-order"
+sql = "SELECT count(*) FROM orders WHERE customer_id = 7;"
+
+[blocker]
+at = "1s"
+hold = "6s"
+sql = "SELECT count(*) FROM orders"
+
+[ddl]
+at = "2s"
+sql = "ALTER TABLE orders ADD COLUMN note text"
+
+[[strategies]]
+name = "osc"
+kind = "kill-lock-holders"
+lock_timeout = "1s"
+max_tries = 4
+"#;
+
+#[test]
+fn a_terminated_ddl_session_and_observer_come_back_on_the_same_server() {
+    let _serial = one_at_a_time();
+    let server = OperatorServer::start();
+    let url = server.connection_string();
+    let dir = tempfile::tempdir().unwrap();
+    let workload = dir.path().join("terminated.toml");
+    std::fs::write(&workload, TERMINATED_WORKLOAD).unwrap();
+    let out = dir.path().join("results");
+    let harness = Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
+        .env_remove("DATABASE_URL")
+        .args(["run", workload.to_str().unwrap(), "--strategy", "osc"])
+        .args(["--db-url", &url, "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let terminated: i64 = runtime.block_on(async {
+        wait_until_ddl_waits(&url, Duration::from_secs(30)).await;
+        connect(&url)
+            .await
+            .query_one(
+                "WITH run AS MATERIALIZED (SELECT pid FROM pg_stat_activity \
+                 WHERE application_name LIKE 'stallbench-%-ddl' \
+                 OR application_name LIKE 'stallbench-%-observer') \
+                 SELECT count(*) FROM run WHERE pg_terminate_backend(pid)",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0)
+    });
+    assert_eq!(
+        terminated, 2,
+        "the test terminated the DDL and the observer"
+    );
+    let output = harness.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+
+    // Try 1 lost, try 2 on the new session timed out and terminated the
+    // report, try 3 done.
+    let report = stallbench::export::read_report(&out).unwrap();
+    let osc = &report.strategies[0];
+    let outcomes: Vec<(AttemptOutcome, &str)> = osc
+        .attempts
+        .iter()
+        .map(|a| (a.outcome, a.sqlstate.as_str()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (AttemptOutcome::Error, "57P01"),
+            (AttemptOutcome::LockTimeout, "55P03"),
+            (AttemptOutcome::Ok, "")
+        ],
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        osc.attempts[1]
+            .terminated
+            .iter()
+            .any(|session| session.role == "report"),
+        "{:?}",
+        osc.attempts[1].terminated
+    );
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("the lock observer lost its connection at "),
+        "{summary}"
+    );
+    assert!(summary.contains(" and was back at "), "{summary}");
+}
+
+/// Serializes this file's runs: their timing needs the CPUs.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    RUNS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Polls until the run's DDL session waits for a lock; panics after `within`.
+async fn wait_until_ddl_waits(url: &str, within: Duration) {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Ok(client) = try_connect(url).await {
+            let waits: i64 = client
+                .query_one(DDL_WAITS_SQL, &[])
+                .await
+                .map_or(0, |row| row.get(0));
+            if waits > 0 {
+                return;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run's DDL never waited for a lock"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn try_connect(url: &str) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
+    let (client, connection) = url
+        .parse::<tokio_postgres::Config>()
+        .unwrap()
+        .connect(tokio_postgres::NoTls)
+        .await?;
+    tokio::spawn(connection);
+    Ok(client)
+}
+
+async fn connect(url: &str) -> tokio_postgres::Client {
+    try_connect(url).await.unwrap()
+}
+
+/// A PostgreSQL the test runs itself with `pg_ctl`, as an operator's server
+/// would be: on a unix socket in its temp folder, as the `postgres` user when
+/// the test runs as root. Stopped (immediate) on drop.
+struct OperatorServer {
+    folder: tempfile::TempDir,
+    bin_dir: PathBuf,
+    user: Option<(u32, u32)>,
+}
+
+impl OperatorServer {
+    fn start() -> OperatorServer {
+        let bin_dir = stallbench::server::find_bin_dir(None).unwrap();
+        let folder = tempfile::Builder::new()
+            .prefix("restart-test-")
+            .tempdir()
+            .unwrap();
+        let user = postgres_user();
+        if let Some((uid, gid)) = user {
+            std::os::unix::fs::chown(folder.path(), Some(uid), Some(gid)).unwrap();
+        }
+        let server = OperatorServer {
+            folder,
+            bin_dir,
+            user,
+        };
+        let data = server.data_dir();
+        server.run(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--no-sync",
+                "--no-instructions",
+            ],
+        );
+        let options = format!(
+            "-k {} -p 5432 -c listen_addresses=",
+            server.folder.path().display()
+        );
+        server.pg_ctl(&["start", "-o", &options]);
+        server
+    }
+
+    fn data_dir(&self) -> PathBuf {
+        self.folder.path().join("data")
+    }
+
+    fn connection_string(&self) -> String {
+        format!(
+            "host={} port=5432 user=postgres dbname=postgres",
+            self.folder.path().display()
+        )
+    }
+
+    /// `pg_ctl <action> -w -D data -l log <args>`; panics with its output if it fails.
+    fn pg_ctl(&self, args: &[&str]) -> Output {
+        let data = self.data_dir();
+        let log = self.folder.path().join("server.log");
+        let mut all = vec![args[0], "-w", "-D", data.to_str().unwrap()];
+        all.extend(["-l", log.to_str().unwrap()]);
+        all.extend(&args[1..]);
+        self.run("pg_ctl", &all)
+    }
+
+    fn run(&self, program: &str, args: &[&str]) -> Output {
+        let mut command = Command::new(self.bin_dir.join(program));
+        command
+            .args(args)
+            .current_dir(self.folder.path())
+            .stdin(Stdio::null());
+        if let Some((uid, gid)) = self.user {
+            use std::os::unix::process::CommandExt;
+            command.uid(uid).gid(gid).env("HOME", "/tmp");
+        }
+        let output = command.output().unwrap();
+        assert!(
+            output.status.success(),
+            "{program} {args:?}: {}\n{}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    }
+}
+
+impl Drop for OperatorServer {
+    fn drop(&mut self) {
+        let data: &Path = &self.data_dir();
+        let mut command = Command::new(self.bin_dir.join("pg_ctl"));
+        command
+            .args(["stop", "-m", "immediate", "-w", "-D"])
+            .arg(data)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some((uid, gid)) = self.user {
+            use std::os::unix::process::CommandExt;
+            command.uid(uid).gid(gid);
+        }
+        let _ = command.status();
+    }
+}
+
+/// The uid and gid of the `postgres` user when running as root (initdb refuses root).
+fn postgres_user() -> Option<(u32, u32)> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let name = std::ffi::CString::new("postgres").unwrap();
+    // SAFETY: getpwnam returns static storage or null; the ids are copied out at once.
+    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
+    assert!(!entry.is_null(), "running as root without a postgres user");
+    // SAFETY: checked non-null above.
+    Some(unsafe { ((*entry).pw_uid, (*entry).pw_gid) })
+}
