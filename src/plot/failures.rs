@@ -56,11 +56,17 @@ pub(super) fn draw_failures_strip(
     )
 }
 
+/// The failures of a second that timed out: at `--client-timeout`, or (with
+/// the application pool) waiting for a connection at `--pool-timeout`.
+fn timed_out(row: &SecondRow) -> u64 {
+    row.timeouts + row.pool.as_ref().map_or(0, |pool| pool.timeouts)
+}
+
 /// The bars of one second: the timed-out failures from 0, the other failures on top.
 /// Empty parts are left out (a bar of height 0 would still draw a line).
 fn failure_bars(row: &SecondRow) -> Vec<Rectangle<(f64, f64)>> {
     let start = f64::from(row.second);
-    let timed_out = row.timeouts.min(row.failed) as f64;
+    let timed_out = timed_out(row).min(row.failed) as f64;
     let failed = row.failed as f64;
     let mut bars = Vec::new();
     if timed_out > 0.0 {
@@ -105,7 +111,7 @@ fn draw_label(
     let style = text_style(12);
     let swatch_px = 10;
     let mut parts = vec![(failures_label(strategy), None)];
-    let timed_out: u64 = strategy.seconds.iter().map(|row| row.timeouts).sum();
+    let timed_out: u64 = strategy.seconds.iter().map(timed_out).sum();
     let failed: u64 = strategy.seconds.iter().map(|row| row.failed).sum();
     if timed_out > 0 {
         parts.push(("timed out".to_string(), Some(TIMED_OUT_BAR)));

@@ -42,14 +42,23 @@ pub fn draw_pool(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     draw_pool_png(report, path).with_context(|| format!("drawing {}", path.display()))
 }
 
-fn draw_pool_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
-    let key = [
+/// The key of `pool.png`, on one line.
+fn pool_key() -> [(&'static str, KeySwatch); 6] {
+    [
         ("p99 wait for a connection", KeySwatch::Line(POOL_WAIT_LINE)),
         ("p99 database time", KeySwatch::Line(DB_LINE)),
         ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
-        ("DDL try that failed", KeySwatch::Box(ATTEMPT_FAILED)),
-        ("DDL try that succeeded", KeySwatch::Box(ATTEMPT_OK)),
-    ];
+        ("DDL try failed", KeySwatch::Box(ATTEMPT_FAILED)),
+        ("DDL try succeeded", KeySwatch::Box(ATTEMPT_OK)),
+        (
+            "waiting / holding lock",
+            KeySwatch::WaitThenHold(ATTEMPT_OK),
+        ),
+    ]
+}
+
+fn draw_pool_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    let key = pool_key();
     let duration_s = timeline_duration_s(report);
     let y_axis = LogAxis::new(report);
     let max_timeouts = report
@@ -250,6 +259,16 @@ mod tests {
     use crate::export::sample::reference_report;
     use crate::plot::layout::latency_timeline_size_with_failures;
     use crate::plot::test_support::{decode_rgb, output_dir};
+
+    #[test]
+    fn the_key_fits_on_its_line() {
+        register_embedded_font().unwrap();
+        let width_px = crate::plot::layout::key_width_px(&pool_key());
+        assert!(
+            width_px <= crate::plot::layout::TIMELINE_WIDTH_PX as i32 - 20,
+            "{width_px} px"
+        );
+    }
 
     #[test]
     fn pool_png_draws_both_waits_and_the_timeouts_of_a_pool_run_only() {
