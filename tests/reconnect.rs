@@ -9,8 +9,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use common::*;
@@ -112,112 +110,6 @@ fn terminated_readers_reconnect_and_the_load_goes_on() {
     assert_eq!(read.strategies[0].summary.reconnects, 4);
     drop(server);
     assert_no_leftover_server();
-}
-
-/// A PostgreSQL the test runs itself with `pg_ctl`, as an operator's server
-/// would be: on a unix socket in its temp folder, as the `postgres` user when
-/// the test runs as root. Stopped (immediate) on drop.
-struct OperatorServer {
-    folder: tempfile::TempDir,
-    bin_dir: PathBuf,
-    user: Option<(u32, u32)>,
-}
-
-impl OperatorServer {
-    fn start() -> OperatorServer {
-        let bin_dir = stallbench::server::find_bin_dir(None).unwrap();
-        let folder = tempfile::Builder::new()
-            .prefix("reconnect-test-")
-            .tempdir()
-            .unwrap();
-        let user = postgres_ids();
-        if let Some((uid, gid)) = user {
-            std::os::unix::fs::chown(folder.path(), Some(uid), Some(gid)).unwrap();
-        }
-        let server = OperatorServer {
-            folder,
-            bin_dir,
-            user,
-        };
-        let data = server.data_dir();
-        server.run(
-            "initdb",
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "--no-sync",
-                "--no-instructions",
-            ],
-        );
-        let options = format!(
-            "-k {} -p 5432 -c listen_addresses=",
-            server.folder.path().display()
-        );
-        server.pg_ctl(&["start", "-o", &options]);
-        server
-    }
-
-    fn data_dir(&self) -> PathBuf {
-        self.folder.path().join("data")
-    }
-
-    fn connection_string(&self) -> String {
-        format!(
-            "host={} port=5432 user=postgres dbname=postgres",
-            self.folder.path().display()
-        )
-    }
-
-    /// `pg_ctl <action> -w -D data -l log <args>`; panics with its output if it fails.
-    fn pg_ctl(&self, args: &[&str]) -> Output {
-        let data = self.data_dir();
-        let log = self.folder.path().join("server.log");
-        let mut all = vec![args[0], "-w", "-D", data.to_str().unwrap()];
-        all.extend(["-l", log.to_str().unwrap()]);
-        all.extend(&args[1..]);
-        self.run("pg_ctl", &all)
-    }
-
-    fn run(&self, program: &str, args: &[&str]) -> Output {
-        let mut command = Command::new(self.bin_dir.join(program));
-        command
-            .args(args)
-            .current_dir(self.folder.path())
-            .stdin(Stdio::null());
-        if let Some((uid, gid)) = self.user {
-            use std::os::unix::process::CommandExt;
-            command.uid(uid).gid(gid).env("HOME", "/tmp");
-        }
-        let output = command.output().unwrap();
-        assert!(
-            output.status.success(),
-            "{program} {args:?}: {}\n{}{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output
-    }
-}
-
-impl Drop for OperatorServer {
-    fn drop(&mut self) {
-        let data = self.data_dir();
-        let mut command = Command::new(self.bin_dir.join("pg_ctl"));
-        command
-            .args(["stop", "-m", "immediate", "-w", "-D"])
-            .arg(&data)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        if let Some((uid, gid)) = self.user {
-            use std::os::unix::process::CommandExt;
-            command.uid(uid).gid(gid);
-        }
-        let _ = command.status();
-    }
 }
 
 #[test]

@@ -8,16 +8,15 @@
 //! that stays up, a pg-osc migration whose session (and the observer's) the
 //! test terminates tries again on a new session.
 //!
-//! `OperatorServer`, `postgres_user` and `connect` are copies of the helpers
-//! in tests/reconnect.rs (to be folded into tests/common).
-//!
 //! Run it in its own pid namespace while others run tests:
 //! `unshare --pid --fork --mount-proc cargo test --test restart`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::*;
 use stallbench::metrics::AttemptOutcome;
 
 /// 12 s of load; the report holds the table from 1 s to 11 s (the restart
@@ -73,7 +72,7 @@ fn a_retrying_migration_and_the_lock_observer_outlive_a_server_restart() {
         stallbench::server::find_bin_dir(None).is_ok(),
         "this test runs a real PostgreSQL and none was found; apt-get install -y postgresql"
     );
-    let _serial = one_at_a_time();
+    let _serial = one_database_run_at_a_time();
     let server = OperatorServer::start();
     let url = server.connection_string();
     let dir = tempfile::tempdir().unwrap();
@@ -223,7 +222,7 @@ max_tries = 4
 
 #[test]
 fn a_terminated_ddl_session_and_observer_come_back_on_the_same_server() {
-    let _serial = one_at_a_time();
+    let _serial = one_database_run_at_a_time();
     let server = OperatorServer::start();
     let url = server.connection_string();
     let dir = tempfile::tempdir().unwrap();
@@ -298,12 +297,6 @@ fn a_terminated_ddl_session_and_observer_come_back_on_the_same_server() {
     assert!(summary.contains(" and was back at "), "{summary}");
 }
 
-/// Serializes this file's runs: their timing needs the CPUs.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    RUNS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 /// Polls until the run's DDL session waits for a lock; panics after `within`.
 async fn wait_until_ddl_waits(url: &str, within: Duration) {
     let deadline = Instant::now() + within;
@@ -323,138 +316,4 @@ async fn wait_until_ddl_waits(url: &str, within: Duration) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-async fn try_connect(url: &str) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
-    let (client, connection) = url
-        .parse::<tokio_postgres::Config>()
-        .unwrap()
-        .connect(tokio_postgres::NoTls)
-        .await?;
-    tokio::spawn(connection);
-    Ok(client)
-}
-
-async fn connect(url: &str) -> tokio_postgres::Client {
-    try_connect(url).await.unwrap()
-}
-
-/// A PostgreSQL the test runs itself with `pg_ctl`, as an operator's server
-/// would be: on a unix socket in its temp folder, as the `postgres` user when
-/// the test runs as root. Stopped (immediate) on drop.
-struct OperatorServer {
-    folder: tempfile::TempDir,
-    bin_dir: PathBuf,
-    user: Option<(u32, u32)>,
-}
-
-impl OperatorServer {
-    fn start() -> OperatorServer {
-        let bin_dir = stallbench::server::find_bin_dir(None).unwrap();
-        let folder = tempfile::Builder::new()
-            .prefix("restart-test-")
-            .tempdir()
-            .unwrap();
-        let user = postgres_user();
-        if let Some((uid, gid)) = user {
-            std::os::unix::fs::chown(folder.path(), Some(uid), Some(gid)).unwrap();
-        }
-        let server = OperatorServer {
-            folder,
-            bin_dir,
-            user,
-        };
-        let data = server.data_dir();
-        server.run(
-            "initdb",
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "--no-sync",
-                "--no-instructions",
-            ],
-        );
-        let options = format!(
-            "-k {} -p 5432 -c listen_addresses=",
-            server.folder.path().display()
-        );
-        server.pg_ctl(&["start", "-o", &options]);
-        server
-    }
-
-    fn data_dir(&self) -> PathBuf {
-        self.folder.path().join("data")
-    }
-
-    fn connection_string(&self) -> String {
-        format!(
-            "host={} port=5432 user=postgres dbname=postgres",
-            self.folder.path().display()
-        )
-    }
-
-    /// `pg_ctl <action> -w -D data -l log <args>`; panics with its output if it fails.
-    fn pg_ctl(&self, args: &[&str]) -> Output {
-        let data = self.data_dir();
-        let log = self.folder.path().join("server.log");
-        let mut all = vec![args[0], "-w", "-D", data.to_str().unwrap()];
-        all.extend(["-l", log.to_str().unwrap()]);
-        all.extend(&args[1..]);
-        self.run("pg_ctl", &all)
-    }
-
-    fn run(&self, program: &str, args: &[&str]) -> Output {
-        let mut command = Command::new(self.bin_dir.join(program));
-        command
-            .args(args)
-            .current_dir(self.folder.path())
-            .stdin(Stdio::null());
-        if let Some((uid, gid)) = self.user {
-            use std::os::unix::process::CommandExt;
-            command.uid(uid).gid(gid).env("HOME", "/tmp");
-        }
-        let output = command.output().unwrap();
-        assert!(
-            output.status.success(),
-            "{program} {args:?}: {}\n{}{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output
-    }
-}
-
-impl Drop for OperatorServer {
-    fn drop(&mut self) {
-        let data: &Path = &self.data_dir();
-        let mut command = Command::new(self.bin_dir.join("pg_ctl"));
-        command
-            .args(["stop", "-m", "immediate", "-w", "-D"])
-            .arg(data)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        if let Some((uid, gid)) = self.user {
-            use std::os::unix::process::CommandExt;
-            command.uid(uid).gid(gid);
-        }
-        let _ = command.status();
-    }
-}
-
-/// The uid and gid of the `postgres` user when running as root (initdb refuses root).
-fn postgres_user() -> Option<(u32, u32)> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return None;
-    }
-    let name = std::ffi::CString::new("postgres").unwrap();
-    // SAFETY: getpwnam returns static storage or null; the ids are copied out at once.
-    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
-    assert!(!entry.is_null(), "running as root without a postgres user");
-    // SAFETY: checked non-null above.
-    Some(unsafe { ((*entry).pw_uid, (*entry).pw_gid) })
 }

@@ -6,10 +6,13 @@
 #![allow(dead_code)]
 
 pub mod managed;
+pub mod operator;
 pub mod run;
 pub mod server;
 
 // Each test file uses some of the helpers, as with dead_code above.
+#[allow(unused_imports)]
+pub use operator::*;
 #[allow(unused_imports)]
 pub use run::*;
 #[allow(unused_imports)]

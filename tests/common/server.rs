@@ -24,14 +24,20 @@ pub fn start_throwaway_server(runtime: &tokio::runtime::Runtime) -> Server {
 
 /// A plain (no TLS) client of `url`; its connection runs on the caller's runtime.
 pub async fn connect(url: &str) -> tokio_postgres::Client {
+    try_connect(url)
+        .await
+        .unwrap_or_else(|err| panic!("{url}: {err}"))
+}
+
+/// [`connect`], for a server that may be down (restarting).
+pub async fn try_connect(url: &str) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
     let (client, connection) = url
         .parse::<tokio_postgres::Config>()
         .unwrap()
         .connect(tokio_postgres::NoTls)
-        .await
-        .unwrap_or_else(|err| panic!("{url}: {err}"));
+        .await?;
     tokio::spawn(connection);
-    client
+    Ok(client)
 }
 
 /// One int8 value of `sql` on the server at `url`, over a new connection.
