@@ -15,6 +15,7 @@ use super::layout::{
     ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, LATENCY_TIMELINE_PANEL_HEIGHT_PX,
     TimelineLayout, draw_panels_png, line_segments, register_embedded_font, text_style,
 };
+use super::log_axis::LogAxis;
 use super::panel::{PanelChart, mark_attempts, shade_blocker_windows, steps, timeline_duration_s};
 use crate::export::format::{format_latency, format_latency_label};
 use crate::metrics::{RunReport, SecondRow, StrategyReport};
@@ -63,7 +64,7 @@ fn latency_timeline_key() -> [(&'static str, KeySwatch); 8] {
 fn draw_latency_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     let key = latency_timeline_key();
     let duration_s = timeline_duration_s(report);
-    let y_axis = LatencyTimelineAxis::new(report);
+    let y_axis = latency_axis(report);
     let max_failed = max_failed_per_second(report);
     draw_panels_png(
         report,
@@ -97,47 +98,15 @@ fn is_drawable_latency(ms: f64) -> bool {
     ms > 0.0 && ms.is_finite()
 }
 
-/// The y range (ms) shared by the panels of `latency-timeline.png`: whole decades around
-/// every drawable p50, p99 and max of any strategy (with at least a sixth of a decade
-/// under the lowest), then a quarter as many decades again above, for the attempt bars.
-struct LatencyTimelineAxis {
-    low: f64,
-    /// The top of the decades of the data: no labels above it.
-    data_top: f64,
-    top: f64,
-}
-
-impl LatencyTimelineAxis {
-    fn new(report: &RunReport) -> LatencyTimelineAxis {
-        let values = report
-            .strategies
-            .iter()
-            .flat_map(|strategy| &strategy.seconds)
-            .flat_map(|row| [row.lat_p50_ms, row.lat_p99_ms, row.lat_max_ms])
-            .filter(|ms| is_drawable_latency(*ms));
-        let min_ms = values.clone().fold(f64::INFINITY, f64::min);
-        let max_ms = values.fold(0.0, f64::max);
-        // 1 ms to 100 ms when there is nothing to draw.
-        let (low_decade, high_decade) = if max_ms > 0.0 {
-            let low = (min_ms.log10() - 0.15).floor();
-            (low, max_ms.log10().ceil().max(low + 1.0))
-        } else {
-            (0.0, 2.0)
-        };
-        let top_decade = high_decade + (high_decade - low_decade) * 0.25;
-        LatencyTimelineAxis {
-            // A hair under the decade, so that rounding does not drop its tick label.
-            low: 10_f64.powf(low_decade) * 0.999,
-            data_top: 10_f64.powf(high_decade),
-            top: 10_f64.powf(top_decade),
-        }
-    }
-
-    /// The latency `fraction` of the way up the axis (on the log scale).
-    fn at(&self, fraction: f64) -> f64 {
-        let (low, top) = (self.low.log10(), self.top.log10());
-        10_f64.powf(low + (top - low) * fraction)
-    }
+/// The y range (ms) shared by the panels of `latency-timeline.png`: around every
+/// drawable p50, p99 and max of any strategy; 1 ms to 100 ms when there is nothing to draw.
+fn latency_axis(report: &RunReport) -> LogAxis {
+    let values = report
+        .strategies
+        .iter()
+        .flat_map(|strategy| &strategy.seconds)
+        .flat_map(|row| [row.lat_p50_ms, row.lat_p99_ms, row.lat_max_ms]);
+    LogAxis::around(values, (0.0, 2.0))
 }
 
 /// One strategy's panel of `latency-timeline.png`: blocker shading, the p50, p99 and max
@@ -147,7 +116,7 @@ fn draw_latency_timeline_panel(
     strategy: &StrategyReport,
     panel: &DrawingArea<BitMapBackend, Shift>,
     duration_s: f64,
-    y_axis: &LatencyTimelineAxis,
+    y_axis: &LogAxis,
 ) -> anyhow::Result<()> {
     let (low, top) = (y_axis.low, y_axis.top);
     let mut chart = latency_panel_chart(strategy, panel, duration_s, y_axis)?;
@@ -183,7 +152,7 @@ fn latency_panel_chart<'a, 'b>(
     strategy: &StrategyReport,
     panel: &'a DrawingArea<BitMapBackend<'b>, Shift>,
     duration_s: f64,
-    y_axis: &LatencyTimelineAxis,
+    y_axis: &LogAxis,
 ) -> anyhow::Result<PanelChart<'a, 'b, LogCoord<f64>>> {
     // The margins and label areas of the TPS part of `timeline.png`.
     let mut chart = ChartBuilder::on(panel)
@@ -222,7 +191,7 @@ fn latency_panel_chart<'a, 'b>(
 fn mark_seconds_without_latency(
     chart: &mut PanelChart<LogCoord<f64>>,
     strategy: &StrategyReport,
-    y_axis: &LatencyTimelineAxis,
+    y_axis: &LogAxis,
 ) -> anyhow::Result<()> {
     let mark_top = y_axis.at(0.035);
     chart.draw_series(
@@ -360,7 +329,7 @@ mod tests {
         strategy.seconds.remove(2);
         assert_eq!(positive_step_runs(&strategy, |row| row.lat_p99_ms).len(), 3);
 
-        let axis = LatencyTimelineAxis::new(&reference_report());
+        let axis = latency_axis(&reference_report());
         assert!(axis.low <= 1.1 && axis.low > 0.0, "{}", axis.low);
         assert!(axis.at(0.8) >= 9_700.0, "{}", axis.at(0.8));
         assert!((axis.at(0.0) - axis.low).abs() < 1e-9);

@@ -23,6 +23,7 @@ mod failures;
 mod latency;
 mod latency_timeline;
 mod layout;
+mod log_axis;
 mod panel;
 mod pool;
 #[cfg(test)]

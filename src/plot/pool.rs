@@ -15,6 +15,7 @@ use super::layout::{
     ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, LATENCY_TIMELINE_PANEL_HEIGHT_PX,
     TimelineLayout, draw_panels_png, line_segments, register_embedded_font, text_style,
 };
+use super::log_axis::LogAxis;
 use super::panel::{
     CountAxis, PanelChart, draw_strip_frame, mark_attempts, shade_blocker_windows, steps,
     timeline_duration_s,
@@ -60,7 +61,7 @@ fn pool_key() -> [(&'static str, KeySwatch); 6] {
 fn draw_pool_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     let key = pool_key();
     let duration_s = timeline_duration_s(report);
-    let y_axis = LogAxis::new(report);
+    let y_axis = pool_axis(report);
     let max_timeouts = report
         .strategies
         .iter()
@@ -87,43 +88,15 @@ fn pool_of(row: &SecondRow) -> PoolRow {
     row.pool.unwrap_or_default()
 }
 
-/// The log y range (ms) shared by the panels: whole decades around every drawn p99,
-/// with a quarter as many decades again above for the DDL bars.
-struct LogAxis {
-    low: f64,
-    data_top: f64,
-    top: f64,
-}
-
-impl LogAxis {
-    fn new(report: &RunReport) -> LogAxis {
-        let values = report
-            .strategies
-            .iter()
-            .flat_map(|strategy| &strategy.seconds)
-            .flat_map(|row| [pool_of(row).wait_p99_ms, pool_of(row).db_p99_ms])
-            .filter(|ms| *ms > 0.0 && ms.is_finite());
-        let min_ms = values.clone().fold(f64::INFINITY, f64::min);
-        let max_ms = values.fold(0.0, f64::max);
-        let (low_decade, high_decade) = if max_ms > 0.0 {
-            let low = (min_ms.log10() - 0.15).floor();
-            (low, max_ms.log10().ceil().max(low + 1.0))
-        } else {
-            (-2.0, 2.0)
-        };
-        let top_decade = high_decade + (high_decade - low_decade) * 0.25;
-        LogAxis {
-            low: 10_f64.powf(low_decade) * 0.999,
-            data_top: 10_f64.powf(high_decade),
-            top: 10_f64.powf(top_decade),
-        }
-    }
-
-    /// The value `fraction` of the way up the axis (on the log scale).
-    fn at(&self, fraction: f64) -> f64 {
-        let (low, top) = (self.low.log10(), self.top.log10());
-        10_f64.powf(low + (top - low) * fraction)
-    }
+/// The log y range (ms) shared by the panels: around every drawn p99; 0.01 ms
+/// to 100 ms when there is nothing to draw.
+fn pool_axis(report: &RunReport) -> LogAxis {
+    let values = report
+        .strategies
+        .iter()
+        .flat_map(|strategy| &strategy.seconds)
+        .flat_map(|row| [pool_of(row).wait_p99_ms, pool_of(row).db_p99_ms]);
+    LogAxis::around(values, (-2.0, 2.0))
 }
 
 /// One strategy's chart: blocker shading, the two p99 lines (seconds without a
