@@ -13,7 +13,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -68,27 +68,13 @@ const DDL_WAITS_SQL: &str = "SELECT count(*) FROM pg_stat_activity \
 
 #[test]
 fn a_retrying_migration_and_the_lock_observer_outlive_a_server_restart() {
-    assert!(
-        stallbench::server::find_bin_dir(None).is_ok(),
-        "this test runs a real PostgreSQL and none was found; apt-get install -y postgresql"
-    );
+    require_postgres();
     let _serial = one_database_run_at_a_time();
     let server = OperatorServer::start();
     let url = server.connection_string();
     let dir = tempfile::tempdir().unwrap();
-    let workload = dir.path().join("restart.toml");
-    std::fs::write(&workload, WORKLOAD).unwrap();
     let out = dir.path().join("results");
-
-    let harness = Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
-        .env_remove("DATABASE_URL")
-        .args(["run", workload.to_str().unwrap(), "--strategy", "retry"])
-        .args(["--db-url", &url, "--out"])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let harness = start_run(dir.path(), WORKLOAD, "retry", &url, &out);
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // The DDL retries behind the report: restart the server under it.
@@ -222,22 +208,13 @@ max_tries = 4
 
 #[test]
 fn a_terminated_ddl_session_and_observer_come_back_on_the_same_server() {
+    require_postgres();
     let _serial = one_database_run_at_a_time();
     let server = OperatorServer::start();
     let url = server.connection_string();
     let dir = tempfile::tempdir().unwrap();
-    let workload = dir.path().join("terminated.toml");
-    std::fs::write(&workload, TERMINATED_WORKLOAD).unwrap();
     let out = dir.path().join("results");
-    let harness = Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
-        .env_remove("DATABASE_URL")
-        .args(["run", workload.to_str().unwrap(), "--strategy", "osc"])
-        .args(["--db-url", &url, "--out"])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let harness = start_run(dir.path(), TERMINATED_WORKLOAD, "osc", &url, &out);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let terminated: i64 = runtime.block_on(async {
         wait_until_ddl_waits(&url, Duration::from_secs(30)).await;
@@ -295,6 +272,28 @@ fn a_terminated_ddl_session_and_observer_come_back_on_the_same_server() {
         "{summary}"
     );
     assert!(summary.contains(" and was back at "), "{summary}");
+}
+
+/// Starts `stallbench run` of the workload `text` (written into `dir`) with one
+/// strategy against `url`, results into `out`; stdout and stderr piped.
+fn start_run(
+    dir: &std::path::Path,
+    text: &str,
+    strategy: &str,
+    url: &str,
+    out: &std::path::Path,
+) -> Child {
+    let workload = dir.join("workload.toml");
+    std::fs::write(&workload, text).unwrap();
+    Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
+        .env_remove("DATABASE_URL")
+        .args(["run", workload.to_str().unwrap(), "--strategy", strategy])
+        .args(["--db-url", url, "--out"])
+        .arg(out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// Polls until the run's DDL session waits for a lock; panics after `within`.
