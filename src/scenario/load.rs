@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use super::RunClock;
 use super::arrivals::Arrivals;
 use super::precise_timer::PreciseTimer;
+use super::reopen::ENDS_SESSION;
 use crate::config::WeightedScript;
 use crate::error::Error;
 use crate::metrics::recorder::{CONNECTION_LOST_SQLSTATE, WorkerPart};
@@ -391,11 +392,9 @@ fn new_vars(
         .collect()
 }
 
-/// SQLSTATEs with which the server ends the session: admin_shutdown (57P01:
-/// `pg_terminate_backend`, a fast shutdown), crash_shutdown (57P02) and
-/// cannot_connect_now (57P03).
+/// Whether the server ends the session with this SQLSTATE (see [`ENDS_SESSION`]).
 pub(super) fn ends_session(sqlstate: &str) -> bool {
-    matches!(sqlstate, "57P01" | "57P02" | "57P03")
+    ENDS_SESSION.contains(&sqlstate)
 }
 
 /// SQLSTATEs after which a driver prepares its statements again:

@@ -57,7 +57,7 @@ impl HeldSession {
 /// SQLSTATEs with which the server ends the session: admin_shutdown (57P01:
 /// `pg_terminate_backend`, a fast shutdown), crash_shutdown (57P02) and
 /// cannot_connect_now (57P03).
-const ENDS_SESSION: [&str; 3] = ["57P01", "57P02", "57P03"];
+pub const ENDS_SESSION: [&str; 3] = ["57P01", "57P02", "57P03"];
 
 /// Whether `err` means the session is gone (the server ended it, or the
 /// connection closed or broke), not that a statement failed on a live session.
