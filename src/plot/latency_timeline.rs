@@ -12,12 +12,12 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::failures::{draw_failures_strip, max_failed_per_second};
 use super::layout::{
-    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, LATENCY_TIMELINE_PANEL_HEIGHT_PX,
+    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, KeySwatch, LATENCY_TIMELINE_PANEL_HEIGHT_PX,
     TimelineLayout, draw_panels_png, line_segments, register_embedded_font, text_style,
 };
 use super::log_axis::LogAxis;
 use super::panel::{PanelChart, mark_attempts, shade_blocker_windows, steps, timeline_duration_s};
-use crate::export::format::{format_latency, format_latency_label};
+use crate::export::format::format_latency;
 use crate::metrics::{RunReport, SecondRow, StrategyReport};
 
 /// The p99 line (and, fainter, the max).
@@ -119,7 +119,12 @@ fn draw_latency_timeline_panel(
     y_axis: &LogAxis,
 ) -> anyhow::Result<()> {
     let (low, top) = (y_axis.low, y_axis.top);
-    let mut chart = latency_panel_chart(strategy, panel, duration_s, y_axis)?;
+    let mut chart = y_axis.panel_chart(
+        panel,
+        duration_s,
+        latency_panel_caption(strategy),
+        "latency (log scale)",
+    )?;
     shade_blocker_windows(&mut chart, strategy, low..top)?;
     mark_seconds_without_latency(&mut chart, strategy, y_axis)?;
     draw_latency_lines(&mut chart, strategy)?;
@@ -144,47 +149,6 @@ fn draw_latency_timeline_panel(
         low..top,
         y_axis.at(0.88)..y_axis.at(0.96),
     )
-}
-
-/// The chart of one panel of `latency-timeline.png`, with its caption, grid and labels
-/// drawn: seconds across, latency (ms, log scale) up.
-fn latency_panel_chart<'a, 'b>(
-    strategy: &StrategyReport,
-    panel: &'a DrawingArea<BitMapBackend<'b>, Shift>,
-    duration_s: f64,
-    y_axis: &LogAxis,
-) -> anyhow::Result<PanelChart<'a, 'b, LogCoord<f64>>> {
-    // The margins and label areas of the TPS part of `timeline.png`.
-    let mut chart = ChartBuilder::on(panel)
-        .margin_top(6)
-        .margin_bottom(4)
-        .margin_left(12)
-        .margin_right(28)
-        .caption(latency_panel_caption(strategy), text_style(16))
-        .x_label_area_size(28)
-        .y_label_area_size(72)
-        .build_cartesian_2d(0.0..duration_s, (y_axis.low..y_axis.top).log_scale())?;
-    chart
-        .configure_mesh()
-        .light_line_style(GRID.mix(0.5))
-        .bold_line_style(GRID)
-        .x_max_light_lines(0)
-        .x_labels(16)
-        .y_labels(8)
-        .x_label_formatter(&|seconds| format!("{seconds:.0} s"))
-        .y_label_formatter(&|ms| {
-            // The decades above the data hold the attempt bars only.
-            if *ms > y_axis.data_top * 1.001 {
-                String::new()
-            } else {
-                format_latency_label(*ms)
-            }
-        })
-        .y_desc("latency (log scale)")
-        .label_style(text_style(13))
-        .axis_desc_style(text_style(14))
-        .draw()?;
-    Ok(chart)
 }
 
 /// The seconds without a latency, as a low bar along the x axis.

@@ -1,6 +1,14 @@
 //! The log-scale y range the latency charts share (`latency-timeline.png`,
 //! `pool.png`): whole decades around the values drawn, then room above for the
-//! DDL attempt bars. One rule, so the charts read alike.
+//! DDL attempt bars; and the panel chart drawn on it. One rule, so the charts
+//! read alike.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::layout::{GRID, text_style};
+use super::panel::PanelChart;
+use crate::export::format::format_latency_label;
 
 /// A y range in ms: whole decades around every value (with at least a sixth
 /// of a decade under the lowest), then a quarter as many decades again above,
@@ -40,5 +48,44 @@ impl LogAxis {
     pub fn at(&self, fraction: f64) -> f64 {
         let (low, top) = (self.low.log10(), self.top.log10());
         10_f64.powf(low + (top - low) * fraction)
+    }
+
+    /// One strategy's panel on this axis, with its caption, grid and labels
+    /// drawn: seconds across, ms (log scale) up; the margins and label areas
+    /// of the TPS part of `timeline.png`. No labels above the data's decades:
+    /// they hold the attempt bars only.
+    pub fn panel_chart<'a, 'b>(
+        &self,
+        panel: &'a DrawingArea<BitMapBackend<'b>, Shift>,
+        duration_s: f64,
+        caption: String,
+        y_desc: &str,
+    ) -> anyhow::Result<PanelChart<'a, 'b, LogCoord<f64>>> {
+        let mut chart = ChartBuilder::on(panel)
+            .margin_top(6)
+            .margin_bottom(4)
+            .margin_left(12)
+            .margin_right(28)
+            .caption(caption, text_style(16))
+            .x_label_area_size(28)
+            .y_label_area_size(72)
+            .build_cartesian_2d(0.0..duration_s, (self.low..self.top).log_scale())?;
+        chart
+            .configure_mesh()
+            .light_line_style(GRID.mix(0.5))
+            .bold_line_style(GRID)
+            .x_max_light_lines(0)
+            .x_labels(16)
+            .y_labels(8)
+            .x_label_formatter(&|seconds| format!("{seconds:.0} s"))
+            .y_label_formatter(&|ms| match *ms > self.data_top * 1.001 {
+                true => String::new(),
+                false => format_latency_label(*ms),
+            })
+            .y_desc(y_desc)
+            .label_style(text_style(13))
+            .axis_desc_style(text_style(14))
+            .draw()?;
+        Ok(chart)
     }
 }

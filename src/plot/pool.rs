@@ -12,15 +12,15 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::layout::{
-    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, LATENCY_TIMELINE_PANEL_HEIGHT_PX,
-    TimelineLayout, draw_panels_png, line_segments, register_embedded_font, text_style,
+    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, KeySwatch, LATENCY_TIMELINE_PANEL_HEIGHT_PX,
+    TimelineLayout, draw_panels_png, line_segments, register_embedded_font,
 };
 use super::log_axis::LogAxis;
 use super::panel::{
     CountAxis, PanelChart, draw_strip_frame, mark_attempts, shade_blocker_windows, steps,
     timeline_duration_s,
 };
-use crate::export::format::{format_latency, format_latency_label};
+use crate::export::format::format_latency;
 use crate::metrics::{PoolRow, RunReport, SecondRow, StrategyReport};
 
 /// The pool wait p99 line and the pool timeout bars.
@@ -107,31 +107,7 @@ fn draw_waits(
     duration_s: f64,
     y_axis: &LogAxis,
 ) -> anyhow::Result<()> {
-    let mut chart = ChartBuilder::on(panel)
-        .margin_top(6)
-        .margin_bottom(4)
-        .margin_left(12)
-        .margin_right(28)
-        .caption(caption(strategy), text_style(16))
-        .x_label_area_size(28)
-        .y_label_area_size(72)
-        .build_cartesian_2d(0.0..duration_s, (y_axis.low..y_axis.top).log_scale())?;
-    chart
-        .configure_mesh()
-        .light_line_style(GRID.mix(0.5))
-        .bold_line_style(GRID)
-        .x_max_light_lines(0)
-        .x_labels(16)
-        .y_labels(8)
-        .x_label_formatter(&|seconds| format!("{seconds:.0} s"))
-        .y_label_formatter(&|ms| match *ms > y_axis.data_top * 1.001 {
-            true => String::new(),
-            false => format_latency_label(*ms),
-        })
-        .y_desc("p99 (log scale)")
-        .label_style(text_style(13))
-        .axis_desc_style(text_style(14))
-        .draw()?;
+    let mut chart = y_axis.panel_chart(panel, duration_s, caption(strategy), "p99 (log scale)")?;
     shade_blocker_windows(&mut chart, strategy, y_axis.low..y_axis.top)?;
     draw_line(&mut chart, strategy, |row| pool_of(row).db_p99_ms, DB_LINE)?;
     draw_line(
