@@ -5,7 +5,9 @@
 //! the header, and `read.rs` reads the same type back. Adding a column is adding a
 //! field (at the end: users parse these files by header, some by position).
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+mod cells;
+
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::metrics::failures::FailureCount;
 use crate::metrics::locks::{LockSample, SecondLocks};
@@ -26,33 +28,33 @@ pub struct TimelineRecord {
     pub second: u32,
     pub tps: u64,
     pub failed: u64,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "cells::three_decimals")]
     pub lat_mean_ms: f64,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "cells::three_decimals")]
     pub lat_p50_ms: f64,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "cells::three_decimals")]
     pub lat_p99_ms: f64,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "cells::three_decimals")]
     pub lat_max_ms: f64,
     pub lock_waiters: u32,
-    #[serde(with = "zero_or_one")]
+    #[serde(with = "cells::zero_or_one")]
     pub blocker_active: bool,
     pub ddl_state: DdlState,
     pub waiting_behind_ddl: u32,
-    #[serde(serialize_with = "one_decimal")]
+    #[serde(serialize_with = "cells::one_decimal")]
     pub oldest_wait_ms: f64,
     pub timeouts: u64,
     pub skipped: u64,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "cells::three_decimals")]
     pub lag_ms: f64,
     pub behind_schedule: u64,
     pub conn_lost: u64,
     pub reconnects: u64,
     /// The application pool's columns, empty for a run without it (and in a
     /// folder written before them).
-    #[serde(default, serialize_with = "three_decimals_or_empty")]
+    #[serde(default, serialize_with = "cells::optional_three_decimals")]
     pub pool_wait_p99_ms: Option<f64>,
-    #[serde(default, serialize_with = "three_decimals_or_empty")]
+    #[serde(default, serialize_with = "cells::optional_three_decimals")]
     pub db_p99_ms: Option<f64>,
     #[serde(default)]
     pub pool_timeouts: Option<u64>,
@@ -142,32 +144,32 @@ impl TimelineRecord {
 pub struct AttemptRecord {
     pub strategy: String,
     pub attempt: u32,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "cells::three_decimals")]
     pub started_s: f64,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "cells::three_decimals")]
     pub ended_s: f64,
-    #[serde(serialize_with = "one_decimal")]
+    #[serde(serialize_with = "cells::one_decimal")]
     pub waited_ms: f64,
     pub outcome: AttemptOutcome,
     pub sqlstate: String,
     pub message: String,
     /// When the statement got its lock; empty if it never did, or no observer ran.
-    #[serde(serialize_with = "optional_three_decimals")]
+    #[serde(serialize_with = "cells::optional_three_decimals")]
     pub lock_granted_s: Option<f64>,
     /// From the start to the grant (the whole try if never granted); empty without an observer.
-    #[serde(serialize_with = "optional_one_decimal")]
+    #[serde(serialize_with = "cells::optional_one_decimal")]
     pub lock_wait_ms: Option<f64>,
     /// From the grant to the end; empty without an observer.
-    #[serde(serialize_with = "optional_one_decimal")]
+    #[serde(serialize_with = "cells::optional_one_decimal")]
     pub lock_held_ms: Option<f64>,
     /// Of `lock_held_ms`, the time spent waiting again (a CONCURRENTLY build's waits).
-    #[serde(serialize_with = "optional_one_decimal")]
+    #[serde(serialize_with = "cells::optional_one_decimal")]
     pub held_waiting_ms: Option<f64>,
     /// `wait-for-idle`'s wait for old transactions before this try.
-    #[serde(serialize_with = "one_decimal")]
+    #[serde(serialize_with = "cells::one_decimal")]
     pub idle_wait_ms: f64,
     /// The sessions the strategy terminated, `report (pid 4242); reader-2 (pid 4250)`.
-    #[serde(with = "sessions")]
+    #[serde(with = "cells::sessions")]
     pub terminated: Vec<TerminatedSession>,
 }
 
@@ -221,7 +223,7 @@ impl AttemptRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LockRecord {
     pub strategy: String,
-    #[serde(serialize_with = "three_decimals")]
+    #[serde(serialize_with = "cells::three_decimals")]
     pub t_s: f64,
     pub pid: u32,
     pub role: String,
@@ -229,11 +231,11 @@ pub struct LockRecord {
     pub wait_event_type: String,
     pub wait_event: String,
     pub lock_mode: String,
-    #[serde(with = "zero_or_one")]
+    #[serde(with = "cells::zero_or_one")]
     pub granted: bool,
     /// The roles of the blocking sessions, separated by spaces.
     pub blocked_by: String,
-    #[serde(serialize_with = "one_decimal")]
+    #[serde(serialize_with = "cells::one_decimal")]
     pub wait_ms: f64,
 }
 
@@ -430,110 +432,6 @@ impl<'de> Deserializer<'de> for FieldNames<'_> {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
         option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
         ignored_any
-    }
-}
-
-/// A figure with 3 decimals: `1.250`.
-fn three_decimals<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.collect_str(&format_args!("{value:.3}"))
-}
-
-/// A figure with 3 decimals, or nothing: the pool's columns of a run without it.
-fn three_decimals_or_empty<S: Serializer>(
-    value: &Option<f64>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match value {
-        Some(value) => serializer.collect_str(&format_args!("{value:.3}")),
-        None => serializer.serialize_none(),
-    }
-}
-
-/// A figure with 1 decimal: `9700.0`.
-fn one_decimal<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.collect_str(&format_args!("{value:.1}"))
-}
-
-/// A figure with 3 decimals, or empty for `None`.
-fn optional_three_decimals<S: Serializer>(
-    value: &Option<f64>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match value {
-        Some(value) => three_decimals(value, serializer),
-        None => serializer.serialize_str(""),
-    }
-}
-
-/// A figure with 1 decimal, or empty for `None`.
-fn optional_one_decimal<S: Serializer>(
-    value: &Option<f64>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match value {
-        Some(value) => one_decimal(value, serializer),
-        None => serializer.serialize_str(""),
-    }
-}
-
-/// A flag written as `1` or `0`; `true` and `false` read back too.
-mod zero_or_one {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(value: &bool, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u8(u8::from(*value))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        match text.as_str() {
-            "1" | "true" => Ok(true),
-            "0" | "false" => Ok(false),
-            _ => Err(serde::de::Error::custom("not 0 or 1")),
-        }
-    }
-}
-
-/// A list of terminated sessions as one cell: `report (pid 4242); reader-2 (pid 4250)`.
-mod sessions {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    use crate::metrics::TerminatedSession;
-
-    pub fn serialize<S: Serializer>(
-        sessions: &[TerminatedSession],
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        let cell: Vec<String> = sessions
-            .iter()
-            .map(|session| format!("{} (pid {})", session.role, session.pid))
-            .collect();
-        serializer.serialize_str(&cell.join("; "))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Vec<TerminatedSession>, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        text.split(';')
-            .map(str::trim)
-            .filter(|part| !part.is_empty())
-            .map(|part| {
-                let (role, pid) = part
-                    .strip_suffix(')')
-                    .and_then(|rest| rest.rsplit_once(" (pid "))
-                    .and_then(|(role, pid)| Some((role, pid.parse().ok()?)))
-                    .ok_or_else(|| {
-                        serde::de::Error::custom(format!(
-                            "\"{part}\" is not a terminated session like \"report (pid 4242)\""
-                        ))
-                    })?;
-                Ok(TerminatedSession {
-                    role: role.to_string(),
-                    pid,
-                })
-            })
-            .collect()
     }
 }
 
