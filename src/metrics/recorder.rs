@@ -10,10 +10,15 @@
 //! line reads [`super::LiveCounters`], plain atomics the workers bump, so a stalled
 //! worker never delays it.
 
+mod pool;
+
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+
+use pool::pool_figures;
+pub use pool::{PoolFigures, PoolSecond};
 
 use super::failures::{FailureCount, normalise_message};
 use super::{CompressedSeconds, new_latency_histogram};
@@ -64,47 +69,6 @@ pub struct WorkerSecond {
     /// The application pool's figures (`--pool-size`); `None` (nothing
     /// allocated) for the lean connections.
     pub pool: Option<Box<PoolSecond>>,
-}
-
-/// What the application pool measured in one second, for the requests that ended in it.
-#[derive(Debug)]
-pub struct PoolSecond {
-    /// How long the requests waited for a connection (those that timed out too), in microseconds.
-    pub wait_us: Histogram<u64>,
-    /// How long the database took, from checkout to the end of the script, in microseconds.
-    pub db_us: Histogram<u64>,
-    /// Requests that gave up waiting for a connection (`--pool-timeout`).
-    pub timeouts: u64,
-    /// Requests rejected at once for `--max-in-flight`.
-    pub rejected: u64,
-}
-
-impl PoolSecond {
-    pub fn new() -> PoolSecond {
-        PoolSecond {
-            wait_us: new_latency_histogram(),
-            db_us: new_latency_histogram(),
-            timeouts: 0,
-            rejected: 0,
-        }
-    }
-
-    fn add(&mut self, other: &PoolSecond) {
-        self.wait_us
-            .add(&other.wait_us)
-            .expect("histograms share the same bounds");
-        self.db_us
-            .add(&other.db_us)
-            .expect("histograms share the same bounds");
-        self.timeouts += other.timeouts;
-        self.rejected += other.rejected;
-    }
-}
-
-impl Default for PoolSecond {
-    fn default() -> PoolSecond {
-        PoolSecond::new()
-    }
 }
 
 impl WorkerSecond {
@@ -234,19 +198,6 @@ pub struct SecondFigures {
     pub reconnects: u64,
     /// The application pool's figures; `None` without a pool.
     pub pool: Option<PoolFigures>,
-}
-
-/// The application pool's figures of one settled second.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct PoolFigures {
-    /// The 99th percentile of the wait for a connection, in ms.
-    pub wait_p99_ms: f64,
-    /// The 99th percentile of the database time, in ms.
-    pub db_p99_ms: f64,
-    /// Requests that gave up waiting for a connection.
-    pub timeouts: u64,
-    /// Requests rejected for `--max-in-flight`.
-    pub rejected: u64,
 }
 
 /// A second is settled only once the run clock is this many seconds past it,
@@ -527,18 +478,8 @@ fn add_late(figures: &mut SecondFigures, part: &WorkerSecond) {
     }
 }
 
-/// The settled figures of a second's pool measurements.
-fn pool_figures(pool: &PoolSecond) -> PoolFigures {
-    PoolFigures {
-        wait_p99_ms: p99_ms(&pool.wait_us),
-        db_p99_ms: p99_ms(&pool.db_us),
-        timeouts: pool.timeouts,
-        rejected: pool.rejected,
-    }
-}
-
 /// The 99th percentile of a histogram in microseconds, in ms; 0 when empty.
-fn p99_ms(histogram: &Histogram<u64>) -> f64 {
+pub fn p99_ms(histogram: &Histogram<u64>) -> f64 {
     match histogram.is_empty() {
         true => 0.0,
         false => histogram.value_at_quantile(0.99) as f64 / 1000.0,

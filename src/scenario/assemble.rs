@@ -9,6 +9,7 @@
 
 use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks};
+use crate::metrics::recorder::p99_ms;
 use crate::metrics::{
     DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, PoolFacts, PoolGauge, Recorder,
     RunFacts, StrategyReport, build_timeline, lock_phases, summarize,
@@ -165,10 +166,6 @@ fn with_lock_phases(mut measured: Measured) -> Measured {
 fn pool_facts(measured: &Measured) -> Option<PoolFacts> {
     let pool = measured.pool.as_ref()?;
     let totals = measured.recorder.pool_totals();
-    let p99_ms = |histogram: &hdrhistogram::Histogram<u64>| match histogram.is_empty() {
-        true => 0.0,
-        false => histogram.value_at_quantile(0.99) as f64 / 1000.0,
-    };
     Some(PoolFacts {
         wait_p99_ms: totals.as_ref().map_or(0.0, |(wait_us, _)| p99_ms(wait_us)),
         db_p99_ms: totals.as_ref().map_or(0.0, |(_, db_us)| p99_ms(db_us)),
