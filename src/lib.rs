@@ -33,6 +33,8 @@ pub mod server;
 pub mod serverlog;
 pub mod strategy;
 pub mod target;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod workload;
 
 use std::future::Future;

@@ -20,9 +20,6 @@ pub mod sentences;
 pub mod table;
 pub mod workload_toml;
 
-#[cfg(test)]
-pub(crate) mod sample;
-
 use std::path::Path;
 
 use anyhow::Context;
@@ -164,7 +161,7 @@ pub fn latency_file_name(strategy: &str, extension: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
+    use crate::testing::reference_report;
 
     #[test]
     fn write_all_writes_every_file() {
