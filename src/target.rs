@@ -21,6 +21,7 @@ use crate::conninfo::{ConnSettings, SslMode, Tls, certificate_failure};
 use crate::error::Error;
 use crate::fingerprint::{self, Fingerprint, ObjectKind};
 use crate::pgwire::WireConnection;
+use crate::results::SERVER_LOG;
 use crate::scenario::ddl::check_rollback;
 use crate::server::Server;
 use crate::serverlog::StructuredLog;
@@ -422,7 +423,7 @@ impl Target {
     /// Copies the throwaway server's log to `dir/server.log`; no-op on `--db-url`.
     pub fn copy_server_log(&self, dir: &Path) -> Result<(), Error> {
         if let Some(log) = self.server_log() {
-            let to = dir.join("server.log");
+            let to = dir.join(SERVER_LOG);
             std::fs::copy(&log, &to)
                 .with_context(|| format!("copying the server log to {}", to.display()))?;
         }

@@ -5,11 +5,11 @@
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::export::OutputFile;
 use crate::export::csv::csv_file;
 
 use super::junit::junit_xml;
-use super::{EXPECTATIONS_CSV, Expectation, ExpectationResult, Verdict};
+use super::{Expectation, ExpectationResult, Verdict};
+use crate::results::{EXPECTATIONS_CSV, OutputFile};
 
 /// One row of `expectations.csv`; the header is the field names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,8 +92,9 @@ fn expectations_csv(results: &[ExpectationResult]) -> anyhow::Result<OutputFile>
 mod tests {
     use super::*;
     use crate::expect::fixtures::*;
-    use crate::expect::{Bound, JUNIT_XML, any_failed, evaluate};
+    use crate::expect::{Bound, any_failed, evaluate};
     use crate::metrics::DdlOutcome;
+    use crate::results::JUNIT_XML;
 
     #[test]
     fn report_lines_show_verdict_limit_and_measured_value() {
