@@ -3,6 +3,7 @@
 //! `scenario/ddl.rs` executes them; `sources.rs` says where each preset's numbers come from.
 
 mod sources;
+pub mod statements;
 
 use std::time::Duration;
 

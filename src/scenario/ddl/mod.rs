@@ -12,7 +12,6 @@
 //! would: the try counts as failed with the loss, the session is opened again
 //! and the schedule goes on. A strategy of one try fails with its one try.
 
-mod statements;
 mod terminate;
 
 use std::time::Duration;
@@ -26,9 +25,8 @@ use super::reopen::{HeldSession, SharedCancel, is_connection_lost};
 use crate::error::Error;
 use crate::metrics::recorder::CONNECTION_LOST_SQLSTATE;
 use crate::metrics::{AttemptOutcome, DdlActivity, DdlAttempt};
+use crate::strategy::statements::{Unrollable, first_unrollable, rewrites_table};
 use crate::strategy::{NamedStrategy, RetryPolicy, Strategy};
-
-use statements::{Unrollable, first_unrollable, rewrites_table};
 
 /// SQLSTATE of "canceling statement due to lock timeout".
 pub const LOCK_NOT_AVAILABLE: &str = "55P03";
