@@ -22,9 +22,9 @@ use crate::error::Error;
 use crate::fingerprint::{self, Fingerprint, ObjectKind};
 use crate::pgwire::WireConnection;
 use crate::results::SERVER_LOG;
-use crate::scenario::ddl::check_rollback;
 use crate::server::Server;
 use crate::serverlog::StructuredLog;
+use crate::strategy::statements::check_rollback;
 
 /// The harness's own schema; every workload object lives in it unless `--in-place`.
 pub const SCHEMA: &str = "stallbench";

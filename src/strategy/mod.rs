@@ -1,6 +1,7 @@
 //! Migration strategies: how the DDL injector runs the migration, as plain data,
 //! the published presets, and the (lock_timeout, sleep) schedule of each try.
-//! `scenario/ddl.rs` executes them; `sources.rs` says where each preset's numbers come from.
+//! `scenario/ddl/` executes them; `sources.rs` says where each preset's numbers come from;
+//! `statements.rs` reads what a DDL step's text allows inside a transaction.
 
 mod sources;
 pub mod statements;
