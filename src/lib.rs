@@ -28,6 +28,7 @@ pub mod output;
 pub mod pgwire;
 pub mod plot;
 pub mod results;
+pub mod role;
 pub mod scenario;
 pub mod script;
 pub mod server;

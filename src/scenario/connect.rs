@@ -46,7 +46,7 @@ pub async fn connect_sessions(
         ),
         Some(settings) => {
             // Every pool connection is `reader-pool` (or `client-pool`): which one serves a request changes.
-            let role = format!("{}-pool", super::role::client_role(&config.load.scripts));
+            let role = format!("{}-pool", crate::role::client_role(&config.load.scripts));
             let connector = target.connector(&role, &strategy.settings);
             let opening = PoolApp::open(connector, settings.clone(), config.load.clone(), seed);
             let pool = load_runtime
@@ -100,7 +100,7 @@ async fn connect_workers(
     let scripts = Arc::new(config.load.scripts.clone());
     let variables = Arc::new(config.load.variables.clone());
     let mut workers = Vec::with_capacity(config.load.clients as usize);
-    let role = super::role::client_role(&config.load.scripts);
+    let role = crate::role::client_role(&config.load.scripts);
     for client_id in 0..config.load.clients {
         let connector = target.connector(&format!("{role}-{}", client_id + 1), &strategy.settings);
         let first = connector.clone();

@@ -24,7 +24,6 @@ pub mod pool;
 pub mod precise_timer;
 pub mod progress;
 pub mod reopen;
-pub mod role;
 
 pub use assemble::{AfterRun, Measured, assemble_report};
 

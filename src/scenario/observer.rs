@@ -418,7 +418,7 @@ pub fn head_of_queue(moment: &[LockSample]) -> String {
     if !behind.is_empty() {
         let clients = behind
             .iter()
-            .filter(|s| super::role::is_client_role(&s.role))
+            .filter(|s| crate::role::is_client_role(&s.role))
             .count();
         // `reader` or `client`, as the load's clients are named.
         let kind = behind[0].role.split('-').next().unwrap_or_default();

@@ -9,7 +9,7 @@ pub use costs::{losses, pool_sentence, wait_and_hold};
 
 use crate::metrics::locks::ChainLink;
 use crate::metrics::{Criterion, Place, RankingRow};
-use crate::scenario::role::{CLIENT_ROLE_PREFIXES, group_repeated};
+use crate::role::{CLIENT_ROLE_PREFIXES, group_repeated};
 
 use super::format::{format_ms, format_seconds, format_thousands};
 
