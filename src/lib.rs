@@ -482,7 +482,7 @@ fn server_log_len(target: &Target) -> u64 {
 fn server_log_sentences(
     target: &Target,
     from: u64,
-    roles: &std::collections::BTreeMap<u32, String>,
+    roles: &std::collections::BTreeMap<u32, role::Role>,
     started_unix_s: f64,
 ) -> Vec<String> {
     let Some(log) = target.structured_log() else {
@@ -496,8 +496,8 @@ fn server_log_sentences(
     let role_of = |pid: u32| {
         roles
             .get(&pid)
-            .cloned()
-            .unwrap_or_else(|| format!("external:{pid}"))
+            .map_or(role::Role::External(pid), |role| *role)
+            .to_string()
     };
     let time_of = |logged_at: &str| serverlog::run_clock_time(logged_at, started_unix_s);
     facts.sentences(&role_of, &time_of)

@@ -146,7 +146,7 @@ pub struct RunNotes {
     /// Failed transactions by SQLSTATE.
     pub failed_by_sqlstate: Vec<(String, u64)>,
     /// The role of every session the observer saw, by backend pid.
-    pub roles: BTreeMap<u32, String>,
+    pub roles: BTreeMap<u32, crate::role::Role>,
 }
 
 /// Runs one strategy: connects every session, starts the clock, runs the load
