@@ -3,14 +3,14 @@
 //! `scenario/ddl/` executes them; `sources.rs` says where each preset's numbers come from;
 //! `statements.rs` reads what a DDL step's text allows inside a transaction.
 
-mod sources;
+mod presets;
 pub mod statements;
 
 use std::time::Duration;
 
 use rand::RngExt;
 
-pub use sources::{PresetSource, preset_source};
+pub use presets::{PresetSource, preset_source};
 
 /// How to run the migration.
 #[derive(Debug, Clone, PartialEq)]
