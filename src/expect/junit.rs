@@ -5,7 +5,6 @@
 //! `<testsuites>` root around the suite, and CI setups and the tests here
 //! read `<testsuite>` as the root element.
 
-use super::render::label;
 use super::{ExpectationResult, Verdict};
 use crate::results::{JUNIT_XML, OutputFile};
 
@@ -58,7 +57,7 @@ fn junit_text(workload: &str, results: &[ExpectationResult]) -> String {
                     xml_escape(&format!("measured {}, expected {limit}", result.measured)),
                     xml_escape(&format!(
                         "{}: measured {} (from {})",
-                        label(expectation),
+                        expectation.label(),
                         result.measured,
                         expectation.source
                     )),

@@ -40,3 +40,15 @@ pub struct Expectation {
     /// Where it came from, for messages: `workload x.toml [expect.retry]` or `--expect`.
     pub source: String,
 }
+
+impl Expectation {
+    /// `retry.max_p99_ms <= 600 ms`: what a result line and a test case are called.
+    pub fn label(&self) -> String {
+        format!(
+            "{}.{} {}",
+            self.strategy,
+            self.bound.key(),
+            self.bound.limit_text()
+        )
+    }
+}

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::export::csv::csv_file;
 
 use super::junit::junit_xml;
-use super::{Expectation, ExpectationResult, Verdict};
+use super::{ExpectationResult, Verdict};
 use crate::results::{EXPECTATIONS_CSV, OutputFile};
 
 /// One row of `expectations.csv`; the header is the field names.
@@ -43,16 +43,6 @@ impl ExpectationRecord {
     }
 }
 
-/// `retry.max_p99_ms <= 600 ms`: what a result line and a test case are called.
-pub(super) fn label(expectation: &Expectation) -> String {
-    format!(
-        "{}.{} {}",
-        expectation.strategy,
-        expectation.bound.key(),
-        expectation.bound.limit_text()
-    )
-}
-
 /// One line per result for stdout:
 /// `pass  retry.max_p99_ms <= 600 ms: measured 512.255 ms`,
 /// `FAIL  naive.min_zero_tps_seconds >= 3: measured 0`,
@@ -61,7 +51,7 @@ pub fn report_lines(results: &[ExpectationResult]) -> Vec<String> {
     results
         .iter()
         .map(|result| {
-            let label = label(&result.expectation);
+            let label = result.expectation.label();
             match result.verdict {
                 Verdict::Pass => format!("pass  {label}: measured {}", result.measured),
                 Verdict::Fail => format!("FAIL  {label}: measured {}", result.measured),
