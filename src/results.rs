@@ -5,7 +5,7 @@
 //! The renderers (`export`, `expect`) and the charts (`plot`) name their files
 //! here; `config` reads the list to refuse a folder that holds an earlier run.
 //! The file names are a contract: users and CI parse these files, so change
-//! them only together with README.md's list of files.
+//! them only together with docs/reading-the-output.md's list of files.
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@
 //! The words and numbers every format shares live here too: `table` builds the
 //! table rows once, `format` writes figures, `sentences` the sentences.
 //! The CSV headers are a contract: users and CI parse these files, so change
-//! them only together with README.md's list of columns.
+//! them only together with docs/reading-the-output.md's list of columns.
 
 pub mod csv;
 pub mod format;

@@ -230,7 +230,7 @@ pub const PRESETS: &[Preset] = &[
         name: "wait-for-idle",
         source: PresetSource {
             repository: "stallbench",
-            file: "src/scenario/ddl.rs",
+            file: "src/scenario/ddl/mod.rs",
             values: "stallbench's own: before each try wait until no transaction older than \
                      older_than (1 s, the kind's older_than key) holds a lock on a workload table, \
                      then try as retry. The closest published advice, postgres-ai/docs \
@@ -378,18 +378,20 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_table_cites_each_presets_source() {
-        let readme = include_str!("../../README.md");
+    fn the_docs_table_cites_each_presets_source() {
+        let docs = include_str!("../../docs/workloads.md");
         for name in PRESET_NAMES {
             let row_start = format!("| `{name}` |");
-            let row = readme
+            let row = docs
                 .lines()
                 .find(|line| line.starts_with(&row_start))
-                .unwrap_or_else(|| panic!("README.md has no strategy preset row for {name}"));
+                .unwrap_or_else(|| {
+                    panic!("docs/workloads.md has no strategy preset row for {name}")
+                });
             let source = preset_source(name).expect("a source");
             assert!(
                 row.contains(source.repository) && row.contains(source.file),
-                "README.md's row for {name} should cite {} {}",
+                "docs/workloads.md's row for {name} should cite {} {}",
                 source.repository,
                 source.file
             );
