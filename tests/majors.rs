@@ -82,3 +82,24 @@ fn compare_with_pg_version_18_reproduces_the_outage() {
         "{summary}"
     );
 }
+
+/// The majors matrix script is valid bash (running it takes minutes per major:
+/// docs/servers.md shows one run's table).
+#[test]
+fn the_matrix_script_parses() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pg-majors.sh");
+    let output = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = std::fs::read_to_string(&script).unwrap();
+    assert!(
+        text.contains("--pg-version \"$major\"") && text.contains("STALLBENCH_PG_VERSION=$major")
+    );
+}
