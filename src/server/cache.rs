@@ -197,7 +197,12 @@ fn can_enter_all(folder: &Path, user: ServerUser) -> bool {
 /// Creates `root` and its missing parents, then makes `root` and its parent
 /// (`stallbench/pg`, ours) mode 0755, whatever the umask.
 fn make_readable_dirs(root: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    std::fs::create_dir_all(root).with_context(|| {
+        format!(
+            "creating the download cache {}; set XDG_CACHE_HOME to a folder you can write",
+            root.display()
+        )
+    })?;
     set_mode(root, 0o755)?;
     if let Some(parent) = root
         .parent()
