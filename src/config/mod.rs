@@ -31,7 +31,6 @@ pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
 pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
-pub use output::create_results_folder;
 pub use pool::{PoolConfig, Recycling};
 pub use server::{parse_server, server_from_environment};
 pub use target::Objects;
