@@ -209,6 +209,8 @@ mod tests {
             quiet: true,
             variables: Vec::new(),
             pg_bin: None,
+            pg_version: None,
+            offline: false,
             no_observer: false,
             expect: Vec::new(),
             seed: Some(1),
