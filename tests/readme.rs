@@ -15,7 +15,7 @@ use clap::Parser;
 use clap::error::ErrorKind;
 use pulldown_cmark::{Event, Options, Parser as Markdown, Tag, TagEnd};
 use stallbench::cli::{Cli, Command};
-use stallbench::config::{Config, Mode};
+use stallbench::config::{CheckConfig, Config, Mode};
 
 /// The ways the documents start a stallbench command line; the words after
 /// one are the command's arguments.
@@ -403,6 +403,13 @@ fn check_command(arguments: &[String]) -> Result<Checked, String> {
             (workload, mode, common)
         }
         Command::Plot { .. } | Command::Workloads => return Ok(Checked::Parsed),
+        Command::Check { dir, mut args } => {
+            let out = tempfile::tempdir().map_err(|err| format!("a temp folder: {err}"))?;
+            args.out = Some(out.path().join("results"));
+            return CheckConfig::new(&dir, &args)
+                .map(|_| Checked::Config)
+                .map_err(|err| format!("{err:#}"));
+        }
     };
     let names_run_time_file = arguments.iter().any(|word| {
         RUN_TIME_FILES

@@ -6,6 +6,7 @@
 //! section lives in its own file with the types it produces.
 
 mod blocker;
+mod check;
 mod connections;
 mod ddl;
 mod duration;
@@ -27,12 +28,16 @@ use crate::strategy::{NamedStrategy, PRESET_NAMES};
 use crate::workload::{self, WorkloadFile};
 
 pub use blocker::{BlockerConfig, BlockerKind};
+pub use check::{
+    BLOCKER_AT, BlockerChoice, Budgets, CheckConfig, DDL_AT, DEFAULT_ROWS, Data, LoadChoice,
+};
 pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
 pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
 pub use pool::{PoolConfig, Recycling};
 pub use server::{parse_server, server_from_environment};
+pub use sql_split::split_statements;
 pub use target::Objects;
 
 use blocker::{check_blocker_ends, parse_blocker};

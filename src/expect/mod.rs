@@ -24,6 +24,7 @@ mod step_summary;
 pub use bound::{Bound, ExpectFile, KEYS};
 pub use collect::collect;
 pub use evaluate::{ExpectationResult, Verdict, any_failed, evaluate};
+pub(crate) use junit::xml_escape;
 pub use render::{ExpectationRecord, report_lines, result_files};
 pub use step_summary::{append_github_step_summary, github_step_summary_path};
 

@@ -10,11 +10,16 @@ use serde::de::DeserializeOwned;
 use crate::metrics::locks::SecondLocks;
 use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
 
-use super::csv::{AttemptRecord, TimelineRecord, header_of};
+use super::csv::{
+    AttemptRecord, LockTraceRecord, TimelineRecord, header_of, statements_from_records,
+};
 use super::hgrm::parse_percentile_distribution;
-use crate::results::{ATTEMPTS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV, hgrm_file_name};
+use crate::results::{
+    ATTEMPTS_CSV, DDL_LOCKS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV, hgrm_file_name,
+};
 
-/// Reads a results folder back (timeline.csv, ddl_attempts.csv, summary.csv, latency-*.hgrm)
+/// Reads a results folder back (timeline.csv, ddl_attempts.csv, summary.csv, latency-*.hgrm,
+/// and ddl_locks.csv when the folder has it)
 /// into a RunReport with `latency.histogram = None` and percentiles from the .hgrm files,
 /// so `stallbench plot DIR` can redraw the charts. The workload name comes from summary.json.
 ///
@@ -57,6 +62,25 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
     for (line, strategy, attempt) in read_attempts(&attempts_path)? {
         let target = find_strategy(&mut strategies, &strategy, &attempts_path, line)?;
         target.attempts.push(attempt);
+    }
+
+    // A folder written before the lock trace has no ddl_locks.csv: its strategies have none.
+    let trace_path = dir.join(DDL_LOCKS_CSV);
+    if trace_path.is_file() {
+        let records = read_records::<LockTraceRecord>(&trace_path)?;
+        let first_lines: Vec<(String, u64)> = records
+            .iter()
+            .map(|(line, record)| (record.strategy.clone(), *line))
+            .collect();
+        let records = records.into_iter().map(|(_, record)| record).collect();
+        for (strategy, statements) in statements_from_records(records) {
+            let line = first_lines
+                .iter()
+                .find(|(name, _)| *name == strategy)
+                .map_or(0, |(_, line)| *line);
+            let target = find_strategy(&mut strategies, &strategy, &trace_path, line)?;
+            target.lock_trace = statements;
+        }
     }
 
     for strategy in &mut strategies {
@@ -418,14 +442,19 @@ mod tests {
         ] {
             let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(example);
             let report = read_report(&dir).unwrap();
-            let exporters: [&dyn crate::export::Exporter; 4] = [
+            let exporters: [&dyn crate::export::Exporter; 5] = [
                 &crate::export::csv::TimelineCsv,
                 &crate::export::csv::AttemptsCsv,
                 &crate::export::csv::SummaryCsv,
                 &crate::export::json::SummaryJson,
+                &crate::export::csv::LockTraceCsv,
             ];
             for exporter in exporters {
                 for file in exporter.render(&report).unwrap() {
+                    // A folder written before the lock trace has no ddl_locks.csv.
+                    if file.name == DDL_LOCKS_CSV && !dir.join(&file.name).exists() {
+                        continue;
+                    }
                     let original = std::fs::read(dir.join(&file.name)).unwrap();
                     assert!(original == file.bytes, "{example}/{}", file.name);
                 }

@@ -147,7 +147,7 @@ fn unrollable(words: &[String], server_version_num: u32) -> Option<Unrollable> {
 
 /// The keywords of each statement of `sql`, upper-cased; strings, quoted
 /// identifiers, dollar-quoted bodies and comments are left out.
-fn statement_words(sql: &str) -> Vec<Vec<String>> {
+pub(crate) fn statement_words(sql: &str) -> Vec<Vec<String>> {
     let chars: Vec<char> = sql.chars().collect();
     let mut statements = vec![Vec::new()];
     let mut index = 0;
