@@ -321,6 +321,8 @@ async fn run_strategies(
     }
     // The tables as the first strategy sees them; every later reset must give them back.
     let mut first_fingerprint = None;
+    let mut traces: Vec<(measure::TraceKey, Vec<metrics::lock_trace::TracedStatement>)> =
+        Vec::new();
     for (index, strategy) in config.strategies.iter().enumerate() {
         let reset = async {
             target.clear_sessions().await?;
@@ -341,11 +343,26 @@ async fn run_strategies(
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason));
         }
-        let lock_trace = unless_interrupted(
-            interrupt,
-            measure::trace_before_run(config, target, strategy, &workload_source, &fingerprint),
-        )
-        .await?;
+        // Strategies that run the same steps with the same settings share one trace.
+        let key = measure::trace_key(config, strategy);
+        let lock_trace = match traces.iter().find(|(traced, _)| *traced == key) {
+            Some((_, trace)) => trace.clone(),
+            None => {
+                let trace = unless_interrupted(
+                    interrupt,
+                    measure::trace_before_run(
+                        config,
+                        target,
+                        strategy,
+                        &workload_source,
+                        &fingerprint,
+                    ),
+                )
+                .await?;
+                traces.push((key, trace.clone()));
+                trace
+            }
+        };
         let measured =
             measure::measure_strategy(config, target, strategy, index, interrupt, lock_trace)
                 .await?;

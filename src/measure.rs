@@ -30,6 +30,20 @@ use crate::serverlog;
 use crate::strategy::NamedStrategy;
 use crate::target::{self, Target};
 
+/// What a lock trace depends on: the steps `strategy` runs and its session
+/// settings. Two strategies with the same key have the same trace.
+pub type TraceKey = (Vec<String>, Vec<(String, String)>);
+
+/// The [`TraceKey`] of `strategy` in `config`.
+pub fn trace_key(config: &Config, strategy: &NamedStrategy) -> TraceKey {
+    let steps = match (&strategy.ddl_steps, &config.ddl) {
+        (Some(steps), _) => steps.clone(),
+        (None, Some(ddl)) => ddl.steps.clone(),
+        (None, None) => Vec::new(),
+    };
+    (steps, strategy.settings.clone())
+}
+
 /// The lock trace of `strategy`'s migration on `target`, taken before its run
 /// (see the module comment); empty without a migration. A statement that
 /// fails in the trace is a warning: the run meets the same failure and reports it.
@@ -73,7 +87,19 @@ pub async fn trace_before_run(
         .connect_with_settings(Role::Trace, &strategy.settings)
         .await?;
     let watcher = target.connect(Role::TraceWatcher).await?;
+    let started = std::time::Instant::now();
     let traced = trace_steps(&session, &watcher, &steps, version, end).await;
+    if !config.quiet && traced.is_ok() {
+        stderrln!(
+            "{}: lock trace in {:.0} ms ({})",
+            strategy.name,
+            started.elapsed().as_secs_f64() * 1000.0,
+            match end {
+                TraceEnd::RolledBack => "rolled back",
+                TraceEnd::Committed => "committed, then undone",
+            }
+        );
+    }
     drop((session, watcher));
     let (statements, created_indexes) = match traced {
         Ok(traced) => (traced.statements, traced.created_indexes),

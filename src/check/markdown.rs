@@ -279,6 +279,7 @@ fn or_nothing(text: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::report::tests::two_migrations;
 
     #[test]
     fn long_statements_are_cut_on_one_line() {
@@ -288,5 +289,29 @@ mod tests {
         );
         let long = "x".repeat(100);
         assert_eq!(shortened(&long).len(), STATEMENT_CHARS + 3);
+    }
+
+    #[test]
+    fn check_md_starts_with_the_verdict_then_a_section_per_migration() {
+        let report = two_migrations();
+        let text = check_text(&report);
+        assert!(text.starts_with(&format!(
+            "{}\n\n# stallbench check: migrations\n",
+            report.verdict_line()
+        )));
+        let failed = &text[text.find("## 0002_add_note: **FAIL**").unwrap()..];
+        assert!(failed.contains(
+            "| 1 | ALTER TABLE orders ADD COLUMN note text | ACCESS EXCLUSIVE on orders | reads and \
+             writes on orders | no | no | 0.50 | 0.50 |"
+        ), "{failed}");
+        assert!(
+            failed.contains("| naive (deployed) | **over** |"),
+            "{failed}"
+        );
+        assert!(
+            failed.contains("| retry (recommended) | within | 0 |"),
+            "{failed}"
+        );
+        assert!(text.contains("## 0003_notes: not measured\n"), "{text}");
     }
 }

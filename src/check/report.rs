@@ -11,8 +11,7 @@ use super::run::{CheckRun, CheckedMigration, Outcome};
 use super::verdict::{Judged, MigrationVerdict, judge};
 use crate::config::{Budgets, CheckConfig, Data};
 use crate::expect::{Verdict, xml_escape};
-use crate::export::csv::LockTraceRecord;
-use crate::metrics::lock_trace::Blocks;
+use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement};
 use crate::metrics::ranking::ranking_row;
 use crate::metrics::{DdlOutcome, StrategyReport};
 use crate::results::{CHECK_CSV, CHECK_JSON, JUNIT_XML, OutputFile};
@@ -348,8 +347,8 @@ struct CheckJson<'a> {
     migrations: Vec<MigrationJson>,
 }
 
-/// One migration in `check.json`: its judgement, its trace (the rows of
-/// `ddl_locks.csv`) and its measured rows (those of `check.csv`).
+/// One migration in `check.json`: its judgement, its trace (what
+/// `ddl_locks.csv` holds, nested by statement) and its measured rows (those of `check.csv`).
 #[derive(Serialize)]
 struct MigrationJson {
     name: String,
@@ -364,8 +363,58 @@ struct MigrationJson {
     blocker: Option<String>,
     results: Option<String>,
     trace_ms: f64,
-    locks: Vec<LockTraceRecord>,
+    statements: Vec<StatementJson>,
     strategies: Vec<CheckRecord>,
+}
+
+/// One traced statement in `check.json` (the facts of `ddl_locks.csv`, nested).
+#[derive(Serialize)]
+struct StatementJson {
+    step: u32,
+    statement: u32,
+    sql: String,
+    duration_ms: f64,
+    held_ms: f64,
+    locks: Vec<LockJson>,
+}
+
+/// One lock of a traced statement in `check.json`.
+#[derive(Serialize)]
+struct LockJson {
+    relation: String,
+    kind: RelationKind,
+    mode: LockMode,
+    blocks: Blocks,
+    taken: bool,
+    rewritten: bool,
+    /// `null` where the trace cannot tell.
+    scanned: Option<bool>,
+}
+
+impl StatementJson {
+    fn new(statement: &TracedStatement) -> StatementJson {
+        let round = |ms: f64| (ms * 1000.0).round() / 1000.0;
+        StatementJson {
+            step: statement.step,
+            statement: statement.statement,
+            sql: statement.sql.clone(),
+            duration_ms: round(statement.duration_ms),
+            held_ms: round(statement.held_ms),
+            locks: statement
+                .locks
+                .iter()
+                .map(|lock| LockJson {
+                    relation: lock.relation.clone(),
+                    kind: lock.kind,
+                    mode: lock.mode,
+                    blocks: lock.blocks(),
+                    taken: lock.taken,
+                    rewritten: lock.rewritten,
+                    scanned: lock.scanned,
+                })
+                .collect(),
+        }
+    }
 }
 
 impl MigrationJson {
@@ -388,16 +437,197 @@ impl MigrationJson {
             blocker: run.map(|run| run.blocker.clone()),
             results: run.map(|run| run.folder.display().to_string()),
             trace_ms: (checked.trace_ms * 1000.0).round() / 1000.0,
-            locks: checked
-                .statements
-                .iter()
-                .flat_map(|statement| LockTraceRecord::of_statement("trace", statement))
-                .collect(),
+            statements: checked.statements.iter().map(StatementJson::new).collect(),
             strategies: records
                 .iter()
                 .filter(|record| record.migration == *name && !record.strategy.is_empty())
                 .cloned()
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::check::run::MeasuredRun;
+    use crate::check::stand_in::{Migration, Statement, Step};
+    use crate::expect::{Bound, Expectation, evaluate};
+    use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock};
+    use crate::testing::reference_report;
+
+    fn migration(name: &str, sql: &str) -> Migration {
+        Migration {
+            name: name.to_string(),
+            path: PathBuf::from(format!("migrations/{name}.sql")),
+            version: name[..4].to_string(),
+            steps: vec![Step {
+                statements: vec![Statement {
+                    sql: sql.to_string(),
+                    line: 1,
+                }],
+                in_transaction: true,
+            }],
+        }
+    }
+
+    fn traced(sql: &str, mode: LockMode) -> Vec<TracedStatement> {
+        vec![TracedStatement {
+            step: 1,
+            statement: 1,
+            sql: sql.to_string(),
+            duration_ms: 0.5,
+            held_ms: 0.5,
+            locks: vec![TracedLock {
+                relation: "orders".into(),
+                kind: RelationKind::Table,
+                mode,
+                taken: true,
+                rewritten: false,
+                scanned: Some(false),
+            }],
+        }]
+    }
+
+    /// A check of two migrations: the reference add-column run (naive stalls,
+    /// retry does not) and a new table that locks nothing that existed.
+    pub(crate) fn two_migrations() -> CheckReport {
+        let report = reference_report();
+        let expectations: Vec<Expectation> = ["naive", "retry"]
+            .into_iter()
+            .map(|strategy| Expectation {
+                strategy: strategy.to_string(),
+                bound: Bound::MaxLongestStallS(1),
+                source: "check --max-stall".to_string(),
+            })
+            .collect();
+        let add = "ALTER TABLE orders ADD COLUMN note text";
+        let measured = CheckedMigration {
+            migration: migration("0002_add_note", add),
+            statements: traced(add, LockMode::AccessExclusive),
+            trace_ms: 3.0,
+            outcome: Outcome::Measured(MeasuredRun {
+                load: "4 clients: primary-key reads on orders".to_string(),
+                blocker: "a report holding ACCESS SHARE on orders for 12 s".to_string(),
+                blocks: Blocks::ReadsAndWrites,
+                results: evaluate(&expectations, &report),
+                report,
+                folder: PathBuf::from("results/check/0002_add_note"),
+            }),
+        };
+        let create = "CREATE TABLE notes (id int)";
+        let not_measured = CheckedMigration {
+            migration: migration("0003_notes", create),
+            statements: Vec::new(),
+            trace_ms: 1.0,
+            outcome: Outcome::NotMeasured,
+        };
+        let migrations = [measured, not_measured]
+            .into_iter()
+            .map(|checked| {
+                let judged = judge(&checked, "naive", "retry");
+                (checked, judged)
+            })
+            .collect();
+        CheckReport {
+            dir: PathBuf::from("migrations"),
+            out_dir: PathBuf::from("results/check"),
+            deploy: "naive".to_string(),
+            recommend: "retry".to_string(),
+            budgets: Budgets {
+                max_stall_s: 1,
+                max_p99_ms: None,
+                max_failed: None,
+            },
+            hold_s: 12.0,
+            clients: 4,
+            data: "100,000 generated rows per table".to_string(),
+            server_version: "15.8".to_string(),
+            earlier: 1,
+            unfilled: Vec::new(),
+            migrations,
+        }
+    }
+
+    #[test]
+    fn the_verdict_names_the_failed_migration_and_what_retry_does() {
+        let report = two_migrations();
+        assert_eq!(report.exit_code(), 3);
+        let naive_stall = reference_report().strategies[0].summary.longest_stall_s;
+        assert_eq!(
+            report.verdict_line(),
+            "**FAIL**: 1 of 2 new migrations break the budget as deployed (naive; longest stall \
+             <= 1 s): 0002_add_note; retry keeps every one within it."
+        );
+        let (_, judged) = &report.migrations[0];
+        assert_eq!(
+            judged.broken,
+            [format!("longest stall {naive_stall} s (budget 1 s)")]
+        );
+        assert_eq!(
+            judged.recommended.as_deref(),
+            Some("fixed by retry: longest stall 0 s")
+        );
+        assert!(
+            judged
+                .fix
+                .as_deref()
+                .unwrap()
+                .starts_with("ALTER TABLE blocks reads and writes on orders for"),
+            "{judged:?}"
+        );
+        assert_eq!(
+            report.migrations[1].1.verdict,
+            MigrationVerdict::NotMeasured
+        );
+    }
+
+    #[test]
+    fn check_csv_is_one_record_per_migration_and_strategy() {
+        let files = two_migrations().files().unwrap();
+        let csv = String::from_utf8(files[0].bytes.clone()).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "migration,verdict,strategy,role,blocks,within_budget,longest_stall_s,\
+             zero_tps_seconds,worst_second_tps,lat_p99_ms,lat_max_ms,failed,ddl_tries,\
+             ddl_outcome,done_after_s,broken,fix"
+        );
+        assert!(lines[1].starts_with("0002_add_note,fail,naive,deployed,reads_and_writes,false,"));
+        assert!(
+            lines[2].starts_with("0002_add_note,fail,retry,recommended,reads_and_writes,true,0,")
+        );
+        assert_eq!(lines[3], "0003_notes,not_measured,,,,,,,,,,,,,,,");
+        let records: Vec<CheckRecord> = ::csv::Reader::from_reader(csv.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(records, two_migrations().records());
+    }
+
+    #[test]
+    fn check_json_and_junit_hold_every_migration() {
+        let files = two_migrations().files().unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&files[1].bytes).unwrap();
+        assert_eq!(json["verdict"], "fail");
+        let first = &json["migrations"][0];
+        assert_eq!(
+            first["statements"][0]["locks"][0]["blocks"],
+            "reads_and_writes"
+        );
+        assert_eq!(first["strategies"].as_array().unwrap().len(), 2);
+        assert_eq!(json["migrations"][1]["verdict"], "not_measured");
+        let junit = String::from_utf8(files[2].bytes.clone()).unwrap();
+        assert!(junit.contains("tests=\"2\" failures=\"1\""), "{junit}");
+        assert!(
+            junit.contains("<testcase classname=\"stallbench.check\" name=\"0003_notes\"/>"),
+            "{junit}"
+        );
+        assert!(
+            junit.contains("<failure message=\"naive: longest stall"),
+            "{junit}"
+        );
     }
 }

@@ -279,32 +279,46 @@ impl Tracer<'_> {
         Ok(before)
     }
 
-    /// One statement outside a transaction, its locks seen by the watcher while it runs.
+    /// One statement outside a transaction, its locks seen by the watcher
+    /// while it runs. The watcher first holds a snapshot and ACCESS SHARE on
+    /// every table, so a statement that waits for older transactions (`CREATE
+    /// INDEX CONCURRENTLY`) or for a lock (`DROP INDEX CONCURRENTLY`) waits on
+    /// it where the watcher can look; once it has looked at the waiting
+    /// statement it lets it go. The time the statement waited on the watcher
+    /// is not in its duration.
     async fn watched_statement(&mut self, step: u32, sql: &str) -> Result<(), TraceError> {
         let number = self.statements.len() as u32 + 1;
         let before = self.snapshot(false).await?;
-        let mut seen: BTreeMap<(i64, LockMode), (String, RelationKind)> = BTreeMap::new();
+        self.hold_every_table(&before).await?;
+        let mut watch = Watch::default();
         let started = Instant::now();
-        {
+        let result = {
             let statement = self.run(step, number, sql);
             tokio::pin!(statement);
             loop {
                 tokio::select! {
-                    result = &mut statement => {
-                        result?;
-                        break;
-                    }
+                    result = &mut statement => break result,
                     _ = tokio::time::sleep(WATCH_EVERY) => {
-                        for (key, name, kind) in self.watched_locks().await? {
-                            seen.insert(key, (name, kind));
+                        let seen = self.watched_locks().await?;
+                        if watch.saw(seen) {
+                            self.watcher.batch_execute("COMMIT").await?;
                         }
                     }
                 }
             }
+        };
+        if watch.holding() {
+            self.watcher.batch_execute("COMMIT").await?;
         }
-        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        result?;
+        let duration_ms = started
+            .elapsed()
+            .saturating_sub(watch.held_up())
+            .as_secs_f64()
+            * 1000.0;
         let after = self.snapshot(false).await?;
-        let mut locks: Vec<TracedLock> = seen
+        let mut locks: Vec<TracedLock> = watch
+            .seen
             .into_iter()
             .map(|((oid, mode), (relation, kind))| TracedLock {
                 relation,
@@ -325,6 +339,18 @@ impl Tracer<'_> {
             locks,
         });
         Ok(())
+    }
+
+    /// The watcher opens a transaction with a snapshot and ACCESS SHARE on
+    /// every table of `now` (what a long report holds).
+    async fn hold_every_table(&self, now: &Snapshot) -> Result<(), TraceError> {
+        let mut sql = String::from("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1");
+        for relation in now.relations.values() {
+            if relation.kind == RelationKind::Table {
+                sql.push_str(&format!("; SELECT FROM {} LIMIT 0", relation.qualified));
+            }
+        }
+        Ok(self.watcher.batch_execute(&sql).await?)
     }
 
     /// Runs one statement of the migration; its failure names it.
@@ -387,9 +413,36 @@ impl Tracer<'_> {
         Ok(snapshot)
     }
 
-    /// The trace session's granted relation locks, as the watcher sees them.
-    async fn watched_locks(&self) -> Result<Vec<LockRow>, TraceError> {
-        self.locks_of(self.watcher).await
+    /// The trace session's relation locks, granted or awaited, as the watcher
+    /// sees them, and whether it waits for any lock (a relation's, a transaction's).
+    async fn watched_locks(&self) -> Result<(Vec<LockRow>, bool), TraceError> {
+        let rows = self
+            .watcher
+            .query(
+                &format!(
+                    "SELECT l.relation::int8, {NAME}, c.relkind::text, l.mode, l.granted \
+                     FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation \
+                     LEFT JOIN pg_namespace n ON n.oid = c.relnamespace \
+                     WHERE l.pid = $1 AND (NOT l.granted OR (l.locktype = 'relation' AND {USER_RELATIONS}))"
+                ),
+                &[&self.pid],
+            )
+            .await?;
+        let waiting = rows.iter().any(|row| !row.get::<_, bool>(4));
+        let locks = rows
+            .iter()
+            .filter_map(|row| {
+                let oid: Option<i64> = row.get(0);
+                let name: Option<String> = row.get(1);
+                let mode = LockMode::from_pg_name(row.get(3))?;
+                Some((
+                    (oid?, mode),
+                    name?,
+                    RelationKind::from_relkind(row.get::<_, Option<&str>>(2)?),
+                ))
+            })
+            .collect();
+        Ok((locks, waiting))
     }
 
     /// The trace session's granted locks on user relations, asked on `client`.
@@ -421,6 +474,50 @@ impl Tracer<'_> {
 
 /// A lock as a catalog query returns it: (relation oid, mode), name, kind.
 type LockRow = ((i64, LockMode), String, RelationKind);
+
+/// What the watcher saw of a statement outside a transaction, and whether it
+/// still holds the statement up.
+#[derive(Default)]
+struct Watch {
+    seen: BTreeMap<(i64, LockMode), (String, RelationKind)>,
+    /// When the statement was first seen waiting.
+    waiting_since: Option<Instant>,
+    /// How long it waited on the watcher, once the watcher let it go.
+    released_after: Option<Duration>,
+}
+
+impl Watch {
+    /// Adds one look; true when the watcher should now let the statement go
+    /// (it was seen waiting at two looks in a row, so its locks so far are seen).
+    fn saw(&mut self, (locks, waiting): (Vec<LockRow>, bool)) -> bool {
+        for (key, name, kind) in locks {
+            self.seen.insert(key, (name, kind));
+        }
+        if !self.holding() || !waiting {
+            return false;
+        }
+        match self.waiting_since {
+            None => {
+                self.waiting_since = Some(Instant::now());
+                false
+            }
+            Some(since) => {
+                self.released_after = Some(since.elapsed());
+                true
+            }
+        }
+    }
+
+    /// Whether the watcher still holds its transaction open.
+    fn holding(&self) -> bool {
+        self.released_after.is_none()
+    }
+
+    /// How long the statement waited on the watcher.
+    fn held_up(&self) -> Duration {
+        self.released_after.unwrap_or_default()
+    }
+}
 
 /// The relation's name as the trace shows it: bare when its schema is on
 /// the search path, else schema-qualified.
