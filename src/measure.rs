@@ -5,18 +5,23 @@
 //! ([`measure_strategy`]).
 //!
 //! How the trace stays out of what is measured: it runs on the quiet server
-//! before the run's sessions open, after the reset. A migration of one step
-//! that may run in a transaction block is traced in a transaction that is
-//! rolled back. A strategy of several steps (each committing before the
-//! next), or with a step that must run outside a transaction (`CREATE INDEX
-//! CONCURRENTLY`), is traced as it runs, then undone by dropping the indexes
-//! it built and by the workload's reset; without a reset (or on your own
-//! objects, rolled back) several steps are traced in one transaction rolled
-//! back, where a later step's lock an earlier one holds is not seen again.
-//! Either way the tables are fingerprinted before and after, and a trace that
-//! left anything behind stops the run (exit 2). What it cannot undo is the
-//! cache it warmed: it reads the tables the migration reads, as the first try
-//! of the run would.
+//! before the run's sessions open, after the reset, and strategies with the
+//! same steps and settings share one ([`trace_key`]).
+//!
+//! - One step that may run in a transaction block: traced in a transaction
+//!   that is rolled back.
+//! - Several steps (each commits before the next) with a reset SQL, or a step
+//!   that must run outside a transaction (`CREATE INDEX CONCURRENTLY`): traced
+//!   as it runs, then undone by dropping the indexes it built and by the
+//!   reset. Several steps without a reset are traced in one transaction
+//!   rolled back, where a later step's lock that an earlier one holds is not
+//!   seen again.
+//! - On your own objects (`--in-place`) the trace only ever runs rolled back.
+//!
+//! In stallbench's schema the tables are fingerprinted before and after, and
+//! a trace that left anything behind stops the run (exit 2). What it cannot
+//! undo is the cache it warmed, and its time: it runs the migration once
+//! more, which for an index build on a large table is seconds.
 
 use crate::config::Config;
 use crate::error::Error;
@@ -67,11 +72,13 @@ pub async fn trace_before_run(
         .collect();
     let version = target.server_version_num;
     let can_roll_back = rolls_back(&steps, version);
-    let can_undo = !config.objects.rolls_back_ddl() && !config.reset_sql.trim().is_empty();
+    // Only in stallbench's own schema does the trace run a migration for real.
+    let own_schema = !config.objects.in_place();
+    let can_undo = own_schema && !config.reset_sql.trim().is_empty();
     let end = match (can_roll_back, steps.len() > 1 && can_undo) {
         (true, false) => TraceEnd::RolledBack,
         (_, true) => TraceEnd::Committed,
-        (false, false) if !config.objects.in_place() => TraceEnd::Committed,
+        (false, false) if own_schema => TraceEnd::Committed,
         (false, false) => {
             if !config.quiet {
                 stderrln!(
