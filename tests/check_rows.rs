@@ -51,7 +51,9 @@ CREATE TABLE app.orders (
     customer_id bigint NOT NULL REFERENCES app.customers,
     placed date NOT NULL,
     shipped date CHECK (shipped > placed),
-    total numeric(12, 2) NOT NULL CHECK (total > 0)
+    total numeric(12, 2) NOT NULL CHECK (total > 0),
+    rating smallint CHECK (rating BETWEEN 1 AND 5),
+    discount numeric(4, 2) CHECK (discount >= 0.5 AND discount <= 50)
 );
 CREATE TABLE app.order_items (
     order_id bigint NOT NULL REFERENCES app.orders,
@@ -149,6 +151,7 @@ fn every_table_is_filled_and_keeps_its_constraints_or_is_named_and_skipped() {
             ROWS
         );
         assert_eq!(one("SELECT count(*) FROM app.orders WHERE shipped <= placed").await, 0);
+        assert_eq!(one("SELECT count(DISTINCT rating) FROM app.orders").await, 5);
         assert!(one("SELECT count(DISTINCT category_id) FROM app.favourites").await > ROWS / 2);
         // Every constraint holds, checked again by the server.
         client

@@ -6,7 +6,8 @@
 //! - [`catalog`]: the schema's tables, columns, types, keys and CHECKs;
 //! - [`order`]: parents before children, cycles broken or named;
 //! - [`plan`]: what each column gets, and how many rows fit;
-//! - [`values`]: a value of each type as an SQL expression of the row number.
+//! - [`values`]: a value of each type as an SQL expression of the row number;
+//! - [`checks`]: the CHECKs of one column it can satisfy (`IN` lists, bounds).
 //!
 //! A table the generator cannot fill (a CHECK its values break, a type it
 //! does not know, a cycle of NOT NULL foreign keys) is skipped with the
@@ -15,6 +16,7 @@
 //! gets no more. Everything is ANALYZEd at the end.
 
 mod catalog;
+mod checks;
 mod order;
 mod plan;
 mod values;

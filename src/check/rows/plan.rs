@@ -20,8 +20,9 @@
 //!   an UPDATE after it, and a NOT NULL one cannot be filled.
 
 use super::catalog::{Catalog, Column, ForeignKey, Table};
+use super::checks::{check_bounds, check_choices};
 use super::order::is_nullable;
-use super::values::{self, Resolved, Source, ValueType, check_choices, draw};
+use super::values::{self, Resolved, Source, ValueType, draw};
 
 /// What one table's fill runs: an INSERT, then UPDATEs of self-references.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,7 +130,7 @@ impl<'a> Planner<'a> {
             domain_not_null,
             domain_default,
         } = values::resolve(catalog, column);
-        let value = self.check_choices(column).or(value);
+        let value = self.checked_value(column, value);
         let has_default = column.default.is_some() || domain_default;
         let distinct_default = column.identity
             || column.default.as_deref().is_some_and(|default| {
@@ -169,15 +170,39 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// The values an `IN (...)` CHECK on this column alone allows.
-    fn check_choices(&self, column: &Column) -> Option<ValueType> {
-        self.input
-            .table
-            .checks
-            .iter()
-            .filter(|check| check.columns == [column.attnum])
-            .find_map(|check| check_choices(&check.definition))
-            .map(ValueType::OneOf)
+    /// The values the CHECKs on this column alone allow, when the generator
+    /// can read them (see `checks`), else `value`.
+    fn checked_value(&self, column: &Column, value: Option<ValueType>) -> Option<ValueType> {
+        let checks = || {
+            self.input
+                .table
+                .checks
+                .iter()
+                .filter(|check| check.columns == [column.attnum])
+        };
+        if let Some(choices) = checks().find_map(|check| check_choices(&check.definition)) {
+            return Some(ValueType::OneOf(choices));
+        }
+        let Some((lowest, highest)) = value.as_ref().and_then(ValueType::whole_range) else {
+            return value;
+        };
+        let Some((low, high)) =
+            checks().find_map(|check| check_bounds(&check.definition, &column.name))
+        else {
+            return value;
+        };
+        // An open side: a million numbers from the closed one.
+        let (low, high) = match (low, high) {
+            (Some(low), Some(high)) => (low, high),
+            (Some(low), None) => (low, low.saturating_add(999_999)),
+            (None, Some(high)) => (high.saturating_sub(999_999), high),
+            (None, None) => return value,
+        };
+        let (low, high) = (low.max(lowest), high.min(highest));
+        // No number fits: the server will name the CHECK.
+        (low <= high)
+            .then_some(ValueType::IntRange { low, high })
+            .or(value)
     }
 
     fn position(&self, attnum: i16) -> Option<usize> {

@@ -33,6 +33,11 @@ pub(super) enum ValueType {
     Inet,
     /// An enum's labels, or the values a CHECK's `IN (...)` allows.
     OneOf(Vec<String>),
+    /// Whole numbers a CHECK bounds (`rating BETWEEN 1 AND 5`), for a numeric column.
+    IntRange {
+        low: i64,
+        high: i64,
+    },
     Array(Box<ValueType>),
 }
 
@@ -154,6 +159,7 @@ impl ValueType {
             ValueType::Bool => 2,
             ValueType::Time => 86_399,
             ValueType::OneOf(values) => values.len() as u64,
+            ValueType::IntRange { low, high } => range_span(*low, *high),
             ValueType::Array(element) => element.distinct_values(),
             _ => u64::MAX,
         }
@@ -209,12 +215,13 @@ pub(super) fn value_sql(value_type: &ValueType, source: &Source<'_>, distinct: b
             let whole = if distinct {
                 format!("({i})")
             } else {
-                format!("{draw} % {span}")
+                // At least one unit: positive, as CHECKs (price > 0) often ask.
+                format!("1 + {draw} % {}", span - 1)
             };
             format!("({whole})::numeric / {unit}")
         }
         ValueType::Float if distinct => format!("({i})::float8"),
-        ValueType::Float => format!("({draw} % 1000000)::float8 / 100"),
+        ValueType::Float => format!("(1 + {draw} % 1000000)::float8 / 100"),
         ValueType::Text { max_chars } if distinct => distinct_text(*max_chars, source),
         ValueType::Text { max_chars } => {
             let chars = max_chars.unwrap_or(16).min(16);
@@ -252,7 +259,34 @@ pub(super) fn value_sql(value_type: &ValueType, source: &Source<'_>, distinct: b
                 values.len()
             )
         }
+        ValueType::IntRange { low, .. } if distinct => format!("{low} + (({i}) - 1)"),
+        ValueType::IntRange { low, high } => {
+            format!("{low} + {draw} % {}", range_span(*low, *high))
+        }
         ValueType::Array(element) => format!("ARRAY[{}]", value_sql(element, source, distinct)),
+    }
+}
+
+/// How many whole numbers lie from `low` to `high` (at most `i64::MAX`).
+fn range_span(low: i64, high: i64) -> u64 {
+    let span = i128::from(high) - i128::from(low) + 1;
+    span.clamp(0, i128::from(i64::MAX)) as u64
+}
+
+impl ValueType {
+    /// The whole numbers this numeric type holds, for bounds a CHECK leaves open.
+    pub fn whole_range(&self) -> Option<(i64, i64)> {
+        match self {
+            ValueType::Int { bits: 16 } => Some((i16::MIN.into(), i16::MAX.into())),
+            ValueType::Int { bits: 32 } => Some((i32::MIN.into(), i32::MAX.into())),
+            ValueType::Int { .. } => Some((i64::MIN, i64::MAX)),
+            ValueType::Numeric { integer_digits, .. } => {
+                let most = 10i64.pow(*integer_digits) - 1;
+                Some((-most, most))
+            }
+            ValueType::Float => Some((-1_000_000_000_000_000, 1_000_000_000_000_000)),
+            _ => None,
+        }
     }
 }
 
@@ -283,43 +317,6 @@ fn distinct_text(max_chars: Option<u32>, source: &Source<'_>) -> String {
 /// `value` as an SQL string literal.
 pub(super) fn literal(value: &str) -> String {
     format!("'{}'", value.replace('\'', "''"))
-}
-
-/// The values a CHECK of one column allows, when it is an `IN (...)` list
-/// (`CHECK ((status = ANY (ARRAY['new'::text, 'paid'::text])))`, as
-/// pg_get_constraintdef writes it): the quoted literals of its `ARRAY[...]`.
-pub(super) fn check_choices(definition: &str) -> Option<Vec<String>> {
-    if definition.contains(" OR ") || definition.contains(" AND ") || !definition.contains("= ANY")
-    {
-        return None;
-    }
-    let start = definition.find("ARRAY[")? + "ARRAY[".len();
-    let body = &definition[start..];
-    let mut values = Vec::new();
-    let mut chars = body.char_indices().peekable();
-    while let Some((_, c)) = chars.next() {
-        match c {
-            ']' => break,
-            '\'' => {
-                let mut value = String::new();
-                while let Some((_, c)) = chars.next() {
-                    if c == '\'' {
-                        if chars.peek().is_some_and(|&(_, next)| next == '\'') {
-                            chars.next();
-                            value.push('\'');
-                        } else {
-                            break;
-                        }
-                    } else {
-                        value.push(c);
-                    }
-                }
-                values.push(value);
-            }
-            _ => {}
-        }
-    }
-    (!values.is_empty()).then_some(values)
 }
 
 #[cfg(test)]
@@ -383,25 +380,7 @@ mod tests {
             scale: 2,
         };
         assert_eq!(money.distinct_values(), 99_999);
-        assert!(value_sql(&money, &source("price"), false).ends_with("% 100000)::numeric / 100"));
-    }
-
-    #[test]
-    fn in_lists_of_checks_are_read_from_their_definition() {
-        assert_eq!(
-            check_choices("CHECK ((status = ANY (ARRAY['new'::text, 'it''s'::text])))"),
-            Some(vec!["new".to_string(), "it's".to_string()])
-        );
-        assert_eq!(
-            check_choices(
-                "CHECK (((kind)::text = ANY ((ARRAY['a'::character varying, 'b'::character varying])::text[])))"
-            ),
-            Some(vec!["a".to_string(), "b".to_string()])
-        );
-        assert_eq!(check_choices("CHECK ((qty > 0))"), None);
-        assert_eq!(
-            check_choices("CHECK (((a = ANY (ARRAY[1, 2])) OR (b > 0)))"),
-            None
-        );
+        let price = value_sql(&money, &source("price"), false);
+        assert!(price.ends_with("% 99999)::numeric / 100"), "{price}");
     }
 }
