@@ -24,7 +24,7 @@ use super::checks::{check_bounds, check_choices};
 use super::order::is_nullable;
 use super::values::{self, Resolved, Source, ValueType, draw};
 
-/// What one table's fill runs: an INSERT, then UPDATEs of self-references.
+/// What one table's fill runs: an INSERT, then the statements after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct TablePlan {
     pub rows: u64,
@@ -59,7 +59,7 @@ enum Fill {
     },
     /// A column of a parent's row (join, the column's place in the key).
     Parent(usize, usize),
-    /// A literal expression (a NOT NULL self-reference).
+    /// An expression of the row number (a self-reference).
     Expression(String),
 }
 
@@ -84,6 +84,13 @@ struct Join<'a> {
     /// The parent row's number for a unique key; `None`: a draw picks it.
     pick: Option<String>,
     seed: i64,
+}
+
+/// A digit of a unique key's mixed radix: a generated column's values, or a parent's rows.
+#[derive(Debug, Clone, Copy)]
+enum Dimension {
+    Column(usize),
+    Parent(usize),
 }
 
 /// A table's columns as the plan fills them.
@@ -293,28 +300,13 @@ impl<'a> Planner<'a> {
                 _ => None,
             })
             .collect();
+        joins.sort_unstable();
         joins.dedup();
         if values.is_empty() && joins.is_empty() {
-            // Only columns left to their default: generate the roomiest instead.
-            let Some(place) = places
-                .iter()
-                .copied()
-                .filter(|&place| self.columns[place].spare.is_some())
-                .max_by_key(|&place| {
-                    self.columns[place]
-                        .spare
-                        .as_ref()
-                        .map(ValueType::distinct_values)
-                })
-            else {
-                return;
-            };
-            let value_type = self.columns[place].spare.take().expect("filtered");
-            self.columns[place].fill = Fill::Value {
-                value_type,
-                distinct_index: None,
-            };
-            values.push(place);
+            match self.generate_spare(&places) {
+                Some(place) => values.push(place),
+                None => return,
+            }
         }
         values.sort_by_key(|&place| std::cmp::Reverse(self.room(place)));
         if let Some(&roomiest) = values.first()
@@ -327,27 +319,28 @@ impl<'a> Planner<'a> {
         // the rows, each next one advances every so many rows, shifted by the
         // first so that early rows spread over it too (still one row per
         // combination).
-        let mut dimensions: Vec<(Option<usize>, Option<usize>, u64)> = values
+        let mut dimensions: Vec<(Dimension, u64)> = values
             .into_iter()
-            .map(|place| (Some(place), None, self.room(place)))
+            .map(|place| (Dimension::Column(place), self.room(place)))
             .collect();
         dimensions.extend(
             joins
                 .into_iter()
                 .filter(|&join| self.joins[join].pick.is_none())
-                .map(|join| (None, Some(join), self.joins[join].parent_rows)),
+                .map(|join| (Dimension::Parent(join), self.joins[join].parent_rows)),
         );
-        let Some(&(_, _, first_size)) = dimensions.first() else {
+        let Some(&(_, first_size)) = dimensions.first() else {
             return;
         };
         let mut combinations: u64 = 1;
-        for (place, join, size) in dimensions {
+        for (dimension, size) in dimensions {
             let index = radix_index(combinations, first_size, size);
-            if let Some(place) = place {
-                self.set_distinct(place, index);
-            } else if let Some(join) = join {
-                self.joins[join].divisor = Some(combinations);
-                self.joins[join].pick = Some(index);
+            match dimension {
+                Dimension::Column(place) => self.set_distinct(place, index),
+                Dimension::Parent(join) => {
+                    self.joins[join].divisor = Some(combinations);
+                    self.joins[join].pick = Some(index);
+                }
             }
             combinations = combinations.saturating_mul(size);
         }
@@ -358,6 +351,27 @@ impl<'a> Planner<'a> {
                  its columns' types and parents have"
             ));
         }
+    }
+
+    /// For a key of columns left to their default only: generates the
+    /// roomiest instead, and returns its place.
+    fn generate_spare(&mut self, places: &[usize]) -> Option<usize> {
+        let place = places
+            .iter()
+            .copied()
+            .filter(|&place| self.columns[place].spare.is_some())
+            .max_by_key(|&place| {
+                self.columns[place]
+                    .spare
+                    .as_ref()
+                    .map(ValueType::distinct_values)
+            })?;
+        let value_type = self.columns[place].spare.take()?;
+        self.columns[place].fill = Fill::Value {
+            value_type,
+            distinct_index: None,
+        };
+        Some(place)
     }
 
     /// How many distinct values a generated column can take.
