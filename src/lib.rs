@@ -142,12 +142,11 @@ fn check_expectations(config: &Config, report: &RunReport) -> Result<i32, Error>
     for line in expect::report_lines(&results) {
         output::write_stdout(&format!("{line}\n"))?;
     }
-    let files = expect::result_files(&report.workload, &results)?;
+    let files = expect::result_files(report, &results, &config.out_dir)?;
     export::write_files(&config.out_dir, &files)?;
     expect::append_github_step_summary(
         expect::github_step_summary_path().as_deref(),
-        &report.workload,
-        &export::markdown::summary_markdown(report),
+        report,
         &results,
     )?;
     Ok(if expect::any_failed(&results) {

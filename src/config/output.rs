@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use anyhow::Context;
 
 use crate::error::Error;
-use crate::expect::{EXPECTATIONS_CSV, JUNIT_XML};
+use crate::expect::{EXPECTATIONS_CSV, JUNIT_XML, PR_COMMENT_MD};
 use crate::export::run_json::RUN_JSON;
 use crate::export::workload_toml::WORKLOAD_TOML;
 use crate::export::{
@@ -22,7 +22,7 @@ use crate::export::{
 const SERVER_LOG: &str = "server.log";
 
 /// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 16] = [
+const RUN_FILE_NAMES: [&str; 17] = [
     TIMELINE_CSV,
     ATTEMPTS_CSV,
     LOCKS_CSV,
@@ -38,6 +38,7 @@ const RUN_FILE_NAMES: [&str; 16] = [
     WORKLOAD_TOML,
     EXPECTATIONS_CSV,
     JUNIT_XML,
+    PR_COMMENT_MD,
     SERVER_LOG,
 ];
 
