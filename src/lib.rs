@@ -135,10 +135,14 @@ fn run_benchmark(workload: Option<&str>, mode: Mode, args: &CommonArgs) -> Resul
     check_expectations(&config, &report)
 }
 
-/// Prints each expectation's verdict, writes `expectations.csv` and `junit.xml`,
-/// appends to `$GITHUB_STEP_SUMMARY` if set; exit code 3 if any failed, else 0.
+/// Prints each expectation's verdict (in CI, that there is no bound, if so),
+/// writes `expectations.csv`, `junit.xml` and `pr-comment.md`, appends to
+/// `$GITHUB_STEP_SUMMARY` if set; exit code 3 if any failed, else 0.
 fn check_expectations(config: &Config, report: &RunReport) -> Result<i32, Error> {
     let results = expect::evaluate(&config.expectations, report);
+    if config.ci && results.is_empty() {
+        stderrln!("warning: {}", expect::NO_BOUNDS);
+    }
     for line in expect::report_lines(&results) {
         output::write_stdout(&format!("{line}\n"))?;
     }

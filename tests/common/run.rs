@@ -11,14 +11,16 @@ use stallbench::config::Mode;
 use stallbench::export::csv::TimelineRecord;
 use stallbench::metrics::{RunReport, StrategyReport};
 
-/// The binary with no `DATABASE_URL`, `STALLBENCH_PG_BIN` or
-/// `GITHUB_STEP_SUMMARY` from the test's environment.
+/// The binary with no `DATABASE_URL`, `STALLBENCH_PG_BIN`,
+/// `GITHUB_STEP_SUMMARY` or `CI` (which turns the progress line off) from the
+/// test's environment.
 pub fn stallbench_command() -> assert_cmd::Command {
     let mut command = assert_cmd::Command::cargo_bin("stallbench").unwrap();
     command
         .env_remove("DATABASE_URL")
         .env_remove("STALLBENCH_PG_BIN")
-        .env_remove("GITHUB_STEP_SUMMARY");
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("CI");
     command
 }
 
