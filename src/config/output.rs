@@ -142,7 +142,7 @@ fn earlier_run_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// Whether a run writes a file of this name.
-fn is_run_file(name: &str) -> bool {
+pub fn is_run_file(name: &str) -> bool {
     let per_strategy =
         name.starts_with("latency-") && (name.ends_with(".hgrm") || name.ends_with(".hlog"));
     per_strategy || RUN_FILE_NAMES.contains(&name)
