@@ -74,6 +74,26 @@ mod tests {
     use crate::metrics::DdlOutcome;
     use std::collections::BTreeMap;
 
+    /// Each case: a bound at the measured value passes, one just beyond it
+    /// fails, and both show the value measured.
+    fn passes_at_the_limit_and_fails_beyond_it<const N: usize>(
+        report: &RunReport,
+        cases: [(Bound, Bound, &str); N],
+    ) {
+        for (at_limit, beyond, measured) in cases {
+            assert_eq!(
+                verdict_of(at_limit.clone(), report),
+                (measured.to_string(), Verdict::Pass),
+                "{at_limit:?}"
+            );
+            assert_eq!(
+                verdict_of(beyond.clone(), report),
+                (measured.to_string(), Verdict::Fail),
+                "{beyond:?}"
+            );
+        }
+    }
+
     #[test]
     fn max_bounds_pass_at_the_limit_and_fail_above_it() {
         // summary(): zero_tps_seconds 3, longest_stall_s 4, p99 512.255 ms, failed 2.
@@ -92,18 +112,7 @@ mod tests {
             ),
             (Bound::MaxFailed(2), Bound::MaxFailed(1), "2"),
         ];
-        for (at_limit, below, measured) in cases {
-            assert_eq!(
-                verdict_of(at_limit.clone(), &report),
-                (measured.to_string(), Verdict::Pass),
-                "{at_limit:?}"
-            );
-            assert_eq!(
-                verdict_of(below.clone(), &report),
-                (measured.to_string(), Verdict::Fail),
-                "{below:?}"
-            );
-        }
+        passes_at_the_limit_and_fails_beyond_it(&report, cases);
     }
 
     #[test]
@@ -124,18 +133,7 @@ mod tests {
                 "420 ms",
             ),
         ];
-        for (at_limit, beyond, measured) in cases {
-            assert_eq!(
-                verdict_of(at_limit.clone(), &report),
-                (measured.to_string(), Verdict::Pass),
-                "{at_limit:?}"
-            );
-            assert_eq!(
-                verdict_of(beyond.clone(), &report),
-                (measured.to_string(), Verdict::Fail),
-                "{beyond:?}"
-            );
-        }
+        passes_at_the_limit_and_fails_beyond_it(&report, cases);
     }
 
     #[test]
@@ -219,18 +217,7 @@ mod tests {
                 "1001.472 ms",
             ),
         ];
-        for (at_limit, below, measured) in cases {
-            assert_eq!(
-                verdict_of(at_limit.clone(), &pooled),
-                (measured.to_string(), Verdict::Pass),
-                "{at_limit:?}"
-            );
-            assert_eq!(
-                verdict_of(below.clone(), &pooled),
-                (measured.to_string(), Verdict::Fail),
-                "{below:?}"
-            );
-        }
+        passes_at_the_limit_and_fails_beyond_it(&pooled, cases);
     }
 
     #[test]
