@@ -131,6 +131,7 @@ impl Config {
         let output = parse_output(args.out.as_deref(), args.force, &file.name)?;
         let target = target_of(args);
         let objects = parse_objects(args, &target, strategies.len(), &file.reset, source)?;
+        let ci = in_ci();
 
         Ok(Config {
             workload_name: file.name.clone(),
@@ -146,8 +147,8 @@ impl Config {
             out_dir: output.dir,
             replaced_files: output.replaced_files,
             quiet: args.quiet,
-            progress: !args.quiet && (args.progress || !in_ci()),
-            ci: in_ci(),
+            progress: !args.quiet && (args.progress || !ci),
+            ci,
             expectations,
             observe_locks: !args.no_observer,
             seed: args.seed.unwrap_or_else(rand::random),
