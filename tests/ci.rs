@@ -9,7 +9,8 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use stallbench::expect::{ExpectationRecord, PR_COMMENT_MD, Verdict};
+use stallbench::expect::{ExpectationRecord, Verdict};
+use stallbench::results::PR_COMMENT_MD;
 
 /// The shortened add-column on a 6 s clock: the report holds its lock from 1 s
 /// to 4 s and the ALTER starts at 1.5 s. Open loop (`--rate`), so that the

@@ -29,7 +29,6 @@ pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
 pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
-pub use output::{create_results_folder, is_run_file};
 pub use pool::{PoolConfig, Recycling};
 pub use target::Objects;
 

@@ -33,12 +33,6 @@ pub use render::{ExpectationRecord, report_lines, result_files};
 pub use sections::{NO_BOUNDS, comment_marker, verdict_markdown};
 pub use step_summary::{append_github_step_summary, github_step_summary_path};
 
-/// File name of the expectation results in the results folder.
-pub const EXPECTATIONS_CSV: &str = "expectations.csv";
-/// File name of the expectation results as a JUnit report, for CI test viewers.
-pub const JUNIT_XML: &str = "junit.xml";
-/// File name of the pull-request comment, the verdict first, for a CI step to post.
-pub const PR_COMMENT_MD: &str = "pr-comment.md";
 /// The process exit code of a finished run in which an expectation failed.
 pub const EXIT_CODE_FAILED: i32 = 3;
 
@@ -51,4 +45,16 @@ pub struct Expectation {
     pub bound: Bound,
     /// Where it came from, for messages: `workload x.toml [expect.retry]` or `--expect`.
     pub source: String,
+}
+
+impl Expectation {
+    /// `retry.max_p99_ms <= 600 ms`: what a result line and a test case are called.
+    pub fn label(&self) -> String {
+        format!(
+            "{}.{} {}",
+            self.strategy,
+            self.bound.key(),
+            self.bound.limit_text()
+        )
+    }
 }

@@ -7,14 +7,14 @@
 
 use std::path::Path;
 
-use crate::export::OutputFile;
 use crate::export::markdown::table_cell;
 use crate::metrics::RunReport;
+use crate::results::{OutputFile, PR_COMMENT_MD, TIMELINE_PNG};
 
+use super::ExpectationResult;
 use super::sections::{
     bounds_table, comment_marker, ranking_section, strategies_section, verdict_markdown,
 };
-use super::{ExpectationResult, PR_COMMENT_MD};
 
 /// `pr-comment.md` of `report` with its verdicts; `out_dir` is the results
 /// folder as the command line named it, which the job uploads as its artifact.
@@ -43,7 +43,7 @@ fn pr_comment_text(report: &RunReport, results: &[ExpectationResult], out_dir: &
             bounds_table(results)
         ));
     }
-    let chart = out_dir.join(crate::export::TIMELINE_PNG);
+    let chart = out_dir.join(TIMELINE_PNG);
     text.push_str(&format!(
         "Chart: `{}` in this job's artifacts (the results folder `{}`).\n",
         chart.display(),

@@ -12,7 +12,6 @@ use crate::export::markdown::{ranking_table, render_table, strategy_sentence, ta
 use crate::export::table::{Align::Left, Column, Table, ranking};
 use crate::metrics::RunReport;
 
-use super::render::label;
 use super::{ExpectationRecord, ExpectationResult, Verdict};
 
 /// The heading level of the sections under a document's own `##` heading.
@@ -66,7 +65,7 @@ pub fn verdict_markdown(results: &[ExpectationResult]) -> String {
         let _ = writeln!(
             text,
             "- `{}`: measured {}",
-            label(&result.expectation),
+            result.expectation.label(),
             table_cell(&result.measured)
         );
     }

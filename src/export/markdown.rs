@@ -9,10 +9,11 @@ use crate::metrics::failures::failure_kinds;
 use crate::metrics::locks::chain;
 use crate::metrics::{DdlOutcome, RunReport, StrategyReport, Summary};
 
+use super::Exporter;
 use super::format::{format_ms, format_seconds, format_thousands};
 use super::sentences::{describe_chain, losses, migration_done_cell, pool_sentence, wait_and_hold};
 use super::table::{Align, Column, RankedRow, Ranking, Table, ranking};
-use super::{Exporter, OutputFile, SUMMARY_MD};
+use crate::results::{OutputFile, SUMMARY_MD};
 
 use Align::{Left, Right};
 

@@ -13,7 +13,7 @@ use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyRe
 
 use super::csv::{AttemptRecord, TimelineRecord, header_of};
 use super::hgrm::parse_percentile_distribution;
-use super::{ATTEMPTS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV, hgrm_file_name};
+use crate::results::{ATTEMPTS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV, hgrm_file_name};
 
 /// Reads a results folder back (timeline.csv, ddl_attempts.csv, summary.csv, latency-*.hgrm)
 /// into a RunReport with `latency.histogram = None` and percentiles from the .hgrm files,

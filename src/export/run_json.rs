@@ -17,10 +17,7 @@ use crate::strategy::NamedStrategy;
 #[cfg(doc)]
 use crate::target::Target;
 
-use super::OutputFile;
-
-/// File name of the description of the run.
-pub const RUN_JSON: &str = "run.json";
+use crate::results::{OutputFile, RUN_JSON};
 
 /// The layout of `run.json`.
 #[derive(Debug, Serialize)]

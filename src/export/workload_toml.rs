@@ -17,10 +17,7 @@ use crate::workload::{
     BackoffFile, BlockerFile, DdlFile, LoadFile, PoolFile, ScriptFile, StrategyFile, WorkloadFile,
 };
 
-use super::OutputFile;
-
-/// File name of the resolved workload.
-pub const WORKLOAD_TOML: &str = "workload.toml";
+use crate::results::{OutputFile, WORKLOAD_TOML};
 
 /// `workload.toml` of a run of `config`: a comment saying how to rerun it, then the workload.
 pub fn render(config: &Config) -> anyhow::Result<OutputFile> {

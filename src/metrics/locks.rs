@@ -1,6 +1,8 @@
 //! The lock queue as the server saw it: sampled sessions, per-second figures,
 //! and the chain of who blocks whom at the worst moment.
 
+use crate::role::Role;
+
 /// One session at one sample moment that waited for a lock or blocked another session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LockSample {
@@ -89,11 +91,12 @@ pub fn is_worse_moment(moment: &[LockSample], worst_so_far: &[LockSample]) -> bo
 /// the longest wait in ms.
 fn severity(moment: &[LockSample]) -> (bool, usize, bool, f64) {
     let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
+    let is_ddl = |role: &String| Role::parse(role) == Some(Role::Ddl);
     let behind_ddl = waiting
         .iter()
-        .filter(|s| s.blocked_by.iter().any(|blocker| blocker == "ddl"))
+        .filter(|s| s.blocked_by.iter().any(is_ddl))
         .count();
-    let ddl_waits = waiting.iter().any(|s| s.role == "ddl");
+    let ddl_waits = waiting.iter().any(|s| is_ddl(&s.role));
     let longest_wait_ms = waiting.iter().map(|s| s.wait_ms).fold(0.0, f64::max);
     (!waiting.is_empty(), behind_ddl, ddl_waits, longest_wait_ms)
 }
@@ -175,6 +178,26 @@ pub fn chain(worst: &[LockSample]) -> Vec<ChainLink> {
         }
     }
     links
+}
+
+/// Roles with the repeated ones said once with their count, in the order
+/// they first appear: the application pool's connections all share one name,
+/// so ten of them read `reader-pool ×10`, not the name ten times.
+pub fn group_repeated(roles: &[String]) -> Vec<String> {
+    let mut counted: Vec<(&str, usize)> = Vec::new();
+    for role in roles {
+        match counted.iter_mut().find(|(seen, _)| *seen == role.as_str()) {
+            Some((_, count)) => *count += 1,
+            None => counted.push((role, 1)),
+        }
+    }
+    counted
+        .into_iter()
+        .map(|(role, count)| match count {
+            1 => role.to_string(),
+            _ => format!("{role} ×{count}"),
+        })
+        .collect()
 }
 
 /// One sampled session of the reference moment, for unit tests.
@@ -307,5 +330,18 @@ mod tests {
             .flat_map(|l| l.roles.iter().map(String::as_str))
             .collect();
         assert_eq!(roles, ["ddl-a", "ddl-b"]);
+    }
+
+    #[test]
+    fn repeated_roles_are_said_once_with_their_count() {
+        let roles: Vec<String> = ["ddl", "reader-pool", "reader-3", "reader-pool"]
+            .iter()
+            .map(|role| role.to_string())
+            .collect();
+        assert_eq!(
+            group_repeated(&roles),
+            ["ddl", "reader-pool ×2", "reader-3"]
+        );
+        assert!(group_repeated(&[]).is_empty());
     }
 }

@@ -24,6 +24,7 @@ use super::reopen::{HeldSession, is_connection_lost};
 use crate::metrics::grant::GRANT_POLL_EVERY_MS;
 use crate::metrics::locks::{LockSample, ObserverGap, SecondLocks, is_worse_moment};
 use crate::metrics::{DdlActivity, DdlPoll, LiveCounters};
+use crate::role::{Role, is_client_role};
 use crate::target::error_text;
 
 /// How often the observer samples: 5 times a second.
@@ -86,7 +87,7 @@ pub struct ObserverOutput {
     /// broken by the longest wait.
     pub worst: Vec<LockSample>,
     /// The role of every session seen, by backend pid (for the server log).
-    pub roles: BTreeMap<u32, String>,
+    pub roles: BTreeMap<u32, Role>,
     /// The DDL session at every poll, in time order; empty when the run has no DDL.
     pub ddl_polls: Vec<DdlPoll>,
     /// Times without a connection, each ended by opening the session again.
@@ -116,7 +117,7 @@ pub struct DdlWatch {
 /// A session as one sample sees it, before roles are resolved.
 struct Session {
     pid: u32,
-    role: String,
+    role: Role,
     state: String,
     wait_event_type: String,
     wait_event: String,
@@ -275,7 +276,7 @@ fn session_of(row: &Row, session_prefix: &str) -> Session {
     let holding_mode: Option<String> = row.get(8);
     Session {
         pid,
-        role: role_of(session_prefix, &application_name, pid),
+        role: Role::of_session(session_prefix, &application_name, pid),
         state: row.get(2),
         wait_event_type: row.get(3),
         wait_event: row.get(4),
@@ -314,10 +315,7 @@ fn record_sample(
     queue_status: &watch::Sender<String>,
 ) {
     for session in sessions {
-        output
-            .roles
-            .entry(session.pid)
-            .or_insert_with(|| session.role.clone());
+        output.roles.entry(session.pid).or_insert(session.role);
     }
     let moment = lock_moment(t_s, sessions);
     let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
@@ -326,7 +324,11 @@ fn record_sample(
     if let Some(slot) = output.per_second.get_mut(second as usize) {
         let behind_ddl = waiting
             .iter()
-            .filter(|s| s.blocked_by.iter().any(|b| b == "ddl"))
+            .filter(|s| {
+                s.blocked_by
+                    .iter()
+                    .any(|b| Role::parse(b) == Some(Role::Ddl))
+            })
             .count() as u32;
         slot.waiting_behind_ddl = slot.waiting_behind_ddl.max(behind_ddl);
         let oldest = waiting.iter().map(|s| s.wait_ms).fold(0.0, f64::max);
@@ -338,24 +340,14 @@ fn record_sample(
     output.samples.extend(moment);
 }
 
-/// The role of a session: the suffix of this run's `application_name`, else `external:<pid>`.
-pub fn role_of(session_prefix: &str, application_name: &str, pid: u32) -> String {
-    application_name
-        .strip_prefix(session_prefix)
-        .and_then(|rest| rest.strip_prefix('-'))
-        .filter(|role| !role.is_empty())
-        .map(str::to_string)
-        .unwrap_or_else(|| format!("external:{pid}"))
-}
-
 /// The sessions of one sample that wait for a lock or block a waiting session.
 fn lock_moment(t_s: f64, sessions: &[Session]) -> Vec<LockSample> {
     let role = |pid: u32| {
         sessions
             .iter()
             .find(|s| s.pid == pid)
-            .map(|s| s.role.clone())
-            .unwrap_or_else(|| format!("external:{pid}"))
+            .map_or(Role::External(pid), |s| s.role)
+            .to_string()
     };
     let blocking: Vec<u32> = sessions
         .iter()
@@ -376,7 +368,7 @@ fn lock_moment(t_s: f64, sessions: &[Session]) -> Vec<LockSample> {
             LockSample {
                 t_s,
                 pid: s.pid,
-                role: s.role.clone(),
+                role: s.role.to_string(),
                 state: s.state.clone(),
                 wait_event_type: s.wait_event_type.clone(),
                 wait_event: s.wait_event.clone(),
@@ -416,12 +408,12 @@ pub fn head_of_queue(moment: &[LockSample]) -> String {
         .filter(|s| s.blocked_by.contains(&head.role))
         .collect();
     if !behind.is_empty() {
-        let clients = behind
-            .iter()
-            .filter(|s| super::role::is_client_role(&s.role))
-            .count();
+        let clients = behind.iter().filter(|s| is_client_role(&s.role)).count();
         // `reader` or `client`, as the load's clients are named.
-        let kind = behind[0].role.split('-').next().unwrap_or_default();
+        let kind = match Role::parse(&behind[0].role) {
+            Some(Role::Client(kind, _) | Role::Pool(kind)) => kind.to_string(),
+            _ => String::new(),
+        };
         let what = match (clients == behind.len(), behind.len()) {
             (true, 1) => kind.to_string(),
             (true, _) => format!("{kind}s"),
@@ -446,27 +438,10 @@ mod tests {
         assert_eq!(activity_of("idle in transaction", ""), DdlActivity::Idle);
     }
 
-    #[test]
-    fn roles_come_from_the_run_prefix() {
-        assert_eq!(
-            role_of("stallbench-abc123", "stallbench-abc123-reader-2", 7),
-            "reader-2"
-        );
-        assert_eq!(
-            role_of("stallbench-abc123", "stallbench-abc123-ddl", 7),
-            "ddl"
-        );
-        assert_eq!(
-            role_of("stallbench-abc123", "stallbench-ffffff-ddl", 7),
-            "external:7"
-        );
-        assert_eq!(role_of("stallbench-abc123", "psql", 42), "external:42");
-    }
-
     fn session(pid: u32, role: &str, waiting: Option<&str>, blocked_by: &[u32]) -> Session {
         Session {
             pid,
-            role: role.into(),
+            role: Role::parse(role).unwrap(),
             state: "active".into(),
             wait_event_type: String::new(),
             wait_event: String::new(),

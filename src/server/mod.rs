@@ -35,8 +35,9 @@ use crate::serverlog::{LogFormat, StructuredLog};
 const PORT: u16 = 5432;
 /// Socket paths longer than this do not fit `sockaddr_un`.
 const MAX_SOCKET_PATH: usize = 107;
-/// The readable log, written by the logging collector into the server's folder.
-const TEXT_LOG: &str = "server.log";
+/// The readable log, written by the logging collector into the server's folder
+/// (and copied under the same name into the results folder).
+const TEXT_LOG: &str = crate::results::SERVER_LOG;
 /// The postmaster's own output, before the logging collector takes over.
 const STARTUP_LOG: &str = "startup.log";
 /// How often [`Server::exited`] checks whether the server still runs.

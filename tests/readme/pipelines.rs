@@ -8,15 +8,10 @@
 
 use std::path::Path;
 
+use stallbench::results;
 use yaml_rust2::{Yaml, YamlLoader};
 
 use super::{check_command, read, shell_words, stallbench_arguments};
-
-/// The results folder's file names (until they move to one `results` module).
-mod results {
-    pub use stallbench::config::is_run_file;
-    pub use stallbench::expect::JUNIT_XML;
-}
 
 /// The CI pipelines docs/ci.md tells a CI engineer to copy.
 const PIPELINES: [&str; 2] = ["examples/github-actions.yml", "examples/gitlab-ci.yml"];
@@ -266,7 +261,7 @@ fn the_ci_pipelines_run_real_commands_and_publish_what_stallbench_writes() {
                     run.name
                 );
             }
-            let comment = format!("{out}/{}", stallbench::expect::PR_COMMENT_MD);
+            let comment = format!("{out}/{}", results::PR_COMMENT_MD);
             assert!(
                 named.contains(&comment),
                 "{pipeline} {}: posts no {comment}",

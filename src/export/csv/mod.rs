@@ -16,9 +16,9 @@ use crate::metrics::{
     TerminatedSession,
 };
 
-use super::{
-    ATTEMPTS_CSV, Exporter, FAILURES_CSV, LOCKS_CSV, OutputFile, SUMMARY_CSV, TIMELINE_CSV,
-    rounded_summary,
+use super::{Exporter, rounded_summary};
+use crate::results::{
+    ATTEMPTS_CSV, FAILURES_CSV, LOCKS_CSV, OutputFile, SUMMARY_CSV, TIMELINE_CSV,
 };
 
 /// One row of `timeline.csv`: one strategy in one second.
