@@ -79,7 +79,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "<!-- stallbench:add-column -->");
         assert_eq!(lines[1], "## stallbench: add-column");
-        assert_eq!(lines[3], "**pass**: all 2 bounds met.");
+        assert_eq!(lines[3], "**pass**: 2 of 2 bounds met.");
         let ranking = text.find("### Ranking").unwrap();
         let strategies = text.find("### Strategies").unwrap();
         assert!(ranking < strategies, "{text}");

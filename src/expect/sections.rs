@@ -37,7 +37,7 @@ pub fn comment_marker(name: &str) -> String {
 pub const NO_BOUNDS: &str = "no bounds: the workload has no [expect.*] and no --expect was \
      given, so this run passes whatever it measured";
 
-/// The verdict as a Markdown paragraph: `**pass**: all 3 bounds met.`;
+/// The verdict as a Markdown paragraph: `**pass**: 3 of 3 bounds met.`;
 /// `**FAIL**: 1 of 3 bounds failed:` and a list of the failed ones with their
 /// measured values; or `**no bounds**: ...` when there were none.
 pub fn verdict_markdown(results: &[ExpectationResult]) -> String {
@@ -54,7 +54,11 @@ pub fn verdict_markdown(results: &[ExpectationResult]) -> String {
     };
     if failed == 0 {
         let met = results.len() - skipped;
-        return format!("**pass**: all {met} {} met{skipped_note}.\n", bounds(met));
+        return format!(
+            "**pass**: {met} of {} {} met{skipped_note}.\n",
+            results.len(),
+            bounds(results.len())
+        );
     }
     let mut text = format!(
         "**FAIL**: {failed} of {} {} failed{skipped_note}:\n\n",
@@ -154,7 +158,18 @@ mod tests {
         );
         let report = retry_only_report();
         let passed = evaluate(&[expectation("retry", Bound::MaxFailed(2))], &report);
-        assert_eq!(verdict_markdown(&passed), "**pass**: all 1 bound met.\n");
+        assert_eq!(verdict_markdown(&passed), "**pass**: 1 of 1 bound met.\n");
+        let with_skipped = evaluate(
+            &[
+                expectation("retry", Bound::MaxFailed(2)),
+                expectation("naive", Bound::MaxFailed(0)),
+            ],
+            &report,
+        );
+        assert_eq!(
+            verdict_markdown(&with_skipped),
+            "**pass**: 1 of 2 bounds met (1 skipped: the strategy did not run).\n"
+        );
         assert_eq!(
             verdict_markdown(&[]),
             "**no bounds**: the workload has no [expect.*] and no --expect was given, \

@@ -111,7 +111,7 @@ mod tests {
         // The second append passed its one bound.
         let second = &text[text.rfind("## stallbench").unwrap()..];
         assert!(
-            second.contains("\n**pass**: all 1 bound met.\n"),
+            second.contains("\n**pass**: 1 of 1 bound met.\n"),
             "{second}"
         );
         assert_eq!(second.matches("| **FAIL** |").count(), 0);
