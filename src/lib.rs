@@ -214,7 +214,13 @@ pub async fn execute_until(
             started.elapsed().as_secs_f64()
         );
     }
-    let run_file = RunFile::new(config, &target.description, &target.server_version);
+    let run_file = RunFile {
+        // Milliseconds are plenty for a start that takes a second or more.
+        server_start_s: target
+            .server_start_s
+            .map(|seconds| (seconds * 1000.0).round() / 1000.0),
+        ..RunFile::new(config, &target.description, &target.server_version)
+    };
     results::create_results_folder(
         &config.out_dir,
         &config.replaced_files,

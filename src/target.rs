@@ -23,7 +23,7 @@ use crate::fingerprint::{self, Fingerprint, ObjectKind};
 use crate::pgwire::WireConnection;
 use crate::results::SERVER_LOG;
 use crate::role::Role;
-use crate::server::Server;
+use crate::server::{Server, find_binaries};
 use crate::serverlog::StructuredLog;
 use crate::strategy::statements::check_rollback;
 
@@ -45,6 +45,9 @@ pub struct Target {
     pub server_version: String,
     /// `server_version_num`, e.g. 150018.
     pub server_version_num: u32,
+    /// How long the throwaway server took to start (initdb until it accepted
+    /// connections), in seconds; `None` on `--db-url`.
+    pub server_start_s: Option<f64>,
     server: Option<Server>,
     /// The harness's own schema, or the user's objects (`--in-place`).
     objects: Objects,
@@ -60,7 +63,8 @@ impl Target {
     /// back on this server, before anything runs.
     pub async fn open(config: &Config) -> Result<Target, Error> {
         let needs = config.connection_needs();
-        let mut target = Target::connect_first(&config.target, config.objects, &needs).await?;
+        let mut target =
+            Target::connect_first(&config.target, config.objects, &needs, config.quiet).await?;
         if !config.objects.in_place() {
             target.lock_schema().await?;
         }
@@ -93,15 +97,21 @@ impl Target {
 
     /// Starts the throwaway server sized for `needs`, or resolves `--db-url` and
     /// checks that it has `needs` free connection slots; asks the server its version.
+    /// Finding the server binaries may download them, with progress unless `quiet`.
     async fn connect_first(
         target: &config::Target,
         objects: Objects,
         needs: &ConnectionNeeds,
+        quiet: bool,
     ) -> Result<Target, Error> {
         needs.ensure_open_files().map_err(Error::runtime)?;
         let (settings, server, description) = match target {
-            config::Target::Throwaway { pg_bin } => {
-                let server = Server::start(pg_bin.as_deref(), needs.throwaway_max_connections())
+            config::Target::Throwaway { server } => {
+                let request = server.clone();
+                let binaries = tokio::task::spawn_blocking(move || find_binaries(&request, quiet))
+                    .await
+                    .context("finding the server binaries")??;
+                let server = Server::start(&binaries, needs.throwaway_max_connections())
                     .await
                     .context("starting the throwaway PostgreSQL server")?;
                 let description = format!("throwaway server ({})", server.bin_dir().display());
@@ -140,6 +150,9 @@ impl Target {
             description,
             server_version: String::new(),
             server_version_num: 0,
+            server_start_s: server
+                .as_ref()
+                .map(|server| server.start_duration().as_secs_f64()),
             server,
             objects,
             invalid_before: Vec::new(),

@@ -144,7 +144,6 @@ fn load_only_in_ci(run: &ShortRun, args: &[&str]) -> std::process::Child {
     let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallbench"));
     command
         .env_remove("DATABASE_URL")
-        .env_remove("STALLBENCH_PG_BIN")
         .env_remove("GITHUB_STEP_SUMMARY")
         .env("CI", "true")
         .arg("run")

@@ -210,6 +210,8 @@ mod tests {
             progress: false,
             variables: Vec::new(),
             pg_bin: None,
+            pg_version: None,
+            offline: false,
             no_observer: false,
             expect: Vec::new(),
             seed: Some(1),

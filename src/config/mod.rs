@@ -12,6 +12,7 @@ mod duration;
 mod load;
 mod output;
 mod pool;
+mod server;
 mod sql_split;
 mod strategies;
 mod target;
@@ -21,6 +22,7 @@ use std::path::PathBuf;
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::expect::Expectation;
+use crate::server::ServerRequest;
 use crate::strategy::{NamedStrategy, PRESET_NAMES};
 use crate::workload::{self, WorkloadFile};
 
@@ -30,6 +32,7 @@ pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
 pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
 pub use pool::{PoolConfig, Recycling};
+pub use server::{parse_server, server_from_environment};
 pub use target::Objects;
 
 use blocker::{check_blocker_ends, parse_blocker};
@@ -86,8 +89,8 @@ pub struct Config {
 /// Where the run happens.
 #[derive(Debug, Clone)]
 pub enum Target {
-    /// A throwaway server started by the harness; `pg_bin` from `--pg-bin`.
-    Throwaway { pg_bin: Option<PathBuf> },
+    /// A throwaway server started by the harness, of the binaries `server` asks for.
+    Throwaway { server: ServerRequest },
     /// A real server (`--db-url` or `DATABASE_URL`).
     Url(String),
 }
@@ -128,7 +131,7 @@ impl Config {
         let expectations = parse_expectations(source, file, args, &defined)?;
         let strategies = select_strategies(source, defined, &mode)?;
         let output = parse_output(args.out.as_deref(), args.force, &file.name)?;
-        let target = target_of(args);
+        let target = target_of(args)?;
         let objects = parse_objects(args, &target, strategies.len(), &file.reset, source)?;
         let ci = in_ci();
 
@@ -198,18 +201,18 @@ pub fn in_ci() -> bool {
 }
 
 /// `--db-url`, else a non-empty `DATABASE_URL`, else a throwaway server.
-fn target_of(args: &CommonArgs) -> Target {
+fn target_of(args: &CommonArgs) -> Result<Target, Error> {
     let url = args.db_url.clone().or_else(|| {
         std::env::var("DATABASE_URL")
             .ok()
             .filter(|url| !url.is_empty())
     });
-    match url {
+    Ok(match url {
         Some(url) => Target::Url(url),
         None => Target::Throwaway {
-            pg_bin: args.pg_bin.clone(),
+            server: parse_server(args, &|name| std::env::var(name).ok())?,
         },
-    }
+    })
 }
 
 #[cfg(test)]
@@ -236,6 +239,8 @@ mod tests {
             progress: false,
             variables: Vec::new(),
             pg_bin: None,
+            pg_version: None,
+            offline: false,
             no_observer: false,
             expect: Vec::new(),
             seed: Some(1),

@@ -96,7 +96,15 @@ mod tests {
     }
 
     fn throwaway() -> Target {
-        Target::Throwaway { pg_bin: None }
+        Target::Throwaway {
+            server: crate::server::ServerRequest {
+                pg_bin: None,
+                major: None,
+                offline: true,
+                registry: String::new(),
+                cache_home: None,
+            },
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The lock queue as the server saw it: sampled sessions, per-second figures,
 //! and the chain of who blocks whom at the worst moment.
 
+use std::collections::HashMap;
+
 use crate::role::Role;
 
 /// One session at one sample moment that waited for a lock or blocked another session.
@@ -25,6 +27,34 @@ pub struct LockSample {
     pub blocked_by: Vec<String>,
     /// How long it has waited for the lock (0 when granted).
     pub wait_ms: f64,
+}
+
+/// When the lock observer first saw each wait, for waits the server does not
+/// time: `pg_locks.waitstart` exists from PostgreSQL 14 on (and is null for a
+/// moment after a wait begins). Such a wait's time is the time since its first
+/// sighting, short by less than one sample interval.
+#[derive(Debug, Default)]
+pub struct WaitSightings {
+    first_seen_s: HashMap<WaitKey, f64>,
+}
+
+/// One wait: the waiting session's pid, the lock mode and the object.
+pub type WaitKey = (u32, String, String);
+
+impl WaitSightings {
+    /// Records the waits seen in the sample taken at `t_s`, forgets the ones
+    /// no longer seen (ended, or granted), and returns how long each of
+    /// `waits` has been seen, in ms, in their order.
+    pub fn sighted(&mut self, t_s: f64, waits: &[WaitKey]) -> Vec<f64> {
+        self.first_seen_s.retain(|key, _| waits.contains(key));
+        waits
+            .iter()
+            .map(|key| {
+                let first_s = *self.first_seen_s.entry(key.clone()).or_insert(t_s);
+                (t_s - first_s) * 1000.0
+            })
+            .collect()
+    }
 }
 
 /// Lock figures of one second of the timeline.
@@ -316,6 +346,34 @@ mod tests {
         );
         assert!(is_worse_moment(&unmeasured, &[]));
         assert!(!is_worse_moment(&[], &unmeasured));
+    }
+
+    #[test]
+    fn an_untimed_wait_lasts_from_its_first_sighting_until_it_is_no_longer_seen() {
+        let key = |pid: u32, mode: &str| (pid, mode.to_string(), "orders".to_string());
+        let mut sightings = WaitSightings::default();
+        assert_eq!(
+            sightings.sighted(6.0, &[key(108, "AccessExclusiveLock")]),
+            [0.0]
+        );
+        let both = [key(108, "AccessExclusiveLock"), key(90, "AccessShareLock")];
+        let waited = sightings.sighted(6.2, &both);
+        assert!(
+            (waited[0] - 200.0).abs() < 1e-6 && waited[1] == 0.0,
+            "{waited:?}"
+        );
+        let waited = sightings.sighted(9.0, &both);
+        assert!((waited[0] - 3000.0).abs() < 1e-6, "{waited:?}");
+        assert!((waited[1] - 2800.0).abs() < 1e-6, "{waited:?}");
+        // Granted at 9.2 s: a later wait of the same session starts again.
+        assert!(sightings.sighted(9.2, &[]).is_empty());
+        assert_eq!(
+            sightings.sighted(9.4, &[key(108, "AccessExclusiveLock")]),
+            [0.0]
+        );
+        // Another lock of the same session is another wait.
+        let waited = sightings.sighted(9.6, &[key(108, "ShareLock")]);
+        assert_eq!(waited, [0.0]);
     }
 
     #[test]

@@ -22,7 +22,9 @@ use tokio_postgres::{Client, Row, Statement};
 use super::RunClock;
 use super::reopen::{HeldSession, is_connection_lost};
 use crate::metrics::grant::GRANT_POLL_EVERY_MS;
-use crate::metrics::locks::{LockSample, ObserverGap, SecondLocks, is_worse_moment};
+use crate::metrics::locks::{
+    LockSample, ObserverGap, SecondLocks, WaitKey, WaitSightings, is_worse_moment,
+};
 use crate::metrics::{DdlActivity, DdlPoll, LiveCounters};
 use crate::role::{Role, is_client_role};
 use crate::target::error_text;
@@ -57,7 +59,7 @@ SELECT a.pid,
        coalesce(a.wait_event_type, ''),
        coalesce(a.wait_event, ''),
        w.mode, w.object,
-       coalesce(extract(epoch FROM clock_timestamp() - w.waitstart) * 1000, 0)::float8,
+       (extract(epoch FROM clock_timestamp() - w.waitstart) * 1000)::float8,
        h.mode, h.object,
        CASE WHEN w.pid IS NULL THEN '{}'::int4[] ELSE pg_blocking_pids(a.pid) END
 FROM pg_stat_activity a
@@ -121,7 +123,9 @@ struct Session {
     state: String,
     wait_event_type: String,
     wait_event: String,
-    waiting: Option<(String, String, f64)>,
+    /// The lock mode and object it waits for, and for how long in ms (`None`
+    /// where the server does not say: see [`WaitSightings`]).
+    waiting: Option<(String, String, Option<f64>)>,
     holding: Option<(String, String)>,
     blocked_by: Vec<u32>,
 }
@@ -142,6 +146,7 @@ pub async fn observe(
         per_second: vec![SecondLocks::default(); clock.duration_s() as usize],
         ..ObserverOutput::default()
     };
+    let mut sightings = WaitSightings::default();
     loop {
         let sampled = sample_until_stopped(
             &session.client,
@@ -149,7 +154,7 @@ pub async fn observe(
             &session_prefix,
             server_version_num,
             &reports,
-            &mut output,
+            (&mut output, &mut sightings),
             &mut stop,
         )
         .await;
@@ -173,14 +178,15 @@ pub async fn observe(
 }
 
 /// Prepares the statements on `client`, then samples (and polls the DDL
-/// session) until `stop` turns true; the first error ends it.
+/// session) until `stop` turns true, into `output` and the waits' first
+/// sightings; the first error ends it.
 async fn sample_until_stopped(
     client: &Client,
     clock: RunClock,
     session_prefix: &str,
     server_version_num: u32,
     reports: &LiveReports,
-    output: &mut ObserverOutput,
+    (output, sightings): (&mut ObserverOutput, &mut WaitSightings),
     stop: &mut watch::Receiver<bool>,
 ) -> Result<(), tokio_postgres::Error> {
     let ddl = &reports.ddl;
@@ -207,10 +213,11 @@ async fn sample_until_stopped(
         let rows = client.query(&statement, &[]).await?;
         let t_s = clock.now_s();
         let second = clock.second_now();
-        let sessions: Vec<Session> = rows
+        let mut sessions: Vec<Session> = rows
             .iter()
             .map(|row| session_of(row, session_prefix))
             .collect();
+        time_untimed_waits(sightings, t_s, &mut sessions);
         record_sample(
             output,
             &sessions,
@@ -254,8 +261,27 @@ fn activity_of(state: &str, wait_event_type: &str) -> DdlActivity {
     }
 }
 
+/// Gives each wait the server did not time its time since the observer first
+/// saw it (see [`WaitSightings`]).
+fn time_untimed_waits(sightings: &mut WaitSightings, t_s: f64, sessions: &mut [Session]) {
+    let waits: Vec<WaitKey> = sessions
+        .iter()
+        .filter_map(|session| {
+            let (mode, object, _) = session.waiting.as_ref()?;
+            Some((session.pid, mode.clone(), object.clone()))
+        })
+        .collect();
+    let seen_ms = sightings.sighted(t_s, &waits);
+    let waiting = sessions
+        .iter_mut()
+        .filter_map(|session| session.waiting.as_mut());
+    for ((_, _, wait_ms), seen_ms) in waiting.zip(seen_ms) {
+        wait_ms.get_or_insert(seen_ms);
+    }
+}
+
 /// Prepares [`SAMPLE_SQL`] for the server's version: `pg_locks.waitstart`
-/// exists from PostgreSQL 14 on; before, waits show as 0 ms.
+/// exists from PostgreSQL 14 on; before, every wait is timed from its first sighting.
 async fn prepare_sample(
     client: &Client,
     server_version_num: u32,
@@ -360,7 +386,7 @@ fn lock_moment(t_s: f64, sessions: &[Session]) -> Vec<LockSample> {
         .map(|s| {
             let (lock_mode, relation, granted, wait_ms) = match (&s.waiting, &s.holding) {
                 (Some((mode, object, wait_ms)), _) => {
-                    (mode.clone(), object.clone(), false, *wait_ms)
+                    (mode.clone(), object.clone(), false, wait_ms.unwrap_or(0.0))
                 }
                 (None, Some((mode, object))) => (mode.clone(), object.clone(), true, 0.0),
                 (None, None) => (String::new(), String::new(), true, 0.0),
@@ -445,10 +471,31 @@ mod tests {
             state: "active".into(),
             wait_event_type: String::new(),
             wait_event: String::new(),
-            waiting: waiting.map(|mode| (mode.to_string(), "orders".to_string(), 8200.0)),
+            waiting: waiting.map(|mode| (mode.to_string(), "orders".to_string(), Some(8200.0))),
             holding: Some(("AccessShareLock".into(), "orders".into())),
             blocked_by: blocked_by.to_vec(),
         }
+    }
+
+    #[test]
+    fn waits_the_server_did_not_time_are_timed_from_their_first_sighting() {
+        let mut sightings = WaitSightings::default();
+        let mut untimed = |t_s: f64| {
+            let mut sessions = vec![
+                session(100, "report", None, &[]),
+                session(108, "ddl", Some("AccessExclusiveLock"), &[100]),
+                session(90, "reader-1", Some("AccessShareLock"), &[108]),
+            ];
+            // PostgreSQL 13 says nothing of the ddl's wait; 14 timed the reader's.
+            sessions[1].waiting.as_mut().unwrap().2 = None;
+            time_untimed_waits(&mut sightings, t_s, &mut sessions);
+            lock_moment(t_s, &sessions)
+        };
+        assert_eq!(untimed(6.0)[1].wait_ms, 0.0);
+        let moment = untimed(8.5);
+        assert!((moment[1].wait_ms - 2500.0).abs() < 1e-6, "{moment:?}");
+        assert_eq!(moment[2].wait_ms, 8200.0);
+        assert_eq!(moment[0].wait_ms, 0.0);
     }
 
     #[test]
