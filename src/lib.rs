@@ -14,6 +14,7 @@
 //! progress winds down and is written up to its last whole second, and then
 //! the stop is the error the program exits with.
 
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod conninfo;
