@@ -147,8 +147,9 @@ async fn run_plan(
     plan: &TablePlan,
 ) -> Result<Option<String>, Error> {
     let context = format!("filling table {}", table.sql_name);
+    // Room to sort a parent's 100,000 keys in memory rather than on disk.
     client
-        .batch_execute("BEGIN")
+        .batch_execute("BEGIN; SET LOCAL work_mem = '64MB'")
         .await
         .map_err(|err| runtime(&context, err))?;
     let mut result = client
