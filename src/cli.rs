@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// stallbench: reproduce the lock-queue outage and measure what each migration strategy does to live traffic.
 #[derive(Debug, Parser)]
@@ -10,6 +10,17 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The command line of this process, as `Cli::parse` reads it, except that
+/// in CI (see [`crate::config::in_ci`]) clap writes its help and errors without colour.
+pub fn parse() -> Cli {
+    let mut command = Cli::command();
+    if crate::config::in_ci() {
+        command = command.color(ColorChoice::Never);
+    }
+    let matches = command.get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit())
 }
 
 /// The subcommands.
@@ -62,8 +73,9 @@ pub enum Command {
 /// The flags of `check`; `config::CheckConfig::new` reads them, once.
 #[derive(Debug, Clone, Default, Args)]
 pub struct CheckArgs {
-    /// The folder's layout [default: detected from the files].
-    #[arg(long, value_name = "LAYOUT", value_parser = ["numbered", "up-down", "dbmate", "flyway", "prisma", "plain-sql"])]
+    /// The folder's layout: numbered, up-down, dbmate, goose, flyway, prisma or plain-sql
+    /// [default: detected from the files].
+    #[arg(long, value_name = "LAYOUT")]
     pub layout: Option<String>,
     /// The last N migrations are the new ones [default: 1, without --since or --git-base].
     #[arg(long = "new", value_name = "N", conflicts_with_all = ["since", "git_base"])]
@@ -76,7 +88,7 @@ pub struct CheckArgs {
     pub git_base: Option<String>,
     /// How the migration tool runs a file: each in one transaction, each statement in its own, or none
     /// [default: per-file].
-    #[arg(long, value_name = "MODE", value_parser = ["per-file", "per-statement", "none"])]
+    #[arg(long, value_name = "MODE")]
     pub transaction: Option<String>,
     /// Your own SQL that fills the tables the earlier migrations made (instead of --rows).
     #[arg(long, value_name = "FILE", conflicts_with = "rows")]
@@ -184,6 +196,10 @@ pub struct CommonArgs {
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The progress line every second on stderr even in CI (`CI` set in the
+    /// environment turns it off).
+    #[arg(long, conflicts_with = "quiet")]
+    pub progress: bool,
     /// Set a script variable, like pgbench -D (repeatable): --set scale=10.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub variables: Vec<String>,

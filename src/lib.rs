@@ -135,19 +135,22 @@ fn run_benchmark(workload: Option<&str>, mode: Mode, args: &CommonArgs) -> Resul
     check_expectations(&config, &report)
 }
 
-/// Prints each expectation's verdict, writes `expectations.csv` and `junit.xml`,
-/// appends to `$GITHUB_STEP_SUMMARY` if set; exit code 3 if any failed, else 0.
+/// Prints each expectation's verdict (in CI, that there is no bound, if so),
+/// writes `expectations.csv`, `junit.xml` and `pr-comment.md`, appends to
+/// `$GITHUB_STEP_SUMMARY` if set; exit code 3 if any failed, else 0.
 fn check_expectations(config: &Config, report: &RunReport) -> Result<i32, Error> {
     let results = expect::evaluate(&config.expectations, report);
+    if config.ci && results.is_empty() {
+        stderrln!("warning: {}", expect::NO_BOUNDS);
+    }
     for line in expect::report_lines(&results) {
         output::write_stdout(&format!("{line}\n"))?;
     }
-    let files = expect::result_files(&report.workload, &results)?;
+    let files = expect::result_files(report, &results, &config.out_dir)?;
     results::write_files(&config.out_dir, &files)?;
     expect::append_github_step_summary(
         expect::github_step_summary_path().as_deref(),
-        &report.workload,
-        &export::markdown::summary_markdown(report),
+        report,
         &results,
     )?;
     Ok(if expect::any_failed(&results) {

@@ -45,6 +45,8 @@ pub const WORKLOAD_TOML: &str = "workload.toml";
 pub const EXPECTATIONS_CSV: &str = "expectations.csv";
 /// File name of the expectation results as a JUnit report, for CI test viewers.
 pub const JUNIT_XML: &str = "junit.xml";
+/// File name of the pull-request comment, the verdict first, for a CI step to post.
+pub const PR_COMMENT_MD: &str = "pr-comment.md";
 /// The throwaway server's log: the name the server writes it under, and the
 /// name the results folder keeps it under (`Target::copy_server_log`).
 pub const SERVER_LOG: &str = "server.log";
@@ -60,7 +62,7 @@ pub const CHECK_CSV: &str = "check.csv";
 const CHECK_FILE_NAMES: [&str; 4] = [CHECK_MD, CHECK_JSON, CHECK_CSV, JUNIT_XML];
 
 /// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 17] = [
+const RUN_FILE_NAMES: [&str; 18] = [
     TIMELINE_CSV,
     ATTEMPTS_CSV,
     DDL_LOCKS_CSV,
@@ -77,6 +79,7 @@ const RUN_FILE_NAMES: [&str; 17] = [
     WORKLOAD_TOML,
     EXPECTATIONS_CSV,
     JUNIT_XML,
+    PR_COMMENT_MD,
     SERVER_LOG,
 ];
 

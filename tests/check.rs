@@ -14,15 +14,20 @@ use common::*;
 use serde_json::Value;
 use stallbench::export::csv::LockTraceRecord;
 
-/// The example's new migrations, in order.
+/// The example's new migrations, in order (their results folders: without `.sql`).
 const NEW: [&str; 6] = [
-    "0002_orders_add_tracking_token",
-    "0003_orders_index_created_at",
-    "0004_orders_customer_fk_cascade",
-    "0005_payments_add_reference_safely",
-    "0006_orders_index_status_concurrently",
-    "0007_payments_order_fk_not_valid",
+    "0002_orders_add_tracking_token.sql",
+    "0003_orders_index_created_at.sql",
+    "0004_orders_customer_fk_cascade.sql",
+    "0005_payments_add_reference_safely.sql",
+    "0006_orders_index_status_concurrently.sql",
+    "0007_payments_order_fk_not_valid.sql",
 ];
+
+/// The results folder of migration `name` in `out`.
+fn folder(out: &Path, name: &str) -> std::path::PathBuf {
+    out.join(name.trim_end_matches(".sql"))
+}
 
 fn migration<'a>(check: &'a Value, name: &str) -> &'a Value {
     check["migrations"]
@@ -96,7 +101,9 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
         assert!(!verdict.contains(safe_one), "{verdict}");
     }
     assert!(stdout.starts_with(&verdict.replace("**", "")), "{stdout}");
-    let column_add = &check_md[check_md.find("## 0002_orders_add_tracking_token").unwrap()..];
+    let column_add = &check_md[check_md
+        .find("## 0002_orders_add_tracking_token.sql")
+        .unwrap()..];
     let column_add = &column_add[..column_add[3..].find("\n## ").unwrap()];
     assert!(
         column_add.contains("(a rewrite) blocks reads and writes on orders for")
@@ -175,7 +182,7 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
     assert_eq!(strategy(not_valid, "naive")["within_budget"], true);
 
     // Each measured migration's own results folder, with its lock trace.
-    let trace: Vec<LockTraceRecord> = read_records(&out.join(NEW[0]).join("ddl_locks.csv"));
+    let trace: Vec<LockTraceRecord> = read_records(&folder(&out, NEW[0]).join("ddl_locks.csv"));
     assert!(
         trace
             .iter()
@@ -183,7 +190,7 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
         "{trace:?}"
     );
     for file in ["timeline.png", "summary.csv", "run.json", "workload.toml"] {
-        assert!(out.join(NEW[1]).join(file).is_file(), "{file}");
+        assert!(folder(&out, NEW[1]).join(file).is_file(), "{file}");
     }
 
     // check.csv: a row per migration and strategy; junit.xml: a case per migration.

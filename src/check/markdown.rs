@@ -8,11 +8,12 @@ use std::fmt::Write as _;
 use super::report::CheckReport;
 use super::run::{CheckedMigration, Outcome};
 use super::verdict::{Judged, MigrationVerdict};
+use crate::expect::comment_marker;
 use crate::export::format::{format_ms, format_thousands, trim_number};
 use crate::export::markdown::{render_table, table_cell};
 use crate::export::table::{Align, Table};
 use crate::metrics::lock_trace::{Blocks, RelationKind, TracedLock, TracedStatement};
-use crate::results::{CHECK_MD, DDL_LOCKS_CSV, OutputFile, TIMELINE_PNG};
+use crate::results::{CHECK_MD, DDL_LOCKS_CSV, OutputFile, PR_COMMENT_MD, TIMELINE_PNG};
 
 /// The longest statement text a table cell shows; the rest is in ddl_locks.csv.
 const STATEMENT_CHARS: usize = 90;
@@ -22,6 +23,17 @@ pub fn check_md(report: &CheckReport) -> OutputFile {
     OutputFile {
         name: CHECK_MD.to_string(),
         bytes: check_text(report).into_bytes(),
+    }
+}
+
+/// `pr-comment.md`: what a CI step posts on the pull request, `check.md`
+/// after the marker line (`<!-- stallbench:check/<folder> -->`) by which
+/// the step finds its earlier comment to update.
+pub fn pr_comment(report: &CheckReport) -> OutputFile {
+    let marker = comment_marker(&format!("check/{}", report.dir.display()));
+    OutputFile {
+        name: PR_COMMENT_MD.to_string(),
+        bytes: format!("{marker}\n{}", check_text(report)).into_bytes(),
     }
 }
 
@@ -313,5 +325,10 @@ mod tests {
             "{failed}"
         );
         assert!(text.contains("## 0003_notes: not measured\n"), "{text}");
+        let comment = String::from_utf8(pr_comment(&report).bytes).unwrap();
+        assert_eq!(
+            comment,
+            format!("<!-- stallbench:check/migrations -->\n{text}")
+        );
     }
 }

@@ -19,7 +19,6 @@ pub mod plan;
 pub mod report;
 pub mod rows;
 pub mod run;
-pub mod stand_in;
 pub mod verdict;
 
 use std::future::Future;
@@ -75,22 +74,20 @@ async fn run_until_stopped(
     )))
 }
 
-/// Writes check.md, check.csv, check.json and junit.xml, appends check.md to
+/// Writes check.md, pr-comment.md, check.csv, check.json and junit.xml, appends check.md to
 /// the GitHub step summary when `GITHUB_STEP_SUMMARY` is set, and prints the
 /// verdict and one line per migration.
 fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error> {
-    let mut files = vec![markdown::check_md(report)];
+    let mut files = vec![markdown::check_md(report), markdown::pr_comment(report)];
     files.extend(report.files()?);
     results::create_folder(&config.out_dir)?;
     for replaced in &config.replaced_files {
         let _ = std::fs::remove_file(replaced);
     }
     results::write_files(&config.out_dir, &files)?;
-    expect::append_github_step_summary(
+    expect::append_to_step_summary(
         expect::github_step_summary_path().as_deref(),
-        "check",
         &markdown::check_text(report),
-        &[],
     )?;
     let mut lines = format!("{}\n", report.verdict_line().replace("**", ""));
     for (checked, judged) in &report.migrations {

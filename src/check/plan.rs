@@ -20,7 +20,7 @@
 
 use tokio_postgres::Client;
 
-use super::stand_in::Migration;
+use super::migrations::Migration;
 use crate::config::{
     self, BLOCKER_AT, BlockerChoice, BlockerConfig, BlockerKind, CheckConfig, Config, DDL_AT,
     DdlConfig, LoadChoice, LoadConfig, Objects, WeightedScript,
@@ -233,9 +233,11 @@ pub fn plan_run(
             server: check.server.clone(),
         },
         objects: Objects::OwnSchema,
-        out_dir: check.out_dir.join(&migration.name),
+        out_dir: check.out_dir.join(results_folder_name(migration)),
         replaced_files: Vec::new(),
         quiet: check.quiet,
+        progress: check.progress,
+        ci: check.ci,
         expectations,
         observe_locks: true,
         seed: check.seed,
@@ -246,6 +248,16 @@ pub fn plan_run(
         load,
         blocker: blocker_words,
     })
+}
+
+/// The name of a migration's results folder: its name without `.sql`
+/// (`0003_orders_index_created_at`).
+pub fn results_folder_name(migration: &Migration) -> String {
+    let name = migration
+        .name
+        .strip_suffix(".sql")
+        .unwrap_or(&migration.name);
+    name.replace(['/', '\\'], "_")
 }
 
 /// The config `Target::open` sizes the throwaway server from: a run as large

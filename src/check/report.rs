@@ -452,8 +452,8 @@ pub(crate) mod tests {
     use std::path::PathBuf;
 
     use super::*;
+    use crate::check::migrations::{Migration, Statement, Step};
     use crate::check::run::MeasuredRun;
-    use crate::check::stand_in::{Migration, Statement, Step};
     use crate::expect::{Bound, Expectation, evaluate};
     use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock};
     use crate::testing::reference_report;

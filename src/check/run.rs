@@ -17,8 +17,9 @@ use std::time::Instant;
 
 use tokio_postgres::Client;
 
+use super::migrations::{Migration, Step, read_folder, split_new};
 use super::plan::{self, Plan, TableFacts};
-use super::stand_in::{Migration, Step, fill_tables, read_folder, split_new};
+use super::rows::fill_tables;
 use crate::config::{CheckConfig, Config, Data};
 use crate::error::Error;
 use crate::expect::{self, ExpectationResult};
@@ -168,6 +169,9 @@ async fn prepare_database(
                 if let Some(reason) = fill.skipped {
                     stderrln!("warning: table {} not filled: {reason}", fill.table);
                     run.unfilled.push(format!("{}: {reason}", fill.table));
+                }
+                if let Some(note) = fill.note {
+                    say(config, format!("table {}: {note}", fill.table));
                 }
             }
         }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::check::stand_in::{Layout, Selection, TransactionMode};
+use crate::check::migrations::{Layout, Selection, TransactionMode};
 use crate::cli::{CheckArgs, CommonArgs};
 use crate::error::Error;
 use crate::script;
@@ -97,6 +97,10 @@ pub struct CheckConfig {
     pub replaced_files: Vec<PathBuf>,
     pub force: bool,
     pub quiet: bool,
+    /// Whether each run prints its progress line: not with `--quiet`, nor in CI.
+    pub progress: bool,
+    /// Whether the check runs in CI (`CI` set, see [`super::in_ci`]).
+    pub ci: bool,
     pub server: ServerRequest,
     /// Seed of the load's random keys and of the generated rows.
     pub seed: u64,
@@ -120,11 +124,19 @@ impl CheckConfig {
             offline: args.offline,
             ..CommonArgs::default()
         };
+        let layout = match &args.layout {
+            Some(name) => Some(name.parse::<Layout>().map_err(Error::bad_input)?),
+            None => None,
+        };
+        let transaction = match &args.transaction {
+            Some(name) => name.parse::<TransactionMode>().map_err(Error::bad_input)?,
+            None => TransactionMode::default(),
+        };
         Ok(CheckConfig {
             dir: dir.to_path_buf(),
-            layout: args.layout.as_deref().map(parse_layout),
+            layout,
             selection: parse_selection(args),
-            transaction: parse_transaction(args.transaction.as_deref()),
+            transaction,
             data: parse_data(args)?,
             load: parse_load_choice(args.load.as_deref())?,
             clients: parse_clients(args.clients)?,
@@ -138,6 +150,8 @@ impl CheckConfig {
             replaced_files: output.replaced_files,
             force: args.force,
             quiet: args.quiet,
+            progress: !args.quiet && !super::in_ci(),
+            ci: super::in_ci(),
             server: parse_server(&server_args, &|name| std::env::var(name).ok())?,
             seed: rand::random(),
         })
@@ -173,31 +187,12 @@ fn parse_run_duration(text: Option<&str>, hold: Duration) -> Result<Duration, Er
     Ok(duration)
 }
 
-fn parse_layout(name: &str) -> Layout {
-    match name {
-        "up-down" => Layout::UpDown,
-        "dbmate" => Layout::Dbmate,
-        "flyway" => Layout::Flyway,
-        "prisma" => Layout::Prisma,
-        "plain-sql" => Layout::PlainSql,
-        _ => Layout::Numbered,
-    }
-}
-
 /// `--new N`, `--since FILE` or `--git-base REF` (clap allows one); the last one by default.
 fn parse_selection(args: &CheckArgs) -> Selection {
     match (&args.since, &args.git_base) {
         (Some(path), _) => Selection::Since(path.clone()),
         (None, Some(base)) => Selection::GitBase(base.clone()),
         (None, None) => Selection::LastN(args.new.unwrap_or(1)),
-    }
-}
-
-fn parse_transaction(name: Option<&str>) -> TransactionMode {
-    match name {
-        Some("per-statement") => TransactionMode::PerStatement,
-        Some("none") => TransactionMode::None,
-        _ => TransactionMode::PerFile,
     }
 }
 
