@@ -5,17 +5,25 @@
 
 use crate::export::format::{format_seconds, format_thousands};
 use crate::export::markdown::failures_sentence;
-use crate::export::sentences::{describe_chain, losses, migration_done_cell, pool_sentence};
-use crate::export::table::{Align, Column, RankedRow, Table, ranking};
+use crate::export::sentences::{
+    describe_chain, interruption_line, losses, migration_done_cell, pool_sentence,
+};
+use crate::export::table::{Align, Column, RankedRow, Table, ranking, strategy_cell};
 use crate::metrics::locks::chain;
 use crate::metrics::{RunReport, Summary};
 
 use Align::{Left, Right};
 
 /// A plain-text table, one row per strategy, for stdout, followed by the lock
-/// chains and, with 2+ strategies, the ranking (see [`ranking_lines`]).
+/// chains and, with 2+ strategies, the ranking (see [`ranking_lines`]); an
+/// interrupted run's opens with the line that says so.
 pub fn summary_table(report: &RunReport) -> String {
-    let mut out = render_table(&summary_rows(report));
+    let mut out = String::new();
+    if let Some(interruption) = &report.interruption {
+        out.push_str(&interruption_line(interruption));
+        out.push('\n');
+    }
+    out.push_str(&render_table(&summary_rows(report)));
     for strategy in &report.strategies {
         let locks = &strategy.locks;
         if let Some(first) = locks.worst.first() {
@@ -62,7 +70,7 @@ fn summary_rows(report: &RunReport) -> Table {
 
 /// The console's summary columns: short titles, latencies in fixed decimals.
 const SUMMARY_COLUMNS: &[Column<Summary>] = &[
-    Column::new("strategy", Left, |s| s.strategy.clone()),
+    Column::new("strategy", Left, strategy_cell),
     Column::new("txns", Right, |s| s.transactions.to_string()),
     Column::new("mean tps", Right, |s| format!("{:.1}", s.mean_tps)),
     Column::new("zero-tps s", Right, |s| s.zero_tps_seconds.to_string()),

@@ -34,6 +34,7 @@ pub mod scenario;
 pub mod script;
 pub mod server;
 pub mod serverlog;
+pub mod stop;
 pub mod strategy;
 pub mod target;
 #[cfg(test)]
@@ -53,6 +54,7 @@ pub use crate::error::Error;
 use crate::export::run_json::RunFile;
 use crate::metrics::RunReport;
 use crate::scenario::Interrupt;
+use crate::stop::Stopped;
 use crate::target::Target;
 
 /// How long after a failed run the throwaway server's death is still taken as its cause.
@@ -167,8 +169,8 @@ async fn stop_signal() -> String {
         }
     };
     tokio::select! {
-        Ok(()) = tokio::signal::ctrl_c() => "Ctrl-C (SIGINT)".to_string(),
-        _ = sigterm => "SIGTERM".to_string(),
+        Ok(()) = tokio::signal::ctrl_c() => stop::CTRL_C.to_string(),
+        _ = sigterm => stop::SIGTERM.to_string(),
     }
 }
 
@@ -230,25 +232,18 @@ pub async fn execute_until(
     let mut report = RunReport {
         workload: config.workload_name.clone(),
         strategies: Vec::new(),
+        interruption: None,
     };
     let result = run_until_stopped(config, &target, stop, &mut report).await;
-    if let Err(error) = &result {
-        // Leave nothing behind on a real server, even after a failure (best effort).
-        let cleanup = async {
-            let _ = target.clear_sessions().await;
-            let _ = target.drop_schema().await;
+    if let Err(stopped) = result {
+        let error = match after_stop(config, &target, run_file, &mut report, stopped).await {
+            Ok(error) | Err(error) => error,
         };
-        let _ = tokio::time::timeout(Duration::from_secs(10), cleanup).await;
-        let stopped_file = run_file.stopped_early(&report, &error.to_string());
-        if !stopped_file.not_run.is_empty() {
-            stderrln!("not run: {}", stopped_file.not_run.join(", "));
-        }
-        results::write_files(&config.out_dir, &[stopped_file.render()?])?;
+        // The server log goes to the results folder on every path, errors included.
+        let _ = target.copy_server_log(&config.out_dir);
+        return Err(error);
     }
-    // The server log goes to the results folder on every path, errors included.
-    let copied = target.copy_server_log(&config.out_dir);
-    result?;
-    copied?;
+    target.copy_server_log(&config.out_dir)?;
     output::write_stdout(&console::summary_table(&report))?;
     if !config.quiet {
         stderrln!("results: {}", config.out_dir.display());
@@ -256,47 +251,94 @@ pub async fn execute_until(
     Ok(report)
 }
 
+/// What a run that stopped before its end does after the stop: ends its
+/// sessions and drops its schema (best effort), writes `run.json` with what
+/// was not run, marks the files (and stdout, which shows what was measured)
+/// with the interruption, and returns the stop line to exit with.
+async fn after_stop(
+    config: &Config,
+    target: &Target,
+    run_file: RunFile<'_>,
+    report: &mut RunReport,
+    stopped: Stopped,
+) -> Result<Error, Error> {
+    let server = target.leave_after_stop().await;
+    let stopped_file = run_file.stopped_early(report, &stopped.error.to_string());
+    if !stopped_file.not_run.is_empty() {
+        stderrln!("not run: {}", stopped_file.not_run.join(", "));
+    }
+    results::write_files(&config.out_dir, &[stopped_file.render()?])?;
+    // A stop between strategies: the files written after the last one say so too.
+    if let Some(signal) = &stopped.signal
+        && report.interruption.is_none()
+        && stopped.wound_down
+        && !report.strategies.is_empty()
+    {
+        report.interruption = Some(stop::interruption(config, report, signal, None));
+        export::write_all(report, &config.out_dir)?;
+    }
+    if report.interruption.is_some() {
+        output::write_stdout(&console::summary_table(report))?;
+    }
+    let applied = match &report.interruption {
+        Some(interruption) => Some(interruption.applied.clone()),
+        None if stopped.wound_down => {
+            Some(stop::interruption(config, report, &stopped.error.to_string(), None).applied)
+        }
+        None => None,
+    };
+    Ok(stop::stop_line(
+        stopped,
+        config,
+        applied.as_deref(),
+        &server,
+    ))
+}
+
 /// Runs the strategies into `report` until they end or a stop comes: `stop`
 /// (Ctrl-C, SIGTERM) or the throwaway server's death. A stop fires the run's
-/// interrupt and gives the run [`WIND_DOWN_LIMIT`] to write what it measured;
-/// the stop is then the error. A run that fails as the server dies
-/// (connections refused) failed because of it.
+/// interrupt and gives the run [`WIND_DOWN_LIMIT`] to stop its DDL and write
+/// what it measured; the stop is then the error. A run that fails as the
+/// server dies (connections refused) failed because of it.
 async fn run_until_stopped(
     config: &Config,
     target: &Target,
     stop: Pin<&mut impl Future<Output = String>>,
     report: &mut RunReport,
-) -> Result<(), Error> {
+) -> Result<(), Stopped> {
     let interrupt = Interrupt::default();
     let mut run = pin!(run_strategies(config, target, &interrupt, report));
-    let stopped = tokio::select! {
+    let (error, signal) = tokio::select! {
         result = &mut run => {
-            if result.is_err()
-                && let Ok(died) = tokio::time::timeout(SERVER_DEATH_GRACE, target.server_died()).await
-            {
-                return Err(died);
+            let Err(error) = result else {
+                return Ok(());
+            };
+            if let Ok(died) = tokio::time::timeout(SERVER_DEATH_GRACE, target.server_died()).await {
+                return Err(Stopped::failed(died));
             }
-            return result;
+            return Err(Stopped::failed(error));
         }
         reason = stop => {
             interrupt.fire(reason.as_str());
-            Error::runtime(format!(
-                "interrupted by {reason}; the server was stopped; results so far are in {}",
-                config.out_dir.display()
-            ))
+            (Error::runtime(format!("interrupted by {reason}")), Some(reason))
         }
         died = target.server_died() => {
             interrupt.fire(died.to_string());
-            died
+            (died, None)
         }
     };
-    if tokio::time::timeout(WIND_DOWN_LIMIT, run).await.is_err() {
+    let wound_down = tokio::time::timeout(WIND_DOWN_LIMIT, run).await.is_ok();
+    if !wound_down {
         stderrln!(
             "warning: the run did not wind down within {} s; its last strategy was not written",
             WIND_DOWN_LIMIT.as_secs()
         );
     }
-    Err(stopped)
+    Err(Stopped {
+        error,
+        signal,
+        wound_down,
+    })
 }
 
 /// Runs each strategy in turn and writes the files after each one; a fired
@@ -360,7 +402,10 @@ async fn run_strategies(
             &notes,
             measured.interrupted.is_some(),
         );
-        if let Some(line) = ddl_error_line(&strategy.name, &measured.attempts) {
+        // An interrupted strategy's DDL error is the interrupt's doing: the stop line says what became of it.
+        if measured.interrupted.is_none()
+            && let Some(line) = ddl_error_line(&strategy.name, &measured.attempts)
+        {
             output::write_stdout(&line)?;
         }
         // A stopped run asks the server nothing more; a failure here interrupts it.
@@ -389,8 +434,14 @@ async fn run_strategies(
             invalid_indexes,
         };
         let interrupted = measured.interrupted.clone();
+        // Built before the report drops the tries of the second it was cut in: one may have committed.
+        let interruption = interrupted.as_deref().map(|reason| {
+            let partial = stop::partial(config, &strategy.name, &measured);
+            stop::interruption(config, report, reason, Some(partial))
+        });
         let strategy_report = scenario::assemble_report(&strategy.name, measured, after_run);
         report.strategies.push(strategy_report);
+        report.interruption = interruption;
         // Files of a finished (or interrupted) strategy are written before the next one starts.
         export::write_all(report, &config.out_dir)?;
         plot::draw_all(report, &config.out_dir)?;

@@ -25,6 +25,7 @@ use crate::results::SERVER_LOG;
 use crate::role::Role;
 use crate::server::{Server, find_binaries};
 use crate::serverlog::StructuredLog;
+use crate::stop::{SchemaFate, ServerFate};
 use crate::strategy::statements::check_rollback;
 
 /// The harness's own schema; every workload object lives in it unless `--in-place`.
@@ -42,6 +43,8 @@ pub struct Target {
     pub session_prefix: String,
     /// How to name the target in output: the URL without password, or "throwaway server".
     pub description: String,
+    /// `host:port` (each host with its port) as the run connects to it.
+    address: String,
     pub server_version: String,
     /// `server_version_num`, e.g. 150018.
     pub server_version_num: u32,
@@ -146,6 +149,13 @@ impl Target {
             base: settings.tokio_config(),
             tls,
             hosts: settings.host_list(),
+            address: settings
+                .hosts
+                .iter()
+                .zip(&settings.ports)
+                .map(|(host, port)| format!("{host}:{port}"))
+                .collect::<Vec<_>>()
+                .join(","),
             session_prefix,
             description,
             server_version: String::new(),
@@ -325,18 +335,40 @@ impl Target {
 
     /// Ends every session of this run still open (a worker stuck in a lock
     /// queue when the load ended) and waits until none remains, up to 10 s.
+    /// The DDL's sessions go first, and are gone before any other is ended: a
+    /// DDL queued behind the report would get its lock once the report ends,
+    /// and commit.
     pub async fn clear_sessions(&self) -> Result<(), Error> {
         let admin = self.connect_without_schema(Role::Cleanup).await?;
+        let ddl_sessions = vec![
+            self.application_name(Role::Ddl),
+            self.application_name(Role::Killer),
+        ];
+        self.end_sessions(&admin, "application_name = ANY ($1::text[])", &ddl_sessions)
+            .await?;
         let pattern = format!("{}-%", self.session_prefix);
+        self.end_sessions(&admin, "application_name LIKE $1", &pattern)
+            .await
+    }
+
+    /// Terminates this run's sessions that `filter` (a condition on
+    /// `pg_stat_activity` with `$1` bound to `value`) selects, but never the
+    /// schema's lock, and waits until none remains, up to 10 s.
+    async fn end_sessions(
+        &self,
+        admin: &Client,
+        filter: &str,
+        value: &(dyn tokio_postgres::types::ToSql + Sync),
+    ) -> Result<(), Error> {
         let lock_pid = self.schema_lock.as_ref().map_or(0, |(_, pid)| *pid);
+        let sql = format!(
+            "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE {filter} AND pid <> pg_backend_pid() AND pid <> $2) ended"
+        );
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
             let row = admin
-                .query_one(
-                    "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-                     WHERE application_name LIKE $1 AND pid <> pg_backend_pid() AND pid <> $2) ended",
-                    &[&pattern, &lock_pid],
-                )
+                .query_one(&sql, &[value, &lock_pid])
                 .await
                 .context("ending the sessions of the previous strategy")?;
             let remaining: i64 = row.get(0);
@@ -346,10 +378,49 @@ impl Target {
             if tokio::time::Instant::now() > deadline {
                 return Err(Error::runtime(format!(
                     "{remaining} sessions of the previous strategy are still open after 10 s; \
-                     look at pg_stat_activity where application_name LIKE '{pattern}'"
+                     look at pg_stat_activity where application_name LIKE '{}-%'",
+                    self.session_prefix
                 )));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// After a stop or a failure, leaves nothing of the run behind (best
+    /// effort, up to 10 s each): ends its sessions, the DDL's first, and drops
+    /// its schema; says what became of the server.
+    pub async fn leave_after_stop(&self) -> ServerFate {
+        const LIMIT: Duration = Duration::from_secs(10);
+        let timed_out = || {
+            Err(Error::runtime(format!(
+                "no answer within {} s",
+                LIMIT.as_secs()
+            )))
+        };
+        let cleared = tokio::time::timeout(LIMIT, self.clear_sessions())
+            .await
+            .unwrap_or_else(|_| timed_out());
+        let dropped = tokio::time::timeout(LIMIT, self.drop_schema())
+            .await
+            .unwrap_or_else(|_| timed_out());
+        if self.server.is_some() {
+            return ServerFate::ThrowawayStopped;
+        }
+        let schema = match (self.objects.in_place(), dropped) {
+            (true, _) => SchemaFate::NoneMade,
+            (false, Ok(())) => SchemaFate::Dropped,
+            (false, Err(error)) => SchemaFate::Left(error.to_string()),
+        };
+        ServerFate::LeftRunning {
+            address: self.address.clone(),
+            schema,
+            open_sessions: cleared.err().map(|_| {
+                format!(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                     WHERE application_name LIKE '{}-%'",
+                    self.session_prefix
+                )
+            }),
         }
     }
 

@@ -49,6 +49,7 @@ pub fn reference_report() -> RunReport {
     RunReport {
         workload: "add-column".to_string(),
         strategies: vec![naive(), retry()],
+        interruption: None,
     }
 }
 

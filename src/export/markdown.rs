@@ -11,8 +11,11 @@ use crate::metrics::{DdlOutcome, RunReport, StrategyReport, Summary};
 
 use super::Exporter;
 use super::format::{format_ms, format_seconds, format_thousands};
-use super::sentences::{describe_chain, losses, migration_done_cell, pool_sentence, wait_and_hold};
-use super::table::{Align, Column, RankedRow, Ranking, Table, ranking};
+use super::sentences::{
+    describe_chain, interruption_line, losses, migration_done_cell, partial_sentence,
+    pool_sentence, wait_and_hold,
+};
+use super::table::{Align, Column, RankedRow, Ranking, Table, ranking, strategy_cell};
 use crate::results::{OutputFile, SUMMARY_MD};
 
 use Align::{Left, Right};
@@ -38,10 +41,21 @@ pub fn summary_markdown(report: &RunReport) -> String {
     let mut text = String::new();
     // Writing into a String cannot fail, hence the ignored results.
     let _ = writeln!(text, "# {}\n", report.workload);
+    let partial = report
+        .interruption
+        .as_ref()
+        .and_then(|interruption| interruption.partial.as_ref());
+    if let Some(interruption) = &report.interruption {
+        let _ = writeln!(text, "{}\n", interruption_line(interruption));
+    }
     text.push_str(&summary_table(report));
     text.push('\n');
     for strategy in &report.strategies {
-        let _ = writeln!(text, "{}\n", strategy_sentence(strategy));
+        let sentence = match partial.filter(|cut| cut.strategy == strategy.strategy) {
+            Some(cut) => partial_sentence(strategy, cut),
+            None => strategy_sentence(strategy),
+        };
+        let _ = writeln!(text, "{sentence}\n");
     }
     for sentence in report.strategies.iter().filter_map(failures_sentence) {
         let _ = writeln!(text, "{sentence}\n");
@@ -68,7 +82,7 @@ pub fn summary_table(report: &RunReport) -> String {
 
 /// The summary columns of `summary.md`: long titles, latencies by [`format_ms`].
 const SUMMARY_COLUMNS: &[Column<Summary>] = &[
-    Column::new("strategy", Left, |s| s.strategy.clone()),
+    Column::new("strategy", Left, strategy_cell),
     Column::new("transactions", Right, |s| s.transactions.to_string()),
     Column::new("mean tps", Right, |s| format!("{:.1}", s.mean_tps)),
     Column::new("zero-tps s", Right, |s| s.zero_tps_seconds.to_string()),

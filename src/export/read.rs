@@ -81,6 +81,7 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
     Ok(RunReport {
         workload,
         strategies,
+        interruption: None,
     })
 }
 

@@ -302,6 +302,7 @@ mod tests {
         let report = RunReport {
             workload: "add-column".to_string(),
             strategies: vec![crate::metrics::StrategyReport::from_summary(summary)],
+            interruption: None,
         };
         let file = RunFile::new(&config, "throwaway server", "15.18")
             .stopped_early(
@@ -320,6 +321,7 @@ mod tests {
         let before_any = RunReport {
             workload: "add-column".to_string(),
             strategies: Vec::new(),
+            interruption: None,
         };
         let file = RunFile::new(&config, "throwaway server", "15.18")
             .stopped_early(&before_any, "setup SQL failed")

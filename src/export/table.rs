@@ -8,7 +8,7 @@
 //!
 //! [`Summary`]: crate::metrics::Summary
 
-use crate::metrics::{RankingRow, RunReport, rank_strategies};
+use crate::metrics::{RankingRow, RunReport, Summary, rank_strategies};
 
 use super::sentences::{decided_by_cell, headline, window_note};
 
@@ -51,6 +51,15 @@ pub struct RankedRow {
     pub decided_by: String,
 }
 
+/// The strategy cell of a summary table: its name, `naive (partial)` for one
+/// a stop cut short.
+pub fn strategy_cell(summary: &Summary) -> String {
+    match summary.interrupted.is_empty() {
+        true => summary.strategy.clone(),
+        false => format!("{} (partial)", summary.strategy),
+    }
+}
+
 /// The ranking as every format shows it, built once: the rows best first,
 /// the headline sentence, and a note per strategy measured over the whole run.
 pub struct Ranking {
@@ -62,16 +71,35 @@ pub struct Ranking {
     pub notes: Vec<String>,
 }
 
-/// The ranking of `report`, or `None` when it has fewer than 2 strategies.
+/// The ranking of `report`'s strategies that ran to their end (a partial one
+/// is no result: it is named apart), or `None` when fewer than 2 did.
 pub fn ranking(report: &RunReport) -> Option<Ranking> {
-    if report.strategies.len() < 2 {
+    let (whole, partial): (Vec<_>, Vec<_>) = report
+        .strategies
+        .iter()
+        .partition(|strategy| strategy.summary.interrupted.is_empty());
+    if whole.len() < 2 {
         return None;
     }
-    let places = rank_strategies(report);
+    // A stop cuts the last strategy short, so the others keep their run order.
+    let places = match partial.is_empty() {
+        true => rank_strategies(report),
+        false => rank_strategies(&RunReport {
+            workload: report.workload.clone(),
+            strategies: whole.into_iter().cloned().collect(),
+            interruption: None,
+        }),
+    };
     let headline = headline(&places);
     let notes = places
         .iter()
         .filter_map(|place| window_note(&place.row))
+        .chain(partial.iter().map(|strategy| {
+            format!(
+                "{}: not ranked, its run was interrupted ({}).",
+                strategy.strategy, strategy.summary.interrupted
+            )
+        }))
         .collect();
     let rows = places
         .iter()

@@ -7,6 +7,7 @@
 
 pub mod failures;
 pub mod grant;
+pub mod interruption;
 pub mod live;
 pub mod locks;
 pub mod ranking;
@@ -17,6 +18,7 @@ pub mod timeline;
 use serde::{Deserialize, Serialize};
 
 pub use grant::{DdlActivity, DdlPoll, LockPhases, lock_phases};
+pub use interruption::{AppliedStep, Interruption, PartialStrategy};
 pub use live::LiveCounters;
 pub use ranking::{
     Criterion, DdlWindow, Place, RankingRow, WorstSeconds, rank_strategies, worst_seconds,
@@ -30,6 +32,8 @@ pub use timeline::build_timeline;
 pub struct RunReport {
     pub workload: String,
     pub strategies: Vec<StrategyReport>,
+    /// Set when the run was stopped before its end: what every output opens with.
+    pub interruption: Option<Interruption>,
 }
 
 /// The measured result of one strategy on one clock.

@@ -135,6 +135,7 @@ mod tests {
         let nothing = RunReport {
             workload: "empty".to_string(),
             strategies: Vec::new(),
+            interruption: None,
         };
         let path = dir.join("timeline-nothing.png");
         draw_timeline(&nothing, &path).unwrap();
@@ -148,6 +149,7 @@ mod tests {
         let mut report = RunReport {
             workload: "add-column-with-a-rather-long-workload-name".to_string(),
             strategies: Vec::new(),
+            interruption: None,
         };
         for (index, name) in [
             "naive",

@@ -48,6 +48,8 @@ pub struct Measured {
     pub observer_gaps: Vec<ObserverGap>,
     /// Why the run ended before its time (Ctrl-C, the server's death, ...); `None` if it ran to its end.
     pub interrupted: Option<String>,
+    /// When the run was interrupted, in seconds on its clock; `None` if it ran to its end.
+    pub interrupted_at_s: Option<f64>,
     /// The age of each transaction in flight at the end of the load that did
     /// not complete, in microseconds: a lower bound of its latency, in no second.
     pub unfinished_ages_us: Vec<u64>,
@@ -238,6 +240,7 @@ mod tests {
             lock_worst: Vec::new(),
             observer_gaps: Vec::new(),
             interrupted: None,
+            interrupted_at_s: None,
             unfinished_ages_us: vec![4_100_000],
             pool: None,
         }

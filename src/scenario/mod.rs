@@ -127,6 +127,14 @@ impl Interrupt {
         self.fired.get().map(|(at, _)| clock.second_of(*at))
     }
 
+    /// When it fired, in seconds on `clock`.
+    pub fn fired_at_s(&self, clock: &RunClock) -> Option<f64> {
+        self.fired.get().map(|(at, _)| {
+            at.saturating_duration_since(clock.started_at())
+                .as_secs_f64()
+        })
+    }
+
     /// Resolves once it has fired.
     pub async fn fired(&self) {
         self.token.cancelled().await;

@@ -58,6 +58,10 @@ pub(super) async fn kill_blockers(
             };
             let mut run_over = injector.run_over.clone();
             loop {
+                // Once the run is over, nobody is terminated for the DDL any more.
+                if *run_over.borrow() {
+                    return std::future::pending::<()>().await;
+                }
                 let round = terminate_blockers(
                     injector,
                     &killer.client,
@@ -186,7 +190,7 @@ pub(super) async fn kill_lock_holders(
             attempts.push(attempt);
             return attempts;
         }
-        if timed_out {
+        if timed_out && !*injector.run_over.borrow() {
             attempt.terminated = terminate_lock_holders(injector, &tables).await;
             injector.status.send_replace(format!(
                 "try {try_number} timed out; terminated {} sessions",
