@@ -162,3 +162,40 @@ impl Table {
         self.rows.push(row);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::reference_report;
+
+    #[test]
+    fn a_partial_strategy_is_not_ranked_but_named_apart() {
+        let mut report = reference_report();
+        let mut third = report.strategies[0].clone();
+        third.strategy = "gitlab".to_string();
+        third.summary.strategy = "gitlab".to_string();
+        third.summary.interrupted = "Ctrl-C (SIGINT)".to_string();
+        report.strategies.push(third);
+        let places = ranking(&report).unwrap();
+        let ranked: Vec<&str> = places
+            .rows
+            .iter()
+            .map(|row| row.row.strategy.as_str())
+            .collect();
+        assert_eq!(ranked, ["retry", "naive"]);
+        assert!(!places.headline.contains("gitlab"), "{}", places.headline);
+        assert_eq!(
+            places.notes,
+            ["gitlab: not ranked, its run was interrupted (Ctrl-C (SIGINT))."]
+        );
+        assert_eq!(
+            strategy_cell(&report.strategies[2].summary),
+            "gitlab (partial)"
+        );
+        assert_eq!(strategy_cell(&report.strategies[0].summary), "naive");
+
+        // Two strategies, one partial: nothing to rank.
+        report.strategies.remove(1);
+        assert!(ranking(&report).is_none());
+    }
+}
