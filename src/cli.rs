@@ -77,6 +77,10 @@ pub struct CommonArgs {
     /// several strategies then needs the workload's reset SQL).
     #[arg(long)]
     pub apply: bool,
+    /// With --in-place: let load scripts (and the blocker) that write run against your
+    /// tables; the rows they insert, update and delete stay, and are counted per table.
+    #[arg(long)]
+    pub allow_writes: bool,
     /// Number of client workers, each on its own connection (overrides [load] clients).
     #[arg(long)]
     pub clients: Option<u32>,

@@ -6,7 +6,7 @@
 use crate::export::format::{format_seconds, format_thousands};
 use crate::export::markdown::failures_sentence;
 use crate::export::sentences::{
-    describe_chain, interruption_line, losses, migration_done_cell, pool_sentence,
+    describe_chain, losses, migration_done_cell, opening_lines, pool_sentence,
 };
 use crate::export::table::{Align, Column, RankedRow, Table, ranking, strategy_cell};
 use crate::metrics::locks::chain;
@@ -15,12 +15,13 @@ use crate::metrics::{RunReport, Summary};
 use Align::{Left, Right};
 
 /// A plain-text table, one row per strategy, for stdout, followed by the lock
-/// chains and, with 2+ strategies, the ranking (see [`ranking_lines`]); an
-/// interrupted run's opens with the line that says so.
+/// chains and, with 2+ strategies, the ranking (see [`ranking_lines`]);
+/// opened by the lines that say the run was interrupted or wrote to the
+/// user's tables (see [`opening_lines`]).
 pub fn summary_table(report: &RunReport) -> String {
     let mut out = String::new();
-    if let Some(interruption) = &report.interruption {
-        out.push_str(&interruption_line(interruption));
+    for line in opening_lines(report) {
+        out.push_str(&line);
         out.push('\n');
     }
     out.push_str(&render_table(&summary_rows(report)));

@@ -217,6 +217,9 @@ pub async fn execute_until(
             started.elapsed().as_secs_f64()
         );
     }
+    for line in config::rollback_blind_spots(config) {
+        output::write_stdout(&format!("{line}\n"))?;
+    }
     let run_file = RunFile {
         // Milliseconds are plenty for a start that takes a second or more.
         server_start_s: target

@@ -20,6 +20,7 @@ use crate::config::{self, Config, ConnLimit, ConnectionNeeds, FreeSlots, Objects
 use crate::conninfo::{ConnSettings, SslMode, Tls, certificate_failure};
 use crate::error::Error;
 use crate::fingerprint::{self, Fingerprint, ObjectKind};
+use crate::metrics::writes::{RowCounters, RowCounts};
 use crate::pgwire::WireConnection;
 use crate::results::SERVER_LOG;
 use crate::role::Role;
@@ -89,8 +90,12 @@ impl Target {
                 } else {
                     " (the workload's setup SQL is not run)"
                 };
+                let writes = match config.objects.counts_writes() {
+                    true => "; --allow-writes: the rows the load writes stay, and are counted",
+                    false => "",
+                };
                 stderrln!(
-                    "in place: the run uses the tables on {}: no setup{setup}, no schema of its own; {ddl}",
+                    "in place: the run uses the tables on {}: no setup{setup}, no schema of its own; {ddl}{writes}",
                     target.description
                 );
             }
@@ -421,6 +426,53 @@ impl Target {
                     self.session_prefix
                 )
             }),
+        }
+    }
+
+    /// The server's row counters of every user table (`pg_stat_user_tables`),
+    /// once they have settled: the statistics of a backend reach them
+    /// asynchronously (on 13 and 14 through the statistics collector, whose
+    /// file a reader may take up to 500 ms old), so they are read again after
+    /// a pause until two reads agree, up to 10 s. The run's sessions should
+    /// be gone first ([`Target::clear_sessions`]): a backend flushes its last
+    /// counts as it exits.
+    pub async fn row_counters(&self) -> Result<RowCounters, Error> {
+        const COUNTERS_SQL: &str = "SELECT format('%I.%I', schemaname, relname), \
+             n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables";
+        let pause = match self.server_version_num >= 150000 {
+            // Shared-memory statistics: flushed by the time a backend has exited.
+            true => Duration::from_millis(200),
+            false => Duration::from_millis(700),
+        };
+        let client = self.connect_without_schema(Role::Check).await?;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let mut last: Option<RowCounters> = None;
+        loop {
+            // A new snapshot: within one transaction the statistics would not change.
+            client
+                .batch_execute("SELECT pg_stat_clear_snapshot()")
+                .await
+                .context("clearing the statistics snapshot")?;
+            let rows = client
+                .query(COUNTERS_SQL, &[])
+                .await
+                .context("reading the tables' row counters")?;
+            let counters: RowCounters = rows
+                .iter()
+                .map(|row| {
+                    let rows = RowCounts {
+                        inserted: row.get(1),
+                        updated: row.get(2),
+                        deleted: row.get(3),
+                    };
+                    (row.get(0), rows)
+                })
+                .collect();
+            if last.as_ref() == Some(&counters) || tokio::time::Instant::now() > deadline {
+                return Ok(counters);
+            }
+            last = Some(counters);
+            tokio::time::sleep(pause).await;
         }
     }
 

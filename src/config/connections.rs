@@ -217,6 +217,7 @@ mod tests {
             seed: Some(1),
             in_place: false,
             apply: false,
+            allow_writes: false,
             workload: crate::cli::WorkloadArgs::default(),
             pool: crate::cli::PoolArgs::default(),
         }

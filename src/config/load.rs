@@ -48,6 +48,9 @@ pub struct WeightedScript {
     pub weight: u32,
     /// The script's text as read, so `workload.toml` can inline it.
     pub text: String,
+    /// Where the script came from, as errors name it: `workload w:
+    /// [[load.scripts]] read-order`, or its file's path.
+    pub source: String,
 }
 
 /// The `[load]` section of the workload, with the flags that override it.
@@ -291,6 +294,7 @@ fn flag_script(arg: &str, outside: &[String]) -> Result<WeightedScript, Error> {
         script,
         weight: weight.unwrap_or(1),
         text,
+        source: path.to_string(),
     })
 }
 
@@ -354,6 +358,7 @@ fn load_script(
         script,
         weight: entry.weight,
         text,
+        source: script_source,
     })
 }
 

@@ -33,14 +33,14 @@ pub use duration::{MAX_DURATION, parse_duration};
 pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
 pub use pool::{PoolConfig, Recycling};
 pub use server::{parse_server, server_from_environment};
-pub use target::Objects;
+pub use target::{Objects, rollback_blind_spots};
 
 use blocker::{check_blocker_ends, parse_blocker};
 use ddl::parse_ddl;
 use load::parse_load;
 use output::parse_output;
 use strategies::{parse_strategies, select_strategies};
-use target::parse_objects;
+use target::{check_in_place_writes, parse_objects};
 
 /// What the command asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,6 +133,7 @@ impl Config {
         let output = parse_output(args.out.as_deref(), args.force, &file.name)?;
         let target = target_of(args)?;
         let objects = parse_objects(args, &target, strategies.len(), &file.reset, source)?;
+        check_in_place_writes(objects, &load.scripts, blocker.as_ref())?;
         let ci = in_ci();
 
         Ok(Config {
@@ -227,6 +228,7 @@ mod tests {
             db_url: None,
             in_place: false,
             apply: false,
+            allow_writes: false,
             clients: None,
             rate: None,
             pool_size: None,

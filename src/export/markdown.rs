@@ -12,8 +12,8 @@ use crate::metrics::{DdlOutcome, RunReport, StrategyReport, Summary};
 use super::Exporter;
 use super::format::{format_ms, format_seconds, format_thousands};
 use super::sentences::{
-    describe_chain, interruption_line, losses, migration_done_cell, partial_sentence,
-    pool_sentence, wait_and_hold,
+    describe_chain, losses, migration_done_cell, opening_lines, partial_sentence, pool_sentence,
+    wait_and_hold,
 };
 use super::table::{Align, Column, RankedRow, Ranking, Table, ranking, strategy_cell};
 use crate::results::{OutputFile, SUMMARY_MD};
@@ -45,8 +45,8 @@ pub fn summary_markdown(report: &RunReport) -> String {
         .interruption
         .as_ref()
         .and_then(|interruption| interruption.partial.as_ref());
-    if let Some(interruption) = &report.interruption {
-        let _ = writeln!(text, "{}\n", interruption_line(interruption));
+    for line in opening_lines(report) {
+        let _ = writeln!(text, "{line}\n");
     }
     text.push_str(&summary_table(report));
     text.push('\n');

@@ -14,6 +14,7 @@ pub mod ranking;
 pub mod recorder;
 pub mod summary;
 pub mod timeline;
+pub mod writes;
 
 use serde::{Deserialize, Serialize};
 

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::ranking::worst_seconds;
+use super::writes::{TableWrites, rows_written_cell};
 use super::{AttemptOutcome, BlockerWindow, DdlAttempt, PoolRow, SecondRow};
 
 /// One row of `summary.csv` / `summary.json` / `summary.md`.
@@ -108,6 +109,11 @@ pub struct Summary {
     /// The highest per-second p99 latency in the same window, in ms.
     #[serde(default)]
     pub worst_second_p99_ms: f64,
+    /// `--in-place --allow-writes`: the rows the run wrote to the user's tables,
+    /// per table (`public.events 86330 inserted, 0 updated, 0 deleted; ...`),
+    /// `none`; empty when they were not counted (see [`rows_written_cell`]).
+    #[serde(default)]
+    pub rows_written: String,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -197,6 +203,8 @@ pub struct RunFacts {
     pub unfinished_oldest_ms: f64,
     /// What the application pool measured over the whole run; `None` without a pool.
     pub pool: Option<PoolFacts>,
+    /// The rows the run wrote to the user's tables; `None` when not counted.
+    pub rows_written: Option<Vec<TableWrites>>,
 }
 
 /// The application pool's whole-run figures that the per-second rows do not hold.
@@ -308,6 +316,7 @@ pub fn summarize(
         pool_dry_at_s: facts.pool.and_then(|facts| facts.dry_at_s),
         worst_second_tps: worst.worst_second_tps,
         worst_second_p99_ms: worst.worst_second_p99_ms,
+        rows_written: rows_written_cell(facts.rows_written.as_deref()),
     }
 }
 

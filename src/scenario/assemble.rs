@@ -10,6 +10,7 @@
 use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks};
 use crate::metrics::recorder::p99_ms;
+use crate::metrics::writes::TableWrites;
 use crate::metrics::{
     DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, PoolFacts, PoolGauge, Recorder,
     RunFacts, StrategyReport, build_timeline, lock_phases, summarize,
@@ -55,6 +56,9 @@ pub struct Measured {
     pub unfinished_ages_us: Vec<u64>,
     /// The application pool's own figures; `None` for the lean connections.
     pub pool: Option<PoolMeasured>,
+    /// `--in-place --allow-writes`: the rows the run wrote to the user's
+    /// tables; `None` when they were not counted (or the run was interrupted).
+    pub rows_written: Option<Vec<TableWrites>>,
 }
 
 /// What the application pool measured besides the recorder's histograms.
@@ -120,6 +124,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
             .max()
             .map_or(0.0, |&age_us| age_us as f64 / 1000.0),
         pool,
+        rows_written: measured.rows_written.clone(),
     };
     let summary = summarize(
         strategy,
@@ -243,6 +248,7 @@ mod tests {
             interrupted_at_s: None,
             unfinished_ages_us: vec![4_100_000],
             pool: None,
+            rows_written: None,
         }
     }
 

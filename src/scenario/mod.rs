@@ -35,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::metrics::writes::rows_written;
 use crate::strategy::NamedStrategy;
 use crate::target::Target;
 
@@ -169,7 +170,11 @@ pub async fn run_strategy(
     seed: u64,
     interrupt: &Interrupt,
 ) -> Result<(Measured, RunNotes), Error> {
-    // The load workers run on a thread of their own until this is dropped, at the end.
+    let counters_before = match config.objects.counts_writes() {
+        true => Some(target.row_counters().await?),
+        false => None,
+    };
+    // The load workers run on a thread of their own until this is dropped, below.
     let load_runtime = load::LoadRuntime::start()?;
     let sessions = connect::connect_sessions(target, config, strategy, seed, &load_runtime).await?;
     let running = tasks::start(
@@ -181,7 +186,17 @@ pub async fn run_strategy(
         &load_runtime,
         interrupt,
     );
-    tasks::wind_down(running, &strategy.name, interrupt).await
+    let (mut measured, notes) = tasks::wind_down(running, &strategy.name, interrupt).await?;
+    drop(load_runtime);
+    // Counted once every session of the run is gone (a stopped run does not wait for it).
+    if let Some(before) = counters_before
+        && interrupt.reason().is_none()
+    {
+        target.clear_sessions().await?;
+        let after = target.row_counters().await?;
+        measured.rows_written = Some(rows_written(&before, &after));
+    }
+    Ok((measured, notes))
 }
 
 #[cfg(test)]

@@ -393,6 +393,8 @@ pub async fn wind_down(
         observer_gaps: observed.gaps,
         interrupted: interrupt.reason().map(str::to_string),
         interrupted_at_s: interrupt.fired_at_s(&clock),
+        // Counted once the run's sessions are gone (`run_strategy`).
+        rows_written: None,
         unfinished_ages_us: workers.unfinished_ages_us,
         pool: pool.map(|dry_at_s| PoolMeasured {
             gauges: (0..duration_s)

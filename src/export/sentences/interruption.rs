@@ -1,8 +1,11 @@
-//! The words of a run stopped before its end: the line stdout and
-//! `summary.md` open with, the sentence about the strategy cut short (which
-//! draws no conclusion from it), and what was applied.
+//! The lines stdout and `summary.md` open with: that the run was interrupted
+//! (and the sentence about the strategy cut short, which draws no conclusion
+//! from it; what was applied, for the stop line), and the rows the load wrote
+//! to the user's tables.
 
-use crate::metrics::{AppliedStep, AttemptOutcome, Interruption, PartialStrategy, StrategyReport};
+use crate::metrics::{
+    AppliedStep, AttemptOutcome, Interruption, PartialStrategy, RunReport, StrategyReport,
+};
 
 use super::super::format::format_seconds;
 
@@ -99,6 +102,30 @@ pub fn applied_clause(applied: &[AppliedStep]) -> String {
         .join("; ")
 }
 
+/// The lines every output opens with: the interruption (see
+/// [`interruption_line`]), then for an `--in-place --allow-writes` run the
+/// rows each strategy's load wrote to the user's tables, e.g. `naive: the
+/// load wrote to your tables: public.events 86330 inserted, 0 updated, 0
+/// deleted`.
+pub fn opening_lines(report: &RunReport) -> Vec<String> {
+    let interrupted = report.interruption.as_ref().map(interruption_line);
+    let written = report.strategies.iter().filter_map(|strategy| {
+        let summary = &strategy.summary;
+        match summary.rows_written.as_str() {
+            "" => None,
+            "none" => Some(format!(
+                "{}: the load wrote no row to your tables",
+                summary.strategy
+            )),
+            tables => Some(format!(
+                "{}: the load wrote to your tables: {tables}",
+                summary.strategy
+            )),
+        }
+    });
+    interrupted.into_iter().chain(written).collect()
+}
+
 /// `a`, `a and b`, `a, b and c`.
 fn and_list(names: &[String]) -> String {
     match names {
@@ -171,6 +198,31 @@ mod tests {
         assert!(
             partial_sentence(&naive, &cut("naive", 9.04, 9))
                 .ends_with("its DDL finished at 7.4 s, before the interrupt."),
+        );
+    }
+
+    #[test]
+    fn the_rows_the_load_wrote_open_the_outputs_after_the_interruption() {
+        let mut report = reference_report();
+        assert!(opening_lines(&report).is_empty());
+        report.strategies[0].summary.rows_written =
+            "public.events 86330 inserted, 0 updated, 0 deleted".to_string();
+        report.strategies[1].summary.rows_written = "none".to_string();
+        report.interruption = Some(Interruption {
+            reason: "SIGTERM".to_string(),
+            by_signal: true,
+            partial: None,
+            not_run: vec!["gitlab".to_string()],
+            applied: Vec::new(),
+        });
+        assert_eq!(
+            opening_lines(&report),
+            [
+                "interrupted by SIGTERM between strategies: gitlab did not run",
+                "naive: the load wrote to your tables: public.events 86330 inserted, 0 updated, \
+                 0 deleted",
+                "retry: the load wrote no row to your tables",
+            ]
         );
     }
 

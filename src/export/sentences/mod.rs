@@ -7,7 +7,7 @@ mod costs;
 mod interruption;
 
 pub use costs::{losses, pool_sentence, wait_and_hold};
-pub use interruption::{applied_clause, interruption_line, partial_sentence};
+pub use interruption::{applied_clause, interruption_line, opening_lines, partial_sentence};
 
 use crate::metrics::locks::ChainLink;
 use crate::metrics::locks::group_repeated;
