@@ -104,6 +104,7 @@ pub fn partial(
         at_s,
         kept_s: measured.duration_s,
         planned_s: config.load.duration_s(),
+        last_try: measured.attempts.last().cloned(),
     };
     let applied = committed(config, strategy, &measured.attempts, Some(at_s));
     (partial, applied)

@@ -31,6 +31,9 @@ pub struct PartialStrategy {
     pub kept_s: u32,
     /// The seconds it was to run.
     pub planned_s: u32,
+    /// Its last DDL try, one started in the second it was cut in included
+    /// (which its files leave out); `None` if none started.
+    pub last_try: Option<DdlAttempt>,
 }
 
 /// A DDL step that committed.

@@ -549,10 +549,12 @@ async fn finish_ddl(
         let (joined, stopped) = stop_ddl(task, &cancel, watch).await;
         match stopped {
             DdlStopped::RolledBack => {}
-            DdlStopped::Terminated => notes.warnings.push(format!(
-                "{strategy_name}: the DDL did not end its transaction when cancelled; \
-                 its session was terminated"
-            )),
+            // Said even for an interrupted run: a step that was committing may have committed.
+            DdlStopped::Terminated => stderrln!(
+                "warning: {strategy_name}: the DDL did not end its transaction when cancelled; \
+                 its session was terminated (a step that was committing may have committed: \
+                 look at the table)"
+            ),
             // Said even for an interrupted run, whose other warnings are left out.
             DdlStopped::Unconfirmed(why) => stderrln!(
                 "warning: {strategy_name}: the rollback of the DDL could not be confirmed \

@@ -41,12 +41,11 @@ pub fn interruption_line(interruption: &Interruption) -> String {
 /// whole run gets: what it measured up to then, and what became of its DDL,
 /// e.g. `naive is partial: interrupted at 2.7 s of 20 s, so nothing is
 /// concluded from it; up to then 0 s at 0 tps; its DDL (try 1) was cancelled
-/// by the interrupt and rolled back.`
+/// by the interrupt.`
 pub fn partial_sentence(strategy: &StrategyReport, partial: &PartialStrategy) -> String {
     let at = format_seconds(partial.at_s);
-    let ddl = match strategy.attempts.last() {
-        None if strategy.summary.ddl_attempts == 0 => "its DDL had not started".to_string(),
-        None => "its DDL had not ended".to_string(),
+    let ddl = match &partial.last_try {
+        None => "its DDL had not started".to_string(),
         Some(last) if last.outcome == AttemptOutcome::Ok => format!(
             "its DDL finished at {} s, before the interrupt",
             format_seconds(last.ended_s)
@@ -147,6 +146,7 @@ mod tests {
             at_s,
             kept_s,
             planned_s: 24,
+            last_try: None,
         }
     }
 
@@ -184,19 +184,26 @@ mod tests {
 
     #[test]
     fn a_partial_strategy_gets_no_verdict_only_what_it_measured_and_its_ddl() {
-        let mut naive = reference_report().strategies.remove(0);
-        naive.attempts = vec![test_attempt(1, 6.0, 9.05, AttemptOutcome::Error)];
+        let naive = reference_report().strategies.remove(0);
+        let mut partial = cut("naive", 9.04, 9);
+        assert!(
+            partial_sentence(&naive, &partial).ends_with("; its DDL had not started."),
+            "{}",
+            partial_sentence(&naive, &partial)
+        );
+        // A try of the second the stop came in: the files leave it out, the sentence does not.
+        partial.last_try = Some(test_attempt(1, 9.0, 9.05, AttemptOutcome::Error));
         assert_eq!(
-            partial_sentence(&naive, &cut("naive", 9.04, 9)),
+            partial_sentence(&naive, &partial),
             format!(
                 "naive is partial: interrupted at 9.0 s of 24 s, so nothing is concluded from \
                  it; up to then {} s at 0 tps; its DDL (try 1) was cancelled by the interrupt.",
                 naive.summary.zero_tps_seconds
             )
         );
-        naive.attempts = vec![test_attempt(1, 6.0, 7.4, AttemptOutcome::Ok)];
+        partial.last_try = Some(test_attempt(1, 6.0, 7.4, AttemptOutcome::Ok));
         assert!(
-            partial_sentence(&naive, &cut("naive", 9.04, 9))
+            partial_sentence(&naive, &partial)
                 .ends_with("its DDL finished at 7.4 s, before the interrupt."),
         );
     }
