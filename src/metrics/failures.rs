@@ -266,6 +266,42 @@ mod tests {
     }
 
     #[test]
+    fn a_failure_kind_is_its_cell_and_sorts_as_the_cell_does() {
+        let cells = [
+            "0A000",
+            "40P01",
+            "57P01",
+            "connection_lost",
+            "pool_timeout",
+            "rejected",
+            "script",
+            "timeout",
+        ];
+        let kinds: Vec<FailureKind> = cells
+            .iter()
+            .map(|cell| FailureKind::from_cell(cell))
+            .collect();
+        for (kind, cell) in kinds.iter().zip(cells) {
+            assert_eq!(kind.to_string(), cell);
+        }
+        assert_eq!(
+            kinds[1],
+            FailureKind::Server(SqlState::T_R_DEADLOCK_DETECTED)
+        );
+        assert_eq!(kinds[7], FailureKind::ClientTimeout);
+        let mut sorted = kinds.clone();
+        sorted.reverse();
+        sorted.sort();
+        assert_eq!(sorted, kinds);
+        let json = serde_json::to_string(&kinds[4]).unwrap();
+        assert_eq!(json, "\"pool_timeout\"");
+        assert_eq!(
+            serde_json::from_str::<FailureKind>(&json).unwrap(),
+            FailureKind::PoolTimeout
+        );
+    }
+
+    #[test]
     fn kinds_add_up_over_seconds_most_frequent_first() {
         let failures = [
             count(3, "40P01", "deadlock detected", 1),

@@ -272,3 +272,151 @@ fn record_pool_times(current: &mut WorkerSecond, outcome: &TxnOutcome, times: Po
 pub fn micros(duration: Duration) -> u64 {
     duration.as_micros() as u64
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::sync::mpsc;
+
+    use super::*;
+
+    /// A recording on a 3 s clock; what it hands over arrives on the receiver.
+    fn recording(
+        interrupt: &CancellationToken,
+    ) -> (
+        Recording,
+        mpsc::UnboundedReceiver<WorkerPart>,
+        RunClock,
+        Arc<LiveCounters>,
+    ) {
+        let (parts, received) = mpsc::unbounded_channel();
+        let clock = RunClock::start(Duration::from_secs(3));
+        let live = Arc::new(LiveCounters::new(3));
+        let recording = Recording::new(7, parts, clock, live.clone(), interrupt.clone());
+        (recording, received, clock, live)
+    }
+
+    /// A transaction due at `due_ms` on the clock that ended at `ended_ms`.
+    fn times(clock: RunClock, due_ms: u64, ended_ms: u64) -> TxnTimes {
+        let at = |ms| clock.started_at() + Duration::from_millis(ms);
+        TxnTimes {
+            scheduled: at(due_ms),
+            ended: at(ended_ms),
+            lag: None,
+            pool: None,
+        }
+    }
+
+    fn handed_over(mut received: mpsc::UnboundedReceiver<WorkerPart>) -> Vec<WorkerSecond> {
+        let mut seconds = Vec::new();
+        while let Ok(part) = received.try_recv() {
+            assert_eq!(part.worker, 7);
+            seconds.extend(part.finished);
+        }
+        seconds
+    }
+
+    #[test]
+    fn a_transaction_counts_in_the_second_it_ended_from_when_it_was_due() {
+        let interrupt = CancellationToken::new();
+        let (mut recording, received, clock, live) = recording(&interrupt);
+        let mut open_loop = times(clock, 900, 1_250);
+        open_loop.lag = Some(Duration::from_millis(100));
+        assert_eq!(
+            recording.record(&TxnOutcome::Done, &open_loop),
+            Ended::InTheLoad
+        );
+        let lost = TxnOutcome::Lost(Failure::new(FailureKind::ConnectionLost, "reset"));
+        assert_eq!(
+            recording.record(&lost, &times(clock, 1_300, 1_400)),
+            Ended::InTheLoad
+        );
+        recording.record(&TxnOutcome::Skipped, &times(clock, 1_500, 2_100));
+        assert!(recording.finish().is_empty());
+        let seconds = handed_over(received);
+        assert_eq!(seconds.len(), 2);
+        let first = &seconds[0];
+        assert_eq!(first.second, 1);
+        assert_eq!(first.latency_us, {
+            let mut expected = crate::metrics::recorder::LatencySamples::default();
+            expected.record(350_000);
+            expected
+        });
+        assert_eq!((first.lag_sum_us, first.lag_count), (100_000, 1));
+        assert_eq!((first.failed, first.conn_lost), (1, 1));
+        assert_eq!(
+            first.failed_by_kind.get(&FailureKind::ConnectionLost),
+            Some(&1)
+        );
+        assert_eq!((seconds[1].second, seconds[1].skipped), (2, 1));
+        let progress = live.second(1);
+        assert_eq!((progress.completed, progress.failed), (1, 1));
+    }
+
+    #[test]
+    fn in_flight_at_the_end_completed_counts_in_the_last_second_else_unfinished() {
+        let interrupt = CancellationToken::new();
+        let (mut recording, received, clock, live) = recording(&interrupt);
+        let failed = TxnOutcome::Failed(Failure::client_timeout());
+        assert_eq!(
+            recording.record(&TxnOutcome::Done, &times(clock, 2_800, 3_100)),
+            Ended::AfterTheLoad
+        );
+        assert_eq!(
+            recording.record(&failed, &times(clock, 2_500, 3_150)),
+            Ended::AfterTheLoad
+        );
+        // Given up during the load's last second: unfinished too.
+        assert_eq!(
+            recording.record(&TxnOutcome::Unfinished, &times(clock, 1_000, 2_900)),
+            Ended::AfterTheLoad
+        );
+        assert_eq!(recording.finish(), [650_000, 1_900_000]);
+        let seconds = handed_over(received);
+        assert_eq!(seconds.len(), 1);
+        assert_eq!((seconds[0].second, seconds[0].latency_us.len()), (2, 1));
+        assert_eq!(seconds[0].failed, 0);
+        // Not on the progress line: it is over by then.
+        assert_eq!(live.second(2).completed, 0);
+    }
+
+    #[test]
+    fn an_interrupted_run_counts_nothing_in_flight_at_the_end() {
+        let interrupt = CancellationToken::new();
+        let (mut recording, received, clock, _) = recording(&interrupt);
+        interrupt.cancel();
+        recording.record(&TxnOutcome::Done, &times(clock, 2_800, 3_100));
+        recording.record(&TxnOutcome::Unfinished, &times(clock, 1_000, 2_900));
+        assert!(recording.finish().is_empty());
+        assert!(handed_over(received).is_empty());
+    }
+
+    #[test]
+    fn the_pools_wait_counts_for_answers_and_pool_timeouts_only() {
+        let interrupt = CancellationToken::new();
+        let (mut recording, received, clock, _) = recording(&interrupt);
+        let pool = |wait_us, db_us| {
+            let mut times = times(clock, 100, 200);
+            times.pool = Some(PoolTimes { wait_us, db_us });
+            times
+        };
+        // Given up by the client timeout before a connection came: no pool figures at all.
+        let timed_out = TxnOutcome::Failed(Failure::client_timeout());
+        recording.record(&timed_out, &pool(100_000, None));
+        assert!(recording.at(0).pool.is_none());
+        recording.record(&TxnOutcome::Done, &pool(10, Some(90_000)));
+        let server = Failure::new(FailureKind::Server(SqlState::QUERY_CANCELED), "cancelled");
+        recording.record(&TxnOutcome::Failed(server), &pool(20, Some(5)));
+        recording.record(
+            &TxnOutcome::Failed(Failure::pool_timeout()),
+            &pool(100_000, None),
+        );
+        recording.record(&TxnOutcome::Failed(Failure::rejected()), &pool(0, None));
+        recording.finish();
+        let seconds = handed_over(received);
+        let second = &seconds[0];
+        let pool = second.pool.as_deref().unwrap();
+        assert_eq!((pool.wait_us.len(), pool.db_us.len()), (3, 1));
+        assert_eq!((pool.timeouts, pool.rejected), (1, 1));
+        assert_eq!((second.failed, second.timeouts), (4, 1));
+    }
+}
