@@ -154,7 +154,7 @@ pub fn render_table(table: &Table) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
+    use crate::testing::reference_report;
 
     #[test]
     fn the_ranking_follows_the_summary_table() {

@@ -25,7 +25,7 @@ impl Error {
         Error::Runtime(anyhow::anyhow!(message.into()))
     }
 
-    /// The process exit code for this error (see README "Exit codes").
+    /// The process exit code for this error (see README.md, "Exit codes").
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::BadInput(_) => 2,

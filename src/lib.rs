@@ -1,6 +1,6 @@
 //! stallbench: a load-and-stall benchmark harness for PostgreSQL.
 //!
-//! The pipeline (see README.md): workload + flags -> [`config::Config`] ->
+//! The pipeline (see docs/architecture.md): workload + flags -> [`config::Config`] ->
 //! [`target::Target`] (throwaway server or `--db-url`) -> setup SQL -> for each
 //! strategy: reset -> [`scenario::run_strategy`] -> [`scenario::assemble_report`]
 //! -> [`metrics::RunReport`] -> [`export`] and [`plot`] (the results folder, written
@@ -33,6 +33,8 @@ pub mod server;
 pub mod serverlog;
 pub mod strategy;
 pub mod target;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod workload;
 
 use std::future::Future;

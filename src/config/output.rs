@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn every_file_an_exporter_writes_is_a_run_file() {
-        let report = crate::export::sample::reference_report();
+        let report = crate::testing::reference_report();
         for exporter in crate::export::all_exporters() {
             for file in exporter.render(&report).unwrap() {
                 assert!(is_run_file(&file.name), "{} is not listed", file.name);

@@ -217,7 +217,7 @@ mod tests {
 
     #[test]
     fn the_sample_run_meets_the_example_expectations() {
-        let report = crate::export::sample::reference_report();
+        let report = crate::testing::reference_report();
         let expectations = collect_ok(&example_file(), &[]);
         let results = evaluate(&expectations, &report);
         let lines = report_lines(&results);

@@ -163,8 +163,8 @@ pub fn parse_percentile_distribution(path: &Path, text: &str) -> anyhow::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
     use crate::metrics::new_latency_histogram;
+    use crate::testing::reference_report;
 
     /// The bytes of the file `name` among `files`, if it is there.
     fn rendered(files: &[OutputFile], name: &str) -> Option<Vec<u8>> {

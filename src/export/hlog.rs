@@ -113,7 +113,7 @@ fn start_of(second: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
+    use crate::testing::reference_report;
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};

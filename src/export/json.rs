@@ -44,7 +44,7 @@ impl Exporter for SummaryJson {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
+    use crate::testing::reference_report;
 
     #[test]
     fn summary_json_parses_and_has_both_strategies() {

@@ -338,8 +338,8 @@ pub fn table_cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
     use crate::metrics::failures::test_failure as failure;
+    use crate::testing::reference_report;
 
     #[test]
     fn failures_sentence_names_the_kinds_their_share_and_when() {

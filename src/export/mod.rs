@@ -6,7 +6,7 @@
 //! The words and numbers every format shares live here too: `table` builds the
 //! table rows once, `format` writes figures, `sentences` the sentences.
 //! The file names and CSV headers are a contract: users and CI
-//! parse these files, so change them only together with README.md's list of columns.
+//! parse these files, so change them only together with docs/reading-the-output.md's list of columns.
 
 pub mod csv;
 pub mod format;
@@ -19,9 +19,6 @@ pub mod run_json;
 pub mod sentences;
 pub mod table;
 pub mod workload_toml;
-
-#[cfg(test)]
-pub(crate) mod sample;
 
 use std::path::Path;
 
@@ -164,7 +161,7 @@ pub fn latency_file_name(strategy: &str, extension: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
+    use crate::testing::reference_report;
 
     #[test]
     fn write_all_writes_every_file() {

@@ -298,9 +298,9 @@ fn line_of(record: &::csv::StringRecord) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::open_loop_report;
     use crate::export::write_all;
     use crate::metrics::DdlState;
+    use crate::testing::open_loop_report;
 
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
         (a - b).abs() <= tolerance

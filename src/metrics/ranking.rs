@@ -305,12 +305,12 @@ pub fn rank_strategies(report: &RunReport) -> Vec<Place> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::{neutral_row as row, reference_report};
     use crate::export::sentences::{migration_done_cell, window_note};
     use crate::metrics::failures::test_failure as failure;
     use crate::metrics::{
         AttemptOutcome, LatencyDistribution, Summary, new_latency_histogram, summarize,
     };
+    use crate::testing::{neutral_row as row, reference_report};
 
     fn second(second: u32, tps: u64, p99_ms: f64, max_ms: f64) -> SecondRow {
         SecondRow {

@@ -3,8 +3,8 @@
 //! the extended query protocol itself, as pgbench's clients do with libpq,
 //! with no connection task, no channel and no allocation per transaction.
 //! With tokio-postgres in the workers (a connection task and a channel per
-//! connection) stallbench ran 2 to 8% below pgbench (README, benchmark
-//! section). Messages are encoded, parsed and authenticated with
+//! connection) stallbench ran 2 to 8% below pgbench (docs/benchmark.md,
+//! earlier figures). Messages are encoded, parsed and authenticated with
 //! `postgres-protocol`, the crate under tokio-postgres.
 //!
 //! Everything else (setup, observer, report, DDL) stays on tokio-postgres.

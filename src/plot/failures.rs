@@ -163,7 +163,6 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::export::sample::{open_loop_report, reference_report};
     use crate::plot::layout::{
         FAILURES_STRIP_HEIGHT_PX, LATENCY_TIMELINE_PANEL_HEIGHT_PX, TIMELINE_PANEL_HEIGHT_PX,
         TimelineLayout, latency_timeline_size_with_failures, timeline_size,
@@ -171,6 +170,7 @@ mod tests {
     };
     use crate::plot::test_support::{decode_rgb, output_dir};
     use crate::plot::{draw_latency_timeline, draw_timeline};
+    use crate::testing::{open_loop_report, reference_report};
 
     /// The open-loop sample with naive's stall made uneven: 200 requests timed out in each
     /// of seconds 6-10, and in 11-14 100 failed, 60 of them timed out.

@@ -232,8 +232,8 @@ fn percentile_to_x(percentile: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
     use crate::plot::test_support::{decode_png, output_dir};
+    use crate::testing::reference_report;
 
     #[test]
     fn latency_png_has_the_expected_size_and_is_not_blank() {

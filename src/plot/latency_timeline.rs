@@ -237,11 +237,11 @@ fn positive_step_runs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
     use crate::plot::layout::{LATENCY_TIMELINE_PANEL_HEIGHT_PX, latency_timeline_size};
     use crate::plot::test_support::{
         ALL_STRATEGIES, decode_png, decode_rgb, output_dir, report_with_strategies,
     };
+    use crate::testing::reference_report;
 
     #[test]
     fn the_key_fits_on_its_line() {

@@ -475,8 +475,8 @@ pub(super) fn line_segments(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
     use crate::plot::test_support::{ALL_STRATEGIES, report_with_strategies};
+    use crate::testing::reference_report;
 
     #[test]
     fn timeline_size_is_300_plus_70_per_panel_plus_80() {

@@ -45,9 +45,9 @@ pub use timeline::draw_timeline;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
     use crate::metrics::{LatencyDistribution, RunReport};
     use crate::plot::test_support::{decode_png, output_dir};
+    use crate::testing::reference_report;
 
     #[test]
     fn charts_of_a_report_read_back_from_files_draw() {

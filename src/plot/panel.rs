@@ -245,7 +245,7 @@ fn blocker_windows_s(strategy: &StrategyReport) -> Vec<Range<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
+    use crate::testing::reference_report;
 
     #[test]
     fn blocker_falls_back_to_the_active_seconds() {

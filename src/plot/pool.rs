@@ -205,9 +205,9 @@ fn draw_timeouts_strip(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
     use crate::plot::layout::latency_timeline_size_with_failures;
     use crate::plot::test_support::{decode_rgb, output_dir};
+    use crate::testing::reference_report;
 
     #[test]
     fn the_key_fits_on_its_line() {

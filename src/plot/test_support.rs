@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use crate::export::sample::reference_report;
 use crate::metrics::RunReport;
+use crate::testing::reference_report;
 
 /// Width, height and the number of distinct colours of a PNG file.
 pub(super) fn decode_png(path: &Path) -> (u32, u32, usize) {

@@ -185,13 +185,13 @@ mod tests {
     use std::ops::Range;
 
     use super::*;
-    use crate::export::sample::reference_report;
     use crate::plot::layout::{
         TIMELINE_HEADER_HEIGHT_PX, TIMELINE_LOCK_STRIP_HEIGHT_PX, timeline_size,
     };
     use crate::plot::test_support::{
         ALL_STRATEGIES, decode_png, decode_rgb, output_dir, report_with_strategies,
     };
+    use crate::testing::reference_report;
 
     #[test]
     fn the_key_fits_on_its_line() {

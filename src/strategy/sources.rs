@@ -170,18 +170,20 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_table_cites_each_presets_source() {
-        let readme = include_str!("../../README.md");
+    fn the_docs_table_cites_each_presets_source() {
+        let docs = include_str!("../../docs/workloads.md");
         for name in PRESET_NAMES {
             let row_start = format!("| `{name}` |");
-            let row = readme
+            let row = docs
                 .lines()
                 .find(|line| line.starts_with(&row_start))
-                .unwrap_or_else(|| panic!("README.md has no strategy preset row for {name}"));
+                .unwrap_or_else(|| {
+                    panic!("docs/workloads.md has no strategy preset row for {name}")
+                });
             let source = preset_source(name).expect("a source");
             assert!(
                 row.contains(source.repository) && row.contains(source.file),
-                "README.md's row for {name} should cite {} {}",
+                "docs/workloads.md's row for {name} should cite {} {}",
                 source.repository,
                 source.file
             );

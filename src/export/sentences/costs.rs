@@ -171,8 +171,8 @@ pub fn pool_sentence(summary: &Summary) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::reference_report;
     use crate::metrics::{AttemptOutcome, LockPhases, test_attempt};
+    use crate::testing::reference_report;
 
     #[test]
     fn the_pool_sentence_says_when_it_ran_dry_and_whose_errors_they_were() {

@@ -267,10 +267,10 @@ fn compact_roles(roles: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::{neutral_row as row, reference_report};
     use crate::metrics::DdlOutcome;
     use crate::metrics::rank_strategies;
     use crate::metrics::ranking::rank_rows;
+    use crate::testing::{neutral_row as row, reference_report};
 
     fn sorted(rows: Vec<RankingRow>) -> Vec<Place> {
         rank_rows(rows)

@@ -438,7 +438,7 @@ impl<'de> Deserializer<'de> for FieldNames<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::sample::{SAMPLE_SECONDS, reference_report};
+    use crate::testing::{SAMPLE_SECONDS, reference_report};
 
     /// The text of the file `name` that `exporter` renders from `report`.
     fn rendered(exporter: &dyn Exporter, report: &RunReport, name: &str) -> String {
@@ -570,7 +570,7 @@ mod tests {
 
     #[test]
     fn open_loop_figures_come_before_the_pool_columns() {
-        let report = crate::export::sample::open_loop_report();
+        let report = crate::testing::open_loop_report();
         let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
         assert!(
             text.contains(
