@@ -367,9 +367,13 @@ echo "peak RSS of the default compare: $((rss_kib / 1024)) MiB ($rss_kib KiB)"
 # on a server of their own (max_connections MANY + 50), on the read script's
 # tables in public (stallbench `--in-place`, so both read the same tables),
 # ALT_ROUNDS rounds in alternating order: tps, their ratio, and each client's
-# peak RSS. pgbench runs MANY_JOBS threads (default 2), stallbench its one load thread.
+# peak RSS. pgbench runs MANY_JOBS threads (default 2), stallbench its one load
+# thread. Runs last MANY_DURATION seconds (default 20): pgbench's -T includes
+# opening its connections (its tps leaves that time out), which takes seconds
+# at 1,000 clients. Before each run the previous run's backends are gone.
 if [ -n "${MANY:-}" ]; then
   MANY_JOBS=${MANY_JOBS:-2}
+  MANY_DURATION=${MANY_DURATION:-20}
   many=$work/many
   mkdir "$many"
   if [ "$(id -u)" = 0 ]; then chown postgres: "$many"; fi
@@ -391,23 +395,32 @@ with open(sys.argv[1], "w") as out:
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 PY
   }
+  # Waits until the backends of the last run have exited.
+  many_settle() {
+    for _ in $(seq 300); do
+      [ "$("$PG_BIN/psql" -X -A -t -h "$many" -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")" -le 1 ] && return
+      sleep 0.1
+    done
+  }
   # One run with MANY clients; each prints "tps peak_rss_kib".
   many_pgbench() {
     local kib
-    kib=$(peak_of "$work/pgbench-many.out" "$PGBENCH" -n -M prepared -c "$MANY" -j "$MANY_JOBS" -T "$DURATION" \
+    many_settle
+    kib=$(peak_of "$work/pgbench-many.out" "$PGBENCH" -n -M prepared -c "$MANY" -j "$MANY_JOBS" -T "$MANY_DURATION" \
       -f "$work/read-order.sql" -h "$many")
     echo "$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench-many.out" | head -n 1) $kib"
   }
   many_stallbench() {
     local kib
+    many_settle
     kib=$(peak_of /dev/null "$BIN" run "$work/read-order.toml" --load-only --in-place --quiet --clients "$MANY" \
-      --duration "${DURATION}s" --db-url "host=$many port=$PORT user=postgres dbname=postgres" --out "$work/out-many" --force)
+      --duration "${MANY_DURATION}s" --db-url "host=$many port=$PORT user=postgres dbname=postgres" --out "$work/out-many" --force)
     echo "$(summary_of "$work/out-many" mean_tps) $kib"
     rm -rf "$work/out-many"
   }
-  echo "$MANY clients: read script, ${DURATION}s per run, $ALT_ROUNDS rounds, on a server with max_connections $((MANY + 50))"
-  echo "  pgbench:    $PGBENCH -n -M prepared -c $MANY -j $MANY_JOBS -T $DURATION -f read-order.sql"
-  echo "  stallbench: $BIN run read-order.toml --load-only --in-place --clients $MANY --duration ${DURATION}s --db-url ..."
+  echo "$MANY clients: read script, ${MANY_DURATION}s per run, $ALT_ROUNDS rounds, on a server with max_connections $((MANY + 50))"
+  echo "  pgbench:    $PGBENCH -n -M prepared -c $MANY -j $MANY_JOBS -T $MANY_DURATION -f read-order.sql"
+  echo "  stallbench: $BIN run read-order.toml --load-only --in-place --clients $MANY --duration ${MANY_DURATION}s --db-url ..."
   rounds="$work/many.rounds"
   : >"$rounds"
   for round in $(seq "$ALT_ROUNDS"); do

@@ -17,6 +17,7 @@ mod tasks;
 
 pub mod arrivals;
 pub mod blocker;
+pub mod commands;
 pub mod ddl;
 pub mod load;
 pub mod observer;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use super::PreparedScript;
 use crate::metrics::failures::{Failure, FailureKind};
 use crate::pgwire::{WireCancel, WireConnection, WireError};
+use crate::scenario::commands::{run_on_client, write_params};
 use crate::scenario::txn::TxnOutcome;
 use crate::script::{self, Command, Script};
 
@@ -28,28 +29,19 @@ pub(super) async fn run_script(
     let mut statement_index = 0;
     for command in &script.commands {
         match command {
-            Command::Set { slot, expr, .. } => {
-                let value = script::eval(expr, vars, rng).map_err(TxnOutcome::script_failed)?;
-                vars.set(*slot, value);
-            }
-            Command::Sleep { .. } => {
-                let sleep_us = script
-                    .sleep_us(command, vars)
-                    .map_err(TxnOutcome::script_failed)?;
-                tokio::time::sleep(Duration::from_micros(sleep_us)).await;
-            }
             Command::Sql { params: slots, .. } => {
-                params.resize_with(slots.len(), String::new);
-                for (param, slot) in params.iter_mut().zip(slots) {
-                    param.clear();
-                    vars.get(*slot).write_param(param);
-                }
+                write_params(params, slots, vars);
                 let statement = &prepared.statements[statement_index];
                 statement_index += 1;
                 connection
                     .execute(statement, params)
                     .await
                     .map_err(wire_outcome)?;
+            }
+            _ => {
+                if let Some(pause) = run_on_client(script, command, vars, rng)? {
+                    tokio::time::sleep(pause).await;
+                }
             }
         }
     }

@@ -11,6 +11,7 @@ use deadpool_postgres::{Object, PoolError};
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 
 use crate::metrics::failures::{Failure, FailureKind};
+use crate::scenario::commands::{run_on_client, write_params};
 use crate::scenario::txn::{TxnOutcome, ends_session, statements_are_stale};
 use crate::script::{self, Command, Script};
 use crate::target::error_text;
@@ -80,24 +81,10 @@ pub(super) async fn run_script(
     let mut params: Vec<String> = Vec::new();
     for command in &script.commands {
         match command {
-            Command::Set { slot, expr, .. } => {
-                let value = script::eval(expr, vars, rng).map_err(TxnOutcome::script_failed)?;
-                vars.set(*slot, value);
-            }
-            Command::Sleep { .. } => {
-                let sleep_us = script
-                    .sleep_us(command, vars)
-                    .map_err(TxnOutcome::script_failed)?;
-                tokio::time::sleep(std::time::Duration::from_micros(sleep_us)).await;
-            }
             Command::Sql {
                 sql, params: slots, ..
             } => {
-                params.resize_with(slots.len(), String::new);
-                for (param, slot) in params.iter_mut().zip(slots) {
-                    param.clear();
-                    vars.get(*slot).write_param(param);
-                }
+                write_params(&mut params, slots, vars);
                 let statement = client
                     .prepare_cached(sql)
                     .await
@@ -108,6 +95,11 @@ pub(super) async fn run_script(
                     .execute_raw(&statement, values)
                     .await
                     .map_err(|err| classify(&err))?;
+            }
+            _ => {
+                if let Some(pause) = run_on_client(script, command, vars, rng)? {
+                    tokio::time::sleep(pause).await;
+                }
             }
         }
     }
