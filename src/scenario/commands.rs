@@ -10,6 +10,7 @@ use crate::script::{self, Command, Script};
 
 /// Runs a command that stays on the client: `\set` stores its value, `\sleep`
 /// returns its pause (the caller sleeps); a SQL command is not one and does nothing.
+#[inline]
 pub fn run_on_client(
     script: &Script,
     command: &Command,
@@ -34,6 +35,7 @@ pub fn run_on_client(
 
 /// Writes the text of each parameter (`slots[n]` feeds `$(n + 1)`) into
 /// `params`, reusing its strings.
+#[inline]
 pub fn write_params(params: &mut Vec<String>, slots: &[usize], vars: &script::Vars) {
     params.resize_with(slots.len(), String::new);
     for (param, slot) in params.iter_mut().zip(slots) {

@@ -114,6 +114,8 @@ pub fn statements_are_stale(kind: &FailureKind) -> bool {
 pub struct Recording {
     seconds: Seconds,
     clock: RunClock,
+    /// The number of seconds of the load.
+    duration_s: u32,
     live: Arc<LiveCounters>,
     /// Fired when the run is stopped early.
     interrupt: CancellationToken,
@@ -137,6 +139,7 @@ impl Recording {
                 parts,
             },
             clock,
+            duration_s: clock.duration_s(),
             live,
             interrupt,
             unfinished_ages_us: Vec::new(),
@@ -145,10 +148,11 @@ impl Recording {
 
     /// Counts how one transaction ended, in the second it ended: the one
     /// place that says what an end counts as (the module comment has the rules).
+    #[inline]
     pub fn record(&mut self, outcome: &TxnOutcome, times: &TxnTimes) -> Ended {
         let second = self.clock.second_of(times.ended);
         let latency_us = micros(times.ended.saturating_duration_since(times.scheduled)).max(1);
-        if second >= self.clock.duration_s() || matches!(outcome, TxnOutcome::Unfinished) {
+        if second >= self.duration_s || matches!(outcome, TxnOutcome::Unfinished) {
             self.in_flight_at_the_end(outcome, latency_us);
             return Ended::AfterTheLoad;
         }
@@ -190,7 +194,7 @@ impl Recording {
         }
         match outcome {
             TxnOutcome::Done => {
-                let last = self.clock.duration_s() - 1;
+                let last = self.duration_s - 1;
                 self.at(last).latency_us.record(age_us);
             }
             _ => self.unfinished_ages_us.push(age_us),
@@ -229,6 +233,7 @@ struct Seconds {
 }
 
 impl Seconds {
+    #[inline]
     fn at(&mut self, second: u32) -> &mut WorkerSecond {
         if second > self.current.second {
             let next = WorkerSecond::with_capacity(second, self.current.latency_us.len());

@@ -4,7 +4,7 @@
 //!
 //! Each worker keeps the latencies of its current second to itself and hands
 //! them over (a channel send, once a second) when it completes a transaction
-//! in a later second ([`worker`] says why as values, not a histogram). A
+//! in a later second (`worker.rs` says why as values, not a histogram). A
 //! second is settled, reduced to a few figures and merged into the run's
 //! histogram, once no worker can still add to it; only the seconds a stalled
 //! worker may still report stay as histograms. The progress line reads

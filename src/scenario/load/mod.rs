@@ -198,21 +198,50 @@ pub async fn run_worker(
         interrupt.clone(),
     );
     let mut client = Client::new(worker, clock, arrivals, recording, interrupt);
-    while let Some(start) = client.next_start().await {
-        let Some(start) = client.admit(start) else {
-            continue;
+    loop {
+        let start = match client.arrivals.is_some() {
+            false => Start::now(),
+            true => match client.next_arrival().await {
+                Some(start) => start,
+                None => break,
+            },
         };
-        let (index, outcome) = client.transact(start).await;
+        match client.admit(start) {
+            Admit::Send => {}
+            Admit::NotSent => continue,
+            Admit::LoadOver => break,
+        }
+        // The transaction is made where it is awaited, here rather than in a
+        // method of its own, so that its future is not copied per transaction.
+        let index = client.pick_script();
+        let connection = &mut client.session.connection;
+        let (script, prepared) = (
+            &client.scripts[index].script,
+            &client.session.prepared[index],
+        );
+        let (vars, rng, params) = (&mut client.vars[index], &mut client.rng, &mut client.params);
+        let result = match client.client_timeout {
+            None => run::run_script(connection, script, prepared, vars, rng, params).await,
+            Some(timeout) => {
+                let transaction = run::run_script(connection, script, prepared, vars, rng, params);
+                let deadline = start.scheduled + timeout;
+                run::run_until(transaction, deadline, &client.session.cancel).await
+            }
+        };
+        let outcome = result.err().unwrap_or(TxnOutcome::Done);
         let times = TxnTimes {
             scheduled: start.scheduled,
             ended: Instant::now(),
-            lag: client.arrivals.is_some().then_some(start.lag()),
+            lag: client.arrivals.is_some().then(|| start.lag()),
             pool: None,
         };
         if client.recording.record(&outcome, &times) == Ended::AfterTheLoad {
             break;
         }
-        if !client.recover(index, outcome, times.ended).await {
+        // Only a failure leaves something to repair: the healthy path never enters `recover`.
+        if !matches!(outcome, TxnOutcome::Done)
+            && !client.recover(index, outcome, times.ended).await
+        {
             break;
         }
     }
@@ -232,17 +261,36 @@ struct Start {
 }
 
 impl Start {
+    /// A closed loop's transaction: due now, started now.
+    fn now() -> Start {
+        let now = Instant::now();
+        Start {
+            scheduled: now,
+            started: now,
+        }
+    }
+
     /// How late it starts behind its schedule.
     fn lag(&self) -> Duration {
         self.started.saturating_duration_since(self.scheduled)
     }
 }
 
+/// What [`Client::admit`] decides about a transaction due to start.
+enum Admit {
+    Send,
+    /// Skipped or timed out before it was sent (recorded).
+    NotSent,
+    /// The load is over or interrupted: the worker stops.
+    LoadOver,
+}
+
 /// One pgbench client while it runs: its session, its scripts' variables,
-/// its random stream, its schedule and its recording. Each phase of a
-/// transaction is one method: when it starts ([`Client::next_start`]),
-/// whether it is sent ([`Client::admit`]), running it ([`Client::transact`]),
-/// and what a failure leaves to repair ([`Client::recover`]).
+/// its random stream, its schedule and its recording. The phases of a
+/// transaction: when it starts (now, or [`Client::next_arrival`]), whether it
+/// is sent ([`Client::admit`]), running it ([`run::run_script`], in
+/// [`run_worker`]), recording how it ended ([`Recording::record`]) and what a
+/// failure leaves to repair ([`Client::recover`]).
 struct Client {
     session: Session,
     scripts: Arc<Vec<WeightedScript>>,
@@ -253,6 +301,8 @@ struct Client {
     rng: rand::rngs::SmallRng,
     recording: Recording,
     clock: RunClock,
+    /// When the load ends.
+    end: Instant,
     /// Open loop: the shared schedule, and this worker's timer for it.
     arrivals: Option<Arc<Arrivals>>,
     timer: Option<PreciseTimer>,
@@ -290,6 +340,7 @@ impl Client {
             rng: rand::rngs::SmallRng::seed_from_u64(seed.wrapping_add(u64::from(client_id))),
             recording,
             clock,
+            end: clock.end(),
             arrivals,
             timer: None,
             client_timeout,
@@ -298,57 +349,46 @@ impl Client {
         }
     }
 
-    /// When the next transaction starts: now in a closed loop, at its
-    /// scheduled arrival in an open loop; `None` once the load is over (or
-    /// interrupted, or the schedule is used up).
-    async fn next_start(&mut self) -> Option<Start> {
-        let start = match &self.arrivals {
-            None => {
-                let now = Instant::now();
-                Start {
-                    scheduled: now,
-                    started: now,
-                }
-            }
-            Some(arrivals) => {
-                let live = self.recording.live();
-                let at = arrivals.claim(&mut self.rng, live)?;
-                wait_for_arrival(&mut self.timer, at).await;
-                Start {
-                    scheduled: at,
-                    started: Instant::now(),
-                }
-            }
-        };
-        if start.started >= self.clock.end() || self.interrupt.is_cancelled() {
-            if self.arrivals.is_some() {
+    /// Open loop: claims the next arrival of the schedule and waits for
+    /// it; `None` once the schedule is used up.
+    async fn next_arrival(&mut self) -> Option<Start> {
+        let arrivals = self.arrivals.as_ref()?;
+        let at = arrivals.claim(&mut self.rng, self.recording.live())?;
+        wait_for_arrival(&mut self.timer, at).await;
+        Some(Start {
+            scheduled: at,
+            started: Instant::now(),
+        })
+    }
+
+    /// Whether a transaction is sent. Not once the load is over (or
+    /// interrupted); in an open loop, not when it is too late for
+    /// `--latency-limit` (skipped) or past its `--client-timeout` already
+    /// (behind its schedule), either recorded here. A closed loop's
+    /// transaction starts when it is due, so only the end stops it.
+    fn admit(&mut self, start: Start) -> Admit {
+        let open_loop = self.arrivals.is_some();
+        if start.started >= self.end || self.interrupt.is_cancelled() {
+            if open_loop {
                 // Claimed but never started: the run ended first, so the
                 // arrival leaves the queue with it instead of counting as late.
                 let second = self.clock.second_of(start.scheduled);
                 self.recording.live().record_dequeue(second);
             }
-            return None;
+            return Admit::LoadOver;
         }
-        if self.arrivals.is_some() {
-            let second = self.clock.second_of(start.started);
-            self.recording.live().record_dequeue(second);
+        if !open_loop {
+            return Admit::Send;
         }
-        Some(start)
-    }
-
-    /// The start of a transaction to send, or `None` when it is not sent: too
-    /// late for `--latency-limit` (skipped), or past its `--client-timeout`
-    /// already (an open loop behind its schedule); either is recorded here.
-    fn admit(&mut self, start: Start) -> Option<Start> {
-        let outcome = if self.latency_limit.is_some_and(|limit| start.lag() > limit) {
+        let second = self.clock.second_of(start.started);
+        self.recording.live().record_dequeue(second);
+        let lag = start.lag();
+        let outcome = if self.latency_limit.is_some_and(|limit| lag > limit) {
             TxnOutcome::Skipped
-        } else if self
-            .client_timeout
-            .is_some_and(|timeout| start.lag() >= timeout)
-        {
+        } else if self.client_timeout.is_some_and(|timeout| lag >= timeout) {
             TxnOutcome::Failed(Failure::client_timeout())
         } else {
-            return Some(start);
+            return Admit::Send;
         };
         let times = TxnTimes {
             scheduled: start.scheduled,
@@ -357,30 +397,16 @@ impl Client {
             pool: None,
         };
         self.recording.record(&outcome, &times);
-        None
+        Admit::NotSent
     }
 
-    /// Runs one transaction of a script drawn by weight, cancelling it on the
-    /// server past `--client-timeout`; returns the script's index and how it ended.
-    async fn transact(&mut self, start: Start) -> (usize, TxnOutcome) {
-        let index = match self.scripts.len() {
+    /// The script of the next transaction, drawn by weight.
+    #[inline]
+    fn pick_script(&mut self) -> usize {
+        match self.scripts.len() {
             1 => 0,
             _ => pick_script(&self.scripts, self.rng.random_range(0..self.total_weight)),
-        };
-        let transaction = run::run_script(
-            &mut self.session.connection,
-            &self.scripts[index].script,
-            &self.session.prepared[index],
-            &mut self.vars[index],
-            &mut self.rng,
-            &mut self.params,
-        );
-        let deadline = self.client_timeout.map(|timeout| start.scheduled + timeout);
-        let result = match deadline {
-            None => transaction.await,
-            Some(deadline) => run::run_until(transaction, deadline, &self.session.cancel).await,
-        };
-        (index, result.err().unwrap_or(TxnOutcome::Done))
+        }
     }
 
     /// Repairs what a failed transaction of script `index` left: a lost
