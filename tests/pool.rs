@@ -21,7 +21,6 @@ use stallbench::config::{Config, Mode};
 use stallbench::expect::Verdict;
 use stallbench::metrics::failures::FailureKind;
 use stallbench::metrics::{PoolRow, StrategyReport};
-use stallbench::server::Server;
 
 /// The pool's figures of every second, for failure messages.
 fn pool_rows(report: &StrategyReport) -> Vec<(u32, u64, u64, PoolRow)> {
@@ -181,12 +180,7 @@ fn a_terminated_pool_session_is_replaced_and_the_load_recovers() {
     require_postgres();
     let _serial = one_database_run_at_a_time();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime
-        .block_on(Server::start(
-            None,
-            stallbench::server::DEFAULT_MAX_CONNECTIONS,
-        ))
-        .unwrap();
+    let server = start_throwaway_server(&runtime);
     // Once the pool's 4 connections are open, wait a moment, then terminate one.
     let url = server.connection_string();
     let terminator = std::thread::spawn(move || {

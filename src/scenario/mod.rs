@@ -25,7 +25,6 @@ pub mod pool;
 pub mod precise_timer;
 pub mod progress;
 pub mod reopen;
-pub mod role;
 pub mod txn;
 
 pub use assemble::{AfterRun, Measured, assemble_report};
@@ -150,7 +149,7 @@ pub struct RunNotes {
     /// Failed transactions by kind.
     pub failed_by_kind: Vec<(FailureKind, u64)>,
     /// The role of every session the observer saw, by backend pid.
-    pub roles: BTreeMap<u32, String>,
+    pub roles: BTreeMap<u32, crate::role::Role>,
 }
 
 /// Runs one strategy: connects every session, starts the clock, runs the load
