@@ -300,8 +300,9 @@ pub async fn wind_down(
         Some(_) => Duration::ZERO,
         None => LAST_TRANSACTION,
     };
+    // Interrupted, the DDL goes first: see the module documentation.
     let mut ddl = running.ddl;
-    let ddl_finished = match interrupt.reason() {
+    let stopped_first = match interrupt.reason() {
         Some(_) => Some(
             finish_ddl(
                 ddl.take(),
@@ -330,7 +331,7 @@ pub async fn wind_down(
     let blocker = finish_blocker(running.blocker, strategy_name, &mut notes)
         .await
         .unwrap_or_else(|error| interrupted_by(interrupt, error));
-    let ddl_finished = match ddl_finished {
+    let ddl_finished = match stopped_first {
         Some(finished) => finished,
         None => {
             finish_ddl(
