@@ -190,6 +190,11 @@ impl Target {
         Ok(target)
     }
 
+    /// Whether the target is the throwaway server (else `--db-url`).
+    pub fn is_throwaway(&self) -> bool {
+        self.server.is_some()
+    }
+
     /// The throwaway server's readable log, if we run one.
     pub fn server_log(&self) -> Option<std::path::PathBuf> {
         self.server.as_ref().map(Server::log_path)

@@ -210,6 +210,7 @@ pub fn start(
         ddl_watch: DdlWatch {
             admin: target.connector(Role::Cleanup, &[]),
             application_name: target.application_name(Role::Ddl),
+            throwaway: target.is_throwaway(),
         },
         observes_ddl,
         progress,
@@ -549,7 +550,7 @@ async fn finish_ddl(
     let joined = if interrupt.reason().is_some() {
         let (joined, stopped) = stop_ddl(task, &cancel, watch).await;
         match stopped {
-            DdlStopped::RolledBack => {}
+            DdlStopped::RolledBack | DdlStopped::ServerGone => {}
             // Said even for an interrupted run: a step that was committing may have committed.
             DdlStopped::Terminated => stderrln!(
                 "warning: {strategy_name}: the DDL did not end its transaction when cancelled; \

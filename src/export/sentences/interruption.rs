@@ -13,9 +13,10 @@ use super::super::format::format_seconds;
 /// by Ctrl-C (SIGINT): naive is partial (9 of 24 s); retry did not run`, or
 /// `interrupted by SIGTERM after naive: retry did not run`.
 pub fn interruption_line(interruption: &Interruption) -> String {
+    // A failure's message goes on with details and a fix; the line names its problem.
     let cause = match interruption.by_signal {
         true => format!("by {}", interruption.reason),
-        false => format!("({})", interruption.reason),
+        false => format!("({})", first_clause(&interruption.reason)),
     };
     let mut parts = Vec::new();
     let head = match &interruption.partial {
@@ -125,6 +126,11 @@ pub fn opening_lines(report: &RunReport) -> Vec<String> {
     interrupted.into_iter().chain(written).collect()
 }
 
+/// An error message's problem: what comes before its first `; `.
+fn first_clause(message: &str) -> &str {
+    message.split("; ").next().unwrap_or(message)
+}
+
 /// `a`, `a and b`, `a, b and c`.
 fn and_list(names: &[String]) -> String {
     match names {
@@ -173,12 +179,14 @@ mod tests {
         );
         interruption.not_run.clear();
         interruption.by_signal = false;
-        interruption.reason = "the throwaway server died (killed by signal 9)".to_string();
+        interruption.reason = "the throwaway server died (killed by signal 9) 6.2 s after it \
+                               started; last lines of its log: ..."
+            .to_string();
         interruption.partial = Some(cut("load", 3.2, 3));
         assert_eq!(
             interruption_line(&interruption),
-            "interrupted at 3.2 s (the throwaway server died (killed by signal 9)): \
-             load is partial (3 of 24 s)"
+            "interrupted at 3.2 s (the throwaway server died (killed by signal 9) 6.2 s after it \
+             started): load is partial (3 of 24 s)"
         );
     }
 

@@ -37,6 +37,9 @@ pub struct DdlWatch {
     pub admin: Connector,
     /// The DDL session's `application_name`, which every reopened session keeps.
     pub application_name: String,
+    /// The target is the throwaway server: when it cannot be reached, it is
+    /// gone, and nothing of the DDL's can commit any more.
+    pub throwaway: bool,
 }
 
 /// How the DDL was stopped.
@@ -46,6 +49,8 @@ pub enum DdlStopped {
     RolledBack,
     /// The backend did not end its transaction after the cancel: it was terminated, and it has ended.
     Terminated,
+    /// The throwaway server is gone (it died): nothing of the DDL's can commit.
+    ServerGone,
     /// Neither could be confirmed (the server did not answer): why.
     Unconfirmed(String),
 }
@@ -67,6 +72,7 @@ pub async fn stop_ddl(
     }
     let stopped = match watch.admin.clone().connect().await {
         Ok(admin) => confirm(&admin, &watch.application_name, joined.is_some()).await,
+        Err(_) if watch.throwaway => DdlStopped::ServerGone,
         Err(error) => DdlStopped::Unconfirmed(error.to_string()),
     };
     let result = match joined {
