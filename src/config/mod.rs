@@ -28,7 +28,7 @@ pub use blocker::{BlockerConfig, BlockerKind};
 pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
-pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
+pub use load::{LoadConfig, MAX_CLIENTS, Protocol, WeightedScript};
 pub use output::create_results_folder;
 pub use pool::{PoolConfig, Recycling};
 pub use target::Objects;
@@ -95,7 +95,9 @@ impl Config {
     }
 
     fn build(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
-        let loaded = workload::choose(workload_arg, !args.workload.files.is_empty())?;
+        let scripts_from_flags =
+            !args.workload.files.is_empty() || !args.workload.builtins.is_empty();
+        let loaded = workload::choose(workload_arg, scripts_from_flags)?;
         let source = &loaded.source;
         let file = &loaded.file;
 
@@ -224,6 +226,8 @@ mod tests {
             no_observer: false,
             expect: Vec::new(),
             seed: Some(1),
+            protocol: None,
+            allow_shell: false,
             workload: crate::cli::WorkloadArgs::default(),
             pool: crate::cli::PoolArgs::default(),
         }

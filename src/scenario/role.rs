@@ -18,8 +18,8 @@ pub fn client_role(scripts: &[WeightedScript]) -> &'static str {
             .commands
             .iter()
             .all(|command| match command {
-                Command::Sql { sql, .. } => statement_reads_only(sql),
-                Command::Set { .. } | Command::Sleep { .. } => true,
+                Command::Sql(sql) => !sql.compound && statement_reads_only(&sql.sql),
+                _ => true,
             })
     });
     if reads_only { "reader" } else { "client" }
@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn one_writing_script_makes_the_clients_clients() {
         let script = |text: &str| WeightedScript {
-            script: crate::script::parse("test", text, &[]).unwrap(),
+            script: crate::script::parse("test", text).unwrap(),
             weight: 1,
             text: text.to_string(),
         };

@@ -33,15 +33,16 @@ use super::RunClock;
 use super::arrivals::Arrivals;
 use super::precise_timer::PreciseTimer;
 use super::reopen::ENDS_SESSION;
-use crate::config::WeightedScript;
+use crate::config::{Protocol, WeightedScript};
 use crate::error::Error;
 use crate::metrics::recorder::{CONNECTION_LOST_SQLSTATE, WorkerPart};
 use crate::metrics::{LiveCounters, WorkerSecond};
 use crate::pgwire::{WireCancel, WireConnection, WireError, WireStatement};
-use crate::script::{self, Command, Script};
+use crate::script::{self, Script};
 use crate::target::Connector;
 
 mod session;
+mod transaction;
 use session::{Lost, Session};
 
 /// A single-threaded runtime on its own OS thread for the load workers, as
@@ -87,39 +88,47 @@ impl LoadRuntime {
     }
 }
 
-/// A script's SQL commands prepared on one connection, in script order.
+/// A script's SQL commands prepared on one connection, in script order
+/// (`None`: not prepared, for `--protocol simple`/`extended` and `\;` compounds).
 pub struct PreparedScript {
-    statements: Vec<WireStatement>,
+    statements: Vec<Option<WireStatement>>,
     /// The script opens its own transaction (BEGIN): roll back after an error.
     opens_transaction: bool,
 }
 
-/// Prepares every SQL command of every script on `connection`.
+/// Prepares every SQL command of every script on `connection`, as
+/// `protocol` wants: all of them for `prepared`; none for `simple` (its
+/// variables are text in the statement) and `extended` (which the server
+/// checks here all the same, by preparing them once).
 pub async fn prepare(
     connection: &mut WireConnection,
     scripts: &[WeightedScript],
+    protocol: Protocol,
 ) -> Result<Vec<PreparedScript>, Error> {
     let mut prepared = Vec::with_capacity(scripts.len());
     for weighted in scripts {
         let script = &weighted.script;
         let mut statements = Vec::new();
         let mut opens_transaction = false;
-        for command in &script.commands {
-            if let Command::Sql { sql, line, .. } = command {
-                let first_word = sql
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("")
-                    .to_ascii_uppercase();
-                opens_transaction |= first_word == "BEGIN" || first_word == "START";
-                let statement = connection.prepare(sql).await.map_err(|err| {
-                    Error::bad_input(format!(
-                        "script {} line {line}: the server rejects this statement: {}",
-                        script.name, err
-                    ))
-                })?;
-                statements.push(statement);
+        for sql in script.sql_commands() {
+            let first_word = sql
+                .sql
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_ascii_uppercase();
+            opens_transaction |= first_word == "BEGIN" || first_word == "START";
+            if protocol == Protocol::Simple || sql.compound {
+                statements.push(None);
+                continue;
             }
+            let statement = connection.prepare(&sql.sql).await.map_err(|err| {
+                Error::bad_input(format!(
+                    "script {} line {}: the server rejects this statement: {}",
+                    script.name, sql.line, err
+                ))
+            })?;
+            statements.push((protocol == Protocol::Prepared).then_some(statement));
         }
         prepared.push(PreparedScript {
             statements,
@@ -141,6 +150,10 @@ pub struct Worker {
     pub prepared: Vec<PreparedScript>,
     pub variables: Arc<Vec<(String, String)>>,
     pub seed: u64,
+    /// The generator of the scripts' random functions, and the automatic variables.
+    pub random: (script::Prng, script::Automatic),
+    /// How statements are sent.
+    pub protocol: Protocol,
     /// Fail and cancel a transaction not finished this long after its (scheduled) start.
     pub client_timeout: Option<Duration>,
     /// Open loop: skip a transaction this late behind its schedule.
@@ -198,15 +211,6 @@ enum TxnError {
     Lost { sqlstate: String, message: String },
 }
 
-impl TxnError {
-    fn script(err: script::EvalError) -> TxnError {
-        TxnError::Failed {
-            sqlstate: "script".to_string(),
-            message: err.to_string(),
-        }
-    }
-}
-
 /// Runs transactions until the end of the load or `interrupt`; records into `live` and `parts`.
 /// Closed loop without `arrivals` (the next transaction starts when the last
 /// ends); open loop with them (each transaction starts at a scheduled time,
@@ -228,16 +232,28 @@ pub async fn run_worker(
         prepared,
         variables,
         seed,
+        random: (mut prng, automatic),
+        protocol,
         client_timeout,
         latency_limit,
     } = worker;
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed.wrapping_add(u64::from(client_id)));
-    let mut vars = new_vars(&scripts, client_id, &variables);
+    let mut vars: Vec<script::Vars> = scripts
+        .iter()
+        .map(|weighted| weighted.script.new_vars(automatic, &variables))
+        .collect();
+    let mut buffers = transaction::Buffers::default();
     let total_weight: u32 = scripts.iter().map(|weighted| weighted.weight).sum();
     let duration_s = clock.duration_s();
     let end = clock.end();
-    let mut session = Session::new(connection, prepared, connector, cancel, interrupt.clone());
-    let mut params: Vec<String> = Vec::new();
+    let mut session = Session::new(
+        connection,
+        prepared,
+        protocol,
+        connector,
+        cancel,
+        interrupt.clone(),
+    );
     let mut recording = Recording::new(client_id as usize, parts);
     let mut timer = None;
     let mut unfinished_age_us = None;
@@ -286,13 +302,14 @@ pub async fn run_worker(
         } else {
             pick_script(&scripts, rng.random_range(0..total_weight))
         };
-        let transaction = run_script(
+        let transaction = transaction::run_script(
             &mut session.connection,
             &scripts[index].script,
             &session.prepared[index],
+            protocol,
             &mut vars[index],
-            &mut rng,
-            &mut params,
+            &mut prng,
+            &mut buffers,
         );
         let result = match deadline {
             None => transaction.await,
@@ -373,23 +390,6 @@ pub async fn run_worker(
         unfinished_age_us,
         ..session.close().await
     }
-}
-
-/// Each script's variables for client `client_id`, with `:scale` from `-D scale=N` (default 1).
-fn new_vars(
-    scripts: &[WeightedScript],
-    client_id: u32,
-    variables: &[(String, String)],
-) -> Vec<script::Vars> {
-    let scale = variables
-        .iter()
-        .find(|(name, _)| name == "scale")
-        .and_then(|(_, value)| value.parse().ok())
-        .unwrap_or(1);
-    scripts
-        .iter()
-        .map(|weighted| weighted.script.new_vars(client_id, scale, variables))
-        .collect()
 }
 
 /// Whether the server ends the session with this SQLSTATE (see [`ENDS_SESSION`]).
@@ -515,54 +515,6 @@ pub(super) fn pick_script(scripts: &[WeightedScript], mut draw: u32) -> usize {
         draw -= weighted.weight;
     }
     scripts.len() - 1
-}
-
-/// One execution of a script: one transaction in pgbench's sense.
-async fn run_script(
-    connection: &mut WireConnection,
-    script: &Script,
-    prepared: &PreparedScript,
-    vars: &mut script::Vars,
-    rng: &mut rand::rngs::SmallRng,
-    params: &mut Vec<String>,
-) -> Result<(), TxnError> {
-    let mut statement_index = 0;
-    for command in &script.commands {
-        match command {
-            Command::Set { slot, expr, .. } => {
-                let value = script::eval(expr, vars, rng).map_err(TxnError::script)?;
-                vars.set(*slot, value);
-            }
-            Command::Sleep { .. } => {
-                let sleep_us = script.sleep_us(command, vars).map_err(TxnError::script)?;
-                tokio::time::sleep(std::time::Duration::from_micros(sleep_us)).await;
-            }
-            Command::Sql { params: slots, .. } => {
-                params.resize_with(slots.len(), String::new);
-                for (param, slot) in params.iter_mut().zip(slots) {
-                    param.clear();
-                    vars.get(*slot).write_param(param);
-                }
-                let statement = &prepared.statements[statement_index];
-                statement_index += 1;
-                if let Err(err) = connection.execute(statement, params).await {
-                    return Err(match err {
-                        WireError::Server { sqlstate, message } if ends_session(&sqlstate) => {
-                            TxnError::Lost { sqlstate, message }
-                        }
-                        WireError::Server { sqlstate, message } => {
-                            TxnError::Failed { sqlstate, message }
-                        }
-                        WireError::Lost(message) => {
-                            let (sqlstate, message) = lost_sqlstate(&message);
-                            TxnError::Lost { sqlstate, message }
-                        }
-                    });
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

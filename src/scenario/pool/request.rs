@@ -8,11 +8,13 @@ use std::time::Instant;
 
 use bytes::BytesMut;
 use deadpool_postgres::{Object, PoolError};
+use tokio_postgres::SimpleQueryMessage;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 
 use super::super::load::{ends_session, statements_are_stale};
+use crate::config::Protocol;
 use crate::metrics::recorder::CONNECTION_LOST_SQLSTATE;
-use crate::script::{self, Command, Script};
+use crate::script::{self, Failure, ResultSet, Script, SqlCommand, Step};
 use crate::target::error_text;
 
 /// How one request ended.
@@ -49,10 +51,11 @@ pub(super) struct Finished {
     pub outcome: Outcome,
 }
 
-/// A script parameter sent as text: the server parses it as whatever type
-/// it inferred for the placeholder, as for the lean connections.
+/// A script parameter sent as text (`None`: SQL NULL, an undefined
+/// variable): the server parses it as whatever type it inferred for the
+/// placeholder, as for the lean connections.
 #[derive(Debug)]
-struct TextParam<'a>(&'a str);
+struct TextParam<'a>(Option<&'a str>);
 
 impl ToSql for TextParam<'_> {
     fn to_sql(
@@ -60,8 +63,13 @@ impl ToSql for TextParam<'_> {
         _ty: &Type,
         out: &mut BytesMut,
     ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        out.extend_from_slice(self.0.as_bytes());
-        Ok(IsNull::No)
+        match self.0 {
+            Some(text) => {
+                out.extend_from_slice(text.as_bytes());
+                Ok(IsNull::No)
+            }
+            None => Ok(IsNull::Yes),
+        }
     }
 
     fn accepts(_ty: &Type) -> bool {
@@ -87,46 +95,135 @@ pub(super) fn checkout_failed(err: PoolError) -> Outcome {
     }
 }
 
-/// One execution of `script` on `client`: one transaction in pgbench's sense.
+/// One execution of `script` on `client`: one transaction in pgbench's
+/// sense. Pipelines never come here (refused with the pool); a statement
+/// with `\gset`/`\aset` goes as a simple query, whose rows tokio-postgres
+/// returns as text, and so does any statement under `--protocol simple`.
 pub(super) async fn run_script(
     client: &Object,
     script: &Script,
+    protocol: Protocol,
     vars: &mut script::Vars,
-    rng: &mut rand::rngs::SmallRng,
+    prng: &mut script::Prng,
 ) -> Result<(), Outcome> {
-    let mut params: Vec<String> = Vec::new();
-    for command in &script.commands {
-        match command {
-            Command::Set { slot, expr, .. } => {
-                let value = script::eval(expr, vars, rng).map_err(script_failed)?;
-                vars.set(*slot, value);
+    let mut cursor = script::Cursor::default();
+    loop {
+        let step = script
+            .step(&mut cursor, vars, prng)
+            .map_err(|failure| script_failed(script, &failure))?;
+        match step {
+            Step::Done => return Ok(()),
+            Step::Sql(sql) => run_sql(client, script, sql, protocol, vars).await?,
+            Step::Sleep { duration_us } => {
+                tokio::time::sleep(std::time::Duration::from_micros(duration_us)).await;
             }
-            Command::Sleep { .. } => {
-                let sleep_us = script.sleep_us(command, vars).map_err(script_failed)?;
-                tokio::time::sleep(std::time::Duration::from_micros(sleep_us)).await;
-            }
-            Command::Sql {
-                sql, params: slots, ..
-            } => {
-                params.resize_with(slots.len(), String::new);
-                for (param, slot) in params.iter_mut().zip(slots) {
-                    param.clear();
-                    vars.get(*slot).write_param(param);
+            Step::Shell {
+                command,
+                assign,
+                line,
+            } => match script::shell::run(&command, assign.is_some()).await {
+                Ok(value) => {
+                    if let (Some(slot), Some(value)) = (assign, value) {
+                        vars.set(slot, script::Value::int(value));
+                    }
                 }
-                let statement = client
-                    .prepare_cached(sql)
-                    .await
-                    .map_err(|err| classify(&err))?;
-                let text: Vec<TextParam<'_>> = params.iter().map(|p| TextParam(p)).collect();
-                let values = text.iter().map(|param| param as &dyn ToSql);
-                client
-                    .execute_raw(&statement, values)
-                    .await
-                    .map_err(|err| classify(&err))?;
+                Err(error) => return Err(script_failed(script, &Failure { line, error })),
+            },
+            Step::StartPipeline | Step::SyncPipeline | Step::EndPipeline => {
+                unreachable!("config refuses pipelines with the application pool")
             }
         }
     }
-    Ok(())
+}
+
+/// One SQL command, as `protocol` sends it.
+async fn run_sql(
+    client: &Object,
+    script: &Script,
+    sql: &SqlCommand,
+    protocol: Protocol,
+    vars: &mut script::Vars,
+) -> Result<(), Outcome> {
+    if protocol == Protocol::Simple || sql.compound || sql.results.is_some() {
+        let mut text = String::new();
+        sql.render_simple(vars, &mut text);
+        let messages = client
+            .simple_query(&text)
+            .await
+            .map_err(|err| classify(&err))?;
+        let Some(target) = &sql.results else {
+            return Ok(());
+        };
+        let results = result_sets(&messages);
+        return script
+            .store_results(target, &results, vars)
+            .map_err(|error| {
+                script_failed(
+                    script,
+                    &Failure {
+                        line: sql.line,
+                        error,
+                    },
+                )
+            });
+    }
+    let mut params: Vec<Option<String>> = Vec::with_capacity(sql.params.len());
+    for index in 0..sql.params.len() {
+        let mut text = String::new();
+        let defined = sql.write_param(index, vars, &mut text);
+        params.push(defined.then_some(text));
+    }
+    let text: Vec<TextParam<'_>> = params
+        .iter()
+        .map(|param| TextParam(param.as_deref()))
+        .collect();
+    let values = text.iter().map(|param| param as &dyn ToSql);
+    let executed = match protocol {
+        Protocol::Prepared => {
+            let statement = client
+                .prepare_cached(&sql.sql)
+                .await
+                .map_err(|err| classify(&err))?;
+            client.execute_raw(&statement, values).await
+        }
+        _ => client.execute_raw(sql.sql.as_str(), values).await,
+    };
+    executed.map(|_| ()).map_err(|err| classify(&err))
+}
+
+/// The simple query's answer as one [`ResultSet`] per statement.
+fn result_sets(messages: &[SimpleQueryMessage]) -> Vec<ResultSet> {
+    let mut results = Vec::new();
+    let mut current = ResultSet::default();
+    for message in messages {
+        match message {
+            SimpleQueryMessage::RowDescription(columns) => {
+                current.columns = Some(
+                    columns
+                        .iter()
+                        .map(|column| column.name().to_string())
+                        .collect(),
+                );
+            }
+            SimpleQueryMessage::Row(row) => {
+                current.rows += 1;
+                current.last_row = (0..row.len())
+                    .map(|index| row.get(index).map(str::to_string))
+                    .collect();
+                if current.columns.is_none() {
+                    current.columns = Some(
+                        row.columns()
+                            .iter()
+                            .map(|column| column.name().to_string())
+                            .collect(),
+                    );
+                }
+            }
+            SimpleQueryMessage::CommandComplete(_) => results.push(std::mem::take(&mut current)),
+            _ => {}
+        }
+    }
+    results
 }
 
 /// After a failed transaction: rolls back what the script left open, and
@@ -141,19 +238,17 @@ pub(super) async fn clean_up(client: &Object, sqlstate: &str, opens_transaction:
 
 /// Whether the script opens its own transaction (BEGIN or START), so a failure leaves one to roll back.
 pub(super) fn opens_transaction(script: &Script) -> bool {
-    script.commands.iter().any(|command| match command {
-        Command::Sql { sql, .. } => {
-            let first_word = sql.split_whitespace().next().unwrap_or("");
-            first_word.eq_ignore_ascii_case("BEGIN") || first_word.eq_ignore_ascii_case("START")
-        }
-        _ => false,
+    script.sql_commands().any(|sql| {
+        let first_word = sql.sql.split_whitespace().next().unwrap_or("");
+        first_word.eq_ignore_ascii_case("BEGIN") || first_word.eq_ignore_ascii_case("START")
     })
 }
 
-fn script_failed(err: script::EvalError) -> Outcome {
+/// A script failure at run time, counted under `script` with its place.
+fn script_failed(script: &Script, failure: &Failure) -> Outcome {
     Outcome::Failed {
         sqlstate: "script".to_string(),
-        message: err.to_string(),
+        message: script.failure_message(failure),
     }
 }
 
