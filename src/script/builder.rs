@@ -297,18 +297,12 @@ impl ScriptBuilder {
     }
 }
 
-/// The statement with `$1`, `$2`, ... for its unquoted variables (a variable
-/// used twice keeps its first number), and what feeds each number.
+/// The statement with `$1`, `$2`, ... for its unquoted variables, one
+/// number per use as pgbench numbers them (so the server sees the same
+/// statement text from both), and what feeds each number.
 fn numbered_sql(pieces: &[SqlPiece]) -> (String, Vec<Param>) {
     let mut sql = String::new();
     let mut params: Vec<Param> = Vec::new();
-    let mut number_of = |param: Param| match params.iter().position(|known| *known == param) {
-        Some(position) => position + 1,
-        None => {
-            params.push(param);
-            params.len()
-        }
-    };
     for piece in pieces {
         match piece {
             SqlPiece::Text(text) => sql.push_str(text),
@@ -319,8 +313,8 @@ fn numbered_sql(pieces: &[SqlPiece]) -> (String, Vec<Param>) {
                 sql.push_str(name);
             }
             SqlPiece::Variable { slot, .. } => {
-                let number = number_of(Param::Value { slot: *slot });
-                sql.push_str(&format!("${number}"));
+                params.push(Param::Value { slot: *slot });
+                sql.push_str(&format!("${}", params.len()));
             }
             SqlPiece::Defined {
                 name, quoted: true, ..
@@ -330,8 +324,8 @@ fn numbered_sql(pieces: &[SqlPiece]) -> (String, Vec<Param>) {
                 sql.push('}');
             }
             SqlPiece::Defined { slot, .. } => {
-                let number = number_of(Param::Defined { slot: *slot });
-                sql.push_str(&format!("${number}::boolean"));
+                params.push(Param::Defined { slot: *slot });
+                sql.push_str(&format!("${}::boolean", params.len()));
             }
         }
     }
