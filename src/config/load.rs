@@ -103,7 +103,7 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
         files.chain(builtins).collect::<Result<Vec<_>, _>>()?
     };
     check_total_weight(source, &scripts)?;
-    check_shell(&scripts, args.allow_shell)?;
+    check_shell(source, &scripts, args.allow_shell)?;
     let protocol = parse_protocol(source, file, args)?;
     check_pipelines(&scripts, protocol, pool.is_some())?;
     Ok(LoadConfig {
@@ -328,15 +328,15 @@ fn parse_variables(file: &LoadFile, pairs: &[String]) -> Result<Vec<(String, Str
 }
 
 /// A script that runs programs (`\shell`, `\setshell`) runs only with `--allow-shell`.
-fn check_shell(scripts: &[WeightedScript], allow_shell: bool) -> Result<(), Error> {
+fn check_shell(source: &str, scripts: &[WeightedScript], allow_shell: bool) -> Result<(), Error> {
     if allow_shell {
         return Ok(());
     }
     for weighted in scripts {
         if let Some(line) = weighted.script.first_shell_line() {
             return Err(Error::bad_input(format!(
-                "script {} line {line}: \\shell and \\setshell run programs on this machine, \
-                 which a workload must not do unasked; pass --allow-shell to allow them",
+                "{source}: script {} line {line}: \\shell and \\setshell run programs on this \
+                 machine, which a workload must not do unasked; pass --allow-shell to allow them",
                 weighted.script.name
             )));
         }
