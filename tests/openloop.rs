@@ -147,12 +147,7 @@ fn a_client_timeout_fails_queued_requests_and_cancels_them_on_the_server() {
     let mut run = short_add_column();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // A server of the test's own, so it can look at the sessions after the run.
-    let server = runtime
-        .block_on(stallbench::server::Server::start(
-            None,
-            stallbench::server::DEFAULT_MAX_CONNECTIONS,
-        ))
-        .unwrap();
+    let server = start_throwaway_server(&runtime);
     run.args.db_url = Some(server.connection_string());
     run.args.rate = Some(200.0);
     run.args.pool_size = Some(4);

@@ -17,5 +17,5 @@ mod query;
 
 pub use cancel::WireCancel;
 pub use connection::{WireConnection, WireStatement};
-pub use error::{ConnectError, WireError};
+pub use error::{ConnectError, ServerError, WireError};
 pub use query::Statement;

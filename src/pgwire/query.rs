@@ -27,9 +27,9 @@ pub enum Statement<'a> {
 /// Appends Bind and Execute (after a Parse for an unnamed statement) to `out`,
 /// with text parameters; `None` is SQL NULL. With `describe`, the portal is
 /// described too, so the rows come with their column names.
-fn queue_statement(
+fn queue_statement<'p>(
     statement: Statement<'_>,
-    params: &[Option<&str>],
+    params: impl IntoIterator<Item = Option<&'p str>>,
     describe: bool,
     out: &mut BytesMut,
 ) -> Result<(), WireError> {
@@ -44,7 +44,7 @@ fn queue_statement(
         "",
         name,
         std::iter::empty::<i16>(),
-        params.iter(),
+        params,
         |param, buf| match param {
             Some(text) => {
                 buf.extend_from_slice(text.as_bytes());
@@ -56,7 +56,7 @@ fn queue_statement(
         out,
     );
     if bound.is_err() {
-        return Err(WireError::Lost("encoding the Bind message failed".into()));
+        return Err(WireError::lost("encoding the Bind message failed"));
     }
     if describe {
         frontend::describe(b'P', "", out)?;
@@ -68,10 +68,10 @@ fn queue_statement(
 impl WireConnection {
     /// Runs one statement (prepared or unnamed) with text parameters, NULL
     /// allowed, and reads the answer to the end; rows are not kept.
-    pub async fn run_statement(
+    pub async fn run_statement<'p>(
         &mut self,
         statement: Statement<'_>,
-        params: &[Option<&str>],
+        params: impl IntoIterator<Item = Option<&'p str>>,
     ) -> Result<(), WireError> {
         queue_statement(statement, params, false, &mut self.out)?;
         frontend::sync(&mut self.out);
@@ -80,10 +80,10 @@ impl WireConnection {
     }
 
     /// Queues one statement of a pipeline: no Sync, nothing sent yet.
-    pub fn queue_in_pipeline(
+    pub fn queue_in_pipeline<'p>(
         &mut self,
         statement: Statement<'_>,
-        params: &[Option<&str>],
+        params: impl IntoIterator<Item = Option<&'p str>>,
     ) -> Result<(), WireError> {
         queue_statement(statement, params, false, &mut self.out)
     }
@@ -103,7 +103,7 @@ impl WireConnection {
         for _ in 0..syncs {
             if let Err(err) = self.read_to_ready().await {
                 match err {
-                    WireError::Lost(_) => return Err(err),
+                    WireError::Lost { .. } => return Err(err),
                     server => {
                         first_error.get_or_insert(server);
                     }
@@ -117,10 +117,10 @@ impl WireConnection {
     }
 
     /// Runs one statement (prepared or unnamed) and keeps what `\gset` needs.
-    pub async fn run_statement_for_rows(
+    pub async fn run_statement_for_rows<'p>(
         &mut self,
         statement: Statement<'_>,
-        params: &[Option<&str>],
+        params: impl IntoIterator<Item = Option<&'p str>>,
         results: &mut Vec<ResultSet>,
     ) -> Result<(), WireError> {
         queue_statement(statement, params, true, &mut self.out)?;
@@ -181,7 +181,7 @@ impl WireConnection {
                 Message::ReadyForQuery(_) => {
                     return match error {
                         None => Ok(()),
-                        Some(error) => Err(error),
+                        Some(error) => Err(WireError::Server(error)),
                     };
                 }
                 _ => {}

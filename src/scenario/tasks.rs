@@ -36,6 +36,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
 use crate::metrics::{DdlActivity, DdlAttempt, LiveCounters, PoolGauge, Recorder};
+use crate::role::Role;
 use crate::strategy::NamedStrategy;
 use crate::target::Target;
 
@@ -128,7 +129,7 @@ pub fn start(
             live: live.clone(),
             queue_status: queue_tx,
             ddl: observes_ddl.then(|| observer::DdlWatch {
-                application_name: format!("{}-ddl", target.session_prefix),
+                application_name: target.application_name(Role::Ddl),
                 activity: ddl_activity_tx,
             }),
         };
@@ -180,7 +181,7 @@ pub fn start(
             None
         }
     };
-    let progress = (!config.quiet).then(|| {
+    let progress = config.progress.then(|| {
         tokio::spawn(progress::report_each_second(
             clock,
             live.clone(),
@@ -327,7 +328,7 @@ pub async fn wind_down(
         .recorder
         .await
         .map_err(|err| Error::runtime(format!("recorder task: {err}")))?;
-    notes.failed_by_sqlstate = recorder.failed_by_sqlstate().into_iter().collect();
+    notes.failed_by_kind = recorder.failed_by_kind().into_iter().collect();
 
     // Cut at the last whole second when interrupted (by the end, the cut is the duration).
     let duration_s = interrupt
@@ -409,14 +410,14 @@ async fn finish_workers(
             Ok(Ok(outcome)) => outcome,
             Ok(Err(err)) => load::WorkerOutcome {
                 lost_connection: Some(format!("worker task failed: {err}")),
-                unfinished_age_us: None,
+                unfinished_ages_us: Vec::new(),
             },
             Err(_) => {
                 task.abort();
                 load::WorkerOutcome::default()
             }
         };
-        ended.unfinished_ages_us.extend(outcome.unfinished_age_us);
+        ended.unfinished_ages_us.extend(outcome.unfinished_ages_us);
         if let Some(message) = outcome.lost_connection {
             ended.lost_connections += 1;
             notes

@@ -120,6 +120,15 @@ impl Script {
         vars
     }
 
+    /// Whether the script opens its own transaction (a statement starting with
+    /// BEGIN or START), so that a failure in it leaves one to roll back.
+    pub fn opens_transaction(&self) -> bool {
+        self.sql_commands().any(|sql| {
+            let first_word = sql.sql.split_whitespace().next().unwrap_or("");
+            first_word.eq_ignore_ascii_case("BEGIN") || first_word.eq_ignore_ascii_case("START")
+        })
+    }
+
     /// The slot of the variable called `name`, if the script has one.
     pub fn variable_slot(&self, name: &str) -> Option<usize> {
         self.slot_by_name.get(name).copied()

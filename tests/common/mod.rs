@@ -36,12 +36,7 @@ pub fn one_database_run_at_a_time() -> MutexGuard<'static, ()> {
 
 /// Fails (never skips) when the PostgreSQL server binaries are missing.
 pub fn require_postgres() {
-    if let Err(err) = stallbench::server::find_bin_dir(None) {
-        panic!(
-            "these tests run a real PostgreSQL and none was found: {err:#}\n\
-             On Debian/Ubuntu: apt-get install -y postgresql"
-        );
-    }
+    server_binaries();
 }
 
 /// The reference experiment on a short clock: 12 s, report at 2 s held 5 s, ALTER at 3 s.

@@ -24,7 +24,7 @@ impl OperatorServer {
     /// [`OperatorServer::start`] with more `postgres` options, e.g.
     /// `-c shared_preload_libraries=pg_stat_statements`.
     pub fn start_with(extra_options: &str) -> OperatorServer {
-        let bin_dir = stallbench::server::find_bin_dir(None).unwrap();
+        let bin_dir = super::server_binaries().bin_dir.clone();
         let folder = tempfile::Builder::new()
             .prefix("operator-test-")
             .tempdir()
@@ -48,7 +48,6 @@ impl OperatorServer {
                 "postgres",
                 "--auth=trust",
                 "--no-sync",
-                "--no-instructions",
             ],
         );
         let options = format!(

@@ -9,16 +9,16 @@ mod cells;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::metrics::failures::FailureCount;
+use crate::metrics::failures::{FailureCount, FailureKind};
 use crate::metrics::locks::{LockSample, SecondLocks};
 use crate::metrics::{
     AttemptOutcome, DdlAttempt, DdlState, LockPhases, PoolRow, RunReport, SecondRow,
     TerminatedSession,
 };
 
-use super::{
-    ATTEMPTS_CSV, Exporter, FAILURES_CSV, LOCKS_CSV, OutputFile, SUMMARY_CSV, TIMELINE_CSV,
-    rounded_summary,
+use super::{Exporter, rounded_summary};
+use crate::results::{
+    ATTEMPTS_CSV, FAILURES_CSV, LOCKS_CSV, OutputFile, SUMMARY_CSV, TIMELINE_CSV,
 };
 
 /// One row of `timeline.csv`: one strategy in one second.
@@ -323,7 +323,7 @@ impl Exporter for AttemptsCsv {
 pub struct FailureRecord {
     pub strategy: String,
     pub second: u32,
-    pub sqlstate: String,
+    pub sqlstate: FailureKind,
     pub message: String,
     pub count: u64,
 }
@@ -334,7 +334,7 @@ impl FailureRecord {
         FailureRecord {
             strategy: strategy.to_string(),
             second: failure.second,
-            sqlstate: failure.sqlstate.clone(),
+            sqlstate: failure.kind.clone(),
             message: failure.message.clone(),
             count: failure.count,
         }
@@ -468,7 +468,7 @@ mod tests {
         let mut report = reference_report();
         report.strategies[0].failures = vec![FailureCount {
             second: 13,
-            sqlstate: "0A000".to_string(),
+            kind: FailureKind::from_cell("0A000"),
             message: "cached plan must not change result type".to_string(),
             count: 212,
         }];
@@ -692,7 +692,8 @@ mod tests {
              timeouts,skipped,max_behind_schedule,conn_lost,reconnects,reconnect_failures,\
              max_disconnected_ms,interrupted,blocker_started_s,blocker_ended_s,unfinished,\
              unfinished_oldest_ms,pool_timeouts,pool_timeouts_worst,pool_rejected,pool_wait_p99_ms,\
-             pool_wait_p99_worst_ms,db_p99_ms,in_flight_max,pool_in_use_max,pool_dry_at_s"
+             pool_wait_p99_worst_ms,db_p99_ms,in_flight_max,pool_in_use_max,pool_dry_at_s,\
+             worst_second_tps,worst_second_p99_ms"
         );
         assert!(lines.next().unwrap().starts_with("naive,"));
         assert!(lines.next().unwrap().starts_with("retry,"));

@@ -11,33 +11,12 @@ use deadpool_postgres::{Object, PoolError};
 use tokio_postgres::SimpleQueryMessage;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 
-use super::super::load::{ends_session, statements_are_stale};
 use crate::config::Protocol;
-use crate::metrics::recorder::CONNECTION_LOST_SQLSTATE;
-use crate::script::{self, Failure, ResultSet, Script, SqlCommand, Step};
+use crate::metrics::failures::{Failure, FailureKind};
+use crate::scenario::commands::{self, Params};
+use crate::scenario::txn::{TxnOutcome, ends_session, statements_are_stale};
+use crate::script::{self, ResultSet, Script, SqlCommand, Step};
 use crate::target::error_text;
-
-/// How one request ended.
-#[derive(Debug)]
-pub(super) enum Outcome {
-    /// The transaction completed.
-    Done,
-    /// No connection came within `--pool-timeout`.
-    PoolTimeout,
-    /// Rejected at once: `--max-in-flight` requests were waiting or running.
-    Rejected,
-    /// `--client-timeout` passed: given up (and cancelled on the server if sent).
-    TimedOut,
-    /// Checked out too late for `--latency-limit`: never sent.
-    Skipped,
-    /// The server answered with an error, or the script failed (`script`).
-    Failed { sqlstate: String, message: String },
-    /// The connection broke during the request (or the pool could not open
-    /// one); a broken connection leaves the pool.
-    Lost { sqlstate: String, message: String },
-    /// Still waiting or running at the end of the load: cancelled.
-    Unfinished,
-}
 
 /// What one request measured.
 #[derive(Debug)]
@@ -48,7 +27,10 @@ pub(super) struct Finished {
     /// When it got one (`None`: it never did).
     pub checked_out: Option<Instant>,
     pub ended: Instant,
-    pub outcome: Outcome,
+    /// How it ended: no connection within `--pool-timeout` and a rejection for
+    /// `--max-in-flight` are failures of their own kinds; a connection that
+    /// broke (or that the pool could not open) is lost and leaves the pool.
+    pub outcome: TxnOutcome,
 }
 
 /// A script parameter sent as text (`None`: SQL NULL, an undefined
@@ -84,14 +66,16 @@ impl ToSql for TextParam<'_> {
 }
 
 /// The outcome of a checkout that failed.
-pub(super) fn checkout_failed(err: PoolError) -> Outcome {
+pub(super) fn checkout_failed(err: PoolError) -> TxnOutcome {
     match err {
-        PoolError::Timeout(deadpool_postgres::TimeoutType::Wait) => Outcome::PoolTimeout,
+        PoolError::Timeout(deadpool_postgres::TimeoutType::Wait) => {
+            TxnOutcome::Failed(Failure::pool_timeout())
+        }
         PoolError::Backend(err) => classify(&err),
-        other => Outcome::Lost {
-            sqlstate: CONNECTION_LOST_SQLSTATE.to_string(),
-            message: format!("the pool could not open a connection: {other}"),
-        },
+        other => TxnOutcome::Lost(Failure::new(
+            FailureKind::ConnectionLost,
+            format!("the pool could not open a connection: {other}"),
+        )),
     }
 }
 
@@ -105,15 +89,13 @@ pub(super) async fn run_script(
     protocol: Protocol,
     vars: &mut script::Vars,
     prng: &mut script::Prng,
-) -> Result<(), Outcome> {
+) -> Result<(), TxnOutcome> {
     let mut cursor = script::Cursor::default();
+    let mut params = Params::default();
     loop {
-        let step = script
-            .step(&mut cursor, vars, prng)
-            .map_err(|failure| script_failed(script, &failure))?;
-        match step {
+        match commands::next_step(script, &mut cursor, vars, prng)? {
             Step::Done => return Ok(()),
-            Step::Sql(sql) => run_sql(client, script, sql, protocol, vars).await?,
+            Step::Sql(sql) => run_sql(client, script, sql, protocol, vars, &mut params).await?,
             Step::Sleep { duration_us } => {
                 tokio::time::sleep(std::time::Duration::from_micros(duration_us)).await;
             }
@@ -121,14 +103,7 @@ pub(super) async fn run_script(
                 command,
                 assign,
                 line,
-            } => match script::shell::run(&command, assign.is_some()).await {
-                Ok(value) => {
-                    if let (Some(slot), Some(value)) = (assign, value) {
-                        vars.set(slot, script::Value::int(value));
-                    }
-                }
-                Err(error) => return Err(script_failed(script, &Failure { line, error })),
-            },
+            } => commands::run_shell(script, &command, assign, line, vars).await?,
             Step::StartPipeline | Step::SyncPipeline | Step::EndPipeline => {
                 unreachable!("config refuses pipelines with the application pool")
             }
@@ -143,7 +118,8 @@ async fn run_sql(
     sql: &SqlCommand,
     protocol: Protocol,
     vars: &mut script::Vars,
-) -> Result<(), Outcome> {
+    params: &mut Params,
+) -> Result<(), TxnOutcome> {
     if protocol == Protocol::Simple || sql.compound || sql.results.is_some() {
         let mut text = String::new();
         sql.render_simple(vars, &mut text);
@@ -151,32 +127,10 @@ async fn run_sql(
             .simple_query(&text)
             .await
             .map_err(|err| classify(&err))?;
-        let Some(target) = &sql.results else {
-            return Ok(());
-        };
-        let results = result_sets(&messages);
-        return script
-            .store_results(target, &results, vars)
-            .map_err(|error| {
-                script_failed(
-                    script,
-                    &Failure {
-                        line: sql.line,
-                        error,
-                    },
-                )
-            });
+        return commands::store_results(script, sql, &result_sets(&messages), vars);
     }
-    let mut params: Vec<Option<String>> = Vec::with_capacity(sql.params.len());
-    for index in 0..sql.params.len() {
-        let mut text = String::new();
-        let defined = sql.write_param(index, vars, &mut text);
-        params.push(defined.then_some(text));
-    }
-    let text: Vec<TextParam<'_>> = params
-        .iter()
-        .map(|param| TextParam(param.as_deref()))
-        .collect();
+    params.write(sql, vars);
+    let text: Vec<TextParam<'_>> = params.values().map(TextParam).collect();
     let values = text.iter().map(|param| param as &dyn ToSql);
     let executed = match protocol {
         Protocol::Prepared => {
@@ -226,48 +180,28 @@ fn result_sets(messages: &[SimpleQueryMessage]) -> Vec<ResultSet> {
     results
 }
 
-/// After a failed transaction: rolls back what the script left open, and
-/// forgets prepared statements the server no longer accepts. False if the
-/// connection cannot be used again (the caller takes it out of the pool).
-pub(super) async fn clean_up(client: &Object, sqlstate: &str, opens_transaction: bool) -> bool {
-    if statements_are_stale(sqlstate) {
+/// After a failed transaction of `script`: rolls back what the script left
+/// open, and forgets prepared statements the server no longer accepts. False
+/// if the connection cannot be used again (the caller takes it out of the pool).
+pub(super) async fn clean_up(client: &Object, failure: &Failure, script: &Script) -> bool {
+    if statements_are_stale(&failure.kind) {
         client.statement_cache.clear();
     }
-    !opens_transaction || client.batch_execute("ROLLBACK").await.is_ok()
-}
-
-/// Whether the script opens its own transaction (BEGIN or START), so a failure leaves one to roll back.
-pub(super) fn opens_transaction(script: &Script) -> bool {
-    script.sql_commands().any(|sql| {
-        let first_word = sql.sql.split_whitespace().next().unwrap_or("");
-        first_word.eq_ignore_ascii_case("BEGIN") || first_word.eq_ignore_ascii_case("START")
-    })
-}
-
-/// A script failure at run time, counted under `script` with its place.
-fn script_failed(script: &Script, failure: &Failure) -> Outcome {
-    Outcome::Failed {
-        sqlstate: "script".to_string(),
-        message: script.failure_message(failure),
-    }
+    !script.opens_transaction() || client.batch_execute("ROLLBACK").await.is_ok()
 }
 
 /// A tokio-postgres error as a request outcome: the server's error (one that
 /// ends the session counts as lost), or a connection that broke.
-fn classify(err: &tokio_postgres::Error) -> Outcome {
-    let message = error_text(err);
+fn classify(err: &tokio_postgres::Error) -> TxnOutcome {
     match err.as_db_error() {
-        Some(db) if !ends_session(db.code().code()) => Outcome::Failed {
-            sqlstate: db.code().code().to_string(),
-            message: db.message().to_string(),
-        },
-        Some(db) => Outcome::Lost {
-            sqlstate: db.code().code().to_string(),
-            message,
-        },
-        None => Outcome::Lost {
-            sqlstate: CONNECTION_LOST_SQLSTATE.to_string(),
-            message,
-        },
+        Some(db) if !ends_session(db.code()) => TxnOutcome::Failed(Failure::new(
+            FailureKind::Server(db.code().clone()),
+            db.message(),
+        )),
+        Some(db) => TxnOutcome::Lost(Failure::new(
+            FailureKind::Server(db.code().clone()),
+            error_text(err),
+        )),
+        None => TxnOutcome::Lost(Failure::new(FailureKind::ConnectionLost, error_text(err))),
     }
 }
