@@ -356,7 +356,7 @@ async fn run_strategies(
     let workload_source = format!("workload {}", config.workload_name);
     unless_interrupted(
         interrupt,
-        target.prepare_schema(&workload_source, &config.setup_sql),
+        target.prepare_schema(&workload_source, &config.setup_sql, &config.load.variables),
     )
     .await?;
     if target.server_log().is_none() && !config.quiet {

@@ -25,8 +25,8 @@ impl ClientKind {
     pub fn of_scripts<'a>(scripts: impl IntoIterator<Item = &'a Script>) -> ClientKind {
         let reads_only = scripts.into_iter().all(|script| {
             script.commands.iter().all(|command| match command {
-                Command::Sql { sql, .. } => statement_effect(sql).reads_only(),
-                Command::Set { .. } | Command::Sleep { .. } => true,
+                Command::Sql(sql) => !sql.compound && statement_effect(&sql.sql).reads_only(),
+                _ => true,
             })
         });
         if reads_only {
@@ -322,7 +322,7 @@ mod tests {
 
     #[test]
     fn one_writing_script_makes_the_clients_clients() {
-        let script = |text: &str| crate::script::parse("test", text, &[]).unwrap();
+        let script = |text: &str| crate::script::parse("test", text).unwrap();
         let read = script(
             "\\set c random(1, 1000)\nSELECT count(*) FROM orders WHERE customer_id = :c;\n",
         );

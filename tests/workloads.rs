@@ -51,6 +51,11 @@ fn add_column() {
 }
 
 #[test]
+fn pgbench() {
+    passes_its_expectations("pgbench");
+}
+
+#[test]
 fn create_index() {
     let dir = passes_its_expectations("create-index");
     let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();

@@ -215,6 +215,8 @@ mod tests {
             no_observer: false,
             expect: Vec::new(),
             seed: Some(1),
+            protocol: None,
+            allow_shell: false,
             in_place: false,
             apply: false,
             allow_writes: false,

@@ -30,7 +30,7 @@ pub use blocker::{BlockerConfig, BlockerKind};
 pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
-pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
+pub use load::{LoadConfig, MAX_CLIENTS, Protocol, WeightedScript};
 pub use pool::{PoolConfig, Recycling};
 pub use server::{parse_server, server_from_environment};
 pub use target::{Objects, rollback_blind_spots};
@@ -102,7 +102,9 @@ impl Config {
     }
 
     fn build(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
-        let loaded = workload::choose(workload_arg, !args.workload.files.is_empty())?;
+        let scripts_from_flags =
+            !args.workload.files.is_empty() || !args.workload.builtins.is_empty();
+        let loaded = workload::choose(workload_arg, scripts_from_flags)?;
         let source = &loaded.source;
         let file = &loaded.file;
 
@@ -246,6 +248,8 @@ mod tests {
             no_observer: false,
             expect: Vec::new(),
             seed: Some(1),
+            protocol: None,
+            allow_shell: false,
             workload: crate::cli::WorkloadArgs::default(),
             pool: crate::cli::PoolArgs::default(),
         }

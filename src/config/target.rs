@@ -10,7 +10,7 @@
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::role::{StatementEffect, statement_effect};
-use crate::script::Command;
+use crate::script::{Command, SqlCommand};
 use crate::strategy::statements::{column_type_changes, last_part, statement_words};
 
 use super::{BlockerConfig, Target, WeightedScript};
@@ -125,10 +125,11 @@ pub(super) fn check_in_place_writes(
     };
     for weighted in scripts {
         for command in &weighted.script.commands {
-            let Command::Sql { sql, line, .. } = command else {
+            let Command::Sql(SqlCommand { sql, line, .. }) = command else {
                 continue;
             };
-            if let Some(what) = writes(sql) {
+            // A `\;` compound holds several statements: each one is judged.
+            if let Some(what) = sql.split(';').find_map(writes) {
                 return Err(Error::bad_input(format!(
                     "{} line {line}: \"{}\" {what}, and --in-place runs the load on your tables; \
                      {FIX}",
@@ -196,7 +197,7 @@ pub fn rollback_blind_spots(config: &super::Config) -> Vec<String> {
 fn first_reader(scripts: &[WeightedScript], table: &str, column: &str) -> Option<(String, usize)> {
     scripts.iter().find_map(|weighted| {
         weighted.script.commands.iter().find_map(|command| {
-            let Command::Sql { sql, line, .. } = command else {
+            let Command::Sql(SqlCommand { sql, line, .. }) = command else {
                 return None;
             };
             let words: Vec<String> = statement_words(sql).into_iter().flatten().collect();
@@ -220,7 +221,7 @@ mod tests {
     fn a_load_that_writes_is_refused_in_place_unless_allowed() {
         use crate::config::BlockerKind;
         let script = |text: &str| WeightedScript {
-            script: crate::script::parse("workload w: [[load.scripts]] events", text, &[]).unwrap(),
+            script: crate::script::parse("workload w: [[load.scripts]] events", text).unwrap(),
             weight: 1,
             text: text.to_string(),
             source: "workload w: [[load.scripts]] events".to_string(),

@@ -104,13 +104,15 @@ async fn connect_workers(
     let variables = Arc::new(config.load.variables.clone());
     let mut workers = Vec::with_capacity(config.load.clients as usize);
     let kind = client_kind(config);
+    let protocol = config.load.protocol;
+    let seeds = crate::script::RandomSeeds::new(seed, config.load.clients);
     for client_id in 0..config.load.clients {
         let connector = target.connector(Role::Client(kind, client_id + 1), &strategy.settings);
         let first = connector.clone();
         let to_prepare = scripts.clone();
         let connected = load_runtime.spawn(async move {
             let mut connection = first.connect_wire().await?;
-            let prepared = load::prepare(&mut connection, &to_prepare).await?;
+            let prepared = load::prepare(&mut connection, &to_prepare, protocol).await?;
             Ok::<_, Error>((connection, prepared))
         });
         let (connection, prepared) = connected
@@ -125,6 +127,8 @@ async fn connect_workers(
             prepared,
             variables: variables.clone(),
             seed,
+            random: seeds.client(client_id),
+            protocol,
             client_timeout: config.load.client_timeout,
             latency_limit: config.load.latency_limit,
         });

@@ -260,11 +260,14 @@ impl Target {
     }
 
     /// Creates the harness's schema, refusing one that is not ours, then runs
-    /// the setup SQL; with `--in-place`, does nothing (the objects exist).
+    /// the setup SQL, on a session with each load variable as the setting
+    /// `stallbench.<name>` (`current_setting('stallbench.scale')`); with
+    /// `--in-place`, does nothing (the objects exist).
     pub async fn prepare_schema(
         &self,
         workload_source: &str,
         setup_sql: &str,
+        variables: &[(String, String)],
     ) -> Result<(), Error> {
         if self.objects.in_place() {
             return Ok(());
@@ -298,6 +301,19 @@ impl Target {
             .await
             .context("creating the stallbench schema")?;
         let setup = self.connect(Role::Setup).await?;
+        for (name, value) in variables {
+            let setting = format!("stallbench.{name}");
+            setup
+                .execute("SELECT set_config($1, $2, false)", &[&setting, value])
+                .await
+                .map_err(|err| {
+                    Error::bad_input(format!(
+                        "{workload_source}: variable {name} cannot be the setting {setting} \
+                         for the setup: {}; name variables with letters, digits and underscores",
+                        error_text(&err)
+                    ))
+                })?;
+        }
         setup.batch_execute(setup_sql).await.map_err(|err| {
             Error::bad_input(format!(
                 "{workload_source}: setup SQL failed: {}; fix the setup = \"\"\"...\"\"\" statements",
