@@ -207,25 +207,9 @@ mod tests {
 
     fn args() -> CommonArgs {
         CommonArgs {
-            db_url: None,
-            in_place: false,
-            apply: false,
-            clients: None,
-            rate: None,
-            pool_size: None,
-            client_timeout: None,
-            latency_limit: None,
-            duration: None,
-            out: None,
-            force: false,
             quiet: true,
-            variables: Vec::new(),
-            pg_bin: None,
-            no_observer: false,
-            expect: Vec::new(),
             seed: Some(1),
-            workload: crate::cli::WorkloadArgs::default(),
-            pool: crate::cli::PoolArgs::default(),
+            ..CommonArgs::default()
         }
     }
 

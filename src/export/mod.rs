@@ -168,25 +168,40 @@ mod tests {
         let report = reference_report();
         let dir = tempfile::tempdir().unwrap();
         write_all(&report, dir.path()).unwrap();
+        let mut written = Vec::new();
+        for exporter in all_exporters() {
+            let files = exporter.render(&report).unwrap();
+            assert!(!files.is_empty(), "{} renders no file", exporter.name());
+            for file in files {
+                let on_disk = std::fs::read(dir.path().join(&file.name))
+                    .unwrap_or_else(|_| panic!("{} is missing", file.name));
+                assert_eq!(on_disk, file.bytes, "{} differs from its render", file.name);
+                written.push(file.name);
+            }
+        }
         for name in [
             TIMELINE_CSV,
             ATTEMPTS_CSV,
+            LOCKS_CSV,
+            FAILURES_CSV,
             SUMMARY_CSV,
             SUMMARY_JSON,
             SUMMARY_MD,
-            TIMELINE_PNG,
-            LATENCY_PNG,
-            LATENCY_TIMELINE_PNG,
             "latency-naive.hgrm",
             "latency-retry.hgrm",
             "latency-naive.hlog",
             "latency-retry.hlog",
         ] {
-            let path = dir.path().join(name);
-            let size = std::fs::metadata(&path)
-                .unwrap_or_else(|_| panic!("{name} is missing"))
+            assert!(
+                written.iter().any(|file| file == name),
+                "no exporter writes {name}"
+            );
+        }
+        for chart in [TIMELINE_PNG, LATENCY_PNG, LATENCY_TIMELINE_PNG] {
+            let size = std::fs::metadata(dir.path().join(chart))
+                .unwrap_or_else(|_| panic!("{chart} is missing"))
                 .len();
-            assert!(size > 0, "{name} is empty");
+            assert!(size > 0, "{chart} is empty");
         }
     }
 
