@@ -232,7 +232,7 @@ fn percentile_to_x(percentile: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plot::test_support::{decode_png, output_dir};
+    use crate::plot::test_support::{decode_png, decode_rgb, output_dir};
     use crate::testing::reference_report;
 
     #[test]
