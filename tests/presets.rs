@@ -4,8 +4,10 @@
 
 mod common;
 
+use common::workload::{ADD_NOTE, READ_ORDER, ddl, load, report, script};
 use common::*;
 use stallbench::metrics::{AttemptOutcome, DdlAttempt};
+use stallbench::workload::StrategyFile;
 
 fn terminated_roles(attempt: &DdlAttempt) -> Vec<&str> {
     attempt
@@ -17,32 +19,27 @@ fn terminated_roles(attempt: &DdlAttempt) -> Vec<&str> {
 
 #[test]
 fn pg_osc_stalls_for_its_lock_timeout_then_kills_and_django_pgmigrate_kills_after_a_second() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    // The report holds ACCESS SHARE from 2 s to 10 s; the DDL starts at 3 s. pg-osc
+    let _cpus = cpus_shared();
+    // The report holds ACCESS SHARE from 1 s to 7 s; the DDL starts at 1.5 s. pg-osc
     // runs with a 4 s lock_timeout (pg-osc's --wait-time-for-lock 4) so the first
-    // try times out at about 7 s, while the report still runs.
+    // try times out at about 5.5 s, while the report still runs.
     // Each reader's transaction keeps its ACCESS SHARE lock for 20 ms, as an
     // application's transaction does, so the readers hold it when pg-osc looks
     // (a bare 1 ms query would mostly be over between the timeout and the kill).
-    let read = "SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;";
-    let read_and_wait = format!("BEGIN;\n{read}\nSELECT pg_sleep(0.02);\nEND;");
-    let text = replaced(SHORT_ADD_COLUMN, "hold = \"5s\"", "hold = \"8s\"");
-    let mut text = replaced(&text, read, &read_and_wait);
-    text.push_str(
-        r#"
-[[strategies]]
-name = "pg-osc"
-kind = "kill-lock-holders"
-lock_timeout = "4s"
-"#,
-    );
-    let run = short_run("short.toml", &text);
-    let report = run_in_process(
-        &run.workload,
-        compare_only(&["pg-osc", "django-pgmigrate"]),
-        &run.args,
-    );
+    let read_and_wait = READ_ORDER.replace("SELECT count(*)", "BEGIN;\nSELECT count(*)")
+        + "SELECT pg_sleep(0.02);\nEND;\n";
+    let mut workload = reference();
+    workload.load = load(4, "8s", vec![script("read-and-wait", &read_and_wait)]);
+    workload.blocker = Some(report("1s", "6s"));
+    workload.ddl = Some(ddl("1.5s", ADD_NOTE));
+    workload.strategies.push(StrategyFile {
+        name: "pg-osc".into(),
+        kind: Some("kill-lock-holders".into()),
+        lock_timeout: Some("4s".into()),
+        ..StrategyFile::default()
+    });
+    let run = ShortRun::on_shared_server(&workload);
+    let report = run.execute(compare_only(&["pg-osc", "django-pgmigrate"]));
 
     // pg-osc: the first try waits its 4 s and times out; every reader queued
     // behind it stalls meanwhile. Then the report and the readers in flight are
@@ -120,5 +117,4 @@ lock_timeout = "4s"
         "{} zero-tps seconds",
         django.summary.zero_tps_seconds
     );
-    assert_no_leftover_server();
 }

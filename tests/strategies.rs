@@ -3,27 +3,22 @@
 
 mod common;
 
+use common::workload::{ADD_NOTE, ddl, report};
 use common::*;
 use stallbench::metrics::AttemptOutcome;
 
 #[test]
 fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    // The report runs from 1.5 s to about 6.5 s; the DDL starts at 3 s, when the
+    let _cpus = cpus_shared();
+    // The report runs from 1 s to 5 s; the DDL starts at 2.5 s, when the
     // report's transaction is clearly older than the presets' 1 s threshold
     // (at 2 s it would be exactly 1 s old: a race wait-for-idle may lose).
-    let text = replaced(
-        SHORT_ADD_COLUMN,
-        "[blocker]\nat = \"2s\"",
-        "[blocker]\nat = \"1.5s\"",
-    );
-    let run = short_run("short.toml", &text);
-    let report = run_in_process(
-        &run.workload,
-        compare_only(&["kill-blockers", "wait-for-idle", "gitlab"]),
-        &run.args,
-    );
+    let mut workload = reference();
+    workload.load.duration = "7s".into();
+    workload.blocker = Some(report("1s", "4s"));
+    workload.ddl = Some(ddl("2.5s", ADD_NOTE));
+    let run = ShortRun::on_shared_server(&workload);
+    let report = run.execute(compare_only(&["kill-blockers", "wait-for-idle", "gitlab"]));
 
     // kill-blockers: after its 1 s grace it terminates the report; the DDL then
     // succeeds at once, and the report's failure is in the summary.
@@ -48,7 +43,7 @@ fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
         kill.summary.blocker_outcome
     );
     let window = kill.blocker.as_ref().unwrap();
-    assert!(window.ended_s < 5.5, "the report was cut short: {window:?}");
+    assert!(window.ended_s < 4.5, "the report was cut short: {window:?}");
 
     // wait-for-idle: no try while the report's transaction is open, so nobody queues.
     let idle = strategy_named(&report, "wait-for-idle");
@@ -91,5 +86,4 @@ fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
         "{waits:?}"
     );
     assert_eq!(gitlab.summary.zero_tps_seconds, 0);
-    assert_no_leftover_server();
 }

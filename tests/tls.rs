@@ -110,9 +110,12 @@ fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
 #[test]
 fn the_outage_reproduces_over_verified_tls_with_the_password_from_env_then_pgpass() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = ManagedServer::start();
-    let workload = write_workload(&server.client_dir(), "short.toml", SHORT_ADD_COLUMN);
+    // A small table: the data is not the subject, the connection is.
+    let mut workload = reference();
+    workload.setup = workload::small_orders(20_000);
+    let workload = write_workload(&server.client_dir(), "short.toml", &workload);
 
     compare_over_tls(
         &server,
@@ -148,8 +151,7 @@ fn the_outage_reproduces_over_verified_tls_with_the_password_from_env_then_pgpas
         "naive",
         ("PGPASSFILE", pgpass.to_str().unwrap()),
     );
-    drop(server);
-    assert_no_leftover_server();
+    server.stop_and_check();
 }
 
 fn set_mode(path: &Path, mode: u32) {
@@ -160,7 +162,7 @@ fn set_mode(path: &Path, mode: u32) {
 #[test]
 fn a_plain_connection_or_a_wrong_root_certificate_fails_with_one_clear_line() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = ManagedServer::start();
 
     // The server has hostssl lines only: without TLS no line lets us in.
@@ -192,14 +194,13 @@ fn a_plain_connection_or_a_wrong_root_certificate_fails_with_one_clear_line() {
     load_only_over(&server, server.url("sslmode=require"))
         .assert()
         .success();
-    drop(server);
-    assert_no_leftover_server();
+    server.stop_and_check();
 }
 
 #[test]
 fn verify_ca_checks_the_chain_verify_full_also_the_name_and_a_second_host_is_tried() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = ManagedServer::start();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // The server's certificate names 127.0.0.1, not localhost.
@@ -255,6 +256,5 @@ fn verify_ca_checks_the_chain_verify_full_also_the_name_and_a_second_host_is_tri
             .unwrap();
         assert!(row.get::<_, bool>(0), "this session uses TLS");
     });
-    drop(server);
-    assert_no_leftover_server();
+    server.stop_and_check();
 }

@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 
 use stallbench::server::Server;
 
-/// Counts the connected readers of the harness (by their application_name).
+/// Counts the connected readers of the harness (by their application_name)
+/// in the current database (on the shared server, other tests run in others).
 pub const READERS_CONNECTED: &str = "SELECT count(*) FROM pg_stat_activity \
-     WHERE application_name LIKE 'stallbench-%-reader-%'";
+     WHERE application_name LIKE 'stallbench-%-reader-%' AND datname = current_database()";
 
 /// Starts a throwaway server with the harness's defaults, for runs given its
 /// [`Server::connection_string`] as `--db-url`. Stopped on drop.
