@@ -112,7 +112,7 @@ fn a_bad_script_names_the_line() {
 #[test]
 fn a_statement_the_server_rejects_names_the_script_line_and_the_reason() {
     let _cpus = cpus_shared();
-    let mut workload = reference();
+    let mut workload = small_reference();
     workload.load.scripts = vec![workload::script(
         "read-order",
         "\\set c random(1, 1000)\nSELECT count(*) FROM no_such_table WHERE customer_id = :c;\n",
@@ -192,7 +192,7 @@ fn missing_postgres_binaries_give_the_install_hint() {
 #[test]
 fn a_failed_setup_leaves_no_server_and_no_temp_folder() {
     let _cpus = cpus_shared();
-    let mut workload = reference();
+    let mut workload = small_reference();
     workload.setup = workload
         .setup
         .replace("ANALYZE orders;", "ANALYZE no_such_table;");
@@ -213,21 +213,15 @@ fn a_failed_setup_leaves_no_server_and_no_temp_folder() {
 
 #[test]
 fn ctrl_c_and_kill_leave_no_server() {
-    require_postgres();
     let _cpus = cpus_shared();
-    let dir = tempfile::tempdir().unwrap();
+    let run = ShortRun::throwaway(&small_reference());
     for signal in [libc::SIGINT, libc::SIGKILL] {
         let tmpdir = private_tmpdir();
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
-            .args([
-                "run",
-                "--load-only",
-                "--duration",
-                "60s",
-                "--quiet",
-                "--out",
-            ])
-            .arg(dir.path().join(format!("out-{signal}")))
+            .arg("run")
+            .arg(&run.workload)
+            .args(["--load-only", "--duration", "60s", "--quiet", "--out"])
+            .arg(run.dir.path().join(format!("out-{signal}")))
             .env_remove("DATABASE_URL")
             .env("TMPDIR", tmpdir.path())
             .stdout(std::process::Stdio::null())

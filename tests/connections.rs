@@ -45,7 +45,7 @@ fn own_client_sessions() -> usize {
 fn three_hundred_clients_run_on_the_throwaway_server() {
     // Alone: the sessions counted are those of the one server this process runs.
     let _cpus = cpus_alone();
-    let mut run = ShortRun::throwaway(&reference());
+    let mut run = ShortRun::throwaway(&small_reference());
     run.args.clients = Some(300);
     run.args.duration = Some("3s".into());
 

@@ -113,7 +113,7 @@ fn stderr_of(child: &mut Child) -> String {
 fn a_killed_server_ends_the_run_at_once_naming_its_death() {
     // Alone: the run must end within seconds of the kill.
     let _cpus = cpus_alone();
-    let run = ShortRun::throwaway(&reference());
+    let run = ShortRun::throwaway(&small_reference());
     let tmpdir = private_tmpdir();
     let mut harness = load_only(&run, "60s", &run.out, tmpdir.path())
         .spawn()
@@ -174,7 +174,7 @@ fn a_killed_server_ends_the_run_at_once_naming_its_death() {
 fn ctrl_c_writes_the_strategy_in_progress_up_to_its_last_whole_second() {
     // Alone: the interrupt comes at a planned second of the run's clock.
     let _cpus = cpus_alone();
-    let run = ShortRun::throwaway(&reference());
+    let run = ShortRun::throwaway(&small_reference());
     let tmpdir = private_tmpdir();
     let mut harness = stallbench()
         .args(["compare", run.workload.to_str().unwrap(), "--quiet"])
@@ -244,7 +244,7 @@ fn ctrl_c_writes_the_strategy_in_progress_up_to_its_last_whole_second() {
 #[test]
 fn a_new_run_removes_the_folder_of_a_harness_killed_earlier() {
     let _cpus = cpus_shared();
-    let run = ShortRun::throwaway(&reference());
+    let run = ShortRun::throwaway(&small_reference());
     // Both runs' server folders go here: the next run looks for leftovers there.
     let tmpdir = private_tmpdir();
     let killed = run.dir.path().join("killed");
@@ -311,7 +311,9 @@ fn a_closed_stdout_ends_workloads_quietly_with_141() {
 #[test]
 fn a_closed_stdout_ends_compare_quietly_with_141_and_no_server_left() {
     let _cpus = cpus_shared();
-    let run = ShortRun::throwaway(&without_blocker(2, 1));
+    let mut workload = without_blocker(2, 1);
+    workload.setup = small_reference().setup;
+    let run = ShortRun::throwaway(&workload);
     let tmpdir = private_tmpdir();
     let mut command = stallbench();
     command

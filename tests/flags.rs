@@ -74,7 +74,7 @@ fn a_workload_from_flags_reproduces_the_outage_and_its_workload_toml_reruns_it()
             "--blocker-hold",
             "4s",
             "--duration",
-            "8s",
+            "6s",
         ])
         .args(["--strategies", "naive,retry", "--quiet", "--out", "first"])
         .args(["--db-url", &url])

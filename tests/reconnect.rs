@@ -110,7 +110,7 @@ fn a_real_server_restarted_mid_run_shows_a_gap_and_a_recovery() {
     let url = server.connection_string();
     let readers_up = when_readers_run(url.clone(), Duration::from_secs(2), "SELECT 1::int8");
     // The workload's files; the run goes to the operator's server.
-    let run = ShortRun::throwaway(&reference());
+    let run = ShortRun::throwaway(&small_reference());
     let harness = load_only_process(&run.workload, Some(&url), "7s", &run.out)
         .spawn()
         .unwrap();

@@ -48,7 +48,9 @@ fn load_only_3s_stderr_piped(run: &ShortRun) -> Child {
 fn compare_with_stderr_closed_finishes_and_writes_its_results() {
     let _cpus = cpus_shared();
     // On a throwaway server: a closed stderr must not keep it from stopping either.
-    let run = ShortRun::throwaway(&without_blocker(3, 1));
+    let mut workload = without_blocker(3, 1);
+    workload.setup = small_reference().setup;
+    let run = ShortRun::throwaway(&workload);
     let workload = run.workload.to_str().unwrap();
     // The shell closes fd 2 before starting stallbench, as `2>&-` does.
     let status = Command::new("sh")

@@ -2,7 +2,7 @@
 //! usually needs four of them:
 //!
 //! 1. **A workload**, built from [`workload::reference`] (the lab's outage on
-//!    an 8 s clock) or the other builders in [`workload`], changed field by
+//!    a 6 s clock) or the other builders in [`workload`], changed field by
 //!    field. Keep clocks short: the stall's shape is time-scaled, and a few
 //!    seconds show it; the lab's 24 s run is `tests/workloads.rs`'s alone.
 //! 2. **Where it runs.** [`ShortRun::on_shared_server`] gives the run a
@@ -57,7 +57,7 @@ pub use server::*;
 #[allow(unused_imports)]
 pub use shared::{TestDatabase, shared_server};
 #[allow(unused_imports)]
-pub use workload::{reference, to_toml, without_blocker, write_workload};
+pub use workload::{reference, small_reference, to_toml, without_blocker, write_workload};
 
 use std::path::{Path, PathBuf};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
