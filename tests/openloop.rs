@@ -107,6 +107,8 @@ fn under_a_rate_the_p99_latency_shows_the_queue_behind_a_stall() {
     let _cpus = cpus_shared();
     let mut run = ShortRun::on_shared_server(&reference());
     run.args.rate = Some(200.0);
+    // 3 s after the stall for the queue to drain, on a busy machine too.
+    run.args.duration = Some("8s".to_string());
     let report = run.execute(naive());
     let naive = &report.strategies[0];
     let stall_ms = stall_ms(naive);

@@ -4,9 +4,10 @@
 
 mod common;
 
-use common::workload::{ADD_NOTE, READ_ORDER, ddl, load, report, script};
+use common::shared::LockElsewhere;
+use common::workload::{ADD_NOTE, READ_ORDER, REFERENCE_TABLES, ddl, load, report, script};
 use common::*;
-use stallbench::metrics::{AttemptOutcome, DdlAttempt};
+use stallbench::metrics::{AttemptOutcome, DdlAttempt, StrategyReport};
 use stallbench::workload::StrategyFile;
 
 fn terminated_roles(attempt: &DdlAttempt) -> Vec<&str> {
@@ -17,8 +18,8 @@ fn terminated_roles(attempt: &DdlAttempt) -> Vec<&str> {
         .collect()
 }
 
-#[test]
-fn pg_osc_stalls_for_its_lock_timeout_then_kills_and_django_pgmigrate_kills_after_a_second() {
+/// Runs the preset `name` alone (each test runs one, so that both run at once).
+fn run_preset(name: &str) -> (ShortRun, StrategyReport) {
     let _cpus = cpus_shared();
     // The report holds ACCESS SHARE from 1 s to 7 s; the DDL starts at 1.5 s. pg-osc
     // runs with a 4 s lock_timeout (pg-osc's --wait-time-for-lock 4) so the first
@@ -39,12 +40,23 @@ fn pg_osc_stalls_for_its_lock_timeout_then_kills_and_django_pgmigrate_kills_afte
         ..StrategyFile::default()
     });
     let run = ShortRun::on_shared_server(&workload);
-    let report = run.execute(compare_only(&["pg-osc", "django-pgmigrate"]));
+    let report = run.execute(compare_only(&[name]));
+    let strategy = strategy_named(&report, name).clone();
+    (run, strategy)
+}
 
-    // pg-osc: the first try waits its 4 s and times out; every reader queued
-    // behind it stalls meanwhile. Then the report and the readers in flight are
+#[test]
+fn pg_osc_stalls_for_its_lock_timeout_then_kills() {
+    // The first try waits its 4 s and times out; every reader queued behind it
+    // stalls meanwhile. Then the report and the readers in flight are
     // terminated, and the second try gets the table at once.
-    let osc = strategy_named(&report, "pg-osc");
+    // A session of another database, whose orders has the same OID, is no lock holder of the run's.
+    let elsewhere = LockElsewhere::hold(REFERENCE_TABLES, "orders");
+    let (run, osc) = run_preset("pg-osc");
+    assert!(
+        elsewhere.still_alive(),
+        "pg-osc terminated a session of another database"
+    );
     let waits: Vec<(AttemptOutcome, f64)> = osc
         .attempts
         .iter()
@@ -94,10 +106,13 @@ fn pg_osc_stalls_for_its_lock_timeout_then_kills_and_django_pgmigrate_kills_afte
         line.contains("report") && line.contains("reader-"),
         "{line}"
     );
+}
 
-    // django-pgmigrate: no lock_timeout; one second after the DDL starts it
-    // terminates the DDL's blocker, the report, and the DDL succeeds.
-    let django = strategy_named(&report, "django-pgmigrate");
+#[test]
+fn django_pgmigrate_kills_the_report_a_second_after_the_ddl_starts() {
+    // No lock_timeout; one second after the DDL starts it terminates the
+    // DDL's blocker, the report, and the DDL succeeds.
+    let (_run, django) = run_preset("django-pgmigrate");
     assert_eq!(django.attempts.len(), 1, "{:?}", django.attempts);
     let attempt = &django.attempts[0];
     assert_eq!(attempt.outcome, AttemptOutcome::Ok, "{attempt:?}");

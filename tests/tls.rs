@@ -107,16 +107,21 @@ fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-#[test]
-fn the_outage_reproduces_over_verified_tls_with_the_password_from_env_then_pgpass() {
+/// A TLS-only server and the reference workload, on a small table (the data is
+/// not the subject, the connection is), written into its client folder.
+fn server_and_workload() -> (ManagedServer, std::path::PathBuf) {
     require_postgres();
-    let _cpus = cpus_shared();
     let server = ManagedServer::start();
-    // A small table: the data is not the subject, the connection is.
     let mut workload = reference();
     workload.setup = workload::small_orders(20_000);
     let workload = write_workload(&server.client_dir(), "short.toml", &workload);
+    (server, workload)
+}
 
+#[test]
+fn the_outage_reproduces_over_verified_tls_with_the_password_from_env() {
+    let _cpus = cpus_shared();
+    let (server, workload) = server_and_workload();
     compare_over_tls(
         &server,
         &workload,
@@ -124,7 +129,13 @@ fn the_outage_reproduces_over_verified_tls_with_the_password_from_env_then_pgpas
         "naive,retry",
         ("PGPASSWORD", APP_PASSWORD),
     );
+    server.stop_and_check();
+}
 
+#[test]
+fn the_outage_reproduces_over_verified_tls_with_the_password_from_pgpass() {
+    let _cpus = cpus_shared();
+    let (server, workload) = server_and_workload();
     let pgpass = server.client_dir().join("pgpass");
     let line = format!("127.0.0.1:{}:shop:app:{APP_PASSWORD}\n", server.port);
     std::fs::write(&pgpass, line).unwrap();

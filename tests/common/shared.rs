@@ -272,3 +272,43 @@ fn on_own_runtime<T: Send + 'static>(work: impl Future<Output = T> + Send + 'sta
     .join()
     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
+
+/// A transaction in another database of the shared server, a copy of the
+/// same template as a run's (so its tables have the OIDs of the run's tables),
+/// holding ACCESS SHARE on `preloaded.<table>`: what a strategy that looks at
+/// `pg_locks` must tell apart from its own database's locks.
+pub struct LockElsewhere {
+    client: tokio_postgres::Client,
+    runtime: tokio::runtime::Runtime,
+    _database: TestDatabase,
+}
+
+impl LockElsewhere {
+    /// Opens the transaction in a new copy of `setup`'s template.
+    pub fn hold(setup: &str, table: &str) -> LockElsewhere {
+        let database = shared_server().database_with(setup);
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let client = runtime.block_on(async {
+            let client = super::connect(&database.url).await;
+            client
+                .batch_execute(&format!(
+                    "BEGIN; LOCK TABLE {PRELOADED}.{table} IN ACCESS SHARE MODE"
+                ))
+                .await
+                .unwrap();
+            client
+        });
+        LockElsewhere {
+            client,
+            runtime,
+            _database: database,
+        }
+    }
+
+    /// Whether the transaction's session is still there; ends the transaction.
+    pub fn still_alive(self) -> bool {
+        self.runtime
+            .block_on(self.client.batch_execute("COMMIT"))
+            .is_ok()
+    }
+}
