@@ -14,6 +14,7 @@
 //! progress winds down and is written up to its last whole second, and then
 //! the stop is the error the program exits with.
 
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod conninfo;
@@ -27,6 +28,8 @@ pub mod metrics;
 pub mod output;
 pub mod pgwire;
 pub mod plot;
+pub mod results;
+pub mod role;
 pub mod scenario;
 pub mod script;
 pub mod server;
@@ -106,20 +109,15 @@ pub fn list_workloads() -> Result<String, Error> {
 /// `stallbench plot DIR`: re-draws the charts from the folder's files.
 pub fn redraw_charts(dir: &Path) -> Result<(), Error> {
     let report = export::read_report(dir).map_err(|err| Error::bad_input(format!("{err:#}")))?;
-    plot::draw_timeline(&report, &dir.join(export::TIMELINE_PNG))?;
-    plot::draw_latency(&report, &dir.join(export::LATENCY_PNG))?;
-    plot::draw_latency_timeline(&report, &dir.join(export::LATENCY_TIMELINE_PNG))?;
-    stderrln!(
-        "wrote {0}/{1}, {0}/{2} and {0}/{3}",
-        dir.display(),
-        export::TIMELINE_PNG,
-        export::LATENCY_PNG,
-        export::LATENCY_TIMELINE_PNG
-    );
-    if plot::used_pool(&report) {
-        plot::draw_pool(&report, &dir.join(export::POOL_PNG))?;
-        stderrln!("wrote {}/{}", dir.display(), export::POOL_PNG);
-    }
+    let drawn = plot::draw_all(&report, dir)?;
+    let paths: Vec<String> = drawn
+        .iter()
+        .map(|name| dir.join(name).display().to_string())
+        .collect();
+    let (last, first) = paths
+        .split_last()
+        .expect("plot::draw_all draws at least one chart");
+    stderrln!("wrote {} and {last}", first.join(", "));
     Ok(())
 }
 
@@ -135,19 +133,22 @@ fn run_benchmark(workload: Option<&str>, mode: Mode, args: &CommonArgs) -> Resul
     check_expectations(&config, &report)
 }
 
-/// Prints each expectation's verdict, writes `expectations.csv` and `junit.xml`,
-/// appends to `$GITHUB_STEP_SUMMARY` if set; exit code 3 if any failed, else 0.
+/// Prints each expectation's verdict (in CI, that there is no bound, if so),
+/// writes `expectations.csv`, `junit.xml` and `pr-comment.md`, appends to
+/// `$GITHUB_STEP_SUMMARY` if set; exit code 3 if any failed, else 0.
 fn check_expectations(config: &Config, report: &RunReport) -> Result<i32, Error> {
     let results = expect::evaluate(&config.expectations, report);
+    if config.ci && results.is_empty() {
+        stderrln!("warning: {}", expect::NO_BOUNDS);
+    }
     for line in expect::report_lines(&results) {
         output::write_stdout(&format!("{line}\n"))?;
     }
-    let files = expect::result_files(&report.workload, &results)?;
-    export::write_files(&config.out_dir, &files)?;
+    let files = expect::result_files(report, &results, &config.out_dir)?;
+    results::write_files(&config.out_dir, &files)?;
     expect::append_github_step_summary(
         expect::github_step_summary_path().as_deref(),
-        &report.workload,
-        &export::markdown::summary_markdown(report),
+        report,
         &results,
     )?;
     Ok(if expect::any_failed(&results) {
@@ -214,8 +215,14 @@ pub async fn execute_until(
             started.elapsed().as_secs_f64()
         );
     }
-    let run_file = RunFile::new(config, &target.description, &target.server_version);
-    config::create_results_folder(
+    let run_file = RunFile {
+        // Milliseconds are plenty for a start that takes a second or more.
+        server_start_s: target
+            .server_start_s
+            .map(|seconds| (seconds * 1000.0).round() / 1000.0),
+        ..RunFile::new(config, &target.description, &target.server_version)
+    };
+    results::create_results_folder(
         &config.out_dir,
         &config.replaced_files,
         &[run_file.render()?, export::workload_toml::render(config)?],
@@ -236,7 +243,7 @@ pub async fn execute_until(
         if !stopped_file.not_run.is_empty() {
             stderrln!("not run: {}", stopped_file.not_run.join(", "));
         }
-        export::write_files(&config.out_dir, &[stopped_file.render()?])?;
+        results::write_files(&config.out_dir, &[stopped_file.render()?])?;
     }
     // The server log goes to the results folder on every path, errors included.
     let copied = target.copy_server_log(&config.out_dir);
@@ -386,6 +393,7 @@ async fn run_strategies(
         report.strategies.push(strategy_report);
         // Files of a finished (or interrupted) strategy are written before the next one starts.
         export::write_all(report, &config.out_dir)?;
+        plot::draw_all(report, &config.out_dir)?;
         target.copy_server_log(&config.out_dir)?;
         if let Some(reason) = interrupted {
             return Err(Error::runtime(reason));
@@ -484,7 +492,7 @@ fn server_log_len(target: &Target) -> u64 {
 fn server_log_sentences(
     target: &Target,
     from: u64,
-    roles: &std::collections::BTreeMap<u32, String>,
+    roles: &std::collections::BTreeMap<u32, role::Role>,
     started_unix_s: f64,
 ) -> Vec<String> {
     let Some(log) = target.structured_log() else {
@@ -498,8 +506,8 @@ fn server_log_sentences(
     let role_of = |pid: u32| {
         roles
             .get(&pid)
-            .cloned()
-            .unwrap_or_else(|| format!("external:{pid}"))
+            .map_or(role::Role::External(pid), |role| *role)
+            .to_string()
     };
     let time_of = |logged_at: &str| serverlog::run_clock_time(logged_at, started_unix_s);
     facts.sentences(&role_of, &time_of)

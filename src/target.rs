@@ -21,9 +21,11 @@ use crate::conninfo::{ConnSettings, SslMode, Tls, certificate_failure};
 use crate::error::Error;
 use crate::fingerprint::{self, Fingerprint, ObjectKind};
 use crate::pgwire::WireConnection;
-use crate::scenario::ddl::check_rollback;
-use crate::server::Server;
+use crate::results::SERVER_LOG;
+use crate::role::Role;
+use crate::server::{Server, find_binaries};
 use crate::serverlog::StructuredLog;
+use crate::strategy::statements::check_rollback;
 
 /// The harness's own schema; every workload object lives in it unless `--in-place`.
 pub const SCHEMA: &str = "stallbench";
@@ -43,6 +45,9 @@ pub struct Target {
     pub server_version: String,
     /// `server_version_num`, e.g. 150018.
     pub server_version_num: u32,
+    /// How long the throwaway server took to start (initdb until it accepted
+    /// connections), in seconds; `None` on `--db-url`.
+    pub server_start_s: Option<f64>,
     server: Option<Server>,
     /// The harness's own schema, or the user's objects (`--in-place`).
     objects: Objects,
@@ -58,7 +63,8 @@ impl Target {
     /// back on this server, before anything runs.
     pub async fn open(config: &Config) -> Result<Target, Error> {
         let needs = config.connection_needs();
-        let mut target = Target::connect_first(&config.target, config.objects, &needs).await?;
+        let mut target =
+            Target::connect_first(&config.target, config.objects, &needs, config.quiet).await?;
         if !config.objects.in_place() {
             target.lock_schema().await?;
         }
@@ -91,15 +97,21 @@ impl Target {
 
     /// Starts the throwaway server sized for `needs`, or resolves `--db-url` and
     /// checks that it has `needs` free connection slots; asks the server its version.
+    /// Finding the server binaries may download them, with progress unless `quiet`.
     async fn connect_first(
         target: &config::Target,
         objects: Objects,
         needs: &ConnectionNeeds,
+        quiet: bool,
     ) -> Result<Target, Error> {
         needs.ensure_open_files().map_err(Error::runtime)?;
         let (settings, server, description) = match target {
-            config::Target::Throwaway { pg_bin } => {
-                let server = Server::start(pg_bin.as_deref(), needs.throwaway_max_connections())
+            config::Target::Throwaway { server } => {
+                let request = server.clone();
+                let binaries = tokio::task::spawn_blocking(move || find_binaries(&request, quiet))
+                    .await
+                    .context("finding the server binaries")??;
+                let server = Server::start(&binaries, needs.throwaway_max_connections())
                     .await
                     .context("starting the throwaway PostgreSQL server")?;
                 let description = format!("throwaway server ({})", server.bin_dir().display());
@@ -138,12 +150,15 @@ impl Target {
             description,
             server_version: String::new(),
             server_version_num: 0,
+            server_start_s: server
+                .as_ref()
+                .map(|server| server.start_duration().as_secs_f64()),
             server,
             objects,
             invalid_before: Vec::new(),
             schema_lock: None,
         };
-        let client = target.connect_without_schema("admin").await?;
+        let client = target.connect_without_schema(Role::Admin).await?;
         let row = client
             .query_one("SHOW server_version", &[])
             .await
@@ -171,7 +186,7 @@ impl Target {
     }
 
     /// A new connection for `role`, with `search_path` set to the harness's schema (unless `--in-place`).
-    pub async fn connect(&self, role: &str) -> Result<Client, Error> {
+    pub async fn connect(&self, role: Role) -> Result<Client, Error> {
         self.connect_with_settings(role, &[]).await
     }
 
@@ -179,7 +194,7 @@ impl Target {
     /// the given `name = value` settings (a strategy's `settings`), sent as startup options.
     pub async fn connect_with_settings(
         &self,
-        role: &str,
+        role: Role,
         settings: &[(String, String)],
     ) -> Result<Client, Error> {
         self.connector(role, settings).connect().await
@@ -187,7 +202,7 @@ impl Target {
 
     /// What [`Target::connect_with_settings`] needs, owned: the load workers
     /// connect on their own runtime, so the connection task runs there too.
-    pub fn connector(&self, role: &str, settings: &[(String, String)]) -> Connector {
+    pub fn connector(&self, role: Role, settings: &[(String, String)]) -> Connector {
         let mut config = self.base.clone();
         let mut options = config.get_options().unwrap_or_default().to_string();
         if !self.objects.in_place() {
@@ -204,17 +219,22 @@ impl Target {
         self.connector_from(config, role)
     }
 
-    async fn connect_without_schema(&self, role: &str) -> Result<Client, Error> {
+    async fn connect_without_schema(&self, role: Role) -> Result<Client, Error> {
         self.connector_from(self.base.clone(), role).connect().await
     }
 
-    fn connector_from(&self, mut config: tokio_postgres::Config, role: &str) -> Connector {
-        config.application_name(format!("{}-{role}", self.session_prefix));
+    /// The `application_name` of this run's session of `role`: `<session_prefix>-<role>`.
+    pub fn application_name(&self, role: Role) -> String {
+        format!("{}-{role}", self.session_prefix)
+    }
+
+    fn connector_from(&self, mut config: tokio_postgres::Config, role: Role) -> Connector {
+        config.application_name(self.application_name(role));
         Connector {
             config,
             tls: self.tls.clone(),
             hosts: self.hosts.clone(),
-            role: role.to_string(),
+            role,
             description: self.description.clone(),
         }
     }
@@ -229,7 +249,7 @@ impl Target {
         if self.objects.in_place() {
             return Ok(());
         }
-        let admin = self.connect_without_schema("setup").await?;
+        let admin = self.connect_without_schema(Role::Setup).await?;
         let existing = admin
             .query_opt(
                 "SELECT coalesce(obj_description(oid, 'pg_namespace'), '') FROM pg_namespace WHERE nspname = $1",
@@ -257,7 +277,7 @@ impl Target {
             ))
             .await
             .context("creating the stallbench schema")?;
-        let setup = self.connect("setup").await?;
+        let setup = self.connect(Role::Setup).await?;
         setup.batch_execute(setup_sql).await.map_err(|err| {
             Error::bad_input(format!(
                 "{workload_source}: setup SQL failed: {}; fix the setup = \"\"\"...\"\"\" statements",
@@ -294,7 +314,7 @@ impl Target {
         if reset_sql.trim().is_empty() || self.objects.rolls_back_ddl() {
             return Ok(());
         }
-        let client = self.connect("reset").await?;
+        let client = self.connect(Role::Reset).await?;
         client.batch_execute(reset_sql).await.map_err(|err| {
             Error::bad_input(format!(
                 "{workload_source}: reset SQL failed: {}; fix reset = \"...\"",
@@ -306,7 +326,7 @@ impl Target {
     /// Ends every session of this run still open (a worker stuck in a lock
     /// queue when the load ended) and waits until none remains, up to 10 s.
     pub async fn clear_sessions(&self) -> Result<(), Error> {
-        let admin = self.connect_without_schema("cleanup").await?;
+        let admin = self.connect_without_schema(Role::Cleanup).await?;
         let pattern = format!("{}-%", self.session_prefix);
         let lock_pid = self.schema_lock.as_ref().map_or(0, |(_, pid)| *pid);
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
@@ -336,7 +356,7 @@ impl Target {
     /// Indexes of the run's schemas marked INVALID (left by a failed `CREATE
     /// INDEX CONCURRENTLY`); with `--in-place`, those that were not there before.
     pub async fn invalid_indexes(&self) -> Result<Vec<String>, Error> {
-        let client = self.connect("check").await?;
+        let client = self.connect(Role::Check).await?;
         let rows = client
             .query(
                 "SELECT c.relname::text FROM pg_index i \
@@ -360,7 +380,7 @@ impl Target {
         if self.objects.in_place() {
             return Ok(());
         }
-        let admin = self.connect_without_schema("cleanup").await?;
+        let admin = self.connect_without_schema(Role::Cleanup).await?;
         admin
             .batch_execute(&format!("DROP SCHEMA IF EXISTS {SCHEMA} CASCADE"))
             .await
@@ -374,7 +394,7 @@ impl Target {
     /// `kill -9` loses its session, hence its lock. Not granted: another run
     /// holds it, which the error names (exit 1).
     async fn lock_schema(&mut self) -> Result<(), Error> {
-        let client = self.connect_without_schema("lock").await?;
+        let client = self.connect_without_schema(Role::SchemaLock).await?;
         let key = format!("stallbench schema {SCHEMA}");
         let row = client
             .query_one(
@@ -422,7 +442,7 @@ impl Target {
     /// Copies the throwaway server's log to `dir/server.log`; no-op on `--db-url`.
     pub fn copy_server_log(&self, dir: &Path) -> Result<(), Error> {
         if let Some(log) = self.server_log() {
-            let to = dir.join("server.log");
+            let to = dir.join(SERVER_LOG);
             std::fs::copy(&log, &to)
                 .with_context(|| format!("copying the server log to {}", to.display()))?;
         }
@@ -494,7 +514,7 @@ impl Target {
     /// The columns, constraints and indexes of the tables in `schema` and of
     /// those named in `tables`, from the catalogs.
     pub async fn fingerprint(&self, schema: &str, tables: &[String]) -> Result<Fingerprint, Error> {
-        let client = self.connect("check").await?;
+        let client = self.connect(Role::Check).await?;
         let rows = client
             .query(fingerprint::FINGERPRINT_SQL, &[&schema, &tables])
             .await
@@ -518,7 +538,7 @@ pub struct Connector {
     config: tokio_postgres::Config,
     tls: Tls,
     hosts: String,
-    role: String,
+    role: Role,
     description: String,
 }
 

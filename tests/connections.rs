@@ -13,16 +13,10 @@ use common::managed::{APP_PASSWORD, ManagedServer};
 use common::*;
 use predicates::prelude::*;
 use stallbench::config::Mode;
-use stallbench::server::Server;
 
 fn stallbench() -> Command {
     let mut command = Command::cargo_bin("stallbench").unwrap();
-    for variable in [
-        "DATABASE_URL",
-        "STALLBENCH_PG_BIN",
-        "PGPASSWORD",
-        "PGSSLMODE",
-    ] {
+    for variable in ["DATABASE_URL", "PGPASSWORD", "PGSSLMODE"] {
         command.env_remove(variable);
     }
     command
@@ -90,7 +84,7 @@ fn a_server_with_too_few_free_slots_is_refused_with_the_numbers() {
     require_postgres();
     let _cpus = cpus_shared();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = runtime.block_on(Server::start(None, 20)).unwrap();
+    let server = start_server(&runtime, 20);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results");
     stallbench()

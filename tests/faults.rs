@@ -17,9 +17,7 @@ use stallbench::export::csv::TimelineRecord;
 
 fn stallbench() -> Command {
     let mut command = Command::new(assert_cmd::cargo::cargo_bin("stallbench"));
-    command
-        .env_remove("DATABASE_URL")
-        .env_remove("STALLBENCH_PG_BIN");
+    command.env_remove("DATABASE_URL");
     command
 }
 

@@ -33,9 +33,12 @@ fn config_for(server: &Server, user: &str, password: Option<&str>) -> tokio_post
 }
 
 async fn server_with_passwords() -> Server {
-    let server = Server::start(None, stallbench::server::DEFAULT_MAX_CONNECTIONS)
-        .await
-        .expect("starting a throwaway server");
+    let server = Server::start(
+        common::server_binaries(),
+        stallbench::server::DEFAULT_MAX_CONNECTIONS,
+    )
+    .await
+    .expect("starting a throwaway server");
     let (admin, connection) = server
         .connection_config()
         .connect(tokio_postgres::NoTls)
@@ -136,9 +139,12 @@ fn reports_server_errors_and_goes_on_and_cancels_a_running_query() {
 }
 
 async fn errors_and_cancel() {
-    let server = Server::start(None, stallbench::server::DEFAULT_MAX_CONNECTIONS)
-        .await
-        .expect("starting a throwaway server");
+    let server = Server::start(
+        common::server_binaries(),
+        stallbench::server::DEFAULT_MAX_CONNECTIONS,
+    )
+    .await
+    .expect("starting a throwaway server");
     let mut connection = WireConnection::connect(&server.connection_config(), &common::no_tls())
         .await
         .unwrap_or_else(|err| panic!("connecting: {err}"));

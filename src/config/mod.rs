@@ -12,6 +12,7 @@ mod duration;
 mod load;
 mod output;
 mod pool;
+mod server;
 mod sql_split;
 mod strategies;
 mod target;
@@ -21,6 +22,7 @@ use std::path::PathBuf;
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::expect::Expectation;
+use crate::server::ServerRequest;
 use crate::strategy::{NamedStrategy, PRESET_NAMES};
 use crate::workload::{self, WorkloadFile};
 
@@ -29,8 +31,8 @@ pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
 pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
-pub use output::create_results_folder;
 pub use pool::{PoolConfig, Recycling};
+pub use server::{parse_server, server_from_environment};
 pub use target::Objects;
 
 use blocker::{check_blocker_ends, parse_blocker};
@@ -72,6 +74,11 @@ pub struct Config {
     /// Files of an earlier run in `out_dir` that `--force` replaces; empty without `--force`.
     pub replaced_files: Vec<PathBuf>,
     pub quiet: bool,
+    /// Whether the progress line is printed every second: not with `--quiet`,
+    /// and in CI only with `--progress`.
+    pub progress: bool,
+    /// Whether the run is in CI ([`in_ci`]): it then says so when it has no bound.
+    pub ci: bool,
     /// CI bounds from `[expect.*]` and `--expect`, checked after the run.
     pub expectations: Vec<Expectation>,
     /// Sample the lock queue (off only to measure the observer's cost).
@@ -82,8 +89,8 @@ pub struct Config {
 /// Where the run happens.
 #[derive(Debug, Clone)]
 pub enum Target {
-    /// A throwaway server started by the harness; `pg_bin` from `--pg-bin`.
-    Throwaway { pg_bin: Option<PathBuf> },
+    /// A throwaway server started by the harness, of the binaries `server` asks for.
+    Throwaway { server: ServerRequest },
     /// A real server (`--db-url` or `DATABASE_URL`).
     Url(String),
 }
@@ -124,8 +131,9 @@ impl Config {
         let expectations = parse_expectations(source, file, args, &defined)?;
         let strategies = select_strategies(source, defined, &mode)?;
         let output = parse_output(args.out.as_deref(), args.force, &file.name)?;
-        let target = target_of(args);
+        let target = target_of(args)?;
         let objects = parse_objects(args, &target, strategies.len(), &file.reset, source)?;
+        let ci = in_ci();
 
         Ok(Config {
             workload_name: file.name.clone(),
@@ -141,6 +149,8 @@ impl Config {
             out_dir: output.dir,
             replaced_files: output.replaced_files,
             quiet: args.quiet,
+            progress: !args.quiet && (args.progress || !ci),
+            ci,
             expectations,
             observe_locks: !args.no_observer,
             seed: args.seed.unwrap_or_else(rand::random),
@@ -183,19 +193,26 @@ fn parse_expectations(
     crate::expect::collect(source, &file.expect, &args.expect, &known)
 }
 
+/// Whether the process runs in CI: `CI` is set in the environment, as GitHub
+/// Actions, GitLab CI and most others set it (`CI=true`), to anything but
+/// empty, `0` or `false`.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|value| !matches!(value.trim(), "" | "0" | "false"))
+}
+
 /// `--db-url`, else a non-empty `DATABASE_URL`, else a throwaway server.
-fn target_of(args: &CommonArgs) -> Target {
+fn target_of(args: &CommonArgs) -> Result<Target, Error> {
     let url = args.db_url.clone().or_else(|| {
         std::env::var("DATABASE_URL")
             .ok()
             .filter(|url| !url.is_empty())
     });
-    match url {
+    Ok(match url {
         Some(url) => Target::Url(url),
         None => Target::Throwaway {
-            pg_bin: args.pg_bin.clone(),
+            server: parse_server(args, &|name| std::env::var(name).ok())?,
         },
-    }
+    })
 }
 
 #[cfg(test)]

@@ -7,39 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use anyhow::Context;
-
 use crate::error::Error;
-use crate::expect::{EXPECTATIONS_CSV, JUNIT_XML};
-use crate::export::run_json::RUN_JSON;
-use crate::export::workload_toml::WORKLOAD_TOML;
-use crate::export::{
-    self, ATTEMPTS_CSV, FAILURES_CSV, LATENCY_PNG, LATENCY_TIMELINE_PNG, LOCKS_CSV, OutputFile,
-    POOL_PNG, SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD, TIMELINE_CSV, TIMELINE_PNG,
-};
-
-/// The throwaway server's log as the results folder keeps it (`Target::copy_server_log`).
-const SERVER_LOG: &str = "server.log";
-
-/// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 16] = [
-    TIMELINE_CSV,
-    ATTEMPTS_CSV,
-    LOCKS_CSV,
-    FAILURES_CSV,
-    SUMMARY_CSV,
-    SUMMARY_JSON,
-    SUMMARY_MD,
-    TIMELINE_PNG,
-    LATENCY_PNG,
-    LATENCY_TIMELINE_PNG,
-    POOL_PNG,
-    RUN_JSON,
-    WORKLOAD_TOML,
-    EXPECTATIONS_CSV,
-    JUNIT_XML,
-    SERVER_LOG,
-];
+use crate::results::earlier_run_files;
 
 /// Where a run writes its files, as `Config::new` decided it.
 #[derive(Debug)]
@@ -86,65 +55,6 @@ pub(super) fn parse_output(
         dir: dir.to_path_buf(),
         replaced_files: earlier,
     })
-}
-
-/// Creates the results folder `dir` (and its parents), removes the files of an
-/// earlier run that `--force` replaces (`replaced_files`), and writes `first_files`
-/// into it. Called once the target is ready, so a run that fails before leaves no
-/// folder; a folder this call made is removed again if the first files cannot be written.
-pub fn create_results_folder(
-    dir: &Path,
-    replaced_files: &[PathBuf],
-    first_files: &[OutputFile],
-) -> Result<(), Error> {
-    let existed = dir.exists();
-    std::fs::create_dir_all(dir).with_context(|| {
-        format!(
-            "creating the results folder {}; choose another with --out DIR",
-            dir.display()
-        )
-    })?;
-    for file in replaced_files {
-        match std::fs::remove_file(file) {
-            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-                return Err(Error::runtime(format!(
-                    "removing {} of an earlier run (--force): {err}; remove it by hand",
-                    file.display()
-                )));
-            }
-            _ => {}
-        }
-    }
-    let written = export::write_files(dir, first_files);
-    if written.is_err() && !existed {
-        // Only an empty folder goes: remove_dir refuses one that holds anything.
-        let _ = std::fs::remove_dir(dir);
-    }
-    Ok(written?)
-}
-
-/// The files of `dir` that a run writes, sorted by name; none if `dir` does not exist.
-fn earlier_run_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    if !dir.exists() {
-        return Ok(Vec::new());
-    }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if entry.file_type()?.is_file() && is_run_file(&name.to_string_lossy()) {
-            files.push(entry.path());
-        }
-    }
-    files.sort();
-    Ok(files)
-}
-
-/// Whether a run writes a file of this name.
-fn is_run_file(name: &str) -> bool {
-    let per_strategy =
-        name.starts_with("latency-") && (name.ends_with(".hgrm") || name.ends_with(".hlog"));
-    per_strategy || RUN_FILE_NAMES.contains(&name)
 }
 
 /// `results/<workload>-<UTC timestamp>`, e.g. `results/add-column-20261130T131913Z`.
@@ -195,25 +105,6 @@ mod tests {
     }
 
     #[test]
-    fn every_file_an_exporter_writes_is_a_run_file() {
-        let report = crate::testing::reference_report();
-        for exporter in crate::export::all_exporters() {
-            for file in exporter.render(&report).unwrap() {
-                assert!(is_run_file(&file.name), "{} is not listed", file.name);
-            }
-        }
-    }
-
-    #[test]
-    fn every_file_of_the_example_folder_is_a_run_file() {
-        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/example");
-        for entry in std::fs::read_dir(example).unwrap() {
-            let name = entry.unwrap().file_name();
-            assert!(is_run_file(&name.to_string_lossy()), "{name:?}");
-        }
-    }
-
-    #[test]
     fn an_earlier_run_is_refused_and_force_replaces_only_its_files() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("ci");
@@ -237,29 +128,17 @@ mod tests {
         );
 
         let forced = parse_output(Some(&out), true, "w").unwrap();
-        let run_json = OutputFile {
+        let run_json = crate::results::OutputFile {
             name: "run.json".into(),
             bytes: b"{}".to_vec(),
         };
-        create_results_folder(&out, &forced.replaced_files, &[run_json]).unwrap();
+        crate::results::create_results_folder(&out, &forced.replaced_files, &[run_json]).unwrap();
         let mut left: Vec<String> = std::fs::read_dir(&out)
             .unwrap()
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         left.sort();
         assert_eq!(left, ["notes.txt", "run.json"]);
-    }
-
-    #[test]
-    fn a_folder_left_empty_by_a_failed_write_is_removed() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("new");
-        let unwritable = OutputFile {
-            name: "no-such-folder/run.json".into(),
-            bytes: Vec::new(),
-        };
-        assert!(create_results_folder(&out, &[], &[unwritable]).is_err());
-        assert!(!out.exists());
     }
 
     #[test]

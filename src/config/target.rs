@@ -3,7 +3,7 @@
 //! already there, with the DDL rolled back unless `--apply`. The flags are
 //! checked together here, so a run that would touch more than was asked never
 //! starts. (Whether each DDL step can be rolled back depends on the server's
-//! version: `scenario::ddl::check_rollback` checks that once connected.)
+//! version: `strategy::statements::check_rollback` checks that once connected.)
 
 use crate::cli::CommonArgs;
 use crate::error::Error;
@@ -96,7 +96,15 @@ mod tests {
     }
 
     fn throwaway() -> Target {
-        Target::Throwaway { pg_bin: None }
+        Target::Throwaway {
+            server: crate::server::ServerRequest {
+                pg_bin: None,
+                major: None,
+                offline: true,
+                registry: String::new(),
+                cache_home: None,
+            },
+        }
     }
 
     #[test]

@@ -5,10 +5,8 @@
 //! `<testsuites>` root around the suite, and CI setups and the tests here
 //! read `<testsuite>` as the root element.
 
-use crate::export::OutputFile;
-
-use super::render::label;
-use super::{ExpectationResult, JUNIT_XML, Verdict};
+use super::{ExpectationResult, Verdict};
+use crate::results::{JUNIT_XML, OutputFile};
 
 /// `junit.xml`: one `<testsuite name="stallbench <workload>">` with one
 /// `<testcase classname="<workload>.<strategy>" name="<key> <limit>">` per
@@ -59,7 +57,7 @@ fn junit_text(workload: &str, results: &[ExpectationResult]) -> String {
                     xml_escape(&format!("measured {}, expected {limit}", result.measured)),
                     xml_escape(&format!(
                         "{}: measured {} (from {})",
-                        label(expectation),
+                        expectation.label(),
                         result.measured,
                         expectation.source
                     )),

@@ -1,15 +1,19 @@
 //! The expectation results for people and CI: one verdict line each on
 //! stdout, and the result files of the results folder (`expectations.csv`,
-//! `junit.xml`) rendered in memory for the caller to write.
+//! `junit.xml`, `pr-comment.md`) rendered in memory for the caller to write.
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::export::OutputFile;
+use std::path::Path;
+
 use crate::export::csv::csv_file;
+use crate::metrics::RunReport;
 
 use super::junit::junit_xml;
-use super::{EXPECTATIONS_CSV, Expectation, ExpectationResult, Verdict};
+use super::pr_comment::pr_comment;
+use super::{ExpectationResult, Verdict};
+use crate::results::{EXPECTATIONS_CSV, OutputFile};
 
 /// One row of `expectations.csv`; the header is the field names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,16 +47,6 @@ impl ExpectationRecord {
     }
 }
 
-/// `retry.max_p99_ms <= 600 ms`: what a result line and a test case are called.
-pub(super) fn label(expectation: &Expectation) -> String {
-    format!(
-        "{}.{} {}",
-        expectation.strategy,
-        expectation.bound.key(),
-        expectation.bound.limit_text()
-    )
-}
-
 /// One line per result for stdout:
 /// `pass  retry.max_p99_ms <= 600 ms: measured 512.255 ms`,
 /// `FAIL  naive.min_zero_tps_seconds >= 3: measured 0`,
@@ -61,7 +55,7 @@ pub fn report_lines(results: &[ExpectationResult]) -> Vec<String> {
     results
         .iter()
         .map(|result| {
-            let label = label(&result.expectation);
+            let label = result.expectation.label();
             match result.verdict {
                 Verdict::Pass => format!("pass  {label}: measured {}", result.measured),
                 Verdict::Fail => format!("FAIL  {label}: measured {}", result.measured),
@@ -71,14 +65,17 @@ pub fn report_lines(results: &[ExpectationResult]) -> Vec<String> {
         .collect()
 }
 
-/// The files the results folder gets for `results`: `expectations.csv`, then `junit.xml`.
+/// The files the results folder `out_dir` gets once `report`'s verdicts are
+/// known: `expectations.csv`, `junit.xml`, then `pr-comment.md`.
 pub fn result_files(
-    workload: &str,
+    report: &RunReport,
     results: &[ExpectationResult],
+    out_dir: &Path,
 ) -> anyhow::Result<Vec<OutputFile>> {
     Ok(vec![
         expectations_csv(results)?,
-        junit_xml(workload, results),
+        junit_xml(&report.workload, results),
+        pr_comment(report, results, out_dir),
     ])
 }
 
@@ -92,8 +89,9 @@ fn expectations_csv(results: &[ExpectationResult]) -> anyhow::Result<OutputFile>
 mod tests {
     use super::*;
     use crate::expect::fixtures::*;
-    use crate::expect::{Bound, JUNIT_XML, any_failed, evaluate};
+    use crate::expect::{Bound, any_failed, evaluate};
     use crate::metrics::DdlOutcome;
+    use crate::results::JUNIT_XML;
 
     #[test]
     fn report_lines_show_verdict_limit_and_measured_value() {
@@ -165,7 +163,11 @@ mod tests {
             std::fs::write(&path, &file.bytes)
                 .with_context(|| format!("writing {}", path.display()))
         };
-        let files = result_files("w", &[]).unwrap();
+        let report = crate::metrics::RunReport {
+            workload: "w".to_string(),
+            strategies: Vec::new(),
+        };
+        let files = result_files(&report, &[], dir.path()).unwrap();
         let message = format!("{:#}", write(&files[0]).unwrap_err());
         let expected = format!("writing {}", dir.path().join(EXPECTATIONS_CSV).display());
         assert!(message.starts_with(&expected), "{message}");

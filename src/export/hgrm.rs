@@ -11,7 +11,8 @@ use hdrhistogram::Histogram;
 
 use crate::metrics::RunReport;
 
-use super::{Exporter, OutputFile, hgrm_file_name};
+use super::Exporter;
+use crate::results::{OutputFile, hgrm_file_name};
 
 /// The first line of every `.hgrm` file.
 pub const HGRM_HEADER: &str = "       Value     Percentile TotalCount 1/(1-Percentile)";

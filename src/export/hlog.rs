@@ -12,7 +12,8 @@ use hdrhistogram::serialization::{Deserializer, V2DeflateSerializer};
 
 use crate::metrics::{CompressedSeconds, RunReport, StrategyReport, new_latency_histogram};
 
-use super::{Exporter, OutputFile, latency_file_name};
+use super::Exporter;
+use crate::results::{OutputFile, latency_file_name};
 
 /// Writes one `latency-<strategy>.hlog` per strategy that has per-second histograms
 /// (a live run; a folder read back by `plot` has none).

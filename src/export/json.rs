@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::{RunReport, Summary};
 
-use super::{Exporter, OutputFile, SUMMARY_JSON, rounded_summary};
+use super::{Exporter, rounded_summary};
+use crate::results::{OutputFile, SUMMARY_JSON};
 
 /// The layout of `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

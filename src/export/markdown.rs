@@ -9,10 +9,11 @@ use crate::metrics::failures::failure_kinds;
 use crate::metrics::locks::chain;
 use crate::metrics::{DdlOutcome, RunReport, StrategyReport, Summary};
 
+use super::Exporter;
 use super::format::{format_ms, format_seconds, format_thousands};
 use super::sentences::{describe_chain, losses, migration_done_cell, pool_sentence, wait_and_hold};
-use super::table::{Align, Column, RankedRow, Table, ranking};
-use super::{Exporter, OutputFile, SUMMARY_MD};
+use super::table::{Align, Column, RankedRow, Ranking, Table, ranking};
+use crate::results::{OutputFile, SUMMARY_MD};
 
 use Align::{Left, Right};
 
@@ -37,7 +38,7 @@ pub fn summary_markdown(report: &RunReport) -> String {
     let mut text = String::new();
     // Writing into a String cannot fail, hence the ignored results.
     let _ = writeln!(text, "# {}\n", report.workload);
-    text.push_str(&render_table(&summary_rows(report)));
+    text.push_str(&summary_table(report));
     text.push('\n');
     for strategy in &report.strategies {
         let _ = writeln!(text, "{}\n", strategy_sentence(strategy));
@@ -57,12 +58,12 @@ pub fn summary_markdown(report: &RunReport) -> String {
     text
 }
 
-/// The summary figures `summary.md` shows, one row per strategy.
-fn summary_rows(report: &RunReport) -> Table {
-    Table::build(
+/// The summary figures of `summary.md` as a Markdown table, one row per strategy.
+pub fn summary_table(report: &RunReport) -> String {
+    render_table(&Table::build(
         SUMMARY_COLUMNS,
         report.strategies.iter().map(|strategy| &strategy.summary),
-    )
+    ))
 }
 
 /// The summary columns of `summary.md`: long titles, latencies by [`format_ms`].
@@ -95,7 +96,7 @@ pub fn ranking_markdown(report: &RunReport) -> String {
     };
     let mut text = String::new();
     let _ = writeln!(text, "## Ranking\n");
-    text.push_str(&render_table(&Table::build(RANKING_COLUMNS, &ranking.rows)));
+    text.push_str(&ranking_table(&ranking));
     text.push('\n');
     let _ = writeln!(text, "{}\n", ranking.headline);
     let _ = writeln!(
@@ -112,6 +113,11 @@ pub fn ranking_markdown(report: &RunReport) -> String {
         let _ = writeln!(text, "{note}\n");
     }
     text
+}
+
+/// The places of `ranking` as a Markdown table, best first.
+pub fn ranking_table(ranking: &Ranking) -> String {
+    render_table(&Table::build(RANKING_COLUMNS, &ranking.rows))
 }
 
 /// The ranking columns of `summary.md`, in rank order: long titles, latencies by [`format_ms`].

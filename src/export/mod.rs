@@ -1,12 +1,13 @@
 //! Renders a [`RunReport`] into the files of a results folder, one exporter per
 //! format, and reads such a folder back.
 //!
-//! Exporters only render to memory; [`write_files`] is the one place their output
-//! (and the expectation files) touches the disk; the charts draw their own PNGs.
+//! Exporters only render to memory; [`results::write_files`] is the one place
+//! their output (and the expectation files) touches the disk; the charts
+//! (`plot::draw_all`) draw their own PNGs. The files' names live in [`results`].
 //! The words and numbers every format shares live here too: `table` builds the
 //! table rows once, `format` writes figures, `sentences` the sentences.
-//! The file names and CSV headers are a contract: users and CI
-//! parse these files, so change them only together with docs/reading-the-output.md's list of columns.
+//! The CSV headers are a contract: users and CI parse these files, so change
+//! them only together with docs/reading-the-output.md's list of columns.
 
 pub mod csv;
 pub mod format;
@@ -25,39 +26,9 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::metrics::{RunReport, Summary};
+use crate::results::{self, OutputFile};
 
 pub use read::read_report;
-
-/// File name of the per-second timeline of every strategy.
-pub const TIMELINE_CSV: &str = "timeline.csv";
-/// File name of the list of DDL attempts of every strategy.
-pub const ATTEMPTS_CSV: &str = "ddl_attempts.csv";
-/// File name of the sampled lock queue (who waited for whom).
-pub const LOCKS_CSV: &str = "locks.csv";
-/// File name of the failed transactions by strategy, second and kind.
-pub const FAILURES_CSV: &str = "failures.csv";
-/// File name of the one-row-per-strategy summary table.
-pub const SUMMARY_CSV: &str = "summary.csv";
-/// File name of the summary with the workload name, as JSON.
-pub const SUMMARY_JSON: &str = "summary.json";
-/// File name of the summary for people, as Markdown.
-pub const SUMMARY_MD: &str = "summary.md";
-/// File name of the TPS-over-time chart.
-pub const TIMELINE_PNG: &str = "timeline.png";
-/// File name of the latency-by-percentile chart.
-pub const LATENCY_PNG: &str = "latency.png";
-/// File name of the p99-latency-over-time chart.
-pub const LATENCY_TIMELINE_PNG: &str = "latency-timeline.png";
-/// The application pool's chart, written only for a run with the pool.
-pub const POOL_PNG: &str = "pool.png";
-
-/// One file of a results folder, rendered in memory.
-pub struct OutputFile {
-    /// File name inside the results folder, e.g. `timeline.csv`.
-    pub name: String,
-    /// The whole file.
-    pub bytes: Vec<u8>,
-}
 
 /// One output format of a results folder.
 pub trait Exporter {
@@ -69,7 +40,7 @@ pub trait Exporter {
 
 /// Every file exporter: timeline CSV, attempts CSV, locks CSV, failures CSV, summary CSV/JSON/Markdown,
 /// `.hgrm` and `.hlog` files.
-/// The charts are not exporters; [`write_all`] draws them.
+/// The charts are not exporters; `plot::draw_all` draws them.
 pub fn all_exporters() -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(csv::TimelineCsv),
@@ -84,32 +55,15 @@ pub fn all_exporters() -> Vec<Box<dyn Exporter>> {
     ]
 }
 
-/// Creates `dir` if needed and writes every exporter's files plus the charts into it.
+/// Creates `dir` if needed and writes every exporter's files into it.
 pub fn write_all(report: &RunReport, dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("creating results folder {}", dir.display()))?;
+    results::create_folder(dir)?;
     for exporter in all_exporters() {
         let files = exporter
             .render(report)
             .with_context(|| format!("exporting {}", exporter.name()))?;
-        write_files(dir, &files).with_context(|| format!("exporting {}", exporter.name()))?;
-    }
-    crate::plot::draw_timeline(report, &dir.join(TIMELINE_PNG))?;
-    crate::plot::draw_latency(report, &dir.join(LATENCY_PNG))?;
-    crate::plot::draw_latency_timeline(report, &dir.join(LATENCY_TIMELINE_PNG))?;
-    if crate::plot::used_pool(report) {
-        crate::plot::draw_pool(report, &dir.join(POOL_PNG))?;
-    }
-    Ok(())
-}
-
-/// Writes rendered files into `dir` (the one place exporter output touches the disk).
-/// Every error names the file: `writing results/x/timeline.csv: ...`.
-pub fn write_files(dir: &Path, files: &[OutputFile]) -> anyhow::Result<()> {
-    for file in files {
-        let path = dir.join(&file.name);
-        std::fs::write(&path, &file.bytes)
-            .with_context(|| format!("writing {}", path.display()))?;
+        results::write_files(dir, &files)
+            .with_context(|| format!("exporting {}", exporter.name()))?;
     }
     Ok(())
 }
@@ -133,34 +87,18 @@ pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
         pool_wait_p99_worst_ms: summary.pool_wait_p99_worst_ms.map(round),
         db_p99_ms: summary.db_p99_ms.map(round),
         pool_dry_at_s: summary.pool_dry_at_s.map(round),
+        worst_second_p99_ms: round(summary.worst_second_p99_ms),
         ..summary.clone()
     }
-}
-
-/// The name of the `.hgrm` file of `strategy`: `latency-<strategy>.hgrm`.
-pub fn hgrm_file_name(strategy: &str) -> String {
-    latency_file_name(strategy, "hgrm")
-}
-
-/// `latency-<strategy>.<extension>`, with any character of the strategy name other
-/// than letters, digits, `-`, `_` and `.` replaced by `_`.
-pub fn latency_file_name(strategy: &str, extension: &str) -> String {
-    let safe: String = strategy
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("latency-{safe}.{extension}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::{
+        ATTEMPTS_CSV, FAILURES_CSV, LATENCY_PNG, LATENCY_TIMELINE_PNG, LOCKS_CSV, SUMMARY_CSV,
+        SUMMARY_JSON, SUMMARY_MD, TIMELINE_CSV, TIMELINE_PNG, is_run_file,
+    };
     use crate::testing::reference_report;
 
     #[test]
@@ -230,7 +168,7 @@ mod tests {
             "{message}"
         );
         let files = csv::TimelineCsv.render(&report).unwrap();
-        let error = write_files(dir.path(), &files).unwrap_err();
+        let error = results::write_files(dir.path(), &files).unwrap_err();
         let message = format!("{error:#}");
         assert!(
             message.starts_with(&format!(
@@ -242,11 +180,12 @@ mod tests {
     }
 
     #[test]
-    fn hgrm_file_names_are_safe() {
-        assert_eq!(hgrm_file_name("naive"), "latency-naive.hgrm");
-        assert_eq!(
-            hgrm_file_name("lock timeout/2"),
-            "latency-lock_timeout_2.hgrm"
-        );
+    fn every_file_an_exporter_writes_is_a_run_file() {
+        let report = reference_report();
+        for exporter in all_exporters() {
+            for file in exporter.render(&report).unwrap() {
+                assert!(is_run_file(&file.name), "{} is not listed", file.name);
+            }
+        }
     }
 }

@@ -17,10 +17,7 @@ use crate::strategy::NamedStrategy;
 #[cfg(doc)]
 use crate::target::Target;
 
-use super::OutputFile;
-
-/// File name of the description of the run.
-pub const RUN_JSON: &str = "run.json";
+use crate::results::{OutputFile, RUN_JSON};
 
 /// The layout of `run.json`.
 #[derive(Debug, Serialize)]
@@ -48,6 +45,11 @@ pub struct RunFile<'a> {
     pub rate_tps: Option<f64>,
     pub scripts: Vec<ScriptRecord<'a>>,
     pub seed: u64,
+    /// How long the throwaway server took to start (initdb until it accepted
+    /// connections), in seconds; absent on `--db-url`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_start_s: Option<f64>,
+    /// `SHOW server_version`: the exact release, e.g. `13.23` or `15.14 (Debian 15.14-0+deb12u1)`.
     pub server_version: &'a str,
     pub strategies: Vec<StrategyRecord>,
     /// Where the run went: the throwaway server or the server of `--db-url`.
@@ -143,6 +145,7 @@ impl<'a> RunFile<'a> {
             rate_tps: load.rate_tps,
             scripts: load.scripts.iter().map(ScriptRecord::new).collect(),
             seed: config.seed,
+            server_start_s: None,
             server_version,
             strategies: config.strategies.iter().map(StrategyRecord::new).collect(),
             target,

@@ -1,6 +1,10 @@
 //! The lock queue as the server saw it: sampled sessions, per-second figures,
 //! and the chain of who blocks whom at the worst moment.
 
+use std::collections::HashMap;
+
+use crate::role::Role;
+
 /// One session at one sample moment that waited for a lock or blocked another session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LockSample {
@@ -23,6 +27,34 @@ pub struct LockSample {
     pub blocked_by: Vec<String>,
     /// How long it has waited for the lock (0 when granted).
     pub wait_ms: f64,
+}
+
+/// When the lock observer first saw each wait, for waits the server does not
+/// time: `pg_locks.waitstart` exists from PostgreSQL 14 on (and is null for a
+/// moment after a wait begins). Such a wait's time is the time since its first
+/// sighting, short by less than one sample interval.
+#[derive(Debug, Default)]
+pub struct WaitSightings {
+    first_seen_s: HashMap<WaitKey, f64>,
+}
+
+/// One wait: the waiting session's pid, the lock mode and the object.
+pub type WaitKey = (u32, String, String);
+
+impl WaitSightings {
+    /// Records the waits seen in the sample taken at `t_s`, forgets the ones
+    /// no longer seen (ended, or granted), and returns how long each of
+    /// `waits` has been seen, in ms, in their order.
+    pub fn sighted(&mut self, t_s: f64, waits: &[WaitKey]) -> Vec<f64> {
+        self.first_seen_s.retain(|key, _| waits.contains(key));
+        waits
+            .iter()
+            .map(|key| {
+                let first_s = *self.first_seen_s.entry(key.clone()).or_insert(t_s);
+                (t_s - first_s) * 1000.0
+            })
+            .collect()
+    }
 }
 
 /// Lock figures of one second of the timeline.
@@ -89,11 +121,12 @@ pub fn is_worse_moment(moment: &[LockSample], worst_so_far: &[LockSample]) -> bo
 /// the longest wait in ms.
 fn severity(moment: &[LockSample]) -> (bool, usize, bool, f64) {
     let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
+    let is_ddl = |role: &String| Role::parse(role) == Some(Role::Ddl);
     let behind_ddl = waiting
         .iter()
-        .filter(|s| s.blocked_by.iter().any(|blocker| blocker == "ddl"))
+        .filter(|s| s.blocked_by.iter().any(is_ddl))
         .count();
-    let ddl_waits = waiting.iter().any(|s| s.role == "ddl");
+    let ddl_waits = waiting.iter().any(|s| is_ddl(&s.role));
     let longest_wait_ms = waiting.iter().map(|s| s.wait_ms).fold(0.0, f64::max);
     (!waiting.is_empty(), behind_ddl, ddl_waits, longest_wait_ms)
 }
@@ -175,6 +208,26 @@ pub fn chain(worst: &[LockSample]) -> Vec<ChainLink> {
         }
     }
     links
+}
+
+/// Roles with the repeated ones said once with their count, in the order
+/// they first appear: the application pool's connections all share one name,
+/// so ten of them read `reader-pool ×10`, not the name ten times.
+pub fn group_repeated(roles: &[String]) -> Vec<String> {
+    let mut counted: Vec<(&str, usize)> = Vec::new();
+    for role in roles {
+        match counted.iter_mut().find(|(seen, _)| *seen == role.as_str()) {
+            Some((_, count)) => *count += 1,
+            None => counted.push((role, 1)),
+        }
+    }
+    counted
+        .into_iter()
+        .map(|(role, count)| match count {
+            1 => role.to_string(),
+            _ => format!("{role} ×{count}"),
+        })
+        .collect()
 }
 
 /// One sampled session of the reference moment, for unit tests.
@@ -296,6 +349,34 @@ mod tests {
     }
 
     #[test]
+    fn an_untimed_wait_lasts_from_its_first_sighting_until_it_is_no_longer_seen() {
+        let key = |pid: u32, mode: &str| (pid, mode.to_string(), "orders".to_string());
+        let mut sightings = WaitSightings::default();
+        assert_eq!(
+            sightings.sighted(6.0, &[key(108, "AccessExclusiveLock")]),
+            [0.0]
+        );
+        let both = [key(108, "AccessExclusiveLock"), key(90, "AccessShareLock")];
+        let waited = sightings.sighted(6.2, &both);
+        assert!(
+            (waited[0] - 200.0).abs() < 1e-6 && waited[1] == 0.0,
+            "{waited:?}"
+        );
+        let waited = sightings.sighted(9.0, &both);
+        assert!((waited[0] - 3000.0).abs() < 1e-6, "{waited:?}");
+        assert!((waited[1] - 2800.0).abs() < 1e-6, "{waited:?}");
+        // Granted at 9.2 s: a later wait of the same session starts again.
+        assert!(sightings.sighted(9.2, &[]).is_empty());
+        assert_eq!(
+            sightings.sighted(9.4, &[key(108, "AccessExclusiveLock")]),
+            [0.0]
+        );
+        // Another lock of the same session is another wait.
+        let waited = sightings.sighted(9.6, &[key(108, "ShareLock")]);
+        assert_eq!(waited, [0.0]);
+    }
+
+    #[test]
     fn a_deadlock_cycle_is_listed_after_the_rest() {
         let moment = vec![
             sample(173, "ddl-a", "AccessExclusiveLock", false, &["ddl-b"]),
@@ -307,5 +388,18 @@ mod tests {
             .flat_map(|l| l.roles.iter().map(String::as_str))
             .collect();
         assert_eq!(roles, ["ddl-a", "ddl-b"]);
+    }
+
+    #[test]
+    fn repeated_roles_are_said_once_with_their_count() {
+        let roles: Vec<String> = ["ddl", "reader-pool", "reader-3", "reader-pool"]
+            .iter()
+            .map(|role| role.to_string())
+            .collect();
+        assert_eq!(
+            group_repeated(&roles),
+            ["ddl", "reader-pool ×2", "reader-3"]
+        );
+        assert!(group_repeated(&[]).is_empty());
     }
 }

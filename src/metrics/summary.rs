@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ranking::worst_seconds;
 use super::{AttemptOutcome, BlockerWindow, DdlAttempt, PoolRow, SecondRow};
 
 /// One row of `summary.csv` / `summary.json` / `summary.md`.
@@ -99,6 +100,14 @@ pub struct Summary {
     /// run clock: when the pool ran dry.
     #[serde(default)]
     pub pool_dry_at_s: Option<f64>,
+    /// The lowest TPS of any second of the DDL window (the ranking's window: the
+    /// first attempt's start to the last attempt's end plus 1 s; the whole run
+    /// without DDL). See [`worst_seconds`].
+    #[serde(default)]
+    pub worst_second_tps: u64,
+    /// The highest per-second p99 latency in the same window, in ms.
+    #[serde(default)]
+    pub worst_second_p99_ms: f64,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -240,6 +249,7 @@ pub fn summarize(
         },
     };
     let pool = PoolSummary::new(seconds);
+    let worst = worst_seconds(seconds, attempts);
     Summary {
         strategy: strategy.to_string(),
         transactions,
@@ -296,6 +306,8 @@ pub fn summarize(
         in_flight_max: pool.in_flight_max,
         pool_in_use_max: pool.in_use_max,
         pool_dry_at_s: facts.pool.and_then(|facts| facts.dry_at_s),
+        worst_second_tps: worst.worst_second_tps,
+        worst_second_p99_ms: worst.worst_second_p99_ms,
     }
 }
 

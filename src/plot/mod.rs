@@ -42,6 +42,26 @@ pub use layout::{
 pub use pool::{draw_pool, used_pool};
 pub use timeline::draw_timeline;
 
+use std::path::Path;
+
+use crate::metrics::RunReport;
+use crate::results::{LATENCY_PNG, LATENCY_TIMELINE_PNG, POOL_PNG, TIMELINE_PNG};
+
+/// Draws every chart of `report` into the results folder `dir` (`pool.png` only
+/// for a run with the application pool); returns the names of the files drawn.
+/// The run and `stallbench plot DIR` both draw through here.
+pub fn draw_all(report: &RunReport, dir: &Path) -> anyhow::Result<Vec<&'static str>> {
+    draw_timeline(report, &dir.join(TIMELINE_PNG))?;
+    draw_latency(report, &dir.join(LATENCY_PNG))?;
+    draw_latency_timeline(report, &dir.join(LATENCY_TIMELINE_PNG))?;
+    let mut drawn = vec![TIMELINE_PNG, LATENCY_PNG, LATENCY_TIMELINE_PNG];
+    if used_pool(report) {
+        draw_pool(report, &dir.join(POOL_PNG))?;
+        drawn.push(POOL_PNG);
+    }
+    Ok(drawn)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,6 +91,23 @@ mod tests {
             },
             latency_timeline_size(2)
         );
+    }
+
+    #[test]
+    fn draw_all_draws_every_chart_and_the_pool_chart_only_for_a_pool_run() {
+        let (_keep, dir) = output_dir();
+        let mut report = reference_report();
+        let drawn = draw_all(&report, &dir).unwrap();
+        assert_eq!(drawn, [TIMELINE_PNG, LATENCY_PNG, LATENCY_TIMELINE_PNG]);
+        for name in &drawn {
+            assert!(decode_png(&dir.join(name)).2 > 2, "{name}");
+        }
+        assert!(!dir.join(POOL_PNG).exists());
+
+        report.strategies[0].seconds[0].pool = Some(crate::metrics::PoolRow::default());
+        let drawn = draw_all(&report, &dir).unwrap();
+        assert_eq!(drawn.last(), Some(&POOL_PNG));
+        assert!(decode_png(&dir.join(POOL_PNG)).2 > 2);
     }
 
     #[test]

@@ -66,4 +66,4 @@ pub(super) fn report_with_strategies(names: &[&str]) -> RunReport {
 }
 
 /// The strategies of `compare --strategies all` (every preset), in run order.
-pub(super) const ALL_STRATEGIES: &[&str] = crate::strategy::PRESET_NAMES;
+pub(super) const ALL_STRATEGIES: &[&str] = &crate::strategy::PRESET_NAMES;

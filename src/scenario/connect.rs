@@ -12,6 +12,7 @@ use super::pool::PoolApp;
 use super::reopen::HeldSession;
 use crate::config::Config;
 use crate::error::Error;
+use crate::role::{ClientKind, Role};
 use crate::strategy::NamedStrategy;
 use crate::target::Target;
 
@@ -45,9 +46,8 @@ pub async fn connect_sessions(
             None,
         ),
         Some(settings) => {
-            // Every pool connection is `reader-pool` (or `client-pool`): which one serves a request changes.
-            let role = format!("{}-pool", super::role::client_role(&config.load.scripts));
-            let connector = target.connector(&role, &strategy.settings);
+            let role = Role::Pool(client_kind(config));
+            let connector = target.connector(role, &strategy.settings);
             let opening = PoolApp::open(connector, settings.clone(), config.load.clone(), seed);
             let pool = load_runtime
                 .spawn(opening)
@@ -57,24 +57,24 @@ pub async fn connect_sessions(
         }
     };
     let observer = match config.observe_locks {
-        true => Some(HeldSession::open(target.connector("observer", &[])).await?),
+        true => Some(HeldSession::open(target.connector(Role::Observer, &[])).await?),
         false => None,
     };
     let blocker = match &config.blocker {
         Some(_) => Some(
             target
-                .connect_with_settings("report", &strategy.settings)
+                .connect_with_settings(Role::Report, &strategy.settings)
                 .await?,
         ),
         None => None,
     };
     let ddl = match &config.ddl {
-        Some(_) => Some(HeldSession::open(target.connector("ddl", &strategy.settings)).await?),
+        Some(_) => Some(HeldSession::open(target.connector(Role::Ddl, &strategy.settings)).await?),
         None => None,
     };
     let killer = match &config.ddl {
         Some(_) if strategy.strategy.needs_killer() => {
-            Some(HeldSession::open(target.connector("killer", &[])).await?)
+            Some(HeldSession::open(target.connector(Role::Killer, &[])).await?)
         }
         _ => None,
     };
@@ -100,9 +100,9 @@ async fn connect_workers(
     let scripts = Arc::new(config.load.scripts.clone());
     let variables = Arc::new(config.load.variables.clone());
     let mut workers = Vec::with_capacity(config.load.clients as usize);
-    let role = super::role::client_role(&config.load.scripts);
+    let kind = client_kind(config);
     for client_id in 0..config.load.clients {
-        let connector = target.connector(&format!("{role}-{}", client_id + 1), &strategy.settings);
+        let connector = target.connector(Role::Client(kind, client_id + 1), &strategy.settings);
         let first = connector.clone();
         let to_prepare = scripts.clone();
         let connected = load_runtime.spawn(async move {
@@ -127,4 +127,9 @@ async fn connect_workers(
         });
     }
     Ok(workers)
+}
+
+/// What the load's clients are called: `reader` when every script only reads.
+fn client_kind(config: &Config) -> ClientKind {
+    ClientKind::of_scripts(config.load.scripts.iter().map(|weighted| &weighted.script))
 }

@@ -24,7 +24,6 @@ pub mod pool;
 pub mod precise_timer;
 pub mod progress;
 pub mod reopen;
-pub mod role;
 
 pub use assemble::{AfterRun, Measured, assemble_report};
 
@@ -147,7 +146,7 @@ pub struct RunNotes {
     /// Failed transactions by SQLSTATE.
     pub failed_by_sqlstate: Vec<(String, u64)>,
     /// The role of every session the observer saw, by backend pid.
-    pub roles: BTreeMap<u32, String>,
+    pub roles: BTreeMap<u32, crate::role::Role>,
 }
 
 /// Runs one strategy: connects every session, starts the clock, runs the load

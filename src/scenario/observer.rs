@@ -22,8 +22,11 @@ use tokio_postgres::{Client, Row, Statement};
 use super::RunClock;
 use super::reopen::{HeldSession, is_connection_lost};
 use crate::metrics::grant::GRANT_POLL_EVERY_MS;
-use crate::metrics::locks::{LockSample, ObserverGap, SecondLocks, is_worse_moment};
+use crate::metrics::locks::{
+    LockSample, ObserverGap, SecondLocks, WaitKey, WaitSightings, is_worse_moment,
+};
 use crate::metrics::{DdlActivity, DdlPoll, LiveCounters};
+use crate::role::{Role, is_client_role};
 use crate::target::error_text;
 
 /// How often the observer samples: 5 times a second.
@@ -56,7 +59,7 @@ SELECT a.pid,
        coalesce(a.wait_event_type, ''),
        coalesce(a.wait_event, ''),
        w.mode, w.object,
-       coalesce(extract(epoch FROM clock_timestamp() - w.waitstart) * 1000, 0)::float8,
+       (extract(epoch FROM clock_timestamp() - w.waitstart) * 1000)::float8,
        h.mode, h.object,
        CASE WHEN w.pid IS NULL THEN '{}'::int4[] ELSE pg_blocking_pids(a.pid) END
 FROM pg_stat_activity a
@@ -86,7 +89,7 @@ pub struct ObserverOutput {
     /// broken by the longest wait.
     pub worst: Vec<LockSample>,
     /// The role of every session seen, by backend pid (for the server log).
-    pub roles: BTreeMap<u32, String>,
+    pub roles: BTreeMap<u32, Role>,
     /// The DDL session at every poll, in time order; empty when the run has no DDL.
     pub ddl_polls: Vec<DdlPoll>,
     /// Times without a connection, each ended by opening the session again.
@@ -116,11 +119,13 @@ pub struct DdlWatch {
 /// A session as one sample sees it, before roles are resolved.
 struct Session {
     pid: u32,
-    role: String,
+    role: Role,
     state: String,
     wait_event_type: String,
     wait_event: String,
-    waiting: Option<(String, String, f64)>,
+    /// The lock mode and object it waits for, and for how long in ms (`None`
+    /// where the server does not say: see [`WaitSightings`]).
+    waiting: Option<(String, String, Option<f64>)>,
     holding: Option<(String, String)>,
     blocked_by: Vec<u32>,
 }
@@ -141,6 +146,7 @@ pub async fn observe(
         per_second: vec![SecondLocks::default(); clock.duration_s() as usize],
         ..ObserverOutput::default()
     };
+    let mut sightings = WaitSightings::default();
     loop {
         let sampled = sample_until_stopped(
             &session.client,
@@ -148,7 +154,7 @@ pub async fn observe(
             &session_prefix,
             server_version_num,
             &reports,
-            &mut output,
+            (&mut output, &mut sightings),
             &mut stop,
         )
         .await;
@@ -172,14 +178,15 @@ pub async fn observe(
 }
 
 /// Prepares the statements on `client`, then samples (and polls the DDL
-/// session) until `stop` turns true; the first error ends it.
+/// session) until `stop` turns true, into `output` and the waits' first
+/// sightings; the first error ends it.
 async fn sample_until_stopped(
     client: &Client,
     clock: RunClock,
     session_prefix: &str,
     server_version_num: u32,
     reports: &LiveReports,
-    output: &mut ObserverOutput,
+    (output, sightings): (&mut ObserverOutput, &mut WaitSightings),
     stop: &mut watch::Receiver<bool>,
 ) -> Result<(), tokio_postgres::Error> {
     let ddl = &reports.ddl;
@@ -206,10 +213,11 @@ async fn sample_until_stopped(
         let rows = client.query(&statement, &[]).await?;
         let t_s = clock.now_s();
         let second = clock.second_now();
-        let sessions: Vec<Session> = rows
+        let mut sessions: Vec<Session> = rows
             .iter()
             .map(|row| session_of(row, session_prefix))
             .collect();
+        time_untimed_waits(sightings, t_s, &mut sessions);
         record_sample(
             output,
             &sessions,
@@ -253,8 +261,27 @@ fn activity_of(state: &str, wait_event_type: &str) -> DdlActivity {
     }
 }
 
+/// Gives each wait the server did not time its time since the observer first
+/// saw it (see [`WaitSightings`]).
+fn time_untimed_waits(sightings: &mut WaitSightings, t_s: f64, sessions: &mut [Session]) {
+    let waits: Vec<WaitKey> = sessions
+        .iter()
+        .filter_map(|session| {
+            let (mode, object, _) = session.waiting.as_ref()?;
+            Some((session.pid, mode.clone(), object.clone()))
+        })
+        .collect();
+    let seen_ms = sightings.sighted(t_s, &waits);
+    let waiting = sessions
+        .iter_mut()
+        .filter_map(|session| session.waiting.as_mut());
+    for ((_, _, wait_ms), seen_ms) in waiting.zip(seen_ms) {
+        wait_ms.get_or_insert(seen_ms);
+    }
+}
+
 /// Prepares [`SAMPLE_SQL`] for the server's version: `pg_locks.waitstart`
-/// exists from PostgreSQL 14 on; before, waits show as 0 ms.
+/// exists from PostgreSQL 14 on; before, every wait is timed from its first sighting.
 async fn prepare_sample(
     client: &Client,
     server_version_num: u32,
@@ -275,7 +302,7 @@ fn session_of(row: &Row, session_prefix: &str) -> Session {
     let holding_mode: Option<String> = row.get(8);
     Session {
         pid,
-        role: role_of(session_prefix, &application_name, pid),
+        role: Role::of_session(session_prefix, &application_name, pid),
         state: row.get(2),
         wait_event_type: row.get(3),
         wait_event: row.get(4),
@@ -314,10 +341,7 @@ fn record_sample(
     queue_status: &watch::Sender<String>,
 ) {
     for session in sessions {
-        output
-            .roles
-            .entry(session.pid)
-            .or_insert_with(|| session.role.clone());
+        output.roles.entry(session.pid).or_insert(session.role);
     }
     let moment = lock_moment(t_s, sessions);
     let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
@@ -326,7 +350,11 @@ fn record_sample(
     if let Some(slot) = output.per_second.get_mut(second as usize) {
         let behind_ddl = waiting
             .iter()
-            .filter(|s| s.blocked_by.iter().any(|b| b == "ddl"))
+            .filter(|s| {
+                s.blocked_by
+                    .iter()
+                    .any(|b| Role::parse(b) == Some(Role::Ddl))
+            })
             .count() as u32;
         slot.waiting_behind_ddl = slot.waiting_behind_ddl.max(behind_ddl);
         let oldest = waiting.iter().map(|s| s.wait_ms).fold(0.0, f64::max);
@@ -338,24 +366,14 @@ fn record_sample(
     output.samples.extend(moment);
 }
 
-/// The role of a session: the suffix of this run's `application_name`, else `external:<pid>`.
-pub fn role_of(session_prefix: &str, application_name: &str, pid: u32) -> String {
-    application_name
-        .strip_prefix(session_prefix)
-        .and_then(|rest| rest.strip_prefix('-'))
-        .filter(|role| !role.is_empty())
-        .map(str::to_string)
-        .unwrap_or_else(|| format!("external:{pid}"))
-}
-
 /// The sessions of one sample that wait for a lock or block a waiting session.
 fn lock_moment(t_s: f64, sessions: &[Session]) -> Vec<LockSample> {
     let role = |pid: u32| {
         sessions
             .iter()
             .find(|s| s.pid == pid)
-            .map(|s| s.role.clone())
-            .unwrap_or_else(|| format!("external:{pid}"))
+            .map_or(Role::External(pid), |s| s.role)
+            .to_string()
     };
     let blocking: Vec<u32> = sessions
         .iter()
@@ -368,7 +386,7 @@ fn lock_moment(t_s: f64, sessions: &[Session]) -> Vec<LockSample> {
         .map(|s| {
             let (lock_mode, relation, granted, wait_ms) = match (&s.waiting, &s.holding) {
                 (Some((mode, object, wait_ms)), _) => {
-                    (mode.clone(), object.clone(), false, *wait_ms)
+                    (mode.clone(), object.clone(), false, wait_ms.unwrap_or(0.0))
                 }
                 (None, Some((mode, object))) => (mode.clone(), object.clone(), true, 0.0),
                 (None, None) => (String::new(), String::new(), true, 0.0),
@@ -376,7 +394,7 @@ fn lock_moment(t_s: f64, sessions: &[Session]) -> Vec<LockSample> {
             LockSample {
                 t_s,
                 pid: s.pid,
-                role: s.role.clone(),
+                role: s.role.to_string(),
                 state: s.state.clone(),
                 wait_event_type: s.wait_event_type.clone(),
                 wait_event: s.wait_event.clone(),
@@ -416,12 +434,12 @@ pub fn head_of_queue(moment: &[LockSample]) -> String {
         .filter(|s| s.blocked_by.contains(&head.role))
         .collect();
     if !behind.is_empty() {
-        let clients = behind
-            .iter()
-            .filter(|s| super::role::is_client_role(&s.role))
-            .count();
+        let clients = behind.iter().filter(|s| is_client_role(&s.role)).count();
         // `reader` or `client`, as the load's clients are named.
-        let kind = behind[0].role.split('-').next().unwrap_or_default();
+        let kind = match Role::parse(&behind[0].role) {
+            Some(Role::Client(kind, _) | Role::Pool(kind)) => kind.to_string(),
+            _ => String::new(),
+        };
         let what = match (clients == behind.len(), behind.len()) {
             (true, 1) => kind.to_string(),
             (true, _) => format!("{kind}s"),
@@ -446,34 +464,38 @@ mod tests {
         assert_eq!(activity_of("idle in transaction", ""), DdlActivity::Idle);
     }
 
-    #[test]
-    fn roles_come_from_the_run_prefix() {
-        assert_eq!(
-            role_of("stallbench-abc123", "stallbench-abc123-reader-2", 7),
-            "reader-2"
-        );
-        assert_eq!(
-            role_of("stallbench-abc123", "stallbench-abc123-ddl", 7),
-            "ddl"
-        );
-        assert_eq!(
-            role_of("stallbench-abc123", "stallbench-ffffff-ddl", 7),
-            "external:7"
-        );
-        assert_eq!(role_of("stallbench-abc123", "psql", 42), "external:42");
-    }
-
     fn session(pid: u32, role: &str, waiting: Option<&str>, blocked_by: &[u32]) -> Session {
         Session {
             pid,
-            role: role.into(),
+            role: Role::parse(role).unwrap(),
             state: "active".into(),
             wait_event_type: String::new(),
             wait_event: String::new(),
-            waiting: waiting.map(|mode| (mode.to_string(), "orders".to_string(), 8200.0)),
+            waiting: waiting.map(|mode| (mode.to_string(), "orders".to_string(), Some(8200.0))),
             holding: Some(("AccessShareLock".into(), "orders".into())),
             blocked_by: blocked_by.to_vec(),
         }
+    }
+
+    #[test]
+    fn waits_the_server_did_not_time_are_timed_from_their_first_sighting() {
+        let mut sightings = WaitSightings::default();
+        let mut untimed = |t_s: f64| {
+            let mut sessions = vec![
+                session(100, "report", None, &[]),
+                session(108, "ddl", Some("AccessExclusiveLock"), &[100]),
+                session(90, "reader-1", Some("AccessShareLock"), &[108]),
+            ];
+            // PostgreSQL 13 says nothing of the ddl's wait; 14 timed the reader's.
+            sessions[1].waiting.as_mut().unwrap().2 = None;
+            time_untimed_waits(&mut sightings, t_s, &mut sessions);
+            lock_moment(t_s, &sessions)
+        };
+        assert_eq!(untimed(6.0)[1].wait_ms, 0.0);
+        let moment = untimed(8.5);
+        assert!((moment[1].wait_ms - 2500.0).abs() < 1e-6, "{moment:?}");
+        assert_eq!(moment[2].wait_ms, 8200.0);
+        assert_eq!(moment[0].wait_ms, 0.0);
     }
 
     #[test]

@@ -36,6 +36,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
 use crate::metrics::{DdlActivity, DdlAttempt, LiveCounters, PoolGauge, Recorder};
+use crate::role::Role;
 use crate::strategy::NamedStrategy;
 use crate::target::Target;
 
@@ -128,7 +129,7 @@ pub fn start(
             live: live.clone(),
             queue_status: queue_tx,
             ddl: observes_ddl.then(|| observer::DdlWatch {
-                application_name: format!("{}-ddl", target.session_prefix),
+                application_name: target.application_name(Role::Ddl),
                 activity: ddl_activity_tx,
             }),
         };
@@ -180,7 +181,7 @@ pub fn start(
             None
         }
     };
-    let progress = (!config.quiet).then(|| {
+    let progress = config.progress.then(|| {
         tokio::spawn(progress::report_each_second(
             clock,
             live.clone(),

@@ -16,8 +16,16 @@
 //! start, goes to `startup.log`. The collector writes a moment after a backend
 //! logs; a strategy's part is read once its run has wound down, well after its
 //! lock messages.
+//!
+//! Which binaries it runs (installed, cached or downloaded) is `binaries`'
+//! business; the options passed to initdb and postgres follow their major.
 
+mod binaries;
+mod cache;
+mod download;
 mod leftovers;
+mod package;
+mod user;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -30,24 +38,26 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 
 use crate::serverlog::{LogFormat, StructuredLog};
+pub use binaries::{
+    INSTALL_HINT, PgBin, ServerBinaries, ServerRequest, find_binaries, holds_server,
+};
+pub use cache::SYSTEM_CACHE;
+pub use package::{DEFAULT_REGISTRY, NEWEST_MAJOR, SUPPORTED_MAJORS};
+use user::{as_user, chown, server_user};
 
 /// The port number names the socket file (`.s.PGSQL.5432`); no TCP listener is opened.
 const PORT: u16 = 5432;
 /// Socket paths longer than this do not fit `sockaddr_un`.
 const MAX_SOCKET_PATH: usize = 107;
-/// The readable log, written by the logging collector into the server's folder.
-const TEXT_LOG: &str = "server.log";
+/// The readable log, written by the logging collector into the server's folder
+/// (and copied under the same name into the results folder).
+const TEXT_LOG: &str = crate::results::SERVER_LOG;
 /// The postmaster's own output, before the logging collector takes over.
 const STARTUP_LOG: &str = "startup.log";
 /// How often [`Server::exited`] checks whether the server still runs.
 const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 /// PostgreSQL's own default `max_connections`; the throwaway server never has fewer.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 100;
-
-/// How to get PostgreSQL when no binaries are found.
-pub const INSTALL_HINT: &str = "install them with `apt-get install postgresql` (Debian/Ubuntu), \
-     point --pg-bin or STALLBENCH_PG_BIN at the folder holding initdb and postgres, \
-     or run against an existing server with --db-url postgres://user@host/db";
 
 /// A running throwaway server. Dropping it stops the server and removes its folder.
 #[derive(Debug)]
@@ -56,18 +66,21 @@ pub struct Server {
     child: Mutex<Option<Child>>,
     /// When the postmaster was started.
     started: Instant,
+    /// How long initdb and the start took until the server accepted connections.
+    start_duration: Duration,
     /// Holds the data folder, the socket and the log; removed on drop.
     folder: Option<tempfile::TempDir>,
-    bin_dir: PathBuf,
+    binaries: ServerBinaries,
     /// The structured log this server's version writes.
     log_format: LogFormat,
 }
 
 impl Server {
-    /// Finds the binaries, runs initdb and starts the server with room for
+    /// Runs initdb of `binaries` and starts the server with room for
     /// `max_connections` sessions; returns once it accepts connections.
-    pub async fn start(pg_bin: Option<&Path>, max_connections: u32) -> anyhow::Result<Server> {
-        let bin_dir = find_bin_dir(pg_bin)?;
+    pub async fn start(binaries: &ServerBinaries, max_connections: u32) -> anyhow::Result<Server> {
+        let begun = Instant::now();
+        let bin_dir = binaries.bin_dir.clone();
         let base = temp_base();
         if let Some(message) = leftovers::removed_message(&leftovers::remove_left_behind(&base)) {
             stderrln!("{message}");
@@ -85,16 +98,7 @@ impl Server {
         initdb
             .arg("-D")
             .arg(&data_dir)
-            .args([
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "--no-sync",
-                "--no-instructions",
-                "-E",
-                "UTF8",
-                "--locale=C",
-            ])
+            .args(initdb_options(binaries.major))
             .current_dir(folder.path())
             .stdin(Stdio::null());
         as_user(&mut initdb, owner.as_ref());
@@ -110,7 +114,7 @@ impl Server {
             );
         }
 
-        let log_format = structured_log_format(major_version(&data_dir)?);
+        let log_format = structured_log_format(binaries.major);
         let startup_log = File::create(&startup_log_path)
             .with_context(|| format!("creating {}", startup_log_path.display()))?;
         let mut postgres = Command::new(bin_dir.join("postgres"));
@@ -163,11 +167,13 @@ impl Server {
         let mut server = Server {
             child: Mutex::new(Some(child)),
             started: Instant::now(),
+            start_duration: Duration::ZERO,
             folder: Some(folder),
-            bin_dir,
+            binaries: binaries.clone(),
             log_format,
         };
         server.wait_ready(max_connections).await?;
+        server.start_duration = begun.elapsed();
         Ok(server)
     }
 
@@ -207,7 +213,17 @@ impl Server {
 
     /// The folder holding the server binaries in use.
     pub fn bin_dir(&self) -> &Path {
-        &self.bin_dir
+        &self.binaries.bin_dir
+    }
+
+    /// The server binaries in use, with their release.
+    pub fn binaries(&self) -> &ServerBinaries {
+        &self.binaries
+    }
+
+    /// How long initdb and the start took, until the server accepted connections.
+    pub fn start_duration(&self) -> Duration {
+        self.start_duration
     }
 
     fn socket_dir(&self) -> &Path {
@@ -326,87 +342,22 @@ impl Drop for Server {
     }
 }
 
-/// Finds the folder with `initdb` and `postgres`: `--pg-bin`, `STALLBENCH_PG_BIN`,
-/// `pg_config --bindir`, the highest `/usr/lib/postgresql/*/bin`, then PATH.
-pub fn find_bin_dir(pg_bin: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let has_binaries = |dir: &Path| dir.join("initdb").is_file() && dir.join("postgres").is_file();
-    if let Some(dir) = pg_bin {
-        if has_binaries(dir) {
-            return Ok(dir.to_path_buf());
-        }
-        bail!(
-            "--pg-bin {}: no initdb and postgres there; {INSTALL_HINT}",
-            dir.display()
-        );
+/// The options of initdb: trust, no fsync, UTF-8 in the C locale;
+/// `--no-instructions` (PostgreSQL 14 on) where the major knows it.
+fn initdb_options(major: u32) -> Vec<&'static str> {
+    let mut options = vec![
+        "-U",
+        "postgres",
+        "--auth=trust",
+        "--no-sync",
+        "-E",
+        "UTF8",
+        "--locale=C",
+    ];
+    if major >= 14 {
+        options.push("--no-instructions");
     }
-    if let Some(dir) = std::env::var_os("STALLBENCH_PG_BIN").filter(|dir| !dir.is_empty()) {
-        let dir = PathBuf::from(dir);
-        if has_binaries(&dir) {
-            return Ok(dir);
-        }
-        bail!(
-            "STALLBENCH_PG_BIN={}: no initdb and postgres there; {INSTALL_HINT}",
-            dir.display()
-        );
-    }
-    let mut candidates = Vec::new();
-    if let Ok(output) = Command::new("pg_config").arg("--bindir").output()
-        && output.status.success()
-    {
-        candidates.push(PathBuf::from(
-            String::from_utf8_lossy(&output.stdout).trim(),
-        ));
-    }
-    candidates.extend(debian_bin_dirs(Path::new("/usr/lib/postgresql")));
-    if let Some(path) = std::env::var_os("PATH") {
-        candidates.extend(std::env::split_paths(&path));
-    }
-    candidates
-        .into_iter()
-        .find(|dir| has_binaries(dir))
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "no PostgreSQL server binaries (initdb, postgres) found via pg_config, \
-                 /usr/lib/postgresql/*/bin or PATH; {INSTALL_HINT}"
-            )
-        })
-}
-
-/// `/usr/lib/postgresql/<version>/bin`, highest version first.
-fn debian_bin_dirs(root: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return Vec::new();
-    };
-    let mut versions: Vec<(u32, PathBuf)> = entries
-        .filter_map(|entry| entry.ok())
-        .filter_map(|entry| {
-            let version = entry.file_name().to_str()?.parse::<u32>().ok()?;
-            Some((version, entry.path().join("bin")))
-        })
-        .collect();
-    versions.sort_by_key(|(version, _)| std::cmp::Reverse(*version));
-    versions.into_iter().map(|(_, dir)| dir).collect()
-}
-
-/// The major version initdb wrote to `PG_VERSION` in the data folder: `15`, or `9` for `9.6`.
-fn major_version(data_dir: &Path) -> anyhow::Result<u32> {
-    let path = data_dir.join("PG_VERSION");
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("reading the server version from {}", path.display()))?;
-    parse_major_version(&text).with_context(|| {
-        format!(
-            "{}: {:?} is not a PostgreSQL version; point --pg-bin at a PostgreSQL installation",
-            path.display(),
-            text.trim()
-        )
-    })
-}
-
-/// `15\n` -> 15, `9.6\n` -> 9.
-fn parse_major_version(text: &str) -> Option<u32> {
-    let text = text.trim();
-    let major = text.split_once('.').map_or(text, |(major, _)| major);
-    major.parse().ok()
+    options
 }
 
 /// jsonlog from PostgreSQL 15 on, csvlog before.
@@ -469,45 +420,6 @@ fn make_folder(base: &Path) -> anyhow::Result<tempfile::TempDir> {
         .with_context(|| format!("creating a temp folder in {}", base.display()))
 }
 
-/// The system user that owns and runs the server.
-#[derive(Debug, Clone, Copy)]
-struct ServerUser {
-    uid: u32,
-    gid: u32,
-}
-
-/// initdb refuses root: when we are root, the server runs as the `postgres` system user.
-fn server_user() -> anyhow::Result<Option<ServerUser>> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Ok(None);
-    }
-    let name = std::ffi::CString::new("postgres").expect("no NUL in a literal");
-    // SAFETY: getpwnam returns a pointer to static storage or null; we copy out at once.
-    let entry = unsafe { libc::getpwnam(name.as_ptr()) };
-    if entry.is_null() {
-        bail!(
-            "running as root, and there is no `postgres` system user to run the throwaway server \
-             (initdb refuses root); create it with `useradd --system postgres`, \
-             run stallbench as another user, or use --db-url"
-        );
-    }
-    // SAFETY: checked non-null above.
-    let (uid, gid) = unsafe { ((*entry).pw_uid, (*entry).pw_gid) };
-    Ok(Some(ServerUser { uid, gid }))
-}
-
-fn chown(path: &Path, user: &ServerUser) -> anyhow::Result<()> {
-    std::os::unix::fs::chown(path, Some(user.uid), Some(user.gid))
-        .with_context(|| format!("giving {} to the postgres user", path.display()))
-}
-
-fn as_user(command: &mut Command, user: Option<&ServerUser>) {
-    if let Some(user) = user {
-        command.uid(user.uid).gid(user.gid).env("HOME", "/tmp");
-    }
-}
-
 /// The last `count` lines of a log file, for error messages.
 fn read_tail(path: &Path, count: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -529,31 +441,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn debian_folders_come_highest_version_first() {
-        let root = tempfile::tempdir().unwrap();
-        for version in ["13", "15", "9", "not-a-version"] {
-            std::fs::create_dir_all(root.path().join(version).join("bin")).unwrap();
-        }
-        let dirs = debian_bin_dirs(root.path());
-        let names: Vec<String> = dirs
-            .iter()
-            .map(|dir| {
-                dir.parent()
-                    .unwrap()
-                    .file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect();
-        assert_eq!(names, ["15", "13", "9"]);
-    }
-
-    #[test]
-    fn the_structured_log_follows_the_major_version() {
-        assert_eq!(parse_major_version("15\n"), Some(15));
-        assert_eq!(parse_major_version("9.6\n"), Some(9));
-        assert_eq!(parse_major_version("banana"), None);
+    fn the_structured_log_and_initdb_options_follow_the_major_version() {
+        assert!(!initdb_options(13).contains(&"--no-instructions"));
+        assert!(initdb_options(14).contains(&"--no-instructions"));
         assert_eq!(structured_log_format(15), LogFormat::JsonLog);
         assert_eq!(structured_log_format(18), LogFormat::JsonLog);
         assert_eq!(structured_log_format(14), LogFormat::CsvLog);
@@ -589,15 +479,5 @@ mod tests {
     fn an_exit_is_described_by_its_code_or_signal() {
         assert_eq!(describe_exit(ExitStatus::from_raw(1 << 8)), "exit status 1");
         assert_eq!(describe_exit(ExitStatus::from_raw(9)), "killed by signal 9");
-    }
-
-    #[test]
-    fn a_wrong_pg_bin_names_the_flag_and_the_fix() {
-        let message = find_bin_dir(Some(Path::new("/nonexistent")))
-            .unwrap_err()
-            .to_string();
-        assert!(message.contains("--pg-bin /nonexistent"), "{message}");
-        assert!(message.contains("apt-get install postgresql"), "{message}");
-        assert!(message.contains("--db-url"), "{message}");
     }
 }

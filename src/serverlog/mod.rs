@@ -23,7 +23,7 @@ mod samples;
 
 pub use records::{LogFormat, StructuredLog};
 
-use crate::scenario::role::group_repeated;
+use crate::metrics::locks::group_repeated;
 use records::Severity;
 
 /// SQLSTATE of the error a deadlock's victim gets (deadlock_detected).

@@ -1,14 +1,17 @@
 //! Migration strategies: how the DDL injector runs the migration, as plain data,
 //! the published presets, and the (lock_timeout, sleep) schedule of each try.
-//! `scenario/ddl.rs` executes them; `sources.rs` says where each preset's numbers come from.
+//! `scenario/ddl/` executes them; `presets.rs` is the table of presets, each
+//! with where its numbers come from;
+//! `statements.rs` reads what a DDL step's text allows inside a transaction.
 
-mod sources;
+mod presets;
+pub mod statements;
 
 use std::time::Duration;
 
 use rand::RngExt;
 
-pub use sources::{PresetSource, preset_source};
+pub use presets::{PRESET_NAMES, PresetSource, preset, preset_source};
 
 /// How to run the migration.
 #[derive(Debug, Clone, PartialEq)]
@@ -170,216 +173,6 @@ pub struct NamedStrategy {
     pub ddl_steps: Option<Vec<String>>,
     /// `name = value` settings for every session of this strategy's run.
     pub settings: Vec<(String, String)>,
-}
-
-/// The preset names, in the order `--strategies all` runs them.
-pub const PRESET_NAMES: &[&str] = &[
-    "naive",
-    "retry",
-    "gitlab",
-    "pgroll",
-    "reshape",
-    "postgres-ai",
-    "strong-migrations",
-    "pg-osc",
-    "django-pgmigrate",
-    "kill-blockers",
-    "wait-for-idle",
-];
-
-fn ms(millis: u64) -> Duration {
-    Duration::from_millis(millis)
-}
-
-fn secs(seconds: u64) -> Duration {
-    Duration::from_secs(seconds)
-}
-
-/// GitLab's `Gitlab::Database::WithLockRetries::DEFAULT_TIMING_CONFIGURATION`
-/// (lib/gitlab/database/with_lock_retries.rb): (lock_timeout ms, sleep ms) per try.
-const GITLAB_STEPS_MS: &[(u64, u64)] = &[
-    (100, 50),
-    (100, 50),
-    (200, 50),
-    (300, 100),
-    (400, 150),
-    (500, 2_000),
-    (500, 2_000),
-    (500, 2_000),
-    (500, 2_000),
-    (1_000, 5_000),
-    (1_000, 60_000),
-    (100, 50),
-    (100, 50),
-    (200, 50),
-    (300, 100),
-    (400, 150),
-    (500, 2_000),
-    (500, 2_000),
-    (500, 2_000),
-    (3_000, 180_000),
-    (100, 50),
-    (100, 50),
-    (500, 2_000),
-    (500, 2_000),
-    (5_000, 120_000),
-    (500, 500),
-    (500, 500),
-    (7_000, 300_000),
-    (500, 500),
-    (500, 500),
-    (7_000, 300_000),
-    (500, 500),
-    (500, 500),
-    (7_000, 300_000),
-    (100, 50),
-    (100, 50),
-    (500, 2_000),
-    (10_000, 600_000),
-    (100, 50),
-    (500, 2_000),
-    (10_000, 600_000),
-];
-
-/// A preset strategy by name; `None` for an unknown name. Each cites the file its
-/// values were read from ([`preset_source`] holds the values as plain data):
-/// - `naive`: the statement alone; PostgreSQL's defaults (postgres/postgres
-///   `src/backend/utils/misc/postgresql.conf.sample`: lock_timeout 0, statement_timeout 0).
-/// - `retry`: the reference experiment's script (stallbench `workloads/add-column.toml`):
-///   lock_timeout 500ms, sleep min(try, 5) s, 10 tries; the published lab is not verified.
-/// - `gitlab`: gitlabhq/gitlabhq `lib/gitlab/database/with_lock_retries.rb`
-///   `DEFAULT_TIMING_CONFIGURATION`: 41 tries of `SET LOCAL lock_timeout` in a transaction,
-///   100ms/50ms to 10s/10min; ends with an error as `raise_on_exhaustion: true` does
-///   (`lib/gitlab/database/migrations/lock_retry_mixin.rb`). That mixin retries the whole
-///   migration as one transaction; here a migration of several steps restarts the schedule
-///   for each step.
-/// - `pgroll`: xataio/pgroll `pkg/db/db.go`: on 55P03 sleep a full-jitter exponential
-///   backoff from 1 s, capped at 1 min, and retry until its context is cancelled (no deadline
-///   of its own; here the run's end stops it); lock_timeout 500ms, the `--lock-timeout`
-///   default of `cmd/root.go`.
-/// - `reshape`: fabianlindfors/reshape `src/db.rs`: lock_timeout 1s, 10 attempts, sleep
-///   100ms doubling to 3.2 s plus up to 50% jitter.
-/// - `postgres-ai`: postgres-ai/docs
-///   `blog/20210923-zero-downtime-postgres-schema-migrations-lock-timeout-and-retries.md`:
-///   lock_timeout 50ms, 30 attempts, sleep `random() * least(60000, 10 * 2^i)` ms.
-/// - `strong-migrations`: ankane/strong_migrations
-///   `lib/generators/strong_migrations/templates/initializer.rb.tt`: the initializer's
-///   recommended 10 s lock_timeout (the library itself sets none); `lock_timeout_retries`
-///   defaults to 0 (delay 10 s): one try.
-/// - `pg-osc`: shayonj/pg-osc `lib/pg_online_schema_change/query.rb` with `--kill-backends`:
-///   `SET lock_timeout = '10s'` (`--wait-time-for-lock` default, `cli.rb`) and `LOCK TABLE
-///   ... IN ACCESS EXCLUSIVE MODE`; after a lock timeout terminate every other session with
-///   a lock on the table and retry; `LOCK_ATTEMPT = 4` with `(attempts += 1) < LOCK_ATTEMPT`
-///   makes 3 tries.
-/// - `django-pgmigrate`: Opus10/django-pgmigrate `pgmigrate/config.py`: no lock_timeout
-///   (`PGMIGRATE_LOCK_TIMEOUT` None), `PGMIGRATE_BLOCKING_ACTION` Terminate every
-///   `PGMIGRATE_BLOCKING_ACTION_INTERVAL` 1 s on the DDL's `pg_blocking_pids`, no age filter.
-/// - `kill-blockers`: stallbench's own variant, credited to no tool: after a 1 s grace,
-///   every 100 ms, terminate the DDL's blockers whose transaction is older than 1 s.
-/// - `wait-for-idle`: stallbench's own: before each try wait until no transaction older
-///   than 1 s (`older_than`) holds a lock on a workload table, then try as `retry`; after
-///   the postgres.ai article's advice to check for long-running transactions first.
-pub fn preset(name: &str) -> Option<NamedStrategy> {
-    let reference_retry = RetryPolicy {
-        schedule: Schedule::Uniform {
-            lock_timeout: ms(500),
-            max_tries: 10,
-            backoff: Backoff::Linear {
-                step: secs(1),
-                cap: secs(5),
-            },
-        },
-        statement_timeout: None,
-        set_local: false,
-    };
-    let uniform = |lock_timeout: Duration, max_tries: u32, backoff: Backoff| {
-        Strategy::LockTimeoutRetry(RetryPolicy {
-            schedule: Schedule::Uniform {
-                lock_timeout,
-                max_tries,
-                backoff,
-            },
-            statement_timeout: None,
-            set_local: false,
-        })
-    };
-    let strategy = match name {
-        "naive" => Strategy::Plain,
-        "retry" => Strategy::LockTimeoutRetry(reference_retry.clone()),
-        "gitlab" => Strategy::LockTimeoutRetry(RetryPolicy {
-            schedule: Schedule::Steps(
-                GITLAB_STEPS_MS
-                    .iter()
-                    .map(|&(lock_timeout, sleep)| Step {
-                        lock_timeout: ms(lock_timeout),
-                        sleep: ms(sleep),
-                    })
-                    .collect(),
-            ),
-            statement_timeout: None,
-            set_local: true,
-        }),
-        "pgroll" => uniform(
-            ms(500),
-            u32::MAX,
-            Backoff::Exponential {
-                base: secs(1),
-                cap: secs(60),
-                jitter: Jitter::Full,
-            },
-        ),
-        "reshape" => uniform(
-            secs(1),
-            10,
-            Backoff::Exponential {
-                base: ms(100),
-                cap: ms(3_200),
-                jitter: Jitter::AddUpToHalf,
-            },
-        ),
-        "postgres-ai" => uniform(
-            ms(50),
-            30,
-            Backoff::Exponential {
-                base: ms(20),
-                cap: secs(60),
-                jitter: Jitter::Full,
-            },
-        ),
-        "strong-migrations" => uniform(
-            secs(10),
-            1,
-            Backoff::Linear {
-                step: secs(10),
-                cap: secs(10),
-            },
-        ),
-        "pg-osc" => Strategy::KillLockHolders {
-            lock_timeout: secs(10),
-            max_tries: 3,
-        },
-        "django-pgmigrate" => Strategy::KillBlockers {
-            grace: secs(1),
-            older_than: Duration::ZERO,
-            every: secs(1),
-        },
-        "kill-blockers" => Strategy::KillBlockers {
-            grace: secs(1),
-            older_than: secs(1),
-            every: ms(100),
-        },
-        "wait-for-idle" => Strategy::WaitForIdle {
-            older_than: secs(1),
-            retry: reference_retry,
-        },
-        _ => return None,
-    };
-    Some(NamedStrategy {
-        name: name.to_string(),
-        strategy,
-        ddl_steps: None,
-        settings: Vec::new(),
-    })
 }
 
 impl Strategy {

@@ -120,7 +120,7 @@ fn free_port() -> u16 {
 impl ManagedServer {
     /// initdb, certificates, pg_hba, start, then the role, database and table.
     pub fn start() -> ManagedServer {
-        let bin_dir = stallbench::server::find_bin_dir(None).unwrap();
+        let bin_dir = &super::server_binaries().bin_dir;
         let ids = postgres_ids();
         let folder = tempfile::Builder::new()
             .prefix("stallbench-tls-")

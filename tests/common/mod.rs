@@ -83,12 +83,7 @@ pub fn cpus_alone() -> RwLockWriteGuard<'static, ()> {
 
 /// Fails (never skips) when the PostgreSQL server binaries are missing.
 pub fn require_postgres() {
-    if let Err(err) = stallbench::server::find_bin_dir(None) {
-        panic!(
-            "these tests run a real PostgreSQL and none was found: {err:#}\n\
-             On Debian/Ubuntu: apt-get install -y postgresql"
-        );
-    }
+    server_binaries();
 }
 
 /// A temp folder holding a workload file, quiet flags writing into its

@@ -18,7 +18,7 @@ pub struct OperatorServer {
 
 impl OperatorServer {
     pub fn start() -> OperatorServer {
-        let bin_dir = stallbench::server::find_bin_dir(None).unwrap();
+        let bin_dir = super::server_binaries().bin_dir.clone();
         let folder = tempfile::Builder::new()
             .prefix("operator-test-")
             .tempdir()
@@ -42,7 +42,6 @@ impl OperatorServer {
                 "postgres",
                 "--auth=trust",
                 "--no-sync",
-                "--no-instructions",
             ],
         );
         let options = format!(

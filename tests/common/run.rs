@@ -11,14 +11,17 @@ use stallbench::config::Mode;
 use stallbench::export::csv::TimelineRecord;
 use stallbench::metrics::{RunReport, StrategyReport};
 
-/// The binary with no `DATABASE_URL`, `STALLBENCH_PG_BIN` or
-/// `GITHUB_STEP_SUMMARY` from the test's environment.
+/// The binary with no `DATABASE_URL`, `GITHUB_STEP_SUMMARY` or `CI` (which
+/// turns the progress line off) from the test's environment.
+/// `STALLBENCH_PG_BIN` and `STALLBENCH_PG_VERSION` pass through: the throwaway
+/// servers run the major they choose, as the tests' own servers do (see
+/// [`super::server_binaries`]).
 pub fn stallbench_command() -> assert_cmd::Command {
     let mut command = assert_cmd::Command::cargo_bin("stallbench").unwrap();
     command
         .env_remove("DATABASE_URL")
-        .env_remove("STALLBENCH_PG_BIN")
-        .env_remove("GITHUB_STEP_SUMMARY");
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("CI");
     command
 }
 
@@ -50,7 +53,6 @@ pub fn load_only_process(
     let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallbench"));
     command
         .env_remove("DATABASE_URL")
-        .env_remove("STALLBENCH_PG_BIN")
         .args(["run", workload.to_str().unwrap(), "--load-only", "--quiet"])
         .args(["--duration", duration]);
     if let Some(url) = db_url {

@@ -3,23 +3,46 @@
 //! (the moment its clock is about to start), so a test can act on the server
 //! while a run goes on.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use stallbench::server::Server;
+use stallbench::server::{Server, ServerBinaries};
 
 /// Counts the connected readers of the harness (by their application_name)
 /// in the current database (on the shared server, other tests run in others).
 pub const READERS_CONNECTED: &str = "SELECT count(*) FROM pg_stat_activity \
      WHERE application_name LIKE 'stallbench-%-reader-%' AND datname = current_database()";
 
+/// The server binaries the tests run, found once per test binary the way
+/// stallbench finds them: `STALLBENCH_PG_BIN`, `STALLBENCH_PG_VERSION` (an
+/// installed server of that major, else a cached or downloaded one), else any
+/// installed server. The binaries the tests start inherit the same variables,
+/// so the whole suite runs on another major with one of them. Panics (never
+/// skips) when there is none.
+pub fn server_binaries() -> &'static ServerBinaries {
+    static FOUND: OnceLock<ServerBinaries> = OnceLock::new();
+    FOUND.get_or_init(|| {
+        let found = stallbench::config::server_from_environment()
+            .and_then(|request| stallbench::server::find_binaries(&request, true));
+        found.unwrap_or_else(|err| {
+            panic!(
+                "these tests run a real PostgreSQL and none was found: {err}\n\
+                 On Debian/Ubuntu: apt-get install -y postgresql"
+            )
+        })
+    })
+}
+
 /// Starts a throwaway server with the harness's defaults, for runs given its
 /// [`Server::connection_string`] as `--db-url`. Stopped on drop.
 pub fn start_throwaway_server(runtime: &tokio::runtime::Runtime) -> Server {
+    start_server(runtime, stallbench::server::DEFAULT_MAX_CONNECTIONS)
+}
+
+/// [`start_throwaway_server`] with room for `max_connections` sessions.
+pub fn start_server(runtime: &tokio::runtime::Runtime, max_connections: u32) -> Server {
     runtime
-        .block_on(Server::start(
-            None,
-            stallbench::server::DEFAULT_MAX_CONNECTIONS,
-        ))
+        .block_on(Server::start(server_binaries(), max_connections))
         .unwrap()
 }
 

@@ -87,7 +87,7 @@ impl SharedServer {
                     .build()
                     .unwrap();
                 let server = runtime.block_on(Server::start(
-                    None,
+                    super::server_binaries(),
                     stallbench::server::DEFAULT_MAX_CONNECTIONS,
                 ));
                 let _ = sender.send(server);

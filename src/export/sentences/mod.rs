@@ -8,8 +8,9 @@ mod costs;
 pub use costs::{losses, pool_sentence, wait_and_hold};
 
 use crate::metrics::locks::ChainLink;
+use crate::metrics::locks::group_repeated;
 use crate::metrics::{Criterion, Place, RankingRow};
-use crate::scenario::role::{CLIENT_ROLE_PREFIXES, group_repeated};
+use crate::role::{ClientKind, Role};
 
 use super::format::{format_ms, format_seconds, format_thousands};
 
@@ -247,18 +248,22 @@ pub fn describe_chain(links: &[ChainLink]) -> String {
 /// `reader-1..4` for consecutive `reader-N` (or `client-N`) roles, else the
 /// roles joined by commas, a repeated one once with its count (`reader-pool ×10`).
 fn compact_roles(roles: &[String]) -> String {
-    for prefix in CLIENT_ROLE_PREFIXES {
-        let numbers: Option<Vec<u32>> = roles
-            .iter()
-            .map(|role| role.strip_prefix(prefix)?.parse().ok())
-            .collect();
-        if let Some(mut numbers) = numbers
-            && numbers.len() > 1
-        {
-            numbers.sort_unstable();
-            if numbers.windows(2).all(|pair| pair[1] == pair[0] + 1) {
-                return format!("{prefix}{}..{}", numbers[0], numbers[numbers.len() - 1]);
-            }
+    let clients: Option<Vec<(ClientKind, u32)>> = roles
+        .iter()
+        .map(|role| match Role::parse(role)? {
+            Role::Client(kind, number) => Some((kind, number)),
+            _ => None,
+        })
+        .collect();
+    if let Some(mut clients) = clients
+        && clients.len() > 1
+        && clients.iter().all(|(kind, _)| *kind == clients[0].0)
+    {
+        clients.sort_unstable_by_key(|(_, number)| *number);
+        if clients.windows(2).all(|pair| pair[1].1 == pair[0].1 + 1) {
+            let (kind, first) = clients[0];
+            let last = clients[clients.len() - 1].1;
+            return format!("{kind}-{first}..{last}");
         }
     }
     group_repeated(roles).join(", ")

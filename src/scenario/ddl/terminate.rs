@@ -16,7 +16,7 @@ use tokio_postgres::Client;
 
 use super::{DdlInjector, final_status, finish_attempt, goes_on, run_try, setup_failed, tries};
 use crate::metrics::{AttemptOutcome, DdlAttempt, TerminatedSession};
-use crate::scenario::observer::role_of;
+use crate::role::Role;
 use crate::scenario::reopen::is_connection_lost;
 
 /// No timeout; from `grace` after the DDL's start, every `every`, terminates
@@ -113,7 +113,7 @@ async fn terminate_blockers(
         if terminated.iter().any(|session| session.pid == pid as u32) {
             continue;
         }
-        let role = role_of(&injector.session_prefix, row.get(1), pid as u32);
+        let role = Role::of_session(&injector.session_prefix, row.get(1), pid as u32).to_string();
         injector
             .status
             .send_replace(format!("try 1 waiting; terminated {role}"));
@@ -272,7 +272,7 @@ async fn terminate_lock_holders(
         .map(|row| {
             let pid = row.get::<_, i32>(0) as u32;
             TerminatedSession {
-                role: role_of(&injector.session_prefix, row.get(1), pid),
+                role: Role::of_session(&injector.session_prefix, row.get(1), pid).to_string(),
                 pid,
             }
         })

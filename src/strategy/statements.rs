@@ -1,8 +1,14 @@
 //! What PostgreSQL allows inside `BEGIN ... ROLLBACK`, read from a DDL step's
 //! text. An `--in-place` run rolls every step back, so a step that cannot run
 //! in a transaction block, or that ends the transaction itself, must be found
-//! before the run starts. Only the leading keywords of each statement matter,
-//! so this reads words and skips what is quoted or commented; it is no parser.
+//! before the run starts ([`check_rollback`], which the target calls once it
+//! knows the server's version). Only the leading keywords of each statement
+//! matter, so this reads words and skips what is quoted or commented; it is no
+//! parser. The DDL injector (`scenario/ddl/`) asks the same words whether a
+//! step must run outside a transaction and whether it rewrites its table.
+
+use super::NamedStrategy;
+use crate::error::Error;
 
 /// A statement that cannot run inside `BEGIN ... ROLLBACK`, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +50,65 @@ pub fn rewrites_table(step: &str) -> bool {
             _ => false,
         }
     })
+}
+
+/// A statement that PostgreSQL refuses inside a transaction block (`CREATE INDEX
+/// CONCURRENTLY`, `REINDEX ... CONCURRENTLY`, `VACUUM`, ...): a `set_local`
+/// strategy runs it with a session-level `SET` instead of wrapping it.
+pub fn must_run_outside_transaction(sql: &str) -> bool {
+    matches!(
+        first_unrollable(sql, u32::MAX),
+        Some(Unrollable::OutsideTransaction(_))
+    )
+}
+
+/// Refuses, before an `--in-place` run that rolls its DDL back starts, what
+/// `BEGIN ... ROLLBACK` cannot hold: a step PostgreSQL runs only outside a
+/// transaction block or one with its own `BEGIN`/`COMMIT` (on a server of
+/// `server_version_num`), and a strategy whose own recipe is several steps,
+/// each of which needs the one before committed. `migration` is the
+/// workload's `[ddl]` steps, which a strategy without its own runs.
+pub fn check_rollback(
+    migration: &[String],
+    strategies: &[NamedStrategy],
+    server_version_num: u32,
+) -> Result<(), Error> {
+    const FIX: &str = "add --apply to run it for real (to compare several strategies, \
+                       with reset SQL in the workload that undoes it)";
+    for strategy in strategies {
+        let name = &strategy.name;
+        if let Some(recipe) = strategy.ddl_steps.as_ref().filter(|steps| steps.len() > 1) {
+            return Err(Error::bad_input(format!(
+                "--in-place rolls each DDL step back, and strategy {name} is a recipe of {} \
+                 steps, each needing the one before committed ({}); {FIX}, \
+                 or leave {name} out of --strategies",
+                recipe.len(),
+                recipe.join("; ")
+            )));
+        }
+        let steps = strategy.ddl_steps.as_deref().unwrap_or(migration);
+        for step in steps {
+            let whose = match &strategy.ddl_steps {
+                Some(_) => format!("strategy {name}'s DDL step"),
+                None => "DDL step".to_string(),
+            };
+            let problem = match first_unrollable(step, server_version_num) {
+                None => continue,
+                Some(Unrollable::OutsideTransaction(what)) => {
+                    format!("cannot run inside a transaction block ({what}); {FIX}")
+                }
+                Some(Unrollable::OwnTransaction(what)) => format!(
+                    "has its own {what}, which would end the transaction before the rollback; \
+                     drop it (each step already runs in a transaction), or {FIX}"
+                ),
+            };
+            return Err(Error::bad_input(format!(
+                "--in-place rolls each DDL step back, and {whose} \"{}\" {problem}",
+                step.trim()
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn unrollable(words: &[String], server_version_num: u32) -> Option<Unrollable> {
@@ -259,5 +324,75 @@ mod tests {
                 "ALTER TYPE ... ADD VALUE before PostgreSQL 12"
             ))
         );
+    }
+
+    #[test]
+    fn concurrent_builds_and_vacuum_run_outside_a_transaction() {
+        assert!(must_run_outside_transaction(
+            "CREATE INDEX CONCURRENTLY orders_note_idx ON orders (note)"
+        ));
+        assert!(must_run_outside_transaction("reindex index concurrently i"));
+        assert!(must_run_outside_transaction("  VACUUM orders"));
+        assert!(!must_run_outside_transaction(
+            "ALTER TABLE orders ADD COLUMN note text"
+        ));
+    }
+
+    fn strategy(name: &str, ddl_steps: Option<&[&str]>) -> NamedStrategy {
+        let mut strategy = crate::strategy::preset("naive").unwrap();
+        strategy.name = name.to_string();
+        strategy.ddl_steps = ddl_steps.map(|steps| steps.iter().map(|s| s.to_string()).collect());
+        strategy
+    }
+
+    #[test]
+    fn a_rolled_back_run_refuses_what_a_transaction_cannot_hold() {
+        let migration = vec!["ALTER TABLE orders ADD COLUMN note text".to_string()];
+        let naive = strategy("naive", None);
+        check_rollback(&migration, std::slice::from_ref(&naive), PG15).unwrap();
+
+        let concurrent = vec!["CREATE INDEX CONCURRENTLY orders_note_idx ON orders (note)".into()];
+        let message = check_rollback(&concurrent, std::slice::from_ref(&naive), PG15)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains(
+                "DDL step \"CREATE INDEX CONCURRENTLY orders_note_idx ON orders (note)\" cannot \
+                 run inside a transaction block (CREATE INDEX CONCURRENTLY); add --apply"
+            ),
+            "{message}"
+        );
+
+        let recipe = strategy(
+            "not-valid",
+            Some(&[
+                "ALTER TABLE o ADD CONSTRAINT c CHECK (a > 0) NOT VALID",
+                "ALTER TABLE o VALIDATE CONSTRAINT c",
+            ]),
+        );
+        let err = check_rollback(&migration, &[naive.clone(), recipe], PG15).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        let message = err.to_string();
+        assert!(
+            message.contains("strategy not-valid is a recipe of 2 steps"),
+            "{message}"
+        );
+        assert!(
+            message.contains("leave not-valid out of --strategies"),
+            "{message}"
+        );
+
+        let own = strategy(
+            "lock-first",
+            Some(&["BEGIN; LOCK TABLE c; ALTER TABLE c ADD COLUMN e text; COMMIT"]),
+        );
+        let message = check_rollback(&migration, &[own], PG15)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("strategy lock-first's DDL step"),
+            "{message}"
+        );
+        assert!(message.contains("has its own BEGIN"), "{message}");
     }
 }
