@@ -49,8 +49,7 @@ fn hlog_counts(path: &std::path::Path) -> Vec<(u64, u64)> {
 
 #[test]
 fn a_rate_below_capacity_is_kept_and_the_interval_log_holds_every_transaction() {
-    // Alone: each second's lag is bounded.
-    let _cpus = cpus_alone();
+    let _cpus = cpus_shared();
     let mut run = ShortRun::on_shared_server(&reference());
     run.args.rate = Some(800.0);
     run.args.duration = Some("5s".to_string());
