@@ -13,7 +13,7 @@ mod load;
 mod output;
 mod pool;
 mod server;
-mod sql_split;
+pub(crate) mod sql_split;
 mod strategies;
 mod target;
 
