@@ -44,7 +44,7 @@ COMMIT;
 #[test]
 fn a_writing_load_is_refused_in_place_and_runs_with_allow_writes_counting_its_rows() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = start_throwaway_server(&runtime);
     let admin_url = server.connection_string();
@@ -54,7 +54,7 @@ fn a_writing_load_is_refused_in_place_and_runs_with_allow_writes_counting_its_ro
         admin.batch_execute("CREATE DATABASE shop").await.unwrap();
         connect(&url).await.batch_execute(TABLES).await.unwrap();
     });
-    let run = short_run("writes.toml", WRITES);
+    let run = ShortRun::of_text("writes.toml", WRITES);
     // The migration changes the type of a column the load reads.
     let in_place = |out: &str| {
         let mut command = stallbench_quiet("run", &run.workload, &run.dir.path().join(out));

@@ -116,7 +116,7 @@ fn balance_type(runtime: &tokio::runtime::Runtime, url: &str) -> String {
 #[test]
 fn ctrl_c_during_a_queued_apply_alter_applies_nothing_and_every_output_says_so() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_alone();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = start_throwaway_server(&runtime);
     let admin_url = server.connection_string();
@@ -129,7 +129,7 @@ fn ctrl_c_during_a_queued_apply_alter_applies_nothing_and_every_output_says_so()
             .unwrap();
         connect(&url).await.batch_execute(ACCOUNTS).await.unwrap();
     });
-    let run = short_run("type-change.toml", TYPE_CHANGE);
+    let run = ShortRun::of_text("type-change.toml", TYPE_CHANGE);
 
     let harness = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
         .env_remove("DATABASE_URL")

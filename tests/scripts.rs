@@ -68,7 +68,7 @@ fn workload(dir: &Path, script: &str) -> PathBuf {
         "name = \"features\"\nsetup = \"\"\"{SETUP}\"\"\"\n[load]\nclients = 2\nduration = \"3s\"\n\
          [[load.scripts]]\nname = \"features\"\nfile = \"features.sql\"\n"
     );
-    write_workload(dir, "features.toml", &text)
+    write_text(dir, "features.toml", &text)
 }
 
 /// `transactions` and `failed` of the run's one strategy, from summary.csv.
@@ -106,7 +106,7 @@ fn run_load(dir: &Path, workload: &str, name: &str, flags: &[&str]) -> PathBuf {
 #[test]
 fn every_meta_command_runs_without_a_failure_in_every_query_mode() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let dir = tempfile::tempdir().unwrap();
     let with_pipeline = workload(dir.path(), &format!("{FEATURES}{PIPELINE}"));
     let with_pipeline = with_pipeline.to_str().unwrap();
@@ -141,7 +141,7 @@ fn every_meta_command_runs_without_a_failure_in_every_query_mode() {
 #[test]
 fn a_division_by_zero_fails_exactly_its_transactions_and_the_run_goes_on() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let dir = tempfile::tempdir().unwrap();
     // Every transaction takes the next counter value; every fifth divides by zero.
     let script = "UPDATE counter SET i = i + 1 WHERE id = 1 RETURNING i \\gset\n\\if :i % 5 = 0\n\\set y 1 / 0\n\\endif\n";
@@ -166,7 +166,7 @@ fn a_division_by_zero_fails_exactly_its_transactions_and_the_run_goes_on() {
 #[test]
 fn the_pgbench_workload_builds_pgbench_s_tables_at_the_scale() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let dir = tempfile::tempdir().unwrap();
     // Checks the tables as `pgbench -i -s 2` leaves them, next to select-only.
     let check = dir.path().join("check.sql");
@@ -321,7 +321,7 @@ fn reset_statements(server: &OperatorServer) {
 #[test]
 fn pgbench_and_stallbench_send_the_same_statements() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = OperatorServer::start_with("-c shared_preload_libraries=pg_stat_statements");
     let url = server.connection_string();
     server.run(

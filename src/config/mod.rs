@@ -227,31 +227,9 @@ mod tests {
 
     fn args() -> CommonArgs {
         CommonArgs {
-            db_url: None,
-            in_place: false,
-            apply: false,
-            allow_writes: false,
-            clients: None,
-            rate: None,
-            pool_size: None,
-            client_timeout: None,
-            latency_limit: None,
-            duration: None,
-            out: None,
-            force: false,
             quiet: true,
-            progress: false,
-            variables: Vec::new(),
-            pg_bin: None,
-            pg_version: None,
-            offline: false,
-            no_observer: false,
-            expect: Vec::new(),
             seed: Some(1),
-            protocol: None,
-            allow_shell: false,
-            workload: crate::cli::WorkloadArgs::default(),
-            pool: crate::cli::PoolArgs::default(),
+            ..CommonArgs::default()
         }
     }
 

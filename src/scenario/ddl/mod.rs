@@ -264,7 +264,8 @@ async fn try_settings(
 }
 
 /// Polls until no transaction older than `older_than` holds a lock on a workload
-/// table; false if the run ended first.
+/// table (of this database: another one's table may have the same OID); false
+/// if the run ended first.
 async fn wait_until_idle(
     injector: &mut DdlInjector,
     older_than: Duration,
@@ -278,6 +279,7 @@ async fn wait_until_idle(
         JOIN pg_class c ON c.oid = l.relation
         JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = ANY (current_schemas(false)) AND c.relkind IN ('r', 'p') AND l.granted
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
           AND a.pid <> pg_backend_pid()
           AND a.xact_start < now() - make_interval(secs => $1)";
     loop {
