@@ -346,7 +346,7 @@ fn pgbench_and_stallbench_send_the_same_statements() {
     reset_statements(&server);
     let out = dir.path().join("stallbench");
     stallbench_quiet("run", "--load-only", &out)
-        .args(["--db-url", &url, "--in-place", "-f"])
+        .args(["--db-url", &url, "--in-place", "--allow-writes", "-f"])
         .arg(&script)
         .args(["--clients", "2", "--duration", "3s"])
         .timeout(std::time::Duration::from_secs(120))
