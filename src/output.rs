@@ -6,6 +6,7 @@
 //! the run's results do not depend on anyone reading its progress.
 
 use std::io::{ErrorKind, Write};
+use std::sync::Mutex;
 
 use crate::Error;
 
@@ -23,8 +24,30 @@ macro_rules! stderrln {
 }
 
 /// Writes `line` and a newline to stderr; a failed write is ignored (nobody can read it).
+/// While a progress bar is shown (see [`set_progress_bar`]) the line goes above it.
 pub fn eprint_line(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    let bar = PROGRESS_BAR
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone();
+    match bar {
+        Some(bar) => bar.suspend(|| {
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
+        }),
+        None => {
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
+        }
+    }
+}
+
+/// The progress bar at the bottom of stderr, if one is shown.
+static PROGRESS_BAR: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+
+/// Shows lines written through [`eprint_line`] above `bar` from now on (`None`: no bar).
+pub fn set_progress_bar(bar: Option<indicatif::ProgressBar>) {
+    *PROGRESS_BAR
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = bar;
 }
 
 fn write_to(out: &mut impl Write, text: &str) -> Result<(), Error> {

@@ -214,6 +214,8 @@ mod tests {
             no_observer: false,
             expect: Vec::new(),
             seed: Some(1),
+            repeat: None,
+            sweep: None,
             in_place: false,
             apply: false,
             workload: crate::cli::WorkloadArgs::default(),

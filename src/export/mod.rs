@@ -18,6 +18,7 @@ pub mod markdown;
 pub mod read;
 pub mod run_json;
 pub mod sentences;
+pub mod sweep;
 pub mod table;
 pub mod workload_toml;
 
