@@ -44,6 +44,39 @@ pub fn open_loop_report() -> RunReport {
     report
 }
 
+/// The sample run with each strategy run twice, interleaved (`naive, retry,
+/// naive, retry`); the second repeat of each has 10% fewer transactions every second.
+pub fn repeated_report() -> RunReport {
+    let first = reference_report();
+    let mut strategies = first.strategies.clone();
+    for run in &first.strategies {
+        let mut again = run.clone();
+        for row in &mut again.seconds {
+            row.tps = row.tps * 9 / 10;
+        }
+        again.summary = summarize(
+            &again.strategy,
+            &again.seconds,
+            &again.attempts,
+            again.blocker.as_ref(),
+            again
+                .latency
+                .histogram
+                .as_ref()
+                .expect("a sample has a histogram"),
+            &crate::metrics::RunFacts {
+                repeat: 2,
+                ..crate::metrics::RunFacts::default()
+            },
+        );
+        strategies.push(again);
+    }
+    RunReport {
+        workload: first.workload,
+        strategies,
+    }
+}
+
 /// The two-strategy sample run of workload `add-column`.
 pub fn reference_report() -> RunReport {
     RunReport {

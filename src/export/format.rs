@@ -83,12 +83,12 @@ pub fn format_count(value: f64) -> String {
 }
 
 /// A figure over its repeats, each number written by `number` and `unit`
-/// after the last: `9` (one run), `9 [8-10]` (the median and the range, 2 to
-/// 4 runs), `9 [8-10; 95% 8-10]` (and the 95% interval for the median, from
-/// 5 runs); `52% [48-55%]` with the unit `%`.
+/// after the last: `9` (one run, or repeats that all measured 9), `9 [8-10]`
+/// (the median and the range, 2 to 4 runs), `9 [8-10; 95% 8-10]` (and the
+/// 95% interval for the median, from 5 runs); `52% [48-55%]` with the unit `%`.
 pub fn format_spread(spread: &Spread, number: impl Fn(f64) -> String, unit: &str) -> String {
     let median = format!("{}{unit}", number(spread.median));
-    if spread.count < 2 {
+    if spread.count < 2 || !spread.varied() {
         return median;
     }
     let range = format!("{}-{}{unit}", number(spread.min), number(spread.max));
@@ -149,6 +149,8 @@ mod tests {
             format_spread(&nine, format_count, " s"),
             "5 s [1-9 s; 95% 2-8 s]"
         );
+        let same = Spread::of(&[0.0, 0.0, 0.0]).unwrap();
+        assert_eq!(format_spread(&same, format_count, " s"), "0 s");
         let two = Spread::of(&[8.0, 9.0]).unwrap();
         assert_eq!(format_spread(&two, format_count, ""), "8.5 [8-9]");
         assert_eq!(format_share_band(0.52, (0.45, 0.57)), "52% [45-57%]");

@@ -3,7 +3,7 @@
 //! panel) against the swept value, on one x axis, logarithmic for durations.
 //! With repeats each point is the median and a bar spans the lowest to the
 //! highest repeat. A value at which the migration did not finish has no
-//! point in the lower panel.
+//! point in the lower panel, but a "not done" note, and the line breaks there.
 
 use std::path::Path;
 
@@ -12,10 +12,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::layout::{GRID, STRATEGY_COLOURS, line_segments, register_embedded_font, text_style};
+use super::layout::{GRID, STRATEGY_COLOURS, register_embedded_font, text_style};
 use crate::config::{Sweep, sweep_x_value};
 use crate::export::format::trim_number;
 use crate::export::sweep::SweepRecord;
+use crate::metrics::spread::Spread;
 
 /// Width and height of `sweep.png` in pixels.
 pub const SWEEP_SIZE_PX: (u32, u32) = (1200, 800);
@@ -74,7 +75,7 @@ impl XAxis {
         if !low.is_finite() {
             return 0.0..1.0;
         }
-        let margin = ((high - low) * 0.1).max(0.5);
+        let margin = ((high - low) * 0.15).max(0.1);
         low - margin..high + margin
     }
 }
@@ -138,7 +139,7 @@ fn draw_panel(
     strategies: &[String],
     records: &[SweepRecord],
     y_desc: &str,
-    figure: impl Fn(&SweepRecord) -> Option<crate::metrics::spread::Spread>,
+    figure: impl Fn(&SweepRecord) -> Option<Spread>,
 ) -> anyhow::Result<()> {
     let y_top = records
         .iter()
@@ -166,18 +167,44 @@ fn draw_panel(
         .draw()?;
     for (index, strategy) in strategies.iter().enumerate() {
         let colour = STRATEGY_COLOURS[index % STRATEGY_COLOURS.len()];
-        let points: Vec<(f64, crate::metrics::spread::Spread)> = records
+        // In sweep order; `None` where the figure is missing (the migration not done).
+        let values: Vec<(f64, Option<Spread>)> = records
             .iter()
             .filter(|record| &record.strategy == strategy)
-            .filter_map(|record| Some((axis.of(&record.value)?, figure(record)?)))
+            .filter_map(|record| Some((axis.of(&record.value)?, figure(record))))
+            .collect();
+        let points: Vec<(f64, Spread)> = values
+            .iter()
+            .filter_map(|(x, spread)| Some((*x, (*spread)?)))
             .collect();
         let medians: Vec<(f64, f64)> = points.iter().map(|(x, s)| (*x, s.median)).collect();
+        // A line only between neighbouring values that both have the figure.
+        let joined: Vec<PathElement<(f64, f64)>> = values
+            .windows(2)
+            .filter_map(|pair| {
+                let (a, b) = (pair[0].1?, pair[1].1?);
+                Some(PathElement::new(
+                    vec![(pair[0].0, a.median), (pair[1].0, b.median)],
+                    colour.stroke_width(2),
+                ))
+            })
+            .collect();
         chart
-            .draw_series(line_segments(&medians, colour.stroke_width(2)))?
+            .draw_series(joined)?
             .label(strategy.as_str())
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(3))
             });
+        let missing = values.iter().filter(|(_, spread)| spread.is_none());
+        chart.draw_series(missing.map(|(x, _)| {
+            Text::new(
+                "not done",
+                (*x, y_top * (0.95 - 0.06 * index as f64)),
+                text_style(12)
+                    .color(&colour)
+                    .pos(Pos::new(HPos::Center, VPos::Top)),
+            )
+        }))?;
         chart.draw_series(points.iter().filter(|(_, spread)| spread.varied()).map(
             |(x, spread)| {
                 PathElement::new(

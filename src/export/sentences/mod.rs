@@ -12,6 +12,7 @@ pub use costs::{losses, pool_sentence, wait_and_hold};
 use crate::metrics::locks::ChainLink;
 use crate::metrics::locks::group_repeated;
 use crate::metrics::ranking::tied_first;
+use crate::metrics::repeats::median_run;
 use crate::metrics::spread::Spread;
 use crate::metrics::{Criterion, Place, RankingRow, RunReport, StrategyReport};
 use crate::role::{ClientKind, Role};
@@ -294,20 +295,28 @@ pub fn window_note(row: &RankingRow) -> Option<String> {
     ))
 }
 
-/// Each run of `report` in run order, as the per-run sentences name it: as
-/// it is without repeats, and with repeats a copy whose strategy name says
-/// which repeat it was (`naive (repeat 2)`), so every sentence about it does.
+/// The runs the per-run sentences (lock chains, server log, losses) speak of:
+/// without repeats each run as it is; with repeats each strategy's median
+/// repeat (see `metrics::repeats::median_run`), as a copy whose name says so
+/// (`naive (repeat 2, the median of 3)`), so every sentence about it does.
+/// Every run's lock samples are in `locks.csv`.
 pub fn labelled_runs(report: &RunReport) -> Vec<Cow<'_, StrategyReport>> {
     let repeats = report.repeats();
+    if repeats <= 1 {
+        return report.strategies.iter().map(Cow::Borrowed).collect();
+    }
     report
-        .strategies
+        .by_strategy()
         .iter()
-        .map(|run| {
-            if repeats <= 1 {
-                return Cow::Borrowed(run);
-            }
-            let label = format!("{} (repeat {})", run.strategy, run.repeat());
-            let mut labelled = run.clone();
+        .map(|runs| {
+            let middle = median_run(runs);
+            let label = format!(
+                "{} (repeat {}, the median of {})",
+                middle.strategy,
+                middle.repeat(),
+                runs.len()
+            );
+            let mut labelled = middle.clone();
             labelled.strategy = label.clone();
             labelled.summary.strategy = label;
             Cow::Owned(labelled)
