@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// stallbench: reproduce the lock-queue outage and measure what each migration strategy does to live traffic.
 #[derive(Debug, Parser)]
@@ -10,6 +10,17 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The command line of this process, as `Cli::parse` reads it, except that
+/// in CI (see [`crate::config::in_ci`]) clap writes its help and errors without colour.
+pub fn parse() -> Cli {
+    let mut command = Cli::command();
+    if crate::config::in_ci() {
+        command = command.color(ColorChoice::Never);
+    }
+    let matches = command.get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit())
 }
 
 /// The subcommands.
@@ -98,6 +109,10 @@ pub struct CommonArgs {
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The progress line every second on stderr even in CI (`CI` set in the
+    /// environment turns it off).
+    #[arg(long, conflicts_with = "quiet")]
+    pub progress: bool,
     /// Set a script variable, like pgbench -D (repeatable): --set scale=10.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub variables: Vec<String>,

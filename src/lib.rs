@@ -185,14 +185,18 @@ fn check_plan_expectations(plan: &Plan, reports: &[RunReport]) -> Result<i32, Er
 }
 
 /// Prints each expectation's verdict (after `label` and a colon, for a sweep
-/// value), writes `expectations.csv` and `junit.xml`, appends to
-/// `$GITHUB_STEP_SUMMARY` if set; whether any failed.
+/// value; in CI, that there is no bound, if so), writes `expectations.csv`,
+/// `junit.xml` and `pr-comment.md`, appends to `$GITHUB_STEP_SUMMARY` if set;
+/// whether any failed.
 fn check_expectations(
     config: &Config,
     report: &RunReport,
     label: Option<&str>,
 ) -> Result<bool, Error> {
     let results = expect::evaluate(&config.expectations, report);
+    if config.ci && results.is_empty() {
+        stderrln!("warning: {}", expect::NO_BOUNDS);
+    }
     for line in expect::report_lines(&results) {
         let line = match label {
             Some(label) => format!("{label}: {line}"),
@@ -200,12 +204,11 @@ fn check_expectations(
         };
         output::write_stdout(&format!("{line}\n"))?;
     }
-    let files = expect::result_files(&report.workload, &results)?;
+    let files = expect::result_files(report, &results, &config.out_dir)?;
     results::write_files(&config.out_dir, &files)?;
     expect::append_github_step_summary(
         expect::github_step_summary_path().as_deref(),
-        &report.workload,
-        &export::markdown::summary_markdown(report),
+        report,
         &results,
     )?;
     Ok(expect::any_failed(&results))

@@ -1,10 +1,9 @@
 //! The stallbench command: parse the arguments, run, print `error: ...`, exit.
 
-use clap::Parser;
 use stallbench::Error;
 
 fn main() {
-    let cli = stallbench::cli::Cli::parse();
+    let cli = stallbench::cli::parse();
     match stallbench::run(cli) {
         Ok(code) => std::process::exit(code),
         // Whoever read stdout has gone (`| head`): nothing to say, like a process killed by SIGPIPE.

@@ -4,7 +4,12 @@
 //! ends the program quietly with the status a shell expects, and the run's
 //! cleanup still happens on the way out; a closed stderr is ignored, since
 //! the run's results do not depend on anyone reading its progress.
+//!
+//! Nothing but text reaches either: a control character in what is written (a
+//! server's message, a name from a file) is written as its escape, so no
+//! output colours a terminal or a CI log or moves its cursor.
 
+use std::borrow::Cow;
 use std::io::{ErrorKind, Write};
 use std::sync::Mutex;
 
@@ -32,10 +37,10 @@ pub fn eprint_line(line: &str) {
         .clone();
     match bar {
         Some(bar) => bar.suspend(|| {
-            let _ = writeln!(std::io::stderr().lock(), "{line}");
+            let _ = writeln!(std::io::stderr().lock(), "{}", printable(line));
         }),
         None => {
-            let _ = writeln!(std::io::stderr().lock(), "{line}");
+            let _ = writeln!(std::io::stderr().lock(), "{}", printable(line));
         }
     }
 }
@@ -50,7 +55,25 @@ pub fn set_progress_bar(bar: Option<indicatif::ProgressBar>) {
         .unwrap_or_else(|poisoned| poisoned.into_inner()) = bar;
 }
 
+/// `text` with every control character other than a newline or a tab written
+/// as its escape (`\u{1b}`, `\r`).
+fn printable(text: &str) -> Cow<'_, str> {
+    let is_control = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.contains(is_control) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| match is_control(c) {
+                true => c.escape_default().to_string(),
+                false => c.to_string(),
+            })
+            .collect(),
+    )
+}
+
 fn write_to(out: &mut impl Write, text: &str) -> Result<(), Error> {
+    let text = printable(text);
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(err) if err.kind() == ErrorKind::BrokenPipe => Err(Error::StdoutClosed),
@@ -90,7 +113,18 @@ mod tests {
     #[test]
     fn the_text_is_written_whole() {
         let mut out = Vec::new();
-        write_to(&mut out, "a\nb\n").unwrap();
-        assert_eq!(out, b"a\nb\n");
+        write_to(&mut out, "a\nb\tc\n").unwrap();
+        assert_eq!(out, b"a\nb\tc\n");
+    }
+
+    #[test]
+    fn control_characters_are_written_as_their_escapes() {
+        let mut out = Vec::new();
+        write_to(&mut out, "\u{1b}[31mred\u{1b}[0m\r\n").unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\\u{1b}[31mred\\u{1b}[0m\\r\n"
+        );
+        assert!(matches!(printable("plain\n"), Cow::Borrowed(_)));
     }
 }

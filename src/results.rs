@@ -47,12 +47,14 @@ pub const WORKLOAD_TOML: &str = "workload.toml";
 pub const EXPECTATIONS_CSV: &str = "expectations.csv";
 /// File name of the expectation results as a JUnit report, for CI test viewers.
 pub const JUNIT_XML: &str = "junit.xml";
+/// File name of the pull-request comment, the verdict first, for a CI step to post.
+pub const PR_COMMENT_MD: &str = "pr-comment.md";
 /// The throwaway server's log: the name the server writes it under, and the
 /// name the results folder keeps it under (`Target::copy_server_log`).
 pub const SERVER_LOG: &str = "server.log";
 
 /// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 18] = [
+const RUN_FILE_NAMES: [&str; 19] = [
     TIMELINE_CSV,
     ATTEMPTS_CSV,
     LOCKS_CSV,
@@ -68,6 +70,7 @@ const RUN_FILE_NAMES: [&str; 18] = [
     WORKLOAD_TOML,
     EXPECTATIONS_CSV,
     JUNIT_XML,
+    PR_COMMENT_MD,
     SERVER_LOG,
     SWEEP_CSV,
     SWEEP_PNG,

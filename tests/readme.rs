@@ -7,7 +7,9 @@
 //! - every stallbench command they quote parses with the real command-line
 //!   definition, and, where it needs no database and no file that exists only
 //!   at run time, builds its `Config` as `stallbench::run` does (which
-//!   validates the workload, the flags and the strategies without a server).
+//!   validates the workload, the flags and the strategies without a server);
+//! - the CI pipelines of examples/ they link run such commands and publish
+//!   only what stallbench writes (`pipelines`).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -56,6 +58,10 @@ const RUN_TIME_FILES: [(&str, &str); 4] = [
         "the in-place workload docs/staging.md shows as text",
     ),
 ];
+
+/// The CI pipelines of examples/, which docs/ci.md links.
+#[path = "readme/pipelines.rs"]
+mod pipelines;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -14,11 +14,13 @@ use std::process::{Child, Command, Stdio};
 
 use common::*;
 
-/// `stallbench ARGS` with stdout discarded and `--out out` appended.
+/// `stallbench ARGS` with stdout discarded and `--out out` appended, outside
+/// CI (where the progress line is off).
 fn stallbench(args: &[&str], out: &Path) -> Command {
     let mut command = Command::new(assert_cmd::cargo::cargo_bin("stallbench"));
     command
         .env_remove("DATABASE_URL")
+        .env_remove("CI")
         .args(args)
         .arg("--out")
         .arg(out)

@@ -207,6 +207,7 @@ mod tests {
             out: None,
             force: false,
             quiet: true,
+            progress: false,
             variables: Vec::new(),
             pg_bin: None,
             pg_version: None,

@@ -77,6 +77,11 @@ pub struct Config {
     /// Files of an earlier run in `out_dir` that `--force` replaces; empty without `--force`.
     pub replaced_files: Vec<PathBuf>,
     pub quiet: bool,
+    /// Whether the progress line is printed every second: not with `--quiet`,
+    /// and in CI only with `--progress`.
+    pub progress: bool,
+    /// Whether the run is in CI ([`in_ci`]): it then says so when it has no bound.
+    pub ci: bool,
     /// CI bounds from `[expect.*]` and `--expect`, checked after the run.
     pub expectations: Vec<Expectation>,
     /// Sample the lock queue (off only to measure the observer's cost).
@@ -166,6 +171,7 @@ impl Config {
         let output = parse_output(args.out.as_deref(), args.force, &file.name)?;
         let target = target_of(args)?;
         let objects = parse_objects(args, &target, strategies.len(), &file.reset, source)?;
+        let ci = in_ci();
 
         Ok(Config {
             workload_name: file.name.clone(),
@@ -181,6 +187,8 @@ impl Config {
             out_dir: output.dir,
             replaced_files: output.replaced_files,
             quiet: args.quiet,
+            progress: !args.quiet && (args.progress || !ci),
+            ci,
             expectations,
             observe_locks: !args.no_observer,
             seed: args.seed.unwrap_or_else(rand::random),
@@ -225,6 +233,13 @@ fn parse_expectations(
     crate::expect::collect(source, &file.expect, &args.expect, &known)
 }
 
+/// Whether the process runs in CI: `CI` is set in the environment, as GitHub
+/// Actions, GitLab CI and most others set it (`CI=true`), to anything but
+/// empty, `0` or `false`.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|value| !matches!(value.trim(), "" | "0" | "false"))
+}
+
 /// `--db-url`, else a non-empty `DATABASE_URL`, else a throwaway server.
 fn target_of(args: &CommonArgs) -> Result<Target, Error> {
     let url = args.db_url.clone().or_else(|| {
@@ -261,6 +276,7 @@ mod tests {
             out: None,
             force: false,
             quiet: true,
+            progress: false,
             variables: Vec::new(),
             pg_bin: None,
             pg_version: None,

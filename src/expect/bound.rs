@@ -11,11 +11,14 @@ use crate::metrics::failures::failed_in_class;
 use crate::metrics::{DdlOutcome, StrategyReport};
 
 /// Every expectation key, in the order they are listed and checked.
-pub const KEYS: [&str; 8] = [
+pub const KEYS: [&str; 11] = [
     "max_zero_tps_seconds",
     "min_zero_tps_seconds",
     "max_longest_stall_s",
+    "min_worst_second_tps",
+    "max_worst_second_p99_ms",
     "max_p99_ms",
+    "max_ddl_s",
     "ddl_outcome",
     "max_failed",
     "max_pool_timeouts",
@@ -43,8 +46,14 @@ pub struct ExpectFile {
     pub min_zero_tps_seconds: Option<u32>,
     /// The longest stall is at most this many seconds.
     pub max_longest_stall_s: Option<u32>,
+    /// Every second of the DDL window completed at least this many transactions.
+    pub min_worst_second_tps: Option<u64>,
+    /// No second of the DDL window had a p99 latency above this many milliseconds.
+    pub max_worst_second_p99_ms: Option<f64>,
     /// The whole-run p99 latency is at most this many milliseconds.
     pub max_p99_ms: Option<f64>,
+    /// The migration was done within this many seconds of its first attempt's start.
+    pub max_ddl_s: Option<f64>,
     /// How the DDL ended: `ok`, `gave_up`, `error` or `none`, as written
     /// (kept as text so that a wrong value gets the message that lists the valid ones).
     pub ddl_outcome: Option<String>,
@@ -102,7 +111,12 @@ impl ExpectFile {
                 .map(|limit| Ok(Bound::MinZeroTpsSeconds(limit))),
             self.max_longest_stall_s
                 .map(|limit| Ok(Bound::MaxLongestStallS(limit))),
+            self.min_worst_second_tps
+                .map(|limit| Ok(Bound::MinWorstSecondTps(limit))),
+            self.max_worst_second_p99_ms
+                .map(|limit| Ok(Bound::MaxWorstSecondP99Ms(limit))),
             self.max_p99_ms.map(|limit| Ok(Bound::MaxP99Ms(limit))),
+            self.max_ddl_s.map(|limit| Ok(Bound::MaxDdlS(limit))),
             ddl_outcome.map(|outcome| {
                 outcome
                     .map(Bound::DdlOutcome)
@@ -136,6 +150,28 @@ impl ExpectFile {
     }
 }
 
+impl ExpectFile {
+    /// Sets the field of `bound`'s key to its limit (the inverse of [`ExpectFile::bounds`]).
+    pub fn insert(&mut self, bound: &Bound) {
+        match bound {
+            Bound::MaxZeroTpsSeconds(limit) => self.max_zero_tps_seconds = Some(*limit),
+            Bound::MinZeroTpsSeconds(limit) => self.min_zero_tps_seconds = Some(*limit),
+            Bound::MaxLongestStallS(limit) => self.max_longest_stall_s = Some(*limit),
+            Bound::MinWorstSecondTps(limit) => self.min_worst_second_tps = Some(*limit),
+            Bound::MaxWorstSecondP99Ms(limit) => self.max_worst_second_p99_ms = Some(*limit),
+            Bound::MaxP99Ms(limit) => self.max_p99_ms = Some(*limit),
+            Bound::MaxDdlS(limit) => self.max_ddl_s = Some(*limit),
+            Bound::DdlOutcome(outcome) => self.ddl_outcome = Some(outcome.to_string()),
+            Bound::MaxFailed(limit) => self.max_failed = Some(*limit),
+            Bound::MaxPoolTimeouts(limit) => self.max_pool_timeouts = Some(*limit),
+            Bound::MaxPoolWaitP99Ms(limit) => self.max_pool_wait_p99_ms = Some(*limit),
+            Bound::MaxFailedClass { limit, .. } => {
+                self.max_failed_by_class.insert(bound.key(), *limit);
+            }
+        }
+    }
+}
+
 /// What one expectation requires of a strategy's summary. Limits are inclusive.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Bound {
@@ -145,8 +181,17 @@ pub enum Bound {
     MinZeroTpsSeconds(u32),
     /// `longest_stall_s <= limit`.
     MaxLongestStallS(u32),
-    /// `lat_p99_ms <= limit`, the measured value rounded to 3 decimals as in `summary.csv`.
+    /// `worst_second_tps >= limit`: the lowest TPS of a second of the DDL window.
+    MinWorstSecondTps(u64),
+    /// `worst_second_p99_ms <= limit`, the highest per-second p99 of the DDL
+    /// window, rounded to 3 decimals as in `summary.csv`.
+    MaxWorstSecondP99Ms(f64),
+    /// `lat_p99_ms <= limit`: the whole run's p99, rounded to 3 decimals as in `summary.csv`.
     MaxP99Ms(f64),
+    /// `ddl_total_ms / 1000 <= limit` (to the millisecond) and the DDL finished
+    /// ok: the migration was done within `limit` seconds of its first attempt's
+    /// start. A DDL that did not finish, or a run without one, fails it.
+    MaxDdlS(f64),
     /// `ddl_outcome == outcome`.
     DdlOutcome(DdlOutcome),
     /// `failed <= limit`.
@@ -166,7 +211,10 @@ impl Bound {
             Bound::MaxZeroTpsSeconds(_) => "max_zero_tps_seconds",
             Bound::MinZeroTpsSeconds(_) => "min_zero_tps_seconds",
             Bound::MaxLongestStallS(_) => "max_longest_stall_s",
+            Bound::MinWorstSecondTps(_) => "min_worst_second_tps",
+            Bound::MaxWorstSecondP99Ms(_) => "max_worst_second_p99_ms",
             Bound::MaxP99Ms(_) => "max_p99_ms",
+            Bound::MaxDdlS(_) => "max_ddl_s",
             Bound::DdlOutcome(_) => "ddl_outcome",
             Bound::MaxFailed(_) => "max_failed",
             Bound::MaxPoolTimeouts(_) => "max_pool_timeouts",
@@ -184,7 +232,11 @@ impl Bound {
             Bound::MaxZeroTpsSeconds(limit) => format!("<= {limit}"),
             Bound::MinZeroTpsSeconds(limit) => format!(">= {limit}"),
             Bound::MaxLongestStallS(limit) => format!("<= {limit}"),
-            Bound::MaxP99Ms(limit) | Bound::MaxPoolWaitP99Ms(limit) => format!("<= {limit} ms"),
+            Bound::MinWorstSecondTps(limit) => format!(">= {limit} tps"),
+            Bound::MaxWorstSecondP99Ms(limit)
+            | Bound::MaxP99Ms(limit)
+            | Bound::MaxPoolWaitP99Ms(limit) => format!("<= {limit} ms"),
+            Bound::MaxDdlS(limit) => format!("<= {limit} s"),
             Bound::DdlOutcome(outcome) => format!("= {outcome}"),
             Bound::MaxFailed(limit)
             | Bound::MaxFailedClass { limit, .. }
@@ -210,11 +262,26 @@ impl Bound {
                 let value = summary.longest_stall_s;
                 (value.to_string(), value <= *limit)
             }
-            Bound::MaxP99Ms(limit) => {
-                // The figure summary.csv shows, so the file and the verdict agree.
-                let value = (summary.lat_p99_ms * 1000.0).round() / 1000.0;
+            Bound::MinWorstSecondTps(limit) => {
+                let value = summary.worst_second_tps;
+                (format!("{value} tps"), value >= *limit)
+            }
+            Bound::MaxWorstSecondP99Ms(limit) => {
+                let value = as_in_summary_csv(summary.worst_second_p99_ms);
                 (format!("{value} ms"), value <= *limit)
             }
+            Bound::MaxP99Ms(limit) => {
+                let value = as_in_summary_csv(summary.lat_p99_ms);
+                (format!("{value} ms"), value <= *limit)
+            }
+            Bound::MaxDdlS(limit) => match summary.ddl_outcome {
+                DdlOutcome::Ok => {
+                    let value_s = summary.ddl_total_ms.round() / 1000.0;
+                    (format!("{value_s:.3} s"), value_s <= *limit)
+                }
+                DdlOutcome::None => ("no DDL ran".to_string(), false),
+                not_done => (format!("not done ({not_done})"), false),
+            },
             Bound::DdlOutcome(outcome) => {
                 let value = summary.ddl_outcome;
                 (value.to_string(), value == *outcome)
@@ -237,7 +304,7 @@ impl Bound {
             Bound::MaxPoolWaitP99Ms(limit) => match summary.pool_wait_p99_ms {
                 None => (NO_POOL.to_string(), false),
                 Some(p99_ms) => {
-                    let value = (p99_ms * 1000.0).round() / 1000.0;
+                    let value = as_in_summary_csv(p99_ms);
                     (format!("{value} ms"), value <= *limit)
                 }
             },
@@ -248,22 +315,38 @@ impl Bound {
     /// starts with the value, so callers can put `key = ` or `flag: ` before it.
     pub(super) fn check(&self) -> Result<(), String> {
         match self {
-            Bound::MaxP99Ms(limit) | Bound::MaxPoolWaitP99Ms(limit)
+            Bound::MaxWorstSecondP99Ms(limit)
+            | Bound::MaxP99Ms(limit)
+            | Bound::MaxPoolWaitP99Ms(limit)
                 if !limit.is_finite() || *limit < 0.0 =>
             {
                 Err(format!(
                     "{limit} is not a latency; write milliseconds of 0 or more, like 600"
                 ))
             }
+            Bound::MaxDdlS(limit) if !limit.is_finite() || *limit < 0.0 => Err(format!(
+                "{limit} is not a duration; write seconds of 0 or more, like 30"
+            )),
             _ => Ok(()),
         }
     }
+}
+
+/// A latency as `summary.csv` shows it, rounded to 3 decimals, so that the
+/// file and the verdict agree.
+fn as_in_summary_csv(value_ms: f64) -> f64 {
+    (value_ms * 1000.0).round() / 1000.0
 }
 
 /// Parses the value of `key` from a flag; the error is the problem without the flag.
 pub(super) fn parse_bound(key: &str, value: &str) -> Result<Bound, String> {
     let whole = |what: &str, example: &str| {
         format!("\"{value}\" is not a whole number of {what}; write one like {example}")
+    };
+    let milliseconds = |example: &str| {
+        format!(
+            "\"{value}\" is not a number of milliseconds; write one like {example}, without a unit"
+        )
     };
     let bound = match key {
         "max_zero_tps_seconds" => value
@@ -278,10 +361,20 @@ pub(super) fn parse_bound(key: &str, value: &str) -> Result<Bound, String> {
             .parse()
             .map(Bound::MaxLongestStallS)
             .map_err(|_| whole("seconds", "1"))?,
-        "max_p99_ms" => value.parse().map(Bound::MaxP99Ms).map_err(|_| {
-            format!(
-                "\"{value}\" is not a number of milliseconds; write one like 600, without a unit"
-            )
+        "min_worst_second_tps" => value
+            .parse()
+            .map(Bound::MinWorstSecondTps)
+            .map_err(|_| whole("transactions per second", "1"))?,
+        "max_worst_second_p99_ms" => value
+            .parse()
+            .map(Bound::MaxWorstSecondP99Ms)
+            .map_err(|_| milliseconds("600"))?,
+        "max_p99_ms" => value
+            .parse()
+            .map(Bound::MaxP99Ms)
+            .map_err(|_| milliseconds("600"))?,
+        "max_ddl_s" => value.parse().map(Bound::MaxDdlS).map_err(|_| {
+            format!("\"{value}\" is not a number of seconds; write one like 30, without a unit")
         })?,
         "ddl_outcome" => Bound::DdlOutcome(parse_ddl_outcome(value)?),
         "max_failed" => value
@@ -292,11 +385,10 @@ pub(super) fn parse_bound(key: &str, value: &str) -> Result<Bound, String> {
             .parse()
             .map(Bound::MaxPoolTimeouts)
             .map_err(|_| whole("requests", "0"))?,
-        "max_pool_wait_p99_ms" => value.parse().map(Bound::MaxPoolWaitP99Ms).map_err(|_| {
-            format!(
-                "\"{value}\" is not a number of milliseconds; write one like 50, without a unit"
-            )
-        })?,
+        "max_pool_wait_p99_ms" => value
+            .parse()
+            .map(Bound::MaxPoolWaitP99Ms)
+            .map_err(|_| milliseconds("50"))?,
         _ => match key.strip_prefix(MAX_FAILED_CLASS_PREFIX) {
             Some(class) if is_sqlstate_class(class) => value
                 .parse()
@@ -346,6 +438,10 @@ mod tests {
             (Bound::MaxLongestStallS(1), "<= 1"),
             (Bound::MaxP99Ms(600.0), "<= 600 ms"),
             (Bound::MaxP99Ms(0.25), "<= 0.25 ms"),
+            (Bound::MinWorstSecondTps(1), ">= 1 tps"),
+            (Bound::MaxWorstSecondP99Ms(250.0), "<= 250 ms"),
+            (Bound::MaxDdlS(30.0), "<= 30 s"),
+            (Bound::MaxDdlS(2.5), "<= 2.5 s"),
             (Bound::DdlOutcome(DdlOutcome::Ok), "= ok"),
             (Bound::MaxFailed(0), "<= 0"),
         ];
@@ -353,10 +449,20 @@ mod tests {
             assert_eq!(bound.limit_text(), *limit);
             assert!(KEYS.contains(&bound.key().as_str()));
         }
-        // Every key parses from a flag back into the bound it names.
+        // Every key parses from a flag back into the bound it names, and a
+        // table of each key gives back that bound.
         for key in KEYS {
             let value = if key == "ddl_outcome" { "ok" } else { "1" };
-            assert_eq!(parse_bound(key, value).unwrap().key(), key);
+            let bound = parse_bound(key, value).unwrap();
+            assert_eq!(bound.key(), key);
+            let mut table = ExpectFile::default();
+            table.insert(&bound);
+            assert_eq!(table.bounds().unwrap(), [bound]);
+            let written = toml::to_string(&table).unwrap();
+            assert!(written.starts_with(&format!("{key} = ")), "{written}");
+        }
+        for (key, value) in [("max_ddl_s", "-1"), ("max_worst_second_p99_ms", "inf")] {
+            assert!(parse_bound(key, value).is_err(), "{key} = {value}");
         }
     }
 

@@ -72,6 +72,27 @@ mod tests {
     use crate::expect::fixtures::*;
     use crate::expect::render::report_lines;
     use crate::metrics::DdlOutcome;
+    use std::collections::BTreeMap;
+
+    /// Each case: a bound at the measured value passes, one just beyond it
+    /// fails, and both show the value measured.
+    fn passes_at_the_limit_and_fails_beyond_it<const N: usize>(
+        report: &RunReport,
+        cases: [(Bound, Bound, &str); N],
+    ) {
+        for (at_limit, beyond, measured) in cases {
+            assert_eq!(
+                verdict_of(at_limit.clone(), report),
+                (measured.to_string(), Verdict::Pass),
+                "{at_limit:?}"
+            );
+            assert_eq!(
+                verdict_of(beyond.clone(), report),
+                (measured.to_string(), Verdict::Fail),
+                "{beyond:?}"
+            );
+        }
+    }
 
     #[test]
     fn max_bounds_pass_at_the_limit_and_fail_above_it() {
@@ -91,18 +112,85 @@ mod tests {
             ),
             (Bound::MaxFailed(2), Bound::MaxFailed(1), "2"),
         ];
-        for (at_limit, below, measured) in cases {
+        passes_at_the_limit_and_fails_beyond_it(&report, cases);
+    }
+
+    #[test]
+    fn worst_second_bounds_pass_at_the_limit_and_fail_beyond_it() {
+        let mut report = retry_only_report();
+        let summary = &mut report.strategies[0].summary;
+        summary.worst_second_tps = 1_700;
+        summary.worst_second_p99_ms = 420.000_4;
+        let cases = [
+            (
+                Bound::MinWorstSecondTps(1_700),
+                Bound::MinWorstSecondTps(1_701),
+                "1700 tps",
+            ),
+            (
+                Bound::MaxWorstSecondP99Ms(420.0),
+                Bound::MaxWorstSecondP99Ms(419.999),
+                "420 ms",
+            ),
+        ];
+        passes_at_the_limit_and_fails_beyond_it(&report, cases);
+    }
+
+    #[test]
+    fn max_ddl_s_bounds_a_finished_migration_and_fails_an_unfinished_one() {
+        let mut report = retry_only_report();
+        let summary = &mut report.strategies[0].summary;
+        summary.ddl_outcome = DdlOutcome::Ok;
+        summary.ddl_total_ms = 12_010.178;
+        assert_eq!(
+            verdict_of(Bound::MaxDdlS(12.01), &report),
+            ("12.010 s".to_string(), Verdict::Pass)
+        );
+        assert_eq!(
+            verdict_of(Bound::MaxDdlS(12.009), &report),
+            ("12.010 s".to_string(), Verdict::Fail)
+        );
+        let not_done = [
+            (DdlOutcome::GaveUp, "not done (gave_up)"),
+            (DdlOutcome::CutOff, "not done (cut_off)"),
+            (DdlOutcome::Error, "not done (error)"),
+            (DdlOutcome::None, "no DDL ran"),
+        ];
+        for (outcome, measured) in not_done {
+            report.strategies[0].summary.ddl_outcome = outcome;
             assert_eq!(
-                verdict_of(at_limit.clone(), &report),
-                (measured.to_string(), Verdict::Pass),
-                "{at_limit:?}"
-            );
-            assert_eq!(
-                verdict_of(below.clone(), &report),
+                verdict_of(Bound::MaxDdlS(1e6), &report),
                 (measured.to_string(), Verdict::Fail),
-                "{below:?}"
+                "{outcome}"
             );
         }
+    }
+
+    #[test]
+    fn the_sample_outage_fails_the_worst_second_bounds_and_retry_meets_them() {
+        // The sample: naive at 0 tps for 9 s with a 9.1 s p99 second; retry never below 1,700 tps.
+        let report = crate::testing::reference_report();
+        let expectations = collect_ok(
+            &BTreeMap::new(),
+            &[
+                "naive.min_worst_second_tps=1",
+                "naive.max_worst_second_p99_ms=1000",
+                "retry.min_worst_second_tps=1",
+                "retry.max_worst_second_p99_ms=1000",
+                "retry.max_ddl_s=12.5",
+            ],
+        );
+        let lines = report_lines(&evaluate(&expectations, &report));
+        assert_eq!(
+            lines,
+            [
+                "FAIL  naive.min_worst_second_tps >= 1 tps: measured 0 tps",
+                "FAIL  naive.max_worst_second_p99_ms <= 1000 ms: measured 9100 ms",
+                "pass  retry.min_worst_second_tps >= 1 tps: measured 1700 tps",
+                "pass  retry.max_worst_second_p99_ms <= 1000 ms: measured 420 ms",
+                "pass  retry.max_ddl_s <= 12.5 s: measured 12.010 s",
+            ]
+        );
     }
 
     #[test]
@@ -129,18 +217,7 @@ mod tests {
                 "1001.472 ms",
             ),
         ];
-        for (at_limit, below, measured) in cases {
-            assert_eq!(
-                verdict_of(at_limit.clone(), &pooled),
-                (measured.to_string(), Verdict::Pass),
-                "{at_limit:?}"
-            );
-            assert_eq!(
-                verdict_of(below.clone(), &pooled),
-                (measured.to_string(), Verdict::Fail),
-                "{below:?}"
-            );
-        }
+        passes_at_the_limit_and_fails_beyond_it(&pooled, cases);
     }
 
     #[test]

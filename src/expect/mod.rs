@@ -4,13 +4,15 @@
 //! adds or overrides single bounds with `--expect STRATEGY.KEY=VALUE`. After
 //! the run each expectation is checked against the strategy's summary and
 //! printed as pass, fail or skip; any failure makes the process exit 3
-//! ([`EXIT_CODE_FAILED`]). The results folder gets `expectations.csv` and
-//! `junit.xml`, and when `GITHUB_STEP_SUMMARY` names a file the summary
-//! Markdown and the expectation results are appended to it.
+//! ([`EXIT_CODE_FAILED`]). The results folder gets `expectations.csv`,
+//! `junit.xml` and `pr-comment.md`, and when `GITHUB_STEP_SUMMARY` names a
+//! file the verdict, ranking and key figures are appended to it.
 //!
 //! The steps live apart: `bound` (what can be required), `collect` (reading
 //! the file tables and flags), `evaluate` (the verdicts), and the renderers
-//! `render` (stdout lines, the result files), `junit` and `step_summary`. Reading flags and the environment is left to the caller.
+//! `render` (stdout lines, the result files), `junit`, `step_summary` and
+//! `pr_comment`, the last two built from the pieces of `sections`. Reading
+//! flags and the environment is left to the caller.
 
 mod bound;
 mod collect;
@@ -18,13 +20,17 @@ mod evaluate;
 #[cfg(test)]
 mod fixtures;
 mod junit;
+mod pr_comment;
 mod render;
+mod sections;
 mod step_summary;
 
 pub use bound::{Bound, ExpectFile, KEYS};
 pub use collect::collect;
 pub use evaluate::{ExpectationResult, Verdict, any_failed, evaluate};
+pub use pr_comment::pr_comment;
 pub use render::{ExpectationRecord, report_lines, result_files};
+pub use sections::{NO_BOUNDS, comment_marker, verdict_markdown};
 pub use step_summary::{append_github_step_summary, github_step_summary_path};
 
 /// The process exit code of a finished run in which an expectation failed.

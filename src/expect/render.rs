@@ -1,13 +1,17 @@
 //! The expectation results for people and CI: one verdict line each on
 //! stdout, and the result files of the results folder (`expectations.csv`,
-//! `junit.xml`) rendered in memory for the caller to write.
+//! `junit.xml`, `pr-comment.md`) rendered in memory for the caller to write.
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use std::path::Path;
+
 use crate::export::csv::csv_file;
+use crate::metrics::RunReport;
 
 use super::junit::junit_xml;
+use super::pr_comment::pr_comment;
 use super::{ExpectationResult, Verdict};
 use crate::results::{EXPECTATIONS_CSV, OutputFile};
 
@@ -61,14 +65,17 @@ pub fn report_lines(results: &[ExpectationResult]) -> Vec<String> {
         .collect()
 }
 
-/// The files the results folder gets for `results`: `expectations.csv`, then `junit.xml`.
+/// The files the results folder `out_dir` gets once `report`'s verdicts are
+/// known: `expectations.csv`, `junit.xml`, then `pr-comment.md`.
 pub fn result_files(
-    workload: &str,
+    report: &RunReport,
     results: &[ExpectationResult],
+    out_dir: &Path,
 ) -> anyhow::Result<Vec<OutputFile>> {
     Ok(vec![
         expectations_csv(results)?,
-        junit_xml(workload, results),
+        junit_xml(&report.workload, results),
+        pr_comment(report, results, out_dir),
     ])
 }
 
@@ -156,7 +163,11 @@ mod tests {
             std::fs::write(&path, &file.bytes)
                 .with_context(|| format!("writing {}", path.display()))
         };
-        let files = result_files("w", &[]).unwrap();
+        let report = crate::metrics::RunReport {
+            workload: "w".to_string(),
+            strategies: Vec::new(),
+        };
+        let files = result_files(&report, &[], dir.path()).unwrap();
         let message = format!("{:#}", write(&files[0]).unwrap_err());
         let expected = format!("writing {}", dir.path().join(EXPECTATIONS_CSV).display());
         assert!(message.starts_with(&expected), "{message}");

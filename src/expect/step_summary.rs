@@ -1,6 +1,6 @@
 //! The GitHub step summary: when `GITHUB_STEP_SUMMARY` names a file, the
-//! run's `summary.md` and a table of the expectation results are appended to
-//! it, so the job page shows them.
+//! verdict, the ranking, the key figures and the bounds of the run are
+//! appended to it, so the job page shows them.
 
 use std::fs::OpenOptions;
 use std::io::Write as _;
@@ -8,10 +8,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::export::markdown::{render_table, table_cell};
-use crate::export::table::{Align::Left, Column, Table};
+use crate::export::markdown::{summary_table, table_cell};
+use crate::metrics::RunReport;
 
-use super::{ExpectationRecord, ExpectationResult, Verdict};
+use super::ExpectationResult;
+use super::sections::{
+    bounds_table, ranking_section, section, strategies_section, verdict_markdown,
+};
 
 /// The file named by the `GITHUB_STEP_SUMMARY` environment variable, if it is set and not empty.
 pub fn github_step_summary_path() -> Option<PathBuf> {
@@ -20,14 +23,13 @@ pub fn github_step_summary_path() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// Appends `## stallbench: <workload>`, `summary_markdown` and a Markdown
-/// table of the results to the file `path` (the value of `GITHUB_STEP_SUMMARY`,
-/// see [`github_step_summary_path`]); does nothing when `path` is `None` or empty.
-/// The file is created if missing and never truncated.
+/// Appends the run's step summary (see [`step_summary_text`]) to the file `path`
+/// (the value of `GITHUB_STEP_SUMMARY`, see [`github_step_summary_path`]); does
+/// nothing when `path` is `None` or empty. The file is created if missing and
+/// never truncated.
 pub fn append_github_step_summary(
     path: Option<&Path>,
-    workload: &str,
-    summary_markdown: &str,
+    report: &RunReport,
     results: &[ExpectationResult],
 ) -> anyhow::Result<()> {
     let Some(path) = path.filter(|path| !path.as_os_str().is_empty()) else {
@@ -40,7 +42,7 @@ pub fn append_github_step_summary(
         if file.metadata()?.len() > 0 {
             text.push('\n');
         }
-        text.push_str(&step_summary_text(workload, summary_markdown, results));
+        text.push_str(&step_summary_text(report, results));
         file.write_all(text.as_bytes())?;
         file.flush()?;
         Ok(())
@@ -54,67 +56,47 @@ pub fn append_github_step_summary(
     })
 }
 
-/// The expectation columns of the step summary: a failure in bold, a skipped
-/// strategy measured as `not run`.
-const EXPECTATION_COLUMNS: &[Column<ExpectationRecord>] = &[
-    Column::new("result", Left, |r| {
-        match r.verdict {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "**FAIL**",
-            Verdict::Skipped => "skipped",
-        }
-        .to_string()
-    }),
-    Column::new("strategy", Left, |r| r.strategy.clone()),
-    Column::new("expectation", Left, |r| r.expectation.clone()),
-    Column::new("limit", Left, |r| r.limit.clone()),
-    Column::new("measured", Left, |r| match r.verdict {
-        Verdict::Skipped => "not run".to_string(),
-        _ => r.measured.clone(),
-    }),
-    Column::new("source", Left, |r| r.source.clone()),
-];
-
-/// The Markdown appended to the GitHub step summary: `## stallbench: <workload>`,
-/// `summary_markdown`, and an `### Expectations` table when there are results.
-fn step_summary_text(
-    workload: &str,
-    summary_markdown: &str,
-    results: &[ExpectationResult],
-) -> String {
-    let mut text = format!("## stallbench: {}\n\n", table_cell(workload));
-    text.push_str(summary_markdown.trim_end());
-    text.push_str("\n\n");
-    if results.is_empty() {
-        return text;
-    }
-    text.push_str("### Expectations\n\n");
-    let records: Vec<ExpectationRecord> = results.iter().map(ExpectationRecord::new).collect();
-    let table = Table::build(EXPECTATION_COLUMNS, &records);
-    text.push_str(&render_table(&table));
+/// The Markdown appended to the GitHub step summary, which the job page shows
+/// under the job's own heading: `## stallbench: <workload>`, the verdict first,
+/// then `###` sections: the ranking, a sentence per strategy, the key figures
+/// (the summary table of `summary.md`) and the bounds.
+fn step_summary_text(report: &RunReport, results: &[ExpectationResult]) -> String {
+    let mut text = format!("## stallbench: {}\n\n", table_cell(&report.workload));
+    text.push_str(&verdict_markdown(results));
     text.push('\n');
+    text.push_str(&ranking_section(report));
+    text.push_str(&strategies_section(report));
+    text.push_str(&section("Key figures", &summary_table(report)));
+    if !results.is_empty() {
+        text.push_str(&section("Bounds", &bounds_table(results)));
+    }
     text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expect::fixtures::mixed_results;
+    use crate::expect::fixtures::{expectation, mixed_results};
+    use crate::expect::{Bound, evaluate};
+    use crate::testing::reference_report;
 
     #[test]
     fn the_step_summary_is_appended_not_overwritten() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("step_summary.md");
         std::fs::write(&path, "earlier step").unwrap();
+        let report = reference_report();
         let results = mixed_results();
-        let summary_md = "# add-column\n\n| strategy |\n| :--- |\n| retry |\n";
-        append_github_step_summary(Some(&path), "add-column", summary_md, &results).unwrap();
-        append_github_step_summary(Some(&path), "add-column", summary_md, &results[..1]).unwrap();
+        append_github_step_summary(Some(&path), &report, &results).unwrap();
+        append_github_step_summary(Some(&path), &report, &results[..1]).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
 
-        assert!(text.starts_with("earlier step\n## stallbench: add-column\n\n# add-column\n"));
+        assert!(
+            text.starts_with("earlier step\n## stallbench: add-column\n\n**FAIL**: 2 of 4"),
+            "{text}"
+        );
         assert_eq!(text.matches("## stallbench: add-column\n").count(), 2);
-        assert_eq!(text.matches("### Expectations").count(), 2);
+        assert_eq!(text.matches("### Bounds").count(), 2);
         assert!(text.contains(
             "| result | strategy | expectation | limit | measured | source |\n\
              | :--- | :--- | :--- | :--- | :--- | :--- |\n\
@@ -126,30 +108,68 @@ mod tests {
             text.contains("| a&lt;&amp;\"'&gt;b | ddl_outcome |"),
             "{text}"
         );
-        // The second append added one row only.
+        // The second append passed its one bound.
         let second = &text[text.rfind("## stallbench").unwrap()..];
-        assert_eq!(second.matches("| pass |").count(), 1);
+        assert!(
+            second.contains("\n**pass**: 1 of 1 bound met.\n"),
+            "{second}"
+        );
         assert_eq!(second.matches("| **FAIL** |").count(), 0);
+    }
+
+    #[test]
+    fn the_verdict_comes_first_and_no_heading_is_above_the_job_s() {
+        let report = reference_report();
+        let results = evaluate(
+            &[expectation("naive", Bound::MinWorstSecondTps(1))],
+            &report,
+        );
+        let text = step_summary_text(&report, &results);
+        let headings: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
+        assert_eq!(
+            headings,
+            [
+                "## stallbench: add-column",
+                "### Ranking",
+                "### Strategies",
+                "### Key figures",
+                "### Bounds"
+            ]
+        );
+        let first_paragraph = text.split("\n\n").nth(1).unwrap();
+        assert_eq!(first_paragraph, "**FAIL**: 1 of 1 bound failed:");
+        assert!(text.contains("- `naive.min_worst_second_tps >= 1 tps`: measured 0 tps\n"));
+        assert!(
+            text.contains("| strategy | transactions | mean tps |"),
+            "{text}"
+        );
     }
 
     #[test]
     fn the_step_summary_is_created_and_skipped_when_unset() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.md");
-        append_github_step_summary(Some(&path), "w", "# w\n", &[]).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "## stallbench: w\n\n# w\n\n"
+        let mut report = reference_report();
+        report.strategies.truncate(1);
+        append_github_step_summary(Some(&path), &report, &[]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("## stallbench: add-column\n\n**no bounds**: "),
+            "{text}"
         );
-        append_github_step_summary(None, "w", "# w\n", &[]).unwrap();
-        append_github_step_summary(Some(Path::new("")), "w", "# w\n", &[]).unwrap();
+        assert!(
+            !text.contains("### Ranking") && !text.contains("### Bounds"),
+            "{text}"
+        );
+        append_github_step_summary(None, &report, &[]).unwrap();
+        append_github_step_summary(Some(Path::new("")), &report, &[]).unwrap();
     }
 
     #[test]
     fn a_step_summary_error_names_the_file_and_the_variable() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("missing-folder").join("summary.md");
-        let error = append_github_step_summary(Some(&path), "w", "", &[]).unwrap_err();
+        let error = append_github_step_summary(Some(&path), &reference_report(), &[]).unwrap_err();
         let message = format!("{error:#}");
         assert!(message.contains(&path.display().to_string()), "{message}");
         assert!(message.contains("GITHUB_STEP_SUMMARY"), "{message}");

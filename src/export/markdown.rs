@@ -15,7 +15,7 @@ use super::sentences::{
     describe_chain, labelled_runs, losses, migration_done_cell, pool_sentence, wait_and_hold,
     worst_share,
 };
-use super::table::{self, Align, Column, RankedRow, SummaryRow, Table, ranking};
+use super::table::{self, Align, Column, RankedRow, Ranking, SummaryRow, Table, ranking};
 use crate::results::{OutputFile, SUMMARY_MD};
 
 use Align::{Left, Right};
@@ -41,7 +41,7 @@ pub fn summary_markdown(report: &RunReport) -> String {
     let mut text = String::new();
     // Writing into a String cannot fail, hence the ignored results.
     let _ = writeln!(text, "# {}\n", report.workload);
-    text.push_str(&render_table(&summary_rows(report)));
+    text.push_str(&summary_table(report));
     text.push('\n');
     let runs = labelled_runs(report);
     for strategy in &runs {
@@ -62,10 +62,10 @@ pub fn summary_markdown(report: &RunReport) -> String {
     text
 }
 
-/// The summary figures `summary.md` shows, one row per strategy (with
-/// repeats, each figure's median and range over them).
-fn summary_rows(report: &RunReport) -> Table {
-    Table::build(SUMMARY_COLUMNS, &table::summary_rows(report))
+/// The summary figures of `summary.md` as a Markdown table, one row per
+/// strategy (with repeats, each figure's median and range over them).
+pub fn summary_table(report: &RunReport) -> String {
+    render_table(&Table::build(SUMMARY_COLUMNS, &table::summary_rows(report)))
 }
 
 /// The summary columns of `summary.md`: long titles, latencies by [`format_ms`].
@@ -110,7 +110,7 @@ pub fn ranking_markdown(report: &RunReport) -> String {
     };
     let mut text = String::new();
     let _ = writeln!(text, "## Ranking\n");
-    text.push_str(&render_table(&Table::build(RANKING_COLUMNS, &ranking.rows)));
+    text.push_str(&ranking_table(&ranking));
     text.push('\n');
     let _ = writeln!(text, "{}\n", ranking.headline);
     let _ = writeln!(
@@ -124,6 +124,11 @@ pub fn ranking_markdown(report: &RunReport) -> String {
         let _ = writeln!(text, "{note}\n");
     }
     text
+}
+
+/// The places of `ranking` as a Markdown table, best first.
+pub fn ranking_table(ranking: &Ranking) -> String {
+    render_table(&Table::build(RANKING_COLUMNS, &ranking.rows))
 }
 
 /// The ranking's rule in one paragraph, as `summary.md` states it (and

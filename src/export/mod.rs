@@ -88,6 +88,7 @@ pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
         pool_wait_p99_worst_ms: summary.pool_wait_p99_worst_ms.map(round),
         db_p99_ms: summary.db_p99_ms.map(round),
         pool_dry_at_s: summary.pool_dry_at_s.map(round),
+        worst_second_p99_ms: round(summary.worst_second_p99_ms),
         ..summary.clone()
     }
 }

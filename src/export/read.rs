@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::metrics::locks::SecondLocks;
+use crate::metrics::ranking::worst_seconds;
 use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
 
 use super::csv::{AttemptRecord, TimelineRecord, header_of};
@@ -23,7 +24,8 @@ use crate::results::{ATTEMPTS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV, hgrm
 /// The blocker window comes from summary.csv's `blocker_started_s` and `blocker_ended_s`;
 /// a folder written before those columns has `blocker: None`, and the seconds'
 /// `blocker_active` flags still say when it was open. A strategy without an `.hgrm` file
-/// gets an empty percentile curve.
+/// gets an empty percentile curve. The worst-second figures of the summary are
+/// computed from the timeline and the attempts, as a run computes them.
 pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
     if !dir.is_dir() {
         bail!(
@@ -63,6 +65,14 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
     for (line, (strategy, repeat), attempt) in read_attempts(&attempts_path)? {
         let target = find_strategy(&mut strategies, &strategy, repeat, &attempts_path, line)?;
         target.attempts.push(attempt);
+    }
+
+    // The worst-second columns of summary.csv derive from the two files just
+    // read: computed again from them, they are there in a folder written before them too.
+    for strategy in &mut strategies {
+        let worst = worst_seconds(&strategy.seconds, &strategy.attempts);
+        strategy.summary.worst_second_tps = worst.worst_second_tps;
+        strategy.summary.worst_second_p99_ms = worst.worst_second_p99_ms;
     }
 
     for strategy in &mut strategies {
@@ -324,7 +334,7 @@ mod tests {
     use super::*;
     use crate::export::write_all;
     use crate::metrics::DdlState;
-    use crate::testing::open_loop_report;
+    use crate::testing::{open_loop_report, reference_report};
 
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
         (a - b).abs() <= tolerance
@@ -393,6 +403,8 @@ mod tests {
             assert_eq!(a.ddl_outcome, b.ddl_outcome);
             assert_eq!(a.max_lock_waiters, b.max_lock_waiters);
             assert_eq!(a.lost_connections, b.lost_connections);
+            assert_eq!(a.worst_second_tps, b.worst_second_tps);
+            assert!(close(a.worst_second_p99_ms, b.worst_second_p99_ms, 0.0005));
             for (x, y) in [
                 (a.mean_tps, b.mean_tps),
                 (a.lat_p50_ms, b.lat_p50_ms),
@@ -509,6 +521,32 @@ mod tests {
             );
         }
     }
+
+
+    #[test]
+    fn a_summary_written_before_the_worst_second_columns_gets_them_from_the_timeline() {
+        let dir = tempfile::tempdir().unwrap();
+        write_all(&reference_report(), dir.path()).unwrap();
+        let path = dir.path().join(SUMMARY_CSV);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let older: Vec<String> = text
+            .lines()
+            .map(|line| {
+                let cells: Vec<&str> = line.split(',').collect();
+                // Without the worst-second columns and the repeat after them.
+                cells[..cells.len() - 3].join(",")
+            })
+            .collect();
+        std::fs::write(&path, older.join("\n") + "\n").unwrap();
+        let back = read_report(dir.path()).unwrap();
+        let figures: Vec<(u64, f64)> = back
+            .strategies
+            .iter()
+            .map(|s| (s.summary.worst_second_tps, s.summary.worst_second_p99_ms))
+            .collect();
+        assert_eq!(figures, [(0, 9100.0), (1700, 420.0)]);
+    }
+
 
     #[test]
     fn a_missing_folder_is_named() {
@@ -659,3 +697,4 @@ mod tests {
         );
     }
 }
+

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::config::{BlockerConfig, Config, DdlConfig, LoadConfig};
-use crate::expect::{Bound, ExpectFile, Expectation};
+use crate::expect::{ExpectFile, Expectation};
 use crate::strategy::{Backoff, Jitter, NamedStrategy, RetryPolicy, Schedule, Strategy};
 use crate::workload::{
     BackoffFile, BlockerFile, DdlFile, LoadFile, PoolFile, ScriptFile, StrategyFile, SweepFile,
@@ -219,20 +219,7 @@ fn expect_tables(config: &Config) -> BTreeMap<String, ExpectFile> {
     let mut tables: BTreeMap<String, ExpectFile> = BTreeMap::new();
     for expectation in config.expectations.iter().filter(ran) {
         let table = tables.entry(expectation.strategy.clone()).or_default();
-        match &expectation.bound {
-            Bound::MaxZeroTpsSeconds(limit) => table.max_zero_tps_seconds = Some(*limit),
-            Bound::MinZeroTpsSeconds(limit) => table.min_zero_tps_seconds = Some(*limit),
-            Bound::MaxLongestStallS(limit) => table.max_longest_stall_s = Some(*limit),
-            Bound::MaxP99Ms(limit) => table.max_p99_ms = Some(*limit),
-            Bound::DdlOutcome(outcome) => table.ddl_outcome = Some(outcome.to_string()),
-            Bound::MaxFailed(limit) => table.max_failed = Some(*limit),
-            Bound::MaxPoolTimeouts(limit) => table.max_pool_timeouts = Some(*limit),
-            Bound::MaxPoolWaitP99Ms(limit) => table.max_pool_wait_p99_ms = Some(*limit),
-            Bound::MaxFailedClass { limit, .. } => {
-                let key = expectation.bound.key();
-                table.max_failed_by_class.insert(key, *limit);
-            }
-        }
+        table.insert(&expectation.bound);
     }
     tables
 }

@@ -20,7 +20,10 @@ use serde::{Deserialize, Serialize};
 
 pub use grant::{DdlActivity, DdlPoll, LockPhases, lock_phases};
 pub use live::LiveCounters;
-pub use ranking::{Criterion, DdlWindow, Place, RankingRow, RunFigures, rank_strategies};
+pub use ranking::{
+    Criterion, DdlWindow, Place, RankingRow, RunFigures, WorstSeconds, rank_strategies,
+    worst_seconds,
+};
 pub use recorder::{Recorder, WorkerSecond};
 pub use summary::{DdlOutcome, PoolFacts, RunFacts, Summary, longest_stall_s, summarize};
 pub use timeline::build_timeline;

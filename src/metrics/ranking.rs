@@ -54,6 +54,50 @@ pub fn ddl_window(seconds: &[SecondRow], attempts: &[DdlAttempt]) -> Option<DdlW
     Some(DdlWindow { start_s, end_s })
 }
 
+/// What traffic felt while the migration ran: the worst seconds of the DDL
+/// window (of the whole run when there is none). The ranking compares these
+/// figures and `summary.csv` records the first two, for CI bounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorstSeconds {
+    /// The DDL window, as [`ddl_window`] finds it; `None`: the figures cover the whole run.
+    pub window: Option<DdlWindow>,
+    /// Lowest TPS of any second overlapping the window; 0 when the window holds no second.
+    pub worst_second_tps: u64,
+    /// Highest per-second p99 latency in the window, in ms (per-second histograms
+    /// are not kept, so this is the worst second's p99, not a p99 of the window).
+    pub worst_second_p99_ms: f64,
+    /// Highest latency of any transaction that completed in the window, in ms.
+    pub window_max_latency_ms: f64,
+}
+
+/// The worst seconds of the DDL window of a strategy's `seconds` and `attempts`.
+pub fn worst_seconds(seconds: &[SecondRow], attempts: &[DdlAttempt]) -> WorstSeconds {
+    let window = ddl_window(seconds, attempts);
+    let seconds_in_window: Vec<&SecondRow> = seconds
+        .iter()
+        .filter(|row| match &window {
+            Some(window) => window.overlaps_second(row.second),
+            None => true,
+        })
+        .collect();
+    WorstSeconds {
+        worst_second_tps: seconds_in_window
+            .iter()
+            .map(|row| row.tps)
+            .min()
+            .unwrap_or(0),
+        worst_second_p99_ms: seconds_in_window
+            .iter()
+            .map(|row| row.lat_p99_ms)
+            .fold(0.0, f64::max),
+        window_max_latency_ms: seconds_in_window
+            .iter()
+            .map(|row| row.lat_max_ms)
+            .fold(0.0, f64::max),
+        window,
+    }
+}
+
 /// The figures of one run of a strategy that the ranking compares.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunFigures {
@@ -120,28 +164,12 @@ fn share(part: f64, whole: f64) -> f64 {
 /// The ranking figures of one run.
 pub fn run_figures(strategy: &StrategyReport) -> RunFigures {
     let summary = &strategy.summary;
-    let window = ddl_window(&strategy.seconds, &strategy.attempts);
-    let seconds_in_window: Vec<&SecondRow> = strategy
-        .seconds
-        .iter()
-        .filter(|row| match &window {
-            Some(window) => window.overlaps_second(row.second),
-            None => true,
-        })
-        .collect();
-    let worst_second_tps = seconds_in_window
-        .iter()
-        .map(|row| row.tps)
-        .min()
-        .unwrap_or(0);
-    let worst_second_p99_ms = seconds_in_window
-        .iter()
-        .map(|row| row.lat_p99_ms)
-        .fold(0.0, f64::max);
-    let window_max_latency_ms = seconds_in_window
-        .iter()
-        .map(|row| row.lat_max_ms)
-        .fold(0.0, f64::max);
+    let WorstSeconds {
+        window,
+        worst_second_tps,
+        worst_second_p99_ms,
+        window_max_latency_ms,
+    } = worst_seconds(&strategy.seconds, &strategy.attempts);
     let migration_done_at_s = if summary.ddl_outcome == DdlOutcome::Ok {
         strategy.attempts.last().map(|last| last.ended_s)
     } else {

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ranking::worst_seconds;
 use super::spread::median;
 use super::{AttemptOutcome, BlockerWindow, DdlAttempt, PoolRow, SecondRow};
 
@@ -100,6 +101,14 @@ pub struct Summary {
     /// run clock: when the pool ran dry.
     #[serde(default)]
     pub pool_dry_at_s: Option<f64>,
+    /// The lowest TPS of any second of the DDL window (the ranking's window: the
+    /// first attempt's start to the last attempt's end plus 1 s; the whole run
+    /// without DDL). See [`worst_seconds`].
+    #[serde(default)]
+    pub worst_second_tps: u64,
+    /// The highest per-second p99 latency in the same window, in ms.
+    #[serde(default)]
+    pub worst_second_p99_ms: f64,
     /// Which repeat of the strategy this run was, from 1 (`--repeat N`); 1 in a
     /// folder written before this column.
     #[serde(default = "first_repeat")]
@@ -271,6 +280,7 @@ pub fn summarize(
         },
     };
     let pool = PoolSummary::new(seconds);
+    let worst = worst_seconds(seconds, attempts);
     Summary {
         strategy: strategy.to_string(),
         transactions,
@@ -327,6 +337,8 @@ pub fn summarize(
         in_flight_max: pool.in_flight_max,
         pool_in_use_max: pool.in_use_max,
         pool_dry_at_s: facts.pool.and_then(|facts| facts.dry_at_s),
+        worst_second_tps: worst.worst_second_tps,
+        worst_second_p99_ms: worst.worst_second_p99_ms,
         repeat: facts.repeat,
     }
 }

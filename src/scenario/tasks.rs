@@ -181,7 +181,7 @@ pub fn start(
             None
         }
     };
-    let progress = (!config.quiet).then(|| {
+    let progress = config.progress.then(|| {
         tokio::spawn(progress::report_each_second(
             clock,
             live.clone(),

@@ -11,15 +11,17 @@ use stallbench::config::Mode;
 use stallbench::export::csv::TimelineRecord;
 use stallbench::metrics::{RunReport, StrategyReport};
 
-/// The binary with no `DATABASE_URL` or `GITHUB_STEP_SUMMARY` from the
-/// test's environment. `STALLBENCH_PG_BIN` and `STALLBENCH_PG_VERSION` pass
-/// through: the throwaway servers run the major they choose, as the tests'
-/// own servers do (see [`super::server_binaries`]).
+/// The binary with no `DATABASE_URL`, `GITHUB_STEP_SUMMARY` or `CI` (which
+/// turns the progress line off) from the test's environment.
+/// `STALLBENCH_PG_BIN` and `STALLBENCH_PG_VERSION` pass through: the throwaway
+/// servers run the major they choose, as the tests' own servers do (see
+/// [`super::server_binaries`]).
 pub fn stallbench_command() -> assert_cmd::Command {
     let mut command = assert_cmd::Command::cargo_bin("stallbench").unwrap();
     command
         .env_remove("DATABASE_URL")
-        .env_remove("GITHUB_STEP_SUMMARY");
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("CI");
     command
 }
 

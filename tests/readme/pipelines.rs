@@ -1,0 +1,309 @@
+//! The CI pipelines of examples/, which docs/ci.md tells a CI engineer to
+//! copy, cannot rot: each is read as YAML, each job once per entry of its
+//! matrix (the entry's values filled in); its stallbench command parses with
+//! the real command-line definition and builds its `Config` (as the quoted
+//! commands of the documents do); what it uploads, publishes and posts is its
+//! `--out` folder or a file stallbench writes there; and the upload and the
+//! test report happen whatever the outcome.
+
+use std::path::Path;
+
+use stallbench::results;
+use yaml_rust2::{Yaml, YamlLoader};
+
+use super::{check_command, read, shell_words, stallbench_arguments};
+
+/// The CI pipelines docs/ci.md tells a CI engineer to copy.
+const PIPELINES: [&str; 2] = ["examples/github-actions.yml", "examples/gitlab-ci.yml"];
+
+/// One job of a pipeline with one matrix entry's values filled in.
+#[derive(Debug, Default)]
+struct JobRun {
+    /// The job's name and matrix entry, for messages.
+    name: String,
+    /// Its shell lines (`run:`, `script:`, ...), `\` continuations joined.
+    shell_lines: Vec<String>,
+    /// What it uploads or publishes, as (what, path).
+    published: Vec<(String, String)>,
+    /// Every string of the job, for the paths it names elsewhere.
+    text: String,
+}
+
+/// The strings of a YAML scalar or list of scalars (`paths: [a, b]` or `junit: a`).
+fn strings(value: &Yaml) -> Vec<String> {
+    match value {
+        Yaml::Array(items) => items.iter().flat_map(strings).collect(),
+        Yaml::String(text) => vec![text.clone()],
+        _ => Vec::new(),
+    }
+}
+
+/// Every string scalar under `value`, keys included, joined by newlines.
+fn all_text(value: &Yaml) -> String {
+    match value {
+        Yaml::Array(items) => items.iter().map(all_text).collect::<Vec<_>>().join("\n"),
+        Yaml::Hash(map) => map
+            .iter()
+            .flat_map(|(key, value)| [all_text(key), all_text(value)])
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Yaml::String(text) => text.clone(),
+        _ => String::new(),
+    }
+}
+
+/// Shell script text as lines, `\` continuations joined.
+fn script_lines(script: &str) -> Vec<String> {
+    script
+        .replace("\\\n", " ")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The matrix entries of a job (`[{}]` without a matrix), each as (name, value) pairs.
+fn matrix_entries(entries: &Yaml) -> Vec<Vec<(String, String)>> {
+    let Some(entries) = entries.as_vec() else {
+        return vec![Vec::new()];
+    };
+    entries
+        .iter()
+        .map(|entry| {
+            let map = entry.as_hash().expect("a matrix entry is a mapping");
+            map.iter()
+                .map(|(key, value)| {
+                    let value = value.as_str().expect("a matrix value is a string");
+                    (key.as_str().unwrap().to_string(), value.to_string())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Each job of a GitHub Actions workflow once per entry of its matrix, with
+/// `${{ matrix.NAME }}` filled in.
+fn github_job_runs(workflow: &Yaml) -> Vec<JobRun> {
+    let mut runs = Vec::new();
+    let jobs = workflow["jobs"].as_hash().expect("a workflow has jobs");
+    for (name, job) in jobs {
+        for entry in matrix_entries(&job["strategy"]["matrix"]["include"]) {
+            let fill = |text: &str| {
+                entry.iter().fold(text.to_string(), |text, (key, value)| {
+                    text.replace(&format!("${{{{ matrix.{key} }}}}"), value)
+                })
+            };
+            let mut run = JobRun {
+                name: format!("job {} {entry:?}", name.as_str().unwrap()),
+                text: fill(&all_text(job)),
+                ..JobRun::default()
+            };
+            for step in job["steps"].as_vec().expect("a job has steps") {
+                if let Some(script) = step["run"].as_str() {
+                    run.shell_lines.extend(script_lines(&fill(script)));
+                }
+                let uses = step["uses"].as_str().unwrap_or_default();
+                let published = if uses.starts_with("actions/upload-artifact@") {
+                    Some(("artifact", &step["with"]["path"]))
+                } else if uses.starts_with("mikepenz/action-junit-report@") {
+                    Some(("test report", &step["with"]["report_paths"]))
+                } else {
+                    None
+                };
+                if let Some((what, paths)) = published {
+                    let condition = step["if"].as_str().unwrap_or_default();
+                    assert!(
+                        condition.contains("always()"),
+                        "{}: the {what} step runs only on success; add `if: always()`",
+                        run.name
+                    );
+                    for path in strings(paths) {
+                        run.published.push((what.to_string(), fill(&path)));
+                    }
+                }
+            }
+            runs.push(run);
+        }
+    }
+    runs
+}
+
+/// Each job of a GitLab CI file once per entry of its `parallel: matrix`,
+/// with `$NAME` and `${NAME}` filled in.
+fn gitlab_job_runs(pipeline: &Yaml) -> Vec<JobRun> {
+    let mut runs = Vec::new();
+    let jobs = pipeline.as_hash().expect("a pipeline is a mapping");
+    for (name, job) in jobs.iter().filter(|(_, job)| !job["script"].is_badvalue()) {
+        for entry in matrix_entries(&job["parallel"]["matrix"]) {
+            let fill = |text: &str| {
+                entry.iter().fold(text.to_string(), |text, (key, value)| {
+                    text.replace(&format!("${{{key}}}"), value)
+                        .replace(&format!("${key}"), value)
+                })
+            };
+            let mut run = JobRun {
+                name: format!("job {} {entry:?}", name.as_str().unwrap()),
+                text: fill(&all_text(job)),
+                ..JobRun::default()
+            };
+            for part in ["before_script", "script", "after_script"] {
+                for script in strings(&job[part]) {
+                    run.shell_lines.extend(script_lines(&fill(&script)));
+                }
+            }
+            let artifacts = &job["artifacts"];
+            let published = strings(&artifacts["paths"])
+                .into_iter()
+                .map(|path| ("artifact", path))
+                .chain(
+                    strings(&artifacts["reports"]["junit"])
+                        .into_iter()
+                        .map(|path| ("test report", path)),
+                );
+            for (what, path) in published {
+                run.published.push((what.to_string(), fill(&path)));
+            }
+            assert_eq!(
+                artifacts["when"].as_str(),
+                Some("always"),
+                "{}: artifacts are kept only on success; add `when: always`",
+                run.name
+            );
+            runs.push(run);
+        }
+    }
+    runs
+}
+
+/// The job runs of the pipeline `path` (relative to the root), by its kind.
+fn pipeline_job_runs(path: &str) -> Vec<JobRun> {
+    let text = read(Path::new(path));
+    let documents =
+        YamlLoader::load_from_str(&text).unwrap_or_else(|err| panic!("{path}: not YAML: {err}"));
+    assert_eq!(documents.len(), 1, "{path}: one YAML document");
+    match path.contains("github") {
+        true => github_job_runs(&documents[0]),
+        false => gitlab_job_runs(&documents[0]),
+    }
+}
+
+/// The paths a job names that start with its results folder `out`: the
+/// folder itself (with or without `/`) or a file in it.
+fn paths_under(text: &str, out: &str) -> Vec<String> {
+    let is_path_char = |c: char| c.is_ascii_alphanumeric() || "-_./".contains(c);
+    text.match_indices(out)
+        .filter(|(start, _)| !text[..*start].ends_with(is_path_char))
+        .map(|(start, _)| {
+            let rest = &text[start..];
+            let end = rest.find(|c| !is_path_char(c)).unwrap_or(rest.len());
+            rest[..end].to_string()
+        })
+        .collect()
+}
+
+/// Whether `path` is the results folder `out` or a file stallbench writes into it.
+fn is_results_path(path: &str, out: &str) -> bool {
+    let Some(rest) = path.strip_prefix(out) else {
+        return false;
+    };
+    let name = rest.trim_start_matches('/');
+    name.is_empty() || (rest.starts_with('/') && results::is_run_file(name))
+}
+
+#[test]
+fn the_ci_pipelines_run_real_commands_and_publish_what_stallbench_writes() {
+    for pipeline in PIPELINES {
+        let runs = pipeline_job_runs(pipeline);
+        assert!(runs.len() >= 2, "{pipeline}: {runs:#?}");
+        for run in &runs {
+            let commands: Vec<Vec<String>> = run
+                .shell_lines
+                .iter()
+                .filter_map(|line| stallbench_arguments(&shell_words(line)?))
+                .collect();
+            assert_eq!(commands.len(), 1, "{pipeline} {}: {run:#?}", run.name);
+            let arguments = &commands[0];
+            let quoted = arguments.join(" ");
+            assert!(!quoted.contains('$'), "{pipeline}: unfilled `{quoted}`");
+            if let Err(err) = check_command(arguments) {
+                panic!("{pipeline} {}: `stallbench {quoted}`: {err}", run.name);
+            }
+            let out = arguments
+                .iter()
+                .skip_while(|word| *word != "--out")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{pipeline}: `{quoted}` has no --out"));
+            let kinds: Vec<&str> = run
+                .published
+                .iter()
+                .map(|(what, _)| what.as_str())
+                .collect();
+            assert!(
+                kinds.contains(&"artifact") && kinds.contains(&"test report"),
+                "{pipeline} {}: uploads and publishes {:?}",
+                run.name,
+                run.published
+            );
+            for (what, path) in &run.published {
+                assert!(
+                    is_results_path(path, out),
+                    "{pipeline} {}: the {what} {path} is not {out} or a file stallbench writes there",
+                    run.name
+                );
+                if what == "test report" {
+                    assert_eq!(*path, format!("{out}/{}", results::JUNIT_XML));
+                }
+            }
+            let named = paths_under(&run.text, out);
+            for path in &named {
+                assert!(
+                    is_results_path(path, out),
+                    "{pipeline} {}: names {path}, which stallbench does not write",
+                    run.name
+                );
+            }
+            let comment = format!("{out}/{}", results::PR_COMMENT_MD);
+            assert!(
+                named.contains(&comment),
+                "{pipeline} {}: posts no {comment}",
+                run.name
+            );
+        }
+    }
+}
+
+#[test]
+fn a_wrong_file_or_an_unfilled_value_in_a_pipeline_is_caught() {
+    assert!(is_results_path("results/ci/", "results/ci"));
+    assert!(is_results_path("results/ci/junit.xml", "results/ci"));
+    assert!(!is_results_path(
+        "results/ci/junit-report.xml",
+        "results/ci"
+    ));
+    assert!(!is_results_path("results/cix/junit.xml", "results/ci"));
+    assert_eq!(
+        paths_under(
+            "cp results/ci/pr-comment.md note.md; x=old/results/ci/a",
+            "results/ci"
+        ),
+        ["results/ci/pr-comment.md"]
+    );
+    let workflow = YamlLoader::load_from_str(
+        "jobs:\n  j:\n    strategy:\n      matrix:\n        include:\n          - w: add-column\n\
+         \x20   steps:\n      - run: stallbench compare ${{ matrix.w }} --out r\n",
+    )
+    .unwrap();
+    let runs = github_job_runs(&workflow[0]);
+    assert_eq!(
+        runs[0].shell_lines,
+        ["stallbench compare add-column --out r"]
+    );
+    let pipeline = YamlLoader::load_from_str(
+        "j:\n  parallel:\n    matrix:\n      - W: create-index\n  script:\n    - stallbench compare \"$W\" --out r\n  artifacts:\n    when: always\n",
+    )
+    .unwrap();
+    let runs = gitlab_job_runs(&pipeline[0]);
+    assert_eq!(
+        runs[0].shell_lines,
+        ["stallbench compare \"create-index\" --out r"]
+    );
+}
