@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 
 use crate::metrics::locks::SecondLocks;
 use crate::metrics::ranking::worst_seconds;
+use crate::metrics::summary::{baseline_tps, share_of_baseline};
 use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
 
 use super::csv::{AttemptRecord, TimelineRecord, header_of};
@@ -69,10 +70,17 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
 
     // The worst-second columns of summary.csv derive from the two files just
     // read: computed again from them, they are there in a folder written before them too.
+    // So are the baseline and the worst second's share of it, when the file has none.
     for strategy in &mut strategies {
         let worst = worst_seconds(&strategy.seconds, &strategy.attempts);
         strategy.summary.worst_second_tps = worst.worst_second_tps;
         strategy.summary.worst_second_p99_ms = worst.worst_second_p99_ms;
+        if strategy.summary.baseline_tps == 0.0 {
+            let baseline = baseline_tps(&strategy.seconds, strategy.blocker.as_ref());
+            strategy.summary.baseline_tps = (baseline * 1000.0).round() / 1000.0;
+            let share = share_of_baseline(worst.worst_second_tps, baseline);
+            strategy.summary.worst_second_share = (share * 1000.0).round() / 1000.0;
+        }
     }
 
     for strategy in &mut strategies {
@@ -522,7 +530,6 @@ mod tests {
         }
     }
 
-
     #[test]
     fn a_summary_written_before_the_worst_second_columns_gets_them_from_the_timeline() {
         let dir = tempfile::tempdir().unwrap();
@@ -533,8 +540,8 @@ mod tests {
             .lines()
             .map(|line| {
                 let cells: Vec<&str> = line.split(',').collect();
-                // Without the worst-second columns and the repeat after them.
-                cells[..cells.len() - 3].join(",")
+                // Without the worst-second columns and those after them.
+                cells[..cells.len() - 5].join(",")
             })
             .collect();
         std::fs::write(&path, older.join("\n") + "\n").unwrap();
@@ -546,7 +553,6 @@ mod tests {
             .collect();
         assert_eq!(figures, [(0, 9100.0), (1700, 420.0)]);
     }
-
 
     #[test]
     fn a_missing_folder_is_named() {
@@ -697,4 +703,3 @@ mod tests {
         );
     }
 }
-

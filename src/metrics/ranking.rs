@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 
 use super::failures::failure_kinds;
 use super::spread::{Spread, overlap};
-use super::summary::{baseline_seconds, baseline_tps};
+use super::summary::{baseline_seconds, baseline_tps, share_of_baseline};
 use super::{DdlAttempt, DdlOutcome, RunReport, SecondRow, StrategyReport};
 
 /// The stretch of the run clock the migration touched, in seconds.
@@ -140,7 +140,7 @@ impl RunFigures {
     /// The worst second as a share of the run's baseline (0.52 for 52%); 0
     /// when the run had no baseline throughput.
     pub fn worst_second_share(&self) -> f64 {
-        share(self.worst_second_tps as f64, self.baseline_tps)
+        share_of_baseline(self.worst_second_tps, self.baseline_tps)
     }
 
     /// Failed transactions as a fraction of those attempted (completed plus

@@ -113,6 +113,14 @@ pub struct Summary {
     /// folder written before this column.
     #[serde(default = "first_repeat")]
     pub repeat: u32,
+    /// The run's baseline: the median TPS of its seconds before the blocker
+    /// started (see [`baseline_tps`]); 0 in a folder written before this column.
+    #[serde(default)]
+    pub baseline_tps: f64,
+    /// `worst_second_tps` as a share of `baseline_tps` (0.52 is 52%): what
+    /// the ranking compares; 0 without a baseline.
+    #[serde(default)]
+    pub worst_second_share: f64,
 }
 
 /// The repeat of a run written before runs were repeated.
@@ -281,6 +289,7 @@ pub fn summarize(
     };
     let pool = PoolSummary::new(seconds);
     let worst = worst_seconds(seconds, attempts);
+    let baseline_tps = baseline_tps(seconds, blocker);
     Summary {
         strategy: strategy.to_string(),
         transactions,
@@ -340,6 +349,8 @@ pub fn summarize(
         worst_second_tps: worst.worst_second_tps,
         worst_second_p99_ms: worst.worst_second_p99_ms,
         repeat: facts.repeat,
+        baseline_tps,
+        worst_second_share: share_of_baseline(worst.worst_second_tps, baseline_tps),
     }
 }
 
@@ -394,6 +405,15 @@ pub fn baseline_tps(seconds: &[SecondRow], blocker: Option<&BlockerWindow>) -> f
         .map(|row| row.tps as f64)
         .collect();
     median(&tps)
+}
+
+/// `tps` as a share of `baseline_tps`; 0 when there is no baseline.
+pub fn share_of_baseline(tps: u64, baseline_tps: f64) -> f64 {
+    if baseline_tps > 0.0 {
+        tps as f64 / baseline_tps
+    } else {
+        0.0
+    }
 }
 
 /// The longest run of consecutive seconds whose TPS is below 10% of the
