@@ -203,7 +203,7 @@ fn a_migration_that_breaks_every_later_read_ranks_after_a_stall_and_the_headline
         "{summary_md}"
     );
     assert!(
-        stdout.contains("naive ranked first: it kept the worst second at 0 tps"),
+        stdout.contains("naive ranked first: it kept 0% of its baseline in its worst second"),
         "{stdout}"
     );
     assert_no_leftover_server();

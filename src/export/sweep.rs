@@ -387,7 +387,7 @@ mod tests {
 
     #[test]
     fn sweep_csv_reads_back_byte_for_byte_and_names_its_sweep() {
-        let records = vec![
+        let records = [
             record("naive", "50ms", 9.0, 0.0, true),
             record("retry", "50ms", 0.0, 0.52, false),
         ];

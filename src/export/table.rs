@@ -109,7 +109,7 @@ pub struct SummaryRow {
 impl SummaryRow {
     /// The spread of `figure` over the runs.
     pub fn spread(&self, figure: impl Fn(&Summary) -> f64) -> Spread {
-        let values: Vec<f64> = self.runs.iter().map(|summary| figure(summary)).collect();
+        let values: Vec<f64> = self.runs.iter().map(figure).collect();
         Spread::of(&values).unwrap_or(Spread::single(0.0))
     }
 
