@@ -232,8 +232,16 @@ async fn stop_signal() -> String {
 /// strategy (as often as it repeats), files. A sweep in `config` is not run
 /// (see [`execute_plan`]).
 pub async fn execute(config: &Config) -> Result<RunReport, Error> {
+    execute_until(config, std::future::pending()).await
+}
+
+/// [`execute`], stopped early by `stop` (see [`execute_plan_until`]).
+pub async fn execute_until(
+    config: &Config,
+    stop: impl Future<Output = String>,
+) -> Result<RunReport, Error> {
     let plan = Plan::single(config.clone());
-    let mut reports = execute_plan_until(&plan, std::future::pending()).await?;
+    let mut reports = execute_plan_until(&plan, stop).await?;
     Ok(reports.remove(0))
 }
 
@@ -296,6 +304,19 @@ pub async fn execute_plan_until(
             let _ = target.drop_schema().await;
         };
         let _ = tokio::time::timeout(Duration::from_secs(10), cleanup).await;
+        if let Some(sweep) = plan.sweep() {
+            let not_started: Vec<String> = plan
+                .points
+                .iter()
+                .zip(&reports)
+                .filter(|(_, report)| report.strategies.is_empty())
+                .filter_map(|(point, _)| point.value.as_deref())
+                .map(|value| sweep.label(value))
+                .collect();
+            let stopped_file =
+                run_file(config, &target).sweep_stopped(&error.to_string(), not_started);
+            results::write_files(&config.out_dir, &[stopped_file.render()?])?;
+        }
         for (point, report) in plan.points.iter().zip(&reports) {
             let unstarted_value = point.value.is_some() && report.strategies.is_empty();
             if unstarted_value {

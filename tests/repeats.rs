@@ -254,3 +254,39 @@ fn a_bad_sweep_value_is_refused_before_anything_runs() {
     );
     assert!(!out.exists());
 }
+
+#[test]
+fn a_repeated_run_says_where_it_is_and_what_is_left_and_prints_medians() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let run = short_run("copies.toml", &three_copies());
+    let assert = stallbench_command()
+        .args(["run", run.workload.to_str().unwrap(), "--load-only"])
+        .args(["--duration", "2s", "--repeat", "2", "--out"])
+        .arg(&run.out)
+        .assert()
+        .success();
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    let steps: Vec<&str> = stderr.lines().filter(|l| l.starts_with("== ")).collect();
+    assert_eq!(steps.len(), 2, "{stderr}");
+    assert!(
+        steps[0].starts_with("== run 1/2: load, repeat 1/2 (") && steps[0].ends_with(" s left =="),
+        "{stderr}"
+    );
+    assert!(
+        steps[1].starts_with("== run 2/2: load, repeat 2/2 ("),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(", each 2 times, "),
+        "the first line names the repeats: {stderr}"
+    );
+    // One row per repeat in the files, one per strategy with its range on stdout.
+    let summaries: Vec<Summary> = read_records(&run.out.join("summary.csv"));
+    let repeats: Vec<u32> = summaries.iter().map(|s| s.repeat).collect();
+    assert_eq!(repeats, [1, 2]);
+    let stdout = stdout_of(&assert);
+    let row = stdout.lines().nth(1).unwrap();
+    assert!(row.starts_with("load "), "{stdout}");
+    assert!(row.contains(" ["), "a median with its range: {stdout}");
+}

@@ -221,6 +221,20 @@ impl<'a> RunFile<'a> {
         }
     }
 
+    /// The sweep's own file of a sweep stopped by `error`: the reason, and the
+    /// values not started (`lock_timeout=2s`) as not run; each started value's
+    /// folder says what of it ran.
+    pub fn sweep_stopped(self, error: &str, not_started: Vec<String>) -> RunFile<'a> {
+        RunFile {
+            interrupted: Some(InterruptedRecord {
+                reason: error.to_string(),
+                strategy: None,
+            }),
+            not_run: not_started,
+            ..self
+        }
+    }
+
     /// The whole file, pretty-printed with a final newline.
     pub fn render(&self) -> anyhow::Result<OutputFile> {
         let mut bytes =
