@@ -484,14 +484,7 @@ async fn run_plan(
             return Err(Error::runtime(reason));
         }
         if reports[planned.point].strategies.is_empty() && plan.sweep().is_some() {
-            results::create_results_folder(
-                &config.out_dir,
-                &config.replaced_files,
-                &[
-                    run_file(config, target).render()?,
-                    export::workload_toml::render(config)?,
-                ],
-            )?;
+            create_value_folder(config, target)?;
         }
         let log_start = server_log_len(target);
         progress.start_run(plan, index);
@@ -547,6 +540,19 @@ async fn run_plan(
     target.clear_sessions().await?;
     target.drop_schema().await?;
     Ok(())
+}
+
+/// The folder of a sweep value, made as its first run starts, with its own
+/// `run.json` and `workload.toml` (which rerun that value alone).
+fn create_value_folder(config: &Config, target: &Target) -> Result<(), Error> {
+    results::create_results_folder(
+        &config.out_dir,
+        &config.replaced_files,
+        &[
+            run_file(config, target).render()?,
+            export::workload_toml::render(config)?,
+        ],
+    )
 }
 
 /// The files of point `point` (its folder's data and charts) and, for a

@@ -101,7 +101,7 @@ pub fn table(records: &[SweepRecord]) -> Table {
     for record in records {
         let n = record.repeats as usize;
         let cell = |median: f64, min: f64, max: f64, number: fn(f64) -> String, unit: &str| {
-            format_spread(&spread(median, min, max, n), number, unit)
+            format_spread(&Spread::from_range(median, min, max, n), number, unit)
         };
         let r = record;
         let done = match r.done_spread() {
@@ -165,17 +165,6 @@ pub fn table(records: &[SweepRecord]) -> Table {
         ]);
     }
     table
-}
-
-/// A spread from the file's median and range (no interval).
-fn spread(median: f64, min: f64, max: f64, count: usize) -> Spread {
-    Spread {
-        median,
-        min,
-        max,
-        interval: None,
-        count,
-    }
 }
 
 /// One sentence per strategy the sweep varies (a strategy's `lock_timeout`

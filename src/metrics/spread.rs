@@ -43,6 +43,17 @@ impl Spread {
         }
     }
 
+    /// A spread from its median and range as a file keeps them (no interval).
+    pub fn from_range(median: f64, min: f64, max: f64, count: usize) -> Spread {
+        Spread {
+            median,
+            min,
+            max,
+            interval: None,
+            count,
+        }
+    }
+
     /// The spread of `values` (one per repeat, any order); `None` without any.
     pub fn of(values: &[f64]) -> Option<Spread> {
         let mut sorted = values.to_vec();

@@ -167,12 +167,7 @@ fn draw_panel(
         .draw()?;
     for (index, strategy) in strategies.iter().enumerate() {
         let colour = STRATEGY_COLOURS[index % STRATEGY_COLOURS.len()];
-        // In sweep order; `None` where the figure is missing (the migration not done).
-        let values: Vec<(f64, Option<Spread>)> = records
-            .iter()
-            .filter(|record| &record.strategy == strategy)
-            .filter_map(|record| Some((axis.of(&record.value)?, figure(record))))
-            .collect();
+        let values = strategy_values(axis, records, strategy, &figure);
         let points: Vec<(f64, Spread)> = values
             .iter()
             .filter_map(|(x, spread)| Some((*x, (*spread)?)))
@@ -237,6 +232,21 @@ fn draw_panel(
         )?;
     }
     Ok(())
+}
+
+/// One strategy's values in sweep order, each with `figure` (`None` where it
+/// is missing: the migration not done).
+fn strategy_values(
+    axis: &XAxis,
+    records: &[SweepRecord],
+    strategy: &str,
+    figure: &impl Fn(&SweepRecord) -> Option<Spread>,
+) -> Vec<(f64, Option<Spread>)> {
+    records
+        .iter()
+        .filter(|record| record.strategy == strategy)
+        .filter_map(|record| Some((axis.of(&record.value)?, figure(record))))
+        .collect()
 }
 
 #[cfg(test)]

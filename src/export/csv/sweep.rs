@@ -144,32 +144,21 @@ impl SweepRecord {
 
     /// The longest stall as a spread (median, lowest, highest repeat).
     pub fn stall_spread(&self) -> Spread {
-        spread(
+        Spread::from_range(
             self.longest_stall_s,
             self.longest_stall_s_min,
             self.longest_stall_s_max,
-            self.repeats,
+            self.repeats as usize,
         )
     }
 
     /// When the migration was done, as a spread over the runs that finished it.
     pub fn done_spread(&self) -> Option<Spread> {
-        Some(spread(
+        Some(Spread::from_range(
             self.migration_done_at_s?,
             self.migration_done_at_s_min?,
             self.migration_done_at_s_max?,
-            self.migration_done_runs,
+            self.migration_done_runs as usize,
         ))
-    }
-}
-
-/// A spread from its median and range as the file keeps them (no interval).
-fn spread(median: f64, min: f64, max: f64, count: u32) -> Spread {
-    Spread {
-        median,
-        min,
-        max,
-        interval: None,
-        count: count as usize,
     }
 }
