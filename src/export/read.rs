@@ -455,12 +455,34 @@ mod tests {
 
     #[test]
     fn the_example_folders_render_again_byte_for_byte() {
-        for example in [
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut examples: Vec<String> = [
             "results/example",
             "results/example-open-loop",
             "results/example-pool",
-        ] {
-            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(example);
+        ]
+        .map(String::from)
+        .to_vec();
+        // The sweep's sweep.csv and summary.md, then each value's folder.
+        let sweep_dir = root.join("results/example-sweep");
+        let records = crate::export::sweep::read_records(&sweep_dir).unwrap().unwrap();
+        let sweep = crate::export::sweep::sweep_of(&records).unwrap();
+        let reports: Vec<RunReport> = sweep
+            .values
+            .iter()
+            .map(|value| read_report(&sweep_dir.join(sweep.folder(value))).unwrap())
+            .collect();
+        let again = crate::export::sweep::records(&sweep, &sweep.values, &reports);
+        let workload = &reports[0].workload;
+        for file in crate::export::sweep::render(&sweep, workload, &again).unwrap() {
+            let original = std::fs::read(sweep_dir.join(&file.name)).unwrap();
+            assert!(original == file.bytes, "results/example-sweep/{}", file.name);
+        }
+        for value in &sweep.values {
+            examples.push(format!("results/example-sweep/{}", sweep.folder(value)));
+        }
+        for example in &examples {
+            let dir = root.join(example);
             let report = read_report(&dir).unwrap();
             let exporters: [&dyn crate::export::Exporter; 4] = [
                 &crate::export::csv::TimelineCsv,
