@@ -639,11 +639,11 @@ fn print_notes(config: &Config, strategy: &str, notes: &scenario::RunNotes, inte
             stderrln!("warning: {warning}");
         }
     }
-    if !notes.failed_by_sqlstate.is_empty() && !config.quiet {
+    if !notes.failed_by_kind.is_empty() && !config.quiet {
         let counts: Vec<String> = notes
-            .failed_by_sqlstate
+            .failed_by_kind
             .iter()
-            .map(|(sqlstate, count)| format!("{count} x {sqlstate}"))
+            .map(|(kind, count)| format!("{count} x {kind}"))
             .collect();
         stderrln!("{strategy}: failed transactions: {}", counts.join(", "));
     }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tokio_postgres::Client;
+use tokio_postgres::error::SqlState;
 
 use crate::config::{self, Config, ConnLimit, ConnectionNeeds, FreeSlots, Objects};
 use crate::conninfo::{ConnSettings, SslMode, Tls, certificate_failure};
@@ -554,7 +555,7 @@ impl Connector {
             if self.tls.mode() == SslMode::Disable
                 && err
                     .as_db_error()
-                    .is_some_and(|db| db.code().code() == "28000")
+                    .is_some_and(|db| *db.code() == SqlState::INVALID_AUTHORIZATION_SPECIFICATION)
             {
                 text.push_str(
                     "; the server may accept only TLS connections: drop sslmode=disable \

@@ -19,6 +19,7 @@ use common::managed::{APP_PASSWORD, ManagedServer};
 use common::*;
 use stallbench::config::{Config, Mode};
 use stallbench::expect::Verdict;
+use stallbench::metrics::failures::FailureKind;
 use stallbench::metrics::{PoolRow, StrategyReport};
 
 /// The pool's figures of every second, for failure messages.
@@ -130,7 +131,7 @@ fn in_a_naive_stall_the_pool_runs_dry_and_times_out_while_the_database_reports_n
     // ... and every failure is the pool's: the database reported none.
     assert!(!naive.failures.is_empty(), "{rows:?}");
     for failure in &naive.failures {
-        assert_eq!(failure.sqlstate, "pool_timeout", "{failure:?}");
+        assert_eq!(failure.kind, FailureKind::PoolTimeout, "{failure:?}");
     }
     assert_eq!(naive.summary.failed, naive.summary.pool_timeouts);
 
@@ -243,7 +244,7 @@ fn a_terminated_pool_session_is_replaced_and_the_load_recovers() {
     assert!(load.summary.failed <= 1, "{rows:?}");
     for failure in &load.failures {
         assert!(
-            failure.sqlstate == "57P01" || failure.sqlstate == "connection_lost",
+            matches!(failure.kind.cell(), "57P01" | "connection_lost"),
             "{failure:?}"
         );
     }

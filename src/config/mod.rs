@@ -14,7 +14,7 @@ mod output;
 mod plan;
 mod pool;
 mod server;
-mod sql_split;
+pub(crate) mod sql_split;
 mod strategies;
 mod target;
 

@@ -1,20 +1,57 @@
-//! Splits a migration file (`--ddl-file`) into its statements, each run as one
-//! DDL step. A `;` ends a statement only outside what PostgreSQL's own lexer
-//! treats as one token: single-quoted strings (`E'...'` escapes included),
-//! double-quoted names, dollar quotes (`$$...$$`, `$tag$...$tag$`), `--` line
-//! comments and `/* */` block comments, which nest. Comments stay in their
-//! statement's text; a statement of only comments and blanks is dropped.
+//! Splits a migration file (`--ddl-file`, and each file `stallbench check`
+//! reads) into its statements, each run as one DDL step. A `;` ends a
+//! statement only outside what PostgreSQL's own lexer treats as one token:
+//! single-quoted strings (`E'...'` escapes included), double-quoted names,
+//! dollar quotes (`$$...$$`, `$tag$...$tag$`), `--` line comments and `/* */`
+//! block comments, which nest. Comments stay in their statement's text
+//! ([`split_located`] leaves out those before its first token); a statement
+//! of only comments and blanks is dropped.
 
 /// The statements of `text`, trimmed, without their `;`, empty ones dropped.
 pub fn split_statements(text: &str) -> Vec<String> {
+    statement_ranges(text)
+        .into_iter()
+        .filter_map(|(start, end)| {
+            let trimmed = text[start..end].trim();
+            (!only_comments(trimmed)).then(|| trimmed.to_string())
+        })
+        .collect()
+}
+
+/// A statement of a file and where it starts: `sql` begins at its first token
+/// (the comments and blanks before it are left out), found at byte `offset`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocatedStatement {
+    pub sql: String,
+    pub offset: usize,
+}
+
+/// The statements of `text` as [`split_statements`] finds them, each without
+/// its leading comments and with the byte offset of its first token.
+pub fn split_located(text: &str) -> Vec<LocatedStatement> {
+    statement_ranges(text)
+        .into_iter()
+        .filter_map(|(start, end)| {
+            let first_token = start + skip_comments_and_blanks(&text.as_bytes()[start..end]);
+            let sql = text[first_token..end].trim_end();
+            (!sql.is_empty()).then(|| LocatedStatement {
+                sql: sql.to_string(),
+                offset: first_token,
+            })
+        })
+        .collect()
+}
+
+/// The byte ranges between the statement-ending `;`s of `text` (the `;` left out).
+fn statement_ranges(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
-    let mut statements = Vec::new();
+    let mut ranges = Vec::new();
     let mut start = 0;
     let mut at = 0;
     while at < bytes.len() {
         at = match bytes[at] {
             b';' => {
-                push_statement(&mut statements, &text[start..at]);
+                ranges.push((start, at));
                 start = at + 1;
                 at + 1
             }
@@ -29,30 +66,26 @@ pub fn split_statements(text: &str) -> Vec<String> {
             _ => at + 1,
         };
     }
-    push_statement(&mut statements, &text[start..]);
-    statements
-}
-
-/// Adds `statement` unless it holds nothing but blanks and comments.
-fn push_statement(statements: &mut Vec<String>, statement: &str) {
-    let trimmed = statement.trim();
-    if !only_comments(trimmed) {
-        statements.push(trimmed.to_string());
-    }
+    ranges.push((start, bytes.len()));
+    ranges
 }
 
 fn only_comments(statement: &str) -> bool {
-    let bytes = statement.as_bytes();
+    skip_comments_and_blanks(statement.as_bytes()) == statement.len()
+}
+
+/// The index of the first byte of `bytes` that is neither blank nor in a comment.
+fn skip_comments_and_blanks(bytes: &[u8]) -> usize {
     let mut at = 0;
     while at < bytes.len() {
         at = match bytes[at] {
             b'-' if bytes.get(at + 1) == Some(&b'-') => skip_line_comment(bytes, at),
             b'/' if bytes.get(at + 1) == Some(&b'*') => skip_block_comment(bytes, at),
             byte if byte.is_ascii_whitespace() => at + 1,
-            _ => return false,
+            _ => return at,
         };
     }
-    true
+    bytes.len()
 }
 
 /// `E'...'` (or `e'...'`), where a backslash escapes the next character: the `E`
@@ -208,6 +241,25 @@ mod tests {
             [
                 "ALTER TABLE a -- add b; later\n ADD b int",
                 "/* outer /* inner; */ still comment; */ ALTER TABLE a ADD c int"
+            ]
+        );
+    }
+
+    #[test]
+    fn located_statements_start_at_their_first_token() {
+        let text = "--\n-- Create model Author\n--\nCREATE TABLE a (id int);\n\n  /* x */ ALTER TABLE a ADD b int -- tail\n;\n-- only a comment\n";
+        let located = split_located(text);
+        assert_eq!(
+            located,
+            [
+                LocatedStatement {
+                    sql: "CREATE TABLE a (id int)".into(),
+                    offset: text.find("CREATE").unwrap(),
+                },
+                LocatedStatement {
+                    sql: "ALTER TABLE a ADD b int -- tail".into(),
+                    offset: text.find("ALTER").unwrap(),
+                },
             ]
         );
     }

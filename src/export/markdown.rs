@@ -307,7 +307,7 @@ pub fn failures_sentence(strategy: &StrategyReport) -> Option<String> {
             };
             format!(
                 "{} {} ({share}) from {} s to {until}",
-                kind.sqlstate, kind.message, kind.first_second
+                kind.kind, kind.message, kind.first_second
             )
         })
         .collect();

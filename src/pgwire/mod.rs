@@ -16,4 +16,4 @@ mod error;
 
 pub use cancel::WireCancel;
 pub use connection::{WireConnection, WireStatement};
-pub use error::{ConnectError, WireError};
+pub use error::{ConnectError, ServerError, WireError};

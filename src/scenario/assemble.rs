@@ -216,7 +216,7 @@ mod tests {
         let mut recorder = Recorder::new(1);
         for &second in seconds {
             let mut finished = WorkerSecond::new(second);
-            finished.latency_us.record(latency_us).unwrap();
+            finished.latency_us.record(latency_us);
             let part = WorkerPart {
                 worker: 0,
                 finished: Some(finished),

@@ -17,6 +17,7 @@ mod tasks;
 
 pub mod arrivals;
 pub mod blocker;
+pub mod commands;
 pub mod ddl;
 pub mod load;
 pub mod observer;
@@ -24,6 +25,7 @@ pub mod pool;
 pub mod precise_timer;
 pub mod progress;
 pub mod reopen;
+pub mod txn;
 
 pub use assemble::{AfterRun, Measured, assemble_report};
 
@@ -35,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::metrics::failures::FailureKind;
 use crate::strategy::NamedStrategy;
 use crate::target::Target;
 
@@ -143,8 +146,8 @@ impl Interrupt {
 pub struct RunNotes {
     /// Lines worth a warning: lost connections, a failed report, observer errors.
     pub warnings: Vec<String>,
-    /// Failed transactions by SQLSTATE.
-    pub failed_by_sqlstate: Vec<(String, u64)>,
+    /// Failed transactions by kind.
+    pub failed_by_kind: Vec<(FailureKind, u64)>,
     /// The role of every session the observer saw, by backend pid.
     pub roles: BTreeMap<u32, crate::role::Role>,
 }

@@ -328,7 +328,7 @@ pub async fn wind_down(
         .recorder
         .await
         .map_err(|err| Error::runtime(format!("recorder task: {err}")))?;
-    notes.failed_by_sqlstate = recorder.failed_by_sqlstate().into_iter().collect();
+    notes.failed_by_kind = recorder.failed_by_kind().into_iter().collect();
 
     // Cut at the last whole second when interrupted (by the end, the cut is the duration).
     let duration_s = interrupt
@@ -410,14 +410,14 @@ async fn finish_workers(
             Ok(Ok(outcome)) => outcome,
             Ok(Err(err)) => load::WorkerOutcome {
                 lost_connection: Some(format!("worker task failed: {err}")),
-                unfinished_age_us: None,
+                unfinished_ages_us: Vec::new(),
             },
             Err(_) => {
                 task.abort();
                 load::WorkerOutcome::default()
             }
         };
-        ended.unfinished_ages_us.extend(outcome.unfinished_age_us);
+        ended.unfinished_ages_us.extend(outcome.unfinished_ages_us);
         if let Some(message) = outcome.lost_connection {
             ended.lost_connections += 1;
             notes

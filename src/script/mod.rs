@@ -159,6 +159,18 @@ impl Script {
         }
     }
 
+    /// Whether the script opens its own transaction (a statement starting with
+    /// BEGIN or START), so that a failure in it leaves one to roll back.
+    pub fn opens_transaction(&self) -> bool {
+        self.commands.iter().any(|command| match command {
+            Command::Sql { sql, .. } => {
+                let first_word = sql.split_whitespace().next().unwrap_or("");
+                first_word.eq_ignore_ascii_case("BEGIN") || first_word.eq_ignore_ascii_case("START")
+            }
+            Command::Set { .. } | Command::Sleep { .. } => false,
+        })
+    }
+
     /// The slot of the variable called `name`, if the script has one.
     pub fn variable_slot(&self, name: &str) -> Option<usize> {
         self.variable_names.iter().position(|known| known == name)

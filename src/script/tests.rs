@@ -693,3 +693,11 @@ fn control_characters_in_errors_are_escaped() {
     let message = parse_error("\\set x 1 +\r:\n");
     assert!(message.ends_with("in \"1 +\\r:\""), "{message}");
 }
+
+#[test]
+fn a_script_opens_a_transaction_with_begin_or_start_in_any_case() {
+    assert!(parse_ok("BEGIN;\nSELECT 1;\nEND;\n").opens_transaction());
+    assert!(parse_ok("\\set a 1\n  start transaction;\nCOMMIT;\n").opens_transaction());
+    assert!(!parse_ok("SELECT 1;\n").opens_transaction());
+    assert!(!parse_ok("SELECT 'BEGIN';\n").opens_transaction());
+}

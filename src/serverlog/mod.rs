@@ -25,9 +25,7 @@ pub use records::{LogFormat, StructuredLog};
 
 use crate::metrics::locks::group_repeated;
 use records::Severity;
-
-/// SQLSTATE of the error a deadlock's victim gets (deadlock_detected).
-const DEADLOCK_DETECTED: &str = "40P01";
+use tokio_postgres::error::SqlState;
 
 /// Everything about lock waits that the server log says.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -146,7 +144,7 @@ pub fn parse_server_log(format: LogFormat, text: &str) -> ServerLogFacts {
                     });
                 }
             }
-            Severity::Error if record.sql_state == DEADLOCK_DETECTED => {
+            Severity::Error if record.sql_state == SqlState::T_R_DEADLOCK_DETECTED.code() => {
                 let (edges, statements) = message::parse_deadlock_detail(&record.detail);
                 facts.deadlocks.push(Deadlock {
                     logged_at: record.logged_at,

@@ -10,7 +10,7 @@ pub mod sweep;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::metrics::failures::FailureCount;
+use crate::metrics::failures::{FailureCount, FailureKind};
 use crate::metrics::locks::{LockSample, SecondLocks};
 use crate::metrics::{
     AttemptOutcome, DdlAttempt, DdlState, LockPhases, PoolRow, RunReport, SecondRow,
@@ -337,7 +337,7 @@ impl Exporter for AttemptsCsv {
 pub struct FailureRecord {
     pub strategy: String,
     pub second: u32,
-    pub sqlstate: String,
+    pub sqlstate: FailureKind,
     pub message: String,
     pub count: u64,
     /// Which repeat of the strategy, from 1 (1 in a folder written before this column).
@@ -351,7 +351,7 @@ impl FailureRecord {
         FailureRecord {
             strategy: run.strategy.clone(),
             second: failure.second,
-            sqlstate: failure.sqlstate.clone(),
+            sqlstate: failure.kind.clone(),
             message: failure.message.clone(),
             count: failure.count,
             repeat: run.repeat(),
@@ -486,7 +486,7 @@ mod tests {
         let mut report = reference_report();
         report.strategies[0].failures = vec![FailureCount {
             second: 13,
-            sqlstate: "0A000".to_string(),
+            kind: FailureKind::from_cell("0A000"),
             message: "cached plan must not change result type".to_string(),
             count: 212,
         }];

@@ -178,7 +178,7 @@ pub fn run_figures(strategy: &StrategyReport) -> RunFigures {
         transactions: summary.transactions,
         main_failure: failure_kinds(&strategy.failures)
             .first()
-            .map(|kind| format!("{} {}", kind.sqlstate, kind.message)),
+            .map(|total| format!("{} {}", total.kind, total.message)),
         longest_stall_s: summary.longest_stall_s,
         zero_tps_seconds: summary.zero_tps_seconds,
         migration_done_at_s,

@@ -20,16 +20,14 @@ use std::time::Duration;
 use rand::SeedableRng;
 use tokio::sync::watch;
 use tokio_postgres::Client;
+use tokio_postgres::error::SqlState;
 
 use super::RunClock;
 use super::reopen::{HeldSession, SharedCancel, is_connection_lost};
-use crate::metrics::recorder::CONNECTION_LOST_SQLSTATE;
+use crate::metrics::failures::FailureKind;
 use crate::metrics::{AttemptOutcome, DdlActivity, DdlAttempt};
 use crate::strategy::statements::{must_run_outside_transaction, rewrites_table};
 use crate::strategy::{RetryPolicy, Strategy};
-
-/// SQLSTATE of "canceling statement due to lock timeout".
-pub const LOCK_NOT_AVAILABLE: &str = "55P03";
 
 /// How long a running attempt may go on after the load ended before it is cancelled.
 pub const GRACE_AFTER_RUN: Duration = Duration::from_secs(5);
@@ -321,7 +319,7 @@ fn finish_attempt(
             terminated: Vec::new(),
         },
         Err(err) => {
-            let is_lock_timeout = err.code().map(|code| code.code()) == Some(LOCK_NOT_AVAILABLE);
+            let is_lock_timeout = err.code() == Some(&SqlState::LOCK_NOT_AVAILABLE);
             let outcome = match (is_lock_timeout, is_last) {
                 (false, _) => AttemptOutcome::Error,
                 (true, true) => AttemptOutcome::GaveUp,
@@ -440,7 +438,9 @@ fn failed_attempt(
 ) -> DdlAttempt {
     let (sqlstate, message) = match err.as_db_error() {
         Some(db) => (db.code().code().to_string(), db.message().to_string()),
-        None if is_connection_lost(err) => (CONNECTION_LOST_SQLSTATE.to_string(), err.to_string()),
+        None if is_connection_lost(err) => {
+            (FailureKind::ConnectionLost.to_string(), err.to_string())
+        }
         None => (String::new(), err.to_string()),
     };
     DdlAttempt {

@@ -36,9 +36,6 @@ pub(super) struct Session {
     pub(super) last_loss: Option<String>,
     /// Why the last attempt to reconnect failed.
     pub(super) last_reconnect_error: Option<String>,
-    /// The server no longer accepts the prepared statements: prepare them
-    /// again before the next transaction.
-    pub(super) stale_statements: bool,
 }
 
 impl Session {
@@ -60,11 +57,10 @@ impl Session {
             losses: 0,
             last_loss: None,
             last_reconnect_error: None,
-            stale_statements: false,
         }
     }
 
-    /// Counts the loss, then opens a new connection and prepares the scripts
+    /// Opens a new connection after a loss and prepares the scripts
     /// on it, retrying with a capped, jittered backoff until that works or the
     /// load ends or the run is interrupted. Records every failed attempt, the
     /// reconnect and the time without a connection. False if the load ended first.
@@ -76,7 +72,6 @@ impl Session {
         rng: &mut rand::rngs::SmallRng,
         recording: &mut Recording,
     ) -> bool {
-        recording.at(second_in_load(clock, lost.at)).conn_lost += 1;
         self.losses += 1;
         self.last_loss = Some(lost.message);
         self.connected = false;
@@ -144,11 +139,9 @@ impl Session {
         let Err(err) = self.connection.simple_query("ROLLBACK").await else {
             return true;
         };
-        let lost = Lost {
-            at: Instant::now(),
-            message: format!("ROLLBACK after a failed transaction failed: {err}"),
-        };
-        self.reopen(lost, scripts, clock, rng, recording).await
+        let message = format!("ROLLBACK after a failed transaction failed: {err}");
+        self.lost_between_transactions(message, scripts, clock, rng, recording)
+            .await
     }
 
     /// Prepares every script again on the same connection, after an error
@@ -163,20 +156,35 @@ impl Session {
         rng: &mut rand::rngs::SmallRng,
         recording: &mut Recording,
     ) -> bool {
-        self.stale_statements = false;
         match prepare(&mut self.connection, scripts).await {
             Ok(prepared) => {
                 self.prepared = prepared;
                 true
             }
             Err(err) => {
-                let lost = Lost {
-                    at: Instant::now(),
-                    message: format!("preparing the scripts again failed: {err}"),
-                };
-                self.reopen(lost, scripts, clock, rng, recording).await
+                let message = format!("preparing the scripts again failed: {err}");
+                self.lost_between_transactions(message, scripts, clock, rng, recording)
+                    .await
             }
         }
+    }
+
+    /// Counts a connection lost between two transactions (no transaction of
+    /// the script failed with it) and opens it again. False if the load ended first.
+    async fn lost_between_transactions(
+        &mut self,
+        message: String,
+        scripts: &[WeightedScript],
+        clock: RunClock,
+        rng: &mut rand::rngs::SmallRng,
+        recording: &mut Recording,
+    ) -> bool {
+        let lost = Lost {
+            at: Instant::now(),
+            message,
+        };
+        recording.at(second_in_load(clock, lost.at)).conn_lost += 1;
+        self.reopen(lost, scripts, clock, rng, recording).await
     }
 
     /// A new connection with every script prepared on it.
@@ -205,7 +213,7 @@ impl Session {
         });
         WorkerOutcome {
             lost_connection,
-            unfinished_age_us: None,
+            unfinished_ages_us: Vec::new(),
         }
     }
 }

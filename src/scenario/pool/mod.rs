@@ -33,13 +33,15 @@ use tokio_util::task::TaskTracker;
 
 use super::RunClock;
 use super::arrivals::Arrivals;
-use super::load::{Recording, pick_script, wait_for_arrival};
+use super::load::{pick_script, wait_for_arrival};
+use super::txn::{Ended, PoolTimes, Recording, TxnOutcome, TxnTimes, micros};
 use crate::config::{LoadConfig, PoolConfig, Recycling, WeightedScript};
 use crate::error::Error;
 use crate::metrics::LiveCounters;
+use crate::metrics::failures::{Failure, FailureKind};
 use crate::metrics::recorder::WorkerPart;
 use crate::target::{Connector, error_text};
-use request::{Finished, Outcome};
+use request::Finished;
 
 /// How often a request given up mid-transaction repeats its cancel request
 /// while its query goes on: a cancel that reaches the server before the query
@@ -162,8 +164,6 @@ struct Shared {
     /// A request checked out this late behind its schedule is skipped (`--latency-limit`).
     latency_limit: Option<Duration>,
     scripts: Arc<Vec<WeightedScript>>,
-    /// Per script: whether it opens its own transaction (roll back after a failure).
-    opens_transaction: Vec<bool>,
     /// Fired by the wind-down: requests still waiting or running give up.
     abandon: CancellationToken,
     /// Requests waiting for a connection or running.
@@ -184,15 +184,11 @@ pub async fn run_pool_app(
     abandon: CancellationToken,
 ) -> PoolOutcome {
     let (done_tx, done_rx) = mpsc::unbounded_channel();
-    let collector = tokio::spawn(collect(clock, done_rx, live.clone(), parts));
+    let recording = Recording::new(0, parts, clock, live.clone(), interrupt.clone());
+    let collector = tokio::spawn(collect(clock, done_rx, recording));
     let shared = Arc::new(Shared {
         pool: app.pool.clone(),
         cancel_tls: app.cancel_tls.clone(),
-        opens_transaction: app
-            .scripts
-            .iter()
-            .map(|weighted| request::opens_transaction(&weighted.script))
-            .collect(),
         scripts: app.scripts.clone(),
         client_timeout: app.client_timeout,
         latency_limit: app.latency_limit,
@@ -258,7 +254,7 @@ async fn dispatch(
                 asked: started,
                 checked_out: None,
                 ended: started,
-                outcome: Outcome::Rejected,
+                outcome: TxnOutcome::Failed(Failure::rejected()),
             });
             tokio::task::yield_now().await;
             continue;
@@ -293,8 +289,8 @@ async fn serve(
     let deadline = shared.client_timeout.map(|timeout| scheduled + timeout);
     let checkout = tokio::select! {
         checkout = shared.pool.get() => Ok(checkout),
-        _ = shared.abandon.cancelled() => Err(Outcome::Unfinished),
-        _ = sleep_until_deadline(deadline) => Err(Outcome::TimedOut),
+        _ = shared.abandon.cancelled() => Err(TxnOutcome::Unfinished),
+        _ = sleep_until_deadline(deadline) => Err(TxnOutcome::Failed(Failure::client_timeout())),
     };
     let (checked_out, outcome) = match checkout {
         Err(outcome) => (None, outcome),
@@ -303,7 +299,7 @@ async fn serve(
             let checked_out = Instant::now();
             let late = checked_out.saturating_duration_since(scheduled);
             let outcome = match shared.latency_limit {
-                Some(limit) if late > limit => Outcome::Skipped,
+                Some(limit) if late > limit => TxnOutcome::Skipped,
                 _ => transact(&shared, client, index, deadline, &mut vars, &mut rng).await,
             };
             (Some(checked_out), outcome)
@@ -339,14 +335,14 @@ async fn transact(
     deadline: Option<Instant>,
     vars: &mut crate::script::Vars,
     rng: &mut rand::rngs::SmallRng,
-) -> Outcome {
+) -> TxnOutcome {
     let script = &shared.scripts[index].script;
     let finished = {
         let mut transaction = std::pin::pin!(request::run_script(&client, script, vars, rng));
         let given_up = tokio::select! {
             result = &mut transaction => Ok(result),
-            _ = shared.abandon.cancelled() => Err(Outcome::Unfinished),
-            _ = sleep_until_deadline(deadline) => Err(Outcome::TimedOut),
+            _ = shared.abandon.cancelled() => Err(TxnOutcome::Unfinished),
+            _ = sleep_until_deadline(deadline) => Err(TxnOutcome::Failed(Failure::client_timeout())),
         };
         if given_up.is_err() {
             let cancel = client.cancel_token();
@@ -371,13 +367,12 @@ async fn transact(
         }
     };
     match result {
-        Ok(()) => Outcome::Done,
-        Err(Outcome::Failed { sqlstate, message }) => {
-            let opens_transaction = shared.opens_transaction[index];
-            if !request::clean_up(&client, &sqlstate, opens_transaction).await {
+        Ok(()) => TxnOutcome::Done,
+        Err(TxnOutcome::Failed(failure)) => {
+            if !request::clean_up(&client, &failure, script).await {
                 drop(Object::take(client));
             }
-            Outcome::Failed { sqlstate, message }
+            TxnOutcome::Failed(failure)
         }
         Err(other) => {
             // Lost: the connection leaves the pool, which opens a new one when needed.
@@ -419,82 +414,47 @@ fn earliest(known: Option<f64>, clock: RunClock, at: Instant) -> f64 {
 async fn collect(
     clock: RunClock,
     mut done: UnboundedReceiver<Finished>,
-    live: Arc<LiveCounters>,
-    parts: UnboundedSender<WorkerPart>,
+    mut recording: Recording,
 ) -> PoolOutcome {
-    let mut recording = Recording::new(0, parts);
     let mut outcome = PoolOutcome::default();
-    let duration_s = clock.duration_s();
-    let mut current_second = 0;
     while let Some(finished) = done.recv().await {
-        let total = finished.ended.saturating_duration_since(finished.scheduled);
         let waited_until = finished.checked_out.unwrap_or(finished.ended);
-        let wait_us = waited_until
-            .saturating_duration_since(finished.asked)
-            .as_micros() as u64;
-        let second = clock.second_of(finished.ended).max(current_second);
-        if second >= duration_s || matches!(finished.outcome, Outcome::Unfinished) {
-            // In flight at the end: one that completed in the last-request wait
-            // counts in the last second; one that did not is unfinished, kept
-            // apart from every second (it completed in none), never dropped.
-            let age_us = total.as_micros().max(1) as u64;
-            match finished.outcome {
-                Outcome::Done => recording
-                    .at(duration_s - 1)
-                    .latency_us
-                    .saturating_record(age_us),
-                _ => outcome.unfinished_ages_us.push(age_us),
-            }
-            current_second = duration_s - 1;
-            continue;
-        }
-        current_second = second;
-        let current = recording.at(second);
-        match finished.outcome {
-            Outcome::Done => {
-                let latency_us = total.as_micros().max(1) as u64;
-                current.latency_us.saturating_record(latency_us);
-                live.record_success(second, latency_us);
-                let db_us = finished.ended.saturating_duration_since(waited_until);
-                let pool = current.pool();
-                pool.wait_us.saturating_record(wait_us.max(1));
-                pool.db_us
-                    .saturating_record(db_us.as_micros().max(1) as u64);
-            }
-            Outcome::PoolTimeout => {
-                current.add_pool_timeout(wait_us);
-                live.record_failure(second);
-                outcome.dry_at_s = Some(earliest(outcome.dry_at_s, clock, finished.asked));
-            }
-            Outcome::Rejected => {
-                current.add_rejected();
-                live.record_failure(second);
-            }
-            Outcome::TimedOut => {
-                current.add_timeout();
-                live.record_failure(second);
-                if finished.checked_out.is_none() {
-                    // It gave up waiting for a connection: the pool was dry.
-                    outcome.dry_at_s = Some(earliest(outcome.dry_at_s, clock, finished.asked));
-                }
-            }
-            Outcome::Skipped => current.skipped += 1,
-            Outcome::Failed { sqlstate, message } => {
-                current.add_failure(&sqlstate, &message);
-                current.pool().wait_us.saturating_record(wait_us.max(1));
-                live.record_failure(second);
-            }
-            Outcome::Lost { sqlstate, message } => {
-                current.add_failure(&sqlstate, &message);
-                current.conn_lost += 1;
-                live.record_failure(second);
-                outcome.lost += 1;
-                outcome.last_loss = Some(message);
-            }
-            // Counted in the last second above.
-            Outcome::Unfinished => {}
+        let times = TxnTimes {
+            scheduled: finished.scheduled,
+            ended: finished.ended,
+            lag: None,
+            pool: Some(PoolTimes {
+                wait_us: micros(waited_until.saturating_duration_since(finished.asked)),
+                db_us: finished
+                    .checked_out
+                    .map(|at| micros(finished.ended.saturating_duration_since(at))),
+            }),
+        };
+        if recording.record(&finished.outcome, &times) == Ended::InTheLoad {
+            outcome.note(&finished, clock);
         }
     }
-    recording.finish();
+    outcome.unfinished_ages_us = recording.finish();
     outcome
+}
+
+impl PoolOutcome {
+    /// Notes what a request that ended during the load says about the pool:
+    /// it ran dry (a request gave up waiting for a connection), or it lost a connection.
+    fn note(&mut self, finished: &Finished, clock: RunClock) {
+        match &finished.outcome {
+            TxnOutcome::Failed(failure)
+                if failure.kind == FailureKind::PoolTimeout
+                    || (failure.kind == FailureKind::ClientTimeout
+                        && finished.checked_out.is_none()) =>
+            {
+                self.dry_at_s = Some(earliest(self.dry_at_s, clock, finished.asked));
+            }
+            TxnOutcome::Lost(failure) => {
+                self.lost += 1;
+                self.last_loss = Some(failure.message.clone());
+            }
+            _ => {}
+        }
+    }
 }

@@ -1,0 +1,443 @@
+//! Reading a project's migrations folder: its layout (detected from the
+//! files, or `--layout`), the order its tool applies them in, which of them
+//! are new (`--new N`, `--since FILE`, `--git-base REF`), and each one's
+//! statements with the transactions they run in (`--transaction`).
+//!
+//! - [`layout`]: the tools' file names and orders;
+//! - [`steps`]: a file's statements and transactions;
+//! - [`git`]: the files changed since a git ref.
+//!
+//! Everything here is plain data or an [`Error`]: a folder that fits no
+//! layout, or several, is bad input (exit 2) that names the files and
+//! `--layout`.
+
+mod git;
+mod layout;
+mod steps;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::error::Error;
+use layout::{Entry, Fit, Naming};
+
+pub use layout::Layout;
+
+/// Which migrations of the folder are new, the ones the gate checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// `--new N`: the last N in apply order.
+    LastN(usize),
+    /// `--since FILE`: FILE and every migration after it. FILE is a
+    /// migration's file or folder name (`0005_index.sql`), its path, or its
+    /// version (`5`, as written in its name).
+    Since(PathBuf),
+    /// `--git-base REF`: the migrations whose file was added or changed since
+    /// the merge base of REF and HEAD (what a pull request adds), committed
+    /// or not, untracked files included (a migration written but not yet
+    /// added is new). They must come last in apply order.
+    GitBase(String),
+}
+
+/// How the tool wraps the statements of a file in transactions (`--transaction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TransactionMode {
+    /// Each file in one transaction (what sqlx, dbmate, goose, Flyway and
+    /// golang-migrate do).
+    #[default]
+    PerFile,
+    /// Each statement in its own transaction.
+    PerStatement,
+    /// No transaction: each statement commits on its own (psql -f).
+    None,
+}
+
+impl TransactionMode {
+    const ALL: [TransactionMode; 3] = [
+        TransactionMode::PerFile,
+        TransactionMode::PerStatement,
+        TransactionMode::None,
+    ];
+
+    /// The name `--transaction` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            TransactionMode::PerFile => "per-file",
+            TransactionMode::PerStatement => "per-statement",
+            TransactionMode::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for TransactionMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TransactionMode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<TransactionMode, String> {
+        TransactionMode::ALL
+            .into_iter()
+            .find(|mode| mode.name() == text)
+            .ok_or_else(|| {
+                format!("--transaction {text}: no such mode; give per-file, per-statement or none")
+            })
+    }
+}
+
+/// A migrations folder in apply order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MigrationFolder {
+    /// The folder as given.
+    pub dir: PathBuf,
+    pub layout: Layout,
+    pub migrations: Vec<Migration>,
+}
+
+/// One migration: a file (for Prisma, a folder's `migration.sql`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Migration {
+    /// The file's name (`0002_add_index.sql`), or the Prisma folder's.
+    pub name: String,
+    /// The SQL file, under the folder as given.
+    pub path: PathBuf,
+    /// Its version as its name writes it (`0002`, `1.2`; `R` for Flyway's
+    /// repeatable migrations; the name without `.sql` for plain SQL).
+    pub version: String,
+    /// The transactions (and statements outside any) in the order they run.
+    pub steps: Vec<Step>,
+}
+
+/// Statements run together: in one transaction, or, outside any, one
+/// statement that commits on its own (such a step holds exactly one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Step {
+    pub statements: Vec<Statement>,
+    pub in_transaction: bool,
+}
+
+/// One SQL statement of a migration file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Statement {
+    /// From its first token (comments before it left out), without its `;`.
+    pub sql: String,
+    /// The file's line (from 1) its first token is on.
+    pub line: usize,
+}
+
+/// Reads the migrations folder `dir`: its layout (`layout`, else detected
+/// from the files), its migrations in apply order, and each one's steps as
+/// the tool runs them under `mode`.
+pub fn read_folder(
+    dir: &Path,
+    layout: Option<Layout>,
+    mode: TransactionMode,
+) -> Result<MigrationFolder, Error> {
+    let entries = list_entries(dir)?;
+    let (layout, mut found) = match layout {
+        Some(layout) => (layout, forced_layout(dir, layout, &entries)?),
+        None => detect_layout(dir, &entries)?,
+    };
+    found.sort_by(|(_, a), (_, b)| a.order.cmp(&b.order));
+    for pair in found.windows(2) {
+        let [(first, a), (second, b)] = pair else {
+            unreachable!("windows of two")
+        };
+        if a.order == b.order {
+            return Err(Error::bad_input(format!(
+                "{}: {} and {} have the same version {}; the tool would refuse them, \
+                 so renumber one",
+                dir.display(),
+                first.name,
+                second.name,
+                b.version
+            )));
+        }
+    }
+    let migrations = found
+        .into_iter()
+        .map(|(entry, naming)| read_migration(layout, entry, naming, mode))
+        .collect::<Result<_, _>>()?;
+    Ok(MigrationFolder {
+        dir: dir.to_path_buf(),
+        layout,
+        migrations,
+    })
+}
+
+/// Splits the folder's migrations into those before the new ones (the
+/// schema they meet) and the new ones, both in apply order.
+pub fn split_new(
+    folder: MigrationFolder,
+    selection: &Selection,
+) -> Result<(Vec<Migration>, Vec<Migration>), Error> {
+    let count = folder.migrations.len();
+    let first_new = match selection {
+        Selection::LastN(0) => {
+            return Err(Error::bad_input(
+                "--new 0: that checks no migration; give the number of new migrations, \
+                 e.g. --new 1",
+            ));
+        }
+        Selection::LastN(n) if *n > count => {
+            return Err(Error::bad_input(format!(
+                "--new {n}: {} holds {count} migration{}; give at most {count}",
+                folder.dir.display(),
+                if count == 1 { "" } else { "s" }
+            )));
+        }
+        Selection::LastN(n) => count - n,
+        Selection::Since(file) => since_position(&folder, file)?,
+        Selection::GitBase(reference) => git::first_changed(&folder, reference)?,
+    };
+    let mut earlier = folder.migrations;
+    let new = earlier.split_off(first_new);
+    Ok((earlier, new))
+}
+
+/// The entries of `dir` by name, each `.sql` file with its text.
+fn list_entries(dir: &Path) -> Result<Vec<Entry>, Error> {
+    let unreadable = |err: std::io::Error| {
+        Error::bad_input(format!(
+            "{}: cannot read the migrations folder: {err}; give the folder that holds \
+             the migration files",
+            dir.display()
+        ))
+    };
+    let mut entries = Vec::new();
+    for item in std::fs::read_dir(dir).map_err(unreadable)? {
+        let item = item.map_err(unreadable)?;
+        let name = item.file_name().to_string_lossy().into_owned();
+        let path = item.path();
+        // Follows symbolic links, as the tools do.
+        let is_dir = path.is_dir();
+        let text = if !is_dir && name.ends_with(".sql") && !name.starts_with('.') {
+            read_text(&path)?
+        } else {
+            String::new()
+        };
+        entries.push(Entry {
+            name,
+            path,
+            is_dir,
+            text,
+        });
+    }
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(entries)
+}
+
+fn read_text(path: &Path) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|err| {
+        Error::bad_input(format!(
+            "{}: cannot read it: {err}; a migration must be a readable UTF-8 text file",
+            path.display()
+        ))
+    })
+}
+
+/// The migrations of `entries` under the layout `--layout` chose.
+fn forced_layout(
+    dir: &Path,
+    layout: Layout,
+    entries: &[Entry],
+) -> Result<Vec<(Entry, Naming)>, Error> {
+    let mut found = Vec::new();
+    let mut misfits = Vec::new();
+    for entry in entries {
+        match layout::fit(layout, entry) {
+            Fit::Migration(naming) => found.push((entry.clone(), naming)),
+            Fit::Companion | Fit::Ignored => {}
+            Fit::No => misfits.push(entry.name.as_str()),
+        }
+    }
+    if !misfits.is_empty() {
+        return Err(Error::bad_input(format!(
+            "{}: --layout {layout}: {} not named as {layout} migrations are (like {}); \
+             rename or move {}, or leave --layout out to detect the folder's layout",
+            dir.display(),
+            is_are(&misfits),
+            layout.example(),
+            if misfits.len() == 1 { "it" } else { "them" },
+        )));
+    }
+    if found.is_empty() {
+        return Err(Error::bad_input(format!(
+            "{}: --layout {layout}: no migration in the folder (like {}); give the \
+             folder that holds them",
+            dir.display(),
+            layout.example()
+        )));
+    }
+    Ok(found)
+}
+
+/// The one layout the migrations of `entries` share, and those migrations.
+fn detect_layout(dir: &Path, entries: &[Entry]) -> Result<(Layout, Vec<(Entry, Naming)>), Error> {
+    let mut claims: Vec<(Layout, &Entry, Option<Naming>)> = Vec::new();
+    let mut unmatched = Vec::new();
+    for entry in entries {
+        let claim = Layout::ALL
+            .into_iter()
+            .filter(|layout| *layout != Layout::PlainSql)
+            .find_map(|layout| match layout::fit(layout, entry) {
+                Fit::Migration(naming) => Some((layout, Some(naming))),
+                Fit::Companion => Some((layout, None)),
+                Fit::Ignored | Fit::No => None,
+            });
+        match claim {
+            Some((layout, naming)) => claims.push((layout, entry, naming)),
+            None if is_candidate(entry) => unmatched.push(entry.name.as_str()),
+            None => {}
+        }
+    }
+    let mut layouts: Vec<Layout> = Vec::new();
+    for (layout, _, _) in &claims {
+        if !layouts.contains(layout) {
+            layouts.push(*layout);
+        }
+    }
+    let dir_name = dir.display();
+    let choices = Layout::choices();
+    match layouts.as_slice() {
+        [] if unmatched.is_empty() => Err(Error::bad_input(format!(
+            "{dir_name}: no migrations in it (no .sql file, no Prisma migration folder); \
+             give the folder that holds them"
+        ))),
+        [] => Err(Error::bad_input(format!(
+            "{dir_name}: {} match{} no migration tool's names (0001_init.sql, \
+             0001_init.up.sql, V1__init.sql, ...); rename them so their order shows, \
+             or give --layout plain-sql to apply the .sql files in name order",
+            name_list(&unmatched),
+            if unmatched.len() == 1 { "es" } else { "" }
+        ))),
+        [layout] if !unmatched.is_empty() => Err(Error::bad_input(format!(
+            "{dir_name}: {} not named as the {layout} migrations beside {} are (like {}); \
+             name {} as one, or move {} out of the folder",
+            is_are(&unmatched),
+            if unmatched.len() == 1 { "it" } else { "them" },
+            layout.example(),
+            if unmatched.len() == 1 { "it" } else { "them" },
+            if unmatched.len() == 1 { "it" } else { "them" },
+        ))),
+        [layout] => {
+            let found = claims
+                .into_iter()
+                .filter_map(|(_, entry, naming)| Some((entry.clone(), naming?)))
+                .collect::<Vec<_>>();
+            if found.is_empty() {
+                return Err(Error::bad_input(format!(
+                    "{dir_name}: only files {layout} does not apply (like down or undo \
+                     files); give the folder that holds the migrations"
+                )));
+            }
+            Ok((*layout, found))
+        }
+        several => {
+            let examples = several
+                .iter()
+                .map(|layout| {
+                    let names: Vec<&str> = claims
+                        .iter()
+                        .filter(|(claimed, _, _)| claimed == layout)
+                        .map(|(_, entry, _)| entry.name.as_str())
+                        .collect();
+                    format!("{} ({layout})", name_list(&names))
+                })
+                .collect::<Vec<_>>();
+            Err(Error::bad_input(format!(
+                "{dir_name}: the files mix layouts: {}; keep one tool's migrations in the \
+                 folder, or choose the layout with --layout {choices}",
+                examples.join(", ")
+            )))
+        }
+    }
+}
+
+/// Whether an entry no layout claims is one the user may have meant as a
+/// migration (a `.sql` file), rather than something beside them.
+fn is_candidate(entry: &Entry) -> bool {
+    !entry.is_dir && !entry.name.starts_with('.') && entry.name.ends_with(".sql")
+}
+
+fn read_migration(
+    layout: Layout,
+    entry: Entry,
+    naming: Naming,
+    mode: TransactionMode,
+) -> Result<Migration, Error> {
+    let text = if naming.file == entry.path {
+        entry.text
+    } else {
+        read_text(&naming.file)?
+    };
+    let conf_path = PathBuf::from(format!("{}.conf", naming.file.display()));
+    let conf = match layout {
+        Layout::Flyway if conf_path.is_file() => Some(read_text(&conf_path)?),
+        _ => None,
+    };
+    let display = naming.file.display().to_string();
+    let steps = steps::file_steps(&display, layout, &text, conf.as_deref(), mode)?;
+    Ok(Migration {
+        name: entry.name,
+        path: naming.file,
+        version: naming.version,
+        steps,
+    })
+}
+
+/// The index of the migration `--since FILE` names.
+fn since_position(folder: &MigrationFolder, file: &Path) -> Result<usize, Error> {
+    let given = file.to_string_lossy();
+    let canonical = |path: &Path| path.canonicalize().ok();
+    let wanted = canonical(file).or_else(|| canonical(&folder.dir.join(file)));
+    let names_it = |migration: &Migration| {
+        let own_folder = migration
+            .path
+            .parent()
+            .filter(|_| folder.layout == Layout::Prisma);
+        migration.name == given
+            || migration.version == given
+            || (wanted.is_some()
+                && [Some(migration.path.as_path()), own_folder]
+                    .into_iter()
+                    .flatten()
+                    .any(|path| canonical(path) == wanted))
+    };
+    folder.migrations.iter().position(names_it).ok_or_else(|| {
+        let last = folder.migrations.last().map_or(String::new(), |migration| {
+            format!(", e.g. {}", migration.name)
+        });
+        Error::bad_input(format!(
+            "--since {given}: no migration of {} has that name, path or version; \
+                 give the first new one{last}",
+            folder.dir.display()
+        ))
+    })
+}
+
+/// `a.sql is` or `a.sql, b.sql are`.
+fn is_are(names: &[&str]) -> String {
+    let verb = if names.len() == 1 { "is" } else { "are" };
+    format!("{} {verb}", name_list(names))
+}
+
+/// `a, b, c and 2 more`: at most four names.
+fn name_list(names: &[&str]) -> String {
+    const SHOWN: usize = 4;
+    let shown = names[..names.len().min(SHOWN)].join(", ");
+    match names.len().saturating_sub(SHOWN) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

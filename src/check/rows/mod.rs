@@ -1,0 +1,223 @@
+//! Rows for the schema the earlier migrations built, generated from the
+//! catalogs and written by the server itself: one `INSERT ... SELECT ...
+//! FROM generate_series` per table, parents first, so a table of 100,000
+//! rows costs about as much as the server takes to write them.
+//!
+//! - [`catalog`]: the schema's tables, columns, types, keys and CHECKs;
+//! - [`order`]: parents before children, cycles broken or named;
+//! - [`plan`]: what each column gets, and how many rows fit;
+//! - [`values`]: a value of each type as an SQL expression of the row number;
+//! - [`checks`]: the CHECKs of one column it can satisfy (`IN` lists, bounds).
+//!
+//! A table the generator cannot fill (a CHECK its values break, a type it
+//! does not know, a cycle of NOT NULL foreign keys) is skipped with the
+//! reason and the fix, in one transaction of its own, and the others go on.
+//! A table that already holds rows (inserted by a migration) keeps them and
+//! gets no more. Everything is ANALYZEd at the end.
+
+mod catalog;
+mod checks;
+mod order;
+mod plan;
+mod values;
+
+use serde::Serialize;
+use tokio_postgres::Client;
+
+use crate::error::Error;
+use catalog::{Catalog, Table};
+use plan::{PlanInput, TablePlan, quote_ident};
+
+/// What the generator did with one table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TableFill {
+    /// The table's name in the schema.
+    pub table: String,
+    /// Rows the generator inserted.
+    pub rows: u64,
+    /// Rows the table held before (from the migrations), kept as they are.
+    pub kept: u64,
+    /// Why the table got no rows, and the fix (`--seed FILE`).
+    pub skipped: Option<String>,
+    /// Why it got fewer rows than asked for (a unique key with too few values).
+    pub note: Option<String>,
+}
+
+/// The fix a skipped table's reason ends with.
+const SEED_FIX: &str = "give its rows with --seed FILE (your own SQL)";
+
+/// Fills every table of `schema` with `rows_per_table` generated rows
+/// (parents first), the same rows for the same `seed`; returns each table's
+/// outcome in the order filled. Fails only when the server does (runtime).
+pub async fn fill_tables(
+    client: &Client,
+    schema: &str,
+    rows_per_table: u64,
+    seed: u64,
+) -> Result<Vec<TableFill>, Error> {
+    let catalog = catalog::read_catalog(client, schema)
+        .await
+        .map_err(|err| runtime(&format!("reading the catalogs of schema {schema}"), err))?;
+    let order = order::fill_order(&catalog);
+    let mut fills = Vec::new();
+    for &at in &order.tables {
+        let cycle = order
+            .cycles
+            .iter()
+            .find(|(table, _)| *table == at)
+            .map(|(_, cycle)| cycle.as_str());
+        let nulled = (0..catalog.tables[at].foreign_keys.len())
+            .map(|key| order.nulled.contains(&(at, key)))
+            .collect();
+        let fill = fill_table(client, &catalog, at, nulled, cycle, rows_per_table, seed).await?;
+        fills.push(fill);
+    }
+    analyze(client, &catalog.tables).await?;
+    Ok(fills)
+}
+
+async fn fill_table(
+    client: &Client,
+    catalog: &Catalog,
+    at: usize,
+    nulled: Vec<bool>,
+    cycle: Option<&str>,
+    rows: u64,
+    seed: u64,
+) -> Result<TableFill, Error> {
+    let table = &catalog.tables[at];
+    let outcome = |rows, kept, skipped: Option<String>, note| TableFill {
+        table: table.name.clone(),
+        rows,
+        kept,
+        skipped: skipped.map(|reason| format!("{reason}; {SEED_FIX}")),
+        note,
+    };
+    if let Some(cycle) = cycle {
+        let reason =
+            format!("its NOT NULL foreign keys form a cycle ({cycle}), so no row can come first");
+        return Ok(outcome(0, 0, Some(reason), None));
+    }
+    let kept = count(client, &format!("SELECT count(*) FROM {}", table.sql_name)).await?;
+    if kept > 0 {
+        return Ok(outcome(0, kept, None, None));
+    }
+    let mut parent_rows = Vec::new();
+    for key in &table.foreign_keys {
+        let rows = if key.parent_oid == table.oid {
+            0
+        } else {
+            let set: Vec<String> = key
+                .parent_columns
+                .iter()
+                .map(|column| format!("{} IS NOT NULL", quote_ident(column)))
+                .collect();
+            let sql = format!(
+                "SELECT count(*) FROM {} WHERE {}",
+                key.parent_sql,
+                set.join(" AND ")
+            );
+            count(client, &sql).await?
+        };
+        parent_rows.push(rows);
+    }
+    let input = PlanInput {
+        catalog,
+        table,
+        nulled,
+        parent_rows,
+        rows,
+        seed,
+    };
+    let plan = match plan::plan_table(&input) {
+        Ok(plan) => plan,
+        Err(reason) => return Ok(outcome(0, 0, Some(reason), None)),
+    };
+    match run_plan(client, table, &plan).await? {
+        None => Ok(outcome(plan.rows, 0, None, plan.note)),
+        Some(reason) => Ok(outcome(0, 0, Some(reason), None)),
+    }
+}
+
+/// Runs a table's plan in a transaction of its own: `None` when it
+/// committed, else why the server refused the rows (rolled back).
+async fn run_plan(
+    client: &Client,
+    table: &Table,
+    plan: &TablePlan,
+) -> Result<Option<String>, Error> {
+    let context = format!("filling table {}", table.sql_name);
+    // Room to sort a parent's 100,000 keys in memory rather than on disk.
+    client
+        .batch_execute("BEGIN; SET LOCAL work_mem = '64MB'")
+        .await
+        .map_err(|err| runtime(&context, err))?;
+    let mut result = client
+        .execute(plan.insert_sql.as_str(), &[])
+        .await
+        .map(|_| ());
+    for statement in &plan.after_sql {
+        if result.is_err() {
+            break;
+        }
+        result = client.execute(statement.as_str(), &[]).await.map(|_| ());
+    }
+    let Err(err) = result else {
+        client
+            .batch_execute("COMMIT")
+            .await
+            .map_err(|err| runtime(&context, err))?;
+        return Ok(None);
+    };
+    let Some(db_error) = err.as_db_error() else {
+        return Err(runtime(&context, err));
+    };
+    let reason = refusal(table, db_error);
+    client
+        .batch_execute("ROLLBACK")
+        .await
+        .map_err(|err| runtime(&context, err))?;
+    Ok(Some(reason))
+}
+
+/// Why the server refused a table's generated rows, naming a CHECK by its definition.
+fn refusal(table: &Table, error: &tokio_postgres::error::DbError) -> String {
+    let check = error
+        .constraint()
+        .and_then(|name| table.checks.iter().find(|check| check.name == name));
+    match check {
+        Some(check) => format!(
+            "its constraint {} {} rejects the generated rows",
+            check.name, check.definition
+        ),
+        None => format!(
+            "the server refused the generated rows: {} (SQLSTATE {})",
+            error.message(),
+            error.code().code()
+        ),
+    }
+}
+
+async fn count(client: &Client, sql: &str) -> Result<u64, Error> {
+    let row = client
+        .query_one(sql, &[])
+        .await
+        .map_err(|err| runtime("counting rows", err))?;
+    Ok(row.get::<_, i64>(0).max(0) as u64)
+}
+
+/// ANALYZE the schema's tables, so plans see the new rows.
+async fn analyze(client: &Client, tables: &[Table]) -> Result<(), Error> {
+    if tables.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = tables.iter().map(|table| table.sql_name.as_str()).collect();
+    client
+        .batch_execute(&format!("ANALYZE {}", names.join(", ")))
+        .await
+        .map_err(|err| runtime("ANALYZE of the filled tables", err))
+}
+
+fn runtime(context: &str, err: tokio_postgres::Error) -> Error {
+    Error::Runtime(anyhow::Error::new(err).context(context.to_string()))
+}

@@ -1,0 +1,676 @@
+//! How one table is filled: what each column gets, and how many rows fit.
+//!
+//! - A generated column, an identity column and a column with a default
+//!   are left to the server (the default), unless a unique key needs the
+//!   column's values to differ; a nullable column of a type the generator
+//!   does not know stays NULL, a NOT NULL one skips the table.
+//! - A foreign key takes existing rows of its parent, joined by their row
+//!   number in key order (a draw picks the row); a key left NULL to break a
+//!   cycle, or whose nullable parent has no rows, stays NULL.
+//! - A unique key (primary keys included) is made distinct by a mixed radix
+//!   over its columns: a column whose type has room for every row counts the
+//!   rows alone; otherwise its values and its parents' rows are combined
+//!   (`(order_id, line)`, `(user_id, group_id)`), and the rows are capped at
+//!   the number of combinations (a unique boolean allows two rows).
+//! - A reference to the table itself points at the row whose number is half
+//!   its own (a tree of depth log2(rows)); the first row points at none (at
+//!   itself when NOT NULL). When the generator makes the referenced key
+//!   (taking over a serial or identity key: 1, 2, ..., then `setval` past
+//!   them), the insert computes the reference; else a nullable one is set by
+//!   an UPDATE after it, and a NOT NULL one cannot be filled.
+
+use super::catalog::{Catalog, Column, ForeignKey, Table};
+use super::checks::{check_bounds, check_choices};
+use super::order::is_nullable;
+use super::values::{self, Resolved, Source, ValueType, draw};
+
+/// What one table's fill runs: an INSERT, then the statements after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct TablePlan {
+    pub rows: u64,
+    pub insert_sql: String,
+    /// Statements after the insert: UPDATEs of self-references, `setval`s.
+    pub after_sql: Vec<String>,
+    /// Why fewer rows than asked for fit, if so.
+    pub note: Option<String>,
+}
+
+/// What the plan of one table starts from.
+pub(super) struct PlanInput<'a> {
+    pub catalog: &'a Catalog,
+    pub table: &'a Table,
+    /// Per foreign key: whether it is left NULL to break a cycle.
+    pub nulled: Vec<bool>,
+    /// Per foreign key: the parent's rows whose key is set (ignored for a self-reference).
+    pub parent_rows: Vec<u64>,
+    pub rows: u64,
+    pub seed: u64,
+}
+
+/// What a column gets.
+#[derive(Debug, Clone)]
+enum Fill {
+    /// Nothing: its default, or NULL.
+    Server,
+    /// A generated value; `index` is the row's number for it when distinct.
+    Value {
+        value_type: ValueType,
+        distinct_index: Option<String>,
+    },
+    /// A column of a parent's row (join, the column's place in the key).
+    Parent(usize, usize),
+    /// An expression of the row number (a self-reference).
+    Expression(String),
+}
+
+struct ColumnPlan<'a> {
+    column: &'a Column,
+    fill: Fill,
+    /// A value type for a column left to its default, should a key need it.
+    spare: Option<ValueType>,
+    /// It has a default (else the server leaves it NULL).
+    has_default: bool,
+    /// Its default (or identity) gives every row its own value.
+    distinct_default: bool,
+}
+
+/// A join to a parent's rows for a foreign key.
+struct Join<'a> {
+    key: &'a ForeignKey,
+    parent_rows: u64,
+    /// For a unique key: the rows one step of this parent's row spans (1:
+    /// each row its own parent row).
+    divisor: Option<u64>,
+    /// The parent row's number for a unique key; `None`: a draw picks it.
+    pick: Option<String>,
+    seed: i64,
+}
+
+/// A digit of a unique key's mixed radix: a generated column's values, or a parent's rows.
+#[derive(Debug, Clone, Copy)]
+enum Dimension {
+    Column(usize),
+    Parent(usize),
+}
+
+/// A table's columns as the plan fills them.
+struct Planner<'a> {
+    input: &'a PlanInput<'a>,
+    columns: Vec<ColumnPlan<'a>>,
+    joins: Vec<Join<'a>>,
+    rows: u64,
+    note: Option<String>,
+}
+
+/// The plan for a table, or why it cannot be filled.
+pub(super) fn plan_table(input: &PlanInput<'_>) -> Result<TablePlan, String> {
+    let mut planner = Planner {
+        input,
+        columns: Vec::new(),
+        joins: Vec::new(),
+        rows: input.rows,
+        note: None,
+    };
+    for column in &input.table.columns {
+        let plan = planner.column_plan(column)?;
+        planner.columns.push(plan);
+    }
+    planner.join_parents()?;
+    for key in &input.table.unique_keys {
+        planner.make_distinct(&key.name, &key.columns);
+    }
+    let after_sql = planner.self_references()?;
+    Ok(TablePlan {
+        rows: planner.rows,
+        insert_sql: planner.insert_sql(),
+        after_sql,
+        note: planner.note,
+    })
+}
+
+impl<'a> Planner<'a> {
+    fn column_plan(&self, column: &'a Column) -> Result<ColumnPlan<'a>, String> {
+        let catalog = self.input.catalog;
+        let Resolved {
+            value,
+            base_name,
+            domain_not_null,
+            domain_default,
+        } = values::resolve(catalog, column);
+        let value = self.checked_value(column, value);
+        let has_default = column.default.is_some() || domain_default;
+        let distinct_default = column.identity
+            || column.default.as_deref().is_some_and(|default| {
+                ["nextval(", "gen_random_uuid(", "uuid_generate_v"]
+                    .iter()
+                    .any(|function| default.contains(function))
+            });
+        let server = |spare| ColumnPlan {
+            column,
+            fill: Fill::Server,
+            spare,
+            has_default,
+            distinct_default,
+        };
+        if column.generated || column.identity {
+            return Ok(server(None));
+        }
+        if has_default {
+            return Ok(server(value));
+        }
+        match value {
+            Some(value_type) => Ok(ColumnPlan {
+                column,
+                fill: Fill::Value {
+                    value_type,
+                    distinct_index: None,
+                },
+                spare: None,
+                has_default,
+                distinct_default,
+            }),
+            None if column.not_null || domain_not_null => Err(format!(
+                "column {} is of type {base_name}, which the generator does not know",
+                column.name
+            )),
+            None => Ok(server(None)),
+        }
+    }
+
+    /// The values the CHECKs on this column alone allow, when the generator
+    /// can read them (see `checks`), else `value`.
+    fn checked_value(&self, column: &Column, value: Option<ValueType>) -> Option<ValueType> {
+        let checks = || {
+            self.input
+                .table
+                .checks
+                .iter()
+                .filter(|check| check.columns == [column.attnum])
+        };
+        if let Some(choices) = checks().find_map(|check| check_choices(&check.definition)) {
+            return Some(ValueType::OneOf(choices));
+        }
+        let Some((lowest, highest)) = value.as_ref().and_then(ValueType::whole_range) else {
+            return value;
+        };
+        let Some((low, high)) =
+            checks().find_map(|check| check_bounds(&check.definition, &column.name))
+        else {
+            return value;
+        };
+        // An open side: a million numbers from the closed one.
+        let (low, high) = match (low, high) {
+            (Some(low), Some(high)) => (low, high),
+            (Some(low), None) => (low, low.saturating_add(999_999)),
+            (None, Some(high)) => (high.saturating_sub(999_999), high),
+            (None, None) => return value,
+        };
+        let (low, high) = (low.max(lowest), high.min(highest));
+        // No number fits: the server will name the CHECK.
+        (low <= high)
+            .then_some(ValueType::IntRange { low, high })
+            .or(value)
+    }
+
+    fn position(&self, attnum: i16) -> Option<usize> {
+        self.columns
+            .iter()
+            .position(|plan| plan.column.attnum == attnum)
+    }
+
+    /// Joins each foreign key's parent rows, widest keys first (a column in
+    /// two keys takes the first's value).
+    fn join_parents(&mut self) -> Result<(), String> {
+        let table = self.input.table;
+        let mut keys: Vec<usize> = (0..table.foreign_keys.len()).collect();
+        keys.sort_by_key(|&at| std::cmp::Reverse(table.foreign_keys[at].columns.len()));
+        for at in keys {
+            let key = &table.foreign_keys[at];
+            let places: Vec<usize> = key
+                .columns
+                .iter()
+                .filter_map(|&attnum| self.position(attnum))
+                .collect();
+            let parent_rows = self.input.parent_rows[at];
+            let nullable = is_nullable(table, &key.columns);
+            let self_reference = key.parent_oid == table.oid;
+            if self_reference || self.input.nulled[at] || (parent_rows == 0 && nullable) {
+                for &place in &places {
+                    self.columns[place].fill = Fill::Server;
+                }
+                continue;
+            }
+            if parent_rows == 0 {
+                return Err(format!(
+                    "its foreign key {} needs rows of {}, which has none",
+                    key.name, key.parent_sql
+                ));
+            }
+            if places
+                .iter()
+                .any(|&place| matches!(self.columns[place].fill, Fill::Parent(..)))
+            {
+                continue;
+            }
+            let join = self.joins.len();
+            for (column, &place) in places.iter().enumerate() {
+                self.columns[place].fill = Fill::Parent(join, column);
+            }
+            self.joins.push(Join {
+                key,
+                parent_rows,
+                divisor: None,
+                pick: None,
+                seed: seed_for(self.input.seed, 1000 + at as i64),
+            });
+        }
+        Ok(())
+    }
+
+    /// Makes the unique key `columns` distinct (see the module comment).
+    fn make_distinct(&mut self, name: &str, columns: &[i16]) {
+        let places: Vec<usize> = columns
+            .iter()
+            .filter_map(|&attnum| self.position(attnum))
+            .collect();
+        let already = places.iter().any(|&place| {
+            let plan = &self.columns[place];
+            match &plan.fill {
+                // NULLs never collide.
+                Fill::Server => {
+                    plan.distinct_default || !(plan.has_default || plan.column.generated)
+                }
+                Fill::Value { distinct_index, .. } => distinct_index.as_deref() == Some("g.i"),
+                Fill::Parent(join, _) => self.joins[*join].divisor == Some(1),
+                Fill::Expression(_) => false,
+            }
+        });
+        if already {
+            return;
+        }
+        let mut values: Vec<usize> = places
+            .iter()
+            .copied()
+            .filter(|&place| matches!(self.columns[place].fill, Fill::Value { .. }))
+            .collect();
+        let mut joins: Vec<usize> = places
+            .iter()
+            .filter_map(|&place| match self.columns[place].fill {
+                Fill::Parent(join, _) => Some(join),
+                _ => None,
+            })
+            .collect();
+        joins.sort_unstable();
+        joins.dedup();
+        if values.is_empty() && joins.is_empty() {
+            match self.generate_spare(&places) {
+                Some(place) => values.push(place),
+                None => return,
+            }
+        }
+        values.sort_by_key(|&place| std::cmp::Reverse(self.room(place)));
+        if let Some(&roomiest) = values.first()
+            && self.room(roomiest) >= self.rows
+        {
+            self.set_distinct(roomiest, "g.i".to_string());
+            return;
+        }
+        // A mixed radix over the key's values and parents: the first counts
+        // the rows, each next one advances every so many rows, shifted by the
+        // first so that early rows spread over it too (still one row per
+        // combination).
+        let mut dimensions: Vec<(Dimension, u64)> = values
+            .into_iter()
+            .map(|place| (Dimension::Column(place), self.room(place)))
+            .collect();
+        dimensions.extend(
+            joins
+                .into_iter()
+                .filter(|&join| self.joins[join].pick.is_none())
+                .map(|join| (Dimension::Parent(join), self.joins[join].parent_rows)),
+        );
+        let Some(&(_, first_size)) = dimensions.first() else {
+            return;
+        };
+        let mut combinations: u64 = 1;
+        for (dimension, size) in dimensions {
+            let index = radix_index(combinations, first_size, size);
+            match dimension {
+                Dimension::Column(place) => self.set_distinct(place, index),
+                Dimension::Parent(join) => {
+                    self.joins[join].divisor = Some(combinations);
+                    self.joins[join].pick = Some(index);
+                }
+            }
+            combinations = combinations.saturating_mul(size);
+        }
+        if combinations < self.rows {
+            self.rows = combinations;
+            self.note = Some(format!(
+                "unique key {name} allows {combinations} distinct rows with the values \
+                 its columns' types and parents have"
+            ));
+        }
+    }
+
+    /// For a key of columns left to their default only: generates the
+    /// roomiest instead, and returns its place.
+    fn generate_spare(&mut self, places: &[usize]) -> Option<usize> {
+        let place = places
+            .iter()
+            .copied()
+            .filter(|&place| self.columns[place].spare.is_some())
+            .max_by_key(|&place| {
+                self.columns[place]
+                    .spare
+                    .as_ref()
+                    .map(ValueType::distinct_values)
+            })?;
+        let value_type = self.columns[place].spare.take()?;
+        self.columns[place].fill = Fill::Value {
+            value_type,
+            distinct_index: None,
+        };
+        Some(place)
+    }
+
+    /// How many distinct values a generated column can take.
+    fn room(&self, place: usize) -> u64 {
+        match &self.columns[place].fill {
+            Fill::Value { value_type, .. } => value_type.distinct_values(),
+            _ => 0,
+        }
+    }
+
+    fn set_distinct(&mut self, place: usize, index: String) {
+        if let Fill::Value { distinct_index, .. } = &mut self.columns[place].fill
+            && distinct_index.is_none()
+        {
+            *distinct_index = Some(index);
+        }
+    }
+
+    /// Points each row's self-references at an earlier row: expressions of
+    /// the insert when the generator makes the referenced key (taking over a
+    /// serial or identity key, whose sequence is set past the rows after);
+    /// else an UPDATE after the insert for a nullable one.
+    fn self_references(&mut self) -> Result<Vec<String>, String> {
+        let table = self.input.table;
+        let mut after = Vec::new();
+        for key in table
+            .foreign_keys
+            .iter()
+            .filter(|key| key.parent_oid == table.oid)
+        {
+            if let Some(sequence) = self.take_over_sequence(key) {
+                after.push(sequence);
+            }
+            let nullable = is_nullable(table, &key.columns);
+            let index = if nullable {
+                "g.i / 2"
+            } else {
+                "greatest(g.i / 2, 1)"
+            };
+            match self.referenced_values(key, index) {
+                Some(expressions) => {
+                    for (&attnum, expression) in key.columns.iter().zip(expressions) {
+                        let Some(place) = self.position(attnum) else {
+                            continue;
+                        };
+                        self.columns[place].fill = Fill::Expression(if nullable {
+                            format!("CASE WHEN g.i > 1 THEN {expression} END")
+                        } else {
+                            expression
+                        });
+                    }
+                }
+                None if nullable => after.push(self_reference_update(table, key)),
+                None => {
+                    return Err(format!(
+                        "its NOT NULL foreign key {} points at the table itself through \
+                         columns the generator does not make, so no row can point at \
+                         another before it exists",
+                        key.name
+                    ));
+                }
+            }
+        }
+        Ok(after)
+    }
+
+    /// When a self-reference points at one serial or identity column, the
+    /// generator makes that column's values (1, 2, ...) instead of its
+    /// sequence; returns the `setval` that moves the sequence past them.
+    fn take_over_sequence(&mut self, key: &ForeignKey) -> Option<String> {
+        let [referenced] = key.parent_columns.as_slice() else {
+            return None;
+        };
+        let place = self
+            .columns
+            .iter()
+            .position(|plan| &plan.column.name == referenced)?;
+        let plan = &mut self.columns[place];
+        let sequence = plan.column.sequence.as_deref()?;
+        let value_type = values::resolve(self.input.catalog, plan.column).value?;
+        if !matches!(plan.fill, Fill::Server) || !matches!(value_type, ValueType::Int { .. }) {
+            return None;
+        }
+        plan.fill = Fill::Value {
+            value_type,
+            distinct_index: Some("g.i".to_string()),
+        };
+        Some(format!(
+            "SELECT setval({}, (SELECT max({}) FROM {}))",
+            values::literal(sequence),
+            quote_ident(referenced),
+            self.input.table.sql_name
+        ))
+    }
+
+    /// The referenced columns' values at row `index`, when the generator
+    /// makes each of them from the row number alone.
+    fn referenced_values(&self, key: &ForeignKey, index: &'a str) -> Option<Vec<String>> {
+        key.parent_columns
+            .iter()
+            .map(|referenced| {
+                let place = self
+                    .columns
+                    .iter()
+                    .position(|plan| &plan.column.name == referenced)?;
+                let Fill::Value {
+                    value_type,
+                    distinct_index: Some(distinct_index),
+                } = &self.columns[place].fill
+                else {
+                    return None;
+                };
+                if distinct_index != "g.i" {
+                    return None;
+                }
+                let source = self.source(place, index);
+                let sql = values::value_sql(value_type, &source, true);
+                Some(format!("({sql})::{}", self.columns[place].column.type_sql))
+            })
+            .collect()
+    }
+
+    fn source(&self, place: usize, index: &'a str) -> Source<'a> {
+        let column = self.columns[place].column;
+        let time_place = self.columns[..place]
+            .iter()
+            .filter(|plan| {
+                matches!(
+                    &plan.fill,
+                    Fill::Value {
+                        value_type: ValueType::Date | ValueType::Timestamp,
+                        ..
+                    }
+                )
+            })
+            .count() as u32;
+        Source {
+            index,
+            seed: seed_for(self.input.seed, i64::from(column.attnum)),
+            row_seed: seed_for(self.input.seed, 0),
+            time_place,
+            name: &column.name,
+            rows: self.rows,
+        }
+    }
+
+    fn insert_sql(&self) -> String {
+        let mut names = Vec::new();
+        let mut expressions = Vec::new();
+        for (place, plan) in self.columns.iter().enumerate() {
+            let expression = match &plan.fill {
+                Fill::Server => continue,
+                Fill::Value {
+                    value_type,
+                    distinct_index,
+                } => {
+                    let index = distinct_index.as_deref().unwrap_or("g.i");
+                    let source = self.source(place, index);
+                    let sql = values::value_sql(value_type, &source, distinct_index.is_some());
+                    format!("({sql})::{}", plan.column.type_sql)
+                }
+                Fill::Parent(join, column) => {
+                    format!(
+                        "p{join}.{}",
+                        quote_ident(&self.joins[*join].key.parent_columns[*column])
+                    )
+                }
+                Fill::Expression(sql) => sql.clone(),
+            };
+            names.push(quote_ident(&plan.column.name));
+            expressions.push(expression);
+        }
+        let mut sql = format!("INSERT INTO {}", self.input.table.sql_name);
+        if !names.is_empty() {
+            sql.push_str(&format!(" ({})", names.join(", ")));
+        }
+        let overrides_identity = self
+            .columns
+            .iter()
+            .any(|plan| plan.column.identity && matches!(plan.fill, Fill::Value { .. }));
+        if overrides_identity {
+            sql.push_str(" OVERRIDING SYSTEM VALUE");
+        }
+        sql.push_str(&format!(
+            "\nSELECT {}\nFROM generate_series(1, {}) AS g(i)",
+            expressions.join(",\n       "),
+            self.rows
+        ));
+        for (at, join) in self.joins.iter().enumerate() {
+            let pick = join.pick.clone().unwrap_or_else(|| {
+                format!("1 + {} % {}", draw("g.i", join.seed), join.parent_rows)
+            });
+            sql.push_str(&format!(
+                "\nJOIN {} AS p{at} ON p{at}.stallbench_row = {pick}",
+                numbered_rows(&join.key.parent_sql, &join.key.parent_columns)
+            ));
+        }
+        sql
+    }
+}
+
+/// The row number (from 1) of a mixed radix digit: `size` values, each
+/// `divisor` rows long, shifted by the first digit (of `first_size` values).
+fn radix_index(divisor: u64, first_size: u64, size: u64) -> String {
+    if divisor == 1 {
+        format!("1 + (g.i - 1) % {size}")
+    } else {
+        format!("1 + ((g.i - 1) / {divisor} + (g.i - 1) % {first_size}) % {size}")
+    }
+}
+
+/// `(SELECT key columns, row_number() ... FROM parent WHERE key set)`.
+fn numbered_rows(table_sql: &str, columns: &[String]) -> String {
+    let quoted: Vec<String> = columns.iter().map(|column| quote_ident(column)).collect();
+    let set: Vec<String> = quoted
+        .iter()
+        .map(|column| format!("{column} IS NOT NULL"))
+        .collect();
+    format!(
+        "(SELECT {columns}, row_number() OVER (ORDER BY {columns}) AS stallbench_row \
+         FROM {table_sql} WHERE {set})",
+        columns = quoted.join(", "),
+        set = set.join(" AND ")
+    )
+}
+
+/// Sets a nullable self-reference of each row to the row whose number is half its own.
+fn self_reference_update(table: &Table, key: &ForeignKey) -> String {
+    let rows = numbered_rows(&table.sql_name, &key.parent_columns);
+    let assignments: Vec<String> = key
+        .columns
+        .iter()
+        .zip(&key.parent_columns)
+        .filter_map(|(attnum, referenced)| {
+            let column = table
+                .columns
+                .iter()
+                .find(|column| column.attnum == *attnum)?;
+            Some(format!(
+                "{} = parent.{}",
+                quote_ident(&column.name),
+                quote_ident(referenced)
+            ))
+        })
+        .collect();
+    let matches: Vec<String> = key
+        .parent_columns
+        .iter()
+        .map(|referenced| {
+            let referenced = quote_ident(referenced);
+            format!("child.{referenced} = me.{referenced}")
+        })
+        .collect();
+    format!(
+        "UPDATE {} AS child SET {}\nFROM {rows} AS me\n\
+         JOIN {rows} AS parent ON parent.stallbench_row = me.stallbench_row / 2\nWHERE {}",
+        table.sql_name,
+        assignments.join(", "),
+        matches.join(" AND ")
+    )
+}
+
+/// A seed of its own for each column (by number) and draw, from the fill's seed.
+fn seed_for(seed: u64, salt: i64) -> i64 {
+    (seed as i64).wrapping_mul(1_000_003).wrapping_add(salt)
+}
+
+/// `name` as an SQL identifier, always quoted.
+pub(super) fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Evaluates [`radix_index`]'s formula for row `i`.
+    fn digit(i: u64, divisor: u64, first_size: u64, size: u64) -> u64 {
+        if divisor == 1 {
+            1 + (i - 1) % size
+        } else {
+            1 + ((i - 1) / divisor + (i - 1) % first_size) % size
+        }
+    }
+
+    #[test]
+    fn the_shifted_mixed_radix_gives_each_row_its_own_combination() {
+        let (a, b, c) = (7, 5, 3);
+        assert_eq!(radix_index(1, a, a), "1 + (g.i - 1) % 7");
+        assert_eq!(
+            radix_index(7, a, b),
+            "1 + ((g.i - 1) / 7 + (g.i - 1) % 7) % 5"
+        );
+        let combinations: std::collections::HashSet<_> = (1..=a * b * c)
+            .map(|i| (digit(i, 1, a, a), digit(i, a, a, b), digit(i, a * b, a, c)))
+            .collect();
+        assert_eq!(combinations.len() as u64, a * b * c);
+        // The first rows already spread over the second digit.
+        let seconds: std::collections::HashSet<_> = (1..=a).map(|i| digit(i, a, a, b)).collect();
+        assert_eq!(seconds.len() as u64, b);
+    }
+}
