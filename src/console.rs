@@ -7,19 +7,29 @@ use crate::config::Sweep;
 use crate::export::format::{format_count, format_seconds, format_spread};
 use crate::export::markdown::failures_sentence;
 use crate::export::sentences::{
-    describe_chain, labelled_runs, losses, migration_done_cell, pool_sentence, worst_share,
+    describe_chain, labelled_runs, losses, migration_done_cell, opening_lines, pool_sentence,
+    worst_share,
 };
 use crate::export::sweep::{self, SweepRecord};
-use crate::export::table::{self, Align, Column, RankedRow, SummaryRow, Table, ranking};
+use crate::export::table::{
+    self, Align, Column, RankedRow, SummaryRow, Table, ranking, strategy_cell,
+};
 use crate::metrics::RunReport;
 use crate::metrics::locks::chain;
 
 use Align::{Left, Right};
 
 /// A plain-text table, one row per strategy, for stdout, followed by the lock
-/// chains and, with 2+ strategies, the ranking (see [`ranking_lines`]).
+/// chains and, with 2+ strategies, the ranking (see [`ranking_lines`]);
+/// opened by the lines that say the run was interrupted or wrote to the
+/// user's tables (see [`opening_lines`]).
 pub fn summary_table(report: &RunReport) -> String {
-    let mut out = render_table(&summary_rows(report));
+    let mut out = String::new();
+    for line in opening_lines(report) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(&render_table(&summary_rows(report)));
     for strategy in &labelled_runs(report) {
         let locks = &strategy.locks;
         if let Some(first) = locks.worst.first() {
@@ -63,7 +73,7 @@ fn summary_rows(report: &RunReport) -> Table {
 
 /// The console's summary columns: short titles, latencies in fixed decimals.
 const SUMMARY_COLUMNS: &[Column<SummaryRow>] = &[
-    Column::new("strategy", Left, |r| r.strategy.clone()),
+    Column::new("strategy", Left, |r| r.text(strategy_cell)),
     Column::new("txns", Right, |r| {
         r.cell(|s| s.transactions as f64, |n| format!("{n:.0}"))
     }),

@@ -35,6 +35,7 @@ pub mod scenario;
 pub mod script;
 pub mod server;
 pub mod serverlog;
+pub mod stop;
 pub mod strategy;
 pub mod target;
 #[cfg(test)]
@@ -56,6 +57,7 @@ use crate::metrics::RunReport;
 use crate::plan::Plan;
 use crate::plan::progress::PlanProgress;
 use crate::scenario::Interrupt;
+use crate::stop::Stopped;
 use crate::target::Target;
 
 /// How long after a failed run the throwaway server's death is still taken as its cause.
@@ -223,8 +225,8 @@ async fn stop_signal() -> String {
         }
     };
     tokio::select! {
-        Ok(()) = tokio::signal::ctrl_c() => "Ctrl-C (SIGINT)".to_string(),
-        _ = sigterm => "SIGTERM".to_string(),
+        Ok(()) = tokio::signal::ctrl_c() => stop::CTRL_C.to_string(),
+        _ = sigterm => stop::SIGTERM.to_string(),
     }
 }
 
@@ -280,6 +282,9 @@ pub async fn execute_plan_until(
             started.elapsed().as_secs_f64()
         );
     }
+    for line in config::rollback_blind_spots(config) {
+        output::write_stdout(&format!("{line}\n"))?;
+    }
     results::create_results_folder(
         &config.out_dir,
         &config.replaced_files,
@@ -294,46 +299,19 @@ pub async fn execute_plan_until(
         .map(|point| RunReport {
             workload: point.config.workload_name.clone(),
             strategies: Vec::new(),
+            interruption: None,
         })
         .collect();
     let result = run_until_stopped(plan, &target, stop, &mut reports).await;
-    if let Err(error) = &result {
-        // Leave nothing behind on a real server, even after a failure (best effort).
-        let cleanup = async {
-            let _ = target.clear_sessions().await;
-            let _ = target.drop_schema().await;
+    if let Err(stopped) = result {
+        let error = match after_stop(plan, &target, &mut reports, stopped).await {
+            Ok(error) | Err(error) => error,
         };
-        let _ = tokio::time::timeout(Duration::from_secs(10), cleanup).await;
-        if let Some(sweep) = plan.sweep() {
-            let not_started: Vec<String> = plan
-                .points
-                .iter()
-                .zip(&reports)
-                .filter(|(_, report)| report.strategies.is_empty())
-                .filter_map(|(point, _)| point.value.as_deref())
-                .map(|value| sweep.label(value))
-                .collect();
-            let stopped_file =
-                run_file(config, &target).sweep_stopped(&error.to_string(), not_started);
-            results::write_files(&config.out_dir, &[stopped_file.render()?])?;
-        }
-        for (point, report) in plan.points.iter().zip(&reports) {
-            let unstarted_value = point.value.is_some() && report.strategies.is_empty();
-            if unstarted_value {
-                continue;
-            }
-            let stopped_file =
-                run_file(&point.config, &target).stopped_early(report, &error.to_string());
-            if !stopped_file.not_run.is_empty() {
-                stderrln!("not run: {}", stopped_file.not_run.join(", "));
-            }
-            results::write_files(&point.config.out_dir, &[stopped_file.render()?])?;
-        }
+        // The server log goes to the results folder on every path, errors included.
+        let _ = target.copy_server_log(&config.out_dir);
+        return Err(error);
     }
-    // The server log goes to the results folder on every path, errors included.
-    let copied = target.copy_server_log(&config.out_dir);
-    result?;
-    copied?;
+    target.copy_server_log(&config.out_dir)?;
     match plan.sweep() {
         None => output::write_stdout(&console::summary_table(&reports[0]))?,
         Some(sweep) => {
@@ -392,47 +370,130 @@ fn plan_values(plan: &Plan) -> Vec<String> {
         .collect()
 }
 
+/// What a run that stopped before its end does after the stop: ends its
+/// sessions and drops its schema (best effort), writes `run.json` with what
+/// was not run, marks the files (and stdout, which shows what was measured)
+/// with the interruption, and returns the stop line to exit with.
+async fn after_stop(
+    plan: &Plan,
+    target: &Target,
+    reports: &mut [RunReport],
+    stopped: Stopped,
+) -> Result<Error, Error> {
+    let server = target.leave_after_stop().await;
+    write_stopped_run_files(plan, target, reports, &stopped.error.to_string())?;
+    // The point in progress: the last one that started.
+    let current = reports
+        .iter()
+        .rposition(|report| !report.strategies.is_empty())
+        .unwrap_or(0);
+    let config = &plan.points[current].config;
+    let report = &mut reports[current];
+    // A stop between strategies: the files written after the last one say so too.
+    if let Some(signal) = &stopped.signal
+        && report.interruption.is_none()
+        && stopped.wound_down
+        && !report.strategies.is_empty()
+    {
+        report.interruption = Some(stop::interruption(config, report, signal, None));
+        export::write_all(report, &config.out_dir)?;
+    }
+    if report.interruption.is_some() {
+        output::write_stdout(&console::summary_table(report))?;
+    }
+    let applied = match &report.interruption {
+        Some(interruption) => Some(interruption.applied.clone()),
+        None if stopped.wound_down => {
+            Some(stop::interruption(config, report, &stopped.error.to_string(), None).applied)
+        }
+        None => None,
+    };
+    Ok(stop::stop_line(
+        stopped,
+        config,
+        applied.as_deref(),
+        &server,
+    ))
+}
+
+/// `run.json` of a stopped plan: the sweep's, with the values not started, and
+/// each started point's, with what it did not run.
+fn write_stopped_run_files(
+    plan: &Plan,
+    target: &Target,
+    reports: &[RunReport],
+    message: &str,
+) -> Result<(), Error> {
+    if let Some(sweep) = plan.sweep() {
+        let not_started: Vec<String> = plan
+            .points
+            .iter()
+            .zip(reports)
+            .filter(|(_, report)| report.strategies.is_empty())
+            .filter_map(|(point, _)| point.value.as_deref())
+            .map(|value| sweep.label(value))
+            .collect();
+        let stopped_file = run_file(&plan.base, target).sweep_stopped(message, not_started);
+        results::write_files(&plan.base.out_dir, &[stopped_file.render()?])?;
+    }
+    for (point, report) in plan.points.iter().zip(reports) {
+        let unstarted_value = point.value.is_some() && report.strategies.is_empty();
+        if unstarted_value {
+            continue;
+        }
+        let stopped_file = run_file(&point.config, target).stopped_early(report, message);
+        if !stopped_file.not_run.is_empty() {
+            stderrln!("not run: {}", stopped_file.not_run.join(", "));
+        }
+        results::write_files(&point.config.out_dir, &[stopped_file.render()?])?;
+    }
+    Ok(())
+}
+
 /// Runs the plan into `reports` until it ends or a stop comes: `stop`
 /// (Ctrl-C, SIGTERM) or the throwaway server's death. A stop fires the run's
-/// interrupt and gives the run [`WIND_DOWN_LIMIT`] to write what it measured;
-/// the stop is then the error. A run that fails as the server dies
-/// (connections refused) failed because of it.
+/// interrupt and gives the run [`WIND_DOWN_LIMIT`] to stop its DDL and write
+/// what it measured; the stop is then the error. A run that fails as the
+/// server dies (connections refused) failed because of it.
 async fn run_until_stopped(
     plan: &Plan,
     target: &Target,
     stop: Pin<&mut impl Future<Output = String>>,
     reports: &mut [RunReport],
-) -> Result<(), Error> {
+) -> Result<(), Stopped> {
     let interrupt = Interrupt::default();
     let mut run = pin!(run_plan(plan, target, &interrupt, reports));
-    let stopped = tokio::select! {
+    let (error, signal) = tokio::select! {
         result = &mut run => {
-            if result.is_err()
-                && let Ok(died) = tokio::time::timeout(SERVER_DEATH_GRACE, target.server_died()).await
-            {
-                return Err(died);
+            let Err(error) = result else {
+                return Ok(());
+            };
+            if let Ok(died) = tokio::time::timeout(SERVER_DEATH_GRACE, target.server_died()).await {
+                return Err(Stopped::failed(died));
             }
-            return result;
+            return Err(Stopped::failed(error));
         }
         reason = stop => {
             interrupt.fire(reason.as_str());
-            Error::runtime(format!(
-                "interrupted by {reason}; the server was stopped; results so far are in {}",
-                plan.base.out_dir.display()
-            ))
+            (Error::runtime(format!("interrupted by {reason}")), Some(reason))
         }
         died = target.server_died() => {
             interrupt.fire(died.to_string());
-            died
+            (died, None)
         }
     };
-    if tokio::time::timeout(WIND_DOWN_LIMIT, run).await.is_err() {
+    let wound_down = tokio::time::timeout(WIND_DOWN_LIMIT, run).await.is_ok();
+    if !wound_down {
         stderrln!(
             "warning: the run did not wind down within {} s; its last strategy was not written",
             WIND_DOWN_LIMIT.as_secs()
         );
     }
-    Err(stopped)
+    Err(Stopped {
+        error,
+        signal,
+        wound_down,
+    })
 }
 
 /// Runs the plan's runs in order, each after its reset, and writes the files
@@ -449,7 +510,7 @@ async fn run_plan(
     let workload_source = format!("workload {}", config.workload_name);
     unless_interrupted(
         interrupt,
-        target.prepare_schema(&workload_source, &config.setup_sql),
+        target.prepare_schema(&workload_source, &config.setup_sql, &config.load.variables),
     )
     .await?;
     if target.server_log().is_none() && !config.quiet {
@@ -497,7 +558,10 @@ async fn run_plan(
             &notes,
             measured.interrupted.is_some(),
         );
-        if let Some(line) = ddl_error_line(&strategy.name, &measured.attempts) {
+        // An interrupted strategy's DDL error is the interrupt's doing: the stop line says what became of it.
+        if measured.interrupted.is_none()
+            && let Some(line) = ddl_error_line(&strategy.name, &measured.attempts)
+        {
             output::write_stdout(&line)?;
         }
         // A stopped run asks the server nothing more; a failure here interrupts it.
@@ -526,9 +590,16 @@ async fn run_plan(
             invalid_indexes,
         };
         let interrupted = measured.interrupted.clone();
+        let report = &mut reports[planned.point];
+        // Built before the report drops the tries of the second it was cut in: one may have committed.
+        let interruption = interrupted.as_deref().map(|reason| {
+            let partial = stop::partial(config, &strategy.name, &measured);
+            stop::interruption(config, report, reason, Some(partial))
+        });
         let strategy_report =
             scenario::assemble_report(&strategy.name, planned.repeat, measured, after_run);
-        reports[planned.point].strategies.push(strategy_report);
+        report.strategies.push(strategy_report);
+        report.interruption = interruption;
         // Files of a finished (or interrupted) run are written before the next one starts.
         write_point_files(plan, planned.point, reports)?;
         target.copy_server_log(&plan.base.out_dir)?;

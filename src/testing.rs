@@ -74,6 +74,7 @@ pub fn repeated_report() -> RunReport {
     RunReport {
         workload: first.workload,
         strategies,
+        interruption: None,
     }
 }
 
@@ -82,6 +83,7 @@ pub fn reference_report() -> RunReport {
     RunReport {
         workload: "add-column".to_string(),
         strategies: vec![naive(), retry()],
+        interruption: None,
     }
 }
 

@@ -36,6 +36,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "lock-upgrade-deadlock",
         include_str!("../workloads/lock-upgrade-deadlock.toml"),
     ),
+    ("pgbench", include_str!("../workloads/pgbench.toml")),
 ];
 
 /// The default workload of `compare` and `run`.
@@ -100,6 +101,9 @@ pub struct LoadFile {
     /// How many times each strategy runs, interleaved (`--repeat` wins); 1 if absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
+    /// How statements are sent: `simple`, `extended` or `prepared` (`--protocol`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
 }
 
 /// `[load.pool]`: the application pool, as the pool flags set it.
@@ -118,7 +122,8 @@ pub struct PoolFile {
     pub max_in_flight: Option<u32>,
 }
 
-/// `[[load.scripts]]`: one pgbench script, inline (`sql`) or from a file (`file`).
+/// `[[load.scripts]]`: one pgbench script, inline (`sql`), from a file
+/// (`file`) or one of pgbench's built-in scripts (`builtin`).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptFile {
@@ -126,6 +131,8 @@ pub struct ScriptFile {
     pub sql: Option<String>,
     /// Path relative to the workload file's folder.
     pub file: Option<PathBuf>,
+    /// A built-in script of pgbench: `tpcb-like`, `simple-update` or `select-only`.
+    pub builtin: Option<String>,
     /// Relative weight, as pgbench `-f file@N`.
     #[serde(default = "default_weight")]
     pub weight: u32,
@@ -251,6 +258,7 @@ pub fn from_flags() -> LoadedWorkload {
                 variables: BTreeMap::new(),
                 pool: None,
                 repeat: None,
+                protocol: None,
             },
             blocker: None,
             ddl: None,

@@ -17,6 +17,7 @@
 
 mod common;
 
+use common::workload::{ADD_NOTE, ddl, plain, report, retry};
 use common::*;
 use stallbench::cli::CommonArgs;
 use stallbench::export::csv::TimelineRecord;
@@ -24,41 +25,23 @@ use stallbench::export::sweep::SweepRecord;
 use stallbench::metrics::ranking::{Criterion, rank_strategies, ranks};
 use stallbench::metrics::{RunReport, Summary};
 use stallbench::plan::Plan;
+use stallbench::workload::WorkloadFile;
 
-/// A retry strategy of 200 ms tries a second apart, named `name`.
-fn retry(name: &str) -> String {
-    format!(
-        "\n[[strategies]]\nname = \"{name}\"\nkind = \"lock-timeout-retry\"\n\
-         lock_timeout = \"200ms\"\nmax_tries = 10\n\
-         backoff = {{ kind = \"linear\", step = \"800ms\", cap = \"800ms\" }}\n"
-    )
-}
-
-/// [`SHORT_ADD_COLUMN`] on the 6 s clock with 20,000 orders, naive and three
-/// identical copies of retry (`retry`, `retry-b`, `retry-c`).
-fn three_copies() -> String {
-    let text = replaced(
-        SHORT_ADD_COLUMN,
-        "duration = \"12s\"",
-        "duration = \"6s\"\nrate = 500",
-    );
-    let text = replaced(
-        &text,
-        "generate_series(1, 200000)",
-        "generate_series(1, 20000)",
-    );
-    let text = replaced(
-        &text,
-        "[blocker]\nat = \"2s\"\nhold = \"5s\"",
-        "[blocker]\nat = \"3s\"\nhold = \"2.3s\"",
-    );
-    let text = replaced(&text, "[ddl]\nat = \"3s\"", "[ddl]\nat = \"3.2s\"");
-    let retry_section = text.find("\n[[strategies]]\nname = \"retry\"").unwrap();
-    let mut text = text[..retry_section].to_string();
+/// [`small_reference`] (20,000 orders) on the 6 s clock above: naive and
+/// three identical copies of retry (`retry`, `retry-b`, `retry-c`) of 200 ms
+/// tries a second apart.
+fn three_copies() -> WorkloadFile {
+    let mut workload = small_reference();
+    workload.load.rate = Some(500.0);
+    workload.blocker = Some(report("3s", "2.3s"));
+    workload.ddl = Some(ddl("3.2s", ADD_NOTE));
+    workload.strategies = vec![plain("naive")];
     for name in ["retry", "retry-b", "retry-c"] {
-        text.push_str(&retry(name));
+        workload
+            .strategies
+            .push(retry(name, "200ms", "800ms", "800ms"));
     }
-    text
+    workload
 }
 
 /// Runs the plan of `args` (a `compare` of the workload's strategies) in-process.
@@ -94,8 +77,8 @@ fn ranked(report: &RunReport) -> (Vec<String>, Vec<usize>, Vec<Option<Criterion>
 #[test]
 fn with_three_repeats_three_copies_of_retry_tie_and_naive_ranks_last() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_run("copies.toml", &three_copies());
+    let _cpus = cpus_alone();
+    let run = ShortRun::throwaway(&three_copies());
 
     // --repeat 3: each strategy three times, interleaved.
     let args = CommonArgs {
@@ -151,8 +134,8 @@ fn with_three_repeats_three_copies_of_retry_tie_and_naive_ranks_last() {
 #[test]
 fn without_repeats_the_copies_tie_through_their_steady_seconds_band() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_run("copies.toml", &three_copies());
+    let _cpus = cpus_alone();
+    let run = ShortRun::throwaway(&three_copies());
     let report = run_plan(&run, &run.args).remove(0);
     let (names, ranks, decided, figures) = ranked(&report);
     assert_eq!(names, ["retry", "retry-b", "retry-c", "naive"], "{figures}");
@@ -168,10 +151,10 @@ fn without_repeats_the_copies_tie_through_their_steady_seconds_band() {
 #[test]
 fn a_lock_timeout_sweep_writes_a_folder_per_value_and_the_longest_stalls_like_naive() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let text = three_copies();
-    let text = &text[..text.find("\n[[strategies]]\nname = \"retry-b\"").unwrap()];
-    let run = short_run("sweep.toml", text);
+    let _cpus = cpus_alone();
+    let mut workload = three_copies();
+    workload.strategies.truncate(2);
+    let run = ShortRun::throwaway(&workload);
     // 2.5 s outlasts the report's wait of 2.1 s: the ALTER waits as naive's does.
     let args = CommonArgs {
         sweep: Some("retry.lock_timeout=100ms,300ms,2500ms".to_string()),
@@ -258,8 +241,8 @@ fn a_bad_sweep_value_is_refused_before_anything_runs() {
 #[test]
 fn a_repeated_run_says_where_it_is_and_what_is_left_and_prints_medians() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_run("copies.toml", &three_copies());
+    let _cpus = cpus_alone();
+    let run = ShortRun::throwaway(&three_copies());
     let assert = stallbench_command()
         .args(["run", run.workload.to_str().unwrap(), "--load-only"])
         .args(["--duration", "2s", "--repeat", "2", "--out"])

@@ -31,11 +31,11 @@ pub use blocker::{BlockerConfig, BlockerKind};
 pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
-pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
+pub use load::{LoadConfig, MAX_CLIENTS, Protocol, WeightedScript};
 pub use plan::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
 pub use pool::{PoolConfig, Recycling};
 pub use server::{parse_server, server_from_environment};
-pub use target::Objects;
+pub use target::{Objects, rollback_blind_spots};
 
 use blocker::{check_blocker_ends, parse_blocker};
 use ddl::parse_ddl;
@@ -43,7 +43,7 @@ use load::parse_load;
 use output::parse_output;
 use plan::{args_at, parse_repeat, parse_sweep};
 use strategies::{parse_strategies, select_strategies, with_lock_timeout};
-use target::parse_objects;
+use target::{check_in_place_writes, parse_objects};
 
 /// What the command asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,7 +132,9 @@ impl Config {
         args: &CommonArgs,
         at: Option<(&SweepSetting, &str)>,
     ) -> Result<Config, Error> {
-        let loaded = workload::choose(workload_arg, !args.workload.files.is_empty())?;
+        let scripts_from_flags =
+            !args.workload.files.is_empty() || !args.workload.builtins.is_empty();
+        let loaded = workload::choose(workload_arg, scripts_from_flags)?;
         let source = &loaded.source;
         let file = &loaded.file;
 
@@ -171,6 +173,7 @@ impl Config {
         let output = parse_output(args.out.as_deref(), args.force, &file.name)?;
         let target = target_of(args)?;
         let objects = parse_objects(args, &target, strategies.len(), &file.reset, source)?;
+        check_in_place_writes(objects, &load.scripts, blocker.as_ref())?;
         let ci = in_ci();
 
         Ok(Config {
@@ -264,30 +267,9 @@ mod tests {
 
     fn args() -> CommonArgs {
         CommonArgs {
-            db_url: None,
-            in_place: false,
-            apply: false,
-            clients: None,
-            rate: None,
-            pool_size: None,
-            client_timeout: None,
-            latency_limit: None,
-            duration: None,
-            out: None,
-            force: false,
             quiet: true,
-            progress: false,
-            variables: Vec::new(),
-            pg_bin: None,
-            pg_version: None,
-            offline: false,
-            no_observer: false,
-            expect: Vec::new(),
             seed: Some(1),
-            repeat: None,
-            sweep: None,
-            workload: crate::cli::WorkloadArgs::default(),
-            pool: crate::cli::PoolArgs::default(),
+            ..CommonArgs::default()
         }
     }
 

@@ -12,10 +12,12 @@ use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
 use super::Exporter;
 use super::format::{format_count, format_ms, format_seconds, format_spread, format_thousands};
 use super::sentences::{
-    describe_chain, labelled_runs, losses, migration_done_cell, pool_sentence, wait_and_hold,
-    worst_share,
+    describe_chain, labelled_runs, losses, migration_done_cell, opening_lines, partial_sentence,
+    pool_sentence, wait_and_hold, worst_share,
 };
-use super::table::{self, Align, Column, RankedRow, Ranking, SummaryRow, Table, ranking};
+use super::table::{
+    self, Align, Column, RankedRow, Ranking, SummaryRow, Table, ranking, strategy_cell,
+};
 use crate::results::{OutputFile, SUMMARY_MD};
 
 use Align::{Left, Right};
@@ -41,11 +43,22 @@ pub fn summary_markdown(report: &RunReport) -> String {
     let mut text = String::new();
     // Writing into a String cannot fail, hence the ignored results.
     let _ = writeln!(text, "# {}\n", report.workload);
+    let partial = report
+        .interruption
+        .as_ref()
+        .and_then(|interruption| interruption.partial.as_ref());
+    for line in opening_lines(report) {
+        let _ = writeln!(text, "{line}\n");
+    }
     text.push_str(&summary_table(report));
     text.push('\n');
     let runs = labelled_runs(report);
     for strategy in &runs {
-        let _ = writeln!(text, "{}\n", strategy_sentence(strategy));
+        let sentence = match partial.filter(|cut| cut.strategy == strategy.strategy) {
+            Some(cut) => partial_sentence(strategy, cut),
+            None => strategy_sentence(strategy),
+        };
+        let _ = writeln!(text, "{sentence}\n");
     }
     for sentence in runs.iter().filter_map(|run| failures_sentence(run)) {
         let _ = writeln!(text, "{sentence}\n");
@@ -70,7 +83,7 @@ pub fn summary_table(report: &RunReport) -> String {
 
 /// The summary columns of `summary.md`: long titles, latencies by [`format_ms`].
 const SUMMARY_COLUMNS: &[Column<SummaryRow>] = &[
-    Column::new("strategy", Left, |r| r.strategy.clone()),
+    Column::new("strategy", Left, |r| r.text(strategy_cell)),
     Column::new("transactions", Right, |r| {
         r.cell(|s| s.transactions as f64, |n| format!("{n:.0}"))
     }),

@@ -95,6 +95,7 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
     Ok(RunReport {
         workload,
         strategies,
+        interruption: None,
     })
 }
 
@@ -465,7 +466,9 @@ mod tests {
         .to_vec();
         // The sweep's sweep.csv and summary.md, then each value's folder.
         let sweep_dir = root.join("results/example-sweep");
-        let records = crate::export::sweep::read_records(&sweep_dir).unwrap().unwrap();
+        let records = crate::export::sweep::read_records(&sweep_dir)
+            .unwrap()
+            .unwrap();
         let sweep = crate::export::sweep::sweep_of(&records).unwrap();
         let reports: Vec<RunReport> = sweep
             .values
@@ -476,7 +479,11 @@ mod tests {
         let workload = &reports[0].workload;
         for file in crate::export::sweep::render(&sweep, workload, &again).unwrap() {
             let original = std::fs::read(sweep_dir.join(&file.name)).unwrap();
-            assert!(original == file.bytes, "results/example-sweep/{}", file.name);
+            assert!(
+                original == file.bytes,
+                "results/example-sweep/{}",
+                file.name
+            );
         }
         for value in &sweep.values {
             examples.push(format!("results/example-sweep/{}", sweep.folder(value)));

@@ -22,6 +22,9 @@ use crate::results::{OutputFile, RUN_JSON};
 /// The layout of `run.json`.
 #[derive(Debug, Serialize)]
 pub struct RunFile<'a> {
+    /// `--in-place --allow-writes`: the load could write the user's rows; absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub allow_writes: bool,
     pub blocker: Option<BlockerRecord<'a>>,
     pub client_timeout_ms: Option<f64>,
     pub clients: u32,
@@ -140,6 +143,7 @@ impl<'a> RunFile<'a> {
     pub fn new(config: &'a Config, target: &'a str, server_version: &'a str) -> RunFile<'a> {
         let load = &config.load;
         RunFile {
+            allow_writes: config.objects.counts_writes(),
             blocker: config.blocker.as_ref().map(BlockerRecord::new),
             client_timeout_ms: load
                 .client_timeout
@@ -150,8 +154,8 @@ impl<'a> RunFile<'a> {
             duration_s: load.duration.as_secs_f64(),
             in_place: match config.objects {
                 Objects::OwnSchema => None,
-                Objects::InPlace { apply: false } => Some("rollback"),
-                Objects::InPlace { apply: true } => Some("apply"),
+                Objects::InPlace { apply: false, .. } => Some("rollback"),
+                Objects::InPlace { apply: true, .. } => Some("apply"),
             },
             interrupted: None,
             latency_limit_ms: load.latency_limit.map(|limit| limit.as_secs_f64() * 1000.0),
@@ -349,6 +353,7 @@ mod tests {
         let report = RunReport {
             workload: "add-column".to_string(),
             strategies: vec![crate::metrics::StrategyReport::from_summary(summary)],
+            interruption: None,
         };
         let file = RunFile::new(&config, "throwaway server", "15.18")
             .stopped_early(
@@ -367,6 +372,7 @@ mod tests {
         let before_any = RunReport {
             workload: "add-column".to_string(),
             strategies: Vec::new(),
+            interruption: None,
         };
         let file = RunFile::new(&config, "throwaway server", "15.18")
             .stopped_early(&before_any, "setup SQL failed")

@@ -53,6 +53,15 @@ pub struct RankedRow {
     pub decided_by: String,
 }
 
+/// The strategy cell of a summary table: its name, `naive (partial)` for one
+/// a stop cut short.
+pub fn strategy_cell(summary: &Summary) -> String {
+    match summary.interrupted.is_empty() {
+        true => summary.strategy.clone(),
+        false => format!("{} (partial)", summary.strategy),
+    }
+}
+
 /// The ranking as every format shows it, built once: the rows best first,
 /// the headline sentence, and a note per strategy measured over the whole run.
 pub struct Ranking {
@@ -64,18 +73,35 @@ pub struct Ranking {
     pub notes: Vec<String>,
 }
 
-/// The ranking of `report`, or `None` when it has fewer than 2 strategies
+/// The ranking of `report`'s strategies whose runs ended (a partial run is no
+/// result: it is named apart), or `None` when fewer than 2 strategies have one
 /// (however often each was repeated).
 pub fn ranking(report: &RunReport) -> Option<Ranking> {
-    if report.by_strategy().len() < 2 {
+    let (whole, partial): (Vec<_>, Vec<_>) = report
+        .strategies
+        .iter()
+        .partition(|strategy| strategy.summary.interrupted.is_empty());
+    // A stop cuts the last run short, so the others keep their run order.
+    let whole = RunReport {
+        workload: report.workload.clone(),
+        strategies: whole.into_iter().cloned().collect(),
+        interruption: None,
+    };
+    if whole.by_strategy().len() < 2 {
         return None;
     }
-    let places = rank_strategies(report);
+    let places = rank_strategies(&whole);
     let ranks = ranks(&places);
     let headline = headline(&places);
     let notes = places
         .iter()
         .filter_map(|place| window_note(&place.row))
+        .chain(partial.iter().map(|strategy| {
+            format!(
+                "{}: not ranked, its run was interrupted ({}).",
+                strategy.strategy, strategy.summary.interrupted
+            )
+        }))
         .collect();
     let rows = places
         .iter()
@@ -183,5 +209,42 @@ impl Table {
     pub fn push(&mut self, row: Vec<String>) {
         debug_assert_eq!(row.len(), self.header.len(), "one cell per column");
         self.rows.push(row);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::reference_report;
+
+    #[test]
+    fn a_partial_strategy_is_not_ranked_but_named_apart() {
+        let mut report = reference_report();
+        let mut third = report.strategies[0].clone();
+        third.strategy = "gitlab".to_string();
+        third.summary.strategy = "gitlab".to_string();
+        third.summary.interrupted = "Ctrl-C (SIGINT)".to_string();
+        report.strategies.push(third);
+        let places = ranking(&report).unwrap();
+        let ranked: Vec<&str> = places
+            .rows
+            .iter()
+            .map(|row| row.row.strategy.as_str())
+            .collect();
+        assert_eq!(ranked, ["retry", "naive"]);
+        assert!(!places.headline.contains("gitlab"), "{}", places.headline);
+        assert_eq!(
+            places.notes,
+            ["gitlab: not ranked, its run was interrupted (Ctrl-C (SIGINT))."]
+        );
+        assert_eq!(
+            strategy_cell(&report.strategies[2].summary),
+            "gitlab (partial)"
+        );
+        assert_eq!(strategy_cell(&report.strategies[0].summary), "naive");
+
+        // Two strategies, one partial: nothing to rank.
+        report.strategies.remove(1);
+        assert!(ranking(&report).is_none());
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::config::{BlockerConfig, Config, DdlConfig, LoadConfig};
+use crate::config::{BlockerConfig, Config, DdlConfig, LoadConfig, Protocol};
 use crate::expect::{ExpectFile, Expectation};
 use crate::strategy::{Backoff, Jitter, NamedStrategy, RetryPolicy, Schedule, Strategy};
 use crate::workload::{
@@ -79,6 +79,7 @@ fn load_file(load: &LoadConfig, repeat: u32) -> LoadFile {
                 name: Some(weighted.script.name.clone()),
                 sql: Some(weighted.text.clone()),
                 file: None,
+                builtin: None,
                 weight: weighted.weight,
             })
             .collect(),
@@ -86,6 +87,7 @@ fn load_file(load: &LoadConfig, repeat: u32) -> LoadFile {
         client_timeout: load.client_timeout.map(text),
         latency_limit: load.latency_limit.map(text),
         variables: load.variables.iter().cloned().collect(),
+        protocol: (load.protocol != Protocol::default()).then(|| load.protocol.name().to_string()),
         pool: load.pool.as_ref().map(|pool| PoolFile {
             size: pool.size,
             timeout: Some(text(pool.wait_timeout)),

@@ -7,6 +7,7 @@
 
 pub mod failures;
 pub mod grant;
+pub mod interruption;
 pub mod live;
 pub mod locks;
 pub mod ranking;
@@ -15,10 +16,12 @@ pub mod repeats;
 pub mod spread;
 pub mod summary;
 pub mod timeline;
+pub mod writes;
 
 use serde::{Deserialize, Serialize};
 
 pub use grant::{DdlActivity, DdlPoll, LockPhases, lock_phases};
+pub use interruption::{AppliedStep, Interruption, PartialStrategy};
 pub use live::LiveCounters;
 pub use ranking::{
     Criterion, DdlWindow, Place, RankingRow, RunFigures, WorstSeconds, rank_strategies,
@@ -35,6 +38,8 @@ pub use timeline::build_timeline;
 pub struct RunReport {
     pub workload: String,
     pub strategies: Vec<StrategyReport>,
+    /// Set when the run was stopped before its end: what every output opens with.
+    pub interruption: Option<Interruption>,
 }
 
 impl RunReport {

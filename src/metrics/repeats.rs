@@ -33,6 +33,7 @@ pub fn chart_report(report: &RunReport) -> ChartReport {
         report: RunReport {
             workload: report.workload.clone(),
             strategies: groups.iter().map(|runs| median_strategy(runs)).collect(),
+            interruption: report.interruption.clone(),
         },
         tps_bands: groups.iter().map(|runs| tps_band(runs)).collect(),
     }
@@ -143,6 +144,7 @@ mod tests {
         let report = RunReport {
             workload: "add-column".to_string(),
             strategies: vec![naive(1, 1.0, 9), naive(2, 0.5, 10), naive(3, 1.5, 8)],
+            interruption: None,
         };
         let chart = chart_report(&report);
         assert_eq!(chart.report.strategies.len(), 1);

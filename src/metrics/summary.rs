@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ranking::worst_seconds;
 use super::spread::median;
+use super::writes::{TableWrites, rows_written_cell};
 use super::{AttemptOutcome, BlockerWindow, DdlAttempt, PoolRow, SecondRow};
 
 /// One row of `summary.csv` / `summary.json` / `summary.md`.
@@ -109,6 +110,11 @@ pub struct Summary {
     /// The highest per-second p99 latency in the same window, in ms.
     #[serde(default)]
     pub worst_second_p99_ms: f64,
+    /// `--in-place --allow-writes`: the rows the run wrote to the user's tables,
+    /// per table (`public.events 86330 inserted, 0 updated, 0 deleted; ...`),
+    /// `none`; empty when they were not counted (see [`rows_written_cell`]).
+    #[serde(default)]
+    pub rows_written: String,
     /// Which repeat of the strategy this run was, from 1 (`--repeat N`); 1 in a
     /// folder written before this column.
     #[serde(default = "first_repeat")]
@@ -218,6 +224,8 @@ pub struct RunFacts {
     pub unfinished_oldest_ms: f64,
     /// What the application pool measured over the whole run; `None` without a pool.
     pub pool: Option<PoolFacts>,
+    /// The rows the run wrote to the user's tables; `None` when not counted.
+    pub rows_written: Option<Vec<TableWrites>>,
 }
 
 impl Default for RunFacts {
@@ -234,6 +242,7 @@ impl Default for RunFacts {
             unfinished: 0,
             unfinished_oldest_ms: 0.0,
             pool: None,
+            rows_written: None,
         }
     }
 }
@@ -351,6 +360,7 @@ pub fn summarize(
         repeat: facts.repeat,
         baseline_tps,
         worst_second_share: share_of_baseline(worst.worst_second_tps, baseline_tps),
+        rows_written: rows_written_cell(facts.rows_written.as_deref()),
     }
 }
 

@@ -220,7 +220,7 @@ fn percentile_to_x(percentile: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plot::test_support::{decode_png, output_dir};
+    use crate::plot::test_support::{decode_png, decode_rgb, output_dir};
     use crate::testing::reference_report;
 
     #[test]
@@ -238,9 +238,30 @@ mod tests {
         let (_keep, dir) = output_dir();
         let mut report = reference_report();
         report.strategies[0].latency.percentiles.clear();
+        let curves = latency_curves(&report);
+        let drawn: Vec<&str> = curves
+            .iter()
+            .map(|c| c.strategy.strategy.as_str())
+            .collect();
+        assert_eq!(drawn, ["retry"]);
+        // retry keeps its own colour, the second, when naive before it has no curve.
+        assert_eq!(curves[0].colour, STRATEGY_COLOURS[1]);
+
         let path = dir.join("latency-one.png");
         draw_latency(&report, &path).unwrap();
-        assert!(decode_png(&path).2 > 2);
+        let (_, _, pixels) = decode_rgb(&path);
+        let count = |colour: RGBColor| {
+            pixels
+                .iter()
+                .filter(|pixel| **pixel == [colour.0, colour.1, colour.2])
+                .count()
+        };
+        assert_eq!(
+            count(STRATEGY_COLOURS[0]),
+            0,
+            "naive's curve or key is drawn"
+        );
+        assert!(count(STRATEGY_COLOURS[1]) > 100, "retry's curve is missing");
     }
 
     #[test]

@@ -148,6 +148,7 @@ mod tests {
         let nothing = RunReport {
             workload: "empty".to_string(),
             strategies: Vec::new(),
+            interruption: None,
         };
         let path = dir.join("timeline-nothing.png");
         draw_timeline(&nothing, &path).unwrap();
@@ -161,6 +162,7 @@ mod tests {
         let mut report = RunReport {
             workload: "add-column-with-a-rather-long-workload-name".to_string(),
             strategies: Vec::new(),
+            interruption: None,
         };
         for (index, name) in [
             "naive",

@@ -10,6 +10,7 @@
 use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks};
 use crate::metrics::recorder::p99_ms;
+use crate::metrics::writes::TableWrites;
 use crate::metrics::{
     DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, PoolFacts, PoolGauge, Recorder,
     RunFacts, StrategyReport, build_timeline, lock_phases, summarize,
@@ -48,11 +49,16 @@ pub struct Measured {
     pub observer_gaps: Vec<ObserverGap>,
     /// Why the run ended before its time (Ctrl-C, the server's death, ...); `None` if it ran to its end.
     pub interrupted: Option<String>,
+    /// When the run was interrupted, in seconds on its clock; `None` if it ran to its end.
+    pub interrupted_at_s: Option<f64>,
     /// The age of each transaction in flight at the end of the load that did
     /// not complete, in microseconds: a lower bound of its latency, in no second.
     pub unfinished_ages_us: Vec<u64>,
     /// The application pool's own figures; `None` for the lean connections.
     pub pool: Option<PoolMeasured>,
+    /// `--in-place --allow-writes`: the rows the run wrote to the user's
+    /// tables; `None` when they were not counted (or the run was interrupted).
+    pub rows_written: Option<Vec<TableWrites>>,
 }
 
 /// What the application pool measured besides the recorder's histograms.
@@ -124,6 +130,7 @@ pub fn assemble_report(
             .max()
             .map_or(0.0, |&age_us| age_us as f64 / 1000.0),
         pool,
+        rows_written: measured.rows_written.clone(),
     };
     let summary = summarize(
         strategy,
@@ -244,8 +251,10 @@ mod tests {
             lock_worst: Vec::new(),
             observer_gaps: Vec::new(),
             interrupted: None,
+            interrupted_at_s: None,
             unfinished_ages_us: vec![4_100_000],
             pool: None,
+            rows_written: None,
         }
     }
 

@@ -4,10 +4,12 @@
 //! only the words live here; what a strategy cost the clients is in `costs.rs`.
 
 mod costs;
+mod interruption;
 
 use std::borrow::Cow;
 
 pub use costs::{losses, pool_sentence, wait_and_hold};
+pub use interruption::{applied_clause, interruption_line, opening_lines, partial_sentence};
 
 use crate::metrics::locks::ChainLink;
 use crate::metrics::locks::group_repeated;
