@@ -140,6 +140,16 @@ pub struct CommonArgs {
     /// (`:random_seed` in scripts) [default: random, printed in run.json].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run each strategy N times on the same server and data, interleaved (naive, retry,
+    /// naive, retry, ...); figures become medians with their range, from 5 with a 95%
+    /// interval [default: [load] repeat, else 1].
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
+    /// Vary one setting across runs of the same compare: NAME=V1,V2,... with NAME a
+    /// strategy's lock_timeout (retry.lock_timeout), blocker.hold, clients, rate or a --set
+    /// variable; a results folder per value, and sweep.csv and sweep.png beside them.
+    #[arg(long, value_name = "NAME=V1,V2,...")]
+    pub sweep: Option<String>,
     /// How scripts send statements, as pgbench -M: `prepared` (each statement prepared
     /// once per connection), `extended` (parsed each time) or `simple` (variables
     /// substituted into the text) [default: prepared].

@@ -62,6 +62,20 @@ pub struct WorkloadFile {
     /// `[expect.<strategy>]`: CI bounds checked after the run (see `expect.rs`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub expect: BTreeMap<String, crate::expect::ExpectFile>,
+    /// `[sweep]`: one setting varied across runs (`--sweep` wins over it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepFile>,
+}
+
+/// `[sweep]`: `name = "retry.lock_timeout"`, `values = ["100ms", "500ms", "2s"]`,
+/// as `--sweep retry.lock_timeout=100ms,500ms,2s` writes it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFile {
+    /// The setting: `<strategy>.lock_timeout`, `blocker.hold`, `clients`, `rate` or a script variable.
+    pub name: String,
+    /// Its values, in the order they run, as the flag or key they stand for takes them.
+    pub values: Vec<String>,
 }
 
 /// `[load]`: the client workers.
@@ -84,6 +98,9 @@ pub struct LoadFile {
     /// and the pool flags win over these keys).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<PoolFile>,
+    /// How many times each strategy runs, interleaved (`--repeat` wins); 1 if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
     /// How statements are sent: `simple`, `extended` or `prepared` (`--protocol`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
@@ -240,12 +257,14 @@ pub fn from_flags() -> LoadedWorkload {
                 latency_limit: None,
                 variables: BTreeMap::new(),
                 pool: None,
+                repeat: None,
                 protocol: None,
             },
             blocker: None,
             ddl: None,
             strategies: vec![preset("naive"), preset("retry")],
             expect: BTreeMap::new(),
+            sweep: None,
         },
         source: "workload from flags".to_string(),
         folder: None,

@@ -30,6 +30,7 @@ fn alter_type() -> WorkloadFile {
         ddl: Some(ddl("2s", "ALTER TABLE orders ALTER COLUMN qty TYPE bigint")),
         strategies: vec![plain("naive"), retry("retry", "500ms", "1s", "5s")],
         expect: [("naive".to_string(), naive_bounds)].into(),
+        sweep: None,
     }
 }
 

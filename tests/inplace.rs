@@ -49,6 +49,7 @@ fn one_step_in_place(name: &str, description: &str, ddl_sql: &str) -> WorkloadFi
         ddl: Some(ddl("1s", ddl_sql)),
         strategies: vec![plain("naive")],
         expect: Default::default(),
+        sweep: None,
     }
 }
 

@@ -41,6 +41,7 @@ END $$;
         ddl: Some(ddl("1.5s", "ALTER TABLE orders ADD COLUMN note text")),
         strategies: vec![plain("naive"), rename],
         expect: Default::default(),
+        sweep: None,
     }
 }
 
@@ -84,7 +85,7 @@ fn a_migration_that_breaks_every_later_read_ranks_after_a_stall_and_the_headline
         "{summary_md}"
     );
     assert!(
-        stdout.contains("naive ranked first: it kept the worst second at 0 tps"),
+        stdout.contains("naive ranked first: it kept 0% of its baseline in its worst second"),
         "{stdout}"
     );
 }

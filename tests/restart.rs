@@ -35,6 +35,7 @@ fn restart_mid_migration() -> WorkloadFile {
         ddl: Some(ddl("2s", ADD_NOTE)),
         strategies: vec![retry("retry", "1s", "3s", "3s")],
         expect: Default::default(),
+        sweep: None,
     }
 }
 
@@ -173,6 +174,7 @@ fn terminated_mid_migration() -> WorkloadFile {
             ..StrategyFile::default()
         }],
         expect: Default::default(),
+        sweep: None,
     }
 }
 

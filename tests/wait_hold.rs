@@ -34,6 +34,7 @@ fn rewrite() -> WorkloadFile {
         ddl: Some(ddl("2s", "ALTER TABLE orders ALTER COLUMN qty TYPE bigint")),
         strategies: vec![plain("naive")],
         expect: Default::default(),
+        sweep: None,
     }
 }
 
@@ -165,6 +166,7 @@ INSERT INTO orders (qty) SELECT g % 7 FROM generate_series(1, 10000) g;
         )),
         strategies: vec![plain("naive")],
         expect: Default::default(),
+        sweep: None,
     }
 }
 

@@ -18,6 +18,7 @@ pub mod markdown;
 pub mod read;
 pub mod run_json;
 pub mod sentences;
+pub mod sweep;
 pub mod table;
 pub mod workload_toml;
 
@@ -88,6 +89,8 @@ pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
         db_p99_ms: summary.db_p99_ms.map(round),
         pool_dry_at_s: summary.pool_dry_at_s.map(round),
         worst_second_p99_ms: round(summary.worst_second_p99_ms),
+        baseline_tps: round(summary.baseline_tps),
+        worst_second_share: round(summary.worst_second_share),
         ..summary.clone()
     }
 }

@@ -10,7 +10,7 @@ use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, Value
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::layout::{GRID, line_segments, register_embedded_font, text_style};
+use super::layout::{GRID, STRATEGY_COLOURS, line_segments, register_embedded_font, text_style};
 use crate::export::format::{format_latency, format_latency_label, trim_number};
 use crate::metrics::{RunReport, StrategyReport};
 
@@ -20,18 +20,6 @@ pub const LATENCY_SIZE_PX: (u32, u32) = (1200, 600);
 /// The percentile axis of `latency.png` ends at 99.99 (4 nines); higher points,
 /// the max included, are drawn at its right edge.
 const LATENCY_AXIS_NINES: f64 = 4.0;
-
-/// Colours of the strategies' curves in `latency.png`, in run order (then repeating).
-const STRATEGY_COLOURS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-];
 
 /// Draws `latency.png` to `path`: latency (ms, log scale) by percentile, one curve per
 /// strategy with data; a report without any transaction gets a "no transactions" note.

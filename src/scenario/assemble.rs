@@ -80,9 +80,14 @@ pub struct AfterRun {
     pub invalid_indexes: Vec<String>,
 }
 
-/// Builds the report of strategy `strategy` from what its run measured and
-/// what the server said afterwards.
-pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) -> StrategyReport {
+/// Builds the report of repeat `repeat` (from 1) of strategy `strategy` from
+/// what its run measured and what the server said afterwards.
+pub fn assemble_report(
+    strategy: &str,
+    repeat: u32,
+    measured: Measured,
+    after_run: AfterRun,
+) -> StrategyReport {
     let measured = match measured.interrupted {
         Some(_) => whole_seconds_only(measured),
         None => measured,
@@ -111,6 +116,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
     failures.retain(|failure| failure.second < measured.duration_s);
     let pool = pool_facts(&measured);
     let facts = RunFacts {
+        repeat,
         lost_connections: measured.lost_connections,
         blocker_error: measured.blocker.and_then(|result| result.error),
         invalid_indexes: after_run.invalid_indexes,
@@ -266,7 +272,7 @@ mod tests {
             server_log: vec!["ddl waited 1.0 s for report".to_string()],
             invalid_indexes: vec!["orders_a_idx".to_string(), "orders_b_idx".to_string()],
         };
-        let report = assemble_report("naive", measured(Some(blocker), attempts), after_run);
+        let report = assemble_report("naive", 1, measured(Some(blocker), attempts), after_run);
 
         assert_eq!(report.strategy, "naive");
         let tps: Vec<u64> = report.seconds.iter().map(|row| row.tps).collect();
@@ -320,6 +326,7 @@ mod tests {
         };
         let with_blocker = assemble_report(
             "retry",
+            1,
             measured(Some(blocker), Vec::new()),
             AfterRun::default(),
         );
@@ -327,7 +334,7 @@ mod tests {
         assert_eq!(with_blocker.summary.invalid_indexes, "");
         assert!(with_blocker.locks.server_log.is_empty());
 
-        let without = assemble_report("load", measured(None, Vec::new()), AfterRun::default());
+        let without = assemble_report("load", 1, measured(None, Vec::new()), AfterRun::default());
         assert_eq!(without.summary.blocker_outcome, "none");
         assert!(without.blocker.is_none());
         assert!(without.seconds.iter().all(|row| !row.blocker_active));
@@ -348,7 +355,7 @@ mod tests {
             poll(2.4, DdlActivity::Running),
             poll(2.8, DdlActivity::Running),
         ]);
-        let report = assemble_report("naive", observed, AfterRun::default());
+        let report = assemble_report("naive", 1, observed, AfterRun::default());
         let timed_out = report.attempts[0].lock.unwrap();
         assert_eq!(timed_out.granted_s, None);
         assert!((timed_out.wait_ms - 500.0).abs() < 1e-6);
@@ -357,7 +364,7 @@ mod tests {
         assert!((done.wait_ms - 400.0).abs() < 1e-6);
         assert!((done.held_ms - 600.0).abs() < 1e-6);
 
-        let unobserved = assemble_report("naive", measured(None, attempts), AfterRun::default());
+        let unobserved = assemble_report("naive", 1, measured(None, attempts), AfterRun::default());
         assert!(unobserved.attempts.iter().all(|a| a.lock.is_none()));
     }
 
@@ -388,7 +395,7 @@ mod tests {
         interrupted.lock_samples = vec![lock_sample(2.8), lock_sample(3.2)];
         interrupted.lock_worst = vec![lock_sample(3.2)];
         interrupted.interrupted = Some("Ctrl-C (SIGINT)".to_string());
-        let report = assemble_report("naive", interrupted, AfterRun::default());
+        let report = assemble_report("naive", 1, interrupted, AfterRun::default());
 
         assert_eq!(report.seconds.len(), 3);
         assert_eq!(report.locks.per_second.len(), 3);

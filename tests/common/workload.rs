@@ -86,6 +86,7 @@ pub fn reference() -> WorkloadFile {
         ddl: Some(ddl("1.5s", ADD_NOTE)),
         strategies: vec![plain("naive"), retry("retry", "500ms", "1s", "5s")],
         expect: Default::default(),
+        sweep: None,
     }
 }
 
@@ -127,6 +128,7 @@ pub fn load(clients: u32, duration: &str, scripts: Vec<ScriptFile>) -> LoadFile 
         variables: Default::default(),
         pool: None,
         protocol: None,
+        repeat: None,
     }
 }
 
