@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Benchmark: stallbench `run --load-only` against `pgbench -M prepared`, same
 # server, script, clients and duration, alternating ROUNDS times, each run on
-# freshly built and vacuumed tables; the lock observer's cost (load-only TPS
+# freshly built and vacuumed tables (the read script, SELECT 1, and pgbench's
+# built-in tpcb-like and select-only at scale 1, `-b NAME` on both sides); the lock observer's cost (load-only TPS
 # with and without it); the open-loop scheduler's cost; the application pool's
 # cost (--pool-size 4 against the lean open loop, SELECT 1); open-loop schedule lag
 # and latency against `pgbench -R`; the cost of TLS (`sslmode=require` against
 # `sslmode=disable` on a TCP listener, both clients); then the peak RSS of the
-# default `compare`. Prints figures; asserts nothing.
+# default `compare`; with MANY=N, both clients at N connections on a server of
+# their own. Prints figures; asserts nothing.
 #
 #   scripts/bench-vs-pgbench.sh            # 4 clients, 10 s per run, 6 rounds
 #   CLIENTS=8 DURATION=20 ROUNDS=5 scripts/bench-vs-pgbench.sh
 #   ALT_ROUNDS=2 ...                          # rounds of the observer, scheduler, open-loop and TLS comparisons (default ROUNDS)
 #   LONG_S=600 scripts/bench-vs-pgbench.sh   # also peak RSS of a 60 s and a 600 s run
 #   PROFILE=1 scripts/bench-vs-pgbench.sh    # also where the client's cycles go (needs valgrind and strace)
+#   MANY=1000 scripts/bench-vs-pgbench.sh    # also N clients each: tps and peak RSS (ALT_ROUNDS rounds)
+#   BIN=/path/to/stallbench scripts/...       # measure that build instead of building this tree
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,8 +30,10 @@ if [ -n "${PROFILE:-}" ]; then
   done
 fi
 
-cargo build --release --quiet
-BIN=$PWD/target/release/stallbench
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --quiet
+  BIN=$PWD/target/release/stallbench
+fi
 PG_BIN=${STALLBENCH_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)}
 PGBENCH=$PG_BIN/pgbench
 [ -x "$PGBENCH" ] || PGBENCH=$(command -v pgbench)
@@ -57,6 +63,10 @@ server_pid=$!
 stop_server() {
   "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$work/data" stop -m fast >/dev/null 2>&1 || kill "$server_pid" 2>/dev/null
   wait "$server_pid" 2>/dev/null || true
+  if [ -n "${many_pid:-}" ]; then
+    "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$work/many/data" stop -m fast >/dev/null 2>&1 || kill "$many_pid" 2>/dev/null
+    wait "$many_pid" 2>/dev/null || true
+  fi
   rm -rf "$work"
 }
 trap stop_server EXIT
@@ -121,18 +131,28 @@ summary_of() {
 
 # One run of script $1 for $2 seconds, on the server's unix socket or on the
 # connection string $3; each prints "tps transactions user_s system_s sleeps".
+# A built-in script ($1 is tpcb-like or select-only) runs on pgbench's tables
+# at scale 1: `pgbench -i` before each pgbench run, the bundled workload
+# `pgbench` (the same tables) for stallbench.
+is_builtin() { [ "$1" = tpcb-like ] || [ "$1" = select-only ]; }
 run_pgbench() {
-  local cpu tps txns conninfo=()
+  local cpu tps txns conninfo=() script=(-f "$work/$1.sql")
   if [ -n "${3:-}" ]; then conninfo=("$3"); fi
-  fresh_tables
-  cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$2" -f "$work/$1.sql" "${conninfo[@]}")
+  if is_builtin "$1"; then
+    "$PGBENCH" -i -q -s 1 "${conninfo[@]}" >/dev/null 2>&1
+    script=(-b "$1")
+  else
+    fresh_tables
+  fi
+  cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$2" "${script[@]}" "${conninfo[@]}")
   tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench.out" | head -n 1)
   txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/pgbench.out")
   echo "$tps $txns $cpu"
 }
 run_stallbench() {
-  local cpu
-  cpu=$(cpu_of /dev/null "$BIN" run "$work/$1.toml" --load-only --quiet --duration "$2s" --db-url "${3:-$URL}" --out "$work/out-run" --force)
+  local cpu workload=("$work/$1.toml")
+  if is_builtin "$1"; then workload=(pgbench -b "$1" --set scale=1 --protocol prepared --clients "$CLIENTS"); fi
+  cpu=$(cpu_of /dev/null "$BIN" run "${workload[@]}" --load-only --quiet --duration "$2s" --db-url "${3:-$URL}" --out "$work/out-run" --force)
   echo "$(summary_of "$work/out-run" mean_tps transactions) $cpu"
   rm -rf "$work/out-run"
 }
@@ -143,7 +163,7 @@ run_stallbench() {
 SHORT=${SHORT:-2}
 
 echo "stallbench $($BIN --version | cut -d' ' -f2) vs $("$PGBENCH" --version); $CLIENTS clients, ${DURATION}s per run, $ROUNDS rounds, $(nproc) cores"
-for name in read-order select-1; do
+for name in read-order select-1 tpcb-like select-only; do
   rounds="$work/$name.rounds"
   : >"$rounds"
   for round in $(seq "$ROUNDS"); do
@@ -353,6 +373,91 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 PY
 )
 echo "peak RSS of the default compare: $((rss_kib / 1024)) MiB ($rss_kib KiB)"
+
+# Many clients (set MANY, e.g. MANY=1000): both clients with MANY connections
+# on a server of their own (max_connections MANY + 50), on the read script's
+# tables in public (stallbench `--in-place`, so both read the same tables),
+# ALT_ROUNDS rounds in alternating order: tps, their ratio, and each client's
+# peak RSS. pgbench runs MANY_JOBS threads (default 2), stallbench its one load
+# thread. Runs last MANY_DURATION seconds (default 20): pgbench's -T includes
+# opening its connections (its tps leaves that time out), which takes seconds
+# at 1,000 clients. Before each run the previous run's backends are gone.
+if [ -n "${MANY:-}" ]; then
+  MANY_JOBS=${MANY_JOBS:-2}
+  MANY_DURATION=${MANY_DURATION:-20}
+  many=$work/many
+  mkdir "$many"
+  if [ "$(id -u)" = 0 ]; then chown postgres: "$many"; fi
+  "${as_pg[@]}" "$PG_BIN/initdb" -D "$many/data" -U postgres --auth=trust --no-sync --no-instructions >/dev/null
+  "${as_pg[@]}" "$PG_BIN/postgres" -D "$many/data" -k "$many" -p "$PORT" -c listen_addresses= \
+    -c max_connections=$((MANY + 50)) >"$many/server.log" 2>&1 &
+  many_pid=$!
+  for _ in $(seq 100); do
+    "$PG_BIN/pg_isready" -q -h "$many" -U postgres && break
+    sleep 0.1
+  done
+  "$PG_BIN/psql" -q -X -v ON_ERROR_STOP=1 -h "$many" -c "$SETUP" -c "VACUUM (ANALYZE) customers, orders;" >/dev/null
+  # Runs a command with its stdout into file $1; prints its peak RSS in KiB.
+  peak_of() {
+    python3 - "$@" <<'PY'
+import resource, subprocess, sys
+with open(sys.argv[1], "w") as out:
+    subprocess.run(sys.argv[2:], check=True, stdout=out, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+PY
+  }
+  # Waits until the backends of the last run have exited.
+  many_settle() {
+    for _ in $(seq 300); do
+      [ "$("$PG_BIN/psql" -X -A -t -h "$many" -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")" -le 1 ] && return
+      sleep 0.1
+    done
+  }
+  # One run with MANY clients; each prints "tps peak_rss_kib".
+  many_pgbench() {
+    local kib
+    many_settle
+    kib=$(peak_of "$work/pgbench-many.out" "$PGBENCH" -n -M prepared -c "$MANY" -j "$MANY_JOBS" -T "$MANY_DURATION" \
+      -f "$work/read-order.sql" -h "$many")
+    echo "$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench-many.out" | head -n 1) $kib"
+  }
+  many_stallbench() {
+    local kib
+    many_settle
+    kib=$(peak_of /dev/null "$BIN" run "$work/read-order.toml" --load-only --in-place --quiet --clients "$MANY" \
+      --duration "${MANY_DURATION}s" --db-url "host=$many port=$PORT user=postgres dbname=postgres" --out "$work/out-many" --force)
+    echo "$(summary_of "$work/out-many" mean_tps) $kib"
+    rm -rf "$work/out-many"
+  }
+  echo "$MANY clients: read script, ${MANY_DURATION}s per run, $ALT_ROUNDS rounds, on a server with max_connections $((MANY + 50))"
+  echo "  pgbench:    $PGBENCH -n -M prepared -c $MANY -j $MANY_JOBS -T $MANY_DURATION -f read-order.sql"
+  echo "  stallbench: $BIN run read-order.toml --load-only --in-place --clients $MANY --duration ${MANY_DURATION}s --db-url ..."
+  rounds="$work/many.rounds"
+  : >"$rounds"
+  for round in $(seq "$ALT_ROUNDS"); do
+    # Alternating order, as above.
+    if [ $((round % 2)) = 1 ]; then order="pgbench stallbench"; else order="stallbench pgbench"; fi
+    line="  round $round:"
+    for tool in $order; do
+      read -r tps kib < <("many_$tool")
+      echo "$tool $tps $kib" >>"$rounds"
+      line="$line $tool $tps tps peak RSS $kib KiB,"
+    done
+    echo "${line%,}"
+  done
+  python3 - "$rounds" "$MANY" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+tps = {tool: [float(r[1]) for r in rows if r[0] == tool] for tool in ("stallbench", "pgbench")}
+kib = {tool: [int(r[2]) for r in rows if r[0] == tool] for tool in ("stallbench", "pgbench")}
+ratios = [s / p for s, p in zip(tps["stallbench"], tps["pgbench"])]
+print(f"{sys.argv[2]} clients: stallbench {statistics.mean(tps['stallbench']):.1f} tps, "
+      f"pgbench {statistics.mean(tps['pgbench']):.1f} tps, ratio stallbench/pgbench "
+      f"{statistics.mean(tps['stallbench']) / statistics.mean(tps['pgbench']):.3f} "
+      f"(per round: {', '.join(f'{r:.3f}' for r in ratios)}); peak RSS stallbench "
+      f"{max(kib['stallbench']) / 1024:.1f} MiB, pgbench {max(kib['pgbench']) / 1024:.1f} MiB (highest of the rounds)")
+PY
+fi
 
 # Memory over a long run (set LONG_S, e.g. LONG_S=600): peak RSS of a 60 s and a
 # LONG_S load-only run; per-second histograms are settled as the run goes, so

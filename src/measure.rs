@@ -26,12 +26,14 @@
 use crate::config::Config;
 use crate::error::Error;
 use crate::fingerprint::{self, Fingerprint};
+use crate::metrics::interruption::{AppliedStep, PartialStrategy};
 use crate::metrics::lock_trace::TracedStatement;
 use crate::metrics::{self, StrategyReport};
 use crate::role::Role;
 use crate::scenario::ddl::trace::{TraceEnd, TraceError, TraceStep, rolls_back, trace_steps};
 use crate::scenario::{self, Interrupt};
 use crate::serverlog;
+use crate::stop;
 use crate::strategy::NamedStrategy;
 use crate::target::{self, Target};
 
@@ -173,40 +175,37 @@ pub struct MeasuredStrategy {
     pub report: StrategyReport,
     /// Why the run was interrupted, if it was (the caller writes the files first, then stops).
     pub interrupted: Option<String>,
+    /// Where the stop cut the run, and the DDL steps that committed before it.
+    pub partial: Option<(PartialStrategy, Vec<AppliedStep>)>,
     /// The line naming a DDL try that failed with an error other than a lock
     /// timeout, for the caller to print (`compare` on stdout).
     pub ddl_error: Option<String>,
 }
 
-/// Runs `strategy` (the `index`-th of the run, for its seed) on `target` and
-/// builds its report, with `lock_trace` taken before; says on stderr what the run noted.
+/// Runs `strategy` on `target` with the run's `(seed, repeat)` and builds
+/// its report, with `lock_trace` taken before; says on stderr what the run noted.
 pub async fn measure_strategy(
     config: &Config,
     target: &Target,
     strategy: &NamedStrategy,
-    index: usize,
+    (seed, repeat): (u64, u32),
     interrupt: &Interrupt,
     lock_trace: Vec<TracedStatement>,
 ) -> Result<MeasuredStrategy, Error> {
     let log_start = server_log_len(target);
-    if !config.quiet {
-        stderrln!("== {} ({}) ==", strategy.name, strategy.describe());
-    }
-    let (mut measured, notes) = scenario::run_strategy(
-        target,
-        config,
-        strategy,
-        config.seed.wrapping_add(index as u64),
-        interrupt,
-    )
-    .await?;
+    let (mut measured, notes) =
+        scenario::run_strategy(target, config, strategy, seed, interrupt).await?;
     print_notes(
         config,
         &strategy.name,
         &notes,
         measured.interrupted.is_some(),
     );
-    let ddl_error = ddl_error_line(&strategy.name, &measured.attempts);
+    // An interrupted strategy's DDL error is the interrupt's doing: the stop line says what became of it.
+    let ddl_error = match measured.interrupted {
+        Some(_) => None,
+        None => ddl_error_line(&strategy.name, &measured.attempts),
+    };
     // A stopped run asks the server nothing more; a failure here interrupts it.
     let invalid_indexes = match measured.interrupted {
         Some(_) => Vec::new(),
@@ -229,9 +228,14 @@ pub async fn measure_strategy(
         invalid_indexes,
     };
     let interrupted = measured.interrupted.clone();
+    // Built before the report drops the tries of the second it was cut in: one may have committed.
+    let partial = interrupted
+        .as_ref()
+        .map(|_| stop::partial(config, &strategy.name, &measured));
     Ok(MeasuredStrategy {
-        report: scenario::assemble_report(&strategy.name, measured, after_run),
+        report: scenario::assemble_report(&strategy.name, repeat, measured, after_run),
         interrupted,
+        partial,
         ddl_error,
     })
 }
@@ -262,11 +266,11 @@ fn print_notes(config: &Config, strategy: &str, notes: &scenario::RunNotes, inte
             stderrln!("warning: {warning}");
         }
     }
-    if !notes.failed_by_sqlstate.is_empty() && !config.quiet {
+    if !notes.failed_by_kind.is_empty() && !config.quiet {
         let counts: Vec<String> = notes
-            .failed_by_sqlstate
+            .failed_by_kind
             .iter()
-            .map(|(sqlstate, count)| format!("{count} x {sqlstate}"))
+            .map(|(kind, count)| format!("{count} x {kind}"))
             .collect();
         stderrln!("{strategy}: failed transactions: {}", counts.join(", "));
     }

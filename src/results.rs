@@ -37,6 +37,10 @@ pub const LATENCY_PNG: &str = "latency.png";
 pub const LATENCY_TIMELINE_PNG: &str = "latency-timeline.png";
 /// The application pool's chart, written only for a run with the pool.
 pub const POOL_PNG: &str = "pool.png";
+/// File name of a sweep's figures, one row per value and strategy.
+pub const SWEEP_CSV: &str = "sweep.csv";
+/// File name of a sweep's chart: stall and migration time against the value.
+pub const SWEEP_PNG: &str = "sweep.png";
 /// File name of the description of the run.
 pub const RUN_JSON: &str = "run.json";
 /// File name of the resolved workload.
@@ -62,7 +66,7 @@ pub const CHECK_CSV: &str = "check.csv";
 const CHECK_FILE_NAMES: [&str; 4] = [CHECK_MD, CHECK_JSON, CHECK_CSV, JUNIT_XML];
 
 /// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 18] = [
+const RUN_FILE_NAMES: [&str; 20] = [
     TIMELINE_CSV,
     ATTEMPTS_CSV,
     DDL_LOCKS_CSV,
@@ -81,6 +85,8 @@ const RUN_FILE_NAMES: [&str; 18] = [
     JUNIT_XML,
     PR_COMMENT_MD,
     SERVER_LOG,
+    SWEEP_CSV,
+    SWEEP_PNG,
 ];
 
 /// One file of a results folder, rendered in memory.

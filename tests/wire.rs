@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use stallbench::pgwire::{ConnectError, WireConnection, WireError};
 use stallbench::server::Server;
+use tokio_postgres::error::SqlState;
 
 /// Roles with a password each, and a pg_hba.conf that asks each for it by its own method.
 const LOGINS: &str = "
@@ -61,10 +62,10 @@ async fn server_with_passwords() -> Server {
     server
 }
 
-/// Runs `test` on a runtime of its own, one database test at a time.
+/// Runs `test` on a runtime of its own, beside the binary's other test.
 fn run(test: impl Future<Output = ()>) {
     common::require_postgres();
-    let _guard = common::one_database_run_at_a_time();
+    let _cpus = common::cpus_shared();
     tokio::runtime::Runtime::new()
         .expect("starting a tokio runtime")
         .block_on(test);
@@ -94,9 +95,9 @@ async fn logins() {
             .unwrap_or_else(|err| panic!("{user}: prepare failed: {err}"));
         // The server expects one parameter: it refuses none (protocol violation).
         match connection.execute(&statement, &[]).await {
-            Err(WireError::Server { sqlstate, message }) => {
-                assert_eq!(sqlstate, "08P01", "{user}: {message}");
-                assert!(message.contains("requires 1"), "{message}");
+            Err(WireError::Server(error)) => {
+                assert_eq!(error.code, SqlState::PROTOCOL_VIOLATION, "{user}: {error}");
+                assert!(error.message.contains("requires 1"), "{error}");
             }
             other => panic!("{user}: a missing parameter was not reported: {other:?}"),
         }
@@ -114,11 +115,11 @@ async fn logins() {
         )
         .await
         {
-            Err(ConnectError::Server { sqlstate, message }) => {
-                assert_eq!(sqlstate, "28P01", "{user}: {message}");
+            Err(ConnectError::Server(error)) => {
+                assert_eq!(error.code, SqlState::INVALID_PASSWORD, "{user}: {error}");
                 assert!(
-                    message.contains("password authentication failed"),
-                    "{message}"
+                    error.message.contains("password authentication failed"),
+                    "{error}"
                 );
             }
             Err(other) => panic!("{user}: expected the server's refusal, got {other}"),
@@ -150,7 +151,7 @@ async fn errors_and_cancel() {
         .unwrap_or_else(|err| panic!("connecting: {err}"));
 
     match connection.prepare("SELEC 1").await {
-        Err(WireError::Server { sqlstate, .. }) => assert_eq!(sqlstate, "42601"),
+        Err(WireError::Server(error)) => assert_eq!(error.code, SqlState::SYNTAX_ERROR),
         other => panic!("a syntax error was not reported: {other:?}"),
     }
     let add_one = connection.prepare("SELECT $1::int + 1").await.unwrap();
@@ -158,8 +159,8 @@ async fn errors_and_cancel() {
         .execute(&add_one, &["not a number".to_string()])
         .await
     {
-        Err(WireError::Server { sqlstate, message }) => {
-            assert_eq!(sqlstate, "22P02", "{message}");
+        Err(WireError::Server(error)) => {
+            assert_eq!(error.code, SqlState::INVALID_TEXT_REPRESENTATION, "{error}");
         }
         other => panic!("a bad parameter was not reported: {other:?}"),
     }
@@ -172,7 +173,7 @@ async fn errors_and_cancel() {
     }
     connection.simple_query("BEGIN").await.unwrap();
     match connection.simple_query("SELECT 1/0").await {
-        Err(WireError::Server { sqlstate, .. }) => assert_eq!(sqlstate, "22012"),
+        Err(WireError::Server(error)) => assert_eq!(error.code, SqlState::DIVISION_BY_ZERO),
         other => panic!("division by zero was not reported: {other:?}"),
     }
     connection.simple_query("ROLLBACK").await.unwrap();
@@ -186,7 +187,7 @@ async fn errors_and_cancel() {
     });
     let started = Instant::now();
     match connection.execute(&sleep, &[]).await {
-        Err(WireError::Server { sqlstate, .. }) => assert_eq!(sqlstate, "57014"),
+        Err(WireError::Server(error)) => assert_eq!(error.code, SqlState::QUERY_CANCELED),
         other => panic!("the sleep was not cancelled: {other:?}"),
     }
     let waited = started.elapsed();

@@ -222,6 +222,7 @@ pub fn plan_run(
             latency_limit: None,
             client_timeout: None,
             pool: None,
+            protocol: Default::default(),
         },
         blocker,
         ddl: Some(DdlConfig {
@@ -241,6 +242,8 @@ pub fn plan_run(
         expectations,
         observe_locks: true,
         seed: check.seed,
+        repeat: 1,
+        sweep: None,
     };
     Ok(Plan {
         config,
@@ -363,7 +366,7 @@ fn load_scripts(
 }
 
 fn script_of(name: &str, text: &str) -> Result<WeightedScript, Error> {
-    let mut script = script::parse(name, text, &[]).map_err(|err| {
+    let mut script = script::parse(name, text).map_err(|err| {
         Error::runtime(format!(
             "the load script {name} does not parse: {err}\n{text}"
         ))
@@ -373,6 +376,7 @@ fn script_of(name: &str, text: &str) -> Result<WeightedScript, Error> {
         script,
         weight: 1,
         text: text.to_string(),
+        source: format!("the load script {name}"),
     })
 }
 

@@ -12,7 +12,7 @@ use super::verdict::{Judged, MigrationVerdict, judge};
 use crate::config::{Budgets, CheckConfig, Data};
 use crate::expect::{Verdict, xml_escape};
 use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement};
-use crate::metrics::ranking::ranking_row;
+use crate::metrics::ranking::run_figures;
 use crate::metrics::{DdlOutcome, StrategyReport};
 use crate::results::{CHECK_CSV, CHECK_JSON, JUNIT_XML, OutputFile};
 
@@ -179,7 +179,7 @@ impl CheckReport {
                 records.push(base);
                 continue;
             };
-            for (order, strategy) in run.report.strategies.iter().enumerate() {
+            for strategy in &run.report.strategies {
                 let within = run
                     .results
                     .iter()
@@ -190,7 +190,7 @@ impl CheckReport {
                     role: self.role_of(&strategy.strategy).to_string(),
                     blocks: Some(run.blocks),
                     within_budget: Some(within),
-                    ..figures(order, strategy, base.clone())
+                    ..figures(strategy, base.clone())
                 });
             }
         }
@@ -281,9 +281,9 @@ impl CheckReport {
     }
 }
 
-/// `base` with the measured figures of `strategy`, the `order`-th of its run.
-fn figures(order: usize, strategy: &StrategyReport, base: CheckRecord) -> CheckRecord {
-    let row = ranking_row(order, strategy);
+/// `base` with the measured figures of `strategy`.
+fn figures(strategy: &StrategyReport, base: CheckRecord) -> CheckRecord {
+    let row = run_figures(strategy);
     let round = |value: f64| (value * 1000.0).round() / 1000.0;
     let started_s = strategy.attempts.first().map(|attempt| attempt.started_s);
     CheckRecord {

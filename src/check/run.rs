@@ -151,7 +151,7 @@ async fn prepare_database(
         .run_on_home_database(&format!("CREATE DATABASE {WORK_DATABASE}"))
         .await?;
     target.use_database(WORK_DATABASE);
-    target.prepare_schema("check", "").await?;
+    target.prepare_schema("check", "", &[]).await?;
     for migration in earlier {
         apply(target, migration).await?;
     }
@@ -310,14 +310,18 @@ async fn measure(
     let mut report = RunReport {
         workload: config.workload_name.clone(),
         strategies: Vec::new(),
+        interruption: None,
     };
     for (index, strategy) in config.strategies.iter().enumerate() {
         copy_work_database(target).await?;
+        if !config.quiet {
+            stderrln!("== {} ({}) ==", strategy.name, strategy.describe());
+        }
         let measured = measure_strategy(
             config,
             target,
             strategy,
-            index,
+            (config.seed.wrapping_add(index as u64), 1),
             interrupt,
             statements.to_vec(),
         )

@@ -221,13 +221,13 @@ fn parse_load_choice(text: Option<&str>) -> Result<LoadChoice, Error> {
             "--load {path}: cannot read it ({err}); give read, read-write or a pgbench script file"
         ))
     })?;
-    let mut script =
-        script::parse(path, &text, &[]).map_err(|err| Error::bad_input(err.to_string()))?;
+    let mut script = script::parse(path, &text).map_err(|err| Error::bad_input(err.to_string()))?;
     script.name = path.to_string();
     Ok(LoadChoice::Script(WeightedScript {
         script,
         weight: 1,
         text,
+        source: format!("--load {path}"),
     }))
 }
 

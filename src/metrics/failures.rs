@@ -8,13 +8,141 @@
 //! stay, because they say which object failed.
 
 use std::collections::BTreeMap;
+use std::fmt;
+
+use tokio_postgres::error::SqlState;
+
+/// Why a transaction failed: the server's SQLSTATE, or one of the client's
+/// own reasons. Its [`Display`](fmt::Display) is the cell of the `sqlstate`
+/// column (`55P03`, `timeout`, `connection_lost`, ...), and kinds sort as
+/// those cells do, so the files keep their order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The server answered with this SQLSTATE.
+    Server(SqlState),
+    /// `--client-timeout` passed: cancelled on the server (`timeout`).
+    ClientTimeout,
+    /// No pool connection came within `--pool-timeout` (`pool_timeout`).
+    PoolTimeout,
+    /// Rejected at once: `--max-in-flight` requests were in flight (`rejected`).
+    Rejected,
+    /// The connection broke without a server error saying why: a reset, an
+    /// end of stream, a pool that could not open one (`connection_lost`).
+    ConnectionLost,
+    /// The script itself failed, e.g. a division by zero in `\set` (`script`).
+    Script,
+}
+
+impl FailureKind {
+    /// The kind a `sqlstate` cell names: one of the client's own words, else a SQLSTATE.
+    pub fn from_cell(cell: &str) -> FailureKind {
+        match cell {
+            "timeout" => FailureKind::ClientTimeout,
+            "pool_timeout" => FailureKind::PoolTimeout,
+            "rejected" => FailureKind::Rejected,
+            "connection_lost" => FailureKind::ConnectionLost,
+            "script" => FailureKind::Script,
+            code => FailureKind::Server(SqlState::from_code(code)),
+        }
+    }
+
+    /// The cell of the `sqlstate` column.
+    pub fn cell(&self) -> &str {
+        match self {
+            FailureKind::Server(sqlstate) => sqlstate.code(),
+            FailureKind::ClientTimeout => "timeout",
+            FailureKind::PoolTimeout => "pool_timeout",
+            FailureKind::Rejected => "rejected",
+            FailureKind::ConnectionLost => "connection_lost",
+            FailureKind::Script => "script",
+        }
+    }
+
+    /// The server's SQLSTATE, for a failure the server reported.
+    pub fn sqlstate(&self) -> Option<&SqlState> {
+        match self {
+            FailureKind::Server(sqlstate) => Some(sqlstate),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.cell())
+    }
+}
+
+impl Ord for FailureKind {
+    fn cmp(&self, other: &FailureKind) -> std::cmp::Ordering {
+        self.cell().cmp(other.cell())
+    }
+}
+
+impl PartialOrd for FailureKind {
+    fn partial_cmp(&self, other: &FailureKind) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl serde::Serialize for FailureKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.cell())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FailureKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<FailureKind, D::Error> {
+        let cell = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Ok(FailureKind::from_cell(&cell))
+    }
+}
+
+/// One failed transaction: why, and the message as the server (or the client) said it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub kind: FailureKind,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// A transaction that hit `--client-timeout`.
+    pub fn client_timeout() -> Failure {
+        Failure::new(
+            FailureKind::ClientTimeout,
+            "cancelled after --client-timeout",
+        )
+    }
+
+    /// A request that gave up waiting for a pool connection.
+    pub fn pool_timeout() -> Failure {
+        Failure::new(
+            FailureKind::PoolTimeout,
+            "timed out waiting for a database connection (--pool-timeout)",
+        )
+    }
+
+    /// A request rejected for `--max-in-flight`.
+    pub fn rejected() -> Failure {
+        Failure::new(
+            FailureKind::Rejected,
+            "rejected: too many requests in flight (--max-in-flight)",
+        )
+    }
+}
 
 /// Failed transactions of one kind in one second of one strategy's run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailureCount {
     pub second: u32,
-    /// The server's SQLSTATE, or `timeout`, `connection_lost`, `script`.
-    pub sqlstate: String,
+    pub kind: FailureKind,
     /// The error message, normalised by [`normalise_message`].
     pub message: String,
     pub count: u64,
@@ -22,8 +150,8 @@ pub struct FailureCount {
 
 /// One kind of failure over a whole run, for the summary sentence.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FailureKind {
-    pub sqlstate: String,
+pub struct FailureTotal {
+    pub kind: FailureKind,
     pub message: String,
     pub count: u64,
     /// The first and last second with a failure of this kind.
@@ -65,13 +193,13 @@ pub fn normalise_message(message: &str) -> String {
 }
 
 /// The kinds of failure of a run, most frequent first (ties: by SQLSTATE, message).
-pub fn failure_kinds(failures: &[FailureCount]) -> Vec<FailureKind> {
-    let mut kinds: BTreeMap<(&str, &str), FailureKind> = BTreeMap::new();
+pub fn failure_kinds(failures: &[FailureCount]) -> Vec<FailureTotal> {
+    let mut kinds: BTreeMap<(&FailureKind, &str), FailureTotal> = BTreeMap::new();
     for failure in failures {
         let kind = kinds
-            .entry((&failure.sqlstate, &failure.message))
-            .or_insert_with(|| FailureKind {
-                sqlstate: failure.sqlstate.clone(),
+            .entry((&failure.kind, &failure.message))
+            .or_insert_with(|| FailureTotal {
+                kind: failure.kind.clone(),
                 message: failure.message.clone(),
                 count: 0,
                 first_second: failure.second,
@@ -81,7 +209,7 @@ pub fn failure_kinds(failures: &[FailureCount]) -> Vec<FailureKind> {
         kind.first_second = kind.first_second.min(failure.second);
         kind.last_second = kind.last_second.max(failure.second);
     }
-    let mut kinds: Vec<FailureKind> = kinds.into_values().collect();
+    let mut kinds: Vec<FailureTotal> = kinds.into_values().collect();
     kinds.sort_by_key(|kind| std::cmp::Reverse(kind.count));
     kinds
 }
@@ -90,17 +218,22 @@ pub fn failure_kinds(failures: &[FailureCount]) -> Vec<FailureKind> {
 pub fn failed_in_class(failures: &[FailureCount], class: &str) -> u64 {
     failures
         .iter()
-        .filter(|failure| failure.sqlstate.len() == 5 && failure.sqlstate.starts_with(class))
+        .filter(|failure| {
+            failure
+                .kind
+                .sqlstate()
+                .is_some_and(|sqlstate| sqlstate.code().starts_with(class))
+        })
         .map(|failure| failure.count)
         .sum()
 }
 
 /// `count` failures of one kind in `second` (for tests).
 #[cfg(test)]
-pub(crate) fn test_failure(second: u32, sqlstate: &str, message: &str, count: u64) -> FailureCount {
+pub(crate) fn test_failure(second: u32, cell: &str, message: &str, count: u64) -> FailureCount {
     FailureCount {
         second,
-        sqlstate: sqlstate.to_string(),
+        kind: FailureKind::from_cell(cell),
         message: message.to_string(),
         count,
     }
@@ -133,6 +266,42 @@ mod tests {
     }
 
     #[test]
+    fn a_failure_kind_is_its_cell_and_sorts_as_the_cell_does() {
+        let cells = [
+            "0A000",
+            "40P01",
+            "57P01",
+            "connection_lost",
+            "pool_timeout",
+            "rejected",
+            "script",
+            "timeout",
+        ];
+        let kinds: Vec<FailureKind> = cells
+            .iter()
+            .map(|cell| FailureKind::from_cell(cell))
+            .collect();
+        for (kind, cell) in kinds.iter().zip(cells) {
+            assert_eq!(kind.to_string(), cell);
+        }
+        assert_eq!(
+            kinds[1],
+            FailureKind::Server(SqlState::T_R_DEADLOCK_DETECTED)
+        );
+        assert_eq!(kinds[7], FailureKind::ClientTimeout);
+        let mut sorted = kinds.clone();
+        sorted.reverse();
+        sorted.sort();
+        assert_eq!(sorted, kinds);
+        let json = serde_json::to_string(&kinds[4]).unwrap();
+        assert_eq!(json, "\"pool_timeout\"");
+        assert_eq!(
+            serde_json::from_str::<FailureKind>(&json).unwrap(),
+            FailureKind::PoolTimeout
+        );
+    }
+
+    #[test]
     fn kinds_add_up_over_seconds_most_frequent_first() {
         let failures = [
             count(3, "40P01", "deadlock detected", 1),
@@ -142,10 +311,13 @@ mod tests {
         ];
         let kinds = failure_kinds(&failures);
         assert_eq!(kinds.len(), 3);
-        assert_eq!(kinds[0].sqlstate, "0A000");
+        assert_eq!(
+            kinds[0].kind,
+            FailureKind::Server(SqlState::FEATURE_NOT_SUPPORTED)
+        );
         assert_eq!(kinds[0].count, 100);
         assert_eq!((kinds[0].first_second, kinds[0].last_second), (13, 14));
-        assert_eq!(kinds[2].sqlstate, "40P01");
+        assert_eq!(kinds[2].kind.to_string(), "40P01");
         assert_eq!(failed_in_class(&failures, "0A"), 100);
         assert_eq!(failed_in_class(&failures, "40"), 1);
         assert_eq!(failed_in_class(&failures, "ti"), 0);

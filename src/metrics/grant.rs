@@ -10,6 +10,8 @@
 /// resolution of [`LockPhases`] (longer while a full lock sample runs).
 pub const GRANT_POLL_EVERY_MS: u64 = 20;
 
+use tokio_postgres::error::SqlState;
+
 use super::{AttemptOutcome, DdlAttempt};
 
 /// What the DDL session was doing at one poll.
@@ -46,9 +48,6 @@ pub struct LockPhases {
     pub held_waiting_ms: f64,
 }
 
-/// SQLSTATE of "deadlock detected": like a lock timeout, it ends a lock wait.
-const DEADLOCK_DETECTED: &str = "40P01";
-
 /// The lock phases of `attempt`, from the polls of the DDL session (in time order).
 ///
 /// The grant is the end of the statement's first lock wait: the first poll
@@ -70,7 +69,7 @@ pub fn lock_phases(attempt: &DdlAttempt, polls: &[DdlPoll]) -> LockPhases {
     let failed_waiting = matches!(
         attempt.outcome,
         AttemptOutcome::LockTimeout | AttemptOutcome::GaveUp
-    ) || attempt.sqlstate == DEADLOCK_DETECTED;
+    ) || attempt.sqlstate == SqlState::T_R_DEADLOCK_DETECTED.code();
     if failed_waiting {
         let last_wait = during
             .iter()
@@ -245,7 +244,7 @@ mod tests {
         assert_eq!(timed_out.granted_s, None, "{timed_out:?}");
         assert!(close(timed_out.wait_ms, 520.0));
         let mut deadlock = ended(5.99, 6.51, AttemptOutcome::Error);
-        deadlock.sqlstate = "40P01".to_string();
+        deadlock.sqlstate = SqlState::T_R_DEADLOCK_DETECTED.code().to_string();
         assert_eq!(lock_phases(&deadlock, &seen).granted_s, None);
         // Another error after the wait (a rewrite that overflowed) had the lock.
         let overflow = lock_phases(&ended(5.99, 6.51, AttemptOutcome::Error), &seen);

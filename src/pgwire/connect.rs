@@ -81,7 +81,7 @@ impl WireConnection {
                 );
                 match attempt.await {
                     Ok(Ok(connection)) => return Ok(connection),
-                    Ok(Err(err @ ConnectError::Server { .. })) => return Err(err),
+                    Ok(Err(err @ ConnectError::Server(_))) => return Err(err),
                     Ok(Err(err)) => last_error = err,
                     Err(_) => {
                         last_error = ConnectError::Unreachable(format!(
@@ -119,7 +119,7 @@ impl WireConnection {
                 let stream = Stream::connect(&address).await?;
                 match Self::start(stream, address.clone(), config).await {
                     // Plain refused (a hostssl-only server): libpq's allow tries TLS next.
-                    Err(ConnectError::Server { .. }) => {
+                    Err(ConnectError::Server(_)) => {
                         let stream = negotiate_tls(&addr, server_name, tls, true).await?;
                         Self::start(stream, address, config).await
                     }
@@ -226,7 +226,9 @@ impl WireConnection {
                     }
                 }
                 Message::NoticeResponse(_) => {}
-                Message::ErrorResponse(body) => return Err(server_error(&body).into()),
+                Message::ErrorResponse(body) => {
+                    return Err(ConnectError::Server(server_error(&body)));
+                }
                 Message::ReadyForQuery(_) => {
                     return check_session_attrs(config.get_target_session_attrs(), read_only);
                 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use postgres_protocol::IsNull;
-use postgres_protocol::message::backend::Message;
+use postgres_protocol::message::backend::{self, Header, Message};
 use postgres_protocol::message::frontend;
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
@@ -167,6 +167,13 @@ pub struct WireStatement {
     name: String,
 }
 
+impl WireStatement {
+    /// The statement's name on the server.
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+}
+
 /// One connection of a load worker: the socket and its buffers.
 pub struct WireConnection {
     stream: Stream,
@@ -221,7 +228,7 @@ impl WireConnection {
             }
         }
         match error {
-            Some(error) => Err(error),
+            Some(error) => Err(WireError::Server(error)),
             None => Ok(WireStatement { name }),
         }
     }
@@ -247,7 +254,7 @@ impl WireConnection {
             &mut self.out,
         );
         if bound.is_err() {
-            return Err(WireError::Lost("encoding the Bind message failed".into()));
+            return Err(WireError::lost("encoding the Bind message failed"));
         }
         frontend::execute("", 0, &mut self.out)?;
         frontend::sync(&mut self.out);
@@ -274,45 +281,33 @@ impl WireConnection {
     }
 
     /// Reads messages up to ReadyForQuery; the first error in them is the result.
-    /// The hot path: only the 5-byte header of each message is looked at, except
-    /// for errors and COPY.
-    async fn read_to_ready(&mut self) -> Result<(), WireError> {
+    /// The hot path: only the header of each message is looked at (as
+    /// tokio-postgres' codec does), except for errors and COPY.
+    pub(super) async fn read_to_ready(&mut self) -> Result<(), WireError> {
         let mut error = None;
         loop {
-            while self.input.len() >= 5 {
-                let kind = self.input[0];
-                let length = i32::from_be_bytes([
-                    self.input[1],
-                    self.input[2],
-                    self.input[3],
-                    self.input[4],
-                ]);
-                if length < 4 {
-                    return Err(WireError::Lost(format!(
-                        "the server sent a message of invalid length {length}"
-                    )));
-                }
-                let total = 1 + length as usize;
+            while let Some(header) = Header::parse(&self.input).map_err(protocol_broken)? {
+                let total = 1 + header.len() as usize;
                 if self.input.len() < total {
                     self.input.reserve(total - self.input.len());
                     break;
                 }
-                match kind {
-                    b'Z' => {
+                match header.tag() {
+                    backend::READY_FOR_QUERY_TAG => {
                         self.input.advance(total);
                         return match error {
                             None => Ok(()),
-                            Some(error) => Err(error),
+                            Some(error) => Err(WireError::Server(error)),
                         };
                     }
-                    b'E' => {
+                    backend::ERROR_RESPONSE_TAG => {
                         if let Some(Message::ErrorResponse(body)) = Message::parse(&mut self.input)?
                             && error.is_none()
                         {
                             error = Some(server_error(&body));
                         }
                     }
-                    b'G' => {
+                    backend::COPY_IN_RESPONSE_TAG => {
                         // COPY FROM STDIN: a script has no data to send.
                         self.input.advance(total);
                         frontend::copy_fail("stallbench scripts send no COPY data", &mut self.out)?;
@@ -323,10 +318,10 @@ impl WireConnection {
                 }
             }
             if self.stream.read(&mut self.input, &mut self.scratch).await? == 0 {
-                return Err(WireError::Lost(match error {
-                    Some(error) => format!("the server closed the connection: {error}"),
-                    None => "the server closed the connection".into(),
-                }));
+                return Err(WireError::Lost {
+                    server: error,
+                    reason: "the server closed the connection".into(),
+                });
             }
         }
     }
@@ -338,8 +333,13 @@ impl WireConnection {
                 return Ok(message);
             }
             if self.stream.read(&mut self.input, &mut self.scratch).await? == 0 {
-                return Err(WireError::Lost("the server closed the connection".into()));
+                return Err(WireError::lost("the server closed the connection"));
             }
         }
     }
+}
+
+/// A message header the protocol does not allow (a length under 4).
+fn protocol_broken(err: io::Error) -> WireError {
+    WireError::lost(format!("the server broke the protocol: {err}"))
 }

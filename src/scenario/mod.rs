@@ -17,6 +17,7 @@ mod tasks;
 
 pub mod arrivals;
 pub mod blocker;
+pub mod commands;
 pub mod ddl;
 pub mod load;
 pub mod observer;
@@ -24,6 +25,7 @@ pub mod pool;
 pub mod precise_timer;
 pub mod progress;
 pub mod reopen;
+pub mod txn;
 
 pub use assemble::{AfterRun, Measured, assemble_report};
 
@@ -35,6 +37,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::metrics::failures::FailureKind;
+use crate::metrics::writes::rows_written;
 use crate::strategy::NamedStrategy;
 use crate::target::Target;
 
@@ -127,6 +131,14 @@ impl Interrupt {
         self.fired.get().map(|(at, _)| clock.second_of(*at))
     }
 
+    /// When it fired, in seconds on `clock`.
+    pub fn fired_at_s(&self, clock: &RunClock) -> Option<f64> {
+        self.fired.get().map(|(at, _)| {
+            at.saturating_duration_since(clock.started_at())
+                .as_secs_f64()
+        })
+    }
+
     /// Resolves once it has fired.
     pub async fn fired(&self) {
         self.token.cancelled().await;
@@ -143,8 +155,8 @@ impl Interrupt {
 pub struct RunNotes {
     /// Lines worth a warning: lost connections, a failed report, observer errors.
     pub warnings: Vec<String>,
-    /// Failed transactions by SQLSTATE.
-    pub failed_by_sqlstate: Vec<(String, u64)>,
+    /// Failed transactions by kind.
+    pub failed_by_kind: Vec<(FailureKind, u64)>,
     /// The role of every session the observer saw, by backend pid.
     pub roles: BTreeMap<u32, crate::role::Role>,
 }
@@ -161,7 +173,11 @@ pub async fn run_strategy(
     seed: u64,
     interrupt: &Interrupt,
 ) -> Result<(Measured, RunNotes), Error> {
-    // The load workers run on a thread of their own until this is dropped, at the end.
+    let counters_before = match config.objects.counts_writes() {
+        true => Some(target.row_counters().await?),
+        false => None,
+    };
+    // The load workers run on a thread of their own until this is dropped, below.
     let load_runtime = load::LoadRuntime::start()?;
     let sessions = connect::connect_sessions(target, config, strategy, seed, &load_runtime).await?;
     let running = tasks::start(
@@ -173,7 +189,17 @@ pub async fn run_strategy(
         &load_runtime,
         interrupt,
     );
-    tasks::wind_down(running, &strategy.name, interrupt).await
+    let (mut measured, notes) = tasks::wind_down(running, &strategy.name, interrupt).await?;
+    drop(load_runtime);
+    // Counted once every session of the run is gone (a stopped run does not wait for it).
+    if let Some(before) = counters_before
+        && interrupt.reason().is_none()
+    {
+        target.clear_sessions().await?;
+        let after = target.row_counters().await?;
+        measured.rows_written = Some(rows_written(&before, &after));
+    }
+    Ok((measured, notes))
 }
 
 #[cfg(test)]

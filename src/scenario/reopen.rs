@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio_postgres::error::Severity;
+use tokio_postgres::error::{Severity, SqlState};
 use tokio_postgres::{CancelToken, Client, NoTls};
 
 use crate::target::Connector;
@@ -57,7 +57,11 @@ impl HeldSession {
 /// SQLSTATEs with which the server ends the session: admin_shutdown (57P01:
 /// `pg_terminate_backend`, a fast shutdown), crash_shutdown (57P02) and
 /// cannot_connect_now (57P03).
-pub const ENDS_SESSION: [&str; 3] = ["57P01", "57P02", "57P03"];
+pub const ENDS_SESSION: [SqlState; 3] = [
+    SqlState::ADMIN_SHUTDOWN,
+    SqlState::CRASH_SHUTDOWN,
+    SqlState::CANNOT_CONNECT_NOW,
+];
 
 /// Whether `err` means the session is gone (the server ended it, or the
 /// connection closed or broke), not that a statement failed on a live session.
@@ -68,7 +72,7 @@ pub fn is_connection_lost(err: &tokio_postgres::Error) -> bool {
         return matches!(
             db.parsed_severity(),
             Some(Severity::Fatal | Severity::Panic)
-        ) || ENDS_SESSION.contains(&db.code().code());
+        ) || ENDS_SESSION.contains(db.code());
     }
     err.is_closed()
         || std::error::Error::source(err).is_some_and(|source| source.is::<std::io::Error>())

@@ -125,7 +125,9 @@ impl Exporter for LockTraceCsv {
     }
 
     fn render(&self, report: &RunReport) -> anyhow::Result<Vec<OutputFile>> {
-        let records = report.strategies.iter().flat_map(|strategy| {
+        // Repeats of a strategy share its trace: it is written once, with the first.
+        let first_runs = report.strategies.iter().filter(|s| s.repeat() == 1);
+        let records = first_runs.flat_map(|strategy| {
             strategy
                 .lock_trace
                 .iter()

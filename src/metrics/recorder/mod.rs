@@ -2,15 +2,17 @@
 //! any worker ever waiting on another, in memory that does not grow with the
 //! length of the run.
 //!
-//! Each worker keeps the histogram of its current second to itself and hands
-//! it over (a channel send, once a second) when it completes a transaction in
-//! a later second. A second is settled, reduced to a few figures and merged
-//! into the run's histogram, once no worker can still add to it; only the
-//! seconds a stalled worker may still report stay as histograms. The progress
-//! line reads [`super::LiveCounters`], plain atomics the workers bump, so a stalled
-//! worker never delays it.
+//! Each worker keeps the latencies of its current second to itself and hands
+//! them over (a channel send, once a second) when it completes a transaction
+//! in a later second (`worker.rs` says why as values, not a histogram). A
+//! second is settled, reduced to a few figures and merged into the run's
+//! histogram, once no worker can still add to it; only the seconds a stalled
+//! worker may still report stay as histograms. The progress line reads
+//! [`super::LiveCounters`], plain atomics the workers bump, so a stalled worker
+//! never delays it.
 
 mod pool;
+mod worker;
 
 use std::collections::BTreeMap;
 
@@ -19,163 +21,10 @@ use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
 use pool::pool_figures;
 pub use pool::{PoolFigures, PoolSecond};
+pub use worker::{LatencySamples, WorkerPart, WorkerSecond};
 
-use super::failures::{FailureCount, normalise_message};
+use super::failures::{FailureCount, FailureKind};
 use super::{CompressedSeconds, new_latency_histogram};
-
-/// The SQLSTATE under which transactions that hit `--client-timeout` are counted.
-pub const TIMEOUT_SQLSTATE: &str = "timeout";
-/// The message under which transactions that hit `--client-timeout` are counted.
-const TIMEOUT_MESSAGE: &str = "cancelled after --client-timeout";
-/// The SQLSTATE under which a request that gave up waiting for a pool connection is counted.
-pub const POOL_TIMEOUT_SQLSTATE: &str = "pool_timeout";
-const POOL_TIMEOUT_MESSAGE: &str = "timed out waiting for a database connection (--pool-timeout)";
-/// The SQLSTATE under which a request rejected for `--max-in-flight` is counted.
-pub const REJECTED_SQLSTATE: &str = "rejected";
-const REJECTED_MESSAGE: &str = "rejected: too many requests in flight (--max-in-flight)";
-/// The SQLSTATE under which a transaction whose connection broke without a
-/// server error saying why (a reset, an end of stream) is counted.
-pub const CONNECTION_LOST_SQLSTATE: &str = "connection_lost";
-
-/// What one worker measured during one second of the run clock.
-#[derive(Debug)]
-pub struct WorkerSecond {
-    pub second: u32,
-    /// Latency of the transactions that completed in this second, in microseconds.
-    pub latency_us: Histogram<u64>,
-    /// Failed transactions in this second.
-    pub failed: u64,
-    /// Failed transactions in this second by SQLSTATE (`timeout` for `--client-timeout`).
-    pub failed_by_sqlstate: BTreeMap<String, u64>,
-    /// Failed transactions in this second by (SQLSTATE, normalised message);
-    /// empty (not allocated) unless something failed.
-    pub failed_by_kind: BTreeMap<(String, String), u64>,
-    /// Of `failed`, those that hit `--client-timeout`.
-    pub timeouts: u64,
-    /// Transactions skipped for `--latency-limit` (never sent).
-    pub skipped: u64,
-    /// Open loop: the schedule lag (start minus scheduled start) of the
-    /// transactions sent that ended in this second, summed, and their count.
-    pub lag_sum_us: u64,
-    pub lag_count: u64,
-    /// Connections lost in this second (their transaction in flight is in `failed`).
-    pub conn_lost: u64,
-    /// Connections opened again in this second after a loss.
-    pub reconnects: u64,
-    /// Attempts to open a lost connection again that failed in this second.
-    pub reconnect_failures: u64,
-    /// The longest time without a connection that ended in this second, in microseconds.
-    pub longest_disconnected_us: u64,
-    /// The application pool's figures (`--pool-size`); `None` (nothing
-    /// allocated) for the lean connections.
-    pub pool: Option<Box<PoolSecond>>,
-}
-
-impl WorkerSecond {
-    pub fn new(second: u32) -> WorkerSecond {
-        WorkerSecond {
-            second,
-            latency_us: new_latency_histogram(),
-            failed: 0,
-            failed_by_sqlstate: BTreeMap::new(),
-            failed_by_kind: BTreeMap::new(),
-            timeouts: 0,
-            skipped: 0,
-            lag_sum_us: 0,
-            lag_count: 0,
-            conn_lost: 0,
-            reconnects: 0,
-            reconnect_failures: 0,
-            longest_disconnected_us: 0,
-            pool: None,
-        }
-    }
-
-    /// The pool's figures of this second, allocated on first use.
-    pub fn pool(&mut self) -> &mut PoolSecond {
-        self.pool.get_or_insert_with(Box::default)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.latency_us.is_empty()
-            && self.failed == 0
-            && self.skipped == 0
-            && self.lag_count == 0
-            && self.conn_lost == 0
-            && self.reconnects == 0
-            && self.reconnect_failures == 0
-            && self.longest_disconnected_us == 0
-            && self.pool.is_none()
-    }
-
-    /// Counts one failed transaction under `sqlstate` and its `message`
-    /// (normalised here, on the error path only).
-    pub fn add_failure(&mut self, sqlstate: &str, message: &str) {
-        self.failed += 1;
-        match self.failed_by_sqlstate.get_mut(sqlstate) {
-            Some(count) => *count += 1,
-            None => {
-                self.failed_by_sqlstate.insert(sqlstate.to_string(), 1);
-            }
-        }
-        let kind = (sqlstate.to_string(), normalise_message(message));
-        *self.failed_by_kind.entry(kind).or_insert(0) += 1;
-    }
-
-    /// Counts one request that gave up waiting for a pool connection: failed,
-    /// under [`POOL_TIMEOUT_SQLSTATE`], and `wait_us` as its wait.
-    pub fn add_pool_timeout(&mut self, wait_us: u64) {
-        self.add_failure(POOL_TIMEOUT_SQLSTATE, POOL_TIMEOUT_MESSAGE);
-        let pool = self.pool();
-        pool.timeouts += 1;
-        pool.wait_us.saturating_record(wait_us.max(1));
-    }
-
-    /// Counts one request rejected for `--max-in-flight`: failed, under [`REJECTED_SQLSTATE`].
-    pub fn add_rejected(&mut self) {
-        self.add_failure(REJECTED_SQLSTATE, REJECTED_MESSAGE);
-        self.pool().rejected += 1;
-    }
-
-    /// Counts one transaction that hit `--client-timeout`: failed, under [`TIMEOUT_SQLSTATE`].
-    pub fn add_timeout(&mut self) {
-        self.add_failure(TIMEOUT_SQLSTATE, TIMEOUT_MESSAGE);
-        self.timeouts += 1;
-    }
-
-    /// Adds the counters (not the histogram) of `other`.
-    fn add_counts(&mut self, other: &WorkerSecond) {
-        self.failed += other.failed;
-        for (sqlstate, count) in &other.failed_by_sqlstate {
-            *self.failed_by_sqlstate.entry(sqlstate.clone()).or_insert(0) += count;
-        }
-        for (kind, count) in &other.failed_by_kind {
-            *self.failed_by_kind.entry(kind.clone()).or_insert(0) += count;
-        }
-        self.timeouts += other.timeouts;
-        self.skipped += other.skipped;
-        self.lag_sum_us += other.lag_sum_us;
-        self.lag_count += other.lag_count;
-        self.conn_lost += other.conn_lost;
-        self.reconnects += other.reconnects;
-        self.reconnect_failures += other.reconnect_failures;
-        self.longest_disconnected_us = self
-            .longest_disconnected_us
-            .max(other.longest_disconnected_us);
-        if let Some(pool) = &other.pool {
-            self.pool().add(pool);
-        }
-    }
-}
-
-/// A worker's message to the recorder: the second it just left (if it measured
-/// anything there) and the second it is in now (`u32::MAX` once it has stopped).
-#[derive(Debug)]
-pub struct WorkerPart {
-    pub worker: usize,
-    pub finished: Option<WorkerSecond>,
-    pub now_in: u32,
-}
 
 /// The figures of one settled second of the timeline.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -207,15 +56,15 @@ const SETTLE_MARGIN_S: u32 = 2;
 /// The measurements of all workers: settled seconds as figures, the run's histogram.
 #[derive(Debug)]
 pub struct Recorder {
-    /// The second each worker is in (its unsent histogram is for that second).
+    /// The second each worker is in (its unsent latencies are for that second).
     worker_in: Vec<u32>,
-    /// Merged histograms of seconds some worker may still add to.
-    pending: BTreeMap<u32, WorkerSecond>,
+    /// Seconds some worker may still add to, merged.
+    pending: BTreeMap<u32, PendingSecond>,
     settled: BTreeMap<u32, SecondFigures>,
     total_latency_us: Histogram<u64>,
-    failed_by_sqlstate: BTreeMap<String, u64>,
-    /// Failed transactions by (second, SQLSTATE, normalised message).
-    failed_by_kind: BTreeMap<(u32, String, String), u64>,
+    failed_by_kind: BTreeMap<FailureKind, u64>,
+    /// Failed transactions by (second, kind, normalised message).
+    failed_by_message: BTreeMap<(u32, FailureKind, String), u64>,
     /// Failed attempts to open a lost connection again, whole run.
     reconnect_failures: u64,
     /// The longest time one worker was without a connection, in microseconds.
@@ -243,8 +92,8 @@ impl Recorder {
             pending: BTreeMap::new(),
             settled: BTreeMap::new(),
             total_latency_us: new_latency_histogram(),
-            failed_by_sqlstate: BTreeMap::new(),
             failed_by_kind: BTreeMap::new(),
+            failed_by_message: BTreeMap::new(),
             reconnect_failures: 0,
             longest_disconnected_us: 0,
             intervals: Vec::new(),
@@ -294,24 +143,23 @@ impl Recorder {
         if let Some(figures) = self.settled.get_mut(&part.second) {
             // Late for a settled second (a hand-over delayed past the margin):
             // counts and max stay exact, the percentiles keep what they were.
-            add_late(figures, &part);
-            self.add_to_totals(&part);
-            self.keep_interval(&part);
+            let late = PendingSecond::from(part);
+            add_late(figures, &late);
+            self.add_to_totals(&late);
+            self.keep_interval(&late);
             return;
         }
         let merged = self
             .pending
             .entry(part.second)
-            .or_insert_with(|| WorkerSecond::new(part.second));
-        merged
-            .latency_us
-            .add(&part.latency_us)
-            .expect("histograms share the same bounds");
-        merged.add_counts(&part);
+            .or_insert_with(|| PendingSecond::new(part.second));
+        part.latency_us.add_to(&mut merged.latency_us);
+        merged.counts.add_counts(&part);
     }
 
-    fn settle_one(&mut self, part: WorkerSecond) {
-        let latency = &part.latency_us;
+    fn settle_one(&mut self, pending: PendingSecond) {
+        let latency = &pending.latency_us;
+        let part = &pending.counts;
         let mut figures = SecondFigures {
             failed: part.failed,
             timeouts: part.timeouts,
@@ -330,16 +178,17 @@ impl Recorder {
             figures.p99_ms = latency.value_at_quantile(0.99) as f64 / 1000.0;
             figures.max_ms = latency.max() as f64 / 1000.0;
         }
-        self.add_to_totals(&part);
-        self.keep_interval(&part);
+        self.add_to_totals(&pending);
+        self.keep_interval(&pending);
         self.settled.insert(part.second, figures);
     }
 
     /// Keeps a settled second's histograms, compressed, for the interval log.
-    fn keep_interval(&mut self, part: &WorkerSecond) {
-        if !part.latency_us.is_empty() {
+    fn keep_interval(&mut self, pending: &PendingSecond) {
+        let part = &pending.counts;
+        if !pending.latency_us.is_empty() {
             self.intervals
-                .push((part.second, compressed(&part.latency_us)));
+                .push((part.second, compressed(&pending.latency_us)));
         }
         if let Some(pool) = &part.pool {
             let totals = &mut self.pool;
@@ -377,16 +226,17 @@ impl Recorder {
         Some((wait.clone(), db.clone()))
     }
 
-    fn add_to_totals(&mut self, part: &WorkerSecond) {
+    fn add_to_totals(&mut self, pending: &PendingSecond) {
+        let part = &pending.counts;
         self.total_latency_us
-            .add(&part.latency_us)
+            .add(&pending.latency_us)
             .expect("histograms share the same bounds");
-        for (sqlstate, count) in &part.failed_by_sqlstate {
-            *self.failed_by_sqlstate.entry(sqlstate.clone()).or_insert(0) += count;
+        for (kind, count) in &part.failed_by_kind {
+            *self.failed_by_kind.entry(kind.clone()).or_insert(0) += count;
         }
-        for ((sqlstate, message), count) in &part.failed_by_kind {
-            let kind = (part.second, sqlstate.clone(), message.clone());
-            *self.failed_by_kind.entry(kind).or_insert(0) += count;
+        for ((kind, message), count) in &part.failed_by_message {
+            let key = (part.second, kind.clone(), message.clone());
+            *self.failed_by_message.entry(key).or_insert(0) += count;
         }
         self.reconnect_failures += part.reconnect_failures;
         self.longest_disconnected_us = self
@@ -417,18 +267,18 @@ impl Recorder {
         self.total_latency_us.clone()
     }
 
-    /// Failed transactions of the whole run by SQLSTATE (settled seconds).
-    pub fn failed_by_sqlstate(&self) -> BTreeMap<String, u64> {
-        self.failed_by_sqlstate.clone()
+    /// Failed transactions of the whole run by kind (settled seconds).
+    pub fn failed_by_kind(&self) -> BTreeMap<FailureKind, u64> {
+        self.failed_by_kind.clone()
     }
 
-    /// Failed transactions by second and kind, in second order (settled seconds).
+    /// Failed transactions by second, kind and message, in second order (settled seconds).
     pub fn failures(&self) -> Vec<FailureCount> {
-        self.failed_by_kind
+        self.failed_by_message
             .iter()
-            .map(|((second, sqlstate, message), count)| FailureCount {
+            .map(|((second, kind, message), count)| FailureCount {
                 second: *second,
-                sqlstate: sqlstate.clone(),
+                kind: kind.clone(),
                 message: message.clone(),
                 count: *count,
             })
@@ -446,15 +296,45 @@ impl Recorder {
     }
 }
 
+/// A second as the recorder holds it until it settles: the workers'
+/// latencies recorded into one histogram, their counters added up.
+#[derive(Debug)]
+struct PendingSecond {
+    latency_us: Histogram<u64>,
+    /// Every counter of the second; its latencies are in `latency_us`.
+    counts: WorkerSecond,
+}
+
+impl PendingSecond {
+    fn new(second: u32) -> PendingSecond {
+        PendingSecond {
+            latency_us: new_latency_histogram(),
+            counts: WorkerSecond::new(second),
+        }
+    }
+}
+
+impl From<WorkerSecond> for PendingSecond {
+    fn from(mut part: WorkerSecond) -> PendingSecond {
+        let mut latency_us = new_latency_histogram();
+        std::mem::take(&mut part.latency_us).add_to(&mut latency_us);
+        PendingSecond {
+            latency_us,
+            counts: part,
+        }
+    }
+}
+
 /// Folds a late hand-over into a settled second's figures.
-fn add_late(figures: &mut SecondFigures, part: &WorkerSecond) {
-    let late = part.latency_us.len();
+fn add_late(figures: &mut SecondFigures, pending: &PendingSecond) {
+    let part = &pending.counts;
+    let late = pending.latency_us.len();
     if late > 0 {
         let sum_ms = figures.mean_ms * figures.completed as f64
-            + part.latency_us.mean() / 1000.0 * late as f64;
+            + pending.latency_us.mean() / 1000.0 * late as f64;
         figures.completed += late;
         figures.mean_ms = sum_ms / figures.completed as f64;
-        figures.max_ms = figures.max_ms.max(part.latency_us.max() as f64 / 1000.0);
+        figures.max_ms = figures.max_ms.max(pending.latency_us.max() as f64 / 1000.0);
     }
     figures.failed += part.failed;
     figures.timeouts += part.timeouts;
@@ -514,11 +394,17 @@ fn mean_ms(sum_us: u64, count: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::failures::Failure;
+    use tokio_postgres::error::SqlState;
+
+    fn server(sqlstate: SqlState) -> FailureKind {
+        FailureKind::Server(sqlstate)
+    }
 
     fn part(worker: usize, second: u32, latencies_us: &[u64], now_in: u32) -> WorkerPart {
         let mut finished = WorkerSecond::new(second);
         for &latency in latencies_us {
-            finished.latency_us.record(latency).unwrap();
+            finished.latency_us.record(latency);
         }
         WorkerPart {
             worker,
@@ -532,8 +418,10 @@ mod tests {
         let mut recorder = Recorder::new(2);
         let mut failing = part(0, 3, &[1_000], 4);
         let finished = failing.finished.as_mut().unwrap();
-        finished.failed = 1;
-        finished.failed_by_sqlstate.insert("40P01".into(), 1);
+        finished.add_failure(&Failure::new(
+            server(SqlState::T_R_DEADLOCK_DETECTED),
+            "deadlock",
+        ));
         recorder.add(failing, 4);
         recorder.add(part(1, 3, &[9_000], 5), 5);
         recorder.add(part(1, 5, &[2_000], u32::MAX), 5);
@@ -544,7 +432,12 @@ mod tests {
         assert!((third.mean_ms - 5.0).abs() < 0.01);
         assert!(recorder.second(4).is_none());
         assert_eq!(recorder.total_latency_us().len(), 3);
-        assert_eq!(recorder.failed_by_sqlstate().get("40P01"), Some(&1));
+        assert_eq!(
+            recorder
+                .failed_by_kind()
+                .get(&server(SqlState::T_R_DEADLOCK_DETECTED)),
+            Some(&1)
+        );
     }
 
     #[test]
@@ -597,7 +490,7 @@ mod tests {
         let mut recorder = Recorder::new(2);
         let mut first = part(0, 2, &[1_000], 3);
         let finished = first.finished.as_mut().unwrap();
-        finished.add_timeout();
+        finished.add_failure(&Failure::client_timeout());
         finished.skipped = 2;
         finished.lag_sum_us = 3_000;
         finished.lag_count = 2;
@@ -615,7 +508,7 @@ mod tests {
         // A late hand-over for the settled second.
         let mut late = part(0, 2, &[], u32::MAX);
         let finished = late.finished.as_mut().unwrap();
-        finished.add_timeout();
+        finished.add_failure(&Failure::client_timeout());
         finished.lag_sum_us = 1_000;
         finished.lag_count = 1;
         recorder.add(late, 11);
@@ -624,7 +517,7 @@ mod tests {
         assert_eq!((figures.failed, figures.timeouts), (2, 2));
         assert!((figures.lag_ms - 2.5).abs() < 1e-9, "{figures:?}");
         assert_eq!(
-            recorder.failed_by_sqlstate().get(TIMEOUT_SQLSTATE),
+            recorder.failed_by_kind().get(&FailureKind::ClientTimeout),
             Some(&2)
         );
     }
@@ -634,7 +527,10 @@ mod tests {
         let mut recorder = Recorder::new(2);
         let mut lost = part(0, 2, &[], 3);
         let finished = lost.finished.as_mut().unwrap();
-        finished.add_failure(CONNECTION_LOST_SQLSTATE, "the server closed the connection");
+        finished.add_failure(&Failure::new(
+            FailureKind::ConnectionLost,
+            "the server closed the connection",
+        ));
         finished.conn_lost = 1;
         recorder.add(lost, 3);
         let mut back = part(0, 3, &[1_000], 4);
@@ -662,7 +558,7 @@ mod tests {
         assert_eq!(recorder.reconnect_failures(), 3);
         assert_eq!(recorder.max_disconnected_ms(), 1250.0);
         assert_eq!(
-            recorder.failed_by_sqlstate().get(CONNECTION_LOST_SQLSTATE),
+            recorder.failed_by_kind().get(&FailureKind::ConnectionLost),
             Some(&1)
         );
     }
@@ -670,23 +566,23 @@ mod tests {
     #[test]
     fn failures_by_kind_merge_per_second() {
         const CACHED_PLAN: &str = "cached plan must not change result type";
+        let cached_plan = || Failure::new(server(SqlState::FEATURE_NOT_SUPPORTED), CACHED_PLAN);
         let mut recorder = Recorder::new(2);
         let mut first = part(0, 2, &[], 3);
-        first
-            .finished
-            .as_mut()
-            .unwrap()
-            .add_failure("0A000", CACHED_PLAN);
+        first.finished.as_mut().unwrap().add_failure(&cached_plan());
         recorder.add(first, 3);
         let mut second = part(1, 2, &[], u32::MAX);
         let finished = second.finished.as_mut().unwrap();
-        finished.add_failure("0A000", CACHED_PLAN);
-        finished.add_failure("22P02", "invalid input syntax for type integer: 'x1'");
+        finished.add_failure(&cached_plan());
+        finished.add_failure(&Failure::new(
+            server(SqlState::INVALID_TEXT_REPRESENTATION),
+            "invalid input syntax for type integer: 'x1'",
+        ));
         recorder.add(second, 3);
         recorder.finish();
         let failure = |sqlstate: &str, message: &str, count| FailureCount {
             second: 2,
-            sqlstate: sqlstate.to_string(),
+            kind: FailureKind::from_cell(sqlstate),
             message: message.to_string(),
             count,
         };
@@ -711,7 +607,8 @@ mod tests {
         let finished = first.finished.as_mut().unwrap();
         finished.pool().wait_us.record(1_000_000).unwrap();
         finished.pool().db_us.record(1_000).unwrap();
-        finished.add_pool_timeout(1_000_000);
+        finished.add_failure(&Failure::pool_timeout());
+        finished.pool().wait_us.record(1_000_000).unwrap();
         recorder.add(first, 10);
         let figures = recorder.second(2).unwrap().pool.unwrap();
         assert_eq!((figures.timeouts, figures.rejected), (1, 0));
@@ -720,7 +617,10 @@ mod tests {
         assert_eq!(recorder.second(2).unwrap().failed, 1);
 
         let mut late = part(0, 2, &[], u32::MAX);
-        late.finished.as_mut().unwrap().add_rejected();
+        late.finished
+            .as_mut()
+            .unwrap()
+            .add_failure(&Failure::rejected());
         recorder.add(late, 11);
         recorder.finish();
         let figures = recorder.second(2).unwrap().pool.unwrap();
@@ -729,9 +629,9 @@ mod tests {
         assert_eq!((wait_us.len(), db_us.len()), (2, 1));
         let (wait_intervals, db_intervals) = recorder.pool_intervals();
         assert_eq!((wait_intervals.len(), db_intervals.len()), (1, 1));
-        let failed = recorder.failed_by_sqlstate();
-        assert_eq!(failed.get(POOL_TIMEOUT_SQLSTATE), Some(&1));
-        assert_eq!(failed.get(REJECTED_SQLSTATE), Some(&1));
+        let failed = recorder.failed_by_kind();
+        assert_eq!(failed.get(&FailureKind::PoolTimeout), Some(&1));
+        assert_eq!(failed.get(&FailureKind::Rejected), Some(&1));
     }
 
     #[test]

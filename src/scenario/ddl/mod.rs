@@ -13,6 +13,7 @@
 //! would: the try counts as failed with the loss, the session is opened again
 //! and the schedule goes on. A strategy of one try fails with its one try.
 
+pub mod stop;
 mod terminate;
 pub mod trace;
 
@@ -21,16 +22,14 @@ use std::time::Duration;
 use rand::SeedableRng;
 use tokio::sync::watch;
 use tokio_postgres::Client;
+use tokio_postgres::error::SqlState;
 
 use super::RunClock;
 use super::reopen::{HeldSession, SharedCancel, is_connection_lost};
-use crate::metrics::recorder::CONNECTION_LOST_SQLSTATE;
+use crate::metrics::failures::FailureKind;
 use crate::metrics::{AttemptOutcome, DdlActivity, DdlAttempt};
 use crate::strategy::statements::{must_run_outside_transaction, rewrites_table};
 use crate::strategy::{RetryPolicy, Strategy};
-
-/// SQLSTATE of "canceling statement due to lock timeout".
-pub const LOCK_NOT_AVAILABLE: &str = "55P03";
 
 /// How long a running attempt may go on after the load ended before it is cancelled.
 pub const GRACE_AFTER_RUN: Duration = Duration::from_secs(5);
@@ -83,9 +82,16 @@ impl DdlInjector {
 /// Runs the migration, step by step; returns every attempt, numbered across
 /// steps. A step that fails for good ends the migration.
 pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
-    injector.clock.sleep_until(injector.at).await;
+    let mut run_over = injector.run_over.clone();
+    tokio::select! {
+        _ = injector.clock.sleep_until(injector.at) => {}
+        _ = run_over.wait_for(|over| *over) => return Vec::new(),
+    }
     let mut attempts: Vec<DdlAttempt> = Vec::new();
     for (index, sql) in injector.steps.clone().into_iter().enumerate() {
+        if *injector.run_over.borrow() {
+            break;
+        }
         let step_attempts = match injector.strategy.clone() {
             Strategy::Plain => plain(&injector, &sql, index == 0).await,
             Strategy::LockTimeoutRetry(policy) => retry(&mut injector, &sql, &policy, None).await,
@@ -175,6 +181,13 @@ async fn retry(
             Some(_) => (clock.now_s() - idle_wait_started_s) * 1000.0,
             None => 0.0,
         };
+        // No try starts once the run is over (a stop cancels the one running).
+        if *injector.run_over.borrow() {
+            injector
+                .status
+                .send_replace(format!("stopped before try {try_number}: the run ended"));
+            return attempts;
+        }
         injector
             .status
             .send_replace(format!("try {try_number} waiting"));
@@ -256,7 +269,8 @@ async fn try_settings(
 }
 
 /// Polls until no transaction older than `older_than` holds a lock on a workload
-/// table; false if the run ended first.
+/// table (of this database: another one's table may have the same OID); false
+/// if the run ended first.
 async fn wait_until_idle(
     injector: &mut DdlInjector,
     older_than: Duration,
@@ -270,6 +284,7 @@ async fn wait_until_idle(
         JOIN pg_class c ON c.oid = l.relation
         JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = ANY (current_schemas(false)) AND c.relkind IN ('r', 'p') AND l.granted
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
           AND a.pid <> pg_backend_pid()
           AND a.xact_start < now() - make_interval(secs => $1)";
     loop {
@@ -326,7 +341,7 @@ fn finish_attempt(
             terminated: Vec::new(),
         },
         Err(err) => {
-            let is_lock_timeout = err.code().map(|code| code.code()) == Some(LOCK_NOT_AVAILABLE);
+            let is_lock_timeout = err.code() == Some(&SqlState::LOCK_NOT_AVAILABLE);
             let outcome = match (is_lock_timeout, is_last) {
                 (false, _) => AttemptOutcome::Error,
                 (true, true) => AttemptOutcome::GaveUp,
@@ -445,7 +460,9 @@ fn failed_attempt(
 ) -> DdlAttempt {
     let (sqlstate, message) = match err.as_db_error() {
         Some(db) => (db.code().code().to_string(), db.message().to_string()),
-        None if is_connection_lost(err) => (CONNECTION_LOST_SQLSTATE.to_string(), err.to_string()),
+        None if is_connection_lost(err) => {
+            (FailureKind::ConnectionLost.to_string(), err.to_string())
+        }
         None => (String::new(), err.to_string()),
     };
     DdlAttempt {

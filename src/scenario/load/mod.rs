@@ -4,8 +4,10 @@
 //! optional request timeout.
 //!
 //! The hot path takes no shared lock and waits on nobody: latency goes into
-//! the worker's own histogram of the current second, handed to the recorder
-//! once a second; the progress counters are relaxed atomics.
+//! the worker's own figures of the current second, handed to the recorder
+//! once a second; the progress counters are relaxed atomics. What a
+//! transaction's end counts as is [`super::txn`]'s, shared with the
+//! application pool.
 //!
 //! A lost connection (a terminated session, a server restart or failover, a
 //! reset) ends neither the worker nor the run: as an application does, the
@@ -32,15 +34,17 @@ use tokio_util::sync::CancellationToken;
 use super::RunClock;
 use super::arrivals::Arrivals;
 use super::precise_timer::PreciseTimer;
-use super::reopen::ENDS_SESSION;
-use crate::config::WeightedScript;
+use super::txn::{Ended, Recording, TxnOutcome, TxnTimes, statements_are_stale};
+use crate::config::{Protocol, WeightedScript};
 use crate::error::Error;
-use crate::metrics::recorder::{CONNECTION_LOST_SQLSTATE, WorkerPart};
-use crate::metrics::{LiveCounters, WorkerSecond};
-use crate::pgwire::{WireCancel, WireConnection, WireError, WireStatement};
-use crate::script::{self, Command, Script};
+use crate::metrics::LiveCounters;
+use crate::metrics::failures::Failure;
+use crate::metrics::recorder::WorkerPart;
+use crate::pgwire::{WireCancel, WireConnection, WireStatement};
+use crate::script;
 use crate::target::Connector;
 
+mod run;
 mod session;
 use session::{Lost, Session};
 
@@ -87,44 +91,40 @@ impl LoadRuntime {
     }
 }
 
-/// A script's SQL commands prepared on one connection, in script order.
+/// A script's SQL commands prepared on one connection, by
+/// [`script::SqlCommand::number`] (`None`: not prepared, for `--protocol
+/// simple`/`extended` and `\;` compounds).
 pub struct PreparedScript {
-    statements: Vec<WireStatement>,
-    /// The script opens its own transaction (BEGIN): roll back after an error.
-    opens_transaction: bool,
+    statements: Vec<Option<WireStatement>>,
 }
 
-/// Prepares every SQL command of every script on `connection`.
+/// Prepares every SQL command of every script on `connection`, as
+/// `protocol` wants: all of them for `prepared`; none for `simple` (its
+/// variables are text in the statement) and `extended` (which the server
+/// checks here all the same, by preparing them once).
 pub async fn prepare(
     connection: &mut WireConnection,
     scripts: &[WeightedScript],
+    protocol: Protocol,
 ) -> Result<Vec<PreparedScript>, Error> {
     let mut prepared = Vec::with_capacity(scripts.len());
     for weighted in scripts {
         let script = &weighted.script;
         let mut statements = Vec::new();
-        let mut opens_transaction = false;
-        for command in &script.commands {
-            if let Command::Sql { sql, line, .. } = command {
-                let first_word = sql
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("")
-                    .to_ascii_uppercase();
-                opens_transaction |= first_word == "BEGIN" || first_word == "START";
-                let statement = connection.prepare(sql).await.map_err(|err| {
-                    Error::bad_input(format!(
-                        "script {} line {line}: the server rejects this statement: {}",
-                        script.name, err
-                    ))
-                })?;
-                statements.push(statement);
+        for sql in script.sql_commands() {
+            if protocol == Protocol::Simple || sql.compound {
+                statements.push(None);
+                continue;
             }
+            let statement = connection.prepare(&sql.sql).await.map_err(|err| {
+                Error::bad_input(format!(
+                    "script {} line {}: the server rejects this statement: {}",
+                    script.name, sql.line, err
+                ))
+            })?;
+            statements.push((protocol == Protocol::Prepared).then_some(statement));
         }
-        prepared.push(PreparedScript {
-            statements,
-            opens_transaction,
-        });
+        prepared.push(PreparedScript { statements });
     }
     Ok(prepared)
 }
@@ -141,6 +141,10 @@ pub struct Worker {
     pub prepared: Vec<PreparedScript>,
     pub variables: Arc<Vec<(String, String)>>,
     pub seed: u64,
+    /// The generator of the scripts' random functions, and the automatic variables.
+    pub random: (script::Prng, script::Automatic),
+    /// How statements are sent.
+    pub protocol: Protocol,
     /// Fail and cancel a transaction not finished this long after its (scheduled) start.
     pub client_timeout: Option<Duration>,
     /// Open loop: skip a transaction this late behind its schedule.
@@ -180,31 +184,10 @@ pub struct WorkerOutcome {
     /// Set when the connection was lost at least once: the last loss, and
     /// whether the worker had a connection again at the end.
     pub lost_connection: Option<String>,
-    /// Set when the transaction in flight at the end of the load did not
-    /// complete (cancelled after the last-transaction wait): its age in
-    /// microseconds, a lower bound of its latency. It is in no second's figures.
-    pub unfinished_age_us: Option<u64>,
-}
-
-/// Why a transaction did not complete.
-enum TxnError {
-    /// The server answered with an error, or the script failed (division by
-    /// zero in \set, SQLSTATE reported as `script`): counted as failed, the worker goes on.
-    Failed { sqlstate: String, message: String },
-    /// `--client-timeout` passed: cancelled on the server, counted as failed.
-    TimedOut,
-    /// The connection is gone: counted as failed under `sqlstate` (the
-    /// server's, or `connection_lost`), then the worker reconnects.
-    Lost { sqlstate: String, message: String },
-}
-
-impl TxnError {
-    fn script(err: script::EvalError) -> TxnError {
-        TxnError::Failed {
-            sqlstate: "script".to_string(),
-            message: err.to_string(),
-        }
-    }
+    /// The age of the transaction in flight at the end of the load, if it did
+    /// not complete (cancelled after the last-transaction wait), in
+    /// microseconds: a lower bound of its latency. It is in no second's figures.
+    pub unfinished_ages_us: Vec<u64>,
 }
 
 /// Runs transactions until the end of the load or `interrupt`; records into `live` and `parts`.
@@ -219,204 +202,285 @@ pub async fn run_worker(
     parts: UnboundedSender<WorkerPart>,
     interrupt: CancellationToken,
 ) -> WorkerOutcome {
-    let Worker {
-        connection,
-        connector,
-        cancel,
-        client_id,
-        scripts,
-        prepared,
-        variables,
-        seed,
-        client_timeout,
-        latency_limit,
-    } = worker;
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed.wrapping_add(u64::from(client_id)));
-    let mut vars = new_vars(&scripts, client_id, &variables);
-    let total_weight: u32 = scripts.iter().map(|weighted| weighted.weight).sum();
-    let duration_s = clock.duration_s();
-    let end = clock.end();
-    let mut session = Session::new(connection, prepared, connector, cancel, interrupt.clone());
-    let mut params: Vec<String> = Vec::new();
-    let mut recording = Recording::new(client_id as usize, parts);
-    let mut timer = None;
-    let mut unfinished_age_us = None;
-
+    let recording = Recording::new(
+        worker.client_id as usize,
+        parts,
+        clock,
+        live,
+        interrupt.clone(),
+    );
+    let mut client = Client::new(worker, clock, arrivals, recording, interrupt);
     loop {
-        let (scheduled, started) = match &arrivals {
-            None => {
-                let now = Instant::now();
-                (now, now)
-            }
-            Some(arrivals) => match arrivals.claim(&mut rng, &live) {
+        let start = match client.arrivals.is_some() {
+            false => Start::now(),
+            true => match client.next_arrival().await {
+                Some(start) => start,
                 None => break,
-                Some(at) => {
-                    wait_for_arrival(&mut timer, at).await;
-                    (at, Instant::now())
-                }
             },
         };
-        if started >= end || interrupt.is_cancelled() {
-            if arrivals.is_some() {
+        match client.admit(start) {
+            Admit::Send => {}
+            Admit::NotSent => continue,
+            Admit::LoadOver => break,
+        }
+        // The transaction is made where it is awaited, here rather than in a
+        // method of its own, so that its future is not copied per transaction.
+        let index = client.pick_script();
+        let connection = &mut client.session.connection;
+        let (script, prepared) = (
+            &client.scripts[index].script,
+            &client.session.prepared[index],
+        );
+        let run = run::Run {
+            connection,
+            script,
+            prepared,
+            protocol: client.protocol,
+        };
+        let (vars, prng, buffers) = (
+            &mut client.vars[index],
+            &mut client.prng,
+            &mut client.buffers,
+        );
+        let result = match client.client_timeout {
+            None => run.script(vars, prng, buffers).await,
+            Some(timeout) => {
+                let transaction = run.script(vars, prng, buffers);
+                let deadline = start.scheduled + timeout;
+                run::run_until(transaction, deadline, &client.session.cancel).await
+            }
+        };
+        let outcome = result.err().unwrap_or(TxnOutcome::Done);
+        let times = TxnTimes {
+            scheduled: start.scheduled,
+            ended: Instant::now(),
+            lag: client.arrivals.is_some().then(|| start.lag()),
+            pool: None,
+        };
+        if client.recording.record(&outcome, &times) == Ended::AfterTheLoad {
+            break;
+        }
+        // Only a failure leaves something to repair: the healthy path never enters `recover`.
+        if !matches!(outcome, TxnOutcome::Done)
+            && !client.recover(index, outcome, times.ended).await
+        {
+            break;
+        }
+    }
+    let unfinished_ages_us = client.recording.finish();
+    WorkerOutcome {
+        unfinished_ages_us,
+        ..client.session.close().await
+    }
+}
+
+/// When a transaction is due and when it starts.
+#[derive(Debug, Clone, Copy)]
+struct Start {
+    /// Its scheduled arrival (open loop), else its start.
+    scheduled: Instant,
+    started: Instant,
+}
+
+impl Start {
+    /// A closed loop's transaction: due now, started now.
+    fn now() -> Start {
+        let now = Instant::now();
+        Start {
+            scheduled: now,
+            started: now,
+        }
+    }
+
+    /// How late it starts behind its schedule.
+    fn lag(&self) -> Duration {
+        self.started.saturating_duration_since(self.scheduled)
+    }
+}
+
+/// What [`Client::admit`] decides about a transaction due to start.
+enum Admit {
+    Send,
+    /// Skipped or timed out before it was sent (recorded).
+    NotSent,
+    /// The load is over or interrupted: the worker stops.
+    LoadOver,
+}
+
+/// One pgbench client while it runs: its session, its scripts' variables,
+/// its random stream, its schedule and its recording. The phases of a
+/// transaction: when it starts (now, or [`Client::next_arrival`]), whether it
+/// is sent ([`Client::admit`]), running it ([`run::Run::script`], in
+/// [`run_worker`]), recording how it ended ([`Recording::record`]) and what a
+/// failure leaves to repair ([`Client::recover`]).
+struct Client {
+    session: Session,
+    scripts: Arc<Vec<WeightedScript>>,
+    total_weight: u32,
+    vars: Vec<script::Vars>,
+    /// What a transaction reuses from the last one (parameters, rows).
+    buffers: run::Buffers,
+    /// Draws the script and the open loop's arrivals.
+    rng: rand::rngs::SmallRng,
+    /// The scripts' random functions (PostgreSQL's generator, as pgbench's).
+    prng: script::Prng,
+    protocol: Protocol,
+    recording: Recording,
+    clock: RunClock,
+    /// When the load ends.
+    end: Instant,
+    /// Open loop: the shared schedule, and this worker's timer for it.
+    arrivals: Option<Arc<Arrivals>>,
+    timer: Option<PreciseTimer>,
+    client_timeout: Option<Duration>,
+    latency_limit: Option<Duration>,
+    interrupt: CancellationToken,
+}
+
+impl Client {
+    fn new(
+        worker: Worker,
+        clock: RunClock,
+        arrivals: Option<Arc<Arrivals>>,
+        recording: Recording,
+        interrupt: CancellationToken,
+    ) -> Client {
+        let Worker {
+            connection,
+            connector,
+            cancel,
+            client_id,
+            scripts,
+            prepared,
+            variables,
+            seed,
+            random: (prng, automatic),
+            protocol,
+            client_timeout,
+            latency_limit,
+        } = worker;
+        let session = Session::new(
+            connection,
+            prepared,
+            protocol,
+            connector,
+            cancel,
+            interrupt.clone(),
+        );
+        Client {
+            session,
+            total_weight: scripts.iter().map(|weighted| weighted.weight).sum(),
+            vars: scripts
+                .iter()
+                .map(|weighted| weighted.script.new_vars(automatic, &variables))
+                .collect(),
+            scripts,
+            buffers: run::Buffers::default(),
+            rng: rand::rngs::SmallRng::seed_from_u64(seed.wrapping_add(u64::from(client_id))),
+            prng,
+            protocol,
+            recording,
+            clock,
+            end: clock.end(),
+            arrivals,
+            timer: None,
+            client_timeout,
+            latency_limit,
+            interrupt,
+        }
+    }
+
+    /// Open loop: claims the next arrival of the schedule and waits for
+    /// it; `None` once the schedule is used up.
+    async fn next_arrival(&mut self) -> Option<Start> {
+        let arrivals = self.arrivals.as_ref()?;
+        let at = arrivals.claim(&mut self.rng, self.recording.live())?;
+        wait_for_arrival(&mut self.timer, at).await;
+        Some(Start {
+            scheduled: at,
+            started: Instant::now(),
+        })
+    }
+
+    /// Whether a transaction is sent. Not once the load is over (or
+    /// interrupted); in an open loop, not when it is too late for
+    /// `--latency-limit` (skipped) or past its `--client-timeout` already
+    /// (behind its schedule), either recorded here. A closed loop's
+    /// transaction starts when it is due, so only the end stops it.
+    fn admit(&mut self, start: Start) -> Admit {
+        let open_loop = self.arrivals.is_some();
+        if start.started >= self.end || self.interrupt.is_cancelled() {
+            if open_loop {
                 // Claimed but never started: the run ended first, so the
                 // arrival leaves the queue with it instead of counting as late.
-                live.record_dequeue(clock.second_of(scheduled));
+                let second = self.clock.second_of(start.scheduled);
+                self.recording.live().record_dequeue(second);
             }
-            break;
+            return Admit::LoadOver;
         }
-        let lag = started.saturating_duration_since(scheduled);
-        if arrivals.is_some() {
-            let second = clock.second_of(started);
-            live.record_dequeue(second);
-            if latency_limit.is_some_and(|limit| lag > limit) {
-                recording.at(second).skipped += 1;
-                continue;
-            }
+        if !open_loop {
+            return Admit::Send;
         }
-        let deadline = client_timeout.map(|timeout| scheduled + timeout);
-        if deadline.is_some_and(|deadline| started >= deadline) {
-            // Timed out while waiting for a connection: never sent.
-            let second = clock.second_of(started);
-            recording.at(second).add_timeout();
-            live.record_failure(second);
-            continue;
-        }
-        let index = if scripts.len() == 1 {
-            0
+        let second = self.clock.second_of(start.started);
+        self.recording.live().record_dequeue(second);
+        let lag = start.lag();
+        let outcome = if self.latency_limit.is_some_and(|limit| lag > limit) {
+            TxnOutcome::Skipped
+        } else if self.client_timeout.is_some_and(|timeout| lag >= timeout) {
+            TxnOutcome::Failed(Failure::client_timeout())
         } else {
-            pick_script(&scripts, rng.random_range(0..total_weight))
+            return Admit::Send;
         };
-        let transaction = run_script(
-            &mut session.connection,
-            &scripts[index].script,
-            &session.prepared[index],
-            &mut vars[index],
-            &mut rng,
-            &mut params,
-        );
-        let result = match deadline {
-            None => transaction.await,
-            Some(deadline) => run_until(transaction, deadline, &session.cancel).await,
+        let times = TxnTimes {
+            scheduled: start.scheduled,
+            ended: start.started,
+            lag: None,
+            pool: None,
         };
-        let ended = Instant::now();
-        let second = clock.second_of(ended);
-        if second >= duration_s {
-            // In flight at the end: one that completed in the last-transaction
-            // wait counts in the last second; one that did not is unfinished,
-            // kept apart from every second (it completed in none).
-            if !interrupt.is_cancelled() {
-                let age_us = (ended - scheduled).as_micros().max(1) as u64;
-                match result {
-                    Ok(()) => recording
-                        .at(duration_s - 1)
-                        .latency_us
-                        .saturating_record(age_us),
-                    Err(_) => unfinished_age_us = Some(age_us),
-                }
-            }
-            break;
+        self.recording.record(&outcome, &times);
+        Admit::NotSent
+    }
+
+    /// The script of the next transaction, drawn by weight.
+    #[inline]
+    fn pick_script(&mut self) -> usize {
+        match self.scripts.len() {
+            1 => 0,
+            _ => pick_script(&self.scripts, self.rng.random_range(0..self.total_weight)),
         }
-        let current = recording.at(second);
-        if arrivals.is_some() {
-            current.lag_sum_us += lag.as_micros() as u64;
-            current.lag_count += 1;
-        }
-        let failed = match result {
-            Ok(()) => {
-                let latency_us = (ended - scheduled).as_micros().max(1) as u64;
-                current.latency_us.saturating_record(latency_us);
-                live.record_success(second, latency_us);
-                false
-            }
-            Err(TxnError::Failed { sqlstate, message }) => {
-                current.add_failure(&sqlstate, &message);
-                live.record_failure(second);
-                session.stale_statements |= statements_are_stale(&sqlstate);
-                true
-            }
-            Err(TxnError::TimedOut) => {
-                current.add_timeout();
-                live.record_failure(second);
-                true
-            }
-            Err(TxnError::Lost { sqlstate, message }) => {
-                current.add_failure(&sqlstate, &message);
-                live.record_failure(second);
-                let lost = Lost { at: ended, message };
-                match session
-                    .reopen(lost, &scripts, clock, &mut rng, &mut recording)
+    }
+
+    /// Repairs what a failed transaction of script `index` left: a lost
+    /// connection is opened again, a transaction the script opened is rolled
+    /// back, statements the server no longer accepts are prepared again.
+    /// False if the load ended first.
+    async fn recover(&mut self, index: usize, outcome: TxnOutcome, ended: Instant) -> bool {
+        let scripts = &self.scripts;
+        let (clock, rng, recording) = (self.clock, &mut self.rng, &mut self.recording);
+        match outcome {
+            TxnOutcome::Done | TxnOutcome::Skipped | TxnOutcome::Unfinished => true,
+            TxnOutcome::Lost(failure) => {
+                let lost = Lost {
+                    at: ended,
+                    message: failure.message,
+                };
+                self.session
+                    .reopen(lost, scripts, clock, rng, recording)
                     .await
-                {
-                    true => continue,
-                    false => break,
-                }
             }
-        };
-        if failed
-            && session.prepared[index].opens_transaction
-            && !session
-                .roll_back(&scripts, clock, &mut rng, &mut recording)
-                .await
-        {
-            break;
+            TxnOutcome::Failed(failure) => {
+                if scripts[index].script.opens_transaction()
+                    && !self.session.roll_back(scripts, clock, rng, recording).await
+                {
+                    return false;
+                }
+                !statements_are_stale(&failure.kind)
+                    || self
+                        .session
+                        .prepare_again(scripts, clock, rng, recording)
+                        .await
+            }
         }
-        if session.stale_statements
-            && !session
-                .prepare_again(&scripts, clock, &mut rng, &mut recording)
-                .await
-        {
-            break;
-        }
-    }
-    recording.finish();
-    WorkerOutcome {
-        unfinished_age_us,
-        ..session.close().await
-    }
-}
-
-/// Each script's variables for client `client_id`, with `:scale` from `-D scale=N` (default 1).
-fn new_vars(
-    scripts: &[WeightedScript],
-    client_id: u32,
-    variables: &[(String, String)],
-) -> Vec<script::Vars> {
-    let scale = variables
-        .iter()
-        .find(|(name, _)| name == "scale")
-        .and_then(|(_, value)| value.parse().ok())
-        .unwrap_or(1);
-    scripts
-        .iter()
-        .map(|weighted| weighted.script.new_vars(client_id, scale, variables))
-        .collect()
-}
-
-/// Whether the server ends the session with this SQLSTATE (see [`ENDS_SESSION`]).
-pub(super) fn ends_session(sqlstate: &str) -> bool {
-    ENDS_SESSION.contains(&sqlstate)
-}
-
-/// SQLSTATEs after which a driver prepares its statements again:
-/// feature_not_supported (0A000, "cached plan must not change result type"
-/// once a column's type changed) and invalid_sql_statement_name (26000).
-pub(super) fn statements_are_stale(sqlstate: &str) -> bool {
-    matches!(sqlstate, "0A000" | "26000")
-}
-
-/// The SQLSTATE of a lost connection and its message without it: the
-/// SQLSTATE of the server's last error, which the message ends with as
-/// [`WireError::Server`] writes it (`... (SQLSTATE 57P01)`), else
-/// [`CONNECTION_LOST_SQLSTATE`] and the message as it is. The SQLSTATE has its
-/// own column, so it leaves the message (whose digits would be normalised).
-fn lost_sqlstate(message: &str) -> (String, String) {
-    let split = message
-        .strip_suffix(')')
-        .and_then(|rest| rest.rsplit_once(" (SQLSTATE "))
-        .filter(|(_, code)| code.len() == 5 && code.bytes().all(|b| b.is_ascii_alphanumeric()));
-    match split {
-        Some((text, code)) => (code.to_string(), text.to_string()),
-        None => (CONNECTION_LOST_SQLSTATE.to_string(), message.to_string()),
     }
 }
 
@@ -437,75 +501,6 @@ pub(super) async fn wait_for_arrival(timer: &mut Option<PreciseTimer>, at: Insta
     }
 }
 
-/// A worker's own figures of its current second, handed to the recorder when
-/// it records something in a later second.
-pub(super) struct Recording {
-    worker: usize,
-    current: WorkerSecond,
-    parts: UnboundedSender<WorkerPart>,
-}
-
-impl Recording {
-    pub(super) fn new(worker: usize, parts: UnboundedSender<WorkerPart>) -> Recording {
-        Recording {
-            worker,
-            current: WorkerSecond::new(0),
-            parts,
-        }
-    }
-
-    /// The figures of `second` (never earlier than the last one asked for).
-    pub(super) fn at(&mut self, second: u32) -> &mut WorkerSecond {
-        if second != self.current.second {
-            let finished = std::mem::replace(&mut self.current, WorkerSecond::new(second));
-            let _ = self.parts.send(WorkerPart {
-                worker: self.worker,
-                finished: (!finished.is_empty()).then_some(finished),
-                now_in: second,
-            });
-        }
-        &mut self.current
-    }
-
-    /// Hands the last second over and says the worker has stopped.
-    pub(super) fn finish(self) {
-        let _ = self.parts.send(WorkerPart {
-            worker: self.worker,
-            finished: (!self.current.is_empty()).then_some(self.current),
-            now_in: u32::MAX,
-        });
-    }
-}
-
-/// Runs `transaction` until `deadline`; past it, cancels the running query on
-/// the server (a cancel request, as an application with a request timeout
-/// does) and waits for the script to give up, repeating the cancel while it
-/// goes on (a cancel that arrives between two statements does nothing).
-async fn run_until(
-    transaction: impl Future<Output = Result<(), TxnError>>,
-    deadline: Instant,
-    cancel: &WireCancel,
-) -> Result<(), TxnError> {
-    let mut transaction = std::pin::pin!(transaction);
-    let deadline = tokio::time::Instant::from_std(deadline);
-    if let Ok(result) = tokio::time::timeout_at(deadline, &mut transaction).await {
-        return result;
-    }
-    loop {
-        let _ = cancel.cancel_query().await;
-        match tokio::time::timeout(CANCEL_REPEAT, &mut transaction).await {
-            Ok(Err(lost @ TxnError::Lost { .. })) => return Err(lost),
-            Ok(_) => return Err(TxnError::TimedOut),
-            Err(_) => continue,
-        }
-    }
-}
-
-/// How long a timed-out transaction has to end after a cancel request before
-/// the request is repeated. Long, because a repeat that crosses the first
-/// cancel's error on the wire would cancel the connection's next transaction.
-const CANCEL_REPEAT: Duration = Duration::from_secs(1);
-
 /// The script whose cumulative weight range holds `draw` (0..total weight).
 pub(super) fn pick_script(scripts: &[WeightedScript], mut draw: u32) -> usize {
     for (index, weighted) in scripts.iter().enumerate() {
@@ -517,110 +512,10 @@ pub(super) fn pick_script(scripts: &[WeightedScript], mut draw: u32) -> usize {
     scripts.len() - 1
 }
 
-/// One execution of a script: one transaction in pgbench's sense.
-async fn run_script(
-    connection: &mut WireConnection,
-    script: &Script,
-    prepared: &PreparedScript,
-    vars: &mut script::Vars,
-    rng: &mut rand::rngs::SmallRng,
-    params: &mut Vec<String>,
-) -> Result<(), TxnError> {
-    let mut statement_index = 0;
-    for command in &script.commands {
-        match command {
-            Command::Set { slot, expr, .. } => {
-                let value = script::eval(expr, vars, rng).map_err(TxnError::script)?;
-                vars.set(*slot, value);
-            }
-            Command::Sleep { .. } => {
-                let sleep_us = script.sleep_us(command, vars).map_err(TxnError::script)?;
-                tokio::time::sleep(std::time::Duration::from_micros(sleep_us)).await;
-            }
-            Command::Sql { params: slots, .. } => {
-                params.resize_with(slots.len(), String::new);
-                for (param, slot) in params.iter_mut().zip(slots) {
-                    param.clear();
-                    vars.get(*slot).write_param(param);
-                }
-                let statement = &prepared.statements[statement_index];
-                statement_index += 1;
-                if let Err(err) = connection.execute(statement, params).await {
-                    return Err(match err {
-                        WireError::Server { sqlstate, message } if ends_session(&sqlstate) => {
-                            TxnError::Lost { sqlstate, message }
-                        }
-                        WireError::Server { sqlstate, message } => {
-                            TxnError::Failed { sqlstate, message }
-                        }
-                        WireError::Lost(message) => {
-                            let (sqlstate, message) = lost_sqlstate(&message);
-                            TxnError::Lost { sqlstate, message }
-                        }
-                    });
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::session::second_in_load;
     use super::*;
-
-    #[test]
-    fn a_lost_connection_counts_under_the_servers_last_sqlstate() {
-        // What the connection says when the server's FATAL came before the end of stream.
-        let terminated = WireError::Server {
-            sqlstate: "57P01".into(),
-            message: "terminating connection due to administrator command".into(),
-        };
-        let message = format!("the server closed the connection: {terminated}");
-        assert_eq!(
-            lost_sqlstate(&message),
-            (
-                "57P01".to_string(),
-                "the server closed the connection: terminating connection due to \
-                 administrator command"
-                    .to_string()
-            )
-        );
-        let sqlstate = |message: &str| lost_sqlstate(message).0;
-        assert_eq!(
-            sqlstate("the server closed the connection"),
-            CONNECTION_LOST_SQLSTATE
-        );
-        let reset = WireError::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
-        assert_eq!(sqlstate(&reset.to_string()), CONNECTION_LOST_SQLSTATE);
-        assert_eq!(
-            lost_sqlstate("odd (SQLSTATE 5)"),
-            (
-                CONNECTION_LOST_SQLSTATE.to_string(),
-                "odd (SQLSTATE 5)".to_string()
-            )
-        );
-    }
-
-    #[test]
-    fn shutdown_sqlstates_end_the_session_other_errors_do_not() {
-        for sqlstate in ["57P01", "57P02", "57P03"] {
-            assert!(ends_session(sqlstate), "{sqlstate}");
-        }
-        for sqlstate in ["57014", "40P01", "55P03", "25P03"] {
-            assert!(!ends_session(sqlstate), "{sqlstate}");
-        }
-    }
-
-    #[test]
-    fn stale_statement_sqlstates_prepare_again_other_errors_do_not() {
-        assert!(statements_are_stale("0A000"));
-        assert!(statements_are_stale("26000"));
-        for sqlstate in ["40P01", "55P03", "57014", "script"] {
-            assert!(!statements_are_stale(sqlstate), "{sqlstate}");
-        }
-    }
 
     #[test]
     fn a_moment_past_the_end_counts_in_the_last_second() {

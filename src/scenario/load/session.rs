@@ -22,6 +22,8 @@ pub(super) struct Lost {
 pub(super) struct Session {
     pub(super) connection: WireConnection,
     pub(super) prepared: Vec<PreparedScript>,
+    /// How the scripts are prepared again on a new connection.
+    pub(super) protocol: Protocol,
     /// Cancels the running query of `connection` (`--client-timeout`).
     pub(super) cancel: WireCancel,
     /// The same, for the end of the run; replaced on reconnect.
@@ -36,15 +38,13 @@ pub(super) struct Session {
     pub(super) last_loss: Option<String>,
     /// Why the last attempt to reconnect failed.
     pub(super) last_reconnect_error: Option<String>,
-    /// The server no longer accepts the prepared statements: prepare them
-    /// again before the next transaction.
-    pub(super) stale_statements: bool,
 }
 
 impl Session {
     pub(super) fn new(
         connection: WireConnection,
         prepared: Vec<PreparedScript>,
+        protocol: Protocol,
         connector: Connector,
         shared_cancel: WorkerCancel,
         interrupt: CancellationToken,
@@ -54,17 +54,17 @@ impl Session {
             cancel: connection.cancel_handle(),
             connection,
             prepared,
+            protocol,
             shared_cancel,
             connector,
             connected: true,
             losses: 0,
             last_loss: None,
             last_reconnect_error: None,
-            stale_statements: false,
         }
     }
 
-    /// Counts the loss, then opens a new connection and prepares the scripts
+    /// Opens a new connection after a loss and prepares the scripts
     /// on it, retrying with a capped, jittered backoff until that works or the
     /// load ends or the run is interrupted. Records every failed attempt, the
     /// reconnect and the time without a connection. False if the load ended first.
@@ -76,7 +76,6 @@ impl Session {
         rng: &mut rand::rngs::SmallRng,
         recording: &mut Recording,
     ) -> bool {
-        recording.at(second_in_load(clock, lost.at)).conn_lost += 1;
         self.losses += 1;
         self.last_loss = Some(lost.message);
         self.connected = false;
@@ -144,11 +143,9 @@ impl Session {
         let Err(err) = self.connection.simple_query("ROLLBACK").await else {
             return true;
         };
-        let lost = Lost {
-            at: Instant::now(),
-            message: format!("ROLLBACK after a failed transaction failed: {err}"),
-        };
-        self.reopen(lost, scripts, clock, rng, recording).await
+        let message = format!("ROLLBACK after a failed transaction failed: {err}");
+        self.lost_between_transactions(message, scripts, clock, rng, recording)
+            .await
     }
 
     /// Prepares every script again on the same connection, after an error
@@ -163,20 +160,35 @@ impl Session {
         rng: &mut rand::rngs::SmallRng,
         recording: &mut Recording,
     ) -> bool {
-        self.stale_statements = false;
-        match prepare(&mut self.connection, scripts).await {
+        match prepare(&mut self.connection, scripts, self.protocol).await {
             Ok(prepared) => {
                 self.prepared = prepared;
                 true
             }
             Err(err) => {
-                let lost = Lost {
-                    at: Instant::now(),
-                    message: format!("preparing the scripts again failed: {err}"),
-                };
-                self.reopen(lost, scripts, clock, rng, recording).await
+                let message = format!("preparing the scripts again failed: {err}");
+                self.lost_between_transactions(message, scripts, clock, rng, recording)
+                    .await
             }
         }
+    }
+
+    /// Counts a connection lost between two transactions (no transaction of
+    /// the script failed with it) and opens it again. False if the load ended first.
+    async fn lost_between_transactions(
+        &mut self,
+        message: String,
+        scripts: &[WeightedScript],
+        clock: RunClock,
+        rng: &mut rand::rngs::SmallRng,
+        recording: &mut Recording,
+    ) -> bool {
+        let lost = Lost {
+            at: Instant::now(),
+            message,
+        };
+        recording.at(second_in_load(clock, lost.at)).conn_lost += 1;
+        self.reopen(lost, scripts, clock, rng, recording).await
     }
 
     /// A new connection with every script prepared on it.
@@ -185,7 +197,7 @@ impl Session {
         scripts: &[WeightedScript],
     ) -> Result<(WireConnection, Vec<PreparedScript>), Error> {
         let mut connection = self.connector.clone().connect_wire().await?;
-        let prepared = prepare(&mut connection, scripts).await?;
+        let prepared = prepare(&mut connection, scripts, self.protocol).await?;
         Ok((connection, prepared))
     }
 
@@ -205,7 +217,7 @@ impl Session {
         });
         WorkerOutcome {
             lost_connection,
-            unfinished_age_us: None,
+            unfinished_ages_us: Vec::new(),
         }
     }
 }

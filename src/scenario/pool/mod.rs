@@ -33,13 +33,15 @@ use tokio_util::task::TaskTracker;
 
 use super::RunClock;
 use super::arrivals::Arrivals;
-use super::load::{Recording, pick_script, wait_for_arrival};
-use crate::config::{LoadConfig, PoolConfig, Recycling, WeightedScript};
+use super::load::{pick_script, wait_for_arrival};
+use super::txn::{Ended, PoolTimes, Recording, TxnOutcome, TxnTimes, micros};
+use crate::config::{LoadConfig, PoolConfig, Protocol, Recycling, WeightedScript};
 use crate::error::Error;
 use crate::metrics::LiveCounters;
+use crate::metrics::failures::{Failure, FailureKind};
 use crate::metrics::recorder::WorkerPart;
 use crate::target::{Connector, error_text};
-use request::{Finished, Outcome};
+use request::Finished;
 
 /// How often a request given up mid-transaction repeats its cancel request
 /// while its query goes on: a cancel that reaches the server before the query
@@ -59,6 +61,10 @@ pub struct PoolApp {
     scripts: Arc<Vec<WeightedScript>>,
     variables: Arc<Vec<(String, String)>>,
     seed: u64,
+    /// How statements are sent (`--protocol`).
+    protocol: Protocol,
+    /// `:default_seed` and `:random_seed`, as for the lean connections.
+    seeds: crate::script::RandomSeeds,
     /// `--client-timeout` and `--latency-limit`, as for the lean connections.
     client_timeout: Option<Duration>,
     latency_limit: Option<Duration>,
@@ -97,10 +103,11 @@ impl PoolApp {
                     pool_error_text(&err)
                 ))
             })?;
-            prepare_scripts(&client, &scripts).await?;
+            prepare_scripts(&client, &scripts, load.protocol).await?;
             opened.push(client);
         }
         drop(opened);
+        let seeds = crate::script::RandomSeeds::new(seed, settings.size);
         Ok(PoolApp {
             pool,
             cancel_tls,
@@ -108,25 +115,35 @@ impl PoolApp {
             scripts,
             variables: Arc::new(load.variables),
             seed,
+            protocol: load.protocol,
+            seeds,
             client_timeout: load.client_timeout,
             latency_limit: load.latency_limit,
         })
     }
 }
 
-/// Prepares every SQL command of every script on `client` (into its statement cache).
-async fn prepare_scripts(client: &Object, scripts: &[WeightedScript]) -> Result<(), Error> {
+/// Prepares every SQL command of every script on `client` (into its
+/// statement cache), which also has the server check them; not for
+/// `--protocol simple`, whose variables are text in the statement.
+async fn prepare_scripts(
+    client: &Object,
+    scripts: &[WeightedScript],
+    protocol: Protocol,
+) -> Result<(), Error> {
+    if protocol == Protocol::Simple {
+        return Ok(());
+    }
     for weighted in scripts {
-        for command in &weighted.script.commands {
-            if let crate::script::Command::Sql { sql, line, .. } = command {
-                client.prepare_cached(sql).await.map_err(|err| {
-                    Error::bad_input(format!(
-                        "script {} line {line}: the server rejects this statement: {}",
-                        weighted.script.name,
-                        error_text(&err)
-                    ))
-                })?;
-            }
+        for sql in weighted.script.sql_commands().filter(|sql| !sql.compound) {
+            client.prepare_cached(&sql.sql).await.map_err(|err| {
+                Error::bad_input(format!(
+                    "script {} line {}: the server rejects this statement: {}",
+                    weighted.script.name,
+                    sql.line,
+                    error_text(&err)
+                ))
+            })?;
         }
     }
     Ok(())
@@ -162,8 +179,7 @@ struct Shared {
     /// A request checked out this late behind its schedule is skipped (`--latency-limit`).
     latency_limit: Option<Duration>,
     scripts: Arc<Vec<WeightedScript>>,
-    /// Per script: whether it opens its own transaction (roll back after a failure).
-    opens_transaction: Vec<bool>,
+    protocol: Protocol,
     /// Fired by the wind-down: requests still waiting or running give up.
     abandon: CancellationToken,
     /// Requests waiting for a connection or running.
@@ -184,16 +200,13 @@ pub async fn run_pool_app(
     abandon: CancellationToken,
 ) -> PoolOutcome {
     let (done_tx, done_rx) = mpsc::unbounded_channel();
-    let collector = tokio::spawn(collect(clock, done_rx, live.clone(), parts));
+    let recording = Recording::new(0, parts, clock, live.clone(), interrupt.clone());
+    let collector = tokio::spawn(collect(clock, done_rx, recording));
     let shared = Arc::new(Shared {
         pool: app.pool.clone(),
         cancel_tls: app.cancel_tls.clone(),
-        opens_transaction: app
-            .scripts
-            .iter()
-            .map(|weighted| request::opens_transaction(&weighted.script))
-            .collect(),
         scripts: app.scripts.clone(),
+        protocol: app.protocol,
         client_timeout: app.client_timeout,
         latency_limit: app.latency_limit,
         abandon,
@@ -229,12 +242,6 @@ async fn dispatch(
 ) {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(app.seed);
     let total_weight: u32 = app.scripts.iter().map(|weighted| weighted.weight).sum();
-    let scale = app
-        .variables
-        .iter()
-        .find(|(name, _)| name == "scale")
-        .and_then(|(_, value)| value.parse().ok())
-        .unwrap_or(1);
     let mut timer = None;
     let mut number: u64 = 0;
     while let Some(scheduled) = arrivals.claim(&mut rng, live) {
@@ -258,7 +265,7 @@ async fn dispatch(
                 asked: started,
                 checked_out: None,
                 ended: started,
-                outcome: Outcome::Rejected,
+                outcome: TxnOutcome::Failed(Failure::rejected()),
             });
             tokio::task::yield_now().await;
             continue;
@@ -269,10 +276,11 @@ async fn dispatch(
         };
         // Each request its own variables and random stream, as a handler would have.
         let client_id = (number % u64::from(app.settings.size)) as u32;
+        let (_, automatic) = app.seeds.client(client_id);
         let vars = app.scripts[index]
             .script
-            .new_vars(client_id, scale, &app.variables);
-        let request_rng = rand::rngs::SmallRng::seed_from_u64(app.seed ^ number);
+            .new_vars(automatic, &app.variables);
+        let request_rng = crate::script::Prng::new(app.seed ^ number);
         shared.in_flight.fetch_add(1, Ordering::Relaxed);
         tracker.spawn(serve(shared.clone(), index, scheduled, vars, request_rng));
         // Behind schedule every arrival is already due: let the requests run
@@ -287,14 +295,14 @@ async fn serve(
     index: usize,
     scheduled: Instant,
     mut vars: crate::script::Vars,
-    mut rng: rand::rngs::SmallRng,
+    mut rng: crate::script::Prng,
 ) {
     let asked = Instant::now();
     let deadline = shared.client_timeout.map(|timeout| scheduled + timeout);
     let checkout = tokio::select! {
         checkout = shared.pool.get() => Ok(checkout),
-        _ = shared.abandon.cancelled() => Err(Outcome::Unfinished),
-        _ = sleep_until_deadline(deadline) => Err(Outcome::TimedOut),
+        _ = shared.abandon.cancelled() => Err(TxnOutcome::Unfinished),
+        _ = sleep_until_deadline(deadline) => Err(TxnOutcome::Failed(Failure::client_timeout())),
     };
     let (checked_out, outcome) = match checkout {
         Err(outcome) => (None, outcome),
@@ -303,7 +311,7 @@ async fn serve(
             let checked_out = Instant::now();
             let late = checked_out.saturating_duration_since(scheduled);
             let outcome = match shared.latency_limit {
-                Some(limit) if late > limit => Outcome::Skipped,
+                Some(limit) if late > limit => TxnOutcome::Skipped,
                 _ => transact(&shared, client, index, deadline, &mut vars, &mut rng).await,
             };
             (Some(checked_out), outcome)
@@ -338,15 +346,21 @@ async fn transact(
     index: usize,
     deadline: Option<Instant>,
     vars: &mut crate::script::Vars,
-    rng: &mut rand::rngs::SmallRng,
-) -> Outcome {
+    rng: &mut crate::script::Prng,
+) -> TxnOutcome {
     let script = &shared.scripts[index].script;
     let finished = {
-        let mut transaction = std::pin::pin!(request::run_script(&client, script, vars, rng));
+        let mut transaction = std::pin::pin!(request::run_script(
+            &client,
+            script,
+            shared.protocol,
+            vars,
+            rng
+        ));
         let given_up = tokio::select! {
             result = &mut transaction => Ok(result),
-            _ = shared.abandon.cancelled() => Err(Outcome::Unfinished),
-            _ = sleep_until_deadline(deadline) => Err(Outcome::TimedOut),
+            _ = shared.abandon.cancelled() => Err(TxnOutcome::Unfinished),
+            _ = sleep_until_deadline(deadline) => Err(TxnOutcome::Failed(Failure::client_timeout())),
         };
         if given_up.is_err() {
             let cancel = client.cancel_token();
@@ -371,13 +385,12 @@ async fn transact(
         }
     };
     match result {
-        Ok(()) => Outcome::Done,
-        Err(Outcome::Failed { sqlstate, message }) => {
-            let opens_transaction = shared.opens_transaction[index];
-            if !request::clean_up(&client, &sqlstate, opens_transaction).await {
+        Ok(()) => TxnOutcome::Done,
+        Err(TxnOutcome::Failed(failure)) => {
+            if !request::clean_up(&client, &failure, script).await {
                 drop(Object::take(client));
             }
-            Outcome::Failed { sqlstate, message }
+            TxnOutcome::Failed(failure)
         }
         Err(other) => {
             // Lost: the connection leaves the pool, which opens a new one when needed.
@@ -419,82 +432,47 @@ fn earliest(known: Option<f64>, clock: RunClock, at: Instant) -> f64 {
 async fn collect(
     clock: RunClock,
     mut done: UnboundedReceiver<Finished>,
-    live: Arc<LiveCounters>,
-    parts: UnboundedSender<WorkerPart>,
+    mut recording: Recording,
 ) -> PoolOutcome {
-    let mut recording = Recording::new(0, parts);
     let mut outcome = PoolOutcome::default();
-    let duration_s = clock.duration_s();
-    let mut current_second = 0;
     while let Some(finished) = done.recv().await {
-        let total = finished.ended.saturating_duration_since(finished.scheduled);
         let waited_until = finished.checked_out.unwrap_or(finished.ended);
-        let wait_us = waited_until
-            .saturating_duration_since(finished.asked)
-            .as_micros() as u64;
-        let second = clock.second_of(finished.ended).max(current_second);
-        if second >= duration_s || matches!(finished.outcome, Outcome::Unfinished) {
-            // In flight at the end: one that completed in the last-request wait
-            // counts in the last second; one that did not is unfinished, kept
-            // apart from every second (it completed in none), never dropped.
-            let age_us = total.as_micros().max(1) as u64;
-            match finished.outcome {
-                Outcome::Done => recording
-                    .at(duration_s - 1)
-                    .latency_us
-                    .saturating_record(age_us),
-                _ => outcome.unfinished_ages_us.push(age_us),
-            }
-            current_second = duration_s - 1;
-            continue;
-        }
-        current_second = second;
-        let current = recording.at(second);
-        match finished.outcome {
-            Outcome::Done => {
-                let latency_us = total.as_micros().max(1) as u64;
-                current.latency_us.saturating_record(latency_us);
-                live.record_success(second, latency_us);
-                let db_us = finished.ended.saturating_duration_since(waited_until);
-                let pool = current.pool();
-                pool.wait_us.saturating_record(wait_us.max(1));
-                pool.db_us
-                    .saturating_record(db_us.as_micros().max(1) as u64);
-            }
-            Outcome::PoolTimeout => {
-                current.add_pool_timeout(wait_us);
-                live.record_failure(second);
-                outcome.dry_at_s = Some(earliest(outcome.dry_at_s, clock, finished.asked));
-            }
-            Outcome::Rejected => {
-                current.add_rejected();
-                live.record_failure(second);
-            }
-            Outcome::TimedOut => {
-                current.add_timeout();
-                live.record_failure(second);
-                if finished.checked_out.is_none() {
-                    // It gave up waiting for a connection: the pool was dry.
-                    outcome.dry_at_s = Some(earliest(outcome.dry_at_s, clock, finished.asked));
-                }
-            }
-            Outcome::Skipped => current.skipped += 1,
-            Outcome::Failed { sqlstate, message } => {
-                current.add_failure(&sqlstate, &message);
-                current.pool().wait_us.saturating_record(wait_us.max(1));
-                live.record_failure(second);
-            }
-            Outcome::Lost { sqlstate, message } => {
-                current.add_failure(&sqlstate, &message);
-                current.conn_lost += 1;
-                live.record_failure(second);
-                outcome.lost += 1;
-                outcome.last_loss = Some(message);
-            }
-            // Counted in the last second above.
-            Outcome::Unfinished => {}
+        let times = TxnTimes {
+            scheduled: finished.scheduled,
+            ended: finished.ended,
+            lag: None,
+            pool: Some(PoolTimes {
+                wait_us: micros(waited_until.saturating_duration_since(finished.asked)),
+                db_us: finished
+                    .checked_out
+                    .map(|at| micros(finished.ended.saturating_duration_since(at))),
+            }),
+        };
+        if recording.record(&finished.outcome, &times) == Ended::InTheLoad {
+            outcome.note(&finished, clock);
         }
     }
-    recording.finish();
+    outcome.unfinished_ages_us = recording.finish();
     outcome
+}
+
+impl PoolOutcome {
+    /// Notes what a request that ended during the load says about the pool:
+    /// it ran dry (a request gave up waiting for a connection), or it lost a connection.
+    fn note(&mut self, finished: &Finished, clock: RunClock) {
+        match &finished.outcome {
+            TxnOutcome::Failed(failure)
+                if failure.kind == FailureKind::PoolTimeout
+                    || (failure.kind == FailureKind::ClientTimeout
+                        && finished.checked_out.is_none()) =>
+            {
+                self.dry_at_s = Some(earliest(self.dry_at_s, clock, finished.asked));
+            }
+            TxnOutcome::Lost(failure) => {
+                self.lost += 1;
+                self.last_loss = Some(failure.message.clone());
+            }
+            _ => {}
+        }
+    }
 }

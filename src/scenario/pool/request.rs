@@ -8,34 +8,15 @@ use std::time::Instant;
 
 use bytes::BytesMut;
 use deadpool_postgres::{Object, PoolError};
+use tokio_postgres::SimpleQueryMessage;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 
-use super::super::load::{ends_session, statements_are_stale};
-use crate::metrics::recorder::CONNECTION_LOST_SQLSTATE;
-use crate::script::{self, Command, Script};
+use crate::config::Protocol;
+use crate::metrics::failures::{Failure, FailureKind};
+use crate::scenario::commands::{self, Params};
+use crate::scenario::txn::{TxnOutcome, ends_session, statements_are_stale};
+use crate::script::{self, ResultSet, Script, SqlCommand, Step};
 use crate::target::error_text;
-
-/// How one request ended.
-#[derive(Debug)]
-pub(super) enum Outcome {
-    /// The transaction completed.
-    Done,
-    /// No connection came within `--pool-timeout`.
-    PoolTimeout,
-    /// Rejected at once: `--max-in-flight` requests were waiting or running.
-    Rejected,
-    /// `--client-timeout` passed: given up (and cancelled on the server if sent).
-    TimedOut,
-    /// Checked out too late for `--latency-limit`: never sent.
-    Skipped,
-    /// The server answered with an error, or the script failed (`script`).
-    Failed { sqlstate: String, message: String },
-    /// The connection broke during the request (or the pool could not open
-    /// one); a broken connection leaves the pool.
-    Lost { sqlstate: String, message: String },
-    /// Still waiting or running at the end of the load: cancelled.
-    Unfinished,
-}
 
 /// What one request measured.
 #[derive(Debug)]
@@ -46,13 +27,17 @@ pub(super) struct Finished {
     /// When it got one (`None`: it never did).
     pub checked_out: Option<Instant>,
     pub ended: Instant,
-    pub outcome: Outcome,
+    /// How it ended: no connection within `--pool-timeout` and a rejection for
+    /// `--max-in-flight` are failures of their own kinds; a connection that
+    /// broke (or that the pool could not open) is lost and leaves the pool.
+    pub outcome: TxnOutcome,
 }
 
-/// A script parameter sent as text: the server parses it as whatever type
-/// it inferred for the placeholder, as for the lean connections.
+/// A script parameter sent as text (`None`: SQL NULL, an undefined
+/// variable): the server parses it as whatever type it inferred for the
+/// placeholder, as for the lean connections.
 #[derive(Debug)]
-struct TextParam<'a>(&'a str);
+struct TextParam<'a>(Option<&'a str>);
 
 impl ToSql for TextParam<'_> {
     fn to_sql(
@@ -60,8 +45,13 @@ impl ToSql for TextParam<'_> {
         _ty: &Type,
         out: &mut BytesMut,
     ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        out.extend_from_slice(self.0.as_bytes());
-        Ok(IsNull::No)
+        match self.0 {
+            Some(text) => {
+                out.extend_from_slice(text.as_bytes());
+                Ok(IsNull::No)
+            }
+            None => Ok(IsNull::Yes),
+        }
     }
 
     fn accepts(_ty: &Type) -> bool {
@@ -76,103 +66,142 @@ impl ToSql for TextParam<'_> {
 }
 
 /// The outcome of a checkout that failed.
-pub(super) fn checkout_failed(err: PoolError) -> Outcome {
+pub(super) fn checkout_failed(err: PoolError) -> TxnOutcome {
     match err {
-        PoolError::Timeout(deadpool_postgres::TimeoutType::Wait) => Outcome::PoolTimeout,
+        PoolError::Timeout(deadpool_postgres::TimeoutType::Wait) => {
+            TxnOutcome::Failed(Failure::pool_timeout())
+        }
         PoolError::Backend(err) => classify(&err),
-        other => Outcome::Lost {
-            sqlstate: CONNECTION_LOST_SQLSTATE.to_string(),
-            message: format!("the pool could not open a connection: {other}"),
-        },
+        other => TxnOutcome::Lost(Failure::new(
+            FailureKind::ConnectionLost,
+            format!("the pool could not open a connection: {other}"),
+        )),
     }
 }
 
-/// One execution of `script` on `client`: one transaction in pgbench's sense.
+/// One execution of `script` on `client`: one transaction in pgbench's
+/// sense. Pipelines never come here (refused with the pool); a statement
+/// with `\gset`/`\aset` goes as a simple query, whose rows tokio-postgres
+/// returns as text, and so does any statement under `--protocol simple`.
 pub(super) async fn run_script(
     client: &Object,
     script: &Script,
+    protocol: Protocol,
     vars: &mut script::Vars,
-    rng: &mut rand::rngs::SmallRng,
-) -> Result<(), Outcome> {
-    let mut params: Vec<String> = Vec::new();
-    for command in &script.commands {
-        match command {
-            Command::Set { slot, expr, .. } => {
-                let value = script::eval(expr, vars, rng).map_err(script_failed)?;
-                vars.set(*slot, value);
+    prng: &mut script::Prng,
+) -> Result<(), TxnOutcome> {
+    let mut cursor = script::Cursor::default();
+    let mut params = Params::default();
+    loop {
+        match commands::next_step(script, &mut cursor, vars, prng)? {
+            Step::Done => return Ok(()),
+            Step::Sql(sql) => run_sql(client, script, sql, protocol, vars, &mut params).await?,
+            Step::Sleep { duration_us } => {
+                tokio::time::sleep(std::time::Duration::from_micros(duration_us)).await;
             }
-            Command::Sleep { .. } => {
-                let sleep_us = script.sleep_us(command, vars).map_err(script_failed)?;
-                tokio::time::sleep(std::time::Duration::from_micros(sleep_us)).await;
-            }
-            Command::Sql {
-                sql, params: slots, ..
-            } => {
-                params.resize_with(slots.len(), String::new);
-                for (param, slot) in params.iter_mut().zip(slots) {
-                    param.clear();
-                    vars.get(*slot).write_param(param);
-                }
-                let statement = client
-                    .prepare_cached(sql)
-                    .await
-                    .map_err(|err| classify(&err))?;
-                let text: Vec<TextParam<'_>> = params.iter().map(|p| TextParam(p)).collect();
-                let values = text.iter().map(|param| param as &dyn ToSql);
-                client
-                    .execute_raw(&statement, values)
-                    .await
-                    .map_err(|err| classify(&err))?;
+            Step::Shell {
+                command,
+                assign,
+                line,
+            } => commands::run_shell(script, &command, assign, line, vars).await?,
+            Step::StartPipeline | Step::SyncPipeline | Step::EndPipeline => {
+                unreachable!("config refuses pipelines with the application pool")
             }
         }
     }
-    Ok(())
 }
 
-/// After a failed transaction: rolls back what the script left open, and
-/// forgets prepared statements the server no longer accepts. False if the
-/// connection cannot be used again (the caller takes it out of the pool).
-pub(super) async fn clean_up(client: &Object, sqlstate: &str, opens_transaction: bool) -> bool {
-    if statements_are_stale(sqlstate) {
+/// One SQL command, as `protocol` sends it.
+async fn run_sql(
+    client: &Object,
+    script: &Script,
+    sql: &SqlCommand,
+    protocol: Protocol,
+    vars: &mut script::Vars,
+    params: &mut Params,
+) -> Result<(), TxnOutcome> {
+    if protocol == Protocol::Simple || sql.compound || sql.results.is_some() {
+        let mut text = String::new();
+        sql.render_simple(vars, &mut text);
+        let messages = client
+            .simple_query(&text)
+            .await
+            .map_err(|err| classify(&err))?;
+        return commands::store_results(script, sql, &result_sets(&messages), vars);
+    }
+    params.write(sql, vars);
+    let text: Vec<TextParam<'_>> = params.values().map(TextParam).collect();
+    let values = text.iter().map(|param| param as &dyn ToSql);
+    let executed = match protocol {
+        Protocol::Prepared => {
+            let statement = client
+                .prepare_cached(&sql.sql)
+                .await
+                .map_err(|err| classify(&err))?;
+            client.execute_raw(&statement, values).await
+        }
+        _ => client.execute_raw(sql.sql.as_str(), values).await,
+    };
+    executed.map(|_| ()).map_err(|err| classify(&err))
+}
+
+/// The simple query's answer as one [`ResultSet`] per statement.
+fn result_sets(messages: &[SimpleQueryMessage]) -> Vec<ResultSet> {
+    let mut results = Vec::new();
+    let mut current = ResultSet::default();
+    for message in messages {
+        match message {
+            SimpleQueryMessage::RowDescription(columns) => {
+                current.columns = Some(
+                    columns
+                        .iter()
+                        .map(|column| column.name().to_string())
+                        .collect(),
+                );
+            }
+            SimpleQueryMessage::Row(row) => {
+                current.rows += 1;
+                current.last_row = (0..row.len())
+                    .map(|index| row.get(index).map(str::to_string))
+                    .collect();
+                if current.columns.is_none() {
+                    current.columns = Some(
+                        row.columns()
+                            .iter()
+                            .map(|column| column.name().to_string())
+                            .collect(),
+                    );
+                }
+            }
+            SimpleQueryMessage::CommandComplete(_) => results.push(std::mem::take(&mut current)),
+            _ => {}
+        }
+    }
+    results
+}
+
+/// After a failed transaction of `script`: rolls back what the script left
+/// open, and forgets prepared statements the server no longer accepts. False
+/// if the connection cannot be used again (the caller takes it out of the pool).
+pub(super) async fn clean_up(client: &Object, failure: &Failure, script: &Script) -> bool {
+    if statements_are_stale(&failure.kind) {
         client.statement_cache.clear();
     }
-    !opens_transaction || client.batch_execute("ROLLBACK").await.is_ok()
-}
-
-/// Whether the script opens its own transaction (BEGIN or START), so a failure leaves one to roll back.
-pub(super) fn opens_transaction(script: &Script) -> bool {
-    script.commands.iter().any(|command| match command {
-        Command::Sql { sql, .. } => {
-            let first_word = sql.split_whitespace().next().unwrap_or("");
-            first_word.eq_ignore_ascii_case("BEGIN") || first_word.eq_ignore_ascii_case("START")
-        }
-        _ => false,
-    })
-}
-
-fn script_failed(err: script::EvalError) -> Outcome {
-    Outcome::Failed {
-        sqlstate: "script".to_string(),
-        message: err.to_string(),
-    }
+    !script.opens_transaction() || client.batch_execute("ROLLBACK").await.is_ok()
 }
 
 /// A tokio-postgres error as a request outcome: the server's error (one that
 /// ends the session counts as lost), or a connection that broke.
-fn classify(err: &tokio_postgres::Error) -> Outcome {
-    let message = error_text(err);
+fn classify(err: &tokio_postgres::Error) -> TxnOutcome {
     match err.as_db_error() {
-        Some(db) if !ends_session(db.code().code()) => Outcome::Failed {
-            sqlstate: db.code().code().to_string(),
-            message: db.message().to_string(),
-        },
-        Some(db) => Outcome::Lost {
-            sqlstate: db.code().code().to_string(),
-            message,
-        },
-        None => Outcome::Lost {
-            sqlstate: CONNECTION_LOST_SQLSTATE.to_string(),
-            message,
-        },
+        Some(db) if !ends_session(db.code()) => TxnOutcome::Failed(Failure::new(
+            FailureKind::Server(db.code().clone()),
+            db.message(),
+        )),
+        Some(db) => TxnOutcome::Lost(Failure::new(
+            FailureKind::Server(db.code().clone()),
+            error_text(err),
+        )),
+        None => TxnOutcome::Lost(Failure::new(FailureKind::ConnectionLost, error_text(err))),
     }
 }

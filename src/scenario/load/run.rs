@@ -1,0 +1,278 @@
+//! One transaction on a worker's own connection: the script's steps
+//! ([`crate::script::Script::step`], through [`commands`]) carried out on the
+//! lean client in the run's query mode, and how an error ends it; with
+//! `--client-timeout`, a cancel request once it runs past its deadline.
+//!
+//! The hot path: a statement without `\gset`, outside a pipeline, with every
+//! variable defined, under `--protocol prepared`, goes through
+//! [`WireConnection::execute`] with the parameters' texts, and nothing else.
+
+use std::time::{Duration, Instant};
+
+use super::PreparedScript;
+use crate::config::Protocol;
+use crate::metrics::failures::{Failure, FailureKind};
+use crate::pgwire::{Statement, WireCancel, WireConnection, WireError};
+use crate::scenario::commands::{self, Params};
+use crate::scenario::txn::TxnOutcome;
+use crate::script::{Cursor, Prng, ResultSet, Script, SqlCommand, Step, Vars};
+
+/// How long a timed-out transaction has to end after a cancel request before
+/// the request is repeated. Long, because a repeat that crosses the first
+/// cancel's error on the wire would cancel the connection's next transaction.
+const CANCEL_REPEAT: Duration = Duration::from_secs(1);
+
+/// What a client reuses from one transaction to the next.
+#[derive(Debug, Default)]
+pub(super) struct Buffers {
+    params: Params,
+    /// The text of a simple query.
+    text: String,
+    /// The rows a `\gset`/`\aset` stores.
+    results: Vec<ResultSet>,
+}
+
+/// One transaction of `script` on a worker's connection.
+pub(super) struct Run<'a> {
+    pub connection: &'a mut WireConnection,
+    pub script: &'a Script,
+    pub prepared: &'a PreparedScript,
+    pub protocol: Protocol,
+}
+
+impl Run<'_> {
+    /// One execution of the script: one transaction in pgbench's sense. The
+    /// error is how it ended when it did not complete.
+    pub(super) async fn script(
+        mut self,
+        vars: &mut Vars,
+        prng: &mut Prng,
+        buffers: &mut Buffers,
+    ) -> Result<(), TxnOutcome> {
+        let mut cursor = Cursor::default();
+        // Syncs queued in the open pipeline, if one is open.
+        let mut pipeline: Option<usize> = None;
+        let result = loop {
+            let step = match commands::next_step(self.script, &mut cursor, vars, prng) {
+                Ok(step) => step,
+                Err(failure) => break Err(failure),
+            };
+            let done = match step {
+                Step::Done => break Ok(()),
+                Step::Sql(sql) => self.sql(sql, pipeline.is_some(), vars, buffers).await,
+                Step::Sleep { duration_us } => {
+                    tokio::time::sleep(Duration::from_micros(duration_us)).await;
+                    Ok(())
+                }
+                Step::Shell {
+                    command,
+                    assign,
+                    line,
+                } => commands::run_shell(self.script, &command, assign, line, vars).await,
+                Step::StartPipeline => {
+                    pipeline = Some(0);
+                    Ok(())
+                }
+                Step::SyncPipeline => {
+                    self.connection.queue_sync();
+                    pipeline = pipeline.map(|syncs| syncs + 1);
+                    Ok(())
+                }
+                Step::EndPipeline => {
+                    let syncs = pipeline.take().unwrap_or(0) + 1;
+                    self.connection
+                        .finish_pipeline(syncs)
+                        .await
+                        .map_err(wire_outcome)
+                }
+            };
+            if let Err(err) = done {
+                break Err(err);
+            }
+        };
+        if let (Err(_), Some(syncs)) = (&result, pipeline) {
+            // A failure inside a pipeline: send and read what was queued, so the
+            // connection is in step with the server again (pgbench's discardUntilSync).
+            if let Err(lost @ WireError::Lost { .. }) =
+                self.connection.finish_pipeline(syncs + 1).await
+            {
+                return Err(wire_outcome(lost));
+            }
+        }
+        result
+    }
+
+    /// One SQL command, as the query mode sends it.
+    async fn sql(
+        &mut self,
+        sql: &SqlCommand,
+        in_pipeline: bool,
+        vars: &mut Vars,
+        buffers: &mut Buffers,
+    ) -> Result<(), TxnOutcome> {
+        if self.protocol == Protocol::Simple || sql.compound {
+            return self.simple(sql, vars, buffers).await;
+        }
+        let no_null = buffers.params.write(sql, vars);
+        let statement = match &self.prepared.statements[sql.number] {
+            Some(prepared) if self.protocol == Protocol::Prepared => {
+                if no_null && !in_pipeline && sql.results.is_none() {
+                    return self
+                        .connection
+                        .execute(prepared, buffers.params.texts())
+                        .await
+                        .map_err(wire_outcome);
+                }
+                Statement::Prepared(prepared)
+            }
+            _ => Statement::Unnamed(&sql.sql),
+        };
+        let params = buffers.params.values();
+        if in_pipeline {
+            return self
+                .connection
+                .queue_in_pipeline(statement, params)
+                .map_err(wire_outcome);
+        }
+        if sql.results.is_none() {
+            return self
+                .connection
+                .run_statement(statement, params)
+                .await
+                .map_err(wire_outcome);
+        }
+        self.connection
+            .run_statement_for_rows(statement, params, &mut buffers.results)
+            .await
+            .map_err(wire_outcome)?;
+        commands::store_results(self.script, sql, &buffers.results, vars)
+    }
+
+    /// The simple query protocol: the text with variables substituted.
+    async fn simple(
+        &mut self,
+        sql: &SqlCommand,
+        vars: &mut Vars,
+        buffers: &mut Buffers,
+    ) -> Result<(), TxnOutcome> {
+        sql.render_simple(vars, &mut buffers.text);
+        if sql.results.is_none() {
+            return self
+                .connection
+                .simple_query(&buffers.text)
+                .await
+                .map_err(wire_outcome);
+        }
+        self.connection
+            .simple_query_for_rows(&buffers.text, &mut buffers.results)
+            .await
+            .map_err(wire_outcome)?;
+        commands::store_results(self.script, sql, &buffers.results, vars)
+    }
+}
+
+/// How a statement's error ends the transaction: the server's error (one
+/// that ends the session counts as lost), or a lost connection, under the
+/// SQLSTATE of the error the server sent before closing it, if it sent one.
+/// The SQLSTATE has its own column, so it stays out of the message.
+fn wire_outcome(err: WireError) -> TxnOutcome {
+    match err {
+        WireError::Server(server) => TxnOutcome::server_error(server.code, server.message),
+        WireError::Lost {
+            server: Some(server),
+            reason,
+        } => TxnOutcome::Lost(Failure::new(
+            FailureKind::Server(server.code),
+            format!("{reason}: {}", server.message),
+        )),
+        WireError::Lost {
+            server: None,
+            reason,
+        } => TxnOutcome::Lost(Failure::new(FailureKind::ConnectionLost, reason)),
+    }
+}
+
+/// Runs `transaction` until `deadline`; past it, cancels the running query on
+/// the server (a cancel request, as an application with a request timeout
+/// does) and waits for the script to give up, repeating the cancel while it
+/// goes on (a cancel that arrives between two statements does nothing).
+pub(super) async fn run_until(
+    transaction: impl Future<Output = Result<(), TxnOutcome>>,
+    deadline: Instant,
+    cancel: &WireCancel,
+) -> Result<(), TxnOutcome> {
+    let mut transaction = std::pin::pin!(transaction);
+    let deadline = tokio::time::Instant::from_std(deadline);
+    if let Ok(result) = tokio::time::timeout_at(deadline, &mut transaction).await {
+        return result;
+    }
+    loop {
+        let _ = cancel.cancel_query().await;
+        match tokio::time::timeout(CANCEL_REPEAT, &mut transaction).await {
+            Ok(Err(lost @ TxnOutcome::Lost(_))) => return Err(lost),
+            Ok(_) => return Err(TxnOutcome::Failed(Failure::client_timeout())),
+            Err(_) => continue,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio_postgres::error::SqlState;
+
+    use super::*;
+    use crate::pgwire::ServerError;
+
+    fn failure(outcome: TxnOutcome) -> (bool, String, String) {
+        match outcome {
+            TxnOutcome::Failed(failure) => (false, failure.kind.to_string(), failure.message),
+            TxnOutcome::Lost(failure) => (true, failure.kind.to_string(), failure.message),
+            other => panic!("not a failure: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_lost_connection_counts_under_the_servers_last_sqlstate() {
+        // What the connection says when the server's FATAL came before the end of stream.
+        let terminated = WireError::Lost {
+            server: Some(ServerError {
+                code: SqlState::ADMIN_SHUTDOWN,
+                message: "terminating connection due to administrator command".into(),
+            }),
+            reason: "the server closed the connection".into(),
+        };
+        assert_eq!(
+            failure(wire_outcome(terminated)),
+            (
+                true,
+                "57P01".to_string(),
+                "the server closed the connection: terminating connection due to \
+                 administrator command"
+                    .to_string()
+            )
+        );
+        let closed = WireError::lost("the server closed the connection");
+        assert_eq!(failure(wire_outcome(closed)).1, "connection_lost");
+        let reset = WireError::from(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        let (lost, kind, message) = failure(wire_outcome(reset));
+        assert!(lost);
+        assert_eq!(kind, "connection_lost");
+        assert!(message.starts_with("connection lost: "), "{message}");
+    }
+
+    #[test]
+    fn shutdown_sqlstates_end_the_session_other_errors_do_not() {
+        let server = |code: &str| {
+            wire_outcome(WireError::Server(ServerError {
+                code: SqlState::from_code(code),
+                message: "m".into(),
+            }))
+        };
+        for code in ["57P01", "57P02", "57P03"] {
+            assert!(failure(server(code)).0, "{code}");
+        }
+        for code in ["57014", "40P01", "55P03", "25P03"] {
+            assert!(!failure(server(code)).0, "{code}");
+        }
+    }
+}
