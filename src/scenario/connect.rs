@@ -61,9 +61,9 @@ pub async fn connect_sessions(
         false => None,
     };
     let blocker = match &config.blocker {
-        Some(_) => Some(
+        Some(blocker) => Some(
             target
-                .connect_with_settings(Role::Report, &strategy.settings)
+                .connect_with_settings(Role::Blocker(blocker.kind), &strategy.settings)
                 .await?,
         ),
         None => None,

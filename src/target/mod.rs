@@ -589,10 +589,7 @@ impl Connector {
                      (prefer is the default) or use sslmode=require",
                 );
             }
-            Error::runtime(format!(
-                "cannot connect to {} as {}: {text}",
-                self.description, self.role
-            ))
+            Error::runtime(format!("cannot connect to {}: {text}", self.describe()))
         })
     }
 
@@ -600,12 +597,7 @@ impl Connector {
     pub async fn connect_wire(self) -> Result<WireConnection, Error> {
         WireConnection::connect(&self.config, &self.tls)
             .await
-            .map_err(|err| {
-                Error::runtime(format!(
-                    "cannot connect to {} as {}: {}",
-                    self.description, self.role, err
-                ))
-            })
+            .map_err(|err| Error::runtime(format!("cannot connect to {}: {err}", self.describe())))
     }
 }
 
@@ -633,9 +625,11 @@ impl Connector {
         tokio_postgres_rustls::MakeRustlsConnect::new((*self.tls.client_config()).clone())
     }
 
-    /// Who the connection is for and where it goes, for an error message.
+    /// Who the connection is for and where it goes, for an error message:
+    /// the target, the database user it logs in as, and which of the run's
+    /// sessions it is (`admin` is a session of stallbench, not a role).
     pub fn describe(&self) -> String {
-        format!("{} as {}", self.description, self.role)
+        describe_connection(&self.description, self.config.get_user(), self.role)
     }
 }
 
@@ -672,6 +666,15 @@ fn describe_url(url: &str, settings: &ConnSettings) -> String {
         ports.join(","),
         settings.dbname
     )
+}
+
+/// `<target> as user <user> (stallbench's <role> session)`; without a user
+/// (the driver's default), only the session.
+fn describe_connection(description: &str, user: Option<&str>, role: Role) -> String {
+    match user {
+        Some(user) => format!("{description} as user {user} (stallbench's {role} session)"),
+        None => format!("{description} (stallbench's {role} session)"),
+    }
 }
 
 /// The server's message (and SQLSTATE) of a database error, else the error itself.
@@ -744,6 +747,16 @@ mod tests {
             redact_url("postgres://app@db/shop"),
             "postgres://app@db/shop"
         );
+    }
+
+    #[test]
+    fn a_failed_connection_names_the_user_and_the_session_apart() {
+        let text = describe_connection("postgres://app@db/shop", Some("app"), Role::Admin);
+        assert_eq!(
+            text,
+            "postgres://app@db/shop as user app (stallbench's admin session)"
+        );
+        assert!(!text.contains("as admin"), "{text}");
     }
 
     #[test]
