@@ -159,7 +159,8 @@ fn an_unreachable_db_url_fails_fast_without_the_password() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "cannot connect to postgres://app:***@127.0.0.1:1/shop",
+            "cannot connect to postgres://app:***@127.0.0.1:1/shop as user app \
+             (stallbench's admin session)",
         ))
         .stderr(predicate::str::contains("s3cret-pw").not());
     assert!(
