@@ -342,6 +342,15 @@ mod tests {
             flags.pool.max_in_flight = Some(0);
         });
         assert!(message.contains("max in flight 0"), "{message}");
+        let message = error(|flags| {
+            flags.rate = Some(100.0);
+            flags.pool_size = Some(0);
+        });
+        assert!(
+            message.contains("--pool-size 0; a pool needs at least 1 connection"),
+            "{message}"
+        );
+        assert!(!message.contains("[load.pool]"), "{message}");
 
         let mut flags = args();
         flags.rate = Some(100.0);
