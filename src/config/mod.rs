@@ -40,6 +40,7 @@ pub use plan::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
 pub use pool::{PoolConfig, Recycling};
 pub use server::{parse_server, server_from_environment};
 pub use sql_split::split_statements;
+pub use strategies::LOAD_ONLY_STRATEGY;
 pub use target::{Objects, rollback_blind_spots};
 
 use blocker::{check_blocker_ends, parse_blocker};
@@ -224,7 +225,8 @@ fn one_line(error: Error) -> Error {
 }
 
 /// `[expect.*]` and `--expect`. They may name the workload's strategies
-/// (`defined`), the presets, and `load` (the pseudo-strategy of `run --load-only`).
+/// (`defined`) and the presets, which an unknown name's error lists, and
+/// `load` (the pseudo-strategy of `run --load-only`, which `collect` knows).
 fn parse_expectations(
     source: &str,
     file: &WorkloadFile,
@@ -232,7 +234,7 @@ fn parse_expectations(
     defined: &[NamedStrategy],
 ) -> Result<Vec<Expectation>, Error> {
     let mut known: Vec<String> = defined.iter().map(|s| s.name.clone()).collect();
-    for name in PRESET_NAMES.iter().chain(&["load"]) {
+    for name in PRESET_NAMES {
         // Each name once: the list appears in the error message of an unknown one.
         if !known.iter().any(|known| known == name) {
             known.push(name.to_string());
@@ -317,6 +319,24 @@ mod tests {
         assert_eq!(config.load.rate_tps, Some(250.0));
         assert_eq!(config.load.client_timeout, Some(Duration::from_secs(1)));
         assert_eq!(config.load.latency_limit, Some(Duration::from_millis(500)));
+    }
+
+    #[test]
+    fn an_unknown_expect_lists_the_strategies_and_not_load() {
+        let mut flags = args();
+        flags.expect = vec!["nosuch.max_failed=0".into()];
+        let message = Config::new(None, compare(), &flags)
+            .unwrap_err()
+            .to_string();
+        let listed = message
+            .split_once("(the workload defines: ")
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map(|(list, _)| list.split(", ").collect::<Vec<_>>())
+            .unwrap_or_default();
+        assert_eq!(listed[..3], ["naive", "retry", "gitlab"], "{message}");
+        assert!(!listed.contains(&"load"), "{message}");
+        flags.expect = vec!["load.max_failed=0".into()];
+        assert!(Config::new(None, Mode::LoadOnly, &flags).is_ok());
     }
 
     #[test]
