@@ -43,3 +43,36 @@ fn a_run_that_fails_before_measuring_names_no_folder_and_leaves_none() {
     );
     assert!(!run.out.exists(), "{stderr}");
 }
+
+#[test]
+fn a_writer_blocker_is_named_writer_and_stdout_names_one_worst_queue() {
+    let _cpus = cpus_shared();
+    // The throwaway server: its log is the second source of a worst queue.
+    let mut workload = small_reference();
+    let mut writer = workload::report("1s", "4s");
+    writer.kind = Some("writer".into());
+    writer.sql = "UPDATE orders SET total = total WHERE id = 1".into();
+    workload.blocker = Some(writer);
+    let run = ShortRun::throwaway(&workload);
+    let assert = run
+        .command("run")
+        .args(["--strategy", "naive"])
+        .assert()
+        .success();
+    let stdout = stdout_of(&assert);
+    let chain = stdout
+        .lines()
+        .find(|line| line.starts_with("naive: lock queue at its worst"))
+        .unwrap_or_else(|| panic!("no lock chain: {stdout}"));
+    assert!(chain.contains(": writer (pid "), "{chain}");
+    assert!(chain.contains("blocked by writer"), "{chain}");
+    assert!(!chain.contains("report"), "{chain}");
+    let worst: Vec<&str> = stdout
+        .lines()
+        .filter(|line| line.contains("worst queue") || line.contains("queue at its worst"))
+        .collect();
+    assert_eq!(worst, [chain], "{stdout}");
+    // The server log was read and logged the waits, queue and all.
+    assert!(stdout.contains("naive: server logged "), "{stdout}");
+    assert!(!stdout.contains("server logged no lock waits"), "{stdout}");
+}
