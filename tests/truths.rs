@@ -76,3 +76,29 @@ fn a_writer_blocker_is_named_writer_and_stdout_names_one_worst_queue() {
     assert!(stdout.contains("naive: server logged "), "{stdout}");
     assert!(!stdout.contains("server logged no lock waits"), "{stdout}");
 }
+
+#[test]
+fn a_load_only_run_prints_no_skip_lines_for_the_strategies() {
+    let _cpus = cpus_shared();
+    let mut workload = reference();
+    workload.expect.insert(
+        "naive".into(),
+        stallbench::expect::ExpectFile {
+            min_zero_tps_seconds: Some(1),
+            ..Default::default()
+        },
+    );
+    let run = ShortRun::on_shared_server(&workload);
+    let assert = run
+        .command("run")
+        .args(["--load-only", "--duration", "2s"])
+        .args(["--expect", "load.max_failed=0"])
+        .assert()
+        .success();
+    let stdout = stdout_of(&assert);
+    assert!(!stdout.contains("skip"), "{stdout}");
+    assert!(
+        stdout.contains("pass  load.max_failed <= 0: measured 0"),
+        "{stdout}"
+    );
+}

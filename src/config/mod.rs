@@ -166,7 +166,7 @@ impl Config {
             check_blocker_ends(source, blocker, load.duration)?;
         }
         let defined = parse_strategies(source, &file.strategies)?;
-        let expectations = parse_expectations(source, file, args, &defined)?;
+        let expectations = parse_expectations(source, file, args, &defined, &mode)?;
         let mut strategies = select_strategies(source, defined, &mode)?;
         if let Some((SweepSetting::LockTimeout { strategy }, value)) = at {
             strategies = with_lock_timeout(strategies, strategy, value)?;
@@ -227,11 +227,14 @@ fn one_line(error: Error) -> Error {
 /// `[expect.*]` and `--expect`. They may name the workload's strategies
 /// (`defined`) and the presets, which an unknown name's error lists, and
 /// `load` (the pseudo-strategy of `run --load-only`, which `collect` knows).
+/// `run --load-only` runs none of the workload's strategies, so only its
+/// `[expect.load]` and the flags apply (the other tables are checked, not kept).
 fn parse_expectations(
     source: &str,
     file: &WorkloadFile,
     args: &CommonArgs,
     defined: &[NamedStrategy],
+    mode: &Mode,
 ) -> Result<Vec<Expectation>, Error> {
     let mut known: Vec<String> = defined.iter().map(|s| s.name.clone()).collect();
     for name in PRESET_NAMES {
@@ -240,7 +243,17 @@ fn parse_expectations(
             known.push(name.to_string());
         }
     }
-    crate::expect::collect(source, &file.expect, &args.expect, &known)
+    let all = crate::expect::collect(source, &file.expect, &args.expect, &known)?;
+    if *mode != Mode::LoadOnly {
+        return Ok(all);
+    }
+    let load_only: std::collections::BTreeMap<_, _> = file
+        .expect
+        .iter()
+        .filter(|(strategy, _)| *strategy == LOAD_ONLY_STRATEGY)
+        .map(|(strategy, table)| (strategy.clone(), table.clone()))
+        .collect();
+    crate::expect::collect(source, &load_only, &args.expect, &known)
 }
 
 /// Whether the process runs in CI: `CI` is set in the environment, as GitHub
@@ -337,6 +350,24 @@ mod tests {
         assert!(!listed.contains(&"load"), "{message}");
         flags.expect = vec!["load.max_failed=0".into()];
         assert!(Config::new(None, Mode::LoadOnly, &flags).is_ok());
+    }
+
+    #[test]
+    fn a_load_only_run_keeps_only_the_expectations_of_load() {
+        let mut flags = args();
+        let strategies = |config: Config| -> Vec<String> {
+            config
+                .expectations
+                .into_iter()
+                .map(|expectation| expectation.strategy)
+                .collect()
+        };
+        let compared = strategies(Config::new(None, compare(), &flags).unwrap());
+        assert!(compared.contains(&"naive".to_string()), "{compared:?}");
+        assert!(strategies(Config::new(None, Mode::LoadOnly, &flags).unwrap()).is_empty());
+        flags.expect = vec!["load.max_failed=0".into()];
+        let load_only = strategies(Config::new(None, Mode::LoadOnly, &flags).unwrap());
+        assert_eq!(load_only, ["load"]);
     }
 
     #[test]
