@@ -102,3 +102,48 @@ fn a_load_only_run_prints_no_skip_lines_for_the_strategies() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_missing_table_on_a_db_url_says_where_the_run_looks_for_it() {
+    let _cpus = cpus_shared();
+    let mut workload = reference();
+    workload.load.scripts = vec![workload::script(
+        "read-mine",
+        "SELECT count(*) FROM my_events;\n",
+    )];
+    // The harness runs this setup itself, once per run.
+    workload.setup = workload::small_orders(1000);
+    let run = ShortRun::on_empty_database(&workload);
+    let hint = "on --db-url the run's tables live in schema stallbench (its search_path), \
+                made by the workload's setup; to run against your own tables, add --in-place";
+    let assert = run
+        .command("run")
+        .args(["--load-only", "--duration", "2s"])
+        .assert()
+        .code(2);
+    let stderr = stderr_text(&assert);
+    assert!(
+        stderr.contains(&format!(
+            "script read-mine line 1: the server rejects this statement: relation \"my_events\" \
+             does not exist (SQLSTATE 42P01); {hint}"
+        )),
+        "{stderr}"
+    );
+    // The application pool prepares the scripts too, and says the same.
+    let assert = run
+        .command("run")
+        .args(["--load-only", "--duration", "2s", "--rate", "50", "--pool-size", "2"])
+        .assert()
+        .code(2);
+    let stderr = stderr_text(&assert);
+    assert!(stderr.contains(&format!("(SQLSTATE 42P01); {hint}")), "{stderr}");
+    // Under --in-place the run looks in the user's own tables: no such hint.
+    let assert = run
+        .command("run")
+        .args(["--load-only", "--duration", "2s", "--in-place"])
+        .assert()
+        .code(2);
+    let stderr = stderr_text(&assert);
+    assert!(stderr.contains("(SQLSTATE 42P01)"), "{stderr}");
+    assert!(!stderr.contains("schema stallbench"), "{stderr}");
+}

@@ -10,6 +10,7 @@
 //! `search_path`, no reset unless `--apply` commits the DDL. Either way the
 //! run's tables are those of `current_schemas(false)` on its connections.
 
+use std::fmt;
 use std::path::Path;
 
 use anyhow::Context;
@@ -260,7 +261,15 @@ impl Target {
             hosts: self.hosts.clone(),
             role,
             description: self.description.clone(),
+            undefined_table_hint: self.undefined_table_hint(),
         }
+    }
+
+    /// What an undefined table (42P01) in the workload's SQL needs said on
+    /// `--db-url` without `--in-place`: the run's search_path is its own schema,
+    /// not the user's; `None` elsewhere.
+    pub fn undefined_table_hint(&self) -> Option<&'static str> {
+        (self.server.is_none() && !self.objects.in_place()).then_some(UNDEFINED_TABLE_HINT)
     }
 
     /// Creates the harness's schema, refusing one that is not ours, then runs
@@ -560,6 +569,10 @@ impl Target {
     }
 }
 
+/// Said after an undefined table's error on `--db-url` without `--in-place`.
+pub const UNDEFINED_TABLE_HINT: &str = "on --db-url the run's tables live in schema stallbench \
+     (its search_path), made by the workload's setup; to run against your own tables, add --in-place";
+
 /// One connection to open: its settings, its role and how to name the target in an error.
 #[derive(Clone)]
 pub struct Connector {
@@ -568,6 +581,8 @@ pub struct Connector {
     hosts: String,
     role: Role,
     description: String,
+    /// See [`Target::undefined_table_hint`].
+    undefined_table_hint: Option<&'static str>,
 }
 
 impl Connector {
@@ -623,6 +638,18 @@ impl Connector {
     /// connection was opened (with TLS when it is).
     pub fn cancel_tls(&self) -> tokio_postgres_rustls::MakeRustlsConnect {
         tokio_postgres_rustls::MakeRustlsConnect::new((*self.tls.client_config()).clone())
+    }
+
+    /// The server's message `text` (of SQLSTATE `code`) for a statement it
+    /// rejected on this connection, with [`UNDEFINED_TABLE_HINT`] after an
+    /// undefined table where the hint applies.
+    pub fn rejection(&self, text: impl fmt::Display, code: Option<&SqlState>) -> String {
+        match (self.undefined_table_hint, code) {
+            (Some(hint), Some(code)) if *code == SqlState::UNDEFINED_TABLE => {
+                format!("{text}; {hint}")
+            }
+            _ => text.to_string(),
+        }
     }
 
     /// Who the connection is for and where it goes, for an error message:
