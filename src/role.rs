@@ -101,7 +101,8 @@ const FIXED_NAMES: [(Role, &str); 11] = [
 ];
 
 /// Every kind of blocker, each a role named as the kind.
-const BLOCKER_KINDS: [BlockerKind; 3] = [BlockerKind::Report, BlockerKind::Writer, BlockerKind::Idle];
+const BLOCKER_KINDS: [BlockerKind; 3] =
+    [BlockerKind::Report, BlockerKind::Writer, BlockerKind::Idle];
 
 impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

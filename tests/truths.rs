@@ -132,11 +132,22 @@ fn a_missing_table_on_a_db_url_says_where_the_run_looks_for_it() {
     // The application pool prepares the scripts too, and says the same.
     let assert = run
         .command("run")
-        .args(["--load-only", "--duration", "2s", "--rate", "50", "--pool-size", "2"])
+        .args([
+            "--load-only",
+            "--duration",
+            "2s",
+            "--rate",
+            "50",
+            "--pool-size",
+            "2",
+        ])
         .assert()
         .code(2);
     let stderr = stderr_text(&assert);
-    assert!(stderr.contains(&format!("(SQLSTATE 42P01); {hint}")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("(SQLSTATE 42P01); {hint}")),
+        "{stderr}"
+    );
     // Under --in-place the run looks in the user's own tables: no such hint.
     let assert = run
         .command("run")

@@ -347,9 +347,7 @@ mod tests {
         assert_eq!((width, height), latency_timeline_size(2));
         assert!(colours > 2, "only {colours} colours");
         assert_eq!(latency_panel_caption(&report.strategies[0]), "naive");
-        assert!(
-            latency_panel_caption(&report.strategies[1]).starts_with("retry: worst second ")
-        );
+        assert!(latency_panel_caption(&report.strategies[1]).starts_with("retry: worst second "));
 
         // Every strategy without data, and no strategy at all.
         for row in &mut report.strategies[1].seconds {

@@ -523,7 +523,10 @@ mod tests {
                 "try 1 timed out, next in 0.0 s",
             ]
         );
-        assert_eq!(DdlStatus::says("try 2 waiting").render(6.0), "try 2 waiting");
+        assert_eq!(
+            DdlStatus::says("try 2 waiting").render(6.0),
+            "try 2 waiting"
+        );
     }
 
     #[test]

@@ -160,7 +160,14 @@ impl Session {
         rng: &mut rand::rngs::SmallRng,
         recording: &mut Recording,
     ) -> bool {
-        match prepare(&mut self.connection, &self.connector, scripts, self.protocol).await {
+        match prepare(
+            &mut self.connection,
+            &self.connector,
+            scripts,
+            self.protocol,
+        )
+        .await
+        {
             Ok(prepared) => {
                 self.prepared = prepared;
                 true
