@@ -407,6 +407,7 @@ mod tests {
             locks: Default::default(),
             intervals: Default::default(),
             failures: Vec::new(),
+            lock_trace: Vec::new(),
         }
     }
 
