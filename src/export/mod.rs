@@ -88,6 +88,9 @@ pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
         db_p99_ms: summary.db_p99_ms.map(round),
         pool_dry_at_s: summary.pool_dry_at_s.map(round),
         worst_second_p99_ms: round(summary.worst_second_p99_ms),
+        ok_p50_ms: summary.ok_p50_ms.map(round),
+        ok_p99_ms: summary.ok_p99_ms.map(round),
+        ok_max_ms: summary.ok_max_ms.map(round),
         ..summary.clone()
     }
 }

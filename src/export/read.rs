@@ -451,11 +451,12 @@ mod tests {
         write_all(&reference_report(), dir.path()).unwrap();
         let path = dir.path().join(SUMMARY_CSV);
         let text = std::fs::read_to_string(&path).unwrap();
+        // Without the worst-second columns and the ok_* ones appended after them.
         let older: Vec<String> = text
             .lines()
             .map(|line| {
                 let cells: Vec<&str> = line.split(',').collect();
-                cells[..cells.len() - 2].join(",")
+                cells[..cells.len() - 5].join(",")
             })
             .collect();
         std::fs::write(&path, older.join("\n") + "\n").unwrap();
@@ -466,6 +467,12 @@ mod tests {
             .map(|s| (s.summary.worst_second_tps, s.summary.worst_second_p99_ms))
             .collect();
         assert_eq!(figures, [(0, 9100.0), (1700, 420.0)]);
+        // The successful-only figures were not written then: empty, not made up.
+        assert!(
+            back.strategies
+                .iter()
+                .all(|s| s.summary.ok_max_ms.is_none())
+        );
     }
 
     #[test]

@@ -22,7 +22,9 @@ pub use ranking::{
     Criterion, DdlWindow, Place, RankingRow, WorstSeconds, rank_strategies, worst_seconds,
 };
 pub use recorder::{Recorder, WorkerSecond};
-pub use summary::{DdlOutcome, PoolFacts, RunFacts, Summary, longest_stall_s, summarize};
+pub use summary::{
+    DdlOutcome, LatencyFigures, PoolFacts, RunFacts, Summary, longest_stall_s, summarize,
+};
 pub use timeline::build_timeline;
 
 /// Everything one `compare` or `run` produced, one entry per strategy in run order.

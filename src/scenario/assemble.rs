@@ -11,8 +11,8 @@ use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks};
 use crate::metrics::recorder::p99_ms;
 use crate::metrics::{
-    DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, PoolFacts, PoolGauge, Recorder,
-    RunFacts, StrategyReport, build_timeline, lock_phases, summarize,
+    DdlAttempt, DdlPoll, LatencyDistribution, LatencyFigures, LatencyIntervals, PoolFacts,
+    PoolGauge, Recorder, RunFacts, StrategyReport, build_timeline, lock_phases, summarize,
 };
 
 /// What the tasks of one run returned, as plain data: the wind-down's result.
@@ -118,6 +118,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
             .max()
             .map_or(0.0, |&age_us| age_us as f64 / 1000.0),
         pool,
+        ok_latency: LatencyFigures::of(&measured.recorder.ok_latency_us()),
     };
     let summary = summarize(
         strategy,
