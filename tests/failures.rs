@@ -3,6 +3,7 @@
 //! (0A000 cached plan must not change result type); the failures are grouped
 //! by kind in `failures.csv`, stdout and `summary.md`, the workers prepare
 //! again and recover, and expectations on the failures fail the run (exit 3).
+//! Reads held behind the queued ALTER and then failed count their wait in the latency.
 
 mod common;
 
@@ -143,5 +144,108 @@ fn a_changed_column_type_fails_by_kind_then_recovers_and_fails_the_expectations(
         assert!(stdout.contains(&sentence), "{sentence}\n{stdout}");
         assert!(summary_md.contains(&sentence), "{sentence}\n{summary_md}");
     }
+    assert_no_leftover_server();
+}
+
+/// The same change queued behind a report: the ALTER (at 2 s) waits for the
+/// report (1 s to 4 s), the readers queue behind it, and once it commits each
+/// held read fails with 0A000. A 6 s clock and a small table.
+const HELD_THEN_FAILED: &str = r#"
+name = "held-then-failed"
+description = "readers held behind a queued ALTER COLUMN TYPE, then failed with 0A000"
+setup = """
+CREATE TABLE orders (
+    id bigserial PRIMARY KEY,
+    customer_id int NOT NULL,
+    qty int NOT NULL
+);
+INSERT INTO orders (customer_id, qty) SELECT 1 + g % 1000, 1 + g % 7 FROM generate_series(1, 20000) g;
+CREATE INDEX ON orders (customer_id);
+ANALYZE orders;
+"""
+reset = "ALTER TABLE orders ALTER COLUMN qty TYPE int;"
+
+[load]
+clients = 4
+duration = "6s"
+
+[[load.scripts]]
+name = "read-qty"
+sql = """
+\\set c random(1, 1000)
+SELECT sum(qty) FROM orders WHERE customer_id = :c;
+"""
+
+[blocker]
+at = "1s"
+hold = "3s"
+sql = "SELECT count(*) FROM orders"
+
+[ddl]
+at = "2s"
+sql = "ALTER TABLE orders ALTER COLUMN qty TYPE bigint"
+
+[[strategies]]
+name = "naive"
+kind = "plain"
+"#;
+
+/// A failed transaction's wait counts: what the application waited for until
+/// the error arrived is in every latency figure (summary, per second, .hgrm),
+/// and the successful-only figures stay apart in `ok_*`.
+#[test]
+fn a_held_read_that_then_fails_counts_its_wait_in_the_latency() {
+    require_postgres();
+    let _serial = one_database_run_at_a_time();
+    let run = short_run("held-then-failed.toml", HELD_THEN_FAILED);
+    let report = run_in_process(&run.workload, compare_all(), &run.args);
+    let naive = strategy_named(&report, "naive");
+
+    // The ALTER queued behind the report for about 2 s, then the held reads failed.
+    let summary = &naive.summary;
+    assert!(summary.ddl_last_wait_ms >= 1_500.0, "{summary:?}");
+    assert!(summary.failed >= 1, "{summary:?}");
+    let failures: Vec<FailureRecord> = read_records(&run.out.join("failures.csv"));
+    assert!(!failures.is_empty());
+    for failure in &failures {
+        assert_eq!(failure.sqlstate.cell(), "0A000", "{failure:?}");
+    }
+
+    // A reader queued within a transaction's time of the ALTER and waited
+    // until it committed: at least the ALTER's wait, less a margin.
+    let held_ms = summary.ddl_last_wait_ms - 500.0;
+    let summaries: Vec<stallbench::metrics::Summary> = read_records(&run.out.join("summary.csv"));
+    let written = &summaries[0];
+    assert!(written.lat_max_ms >= held_ms, "{written:?}");
+    // The completed ones alone (what pgbench reports) never waited that long.
+    let ok_max_ms = written.ok_max_ms.expect("ok_max_ms is written");
+    assert!(ok_max_ms < held_ms, "{written:?}");
+    assert!(written.ok_p99_ms.unwrap() <= ok_max_ms, "{written:?}");
+
+    // Per second: the second the held reads failed in shows their wait.
+    let timeline: Vec<TimelineRecord> = read_records(&run.out.join("timeline.csv"));
+    let failed_second = timeline
+        .iter()
+        .filter(|row| row.failed > 0)
+        .max_by(|a, b| a.lat_max_ms.total_cmp(&b.lat_max_ms))
+        .expect("a second with failures");
+    assert!(failed_second.lat_max_ms >= held_ms, "{failed_second:?}");
+
+    // The .hgrm file's max is the same figure.
+    let hgrm = std::fs::read_to_string(run.out.join("latency-naive.hgrm")).unwrap();
+    let max_line = hgrm
+        .lines()
+        .find(|line| line.starts_with("#[Max"))
+        .expect("a #[Max line");
+    let hgrm_max_ms: f64 = max_line
+        .trim_start_matches("#[Max")
+        .trim_start_matches([' ', '='])
+        .split(',')
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(hgrm_max_ms >= held_ms, "{max_line}");
     assert_no_leftover_server();
 }
