@@ -40,7 +40,9 @@ impl SecondsAxis {
     /// The labelled seconds, at most `max_ticks` of them (at least one).
     fn ticks(&self, max_ticks: usize) -> Vec<f64> {
         let end_s = self.coord.range().end;
-        let fits = |step_s: f64| (end_s / step_s).floor() as usize + 1 <= max_ticks.max(1);
+        // A label at 0 and one per step up to the end.
+        let labels = |step_s: f64| (end_s / step_s).floor() as usize + 1;
+        let fits = |step_s: f64| labels(step_s) <= max_ticks.max(1);
         let step_s = (0..)
             .flat_map(|power| [1.0, 2.0, 5.0].map(|digit| digit * 10_f64.powi(power)))
             .find(|&step_s| fits(step_s))
