@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: stallbench `run --load-only` against `pgbench -M prepared`, same
 # server, script, clients and duration, alternating ROUNDS times, each run on
-# freshly built and vacuumed tables; the lock observer's cost (load-only TPS
+# freshly built and vacuumed tables (the read script, SELECT 1, and pgbench's
+# built-in tpcb-like and select-only at scale 1, `-b NAME` on both sides); the lock observer's cost (load-only TPS
 # with and without it); the open-loop scheduler's cost; the application pool's
 # cost (--pool-size 4 against the lean open loop, SELECT 1); open-loop schedule lag
 # and latency against `pgbench -R`; the cost of TLS (`sslmode=require` against
@@ -130,18 +131,28 @@ summary_of() {
 
 # One run of script $1 for $2 seconds, on the server's unix socket or on the
 # connection string $3; each prints "tps transactions user_s system_s sleeps".
+# A built-in script ($1 is tpcb-like or select-only) runs on pgbench's tables
+# at scale 1: `pgbench -i` before each pgbench run, the bundled workload
+# `pgbench` (the same tables) for stallbench.
+is_builtin() { [ "$1" = tpcb-like ] || [ "$1" = select-only ]; }
 run_pgbench() {
-  local cpu tps txns conninfo=()
+  local cpu tps txns conninfo=() script=(-f "$work/$1.sql")
   if [ -n "${3:-}" ]; then conninfo=("$3"); fi
-  fresh_tables
-  cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$2" -f "$work/$1.sql" "${conninfo[@]}")
+  if is_builtin "$1"; then
+    "$PGBENCH" -i -q -s 1 "${conninfo[@]}" >/dev/null 2>&1
+    script=(-b "$1")
+  else
+    fresh_tables
+  fi
+  cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$2" "${script[@]}" "${conninfo[@]}")
   tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench.out" | head -n 1)
   txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/pgbench.out")
   echo "$tps $txns $cpu"
 }
 run_stallbench() {
-  local cpu
-  cpu=$(cpu_of /dev/null "$BIN" run "$work/$1.toml" --load-only --quiet --duration "$2s" --db-url "${3:-$URL}" --out "$work/out-run" --force)
+  local cpu workload=("$work/$1.toml")
+  if is_builtin "$1"; then workload=(pgbench -b "$1" --set scale=1 --protocol prepared --clients "$CLIENTS"); fi
+  cpu=$(cpu_of /dev/null "$BIN" run "${workload[@]}" --load-only --quiet --duration "$2s" --db-url "${3:-$URL}" --out "$work/out-run" --force)
   echo "$(summary_of "$work/out-run" mean_tps transactions) $cpu"
   rm -rf "$work/out-run"
 }
@@ -152,7 +163,7 @@ run_stallbench() {
 SHORT=${SHORT:-2}
 
 echo "stallbench $($BIN --version | cut -d' ' -f2) vs $("$PGBENCH" --version); $CLIENTS clients, ${DURATION}s per run, $ROUNDS rounds, $(nproc) cores"
-for name in read-order select-1; do
+for name in read-order select-1 tpcb-like select-only; do
   rounds="$work/$name.rounds"
   : >"$rounds"
   for round in $(seq "$ROUNDS"); do

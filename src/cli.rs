@@ -77,6 +77,10 @@ pub struct CommonArgs {
     /// several strategies then needs the workload's reset SQL).
     #[arg(long)]
     pub apply: bool,
+    /// With --in-place: let load scripts (and the blocker) that write run against your
+    /// tables; the rows they insert, update and delete stay, and are counted per table.
+    #[arg(long)]
+    pub allow_writes: bool,
     /// Number of client workers, each on its own connection (overrides [load] clients).
     #[arg(long)]
     pub clients: Option<u32>,
@@ -132,9 +136,29 @@ pub struct CommonArgs {
     /// Do not sample the lock queue (for measuring the observer's own cost).
     #[arg(long, hide = true)]
     pub no_observer: bool,
-    /// Seed for random script values and backoff jitter [default: random, printed in run.json].
+    /// Seed for random script values and backoff jitter, like pgbench --random-seed
+    /// (`:random_seed` in scripts) [default: random, printed in run.json].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run each strategy N times on the same server and data, interleaved (naive, retry,
+    /// naive, retry, ...); figures become medians with their range, from 5 with a 95%
+    /// interval [default: [load] repeat, else 1].
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
+    /// Vary one setting across runs of the same compare: NAME=V1,V2,... with NAME a
+    /// strategy's lock_timeout (retry.lock_timeout), blocker.hold, clients, rate or a --set
+    /// variable; a results folder per value, and sweep.csv and sweep.png beside them.
+    #[arg(long, value_name = "NAME=V1,V2,...")]
+    pub sweep: Option<String>,
+    /// How scripts send statements, as pgbench -M: `prepared` (each statement prepared
+    /// once per connection), `extended` (parsed each time) or `simple` (variables
+    /// substituted into the text) [default: prepared].
+    #[arg(long, short = 'M', value_name = "MODE", value_parser = ["simple", "extended", "prepared"])]
+    pub protocol: Option<String>,
+    /// Let scripts run programs with \shell and \setshell (refused without it: a
+    /// workload file from elsewhere must not run programs unasked).
+    #[arg(long)]
+    pub allow_shell: bool,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
@@ -173,6 +197,10 @@ pub struct WorkloadArgs {
     /// (replaces [load] scripts; without a workload argument no TOML is needed).
     #[arg(short = 'f', long = "file", value_name = "FILE[@WEIGHT]")]
     pub files: Vec<String>,
+    /// A built-in pgbench script, as pgbench -b: tpcb-like, simple-update or select-only
+    /// (any unambiguous prefix); repeatable, with -f too: -b select-only@9 -b tpcb-like@1.
+    #[arg(short = 'b', long = "builtin", value_name = "NAME[@WEIGHT]")]
+    pub builtins: Vec<String>,
     /// One migration step (repeatable, run in order; replaces [ddl] sql/steps).
     #[arg(long = "ddl", value_name = "SQL", conflicts_with = "ddl_file")]
     pub ddl: Vec<String>,

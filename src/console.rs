@@ -3,20 +3,34 @@
 //! The console picks its columns from the rows [`crate::export::table`] builds
 //! (short titles, fixed decimals) and lays them out two spaces apart.
 
-use crate::export::format::{format_seconds, format_thousands};
+use crate::config::Sweep;
+use crate::export::format::{format_count, format_seconds, format_spread};
 use crate::export::markdown::failures_sentence;
-use crate::export::sentences::{describe_chain, losses, migration_done_cell, pool_sentence};
-use crate::export::table::{Align, Column, RankedRow, Table, ranking};
+use crate::export::sentences::{
+    describe_chain, labelled_runs, losses, migration_done_cell, opening_lines, pool_sentence,
+    worst_share,
+};
+use crate::export::sweep::{self, SweepRecord};
+use crate::export::table::{
+    self, Align, Column, RankedRow, SummaryRow, Table, ranking, strategy_cell,
+};
+use crate::metrics::RunReport;
 use crate::metrics::locks::chain;
-use crate::metrics::{RunReport, Summary};
 
 use Align::{Left, Right};
 
 /// A plain-text table, one row per strategy, for stdout, followed by the lock
-/// chains and, with 2+ strategies, the ranking (see [`ranking_lines`]).
+/// chains and, with 2+ strategies, the ranking (see [`ranking_lines`]);
+/// opened by the lines that say the run was interrupted or wrote to the
+/// user's tables (see [`opening_lines`]).
 pub fn summary_table(report: &RunReport) -> String {
-    let mut out = render_table(&summary_rows(report));
-    for strategy in &report.strategies {
+    let mut out = String::new();
+    for line in opening_lines(report) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(&render_table(&summary_rows(report)));
+    for strategy in &labelled_runs(report) {
         let locks = &strategy.locks;
         if let Some(first) = locks.worst.first() {
             out.push_str(&format!(
@@ -44,37 +58,56 @@ pub fn summary_table(report: &RunReport) -> String {
 
 /// One line per strategy that had failed transactions: their kinds and when.
 fn failure_lines(report: &RunReport) -> String {
-    report
-        .strategies
+    labelled_runs(report)
         .iter()
-        .filter_map(failures_sentence)
+        .filter_map(|run| failures_sentence(run))
         .map(|sentence| sentence + "\n")
         .collect()
 }
 
-/// The summary figures the console shows, one row per strategy.
+/// The summary figures the console shows, one row per strategy (with
+/// repeats, each figure's median and range over them).
 fn summary_rows(report: &RunReport) -> Table {
-    Table::build(
-        SUMMARY_COLUMNS,
-        report.strategies.iter().map(|strategy| &strategy.summary),
-    )
+    Table::build(SUMMARY_COLUMNS, &table::summary_rows(report))
 }
 
 /// The console's summary columns: short titles, latencies in fixed decimals.
-const SUMMARY_COLUMNS: &[Column<Summary>] = &[
-    Column::new("strategy", Left, |s| s.strategy.clone()),
-    Column::new("txns", Right, |s| s.transactions.to_string()),
-    Column::new("mean tps", Right, |s| format!("{:.1}", s.mean_tps)),
-    Column::new("zero-tps s", Right, |s| s.zero_tps_seconds.to_string()),
-    Column::new("stall s", Right, |s| s.longest_stall_s.to_string()),
-    Column::new("p50 ms", Right, |s| format!("{:.3}", s.lat_p50_ms)),
-    Column::new("p99 ms", Right, |s| format!("{:.3}", s.lat_p99_ms)),
-    Column::new("max ms", Right, |s| format!("{:.1}", s.lat_max_ms)),
-    Column::new("failed", Right, |s| s.failed.to_string()),
-    Column::new("ddl tries", Right, |s| s.ddl_attempts.to_string()),
-    Column::new("ddl s", Right, |s| format_seconds(s.ddl_total_ms / 1000.0)),
-    Column::new("outcome", Right, |s| s.ddl_outcome.to_string()),
-    Column::new("lock waiters", Right, |s| s.max_lock_waiters.to_string()),
+const SUMMARY_COLUMNS: &[Column<SummaryRow>] = &[
+    Column::new("strategy", Left, |r| r.text(strategy_cell)),
+    Column::new("txns", Right, |r| {
+        r.cell(|s| s.transactions as f64, |n| format!("{n:.0}"))
+    }),
+    Column::new("mean tps", Right, |r| {
+        r.cell(|s| s.mean_tps, |n| format!("{n:.1}"))
+    }),
+    Column::new("zero-tps s", Right, |r| {
+        r.cell(|s| f64::from(s.zero_tps_seconds), format_count)
+    }),
+    Column::new("stall s", Right, |r| {
+        r.cell(|s| f64::from(s.longest_stall_s), format_count)
+    }),
+    Column::new("p50 ms", Right, |r| {
+        r.cell(|s| s.lat_p50_ms, |n| format!("{n:.3}"))
+    }),
+    Column::new("p99 ms", Right, |r| {
+        r.cell(|s| s.lat_p99_ms, |n| format!("{n:.3}"))
+    }),
+    Column::new("max ms", Right, |r| {
+        r.cell(|s| s.lat_max_ms, |n| format!("{n:.1}"))
+    }),
+    Column::new("failed", Right, |r| {
+        r.cell(|s| s.failed as f64, format_count)
+    }),
+    Column::new("ddl tries", Right, |r| {
+        r.cell(|s| f64::from(s.ddl_attempts), format_count)
+    }),
+    Column::new("ddl s", Right, |r| {
+        r.cell(|s| s.ddl_total_ms / 1000.0, format_seconds)
+    }),
+    Column::new("outcome", Right, |r| r.text(|s| s.ddl_outcome.to_string())),
+    Column::new("lock waiters", Right, |r| {
+        r.cell(|s| f64::from(s.max_lock_waiters), format_count)
+    }),
 ];
 
 /// A blank line, `ranking:`, an aligned table of the strategies in rank order
@@ -95,27 +128,49 @@ pub fn ranking_lines(report: &RunReport) -> String {
     out
 }
 
-/// The console's ranking columns, in rank order: short titles, latencies with one decimal.
+/// The console's ranking columns, in rank order: short titles, latencies with
+/// one decimal, the worst second as a share of the strategy's own baseline.
 const RANKING_COLUMNS: &[Column<RankedRow>] = &[
     Column::new("rank", Right, |r| r.rank.to_string()),
     Column::new("strategy", Left, |r| r.row.strategy.clone()),
     Column::new("decided by", Left, |r| r.decided_by.clone()),
-    Column::new("stall s", Right, |r| r.row.longest_stall_s.to_string()),
-    Column::new("zero-tps s", Right, |r| r.row.zero_tps_seconds.to_string()),
-    Column::new("worst tps", Right, |r| {
-        format_thousands(r.row.worst_second_tps)
+    Column::new("stall s", Right, |r| {
+        format_spread(&r.row.longest_stall_s(), format_count, "")
     }),
+    Column::new("zero-tps s", Right, |r| {
+        format_spread(&r.row.zero_tps_seconds(), format_count, "")
+    }),
+    Column::new("worst %", Right, |r| worst_share(&r.row)),
     Column::new("worst p99 ms", Right, |r| {
-        format!("{:.1}", r.row.worst_second_p99_ms)
+        format_spread(&r.row.worst_second_p99_ms(), one_decimal, "")
     }),
     Column::new("max ms", Right, |r| {
-        format!("{:.1}", r.row.window_max_latency_ms)
+        format_spread(&r.row.window_max_latency_ms(), one_decimal, "")
     }),
-    Column::new("failed", Right, |r| r.row.failed_transactions.to_string()),
+    Column::new("failed", Right, |r| {
+        format_spread(&r.row.failed_transactions(), format_count, "")
+    }),
     Column::new("done at s", Right, |r| migration_done_cell(&r.row)),
-    Column::new("tries", Right, |r| r.row.ddl_tries.to_string()),
-    Column::new("blocker", Left, |r| r.row.blocker_outcome.clone()),
+    Column::new("tries", Right, |r| {
+        format_spread(&r.row.ddl_tries(), format_count, "")
+    }),
+    Column::new("blocker", Left, |r| r.row.blocker_outcome()),
 ];
+
+/// A number with one decimal.
+fn one_decimal(value: f64) -> String {
+    format!("{value:.1}")
+}
+
+/// The table and the sentences of a sweep, as stdout shows them at its end.
+pub fn sweep_text(sweep: &Sweep, records: &[SweepRecord]) -> String {
+    let mut text = render_table(&sweep::table(records));
+    for sentence in sweep::sentences(sweep, records) {
+        text.push_str(&sentence);
+        text.push('\n');
+    }
+    text
+}
 
 /// The header and rows as lines of columns two spaces apart, each column as
 /// wide as its widest cell and padded as its [`Align`] says; no trailing spaces.
@@ -167,13 +222,13 @@ mod tests {
         assert_eq!(
             &lines[5..],
             [
-                "rank  strategy  decided by                stall s  zero-tps s  worst tps  \
+                "rank  strategy  decided by                stall s  zero-tps s  worst %  \
                  worst p99 ms  max ms  failed  done at s  tries  blocker",
-                "   1  retry     longest stall 0 s vs 9 s        0           0      1,700         \
+                "   1  retry     longest stall 0 s vs 9 s        0           0      57%         \
                  420.0   500.0       0       18.0      5  ok",
-                "   2  naive     longest stall 9 s vs 0 s        9           9          0        \
+                "   2  naive     longest stall 9 s vs 0 s        9           9       0%        \
                  9100.0  9700.0       0       15.7      1  ok",
-                "retry kept the worst second at 1,700 tps (naive: 0 tps) and finished the \
+                "retry kept 57% of its baseline in its worst second (naive: 0%) and finished the \
                  migration 2.3 s later than naive.",
             ],
             "{text}"

@@ -27,6 +27,7 @@ pub mod metrics;
 #[macro_use]
 pub mod output;
 pub mod pgwire;
+pub mod plan;
 pub mod plot;
 pub mod results;
 pub mod role;
@@ -34,6 +35,7 @@ pub mod scenario;
 pub mod script;
 pub mod server;
 pub mod serverlog;
+pub mod stop;
 pub mod strategy;
 pub mod target;
 #[cfg(test)]
@@ -52,7 +54,10 @@ use crate::config::{Config, Mode};
 pub use crate::error::Error;
 use crate::export::run_json::RunFile;
 use crate::metrics::RunReport;
+use crate::plan::Plan;
+use crate::plan::progress::PlanProgress;
 use crate::scenario::Interrupt;
+use crate::stop::Stopped;
 use crate::target::Target;
 
 /// How long after a failed run the throwaway server's death is still taken as its cause.
@@ -106,14 +111,23 @@ pub fn list_workloads() -> Result<String, Error> {
     Ok(out)
 }
 
-/// `stallbench plot DIR`: re-draws the charts from the folder's files.
+/// `stallbench plot DIR`: re-draws the charts from the folder's files; in a
+/// sweep's folder `sweep.png` and the charts of every value's folder.
 pub fn redraw_charts(dir: &Path) -> Result<(), Error> {
-    let report = export::read_report(dir).map_err(|err| Error::bad_input(format!("{err:#}")))?;
-    let drawn = plot::draw_all(&report, dir)?;
-    let paths: Vec<String> = drawn
-        .iter()
-        .map(|name| dir.join(name).display().to_string())
-        .collect();
+    let bad_input = |err: anyhow::Error| Error::bad_input(format!("{err:#}"));
+    let mut paths: Vec<String> = Vec::new();
+    match export::sweep::read_records(dir).map_err(bad_input)? {
+        Some(records) => {
+            let sweep = export::sweep::sweep_of(&records).map_err(bad_input)?;
+            let path = dir.join(results::SWEEP_PNG);
+            plot::draw_sweep(&records, &sweep, &path)?;
+            paths.push(path.display().to_string());
+            for value in &sweep.values {
+                paths.extend(redraw_folder(&dir.join(sweep.folder(value)))?);
+            }
+        }
+        None => paths.extend(redraw_folder(dir)?),
+    }
     let (last, first) = paths
         .split_last()
         .expect("plot::draw_all draws at least one chart");
@@ -121,27 +135,75 @@ pub fn redraw_charts(dir: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// Re-draws the charts of one results folder; the paths drawn.
+fn redraw_folder(dir: &Path) -> Result<Vec<String>, Error> {
+    let report = export::read_report(dir).map_err(|err| Error::bad_input(format!("{err:#}")))?;
+    let drawn = plot::draw_all(&report, dir)?;
+    Ok(drawn
+        .iter()
+        .map(|name| dir.join(name).display().to_string())
+        .collect())
+}
+
 fn run_benchmark(workload: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<i32, Error> {
-    let config = Config::new(workload, mode, args)?;
+    let plan = Plan::new(workload, mode, args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let result = runtime.block_on(execute_until(&config, stop_signal()));
+    let result = runtime.block_on(execute_plan_until(&plan, stop_signal()));
     runtime.shutdown_timeout(Duration::from_secs(1));
-    let report = result?;
-    check_expectations(&config, &report)
+    let reports = result?;
+    check_plan_expectations(&plan, &reports)
 }
 
-/// Prints each expectation's verdict (in CI, that there is no bound, if so),
-/// writes `expectations.csv`, `junit.xml` and `pr-comment.md`, appends to
-/// `$GITHUB_STEP_SUMMARY` if set; exit code 3 if any failed, else 0.
-fn check_expectations(config: &Config, report: &RunReport) -> Result<i32, Error> {
+/// The expectations of every point of `plan` (see [`check_expectations`]);
+/// with a sweep each line names its value and a last line names the values
+/// that failed. Exit code 3 if any failed, else 0.
+fn check_plan_expectations(plan: &Plan, reports: &[RunReport]) -> Result<i32, Error> {
+    let mut failed_at = Vec::new();
+    for (point, report) in plan.points.iter().zip(reports) {
+        let label = point
+            .value
+            .as_deref()
+            .zip(plan.sweep())
+            .map(|(value, sweep)| sweep.label(value));
+        if check_expectations(&point.config, report, label.as_deref())? {
+            failed_at.push(label.unwrap_or_default());
+        }
+    }
+    if plan.sweep().is_some() && !plan.base.expectations.is_empty() {
+        let verdict = match failed_at.is_empty() {
+            true => "expectations: every bound held at every value".to_string(),
+            false => format!("expectations failed at {}", failed_at.join(", ")),
+        };
+        output::write_stdout(&format!("{verdict}\n"))?;
+    }
+    Ok(if failed_at.is_empty() {
+        0
+    } else {
+        expect::EXIT_CODE_FAILED
+    })
+}
+
+/// Prints each expectation's verdict (after `label` and a colon, for a sweep
+/// value; in CI, that there is no bound, if so), writes `expectations.csv`,
+/// `junit.xml` and `pr-comment.md`, appends to `$GITHUB_STEP_SUMMARY` if set;
+/// whether any failed.
+fn check_expectations(
+    config: &Config,
+    report: &RunReport,
+    label: Option<&str>,
+) -> Result<bool, Error> {
     let results = expect::evaluate(&config.expectations, report);
     if config.ci && results.is_empty() {
         stderrln!("warning: {}", expect::NO_BOUNDS);
     }
     for line in expect::report_lines(&results) {
+        let line = match label {
+            Some(label) => format!("{label}: {line}"),
+            None => line,
+        };
         output::write_stdout(&format!("{line}\n"))?;
     }
     let files = expect::result_files(report, &results, &config.out_dir)?;
@@ -151,11 +213,7 @@ fn check_expectations(config: &Config, report: &RunReport) -> Result<i32, Error>
         report,
         &results,
     )?;
-    Ok(if expect::any_failed(&results) {
-        expect::EXIT_CODE_FAILED
-    } else {
-        0
-    })
+    Ok(expect::any_failed(&results))
 }
 
 /// Resolves at Ctrl-C (SIGINT) or SIGTERM, naming the signal.
@@ -167,36 +225,45 @@ async fn stop_signal() -> String {
         }
     };
     tokio::select! {
-        Ok(()) = tokio::signal::ctrl_c() => "Ctrl-C (SIGINT)".to_string(),
-        _ = sigterm => "SIGTERM".to_string(),
+        Ok(()) = tokio::signal::ctrl_c() => stop::CTRL_C.to_string(),
+        _ = sigterm => stop::SIGTERM.to_string(),
     }
 }
 
-/// The whole benchmark on an async runtime: target, setup, each strategy, files.
+/// The whole benchmark of one config on an async runtime: target, setup, each
+/// strategy (as often as it repeats), files. A sweep in `config` is not run
+/// (see [`execute_plan`]).
 pub async fn execute(config: &Config) -> Result<RunReport, Error> {
     execute_until(config, std::future::pending()).await
 }
 
-/// [`execute`], stopped early by `stop` (which resolves to the name of what
-/// stopped it, e.g. a signal) or by the throwaway server's death: the strategy
-/// in progress is written up to its last whole second and marked interrupted,
-/// `run.json` names it and the strategies not run, and the stop is the error.
+/// [`execute`], stopped early by `stop` (see [`execute_plan_until`]).
 pub async fn execute_until(
     config: &Config,
     stop: impl Future<Output = String>,
 ) -> Result<RunReport, Error> {
+    let plan = Plan::single(config.clone());
+    let mut reports = execute_plan_until(&plan, stop).await?;
+    Ok(reports.remove(0))
+}
+
+/// The whole plan on an async runtime: one report per point (per sweep value).
+pub async fn execute_plan(plan: &Plan) -> Result<Vec<RunReport>, Error> {
+    execute_plan_until(plan, std::future::pending()).await
+}
+
+/// [`execute_plan`], stopped early by `stop` (which resolves to the name of what
+/// stopped it, e.g. a signal) or by the throwaway server's death: the run
+/// in progress is written up to its last whole second and marked interrupted,
+/// `run.json` names it and the strategies not run, and the stop is the error.
+pub async fn execute_plan_until(
+    plan: &Plan,
+    stop: impl Future<Output = String>,
+) -> Result<Vec<RunReport>, Error> {
+    let config = &plan.base;
     let mut stop = pin!(stop);
-    let names: Vec<&str> = config.strategies.iter().map(|s| s.name.as_str()).collect();
     if !config.quiet {
-        stderrln!(
-            "stallbench {}: workload {}, strategies {}, {} clients for {} s; results in {}",
-            env!("CARGO_PKG_VERSION"),
-            config.workload_name,
-            names.join(", "),
-            config.load.clients,
-            config.load.duration_s(),
-            config.out_dir.display()
-        );
+        stderrln!("{}", plan_line(plan));
     }
     let started = std::time::Instant::now();
     let target = tokio::select! {
@@ -215,103 +282,235 @@ pub async fn execute_until(
             started.elapsed().as_secs_f64()
         );
     }
-    let run_file = RunFile {
+    for line in config::rollback_blind_spots(config) {
+        output::write_stdout(&format!("{line}\n"))?;
+    }
+    results::create_results_folder(
+        &config.out_dir,
+        &config.replaced_files,
+        &[
+            run_file(config, &target).render()?,
+            export::workload_toml::render(config)?,
+        ],
+    )?;
+    let mut reports: Vec<RunReport> = plan
+        .points
+        .iter()
+        .map(|point| RunReport {
+            workload: point.config.workload_name.clone(),
+            strategies: Vec::new(),
+            interruption: None,
+        })
+        .collect();
+    let result = run_until_stopped(plan, &target, stop, &mut reports).await;
+    if let Err(stopped) = result {
+        let error = match after_stop(plan, &target, &mut reports, stopped).await {
+            Ok(error) | Err(error) => error,
+        };
+        // The server log goes to the results folder on every path, errors included.
+        let _ = target.copy_server_log(&config.out_dir);
+        return Err(error);
+    }
+    target.copy_server_log(&config.out_dir)?;
+    match plan.sweep() {
+        None => output::write_stdout(&console::summary_table(&reports[0]))?,
+        Some(sweep) => {
+            let records = export::sweep::records(sweep, &plan_values(plan), &reports);
+            output::write_stdout(&console::sweep_text(sweep, &records))?
+        }
+    }
+    if !config.quiet {
+        stderrln!("results: {}", config.out_dir.display());
+    }
+    Ok(reports)
+}
+
+/// The `run.json` of `config` run against `target`.
+fn run_file<'a>(config: &'a Config, target: &'a Target) -> RunFile<'a> {
+    RunFile {
         // Milliseconds are plenty for a start that takes a second or more.
         server_start_s: target
             .server_start_s
             .map(|seconds| (seconds * 1000.0).round() / 1000.0),
         ..RunFile::new(config, &target.description, &target.server_version)
+    }
+}
+
+/// The first line of a run: what runs, how often, where the results go.
+fn plan_line(plan: &Plan) -> String {
+    let config = &plan.base;
+    let names: Vec<&str> = config.strategies.iter().map(|s| s.name.as_str()).collect();
+    let mut runs = String::new();
+    if config.repeat > 1 {
+        runs.push_str(&format!(", each {} times", config.repeat));
+    }
+    if let Some(sweep) = plan.sweep() {
+        runs.push_str(&format!(
+            ", at {} = {}",
+            sweep.name(),
+            sweep.values.join(", ")
+        ));
+    }
+    format!(
+        "stallbench {}: workload {}, strategies {}{runs}, {} clients for {} s; results in {}",
+        env!("CARGO_PKG_VERSION"),
+        config.workload_name,
+        names.join(", "),
+        config.load.clients,
+        config.load.duration_s(),
+        config.out_dir.display()
+    )
+}
+
+/// The sweep's values in order (empty without a sweep).
+fn plan_values(plan: &Plan) -> Vec<String> {
+    plan.points
+        .iter()
+        .filter_map(|point| point.value.clone())
+        .collect()
+}
+
+/// What a run that stopped before its end does after the stop: ends its
+/// sessions and drops its schema (best effort), writes `run.json` with what
+/// was not run, marks the files (and stdout, which shows what was measured)
+/// with the interruption, and returns the stop line to exit with.
+async fn after_stop(
+    plan: &Plan,
+    target: &Target,
+    reports: &mut [RunReport],
+    stopped: Stopped,
+) -> Result<Error, Error> {
+    let server = target.leave_after_stop().await;
+    write_stopped_run_files(plan, target, reports, &stopped.error.to_string())?;
+    // The point in progress: the last one that started.
+    let current = reports
+        .iter()
+        .rposition(|report| !report.strategies.is_empty())
+        .unwrap_or(0);
+    let config = &plan.points[current].config;
+    let report = &mut reports[current];
+    // A stop between strategies: the files written after the last one say so too.
+    if let Some(signal) = &stopped.signal
+        && report.interruption.is_none()
+        && stopped.wound_down
+        && !report.strategies.is_empty()
+    {
+        report.interruption = Some(stop::interruption(config, report, signal, None));
+        export::write_all(report, &config.out_dir)?;
+    }
+    if report.interruption.is_some() {
+        output::write_stdout(&console::summary_table(report))?;
+    }
+    let applied = match &report.interruption {
+        Some(interruption) => Some(interruption.applied.clone()),
+        None if stopped.wound_down => {
+            Some(stop::interruption(config, report, &stopped.error.to_string(), None).applied)
+        }
+        None => None,
     };
-    results::create_results_folder(
-        &config.out_dir,
-        &config.replaced_files,
-        &[run_file.render()?, export::workload_toml::render(config)?],
-    )?;
-    let mut report = RunReport {
-        workload: config.workload_name.clone(),
-        strategies: Vec::new(),
-    };
-    let result = run_until_stopped(config, &target, stop, &mut report).await;
-    if let Err(error) = &result {
-        // Leave nothing behind on a real server, even after a failure (best effort).
-        let cleanup = async {
-            let _ = target.clear_sessions().await;
-            let _ = target.drop_schema().await;
-        };
-        let _ = tokio::time::timeout(Duration::from_secs(10), cleanup).await;
-        let stopped_file = run_file.stopped_early(&report, &error.to_string());
+    Ok(stop::stop_line(
+        stopped,
+        config,
+        applied.as_deref(),
+        &server,
+    ))
+}
+
+/// `run.json` of a stopped plan: the sweep's, with the values not started, and
+/// each started point's, with what it did not run.
+fn write_stopped_run_files(
+    plan: &Plan,
+    target: &Target,
+    reports: &[RunReport],
+    message: &str,
+) -> Result<(), Error> {
+    if let Some(sweep) = plan.sweep() {
+        let not_started: Vec<String> = plan
+            .points
+            .iter()
+            .zip(reports)
+            .filter(|(_, report)| report.strategies.is_empty())
+            .filter_map(|(point, _)| point.value.as_deref())
+            .map(|value| sweep.label(value))
+            .collect();
+        let stopped_file = run_file(&plan.base, target).sweep_stopped(message, not_started);
+        results::write_files(&plan.base.out_dir, &[stopped_file.render()?])?;
+    }
+    for (point, report) in plan.points.iter().zip(reports) {
+        let unstarted_value = point.value.is_some() && report.strategies.is_empty();
+        if unstarted_value {
+            continue;
+        }
+        let stopped_file = run_file(&point.config, target).stopped_early(report, message);
         if !stopped_file.not_run.is_empty() {
             stderrln!("not run: {}", stopped_file.not_run.join(", "));
         }
-        results::write_files(&config.out_dir, &[stopped_file.render()?])?;
+        results::write_files(&point.config.out_dir, &[stopped_file.render()?])?;
     }
-    // The server log goes to the results folder on every path, errors included.
-    let copied = target.copy_server_log(&config.out_dir);
-    result?;
-    copied?;
-    output::write_stdout(&console::summary_table(&report))?;
-    if !config.quiet {
-        stderrln!("results: {}", config.out_dir.display());
-    }
-    Ok(report)
+    Ok(())
 }
 
-/// Runs the strategies into `report` until they end or a stop comes: `stop`
+/// Runs the plan into `reports` until it ends or a stop comes: `stop`
 /// (Ctrl-C, SIGTERM) or the throwaway server's death. A stop fires the run's
-/// interrupt and gives the run [`WIND_DOWN_LIMIT`] to write what it measured;
-/// the stop is then the error. A run that fails as the server dies
-/// (connections refused) failed because of it.
+/// interrupt and gives the run [`WIND_DOWN_LIMIT`] to stop its DDL and write
+/// what it measured; the stop is then the error. A run that fails as the
+/// server dies (connections refused) failed because of it.
 async fn run_until_stopped(
-    config: &Config,
+    plan: &Plan,
     target: &Target,
     stop: Pin<&mut impl Future<Output = String>>,
-    report: &mut RunReport,
-) -> Result<(), Error> {
+    reports: &mut [RunReport],
+) -> Result<(), Stopped> {
     let interrupt = Interrupt::default();
-    let mut run = pin!(run_strategies(config, target, &interrupt, report));
-    let stopped = tokio::select! {
+    let mut run = pin!(run_plan(plan, target, &interrupt, reports));
+    let (error, signal) = tokio::select! {
         result = &mut run => {
-            if result.is_err()
-                && let Ok(died) = tokio::time::timeout(SERVER_DEATH_GRACE, target.server_died()).await
-            {
-                return Err(died);
+            let Err(error) = result else {
+                return Ok(());
+            };
+            if let Ok(died) = tokio::time::timeout(SERVER_DEATH_GRACE, target.server_died()).await {
+                return Err(Stopped::failed(died));
             }
-            return result;
+            return Err(Stopped::failed(error));
         }
         reason = stop => {
             interrupt.fire(reason.as_str());
-            Error::runtime(format!(
-                "interrupted by {reason}; the server was stopped; results so far are in {}",
-                config.out_dir.display()
-            ))
+            (Error::runtime(format!("interrupted by {reason}")), Some(reason))
         }
         died = target.server_died() => {
             interrupt.fire(died.to_string());
-            died
+            (died, None)
         }
     };
-    if tokio::time::timeout(WIND_DOWN_LIMIT, run).await.is_err() {
+    let wound_down = tokio::time::timeout(WIND_DOWN_LIMIT, run).await.is_ok();
+    if !wound_down {
         stderrln!(
             "warning: the run did not wind down within {} s; its last strategy was not written",
             WIND_DOWN_LIMIT.as_secs()
         );
     }
-    Err(stopped)
+    Err(Stopped {
+        error,
+        signal,
+        wound_down,
+    })
 }
 
-/// Runs each strategy in turn and writes the files after each one; a fired
-/// `interrupt` ends the strategy in progress early (it is written too, up to
-/// its last whole second) and starts no other.
-async fn run_strategies(
-    config: &Config,
+/// Runs the plan's runs in order, each after its reset, and writes the files
+/// of its point (and of the sweep) after each one; a fired `interrupt` ends
+/// the run in progress early (it is written too, up to its last whole second)
+/// and starts no other.
+async fn run_plan(
+    plan: &Plan,
     target: &Target,
     interrupt: &Interrupt,
-    report: &mut RunReport,
+    reports: &mut [RunReport],
 ) -> Result<(), Error> {
+    let config = &plan.base;
     let workload_source = format!("workload {}", config.workload_name);
     unless_interrupted(
         interrupt,
-        target.prepare_schema(&workload_source, &config.setup_sql),
+        target.prepare_schema(&workload_source, &config.setup_sql, &config.load.variables),
     )
     .await?;
     if target.server_log().is_none() && !config.quiet {
@@ -320,9 +519,12 @@ async fn run_strategies(
              lock waits longer than deadlock_timeout are in the server's own log"
         );
     }
-    // The tables as the first strategy sees them; every later reset must give them back.
+    let mut progress = PlanProgress::new(plan, config.quiet);
+    // The tables as the first run sees them; every later reset must give them back.
     let mut first_fingerprint = None;
-    for (index, strategy) in config.strategies.iter().enumerate() {
+    for (index, planned) in plan.runs.iter().enumerate() {
+        let config = plan.config_of(planned);
+        let strategy = plan.strategy_of(planned);
         let reset = async {
             target.clear_sessions().await?;
             target.reset(&workload_source, &config.reset_sql).await?;
@@ -333,7 +535,7 @@ async fn run_strategies(
             None => first_fingerprint = Some(fingerprint),
             Some(first) => check_reset(
                 &workload_source,
-                &config.strategies[index - 1].name,
+                &plan.strategy_of(&plan.runs[index - 1]).name,
                 &config.reset_sql,
                 first,
                 &fingerprint,
@@ -342,25 +544,24 @@ async fn run_strategies(
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason));
         }
-        let log_start = server_log_len(target);
-        if !config.quiet {
-            stderrln!("== {} ({}) ==", strategy.name, strategy.describe());
+        if reports[planned.point].strategies.is_empty() && plan.sweep().is_some() {
+            create_value_folder(config, target)?;
         }
-        let (mut measured, notes) = scenario::run_strategy(
-            target,
-            config,
-            strategy,
-            config.seed.wrapping_add(index as u64),
-            interrupt,
-        )
-        .await?;
+        let log_start = server_log_len(target);
+        progress.start_run(plan, index);
+        let (mut measured, notes) =
+            scenario::run_strategy(target, config, strategy, plan.seed_of(planned), interrupt)
+                .await?;
         print_notes(
             config,
             &strategy.name,
             &notes,
             measured.interrupted.is_some(),
         );
-        if let Some(line) = ddl_error_line(&strategy.name, &measured.attempts) {
+        // An interrupted strategy's DDL error is the interrupt's doing: the stop line says what became of it.
+        if measured.interrupted.is_none()
+            && let Some(line) = ddl_error_line(&strategy.name, &measured.attempts)
+        {
             output::write_stdout(&line)?;
         }
         // A stopped run asks the server nothing more; a failure here interrupts it.
@@ -389,18 +590,59 @@ async fn run_strategies(
             invalid_indexes,
         };
         let interrupted = measured.interrupted.clone();
-        let strategy_report = scenario::assemble_report(&strategy.name, measured, after_run);
+        let report = &mut reports[planned.point];
+        // Built before the report drops the tries of the second it was cut in: one may have committed.
+        let interruption = interrupted.as_deref().map(|reason| {
+            let partial = stop::partial(config, &strategy.name, &measured);
+            stop::interruption(config, report, reason, Some(partial))
+        });
+        let strategy_report =
+            scenario::assemble_report(&strategy.name, planned.repeat, measured, after_run);
         report.strategies.push(strategy_report);
-        // Files of a finished (or interrupted) strategy are written before the next one starts.
-        export::write_all(report, &config.out_dir)?;
-        plot::draw_all(report, &config.out_dir)?;
-        target.copy_server_log(&config.out_dir)?;
+        report.interruption = interruption;
+        // Files of a finished (or interrupted) run are written before the next one starts.
+        write_point_files(plan, planned.point, reports)?;
+        target.copy_server_log(&plan.base.out_dir)?;
         if let Some(reason) = interrupted {
             return Err(Error::runtime(reason));
         }
     }
+    drop(progress);
     target.clear_sessions().await?;
     target.drop_schema().await?;
+    Ok(())
+}
+
+/// The folder of a sweep value, made as its first run starts, with its own
+/// `run.json` and `workload.toml` (which rerun that value alone).
+fn create_value_folder(config: &Config, target: &Target) -> Result<(), Error> {
+    results::create_results_folder(
+        &config.out_dir,
+        &config.replaced_files,
+        &[
+            run_file(config, target).render()?,
+            export::workload_toml::render(config)?,
+        ],
+    )
+}
+
+/// The files of point `point` (its folder's data and charts) and, for a
+/// sweep, the sweep's own files beside them.
+fn write_point_files(plan: &Plan, point: usize, reports: &[RunReport]) -> Result<(), Error> {
+    let out_dir = &plan.points[point].config.out_dir;
+    export::write_all(&reports[point], out_dir)?;
+    plot::draw_all(&reports[point], out_dir)?;
+    if let Some(sweep) = plan.sweep() {
+        let started = reports
+            .iter()
+            .take_while(|report| !report.strategies.is_empty())
+            .count();
+        let records =
+            export::sweep::records(sweep, &plan_values(plan)[..started], &reports[..started]);
+        let files = export::sweep::render(sweep, &plan.base.workload_name, &records)?;
+        results::write_files(&plan.base.out_dir, &files)?;
+        plot::draw_sweep(&records, sweep, &plan.base.out_dir.join(results::SWEEP_PNG))?;
+    }
     Ok(())
 }
 

@@ -11,6 +11,7 @@
 
 use std::borrow::Cow;
 use std::io::{ErrorKind, Write};
+use std::sync::Mutex;
 
 use crate::Error;
 
@@ -28,8 +29,30 @@ macro_rules! stderrln {
 }
 
 /// Writes `line` and a newline to stderr; a failed write is ignored (nobody can read it).
+/// While a progress bar is shown (see [`set_progress_bar`]) the line goes above it.
 pub fn eprint_line(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{}", printable(line));
+    let bar = PROGRESS_BAR
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone();
+    match bar {
+        Some(bar) => bar.suspend(|| {
+            let _ = writeln!(std::io::stderr().lock(), "{}", printable(line));
+        }),
+        None => {
+            let _ = writeln!(std::io::stderr().lock(), "{}", printable(line));
+        }
+    }
+}
+
+/// The progress bar at the bottom of stderr, if one is shown.
+static PROGRESS_BAR: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+
+/// Shows lines written through [`eprint_line`] above `bar` from now on (`None`: no bar).
+pub fn set_progress_bar(bar: Option<indicatif::ProgressBar>) {
+    *PROGRESS_BAR
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = bar;
 }
 
 /// `text` with every control character other than a newline or a tab written

@@ -35,6 +35,10 @@ pub const LATENCY_PNG: &str = "latency.png";
 pub const LATENCY_TIMELINE_PNG: &str = "latency-timeline.png";
 /// The application pool's chart, written only for a run with the pool.
 pub const POOL_PNG: &str = "pool.png";
+/// File name of a sweep's figures, one row per value and strategy.
+pub const SWEEP_CSV: &str = "sweep.csv";
+/// File name of a sweep's chart: stall and migration time against the value.
+pub const SWEEP_PNG: &str = "sweep.png";
 /// File name of the description of the run.
 pub const RUN_JSON: &str = "run.json";
 /// File name of the resolved workload.
@@ -50,7 +54,7 @@ pub const PR_COMMENT_MD: &str = "pr-comment.md";
 pub const SERVER_LOG: &str = "server.log";
 
 /// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 17] = [
+const RUN_FILE_NAMES: [&str; 19] = [
     TIMELINE_CSV,
     ATTEMPTS_CSV,
     LOCKS_CSV,
@@ -68,6 +72,8 @@ const RUN_FILE_NAMES: [&str; 17] = [
     JUNIT_XML,
     PR_COMMENT_MD,
     SERVER_LOG,
+    SWEEP_CSV,
+    SWEEP_PNG,
 ];
 
 /// One file of a results folder, rendered in memory.

@@ -11,6 +11,7 @@
 use std::fmt;
 
 use crate::script::{Command, Script};
+use crate::strategy::statements::statement_words;
 
 /// What the load's clients are called: `reader` when they only read, else `client`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,8 +25,8 @@ impl ClientKind {
     pub fn of_scripts<'a>(scripts: impl IntoIterator<Item = &'a Script>) -> ClientKind {
         let reads_only = scripts.into_iter().all(|script| {
             script.commands.iter().all(|command| match command {
-                Command::Sql { sql, .. } => statement_reads_only(sql),
-                Command::Set { .. } | Command::Sleep { .. } => true,
+                Command::Sql(sql) => !sql.compound && statement_effect(&sql.sql).reads_only(),
+                _ => true,
             })
         });
         if reads_only {
@@ -151,31 +152,89 @@ pub fn is_client_role(name: &str) -> bool {
     Role::parse(name).is_some_and(Role::is_client)
 }
 
-/// A statement that only reads: SELECT, WITH, VALUES, TABLE or SHOW without a
-/// row lock (`FOR UPDATE`, `FOR SHARE` ...), `INTO` or a data-modifying word;
-/// transaction control (BEGIN, COMMIT, SET ...) neither reads nor writes.
-fn statement_reads_only(sql: &str) -> bool {
-    let lower = sql.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|word| !word.is_empty())
-        .collect();
-    let Some(first) = words.first() else {
-        return true;
-    };
-    match *first {
-        "begin" | "start" | "commit" | "end" | "rollback" | "abort" | "savepoint" | "release"
-        | "set" => true,
-        "select" | "with" | "values" | "table" | "show" => {
-            let writes = words
-                .iter()
-                .any(|word| matches!(*word, "insert" | "update" | "delete" | "merge" | "into"));
-            let locks_rows = words
-                .windows(2)
-                .any(|pair| matches!(pair, ["for" | "key", "share"]));
-            !writes && !locks_rows
-        }
+/// What a load statement does to the rows of the tables it names, read from
+/// its words (`strategy::statements::statement_words`: strings, quoted names
+/// and comments left out). It is no parser: a statement the rules do not know
+/// may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatementEffect {
+    /// Transaction control and settings (`BEGIN`, `COMMIT`, `SET` ...).
+    Control,
+    /// Reads rows: `SELECT`, `WITH`, `VALUES`, `TABLE`, `SHOW`, `COPY ... TO`, `EXPLAIN`.
+    Reads,
+    /// Reads and locks rows or tables (`SELECT ... FOR UPDATE`, `FOR SHARE`,
+    /// `LOCK TABLE`), changing none.
+    Locks,
+    /// Changes rows: `INSERT`, `UPDATE`, `DELETE`, `MERGE`, `TRUNCATE`, `COPY
+    /// ... FROM`, `SELECT ... INTO`, a data-modifying `WITH`, `EXPLAIN ANALYZE` of one.
+    Writes,
+    /// A statement the rules do not know (`CALL`, `DO`, DDL ...): it may write.
+    Unknown,
+}
+
+impl StatementEffect {
+    /// Whether the statement leaves every row as it was and locks none:
+    /// what makes a client a `reader`.
+    pub fn reads_only(self) -> bool {
+        matches!(self, StatementEffect::Control | StatementEffect::Reads)
+    }
+
+    /// Whether the statement writes rows, or may.
+    pub fn may_write(self) -> bool {
+        matches!(self, StatementEffect::Writes | StatementEffect::Unknown)
+    }
+}
+
+/// What `sql` (one statement of a load script) does to rows; see [`StatementEffect`].
+pub fn statement_effect(sql: &str) -> StatementEffect {
+    let statements = statement_words(sql);
+    let effects = statements.iter().map(|words| words_effect(words));
+    // Several statements (not in a script, which splits them): the most a statement does.
+    effects
+        .max_by_key(|effect| match effect {
+            StatementEffect::Control => 0,
+            StatementEffect::Reads => 1,
+            StatementEffect::Locks => 2,
+            StatementEffect::Unknown => 3,
+            StatementEffect::Writes => 4,
+        })
+        .unwrap_or(StatementEffect::Control)
+}
+
+/// [`statement_effect`] of one statement's upper-cased words.
+fn words_effect(words: &[String]) -> StatementEffect {
+    use StatementEffect::{Control, Locks, Reads, Unknown, Writes};
+    let word = |index: usize| words.get(index).map_or("", String::as_str);
+    let has = |wanted: &str| words.iter().any(|w| w == wanted);
+    // UPDATE is a write unless it is the row lock of FOR [NO KEY] UPDATE.
+    let writes = words.iter().enumerate().any(|(index, w)| match w.as_str() {
+        "INSERT" | "DELETE" | "MERGE" | "TRUNCATE" | "INTO" => true,
+        "UPDATE" => !matches!(index.checked_sub(1).map(word), Some("FOR" | "KEY")),
         _ => false,
+    });
+    let locks_rows = words.windows(2).any(|pair| {
+        matches!(
+            (pair[0].as_str(), pair[1].as_str()),
+            ("FOR" | "KEY", "UPDATE" | "SHARE")
+        )
+    });
+    match word(0) {
+        "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK" | "ABORT" | "SAVEPOINT" | "RELEASE"
+        | "SET" | "RESET" => Control,
+        "SELECT" | "WITH" | "VALUES" | "TABLE" | "SHOW" if writes => Writes,
+        "SELECT" | "WITH" | "VALUES" | "TABLE" | "SHOW" if locks_rows => Locks,
+        "SELECT" | "WITH" | "VALUES" | "TABLE" | "SHOW" => Reads,
+        "INSERT" | "UPDATE" | "DELETE" | "MERGE" | "TRUNCATE" => Writes,
+        "LOCK" => Locks,
+        "EXPLAIN" if (has("ANALYZE") || has("ANALYSE")) && writes => Writes,
+        "EXPLAIN" => Reads,
+        // COPY (query) TO reads; COPY table FROM writes, COPY table TO reads.
+        "COPY" if matches!(word(1), "SELECT" | "WITH" | "VALUES" | "TABLE") => Reads,
+        "COPY" => match words.iter().find(|w| *w == "FROM" || *w == "TO") {
+            Some(direction) if direction == "TO" => Reads,
+            _ => Writes,
+        },
+        _ => Unknown,
     }
 }
 
@@ -193,7 +252,7 @@ mod tests {
             "SET LOCAL statement_timeout = '1s'",
             "SELECT market_share FROM shares",
         ] {
-            assert!(statement_reads_only(read), "{read}");
+            assert!(statement_effect(read).reads_only(), "{read}");
         }
         for write in [
             "UPDATE orders SET total = total + 1 WHERE id = $1",
@@ -206,13 +265,64 @@ mod tests {
             "SELECT * INTO copy FROM orders",
             "CALL refresh()",
         ] {
-            assert!(!statement_reads_only(write), "{write}");
+            assert!(!statement_effect(write).reads_only(), "{write}");
         }
     }
 
     #[test]
+    fn writes_are_told_from_row_locks_and_reads() {
+        use StatementEffect::{Control, Locks, Reads, Unknown, Writes};
+        for (sql, effect) in [
+            ("INSERT INTO events (kind) VALUES ($1)", Writes),
+            ("insert into public.events select 1", Writes),
+            (
+                "UPDATE accounts SET balance = balance + 1 WHERE id = $1",
+                Writes,
+            ),
+            ("DELETE FROM events WHERE id = $1", Writes),
+            (
+                "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE",
+                Writes,
+            ),
+            ("TRUNCATE events", Writes),
+            ("COPY events FROM STDIN", Writes),
+            ("COPY events (id, from_id) FROM '/tmp/x.csv'", Writes),
+            (
+                "WITH moved AS (DELETE FROM a RETURNING *) SELECT count(*) FROM moved",
+                Writes,
+            ),
+            ("SELECT * INTO copy FROM orders", Writes),
+            ("EXPLAIN ANALYZE UPDATE t SET a = 1", Writes),
+            ("SELECT * FROM accounts WHERE id = $1 FOR UPDATE", Locks),
+            (
+                "SELECT * FROM accounts FOR NO KEY UPDATE SKIP LOCKED",
+                Locks,
+            ),
+            ("SELECT * FROM accounts FOR SHARE", Locks),
+            ("LOCK TABLE accounts IN ACCESS SHARE MODE", Locks),
+            (
+                "SELECT note FROM events WHERE note = 'please update, delete'",
+                Reads,
+            ),
+            ("SELECT \"delete\" FROM t", Reads),
+            ("COPY events TO STDOUT", Reads),
+            ("COPY (SELECT id FROM events) TO STDOUT", Reads),
+            ("EXPLAIN UPDATE t SET a = 1", Reads),
+            ("SELECT updated_at FROM t", Reads),
+            ("BEGIN", Control),
+            ("SET LOCAL statement_timeout = '1s'", Control),
+            ("CALL refresh()", Unknown),
+            ("DO $$ BEGIN DELETE FROM t; END $$", Unknown),
+        ] {
+            assert_eq!(statement_effect(sql), effect, "{sql}");
+        }
+        assert!(Unknown.may_write() && Writes.may_write());
+        assert!(!Locks.may_write() && !Locks.reads_only());
+    }
+
+    #[test]
     fn one_writing_script_makes_the_clients_clients() {
-        let script = |text: &str| crate::script::parse("test", text, &[]).unwrap();
+        let script = |text: &str| crate::script::parse("test", text).unwrap();
         let read = script(
             "\\set c random(1, 1000)\nSELECT count(*) FROM orders WHERE customer_id = :c;\n",
         );

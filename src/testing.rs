@@ -7,8 +7,8 @@
 
 use crate::metrics::{
     AttemptOutcome, BlockerWindow, DdlAttempt, DdlOutcome, DdlState, DdlWindow,
-    LatencyDistribution, RankingRow, RunReport, SecondRow, StrategyReport, new_latency_histogram,
-    summarize, test_second,
+    LatencyDistribution, RankingRow, RunFigures, RunReport, SecondRow, StrategyReport,
+    new_latency_histogram, summarize, test_second,
 };
 
 /// Seconds of load in each strategy of the sample.
@@ -44,11 +44,46 @@ pub fn open_loop_report() -> RunReport {
     report
 }
 
+/// The sample run with each strategy run twice, interleaved (`naive, retry,
+/// naive, retry`); the second repeat of each has 10% fewer transactions every second.
+pub fn repeated_report() -> RunReport {
+    let first = reference_report();
+    let mut strategies = first.strategies.clone();
+    for run in &first.strategies {
+        let mut again = run.clone();
+        for row in &mut again.seconds {
+            row.tps = row.tps * 9 / 10;
+        }
+        again.summary = summarize(
+            &again.strategy,
+            &again.seconds,
+            &again.attempts,
+            again.blocker.as_ref(),
+            again
+                .latency
+                .histogram
+                .as_ref()
+                .expect("a sample has a histogram"),
+            &crate::metrics::RunFacts {
+                repeat: 2,
+                ..crate::metrics::RunFacts::default()
+            },
+        );
+        strategies.push(again);
+    }
+    RunReport {
+        workload: first.workload,
+        strategies,
+        interruption: None,
+    }
+}
+
 /// The two-strategy sample run of workload `add-column`.
 pub fn reference_report() -> RunReport {
     RunReport {
         workload: "add-column".to_string(),
         strategies: vec![naive(), retry()],
+        interruption: None,
     }
 }
 
@@ -229,11 +264,20 @@ fn retry() -> StrategyReport {
     strategy_report("retry", seconds, attempts, histogram)
 }
 
-/// A ranking row with neutral figures, for ordering tests.
+/// A ranking row of one run with neutral figures, for ordering tests: a
+/// baseline of 1000 tps, steady seconds without noise, a worst second of
+/// 1000 tps, a migration done at 6 s in one try.
 pub fn neutral_row(name: &str, run_order: usize) -> RankingRow {
     RankingRow {
         strategy: name.to_string(),
         run_order,
+        runs: vec![neutral_run()],
+    }
+}
+
+/// The figures of [`neutral_row`]'s run.
+pub fn neutral_run() -> RunFigures {
+    RunFigures {
         window: Some(DdlWindow {
             start_s: 5.0,
             end_s: 7.0,
@@ -241,6 +285,8 @@ pub fn neutral_row(name: &str, run_order: usize) -> RankingRow {
         worst_second_tps: 1000,
         worst_second_p99_ms: 10.0,
         window_max_latency_ms: 20.0,
+        baseline_tps: 1000.0,
+        steady_shares: (1.0, 1.0),
         failed_transactions: 0,
         transactions: 100_000,
         main_failure: None,

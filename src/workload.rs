@@ -36,6 +36,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "lock-upgrade-deadlock",
         include_str!("../workloads/lock-upgrade-deadlock.toml"),
     ),
+    ("pgbench", include_str!("../workloads/pgbench.toml")),
 ];
 
 /// The default workload of `compare` and `run`.
@@ -61,6 +62,20 @@ pub struct WorkloadFile {
     /// `[expect.<strategy>]`: CI bounds checked after the run (see `expect.rs`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub expect: BTreeMap<String, crate::expect::ExpectFile>,
+    /// `[sweep]`: one setting varied across runs (`--sweep` wins over it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepFile>,
+}
+
+/// `[sweep]`: `name = "retry.lock_timeout"`, `values = ["100ms", "500ms", "2s"]`,
+/// as `--sweep retry.lock_timeout=100ms,500ms,2s` writes it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFile {
+    /// The setting: `<strategy>.lock_timeout`, `blocker.hold`, `clients`, `rate` or a script variable.
+    pub name: String,
+    /// Its values, in the order they run, as the flag or key they stand for takes them.
+    pub values: Vec<String>,
 }
 
 /// `[load]`: the client workers.
@@ -83,6 +98,12 @@ pub struct LoadFile {
     /// and the pool flags win over these keys).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<PoolFile>,
+    /// How many times each strategy runs, interleaved (`--repeat` wins); 1 if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
+    /// How statements are sent: `simple`, `extended` or `prepared` (`--protocol`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
 }
 
 /// `[load.pool]`: the application pool, as the pool flags set it.
@@ -101,7 +122,8 @@ pub struct PoolFile {
     pub max_in_flight: Option<u32>,
 }
 
-/// `[[load.scripts]]`: one pgbench script, inline (`sql`) or from a file (`file`).
+/// `[[load.scripts]]`: one pgbench script, inline (`sql`), from a file
+/// (`file`) or one of pgbench's built-in scripts (`builtin`).
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptFile {
@@ -109,6 +131,8 @@ pub struct ScriptFile {
     pub sql: Option<String>,
     /// Path relative to the workload file's folder.
     pub file: Option<PathBuf>,
+    /// A built-in script of pgbench: `tpcb-like`, `simple-update` or `select-only`.
+    pub builtin: Option<String>,
     /// Relative weight, as pgbench `-f file@N`.
     #[serde(default = "default_weight")]
     pub weight: u32,
@@ -233,11 +257,14 @@ pub fn from_flags() -> LoadedWorkload {
                 latency_limit: None,
                 variables: BTreeMap::new(),
                 pool: None,
+                repeat: None,
+                protocol: None,
             },
             blocker: None,
             ddl: None,
             strategies: vec![preset("naive"), preset("retry")],
             expect: BTreeMap::new(),
+            sweep: None,
         },
         source: "workload from flags".to_string(),
         folder: None,

@@ -28,16 +28,9 @@ const SIX_SECONDS: [&str; 10] = [
     "200",
 ];
 
-/// The short add-column with 20,000 orders instead of 200,000: the outage is
-/// the same (the report holds the lock whatever the table's size) and the
-/// setup quicker.
-fn small_add_column() -> ShortRun {
-    let text = replaced(
-        SHORT_ADD_COLUMN,
-        "generate_series(1, 200000)",
-        "generate_series(1, 20000)",
-    );
-    short_run("short.toml", &text)
+/// The short add-column on a database of its own on the shared server.
+fn short_add_column() -> ShortRun {
+    ShortRun::on_shared_server(&reference())
 }
 
 /// What a finished command wrote, after checking it wrote no control
@@ -67,15 +60,15 @@ fn read_comment(out: &Path) -> String {
 
 #[test]
 fn the_worst_second_bounds_fail_the_stall_and_the_comment_names_them() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = small_add_column();
+    let _cpus = cpus_shared();
+    let run = short_add_column();
     let summary_file = run.dir.path().join("step-summary.md");
     let assert = stallbench_command()
         .env("CI", "true")
         .env("GITHUB_STEP_SUMMARY", &summary_file)
         .arg("compare")
         .arg(&run.workload)
+        .args(["--db-url", run.db_url().unwrap()])
         .args(SIX_SECONDS)
         .args(["--expect", "naive.min_worst_second_tps=1"])
         .args(["--expect", "naive.max_worst_second_p99_ms=1500"])
@@ -139,7 +132,7 @@ fn the_worst_second_bounds_fail_the_stall_and_the_comment_names_them() {
 }
 
 /// `run --load-only` of the short workload for 1 s with `CI=true`, plus
-/// `args`, started (each on its own throwaway server).
+/// `args`, started (each on its own database).
 fn load_only_in_ci(run: &ShortRun, args: &[&str]) -> std::process::Child {
     let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallbench"));
     command
@@ -148,6 +141,7 @@ fn load_only_in_ci(run: &ShortRun, args: &[&str]) -> std::process::Child {
         .env("CI", "true")
         .arg("run")
         .arg(&run.workload)
+        .args(["--db-url", run.db_url().unwrap()])
         .args(["--load-only", "--duration", "1s", "--out"])
         .arg(&run.out)
         .args(args)
@@ -166,10 +160,9 @@ fn finished(child: std::process::Child) -> (String, String) {
 
 #[test]
 fn in_ci_a_run_without_bounds_says_so_and_progress_needs_the_flag() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     // The short workload has no [expect.*]. Both runs at once: no timing is checked.
-    let (unbounded, bounded) = (small_add_column(), small_add_column());
+    let (unbounded, bounded) = (short_add_column(), short_add_column());
     let without = load_only_in_ci(&unbounded, &[]);
     let with = load_only_in_ci(
         &bounded,

@@ -12,25 +12,13 @@ use predicates::prelude::*;
 /// folder, refused as bad input (exit 2); the caller checks the message.
 fn compare_refuses(file_name: &str, text: &str) -> assert_cmd::assert::Assert {
     let dir = tempfile::tempdir().unwrap();
-    let path = write_workload(dir.path(), file_name, text);
+    let path = dir.path().join(file_name);
+    std::fs::write(&path, text).unwrap();
     stallbench_command()
         .arg("compare")
         .arg(&path)
         .assert()
         .code(2)
-}
-
-fn temp_folders() -> std::collections::BTreeSet<std::path::PathBuf> {
-    std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| {
-            path.file_name()
-                .and_then(|name| name.to_str())
-                .is_some_and(|name| name.starts_with("stallbench-"))
-        })
-        .collect()
 }
 
 #[test]
@@ -63,8 +51,12 @@ fn malformed_toml_names_the_file_and_line() {
 
 #[test]
 fn an_unknown_key_is_named() {
-    let text = replaced(SHORT_ADD_COLUMN, "[load]\n", "[load]\nthreads = 2\n");
-    compare_refuses("extra.toml", &text)
+    let mut file = toml::Value::try_from(reference()).unwrap();
+    file["load"]
+        .as_table_mut()
+        .unwrap()
+        .insert("threads".into(), 2.into());
+    compare_refuses("extra.toml", &toml::to_string(&file).unwrap())
         .stderr(predicate::str::contains("extra.toml"))
         .stderr(predicate::str::contains("threads"));
 }
@@ -78,8 +70,9 @@ fn a_duration_without_unit_says_how_to_write_it() {
         .stderr(predicate::str::contains(
             "--duration 10 has no unit; write \"10s\"",
         ));
-    let text = replaced(SHORT_ADD_COLUMN, "at = \"3s\"", "at = \"3\"");
-    compare_refuses("unitless.toml", &text).stderr(predicate::str::contains(
+    let mut workload = reference();
+    workload.ddl.as_mut().unwrap().at = "3".into();
+    compare_refuses("unitless.toml", &to_toml(&workload)).stderr(predicate::str::contains(
         "unitless.toml: [ddl] at = \"3\" has no unit; write \"3s\"",
     ));
 }
@@ -108,14 +101,9 @@ fn zero_clients_is_bad_input() {
 
 #[test]
 fn a_bad_script_names_the_line() {
-    // In the TOML text a backslash is written twice.
-    let text = replaced(
-        SHORT_ADD_COLUMN,
-        r"\\set c random(1, 1000)",
-        r"\\set c random(1, 1000)
-\\shell echo hi",
-    );
-    compare_refuses("shell.toml", &text)
+    let mut workload = reference();
+    workload.load.scripts[0].sql = Some("\\set c random(1, 1000)\n\\shell echo hi\n".into());
+    compare_refuses("shell.toml", &to_toml(&workload))
         .stderr(predicate::str::contains("shell.toml"))
         .stderr(predicate::str::contains("line 2"))
         .stderr(predicate::str::contains(r"\shell"));
@@ -123,17 +111,17 @@ fn a_bad_script_names_the_line() {
 
 #[test]
 fn a_statement_the_server_rejects_names_the_script_line_and_the_reason() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let text = replaced(
-        SHORT_ADD_COLUMN,
-        "SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;",
-        "SELECT count(*) FROM no_such_table WHERE customer_id = :c;",
-    );
-    let path = write_workload(dir.path(), "missing-table.toml", &text);
-    stallbench_quiet("run", &path, &dir.path().join("out"))
+    let _cpus = cpus_shared();
+    let mut workload = small_reference();
+    workload.load.scripts = vec![workload::script(
+        "read-order",
+        "\\set c random(1, 1000)\nSELECT count(*) FROM no_such_table WHERE customer_id = :c;\n",
+    )];
+    let run = ShortRun::throwaway(&workload);
+    let tmpdir = private_tmpdir();
+    run.command("run")
         .arg("--load-only")
+        .env("TMPDIR", tmpdir.path())
         .assert()
         .code(2)
         .stderr(predicate::str::contains("line 2"))
@@ -142,7 +130,7 @@ fn a_statement_the_server_rejects_names_the_script_line_and_the_reason() {
         ))
         .stderr(predicate::str::contains("no_such_table"))
         .stderr(predicate::str::contains("42P01"));
-    assert_no_leftover_server();
+    assert_nothing_left_in(tmpdir.path());
 }
 
 #[test]
@@ -212,60 +200,48 @@ fn a_pg_bin_without_a_server_is_a_bad_flag_naming_the_folder_and_what_was_looked
 
 #[test]
 fn a_failed_setup_leaves_no_server_and_no_temp_folder() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let before = temp_folders();
-    let dir = tempfile::tempdir().unwrap();
-    let text = replaced(
-        SHORT_ADD_COLUMN,
-        "ANALYZE orders;",
-        "ANALYZE no_such_table;",
-    );
-    let path = write_workload(dir.path(), "badsetup.toml", &text);
-    stallbench_quiet("compare", &path, &dir.path().join("out"))
+    let _cpus = cpus_shared();
+    let mut workload = small_reference();
+    workload.setup = workload
+        .setup
+        .replace("ANALYZE orders;", "ANALYZE no_such_table;");
+    let run = ShortRun::throwaway(&workload);
+    let tmpdir = private_tmpdir();
+    run.command("compare")
+        .env("TMPDIR", tmpdir.path())
         .assert()
         .code(2)
         .stderr(predicate::str::contains("setup SQL failed"))
         .stderr(predicate::str::contains("no_such_table"));
     assert!(
-        dir.path().join("out/server.log").is_file(),
+        run.out.join("server.log").is_file(),
         "the server log is kept on failure"
     );
-    assert_no_leftover_server();
-    let after = temp_folders();
-    let new: Vec<_> = after.difference(&before).collect();
-    assert!(new.is_empty(), "temp folders left behind: {new:?}");
+    assert_nothing_left_in(tmpdir.path());
 }
 
 #[test]
 fn ctrl_c_and_kill_leave_no_server() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
+    let _cpus = cpus_shared();
+    let run = ShortRun::throwaway(&small_reference());
     for signal in [libc::SIGINT, libc::SIGKILL] {
+        let tmpdir = private_tmpdir();
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
-            .args([
-                "run",
-                "--load-only",
-                "--duration",
-                "60s",
-                "--quiet",
-                "--out",
-            ])
-            .arg(dir.path().join(format!("out-{signal}")))
+            .arg("run")
+            .arg(&run.workload)
+            .args(["--load-only", "--duration", "60s", "--quiet", "--out"])
+            .arg(run.dir.path().join(format!("out-{signal}")))
             .env_remove("DATABASE_URL")
+            .env("TMPDIR", tmpdir.path())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
         // Wait until the server is up and the load runs.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while harness_postgres_processes().is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let (_, folder) = postmaster_of(child.id());
         std::thread::sleep(Duration::from_secs(3));
         assert!(
-            !harness_postgres_processes().is_empty(),
+            !processes_in(&folder).is_empty(),
             "the server should be running"
         );
         // SAFETY: plain kill(2) on our child.
@@ -279,8 +255,10 @@ fn ctrl_c_and_kill_leave_no_server() {
                 Some(1),
                 "Ctrl-C is a runtime failure (exit 1)"
             );
+            assert_nothing_left_in(tmpdir.path());
         }
-        assert_no_leftover_server();
+        // After SIGKILL the server stops by itself (PR_SET_PDEATHSIG); its folder stays.
+        assert_no_process_in(&folder);
     }
 }
 
@@ -326,12 +304,26 @@ fn listed_strategies_are_trimmed_and_a_duplicate_is_refused() {
 #[test]
 fn a_toml_error_is_one_line_with_file_line_key_and_hint() {
     // One backslash where TOML's """ string needs two.
-    let text = replaced(SHORT_ADD_COLUMN, r"\\set", r"\set");
-    let assert = compare_refuses("backslash.toml", &text);
+    let text = r#"
+name = "backslash"
+setup = "CREATE TABLE orders (id int)"
+
+[load]
+clients = 4
+duration = "8s"
+
+[[load.scripts]]
+name = "read-order"
+sql = """
+\set c random(1, 1000)
+SELECT count(*) FROM orders WHERE id = :c;
+"""
+"#;
+    let assert = compare_refuses("backslash.toml", text);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains("backslash.toml: line 26, key load.scripts.sql: "),
+        stderr.contains("backslash.toml: line 12, key load.scripts.sql: "),
         "{stderr}"
     );
     assert!(stderr.contains(r"write \\set"), "{stderr}");
@@ -339,15 +331,14 @@ fn a_toml_error_is_one_line_with_file_line_key_and_hint() {
 
 #[test]
 fn an_earlier_run_in_out_is_refused_and_force_replaces_it() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_add_column();
+    let _cpus = cpus_shared();
+    let run = ShortRun::on_shared_server(&reference());
     std::fs::create_dir(&run.out).unwrap();
     for name in ["timeline.csv", "latency-retry.hgrm", "notes.txt"] {
         std::fs::write(run.out.join(name), "earlier").unwrap();
     }
     let load_only = || {
-        let mut command = stallbench_quiet("run", &run.workload, &run.out);
+        let mut command = run.command("run");
         command.args(["--load-only", "--duration", "2s"]);
         command
     };
@@ -368,5 +359,4 @@ fn an_earlier_run_in_out_is_refused_and_force_replaces_it() {
     assert!(timeline.starts_with("strategy,second,"), "{timeline}");
     let notes = std::fs::read_to_string(run.out.join("notes.txt")).unwrap();
     assert_eq!(notes, "earlier", "files of others are kept");
-    assert_no_leftover_server();
 }

@@ -22,41 +22,24 @@ fn stallbench() -> Command {
     command
 }
 
-/// The parent pid of process `pid`, from `/proc/PID/stat` (the field after the name).
-fn parent_of(pid: &str) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 2..];
-    after_name.split(' ').nth(1).map(str::to_string)
-}
-
-/// Client sessions on the unix socket of the harness's servers now: children
-/// of a postmaster in a `stallbench-` folder whose title says `[local]`.
-fn harness_client_sessions() -> usize {
-    let mut postmasters = Vec::new();
-    let mut backends = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let pid = entry.file_name().to_string_lossy().into_owned();
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains("postgres -D") && cmdline.contains("/stallbench-") {
-            postmasters.push(pid);
-        } else if cmdline.starts_with("postgres: ") && cmdline.contains("[local]") {
-            backends.push(pid);
-        }
-    }
-    backends
-        .iter()
-        .filter(|pid| parent_of(pid).is_some_and(|parent| postmasters.contains(&parent)))
+/// Client sessions on the unix socket of this test process's own servers now:
+/// children of a postmaster the test process started whose title says `[local]`.
+fn own_client_sessions() -> usize {
+    children_of(std::process::id())
+        .into_iter()
+        .flat_map(children_of)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains("[local]"))
+        })
         .count()
 }
 
 #[test]
 fn three_hundred_clients_run_on_the_throwaway_server() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let mut run = short_add_column();
+    // Alone: the sessions counted are those of the one server this process runs.
+    let _cpus = cpus_alone();
+    let mut run = ShortRun::throwaway(&small_reference());
     run.args.clients = Some(300);
     run.args.duration = Some("3s".into());
 
@@ -67,13 +50,13 @@ fn three_hundred_clients_run_on_the_throwaway_server() {
         std::thread::spawn(move || {
             let mut most = 0;
             while running.load(Ordering::Relaxed) {
-                most = most.max(harness_client_sessions());
+                most = most.max(own_client_sessions());
                 std::thread::sleep(Duration::from_millis(100));
             }
             most
         })
     };
-    let report = run_in_process(&run.workload, Mode::LoadOnly, &run.args);
+    let report = run.execute(Mode::LoadOnly);
     running.store(false, Ordering::Relaxed);
     let most_sessions = sampler.join().unwrap();
 
@@ -93,13 +76,13 @@ fn three_hundred_clients_run_on_the_throwaway_server() {
     );
     // Every client connected and ran: far more transactions than clients.
     assert!(load.summary.transactions >= 300, "{:?}", load.summary);
-    assert_no_leftover_server();
+    assert_run_stopped_its_server(&run.out);
 }
 
 #[test]
 fn a_server_with_too_few_free_slots_is_refused_with_the_numbers() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = start_server(&runtime, 20);
     let dir = tempfile::tempdir().unwrap();
@@ -116,14 +99,13 @@ fn a_server_with_too_few_free_slots_is_refused_with_the_numbers() {
              lower --clients or raise max_connections",
         ));
     assert!(!out.exists(), "refused before the results folder is made");
-    drop(server);
-    assert_no_leftover_server();
+    stop_and_check(server);
 }
 
 #[test]
 fn a_role_connection_limit_is_refused_with_the_numbers() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = ManagedServer::start();
     server.admin_sql("postgres", "ALTER ROLE app CONNECTION LIMIT 5");
     let url = server.url("sslmode=verify-full&sslrootcert=ca.pem");

@@ -5,13 +5,17 @@
 
 mod common;
 
+use common::workload::{ddl, report};
 use common::*;
 use stallbench::metrics::Summary;
+use stallbench::workload::{BackoffFile, WorkloadFile};
 
-/// Runs `strategy` of `text` and returns its stdout, its summary and summary.md.
-fn run(text: &str, strategy: &str) -> (String, Summary, String) {
-    let run = short_run("workload.toml", text);
-    let assert = stallbench_quiet("run", &run.workload, &run.out)
+/// Runs `strategy` of `workload` and returns its stdout, its summary and summary.md.
+fn run(workload: &WorkloadFile, strategy: &str) -> (String, Summary, String) {
+    let _cpus = cpus_shared();
+    let run = ShortRun::on_shared_server(workload);
+    let assert = run
+        .command("run")
         .args(["--strategy", strategy])
         .assert()
         .success();
@@ -24,17 +28,19 @@ fn run(text: &str, strategy: &str) -> (String, Summary, String) {
 
 #[test]
 fn a_retry_schedule_longer_than_the_run_is_cut_off_not_gave_up() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    // The report holds the table from 2 s to 7 s of an 8 s run; retry's first
-    // try (3 s) times out at 3.5 s and its next one would come 10 s later.
-    let text = replaced(SHORT_ADD_COLUMN, "duration = \"12s\"", "duration = \"8s\"");
-    let text = replaced(
-        &text,
-        "backoff = { kind = \"linear\", step = \"1s\", cap = \"5s\" }",
-        "backoff = { kind = \"linear\", step = \"10s\", cap = \"10s\" }",
-    );
-    let (stdout, summary, summary_md) = run(&text, "retry");
+    // The report holds the table from 1 s to 3 s of a 4 s run; retry's first
+    // try (1.5 s) times out at 2 s and its next one would come 10 s later.
+    let mut workload = reference();
+    workload.load.duration = "4s".into();
+    workload.blocker = Some(report("1s", "2s"));
+    workload.strategies[1].backoff = Some(BackoffFile {
+        kind: "linear".into(),
+        step: Some("10s".into()),
+        base: None,
+        cap: Some("10s".into()),
+        jitter: None,
+    });
+    let (stdout, summary, summary_md) = run(&workload, "retry");
     assert_eq!(summary.ddl_outcome, "cut_off", "{summary:?}");
     assert_eq!(summary.ddl_attempts, 1, "{summary:?}");
     assert!(stdout.contains(" cut_off "), "{stdout}");
@@ -42,20 +48,14 @@ fn a_retry_schedule_longer_than_the_run_is_cut_off_not_gave_up() {
         summary_md.contains("cut off by the end of the run"),
         "{summary_md}"
     );
-    assert_no_leftover_server();
 }
 
 #[test]
 fn a_ddl_error_other_than_a_lock_timeout_is_named_on_stdout() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    // No report; at 1 s of a 4 s run the ALTER adds a column that exists already: 42701.
-    let text = replaced(
-        &without_blocker(4, 1),
-        "sql = \"ALTER TABLE orders ADD COLUMN note text\"",
-        "sql = \"ALTER TABLE orders ADD COLUMN total numeric\"",
-    );
-    let (stdout, summary, _) = run(&text, "naive");
+    // No report; at 1 s of a 2 s run the ALTER adds a column that exists already: 42701.
+    let mut workload = without_blocker(2, 1);
+    workload.ddl = Some(ddl("1s", "ALTER TABLE orders ADD COLUMN total numeric"));
+    let (stdout, summary, _) = run(&workload, "naive");
     assert_eq!(summary.ddl_outcome, "error", "{summary:?}");
     assert!(
         stdout.contains(
@@ -63,5 +63,4 @@ fn a_ddl_error_other_than_a_lock_timeout_is_named_on_stdout() {
         ),
         "{stdout}"
     );
-    assert_no_leftover_server();
 }

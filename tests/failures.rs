@@ -7,66 +7,43 @@
 
 mod common;
 
+use common::workload::{READ_QTY, ddl, load, plain, qty_orders, report, retry, script};
 use common::*;
 use predicates::prelude::*;
+use stallbench::expect::ExpectFile;
 use stallbench::export::csv::{AttemptRecord, FailureRecord, TimelineRecord};
+use stallbench::workload::WorkloadFile;
 
 /// A column changes type while 4 clients read its sum: no blocker, the ALTER
-/// runs at 3 s of an 8 s clock and takes about a second to rewrite the table.
-const ALTER_TYPE: &str = r#"
-name = "alter-type"
-description = "ALTER COLUMN qty TYPE bigint while the load reads sum(qty)"
-setup = """
-CREATE TABLE orders (
-    id bigserial PRIMARY KEY,
-    customer_id int NOT NULL,
-    qty int NOT NULL
-);
-INSERT INTO orders (customer_id, qty) SELECT 1 + g % 1000, 1 + g % 7 FROM generate_series(1, 200000) g;
-CREATE INDEX ON orders (customer_id);
-ANALYZE orders;
-"""
-reset = "ALTER TABLE orders ALTER COLUMN qty TYPE int;"
-
-[load]
-clients = 4
-duration = "8s"
-
-[[load.scripts]]
-name = "read-qty"
-sql = """
-\\set c random(1, 1000)
-SELECT sum(qty) FROM orders WHERE customer_id = :c;
-"""
-
-[ddl]
-at = "3s"
-sql = "ALTER TABLE orders ALTER COLUMN qty TYPE bigint"
-
-[[strategies]]
-name = "naive"
-kind = "plain"
-
-[[strategies]]
-name = "retry"
-kind = "lock-timeout-retry"
-lock_timeout = "500ms"
-max_tries = 10
-backoff = { kind = "linear", step = "1s", cap = "5s" }
-
-[expect.naive]
-max_failed_0A = 0
-"#;
+/// runs at 2 s of a 6 s clock and takes a moment to rewrite the table.
+fn alter_type() -> WorkloadFile {
+    let mut naive_bounds = ExpectFile::default();
+    naive_bounds
+        .max_failed_by_class
+        .insert("max_failed_0A".into(), 0);
+    WorkloadFile {
+        name: "alter-type".into(),
+        description: "ALTER COLUMN qty TYPE bigint while the load reads sum(qty)".into(),
+        setup: qty_orders(200_000),
+        reset: "ALTER TABLE orders ALTER COLUMN qty TYPE int;".into(),
+        load: load(4, "6s", vec![script("read-qty", READ_QTY)]),
+        blocker: None,
+        ddl: Some(ddl("2s", "ALTER TABLE orders ALTER COLUMN qty TYPE bigint")),
+        strategies: vec![plain("naive"), retry("retry", "500ms", "1s", "5s")],
+        expect: [("naive".to_string(), naive_bounds)].into(),
+        sweep: None,
+    }
+}
 
 const CACHED_PLAN: &str = "cached plan must not change result type";
 
 #[test]
 fn a_changed_column_type_fails_by_kind_then_recovers_and_fails_the_expectations() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_run("alter-type.toml", ALTER_TYPE);
+    let _cpus = cpus_shared();
+    let run = ShortRun::on_shared_server(&alter_type());
     let out = &run.out;
-    let assert = stallbench_quiet("compare", &run.workload, out)
+    let assert = run
+        .command("compare")
         .args(["--expect", "retry.max_failed=0"])
         .assert()
         .code(3)
@@ -102,10 +79,10 @@ fn a_changed_column_type_fails_by_kind_then_recovers_and_fails_the_expectations(
         assert_eq!(failed_in_timeline, failed, "{strategy}");
 
         // Throughput is back within about a second of the DDL's end: every
-        // later second at half the median of the seconds before the DDL (3 s) or more.
+        // later second at half the median of the seconds before the DDL (2 s) or more.
         let mut before: Vec<u64> = seconds
             .iter()
-            .filter(|r| r.second < 3)
+            .filter(|r| r.second < 2)
             .map(|r| r.tps)
             .collect();
         before.sort_unstable();
@@ -116,7 +93,7 @@ fn a_changed_column_type_fails_by_kind_then_recovers_and_fails_the_expectations(
             .filter(|a| a.strategy == strategy)
             .map(|a| a.ended_s)
             .fold(0.0, f64::max);
-        assert!(ended_s > 3.0, "{strategy}: {attempts:?}");
+        assert!(ended_s > 2.0, "{strategy}: {attempts:?}");
         let back_from = ended_s.ceil() as u32 + 1;
         let after: Vec<u64> = seconds
             .iter()
@@ -137,69 +114,52 @@ fn a_changed_column_type_fails_by_kind_then_recovers_and_fails_the_expectations(
             .find(|line| line.starts_with("| ") && line.contains(&format!(" | {strategy} | ")))
             .unwrap_or_else(|| panic!("{strategy}: no ranking row\n{summary_md}"));
         let cells: Vec<&str> = ranking_row.split('|').map(str::trim).collect();
-        assert_eq!(cells[9], failed.to_string(), "{ranking_row}");
+        // The "failed" column, found by its title (the ranking gains columns).
+        let header: Vec<&str> = summary_md
+            .lines()
+            .find(|line| line.starts_with("| rank |"))
+            .expect("the ranking's header")
+            .split('|')
+            .map(str::trim)
+            .collect();
+        let failed_column = header.iter().position(|&title| title == "failed").unwrap();
+        assert_eq!(cells[failed_column], failed.to_string(), "{ranking_row}");
         assert!(!cells[3].contains("of transactions"), "{ranking_row}");
 
         let sentence = format!("{strategy}: {failed} failed: 0A000 {CACHED_PLAN} (100%) from ");
         assert!(stdout.contains(&sentence), "{sentence}\n{stdout}");
         assert!(summary_md.contains(&sentence), "{sentence}\n{summary_md}");
     }
-    assert_no_leftover_server();
 }
 
 /// The same change queued behind a report: the ALTER (at 2 s) waits for the
 /// report (1 s to 4 s), the readers queue behind it, and once it commits each
 /// held read fails with 0A000. A 6 s clock and a small table.
-const HELD_THEN_FAILED: &str = r#"
-name = "held-then-failed"
-description = "readers held behind a queued ALTER COLUMN TYPE, then failed with 0A000"
-setup = """
-CREATE TABLE orders (
-    id bigserial PRIMARY KEY,
-    customer_id int NOT NULL,
-    qty int NOT NULL
-);
-INSERT INTO orders (customer_id, qty) SELECT 1 + g % 1000, 1 + g % 7 FROM generate_series(1, 20000) g;
-CREATE INDEX ON orders (customer_id);
-ANALYZE orders;
-"""
-reset = "ALTER TABLE orders ALTER COLUMN qty TYPE int;"
-
-[load]
-clients = 4
-duration = "6s"
-
-[[load.scripts]]
-name = "read-qty"
-sql = """
-\\set c random(1, 1000)
-SELECT sum(qty) FROM orders WHERE customer_id = :c;
-"""
-
-[blocker]
-at = "1s"
-hold = "3s"
-sql = "SELECT count(*) FROM orders"
-
-[ddl]
-at = "2s"
-sql = "ALTER TABLE orders ALTER COLUMN qty TYPE bigint"
-
-[[strategies]]
-name = "naive"
-kind = "plain"
-"#;
+fn held_then_failed() -> WorkloadFile {
+    WorkloadFile {
+        name: "held-then-failed".into(),
+        description: "readers held behind a queued ALTER COLUMN TYPE, then failed with 0A000"
+            .into(),
+        setup: qty_orders(20_000),
+        reset: "ALTER TABLE orders ALTER COLUMN qty TYPE int;".into(),
+        load: load(4, "6s", vec![script("read-qty", READ_QTY)]),
+        blocker: Some(report("1s", "3s")),
+        ddl: Some(ddl("2s", "ALTER TABLE orders ALTER COLUMN qty TYPE bigint")),
+        strategies: vec![plain("naive")],
+        expect: Default::default(),
+        sweep: None,
+    }
+}
 
 /// A failed transaction's wait counts: what the application waited for until
 /// the error arrived is in every latency figure (summary, per second, .hgrm),
 /// and the successful-only figures stay apart in `ok_*`.
 #[test]
 fn a_held_read_that_then_fails_counts_its_wait_in_the_latency() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_run("held-then-failed.toml", HELD_THEN_FAILED);
-    let report = run_in_process(&run.workload, compare_all(), &run.args);
-    let naive = strategy_named(&report, "naive");
+    let _cpus = cpus_shared();
+    let run = ShortRun::on_shared_server(&held_then_failed());
+    let ran = run.execute(compare_all());
+    let naive = strategy_named(&ran, "naive");
 
     // The ALTER queued behind the report for about 2 s, then the held reads failed.
     let summary = &naive.summary;
@@ -247,5 +207,4 @@ fn a_held_read_that_then_fails_counts_its_wait_in_the_latency() {
         .parse()
         .unwrap();
     assert!(hgrm_max_ms >= held_ms, "{max_line}");
-    assert_no_leftover_server();
 }

@@ -2,16 +2,13 @@
 //! once and keeps the seconds it measured, Ctrl-C writes the strategy in
 //! progress up to its last whole second, a harness killed with SIGKILL leaves
 //! a folder the next run removes, and a closed stdout ends the program quietly
-//! with status 141.
-//!
-//! The leftover-server checks scan every process on the machine: while others
-//! run tests, run these in their own pid namespace
-//! (`unshare --pid --fork --mount-proc cargo test --test faults`).
+//! with status 141. Each run's server folder goes into a `TMPDIR` of the
+//! test's own, where the test looks for what was left.
 
 mod common;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,41 +21,12 @@ fn stallbench() -> Command {
     command
 }
 
-/// The pid and folder of the postmaster whose parent is `harness`, once it is up.
-fn postmaster_of(harness: u32) -> (u32, PathBuf) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            // `pid (comm) state ppid ...`; the comm may hold spaces.
-            let Some((comm, rest)) = stat.split_once(") ") else {
-                continue;
-            };
-            let parent = rest.split_whitespace().nth(1).and_then(|p| p.parse().ok());
-            if !comm.ends_with("(postgres") || parent != Some(harness) {
-                continue;
-            }
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            let args: Vec<String> = String::from_utf8_lossy(&cmdline)
-                .split('\0')
-                .map(str::to_string)
-                .collect();
-            let data_dir = args.iter().skip_while(|arg| *arg != "-D").nth(1);
-            if let Some(folder) = data_dir.and_then(|dir| Path::new(dir).parent()) {
-                return (pid, folder.to_path_buf());
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the harness {harness} started no postgres within 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+/// `run --load-only` of `run`'s workload for `duration` on a throwaway server
+/// whose folder goes into `tmpdir`, results into `out`.
+fn load_only(run: &ShortRun, duration: &str, out: &Path, tmpdir: &Path) -> Command {
+    let mut command = load_only_process(&run.workload, None, duration, out);
+    command.env("TMPDIR", tmpdir);
+    command
 }
 
 /// Waits until the postmaster `postmaster` has at least `sessions` client
@@ -141,10 +109,11 @@ fn stderr_of(child: &mut Child) -> String {
 
 #[test]
 fn a_killed_server_ends_the_run_at_once_naming_its_death() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_add_column();
-    let mut harness = load_only_process(&run.workload, None, "60s", &run.out)
+    // Alone: the run must end within seconds of the kill.
+    let _cpus = cpus_alone();
+    let run = ShortRun::throwaway(&small_reference());
+    let tmpdir = private_tmpdir();
+    let mut harness = load_only(&run, "60s", &run.out, tmpdir.path())
         .spawn()
         .unwrap();
     let (postmaster, folder) = postmaster_of(harness.id());
@@ -177,7 +146,7 @@ fn a_killed_server_ends_the_run_at_once_naming_its_death() {
         1,
         "one error line: {stderr}"
     );
-    assert_no_leftover_server();
+    assert_nothing_left_in(tmpdir.path());
     assert!(!folder.exists(), "{} is left behind", folder.display());
 
     // The seconds measured before the kill are results.
@@ -201,13 +170,15 @@ fn a_killed_server_ends_the_run_at_once_naming_its_death() {
 
 #[test]
 fn ctrl_c_writes_the_strategy_in_progress_up_to_its_last_whole_second() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_add_column();
+    // Alone: the interrupt comes at a planned second of the run's clock.
+    let _cpus = cpus_alone();
+    let run = ShortRun::throwaway(&small_reference());
+    let tmpdir = private_tmpdir();
     let mut harness = stallbench()
         .args(["compare", run.workload.to_str().unwrap(), "--quiet"])
         .args(["--strategies", "naive,retry", "--out"])
         .arg(&run.out)
+        .env("TMPDIR", tmpdir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -226,11 +197,18 @@ fn ctrl_c_writes_the_strategy_in_progress_up_to_its_last_whole_second() {
         stderr.contains("error: interrupted by Ctrl-C (SIGINT)"),
         "{stderr}"
     );
+    // The ALTER queued behind the report was rolled back; the server was the run's own.
+    assert!(
+        stderr.contains(
+            "; nothing was applied; the throwaway server was stopped; results so far are in "
+        ),
+        "{stderr}"
+    );
     assert!(
         stderr.lines().any(|line| line == "not run: retry"),
         "{stderr}"
     );
-    assert_no_leftover_server();
+    assert_nothing_left_in(tmpdir.path());
 
     let seconds: Vec<u32> = timeline_rows(&run.out, "naive")
         .iter()
@@ -270,26 +248,27 @@ fn ctrl_c_writes_the_strategy_in_progress_up_to_its_last_whole_second() {
 
 #[test]
 fn a_new_run_removes_the_folder_of_a_harness_killed_earlier() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_add_column();
-    let mut killed_harness =
-        load_only_process(&run.workload, None, "60s", &run.dir.path().join("killed"))
-            .spawn()
-            .unwrap();
+    let _cpus = cpus_shared();
+    let run = ShortRun::throwaway(&small_reference());
+    // Both runs' server folders go here: the next run looks for leftovers there.
+    let tmpdir = private_tmpdir();
+    let killed = run.dir.path().join("killed");
+    let mut killed_harness = load_only(&run, "60s", &killed, tmpdir.path())
+        .spawn()
+        .unwrap();
     let (_, folder) = postmaster_of(killed_harness.id());
     std::thread::sleep(Duration::from_secs(2));
     kill(killed_harness.id(), libc::SIGKILL);
     killed_harness.wait().unwrap();
     // The server stops by itself (PR_SET_PDEATHSIG); its folder stays.
-    assert_no_leftover_server();
+    assert_no_process_in(&folder);
     assert!(
         folder.exists(),
         "{} should be left behind",
         folder.display()
     );
 
-    let mut next = load_only_process(&run.workload, None, "2s", &run.out)
+    let mut next = load_only(&run, "2s", &run.out, tmpdir.path())
         .spawn()
         .unwrap();
     let stderr = stderr_of(&mut next);
@@ -305,6 +284,7 @@ fn a_new_run_removes_the_folder_of_a_harness_killed_earlier() {
             && removed_line.contains(&*folder.to_string_lossy()),
         "{removed_line}"
     );
+    assert_nothing_left_in(tmpdir.path());
 }
 
 /// Runs `command` with a stdout whose reader has gone before the first line,
@@ -335,18 +315,21 @@ fn a_closed_stdout_ends_workloads_quietly_with_141() {
 
 #[test]
 fn a_closed_stdout_ends_compare_quietly_with_141_and_no_server_left() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_add_column();
+    let _cpus = cpus_shared();
+    let mut workload = without_blocker(2, 1);
+    workload.setup = small_reference().setup;
+    let run = ShortRun::throwaway(&workload);
+    let tmpdir = private_tmpdir();
     let mut command = stallbench();
     command
         .args(["compare", run.workload.to_str().unwrap(), "--quiet"])
-        .args(["--strategies", "retry", "--duration", "8s", "--out"])
-        .arg(&run.out);
+        .args(["--strategies", "retry", "--out"])
+        .arg(&run.out)
+        .env("TMPDIR", tmpdir.path());
     let (code, stderr) = with_closed_stdout(command);
     assert_eq!(code, Some(141), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
     assert!(!stderr.contains("error"), "{stderr}");
-    assert_no_leftover_server();
+    assert_nothing_left_in(tmpdir.path());
 }

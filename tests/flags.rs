@@ -39,7 +39,7 @@ fn assert_outage_shape(out: &Path) {
 #[test]
 fn a_workload_from_flags_reproduces_the_outage_and_its_workload_toml_reruns_it() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = ManagedServer::start();
     let dir = server.client_dir();
     std::fs::write(
@@ -66,15 +66,15 @@ fn a_workload_from_flags_reproduces_the_outage_and_its_workload_toml_reruns_it()
 
     stallbench(&dir)
         .args(["compare", "-f", "read.sql@9", "-f", "write.sql@1"])
-        .args(["--ddl-file", "migrate.sql", "--ddl-at", "3s"])
+        .args(["--ddl-file", "migrate.sql", "--ddl-at", "1.5s"])
         .args(["--blocker", "SELECT count(*) FROM public.orders"])
         .args([
             "--blocker-at",
-            "2s",
+            "1s",
             "--blocker-hold",
-            "5s",
+            "4s",
             "--duration",
-            "12s",
+            "6s",
         ])
         .args(["--strategies", "naive,retry", "--quiet", "--out", "first"])
         .args(["--db-url", &url])
@@ -111,8 +111,7 @@ fn a_workload_from_flags_reproduces_the_outage_and_its_workload_toml_reruns_it()
     assert_eq!(columns.as_deref(), Some("id,customer_id,total"));
     let rows = server.admin_sql("shop", "SELECT count(*) FROM public.orders");
     assert_eq!(rows, Some(ORDERS_ROWS.to_string()));
-    drop(server);
-    assert_no_leftover_server();
+    server.stop_and_check();
 }
 
 #[test]

@@ -11,50 +11,46 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use common::managed::{APP_PASSWORD, ManagedServer, ORDERS_ROWS};
+use common::workload::{READ_ORDER, ddl, load, plain, script};
 use common::*;
 use predicates::prelude::*;
+use stallbench::workload::WorkloadFile;
 
-/// [`SHORT_ADD_COLUMN`] on the user's `orders` (customer ids 1 to 100): its
-/// load, blocker, DDL and strategies, with no setup and no reset.
-fn orders_in_place() -> String {
-    let from_load = &SHORT_ADD_COLUMN[SHORT_ADD_COLUMN.find("[load]\n").unwrap()..];
-    let header = r#"
-name = "orders-in-place"
-description = "the reference outage on the user's own orders table"
-# The workload model requires a setup; --in-place runs none.
-setup = ""
-
-"#;
-    header.to_string() + &replaced(from_load, "random(1, 1000)", "random(1, 100)")
+/// The [`reference`] outage on the user's `orders` (customer ids 1 to 100):
+/// its load, blocker, DDL and strategies, with no setup (`--in-place` runs
+/// none) and no reset.
+fn orders_in_place() -> WorkloadFile {
+    let mut workload = reference();
+    workload.name = "orders-in-place".into();
+    workload.description = "the reference outage on the user's own orders table".into();
+    workload.setup = String::new();
+    workload.reset = String::new();
+    workload.load.scripts = vec![script(
+        "read-order",
+        &READ_ORDER.replace("random(1, 1000)", "random(1, 100)"),
+    )];
+    workload
 }
 
-/// A 3 s run of 2 readers on the user's orders, no blocker, one step
+/// A 2 s run of 2 readers on the user's orders, no blocker, one step
 /// `ddl_sql` at 1 s run by `naive`.
-fn one_step_in_place(name: &str, description: &str, ddl_sql: &str) -> String {
-    format!(
-        r#"
-name = "{name}"
-description = "{description}"
-# The workload model requires a setup; --in-place runs none.
-setup = ""
-
-[load]
-clients = 2
-duration = "3s"
-
-[[load.scripts]]
-name = "read-order"
-sql = "SELECT count(*) FROM orders;"
-
-[ddl]
-at = "1s"
-sql = "{ddl_sql}"
-
-[[strategies]]
-name = "naive"
-kind = "plain"
-"#
-    )
+fn one_step_in_place(name: &str, description: &str, ddl_sql: &str) -> WorkloadFile {
+    WorkloadFile {
+        name: name.into(),
+        description: description.into(),
+        setup: String::new(),
+        reset: String::new(),
+        load: load(
+            2,
+            "2s",
+            vec![script("read-order", "SELECT count(*) FROM orders;")],
+        ),
+        blocker: None,
+        ddl: Some(ddl("1s", ddl_sql)),
+        strategies: vec![plain("naive")],
+        expect: Default::default(),
+        sweep: None,
+    }
 }
 
 /// The binary in the server's client folder (where `ca.pem` is), with an
@@ -104,7 +100,7 @@ fn last_outcome(attempts: &Path, strategy: &str) -> String {
 #[test]
 fn in_place_naive_stalls_the_users_table_retry_does_not_and_the_table_is_unchanged() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = ManagedServer::start();
     let workload = write_workload(&server.client_dir(), "orders.toml", &orders_in_place());
     let out = server.client_dir().join("in-place");
@@ -150,14 +146,13 @@ fn in_place_naive_stalls_the_users_table_retry_does_not_and_the_table_is_unchang
         "SELECT count(*) FROM pg_namespace WHERE nspname = 'stallbench'",
     );
     assert_eq!(schemas.as_deref(), Some("0"), "no schema of the run's own");
-    drop(server);
-    assert_no_leftover_server();
+    server.stop_and_check();
 }
 
 #[test]
 fn what_cannot_be_rolled_back_is_refused_before_anything_runs_and_apply_commits() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = ManagedServer::start();
     let dir = server.client_dir();
     let url = verified_url(&server);
@@ -232,6 +227,5 @@ fn what_cannot_be_rolled_back_is_refused_before_anything_runs_and_apply_commits(
         .assert()
         .success();
     assert_eq!(orders_columns(&server), "id,customer_id,total,applied_note");
-    drop(server);
-    assert_no_leftover_server();
+    server.stop_and_check();
 }

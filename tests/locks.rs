@@ -5,50 +5,32 @@ mod common;
 
 use std::time::Duration;
 
+use common::workload::{ADD_NOTE, READ_ORDER, ddl, load, plain, script, small_orders};
 use common::*;
+use stallbench::workload::WorkloadFile;
 
-/// A small table, no blocker of its own: the blocker is a session the test opens.
-const NO_BLOCKER: &str = r#"
-name = "external-blocker"
-setup = """
-CREATE TABLE orders (id bigserial PRIMARY KEY, customer_id int NOT NULL, total numeric(10,2) NOT NULL);
-INSERT INTO orders (customer_id, total) SELECT 1 + g % 100, g % 50 FROM generate_series(1, 5000) g;
-CREATE INDEX ON orders (customer_id);
-ANALYZE orders;
-"""
-reset = "ALTER TABLE orders DROP COLUMN IF EXISTS note;"
-
-[load]
-clients = 2
-duration = "6s"
-
-[[load.scripts]]
-sql = """
-\\set c random(1, 100)
-SELECT count(*) FROM orders WHERE customer_id = :c;
-"""
-
-[ddl]
-at = "2s"
-sql = "ALTER TABLE orders ADD COLUMN note text"
-
-[[strategies]]
-name = "naive"
-kind = "plain"
-"#;
+/// A small table, no blocker of its own: the blocker is a session the test
+/// opens. The DDL starts at 1 s of a 4 s run.
+fn no_blocker() -> WorkloadFile {
+    let mut workload = reference();
+    workload.name = "external-blocker".into();
+    workload.setup = small_orders(5000);
+    workload.load = load(2, "4s", vec![script("read-order", READ_ORDER)]);
+    workload.blocker = None;
+    workload.ddl = Some(ddl("1s", ADD_NOTE));
+    workload.strategies = vec![plain("naive")];
+    workload
+}
 
 #[test]
 fn a_session_outside_the_harness_is_named_external_at_the_root() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = start_throwaway_server(&runtime);
-    let url = server.connection_string();
+    let _cpus = cpus_shared();
+    let run = ShortRun::on_shared_server(&no_blocker());
 
     // The outside session: waits until the harness's readers are connected (the
     // run is about to start; reset is done), then reads the table in a
-    // transaction it keeps open for 5 s, like a forgotten report.
-    let outside_url = url.clone();
+    // transaction it keeps open for 3 s, like a forgotten report.
+    let outside_url = run.db_url().unwrap().to_string();
     let outside = std::thread::spawn(move || {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         runtime.block_on(async move {
@@ -63,15 +45,13 @@ fn a_session_outside_the_harness_is_named_external_at_the_root() {
                 .batch_execute("BEGIN; SELECT count(*) FROM stallbench.orders")
                 .await
                 .unwrap();
-            tokio::time::sleep(Duration::from_secs(5)).await;
+            tokio::time::sleep(Duration::from_secs(3)).await;
             client.batch_execute("COMMIT").await.unwrap();
             pid as u32
         })
     });
 
-    let mut run = short_run("external.toml", NO_BLOCKER);
-    run.args.db_url = Some(url);
-    let report = run_in_process(&run.workload, compare_all(), &run.args);
+    let report = run.execute(compare_all());
     let outside_pid = outside.join().unwrap();
     let external = format!("external:{outside_pid}");
 
@@ -93,6 +73,4 @@ fn a_session_outside_the_harness_is_named_external_at_the_root() {
     assert_eq!(ddl.blocked_by, [external]);
     // On --db-url the harness has no server log of its own: it says nothing, and does not fail.
     assert!(naive.locks.server_log.is_empty());
-    drop(server);
-    assert_no_leftover_server();
 }

@@ -17,11 +17,11 @@ const MAJOR: u32 = 18;
 
 #[test]
 fn compare_with_pg_version_18_reproduces_the_outage() {
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let dir = tempfile::tempdir().unwrap();
     // As root the server runs as `postgres`, which must enter the cache's folders.
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let workload = write_workload(dir.path(), "short.toml", SHORT_ADD_COLUMN);
+    let workload = write_workload(dir.path(), "short.toml", &small_reference());
     let out = dir.path().join("results");
     let output = stallbench_quiet("compare", &workload, &out)
         .args(["--pg-version", &MAJOR.to_string()])

@@ -6,10 +6,6 @@
 //! session terminated mid-run is replaced and the load recovers; the pool's
 //! expectations pass and fail as bounded; the pool connects over verified TLS
 //! like every other session.
-//!
-//! The leftover-server check scans every process on the machine: while others
-//! run tests, run these in their own pid namespace
-//! (`unshare --pid --fork --mount-proc cargo test --test pool`).
 
 mod common;
 
@@ -33,14 +29,14 @@ fn pool_rows(report: &StrategyReport) -> Vec<(u32, u64, u64, PoolRow)> {
 
 #[test]
 fn below_capacity_a_request_hardly_waits_for_a_connection() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let mut run = short_add_column();
+    // Alone: a connection's wait is bounded in milliseconds.
+    let _cpus = cpus_alone();
+    let mut run = ShortRun::on_shared_server(&reference());
     run.args.rate = Some(100.0);
     run.args.pool_size = Some(4);
     run.args.pool.pool_timeout = Some("1s".to_string());
     run.args.duration = Some("4s".to_string());
-    let report = run_in_process(&run.workload, Mode::LoadOnly, &run.args);
+    let report = run.execute(Mode::LoadOnly);
     let load = &report.strategies[0];
     let rows = pool_rows(load);
     let summary = &load.summary;
@@ -77,18 +73,15 @@ fn below_capacity_a_request_hardly_waits_for_a_connection() {
     );
     let read = stallbench::export::read_report(&run.out).unwrap();
     assert_eq!(pool_rows(&read.strategies[0]), rows);
-    assert_no_leftover_server();
 }
 
 #[test]
 fn in_a_naive_stall_the_pool_runs_dry_and_times_out_while_the_database_reports_no_error() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let mut run = short_add_column();
+    let _cpus = cpus_shared();
+    let mut run = ShortRun::on_shared_server(&reference());
     run.args.rate = Some(200.0);
     run.args.pool_size = Some(4);
     run.args.pool.pool_timeout = Some("1s".to_string());
-    run.args.duration = Some("9s".to_string());
     run.args.expect = [
         "naive.max_pool_timeouts=0",
         "retry.max_pool_timeouts=0",
@@ -106,7 +99,7 @@ fn in_a_naive_stall_the_pool_runs_dry_and_times_out_while_the_database_reports_n
     let (naive, retry) = (&report.strategies[0], &report.strategies[1]);
     let rows = pool_rows(naive);
 
-    // The ALTER starts at 3 s and waits behind the report (2 s .. 7 s).
+    // The ALTER starts at 1.5 s and waits behind the report (1 s .. 5 s).
     let alter = &naive.attempts[0];
     assert!(alter.waited_ms > 2_500.0, "{alter:?}");
     let alter_second = alter.started_s.floor() as usize;
@@ -172,17 +165,14 @@ fn in_a_naive_stall_the_pool_runs_dry_and_times_out_while_the_database_reports_n
         "{summary_md}"
     );
     assert!(run.out.join("pool.png").exists());
-    assert_no_leftover_server();
 }
 
 #[test]
 fn a_terminated_pool_session_is_replaced_and_the_load_recovers() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = start_throwaway_server(&runtime);
+    let _cpus = cpus_shared();
+    let mut run = ShortRun::on_shared_server(&reference());
     // Once the pool's 4 connections are open, wait a moment, then terminate one.
-    let url = server.connection_string();
+    let url = run.db_url().unwrap().to_string();
     let terminator = std::thread::spawn(move || {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         runtime.block_on(async move {
@@ -194,7 +184,8 @@ fn a_terminated_pool_session_is_replaced_and_the_load_recovers() {
                 .unwrap();
             tokio::spawn(connection);
             let pool_sessions = "SELECT count(*) FROM pg_stat_activity \
-                                 WHERE application_name LIKE 'stallbench-%-reader-pool'";
+                                 WHERE application_name LIKE 'stallbench-%-reader-pool' \
+                                 AND datname = current_database()";
             let deadline = Instant::now() + Duration::from_secs(60);
             while client
                 .query_one(pool_sessions, &[])
@@ -213,7 +204,8 @@ fn a_terminated_pool_session_is_replaced_and_the_load_recovers() {
             let terminated: i64 = client
                 .query_one(
                     "SELECT count(*) FROM (SELECT pid FROM pg_stat_activity \
-                     WHERE application_name LIKE 'stallbench-%-reader-pool' LIMIT 1) one \
+                     WHERE application_name LIKE 'stallbench-%-reader-pool' \
+                     AND datname = current_database() LIMIT 1) one \
                      WHERE pg_terminate_backend(pid)",
                     &[],
                 )
@@ -225,13 +217,11 @@ fn a_terminated_pool_session_is_replaced_and_the_load_recovers() {
             (terminated, open)
         })
     });
-    let mut run = short_add_column();
-    run.args.db_url = Some(server.connection_string());
     run.args.rate = Some(100.0);
     run.args.pool_size = Some(4);
     run.args.pool.pool_timeout = Some("1s".to_string());
     run.args.duration = Some("6s".to_string());
-    let report = run_in_process(&run.workload, Mode::LoadOnly, &run.args);
+    let report = run.execute(Mode::LoadOnly);
     let (terminated, open_after) = terminator.join().unwrap();
     assert_eq!(terminated, 1, "the test terminated one pool session");
 
@@ -257,17 +247,15 @@ fn a_terminated_pool_session_is_replaced_and_the_load_recovers() {
             .all(|(_, tps, failed, _)| *tps >= 50 && *failed == 0),
         "{rows:?}"
     );
-    drop(server);
-    assert_no_leftover_server();
 }
 
 #[test]
 fn the_pool_connects_over_verified_tls_like_the_other_sessions() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     // TLS only, scram-sha-256, a user with a password: a plain connection is refused.
     let server = ManagedServer::start();
-    let workload = write_workload(&server.client_dir(), "short.toml", SHORT_ADD_COLUMN);
+    let workload = write_workload(&server.client_dir(), "short.toml", &reference());
     let out = server.client_dir().join("pool-over-tls");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_stallbench"))
         .args(["run", workload.to_str().unwrap(), "--load-only", "--quiet"])
@@ -304,8 +292,7 @@ fn the_pool_connects_over_verified_tls_like_the_other_sessions() {
         "{summary:?}"
     );
     assert!(summary.pool_wait_p99_ms.is_some(), "{summary:?}");
-    drop(server);
-    assert_no_leftover_server();
+    server.stop_and_check();
 }
 
 #[test]

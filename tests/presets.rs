@@ -4,8 +4,11 @@
 
 mod common;
 
+use common::shared::LockElsewhere;
+use common::workload::{ADD_NOTE, READ_ORDER, REFERENCE_TABLES, ddl, load, report, script};
 use common::*;
-use stallbench::metrics::{AttemptOutcome, DdlAttempt};
+use stallbench::metrics::{AttemptOutcome, DdlAttempt, StrategyReport};
+use stallbench::workload::StrategyFile;
 
 fn terminated_roles(attempt: &DdlAttempt) -> Vec<&str> {
     attempt
@@ -15,39 +18,45 @@ fn terminated_roles(attempt: &DdlAttempt) -> Vec<&str> {
         .collect()
 }
 
-#[test]
-fn pg_osc_stalls_for_its_lock_timeout_then_kills_and_django_pgmigrate_kills_after_a_second() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    // The report holds ACCESS SHARE from 2 s to 10 s; the DDL starts at 3 s. pg-osc
+/// Runs the preset `name` alone (each test runs one, so that both run at once).
+fn run_preset(name: &str) -> (ShortRun, StrategyReport) {
+    let _cpus = cpus_shared();
+    // The report holds ACCESS SHARE from 1 s to 7 s; the DDL starts at 1.5 s. pg-osc
     // runs with a 4 s lock_timeout (pg-osc's --wait-time-for-lock 4) so the first
-    // try times out at about 7 s, while the report still runs.
+    // try times out at about 5.5 s, while the report still runs.
     // Each reader's transaction keeps its ACCESS SHARE lock for 20 ms, as an
     // application's transaction does, so the readers hold it when pg-osc looks
     // (a bare 1 ms query would mostly be over between the timeout and the kill).
-    let read = "SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;";
-    let read_and_wait = format!("BEGIN;\n{read}\nSELECT pg_sleep(0.02);\nEND;");
-    let text = replaced(SHORT_ADD_COLUMN, "hold = \"5s\"", "hold = \"8s\"");
-    let mut text = replaced(&text, read, &read_and_wait);
-    text.push_str(
-        r#"
-[[strategies]]
-name = "pg-osc"
-kind = "kill-lock-holders"
-lock_timeout = "4s"
-"#,
-    );
-    let run = short_run("short.toml", &text);
-    let report = run_in_process(
-        &run.workload,
-        compare_only(&["pg-osc", "django-pgmigrate"]),
-        &run.args,
-    );
+    let read_and_wait = READ_ORDER.replace("SELECT count(*)", "BEGIN;\nSELECT count(*)")
+        + "SELECT pg_sleep(0.02);\nEND;\n";
+    let mut workload = reference();
+    workload.load = load(4, "8s", vec![script("read-and-wait", &read_and_wait)]);
+    workload.blocker = Some(report("1s", "6s"));
+    workload.ddl = Some(ddl("1.5s", ADD_NOTE));
+    workload.strategies.push(StrategyFile {
+        name: "pg-osc".into(),
+        kind: Some("kill-lock-holders".into()),
+        lock_timeout: Some("4s".into()),
+        ..StrategyFile::default()
+    });
+    let run = ShortRun::on_shared_server(&workload);
+    let report = run.execute(compare_only(&[name]));
+    let strategy = strategy_named(&report, name).clone();
+    (run, strategy)
+}
 
-    // pg-osc: the first try waits its 4 s and times out; every reader queued
-    // behind it stalls meanwhile. Then the report and the readers in flight are
+#[test]
+fn pg_osc_stalls_for_its_lock_timeout_then_kills() {
+    // The first try waits its 4 s and times out; every reader queued behind it
+    // stalls meanwhile. Then the report and the readers in flight are
     // terminated, and the second try gets the table at once.
-    let osc = strategy_named(&report, "pg-osc");
+    // A session of another database, whose orders has the same OID, is no lock holder of the run's.
+    let elsewhere = LockElsewhere::hold(REFERENCE_TABLES, "orders");
+    let (run, osc) = run_preset("pg-osc");
+    assert!(
+        elsewhere.still_alive(),
+        "pg-osc terminated a session of another database"
+    );
     let waits: Vec<(AttemptOutcome, f64)> = osc
         .attempts
         .iter()
@@ -97,10 +106,13 @@ lock_timeout = "4s"
         line.contains("report") && line.contains("reader-"),
         "{line}"
     );
+}
 
-    // django-pgmigrate: no lock_timeout; one second after the DDL starts it
-    // terminates the DDL's blocker, the report, and the DDL succeeds.
-    let django = strategy_named(&report, "django-pgmigrate");
+#[test]
+fn django_pgmigrate_kills_the_report_a_second_after_the_ddl_starts() {
+    // No lock_timeout; one second after the DDL starts it terminates the
+    // DDL's blocker, the report, and the DDL succeeds.
+    let (_run, django) = run_preset("django-pgmigrate");
     assert_eq!(django.attempts.len(), 1, "{:?}", django.attempts);
     let attempt = &django.attempts[0];
     assert_eq!(attempt.outcome, AttemptOutcome::Ok, "{attempt:?}");
@@ -120,5 +132,4 @@ lock_timeout = "4s"
         "{} zero-tps seconds",
         django.summary.zero_tps_seconds
     );
-    assert_no_leftover_server();
 }

@@ -6,7 +6,7 @@
 //!   heading of a Markdown file finds that heading;
 //! - every stallbench command they quote parses with the real command-line
 //!   definition, and, where it needs no database and no file that exists only
-//!   at run time, builds its `Config` as `stallbench::run` does (which
+//!   at run time, builds its `Config` (its plan, with a sweep a `Config` per value) as `stallbench::run` does (which
 //!   validates the workload, the flags and the strategies without a server);
 //! - the CI pipelines of examples/ they link run such commands and publish
 //!   only what stallbench writes (`pipelines`).
@@ -17,7 +17,7 @@ use clap::Parser;
 use clap::error::ErrorKind;
 use pulldown_cmark::{Event, Options, Parser as Markdown, Tag, TagEnd};
 use stallbench::cli::{Cli, Command};
-use stallbench::config::{Config, Mode};
+use stallbench::config::Mode;
 
 /// The ways the documents start a stallbench command line; the words after
 /// one are the command's arguments.
@@ -426,7 +426,8 @@ fn check_command(arguments: &[String]) -> Result<Checked, String> {
     }
     // Relative paths (a workload file) are read from the working directory,
     // which `cargo test` sets to the repository root.
-    Config::new(workload.as_deref(), mode, &common)
+    // The plan checks each value of a sweep as its flag would be checked.
+    stallbench::plan::Plan::new(workload.as_deref(), mode, &common)
         .map(|_| Checked::Config)
         .map_err(|err| format!("{err:#}"))
 }

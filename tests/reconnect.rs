@@ -2,10 +2,6 @@
 //! terminated with `pg_terminate_backend` come back, and a real server
 //! restarted with `pg_ctl restart -m fast` during a `--db-url` run shows as a
 //! gap and a recovery in the timeline, with the run's schema still dropped.
-//!
-//! The leftover-server check scans every process on the machine: while others
-//! run tests, run these in their own pid namespace
-//! (`unshare --pid --fork --mount-proc cargo test --test reconnect`).
 
 mod common;
 
@@ -44,20 +40,16 @@ fn per_second(report: &StrategyReport) -> Vec<(u64, u64, u64)> {
 
 #[test]
 fn terminated_readers_reconnect_and_the_load_goes_on() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let server = start_throwaway_server(&runtime);
+    let _cpus = cpus_shared();
+    let mut run = ShortRun::on_shared_server(&reference());
     let terminated = when_readers_run(
-        server.connection_string(),
+        run.db_url().unwrap().to_string(),
         Duration::from_secs(2),
-        "SELECT count(*) FROM pg_stat_activity \
-         WHERE application_name LIKE 'stallbench-%-reader-%' AND pg_terminate_backend(pid)",
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'stallbench-%-reader-%' \
+         AND datname = current_database() AND pg_terminate_backend(pid)",
     );
-    let mut run = short_add_column();
-    run.args.db_url = Some(server.connection_string());
-    run.args.duration = Some("6s".to_string());
-    let report = run_in_process(&run.workload, Mode::LoadOnly, &run.args);
+    run.args.duration = Some("5s".to_string());
+    let report = run.execute(Mode::LoadOnly);
     assert_eq!(
         terminated.join().unwrap(),
         4,
@@ -108,18 +100,17 @@ fn terminated_readers_reconnect_and_the_load_goes_on() {
     let read = stallbench::export::read_report(&run.out).unwrap();
     assert_eq!(per_second(&read.strategies[0]), seconds);
     assert_eq!(read.strategies[0].summary.reconnects, 4);
-    drop(server);
-    assert_no_leftover_server();
 }
 
 #[test]
 fn a_real_server_restarted_mid_run_shows_a_gap_and_a_recovery() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = OperatorServer::start();
     let url = server.connection_string();
     let readers_up = when_readers_run(url.clone(), Duration::from_secs(2), "SELECT 1::int8");
-    let run = short_add_column();
+    // The workload's files; the run goes to the operator's server.
+    let run = ShortRun::throwaway(&small_reference());
     let harness = load_only_process(&run.workload, Some(&url), "7s", &run.out)
         .spawn()
         .unwrap();

@@ -6,21 +6,17 @@
 
 mod common;
 
+use common::workload::ddl;
 use common::*;
 use stallbench::config::Mode;
 
 #[test]
 fn a_workload_without_reset_stops_after_the_first_strategy_naming_the_leftover_column() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let text = replaced(
-        &without_blocker(3, 1),
-        "reset = \"ALTER TABLE orders DROP COLUMN IF EXISTS note;\"\n",
-        "",
-    );
-    assert!(!text.contains("reset ="), "the reset was not removed");
-    let run = short_run("no-reset.toml", &text);
-    stallbench_quiet("compare", &run.workload, &run.out)
+    let _cpus = cpus_shared();
+    let mut workload = without_blocker(2, 1);
+    workload.reset = String::new();
+    let run = ShortRun::on_shared_server(&workload);
+    run.command("compare")
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
@@ -34,48 +30,37 @@ fn a_workload_without_reset_stops_after_the_first_strategy_naming_the_leftover_c
         !timeline.lines().any(|line| line.starts_with("retry,")),
         "retry must not run on naive's leftovers"
     );
-    assert_no_leftover_server();
 }
 
 #[test]
 fn a_wrong_reset_stops_after_the_first_strategy_naming_what_it_left_behind() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let text = replaced(
-        &without_blocker(3, 1),
-        "reset = \"ALTER TABLE orders DROP COLUMN IF EXISTS note;\"",
-        "reset = \"ALTER TABLE orders DROP COLUMN IF EXISTS notes;\"",
-    );
-    let run = short_run("wrong-reset.toml", &text);
-    stallbench_quiet("compare", &run.workload, &run.out)
+    let _cpus = cpus_shared();
+    let mut workload = without_blocker(2, 1);
+    workload.reset = "ALTER TABLE orders DROP COLUMN IF EXISTS notes;".into();
+    let run = ShortRun::on_shared_server(&workload);
+    run.command("compare")
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
             "after naive and its reset, orders has a column the first strategy did not see: \
              note text; add it to reset (ALTER TABLE orders DROP COLUMN IF EXISTS note)",
         ));
-    assert_no_leftover_server();
 }
 
 #[test]
 fn a_transaction_stalled_at_the_end_is_unfinished_with_its_age() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     // The DDL holds ACCESS EXCLUSIVE from 2 s to about 6 s (the CHECK sleeps
     // 4 s on the row with id 1); the load ends at 4 s with every reader queued.
-    let text = replaced(
-        &without_blocker(4, 2),
-        "sql = \"ALTER TABLE orders ADD COLUMN note text\"",
-        "sql = \"ALTER TABLE orders ADD CONSTRAINT slow CHECK (id <> 1 OR pg_sleep(4)::text = '')\"",
-    );
-    let run = short_run("stalled-end.toml", &text);
-    let report = run_in_process(
-        &run.workload,
-        Mode::Run {
-            strategy: "naive".to_string(),
-        },
-        &run.args,
-    );
+    let mut workload = without_blocker(4, 2);
+    workload.ddl = Some(ddl(
+        "2s",
+        "ALTER TABLE orders ADD CONSTRAINT slow CHECK (id <> 1 OR pg_sleep(4)::text = '')",
+    ));
+    let run = ShortRun::on_shared_server(&workload);
+    let report = run.execute(Mode::Run {
+        strategy: "naive".to_string(),
+    });
     let summary = &report.strategies[0].summary;
     assert_eq!(
         summary.unfinished, 4,
@@ -102,5 +87,4 @@ fn a_transaction_stalled_at_the_end_is_unfinished_with_its_age() {
         "{losses}"
     );
     assert_eq!(summary.ddl_outcome, "ok", "{summary:?}");
-    assert_no_leftover_server();
 }

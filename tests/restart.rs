@@ -7,60 +7,37 @@
 //! report names the observer's time without a connection. And on a server
 //! that stays up, a pg-osc migration whose session (and the observer's) the
 //! test terminates tries again on a new session.
-//!
-//! Run it in its own pid namespace while others run tests:
-//! `unshare --pid --fork --mount-proc cargo test --test restart`.
 
 mod common;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::workload::{
+    ADD_NOTE, DROP_NOTE, READ_ORDER, ddl, load, report, retry, script, small_orders,
+};
 use common::*;
 use stallbench::metrics::AttemptOutcome;
+use stallbench::workload::{StrategyFile, WorkloadFile};
 
 /// 12 s of load; the report holds the table from 1 s to 11 s (the restart
 /// ends it sooner); the ALTER from 2 s waits up to 1 s a try, 3 s
 /// apart: long enough for the test to take its own lock on the restarted
 /// server before the DDL is back.
-const WORKLOAD: &str = r#"
-name = "restart-mid-migration"
-description = "a lock-timeout retry whose server restarts while it retries"
-setup = """
-CREATE TABLE orders (id bigserial PRIMARY KEY, customer_id int NOT NULL, total numeric(10,2) NOT NULL);
-INSERT INTO orders (customer_id, total) SELECT 1 + g % 1000, (g % 500) + 0.99 FROM generate_series(1, 20000) g;
-CREATE INDEX ON orders (customer_id);
-ANALYZE orders;
-"""
-reset = "ALTER TABLE orders DROP COLUMN IF EXISTS note;"
-
-[load]
-clients = 2
-duration = "12s"
-
-[[load.scripts]]
-name = "read-order"
-sql = """
-\\set c random(1, 1000)
-SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;
-"""
-
-[blocker]
-at = "1s"
-hold = "10s"
-sql = "SELECT count(*) FROM orders"
-
-[ddl]
-at = "2s"
-sql = "ALTER TABLE orders ADD COLUMN note text"
-
-[[strategies]]
-name = "retry"
-kind = "lock-timeout-retry"
-lock_timeout = "1s"
-max_tries = 10
-backoff = { kind = "linear", step = "3s", cap = "3s" }
-"#;
+fn restart_mid_migration() -> WorkloadFile {
+    WorkloadFile {
+        name: "restart-mid-migration".into(),
+        description: "a lock-timeout retry whose server restarts while it retries".into(),
+        setup: small_orders(20_000),
+        reset: DROP_NOTE.into(),
+        load: load(2, "12s", vec![script("read-order", READ_ORDER)]),
+        blocker: Some(report("1s", "10s")),
+        ddl: Some(ddl("2s", ADD_NOTE)),
+        strategies: vec![retry("retry", "1s", "3s", "3s")],
+        expect: Default::default(),
+        sweep: None,
+    }
+}
 
 /// Whether the run's DDL session waits for a lock now.
 const DDL_WAITS_SQL: &str = "SELECT count(*) FROM pg_stat_activity \
@@ -69,12 +46,12 @@ const DDL_WAITS_SQL: &str = "SELECT count(*) FROM pg_stat_activity \
 #[test]
 fn a_retrying_migration_and_the_lock_observer_outlive_a_server_restart() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = OperatorServer::start();
     let url = server.connection_string();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results");
-    let harness = start_run(dir.path(), WORKLOAD, "retry", &url, &out);
+    let harness = start_run(dir.path(), &restart_mid_migration(), "retry", &url, &out);
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // The DDL retries behind the report: restart the server under it.
@@ -172,49 +149,44 @@ fn a_retrying_migration_and_the_lock_observer_outlive_a_server_restart() {
     assert!(summary.contains(" and was back at "), "{summary}");
 }
 
-/// pg-osc's recipe on 1 s tries, behind a report held from 1 s to 7 s.
-const TERMINATED_WORKLOAD: &str = r#"
-name = "terminated-mid-migration"
-description = "a kill-lock-holders migration whose session someone terminates"
-setup = """
-CREATE TABLE orders (id bigserial PRIMARY KEY, customer_id int NOT NULL, total numeric(10,2) NOT NULL);
-INSERT INTO orders (customer_id, total) SELECT 1 + g % 1000, (g % 500) + 0.99 FROM generate_series(1, 20000) g;
-ANALYZE orders;
-"""
-
-[load]
-clients = 2
-duration = "8s"
-
-[[load.scripts]]
-name = "read-order"
-sql = "SELECT count(*) FROM orders WHERE customer_id = 7;"
-
-[blocker]
-at = "1s"
-hold = "6s"
-sql = "SELECT count(*) FROM orders"
-
-[ddl]
-at = "2s"
-sql = "ALTER TABLE orders ADD COLUMN note text"
-
-[[strategies]]
-name = "osc"
-kind = "kill-lock-holders"
-lock_timeout = "1s"
-max_tries = 4
-"#;
+/// pg-osc's recipe on 1 s tries, behind a report held from 1 s to 5.5 s.
+fn terminated_mid_migration() -> WorkloadFile {
+    WorkloadFile {
+        name: "terminated-mid-migration".into(),
+        description: "a kill-lock-holders migration whose session someone terminates".into(),
+        setup: small_orders(20_000),
+        reset: String::new(),
+        load: load(
+            2,
+            "6s",
+            vec![script(
+                "read-order",
+                "SELECT count(*) FROM orders WHERE customer_id = 7;",
+            )],
+        ),
+        blocker: Some(report("1s", "4.5s")),
+        ddl: Some(ddl("2s", ADD_NOTE)),
+        strategies: vec![StrategyFile {
+            name: "osc".into(),
+            kind: Some("kill-lock-holders".into()),
+            lock_timeout: Some("1s".into()),
+            max_tries: Some(4),
+            ..StrategyFile::default()
+        }],
+        expect: Default::default(),
+        sweep: None,
+    }
+}
 
 #[test]
 fn a_terminated_ddl_session_and_observer_come_back_on_the_same_server() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = OperatorServer::start();
     let url = server.connection_string();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results");
-    let harness = start_run(dir.path(), TERMINATED_WORKLOAD, "osc", &url, &out);
+    let harness = start_run(dir.path(), &terminated_mid_migration(), "osc", &url, &out);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let terminated: i64 = runtime.block_on(async {
         wait_until_ddl_waits(&url, Duration::from_secs(30)).await;
@@ -274,17 +246,16 @@ fn a_terminated_ddl_session_and_observer_come_back_on_the_same_server() {
     assert!(summary.contains(" and was back at "), "{summary}");
 }
 
-/// Starts `stallbench run` of the workload `text` (written into `dir`) with one
+/// Starts `stallbench run` of `workload` (written into `dir`) with one
 /// strategy against `url`, results into `out`; stdout and stderr piped.
 fn start_run(
     dir: &std::path::Path,
-    text: &str,
+    workload: &WorkloadFile,
     strategy: &str,
     url: &str,
     out: &std::path::Path,
 ) -> Child {
-    let workload = dir.join("workload.toml");
-    std::fs::write(&workload, text).unwrap();
+    let workload = write_workload(dir, "workload.toml", workload);
     Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
         .env_remove("DATABASE_URL")
         .args(["run", workload.to_str().unwrap(), "--strategy", strategy])

@@ -1,10 +1,7 @@
 //! stderr is for people: a closed stderr (`2>&-`) or a reader that went away
-//! never ends a run, and progress lines written to a pipe are plain lines, one
-//! a second, without carriage returns or terminal escapes.
-//!
-//! The leftover-server check scans every process on the machine: while others
-//! run tests, run these in their own pid namespace
-//! (`unshare --pid --fork --mount-proc cargo test --test stderr`).
+//! never ends a run (nor keeps its server running), and progress lines
+//! written to a pipe are plain lines, one a second, without carriage returns
+//! or terminal escapes.
 
 mod common;
 
@@ -31,8 +28,17 @@ fn stallbench(args: &[&str], out: &Path) -> Command {
 /// `run --load-only` of `run`'s workload for 3 s, its stderr a pipe the test holds.
 fn load_only_3s_stderr_piped(run: &ShortRun) -> Child {
     let workload = run.workload.to_str().unwrap();
+    let url = run.db_url().expect("a run on the shared server");
     stallbench(
-        &["run", workload, "--load-only", "--duration", "3s"],
+        &[
+            "run",
+            workload,
+            "--load-only",
+            "--duration",
+            "3s",
+            "--db-url",
+            url,
+        ],
         &run.out,
     )
     .stderr(Stdio::piped())
@@ -42,23 +48,18 @@ fn load_only_3s_stderr_piped(run: &ShortRun) -> Child {
 
 #[test]
 fn compare_with_stderr_closed_finishes_and_writes_its_results() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_add_column();
+    let _cpus = cpus_shared();
+    // On a throwaway server: a closed stderr must not keep it from stopping either.
+    let mut workload = without_blocker(3, 1);
+    workload.setup = small_reference().setup;
+    let run = ShortRun::throwaway(&workload);
     let workload = run.workload.to_str().unwrap();
     // The shell closes fd 2 before starting stallbench, as `2>&-` does.
     let status = Command::new("sh")
         .arg("-c")
         .arg("exec \"$0\" \"$@\" 2>&-")
         .arg(assert_cmd::cargo::cargo_bin("stallbench"))
-        .args([
-            "compare",
-            workload,
-            "--strategies",
-            "naive",
-            "--duration",
-            "8s",
-        ])
+        .args(["compare", workload, "--strategies", "naive"])
         .arg("--out")
         .arg(&run.out)
         .env_remove("DATABASE_URL")
@@ -68,28 +69,25 @@ fn compare_with_stderr_closed_finishes_and_writes_its_results() {
     assert_eq!(status.code(), Some(0));
     assert!(run.out.join("summary.csv").is_file());
     assert!(run.out.join("timeline.png").is_file());
-    assert_no_leftover_server();
+    assert_run_stopped_its_server(&run.out);
 }
 
 #[test]
 fn a_run_whose_stderr_reader_went_away_finishes() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_add_column();
+    let _cpus = cpus_shared();
+    let run = ShortRun::on_shared_server(&reference());
     let mut child = load_only_3s_stderr_piped(&run);
     // Closing the only read end: every later write to stderr fails with EPIPE.
     drop(child.stderr.take());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     assert!(run.out.join("timeline.csv").is_file());
-    assert_no_leftover_server();
 }
 
 #[test]
 fn progress_to_a_pipe_is_one_plain_line_a_second() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let run = short_add_column();
+    let _cpus = cpus_shared();
+    let run = ShortRun::on_shared_server(&reference());
     let mut child = load_only_3s_stderr_piped(&run);
     let mut stderr = Vec::new();
     child

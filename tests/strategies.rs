@@ -3,31 +3,31 @@
 
 mod common;
 
+use common::shared::LockElsewhere;
+use common::workload::{ADD_NOTE, REFERENCE_TABLES, ddl, report};
 use common::*;
-use stallbench::metrics::AttemptOutcome;
+use stallbench::metrics::{AttemptOutcome, StrategyReport};
+
+/// Runs the preset `name` alone (each test runs one, so that two run at once):
+/// the report runs from 1 s to 5 s; the DDL starts at 2.5 s, when the
+/// report's transaction is clearly older than the presets' 1 s threshold (at
+/// 2 s it would be exactly 1 s old: a race wait-for-idle may lose).
+fn run_preset(name: &str) -> StrategyReport {
+    let _cpus = cpus_shared();
+    let mut workload = reference();
+    workload.load.duration = "7s".into();
+    workload.blocker = Some(report("1s", "4s"));
+    workload.ddl = Some(ddl("2.5s", ADD_NOTE));
+    let run = ShortRun::on_shared_server(&workload);
+    let report = run.execute(compare_only(&[name]));
+    strategy_named(&report, name).clone()
+}
 
 #[test]
-fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    // The report runs from 1.5 s to about 6.5 s; the DDL starts at 3 s, when the
-    // report's transaction is clearly older than the presets' 1 s threshold
-    // (at 2 s it would be exactly 1 s old: a race wait-for-idle may lose).
-    let text = replaced(
-        SHORT_ADD_COLUMN,
-        "[blocker]\nat = \"2s\"",
-        "[blocker]\nat = \"1.5s\"",
-    );
-    let run = short_run("short.toml", &text);
-    let report = run_in_process(
-        &run.workload,
-        compare_only(&["kill-blockers", "wait-for-idle", "gitlab"]),
-        &run.args,
-    );
-
-    // kill-blockers: after its 1 s grace it terminates the report; the DDL then
-    // succeeds at once, and the report's failure is in the summary.
-    let kill = strategy_named(&report, "kill-blockers");
+fn kill_blockers_terminates_the_report_after_its_grace() {
+    // After its 1 s grace it terminates the report; the DDL then succeeds at
+    // once, and the report's failure is in the summary.
+    let kill = &run_preset("kill-blockers");
     assert_eq!(kill.attempts.len(), 1);
     let attempt = &kill.attempts[0];
     assert_eq!(attempt.outcome, AttemptOutcome::Ok);
@@ -48,10 +48,16 @@ fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
         kill.summary.blocker_outcome
     );
     let window = kill.blocker.as_ref().unwrap();
-    assert!(window.ended_s < 5.5, "the report was cut short: {window:?}");
+    assert!(window.ended_s < 4.5, "the report was cut short: {window:?}");
+}
 
-    // wait-for-idle: no try while the report's transaction is open, so nobody queues.
-    let idle = strategy_named(&report, "wait-for-idle");
+#[test]
+fn wait_for_idle_tries_only_once_the_report_ended() {
+    // No try while the report's transaction is open, so nobody queues.
+    // An old transaction of another database, whose orders has the same OID, is not the run's to wait for.
+    let elsewhere = LockElsewhere::hold(REFERENCE_TABLES, "orders");
+    let idle = &run_preset("wait-for-idle");
+    assert!(elsewhere.still_alive());
     let first = &idle.attempts[0];
     let report_end = idle.blocker.as_ref().unwrap().ended_s;
     assert!(
@@ -68,9 +74,12 @@ fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
             .map(|r| r.lock_waiters)
             .collect::<Vec<_>>()
     );
+}
 
-    // gitlab: the with_lock_retries schedule, 100 ms, 100 ms, 200 ms, 300 ms, ... then success.
-    let gitlab = strategy_named(&report, "gitlab");
+#[test]
+fn gitlab_follows_the_with_lock_retries_schedule() {
+    // 100 ms, 100 ms, 200 ms, 300 ms, ... then success.
+    let gitlab = &run_preset("gitlab");
     let waits: Vec<f64> = gitlab.attempts.iter().map(|a| a.waited_ms).collect();
     for (attempt, expected_ms) in gitlab
         .attempts
@@ -91,5 +100,4 @@ fn kill_blockers_wait_for_idle_and_gitlab_behave_as_their_recipes() {
         "{waits:?}"
     );
     assert_eq!(gitlab.summary.zero_tps_seconds, 0);
-    assert_no_leftover_server();
 }

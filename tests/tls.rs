@@ -107,13 +107,21 @@ fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-#[test]
-fn the_outage_reproduces_over_verified_tls_with_the_password_from_env_then_pgpass() {
+/// A TLS-only server and the reference workload, on a small table (the data is
+/// not the subject, the connection is), written into its client folder.
+fn server_and_workload() -> (ManagedServer, std::path::PathBuf) {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
     let server = ManagedServer::start();
-    let workload = write_workload(&server.client_dir(), "short.toml", SHORT_ADD_COLUMN);
+    let mut workload = reference();
+    workload.setup = workload::small_orders(20_000);
+    let workload = write_workload(&server.client_dir(), "short.toml", &workload);
+    (server, workload)
+}
 
+#[test]
+fn the_outage_reproduces_over_verified_tls_with_the_password_from_env() {
+    let _cpus = cpus_shared();
+    let (server, workload) = server_and_workload();
     compare_over_tls(
         &server,
         &workload,
@@ -121,7 +129,13 @@ fn the_outage_reproduces_over_verified_tls_with_the_password_from_env_then_pgpas
         "naive,retry",
         ("PGPASSWORD", APP_PASSWORD),
     );
+    server.stop_and_check();
+}
 
+#[test]
+fn the_outage_reproduces_over_verified_tls_with_the_password_from_pgpass() {
+    let _cpus = cpus_shared();
+    let (server, workload) = server_and_workload();
     let pgpass = server.client_dir().join("pgpass");
     let line = format!("127.0.0.1:{}:shop:app:{APP_PASSWORD}\n", server.port);
     std::fs::write(&pgpass, line).unwrap();
@@ -148,8 +162,7 @@ fn the_outage_reproduces_over_verified_tls_with_the_password_from_env_then_pgpas
         "naive",
         ("PGPASSFILE", pgpass.to_str().unwrap()),
     );
-    drop(server);
-    assert_no_leftover_server();
+    server.stop_and_check();
 }
 
 fn set_mode(path: &Path, mode: u32) {
@@ -160,7 +173,7 @@ fn set_mode(path: &Path, mode: u32) {
 #[test]
 fn a_plain_connection_or_a_wrong_root_certificate_fails_with_one_clear_line() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = ManagedServer::start();
 
     // The server has hostssl lines only: without TLS no line lets us in.
@@ -192,14 +205,13 @@ fn a_plain_connection_or_a_wrong_root_certificate_fails_with_one_clear_line() {
     load_only_over(&server, server.url("sslmode=require"))
         .assert()
         .success();
-    drop(server);
-    assert_no_leftover_server();
+    server.stop_and_check();
 }
 
 #[test]
 fn verify_ca_checks_the_chain_verify_full_also_the_name_and_a_second_host_is_tried() {
     require_postgres();
-    let _serial = one_database_run_at_a_time();
+    let _cpus = cpus_shared();
     let server = ManagedServer::start();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // The server's certificate names 127.0.0.1, not localhost.
@@ -255,6 +267,5 @@ fn verify_ca_checks_the_chain_verify_full_also_the_name_and_a_second_host_is_tri
             .unwrap();
         assert!(row.get::<_, bool>(0), "this session uses TLS");
     });
-    drop(server);
-    assert_no_leftover_server();
+    server.stop_and_check();
 }

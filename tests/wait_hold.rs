@@ -5,46 +5,38 @@
 
 mod common;
 
+use common::workload::{ddl, load, plain, qty_orders, report, script};
 use common::*;
 use stallbench::config::Mode;
 use stallbench::metrics::{AttemptOutcome, DdlAttempt, LockPhases, RunReport, StrategyReport};
+use stallbench::workload::{BlockerFile, WorkloadFile};
 
-/// 1,000,000 orders, so that changing `qty` to bigint rewrites for about a second.
-const REWRITE: &str = r#"
-name = "rewrite"
-description = "a table-rewriting ALTER behind a report"
-setup = """
-CREATE TABLE orders (id bigserial PRIMARY KEY, customer_id int NOT NULL, qty int NOT NULL);
-INSERT INTO orders (customer_id, qty) SELECT 1 + g % 1000, g % 7 FROM generate_series(1, 1000000) g;
-CREATE INDEX ON orders (customer_id);
-ANALYZE orders;
-"""
-reset = "ALTER TABLE orders ALTER COLUMN qty TYPE int;"
-
-[load]
-clients = 2
-duration = "8s"
-
-[[load.scripts]]
-name = "read-order"
-sql = """
-\\set c random(1, 1000)
-SELECT count(*) FROM orders WHERE customer_id = :c;
-"""
-
-[blocker]
-at = "1s"
-hold = "3s"
-sql = "SELECT count(*) FROM orders WHERE id < 10"
-
-[ddl]
-at = "2s"
-sql = "ALTER TABLE orders ALTER COLUMN qty TYPE bigint"
-
-[[strategies]]
-name = "naive"
-kind = "plain"
-"#;
+/// 1,000,000 orders, so that changing `qty` to bigint rewrites for about a
+/// second: a report from 1 s to 4 s, the ALTER at 2 s.
+fn rewrite() -> WorkloadFile {
+    WorkloadFile {
+        name: "rewrite".into(),
+        description: "a table-rewriting ALTER behind a report".into(),
+        setup: qty_orders(1_000_000),
+        reset: "ALTER TABLE orders ALTER COLUMN qty TYPE int;".into(),
+        load: load(
+            2,
+            "7s",
+            vec![script(
+                "read-order",
+                "\\set c random(1, 1000)\nSELECT count(*) FROM orders WHERE customer_id = :c;\n",
+            )],
+        ),
+        blocker: Some(BlockerFile {
+            sql: "SELECT count(*) FROM orders WHERE id < 10".into(),
+            ..report("1s", "3s")
+        }),
+        ddl: Some(ddl("2s", "ALTER TABLE orders ALTER COLUMN qty TYPE bigint")),
+        strategies: vec![plain("naive")],
+        expect: Default::default(),
+        sweep: None,
+    }
+}
 
 fn strategy<'a>(report: &'a RunReport, name: &str) -> &'a StrategyReport {
     report
@@ -69,18 +61,13 @@ fn phases(attempt: &DdlAttempt) -> LockPhases {
 
 #[test]
 fn a_rewrite_waits_for_the_lock_then_holds_it_and_wait_for_idle_waits_first() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), "rewrite.toml", REWRITE);
-    let out = dir.path().join("results");
-    let report = run_in_process(
-        &workload,
-        Mode::Compare {
-            strategies: vec!["naive".into(), "wait-for-idle".into()],
-        },
-        &quiet_args(&out),
-    );
+    // Alone: the two rewrites' times are compared.
+    let _cpus = cpus_alone();
+    let run = ShortRun::on_shared_server(&rewrite());
+    let out = &run.out;
+    let report = run.execute(Mode::Compare {
+        strategies: vec!["naive".into(), "wait-for-idle".into()],
+    });
 
     // naive: queues until the report ends (about 2 s), then rewrites the table.
     let naive = strategy(&report, "naive");
@@ -148,58 +135,54 @@ fn a_rewrite_waits_for_the_lock_then_holds_it_and_wait_for_idle_waits_first() {
         "{summary}"
     );
     assert!(summary.contains("s for idle, "), "{summary}");
-    assert_no_leftover_server();
 }
 
 /// A small table whose ALTER then sleeps in the same transaction: the lock is
 /// held for 1.5 s whatever the machine's speed, across a progress tick.
-const HELD_WHILE_SLEEPING: &str = r#"
-name = "held"
-description = "an ALTER that holds its lock for 1.5 s"
-setup = """
-CREATE TABLE orders (id bigserial PRIMARY KEY, qty int NOT NULL);
+fn held_while_sleeping() -> WorkloadFile {
+    WorkloadFile {
+        name: "held".into(),
+        description: "an ALTER that holds its lock for 1.5 s".into(),
+        setup: "CREATE TABLE orders (id bigserial PRIMARY KEY, qty int NOT NULL);
 INSERT INTO orders (qty) SELECT g % 7 FROM generate_series(1, 10000) g;
-"""
-reset = "ALTER TABLE orders ALTER COLUMN qty TYPE int;"
-
-[load]
-clients = 2
-duration = "5s"
-
-[[load.scripts]]
-name = "read"
-sql = "SELECT count(*) FROM orders WHERE id < 100;"
-
-[blocker]
-at = "0.5s"
-hold = "2s"
-sql = "SELECT count(*) FROM orders WHERE id < 10"
-
-[ddl]
-at = "1.2s"
-sql = "ALTER TABLE orders ALTER COLUMN qty TYPE bigint; SELECT pg_sleep(1.5)"
-
-[[strategies]]
-name = "naive"
-kind = "plain"
-"#;
+"
+        .into(),
+        reset: "ALTER TABLE orders ALTER COLUMN qty TYPE int;".into(),
+        load: load(
+            2,
+            "5s",
+            vec![script(
+                "read",
+                "SELECT count(*) FROM orders WHERE id < 100;",
+            )],
+        ),
+        blocker: Some(BlockerFile {
+            sql: "SELECT count(*) FROM orders WHERE id < 10".into(),
+            ..report("0.5s", "2s")
+        }),
+        ddl: Some(ddl(
+            "1.2s",
+            "ALTER TABLE orders ALTER COLUMN qty TYPE bigint; SELECT pg_sleep(1.5)",
+        )),
+        strategies: vec![plain("naive")],
+        expect: Default::default(),
+        sweep: None,
+    }
+}
 
 #[test]
 fn the_progress_line_says_when_the_ddl_holds_its_lock() {
-    require_postgres();
-    let _serial = one_database_run_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), "held.toml", HELD_WHILE_SLEEPING);
-    let out = dir.path().join("results");
-    let output = assert_cmd::Command::cargo_bin("stallbench")
-        .unwrap()
-        .env_remove("DATABASE_URL")
-        // In CI the progress line is off.
+    let _cpus = cpus_shared();
+    let run = ShortRun::on_shared_server(&held_while_sleeping());
+    let out = &run.out;
+    // Not --quiet: the progress lines are the subject (in CI they are off).
+    let output = stallbench_command()
         .env_remove("CI")
         .arg("run")
-        .arg(&workload)
+        .arg(&run.workload)
         .args(["--strategy", "naive", "--seed", "1", "--out"])
-        .arg(&out)
+        .arg(out)
+        .args(["--db-url", run.db_url().unwrap()])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -222,5 +205,4 @@ fn the_progress_line_says_when_the_ddl_holds_its_lock() {
     let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
     let held_ms: f64 = row[10].parse().unwrap();
     assert!(held_ms >= 1400.0, "the sleep holds the lock: {csv}");
-    assert_no_leftover_server();
 }

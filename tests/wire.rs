@@ -62,10 +62,10 @@ async fn server_with_passwords() -> Server {
     server
 }
 
-/// Runs `test` on a runtime of its own, one database test at a time.
+/// Runs `test` on a runtime of its own, beside the binary's other test.
 fn run(test: impl Future<Output = ()>) {
     common::require_postgres();
-    let _guard = common::one_database_run_at_a_time();
+    let _cpus = common::cpus_shared();
     tokio::runtime::Runtime::new()
         .expect("starting a tokio runtime")
         .block_on(test);

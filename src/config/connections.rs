@@ -197,28 +197,10 @@ mod tests {
 
     fn args(clients: u32) -> CommonArgs {
         CommonArgs {
-            db_url: None,
             clients: Some(clients),
-            rate: None,
-            pool_size: None,
-            client_timeout: None,
-            latency_limit: None,
-            duration: None,
-            out: None,
-            force: false,
             quiet: true,
-            progress: false,
-            variables: Vec::new(),
-            pg_bin: None,
-            pg_version: None,
-            offline: false,
-            no_observer: false,
-            expect: Vec::new(),
             seed: Some(1),
-            in_place: false,
-            apply: false,
-            workload: crate::cli::WorkloadArgs::default(),
-            pool: crate::cli::PoolArgs::default(),
+            ..CommonArgs::default()
         }
     }
 

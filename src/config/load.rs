@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::cli::CommonArgs;
 use crate::error::Error;
-use crate::script::{self, Script};
+use crate::script::{self, Script, builtin};
 use crate::workload::{self, LoadFile, LoadedWorkload, ScriptFile};
 
 use super::duration::parse_duration;
@@ -32,6 +32,37 @@ pub struct LoadConfig {
     /// Open loop with `--pool-size`: the arrivals are served by an application
     /// pool (deadpool-postgres); `None` for the lean connections.
     pub pool: Option<PoolConfig>,
+    /// How the scripts' statements are sent (`--protocol`, pgbench `-M`).
+    pub protocol: Protocol,
+}
+
+/// How statements are sent, as pgbench's `-M`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Protocol {
+    /// Variables substituted into the text, one Query message.
+    Simple,
+    /// Parse, Bind, Execute of the unnamed statement each time.
+    Extended,
+    /// Each statement prepared once per connection, then Bind and Execute.
+    #[default]
+    Prepared,
+}
+
+impl Protocol {
+    /// The name `--protocol` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Simple => "simple",
+            Protocol::Extended => "extended",
+            Protocol::Prepared => "prepared",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Protocol> {
+        [Protocol::Simple, Protocol::Extended, Protocol::Prepared]
+            .into_iter()
+            .find(|protocol| protocol.name() == name)
+    }
 }
 
 impl LoadConfig {
@@ -48,6 +79,9 @@ pub struct WeightedScript {
     pub weight: u32,
     /// The script's text as read, so `workload.toml` can inline it.
     pub text: String,
+    /// Where the script came from, as errors name it: `workload w:
+    /// [[load.scripts]] read-order`, or its file's path.
+    pub source: String,
 }
 
 /// The `[load]` section of the workload, with the flags that override it.
@@ -63,17 +97,18 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
     };
     let duration = parse_run_duration(source, file, args)?;
     let variables = parse_variables(file, &args.variables)?;
-    let outside: Vec<String> = variables.iter().map(|(name, _)| name.clone()).collect();
-    let scripts = if args.workload.files.is_empty() {
-        load_scripts(loaded, &outside)?
+    let flags = &args.workload;
+    let scripts = if flags.files.is_empty() && flags.builtins.is_empty() {
+        load_scripts(loaded)?
     } else {
-        args.workload
-            .files
-            .iter()
-            .map(|arg| flag_script(arg, &outside))
-            .collect::<Result<Vec<_>, _>>()?
+        let files = flags.files.iter().map(|arg| flag_script(arg));
+        let builtins = flags.builtins.iter().map(|arg| flag_builtin(arg));
+        files.chain(builtins).collect::<Result<Vec<_>, _>>()?
     };
     check_total_weight(source, &scripts)?;
+    check_shell(source, &scripts, args.allow_shell)?;
+    let protocol = parse_protocol(source, file, args)?;
+    check_pipelines(&scripts, protocol, pool.is_some())?;
     Ok(LoadConfig {
         clients,
         duration,
@@ -83,7 +118,51 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
         latency_limit: pacing.latency_limit,
         client_timeout: pacing.client_timeout,
         pool,
+        protocol,
     })
+}
+
+/// `--protocol`, else `[load] protocol`, else `prepared`.
+fn parse_protocol(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<Protocol, Error> {
+    let (name, given) = match (&args.protocol, &file.protocol) {
+        (Some(name), _) => (name, format!("--protocol {name}")),
+        (None, Some(name)) => (name, format!("{source}: [load] protocol = \"{name}\"")),
+        (None, None) => return Ok(Protocol::default()),
+    };
+    Protocol::from_name(name).ok_or_else(|| {
+        Error::bad_input(format!(
+            "{given}: unknown protocol; use simple, extended or prepared"
+        ))
+    })
+}
+
+/// Pipelines need the extended protocol, and a connection whose syncs the
+/// client controls: not the application pool's tokio-postgres.
+fn check_pipelines(
+    scripts: &[WeightedScript],
+    protocol: Protocol,
+    pooled: bool,
+) -> Result<(), Error> {
+    for weighted in scripts {
+        let Some(line) = weighted.script.first_pipeline_line() else {
+            continue;
+        };
+        let name = &weighted.script.name;
+        if protocol == Protocol::Simple {
+            return Err(Error::bad_input(format!(
+                "script {name} line {line}: \\startpipeline needs the extended query \
+                 protocol, and the run uses --protocol simple; use --protocol extended or prepared"
+            )));
+        }
+        if pooled {
+            return Err(Error::bad_input(format!(
+                "script {name} line {line}: pipelines (\\startpipeline) cannot run in the \
+                 application pool (--pool-size): tokio-postgres does not let a request place \
+                 its own Sync messages; run the script on the lean connections (--clients)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The load worker adds the weights up in a `u32`: refuse totals that overflow it.
@@ -251,8 +330,25 @@ fn parse_variables(file: &LoadFile, pairs: &[String]) -> Result<Vec<(String, Str
     Ok(variables)
 }
 
-/// The workload's `[[load.scripts]]`; `outside` names the variables set from outside.
-fn load_scripts(loaded: &LoadedWorkload, outside: &[String]) -> Result<Vec<WeightedScript>, Error> {
+/// A script that runs programs (`\shell`, `\setshell`) runs only with `--allow-shell`.
+fn check_shell(source: &str, scripts: &[WeightedScript], allow_shell: bool) -> Result<(), Error> {
+    if allow_shell {
+        return Ok(());
+    }
+    for weighted in scripts {
+        if let Some(line) = weighted.script.first_shell_line() {
+            return Err(Error::bad_input(format!(
+                "{source}: script {} line {line}: \\shell and \\setshell run programs on this \
+                 machine, which a workload must not do unasked; pass --allow-shell to allow them",
+                weighted.script.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The workload's `[[load.scripts]]`.
+fn load_scripts(loaded: &LoadedWorkload) -> Result<Vec<WeightedScript>, Error> {
     let source = &loaded.source;
     let scripts = &loaded.file.load.scripts;
     if scripts.is_empty() {
@@ -264,12 +360,37 @@ fn load_scripts(loaded: &LoadedWorkload, outside: &[String]) -> Result<Vec<Weigh
     scripts
         .iter()
         .enumerate()
-        .map(|(index, entry)| load_script(loaded, index, entry, outside))
+        .map(|(index, entry)| load_script(loaded, index, entry))
         .collect()
 }
 
+/// One `-b NAME[@WEIGHT]`: a built-in script, named by its full name.
+fn flag_builtin(arg: &str) -> Result<WeightedScript, Error> {
+    let (name, weight) = split_weight(arg);
+    if weight == Some(0) {
+        return Err(Error::bad_input(format!(
+            "-b {arg}: weight 0; use a weight of 1 or more"
+        )));
+    }
+    let builtin =
+        builtin::find(name).map_err(|problem| Error::bad_input(format!("-b {arg}: {problem}")))?;
+    builtin_script(builtin, weight.unwrap_or(1))
+}
+
+/// A built-in script with its weight.
+fn builtin_script(builtin: &builtin::Builtin, weight: u32) -> Result<WeightedScript, Error> {
+    let script = script::parse(builtin.name, builtin.text)
+        .map_err(|err| Error::bad_input(err.to_string()))?;
+    Ok(WeightedScript {
+        script,
+        weight,
+        text: builtin.text.to_string(),
+        source: format!("built-in script {}", builtin.name),
+    })
+}
+
 /// One `-f FILE[@WEIGHT]`, read relative to the current folder and named by its path.
-fn flag_script(arg: &str, outside: &[String]) -> Result<WeightedScript, Error> {
+fn flag_script(arg: &str) -> Result<WeightedScript, Error> {
     let (path, weight) = split_weight(arg);
     if weight == Some(0) {
         return Err(Error::bad_input(format!(
@@ -284,13 +405,13 @@ fn flag_script(arg: &str, outside: &[String]) -> Result<WeightedScript, Error> {
         };
         Error::bad_input(format!("-f {arg}: cannot read file {path}: {err}{hint}"))
     })?;
-    let mut script =
-        script::parse(path, &text, outside).map_err(|err| Error::bad_input(err.to_string()))?;
+    let mut script = script::parse(path, &text).map_err(|err| Error::bad_input(err.to_string()))?;
     script.name = path.to_string();
     Ok(WeightedScript {
         script,
         weight: weight.unwrap_or(1),
         text,
+        source: path.to_string(),
     })
 }
 
@@ -308,13 +429,12 @@ fn split_weight(arg: &str) -> (&str, Option<u32>) {
     (arg, None)
 }
 
-/// One `[[load.scripts]]` entry: its SQL inline or from a file next to the workload, parsed.
-/// `outside` names the `--set` variables the script may use without setting them.
+/// One `[[load.scripts]]` entry: its SQL inline, from a file next to the workload, or a
+/// built-in script, parsed.
 fn load_script(
     loaded: &LoadedWorkload,
     index: usize,
     entry: &ScriptFile,
-    outside: &[String],
 ) -> Result<WeightedScript, Error> {
     let source = &loaded.source;
     let label = entry
@@ -326,9 +446,22 @@ fn load_script(
             "{source}: [[load.scripts]] {label}: weight = 0; use a weight of 1 or more"
         )));
     }
-    let (script_source, text) = match (&entry.sql, &entry.file) {
-        (Some(sql), None) => (format!("{source}: [[load.scripts]] {label}"), sql.clone()),
-        (None, Some(file)) => {
+    let (script_source, text) = match (&entry.sql, &entry.file, &entry.builtin) {
+        (None, None, Some(name)) => {
+            let builtin = builtin::find(name).map_err(|problem| {
+                Error::bad_input(format!(
+                    "{source}: [[load.scripts]] {label}: builtin = \"{name}\": {problem}"
+                ))
+            })?;
+            let mut weighted = builtin_script(builtin, entry.weight)?;
+            weighted.script.name = entry
+                .name
+                .clone()
+                .unwrap_or_else(|| builtin.name.to_string());
+            return Ok(weighted);
+        }
+        (Some(sql), None, None) => (format!("{source}: [[load.scripts]] {label}"), sql.clone()),
+        (None, Some(file), None) => {
             let path = match &loaded.folder {
                 Some(folder) => folder.join(file),
                 None => file.clone(),
@@ -343,17 +476,19 @@ fn load_script(
         }
         _ => {
             return Err(Error::bad_input(format!(
-                "{source}: [[load.scripts]] {label}: give exactly one of sql = \"...\" or file = \"x.sql\""
+                "{source}: [[load.scripts]] {label}: give exactly one of sql = \"...\", \
+                 file = \"x.sql\" or builtin = \"tpcb-like\""
             )));
         }
     };
-    let mut script = script::parse(&script_source, &text, outside)
-        .map_err(|err| Error::bad_input(err.to_string()))?;
+    let mut script =
+        script::parse(&script_source, &text).map_err(|err| Error::bad_input(err.to_string()))?;
     script.name = label;
     Ok(WeightedScript {
         script,
         weight: entry.weight,
         text,
+        source: script_source,
     })
 }
 

@@ -11,6 +11,7 @@ mod ddl;
 mod duration;
 mod load;
 mod output;
+mod plan;
 mod pool;
 mod server;
 pub(crate) mod sql_split;
@@ -30,17 +31,19 @@ pub use blocker::{BlockerConfig, BlockerKind};
 pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
-pub use load::{LoadConfig, MAX_CLIENTS, WeightedScript};
+pub use load::{LoadConfig, MAX_CLIENTS, Protocol, WeightedScript};
+pub use plan::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
 pub use pool::{PoolConfig, Recycling};
 pub use server::{parse_server, server_from_environment};
-pub use target::Objects;
+pub use target::{Objects, rollback_blind_spots};
 
 use blocker::{check_blocker_ends, parse_blocker};
 use ddl::parse_ddl;
 use load::parse_load;
 use output::parse_output;
-use strategies::{parse_strategies, select_strategies};
-use target::parse_objects;
+use plan::{args_at, parse_repeat, parse_sweep};
+use strategies::{parse_strategies, select_strategies, with_lock_timeout};
+use target::{check_in_place_writes, parse_objects};
 
 /// What the command asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,6 +87,11 @@ pub struct Config {
     /// Sample the lock queue (off only to measure the observer's cost).
     pub observe_locks: bool,
     pub seed: u64,
+    /// How many times each strategy runs, interleaved (`--repeat`, `[load] repeat`).
+    pub repeat: u32,
+    /// The setting `--sweep` varies and its values; `None` without a sweep,
+    /// and in the config of one of its values (see [`Config::at_sweep_value`]).
+    pub sweep: Option<Sweep>,
 }
 
 /// Where the run happens.
@@ -98,11 +106,35 @@ pub enum Target {
 impl Config {
     /// Builds the config of one `compare` or `run` from the workload and the flags.
     pub fn new(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
-        Config::build(workload_arg, mode, args).map_err(one_line)
+        Config::build(workload_arg, mode, args, None).map_err(one_line)
     }
 
-    fn build(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
-        let loaded = workload::choose(workload_arg, !args.workload.files.is_empty())?;
+    /// The config of one value of `sweep` (of the config `Config::new` built
+    /// from the same arguments): the flag the setting stands for set to
+    /// `value` and checked as that flag is (a strategy's `lock_timeout` as its
+    /// workload key), no sweep, writing into `out_dir`.
+    pub fn at_sweep_value(
+        workload_arg: Option<&str>,
+        mode: Mode,
+        args: &CommonArgs,
+        sweep: &Sweep,
+        value: &str,
+        out_dir: PathBuf,
+    ) -> Result<Config, Error> {
+        let args = args_at(&sweep.setting, args, value, out_dir).map_err(one_line)?;
+        Config::build(workload_arg, mode, &args, Some((&sweep.setting, value))).map_err(one_line)
+    }
+
+    /// Builds the config; `at` is the sweep value it is built for, if any.
+    fn build(
+        workload_arg: Option<&str>,
+        mode: Mode,
+        args: &CommonArgs,
+        at: Option<(&SweepSetting, &str)>,
+    ) -> Result<Config, Error> {
+        let scripts_from_flags =
+            !args.workload.files.is_empty() || !args.workload.builtins.is_empty();
+        let loaded = workload::choose(workload_arg, scripts_from_flags)?;
         let source = &loaded.source;
         let file = &loaded.file;
 
@@ -129,10 +161,19 @@ impl Config {
         }
         let defined = parse_strategies(source, &file.strategies)?;
         let expectations = parse_expectations(source, file, args, &defined)?;
-        let strategies = select_strategies(source, defined, &mode)?;
+        let mut strategies = select_strategies(source, defined, &mode)?;
+        if let Some((SweepSetting::LockTimeout { strategy }, value)) = at {
+            strategies = with_lock_timeout(strategies, strategy, value)?;
+        }
+        let repeat = parse_repeat(source, &file.load, args)?;
+        let sweep = match at {
+            Some(_) => None,
+            None => parse_sweep(source, file.sweep.as_ref(), args.sweep.as_deref())?,
+        };
         let output = parse_output(args.out.as_deref(), args.force, &file.name)?;
         let target = target_of(args)?;
         let objects = parse_objects(args, &target, strategies.len(), &file.reset, source)?;
+        check_in_place_writes(objects, &load.scripts, blocker.as_ref())?;
         let ci = in_ci();
 
         Ok(Config {
@@ -154,6 +195,8 @@ impl Config {
             expectations,
             observe_locks: !args.no_observer,
             seed: args.seed.unwrap_or_else(rand::random),
+            repeat,
+            sweep,
         })
     }
 }
@@ -224,28 +267,9 @@ mod tests {
 
     fn args() -> CommonArgs {
         CommonArgs {
-            db_url: None,
-            in_place: false,
-            apply: false,
-            clients: None,
-            rate: None,
-            pool_size: None,
-            client_timeout: None,
-            latency_limit: None,
-            duration: None,
-            out: None,
-            force: false,
             quiet: true,
-            progress: false,
-            variables: Vec::new(),
-            pg_bin: None,
-            pg_version: None,
-            offline: false,
-            no_observer: false,
-            expect: Vec::new(),
             seed: Some(1),
-            workload: crate::cli::WorkloadArgs::default(),
-            pool: crate::cli::PoolArgs::default(),
+            ..CommonArgs::default()
         }
     }
 

@@ -417,6 +417,46 @@ fn check_unique_names(source: &str, strategies: &[NamedStrategy]) -> Result<(), 
     Ok(())
 }
 
+/// `strategies` with the `lock_timeout` of the one named `name` set to `text`,
+/// read as its workload key is (a sweep value, `--sweep NAME.lock_timeout=...`).
+/// The strategy must be among those that run and have one lock_timeout for
+/// every try (not an explicit schedule).
+pub(super) fn with_lock_timeout(
+    mut strategies: Vec<NamedStrategy>,
+    name: &str,
+    text: &str,
+) -> Result<Vec<NamedStrategy>, Error> {
+    let given = format!("--sweep {name}.lock_timeout={text}");
+    let running: Vec<String> = strategies.iter().map(|s| s.name.clone()).collect();
+    let Some(named) = strategies.iter_mut().find(|strategy| strategy.name == name) else {
+        return Err(Error::bad_input(format!(
+            "{given}: {name} is not among the strategies that run ({}); sweep one of them",
+            running.join(", ")
+        )));
+    };
+    let lock_timeout = parse_lock_timeout(&given, text)?;
+    let slot = match &mut named.strategy {
+        Strategy::LockTimeoutRetry(retry) | Strategy::WaitForIdle { retry, .. } => {
+            match &mut retry.schedule {
+                Schedule::Uniform { lock_timeout, .. } => Some(lock_timeout),
+                Schedule::Steps(_) => None,
+            }
+        }
+        Strategy::KillLockHolders { lock_timeout, .. } => Some(lock_timeout),
+        Strategy::Plain | Strategy::KillBlockers { .. } => None,
+    };
+    match slot {
+        Some(slot) => *slot = lock_timeout,
+        None => {
+            return Err(Error::bad_input(format!(
+                "{given}: {name} has no single lock_timeout to vary ({}); sweep a strategy                  with lock_timeout = \"...\"",
+                named.describe()
+            )));
+        }
+    }
+    Ok(strategies)
+}
+
 fn pick_strategy(
     source: &str,
     defined: &[NamedStrategy],

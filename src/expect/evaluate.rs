@@ -285,6 +285,7 @@ mod tests {
                 strategy_report(summary("naive")),
                 strategy_report(second),
             ],
+            interruption: None,
         };
         let results = evaluate(&[expectation("retry", Bound::MaxFailed(2))], &report);
         let verdicts: Vec<Verdict> = results.iter().map(|r| r.verdict).collect();

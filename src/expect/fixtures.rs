@@ -93,6 +93,7 @@ pub fn retry_only_report() -> RunReport {
     RunReport {
         workload: "add-column".to_string(),
         strategies: vec![strategy_report(summary("retry"))],
+        interruption: None,
     }
 }
 
@@ -109,6 +110,7 @@ pub fn mixed_results() -> Vec<ExpectationResult> {
     let report = RunReport {
         workload: "add-column".to_string(),
         strategies: vec![strategy_report(summary("retry")), strategy_report(odd)],
+        interruption: None,
     };
     let expectations = vec![
         expectation("retry", Bound::MaxP99Ms(600.0)),

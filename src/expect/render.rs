@@ -166,6 +166,7 @@ mod tests {
         let report = crate::metrics::RunReport {
             workload: "w".to_string(),
             strategies: Vec::new(),
+            interruption: None,
         };
         let files = result_files(&report, &[], dir.path()).unwrap();
         let message = format!("{:#}", write(&files[0]).unwrap_err());

@@ -5,7 +5,10 @@
 //! cell under an `ms` title (no unit), [`format_latency`] for a latency in
 //! chart text (with its unit, `s` from 1000 ms on), and
 //! [`format_latency_label`] for a tick on a chart's log axis (round values,
-//! trailing zeros dropped).
+//! trailing zeros dropped). A figure over repeats is written by
+//! [`format_spread`]: its median, then its range in brackets.
+
+use crate::metrics::spread::Spread;
 
 /// A latency in ms for a table cell whose title says `ms`, with a precision
 /// that suits its size: `1.25`, `420.0`, `9700`.
@@ -69,6 +72,50 @@ pub fn format_seconds(seconds: f64) -> String {
     format!("{seconds:.1}")
 }
 
+/// A share as a whole percentage without its sign: `0.523` -> `52`.
+pub fn format_percent(share: f64) -> String {
+    format!("{:.0}", share * 100.0)
+}
+
+/// A whole number that may be a median of two (`8.5`): no decimals when whole.
+pub fn format_count(value: f64) -> String {
+    trim_number(value, 1)
+}
+
+/// A figure over its repeats, each number written by `number` and `unit`
+/// after the last: `9` (one run, or repeats that all measured 9), `9 [8-10]`
+/// (the median and the range, 2 to 4 runs), `9 [8-10; 95% 8-10]` (and the
+/// 95% interval for the median, from 5 runs); `52% [48-55%]` with the unit `%`.
+pub fn format_spread(spread: &Spread, number: impl Fn(f64) -> String, unit: &str) -> String {
+    let median = format!("{}{unit}", number(spread.median));
+    if spread.count < 2 || !spread.varied() {
+        return median;
+    }
+    let range = format!("{}-{}{unit}", number(spread.min), number(spread.max));
+    match spread.interval {
+        Some((low, high)) => format!(
+            "{median} [{range}; 95% {}-{}{unit}]",
+            number(low),
+            number(high)
+        ),
+        None => format!("{median} [{range}]"),
+    }
+}
+
+/// A share and its band as the tie sentences write it: `52% [45-57%]`, or
+/// `52%` for a band that is the share itself.
+pub fn format_share_band(share: f64, band: (f64, f64)) -> String {
+    if format_percent(band.0) == format_percent(band.1) {
+        return format!("{}%", format_percent(share));
+    }
+    format!(
+        "{}% [{}-{}%]",
+        format_percent(share),
+        format_percent(band.0),
+        format_percent(band.1)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +133,28 @@ mod tests {
         assert_eq!(format_ms(1.254), "1.25");
         assert_eq!(format_ms(420.0), "420.0");
         assert_eq!(format_ms(9700.4), "9700");
+    }
+
+    #[test]
+    fn a_spread_reads_median_then_range_then_interval() {
+        let one = Spread::single(9.0);
+        assert_eq!(format_spread(&one, format_count, ""), "9");
+        let three = Spread::of(&[8.0, 10.0, 9.0]).unwrap();
+        assert_eq!(format_spread(&three, format_count, ""), "9 [8-10]");
+        let shares = Spread::of(&[0.48, 0.55, 0.52]).unwrap();
+        assert_eq!(format_spread(&shares, format_percent, "%"), "52% [48-55%]");
+        let nine: Vec<f64> = (1..=9).map(f64::from).collect();
+        let nine = Spread::of(&nine).unwrap();
+        assert_eq!(
+            format_spread(&nine, format_count, " s"),
+            "5 s [1-9 s; 95% 2-8 s]"
+        );
+        let same = Spread::of(&[0.0, 0.0, 0.0]).unwrap();
+        assert_eq!(format_spread(&same, format_count, " s"), "0 s");
+        let two = Spread::of(&[8.0, 9.0]).unwrap();
+        assert_eq!(format_spread(&two, format_count, ""), "8.5 [8-9]");
+        assert_eq!(format_share_band(0.52, (0.45, 0.57)), "52% [45-57%]");
+        assert_eq!(format_share_band(1.0, (1.0, 1.0)), "100%");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `latency-<strategy>.hgrm`: the HdrHistogram percentile distribution in the text
+//! `latency-<strategy>.hgrm`: the HdrHistogram percentile distribution (with
+//! repeats, of all of them together) in the text
 //! layout of HdrHistogram's `outputPercentileDistribution`, which HdrHistogram's
 //! plotter and other tools read. Values are in milliseconds (the histograms hold
 //! microseconds), with 5 percentile ticks per half distance.
@@ -10,6 +11,7 @@ use anyhow::bail;
 use hdrhistogram::Histogram;
 
 use crate::metrics::RunReport;
+use crate::metrics::repeats::merged_latency;
 
 use super::Exporter;
 use crate::results::{OutputFile, hgrm_file_name};
@@ -23,7 +25,8 @@ pub const TICKS_PER_HALF_DISTANCE: u32 = 5;
 /// The histograms hold microseconds; the file shows milliseconds.
 const MICROSECONDS_PER_MILLISECOND: f64 = 1000.0;
 
-/// Writes one `latency-<strategy>.hgrm` per strategy whose `latency.histogram` is Some.
+/// Writes one `latency-<strategy>.hgrm` per strategy whose `latency.histogram` is Some;
+/// with repeats, of all its repeats together.
 pub struct HgrmFiles;
 
 impl Exporter for HgrmFiles {
@@ -33,12 +36,13 @@ impl Exporter for HgrmFiles {
 
     fn render(&self, report: &RunReport) -> anyhow::Result<Vec<OutputFile>> {
         let files = report
-            .strategies
+            .by_strategy()
             .iter()
-            .filter_map(|strategy| {
-                let histogram = strategy.latency.histogram.as_ref()?;
+            .filter_map(|runs| {
+                let latency = merged_latency(runs)?;
+                let histogram = latency.histogram.as_ref()?;
                 Some(OutputFile {
-                    name: hgrm_file_name(&strategy.strategy),
+                    name: hgrm_file_name(&runs[0].strategy),
                     bytes: percentile_distribution(histogram).into_bytes(),
                 })
             })

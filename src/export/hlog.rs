@@ -16,7 +16,8 @@ use super::Exporter;
 use crate::results::{OutputFile, latency_file_name};
 
 /// Writes one `latency-<strategy>.hlog` per strategy that has per-second histograms
-/// (a live run; a folder read back by `plot` has none).
+/// (a live run; a folder read back by `plot` has none); with repeats one per run,
+/// the first repeat's as above and repeat `k`'s `latency-<strategy>-repeat-<k>.hlog`.
 pub struct HlogFiles;
 
 impl Exporter for HlogFiles {
@@ -32,8 +33,12 @@ impl Exporter for HlogFiles {
             }
             let mut bytes = Vec::new();
             write_interval_log(strategy, &mut bytes)?;
+            let name = match strategy.repeat() {
+                1 => strategy.strategy.clone(),
+                repeat => format!("{}-repeat-{repeat}", strategy.strategy),
+            };
             files.push(OutputFile {
-                name: latency_file_name(&strategy.strategy, "hlog"),
+                name: latency_file_name(&name, "hlog"),
                 bytes,
             });
         }

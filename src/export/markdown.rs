@@ -7,12 +7,17 @@ use std::fmt::Write as _;
 
 use crate::metrics::failures::failure_kinds;
 use crate::metrics::locks::chain;
-use crate::metrics::{DdlOutcome, RunReport, StrategyReport, Summary};
+use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
 
 use super::Exporter;
-use super::format::{format_ms, format_seconds, format_thousands};
-use super::sentences::{describe_chain, losses, migration_done_cell, pool_sentence, wait_and_hold};
-use super::table::{Align, Column, RankedRow, Ranking, Table, ranking};
+use super::format::{format_count, format_ms, format_seconds, format_spread, format_thousands};
+use super::sentences::{
+    describe_chain, labelled_runs, losses, migration_done_cell, opening_lines, partial_sentence,
+    pool_sentence, wait_and_hold, worst_share,
+};
+use super::table::{
+    self, Align, Column, RankedRow, Ranking, SummaryRow, Table, ranking, strategy_cell,
+};
 use crate::results::{OutputFile, SUMMARY_MD};
 
 use Align::{Left, Right};
@@ -38,54 +43,76 @@ pub fn summary_markdown(report: &RunReport) -> String {
     let mut text = String::new();
     // Writing into a String cannot fail, hence the ignored results.
     let _ = writeln!(text, "# {}\n", report.workload);
+    let partial = report
+        .interruption
+        .as_ref()
+        .and_then(|interruption| interruption.partial.as_ref());
+    for line in opening_lines(report) {
+        let _ = writeln!(text, "{line}\n");
+    }
     text.push_str(&summary_table(report));
     text.push('\n');
-    for strategy in &report.strategies {
-        let _ = writeln!(text, "{}\n", strategy_sentence(strategy));
-    }
-    for sentence in report.strategies.iter().filter_map(failures_sentence) {
+    let runs = labelled_runs(report);
+    for strategy in &runs {
+        let sentence = match partial.filter(|cut| cut.strategy == strategy.strategy) {
+            Some(cut) => partial_sentence(strategy, cut),
+            None => strategy_sentence(strategy),
+        };
         let _ = writeln!(text, "{sentence}\n");
     }
-    for strategy in &report.strategies {
+    for sentence in runs.iter().filter_map(|run| failures_sentence(run)) {
+        let _ = writeln!(text, "{sentence}\n");
+    }
+    for strategy in &runs {
         if let Some(sentence) = pool_sentence(&strategy.summary) {
             let _ = writeln!(text, "{sentence}\n");
         }
     }
-    for strategy in &report.strategies {
+    for strategy in &runs {
         text.push_str(&lock_chain_markdown(strategy));
     }
     text.push_str(&ranking_markdown(report));
     text
 }
 
-/// The summary figures of `summary.md` as a Markdown table, one row per strategy.
+/// The summary figures of `summary.md` as a Markdown table, one row per
+/// strategy (with repeats, each figure's median and range over them).
 pub fn summary_table(report: &RunReport) -> String {
-    render_table(&Table::build(
-        SUMMARY_COLUMNS,
-        report.strategies.iter().map(|strategy| &strategy.summary),
-    ))
+    render_table(&Table::build(SUMMARY_COLUMNS, &table::summary_rows(report)))
 }
 
 /// The summary columns of `summary.md`: long titles, latencies by [`format_ms`].
-const SUMMARY_COLUMNS: &[Column<Summary>] = &[
-    Column::new("strategy", Left, |s| s.strategy.clone()),
-    Column::new("transactions", Right, |s| s.transactions.to_string()),
-    Column::new("mean tps", Right, |s| format!("{:.1}", s.mean_tps)),
-    Column::new("zero-tps s", Right, |s| s.zero_tps_seconds.to_string()),
-    Column::new("longest stall s", Right, |s| s.longest_stall_s.to_string()),
-    Column::new("p50 ms", Right, |s| format_ms(s.lat_p50_ms)),
-    Column::new("p99 ms", Right, |s| format_ms(s.lat_p99_ms)),
-    Column::new("p99.9 ms", Right, |s| format_ms(s.lat_p999_ms)),
-    Column::new("max ms", Right, |s| format_ms(s.lat_max_ms)),
-    Column::new("DDL tries", Right, |s| s.ddl_attempts.to_string()),
-    Column::new("DDL total s", Right, |s| {
-        format_seconds(s.ddl_total_ms / 1000.0)
+const SUMMARY_COLUMNS: &[Column<SummaryRow>] = &[
+    Column::new("strategy", Left, |r| r.text(strategy_cell)),
+    Column::new("transactions", Right, |r| {
+        r.cell(|s| s.transactions as f64, |n| format!("{n:.0}"))
     }),
-    Column::new("outcome", Left, |s| s.ddl_outcome.to_string()),
-    Column::new("max lock waiters", Right, |s| {
-        s.max_lock_waiters.to_string()
+    Column::new("mean tps", Right, |r| {
+        r.cell(|s| s.mean_tps, |n| format!("{n:.1}"))
     }),
-    Column::new("failed", Right, |s| s.failed.to_string()),
+    Column::new("zero-tps s", Right, |r| {
+        r.cell(|s| f64::from(s.zero_tps_seconds), format_count)
+    }),
+    Column::new("longest stall s", Right, |r| {
+        r.cell(|s| f64::from(s.longest_stall_s), format_count)
+    }),
+    Column::new("p50 ms", Right, |r| r.cell(|s| s.lat_p50_ms, format_ms)),
+    Column::new("p99 ms", Right, |r| r.cell(|s| s.lat_p99_ms, format_ms)),
+    Column::new("p99.9 ms", Right, |r| r.cell(|s| s.lat_p999_ms, format_ms)),
+    Column::new("max ms", Right, |r| r.cell(|s| s.lat_max_ms, format_ms)),
+    Column::new("DDL tries", Right, |r| {
+        r.cell(|s| f64::from(s.ddl_attempts), format_count)
+    }),
+    Column::new("DDL total s", Right, |r| {
+        r.cell(|s| s.ddl_total_ms / 1000.0, format_seconds)
+    }),
+    Column::new("outcome", Left, |r| r.text(|s| s.ddl_outcome.to_string())),
+    Column::new("max lock waiters", Right, |r| {
+        r.cell(|s| f64::from(s.max_lock_waiters), format_count)
+    }),
+    Column::new("failed", Right, |r| {
+        r.cell(|s| s.failed as f64, format_count)
+    }),
 ];
 
 /// The `## Ranking` section: a table of the strategies in rank order (best first)
@@ -101,13 +128,10 @@ pub fn ranking_markdown(report: &RunReport) -> String {
     let _ = writeln!(text, "{}\n", ranking.headline);
     let _ = writeln!(
         text,
-        "Ranked by whether the migration completed (or there was none), then the longest \
-         stall, then the worst-second TPS, then failed transactions, then the worst-second \
-         p99; throughput differences under 10% and latency differences under 10% or 1 ms \
-         are ties, and strategies tied on every criterion keep run order. \"decided by\" \
-         names the criterion that set a place apart from the one above (the first place: \
-         from the second). Worst-second figures cover each strategy's DDL window (first \
-         attempt start to last attempt end plus 1 s); p99 is per second.\n"
+        "{RANKING_RULE} \"decided by\" names the criterion that set a place apart from \
+         the one above (the first place: from the second). Worst-second figures cover each \
+         strategy's DDL window (first attempt start to last attempt end plus 1 s); p99 is \
+         per second.\n"
     );
     for note in &ranking.notes {
         let _ = writeln!(text, "{note}\n");
@@ -120,31 +144,54 @@ pub fn ranking_table(ranking: &Ranking) -> String {
     render_table(&Table::build(RANKING_COLUMNS, &ranking.rows))
 }
 
+/// The ranking's rule in one paragraph, as `summary.md` states it (and
+/// docs/reading-the-output.md explains it).
+pub const RANKING_RULE: &str = "Ranked by whether the migration completed (or there was \
+    none), then whether under 1% of the transactions failed, then the longest stall, then the \
+    worst second as a share of the strategy's own baseline (the median TPS of its seconds \
+    before the blocker started), then failed transactions, then the worst-second p99. \
+    Differences within the run's noise are ties: with one run per strategy a worst second's \
+    share is as uncertain as the strategy's steady seconds stray from their median, and \
+    latencies within 10% or 1 ms tie; with repeats, figures whose ranges (from 5 repeats, 95% \
+    intervals for the median) overlap tie. Strategies tied on every criterion share a rank.";
+
 /// The ranking columns of `summary.md`, in rank order: long titles, latencies by [`format_ms`].
 const RANKING_COLUMNS: &[Column<RankedRow>] = &[
     Column::new("rank", Right, |r| r.rank.to_string()),
     Column::new("strategy", Left, |r| r.row.strategy.clone()),
     Column::new("decided by", Left, |r| r.decided_by.clone()),
     Column::new("longest stall s", Right, |r| {
-        r.row.longest_stall_s.to_string()
+        format_spread(&r.row.longest_stall_s(), format_count, "")
     }),
-    Column::new("zero-tps s", Right, |r| r.row.zero_tps_seconds.to_string()),
+    Column::new("zero-tps s", Right, |r| {
+        format_spread(&r.row.zero_tps_seconds(), format_count, "")
+    }),
+    Column::new("worst second % of baseline", Right, |r| worst_share(&r.row)),
     Column::new("worst-second tps", Right, |r| {
-        format_thousands(r.row.worst_second_tps)
+        format_spread(&r.row.worst_second_tps(), thousands, "")
     }),
     Column::new("worst-second p99 ms", Right, |r| {
-        format_ms(r.row.worst_second_p99_ms)
+        format_spread(&r.row.worst_second_p99_ms(), format_ms, "")
     }),
     Column::new("max ms in window", Right, |r| {
-        format_ms(r.row.window_max_latency_ms)
+        format_spread(&r.row.window_max_latency_ms(), format_ms, "")
     }),
-    Column::new("failed", Right, |r| r.row.failed_transactions.to_string()),
+    Column::new("failed", Right, |r| {
+        format_spread(&r.row.failed_transactions(), format_count, "")
+    }),
     Column::new("migration done at s", Right, |r| {
         migration_done_cell(&r.row)
     }),
-    Column::new("tries", Right, |r| r.row.ddl_tries.to_string()),
-    Column::new("blocker", Left, |r| r.row.blocker_outcome.clone()),
+    Column::new("tries", Right, |r| {
+        format_spread(&r.row.ddl_tries(), format_count, "")
+    }),
+    Column::new("blocker", Left, |r| r.row.blocker_outcome()),
 ];
+
+/// A whole count with thousands separators, rounded (a median of two may end in .5).
+fn thousands(value: f64) -> String {
+    format_thousands(value.round() as u64)
+}
 
 /// The lock chain at its worst moment, in words and as an incident-report table,
 /// plus what the server log said; empty when no session ever waited for a lock.
@@ -455,8 +502,9 @@ mod tests {
         assert!(section > text.find("retry: 0 s at 0 tps").unwrap());
         let ranking = &text[section..];
         assert!(ranking.contains(
-            "| rank | strategy | decided by | longest stall s | zero-tps s | worst-second tps \
-             | worst-second p99 ms | max ms in window | failed | migration done at s | tries | blocker |"
+            "| rank | strategy | decided by | longest stall s | zero-tps s | worst second % of \
+             baseline | worst-second tps | worst-second p99 ms | max ms in window | failed \
+             | migration done at s | tries | blocker |"
         ));
         let rows: Vec<&str> = ranking
             .lines()
@@ -465,13 +513,13 @@ mod tests {
         assert_eq!(
             rows,
             [
-                "| 1 | retry | longest stall 0 s vs 9 s | 0 | 0 | 1,700 | 420.0 | 500.0 | 0 | 18.0 | 5 | ok |",
-                "| 2 | naive | longest stall 9 s vs 0 s | 9 | 9 | 0 | 9100 | 9700 | 0 | 15.7 | 1 | ok |",
+                "| 1 | retry | longest stall 0 s vs 9 s | 0 | 0 | 57% | 1,700 | 420.0 | 500.0 | 0 | 18.0 | 5 | ok |",
+                "| 2 | naive | longest stall 9 s vs 0 s | 9 | 9 | 0% | 0 | 9100 | 9700 | 0 | 15.7 | 1 | ok |",
             ]
         );
         assert!(
             ranking.contains(
-                "\nretry kept the worst second at 1,700 tps (naive: 0 tps) \
+                "\nretry kept 57% of its baseline in its worst second (naive: 0%) \
                  and finished the migration 2.3 s later than naive.\n"
             ),
             "{ranking}"
@@ -497,7 +545,7 @@ mod tests {
         load.summary.ddl_outcome = DdlOutcome::None;
         let ranking = ranking_markdown(&report);
         assert!(
-            ranking.contains("| 1 | load | longest stall 0 s vs 9 s | 0 | 0 | 1,700 | 420.0 | 500.0 | 0 | no DDL | 0 | ok |"),
+            ranking.contains("| 1 | load | longest stall 0 s vs 9 s | 0 | 0 | 57% | 1,700 | 420.0 | 500.0 | 0 | no DDL | 0 | ok |"),
             "{ranking}"
         );
         assert!(

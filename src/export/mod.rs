@@ -18,6 +18,7 @@ pub mod markdown;
 pub mod read;
 pub mod run_json;
 pub mod sentences;
+pub mod sweep;
 pub mod table;
 pub mod workload_toml;
 
@@ -88,6 +89,8 @@ pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
         db_p99_ms: summary.db_p99_ms.map(round),
         pool_dry_at_s: summary.pool_dry_at_s.map(round),
         worst_second_p99_ms: round(summary.worst_second_p99_ms),
+        baseline_tps: round(summary.baseline_tps),
+        worst_second_share: round(summary.worst_second_share),
         ok_p50_ms: summary.ok_p50_ms.map(round),
         ok_p99_ms: summary.ok_p99_ms.map(round),
         ok_max_ms: summary.ok_max_ms.map(round),
@@ -99,7 +102,8 @@ pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
 mod tests {
     use super::*;
     use crate::results::{
-        ATTEMPTS_CSV, SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD, TIMELINE_CSV, is_run_file,
+        ATTEMPTS_CSV, FAILURES_CSV, LOCKS_CSV, SUMMARY_CSV, SUMMARY_JSON, SUMMARY_MD, TIMELINE_CSV,
+        is_run_file,
     };
     use crate::testing::reference_report;
 
@@ -108,9 +112,22 @@ mod tests {
         let report = reference_report();
         let dir = tempfile::tempdir().unwrap();
         write_all(&report, dir.path()).unwrap();
+        let mut written = Vec::new();
+        for exporter in all_exporters() {
+            let files = exporter.render(&report).unwrap();
+            assert!(!files.is_empty(), "{} renders no file", exporter.name());
+            for file in files {
+                let on_disk = std::fs::read(dir.path().join(&file.name))
+                    .unwrap_or_else(|_| panic!("{} is missing", file.name));
+                assert_eq!(on_disk, file.bytes, "{} differs from its render", file.name);
+                written.push(file.name);
+            }
+        }
         for name in [
             TIMELINE_CSV,
             ATTEMPTS_CSV,
+            LOCKS_CSV,
+            FAILURES_CSV,
             SUMMARY_CSV,
             SUMMARY_JSON,
             SUMMARY_MD,
@@ -119,11 +136,10 @@ mod tests {
             "latency-naive.hlog",
             "latency-retry.hlog",
         ] {
-            let path = dir.path().join(name);
-            let size = std::fs::metadata(&path)
-                .unwrap_or_else(|_| panic!("{name} is missing"))
-                .len();
-            assert!(size > 0, "{name} is empty");
+            assert!(
+                written.iter().any(|file| file == name),
+                "no exporter writes {name}"
+            );
         }
     }
 

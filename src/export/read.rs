@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 
 use crate::metrics::locks::SecondLocks;
 use crate::metrics::ranking::worst_seconds;
+use crate::metrics::summary::{baseline_tps, share_of_baseline};
 use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
 
 use super::csv::{AttemptRecord, TimelineRecord, header_of};
@@ -16,7 +17,9 @@ use super::hgrm::parse_percentile_distribution;
 use crate::results::{ATTEMPTS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV, hgrm_file_name};
 
 /// Reads a results folder back (timeline.csv, ddl_attempts.csv, summary.csv, latency-*.hgrm)
-/// into a RunReport with `latency.histogram = None` and percentiles from the .hgrm files,
+/// into a RunReport, one entry per run (strategy and repeat) as summary.csv lists them,
+/// with `latency.histogram = None` and percentiles from the .hgrm files (a strategy's
+/// repeats share its file),
 /// so `stallbench plot DIR` can redraw the charts. The workload name comes from summary.json.
 ///
 /// The blocker window comes from summary.csv's `blocker_started_s` and `blocker_ended_s`;
@@ -35,11 +38,15 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
     let summaries = read_summaries(&required_file(dir, SUMMARY_CSV)?)?;
     let mut strategies: Vec<StrategyReport> = Vec::new();
     for summary in summaries {
-        if strategies.iter().any(|s| s.strategy == summary.strategy) {
+        if strategies
+            .iter()
+            .any(|s| s.strategy == summary.strategy && s.repeat() == summary.repeat)
+        {
             bail!(
-                "{}: strategy \"{}\" has two rows; keep one",
+                "{}: strategy \"{}\" has two rows of repeat {}; keep one",
                 dir.join(SUMMARY_CSV).display(),
-                summary.strategy
+                summary.strategy,
+                summary.repeat
             );
         }
         let blocker = blocker_window(&summary);
@@ -49,24 +56,31 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
     }
 
     let timeline_path = required_file(dir, TIMELINE_CSV)?;
-    for (line, strategy, row, locks) in read_timeline(&timeline_path)? {
-        let target = find_strategy(&mut strategies, &strategy, &timeline_path, line)?;
+    for (line, (strategy, repeat), row, locks) in read_timeline(&timeline_path)? {
+        let target = find_strategy(&mut strategies, &strategy, repeat, &timeline_path, line)?;
         target.seconds.push(row);
         target.locks.per_second.push(locks);
     }
 
     let attempts_path = required_file(dir, ATTEMPTS_CSV)?;
-    for (line, strategy, attempt) in read_attempts(&attempts_path)? {
-        let target = find_strategy(&mut strategies, &strategy, &attempts_path, line)?;
+    for (line, (strategy, repeat), attempt) in read_attempts(&attempts_path)? {
+        let target = find_strategy(&mut strategies, &strategy, repeat, &attempts_path, line)?;
         target.attempts.push(attempt);
     }
 
     // The worst-second columns of summary.csv derive from the two files just
     // read: computed again from them, they are there in a folder written before them too.
+    // So are the baseline and the worst second's share of it, when the file has none.
     for strategy in &mut strategies {
         let worst = worst_seconds(&strategy.seconds, &strategy.attempts);
         strategy.summary.worst_second_tps = worst.worst_second_tps;
         strategy.summary.worst_second_p99_ms = worst.worst_second_p99_ms;
+        if strategy.summary.baseline_tps == 0.0 {
+            let baseline = baseline_tps(&strategy.seconds, strategy.blocker.as_ref());
+            strategy.summary.baseline_tps = (baseline * 1000.0).round() / 1000.0;
+            let share = share_of_baseline(worst.worst_second_tps, baseline);
+            strategy.summary.worst_second_share = (share * 1000.0).round() / 1000.0;
+        }
     }
 
     for strategy in &mut strategies {
@@ -81,6 +95,7 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
     Ok(RunReport {
         workload,
         strategies,
+        interruption: None,
     })
 }
 
@@ -105,19 +120,31 @@ fn required_file(dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
+/// The run of strategy `name`, repeat `repeat`; an error naming `path` and
+/// `line` when the summary has no such row.
 fn find_strategy<'a>(
     strategies: &'a mut [StrategyReport],
     name: &str,
+    repeat: u32,
     path: &Path,
     line: u64,
 ) -> anyhow::Result<&'a mut StrategyReport> {
-    match strategies.iter_mut().find(|s| s.strategy == name) {
+    let repeated = strategies.iter().any(|s| s.repeat() > 1);
+    match strategies
+        .iter_mut()
+        .find(|s| s.strategy == name && s.repeat() == repeat)
+    {
         Some(strategy) => Ok(strategy),
         None => bail!(
-            "{} line {}: strategy \"{}\" has no row in {}; do the files come from the same run?",
+            "{} line {}: strategy \"{}\"{} has no row in {}; do the files come from the same run?",
             path.display(),
             line,
             name,
+            if repeated || repeat > 1 {
+                format!(" (repeat {repeat})")
+            } else {
+                String::new()
+            },
             SUMMARY_CSV
         ),
     }
@@ -178,24 +205,30 @@ fn read_summaries(path: &Path) -> anyhow::Result<Vec<Summary>> {
     Ok(summaries)
 }
 
-/// Rows of `timeline.csv` as (line number, strategy, row, lock figures).
-fn read_timeline(path: &Path) -> anyhow::Result<Vec<(u64, String, SecondRow, SecondLocks)>> {
+/// A run as the files name it: (strategy, repeat).
+type RunKey = (String, u32);
+
+/// Rows of `timeline.csv` as (line number, run, row, lock figures).
+fn read_timeline(path: &Path) -> anyhow::Result<Vec<(u64, RunKey, SecondRow, SecondLocks)>> {
     let records = read_records::<TimelineRecord>(path)?;
     Ok(records
         .into_iter()
         .map(|(line, record)| {
             let (row, locks) = record.second_row();
-            (line, record.strategy, row, locks)
+            (line, (record.strategy, record.repeat), row, locks)
         })
         .collect())
 }
 
-/// Rows of `ddl_attempts.csv` as (line number, strategy, attempt).
-fn read_attempts(path: &Path) -> anyhow::Result<Vec<(u64, String, DdlAttempt)>> {
+/// Rows of `ddl_attempts.csv` as (line number, run, attempt).
+fn read_attempts(path: &Path) -> anyhow::Result<Vec<(u64, RunKey, DdlAttempt)>> {
     let records = read_records::<AttemptRecord>(path)?;
     Ok(records
         .into_iter()
-        .map(|(line, record)| (line, record.strategy.clone(), record.attempt()))
+        .map(|(line, record)| {
+            let attempt = record.attempt();
+            (line, (record.strategy, record.repeat), attempt)
+        })
         .collect())
 }
 
@@ -423,12 +456,40 @@ mod tests {
 
     #[test]
     fn the_example_folders_render_again_byte_for_byte() {
-        for example in [
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut examples: Vec<String> = [
             "results/example",
             "results/example-open-loop",
             "results/example-pool",
-        ] {
-            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(example);
+        ]
+        .map(String::from)
+        .to_vec();
+        // The sweep's sweep.csv and summary.md, then each value's folder.
+        let sweep_dir = root.join("results/example-sweep");
+        let records = crate::export::sweep::read_records(&sweep_dir)
+            .unwrap()
+            .unwrap();
+        let sweep = crate::export::sweep::sweep_of(&records).unwrap();
+        let reports: Vec<RunReport> = sweep
+            .values
+            .iter()
+            .map(|value| read_report(&sweep_dir.join(sweep.folder(value))).unwrap())
+            .collect();
+        let again = crate::export::sweep::records(&sweep, &sweep.values, &reports);
+        let workload = &reports[0].workload;
+        for file in crate::export::sweep::render(&sweep, workload, &again).unwrap() {
+            let original = std::fs::read(sweep_dir.join(&file.name)).unwrap();
+            assert!(
+                original == file.bytes,
+                "results/example-sweep/{}",
+                file.name
+            );
+        }
+        for value in &sweep.values {
+            examples.push(format!("results/example-sweep/{}", sweep.folder(value)));
+        }
+        for example in &examples {
+            let dir = root.join(example);
             let report = read_report(&dir).unwrap();
             let exporters: [&dyn crate::export::Exporter; 4] = [
                 &crate::export::csv::TimelineCsv,
@@ -446,17 +507,75 @@ mod tests {
     }
 
     #[test]
+    fn a_repeated_run_reads_back_run_by_run() {
+        let report = crate::testing::repeated_report();
+        let dir = tempfile::tempdir().unwrap();
+        write_all(&report, dir.path()).unwrap();
+        let read = read_report(dir.path()).unwrap();
+        let runs: Vec<(&str, u32, usize)> = read
+            .strategies
+            .iter()
+            .map(|run| (run.strategy.as_str(), run.repeat(), run.attempts.len()))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                ("naive", 1, 1),
+                ("retry", 1, 5),
+                ("naive", 2, 1),
+                ("retry", 2, 5)
+            ]
+        );
+        assert_eq!(read.strategies[2].seconds[0].tps, 2_700);
+        // One .hgrm per strategy, of both repeats; one .hlog per run.
+        let hgrm = std::fs::read_to_string(dir.path().join("latency-naive.hgrm")).unwrap();
+        let one = report.strategies[0]
+            .latency
+            .histogram
+            .as_ref()
+            .unwrap()
+            .len();
+        assert!(
+            hgrm.contains(&format!("Total count    = {:12}]", 2 * one)),
+            "{hgrm}"
+        );
+        for name in ["latency-naive.hlog", "latency-retry-repeat-2.hlog"] {
+            assert!(dir.path().join(name).is_file(), "{name}");
+        }
+        assert!(!dir.path().join("latency-naive-repeat-1.hlog").exists());
+        // The same percentile curve for both repeats of a strategy.
+        assert_eq!(
+            read.strategies[0].latency.percentiles,
+            read.strategies[2].latency.percentiles
+        );
+        let again = tempfile::tempdir().unwrap();
+        write_all(&read, again.path()).unwrap();
+        for name in [TIMELINE_CSV, ATTEMPTS_CSV, SUMMARY_CSV, SUMMARY_JSON] {
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join(name)).unwrap(),
+                std::fs::read_to_string(again.path().join(name)).unwrap(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
     fn a_summary_written_before_the_worst_second_columns_gets_them_from_the_timeline() {
         let dir = tempfile::tempdir().unwrap();
         write_all(&reference_report(), dir.path()).unwrap();
         let path = dir.path().join(SUMMARY_CSV);
         let text = std::fs::read_to_string(&path).unwrap();
-        // Without the worst-second columns and the ok_* ones appended after them.
+        // Without the worst-second columns and those appended after them.
+        let header = text.lines().next().unwrap();
+        let kept = header
+            .split(',')
+            .position(|column| column == "worst_second_tps")
+            .unwrap();
         let older: Vec<String> = text
             .lines()
             .map(|line| {
                 let cells: Vec<&str> = line.split(',').collect();
-                cells[..cells.len() - 5].join(",")
+                cells[..kept].join(",")
             })
             .collect();
         std::fs::write(&path, older.join("\n") + "\n").unwrap();

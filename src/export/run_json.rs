@@ -22,6 +22,9 @@ use crate::results::{OutputFile, RUN_JSON};
 /// The layout of `run.json`.
 #[derive(Debug, Serialize)]
 pub struct RunFile<'a> {
+    /// `--in-place --allow-writes`: the load could write the user's rows; absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub allow_writes: bool,
     pub blocker: Option<BlockerRecord<'a>>,
     pub client_timeout_ms: Option<f64>,
     pub clients: u32,
@@ -43,6 +46,9 @@ pub struct RunFile<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<PoolRecord>,
     pub rate_tps: Option<f64>,
+    /// How many times each strategy ran, interleaved (`--repeat`); absent for once.
+    #[serde(skip_serializing_if = "ran_once")]
+    pub repeat: u32,
     pub scripts: Vec<ScriptRecord<'a>>,
     pub seed: u64,
     /// How long the throwaway server took to start (initdb until it accepted
@@ -52,6 +58,10 @@ pub struct RunFile<'a> {
     /// `SHOW server_version`: the exact release, e.g. `13.23` or `15.14 (Debian 15.14-0+deb12u1)`.
     pub server_version: &'a str,
     pub strategies: Vec<StrategyRecord>,
+    /// The setting `--sweep` varied and its values; absent without a sweep
+    /// (and in the folder of one of its values).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepRecord>,
     /// Where the run went: the throwaway server or the server of `--db-url`.
     pub target: &'a str,
     pub tool: &'static str,
@@ -59,6 +69,11 @@ pub struct RunFile<'a> {
     /// `[name, value]` pairs of `--set`.
     pub variables: &'a [(String, String)],
     pub workload: &'a str,
+}
+
+/// Whether the strategies ran once each, as without `--repeat`.
+fn ran_once(repeat: &u32) -> bool {
+    *repeat == 1
 }
 
 /// The application pool's settings, in `run.json`.
@@ -106,6 +121,15 @@ pub struct ScriptRecord<'a> {
     pub weight: u32,
 }
 
+/// The sweep of `run.json`.
+#[derive(Debug, Serialize)]
+pub struct SweepRecord {
+    /// The setting as `--sweep` names it, e.g. `retry.lock_timeout`.
+    pub name: String,
+    /// Its values in the order they ran; each has a folder of its own.
+    pub values: Vec<String>,
+}
+
 /// One strategy of `run.json`: its name and a one-line description.
 #[derive(Debug, Serialize)]
 pub struct StrategyRecord {
@@ -119,6 +143,7 @@ impl<'a> RunFile<'a> {
     pub fn new(config: &'a Config, target: &'a str, server_version: &'a str) -> RunFile<'a> {
         let load = &config.load;
         RunFile {
+            allow_writes: config.objects.counts_writes(),
             blocker: config.blocker.as_ref().map(BlockerRecord::new),
             client_timeout_ms: load
                 .client_timeout
@@ -129,8 +154,8 @@ impl<'a> RunFile<'a> {
             duration_s: load.duration.as_secs_f64(),
             in_place: match config.objects {
                 Objects::OwnSchema => None,
-                Objects::InPlace { apply: false } => Some("rollback"),
-                Objects::InPlace { apply: true } => Some("apply"),
+                Objects::InPlace { apply: false, .. } => Some("rollback"),
+                Objects::InPlace { apply: true, .. } => Some("apply"),
             },
             interrupted: None,
             latency_limit_ms: load.latency_limit.map(|limit| limit.as_secs_f64() * 1000.0),
@@ -143,11 +168,16 @@ impl<'a> RunFile<'a> {
                 timeout_ms: pool.wait_timeout.as_secs_f64() * 1000.0,
             }),
             rate_tps: load.rate_tps,
+            repeat: config.repeat,
             scripts: load.scripts.iter().map(ScriptRecord::new).collect(),
             seed: config.seed,
             server_start_s: None,
             server_version,
             strategies: config.strategies.iter().map(StrategyRecord::new).collect(),
+            sweep: config.sweep.as_ref().map(|sweep| SweepRecord {
+                name: sweep.name(),
+                values: sweep.values.clone(),
+            }),
             target,
             tool: "stallbench",
             tool_version: env!("CARGO_PKG_VERSION"),
@@ -156,34 +186,55 @@ impl<'a> RunFile<'a> {
         }
     }
 
-    /// The file of a run stopped by `error` after `report`'s strategies: the
-    /// one marked interrupted in its summary is named with its reason (else
-    /// the reason is `error`), the strategies missing from `report` are listed
-    /// as not run.
+    /// The file of a run stopped by `error` after `report`'s runs: the one
+    /// marked interrupted in its summary is named with its reason (else the
+    /// reason is `error`), the runs missing from `report` are listed as not run
+    /// (`retry`, with repeats `retry (repeat 3)`).
     pub fn stopped_early(self, report: &RunReport, error: &str) -> RunFile<'a> {
         let interrupted = report
             .strategies
             .iter()
             .find(|strategy| !strategy.summary.interrupted.is_empty());
-        let not_run = self
-            .strategies
-            .iter()
-            .filter(|planned| {
-                report
+        let mut not_run = Vec::new();
+        for repeat in 1..=self.repeat {
+            for planned in &self.strategies {
+                let ran = report
                     .strategies
                     .iter()
-                    .all(|run| run.strategy != planned.name)
-            })
-            .map(|planned| planned.name.clone())
-            .collect();
+                    .any(|run| run.strategy == planned.name && run.repeat() == repeat);
+                if !ran {
+                    not_run.push(match self.repeat {
+                        1 => planned.name.clone(),
+                        _ => format!("{} (repeat {repeat})", planned.name),
+                    });
+                }
+            }
+        }
         RunFile {
             interrupted: Some(InterruptedRecord {
                 reason: interrupted
                     .map_or(error, |strategy| &strategy.summary.interrupted)
                     .to_string(),
-                strategy: interrupted.map(|strategy| strategy.strategy.clone()),
+                strategy: interrupted.map(|strategy| match self.repeat {
+                    1 => strategy.strategy.clone(),
+                    _ => format!("{} (repeat {})", strategy.strategy, strategy.repeat()),
+                }),
             }),
             not_run,
+            ..self
+        }
+    }
+
+    /// The sweep's own file of a sweep stopped by `error`: the reason, and the
+    /// values not started (`lock_timeout=2s`) as not run; each started value's
+    /// folder says what of it ran.
+    pub fn sweep_stopped(self, error: &str, not_started: Vec<String>) -> RunFile<'a> {
+        RunFile {
+            interrupted: Some(InterruptedRecord {
+                reason: error.to_string(),
+                strategy: None,
+            }),
+            not_run: not_started,
             ..self
         }
     }
@@ -302,6 +353,7 @@ mod tests {
         let report = RunReport {
             workload: "add-column".to_string(),
             strategies: vec![crate::metrics::StrategyReport::from_summary(summary)],
+            interruption: None,
         };
         let file = RunFile::new(&config, "throwaway server", "15.18")
             .stopped_early(
@@ -320,6 +372,7 @@ mod tests {
         let before_any = RunReport {
             workload: "add-column".to_string(),
             strategies: Vec::new(),
+            interruption: None,
         };
         let file = RunFile::new(&config, "throwaway server", "15.18")
             .stopped_early(&before_any, "setup SQL failed")

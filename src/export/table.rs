@@ -1,14 +1,16 @@
 //! A table as plain data: the header, the rows as text, and how each column
-//! is aligned. The rows of a table are typed data built once (a [`Summary`]
-//! per strategy, a [`RankedRow`] per place, an `ExpectationRecord` per
-//! result); each format is a list of [`Column`]s that picks and formats the
+//! is aligned. The rows of a table are typed data built once (a
+//! [`SummaryRow`] per strategy, a [`RankedRow`] per place, an
+//! `ExpectationRecord` per result); each format is a list of [`Column`]s that picks and formats the
 //! figures it shows, and a layout (`console::render_table`,
 //! `markdown::render_table`). A figure is added by one field in the row type
 //! and one [`Column`] in each format that shows it.
-//!
-//! [`Summary`]: crate::metrics::Summary
 
-use crate::metrics::{RankingRow, RunReport, rank_strategies};
+use crate::metrics::ranking::ranks;
+use crate::metrics::spread::Spread;
+use crate::metrics::{RankingRow, RunReport, Summary, rank_strategies};
+
+use super::format::format_spread;
 
 use super::sentences::{decided_by_cell, headline, window_note};
 
@@ -42,13 +44,22 @@ impl<R> Column<R> {
 /// One row of a ranking table: the place (1 = best), the strategy's ranking
 /// figures, and what decided the place.
 pub struct RankedRow {
-    /// 1-based place in the ranking.
+    /// 1-based place in the ranking; places tied on every criterion share it (`1, 1, 1, 4`).
     pub rank: usize,
     /// The strategy's ranking figures.
     pub row: RankingRow,
     /// The criterion that set it apart from the place above (the first place:
     /// from the second), with both figures (see [`decided_by_cell`]).
     pub decided_by: String,
+}
+
+/// The strategy cell of a summary table: its name, `naive (partial)` for one
+/// a stop cut short.
+pub fn strategy_cell(summary: &Summary) -> String {
+    match summary.interrupted.is_empty() {
+        true => summary.strategy.clone(),
+        false => format!("{} (partial)", summary.strategy),
+    }
 }
 
 /// The ranking as every format shows it, built once: the rows best first,
@@ -62,16 +73,35 @@ pub struct Ranking {
     pub notes: Vec<String>,
 }
 
-/// The ranking of `report`, or `None` when it has fewer than 2 strategies.
+/// The ranking of `report`'s strategies whose runs ended (a partial run is no
+/// result: it is named apart), or `None` when fewer than 2 strategies have one
+/// (however often each was repeated).
 pub fn ranking(report: &RunReport) -> Option<Ranking> {
-    if report.strategies.len() < 2 {
+    let (whole, partial): (Vec<_>, Vec<_>) = report
+        .strategies
+        .iter()
+        .partition(|strategy| strategy.summary.interrupted.is_empty());
+    // A stop cuts the last run short, so the others keep their run order.
+    let whole = RunReport {
+        workload: report.workload.clone(),
+        strategies: whole.into_iter().cloned().collect(),
+        interruption: None,
+    };
+    if whole.by_strategy().len() < 2 {
         return None;
     }
-    let places = rank_strategies(report);
+    let places = rank_strategies(&whole);
+    let ranks = ranks(&places);
     let headline = headline(&places);
     let notes = places
         .iter()
         .filter_map(|place| window_note(&place.row))
+        .chain(partial.iter().map(|strategy| {
+            format!(
+                "{}: not ranked, its run was interrupted ({}).",
+                strategy.strategy, strategy.summary.interrupted
+            )
+        }))
         .collect();
     let rows = places
         .iter()
@@ -79,7 +109,7 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
         .map(|(index, place)| {
             let versus = if index == 0 { 1 } else { index - 1 };
             RankedRow {
-                rank: index + 1,
+                rank: ranks[index],
                 row: place.row.clone(),
                 decided_by: decided_by_cell(place, &places[versus].row),
             }
@@ -90,6 +120,53 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
         headline,
         notes,
     })
+}
+
+/// One strategy's row of a summary table: the summaries of its runs, in
+/// repeat order (one without repeats). Each column writes a figure over the
+/// runs with [`format_spread`], which for one run is the figure itself.
+pub struct SummaryRow {
+    /// The strategy's name.
+    pub strategy: String,
+    /// The summary of each run, in repeat order.
+    pub runs: Vec<Summary>,
+}
+
+impl SummaryRow {
+    /// The spread of `figure` over the runs.
+    pub fn spread(&self, figure: impl Fn(&Summary) -> f64) -> Spread {
+        let values: Vec<f64> = self.runs.iter().map(figure).collect();
+        Spread::of(&values).unwrap_or(Spread::single(0.0))
+    }
+
+    /// The cell of `figure` over the runs, each number written by `number`.
+    pub fn cell(&self, figure: impl Fn(&Summary) -> f64, number: impl Fn(f64) -> String) -> String {
+        format_spread(&self.spread(figure), number, "")
+    }
+
+    /// The text of `figure`: one value, or the runs' different values joined by ` / `.
+    pub fn text(&self, figure: impl Fn(&Summary) -> String) -> String {
+        let mut values: Vec<String> = Vec::new();
+        for summary in &self.runs {
+            let value = figure(summary);
+            if !values.contains(&value) {
+                values.push(value);
+            }
+        }
+        values.join(" / ")
+    }
+}
+
+/// One [`SummaryRow`] per strategy of `report`, in the order they first ran.
+pub fn summary_rows(report: &RunReport) -> Vec<SummaryRow> {
+    report
+        .by_strategy()
+        .into_iter()
+        .map(|runs| SummaryRow {
+            strategy: runs[0].strategy.clone(),
+            runs: runs.iter().map(|run| run.summary.clone()).collect(),
+        })
+        .collect()
 }
 
 /// A table ready to render: one header cell, one alignment and one cell per row for each column.
@@ -132,5 +209,42 @@ impl Table {
     pub fn push(&mut self, row: Vec<String>) {
         debug_assert_eq!(row.len(), self.header.len(), "one cell per column");
         self.rows.push(row);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::reference_report;
+
+    #[test]
+    fn a_partial_strategy_is_not_ranked_but_named_apart() {
+        let mut report = reference_report();
+        let mut third = report.strategies[0].clone();
+        third.strategy = "gitlab".to_string();
+        third.summary.strategy = "gitlab".to_string();
+        third.summary.interrupted = "Ctrl-C (SIGINT)".to_string();
+        report.strategies.push(third);
+        let places = ranking(&report).unwrap();
+        let ranked: Vec<&str> = places
+            .rows
+            .iter()
+            .map(|row| row.row.strategy.as_str())
+            .collect();
+        assert_eq!(ranked, ["retry", "naive"]);
+        assert!(!places.headline.contains("gitlab"), "{}", places.headline);
+        assert_eq!(
+            places.notes,
+            ["gitlab: not ranked, its run was interrupted (Ctrl-C (SIGINT))."]
+        );
+        assert_eq!(
+            strategy_cell(&report.strategies[2].summary),
+            "gitlab (partial)"
+        );
+        assert_eq!(strategy_cell(&report.strategies[0].summary), "naive");
+
+        // Two strategies, one partial: nothing to rank.
+        report.strategies.remove(1);
+        assert!(ranking(&report).is_none());
     }
 }

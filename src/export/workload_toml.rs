@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::config::{BlockerConfig, Config, DdlConfig, LoadConfig};
+use crate::config::{BlockerConfig, Config, DdlConfig, LoadConfig, Protocol};
 use crate::expect::{ExpectFile, Expectation};
 use crate::strategy::{Backoff, Jitter, NamedStrategy, RetryPolicy, Schedule, Strategy};
 use crate::workload::{
-    BackoffFile, BlockerFile, DdlFile, LoadFile, PoolFile, ScriptFile, StrategyFile, WorkloadFile,
+    BackoffFile, BlockerFile, DdlFile, LoadFile, PoolFile, ScriptFile, StrategyFile, SweepFile,
+    WorkloadFile,
 };
 
 use crate::results::{OutputFile, WORKLOAD_TOML};
@@ -49,11 +50,15 @@ pub fn resolved_workload(config: &Config) -> WorkloadFile {
         description: config.description.clone(),
         setup: config.setup_sql.clone(),
         reset: config.reset_sql.clone(),
-        load: load_file(&config.load),
+        load: load_file(&config.load, config.repeat),
         blocker: config.blocker.as_ref().map(blocker_file),
         ddl: config.ddl.as_ref().map(ddl_file),
         strategies,
         expect: expect_tables(config),
+        sweep: config.sweep.as_ref().map(|sweep| SweepFile {
+            name: sweep.name(),
+            values: sweep.values.clone(),
+        }),
     }
 }
 
@@ -62,7 +67,8 @@ fn text(duration: Duration) -> String {
     humantime::format_duration(duration).to_string()
 }
 
-fn load_file(load: &LoadConfig) -> LoadFile {
+/// `[load]`, with `repeat` only when the strategies run more than once.
+fn load_file(load: &LoadConfig, repeat: u32) -> LoadFile {
     LoadFile {
         clients: load.clients,
         duration: text(load.duration),
@@ -73,6 +79,7 @@ fn load_file(load: &LoadConfig) -> LoadFile {
                 name: Some(weighted.script.name.clone()),
                 sql: Some(weighted.text.clone()),
                 file: None,
+                builtin: None,
                 weight: weighted.weight,
             })
             .collect(),
@@ -80,6 +87,7 @@ fn load_file(load: &LoadConfig) -> LoadFile {
         client_timeout: load.client_timeout.map(text),
         latency_limit: load.latency_limit.map(text),
         variables: load.variables.iter().cloned().collect(),
+        protocol: (load.protocol != Protocol::default()).then(|| load.protocol.name().to_string()),
         pool: load.pool.as_ref().map(|pool| PoolFile {
             size: pool.size,
             timeout: Some(text(pool.wait_timeout)),
@@ -87,6 +95,7 @@ fn load_file(load: &LoadConfig) -> LoadFile {
             recycling: Some(pool.recycling.name().to_string()),
             max_in_flight: pool.max_in_flight,
         }),
+        repeat: (repeat > 1).then_some(repeat),
     }
 }
 

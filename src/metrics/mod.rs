@@ -7,19 +7,25 @@
 
 pub mod failures;
 pub mod grant;
+pub mod interruption;
 pub mod live;
 pub mod locks;
 pub mod ranking;
 pub mod recorder;
+pub mod repeats;
+pub mod spread;
 pub mod summary;
 pub mod timeline;
+pub mod writes;
 
 use serde::{Deserialize, Serialize};
 
 pub use grant::{DdlActivity, DdlPoll, LockPhases, lock_phases};
+pub use interruption::{AppliedStep, Interruption, PartialStrategy};
 pub use live::LiveCounters;
 pub use ranking::{
-    Criterion, DdlWindow, Place, RankingRow, WorstSeconds, rank_strategies, worst_seconds,
+    Criterion, DdlWindow, Place, RankingRow, RunFigures, WorstSeconds, rank_strategies,
+    worst_seconds,
 };
 pub use recorder::{Recorder, WorkerSecond};
 pub use summary::{
@@ -27,11 +33,46 @@ pub use summary::{
 };
 pub use timeline::build_timeline;
 
-/// Everything one `compare` or `run` produced, one entry per strategy in run order.
+/// Everything one `compare` or `run` produced: one entry per run in run order.
+/// With `--repeat N` each strategy runs N times, interleaved (`naive, retry,
+/// naive, retry`), each run an entry with its [`StrategyReport::repeat`].
 #[derive(Debug, Clone)]
 pub struct RunReport {
     pub workload: String,
     pub strategies: Vec<StrategyReport>,
+    /// Set when the run was stopped before its end: what every output opens with.
+    pub interruption: Option<Interruption>,
+}
+
+impl RunReport {
+    /// How many times each strategy ran: the highest repeat of any run (1 for
+    /// a run without repeats, 0 for a report without runs).
+    pub fn repeats(&self) -> u32 {
+        self.strategies
+            .iter()
+            .map(StrategyReport::repeat)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The runs of each strategy, strategies in the order they first ran,
+    /// each strategy's runs in repeat order.
+    pub fn by_strategy(&self) -> Vec<Vec<&StrategyReport>> {
+        let mut groups: Vec<Vec<&StrategyReport>> = Vec::new();
+        for run in &self.strategies {
+            match groups
+                .iter_mut()
+                .find(|group| group[0].strategy == run.strategy)
+            {
+                Some(group) => group.push(run),
+                None => groups.push(vec![run]),
+            }
+        }
+        for group in &mut groups {
+            group.sort_by_key(|run| run.repeat());
+        }
+        groups
+    }
 }
 
 /// The measured result of one strategy on one clock.
@@ -77,6 +118,11 @@ pub struct LatencyIntervals {
 }
 
 impl StrategyReport {
+    /// Which repeat of its strategy this run was, from 1 (kept in its summary).
+    pub fn repeat(&self) -> u32 {
+        self.summary.repeat
+    }
+
     /// A report with only its summary (no seconds, attempts or latency yet):
     /// what reading `summary.csv` back starts from.
     pub fn from_summary(summary: Summary) -> StrategyReport {

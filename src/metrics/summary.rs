@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::ranking::worst_seconds;
+use super::spread::median;
+use super::writes::{TableWrites, rows_written_cell};
 use super::{AttemptOutcome, BlockerWindow, DdlAttempt, PoolRow, SecondRow};
 
 /// One row of `summary.csv` / `summary.json` / `summary.md`.
@@ -110,6 +112,23 @@ pub struct Summary {
     /// The highest per-second p99 latency in the same window, in ms.
     #[serde(default)]
     pub worst_second_p99_ms: f64,
+    /// `--in-place --allow-writes`: the rows the run wrote to the user's tables,
+    /// per table (`public.events 86330 inserted, 0 updated, 0 deleted; ...`),
+    /// `none`; empty when they were not counted (see [`rows_written_cell`]).
+    #[serde(default)]
+    pub rows_written: String,
+    /// Which repeat of the strategy this run was, from 1 (`--repeat N`); 1 in a
+    /// folder written before this column.
+    #[serde(default = "first_repeat")]
+    pub repeat: u32,
+    /// The run's baseline: the median TPS of its seconds before the blocker
+    /// started (see [`baseline_tps`]); 0 in a folder written before this column.
+    #[serde(default)]
+    pub baseline_tps: f64,
+    /// `worst_second_tps` as a share of `baseline_tps` (0.52 is 52%): what
+    /// the ranking compares; 0 without a baseline.
+    #[serde(default)]
+    pub worst_second_share: f64,
     /// The median latency of the completed transactions only, in ms (what
     /// pgbench reports); `lat_p50_ms` covers the failed ones too. Empty in a
     /// folder written before this column.
@@ -121,6 +140,11 @@ pub struct Summary {
     /// The highest latency of a completed transaction, in ms.
     #[serde(default)]
     pub ok_max_ms: Option<f64>,
+}
+
+/// The repeat of a run written before runs were repeated.
+fn first_repeat() -> u32 {
+    1
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -187,10 +211,13 @@ impl PartialEq<&str> for DdlOutcome {
     }
 }
 
-/// Facts of one run that its timeline and attempts do not show: what became
-/// of the sessions around the load and what the run left on the server.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Facts of one run that its timeline and attempts do not show: which repeat
+/// it was, what became of the sessions around the load and what the run left
+/// on the server.
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunFacts {
+    /// Which repeat of the strategy this run was, from 1.
+    pub repeat: u32,
     /// Workers whose connection was lost during the run.
     pub lost_connections: u32,
     /// The server's error if the blocker (the report) failed; `None` if it
@@ -210,8 +237,30 @@ pub struct RunFacts {
     pub unfinished_oldest_ms: f64,
     /// What the application pool measured over the whole run; `None` without a pool.
     pub pool: Option<PoolFacts>,
+    /// The rows the run wrote to the user's tables; `None` when not counted.
+    pub rows_written: Option<Vec<TableWrites>>,
     /// The latency of the completed transactions only (the `ok_*` columns).
     pub ok_latency: LatencyFigures,
+}
+
+impl Default for RunFacts {
+    /// The facts of a first repeat that ran to its end with nothing to tell.
+    fn default() -> RunFacts {
+        RunFacts {
+            repeat: 1,
+            lost_connections: 0,
+            blocker_error: None,
+            invalid_indexes: Vec::new(),
+            reconnect_failures: 0,
+            max_disconnected_ms: 0.0,
+            interrupted: None,
+            unfinished: 0,
+            unfinished_oldest_ms: 0.0,
+            pool: None,
+            rows_written: None,
+            ok_latency: LatencyFigures::default(),
+        }
+    }
 }
 
 /// The p50, p99 and max of a latency histogram in microseconds, in ms, as the
@@ -293,6 +342,7 @@ pub fn summarize(
     };
     let pool = PoolSummary::new(seconds);
     let worst = worst_seconds(seconds, attempts);
+    let baseline_tps = baseline_tps(seconds, blocker);
     Summary {
         strategy: strategy.to_string(),
         transactions,
@@ -347,6 +397,10 @@ pub fn summarize(
         pool_dry_at_s: facts.pool.and_then(|facts| facts.dry_at_s),
         worst_second_tps: worst.worst_second_tps,
         worst_second_p99_ms: worst.worst_second_p99_ms,
+        repeat: facts.repeat,
+        baseline_tps,
+        worst_second_share: share_of_baseline(worst.worst_second_tps, baseline_tps),
+        rows_written: rows_written_cell(facts.rows_written.as_deref()),
         ok_p50_ms: Some(facts.ok_latency.p50_ms),
         ok_p99_ms: Some(facts.ok_latency.p99_ms),
         ok_max_ms: Some(facts.ok_latency.max_ms),
@@ -381,29 +435,47 @@ impl PoolSummary {
     }
 }
 
-/// The longest run of consecutive seconds whose TPS is below 10% of the median
-/// TPS of the seconds before the blocker started (all seconds if there is no
-/// blocker or it started in the first second).
-pub fn longest_stall_s(seconds: &[SecondRow], blocker: Option<&BlockerWindow>) -> u32 {
+/// The seconds a run's baseline comes from: those before the blocker started
+/// (all seconds if there is no blocker or it started in the first second).
+pub fn baseline_seconds<'a>(
+    seconds: &'a [SecondRow],
+    blocker: Option<&BlockerWindow>,
+) -> &'a [SecondRow] {
     let before_blocker = blocker.map_or(seconds.len(), |window| {
         (window.started_s.floor().max(0.0) as usize).min(seconds.len())
     });
-    let baseline = if before_blocker > 0 {
+    if before_blocker > 0 {
         &seconds[..before_blocker]
     } else {
         seconds
-    };
-    let mut tps: Vec<u64> = baseline.iter().map(|row| row.tps).collect();
-    if tps.is_empty() {
+    }
+}
+
+/// A run's baseline throughput: the median TPS of its [`baseline_seconds`]; 0 without seconds.
+pub fn baseline_tps(seconds: &[SecondRow], blocker: Option<&BlockerWindow>) -> f64 {
+    let tps: Vec<f64> = baseline_seconds(seconds, blocker)
+        .iter()
+        .map(|row| row.tps as f64)
+        .collect();
+    median(&tps)
+}
+
+/// `tps` as a share of `baseline_tps`; 0 when there is no baseline.
+pub fn share_of_baseline(tps: u64, baseline_tps: f64) -> f64 {
+    if baseline_tps > 0.0 {
+        tps as f64 / baseline_tps
+    } else {
+        0.0
+    }
+}
+
+/// The longest run of consecutive seconds whose TPS is below 10% of the
+/// run's [`baseline_tps`].
+pub fn longest_stall_s(seconds: &[SecondRow], blocker: Option<&BlockerWindow>) -> u32 {
+    if seconds.is_empty() {
         return 0;
     }
-    tps.sort_unstable();
-    let median = if tps.len() % 2 == 1 {
-        tps[tps.len() / 2] as f64
-    } else {
-        (tps[tps.len() / 2 - 1] + tps[tps.len() / 2]) as f64 / 2.0
-    };
-    let threshold = median * 0.1;
+    let threshold = baseline_tps(seconds, blocker) * 0.1;
     let mut longest = 0;
     let mut current = 0;
     for row in seconds {

@@ -167,6 +167,13 @@ pub struct WireStatement {
     name: String,
 }
 
+impl WireStatement {
+    /// The statement's name on the server.
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+}
+
 /// One connection of a load worker: the socket and its buffers.
 pub struct WireConnection {
     stream: Stream,
@@ -276,7 +283,7 @@ impl WireConnection {
     /// Reads messages up to ReadyForQuery; the first error in them is the result.
     /// The hot path: only the header of each message is looked at (as
     /// tokio-postgres' codec does), except for errors and COPY.
-    async fn read_to_ready(&mut self) -> Result<(), WireError> {
+    pub(super) async fn read_to_ready(&mut self) -> Result<(), WireError> {
         let mut error = None;
         loop {
             while let Some(header) = Header::parse(&self.input).map_err(protocol_broken)? {

@@ -13,7 +13,9 @@ mod cancel;
 mod connect;
 mod connection;
 mod error;
+mod query;
 
 pub use cancel::WireCancel;
 pub use connection::{WireConnection, WireStatement};
 pub use error::{ConnectError, ServerError, WireError};
+pub use query::Statement;

@@ -10,7 +10,7 @@ use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, Value
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::layout::{GRID, line_segments, register_embedded_font, text_style};
+use super::layout::{GRID, STRATEGY_COLOURS, line_segments, register_embedded_font, text_style};
 use crate::export::format::{format_latency, format_latency_label, trim_number};
 use crate::metrics::{RunReport, StrategyReport};
 
@@ -20,18 +20,6 @@ pub const LATENCY_SIZE_PX: (u32, u32) = (1200, 600);
 /// The percentile axis of `latency.png` ends at 99.99 (4 nines); higher points,
 /// the max included, are drawn at its right edge.
 const LATENCY_AXIS_NINES: f64 = 4.0;
-
-/// Colours of the strategies' curves in `latency.png`, in run order (then repeating).
-const STRATEGY_COLOURS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-];
 
 /// Draws `latency.png` to `path`: latency (ms, log scale) by percentile, one curve per
 /// strategy with data; a report without any transaction gets a "no transactions" note.
@@ -232,7 +220,7 @@ fn percentile_to_x(percentile: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plot::test_support::{decode_png, output_dir};
+    use crate::plot::test_support::{decode_png, decode_rgb, output_dir};
     use crate::testing::reference_report;
 
     #[test]
@@ -250,9 +238,30 @@ mod tests {
         let (_keep, dir) = output_dir();
         let mut report = reference_report();
         report.strategies[0].latency.percentiles.clear();
+        let curves = latency_curves(&report);
+        let drawn: Vec<&str> = curves
+            .iter()
+            .map(|c| c.strategy.strategy.as_str())
+            .collect();
+        assert_eq!(drawn, ["retry"]);
+        // retry keeps its own colour, the second, when naive before it has no curve.
+        assert_eq!(curves[0].colour, STRATEGY_COLOURS[1]);
+
         let path = dir.join("latency-one.png");
         draw_latency(&report, &path).unwrap();
-        assert!(decode_png(&path).2 > 2);
+        let (_, _, pixels) = decode_rgb(&path);
+        let count = |colour: RGBColor| {
+            pixels
+                .iter()
+                .filter(|pixel| **pixel == [colour.0, colour.1, colour.2])
+                .count()
+        };
+        assert_eq!(
+            count(STRATEGY_COLOURS[0]),
+            0,
+            "naive's curve or key is drawn"
+        );
+        assert!(count(STRATEGY_COLOURS[1]) > 100, "retry's curve is missing");
     }
 
     #[test]

@@ -359,6 +359,7 @@ mod tests {
         let nothing = RunReport {
             workload: "empty".to_string(),
             strategies: Vec::new(),
+            interruption: None,
         };
         let path = dir.join("latency-timeline-nothing.png");
         draw_latency_timeline(&nothing, &path).unwrap();

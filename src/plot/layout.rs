@@ -57,6 +57,17 @@ pub(super) const ATTEMPT_FAILED: RGBColor = RGBColor(214, 39, 40);
 pub(super) const ATTEMPT_OK: RGBColor = RGBColor(44, 160, 44);
 /// How opaque a DDL try's bar is while the try waits for its lock (solid: holds it).
 pub(super) const WAITING_ALPHA: f64 = 0.35;
+/// Colours of the strategies' lines in `latency.png` and `sweep.png`, in run order (then repeating).
+pub(super) const STRATEGY_COLOURS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
 /// All text.
 const TEXT: RGBColor = RGBColor(30, 30, 30);
 /// Grid lines.

@@ -8,6 +8,12 @@
 //! - `latency-timeline.png` (`latency_timeline.rs`): p99 latency per second on a log
 //!   axis, one panel per strategy, laid out, shaded and marked like `timeline.png`.
 //!
+//! - `sweep.png` (`sweep.rs`), only beside a sweep's value folders: the longest stall
+//!   and when the migration was done, against the swept value.
+//!
+//! A run with repeats is drawn as one panel or curve per strategy, the median of its
+//! repeats (`timeline.png` shades their range around it).
+//!
 //! - `pool.png` (`pool.rs`), only for a run with the application pool: the wait for a
 //!   connection and the database time per second, and the requests that timed out at
 //!   the pool.
@@ -26,6 +32,7 @@ mod layout;
 mod log_axis;
 mod panel;
 mod pool;
+mod sweep;
 #[cfg(test)]
 mod test_support;
 mod timeline;
@@ -40,18 +47,24 @@ pub use layout::{
     timeline_size_with_failures,
 };
 pub use pool::{draw_pool, used_pool};
-pub use timeline::draw_timeline;
+pub use sweep::{SWEEP_SIZE_PX, draw_sweep};
+pub use timeline::{draw_timeline, draw_timeline_with_bands};
 
 use std::path::Path;
 
 use crate::metrics::RunReport;
+use crate::metrics::repeats::chart_report;
 use crate::results::{LATENCY_PNG, LATENCY_TIMELINE_PNG, POOL_PNG, TIMELINE_PNG};
 
 /// Draws every chart of `report` into the results folder `dir` (`pool.png` only
 /// for a run with the application pool); returns the names of the files drawn.
 /// The run and `stallbench plot DIR` both draw through here.
+/// A repeated run is drawn as its chart view (`metrics::repeats::chart_report`):
+/// one panel or curve per strategy, the median of its repeats.
 pub fn draw_all(report: &RunReport, dir: &Path) -> anyhow::Result<Vec<&'static str>> {
-    draw_timeline(report, &dir.join(TIMELINE_PNG))?;
+    let chart = chart_report(report);
+    let report = &chart.report;
+    draw_timeline_with_bands(report, &chart.tps_bands, &dir.join(TIMELINE_PNG))?;
     draw_latency(report, &dir.join(LATENCY_PNG))?;
     draw_latency_timeline(report, &dir.join(LATENCY_TIMELINE_PNG))?;
     let mut drawn = vec![TIMELINE_PNG, LATENCY_PNG, LATENCY_TIMELINE_PNG];
@@ -135,6 +148,7 @@ mod tests {
         let nothing = RunReport {
             workload: "empty".to_string(),
             strategies: Vec::new(),
+            interruption: None,
         };
         let path = dir.join("timeline-nothing.png");
         draw_timeline(&nothing, &path).unwrap();
@@ -148,6 +162,7 @@ mod tests {
         let mut report = RunReport {
             workload: "add-column-with-a-rather-long-workload-name".to_string(),
             strategies: Vec::new(),
+            interruption: None,
         };
         for (index, name) in [
             "naive",

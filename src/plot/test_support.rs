@@ -55,6 +55,7 @@ pub(super) fn report_with_strategies(names: &[&str]) -> RunReport {
     let mut report = RunReport {
         workload: sample.workload.clone(),
         strategies: Vec::new(),
+        interruption: None,
     };
     for (index, name) in names.iter().enumerate() {
         let mut strategy = sample.strategies[index % 2].clone();

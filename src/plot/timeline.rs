@@ -7,6 +7,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::failures::{draw_failures_strip, max_failed_per_second};
@@ -33,8 +34,22 @@ const LOCK_WAITERS_LINE: RGBColor = RGBColor(148, 103, 189);
 /// When some transaction failed, another strip between the two shows the failures per
 /// second (see [`timeline_size_with_failures`](super::timeline_size_with_failures)).
 pub fn draw_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+    draw_timeline_with_bands(report, &[], path)
+}
+
+/// [`draw_timeline`] of a repeated run's chart view (see
+/// `metrics::repeats::chart_report`): each strategy's TPS line is the median
+/// of its repeats and `tps_bands[i]` (the lowest and highest TPS of strategy
+/// `i`'s repeats, second by second) is shaded around it; an empty band (or a
+/// missing one) draws no shading.
+pub fn draw_timeline_with_bands(
+    report: &RunReport,
+    tps_bands: &[Vec<(f64, f64)>],
+    path: &Path,
+) -> anyhow::Result<()> {
     register_embedded_font()?;
-    draw_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
+    draw_timeline_png(report, tps_bands, path)
+        .with_context(|| format!("drawing {}", path.display()))
 }
 
 /// The key of `timeline.png`, on one line: its lines, then the marks the run has.
@@ -50,16 +65,26 @@ fn timeline_key(marks: RunMarks) -> Vec<(&'static str, KeySwatch)> {
     key
 }
 
-fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
+fn draw_timeline_png(
+    report: &RunReport,
+    tps_bands: &[Vec<(f64, f64)>],
+    path: &Path,
+) -> anyhow::Result<()> {
     let key = timeline_key(RunMarks::of(report));
     let duration_s = timeline_duration_s(report);
-    let max_tps = report
+    let band_top = tps_bands
+        .iter()
+        .flatten()
+        .map(|(_, high)| *high)
+        .fold(0.0, f64::max);
+    let max_tps = (report
         .strategies
         .iter()
         .flat_map(|strategy| strategy.seconds.iter().map(|row| row.tps))
         .max()
         .unwrap_or(0)
-        .max(8) as f64;
+        .max(8) as f64)
+        .max(band_top);
     // At least 8, so that a nearly idle run still gets whole-number ticks;
     // headroom above the highest second for the attempt bars.
     let y_top = max_tps * 1.25;
@@ -79,7 +104,13 @@ fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
         &key,
         |strategy, panel| {
             let (tps_part, strips) = panel.split_vertically(TIMELINE_PANEL_HEIGHT_PX);
-            draw_timeline_panel(strategy, &tps_part, duration_s, y_top)?;
+            let band = report
+                .strategies
+                .iter()
+                .position(|other| other.strategy == strategy.strategy)
+                .and_then(|index| tps_bands.get(index))
+                .map_or(&[][..], Vec::as_slice);
+            draw_timeline_panel(strategy, band, &tps_part, duration_s, y_top)?;
             let lock_strip = match max_failed {
                 Some(max_failed) => {
                     let (failures_strip, lock_strip) =
@@ -94,10 +125,11 @@ fn draw_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     )
 }
 
-/// The TPS part of one strategy's panel: blocker shading, TPS, and a bar per DDL attempt
-/// near the top.
+/// The TPS part of one strategy's panel: blocker shading, the repeats' band (if
+/// any), TPS, and a bar per DDL attempt near the top.
 fn draw_timeline_panel(
     strategy: &StrategyReport,
+    band: &[(f64, f64)],
     panel: &DrawingArea<BitMapBackend, Shift>,
     duration_s: f64,
     y_top: f64,
@@ -107,7 +139,7 @@ fn draw_timeline_panel(
         .margin_bottom(4)
         .margin_left(12)
         .margin_right(28)
-        .caption(panel_caption(strategy), text_style(16))
+        .caption(panel_caption(strategy, !band.is_empty()), text_style(16))
         .x_label_area_size(28)
         .y_label_area_size(72)
         .build_cartesian_2d(SecondsAxis::new(duration_s), 0.0..y_top)?;
@@ -124,6 +156,7 @@ fn draw_timeline_panel(
         .draw()?;
 
     shade_blocker_windows(&mut chart, strategy, 0.0..y_top)?;
+    draw_band(&mut chart, band)?;
 
     let steps = step_points(strategy, |row| row.tps as f64);
     chart.draw_series(AreaSeries::new(
@@ -140,6 +173,26 @@ fn draw_timeline_panel(
         0.0..y_top,
         y_top * 0.88..y_top * 0.96,
     )
+}
+
+/// The repeats' band: each second's range of TPS as a shaded box over `[second, second + 1)`.
+fn draw_band<DB: DrawingBackend>(
+    chart: &mut ChartContext<DB, Cartesian2d<SecondsAxis, RangedCoordf64>>,
+    band: &[(f64, f64)],
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .draw_series(band.iter().enumerate().map(|(second, &(low, high))| {
+            let start = second as f64;
+            Rectangle::new(
+                [(start, low), (start + 1.0, high.max(low))],
+                TPS_LINE.mix(0.25).filled(),
+            )
+        }))
+        .map_err(|err| anyhow::anyhow!("{err:?}"))?;
+    Ok(())
 }
 
 /// The strip under a strategy's TPS part: the most sessions waiting on a lock in each
@@ -163,12 +216,16 @@ fn draw_lock_strip(
     Ok(())
 }
 
-/// The panel caption: the strategy and its headline figures.
-fn panel_caption(strategy: &StrategyReport) -> String {
+/// The panel caption: the strategy and its headline figures (with repeats,
+/// those of its median repeat, and a word that the line is the median).
+fn panel_caption(strategy: &StrategyReport, repeated: bool) -> String {
     let s = &strategy.summary;
     let mut caption = headline(strategy);
     if s.ddl_attempts > 0 {
         caption.push_str(&format!(", DDL outcome {}", s.ddl_outcome));
+    }
+    if repeated {
+        caption.push_str("; line: median of the repeats, band: their range");
     }
     caption
 }

@@ -10,6 +10,7 @@
 use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks};
 use crate::metrics::recorder::p99_ms;
+use crate::metrics::writes::TableWrites;
 use crate::metrics::{
     DdlAttempt, DdlPoll, LatencyDistribution, LatencyFigures, LatencyIntervals, PoolFacts,
     PoolGauge, Recorder, RunFacts, StrategyReport, build_timeline, lock_phases, summarize,
@@ -48,11 +49,16 @@ pub struct Measured {
     pub observer_gaps: Vec<ObserverGap>,
     /// Why the run ended before its time (Ctrl-C, the server's death, ...); `None` if it ran to its end.
     pub interrupted: Option<String>,
+    /// When the run was interrupted, in seconds on its clock; `None` if it ran to its end.
+    pub interrupted_at_s: Option<f64>,
     /// The age of each transaction in flight at the end of the load that did
     /// not complete, in microseconds: a lower bound of its latency, in no second.
     pub unfinished_ages_us: Vec<u64>,
     /// The application pool's own figures; `None` for the lean connections.
     pub pool: Option<PoolMeasured>,
+    /// `--in-place --allow-writes`: the rows the run wrote to the user's
+    /// tables; `None` when they were not counted (or the run was interrupted).
+    pub rows_written: Option<Vec<TableWrites>>,
 }
 
 /// What the application pool measured besides the recorder's histograms.
@@ -74,9 +80,14 @@ pub struct AfterRun {
     pub invalid_indexes: Vec<String>,
 }
 
-/// Builds the report of strategy `strategy` from what its run measured and
-/// what the server said afterwards.
-pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) -> StrategyReport {
+/// Builds the report of repeat `repeat` (from 1) of strategy `strategy` from
+/// what its run measured and what the server said afterwards.
+pub fn assemble_report(
+    strategy: &str,
+    repeat: u32,
+    measured: Measured,
+    after_run: AfterRun,
+) -> StrategyReport {
     let measured = match measured.interrupted {
         Some(_) => whole_seconds_only(measured),
         None => measured,
@@ -105,6 +116,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
     failures.retain(|failure| failure.second < measured.duration_s);
     let pool = pool_facts(&measured);
     let facts = RunFacts {
+        repeat,
         lost_connections: measured.lost_connections,
         blocker_error: measured.blocker.and_then(|result| result.error),
         invalid_indexes: after_run.invalid_indexes,
@@ -118,6 +130,7 @@ pub fn assemble_report(strategy: &str, measured: Measured, after_run: AfterRun) 
             .max()
             .map_or(0.0, |&age_us| age_us as f64 / 1000.0),
         pool,
+        rows_written: measured.rows_written.clone(),
         ok_latency: LatencyFigures::of(&measured.recorder.ok_latency_us()),
     };
     let summary = summarize(
@@ -239,8 +252,10 @@ mod tests {
             lock_worst: Vec::new(),
             observer_gaps: Vec::new(),
             interrupted: None,
+            interrupted_at_s: None,
             unfinished_ages_us: vec![4_100_000],
             pool: None,
+            rows_written: None,
         }
     }
 
@@ -258,7 +273,7 @@ mod tests {
             server_log: vec!["ddl waited 1.0 s for report".to_string()],
             invalid_indexes: vec!["orders_a_idx".to_string(), "orders_b_idx".to_string()],
         };
-        let report = assemble_report("naive", measured(Some(blocker), attempts), after_run);
+        let report = assemble_report("naive", 1, measured(Some(blocker), attempts), after_run);
 
         assert_eq!(report.strategy, "naive");
         let tps: Vec<u64> = report.seconds.iter().map(|row| row.tps).collect();
@@ -312,6 +327,7 @@ mod tests {
         };
         let with_blocker = assemble_report(
             "retry",
+            1,
             measured(Some(blocker), Vec::new()),
             AfterRun::default(),
         );
@@ -319,7 +335,7 @@ mod tests {
         assert_eq!(with_blocker.summary.invalid_indexes, "");
         assert!(with_blocker.locks.server_log.is_empty());
 
-        let without = assemble_report("load", measured(None, Vec::new()), AfterRun::default());
+        let without = assemble_report("load", 1, measured(None, Vec::new()), AfterRun::default());
         assert_eq!(without.summary.blocker_outcome, "none");
         assert!(without.blocker.is_none());
         assert!(without.seconds.iter().all(|row| !row.blocker_active));
@@ -340,7 +356,7 @@ mod tests {
             poll(2.4, DdlActivity::Running),
             poll(2.8, DdlActivity::Running),
         ]);
-        let report = assemble_report("naive", observed, AfterRun::default());
+        let report = assemble_report("naive", 1, observed, AfterRun::default());
         let timed_out = report.attempts[0].lock.unwrap();
         assert_eq!(timed_out.granted_s, None);
         assert!((timed_out.wait_ms - 500.0).abs() < 1e-6);
@@ -349,7 +365,7 @@ mod tests {
         assert!((done.wait_ms - 400.0).abs() < 1e-6);
         assert!((done.held_ms - 600.0).abs() < 1e-6);
 
-        let unobserved = assemble_report("naive", measured(None, attempts), AfterRun::default());
+        let unobserved = assemble_report("naive", 1, measured(None, attempts), AfterRun::default());
         assert!(unobserved.attempts.iter().all(|a| a.lock.is_none()));
     }
 
@@ -380,7 +396,7 @@ mod tests {
         interrupted.lock_samples = vec![lock_sample(2.8), lock_sample(3.2)];
         interrupted.lock_worst = vec![lock_sample(3.2)];
         interrupted.interrupted = Some("Ctrl-C (SIGINT)".to_string());
-        let report = assemble_report("naive", interrupted, AfterRun::default());
+        let report = assemble_report("naive", 1, interrupted, AfterRun::default());
 
         assert_eq!(report.seconds.len(), 3);
         assert_eq!(report.locks.per_second.len(), 3);

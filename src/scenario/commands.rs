@@ -1,45 +1,136 @@
-//! What both engines do alike while they run a script: the commands that stay
-//! on the client (`\set`, `\sleep`) and a SQL command's parameters as text.
-//! Only sending the statement differs (the lean connection or the pool's
-//! tokio-postgres client).
-
-use std::time::Duration;
+//! What both engines do alike while they run a script, around the script's
+//! one interpreter ([`Script::step`], which runs `\set` and the `\if` family
+//! and works out a `\sleep`'s pause): a step's failure as the transaction's
+//! outcome, `\shell`/`\setshell`, storing `\gset`/`\aset` rows, and a SQL
+//! command's parameters as text. Only sending the statement differs (the lean
+//! connection or the pool's tokio-postgres client), and pipelines, which only
+//! the lean connections run.
 
 use super::txn::TxnOutcome;
-use crate::script::{self, Command, Script};
+use crate::script::{self, Cursor, Prng, ResultSet, Script, SqlCommand, Step, Value, Vars};
 
-/// Runs a command that stays on the client: `\set` stores its value, `\sleep`
-/// returns its pause (the caller sleeps); a SQL command is not one and does nothing.
+/// The transaction's next step that needs the engine ([`Script::step`]); a
+/// failure is the script's, with its place.
 #[inline]
-pub fn run_on_client(
+pub fn next_step<'s>(
+    script: &'s Script,
+    cursor: &mut Cursor,
+    vars: &mut Vars,
+    prng: &mut Prng,
+) -> Result<Step<'s>, TxnOutcome> {
+    script
+        .step(cursor, vars, prng)
+        .map_err(|failure| TxnOutcome::script_failed(script, &failure))
+}
+
+/// Runs a `\shell` or `\setshell` command line (from [`Step::Shell`]); the
+/// integer a `\setshell` reads goes into its variable.
+pub async fn run_shell(
     script: &Script,
-    command: &Command,
-    vars: &mut script::Vars,
-    rng: &mut rand::rngs::SmallRng,
-) -> Result<Option<Duration>, TxnOutcome> {
-    match command {
-        Command::Set { slot, expr, .. } => {
-            let value = script::eval(expr, vars, rng).map_err(TxnOutcome::script_failed)?;
-            vars.set(*slot, value);
-            Ok(None)
+    command: &str,
+    assign: Option<usize>,
+    line: usize,
+    vars: &mut Vars,
+) -> Result<(), TxnOutcome> {
+    match script::shell::run(command, assign.is_some()).await {
+        Ok(value) => {
+            if let (Some(slot), Some(value)) = (assign, value) {
+                vars.set(slot, Value::int(value));
+            }
+            Ok(())
         }
-        Command::Sleep { .. } => {
-            let sleep_us = script
-                .sleep_us(command, vars)
-                .map_err(TxnOutcome::script_failed)?;
-            Ok(Some(Duration::from_micros(sleep_us)))
-        }
-        Command::Sql { .. } => Ok(None),
+        Err(error) => Err(TxnOutcome::script_failed(
+            script,
+            &script::Failure { line, error },
+        )),
     }
 }
 
-/// Writes the text of each parameter (`slots[n]` feeds `$(n + 1)`) into
-/// `params`, reusing its strings.
-#[inline]
-pub fn write_params(params: &mut Vec<String>, slots: &[usize], vars: &script::Vars) {
-    params.resize_with(slots.len(), String::new);
-    for (param, slot) in params.iter_mut().zip(slots) {
-        param.clear();
-        vars.get(*slot).write_param(param);
+/// Stores the rows of `sql`'s answer in variables, as its `\gset`/`\aset` says.
+pub fn store_results(
+    script: &Script,
+    sql: &SqlCommand,
+    results: &[ResultSet],
+    vars: &mut Vars,
+) -> Result<(), TxnOutcome> {
+    let Some(target) = &sql.results else {
+        return Ok(());
+    };
+    script
+        .store_results(target, results, vars)
+        .map_err(|error| {
+            let failure = script::Failure {
+                line: sql.line,
+                error,
+            };
+            TxnOutcome::script_failed(script, &failure)
+        })
+}
+
+/// A SQL command's parameters as text, reused from one statement to the next.
+#[derive(Debug, Default)]
+pub struct Params {
+    /// The text of each parameter: `texts[n]` feeds `$(n + 1)`.
+    texts: Vec<String>,
+    /// The parameters that are SQL NULL (an undefined variable, as pgbench
+    /// sends it); their text is empty.
+    nulls: Vec<usize>,
+}
+
+impl Params {
+    /// Writes the parameters of `sql` from `vars`, reusing the strings; true
+    /// when none of them is NULL.
+    #[inline]
+    pub fn write(&mut self, sql: &SqlCommand, vars: &Vars) -> bool {
+        self.texts.resize_with(sql.params.len(), String::new);
+        self.nulls.clear();
+        for (index, text) in self.texts.iter_mut().enumerate() {
+            if !sql.write_param(index, vars, text) {
+                self.nulls.push(index);
+            }
+        }
+        self.nulls.is_empty()
+    }
+
+    /// The texts, when no parameter is NULL (see [`Params::write`]).
+    pub fn texts(&self) -> &[String] {
+        &self.texts
+    }
+
+    /// Each parameter's text, `None` for NULL.
+    pub fn values(&self) -> impl ExactSizeIterator<Item = Option<&str>> + Clone {
+        self.texts
+            .iter()
+            .enumerate()
+            .map(|(index, text)| (!self.nulls.contains(&index)).then_some(text.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_undefined_variable_is_a_null_parameter() {
+        let script = script::parse("test", "SELECT :{?b}, :a, :b;\n").expect("the script parses");
+        let sql = script.sql_commands().next().unwrap();
+        let mut vars = script.new_vars(
+            script::Automatic {
+                client_id: 0,
+                default_seed: 1,
+                random_seed: 2,
+            },
+            &[("a".to_string(), "7".to_string())],
+        );
+        let mut params = Params::default();
+        assert!(!params.write(sql, &vars));
+        assert_eq!(
+            params.values().collect::<Vec<_>>(),
+            [Some("false"), Some("7"), None]
+        );
+        let b = script.variable_slot("b").unwrap();
+        vars.set(b, Value::int(3));
+        assert!(params.write(sql, &vars));
+        assert_eq!(params.texts(), ["true", "7", "3"]);
     }
 }

@@ -69,7 +69,10 @@ pub async fn connect_sessions(
         None => None,
     };
     let ddl = match &config.ddl {
-        Some(_) => Some(HeldSession::open(target.connector(Role::Ddl, &strategy.settings)).await?),
+        Some(_) => {
+            let settings = ddl_settings(target.server_version_num, &strategy.settings);
+            Some(HeldSession::open(target.connector(Role::Ddl, &settings)).await?)
+        }
         None => None,
     };
     let killer = match &config.ddl {
@@ -101,13 +104,15 @@ async fn connect_workers(
     let variables = Arc::new(config.load.variables.clone());
     let mut workers = Vec::with_capacity(config.load.clients as usize);
     let kind = client_kind(config);
+    let protocol = config.load.protocol;
+    let seeds = crate::script::RandomSeeds::new(seed, config.load.clients);
     for client_id in 0..config.load.clients {
         let connector = target.connector(Role::Client(kind, client_id + 1), &strategy.settings);
         let first = connector.clone();
         let to_prepare = scripts.clone();
         let connected = load_runtime.spawn(async move {
             let mut connection = first.connect_wire().await?;
-            let prepared = load::prepare(&mut connection, &to_prepare).await?;
+            let prepared = load::prepare(&mut connection, &to_prepare, protocol).await?;
             Ok::<_, Error>((connection, prepared))
         });
         let (connection, prepared) = connected
@@ -122,6 +127,8 @@ async fn connect_workers(
             prepared,
             variables: variables.clone(),
             seed,
+            random: seeds.client(client_id),
+            protocol,
             client_timeout: config.load.client_timeout,
             latency_limit: config.load.latency_limit,
         });
@@ -129,7 +136,50 @@ async fn connect_workers(
     Ok(workers)
 }
 
+/// How often the DDL's backend checks that the harness is still there while
+/// it runs or waits for a lock (`client_connection_check_interval`, 14+).
+const DDL_CONNECTION_CHECK_MS: u32 = 1000;
+
+/// The DDL session's settings: the strategy's, and on PostgreSQL 14+ a check
+/// of the client's connection, so that a DDL queued behind the report of a
+/// harness that died without a word (`kill -9`) ends within a second instead
+/// of getting its lock once the report ends, and committing.
+fn ddl_settings(
+    server_version_num: u32,
+    strategy_settings: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut settings = strategy_settings.to_vec();
+    if server_version_num >= 140000 {
+        settings.push((
+            "client_connection_check_interval".to_string(),
+            DDL_CONNECTION_CHECK_MS.to_string(),
+        ));
+    }
+    settings
+}
+
 /// What the load's clients are called: `reader` when every script only reads.
 fn client_kind(config: &Config) -> ClientKind {
     ClientKind::of_scripts(config.load.scripts.iter().map(|weighted| &weighted.script))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ddl_session_checks_its_client_from_postgresql_14() {
+        let strategy = [("lock_timeout".to_string(), "1s".to_string())];
+        assert_eq!(ddl_settings(130_018, &strategy), strategy);
+        assert_eq!(
+            ddl_settings(140_011, &strategy),
+            [
+                strategy[0].clone(),
+                (
+                    "client_connection_check_interval".to_string(),
+                    "1000".to_string()
+                )
+            ]
+        );
+    }
 }

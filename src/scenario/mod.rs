@@ -38,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::error::Error;
 use crate::metrics::failures::FailureKind;
+use crate::metrics::writes::rows_written;
 use crate::strategy::NamedStrategy;
 use crate::target::Target;
 
@@ -130,6 +131,14 @@ impl Interrupt {
         self.fired.get().map(|(at, _)| clock.second_of(*at))
     }
 
+    /// When it fired, in seconds on `clock`.
+    pub fn fired_at_s(&self, clock: &RunClock) -> Option<f64> {
+        self.fired.get().map(|(at, _)| {
+            at.saturating_duration_since(clock.started_at())
+                .as_secs_f64()
+        })
+    }
+
     /// Resolves once it has fired.
     pub async fn fired(&self) {
         self.token.cancelled().await;
@@ -164,7 +173,11 @@ pub async fn run_strategy(
     seed: u64,
     interrupt: &Interrupt,
 ) -> Result<(Measured, RunNotes), Error> {
-    // The load workers run on a thread of their own until this is dropped, at the end.
+    let counters_before = match config.objects.counts_writes() {
+        true => Some(target.row_counters().await?),
+        false => None,
+    };
+    // The load workers run on a thread of their own until this is dropped, below.
     let load_runtime = load::LoadRuntime::start()?;
     let sessions = connect::connect_sessions(target, config, strategy, seed, &load_runtime).await?;
     let running = tasks::start(
@@ -176,7 +189,17 @@ pub async fn run_strategy(
         &load_runtime,
         interrupt,
     );
-    tasks::wind_down(running, &strategy.name, interrupt).await
+    let (mut measured, notes) = tasks::wind_down(running, &strategy.name, interrupt).await?;
+    drop(load_runtime);
+    // Counted once every session of the run is gone (a stopped run does not wait for it).
+    if let Some(before) = counters_before
+        && interrupt.reason().is_none()
+    {
+        target.clear_sessions().await?;
+        let after = target.row_counters().await?;
+        measured.rows_written = Some(rows_written(&before, &after));
+    }
+    Ok((measured, notes))
 }
 
 #[cfg(test)]

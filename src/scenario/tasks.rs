@@ -6,10 +6,12 @@
 //! blocker and the DDL (cancelled if they outlive the load), then the
 //! observer, and the recorder last, once every worker's hand-over is in.
 //!
-//! An [`Interrupt`] ends the load early: the workers stop between transactions,
-//! the rest winds down as at the end but without the DDL's grace, and the
-//! recorder drops what was measured in the second the interrupt came in, which
-//! is not whole.
+//! An [`Interrupt`] ends the load early. The DDL goes first: cancelled, its
+//! rollback confirmed (or its backend terminated) before any other session
+//! lets go of a lock, so a migration queued behind the report never gets the
+//! report's lock and commits (`ddl::stop`). Then the workers stop between
+//! transactions, the rest winds down as at the end, and the recorder drops
+//! what was measured in the second the interrupt came in, which is not whole.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +29,7 @@ use super::assemble::PoolMeasured;
 use super::blocker::{self, BlockerResult};
 use super::connect::Sessions;
 use super::ddl;
+use super::ddl::stop::{DdlStopped, DdlWatch, stop_ddl};
 use super::load::{self, LoadRuntime};
 use super::observer::{self, ObserverOutput};
 use super::pool::{PoolOutcome, run_pool_app};
@@ -63,6 +66,8 @@ pub struct RunningTasks {
     observer: Option<JoinHandle<ObserverOutput>>,
     blocker: Option<(JoinHandle<BlockerResult>, CancelToken)>,
     ddl: Option<(JoinHandle<Vec<DdlAttempt>>, SharedCancel)>,
+    /// How a stop confirms that the DDL's transaction was rolled back.
+    ddl_watch: DdlWatch,
     /// The observer polls the DDL session (a run with both).
     observes_ddl: bool,
     progress: Option<JoinHandle<()>>,
@@ -202,6 +207,11 @@ pub fn start(
         observer,
         blocker,
         ddl,
+        ddl_watch: DdlWatch {
+            admin: target.connector(Role::Cleanup, &[]),
+            application_name: target.application_name(Role::Ddl),
+            throwaway: target.is_throwaway(),
+        },
         observes_ddl,
         progress,
     }
@@ -271,6 +281,8 @@ fn spawn_recorder(
 
 /// Waits for the end of the load (or the interrupt), then stops every task and
 /// collects what each returned; things worth telling the user go to the notes.
+/// Interrupted, the DDL is stopped first: rolled back (or its backend
+/// terminated) before any other session lets go of anything.
 pub async fn wind_down(
     running: RunningTasks,
     strategy_name: &str,
@@ -285,9 +297,24 @@ pub async fn wind_down(
     let mut notes = RunNotes::default();
 
     // Interrupted, nothing in flight can still count: it would end in the cut second.
-    let (last_transaction, ddl_grace) = match interrupt.reason() {
-        Some(_) => (Duration::ZERO, Duration::ZERO),
-        None => (LAST_TRANSACTION, ddl::GRACE_AFTER_RUN),
+    let last_transaction = match interrupt.reason() {
+        Some(_) => Duration::ZERO,
+        None => LAST_TRANSACTION,
+    };
+    // Interrupted, the DDL goes first: see the module documentation.
+    let mut ddl = running.ddl;
+    let stopped_first = match interrupt.reason() {
+        Some(_) => Some(
+            finish_ddl(
+                ddl.take(),
+                &running.ddl_watch,
+                interrupt,
+                strategy_name,
+                &mut notes,
+            )
+            .await,
+        ),
+        None => None,
     };
     let mut workers = finish_workers(running.workers, last_transaction, &mut notes).await;
     let pool = finish_pool(running.pool, &mut workers, &mut notes).await;
@@ -305,9 +332,20 @@ pub async fn wind_down(
     let blocker = finish_blocker(running.blocker, strategy_name, &mut notes)
         .await
         .unwrap_or_else(|error| interrupted_by(interrupt, error));
-    let attempts = finish_ddl(running.ddl, ddl_grace, strategy_name, &mut notes)
-        .await
-        .unwrap_or_else(|error| interrupted_by(interrupt, error));
+    let ddl_finished = match stopped_first {
+        Some(finished) => finished,
+        None => {
+            finish_ddl(
+                ddl,
+                &running.ddl_watch,
+                interrupt,
+                strategy_name,
+                &mut notes,
+            )
+            .await
+        }
+    };
+    let attempts = ddl_finished.unwrap_or_else(|error| interrupted_by(interrupt, error));
     let observed = match running.observer {
         Some(task) => task.await.unwrap_or_else(|error| {
             interrupted_by(
@@ -356,6 +394,9 @@ pub async fn wind_down(
         lock_worst: observed.worst,
         observer_gaps: observed.gaps,
         interrupted: interrupt.reason().map(str::to_string),
+        interrupted_at_s: interrupt.fired_at_s(&clock),
+        // Counted once the run's sessions are gone (`run_strategy`).
+        rows_written: None,
         unfinished_ages_us: workers.unfinished_ages_us,
         pool: pool.map(|dry_at_s| PoolMeasured {
             gauges: (0..duration_s)
@@ -483,31 +524,53 @@ async fn finish_blocker(
     Ok(Some(result))
 }
 
-/// Gives a running DDL attempt `grace` to end ([`ddl::GRACE_AFTER_RUN`], none
-/// for an interrupted run), then cancels it; returns every attempt.
+/// Gives a running DDL attempt [`ddl::GRACE_AFTER_RUN`] to end after the
+/// load, then cancels it; interrupted (before or during that grace), stops it
+/// as [`stop_ddl`] does, confirming its rollback. Returns every attempt.
 async fn finish_ddl(
     task: Option<(JoinHandle<Vec<DdlAttempt>>, SharedCancel)>,
-    grace: Duration,
+    watch: &DdlWatch,
+    interrupt: &Interrupt,
     strategy_name: &str,
     notes: &mut RunNotes,
 ) -> Result<Vec<DdlAttempt>, Error> {
     let Some((mut task, cancel)) = task else {
         return Ok(Vec::new());
     };
-    let joined = match tokio::time::timeout(grace, &mut task).await {
-        Ok(joined) => joined,
-        Err(_) => {
-            notes.warnings.push(if grace.is_zero() {
-                format!("{strategy_name}: the DDL was running when the run was interrupted; it was cancelled")
-            } else {
-                format!(
-                    "{strategy_name}: the DDL was still running {} s after the load ended; it was cancelled",
-                    grace.as_secs()
-                )
-            });
-            let _ = cancel.cancel_query().await;
-            task.await
+    if interrupt.reason().is_none() {
+        tokio::select! {
+            joined = tokio::time::timeout(ddl::GRACE_AFTER_RUN, &mut task) => {
+                if let Ok(joined) = joined {
+                    return joined.map_err(|err| Error::runtime(format!("DDL task: {err}")));
+                }
+            }
+            _ = interrupt.fired() => {}
         }
+    }
+    let joined = if interrupt.reason().is_some() {
+        let (joined, stopped) = stop_ddl(task, &cancel, watch).await;
+        match stopped {
+            DdlStopped::RolledBack | DdlStopped::ServerGone => {}
+            // Said even for an interrupted run: a step that was committing may have committed.
+            DdlStopped::Terminated => stderrln!(
+                "warning: {strategy_name}: the DDL did not end its transaction when cancelled; \
+                 its session was terminated (a step that was committing may have committed: \
+                 look at the table)"
+            ),
+            // Said even for an interrupted run, whose other warnings are left out.
+            DdlStopped::Unconfirmed(why) => stderrln!(
+                "warning: {strategy_name}: the rollback of the DDL could not be confirmed \
+                 ({why}); look at the table before relying on it"
+            ),
+        }
+        joined
+    } else {
+        notes.warnings.push(format!(
+            "{strategy_name}: the DDL was still running {} s after the load ended; it was cancelled",
+            ddl::GRACE_AFTER_RUN.as_secs()
+        ));
+        let _ = cancel.cancel_query().await;
+        task.await
     };
     joined.map_err(|err| Error::runtime(format!("DDL task: {err}")))
 }

@@ -27,6 +27,7 @@ use super::RunClock;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::{Failure, FailureKind};
 use crate::metrics::recorder::{WorkerPart, WorkerSecond};
+use crate::script::Script;
 
 /// How one transaction ended: a lean worker's, or one request of the application pool.
 #[derive(Debug)]
@@ -58,9 +59,13 @@ impl TxnOutcome {
         }
     }
 
-    /// The outcome of a script that failed before its end (`script`).
-    pub fn script_failed(err: crate::script::EvalError) -> TxnOutcome {
-        TxnOutcome::Failed(Failure::new(FailureKind::Script, err.to_string()))
+    /// The outcome of a script that failed before its end (`script`), its
+    /// place in the message.
+    pub fn script_failed(script: &Script, failure: &crate::script::Failure) -> TxnOutcome {
+        TxnOutcome::Failed(Failure::new(
+            FailureKind::Script,
+            script.failure_message(failure),
+        ))
     }
 }
 

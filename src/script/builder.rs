@@ -1,59 +1,74 @@
-//! Assembling a [`Script`] from what the scanner finds: SQL statements with their
-//! parameters, and the `\set` and `\sleep` meta-commands.
+//! Assembling a [`Script`] from what the scanner finds: SQL statements cut at
+//! their variables, and meta-commands (parsed in `meta`).
 //!
-//! The builder owns the variable slots, so a name is resolved once here: a `:name` used
-//! before anything assigns it is an error now, not a surprise at run time.
+//! The builder owns the variable slots, so a name is resolved once here, and
+//! it checks the structure pgbench checks before running: every `\if` has its
+//! `\endif`, `\gset` follows an SQL command, pipelines open and close.
 
 use std::collections::HashMap;
 
-use super::expression::parse_expression;
-use super::scanner::is_valid_variable_name;
-use super::{Command, Script, ScriptError, SleepAmount};
+use super::{Command, PREDEFINED, Param, ResultTarget, Script, ScriptError, SqlCommand, SqlPiece};
 
-const MICROSECONDS_PER_MILLISECOND: u64 = 1_000;
-const MICROSECONDS_PER_SECOND: u64 = 1_000_000;
+/// An `\if` whose `\endif` has not come yet.
+struct OpenIf {
+    /// Index of the `\if`, then of each `\elif` and the `\else`, in order.
+    branches: Vec<usize>,
+    /// Line of the `\if`, for the error when it is never closed.
+    line: usize,
+    seen_else: bool,
+}
 
 /// Builds a [`Script`] while the scanner walks the text.
 pub(super) struct ScriptBuilder {
     source: String,
+    lines: Vec<String>,
     slot_by_name: HashMap<String, usize>,
     variable_names: Vec<String>,
-    commands: Vec<Command>,
-    /// Text of the SQL statement being collected (no leading whitespace).
-    statement_sql: String,
-    /// Slots of its parameters so far.
-    statement_params: Vec<usize>,
+    pub(super) commands: Vec<Command>,
+    /// The SQL statement being collected.
+    pieces: Vec<SqlPiece>,
+    compound: bool,
     /// Line its first character is on.
     statement_line: usize,
+    open_ifs: Vec<OpenIf>,
+    /// Line of the `\startpipeline` of the pipeline open at this point of the text.
+    pub(super) open_pipeline: Option<usize>,
 }
 
 impl ScriptBuilder {
-    /// An empty script whose first slots are `client_id`, `scale` and the outside variables.
-    pub(super) fn new(source: &str, outside_variables: &[String]) -> ScriptBuilder {
+    /// An empty script whose first slots are the predefined variables.
+    pub(super) fn new(source: &str, text: &str) -> ScriptBuilder {
         let mut builder = ScriptBuilder {
             source: source.to_string(),
+            lines: text.lines().map(str::to_string).collect(),
             slot_by_name: HashMap::new(),
             variable_names: Vec::new(),
             commands: Vec::new(),
-            statement_sql: String::new(),
-            statement_params: Vec::new(),
+            pieces: Vec::new(),
+            compound: false,
             statement_line: 0,
+            open_ifs: Vec::new(),
+            open_pipeline: None,
         };
-        builder.slot_for_assignment("client_id");
-        builder.slot_for_assignment("scale");
-        for name in outside_variables {
-            builder.slot_for_assignment(name);
+        for name in PREDEFINED {
+            builder.slot_of(name);
         }
         builder
     }
 
-    /// A [`ScriptError`] at `line` of this script. Problems quote the script's text; a
-    /// control character in it (a stray `\r`) is shown escaped, so the error stays one line.
-    pub(super) fn error(&self, line: usize, problem: impl Into<String>) -> ScriptError {
+    /// A [`ScriptError`] at `line` (and `column`) of this script. Problems quote the
+    /// script's text; a control character in it is shown escaped, so the error stays one line.
+    pub(super) fn error_at(
+        &self,
+        line: usize,
+        column: Option<usize>,
+        problem: impl Into<String>,
+    ) -> ScriptError {
         let problem: String = problem.into();
         ScriptError {
             script: self.source.clone(),
             line,
+            column,
             problem: problem
                 .chars()
                 .map(|character| match character.is_control() {
@@ -64,8 +79,13 @@ impl ScriptBuilder {
         }
     }
 
+    /// A [`ScriptError`] at `line`, without a column.
+    pub(super) fn error(&self, line: usize, problem: impl Into<String>) -> ScriptError {
+        self.error_at(line, None, problem)
+    }
+
     /// The slot of `name`, making one if the variable is new.
-    fn slot_for_assignment(&mut self, name: &str) -> usize {
+    pub(super) fn slot_of(&mut self, name: &str) -> usize {
         if let Some(slot) = self.slot_by_name.get(name) {
             return *slot;
         }
@@ -77,212 +97,190 @@ impl ScriptBuilder {
 
     /// Appends SQL text to the current statement; leading whitespace is dropped.
     pub(super) fn push_sql(&mut self, piece: &str, line: usize) {
-        if self.statement_sql.is_empty() {
+        if self.pieces.is_empty() {
             let trimmed = piece.trim_start();
             if trimmed.is_empty() {
                 return;
             }
             self.statement_line = line;
-            self.statement_sql.push_str(trimmed);
-        } else {
-            self.statement_sql.push_str(piece);
+            self.pieces.push(SqlPiece::Text(trimmed.to_string()));
+            return;
+        }
+        match self.pieces.last_mut() {
+            Some(SqlPiece::Text(text)) => text.push_str(piece),
+            _ => self.pieces.push(SqlPiece::Text(piece.to_string())),
         }
     }
 
-    /// Appends the `$n` placeholder of variable `name` to the current statement; a
-    /// variable used twice in one statement keeps its first number.
-    pub(super) fn push_sql_variable(&mut self, name: &str, line: usize) -> Result<(), ScriptError> {
-        let slot = match self.slot_by_name.get(name) {
-            Some(slot) => *slot,
-            None => {
-                return Err(self.error(
-                    line,
-                    format!(
-                        "undefined variable :{name} in SQL; assign it with \\set earlier in the \
-                         script or define it outside the script (like pgbench -D {name}=value); \
-                         predefined are client_id and scale; if the colon is not meant as a \
-                         variable, put a space after it"
-                    ),
-                ));
-            }
-        };
-        let number = match self
-            .statement_params
-            .iter()
-            .position(|known| *known == slot)
-        {
-            Some(position) => position + 1,
-            None => {
-                self.statement_params.push(slot);
-                self.statement_params.len()
-            }
-        };
-        self.push_sql(&format!("${number}"), line);
-        Ok(())
+    /// Appends `:name` (or `:{?name}` when `defined_test`) to the current statement.
+    pub(super) fn push_sql_variable(
+        &mut self,
+        name: &str,
+        quoted: bool,
+        defined_test: bool,
+        line: usize,
+    ) {
+        if self.pieces.is_empty() {
+            self.statement_line = line;
+        }
+        let slot = self.slot_of(name);
+        self.pieces.push(match defined_test {
+            true => SqlPiece::Defined {
+                slot,
+                name: name.to_string(),
+                quoted,
+            },
+            false => SqlPiece::Variable {
+                slot,
+                name: name.to_string(),
+                quoted,
+            },
+        });
+    }
+
+    /// `\;`: the statement goes on after a `;` (several statements in one command).
+    pub(super) fn push_compound_separator(&mut self, line: usize) {
+        self.push_sql(";", line);
+        self.compound = true;
     }
 
     /// Ends the current SQL statement, if it has any text.
-    pub(super) fn finish_statement(&mut self) {
-        let sql = self.statement_sql.trim_end().to_string();
-        let params = std::mem::take(&mut self.statement_params);
-        self.statement_sql.clear();
-        if sql.is_empty() {
-            return;
+    pub(super) fn finish_statement(&mut self) -> Result<(), ScriptError> {
+        let mut pieces = std::mem::take(&mut self.pieces);
+        let compound = std::mem::replace(&mut self.compound, false);
+        if let Some(SqlPiece::Text(last)) = pieces.last_mut() {
+            last.truncate(last.trim_end().len());
         }
-        self.commands.push(Command::Sql {
+        let is_blank = pieces
+            .iter()
+            .all(|piece| matches!(piece, SqlPiece::Text(text) if text.trim().is_empty()));
+        if is_blank {
+            return Ok(());
+        }
+        let line = self.statement_line;
+        if compound && self.open_pipeline.is_some() {
+            return Err(self.error(
+                line,
+                "a compound statement (\\;) cannot run inside a pipeline: it goes as one \
+                 simple query; end the pipeline before it or split it into statements",
+            ));
+        }
+        let (sql, params) = numbered_sql(&pieces);
+        let number = self
+            .commands
+            .iter()
+            .filter(|command| matches!(command, Command::Sql(_)))
+            .count();
+        self.commands.push(Command::Sql(SqlCommand {
             sql,
             params,
-            line: self.statement_line,
-        });
+            pieces,
+            compound,
+            results: None,
+            line,
+            number,
+        }));
+        Ok(())
     }
 
-    /// Handles a meta-command; `text` is what follows the backslash.
-    pub(super) fn meta_command(&mut self, text: &str, line: usize) -> Result<(), ScriptError> {
-        let text = match text.find("--") {
-            Some(comment_start) => &text[..comment_start],
-            None => text,
-        };
-        let text = text.trim();
-        let (word, arguments) = match text.find(char::is_whitespace) {
-            Some(space) => (&text[..space], text[space..].trim_start()),
-            None => (text, ""),
-        };
-        match word.to_ascii_lowercase().as_str() {
-            "set" => self.set_command(arguments, line),
-            "sleep" => self.sleep_command(arguments, line),
-            "" => Err(self.error(
-                line,
-                "backslash without a meta-command; stallbench supports \\set and \\sleep",
-            )),
-            "setrandom" => Err(self.error(
-                line,
-                "unsupported meta-command \\setrandom; write \\set name random(lb, ub) instead \
-                 (or random_exponential / random_gaussian)",
-            )),
-            _ => Err(self.error(
-                line,
-                format!("unsupported meta-command \\{word}; stallbench supports \\set and \\sleep"),
-            )),
-        }
-    }
-
-    fn set_command(&mut self, arguments: &str, line: usize) -> Result<(), ScriptError> {
-        let (name, expression) = match arguments.find(char::is_whitespace) {
-            Some(space) => (&arguments[..space], arguments[space..].trim()),
-            None => (arguments, ""),
-        };
-        if name.is_empty() {
-            return Err(self.error(
-                line,
-                "bad \\set syntax: missing variable name and expression; write \\set name \
-                 expression, e.g. \\set aid random(1, 100000 * :scale)",
-            ));
-        }
-        if !is_valid_variable_name(name) {
-            let fix = match name.strip_prefix(':') {
-                Some(bare) => format!("write \\set {bare} ... without the colon"),
-                None => "names are letters, digits and underscores, not starting with a digit"
-                    .to_string(),
-            };
-            return Err(self.error(
-                line,
-                format!("bad \\set syntax: invalid variable name \"{name}\"; {fix}"),
-            ));
-        }
-        if expression.is_empty() {
+    /// `\gset`/`\aset`: the previous command, which must be SQL without one, stores its results.
+    pub(super) fn attach_results(
+        &mut self,
+        target: ResultTarget,
+        line: usize,
+    ) -> Result<(), ScriptError> {
+        let word = if target.all_queries { "aset" } else { "gset" };
+        if self.open_pipeline.is_some() {
             return Err(self.error(
                 line,
                 format!(
-                    "bad \\set syntax: missing expression; write \\set {name} expression, e.g. \
-                     \\set {name} random(1, 1000)"
+                    "\\{word} is not allowed in pipeline mode: the results are not there yet \
+                     when the next command runs; end the pipeline before the query"
                 ),
             ));
         }
-        let expr = parse_expression(expression, &self.slot_by_name)
-            .map_err(|problem| self.error(line, problem))?;
-        let slot = self.slot_for_assignment(name);
-        self.commands.push(Command::Set { slot, expr, line });
+        match self.commands.last_mut() {
+            Some(Command::Sql(sql)) if sql.results.is_none() => {
+                sql.results = Some(target);
+                Ok(())
+            }
+            _ => Err(self.error(
+                line,
+                format!(
+                    "\\{word} must follow an SQL command; write it at the end of the query, \
+                     e.g. SELECT abalance FROM pgbench_accounts WHERE aid = :aid \\{word}"
+                ),
+            )),
+        }
+    }
+
+    /// Opens an `\if` at the command about to be pushed.
+    pub(super) fn open_if(&mut self, line: usize) {
+        self.open_ifs.push(OpenIf {
+            branches: vec![self.commands.len()],
+            line,
+            seen_else: false,
+        });
+    }
+
+    /// An `\elif` (`is_else` false) or `\else` at the command about to be
+    /// pushed: the previous branch of the innermost `\if` jumps here when false.
+    pub(super) fn add_branch(&mut self, is_else: bool, line: usize) -> Result<(), ScriptError> {
+        let word = if is_else { "\\else" } else { "\\elif" };
+        let index = self.commands.len();
+        let Some(open) = self.open_ifs.last_mut() else {
+            return Err(self.error(line, format!("{word} without matching \\if")));
+        };
+        if open.seen_else {
+            return Err(self.error(line, format!("{word} after \\else")));
+        }
+        open.seen_else = is_else;
+        let previous = *open.branches.last().unwrap_or(&index);
+        open.branches.push(index);
+        self.set_next_branch(previous, index);
         Ok(())
     }
 
-    fn sleep_command(&mut self, arguments: &str, line: usize) -> Result<(), ScriptError> {
-        let words: Vec<&str> = arguments.split_whitespace().collect();
-        let usage = "write \\sleep number [us|ms|s], e.g. \\sleep 10 ms or \\sleep :delay us";
-        if words.is_empty() {
-            return Err(self.error(
-                line,
-                format!("bad \\sleep syntax: missing duration; {usage}"),
-            ));
-        }
-        if words.len() > 2 {
-            return Err(self.error(
-                line,
-                format!("bad \\sleep syntax: too many arguments; {usage}"),
-            ));
-        }
-        let unit_us = match words.get(1).map(|unit| unit.to_ascii_lowercase()) {
-            None => MICROSECONDS_PER_SECOND,
-            Some(unit) => match unit.as_str() {
-                "us" => 1,
-                "ms" => MICROSECONDS_PER_MILLISECOND,
-                "s" => MICROSECONDS_PER_SECOND,
-                _ => {
-                    return Err(self.error(
-                        line,
-                        format!(
-                            "bad \\sleep syntax: unknown unit \"{}\"; use us, ms or s",
-                            words[1]
-                        ),
-                    ));
-                }
-            },
+    /// `\endif` at the command about to be pushed: closes the innermost `\if`.
+    pub(super) fn close_if(&mut self, line: usize) -> Result<(), ScriptError> {
+        let end = self.commands.len();
+        let Some(open) = self.open_ifs.pop() else {
+            return Err(self.error(line, "\\endif without matching \\if"));
         };
-        let amount_text = words[0];
-        let duration = if let Some(name) = amount_text.strip_prefix(':') {
-            match self.slot_by_name.get(name) {
-                Some(slot) => SleepAmount::Variable {
-                    slot: *slot,
-                    name: name.to_string(),
-                },
-                None => {
-                    return Err(self.error(
-                        line,
-                        format!(
-                            "undefined variable :{name} in \\sleep; assign it with \\set earlier \
-                             in the script or define it outside the script (like pgbench -D \
-                             {name}=value)"
-                        ),
-                    ));
+        if let Some(last) = open.branches.last() {
+            self.set_next_branch(*last, end);
+        }
+        for branch in &open.branches[1..] {
+            match &mut self.commands[*branch] {
+                Command::Elif { end: target, .. } | Command::Else { end: target, .. } => {
+                    *target = end;
                 }
+                _ => {}
             }
-        } else {
-            let amount = match amount_text.parse::<u64>() {
-                Ok(amount) => amount,
-                Err(_) => {
-                    return Err(self.error(
-                        line,
-                        format!(
-                            "bad \\sleep syntax: duration \"{amount_text}\" is not a \
-                             non-negative integer or :variable; {usage} (for fractions use a \
-                             smaller unit)"
-                        ),
-                    ));
-                }
-            };
-            if amount.checked_mul(unit_us).is_none() {
-                return Err(self.error(line, "\\sleep duration is too long"));
-            }
-            SleepAmount::Fixed(amount)
-        };
-        self.commands.push(Command::Sleep {
-            duration,
-            unit_us,
-            line,
-        });
+        }
         Ok(())
+    }
+
+    fn set_next_branch(&mut self, branch: usize, target: usize) {
+        match &mut self.commands[branch] {
+            Command::If { next_branch, .. } | Command::Elif { next_branch, .. } => {
+                *next_branch = target;
+            }
+            _ => {}
+        }
     }
 
     pub(super) fn finish(self) -> Result<Script, ScriptError> {
+        if let Some(open) = self.open_ifs.last() {
+            return Err(self.error(open.line, "\\if without matching \\endif"));
+        }
+        if let Some(line) = self.open_pipeline {
+            return Err(self.error(
+                line,
+                "the pipeline started here is still open at the end of the script; end it \
+                 with \\endpipeline",
+            ));
+        }
         if self.commands.is_empty() {
             return Err(self.error(
                 1,
@@ -293,6 +291,43 @@ impl ScriptBuilder {
             name: self.source,
             commands: self.commands,
             variable_names: self.variable_names,
+            slot_by_name: self.slot_by_name,
+            lines: self.lines,
         })
     }
+}
+
+/// The statement with `$1`, `$2`, ... for its unquoted variables, one
+/// number per use as pgbench numbers them (so the server sees the same
+/// statement text from both), and what feeds each number.
+fn numbered_sql(pieces: &[SqlPiece]) -> (String, Vec<Param>) {
+    let mut sql = String::new();
+    let mut params: Vec<Param> = Vec::new();
+    for piece in pieces {
+        match piece {
+            SqlPiece::Text(text) => sql.push_str(text),
+            SqlPiece::Variable {
+                name, quoted: true, ..
+            } => {
+                sql.push(':');
+                sql.push_str(name);
+            }
+            SqlPiece::Variable { slot, .. } => {
+                params.push(Param::Value { slot: *slot });
+                sql.push_str(&format!("${}", params.len()));
+            }
+            SqlPiece::Defined {
+                name, quoted: true, ..
+            } => {
+                sql.push_str(":{?");
+                sql.push_str(name);
+                sql.push('}');
+            }
+            SqlPiece::Defined { slot, .. } => {
+                params.push(Param::Defined { slot: *slot });
+                sql.push_str(&format!("${}::boolean", params.len()));
+            }
+        }
+    }
+    (sql, params)
 }

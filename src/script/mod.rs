@@ -1,123 +1,81 @@
-//! pgbench-style custom scripts (the `pgbench -f file` format): parsing once, running cheaply.
+//! pgbench's script language (the `pgbench -f file` format, pgbench 18):
+//! parsed once, run cheaply, with pgbench's meaning.
 //!
-//! A script is parsed once with [`parse`] into a [`Script`], a list of [`Command`]s whose
-//! variable references are already resolved to slot indexes. Load workers then run the
-//! commands millions of times without hashing names or allocating, except for rendering
-//! parameter text.
+//! A script is parsed once with [`parse`] into a [`Script`]: [`Command`]s whose
+//! variable references are resolved to slots and whose `\if` branches know
+//! where they jump. A client then runs one transaction by calling
+//! [`Script::step`] until it says [`Step::Done`]: `step` runs the commands that
+//! need nothing from outside (`\set`, `\if`, ...) itself and hands back the
+//! ones that do (SQL, `\sleep`, `\shell`, pipelines), so the load workers and
+//! the application pool share one interpreter and each keeps only its I/O.
 //!
-//! The work is split by job: `scanner` splits the text into statements and meta-commands,
-//! `builder` turns them into commands with resolved slots, `expression` parses `\set`
-//! expressions, `eval` runs commands, and `value` holds variable values.
+//! The work is split by job: `scanner` splits the text into SQL and
+//! meta-commands, `builder` and `meta` turn them into commands, `parser` reads
+//! expressions into `expression`'s tree, `eval` and `functions` evaluate them
+//! (`prng` is PostgreSQL's generator), `value` holds variables, `run` steps
+//! through a transaction, `results` stores `\gset`/`\aset` rows, `shell` runs
+//! `\shell`, and `builtin` holds pgbench's built-in scripts.
 //!
-//! # API
-//!
-//! ```text
-//! pub fn parse(source: &str, text: &str, outside_variables: &[String]) -> Result<Script, ScriptError>;
-//! pub fn eval<R: rand::Rng + ?Sized>(expr: &Expr, vars: &Vars, rng: &mut R) -> Result<Value, EvalError>;
-//! pub fn sleep_duration_us(duration: &SleepAmount, unit_us: u64, vars: &Vars) -> Result<u64, EvalError>;
-//!
-//! impl Script {
-//!     pub fn new_vars(&self, client_id: u32, scale: i64, outside: &[(String, String)]) -> Vars;
-//!     pub fn sleep_us(&self, command: &Command, vars: &Vars) -> Result<u64, EvalError>;
-//!     pub fn variable_slot(&self, name: &str) -> Option<usize>;
-//! }
-//! impl Vars { pub fn get(&self, slot: usize) -> &Value; pub fn set(&mut self, slot: usize, value: Value); }
-//! impl Value {
-//!     pub fn from_outside_text(text: &str) -> Value;
-//!     pub fn write_param(&self, out: &mut String);
-//! }
-//! ```
-//!
-//! One transaction of one client looks like this:
-//!
-//! ```text
-//! for command in &script.commands {
-//!     match command {
-//!         Command::Set { slot, expr, .. } => vars.set(*slot, eval(expr, &vars, &mut rng)?),
-//!         Command::Sleep { .. } => sleep_for_us(script.sleep_us(command, &vars)?),
-//!         Command::Sql { sql, params, .. } => {
-//!             // `sql` was prepared once per connection; `params[n]` is the slot feeding `$(n + 1)`.
-//!             for slot in params { vars.get(*slot).write_param(&mut text_of_this_param) }
-//!         }
-//!     }
-//! }
-//! ```
-//!
-//! # Supported
-//!
-//! - `\set name expression`: integer (i64) and double arithmetic `+ - * / %`, unary `-` and
-//!   `+`, parentheses, integer and double literals, `:var` references, and the functions
-//!   `random`, `random_exponential`, `random_gaussian`, `abs`, `least`, `greatest`, `int`,
-//!   `double`, `sqrt`, `exp`, `ln`, `pow` (alias `power`), `pi`, `mod`. Integer arithmetic is
-//!   checked (overflow is a runtime error), integer division truncates toward zero, `%`
-//!   works on integers (doubles are truncated first), division or modulo by zero is a
-//!   runtime error.
-//! - `\sleep n [us|ms|s]`, `n` a non-negative integer or `:var`; default unit seconds.
-//! - SQL statements ending at a `;` outside single quotes, double quotes, dollar quotes and
-//!   `/* */` comments, spanning any number of lines; a final statement may lack the `;`.
-//!   `--` comments are stripped (also after meta-commands). `:name` outside quotes and
-//!   comments becomes `$1`, `$2`, ... in order of first appearance; `::` casts are left alone.
-//! - Predefined variables `client_id` and `scale`, plus outside variables (like
-//!   `pgbench -D name=value`) whose names are given to [`parse`].
-//! - A meta-command may continue on the next line when its line ends with a backslash.
-//!
-//! # Differences from pgbench
-//!
-//! - A variable used before any `\set` assigns it, and not predefined or given from the
-//!   outside, is a parse error (pgbench fails at run time).
-//! - `random_exponential`/`random_gaussian` parameters and empty `random*` ranges given as
-//!   literals are checked at parse time.
-//! - A negative `\sleep` is a runtime error; pgbench does not sleep.
-//! - Not supported: other meta-commands (`\gset`, `\aset`, `\if`, `\shell`, `\setshell`,
-//!   `\startpipeline`, ...), booleans, `NULL`, comparison/logical/bit operators, `CASE`,
-//!   `random_zipfian`, `hash*`, `permute`, `debug`, and the `$1` style positional
-//!   parameters in SQL text (write `:name` instead).
+//! What is supported and how it differs from pgbench is in `docs/scripts.md`.
 
 mod builder;
+pub mod builtin;
 mod eval;
 mod expression;
+mod functions;
+mod meta;
+mod parser;
+mod prng;
+mod results;
+mod run;
 mod scanner;
+pub mod shell;
 mod value;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_expressions;
+
+use std::collections::HashMap;
 
 use thiserror::Error;
 
 use builder::ScriptBuilder;
-pub use eval::{EvalError, eval, sleep_duration_us};
-pub use expression::{BinaryOp, Expr, Function, MIN_GAUSSIAN_PARAMETER};
-pub use value::{Value, Vars};
+pub use eval::{EvalError, Evaluator};
+pub use expression::{Expr, Function};
+pub use prng::{Prng, RandomSeeds};
+pub use results::ResultSet;
+pub use run::{Cursor, Failure, Step};
+pub use value::{Scalar, Value, Vars};
 
-/// Slot of the predefined `client_id` variable (0-based client number).
-pub const CLIENT_ID_SLOT: usize = 0;
-/// Slot of the predefined `scale` variable.
-pub const SCALE_SLOT: usize = 1;
-
-/// A problem found while parsing a script. Displays as `source line N: problem`.
+/// A problem found while parsing a script. Displays as
+/// `source line N[ column C]: problem`.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("{script} line {line}: {problem}")]
+#[error("{script} line {line}{}: {problem}", column.map(|column| format!(" column {column}")).unwrap_or_default())]
 pub struct ScriptError {
     /// The script's name: its file path or an inline name.
     pub script: String,
     /// 1-based line number of the problem.
     pub line: usize,
+    /// 1-based column, when the problem has a precise place.
+    pub column: Option<usize>,
     /// What is wrong, and how to fix it where there is a fix.
     pub problem: String,
 }
 
 /// Parses a script. `source` names it in errors (file path or "inline script N of workload
-/// W"); `outside_variables` are the names that will be given values from the outside (like
-/// `pgbench -D name=value`).
-pub fn parse(
-    source: &str,
-    text: &str,
-    outside_variables: &[String],
-) -> Result<Script, ScriptError> {
-    let mut builder = ScriptBuilder::new(source, outside_variables);
+/// W"). A variable is an error only when a command that reads it runs before anything set
+/// it, as in pgbench: `\gset` makes variables from column names the parser cannot know.
+pub fn parse(source: &str, text: &str) -> Result<Script, ScriptError> {
+    let mut builder = ScriptBuilder::new(source, text);
     scanner::scan(text, &mut builder)?;
     builder.finish()
 }
+
+/// The predefined variables, in slot order: `client_id`, `scale`,
+/// `default_seed`, `random_seed`.
+pub const PREDEFINED: [&str; 4] = ["client_id", "scale", "default_seed", "random_seed"];
 
 /// A parsed script, ready to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,97 +86,289 @@ pub struct Script {
     pub commands: Vec<Command>,
     /// Variable name of each slot.
     variable_names: Vec<String>,
+    /// The slot of each variable name.
+    slot_by_name: HashMap<String, usize>,
+    /// The script's lines, for runtime errors that quote the command.
+    lines: Vec<String>,
+}
+
+/// The values of the automatic variables of one client (`:scale` is 1
+/// unless given from outside, as `--set scale=N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Automatic {
+    pub client_id: u32,
+    pub default_seed: i64,
+    pub random_seed: i64,
 }
 
 impl Script {
-    /// Fresh variables for one client: `client_id`, `scale`, and the outside `name=value`
-    /// pairs (classified by [`Value::from_outside_text`]). An outside `scale` overrides the
-    /// `scale` argument; `client_id` is always the client's number. Pairs whose name was not
-    /// given to [`parse`] are ignored; outside names given to [`parse`] but missing here stay
-    /// empty text.
-    pub fn new_vars(&self, client_id: u32, scale: i64, outside: &[(String, String)]) -> Vars {
+    /// Fresh variables for one client: the automatic ones, then the outside
+    /// `name=value` pairs as text (an outside value overrides an automatic
+    /// one, as `pgbench -D` does). Pairs whose name the script never uses are
+    /// dropped.
+    pub fn new_vars(&self, automatic: Automatic, outside: &[(String, String)]) -> Vars {
         let mut vars = Vars::empty(self.variable_names.len());
-        vars.set(SCALE_SLOT, Value::Int(scale));
+        vars.set(0, Value::int(i64::from(automatic.client_id)));
+        vars.set(1, Value::int(1));
+        vars.set(2, Value::int(automatic.default_seed));
+        vars.set(3, Value::int(automatic.random_seed));
         for (name, text) in outside {
             if let Some(slot) = self.variable_slot(name) {
-                vars.set(slot, Value::from_outside_text(text));
+                vars.set(slot, Value::Text(text.clone()));
             }
         }
-        vars.set(CLIENT_ID_SLOT, Value::Int(i64::from(client_id)));
         vars
-    }
-
-    /// Runs one `\sleep`'s duration in microseconds; 0 for a command that is not a
-    /// `\sleep`.
-    pub fn sleep_us(&self, command: &Command, vars: &Vars) -> Result<u64, EvalError> {
-        match command {
-            Command::Sleep {
-                duration, unit_us, ..
-            } => sleep_duration_us(duration, *unit_us, vars),
-            Command::Set { .. } | Command::Sql { .. } => Ok(0),
-        }
     }
 
     /// Whether the script opens its own transaction (a statement starting with
     /// BEGIN or START), so that a failure in it leaves one to roll back.
     pub fn opens_transaction(&self) -> bool {
-        self.commands.iter().any(|command| match command {
-            Command::Sql { sql, .. } => {
-                let first_word = sql.split_whitespace().next().unwrap_or("");
-                first_word.eq_ignore_ascii_case("BEGIN") || first_word.eq_ignore_ascii_case("START")
-            }
-            Command::Set { .. } | Command::Sleep { .. } => false,
+        self.sql_commands().any(|sql| {
+            let first_word = sql.sql.split_whitespace().next().unwrap_or("");
+            first_word.eq_ignore_ascii_case("BEGIN") || first_word.eq_ignore_ascii_case("START")
         })
     }
 
     /// The slot of the variable called `name`, if the script has one.
     pub fn variable_slot(&self, name: &str) -> Option<usize> {
-        self.variable_names.iter().position(|known| known == name)
+        self.slot_by_name.get(name).copied()
+    }
+
+    /// The SQL commands, in script order.
+    pub fn sql_commands(&self) -> impl Iterator<Item = &SqlCommand> {
+        self.commands.iter().filter_map(|command| match command {
+            Command::Sql(sql) => Some(sql),
+            _ => None,
+        })
+    }
+
+    /// Whether any SQL command stores results (`\gset`, `\aset`).
+    pub fn stores_results(&self) -> bool {
+        self.sql_commands().any(|sql| sql.results.is_some())
+    }
+
+    /// The first `\shell`/`\setshell`, by line, if the script has one.
+    pub fn first_shell_line(&self) -> Option<usize> {
+        self.commands.iter().find_map(|command| match command {
+            Command::Shell { line, .. } => Some(*line),
+            _ => None,
+        })
+    }
+
+    /// The first pipeline command, by line, if the script has one.
+    pub fn first_pipeline_line(&self) -> Option<usize> {
+        self.commands.iter().find_map(|command| match command {
+            Command::StartPipeline { line } => Some(*line),
+            _ => None,
+        })
+    }
+
+    /// Line `line` of the script (1-based), trimmed; empty past the end.
+    pub fn line_text(&self, line: usize) -> &str {
+        self.lines
+            .get(line.wrapping_sub(1))
+            .map_or("", |text| text.trim())
     }
 }
 
 /// One script command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    /// `\set name expr`: evaluate `expr` and store it in `slot`.
+    /// `\set name expr`.
     Set {
-        /// Slot of the variable assigned.
         slot: usize,
-        /// The expression.
         expr: Expr,
-        /// 1-based script line.
         line: usize,
     },
-    /// `\sleep n unit`: pause this client.
+    /// `\sleep n [us|ms|s]`.
     Sleep {
-        /// How many units to sleep.
         duration: SleepAmount,
         /// Microseconds per unit (1, 1000 or 1000000).
         unit_us: u64,
-        /// 1-based script line.
         line: usize,
     },
-    /// A SQL statement.
-    Sql {
-        /// Statement text without the final `;`, with `$1`, `$2`, ... for variables.
-        sql: String,
-        /// Slot feeding each parameter: `params[0]` feeds `$1`.
-        params: Vec<usize>,
-        /// 1-based script line where the statement starts.
+    /// An SQL statement (or a compound of several, joined with `\;`).
+    Sql(SqlCommand),
+    /// `\if expr`: false jumps to `next_branch` (an `\elif`, `\else` or `\endif`).
+    If {
+        expr: Expr,
+        next_branch: usize,
         line: usize,
     },
+    /// `\elif expr`: reached after a true branch, jumps past `end`; reached by
+    /// a jump, false jumps to `next_branch`.
+    Elif {
+        expr: Expr,
+        next_branch: usize,
+        end: usize,
+        line: usize,
+    },
+    /// `\else`: reached after a true branch, jumps past `end`.
+    Else { end: usize, line: usize },
+    /// `\endif`.
+    Endif { line: usize },
+    /// `\shell words...` or `\setshell name words...` (`assign`: the slot set).
+    Shell {
+        assign: Option<usize>,
+        words: Vec<ShellWord>,
+        line: usize,
+    },
+    /// `\startpipeline`.
+    StartPipeline { line: usize },
+    /// `\syncpipeline`.
+    SyncPipeline { line: usize },
+    /// `\endpipeline`.
+    EndPipeline { line: usize },
+}
+
+impl Command {
+    /// The 1-based script line of the command.
+    pub fn line(&self) -> usize {
+        match self {
+            Command::Set { line, .. }
+            | Command::Sleep { line, .. }
+            | Command::If { line, .. }
+            | Command::Elif { line, .. }
+            | Command::Else { line, .. }
+            | Command::Endif { line }
+            | Command::Shell { line, .. }
+            | Command::StartPipeline { line }
+            | Command::SyncPipeline { line }
+            | Command::EndPipeline { line } => *line,
+            Command::Sql(sql) => sql.line,
+        }
+    }
+}
+
+/// An SQL command: the text to prepare with its parameters, and the pieces to
+/// substitute into for the simple query protocol.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SqlCommand {
+    /// The statement without its final `;`, with `$1`, `$2`, ... for variables.
+    pub sql: String,
+    /// What feeds each parameter: `params[0]` feeds `$1`.
+    pub params: Vec<Param>,
+    /// The statement as written, cut at its variables (simple protocol).
+    pub pieces: Vec<SqlPiece>,
+    /// Several statements joined with `\;`: always sent as one simple query.
+    pub compound: bool,
+    /// `\gset`/`\aset`: where the query's columns go.
+    pub results: Option<ResultTarget>,
+    /// 1-based line where the statement starts.
+    pub line: usize,
+    /// 0-based position among the script's SQL commands (a client's prepared
+    /// statements are kept in this order).
+    pub number: usize,
+}
+
+impl SqlCommand {
+    /// The statement for the simple query protocol: variables substituted
+    /// as text, as pgbench does (an undefined variable stays `:name`).
+    pub fn render_simple(&self, vars: &Vars, out: &mut String) {
+        out.clear();
+        for piece in &self.pieces {
+            match piece {
+                SqlPiece::Text(text) => out.push_str(text),
+                SqlPiece::Variable { slot, name, .. } => match vars.get(*slot) {
+                    Some(value) => value.write_param(out),
+                    None => {
+                        out.push(':');
+                        out.push_str(name);
+                    }
+                },
+                SqlPiece::Defined {
+                    name, quoted: true, ..
+                } => {
+                    out.push_str(":{?");
+                    out.push_str(name);
+                    out.push('}');
+                }
+                SqlPiece::Defined { slot, .. } => out.push_str(if vars.get(*slot).is_some() {
+                    "TRUE"
+                } else {
+                    "FALSE"
+                }),
+            }
+        }
+    }
+
+    /// Parameter `index`'s text, `None` for SQL NULL (an undefined variable,
+    /// as pgbench sends it).
+    pub fn write_param(&self, index: usize, vars: &Vars, out: &mut String) -> bool {
+        out.clear();
+        match self.params[index] {
+            Param::Value { slot } => match vars.get(slot) {
+                Some(value) => {
+                    value.write_param(out);
+                    true
+                }
+                None => false,
+            },
+            Param::Defined { slot } => {
+                out.push_str(if vars.get(slot).is_some() {
+                    "true"
+                } else {
+                    "false"
+                });
+                true
+            }
+        }
+    }
+}
+
+/// What feeds a parameter of an SQL command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Param {
+    /// `:name`.
+    Value { slot: usize },
+    /// `:{?name}`: `true` when the variable is defined.
+    Defined { slot: usize },
+}
+
+/// A piece of an SQL statement as written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SqlPiece {
+    Text(String),
+    /// `:name`; `quoted` inside a quoted literal (substituted by the simple
+    /// protocol only, as pgbench does there).
+    Variable {
+        slot: usize,
+        name: String,
+        quoted: bool,
+    },
+    /// `:{?name}` (left as it is inside a quoted literal).
+    Defined {
+        slot: usize,
+        name: String,
+        quoted: bool,
+    },
+}
+
+/// `\gset [prefix]` or `\aset [prefix]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultTarget {
+    /// `\aset`: every query of the compound; `\gset`: the last, exactly one row.
+    pub all_queries: bool,
+    /// Prefix of the variable names.
+    pub prefix: String,
 }
 
 /// The amount of a `\sleep`, in units of the command's `unit_us`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SleepAmount {
-    /// A literal number of units.
-    Fixed(u64),
+    /// A literal number of units (negative: no sleep).
+    Fixed(i64),
     /// A `:var` holding the number of units.
+    Variable { slot: usize, name: String },
+}
+
+/// A word of a `\shell` command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShellWord {
+    Text(String),
+    /// `:name`: the variable's value.
     Variable {
-        /// Slot of the variable.
         slot: usize,
-        /// Name of the variable, for errors.
         name: String,
     },
 }

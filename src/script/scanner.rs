@@ -1,11 +1,17 @@
-//! The SQL scanner: splits script text into SQL statements and meta-commands.
+//! The SQL scanner: splits script text into SQL statements and meta-commands,
+//! as psql's lexer does for pgbench.
 //!
-//! A `;` or a backslash ends a statement only outside quotes and comments, and `:name`
-//! becomes a parameter only there too, so the scanner tracks which of those it is in (the
-//! [`ScanMode`]) and has one method per mode. What it finds goes to the [`ScriptBuilder`].
+//! A `;` ends a statement only outside quotes, comments and parentheses, a
+//! backslash starts a meta-command only outside quotes and comments (`\;` and
+//! `\:` are literal), and `:name` becomes a parameter only outside quotes
+//! (inside them it is kept for the simple protocol, which substitutes it
+//! there too, as pgbench does). So the scanner tracks which of those it is in
+//! (the [`ScanMode`]) and has one method per mode. What it finds goes to the
+//! [`ScriptBuilder`].
 
 use super::ScriptError;
 use super::builder::ScriptBuilder;
+use super::meta::Place;
 
 /// Where the scanner is inside SQL text.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +39,10 @@ struct Scanner<'a> {
     mode: ScanMode,
     /// Line where the open quote or comment started.
     mode_line: usize,
+    /// Byte index where the current line starts (for columns).
+    line_start: usize,
+    /// Open parentheses of the current statement.
+    paren_depth: usize,
     builder: &'a mut ScriptBuilder,
 }
 
@@ -45,14 +55,15 @@ pub(super) fn scan(text: &str, builder: &mut ScriptBuilder) -> Result<(), Script
         line: 1,
         mode: ScanMode::Sql,
         mode_line: 0,
+        line_start: 0,
+        paren_depth: 0,
         builder,
     };
     while scanner.index < scanner.bytes.len() {
         scanner.scan_next()?;
     }
     scanner.check_closed()?;
-    scanner.builder.finish_statement();
-    Ok(())
+    scanner.builder.finish_statement()
 }
 
 impl Scanner<'_> {
@@ -60,6 +71,10 @@ impl Scanner<'_> {
     fn scan_next(&mut self) -> Result<(), ScriptError> {
         if self.bytes[self.index] == b'\n' {
             self.scan_newline();
+            return Ok(());
+        }
+        let in_quotes = !matches!(self.mode, ScanMode::Sql | ScanMode::BlockComment { .. });
+        if in_quotes && self.bytes[self.index] == b':' && self.scan_quoted_variable() {
             return Ok(());
         }
         match self.mode {
@@ -108,6 +123,7 @@ impl Scanner<'_> {
         }
         self.line += 1;
         self.index += 1;
+        self.line_start = self.index;
     }
 
     /// Plain SQL: statement ends, comments, quote openings, variables and meta-commands.
@@ -119,10 +135,26 @@ impl Scanner<'_> {
                 self.open(ScanMode::BlockComment { depth: 1 });
                 self.index += 2;
             }
+            b'\\' if matches!(next, Some(b';' | b':')) => {
+                if next == Some(b';') {
+                    self.builder.push_compound_separator(self.line);
+                } else {
+                    self.builder.push_sql(":", self.line);
+                }
+                self.index += 2;
+            }
             b'\\' => self.scan_meta_command()?,
-            b';' => {
-                self.builder.finish_statement();
+            b';' if self.paren_depth == 0 => {
+                self.builder.finish_statement()?;
                 self.index += 1;
+            }
+            b'(' => {
+                self.paren_depth += 1;
+                self.copy(1);
+            }
+            b')' => {
+                self.paren_depth = self.paren_depth.saturating_sub(1);
+                self.copy(1);
             }
             b'\'' => {
                 let backslash_escapes = is_escape_string_prefix(self.bytes, self.index);
@@ -145,11 +177,21 @@ impl Scanner<'_> {
     /// A backslash outside quotes ends the SQL statement, as in pgbench, and starts a
     /// meta-command that runs to the end of the line (or further, after a trailing `\`).
     fn scan_meta_command(&mut self) -> Result<(), ScriptError> {
-        self.builder.finish_statement();
+        self.builder.finish_statement()?;
+        self.paren_depth = 0;
         let (command_text, end, continuation_lines) = meta_command_text(self.text, self.index + 1);
-        self.builder.meta_command(&command_text, self.line)?;
+        let place = Place {
+            line: self.line,
+            column: self.text[self.line_start..self.index].chars().count() + 1,
+        };
+        self.builder.meta_command(&command_text, place)?;
         self.line += continuation_lines;
         self.index = end;
+        if continuation_lines > 0 {
+            self.line_start = self.text[..end]
+                .rfind('\n')
+                .map_or(0, |newline| newline + 1);
+        }
         Ok(())
     }
 
@@ -173,8 +215,15 @@ impl Scanner<'_> {
         Ok(())
     }
 
-    /// A `:` in plain SQL: a `::` cast, a `:name` variable, or just a colon.
+    /// A `:` in plain SQL: a `::` cast, a `:name` variable, a `:{?name}` test, or just a colon.
     fn scan_sql_colon(&mut self) -> Result<(), ScriptError> {
+        if let Some((name_start, name_end)) = defined_test(self.bytes, self.index) {
+            let text = self.text;
+            self.builder
+                .push_sql_variable(&text[name_start..name_end], false, true, self.line);
+            self.index = name_end + 1;
+            return Ok(());
+        }
         if self.byte_at(1) == Some(b':') {
             // A cast like `::int`: copy the whole run of colons so none starts a variable.
             let mut end = self.index;
@@ -191,9 +240,27 @@ impl Scanner<'_> {
         }
         let text = self.text;
         self.builder
-            .push_sql_variable(&text[self.index + 1..name_end], self.line)?;
+            .push_sql_variable(&text[self.index + 1..name_end], false, false, self.line);
         self.index = name_end;
         Ok(())
+    }
+
+    /// A `:name` inside a quoted literal or identifier: kept as a variable
+    /// for the simple protocol; false (nothing consumed) if no name follows.
+    fn scan_quoted_variable(&mut self) -> bool {
+        let previous_is_colon = self.index > 0 && self.bytes[self.index - 1] == b':';
+        if previous_is_colon || self.byte_at(1) == Some(b':') {
+            return false;
+        }
+        let name_end = variable_name_end(self.bytes, self.index + 1);
+        if name_end == self.index + 1 {
+            return false;
+        }
+        let text = self.text;
+        self.builder
+            .push_sql_variable(&text[self.index + 1..name_end], true, false, self.line);
+        self.index = name_end;
+        true
     }
 
     /// Inside `'...'`: a doubled `''` (or in `E'...'` a backslash) escapes the quote.
@@ -332,22 +399,30 @@ fn dollar_tag_length(bytes: &[u8], index: usize) -> Option<usize> {
     }
 }
 
-/// End of a variable name (`[A-Za-z_][A-Za-z0-9_]*`) starting at `start`; `start` if none.
-pub(super) fn variable_name_end(bytes: &[u8], start: usize) -> usize {
+/// End of a variable name (a letter, `_` or non-ASCII byte, then those or
+/// digits) starting at `start`; `start` if none.
+fn variable_name_end(bytes: &[u8], start: usize) -> usize {
     match bytes.get(start) {
-        Some(first) if first.is_ascii_alphabetic() || *first == b'_' => {}
+        Some(first) if first.is_ascii_alphabetic() || *first == b'_' || *first >= 0x80 => {}
         _ => return start,
     }
     let mut end = start + 1;
-    while end < bytes.len() && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_') {
+    while end < bytes.len()
+        && (bytes[end].is_ascii_alphanumeric() || bytes[end] == b'_' || bytes[end] >= 0x80)
+    {
         end += 1;
     }
     end
 }
 
-/// Whether `name` is a whole variable name.
-pub(super) fn is_valid_variable_name(name: &str) -> bool {
-    !name.is_empty() && variable_name_end(name.as_bytes(), 0) == name.len()
+/// The name of a `:{?name}` test at `index`: its start and end (the `}` is at the end).
+fn defined_test(bytes: &[u8], index: usize) -> Option<(usize, usize)> {
+    if !bytes[index..].starts_with(b":{?") {
+        return None;
+    }
+    let name_start = index + 3;
+    let name_end = variable_name_end(bytes, name_start);
+    (name_end > name_start && bytes.get(name_end) == Some(&b'}')).then_some((name_start, name_end))
 }
 
 /// Collects a meta-command starting at `start` (just after the backslash) up to the end of

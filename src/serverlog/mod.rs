@@ -298,6 +298,9 @@ fn role_list(pids: &[u32], role_of: &dyn Fn(u32) -> String) -> String {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+    use proptest::sample::{Index, select};
+
     use super::samples::*;
     use super::*;
 
@@ -694,19 +697,6 @@ mod tests {
         );
     }
 
-    /// Tiny deterministic generator for the fuzz test (no rand dependency).
-    struct Lcg(u64);
-
-    impl Lcg {
-        fn next_below(&mut self, bound: usize) -> usize {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((self.0 >> 33) as usize) % bound.max(1)
-        }
-    }
-
     fn check_invariants(format: LogFormat, text: &str) {
         let facts = parse_server_log(format, text);
         assert_eq!(facts.lock_waits as usize, facts.waits.len());
@@ -716,9 +706,9 @@ mod tests {
         let _ = facts.sentences(&article_role, &clock_time);
     }
 
-    #[test]
-    fn fuzz_truncated_and_garbled_lines_never_panic() {
-        let samples = [
+    /// The sample logs of both formats: lock queues, a deadlock, PostgreSQL 15's wording.
+    fn sample_logs() -> [(LogFormat, String); 2] {
+        [
             (
                 LogFormat::JsonLog,
                 format!("{QUEUE_JSONLOG}{DEADLOCK_JSONLOG}{PG15_JSONLOG}"),
@@ -727,8 +717,12 @@ mod tests {
                 LogFormat::CsvLog,
                 format!("{QUEUE_CSVLOG}{DEADLOCK_CSVLOG}{PG15_CSVLOG}"),
             ),
-        ];
-        for (format, sample) in samples {
+        ]
+    }
+
+    #[test]
+    fn every_truncated_log_and_line_parses_without_panic() {
+        for (format, sample) in sample_logs() {
             // Every prefix of the whole log, and of each line.
             for (end, _) in sample.char_indices() {
                 check_invariants(format, &sample[..end]);
@@ -739,32 +733,60 @@ mod tests {
                     check_invariants(format, &format!("{}\n{}", &line[..end], &line[end..]));
                 }
             }
+        }
+    }
 
-            // Random edits: delete, duplicate, replace with a tricky character.
-            let tricky = [
-                '\t', ' ', '.', ',', ':', ';', '[', ']', '0', '9', '-', 'é', '\n', '\r', '"', '\\',
-                '{', '}',
-            ];
-            let mut random = Lcg(0x5eed);
-            let original: Vec<char> = sample.chars().collect();
-            for _ in 0..2000 {
-                let mut chars = original.clone();
-                for _ in 0..1 + random.next_below(8) {
-                    let at = random.next_below(chars.len());
-                    match random.next_below(3) {
-                        0 => {
-                            chars.remove(at);
-                        }
-                        1 => {
-                            let copy = chars[at];
-                            chars.insert(at, copy);
-                        }
-                        _ => chars[at] = tricky[random.next_below(tricky.len())],
-                    }
+    /// Characters a garbled log line may gain: separators, quotes, digits, line ends.
+    const TRICKY: [char; 18] = [
+        '\t', ' ', '.', ',', ':', ';', '[', ']', '0', '9', '-', 'é', '\n', '\r', '"', '\\', '{',
+        '}',
+    ];
+
+    /// One edit of a log: delete, duplicate or replace the character at a position.
+    #[derive(Debug, Clone)]
+    enum Edit {
+        Delete(Index),
+        Duplicate(Index),
+        Replace(Index, char),
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        prop_oneof![
+            any::<Index>().prop_map(Edit::Delete),
+            any::<Index>().prop_map(Edit::Duplicate),
+            (any::<Index>(), select(&TRICKY[..])).prop_map(|(at, c)| Edit::Replace(at, c)),
+        ]
+    }
+
+    fn garbled(sample: &str, edits: &[Edit]) -> String {
+        let mut chars: Vec<char> = sample.chars().collect();
+        for edit in edits {
+            match edit {
+                Edit::Delete(at) => {
+                    chars.remove(at.index(chars.len()));
                 }
-                let garbled: String = chars.into_iter().collect();
-                check_invariants(format, &garbled);
+                Edit::Duplicate(at) => {
+                    let at = at.index(chars.len());
+                    chars.insert(at, chars[at]);
+                }
+                Edit::Replace(at, c) => {
+                    let at = at.index(chars.len());
+                    chars[at] = *c;
+                }
             }
+        }
+        chars.into_iter().collect()
+    }
+
+    proptest! {
+        #[test]
+        fn garbled_logs_parse_without_panic(
+            csv in any::<bool>(),
+            edits in prop::collection::vec(edit(), 1..9),
+        ) {
+            let [json_log, csv_log] = sample_logs();
+            let (format, sample) = if csv { csv_log } else { json_log };
+            check_invariants(format, &garbled(&sample, &edits));
         }
     }
 }

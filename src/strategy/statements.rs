@@ -52,6 +52,46 @@ pub fn rewrites_table(step: &str) -> bool {
     })
 }
 
+/// The columns whose type a statement of `step` changes (`ALTER TABLE [IF
+/// EXISTS] [ONLY] t ALTER [COLUMN] c [SET DATA] TYPE ...`), as (table,
+/// column): the last part of each name, upper-cased as [`statement_words`]
+/// gives them. A quoted name is not among the words, so it is not found.
+pub fn column_type_changes(step: &str) -> Vec<(String, String)> {
+    let mut changes = Vec::new();
+    for words in statement_words(step) {
+        let word = |index: usize| words.get(index).map_or("", String::as_str);
+        if (word(0), word(1)) != ("ALTER", "TABLE") {
+            continue;
+        }
+        let mut at = 2;
+        if (word(at), word(at + 1)) == ("IF", "EXISTS") {
+            at += 2;
+        }
+        if word(at) == "ONLY" {
+            at += 1;
+        }
+        let table = last_part(word(at));
+        for index in at + 1..words.len() {
+            if word(index) != "ALTER" {
+                continue;
+            }
+            let column = index + 1 + usize::from(word(index + 1) == "COLUMN");
+            let changes_type = word(column + 1) == "TYPE"
+                || (word(column + 1), word(column + 2), word(column + 3))
+                    == ("SET", "DATA", "TYPE");
+            if changes_type && !word(column).is_empty() {
+                changes.push((table.to_string(), word(column).to_string()));
+            }
+        }
+    }
+    changes
+}
+
+/// `orders` of `public.orders`.
+pub fn last_part(name: &str) -> &str {
+    name.rsplit('.').next().unwrap_or(name)
+}
+
 /// A statement that PostgreSQL refuses inside a transaction block (`CREATE INDEX
 /// CONCURRENTLY`, `REINDEX ... CONCURRENTLY`, `VACUUM`, ...): a `set_local`
 /// strategy runs it with a session-level `SET` instead of wrapping it.
@@ -145,9 +185,11 @@ fn unrollable(words: &[String], server_version_num: u32) -> Option<Unrollable> {
     }
 }
 
-/// The keywords of each statement of `sql`, upper-cased; strings, quoted
-/// identifiers, dollar-quoted bodies and comments are left out.
-fn statement_words(sql: &str) -> Vec<Vec<String>> {
+/// The words of each statement of `sql`, upper-cased, a qualified name
+/// (`public.orders`) as one word; strings, quoted identifiers, dollar-quoted
+/// bodies, comments and punctuation are left out. The load scripts' statements
+/// are read with it too (`role::statement_effect`).
+pub(crate) fn statement_words(sql: &str) -> Vec<Vec<String>> {
     let chars: Vec<char> = sql.chars().collect();
     let mut statements = vec![Vec::new()];
     let mut index = 0;
@@ -165,7 +207,16 @@ fn statement_words(sql: &str) -> Vec<Vec<String>> {
             ('$', _) => skip_dollar_quoted(&chars, index),
             (c, _) if c.is_alphabetic() || c == '_' => {
                 let start = index;
-                while index < chars.len() && (chars[index].is_alphanumeric() || chars[index] == '_')
+                let in_word = |at: usize| {
+                    chars
+                        .get(at)
+                        .is_some_and(|c| c.is_alphanumeric() || *c == '_')
+                };
+                while in_word(index)
+                    || (chars.get(index) == Some(&'.')
+                        && chars
+                            .get(index + 1)
+                            .is_some_and(|c| c.is_alphabetic() || *c == '_'))
                 {
                     index += 1;
                 }
@@ -225,6 +276,28 @@ mod tests {
     use super::*;
 
     const PG15: u32 = 150004;
+
+    #[test]
+    fn column_type_changes_are_read_from_the_text() {
+        assert_eq!(
+            column_type_changes(
+                "ALTER TABLE public.accounts ALTER COLUMN balance TYPE numeric(20,2)"
+            ),
+            [("ACCOUNTS".to_string(), "BALANCE".to_string())]
+        );
+        assert_eq!(
+            column_type_changes(
+                "alter table if exists only t alter a set data type bigint, alter column b type text; \
+                 ALTER TABLE u ADD COLUMN c int"
+            ),
+            [
+                ("T".to_string(), "A".to_string()),
+                ("T".to_string(), "B".to_string())
+            ]
+        );
+        assert!(column_type_changes("ALTER TABLE t ALTER COLUMN c SET NOT NULL").is_empty());
+        assert!(column_type_changes("ALTER TABLE t ADD COLUMN c int").is_empty());
+    }
 
     #[test]
     fn a_rewrite_is_read_from_the_text() {

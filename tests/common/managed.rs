@@ -246,6 +246,15 @@ impl ManagedServer {
         config
     }
 
+    /// Stops the server (as dropping it does) and asserts that no process runs
+    /// in its folder any more and the folder is gone.
+    pub fn stop_and_check(self) {
+        let folder = self.folder.path().to_path_buf();
+        drop(self);
+        super::assert_no_process_in(&folder);
+        assert!(!folder.exists(), "{} is left behind", folder.display());
+    }
+
     fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while self.try_admin_sql("postgres", "SELECT 1").is_err() {

@@ -1,37 +1,86 @@
-//! Shared pieces of the integration tests: a shortened reference workload
-//! and its variants, a lock so runs against throwaway servers do not share
-//! the 2 CPUs, and checks for leftover servers. Running stallbench and reading
-//! its results are in `run`, the tests' own database access in `server`.
+//! Shared pieces of the integration tests. A new test that runs a scenario
+//! usually needs four of them:
+//!
+//! 1. **A workload**, built from [`workload::reference`] (the lab's outage on
+//!    a 6 s clock) or the other builders in [`workload`], changed field by
+//!    field. Keep clocks short: the stall's shape is time-scaled, and a few
+//!    seconds show it; the lab's 24 s run is `tests/workloads.rs`'s alone.
+//! 2. **Where it runs.** [`ShortRun::on_shared_server`] gives the run a
+//!    database of its own on the test binary's one shared server
+//!    ([`shared::shared_server`]), with the workload's tables copied from a
+//!    template loaded once per binary: no initdb, no loading, and it may run
+//!    beside the binary's other tests. It is a `--db-url` run: the harness
+//!    works in its schema `stallbench`, keeps no `server.log` and reads no
+//!    server log. [`ShortRun::throwaway`] lets the harness start its own
+//!    throwaway server, for what only that path does (the server log, the
+//!    server's start and stop, signals, leftovers). A test that stops,
+//!    restarts or reconfigures a server starts its own
+//!    ([`operator::OperatorServer`], [`managed::ManagedServer`],
+//!    [`server::start_throwaway_server`]).
+//! 3. **The CPUs.** Every test that runs a scenario takes [`cpus_shared`]
+//!    (libtest runs two tests of a binary at once) or, when its timing bounds
+//!    need the CPUs to itself, [`cpus_alone`].
+//! 4. **What it leaves behind**, checked only among the processes and folders
+//!    the test started ([`processes`]): [`assert_run_stopped_its_server`]
+//!    after a throwaway run, [`assert_no_process_in`] for a server's folder.
+//!
+//! ```ignore
+//! let _cpus = cpus_shared();
+//! let mut workload = workload::reference();
+//! workload.load.duration = "4s".into();
+//! let run = ShortRun::on_shared_server(&workload);
+//! let report = run.execute(compare_all());
+//! ```
+//!
+//! Running stallbench and reading its results are in [`run`], the tests' own
+//! database access in [`server`].
 
 #![allow(dead_code)]
 
 pub mod managed;
 pub mod operator;
+pub mod processes;
 pub mod run;
 pub mod server;
+pub mod shared;
+pub mod workload;
 
 // Each test file uses some of the helpers, as with dead_code above.
 #[allow(unused_imports)]
 pub use operator::*;
 #[allow(unused_imports)]
+pub use processes::*;
+#[allow(unused_imports)]
 pub use run::*;
 #[allow(unused_imports)]
 pub use server::*;
+#[allow(unused_imports)]
+pub use shared::{TestDatabase, shared_server};
+#[allow(unused_imports)]
+pub use workload::{
+    reference, small_reference, to_toml, without_blocker, write_text, write_workload,
+};
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use stallbench::cli::CommonArgs;
 use stallbench::config::{Config, Mode};
 use stallbench::metrics::RunReport;
+use stallbench::workload::WorkloadFile;
 
-static DATABASE_RUNS: Mutex<()> = Mutex::new(());
+static CPUS: RwLock<()> = RwLock::new(());
 
-/// Serializes the tests that run a throwaway server (timing assertions need the CPUs).
-pub fn one_database_run_at_a_time() -> MutexGuard<'static, ()> {
-    DATABASE_RUNS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+/// For a test that may run beside the binary's other tests (libtest runs
+/// two at a time): its scenario's shape does not depend on having the CPUs.
+pub fn cpus_shared() -> RwLockReadGuard<'static, ()> {
+    CPUS.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// For a test whose timing bounds (a schedule's lag, an exit within seconds)
+/// need the CPUs to itself: no other test of the binary runs meanwhile.
+pub fn cpus_alone() -> RwLockWriteGuard<'static, ()> {
+    CPUS.write().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Fails (never skips) when the PostgreSQL server binaries are missing.
@@ -39,109 +88,96 @@ pub fn require_postgres() {
     server_binaries();
 }
 
-/// The reference experiment on a short clock: 12 s, report at 2 s held 5 s, ALTER at 3 s.
-pub const SHORT_ADD_COLUMN: &str = r#"
-name = "short-add-column"
-description = "the reference outage on a 12 s clock"
-setup = """
-CREATE TABLE customers (id int PRIMARY KEY, name text NOT NULL);
-CREATE TABLE orders (
-    id bigserial PRIMARY KEY,
-    customer_id int NOT NULL REFERENCES customers (id),
-    total numeric(10,2) NOT NULL
-);
-INSERT INTO customers SELECT g, 'customer ' || g FROM generate_series(1, 1000) g;
-INSERT INTO orders (customer_id, total) SELECT 1 + g % 1000, (g % 500) + 0.99 FROM generate_series(1, 200000) g;
-CREATE INDEX ON orders (customer_id);
-ANALYZE customers;
-ANALYZE orders;
-"""
-reset = "ALTER TABLE orders DROP COLUMN IF EXISTS note;"
-
-[load]
-clients = 4
-duration = "12s"
-
-[[load.scripts]]
-name = "read-order"
-sql = """
-\\set c random(1, 1000)
-SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;
-"""
-
-[blocker]
-at = "2s"
-hold = "5s"
-sql = "SELECT count(*) FROM orders"
-
-[ddl]
-at = "3s"
-sql = "ALTER TABLE orders ADD COLUMN note text"
-
-[[strategies]]
-name = "naive"
-kind = "plain"
-
-[[strategies]]
-name = "retry"
-kind = "lock-timeout-retry"
-lock_timeout = "500ms"
-max_tries = 10
-backoff = { kind = "linear", step = "1s", cap = "5s" }
-"#;
-
-/// `text` with every `from` replaced by `to`, for a variant of a workload;
-/// panics when `text` has no `from` (the variant would be the original).
-pub fn replaced(text: &str, from: &str, to: &str) -> String {
-    assert!(
-        text.contains(from),
-        "the workload has no {from:?} to replace with {to:?}:\n{text}"
-    );
-    text.replace(from, to)
-}
-
-/// [`SHORT_ADD_COLUMN`] without a blocker, on a `duration_s` clock with the DDL at `ddl_at_s`.
-pub fn without_blocker(duration_s: u32, ddl_at_s: u32) -> String {
-    let blocker = "[blocker]\nat = \"2s\"\nhold = \"5s\"\nsql = \"SELECT count(*) FROM orders\"\n";
-    let text = replaced(SHORT_ADD_COLUMN, blocker, "");
-    let duration = format!("duration = \"{duration_s}s\"");
-    let text = replaced(&text, "duration = \"12s\"", &duration);
-    let ddl_at = format!("[ddl]\nat = \"{ddl_at_s}s\"");
-    replaced(&text, "[ddl]\nat = \"3s\"", &ddl_at)
-}
-
-/// A temp folder holding a workload file, and quiet flags writing into its `results`.
+/// A temp folder holding a workload file, quiet flags writing into its
+/// `results`, and the database the run uses, if on the shared server.
 pub struct ShortRun {
     pub dir: tempfile::TempDir,
     pub workload: PathBuf,
     pub out: PathBuf,
+    /// `--out`, `--quiet`, `--seed 42`, and `--db-url` on the shared server.
     pub args: CommonArgs,
+    /// The run's database on the shared server; `None` for a throwaway server.
+    pub database: Option<TestDatabase>,
 }
 
-/// Prepares a [`ShortRun`] of [`SHORT_ADD_COLUMN`].
-pub fn short_add_column() -> ShortRun {
-    short_run("short.toml", SHORT_ADD_COLUMN)
-}
-
-/// Prepares a [`ShortRun`] of the workload `text`, written as `file_name`.
-pub fn short_run(file_name: &str, text: &str) -> ShortRun {
-    let dir = tempfile::tempdir().unwrap();
-    let workload = write_workload(dir.path(), file_name, text);
-    let out = dir.path().join("results");
-    let args = quiet_args(&out);
-    ShortRun {
-        dir,
-        workload,
-        out,
-        args,
+impl ShortRun {
+    /// `workload`, run on a throwaway server the harness starts itself.
+    pub fn throwaway(workload: &WorkloadFile) -> ShortRun {
+        require_postgres();
+        ShortRun::new(workload, None)
     }
-}
 
-/// Writes `text` as `name` into `dir` and returns its path.
-pub fn write_workload(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
+    /// `workload`, run with `--db-url` on a database of its own on the shared
+    /// server, holding copies of the tables the workload's setup makes (its
+    /// setup is replaced by moving them into the run's schema).
+    pub fn on_shared_server(workload: &WorkloadFile) -> ShortRun {
+        let database = shared_server().database_with(&workload.setup);
+        ShortRun::new(workload, Some(database))
+    }
+
+    /// `workload`, run with `--db-url` on a new empty database of the shared
+    /// server, where the harness runs the workload's own setup (for a test
+    /// whose runs set the database up more than once).
+    pub fn on_empty_database(workload: &WorkloadFile) -> ShortRun {
+        let database = shared_server().empty_database();
+        ShortRun::new(workload, Some(database))
+    }
+
+    /// The workload `text` as written (not through the builder), as
+    /// `file_name`, for a throwaway server or the test's own `--db-url`.
+    pub fn of_text(file_name: &str, text: &str) -> ShortRun {
+        require_postgres();
+        let dir = tempfile::tempdir().unwrap();
+        let workload = write_text(dir.path(), file_name, text);
+        let out = dir.path().join("results");
+        let args = quiet_args(&out);
+        ShortRun {
+            dir,
+            workload,
+            out,
+            args,
+            database: None,
+        }
+    }
+
+    fn new(workload: &WorkloadFile, database: Option<TestDatabase>) -> ShortRun {
+        let dir = tempfile::tempdir().unwrap();
+        let mut workload = workload.clone();
+        if let Some(database) = &database {
+            workload.setup = database.setup(&workload.setup);
+        }
+        let path = write_workload(dir.path(), "workload.toml", &workload);
+        let out = dir.path().join("results");
+        let mut args = quiet_args(&out);
+        args.db_url = database.as_ref().map(|database| database.url.clone());
+        ShortRun {
+            dir,
+            workload: path,
+            out,
+            args,
+            database,
+        }
+    }
+
+    /// `--db-url` of the run, on the shared server.
+    pub fn db_url(&self) -> Option<&str> {
+        self.args.db_url.as_deref()
+    }
+
+    /// `stallbench SUBCOMMAND WORKLOAD --quiet --out OUT`, plus `--db-url` on
+    /// the shared server (see [`stallbench_quiet`]); the caller adds flags.
+    pub fn command(&self, subcommand: &str) -> assert_cmd::Command {
+        let mut command = stallbench_quiet(subcommand, &self.workload, &self.out);
+        if let Some(url) = self.db_url() {
+            command.args(["--db-url", url]);
+        }
+        command
+    }
+
+    /// Runs `compare` (or `run`) in-process with [`ShortRun::args`].
+    pub fn execute(&self, mode: Mode) -> RunReport {
+        run_in_process(&self.workload, mode, &self.args)
+    }
 }
 
 /// Flags for an in-process run writing into `out`.
@@ -154,41 +190,11 @@ pub fn quiet_args(out: &Path) -> CommonArgs {
     }
 }
 
-/// Runs `compare` (or `run`) in-process on a throwaway server.
+/// Runs `compare` (or `run`) in-process.
 pub fn run_in_process(workload: &Path, mode: Mode, args: &CommonArgs) -> RunReport {
     let config = Config::new(Some(workload.to_str().unwrap()), mode, args).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(stallbench::execute(&config)).unwrap()
-}
-
-/// Command lines of running postgres processes started by the harness (data dir under a `stallbench-` temp folder).
-pub fn harness_postgres_processes() -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains("postgres") && cmdline.contains("/stallbench-") {
-            found.push(cmdline);
-        }
-    }
-    found
-}
-
-/// Asserts no server of the harness is left, allowing a moment for the last one to exit.
-pub fn assert_no_leftover_server() {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let left = harness_postgres_processes();
-        if left.is_empty() {
-            return;
-        }
-        if std::time::Instant::now() > deadline {
-            panic!("postgres processes of the harness are still running: {left:#?}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
 }
 
 /// No TLS, as the throwaway server's unix socket is used.

@@ -18,6 +18,12 @@ pub struct OperatorServer {
 
 impl OperatorServer {
     pub fn start() -> OperatorServer {
+        OperatorServer::start_with("")
+    }
+
+    /// [`OperatorServer::start`] with more `postgres` options, e.g.
+    /// `-c shared_preload_libraries=pg_stat_statements`.
+    pub fn start_with(extra_options: &str) -> OperatorServer {
         let bin_dir = super::server_binaries().bin_dir.clone();
         let folder = tempfile::Builder::new()
             .prefix("operator-test-")
@@ -45,7 +51,7 @@ impl OperatorServer {
             ],
         );
         let options = format!(
-            "-k {} -p 5432 -c listen_addresses=",
+            "-k {} -p 5432 -c listen_addresses= {extra_options}",
             server.folder.path().display()
         );
         server.pg_ctl(&["start", "-o", &options]);

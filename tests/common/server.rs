@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use stallbench::server::{Server, ServerBinaries};
 
-/// Counts the connected readers of the harness (by their application_name).
+/// Counts the connected readers of the harness (by their application_name)
+/// in the current database (on the shared server, other tests run in others).
 pub const READERS_CONNECTED: &str = "SELECT count(*) FROM pg_stat_activity \
-     WHERE application_name LIKE 'stallbench-%-reader-%'";
+     WHERE application_name LIKE 'stallbench-%-reader-%' AND datname = current_database()";
 
 /// The server binaries the tests run, found once per test binary the way
 /// stallbench finds them: `STALLBENCH_PG_BIN`, `STALLBENCH_PG_VERSION` (an

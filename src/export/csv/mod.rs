@@ -6,6 +6,7 @@
 //! field (at the end: users parse these files by header, some by position).
 
 mod cells;
+pub mod sweep;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -13,7 +14,7 @@ use crate::metrics::failures::{FailureCount, FailureKind};
 use crate::metrics::locks::{LockSample, SecondLocks};
 use crate::metrics::{
     AttemptOutcome, DdlAttempt, DdlState, LockPhases, PoolRow, RunReport, SecondRow,
-    TerminatedSession,
+    StrategyReport, TerminatedSession,
 };
 
 use super::{Exporter, rounded_summary};
@@ -64,13 +65,16 @@ pub struct TimelineRecord {
     pub in_flight: Option<u64>,
     #[serde(default)]
     pub pool_in_use: Option<u64>,
+    /// Which repeat of the strategy, from 1 (1 in a folder written before this column).
+    #[serde(default = "cells::first_repeat")]
+    pub repeat: u32,
 }
 
 impl TimelineRecord {
-    /// The row of `strategy` for the second `row`, with that second's lock figures.
-    pub fn new(strategy: &str, row: &SecondRow, locks: &SecondLocks) -> TimelineRecord {
+    /// The row of `run` for the second `row`, with that second's lock figures.
+    pub fn new(run: &StrategyReport, row: &SecondRow, locks: &SecondLocks) -> TimelineRecord {
         TimelineRecord {
-            strategy: strategy.to_string(),
+            strategy: run.strategy.clone(),
             second: row.second,
             tps: row.tps,
             failed: row.failed,
@@ -95,6 +99,7 @@ impl TimelineRecord {
             pool_rejected: row.pool.map(|pool| pool.rejected),
             in_flight: row.pool.map(|pool| pool.in_flight),
             pool_in_use: row.pool.map(|pool| pool.in_use),
+            repeat: run.repeat(),
         }
     }
 
@@ -171,13 +176,16 @@ pub struct AttemptRecord {
     /// The sessions the strategy terminated, `report (pid 4242); reader-2 (pid 4250)`.
     #[serde(with = "cells::sessions")]
     pub terminated: Vec<TerminatedSession>,
+    /// Which repeat of the strategy, from 1 (1 in a folder written before this column).
+    #[serde(default = "cells::first_repeat")]
+    pub repeat: u32,
 }
 
 impl AttemptRecord {
-    /// The row of `attempt` of `strategy`.
-    pub fn new(strategy: &str, attempt: &DdlAttempt) -> AttemptRecord {
+    /// The row of `attempt` of `run`.
+    pub fn new(run: &StrategyReport, attempt: &DdlAttempt) -> AttemptRecord {
         AttemptRecord {
-            strategy: strategy.to_string(),
+            strategy: run.strategy.clone(),
             attempt: attempt.attempt,
             started_s: attempt.started_s,
             ended_s: attempt.ended_s,
@@ -191,6 +199,7 @@ impl AttemptRecord {
             held_waiting_ms: attempt.lock.map(|lock| lock.held_waiting_ms),
             idle_wait_ms: attempt.idle_wait_ms,
             terminated: attempt.terminated.clone(),
+            repeat: run.repeat(),
         }
     }
 
@@ -237,13 +246,16 @@ pub struct LockRecord {
     pub blocked_by: String,
     #[serde(serialize_with = "cells::one_decimal")]
     pub wait_ms: f64,
+    /// Which repeat of the strategy, from 1 (1 in a folder written before this column).
+    #[serde(default = "cells::first_repeat")]
+    pub repeat: u32,
 }
 
 impl LockRecord {
-    /// The row of `sample` of `strategy`.
-    pub fn new(strategy: &str, sample: &LockSample) -> LockRecord {
+    /// The row of `sample` of `run`.
+    pub fn new(run: &StrategyReport, sample: &LockSample) -> LockRecord {
         LockRecord {
-            strategy: strategy.to_string(),
+            strategy: run.strategy.clone(),
             t_s: sample.t_s,
             pid: sample.pid,
             role: sample.role.clone(),
@@ -254,6 +266,7 @@ impl LockRecord {
             granted: sample.granted,
             blocked_by: sample.blocked_by.join(" "),
             wait_ms: sample.wait_ms,
+            repeat: run.repeat(),
         }
     }
 }
@@ -268,9 +281,10 @@ impl Exporter for TimelineCsv {
 
     fn render(&self, report: &RunReport) -> anyhow::Result<Vec<OutputFile>> {
         let records = report.strategies.iter().flat_map(|strategy| {
-            strategy.seconds.iter().map(|row| {
-                TimelineRecord::new(&strategy.strategy, row, &strategy.locks.second(row.second))
-            })
+            strategy
+                .seconds
+                .iter()
+                .map(|row| TimelineRecord::new(strategy, row, &strategy.locks.second(row.second)))
         });
         Ok(vec![csv_file::<TimelineRecord>(TIMELINE_CSV, records)?])
     }
@@ -291,7 +305,7 @@ impl Exporter for LocksCsv {
                 .locks
                 .samples
                 .iter()
-                .map(|sample| LockRecord::new(&strategy.strategy, sample))
+                .map(|sample| LockRecord::new(strategy, sample))
         });
         Ok(vec![csv_file::<LockRecord>(LOCKS_CSV, records)?])
     }
@@ -311,7 +325,7 @@ impl Exporter for AttemptsCsv {
             strategy
                 .attempts
                 .iter()
-                .map(|attempt| AttemptRecord::new(&strategy.strategy, attempt))
+                .map(|attempt| AttemptRecord::new(strategy, attempt))
         });
         Ok(vec![csv_file::<AttemptRecord>(ATTEMPTS_CSV, records)?])
     }
@@ -326,17 +340,21 @@ pub struct FailureRecord {
     pub sqlstate: FailureKind,
     pub message: String,
     pub count: u64,
+    /// Which repeat of the strategy, from 1 (1 in a folder written before this column).
+    #[serde(default = "cells::first_repeat")]
+    pub repeat: u32,
 }
 
 impl FailureRecord {
-    /// The row of `failure` of `strategy`.
-    pub fn new(strategy: &str, failure: &FailureCount) -> FailureRecord {
+    /// The row of `failure` of `run`.
+    pub fn new(run: &StrategyReport, failure: &FailureCount) -> FailureRecord {
         FailureRecord {
-            strategy: strategy.to_string(),
+            strategy: run.strategy.clone(),
             second: failure.second,
             sqlstate: failure.kind.clone(),
             message: failure.message.clone(),
             count: failure.count,
+            repeat: run.repeat(),
         }
     }
 }
@@ -355,7 +373,7 @@ impl Exporter for FailuresCsv {
             strategy
                 .failures
                 .iter()
-                .map(|failure| FailureRecord::new(&strategy.strategy, failure))
+                .map(|failure| FailureRecord::new(strategy, failure))
         });
         Ok(vec![csv_file::<FailureRecord>(FAILURES_CSV, records)?])
     }
@@ -459,7 +477,7 @@ mod tests {
             "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,\
              lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms,\
              timeouts,skipped,lag_ms,behind_schedule,conn_lost,reconnects,\
-             pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use"
+             pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use,repeat"
         );
     }
 
@@ -475,10 +493,10 @@ mod tests {
         let text = rendered(&FailuresCsv, &report, FAILURES_CSV);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], header_of::<FailureRecord>().join(","));
-        assert_eq!(lines[0], "strategy,second,sqlstate,message,count");
+        assert_eq!(lines[0], "strategy,second,sqlstate,message,count,repeat");
         assert_eq!(
             lines[1..],
-            ["naive,13,0A000,cached plan must not change result type,212"]
+            ["naive,13,0A000,cached plan must not change result type,212,1"]
         );
         let read: Vec<FailureRecord> = ::csv::Reader::from_reader(text.as_bytes())
             .deserialize()
@@ -487,7 +505,7 @@ mod tests {
         assert_eq!(
             read,
             [FailureRecord::new(
-                "naive",
+                &report.strategies[0],
                 &report.strategies[0].failures[0]
             )]
         );
@@ -517,11 +535,11 @@ mod tests {
         assert_eq!(lines[0], header_of::<LockRecord>().join(","));
         assert_eq!(
             lines[0],
-            "strategy,t_s,pid,role,state,wait_event_type,wait_event,lock_mode,granted,blocked_by,wait_ms"
+            "strategy,t_s,pid,role,state,wait_event_type,wait_event,lock_mode,granted,blocked_by,wait_ms,repeat"
         );
         assert_eq!(
             lines[1],
-            "naive,8.200,108,ddl,active,Lock,relation,AccessExclusiveLock,0,report external:4242,2300.0"
+            "naive,8.200,108,ddl,active,Lock,relation,AccessExclusiveLock,0,report external:4242,2300.0,1"
         );
         assert_eq!(lines.len(), 2);
     }
@@ -561,7 +579,7 @@ mod tests {
         // A zero second of naive, blocker on, DDL running; ms with 3 decimals.
         assert!(
             rows.contains(
-                &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0,,,,,,"
+                &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0,,,,,,,1"
             ),
             "{text}"
         );
@@ -574,7 +592,7 @@ mod tests {
         let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
         assert!(
             text.contains(
-                "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0,,,,,,\n"
+                "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0,,,,,,,1\n"
             ),
             "{text}"
         );
@@ -591,7 +609,7 @@ mod tests {
             .lines()
             .find(|line| line.starts_with("retry,3,"))
             .unwrap();
-        assert!(line.ends_with(",4,3,,,,,,"), "{line}");
+        assert!(line.ends_with(",4,3,,,,,,,1"), "{line}");
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
         let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
         let (row_back, _) = back[SAMPLE_SECONDS as usize + 3].second_row();
@@ -605,16 +623,16 @@ mod tests {
         assert_eq!(
             lines.next().unwrap(),
             "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message,\
-             lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated"
+             lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated,repeat"
         );
         assert_eq!(
             lines.next().unwrap(),
-            "naive,1,6.000,15.700,9700.0,ok,,,15.400,9400.0,300.0,0.0,0.0,"
+            "naive,1,6.000,15.700,9700.0,ok,,,15.400,9400.0,300.0,0.0,0.0,,1"
         );
         assert_eq!(
             lines.next().unwrap(),
             "retry,1,6.000,6.500,500.0,lock_timeout,55P03,canceling statement due to lock timeout,\
-             ,500.0,0.0,0.0,0.0,"
+             ,500.0,0.0,0.0,0.0,,1"
         );
     }
 
@@ -635,7 +653,7 @@ mod tests {
         let text = rendered(&AttemptsCsv, &report, ATTEMPTS_CSV);
         let row = text.lines().nth(2).unwrap();
         assert!(
-            row.ends_with(",report (pid 4242); external:4250 (pid 4250)"),
+            row.ends_with(",report (pid 4242); external:4250 (pid 4250),1"),
             "{row}"
         );
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
@@ -654,11 +672,11 @@ mod tests {
         let rows: Vec<::csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
         assert_eq!(rows.len(), 6);
         assert_eq!(&rows[1][7], message);
-        assert_eq!(rows[1].len(), 14);
+        assert_eq!(rows[1].len(), 15);
     }
 
     #[test]
-    fn the_pool_columns_are_the_last_and_read_back() {
+    fn the_pool_columns_come_before_the_repeat_and_read_back() {
         let mut report = reference_report();
         report.strategies[0].seconds[6].pool = Some(PoolRow {
             wait_p99_ms: 1003.007,
@@ -673,7 +691,10 @@ mod tests {
             .lines()
             .find(|line| line.starts_with("naive,6,"))
             .unwrap();
-        assert!(line.ends_with(",0,0,1003.007,2.500,158,2,193,4"), "{line}");
+        assert!(
+            line.ends_with(",0,0,1003.007,2.500,158,2,193,4,1"),
+            "{line}"
+        );
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
         let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
         let (row_back, _) = back[6].second_row();
@@ -693,7 +714,8 @@ mod tests {
              max_disconnected_ms,interrupted,blocker_started_s,blocker_ended_s,unfinished,\
              unfinished_oldest_ms,pool_timeouts,pool_timeouts_worst,pool_rejected,pool_wait_p99_ms,\
              pool_wait_p99_worst_ms,db_p99_ms,in_flight_max,pool_in_use_max,pool_dry_at_s,\
-             worst_second_tps,worst_second_p99_ms,ok_p50_ms,ok_p99_ms,ok_max_ms"
+             worst_second_tps,worst_second_p99_ms,rows_written,repeat,baseline_tps,worst_second_share,\
+             ok_p50_ms,ok_p99_ms,ok_max_ms"
         );
         assert!(lines.next().unwrap().starts_with("naive,"));
         assert!(lines.next().unwrap().starts_with("retry,"));

@@ -4,31 +4,96 @@
 //! only the words live here; what a strategy cost the clients is in `costs.rs`.
 
 mod costs;
+mod interruption;
+
+use std::borrow::Cow;
 
 pub use costs::{losses, pool_sentence, wait_and_hold};
+pub use interruption::{applied_clause, interruption_line, opening_lines, partial_sentence};
 
 use crate::metrics::locks::ChainLink;
 use crate::metrics::locks::group_repeated;
-use crate::metrics::{Criterion, Place, RankingRow};
+use crate::metrics::ranking::tied_first;
+use crate::metrics::repeats::median_run;
+use crate::metrics::spread::Spread;
+use crate::metrics::{Criterion, Place, RankingRow, RunReport, StrategyReport};
 use crate::role::{ClientKind, Role};
 
-use super::format::{format_ms, format_seconds, format_thousands};
+use super::format::{
+    format_count, format_ms, format_percent, format_seconds, format_share_band, format_spread,
+    format_thousands,
+};
 
 /// One sentence that answers "which strategy hurt traffic least, and at what
-/// cost in migration time", comparing the best-ranked row with the baseline
-/// (the row with `run_order` 0). `places` must be in rank order, as
+/// cost in migration time", comparing the best-ranked row with the row that
+/// ran first (`run_order` 0). `places` must be in rank order, as
 /// `rank_strategies` returns them.
 ///
-/// For example: "retry kept the worst second at 1,700 tps (naive: 0 tps) and
-/// finished the migration 2.3 s later than naive." A strategy whose
-/// transactions failed massively gets a sentence more that says so, with
-/// the main kind of failure.
+/// For example: "retry kept 57% of its baseline in its worst second (naive:
+/// 0%) and finished the migration 2.3 s later than naive." When the first
+/// rank is shared the sentence says so, with each strategy's worst second
+/// and the band it was judged on: "retry, retry-b and retry-c tie: worst
+/// second 52% [48-55%] / 50% [47-56%] / 53% [49-55%] of baseline, within the
+/// run's noise (naive: 0%)." A strategy whose transactions failed massively
+/// gets a sentence more that says so, with the main kind of failure.
 pub fn headline(places: &[Place]) -> String {
-    traffic_and_migration(places) + &mass_failures(places)
+    let tied = tied_first(places);
+    let first = if tied.len() > 1 {
+        tie_sentence(places, tied)
+    } else {
+        traffic_and_migration(places)
+    };
+    first + &mass_failures(places)
+}
+
+/// The worst second of `row` as a share of its baseline: `57%`, `52% [48-55%]`.
+pub fn worst_share(row: &RankingRow) -> String {
+    format_spread(&row.worst_second_share(), format_percent, "%")
+}
+
+/// "retry, retry-b and retry-c tie: worst second 52% [48-55%] / 50% [47-56%]
+/// / 53% [49-55%] of baseline, within the run's noise (naive: 0%)." Each
+/// bracket is the band the tie was judged on (see `RankingRow::share_band`).
+fn tie_sentence(places: &[Place], tied: &[Place]) -> String {
+    let names: Vec<&str> = tied
+        .iter()
+        .map(|place| place.row.strategy.as_str())
+        .collect();
+    let shares: Vec<String> = tied
+        .iter()
+        .map(|place| {
+            format_share_band(
+                place.row.worst_second_share().median,
+                place.row.share_band(),
+            )
+        })
+        .collect();
+    let first_run = places
+        .iter()
+        .map(|place| &place.row)
+        .find(|row| row.run_order == 0 && !names.contains(&row.strategy.as_str()));
+    let compared = match first_run {
+        Some(row) => format!(" ({}: {})", row.strategy, worst_share(row)),
+        None => String::new(),
+    };
+    format!(
+        "{} tie: worst second {} of baseline, within the run's noise{compared}.",
+        join_names(&names),
+        shares.join(" / ")
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join_names(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// The headline's first sentence: traffic and migration time of the best-ranked
-/// row against the baseline.
+/// row against the row that ran first.
 fn traffic_and_migration(places: &[Place]) -> String {
     let Some(first) = places.first() else {
         return "No strategy ran.".to_string();
@@ -36,24 +101,19 @@ fn traffic_and_migration(places: &[Place]) -> String {
     let best = &first.row;
     let ranked: Vec<&RankingRow> = places.iter().map(|place| &place.row).collect();
     let worst_second = format!(
-        "kept the worst second{} at {} tps",
-        if best.window.is_none() {
+        "kept {} of its baseline in its worst second{}",
+        worst_share(best),
+        if best.window().is_none() {
             " of the whole run"
         } else {
             ""
-        },
-        format_thousands(best.worst_second_tps)
+        }
     );
-    let baseline = ranked
+    let first_run = ranked
         .iter()
         .find(|row| row.run_order == 0 && row.run_order != best.run_order);
-    let Some(baseline) = baseline else {
-        let subject = if ranked.len() > 1 && first.decided_by.is_none() {
-            format!(
-                "{} tied with {} on every criterion and ranked first as it ran first: it",
-                best.strategy, ranked[1].strategy
-            )
-        } else if ranked.len() > 1 {
+    let Some(first_run) = first_run else {
+        let subject = if ranked.len() > 1 {
             format!("{} ranked first: it", best.strategy)
         } else {
             best.strategy.clone()
@@ -64,31 +124,31 @@ fn traffic_and_migration(places: &[Place]) -> String {
             migration_status(best)
         );
     };
-    let compared_tps = format!(
-        "{} {worst_second} ({}: {} tps)",
+    let compared_share = format!(
+        "{} {worst_second} ({}: {})",
         best.strategy,
-        baseline.strategy,
-        format_thousands(baseline.worst_second_tps)
+        first_run.strategy,
+        worst_share(first_run)
     );
-    match (best.migration_done_at_s, baseline.migration_done_at_s) {
-        (Some(best_done_at_s), Some(baseline_done_at_s)) => {
-            let difference_s = best_done_at_s - baseline_done_at_s;
+    match (best.migration_done_at_s(), first_run.migration_done_at_s()) {
+        (Some(best_done_at_s), Some(first_done_at_s)) => {
+            let difference_s = best_done_at_s.median - first_done_at_s.median;
             let magnitude = format_seconds(difference_s.abs());
             let when = if magnitude == "0.0" {
-                format!("at the same time as {}", baseline.strategy)
+                format!("at the same time as {}", first_run.strategy)
             } else if difference_s > 0.0 {
-                format!("{magnitude} s later than {}", baseline.strategy)
+                format!("{magnitude} s later than {}", first_run.strategy)
             } else {
-                format!("{magnitude} s earlier than {}", baseline.strategy)
+                format!("{magnitude} s earlier than {}", first_run.strategy)
             };
-            format!("{compared_tps} and finished the migration {when}.")
+            format!("{compared_share} and finished the migration {when}.")
         }
         _ => format!(
-            "{compared_tps} {} {}; {} {}.",
+            "{compared_share} {} {}; {} {}.",
             connective(best),
             migration_status(best),
-            baseline.strategy,
-            migration_status(baseline)
+            first_run.strategy,
+            migration_status(first_run)
         ),
     }
 }
@@ -112,14 +172,14 @@ fn mass_failures(places: &[Place]) -> String {
         .map(|place| &place.row)
         .filter(|row| row.failed_massively())
         .map(|row| {
-            let kind = match &row.main_failure {
+            let kind = match row.main_failure() {
                 Some(kind) => format!(" ({kind})"),
                 None => String::new(),
             };
             format!(
                 " {} failed {} of its transactions{kind}.",
                 row.strategy,
-                format_share(row.failed_share())
+                format_share(row.failed_share().median)
             )
         })
         .collect()
@@ -127,79 +187,106 @@ fn mass_failures(places: &[Place]) -> String {
 
 /// "but" when the strategy's DDL ran and did not finish, "and" otherwise.
 fn connective(row: &RankingRow) -> &'static str {
-    if row.ddl_tries > 0 && row.migration_done_at_s.is_none() {
-        "but"
-    } else {
-        "and"
-    }
+    if row.did_not_finish() { "but" } else { "and" }
 }
 
 /// What became of the migration, as a verb phrase: "finished the migration at
-/// 15.7 s", "did not finish the migration", "ran no migration".
+/// 15.7 s" (with repeats, the median), "did not finish the migration", "ran
+/// no migration".
 fn migration_status(row: &RankingRow) -> String {
-    match row.migration_done_at_s {
-        Some(done_at_s) => format!("finished the migration at {} s", format_seconds(done_at_s)),
-        None if row.ddl_tries == 0 => "ran no migration".to_string(),
+    match row.migration_done_at_s() {
+        Some(done_at_s) => format!(
+            "finished the migration at {} s",
+            format_seconds(done_at_s.median)
+        ),
+        None if row.ddl_tries().median == 0.0 => "ran no migration".to_string(),
         None => "did not finish the migration".to_string(),
     }
 }
 
-/// The migration completion cell of a ranking table: `15.7`, `did not finish`, or `no DDL`.
+/// The migration completion cell of a ranking table: `15.7` (with repeats
+/// `15.7 [15.2-16.0]`, and `(2 of 3 finished)` when some did not), `did not
+/// finish`, or `no DDL`.
 pub fn migration_done_cell(row: &RankingRow) -> String {
-    match row.migration_done_at_s {
-        Some(done_at_s) => format_seconds(done_at_s),
-        None if row.ddl_tries == 0 => "no DDL".to_string(),
+    match row.migration_done_at_s() {
+        Some(done_at_s) if done_at_s.count < row.repeats() => format!(
+            "{} ({} of {} finished)",
+            format_spread(&done_at_s, format_seconds, ""),
+            done_at_s.count,
+            row.repeats()
+        ),
+        Some(done_at_s) => format_spread(&done_at_s, format_seconds, ""),
+        None if row.ddl_tries().median == 0.0 => "no DDL".to_string(),
         None => "did not finish".to_string(),
     }
 }
 
 /// The "decided by" cell of a ranking table: the criterion that set `place`
 /// apart from `versus` (the place above, or for the first place the
-/// second), with both figures, `place`'s first: `completed`, `failed 38% of
-/// transactions vs 0%`, `longest stall 9 s vs 0 s`, `worst second 17 vs 547 tps`, `failures 7 vs 0`, `worst-second p99
-/// 12.0 vs 1.50 ms`, or `tie` when every criterion tied and run order decided.
+/// second), with both figures, `place`'s first: `completed` (with repeats
+/// `completed 3 of 3 vs 2 of 3`), `failed 38% of transactions vs 0%`,
+/// `longest stall 9 s vs 0 s`, `worst second 2% vs 55% of baseline`,
+/// `failures 7 vs 0`, `worst-second p99 12.0 vs 1.50 ms`, or `tie` when every
+/// criterion tied: the place shares its rank. With repeats each figure is a
+/// median with its range (`longest stall 9 [8-10] s vs 0 s`).
 pub fn decided_by_cell(place: &Place, versus: &RankingRow) -> String {
     let row = &place.row;
     let Some(criterion) = place.decided_by else {
         return "tie".to_string();
     };
+    let both = |figure: fn(&RankingRow) -> Spread, number: fn(f64) -> String, unit: &str| {
+        format!(
+            "{} vs {}",
+            format_spread(&figure(row), number, unit),
+            format_spread(&figure(versus), number, unit)
+        )
+    };
     match criterion {
+        Criterion::Completed if row.repeats() > 1 || versus.repeats() > 1 => format!(
+            "completed {} of {} vs {} of {}",
+            row.completed_runs(),
+            row.repeats(),
+            versus.completed_runs(),
+            versus.repeats()
+        ),
         Criterion::Completed => "completed".to_string(),
         Criterion::FailureShare => format!(
             "failed {} of transactions vs {}",
-            format_share(row.failed_share()),
-            format_share(versus.failed_share())
+            format_share(row.failed_share().median),
+            format_share(versus.failed_share().median)
         ),
         Criterion::LongestStall => format!(
-            "longest stall {} s vs {} s",
-            row.longest_stall_s, versus.longest_stall_s
+            "longest stall {}",
+            both(RankingRow::longest_stall_s, format_count, " s")
         ),
-        Criterion::WorstSecondTps => format!(
-            "worst second {} vs {} tps",
-            format_thousands(row.worst_second_tps),
-            format_thousands(versus.worst_second_tps)
+        Criterion::WorstSecondShare => format!(
+            "worst second {} of baseline",
+            both(RankingRow::worst_second_share, format_percent, "%")
         ),
         Criterion::Failures => format!(
-            "failures {} vs {}",
-            format_thousands(row.failed_transactions),
-            format_thousands(versus.failed_transactions)
+            "failures {}",
+            both(RankingRow::failed_transactions, thousands, "")
         ),
         Criterion::WorstSecondP99 => format!(
-            "worst-second p99 {} vs {} ms",
-            format_ms(row.worst_second_p99_ms),
-            format_ms(versus.worst_second_p99_ms)
+            "worst-second p99 {} ms",
+            both(RankingRow::worst_second_p99_ms, format_ms, "")
         ),
     }
+}
+
+/// A whole count with thousands separators, rounded (a median of two may end in .5).
+fn thousands(value: f64) -> String {
+    format_thousands(value.round() as u64)
 }
 
 /// A note for a row whose worst-second figures cover the whole run instead of a
 /// DDL window, e.g. "load: no DDL attempt, so its worst-second figures cover the
 /// whole run."; `None` when the row has a window.
 pub fn window_note(row: &RankingRow) -> Option<String> {
-    if row.window.is_some() {
+    if row.window().is_some() {
         return None;
     }
-    let reason = if row.ddl_tries == 0 {
+    let reason = if row.ddl_tries().median == 0.0 {
         "no DDL attempt"
     } else {
         "its DDL attempts lie outside the timeline"
@@ -208,6 +295,35 @@ pub fn window_note(row: &RankingRow) -> Option<String> {
         "{}: {reason}, so its worst-second figures cover the whole run.",
         row.strategy
     ))
+}
+
+/// The runs the per-run sentences (lock chains, server log, losses) speak of:
+/// without repeats each run as it is; with repeats each strategy's median
+/// repeat (see `metrics::repeats::median_run`), as a copy whose name says so
+/// (`naive (repeat 2, the median of 3)`), so every sentence about it does.
+/// Every run's lock samples are in `locks.csv`.
+pub fn labelled_runs(report: &RunReport) -> Vec<Cow<'_, StrategyReport>> {
+    let repeats = report.repeats();
+    if repeats <= 1 {
+        return report.strategies.iter().map(Cow::Borrowed).collect();
+    }
+    report
+        .by_strategy()
+        .iter()
+        .map(|runs| {
+            let middle = median_run(runs);
+            let label = format!(
+                "{} (repeat {}, the median of {})",
+                middle.strategy,
+                middle.repeat(),
+                runs.len()
+            );
+            let mut labelled = middle.clone();
+            labelled.strategy = label.clone();
+            labelled.summary.strategy = label;
+            Cow::Owned(labelled)
+        })
+        .collect()
 }
 
 /// The chain in words, root first:
@@ -293,7 +409,7 @@ mod tests {
         let ranked = rank_strategies(&reference_report());
         assert_eq!(
             headline(&ranked),
-            "retry kept the worst second at 1,700 tps (naive: 0 tps) \
+            "retry kept 57% of its baseline in its worst second (naive: 0%) \
              and finished the migration 2.3 s later than naive."
         );
     }
@@ -301,17 +417,17 @@ mod tests {
     #[test]
     fn the_headline_says_when_the_baseline_did_not_finish() {
         let mut baseline = row("naive", 0);
-        baseline.longest_stall_s = 4;
-        baseline.worst_second_tps = 0;
-        baseline.migration_done_at_s = None;
-        baseline.ddl_outcome = DdlOutcome::Error;
+        baseline.runs[0].longest_stall_s = 4;
+        baseline.runs[0].worst_second_tps = 0;
+        baseline.runs[0].migration_done_at_s = None;
+        baseline.runs[0].ddl_outcome = DdlOutcome::Error;
         let mut best = row("retry", 1);
-        best.worst_second_tps = 2_100;
-        best.migration_done_at_s = Some(14.04);
+        best.runs[0].worst_second_tps = 600;
+        best.runs[0].migration_done_at_s = Some(14.04);
         let ranked = sorted(vec![baseline, best]);
         assert_eq!(
             headline(&ranked),
-            "retry kept the worst second at 2,100 tps (naive: 0 tps) and finished the \
+            "retry kept 60% of its baseline in its worst second (naive: 0%) and finished the \
              migration at 14.0 s; naive did not finish the migration."
         );
     }
@@ -319,35 +435,49 @@ mod tests {
     #[test]
     fn the_headline_says_when_the_best_did_not_finish() {
         let mut baseline = row("naive", 0);
-        baseline.longest_stall_s = 4;
-        baseline.worst_second_tps = 0;
+        baseline.runs[0].longest_stall_s = 4;
+        baseline.runs[0].worst_second_tps = 0;
         let mut best = row("retry", 1);
-        best.migration_done_at_s = None;
-        best.ddl_outcome = DdlOutcome::GaveUp;
+        best.runs[0].migration_done_at_s = None;
+        best.runs[0].ddl_outcome = DdlOutcome::GaveUp;
         // A migration that completed ranks first however long it stalled.
         let ranked = sorted(vec![baseline.clone(), best.clone()]);
         assert_eq!(
             headline(&ranked),
-            "naive ranked first: it kept the worst second at 0 tps and finished the migration \
-             at 6.0 s."
+            "naive ranked first: it kept 0% of its baseline in its worst second and finished \
+             the migration at 6.0 s."
         );
-        baseline.migration_done_at_s = None;
-        baseline.ddl_outcome = DdlOutcome::Error;
+        baseline.runs[0].migration_done_at_s = None;
+        baseline.runs[0].ddl_outcome = DdlOutcome::Error;
         let ranked = sorted(vec![baseline, best]);
         assert_eq!(
             headline(&ranked),
-            "retry kept the worst second at 1,000 tps (naive: 0 tps) but did not finish the \
-             migration; naive did not finish the migration."
+            "retry kept 100% of its baseline in its worst second (naive: 0%) but did not \
+             finish the migration; naive did not finish the migration."
         );
     }
 
     #[test]
     fn the_headline_says_when_every_criterion_tied() {
+        let mut retry = row("retry", 1);
+        retry.runs[0].worst_second_tps = 520;
+        retry.runs[0].steady_shares = (0.93, 1.05);
+        let mut retry_b = row("retry-b", 2);
+        retry_b.runs[0].worst_second_tps = 560;
+        retry_b.runs[0].steady_shares = (0.97, 1.02);
+        let mut naive = row("naive", 0);
+        naive.runs[0].longest_stall_s = 9;
+        naive.runs[0].worst_second_tps = 0;
+        let ranked = sorted(vec![naive, retry_b, retry]);
+        assert_eq!(
+            headline(&ranked),
+            "retry and retry-b tie: worst second 52% [45-57%] / 56% [53-58%] of baseline, \
+             within the run's noise (naive: 0%)."
+        );
         let ranked = sorted(vec![row("retry", 1), row("naive", 0)]);
         assert_eq!(
             headline(&ranked),
-            "naive tied with retry on every criterion and ranked first as it ran first: it kept \
-             the worst second at 1,000 tps and finished the migration at 6.0 s."
+            "naive and retry tie: worst second 100% / 100% of baseline, within the run's noise."
         );
     }
 
@@ -361,23 +491,24 @@ mod tests {
         let retry = row("retry", 0);
         let mut naive = row("naive", 1);
         assert_eq!(cell(&retry, &naive), "tie");
-        naive.ddl_outcome = DdlOutcome::GaveUp;
+        naive.runs[0].ddl_outcome = DdlOutcome::GaveUp;
         assert_eq!(cell(&retry, &naive), "completed");
-        naive.ddl_outcome = DdlOutcome::Ok;
-        naive.longest_stall_s = 9;
+        naive.runs[0].ddl_outcome = DdlOutcome::Ok;
+        naive.runs[0].longest_stall_s = 9;
         assert_eq!(cell(&retry, &naive), "longest stall 9 s vs 0 s");
-        naive.longest_stall_s = 0;
-        naive.worst_second_tps = 17;
-        assert_eq!(cell(&retry, &naive), "worst second 17 vs 1,000 tps");
-        naive.worst_second_tps = 950;
-        naive.failed_transactions = 213_396;
+        naive.runs[0].longest_stall_s = 0;
+        naive.runs[0].worst_second_tps = 17;
+        assert_eq!(cell(&retry, &naive), "worst second 2% vs 100% of baseline");
+        naive.runs[0].worst_second_tps = 950;
+        naive.runs[0].steady_shares = (0.95, 1.05);
+        naive.runs[0].failed_transactions = 213_396;
         assert_eq!(cell(&retry, &naive), "failed 68% of transactions vs 0%");
-        naive.failed_transactions = 500;
+        naive.runs[0].failed_transactions = 500;
         assert_eq!(cell(&retry, &naive), "failures 500 vs 0");
-        naive.failed_transactions = 0;
-        naive.worst_second_p99_ms = 10.9;
+        naive.runs[0].failed_transactions = 0;
+        naive.runs[0].worst_second_p99_ms = 10.9;
         assert_eq!(cell(&retry, &naive), "tie", "under 10%");
-        naive.worst_second_p99_ms = 12.0;
+        naive.runs[0].worst_second_p99_ms = 12.0;
         assert_eq!(cell(&retry, &naive), "worst-second p99 12.0 vs 10.0 ms");
         // The first place reads the same decision from its side.
         let ranked = sorted(vec![naive, retry]);
@@ -390,19 +521,20 @@ mod tests {
     #[test]
     fn the_headline_says_which_strategies_failed_massively_and_with_what() {
         let mut naive = row("naive", 0);
-        naive.longest_stall_s = 9;
-        naive.worst_second_tps = 0;
-        naive.migration_done_at_s = Some(15.7);
-        naive.failed_transactions = 300;
+        naive.runs[0].longest_stall_s = 9;
+        naive.runs[0].worst_second_tps = 0;
+        naive.runs[0].migration_done_at_s = Some(15.7);
+        naive.runs[0].failed_transactions = 300;
         let mut retry = row("retry", 1);
-        retry.transactions = 62_000;
-        retry.failed_transactions = 38_000;
-        retry.main_failure = Some("0A000 cached plan must not change result type".to_string());
+        retry.runs[0].transactions = 62_000;
+        retry.runs[0].failed_transactions = 38_000;
+        retry.runs[0].main_failure =
+            Some("0A000 cached plan must not change result type".to_string());
         let ranked = sorted(vec![naive.clone(), retry.clone()]);
         assert_eq!(
             headline(&ranked),
-            "naive ranked first: it kept the worst second at 0 tps and finished the migration \
-             at 15.7 s. retry failed 38% of its transactions \
+            "naive ranked first: it kept 0% of its baseline in its worst second and finished \
+             the migration at 15.7 s. retry failed 38% of its transactions \
              (0A000 cached plan must not change result type)."
         );
         assert_eq!(
@@ -410,8 +542,8 @@ mod tests {
             "failed 38% of transactions vs <1%"
         );
         // Both failed massively: both are named, in rank order.
-        naive.failed_transactions = 100_000;
-        retry.main_failure = None;
+        naive.runs[0].failed_transactions = 100_000;
+        retry.runs[0].main_failure = None;
         let ranked = sorted(vec![naive, retry]);
         assert!(
             headline(&ranked).ends_with(
@@ -425,17 +557,17 @@ mod tests {
     #[test]
     fn the_headline_says_earlier_and_same_time() {
         let mut baseline = row("naive", 0);
-        baseline.longest_stall_s = 4;
-        baseline.migration_done_at_s = Some(20.0);
+        baseline.runs[0].longest_stall_s = 4;
+        baseline.runs[0].migration_done_at_s = Some(20.0);
         let mut best = row("gitlab", 1);
-        best.migration_done_at_s = Some(11.6);
+        best.runs[0].migration_done_at_s = Some(11.6);
         let ranked = sorted(vec![baseline.clone(), best.clone()]);
         assert!(
             headline(&ranked).ends_with("finished the migration 8.4 s earlier than naive."),
             "{}",
             headline(&ranked)
         );
-        best.migration_done_at_s = Some(20.01);
+        best.runs[0].migration_done_at_s = Some(20.01);
         let ranked = sorted(vec![baseline, best]);
         assert!(
             headline(&ranked).ends_with("finished the migration at the same time as naive."),
@@ -448,16 +580,17 @@ mod tests {
     fn the_headline_is_simpler_when_the_baseline_ranks_first_or_runs_alone() {
         let baseline = row("naive", 0);
         let mut other = row("retry", 1);
-        other.longest_stall_s = 2;
+        other.runs[0].longest_stall_s = 2;
         let ranked = sorted(vec![baseline.clone(), other]);
         assert_eq!(
             headline(&ranked),
-            "naive ranked first: it kept the worst second at 1,000 tps and finished the \
-             migration at 6.0 s."
+            "naive ranked first: it kept 100% of its baseline in its worst second and \
+             finished the migration at 6.0 s."
         );
         assert_eq!(
             headline(&alone(baseline)),
-            "naive kept the worst second at 1,000 tps and finished the migration at 6.0 s."
+            "naive kept 100% of its baseline in its worst second and finished the migration \
+             at 6.0 s."
         );
         assert_eq!(headline(&[]), "No strategy ran.");
     }
@@ -465,13 +598,15 @@ mod tests {
     #[test]
     fn the_headline_names_a_whole_run_figure() {
         let mut load = row("load", 0);
-        load.window = None;
-        load.migration_done_at_s = None;
-        load.ddl_tries = 0;
-        load.ddl_outcome = DdlOutcome::None;
+        load.runs[0].window = None;
+        load.runs[0].migration_done_at_s = None;
+        load.runs[0].ddl_tries = 0;
+        load.runs[0].ddl_outcome = DdlOutcome::None;
+        load.runs[0].worst_second_tps = 400;
         assert_eq!(
             headline(&alone(load)),
-            "load kept the worst second of the whole run at 1,000 tps and ran no migration."
+            "load kept 40% of its baseline in its worst second of the whole run and ran no \
+             migration."
         );
     }
 

@@ -13,6 +13,7 @@
 //! would: the try counts as failed with the loss, the session is opened again
 //! and the schedule goes on. A strategy of one try fails with its one try.
 
+pub mod stop;
 mod terminate;
 
 use std::time::Duration;
@@ -80,9 +81,16 @@ impl DdlInjector {
 /// Runs the migration, step by step; returns every attempt, numbered across
 /// steps. A step that fails for good ends the migration.
 pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
-    injector.clock.sleep_until(injector.at).await;
+    let mut run_over = injector.run_over.clone();
+    tokio::select! {
+        _ = injector.clock.sleep_until(injector.at) => {}
+        _ = run_over.wait_for(|over| *over) => return Vec::new(),
+    }
     let mut attempts: Vec<DdlAttempt> = Vec::new();
     for sql in injector.steps.clone() {
+        if *injector.run_over.borrow() {
+            break;
+        }
         let step_attempts = match injector.strategy.clone() {
             Strategy::Plain => plain(&injector, &sql).await,
             Strategy::LockTimeoutRetry(policy) => retry(&mut injector, &sql, &policy, None).await,
@@ -168,6 +176,13 @@ async fn retry(
             Some(_) => (clock.now_s() - idle_wait_started_s) * 1000.0,
             None => 0.0,
         };
+        // No try starts once the run is over (a stop cancels the one running).
+        if *injector.run_over.borrow() {
+            injector
+                .status
+                .send_replace(format!("stopped before try {try_number}: the run ended"));
+            return attempts;
+        }
         injector
             .status
             .send_replace(format!("try {try_number} waiting"));
@@ -249,7 +264,8 @@ async fn try_settings(
 }
 
 /// Polls until no transaction older than `older_than` holds a lock on a workload
-/// table; false if the run ended first.
+/// table (of this database: another one's table may have the same OID); false
+/// if the run ended first.
 async fn wait_until_idle(
     injector: &mut DdlInjector,
     older_than: Duration,
@@ -263,6 +279,7 @@ async fn wait_until_idle(
         JOIN pg_class c ON c.oid = l.relation
         JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = ANY (current_schemas(false)) AND c.relkind IN ('r', 'p') AND l.granted
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
           AND a.pid <> pg_backend_pid()
           AND a.xact_start < now() - make_interval(secs => $1)";
     loop {

@@ -58,6 +58,10 @@ pub(super) async fn kill_blockers(
             };
             let mut run_over = injector.run_over.clone();
             loop {
+                // Once the run is over, nobody is terminated for the DDL any more.
+                if *run_over.borrow() {
+                    return std::future::pending::<()>().await;
+                }
                 let round = terminate_blockers(
                     injector,
                     &killer.client,
@@ -186,7 +190,7 @@ pub(super) async fn kill_lock_holders(
             attempts.push(attempt);
             return attempts;
         }
-        if timed_out {
+        if timed_out && !*injector.run_over.borrow() {
             attempt.terminated = terminate_lock_holders(injector, &tables).await;
             injector.status.send_replace(format!(
                 "try {try_number} timed out; terminated {} sessions",
@@ -242,7 +246,9 @@ async fn lock_tables(client: &Client, sql: &str) -> Result<Vec<String>, tokio_po
 }
 
 /// Terminates every other session that holds or awaits a lock on `tables`,
-/// as pg-osc's `kill_backends` does (no age filter); returns those terminated.
+/// as pg-osc's `kill_backends` does (no age filter), in this database only (a
+/// table of another database may have the same OID, e.g. in a copy made from
+/// the same template); returns those terminated.
 async fn terminate_lock_holders(
     injector: &DdlInjector,
     tables: &[String],
@@ -252,6 +258,7 @@ async fn terminate_lock_holders(
             SELECT DISTINCT l.pid
             FROM pg_locks l
             WHERE l.locktype = 'relation' AND l.relation = ANY ($1::text[]::regclass[])
+              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
               AND l.pid <> pg_backend_pid()
         )
         SELECT h.pid, coalesce(a.application_name, ''), pg_terminate_backend(h.pid)

@@ -35,13 +35,13 @@ use super::RunClock;
 use super::arrivals::Arrivals;
 use super::precise_timer::PreciseTimer;
 use super::txn::{Ended, Recording, TxnOutcome, TxnTimes, statements_are_stale};
-use crate::config::WeightedScript;
+use crate::config::{Protocol, WeightedScript};
 use crate::error::Error;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::Failure;
 use crate::metrics::recorder::WorkerPart;
 use crate::pgwire::{WireCancel, WireConnection, WireStatement};
-use crate::script::{self, Command};
+use crate::script;
 use crate::target::Connector;
 
 mod run;
@@ -91,30 +91,38 @@ impl LoadRuntime {
     }
 }
 
-/// A script's SQL commands prepared on one connection, in script order.
+/// A script's SQL commands prepared on one connection, by
+/// [`script::SqlCommand::number`] (`None`: not prepared, for `--protocol
+/// simple`/`extended` and `\;` compounds).
 pub struct PreparedScript {
-    statements: Vec<WireStatement>,
+    statements: Vec<Option<WireStatement>>,
 }
 
-/// Prepares every SQL command of every script on `connection`.
+/// Prepares every SQL command of every script on `connection`, as
+/// `protocol` wants: all of them for `prepared`; none for `simple` (its
+/// variables are text in the statement) and `extended` (which the server
+/// checks here all the same, by preparing them once).
 pub async fn prepare(
     connection: &mut WireConnection,
     scripts: &[WeightedScript],
+    protocol: Protocol,
 ) -> Result<Vec<PreparedScript>, Error> {
     let mut prepared = Vec::with_capacity(scripts.len());
     for weighted in scripts {
         let script = &weighted.script;
         let mut statements = Vec::new();
-        for command in &script.commands {
-            if let Command::Sql { sql, line, .. } = command {
-                let statement = connection.prepare(sql).await.map_err(|err| {
-                    Error::bad_input(format!(
-                        "script {} line {line}: the server rejects this statement: {}",
-                        script.name, err
-                    ))
-                })?;
-                statements.push(statement);
+        for sql in script.sql_commands() {
+            if protocol == Protocol::Simple || sql.compound {
+                statements.push(None);
+                continue;
             }
+            let statement = connection.prepare(&sql.sql).await.map_err(|err| {
+                Error::bad_input(format!(
+                    "script {} line {}: the server rejects this statement: {}",
+                    script.name, sql.line, err
+                ))
+            })?;
+            statements.push((protocol == Protocol::Prepared).then_some(statement));
         }
         prepared.push(PreparedScript { statements });
     }
@@ -133,6 +141,10 @@ pub struct Worker {
     pub prepared: Vec<PreparedScript>,
     pub variables: Arc<Vec<(String, String)>>,
     pub seed: u64,
+    /// The generator of the scripts' random functions, and the automatic variables.
+    pub random: (script::Prng, script::Automatic),
+    /// How statements are sent.
+    pub protocol: Protocol,
     /// Fail and cancel a transaction not finished this long after its (scheduled) start.
     pub client_timeout: Option<Duration>,
     /// Open loop: skip a transaction this late behind its schedule.
@@ -219,11 +231,21 @@ pub async fn run_worker(
             &client.scripts[index].script,
             &client.session.prepared[index],
         );
-        let (vars, rng, params) = (&mut client.vars[index], &mut client.rng, &mut client.params);
+        let run = run::Run {
+            connection,
+            script,
+            prepared,
+            protocol: client.protocol,
+        };
+        let (vars, prng, buffers) = (
+            &mut client.vars[index],
+            &mut client.prng,
+            &mut client.buffers,
+        );
         let result = match client.client_timeout {
-            None => run::run_script(connection, script, prepared, vars, rng, params).await,
+            None => run.script(vars, prng, buffers).await,
             Some(timeout) => {
-                let transaction = run::run_script(connection, script, prepared, vars, rng, params);
+                let transaction = run.script(vars, prng, buffers);
                 let deadline = start.scheduled + timeout;
                 run::run_until(transaction, deadline, &client.session.cancel).await
             }
@@ -288,7 +310,7 @@ enum Admit {
 /// One pgbench client while it runs: its session, its scripts' variables,
 /// its random stream, its schedule and its recording. The phases of a
 /// transaction: when it starts (now, or [`Client::next_arrival`]), whether it
-/// is sent ([`Client::admit`]), running it ([`run::run_script`], in
+/// is sent ([`Client::admit`]), running it ([`run::Run::script`], in
 /// [`run_worker`]), recording how it ended ([`Recording::record`]) and what a
 /// failure leaves to repair ([`Client::recover`]).
 struct Client {
@@ -296,9 +318,13 @@ struct Client {
     scripts: Arc<Vec<WeightedScript>>,
     total_weight: u32,
     vars: Vec<script::Vars>,
-    /// The parameters of the statement being sent, reused.
-    params: Vec<String>,
+    /// What a transaction reuses from the last one (parameters, rows).
+    buffers: run::Buffers,
+    /// Draws the script and the open loop's arrivals.
     rng: rand::rngs::SmallRng,
+    /// The scripts' random functions (PostgreSQL's generator, as pgbench's).
+    prng: script::Prng,
+    protocol: Protocol,
     recording: Recording,
     clock: RunClock,
     /// When the load ends.
@@ -328,16 +354,31 @@ impl Client {
             prepared,
             variables,
             seed,
+            random: (prng, automatic),
+            protocol,
             client_timeout,
             latency_limit,
         } = worker;
+        let session = Session::new(
+            connection,
+            prepared,
+            protocol,
+            connector,
+            cancel,
+            interrupt.clone(),
+        );
         Client {
-            session: Session::new(connection, prepared, connector, cancel, interrupt.clone()),
+            session,
             total_weight: scripts.iter().map(|weighted| weighted.weight).sum(),
-            vars: new_vars(&scripts, client_id, &variables),
+            vars: scripts
+                .iter()
+                .map(|weighted| weighted.script.new_vars(automatic, &variables))
+                .collect(),
             scripts,
-            params: Vec::new(),
+            buffers: run::Buffers::default(),
             rng: rand::rngs::SmallRng::seed_from_u64(seed.wrapping_add(u64::from(client_id))),
+            prng,
+            protocol,
             recording,
             clock,
             end: clock.end(),
@@ -441,23 +482,6 @@ impl Client {
             }
         }
     }
-}
-
-/// Each script's variables for client `client_id`, with `:scale` from `-D scale=N` (default 1).
-fn new_vars(
-    scripts: &[WeightedScript],
-    client_id: u32,
-    variables: &[(String, String)],
-) -> Vec<script::Vars> {
-    let scale = variables
-        .iter()
-        .find(|(name, _)| name == "scale")
-        .and_then(|(_, value)| value.parse().ok())
-        .unwrap_or(1);
-    scripts
-        .iter()
-        .map(|weighted| weighted.script.new_vars(client_id, scale, variables))
-        .collect()
 }
 
 /// Waits for an arrival on the worker's precise timer, made at its first

@@ -1,51 +1,174 @@
-//! One transaction on a worker's own connection: the script's commands in
-//! order, its statements sent prepared, and how an error ends it; with
+//! One transaction on a worker's own connection: the script's steps
+//! ([`crate::script::Script::step`], through [`commands`]) carried out on the
+//! lean client in the run's query mode, and how an error ends it; with
 //! `--client-timeout`, a cancel request once it runs past its deadline.
+//!
+//! The hot path: a statement without `\gset`, outside a pipeline, with every
+//! variable defined, under `--protocol prepared`, goes through
+//! [`WireConnection::execute`] with the parameters' texts, and nothing else.
 
 use std::time::{Duration, Instant};
 
 use super::PreparedScript;
+use crate::config::Protocol;
 use crate::metrics::failures::{Failure, FailureKind};
-use crate::pgwire::{WireCancel, WireConnection, WireError};
-use crate::scenario::commands::{run_on_client, write_params};
+use crate::pgwire::{Statement, WireCancel, WireConnection, WireError};
+use crate::scenario::commands::{self, Params};
 use crate::scenario::txn::TxnOutcome;
-use crate::script::{self, Command, Script};
+use crate::script::{Cursor, Prng, ResultSet, Script, SqlCommand, Step, Vars};
 
 /// How long a timed-out transaction has to end after a cancel request before
 /// the request is repeated. Long, because a repeat that crosses the first
 /// cancel's error on the wire would cancel the connection's next transaction.
 const CANCEL_REPEAT: Duration = Duration::from_secs(1);
 
-/// One execution of a script: one transaction in pgbench's sense. The error
-/// is how it ended when it did not complete.
-pub(super) async fn run_script(
-    connection: &mut WireConnection,
-    script: &Script,
-    prepared: &PreparedScript,
-    vars: &mut script::Vars,
-    rng: &mut rand::rngs::SmallRng,
-    params: &mut Vec<String>,
-) -> Result<(), TxnOutcome> {
-    let mut statement_index = 0;
-    for command in &script.commands {
-        match command {
-            Command::Sql { params: slots, .. } => {
-                write_params(params, slots, vars);
-                let statement = &prepared.statements[statement_index];
-                statement_index += 1;
-                connection
-                    .execute(statement, params)
-                    .await
-                    .map_err(wire_outcome)?;
-            }
-            _ => {
-                if let Some(pause) = run_on_client(script, command, vars, rng)? {
-                    tokio::time::sleep(pause).await;
+/// What a client reuses from one transaction to the next.
+#[derive(Debug, Default)]
+pub(super) struct Buffers {
+    params: Params,
+    /// The text of a simple query.
+    text: String,
+    /// The rows a `\gset`/`\aset` stores.
+    results: Vec<ResultSet>,
+}
+
+/// One transaction of `script` on a worker's connection.
+pub(super) struct Run<'a> {
+    pub connection: &'a mut WireConnection,
+    pub script: &'a Script,
+    pub prepared: &'a PreparedScript,
+    pub protocol: Protocol,
+}
+
+impl Run<'_> {
+    /// One execution of the script: one transaction in pgbench's sense. The
+    /// error is how it ended when it did not complete.
+    pub(super) async fn script(
+        mut self,
+        vars: &mut Vars,
+        prng: &mut Prng,
+        buffers: &mut Buffers,
+    ) -> Result<(), TxnOutcome> {
+        let mut cursor = Cursor::default();
+        // Syncs queued in the open pipeline, if one is open.
+        let mut pipeline: Option<usize> = None;
+        let result = loop {
+            let step = match commands::next_step(self.script, &mut cursor, vars, prng) {
+                Ok(step) => step,
+                Err(failure) => break Err(failure),
+            };
+            let done = match step {
+                Step::Done => break Ok(()),
+                Step::Sql(sql) => self.sql(sql, pipeline.is_some(), vars, buffers).await,
+                Step::Sleep { duration_us } => {
+                    tokio::time::sleep(Duration::from_micros(duration_us)).await;
+                    Ok(())
                 }
+                Step::Shell {
+                    command,
+                    assign,
+                    line,
+                } => commands::run_shell(self.script, &command, assign, line, vars).await,
+                Step::StartPipeline => {
+                    pipeline = Some(0);
+                    Ok(())
+                }
+                Step::SyncPipeline => {
+                    self.connection.queue_sync();
+                    pipeline = pipeline.map(|syncs| syncs + 1);
+                    Ok(())
+                }
+                Step::EndPipeline => {
+                    let syncs = pipeline.take().unwrap_or(0) + 1;
+                    self.connection
+                        .finish_pipeline(syncs)
+                        .await
+                        .map_err(wire_outcome)
+                }
+            };
+            if let Err(err) = done {
+                break Err(err);
+            }
+        };
+        if let (Err(_), Some(syncs)) = (&result, pipeline) {
+            // A failure inside a pipeline: send and read what was queued, so the
+            // connection is in step with the server again (pgbench's discardUntilSync).
+            if let Err(lost @ WireError::Lost { .. }) =
+                self.connection.finish_pipeline(syncs + 1).await
+            {
+                return Err(wire_outcome(lost));
             }
         }
+        result
     }
-    Ok(())
+
+    /// One SQL command, as the query mode sends it.
+    async fn sql(
+        &mut self,
+        sql: &SqlCommand,
+        in_pipeline: bool,
+        vars: &mut Vars,
+        buffers: &mut Buffers,
+    ) -> Result<(), TxnOutcome> {
+        if self.protocol == Protocol::Simple || sql.compound {
+            return self.simple(sql, vars, buffers).await;
+        }
+        let no_null = buffers.params.write(sql, vars);
+        let statement = match &self.prepared.statements[sql.number] {
+            Some(prepared) if self.protocol == Protocol::Prepared => {
+                if no_null && !in_pipeline && sql.results.is_none() {
+                    return self
+                        .connection
+                        .execute(prepared, buffers.params.texts())
+                        .await
+                        .map_err(wire_outcome);
+                }
+                Statement::Prepared(prepared)
+            }
+            _ => Statement::Unnamed(&sql.sql),
+        };
+        let params = buffers.params.values();
+        if in_pipeline {
+            return self
+                .connection
+                .queue_in_pipeline(statement, params)
+                .map_err(wire_outcome);
+        }
+        if sql.results.is_none() {
+            return self
+                .connection
+                .run_statement(statement, params)
+                .await
+                .map_err(wire_outcome);
+        }
+        self.connection
+            .run_statement_for_rows(statement, params, &mut buffers.results)
+            .await
+            .map_err(wire_outcome)?;
+        commands::store_results(self.script, sql, &buffers.results, vars)
+    }
+
+    /// The simple query protocol: the text with variables substituted.
+    async fn simple(
+        &mut self,
+        sql: &SqlCommand,
+        vars: &mut Vars,
+        buffers: &mut Buffers,
+    ) -> Result<(), TxnOutcome> {
+        sql.render_simple(vars, &mut buffers.text);
+        if sql.results.is_none() {
+            return self
+                .connection
+                .simple_query(&buffers.text)
+                .await
+                .map_err(wire_outcome);
+        }
+        self.connection
+            .simple_query_for_rows(&buffers.text, &mut buffers.results)
+            .await
+            .map_err(wire_outcome)?;
+        commands::store_results(self.script, sql, &buffers.results, vars)
+    }
 }
 
 /// How a statement's error ends the transaction: the server's error (one

@@ -22,6 +22,8 @@ pub(super) struct Lost {
 pub(super) struct Session {
     pub(super) connection: WireConnection,
     pub(super) prepared: Vec<PreparedScript>,
+    /// How the scripts are prepared again on a new connection.
+    pub(super) protocol: Protocol,
     /// Cancels the running query of `connection` (`--client-timeout`).
     pub(super) cancel: WireCancel,
     /// The same, for the end of the run; replaced on reconnect.
@@ -42,6 +44,7 @@ impl Session {
     pub(super) fn new(
         connection: WireConnection,
         prepared: Vec<PreparedScript>,
+        protocol: Protocol,
         connector: Connector,
         shared_cancel: WorkerCancel,
         interrupt: CancellationToken,
@@ -51,6 +54,7 @@ impl Session {
             cancel: connection.cancel_handle(),
             connection,
             prepared,
+            protocol,
             shared_cancel,
             connector,
             connected: true,
@@ -156,7 +160,7 @@ impl Session {
         rng: &mut rand::rngs::SmallRng,
         recording: &mut Recording,
     ) -> bool {
-        match prepare(&mut self.connection, scripts).await {
+        match prepare(&mut self.connection, scripts, self.protocol).await {
             Ok(prepared) => {
                 self.prepared = prepared;
                 true
@@ -193,7 +197,7 @@ impl Session {
         scripts: &[WeightedScript],
     ) -> Result<(WireConnection, Vec<PreparedScript>), Error> {
         let mut connection = self.connector.clone().connect_wire().await?;
-        let prepared = prepare(&mut connection, scripts).await?;
+        let prepared = prepare(&mut connection, scripts, self.protocol).await?;
         Ok((connection, prepared))
     }
 

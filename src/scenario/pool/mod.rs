@@ -35,7 +35,7 @@ use super::RunClock;
 use super::arrivals::Arrivals;
 use super::load::{pick_script, wait_for_arrival};
 use super::txn::{Ended, PoolTimes, Recording, TxnOutcome, TxnTimes, micros};
-use crate::config::{LoadConfig, PoolConfig, Recycling, WeightedScript};
+use crate::config::{LoadConfig, PoolConfig, Protocol, Recycling, WeightedScript};
 use crate::error::Error;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::{Failure, FailureKind};
@@ -61,6 +61,10 @@ pub struct PoolApp {
     scripts: Arc<Vec<WeightedScript>>,
     variables: Arc<Vec<(String, String)>>,
     seed: u64,
+    /// How statements are sent (`--protocol`).
+    protocol: Protocol,
+    /// `:default_seed` and `:random_seed`, as for the lean connections.
+    seeds: crate::script::RandomSeeds,
     /// `--client-timeout` and `--latency-limit`, as for the lean connections.
     client_timeout: Option<Duration>,
     latency_limit: Option<Duration>,
@@ -99,10 +103,11 @@ impl PoolApp {
                     pool_error_text(&err)
                 ))
             })?;
-            prepare_scripts(&client, &scripts).await?;
+            prepare_scripts(&client, &scripts, load.protocol).await?;
             opened.push(client);
         }
         drop(opened);
+        let seeds = crate::script::RandomSeeds::new(seed, settings.size);
         Ok(PoolApp {
             pool,
             cancel_tls,
@@ -110,25 +115,35 @@ impl PoolApp {
             scripts,
             variables: Arc::new(load.variables),
             seed,
+            protocol: load.protocol,
+            seeds,
             client_timeout: load.client_timeout,
             latency_limit: load.latency_limit,
         })
     }
 }
 
-/// Prepares every SQL command of every script on `client` (into its statement cache).
-async fn prepare_scripts(client: &Object, scripts: &[WeightedScript]) -> Result<(), Error> {
+/// Prepares every SQL command of every script on `client` (into its
+/// statement cache), which also has the server check them; not for
+/// `--protocol simple`, whose variables are text in the statement.
+async fn prepare_scripts(
+    client: &Object,
+    scripts: &[WeightedScript],
+    protocol: Protocol,
+) -> Result<(), Error> {
+    if protocol == Protocol::Simple {
+        return Ok(());
+    }
     for weighted in scripts {
-        for command in &weighted.script.commands {
-            if let crate::script::Command::Sql { sql, line, .. } = command {
-                client.prepare_cached(sql).await.map_err(|err| {
-                    Error::bad_input(format!(
-                        "script {} line {line}: the server rejects this statement: {}",
-                        weighted.script.name,
-                        error_text(&err)
-                    ))
-                })?;
-            }
+        for sql in weighted.script.sql_commands().filter(|sql| !sql.compound) {
+            client.prepare_cached(&sql.sql).await.map_err(|err| {
+                Error::bad_input(format!(
+                    "script {} line {}: the server rejects this statement: {}",
+                    weighted.script.name,
+                    sql.line,
+                    error_text(&err)
+                ))
+            })?;
         }
     }
     Ok(())
@@ -164,6 +179,7 @@ struct Shared {
     /// A request checked out this late behind its schedule is skipped (`--latency-limit`).
     latency_limit: Option<Duration>,
     scripts: Arc<Vec<WeightedScript>>,
+    protocol: Protocol,
     /// Fired by the wind-down: requests still waiting or running give up.
     abandon: CancellationToken,
     /// Requests waiting for a connection or running.
@@ -190,6 +206,7 @@ pub async fn run_pool_app(
         pool: app.pool.clone(),
         cancel_tls: app.cancel_tls.clone(),
         scripts: app.scripts.clone(),
+        protocol: app.protocol,
         client_timeout: app.client_timeout,
         latency_limit: app.latency_limit,
         abandon,
@@ -225,12 +242,6 @@ async fn dispatch(
 ) {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(app.seed);
     let total_weight: u32 = app.scripts.iter().map(|weighted| weighted.weight).sum();
-    let scale = app
-        .variables
-        .iter()
-        .find(|(name, _)| name == "scale")
-        .and_then(|(_, value)| value.parse().ok())
-        .unwrap_or(1);
     let mut timer = None;
     let mut number: u64 = 0;
     while let Some(scheduled) = arrivals.claim(&mut rng, live) {
@@ -265,10 +276,11 @@ async fn dispatch(
         };
         // Each request its own variables and random stream, as a handler would have.
         let client_id = (number % u64::from(app.settings.size)) as u32;
+        let (_, automatic) = app.seeds.client(client_id);
         let vars = app.scripts[index]
             .script
-            .new_vars(client_id, scale, &app.variables);
-        let request_rng = rand::rngs::SmallRng::seed_from_u64(app.seed ^ number);
+            .new_vars(automatic, &app.variables);
+        let request_rng = crate::script::Prng::new(app.seed ^ number);
         shared.in_flight.fetch_add(1, Ordering::Relaxed);
         tracker.spawn(serve(shared.clone(), index, scheduled, vars, request_rng));
         // Behind schedule every arrival is already due: let the requests run
@@ -283,7 +295,7 @@ async fn serve(
     index: usize,
     scheduled: Instant,
     mut vars: crate::script::Vars,
-    mut rng: rand::rngs::SmallRng,
+    mut rng: crate::script::Prng,
 ) {
     let asked = Instant::now();
     let deadline = shared.client_timeout.map(|timeout| scheduled + timeout);
@@ -334,11 +346,17 @@ async fn transact(
     index: usize,
     deadline: Option<Instant>,
     vars: &mut crate::script::Vars,
-    rng: &mut rand::rngs::SmallRng,
+    rng: &mut crate::script::Prng,
 ) -> TxnOutcome {
     let script = &shared.scripts[index].script;
     let finished = {
-        let mut transaction = std::pin::pin!(request::run_script(&client, script, vars, rng));
+        let mut transaction = std::pin::pin!(request::run_script(
+            &client,
+            script,
+            shared.protocol,
+            vars,
+            rng
+        ));
         let given_up = tokio::select! {
             result = &mut transaction => Ok(result),
             _ = shared.abandon.cancelled() => Err(TxnOutcome::Unfinished),

@@ -8,12 +8,14 @@ use std::time::Instant;
 
 use bytes::BytesMut;
 use deadpool_postgres::{Object, PoolError};
+use tokio_postgres::SimpleQueryMessage;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 
+use crate::config::Protocol;
 use crate::metrics::failures::{Failure, FailureKind};
-use crate::scenario::commands::{run_on_client, write_params};
+use crate::scenario::commands::{self, Params};
 use crate::scenario::txn::{TxnOutcome, ends_session, statements_are_stale};
-use crate::script::{self, Command, Script};
+use crate::script::{self, ResultSet, Script, SqlCommand, Step};
 use crate::target::error_text;
 
 /// What one request measured.
@@ -31,10 +33,11 @@ pub(super) struct Finished {
     pub outcome: TxnOutcome,
 }
 
-/// A script parameter sent as text: the server parses it as whatever type
-/// it inferred for the placeholder, as for the lean connections.
+/// A script parameter sent as text (`None`: SQL NULL, an undefined
+/// variable): the server parses it as whatever type it inferred for the
+/// placeholder, as for the lean connections.
 #[derive(Debug)]
-struct TextParam<'a>(&'a str);
+struct TextParam<'a>(Option<&'a str>);
 
 impl ToSql for TextParam<'_> {
     fn to_sql(
@@ -42,8 +45,13 @@ impl ToSql for TextParam<'_> {
         _ty: &Type,
         out: &mut BytesMut,
     ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        out.extend_from_slice(self.0.as_bytes());
-        Ok(IsNull::No)
+        match self.0 {
+            Some(text) => {
+                out.extend_from_slice(text.as_bytes());
+                Ok(IsNull::No)
+            }
+            None => Ok(IsNull::Yes),
+        }
     }
 
     fn accepts(_ty: &Type) -> bool {
@@ -71,39 +79,105 @@ pub(super) fn checkout_failed(err: PoolError) -> TxnOutcome {
     }
 }
 
-/// One execution of `script` on `client`: one transaction in pgbench's sense.
+/// One execution of `script` on `client`: one transaction in pgbench's
+/// sense. Pipelines never come here (refused with the pool); a statement
+/// with `\gset`/`\aset` goes as a simple query, whose rows tokio-postgres
+/// returns as text, and so does any statement under `--protocol simple`.
 pub(super) async fn run_script(
     client: &Object,
     script: &Script,
+    protocol: Protocol,
     vars: &mut script::Vars,
-    rng: &mut rand::rngs::SmallRng,
+    prng: &mut script::Prng,
 ) -> Result<(), TxnOutcome> {
-    let mut params: Vec<String> = Vec::new();
-    for command in &script.commands {
-        match command {
-            Command::Sql {
-                sql, params: slots, ..
-            } => {
-                write_params(&mut params, slots, vars);
-                let statement = client
-                    .prepare_cached(sql)
-                    .await
-                    .map_err(|err| classify(&err))?;
-                let text: Vec<TextParam<'_>> = params.iter().map(|p| TextParam(p)).collect();
-                let values = text.iter().map(|param| param as &dyn ToSql);
-                client
-                    .execute_raw(&statement, values)
-                    .await
-                    .map_err(|err| classify(&err))?;
+    let mut cursor = script::Cursor::default();
+    let mut params = Params::default();
+    loop {
+        match commands::next_step(script, &mut cursor, vars, prng)? {
+            Step::Done => return Ok(()),
+            Step::Sql(sql) => run_sql(client, script, sql, protocol, vars, &mut params).await?,
+            Step::Sleep { duration_us } => {
+                tokio::time::sleep(std::time::Duration::from_micros(duration_us)).await;
             }
-            _ => {
-                if let Some(pause) = run_on_client(script, command, vars, rng)? {
-                    tokio::time::sleep(pause).await;
-                }
+            Step::Shell {
+                command,
+                assign,
+                line,
+            } => commands::run_shell(script, &command, assign, line, vars).await?,
+            Step::StartPipeline | Step::SyncPipeline | Step::EndPipeline => {
+                unreachable!("config refuses pipelines with the application pool")
             }
         }
     }
-    Ok(())
+}
+
+/// One SQL command, as `protocol` sends it.
+async fn run_sql(
+    client: &Object,
+    script: &Script,
+    sql: &SqlCommand,
+    protocol: Protocol,
+    vars: &mut script::Vars,
+    params: &mut Params,
+) -> Result<(), TxnOutcome> {
+    if protocol == Protocol::Simple || sql.compound || sql.results.is_some() {
+        let mut text = String::new();
+        sql.render_simple(vars, &mut text);
+        let messages = client
+            .simple_query(&text)
+            .await
+            .map_err(|err| classify(&err))?;
+        return commands::store_results(script, sql, &result_sets(&messages), vars);
+    }
+    params.write(sql, vars);
+    let text: Vec<TextParam<'_>> = params.values().map(TextParam).collect();
+    let values = text.iter().map(|param| param as &dyn ToSql);
+    let executed = match protocol {
+        Protocol::Prepared => {
+            let statement = client
+                .prepare_cached(&sql.sql)
+                .await
+                .map_err(|err| classify(&err))?;
+            client.execute_raw(&statement, values).await
+        }
+        _ => client.execute_raw(sql.sql.as_str(), values).await,
+    };
+    executed.map(|_| ()).map_err(|err| classify(&err))
+}
+
+/// The simple query's answer as one [`ResultSet`] per statement.
+fn result_sets(messages: &[SimpleQueryMessage]) -> Vec<ResultSet> {
+    let mut results = Vec::new();
+    let mut current = ResultSet::default();
+    for message in messages {
+        match message {
+            SimpleQueryMessage::RowDescription(columns) => {
+                current.columns = Some(
+                    columns
+                        .iter()
+                        .map(|column| column.name().to_string())
+                        .collect(),
+                );
+            }
+            SimpleQueryMessage::Row(row) => {
+                current.rows += 1;
+                current.last_row = (0..row.len())
+                    .map(|index| row.get(index).map(str::to_string))
+                    .collect();
+                if current.columns.is_none() {
+                    current.columns = Some(
+                        row.columns()
+                            .iter()
+                            .map(|column| column.name().to_string())
+                            .collect(),
+                    );
+                }
+            }
+            SimpleQueryMessage::CommandComplete(_) => results.push(std::mem::take(&mut current)),
+            _ => {}
+        }
+    }
+    results
 }
 
 /// After a failed transaction of `script`: rolls back what the script left

@@ -11,7 +11,6 @@
 //! run's tables are those of `current_schemas(false)` on its connections.
 
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::Context;
 use tokio_postgres::Client;
@@ -28,6 +27,8 @@ use crate::server::{Server, find_binaries};
 use crate::serverlog::StructuredLog;
 use crate::strategy::statements::check_rollback;
 
+mod sessions;
+
 /// The harness's own schema; every workload object lives in it unless `--in-place`.
 pub const SCHEMA: &str = "stallbench";
 /// The comment that marks the schema as the harness's own.
@@ -43,6 +44,8 @@ pub struct Target {
     pub session_prefix: String,
     /// How to name the target in output: the URL without password, or "throwaway server".
     pub description: String,
+    /// `host:port` (each host with its port) as the run connects to it.
+    address: String,
     pub server_version: String,
     /// `server_version_num`, e.g. 150018.
     pub server_version_num: u32,
@@ -87,8 +90,12 @@ impl Target {
                 } else {
                     " (the workload's setup SQL is not run)"
                 };
+                let writes = match config.objects.counts_writes() {
+                    true => "; --allow-writes: the rows the load writes stay, and are counted",
+                    false => "",
+                };
                 stderrln!(
-                    "in place: the run uses the tables on {}: no setup{setup}, no schema of its own; {ddl}",
+                    "in place: the run uses the tables on {}: no setup{setup}, no schema of its own; {ddl}{writes}",
                     target.description
                 );
             }
@@ -147,6 +154,13 @@ impl Target {
             base: settings.tokio_config(),
             tls,
             hosts: settings.host_list(),
+            address: settings
+                .hosts
+                .iter()
+                .zip(&settings.ports)
+                .map(|(host, port)| format!("{host}:{port}"))
+                .collect::<Vec<_>>()
+                .join(","),
             session_prefix,
             description,
             server_version: String::new(),
@@ -174,6 +188,11 @@ impl Target {
             target.check_free_slots(&client, needs).await?;
         }
         Ok(target)
+    }
+
+    /// Whether the target is the throwaway server (else `--db-url`).
+    pub fn is_throwaway(&self) -> bool {
+        self.server.is_some()
     }
 
     /// The throwaway server's readable log, if we run one.
@@ -241,11 +260,14 @@ impl Target {
     }
 
     /// Creates the harness's schema, refusing one that is not ours, then runs
-    /// the setup SQL; with `--in-place`, does nothing (the objects exist).
+    /// the setup SQL, on a session with each load variable as the setting
+    /// `stallbench.<name>` (`current_setting('stallbench.scale')`); with
+    /// `--in-place`, does nothing (the objects exist).
     pub async fn prepare_schema(
         &self,
         workload_source: &str,
         setup_sql: &str,
+        variables: &[(String, String)],
     ) -> Result<(), Error> {
         if self.objects.in_place() {
             return Ok(());
@@ -279,6 +301,19 @@ impl Target {
             .await
             .context("creating the stallbench schema")?;
         let setup = self.connect(Role::Setup).await?;
+        for (name, value) in variables {
+            let setting = format!("stallbench.{name}");
+            setup
+                .execute("SELECT set_config($1, $2, false)", &[&setting, value])
+                .await
+                .map_err(|err| {
+                    Error::bad_input(format!(
+                        "{workload_source}: variable {name} cannot be the setting {setting} \
+                         for the setup: {}; name variables with letters, digits and underscores",
+                        error_text(&err)
+                    ))
+                })?;
+        }
         setup.batch_execute(setup_sql).await.map_err(|err| {
             Error::bad_input(format!(
                 "{workload_source}: setup SQL failed: {}; fix the setup = \"\"\"...\"\"\" statements",
@@ -322,36 +357,6 @@ impl Target {
                 error_text(&err)
             ))
         })
-    }
-
-    /// Ends every session of this run still open (a worker stuck in a lock
-    /// queue when the load ended) and waits until none remains, up to 10 s.
-    pub async fn clear_sessions(&self) -> Result<(), Error> {
-        let admin = self.connect_without_schema(Role::Cleanup).await?;
-        let pattern = format!("{}-%", self.session_prefix);
-        let lock_pid = self.schema_lock.as_ref().map_or(0, |(_, pid)| *pid);
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let row = admin
-                .query_one(
-                    "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-                     WHERE application_name LIKE $1 AND pid <> pg_backend_pid() AND pid <> $2) ended",
-                    &[&pattern, &lock_pid],
-                )
-                .await
-                .context("ending the sessions of the previous strategy")?;
-            let remaining: i64 = row.get(0);
-            if remaining == 0 {
-                return Ok(());
-            }
-            if tokio::time::Instant::now() > deadline {
-                return Err(Error::runtime(format!(
-                    "{remaining} sessions of the previous strategy are still open after 10 s; \
-                     look at pg_stat_activity where application_name LIKE '{pattern}'"
-                )));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
     }
 
     /// Indexes of the run's schemas marked INVALID (left by a failed `CREATE

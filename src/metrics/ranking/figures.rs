@@ -1,0 +1,556 @@
+//! The figures the ranking compares: of each run ([`RunFigures`], from its
+//! timeline, tries and summary) and of each strategy over its repeats
+//! ([`RankingRow`], each figure a [`Spread`]). The worst seconds of the DDL
+//! window are found once ([`worst_seconds`]) for the ranking and `summary.csv`.
+
+use super::super::failures::failure_kinds;
+use super::super::spread::Spread;
+use super::super::summary::{baseline_seconds, baseline_tps, share_of_baseline};
+use super::super::{DdlAttempt, DdlOutcome, SecondRow, StrategyReport};
+use super::MASS_FAILURE_SHARE;
+
+/// The stretch of the run clock the migration touched, in seconds.
+///
+/// From the first attempt's start to the last attempt's end plus 1 s (so the
+/// second in which the lock queue drains counts), clamped to the timeline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DdlWindow {
+    /// Start of the window on the run clock, in seconds.
+    pub start_s: f64,
+    /// End of the window on the run clock, in seconds (exclusive).
+    pub end_s: f64,
+}
+
+impl DdlWindow {
+    /// Whether timeline second `second` (covering `[second, second + 1)`) overlaps the window.
+    pub fn overlaps_second(&self, second: u32) -> bool {
+        let second_start_s = f64::from(second);
+        second_start_s < self.end_s && second_start_s + 1.0 > self.start_s
+    }
+}
+
+/// The DDL window of a strategy, or `None` when there were no attempts or the
+/// window does not overlap the timeline.
+pub fn ddl_window(seconds: &[SecondRow], attempts: &[DdlAttempt]) -> Option<DdlWindow> {
+    let first_attempt = attempts.first()?;
+    let last_attempt = attempts.last()?;
+    let timeline_start_s = f64::from(seconds.first()?.second);
+    let timeline_end_s = f64::from(seconds.last()?.second) + 1.0;
+    let start_s = first_attempt.started_s.max(timeline_start_s);
+    let end_s = (last_attempt.ended_s + 1.0).min(timeline_end_s);
+    if start_s >= end_s {
+        return None;
+    }
+    Some(DdlWindow { start_s, end_s })
+}
+
+/// What traffic felt while the migration ran: the worst seconds of the DDL
+/// window (of the whole run when there is none). The ranking compares these
+/// figures and `summary.csv` records the first two, for CI bounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorstSeconds {
+    /// The DDL window, as [`ddl_window`] finds it; `None`: the figures cover the whole run.
+    pub window: Option<DdlWindow>,
+    /// Lowest TPS of any second overlapping the window; 0 when the window holds no second.
+    pub worst_second_tps: u64,
+    /// Highest per-second p99 latency in the window, in ms (per-second histograms
+    /// are not kept, so this is the worst second's p99, not a p99 of the window).
+    pub worst_second_p99_ms: f64,
+    /// Highest latency of any transaction that completed in the window, in ms.
+    pub window_max_latency_ms: f64,
+}
+
+/// The worst seconds of the DDL window of a strategy's `seconds` and `attempts`.
+pub fn worst_seconds(seconds: &[SecondRow], attempts: &[DdlAttempt]) -> WorstSeconds {
+    let window = ddl_window(seconds, attempts);
+    let seconds_in_window: Vec<&SecondRow> = seconds
+        .iter()
+        .filter(|row| match &window {
+            Some(window) => window.overlaps_second(row.second),
+            None => true,
+        })
+        .collect();
+    WorstSeconds {
+        worst_second_tps: seconds_in_window
+            .iter()
+            .map(|row| row.tps)
+            .min()
+            .unwrap_or(0),
+        worst_second_p99_ms: seconds_in_window
+            .iter()
+            .map(|row| row.lat_p99_ms)
+            .fold(0.0, f64::max),
+        window_max_latency_ms: seconds_in_window
+            .iter()
+            .map(|row| row.lat_max_ms)
+            .fold(0.0, f64::max),
+        window,
+    }
+}
+
+/// The figures of one run of a strategy that the ranking compares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFigures {
+    /// The DDL window; `None` when the run made no DDL attempt or its attempts
+    /// lie outside the timeline, and then the worst-second figures cover the whole run.
+    pub window: Option<DdlWindow>,
+    /// Lowest TPS of any second overlapping the window; 0 when the window holds no second.
+    pub worst_second_tps: u64,
+    /// Highest per-second p99 latency in the window, in ms (per-second histograms
+    /// are not kept, so this is the worst second's p99, not a p99 of the window).
+    pub worst_second_p99_ms: f64,
+    /// Highest latency of any transaction that completed in the window, in ms.
+    pub window_max_latency_ms: f64,
+    /// The run's baseline: the median TPS of its seconds before the blocker started.
+    pub baseline_tps: f64,
+    /// The lowest and the highest of those seconds as shares of the baseline
+    /// (`(0.93, 1.05)`): how much the steady seconds vary, the run's own noise.
+    pub steady_shares: (f64, f64),
+    /// Transactions that failed during the whole run.
+    pub failed_transactions: u64,
+    /// Transactions that completed during the whole run.
+    pub transactions: u64,
+    /// The most frequent kind of failure, as `SQLSTATE message`; `None` when nothing failed.
+    pub main_failure: Option<String>,
+    /// Longest run of stalled seconds in the whole run (see `longest_stall_s`).
+    pub longest_stall_s: u32,
+    /// Seconds of the whole run with no completed transaction.
+    pub zero_tps_seconds: u32,
+    /// When the last attempt ended, on the run clock in seconds, if the DDL finished ok.
+    pub migration_done_at_s: Option<f64>,
+    /// How many DDL attempts the run made.
+    pub ddl_tries: u32,
+    /// The summary's DDL outcome.
+    pub ddl_outcome: DdlOutcome,
+    /// How the blocker ended: `none`, `ok` or `failed: <server message>`.
+    pub blocker_outcome: String,
+}
+
+impl RunFigures {
+    /// The worst second as a share of the run's baseline (0.52 for 52%); 0
+    /// when the run had no baseline throughput.
+    pub fn worst_second_share(&self) -> f64 {
+        share_of_baseline(self.worst_second_tps, self.baseline_tps)
+    }
+
+    /// Failed transactions as a fraction of those attempted (completed plus
+    /// failed); 0 when none was attempted.
+    pub fn failed_share(&self) -> f64 {
+        let attempted = self.transactions + self.failed_transactions;
+        share(self.failed_transactions as f64, attempted as f64)
+    }
+
+    /// Whether the migration completed, or the run had none to run.
+    pub fn completed(&self) -> bool {
+        matches!(self.ddl_outcome, DdlOutcome::Ok | DdlOutcome::None)
+    }
+}
+
+/// `part / whole`, 0 when `whole` is 0.
+fn share(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 { part / whole } else { 0.0 }
+}
+
+/// The ranking figures of one run.
+pub fn run_figures(strategy: &StrategyReport) -> RunFigures {
+    let summary = &strategy.summary;
+    let WorstSeconds {
+        window,
+        worst_second_tps,
+        worst_second_p99_ms,
+        window_max_latency_ms,
+    } = worst_seconds(&strategy.seconds, &strategy.attempts);
+    let migration_done_at_s = if summary.ddl_outcome == DdlOutcome::Ok {
+        strategy.attempts.last().map(|last| last.ended_s)
+    } else {
+        None
+    };
+    let blocker = strategy.blocker.as_ref();
+    let baseline_tps = baseline_tps(&strategy.seconds, blocker);
+    RunFigures {
+        window,
+        worst_second_tps,
+        worst_second_p99_ms,
+        window_max_latency_ms,
+        baseline_tps,
+        steady_shares: steady_shares(baseline_seconds(&strategy.seconds, blocker), baseline_tps),
+        failed_transactions: summary.failed,
+        transactions: summary.transactions,
+        main_failure: failure_kinds(&strategy.failures)
+            .first()
+            .map(|total| format!("{} {}", total.kind, total.message)),
+        longest_stall_s: summary.longest_stall_s,
+        zero_tps_seconds: summary.zero_tps_seconds,
+        migration_done_at_s,
+        ddl_tries: summary.ddl_attempts,
+        ddl_outcome: summary.ddl_outcome,
+        blocker_outcome: summary.blocker_outcome.clone(),
+    }
+}
+
+/// The lowest and highest TPS of `seconds` as shares of `baseline_tps`; `(1, 1)` without either.
+fn steady_shares(seconds: &[SecondRow], baseline_tps: f64) -> (f64, f64) {
+    let shares = seconds
+        .iter()
+        .map(|row| share(row.tps as f64, baseline_tps));
+    let low = shares.clone().fold(f64::INFINITY, f64::min);
+    let high = shares.fold(f64::NEG_INFINITY, f64::max);
+    if baseline_tps > 0.0 && low.is_finite() {
+        (low, high)
+    } else {
+        (1.0, 1.0)
+    }
+}
+
+/// The figures of one strategy that the ranking compares, over its repeats;
+/// one row of the ranking table. Each figure is a [`Spread`] of its runs'.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankingRow {
+    /// Strategy name as the run names it.
+    pub strategy: String,
+    /// Position of the strategy in the run, 0 for the first one.
+    pub run_order: usize,
+    /// The figures of each of its runs, in repeat order (at least one).
+    pub runs: Vec<RunFigures>,
+}
+
+impl RankingRow {
+    /// The spread of `figure` over the runs.
+    pub fn spread(&self, figure: impl Fn(&RunFigures) -> f64) -> Spread {
+        let values: Vec<f64> = self.runs.iter().map(figure).collect();
+        Spread::of(&values).unwrap_or(Spread::single(0.0))
+    }
+
+    /// How many repeats the row holds.
+    pub fn repeats(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// The first run's DDL window: `None` when its figures cover the whole run.
+    pub fn window(&self) -> Option<&DdlWindow> {
+        self.runs.first().and_then(|run| run.window.as_ref())
+    }
+
+    /// The longest stall of the whole run, in seconds.
+    pub fn longest_stall_s(&self) -> Spread {
+        self.spread(|run| f64::from(run.longest_stall_s))
+    }
+
+    /// Seconds of the whole run with no completed transaction.
+    pub fn zero_tps_seconds(&self) -> Spread {
+        self.spread(|run| f64::from(run.zero_tps_seconds))
+    }
+
+    /// The worst second's TPS (raw, as the files keep it).
+    pub fn worst_second_tps(&self) -> Spread {
+        self.spread(|run| run.worst_second_tps as f64)
+    }
+
+    /// The worst second as a share of each run's own baseline: the figure the ranking decides on.
+    pub fn worst_second_share(&self) -> Spread {
+        self.spread(RunFigures::worst_second_share)
+    }
+
+    /// Where the worst second's share may lie given the run's noise: with
+    /// repeats their band (range, or the 95% interval from 5 repeats); with one
+    /// run, its share widened by how far its steady seconds stray from their
+    /// median (a run whose steady seconds lie within 93% and 105% of their
+    /// median has a worst second of 52% in `[45%, 57%]`), never below 0.
+    pub fn share_band(&self) -> (f64, f64) {
+        match self.runs.as_slice() {
+            [run] => {
+                let worst = run.worst_second_share();
+                let (low, high) = run.steady_shares;
+                ((worst + low - 1.0).max(0.0), worst + high - 1.0)
+            }
+            _ => self.worst_second_share().band(),
+        }
+    }
+
+    /// The highest per-second p99 latency of the window, in ms.
+    pub fn worst_second_p99_ms(&self) -> Spread {
+        self.spread(|run| run.worst_second_p99_ms)
+    }
+
+    /// The highest latency of the window, in ms.
+    pub fn window_max_latency_ms(&self) -> Spread {
+        self.spread(|run| run.window_max_latency_ms)
+    }
+
+    /// Transactions that failed during the whole run.
+    pub fn failed_transactions(&self) -> Spread {
+        self.spread(|run| run.failed_transactions as f64)
+    }
+
+    /// Failed transactions as a fraction of those attempted.
+    pub fn failed_share(&self) -> Spread {
+        self.spread(RunFigures::failed_share)
+    }
+
+    /// How many DDL attempts the runs made.
+    pub fn ddl_tries(&self) -> Spread {
+        self.spread(|run| f64::from(run.ddl_tries))
+    }
+
+    /// When the migration was done, over the runs whose migration finished;
+    /// `None` when none did.
+    pub fn migration_done_at_s(&self) -> Option<Spread> {
+        let done: Vec<f64> = self
+            .runs
+            .iter()
+            .filter_map(|run| run.migration_done_at_s)
+            .collect();
+        Spread::of(&done)
+    }
+
+    /// How many runs completed their migration (or had none to run).
+    pub fn completed_runs(&self) -> usize {
+        self.runs.iter().filter(|run| run.completed()).count()
+    }
+
+    /// Whether the median run failed at least [`MASS_FAILURE_SHARE`] of the
+    /// transactions it attempted.
+    pub fn failed_massively(&self) -> bool {
+        self.failed_share().median >= MASS_FAILURE_SHARE
+    }
+
+    /// The main kind of failure of the first run that had one.
+    pub fn main_failure(&self) -> Option<&str> {
+        self.runs.iter().find_map(|run| run.main_failure.as_deref())
+    }
+
+    /// How the blocker ended in each run: one outcome, or the different ones joined by ` / `.
+    pub fn blocker_outcome(&self) -> String {
+        let mut outcomes: Vec<&str> = Vec::new();
+        for run in &self.runs {
+            if !outcomes.contains(&run.blocker_outcome.as_str()) {
+                outcomes.push(&run.blocker_outcome);
+            }
+        }
+        outcomes.join(" / ")
+    }
+
+    /// Whether the runs tried the DDL and none finished it.
+    pub fn did_not_finish(&self) -> bool {
+        self.ddl_tries().median > 0.0 && self.migration_done_at_s().is_none()
+    }
+}
+
+/// The ranking row of a strategy from its runs (in repeat order); `run_order`
+/// is its position in the run.
+pub fn ranking_row(run_order: usize, runs: &[&StrategyReport]) -> RankingRow {
+    RankingRow {
+        strategy: runs
+            .first()
+            .map_or_else(String::new, |run| run.strategy.clone()),
+        run_order,
+        runs: runs.iter().map(|run| run_figures(run)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::sentences::{migration_done_cell, window_note};
+    use crate::metrics::failures::test_failure as failure;
+    use crate::metrics::{
+        AttemptOutcome, LatencyDistribution, Summary, new_latency_histogram, summarize,
+    };
+    use crate::testing::neutral_row as row;
+
+    fn second(second: u32, tps: u64, p99_ms: f64, max_ms: f64) -> SecondRow {
+        SecondRow {
+            lat_p99_ms: p99_ms,
+            lat_max_ms: max_ms,
+            ..crate::metrics::test_second(second, tps)
+        }
+    }
+
+    fn attempt(number: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -> DdlAttempt {
+        crate::metrics::test_attempt(number, started_s, ended_s, outcome)
+    }
+
+    /// A strategy from per-second TPS (p99 1 ms, max 2 ms each) and attempts.
+    fn strategy(name: &str, tps: &[u64], attempts: Vec<DdlAttempt>) -> StrategyReport {
+        let seconds: Vec<SecondRow> = tps
+            .iter()
+            .enumerate()
+            .map(|(index, &tps)| second(index as u32, tps, 1.0, 2.0))
+            .collect();
+        let histogram = new_latency_histogram();
+        let summary = summarize(
+            name,
+            &seconds,
+            &attempts,
+            None,
+            &histogram,
+            &crate::metrics::RunFacts::default(),
+        );
+        StrategyReport {
+            strategy: name.to_string(),
+            seconds,
+            attempts,
+            blocker: None,
+            latency: LatencyDistribution::from_histogram(histogram),
+            summary,
+            locks: Default::default(),
+            intervals: Default::default(),
+            failures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_window_runs_from_the_first_start_to_the_last_end_plus_one_second() {
+        let seconds: Vec<SecondRow> = (0..10).map(|s| second(s, 100, 1.0, 1.0)).collect();
+        let attempts = vec![
+            attempt(1, 2.5, 3.0, AttemptOutcome::LockTimeout),
+            attempt(2, 4.0, 4.2, AttemptOutcome::Ok),
+        ];
+        let window = ddl_window(&seconds, &attempts).unwrap();
+        assert_eq!(window.start_s, 2.5);
+        assert_eq!(window.end_s, 5.2);
+        assert!(!window.overlaps_second(1));
+        assert!(window.overlaps_second(2));
+        assert!(window.overlaps_second(5));
+        assert!(!window.overlaps_second(6));
+    }
+
+    #[test]
+    fn the_window_is_clamped_to_the_timeline() {
+        let seconds: Vec<SecondRow> = (0..5).map(|s| second(s, 100, 1.0, 1.0)).collect();
+        let window = ddl_window(&seconds, &[attempt(1, 3.0, 9.0, AttemptOutcome::Ok)]).unwrap();
+        assert_eq!(window.end_s, 5.0);
+        assert_eq!(
+            ddl_window(&seconds, &[attempt(1, 7.0, 9.0, AttemptOutcome::Ok)]),
+            None
+        );
+        assert_eq!(ddl_window(&seconds, &[]), None);
+    }
+
+    #[test]
+    fn a_stall_inside_the_window_gives_worst_tps_zero() {
+        let mut report = strategy(
+            "naive",
+            &[1000, 1000, 0, 0, 800, 1000, 1000],
+            vec![attempt(1, 2.0, 3.6, AttemptOutcome::Ok)],
+        );
+        report.seconds[4].lat_p99_ms = 3000.0;
+        report.seconds[4].lat_max_ms = 3600.0;
+        // Outside the window (ends at 4.6 s): must not count.
+        report.seconds[6].lat_p99_ms = 9999.0;
+        let row = run_figures(&report);
+        assert_eq!(
+            row.window,
+            Some(DdlWindow {
+                start_s: 2.0,
+                end_s: 4.6
+            })
+        );
+        assert_eq!(row.worst_second_tps, 0);
+        assert_eq!(row.worst_second_p99_ms, 3000.0);
+        assert_eq!(row.window_max_latency_ms, 3600.0);
+        assert_eq!(row.migration_done_at_s, Some(3.6));
+        assert_eq!(row.ddl_tries, 1);
+        assert_eq!(row.zero_tps_seconds, 2);
+        assert_eq!(row.longest_stall_s, 2);
+    }
+
+    #[test]
+    fn a_dip_outside_the_window_does_not_count() {
+        let report = strategy(
+            "retry",
+            &[10, 1000, 1000, 900, 1000],
+            vec![attempt(1, 2.0, 2.5, AttemptOutcome::Ok)],
+        );
+        assert_eq!(run_figures(&report).worst_second_tps, 900);
+    }
+
+    #[test]
+    fn a_strategy_without_attempts_is_measured_over_the_whole_run() {
+        let report = strategy("load", &[1000, 400, 1000], Vec::new());
+        let row = ranking_row(0, &[&report]);
+        assert_eq!(row.window(), None);
+        assert_eq!(row.runs[0].worst_second_tps, 400);
+        assert_eq!(row.migration_done_at_s(), None);
+        assert_eq!(row.runs[0].ddl_tries, 0);
+        assert_eq!(migration_done_cell(&row), "no DDL");
+        assert_eq!(
+            window_note(&row).unwrap(),
+            "load: no DDL attempt, so its worst-second figures cover the whole run."
+        );
+    }
+
+    #[test]
+    fn a_ddl_that_failed_has_no_completion_time() {
+        let report = strategy(
+            "deadlock",
+            &[1000, 1000, 1000],
+            vec![attempt(1, 1.0, 1.5, AttemptOutcome::Error)],
+        );
+        let row = ranking_row(0, &[&report]);
+        assert_eq!(row.migration_done_at_s(), None);
+        assert_eq!(migration_done_cell(&row), "did not finish");
+    }
+
+    #[test]
+    fn one_run_s_band_is_its_share_widened_by_its_steady_seconds() {
+        let mut retry = row("retry", 0);
+        retry.runs[0].worst_second_tps = 520;
+        retry.runs[0].steady_shares = (0.93, 1.05);
+        let (low, high) = retry.share_band();
+        assert!(
+            (low - 0.45).abs() < 1e-9 && (high - 0.57).abs() < 1e-9,
+            "{low} {high}"
+        );
+        // Never below 0: a stall's band starts at 0.
+        let mut naive = row("naive", 1);
+        naive.runs[0].worst_second_tps = 0;
+        naive.runs[0].steady_shares = (0.75, 1.25);
+        assert_eq!(naive.share_band(), (0.0, 0.25));
+    }
+
+    #[test]
+    fn the_row_holds_the_transactions_and_the_main_kind_of_failure() {
+        let mut report = strategy(
+            "naive",
+            &[1000, 1000, 0],
+            vec![attempt(1, 1.0, 1.5, AttemptOutcome::Ok)],
+        );
+        report.failures = vec![
+            failure(1, "40P01", "deadlock detected", 2),
+            failure(2, "0A000", "cached plan must not change result type", 700),
+        ];
+        report.summary.failed = 702;
+        let row = ranking_row(0, &[&report]);
+        assert_eq!(row.runs[0].transactions, 2000);
+        assert_eq!(
+            row.main_failure(),
+            Some("0A000 cached plan must not change result type")
+        );
+        assert!(row.failed_massively());
+        assert_eq!(
+            run_figures(&strategy("load", &[5], Vec::new())).main_failure,
+            None
+        );
+    }
+
+    #[test]
+    fn the_blocker_outcome_and_failures_come_from_the_summary() {
+        let mut report = strategy(
+            "kill-blockers",
+            &[1000, 1000],
+            vec![attempt(1, 0.5, 0.7, AttemptOutcome::Ok)],
+        );
+        report.summary = Summary {
+            failed: 3,
+            blocker_outcome: "failed: terminating connection due to administrator command \
+                              (57P01)"
+                .to_string(),
+            ..report.summary.clone()
+        };
+        let row = ranking_row(2, &[&report]);
+        assert_eq!(row.run_order, 2);
+        assert_eq!(row.runs[0].failed_transactions, 3);
+        assert!(row.blocker_outcome().ends_with("(57P01)"));
+    }
+}
