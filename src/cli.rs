@@ -60,6 +60,93 @@ pub enum Command {
     },
     /// List the bundled workloads.
     Workloads,
+    /// Gate a project's migrations: trace the locks of each new migration and measure the
+    /// stall it causes under traffic, as deployed and the recommended way; exit 3 over budget.
+    Check {
+        /// The project's migrations folder.
+        dir: PathBuf,
+        #[command(flatten)]
+        args: CheckArgs,
+    },
+}
+
+/// The flags of `check`; `config::CheckConfig::new` reads them, once.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CheckArgs {
+    /// The folder's layout: numbered, up-down, dbmate, goose, flyway, prisma or plain-sql
+    /// [default: detected from the files].
+    #[arg(long, value_name = "LAYOUT")]
+    pub layout: Option<String>,
+    /// The last N migrations are the new ones [default: 1, without --since or --git-base].
+    #[arg(long = "new", value_name = "N", conflicts_with_all = ["since", "git_base"])]
+    pub new: Option<usize>,
+    /// The migrations after this file are the new ones.
+    #[arg(long, value_name = "FILE", conflicts_with = "git_base")]
+    pub since: Option<PathBuf>,
+    /// The migrations added or changed since this git revision are the new ones (git diff --name-only).
+    #[arg(long, value_name = "REF")]
+    pub git_base: Option<String>,
+    /// How the migration tool runs a file: each in one transaction, each statement in its own, or none
+    /// [default: per-file].
+    #[arg(long, value_name = "MODE")]
+    pub transaction: Option<String>,
+    /// Your own SQL that fills the tables the earlier migrations made (instead of --rows).
+    #[arg(long, value_name = "FILE", conflicts_with = "rows")]
+    pub seed: Option<PathBuf>,
+    /// Rows generated per table from the catalogs [default: 100000].
+    #[arg(long, value_name = "N")]
+    pub rows: Option<u64>,
+    /// The traffic: `read` (primary-key reads), `read-write` (also single-row updates and
+    /// inserts), or a pgbench script FILE [default: reads, and writes where the migration blocks them].
+    #[arg(long, value_name = "read|read-write|FILE")]
+    pub load: Option<String>,
+    /// Load clients, each on its own connection [default: 4].
+    #[arg(long, value_name = "N")]
+    pub clients: Option<u32>,
+    /// The long transaction the migration meets: `auto` (a report for ACCESS EXCLUSIVE, a writer
+    /// for SHARE and SHARE ROW EXCLUSIVE), `report`, `writer` or `none` [default: auto].
+    #[arg(long, value_name = "KIND", value_parser = ["auto", "report", "writer", "none"])]
+    pub blocker: Option<String>,
+    /// How long the blocker holds its transaction open [default: 10s].
+    #[arg(long, value_name = "DURATION")]
+    pub hold: Option<String>,
+    /// How the project deploys a migration: a strategy preset [default: naive, the file as written].
+    #[arg(long, value_name = "STRATEGY")]
+    pub deploy: Option<String>,
+    /// The strategy measured beside it [default: retry].
+    #[arg(long, value_name = "STRATEGY")]
+    pub recommend: Option<String>,
+    /// Budget: the longest stall the deployed migration may cause [default: 1s].
+    #[arg(long, value_name = "DURATION")]
+    pub max_stall: Option<String>,
+    /// Budget: the whole run's p99 latency under the deployed migration, e.g. 200ms.
+    #[arg(long, value_name = "DURATION")]
+    pub max_p99: Option<String>,
+    /// Budget: failed transactions under the deployed migration.
+    #[arg(long, value_name = "N")]
+    pub max_failed: Option<u64>,
+    /// Each strategy's load duration [default: the blocker's hold plus 5 s].
+    #[arg(long, value_name = "DURATION")]
+    pub duration: Option<String>,
+    /// Results folder [default: results/check-<UTC timestamp>]; check.md, check.json, check.csv,
+    /// junit.xml and a folder per measured migration.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace the files of an earlier check in --out.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Folder with the PostgreSQL server binaries for the throwaway server.
+    #[arg(long)]
+    pub pg_bin: Option<PathBuf>,
+    /// The throwaway server's PostgreSQL major, 13 to 18.
+    #[arg(long, value_name = "MAJOR")]
+    pub pg_version: Option<u32>,
+    /// Never download server binaries (also STALLBENCH_OFFLINE=1).
+    #[arg(long)]
+    pub offline: bool,
 }
 
 /// Flags shared by `compare` and `run`; each overrides the workload file.

@@ -26,6 +26,7 @@ pub mod fingerprint;
 pub mod metrics;
 #[macro_use]
 pub mod output;
+mod measure;
 pub mod pgwire;
 pub mod plan;
 pub mod plot;
@@ -78,6 +79,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             redraw_charts(&dir)?;
             Ok(0)
         }
+        Command::Check { dir, args } => check::check(&config::CheckConfig::new(&dir, &args)?),
         Command::Compare {
             workload,
             strategies,
@@ -217,7 +219,7 @@ fn check_expectations(
 }
 
 /// Resolves at Ctrl-C (SIGINT) or SIGTERM, naming the signal.
-async fn stop_signal() -> String {
+pub(crate) async fn stop_signal() -> String {
     let sigterm = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut signals) => signals.recv().await,
@@ -522,6 +524,8 @@ async fn run_plan(
     let mut progress = PlanProgress::new(plan, config.quiet);
     // The tables as the first run sees them; every later reset must give them back.
     let mut first_fingerprint = None;
+    let mut traces: Vec<(measure::TraceKey, Vec<metrics::lock_trace::TracedStatement>)> =
+        Vec::new();
     for (index, planned) in plan.runs.iter().enumerate() {
         let config = plan.config_of(planned);
         let strategy = plan.strategy_of(planned);
@@ -532,7 +536,7 @@ async fn run_plan(
         };
         let fingerprint = unless_interrupted(interrupt, reset).await?;
         match &first_fingerprint {
-            None => first_fingerprint = Some(fingerprint),
+            None => first_fingerprint = Some(fingerprint.clone()),
             Some(first) => check_reset(
                 &workload_source,
                 &plan.strategy_of(&plan.runs[index - 1]).name,
@@ -544,61 +548,49 @@ async fn run_plan(
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason));
         }
+        // Strategies that run the same steps with the same settings share one trace.
+        let key = measure::trace_key(config, strategy);
+        let lock_trace = match traces.iter().find(|(traced, _)| *traced == key) {
+            Some((_, trace)) => trace.clone(),
+            None => {
+                let trace = unless_interrupted(
+                    interrupt,
+                    measure::trace_before_run(
+                        config,
+                        target,
+                        strategy,
+                        &workload_source,
+                        &fingerprint,
+                    ),
+                )
+                .await?;
+                traces.push((key, trace.clone()));
+                trace
+            }
+        };
         if reports[planned.point].strategies.is_empty() && plan.sweep().is_some() {
             create_value_folder(config, target)?;
         }
-        let log_start = server_log_len(target);
         progress.start_run(plan, index);
-        let (mut measured, notes) =
-            scenario::run_strategy(target, config, strategy, plan.seed_of(planned), interrupt)
-                .await?;
-        print_notes(
+        let seed = plan.seed_of(planned);
+        let measured = measure::measure_strategy(
             config,
-            &strategy.name,
-            &notes,
-            measured.interrupted.is_some(),
-        );
-        // An interrupted strategy's DDL error is the interrupt's doing: the stop line says what became of it.
-        if measured.interrupted.is_none()
-            && let Some(line) = ddl_error_line(&strategy.name, &measured.attempts)
-        {
-            output::write_stdout(&line)?;
+            target,
+            strategy,
+            (seed, planned.repeat),
+            interrupt,
+            lock_trace,
+        )
+        .await?;
+        if let Some(line) = &measured.ddl_error {
+            output::write_stdout(line)?;
         }
-        // A stopped run asks the server nothing more; a failure here interrupts it.
-        let invalid_indexes = match measured.interrupted {
-            Some(_) => Vec::new(),
-            None => target.invalid_indexes().await.unwrap_or_else(|error| {
-                measured.interrupted = Some(error.to_string());
-                Vec::new()
-            }),
-        };
-        if !invalid_indexes.is_empty() {
-            stderrln!(
-                "warning: {}: the run left INVALID indexes behind: {} (a failed CREATE INDEX \
-                 CONCURRENTLY); drop them before trying again",
-                strategy.name,
-                invalid_indexes.join(", ")
-            );
-        }
-        let after_run = scenario::AfterRun {
-            server_log: server_log_sentences(
-                target,
-                log_start,
-                &notes.roles,
-                measured.started_unix_s,
-            ),
-            invalid_indexes,
-        };
-        let interrupted = measured.interrupted.clone();
+        let interrupted = measured.interrupted;
         let report = &mut reports[planned.point];
-        // Built before the report drops the tries of the second it was cut in: one may have committed.
-        let interruption = interrupted.as_deref().map(|reason| {
-            let partial = stop::partial(config, &strategy.name, &measured);
-            stop::interruption(config, report, reason, Some(partial))
-        });
-        let strategy_report =
-            scenario::assemble_report(&strategy.name, planned.repeat, measured, after_run);
-        report.strategies.push(strategy_report);
+        let interruption = interrupted
+            .as_deref()
+            .map(|reason| stop::interruption(config, report, reason, measured.partial));
+        report.strategies.push(measured.report);
         report.interruption = interruption;
         // Files of a finished (or interrupted) run are written before the next one starts.
         write_point_files(plan, planned.point, reports)?;
@@ -672,108 +664,14 @@ fn check_reset(
     )))
 }
 
-/// The stdout line naming a DDL attempt that failed with an error other than
-/// a lock timeout (its SQLSTATE and message), if the strategy had one.
-fn ddl_error_line(strategy: &str, attempts: &[metrics::DdlAttempt]) -> Option<String> {
-    let failed = attempts
-        .iter()
-        .find(|attempt| attempt.outcome == metrics::AttemptOutcome::Error)?;
-    let sqlstate = if failed.sqlstate.is_empty() {
-        "no SQLSTATE".to_string()
-    } else {
-        failed.sqlstate.clone()
-    };
-    Some(format!(
-        "{strategy}: DDL try {} failed: {sqlstate} {}\n",
-        failed.attempt, failed.message
-    ))
-}
-
 /// `work` (a phase before the load, with nothing measured to keep), unless
 /// `interrupt` fires first.
-async fn unless_interrupted<T>(
+pub(crate) async fn unless_interrupted<T>(
     interrupt: &Interrupt,
     work: impl Future<Output = Result<T, Error>>,
 ) -> Result<T, Error> {
     tokio::select! {
         result = work => result,
         _ = interrupt.fired() => Err(Error::runtime(interrupt.reason().unwrap_or_default())),
-    }
-}
-
-/// Tells the user what the strategy's run noted: warnings (left out for an
-/// interrupted run: lost connections and a cancelled DDL follow from the
-/// interruption, which the error line names) and failures by SQLSTATE.
-fn print_notes(config: &Config, strategy: &str, notes: &scenario::RunNotes, interrupted: bool) {
-    if !interrupted {
-        for warning in &notes.warnings {
-            stderrln!("warning: {warning}");
-        }
-    }
-    if !notes.failed_by_kind.is_empty() && !config.quiet {
-        let counts: Vec<String> = notes
-            .failed_by_kind
-            .iter()
-            .map(|(kind, count)| format!("{count} x {kind}"))
-            .collect();
-        stderrln!("{strategy}: failed transactions: {}", counts.join(", "));
-    }
-}
-
-/// The current size of the throwaway server's structured log, where a strategy's part begins.
-fn server_log_len(target: &Target) -> u64 {
-    target
-        .structured_log()
-        .and_then(|log| std::fs::metadata(log.path).ok())
-        .map_or(0, |meta| meta.len())
-}
-
-/// What the server log says about lock waits since `from` (one strategy's part),
-/// naming sessions by their roles and times on the run clock that started at
-/// `started_unix_s`; empty on `--db-url`.
-fn server_log_sentences(
-    target: &Target,
-    from: u64,
-    roles: &std::collections::BTreeMap<u32, role::Role>,
-    started_unix_s: f64,
-) -> Vec<String> {
-    let Some(log) = target.structured_log() else {
-        return Vec::new();
-    };
-    let Ok(bytes) = std::fs::read(&log.path) else {
-        return Vec::new();
-    };
-    let part = bytes.get(from as usize..).unwrap_or_default();
-    let facts = serverlog::parse_server_log(log.format, &String::from_utf8_lossy(part));
-    let role_of = |pid: u32| {
-        roles
-            .get(&pid)
-            .map_or(role::Role::External(pid), |role| *role)
-            .to_string()
-    };
-    let time_of = |logged_at: &str| serverlog::run_clock_time(logged_at, started_unix_s);
-    facts.sentences(&role_of, &time_of)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::metrics::{AttemptOutcome, test_attempt};
-
-    #[test]
-    fn a_ddl_error_other_than_a_lock_timeout_is_named_once() {
-        let mut attempts = vec![
-            test_attempt(1, 1.0, 1.5, AttemptOutcome::LockTimeout),
-            test_attempt(2, 2.5, 2.6, AttemptOutcome::Error),
-        ];
-        assert_eq!(ddl_error_line("retry", &attempts[..1]), None);
-        attempts[1].sqlstate = "42701".to_string();
-        attempts[1].message = "column \"note\" of relation \"orders\" already exists".to_string();
-        assert_eq!(
-            ddl_error_line("retry", &attempts).as_deref(),
-            Some(
-                "retry: DDL try 2 failed: 42701 column \"note\" of relation \"orders\" already exists\n"
-            )
-        );
     }
 }

@@ -17,6 +17,8 @@ use crate::error::Error;
 pub const TIMELINE_CSV: &str = "timeline.csv";
 /// File name of the list of DDL attempts of every strategy.
 pub const ATTEMPTS_CSV: &str = "ddl_attempts.csv";
+/// File name of the lock trace of every strategy's migration (locks per statement).
+pub const DDL_LOCKS_CSV: &str = "ddl_locks.csv";
 /// File name of the sampled lock queue (who waited for whom).
 pub const LOCKS_CSV: &str = "locks.csv";
 /// File name of the failed transactions by strategy, second and kind.
@@ -53,10 +55,21 @@ pub const PR_COMMENT_MD: &str = "pr-comment.md";
 /// name the results folder keeps it under (`Target::copy_server_log`).
 pub const SERVER_LOG: &str = "server.log";
 
+/// File name of `check`'s report for a pull request (Markdown, its verdict first).
+pub const CHECK_MD: &str = "check.md";
+/// File name of `check`'s report as JSON.
+pub const CHECK_JSON: &str = "check.json";
+/// File name of `check`'s figures, one row per migration and strategy.
+pub const CHECK_CSV: &str = "check.csv";
+
+/// The files `check` writes beside its migrations' folders (`junit.xml` too).
+const CHECK_FILE_NAMES: [&str; 4] = [CHECK_MD, CHECK_JSON, CHECK_CSV, JUNIT_XML];
+
 /// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 19] = [
+const RUN_FILE_NAMES: [&str; 20] = [
     TIMELINE_CSV,
     ATTEMPTS_CSV,
+    DDL_LOCKS_CSV,
     LOCKS_CSV,
     FAILURES_CSV,
     SUMMARY_CSV,
@@ -105,11 +118,11 @@ pub fn latency_file_name(strategy: &str, extension: &str) -> String {
     format!("latency-{safe}.{extension}")
 }
 
-/// Whether a run writes a file of this name.
+/// Whether a run (or a check) writes a file of this name.
 pub fn is_run_file(name: &str) -> bool {
     let per_strategy =
         name.starts_with("latency-") && (name.ends_with(".hgrm") || name.ends_with(".hlog"));
-    per_strategy || RUN_FILE_NAMES.contains(&name)
+    per_strategy || RUN_FILE_NAMES.contains(&name) || CHECK_FILE_NAMES.contains(&name)
 }
 
 /// The files of `dir` that a run writes, sorted by name; none if `dir` does not exist.

@@ -76,12 +76,16 @@ pub enum Role {
     Check,
     /// The session that holds the run's advisory lock on its schema: `lock`.
     SchemaLock,
+    /// The lock trace's session, which runs the migration's statements before the run: `trace`.
+    Trace,
+    /// The session that watches the trace's locks during a statement outside a transaction: `trace-watcher`.
+    TraceWatcher,
     /// A session not of this run, by its backend pid: `external:4242`.
     External(u32),
 }
 
 /// The roles whose name is one fixed word, with that word.
-const FIXED_NAMES: [(Role, &str); 10] = [
+const FIXED_NAMES: [(Role, &str); 12] = [
     (Role::Report, "report"),
     (Role::Ddl, "ddl"),
     (Role::Killer, "killer"),
@@ -92,6 +96,8 @@ const FIXED_NAMES: [(Role, &str); 10] = [
     (Role::Cleanup, "cleanup"),
     (Role::Check, "check"),
     (Role::SchemaLock, "lock"),
+    (Role::Trace, "trace"),
+    (Role::TraceWatcher, "trace-watcher"),
 ];
 
 impl fmt::Display for Role {

@@ -188,6 +188,7 @@ fn strategy_report(
         locks: Default::default(),
         intervals: Default::default(),
         failures: Vec::new(),
+        lock_trace: Vec::new(),
     }
 }
 

@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 
 use common::*;
 use stallbench::config::Mode;
+use stallbench::export::csv::LockTraceRecord;
+use stallbench::metrics::lock_trace::{Blocks, LockMode};
 use stallbench::metrics::locks::LockSample;
 use stallbench::metrics::{AttemptOutcome, RunReport, StrategyReport};
 
@@ -176,6 +178,26 @@ fn naive_stalls_every_reader_and_retry_keeps_them_flowing() {
     assert_eq!(retry.summary.ddl_outcome, "ok");
     assert!(naive.summary.longest_stall_s > retry.summary.longest_stall_s);
 
+    // The lock trace, taken before each run: the ALTER takes ACCESS EXCLUSIVE
+    // on orders (reads and writes wait), no rewrite, held until its commit.
+    let trace: Vec<LockTraceRecord> = read_records(&out.join("ddl_locks.csv"));
+    for strategy in ["naive", "retry"] {
+        let alter = trace
+            .iter()
+            .find(|row| row.strategy == strategy && row.relation == "orders")
+            .unwrap_or_else(|| panic!("no lock of {strategy} on orders: {trace:?}"));
+        assert_eq!(alter.mode, Some(LockMode::AccessExclusive), "{alter:?}");
+        assert_eq!(alter.blocks, Some(Blocks::ReadsAndWrites), "{alter:?}");
+        assert!(alter.taken && !alter.rewritten, "{alter:?}");
+        assert_eq!(alter.scanned, Some(false), "{alter:?}");
+        assert!(
+            alter.held_ms > 0.0 && alter.held_ms >= alter.statement_ms,
+            "{alter:?}"
+        );
+        assert_eq!(alter.sql, "ALTER TABLE orders ADD COLUMN note text");
+    }
+    assert_eq!(naive.lock_trace.len(), 1, "{:?}", naive.lock_trace);
+
     check_results_folder(out, report);
     assert_run_stopped_its_server(out);
 }
@@ -270,6 +292,7 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
     for name in [
         "timeline.csv",
         "ddl_attempts.csv",
+        "ddl_locks.csv",
         "summary.csv",
         "summary.json",
         "summary.md",

@@ -17,7 +17,7 @@ use clap::Parser;
 use clap::error::ErrorKind;
 use pulldown_cmark::{Event, Options, Parser as Markdown, Tag, TagEnd};
 use stallbench::cli::{Cli, Command};
-use stallbench::config::Mode;
+use stallbench::config::{CheckConfig, Mode};
 
 /// The ways the documents start a stallbench command line; the words after
 /// one are the command's arguments.
@@ -40,7 +40,7 @@ const PLACEHOLDERS: [(&str, &str); 5] = [
 /// Files the quoted commands name that exist only where a user runs them: a
 /// command naming one is parsed, but its `Config` is not built (it would only
 /// say that the file is missing).
-const RUN_TIME_FILES: [(&str, &str); 4] = [
+const RUN_TIME_FILES: [(&str, &str); 5] = [
     (
         "read.sql",
         "the user's own script (docs/workloads.md, No TOML needed)",
@@ -56,6 +56,10 @@ const RUN_TIME_FILES: [(&str, &str); 4] = [
     (
         "orders-note.toml",
         "the in-place workload docs/staging.md shows as text",
+    ),
+    (
+        "db/migrations",
+        "the user's own migrations folder (docs/check.md, In CI)",
     ),
 ];
 
@@ -409,6 +413,19 @@ fn check_command(arguments: &[String]) -> Result<Checked, String> {
             (workload, mode, common)
         }
         Command::Plot { .. } | Command::Workloads => return Ok(Checked::Parsed),
+        Command::Check { dir, mut args } => {
+            if RUN_TIME_FILES
+                .iter()
+                .any(|(file, _)| dir == Path::new(file))
+            {
+                return Ok(Checked::Parsed);
+            }
+            let out = tempfile::tempdir().map_err(|err| format!("a temp folder: {err}"))?;
+            args.out = Some(out.path().join("results"));
+            return CheckConfig::new(&dir, &args)
+                .map(|_| Checked::Config)
+                .map_err(|err| format!("{err:#}"));
+        }
     };
     let names_run_time_file = arguments.iter().any(|word| {
         RUN_TIME_FILES

@@ -6,7 +6,108 @@
 //!
 //! - [`migrations`]: reading a migrations folder (layouts, order, which
 //!   migrations are new, statements and their transactions);
-//! - [`rows`]: generating rows for the schema the earlier migrations built.
+//! - [`rows`]: generating rows for the schema the earlier migrations built;
+//! - [`run`]: the check's course on one throwaway server (trace, plan,
+//!   measure, apply, migration by migration);
+//! - [`plan`]: a migration's trace -> the `Config` of its measured run;
+//! - [`verdict`]: each migration judged against the budgets, with its fix;
+//! - [`report`] and [`markdown`]: `check.csv`, `check.json`, `junit.xml`, `check.md`.
 
+pub mod markdown;
 pub mod migrations;
+pub mod plan;
+pub mod report;
 pub mod rows;
+pub mod run;
+pub mod verdict;
+
+use std::future::Future;
+use std::pin::pin;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::config::CheckConfig;
+use crate::error::Error;
+use crate::scenario::Interrupt;
+use crate::stderrln;
+use crate::{expect, output, results};
+
+use report::CheckReport;
+
+/// How long a stopped check may take to wind down its run in progress.
+const WIND_DOWN_LIMIT: Duration = Duration::from_secs(15);
+
+/// `stallbench check`: runs the check, writes its files, prints the verdict
+/// and a line per migration on stdout; exit code 3 when a migration breaks a
+/// budget as deployed, else 0.
+pub fn check(config: &CheckConfig) -> Result<i32, Error> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let result = runtime.block_on(run_until_stopped(config, crate::stop_signal()));
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    let report = CheckReport::new(config, result?);
+    write_report(config, &report)?;
+    Ok(report.exit_code())
+}
+
+/// The check, unless `stop` (Ctrl-C, SIGTERM) comes first: then the run in
+/// progress is ended, written up to its last whole second, and the stop is the error.
+async fn run_until_stopped(
+    config: &CheckConfig,
+    stop: impl Future<Output = String>,
+) -> Result<run::CheckRun, Error> {
+    let interrupt = Interrupt::default();
+    let mut running = pin!(run::run_check(config, &interrupt));
+    let reason = tokio::select! {
+        result = &mut running => return result,
+        reason = stop => reason,
+    };
+    interrupt.fire(reason.as_str());
+    let _ = tokio::time::timeout(WIND_DOWN_LIMIT, running).await;
+    Err(Error::runtime(format!(
+        "interrupted by {reason}; the server was stopped; the migrations measured so far are \
+         in {}",
+        config.out_dir.display()
+    )))
+}
+
+/// Writes check.md, pr-comment.md, check.csv, check.json and junit.xml, appends check.md to
+/// the GitHub step summary when `GITHUB_STEP_SUMMARY` is set, and prints the
+/// verdict and one line per migration.
+fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error> {
+    let mut files = vec![markdown::check_md(report), markdown::pr_comment(report)];
+    files.extend(report.files()?);
+    results::create_folder(&config.out_dir)?;
+    for replaced in &config.replaced_files {
+        let _ = std::fs::remove_file(replaced);
+    }
+    results::write_files(&config.out_dir, &files)?;
+    expect::append_to_step_summary(
+        expect::github_step_summary_path().as_deref(),
+        &markdown::check_text(report),
+    )?;
+    let mut lines = format!("{}\n", report.verdict_line().replace("**", ""));
+    for (checked, judged) in &report.migrations {
+        let detail = [judged.fix.as_deref(), judged.recommended.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; ");
+        let verdict = judged.verdict.words();
+        lines.push_str(&match detail.is_empty() {
+            true => format!("{verdict}  {}\n", checked.migration.name),
+            false => format!("{verdict}  {}: {detail}\n", checked.migration.name),
+        });
+    }
+    output::write_stdout(&lines)?;
+    if !config.quiet {
+        stderrln!(
+            "report: {}",
+            config.out_dir.join(crate::results::CHECK_MD).display()
+        );
+    }
+    Ok(())
+}

@@ -6,6 +6,7 @@
 //! section lives in its own file with the types it produces.
 
 mod blocker;
+mod check;
 mod connections;
 mod ddl;
 mod duration;
@@ -28,6 +29,9 @@ use crate::strategy::{NamedStrategy, PRESET_NAMES};
 use crate::workload::{self, WorkloadFile};
 
 pub use blocker::{BlockerConfig, BlockerKind};
+pub use check::{
+    BLOCKER_AT, BlockerChoice, Budgets, CheckConfig, DDL_AT, DEFAULT_ROWS, Data, LoadChoice,
+};
 pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
@@ -35,6 +39,7 @@ pub use load::{LoadConfig, MAX_CLIENTS, Protocol, WeightedScript};
 pub use plan::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
 pub use pool::{PoolConfig, Recycling};
 pub use server::{parse_server, server_from_environment};
+pub use sql_split::split_statements;
 pub use target::{Objects, rollback_blind_spots};
 
 use blocker::{check_blocker_ends, parse_blocker};

@@ -83,7 +83,7 @@ fn junit_text(workload: &str, results: &[ExpectationResult]) -> String {
 /// the five special characters become entities, tab and line breaks become
 /// character references (so attributes keep them), and characters XML 1.0 does
 /// not allow at all become U+FFFD.
-fn xml_escape(text: &str) -> String {
+pub(crate) fn xml_escape(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -28,10 +28,13 @@ mod step_summary;
 pub use bound::{Bound, ExpectFile, KEYS};
 pub use collect::collect;
 pub use evaluate::{ExpectationResult, Verdict, any_failed, evaluate};
+pub(crate) use junit::xml_escape;
 pub use pr_comment::pr_comment;
 pub use render::{ExpectationRecord, report_lines, result_files};
 pub use sections::{NO_BOUNDS, comment_marker, verdict_markdown};
-pub use step_summary::{append_github_step_summary, github_step_summary_path};
+pub use step_summary::{
+    append_github_step_summary, append_to_step_summary, github_step_summary_path,
+};
 
 /// The process exit code of a finished run in which an expectation failed.
 pub const EXIT_CODE_FAILED: i32 = 3;

@@ -32,6 +32,13 @@ pub fn append_github_step_summary(
     report: &RunReport,
     results: &[ExpectationResult],
 ) -> anyhow::Result<()> {
+    append_to_step_summary(path, &step_summary_text(report, results))
+}
+
+/// Appends `markdown` to the file `path` (the value of `GITHUB_STEP_SUMMARY`),
+/// after a blank line when the file holds an earlier step's text; does nothing
+/// when `path` is `None` or empty. The file is created if missing and never truncated.
+pub fn append_to_step_summary(path: Option<&Path>, markdown: &str) -> anyhow::Result<()> {
     let Some(path) = path.filter(|path| !path.as_os_str().is_empty()) else {
         return Ok(());
     };
@@ -42,7 +49,7 @@ pub fn append_github_step_summary(
         if file.metadata()?.len() > 0 {
             text.push('\n');
         }
-        text.push_str(&step_summary_text(report, results));
+        text.push_str(markdown);
         file.write_all(text.as_bytes())?;
         file.flush()?;
         Ok(())

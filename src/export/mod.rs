@@ -39,13 +39,14 @@ pub trait Exporter {
     fn render(&self, report: &RunReport) -> anyhow::Result<Vec<OutputFile>>;
 }
 
-/// Every file exporter: timeline CSV, attempts CSV, locks CSV, failures CSV, summary CSV/JSON/Markdown,
+/// Every file exporter: timeline CSV, attempts CSV, lock trace CSV, locks CSV, failures CSV, summary CSV/JSON/Markdown,
 /// `.hgrm` and `.hlog` files.
 /// The charts are not exporters; `plot::draw_all` draws them.
 pub fn all_exporters() -> Vec<Box<dyn Exporter>> {
     vec![
         Box::new(csv::TimelineCsv),
         Box::new(csv::AttemptsCsv),
+        Box::new(csv::LockTraceCsv),
         Box::new(csv::LocksCsv),
         Box::new(csv::FailuresCsv),
         Box::new(csv::SummaryCsv),

@@ -12,14 +12,18 @@ use crate::metrics::ranking::worst_seconds;
 use crate::metrics::summary::{baseline_tps, share_of_baseline};
 use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
 
-use super::csv::{AttemptRecord, TimelineRecord, header_of};
+use super::csv::{
+    AttemptRecord, LockTraceRecord, TimelineRecord, header_of, statements_from_records,
+};
 use super::hgrm::parse_percentile_distribution;
-use crate::results::{ATTEMPTS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV, hgrm_file_name};
+use crate::results::{
+    ATTEMPTS_CSV, DDL_LOCKS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV, hgrm_file_name,
+};
 
-/// Reads a results folder back (timeline.csv, ddl_attempts.csv, summary.csv, latency-*.hgrm)
-/// into a RunReport, one entry per run (strategy and repeat) as summary.csv lists them,
-/// with `latency.histogram = None` and percentiles from the .hgrm files (a strategy's
-/// repeats share its file),
+/// Reads a results folder back (timeline.csv, ddl_attempts.csv, summary.csv, latency-*.hgrm,
+/// and ddl_locks.csv when the folder has it) into a RunReport, one entry per run (strategy
+/// and repeat) as summary.csv lists them, with `latency.histogram = None` and percentiles
+/// from the .hgrm files (a strategy's repeats share its file),
 /// so `stallbench plot DIR` can redraw the charts. The workload name comes from summary.json.
 ///
 /// The blocker window comes from summary.csv's `blocker_started_s` and `blocker_ended_s`;
@@ -80,6 +84,25 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
             strategy.summary.baseline_tps = (baseline * 1000.0).round() / 1000.0;
             let share = share_of_baseline(worst.worst_second_tps, baseline);
             strategy.summary.worst_second_share = (share * 1000.0).round() / 1000.0;
+        }
+    }
+
+    // A folder written before the lock trace has no ddl_locks.csv: its strategies have none.
+    let trace_path = dir.join(DDL_LOCKS_CSV);
+    if trace_path.is_file() {
+        let records = read_records::<LockTraceRecord>(&trace_path)?;
+        let first_lines: Vec<(String, u64)> = records
+            .iter()
+            .map(|(line, record)| (record.strategy.clone(), *line))
+            .collect();
+        let records = records.into_iter().map(|(_, record)| record).collect();
+        for (strategy, statements) in statements_from_records(records) {
+            let line = first_lines
+                .iter()
+                .find(|(name, _)| *name == strategy)
+                .map_or(0, |(_, line)| *line);
+            let target = find_strategy(&mut strategies, &strategy, 1, &trace_path, line)?;
+            target.lock_trace = statements;
         }
     }
 
@@ -491,14 +514,19 @@ mod tests {
         for example in &examples {
             let dir = root.join(example);
             let report = read_report(&dir).unwrap();
-            let exporters: [&dyn crate::export::Exporter; 4] = [
+            let exporters: [&dyn crate::export::Exporter; 5] = [
                 &crate::export::csv::TimelineCsv,
                 &crate::export::csv::AttemptsCsv,
                 &crate::export::csv::SummaryCsv,
                 &crate::export::json::SummaryJson,
+                &crate::export::csv::LockTraceCsv,
             ];
             for exporter in exporters {
                 for file in exporter.render(&report).unwrap() {
+                    // A folder written before the lock trace has no ddl_locks.csv.
+                    if file.name == DDL_LOCKS_CSV && !dir.join(&file.name).exists() {
+                        continue;
+                    }
                     let original = std::fs::read(dir.join(&file.name)).unwrap();
                     assert!(original == file.bytes, "{example}/{}", file.name);
                 }

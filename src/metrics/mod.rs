@@ -9,6 +9,7 @@ pub mod failures;
 pub mod grant;
 pub mod interruption;
 pub mod live;
+pub mod lock_trace;
 pub mod locks;
 pub mod ranking;
 pub mod recorder;
@@ -96,6 +97,9 @@ pub struct StrategyReport {
     pub intervals: LatencyIntervals,
     /// Failed transactions by second and kind; empty when read back from files.
     pub failures: Vec<failures::FailureCount>,
+    /// The DDL's lock trace, taken on the quiet server before the run
+    /// (`ddl_locks.csv`); empty without DDL, or read from a folder without the file.
+    pub lock_trace: Vec<lock_trace::TracedStatement>,
 }
 
 /// Compressed histograms by second: (second, HdrHistogram V2 + deflate bytes).
@@ -139,6 +143,7 @@ impl StrategyReport {
             locks: locks::LockReport::default(),
             intervals: LatencyIntervals::default(),
             failures: Vec::new(),
+            lock_trace: Vec::new(),
         }
     }
 }

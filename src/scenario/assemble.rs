@@ -70,10 +70,12 @@ pub struct PoolMeasured {
     pub dry_at_s: Option<f64>,
 }
 
-/// What the server tells about a run only once it is over: read after the
-/// wind-down, before the report is assembled.
+/// What the server tells about a run outside its clock: the lock trace taken
+/// before it, and what is read after the wind-down, before the report is assembled.
 #[derive(Debug, Clone, Default)]
 pub struct AfterRun {
+    /// The DDL's lock trace, taken on the quiet server before the run.
+    pub lock_trace: Vec<crate::metrics::lock_trace::TracedStatement>,
     /// Sentences from the throwaway server's log about this run (empty on `--db-url`).
     pub server_log: Vec<String>,
     /// Indexes the run left INVALID (a failed `CREATE INDEX CONCURRENTLY`).
@@ -162,6 +164,7 @@ pub fn assemble_report(
             db,
         },
         failures,
+        lock_trace: after_run.lock_trace,
     }
 }
 
@@ -272,6 +275,7 @@ mod tests {
         let after_run = AfterRun {
             server_log: vec!["ddl waited 1.0 s for report".to_string()],
             invalid_indexes: vec!["orders_a_idx".to_string(), "orders_b_idx".to_string()],
+            ..AfterRun::default()
         };
         let report = assemble_report("naive", 1, measured(Some(blocker), attempts), after_run);
 

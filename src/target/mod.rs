@@ -59,6 +59,9 @@ pub struct Target {
     invalid_before: Vec<String>,
     /// The session holding the run's lock on the schema (see [`Target::lock_schema`]), and its pid.
     schema_lock: Option<(Client, i32)>,
+    /// The database the target was opened on, where [`Target::use_database`] cannot lead away
+    /// the sessions that create and drop databases.
+    home_database: String,
 }
 
 impl Target {
@@ -172,6 +175,7 @@ impl Target {
             objects,
             invalid_before: Vec::new(),
             schema_lock: None,
+            home_database: settings.dbname.clone(),
         };
         let client = target.connect_without_schema(Role::Admin).await?;
         let row = client
@@ -443,6 +447,24 @@ impl Target {
             "{name}: another stallbench run is using schema {SCHEMA} on this server{holder}; \
              wait for it to end, or run against another database"
         )))
+    }
+
+    /// Points every later connection at `database` on the same server (the
+    /// copies `check` measures each strategy on); the schema lock stays where it was taken.
+    pub fn use_database(&mut self, database: &str) {
+        self.base.dbname(database);
+    }
+
+    /// Runs `sql` (`CREATE DATABASE`, `DROP DATABASE`) from a session of the
+    /// database the target was opened on, which no copy is made from.
+    pub async fn run_on_home_database(&self, sql: &str) -> Result<(), Error> {
+        let mut config = self.base.clone();
+        config.dbname(&self.home_database);
+        let admin = self.connector_from(config, Role::Admin).connect().await?;
+        admin
+            .batch_execute(sql)
+            .await
+            .map_err(|err| Error::runtime(format!("{sql}: {}", error_text(&err))))
     }
 
     /// Copies the throwaway server's log to `dir/server.log`; no-op on `--db-url`.

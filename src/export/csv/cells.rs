@@ -60,6 +60,33 @@ pub(super) mod zero_or_one {
     }
 }
 
+/// A flag written as `1` or `0`, or empty for `None` (not known).
+pub(super) mod optional_zero_or_one {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        value: &Option<bool>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(value) => super::zero_or_one::serialize(value, serializer),
+            None => serializer.serialize_str(""),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<bool>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        match text.as_str() {
+            "" => Ok(None),
+            "1" | "true" => Ok(Some(true)),
+            "0" | "false" => Ok(Some(false)),
+            _ => Err(serde::de::Error::custom("not 0, 1 or empty")),
+        }
+    }
+}
+
 /// A list of terminated sessions as one cell: `report (pid 4242); reader-2 (pid 4250)`.
 pub(super) mod sessions {
     use serde::{Deserialize, Deserializer, Serializer};

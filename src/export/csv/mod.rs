@@ -1,11 +1,12 @@
-//! The CSV files: `timeline.csv`, `ddl_attempts.csv`, `locks.csv`, `failures.csv`
-//! and `summary.csv`.
+//! The CSV files: `timeline.csv`, `ddl_attempts.csv`, `locks.csv`, `failures.csv`,
+//! `summary.csv` and `ddl_locks.csv` (in `lock_trace`).
 //!
 //! Each file is one record type: its fields in order are the columns, their names
 //! the header, and `read.rs` reads the same type back. Adding a column is adding a
 //! field (at the end: users parse these files by header, some by position).
 
 mod cells;
+mod lock_trace;
 pub mod sweep;
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -16,6 +17,8 @@ use crate::metrics::{
     AttemptOutcome, DdlAttempt, DdlState, LockPhases, PoolRow, RunReport, SecondRow,
     StrategyReport, TerminatedSession,
 };
+
+pub use lock_trace::{LockTraceCsv, LockTraceRecord, statements_from_records};
 
 use super::{Exporter, rounded_summary};
 use crate::results::{

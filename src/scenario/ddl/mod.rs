@@ -15,6 +15,7 @@
 
 pub mod stop;
 mod terminate;
+pub mod trace;
 
 use std::time::Duration;
 
@@ -87,12 +88,12 @@ pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
         _ = run_over.wait_for(|over| *over) => return Vec::new(),
     }
     let mut attempts: Vec<DdlAttempt> = Vec::new();
-    for sql in injector.steps.clone() {
+    for (index, sql) in injector.steps.clone().into_iter().enumerate() {
         if *injector.run_over.borrow() {
             break;
         }
         let step_attempts = match injector.strategy.clone() {
-            Strategy::Plain => plain(&injector, &sql).await,
+            Strategy::Plain => plain(&injector, &sql, index == 0).await,
             Strategy::LockTimeoutRetry(policy) => retry(&mut injector, &sql, &policy, None).await,
             Strategy::WaitForIdle {
                 older_than,
@@ -122,21 +123,25 @@ pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
     attempts
 }
 
-/// The statement alone, no timeouts.
-async fn plain(injector: &DdlInjector, sql: &str) -> Vec<DdlAttempt> {
+/// The statement alone, no timeouts: they are cleared before the first
+/// step, so a `SET lock_timeout` of a step holds for the steps after it, as
+/// when the migration's file runs as written.
+async fn plain(injector: &DdlInjector, sql: &str, first_step: bool) -> Vec<DdlAttempt> {
     let clock = injector.clock;
-    if let Err(err) = injector
-        .session
-        .client
-        .batch_execute("SET lock_timeout = 0; SET statement_timeout = 0")
-        .await
+    if first_step
+        && let Err(err) = injector
+            .session
+            .client
+            .batch_execute("SET lock_timeout = 0; SET statement_timeout = 0")
+            .await
     {
         return vec![setup_failed(clock, &err)];
     }
     injector.status.send_replace("try 1 waiting".into());
     let started_s = clock.now_s();
     let result = run_try(injector, 1, sql, None).await;
-    let attempt = finish_attempt(1, started_s, clock.now_s(), result, false);
+    // Its one try is its last: a lock timeout (the step's own SET) gives up.
+    let attempt = finish_attempt(1, started_s, clock.now_s(), result, true);
     injector.status.send_replace(final_status(&attempt));
     vec![attempt]
 }

@@ -1,0 +1,334 @@
+//! `check.md`, the report a pull request shows: the verdict line first, then
+//! one section per migration with its statements (locks, what they block,
+//! rewrites, scans, how long each ran and held its locks), the fix, and the
+//! measured row of each strategy. The same text goes to the GitHub step summary.
+
+use std::fmt::Write as _;
+
+use super::report::CheckReport;
+use super::run::{CheckedMigration, Outcome};
+use super::verdict::{Judged, MigrationVerdict};
+use crate::expect::comment_marker;
+use crate::export::format::{format_ms, format_thousands, trim_number};
+use crate::export::markdown::{render_table, table_cell};
+use crate::export::table::{Align, Table};
+use crate::metrics::lock_trace::{Blocks, RelationKind, TracedLock, TracedStatement};
+use crate::results::{CHECK_MD, DDL_LOCKS_CSV, OutputFile, PR_COMMENT_MD, TIMELINE_PNG};
+
+/// The longest statement text a table cell shows; the rest is in ddl_locks.csv.
+const STATEMENT_CHARS: usize = 90;
+
+/// `check.md`.
+pub fn check_md(report: &CheckReport) -> OutputFile {
+    OutputFile {
+        name: CHECK_MD.to_string(),
+        bytes: check_text(report).into_bytes(),
+    }
+}
+
+/// `pr-comment.md`: what a CI step posts on the pull request, `check.md`
+/// after the marker line (`<!-- stallbench:check/<folder> -->`) by which
+/// the step finds its earlier comment to update.
+pub fn pr_comment(report: &CheckReport) -> OutputFile {
+    let marker = comment_marker(&format!("check/{}", report.dir.display()));
+    OutputFile {
+        name: PR_COMMENT_MD.to_string(),
+        bytes: format!("{marker}\n{}", check_text(report)).into_bytes(),
+    }
+}
+
+/// The whole text of `check.md`.
+pub fn check_text(report: &CheckReport) -> String {
+    let mut text = format!("{}\n\n", report.verdict_line());
+    let _ = writeln!(
+        text,
+        "# stallbench check: {}\n",
+        table_cell(&report.dir.display().to_string())
+    );
+    let _ = writeln!(
+        text,
+        "Each new migration was traced, then run under {} clients behind a long transaction \
+         held {} s, deployed with `{}` and with `{}` beside it, on the schema of {} earlier \
+         migrations and {} (PostgreSQL {}). Budget, as deployed: {}.\n",
+        report.clients,
+        trim_number(report.hold_s, 1),
+        report.deploy,
+        report.recommend,
+        report.earlier,
+        report.data,
+        report.server_version,
+        report.budgets_words()
+    );
+    for unfilled in &report.unfilled {
+        let _ = writeln!(text, "- not filled: {}", table_cell(unfilled));
+    }
+    if !report.unfilled.is_empty() {
+        text.push('\n');
+    }
+    for (checked, judged) in &report.migrations {
+        text.push_str(&migration_section(report, checked, judged));
+    }
+    text
+}
+
+fn migration_section(report: &CheckReport, checked: &CheckedMigration, judged: &Judged) -> String {
+    let mut text = format!(
+        "## {}: {}\n\n",
+        table_cell(&checked.migration.name),
+        match judged.verdict {
+            MigrationVerdict::Fail => "**FAIL**",
+            other => other.words(),
+        }
+    );
+    if !judged.broken.is_empty() {
+        let _ = writeln!(
+            text,
+            "As deployed ({}): {}.\n",
+            report.deploy,
+            table_cell(&judged.broken.join("; "))
+        );
+    }
+    let advice: Vec<&str> = [judged.fix.as_deref(), judged.recommended.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    if !advice.is_empty() {
+        let _ = writeln!(text, "{}.\n", table_cell(&advice.join("; ")));
+    }
+    text.push_str(&render_table(&statements_table(&checked.statements)));
+    text.push('\n');
+    match &checked.outcome {
+        Outcome::NotMeasured => {
+            let _ = writeln!(
+                text,
+                "Not measured: {}.\n",
+                judged.not_measured.as_deref().unwrap_or_default()
+            );
+        }
+        Outcome::Measured(run) => {
+            let _ = writeln!(
+                text,
+                "Measured under {}, with {}:\n",
+                table_cell(&run.load),
+                table_cell(&run.blocker)
+            );
+            text.push_str(&render_table(&strategies_table(report, checked)));
+            let _ = writeln!(
+                text,
+                "\nResults: `{}` ({TIMELINE_PNG}, {DDL_LOCKS_CSV}, ...).\n",
+                run.folder.display()
+            );
+        }
+    }
+    text
+}
+
+/// One row per statement: what it locked and what that blocks, rewrites,
+/// scans, how long it ran and held its locks.
+fn statements_table(statements: &[TracedStatement]) -> Table {
+    let mut table = Table::new(&[
+        ("#", Align::Right),
+        ("statement", Align::Left),
+        ("locks", Align::Left),
+        ("blocks", Align::Left),
+        ("rewrite", Align::Left),
+        ("scan", Align::Left),
+        ("ms", Align::Right),
+        ("held ms", Align::Right),
+    ]);
+    for statement in statements {
+        // Tables and sequences, each with its strongest lock; an index goes with its table.
+        let mut shown: Vec<&TracedLock> = Vec::new();
+        for lock in statement
+            .locks
+            .iter()
+            .filter(|lock| lock.taken && lock.kind != RelationKind::Index)
+        {
+            if !shown.iter().any(|seen| seen.relation == lock.relation) {
+                shown.push(lock);
+            }
+        }
+        let locks: Vec<String> = shown
+            .iter()
+            .map(|lock| format!("{} on {}", lock.mode.sql_name(), lock.relation))
+            .collect();
+        let blocks: Vec<String> = shown
+            .iter()
+            .filter(|lock| lock.blocks() != Blocks::Nothing)
+            .map(|lock| format!("{} on {}", lock.blocks().words(), lock.relation))
+            .collect();
+        let tables = || {
+            statement
+                .locks
+                .iter()
+                .filter(|lock| lock.kind == RelationKind::Table)
+        };
+        let rewritten = distinct(tables().filter(|lock| lock.rewritten));
+        let scan = match tables().any(|lock| lock.scanned.is_none()) {
+            true => "?".to_string(),
+            false => listed(distinct(tables().filter(|lock| lock.scanned == Some(true)))),
+        };
+        table.push(vec![
+            statement.statement.to_string(),
+            shortened(&statement.sql),
+            or_none(locks.join("; ")),
+            or_nothing(blocks.join("; ")),
+            listed(rewritten),
+            scan,
+            format_ms(statement.duration_ms),
+            format_ms(statement.held_ms),
+        ]);
+    }
+    table
+}
+
+/// The measured row of each strategy.
+fn strategies_table(report: &CheckReport, checked: &CheckedMigration) -> Table {
+    let mut table = Table::new(&[
+        ("strategy", Align::Left),
+        ("budget", Align::Left),
+        ("stall s", Align::Right),
+        ("zero-tps s", Align::Right),
+        ("worst tps", Align::Right),
+        ("p99 ms", Align::Right),
+        ("max ms", Align::Right),
+        ("failed", Align::Right),
+        ("tries", Align::Right),
+        ("migration", Align::Left),
+    ]);
+    let records = report.records();
+    for record in records
+        .iter()
+        .filter(|record| record.migration == checked.migration.name && !record.strategy.is_empty())
+    {
+        let number = |value: Option<f64>| value.map_or(String::new(), format_ms);
+        let done = match (record.ddl_outcome, record.done_after_s) {
+            (_, Some(seconds)) => format!("done after {} s", trim_number(seconds, 1)),
+            (Some(outcome), None) => serde_json::to_value(outcome)
+                .ok()
+                .and_then(|value| value.as_str().map(|s| s.replace('_', " ")))
+                .unwrap_or_default(),
+            (None, None) => String::new(),
+        };
+        table.push(vec![
+            format!("{} ({})", record.strategy, record.role),
+            match record.within_budget {
+                Some(false) => "**over**".to_string(),
+                _ => "within".to_string(),
+            },
+            record
+                .longest_stall_s
+                .map_or(String::new(), |v| v.to_string()),
+            record
+                .zero_tps_seconds
+                .map_or(String::new(), |v| v.to_string()),
+            record
+                .worst_second_tps
+                .map_or(String::new(), format_thousands),
+            number(record.lat_p99_ms),
+            number(record.lat_max_ms),
+            record.failed.map_or(String::new(), |v| v.to_string()),
+            record.ddl_tries.map_or(String::new(), |v| v.to_string()),
+            done,
+        ]);
+    }
+    table
+}
+
+/// The relation names of `locks`, each once, in order.
+fn distinct<'a>(locks: impl Iterator<Item = &'a TracedLock>) -> Vec<&'a str> {
+    let mut names: Vec<&str> = Vec::new();
+    for lock in locks {
+        if !names.contains(&lock.relation.as_str()) {
+            names.push(&lock.relation);
+        }
+    }
+    names
+}
+
+/// The statement on one line without the comments before it, cut at
+/// [`STATEMENT_CHARS`] characters.
+fn shortened(sql: &str) -> String {
+    let code: Vec<&str> = sql
+        .lines()
+        .skip_while(|line| line.trim().is_empty() || line.trim_start().starts_with("--"))
+        .collect();
+    let one_line = code
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match one_line.chars().count() > STATEMENT_CHARS {
+        true => format!(
+            "{}...",
+            one_line.chars().take(STATEMENT_CHARS).collect::<String>()
+        ),
+        false => one_line,
+    }
+}
+
+fn listed(names: Vec<&str>) -> String {
+    match names.is_empty() {
+        true => "no".to_string(),
+        false => names.join(", "),
+    }
+}
+
+fn or_none(text: String) -> String {
+    match text.is_empty() {
+        true => "none".to_string(),
+        false => text,
+    }
+}
+
+fn or_nothing(text: String) -> String {
+    match text.is_empty() {
+        true => "nothing".to_string(),
+        false => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::report::tests::two_migrations;
+
+    #[test]
+    fn long_statements_are_cut_on_one_line() {
+        assert_eq!(
+            shortened("-- why\n\nALTER TABLE orders\n    ADD COLUMN a int"),
+            "ALTER TABLE orders ADD COLUMN a int"
+        );
+        let long = "x".repeat(100);
+        assert_eq!(shortened(&long).len(), STATEMENT_CHARS + 3);
+    }
+
+    #[test]
+    fn check_md_starts_with_the_verdict_then_a_section_per_migration() {
+        let report = two_migrations();
+        let text = check_text(&report);
+        assert!(text.starts_with(&format!(
+            "{}\n\n# stallbench check: migrations\n",
+            report.verdict_line()
+        )));
+        let failed = &text[text.find("## 0002_add_note: **FAIL**").unwrap()..];
+        assert!(failed.contains(
+            "| 1 | ALTER TABLE orders ADD COLUMN note text | ACCESS EXCLUSIVE on orders | reads and \
+             writes on orders | no | no | 0.50 | 0.50 |"
+        ), "{failed}");
+        assert!(
+            failed.contains("| naive (deployed) | **over** |"),
+            "{failed}"
+        );
+        assert!(
+            failed.contains("| retry (recommended) | within | 0 |"),
+            "{failed}"
+        );
+        assert!(text.contains("## 0003_notes: not measured\n"), "{text}");
+        let comment = String::from_utf8(pr_comment(&report).bytes).unwrap();
+        assert_eq!(
+            comment,
+            format!("<!-- stallbench:check/migrations -->\n{text}")
+        );
+    }
+}

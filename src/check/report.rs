@@ -1,0 +1,633 @@
+//! What the check writes beside the migrations' results folders: the
+//! judged migrations as one [`CheckReport`], rendered as `check.csv` (one
+//! [`CheckRecord`] per migration and strategy), `check.json` and `junit.xml`
+//! (one test case per migration) here, and as `check.md` in `markdown`.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::run::{CheckRun, CheckedMigration, Outcome};
+use super::verdict::{Judged, MigrationVerdict, judge};
+use crate::config::{Budgets, CheckConfig, Data};
+use crate::expect::{Verdict, xml_escape};
+use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement};
+use crate::metrics::ranking::run_figures;
+use crate::metrics::{DdlOutcome, StrategyReport};
+use crate::results::{CHECK_CSV, CHECK_JSON, JUNIT_XML, OutputFile};
+
+/// A whole check as every format shows it: the settings that frame the
+/// figures and each migration with its judgement.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    /// The migrations folder, as the command line named it.
+    pub dir: PathBuf,
+    pub out_dir: PathBuf,
+    pub deploy: String,
+    pub recommend: String,
+    pub budgets: Budgets,
+    /// The blocker's hold, in seconds.
+    pub hold_s: f64,
+    pub clients: u32,
+    /// Where the rows came from: `100,000 generated rows per table`, `--seed seed.sql`.
+    pub data: String,
+    pub server_version: String,
+    pub earlier: usize,
+    /// Tables the generator could not fill.
+    pub unfilled: Vec<String>,
+    pub migrations: Vec<(CheckedMigration, Judged)>,
+}
+
+impl CheckReport {
+    /// Judges every migration of `run`.
+    pub fn new(config: &CheckConfig, run: CheckRun) -> CheckReport {
+        let deploy = config.deploy.name.clone();
+        let recommend = config.recommend.name.clone();
+        let migrations = run
+            .migrations
+            .into_iter()
+            .map(|checked| {
+                let judged = judge(&checked, &deploy, &recommend);
+                (checked, judged)
+            })
+            .collect();
+        CheckReport {
+            dir: config.dir.clone(),
+            out_dir: config.out_dir.clone(),
+            deploy,
+            recommend,
+            budgets: config.budgets.clone(),
+            hold_s: config.hold.as_secs_f64(),
+            clients: config.clients,
+            data: match &config.data {
+                Data::Seed { path, .. } => format!("the rows of --seed {}", path.display()),
+                Data::Rows(rows) => format!(
+                    "{} generated rows per table",
+                    crate::export::format::format_thousands(*rows)
+                ),
+            },
+            server_version: run.server_version,
+            earlier: run.earlier,
+            unfilled: run.unfilled,
+            migrations,
+        }
+    }
+
+    /// The migrations that break a budget as deployed.
+    pub fn failed(&self) -> Vec<&(CheckedMigration, Judged)> {
+        self.migrations
+            .iter()
+            .filter(|(_, judged)| judged.verdict == MigrationVerdict::Fail)
+            .collect()
+    }
+
+    /// The process exit code: 3 when a migration breaks a budget as deployed, else 0.
+    pub fn exit_code(&self) -> i32 {
+        match self.failed().is_empty() {
+            true => 0,
+            false => crate::expect::EXIT_CODE_FAILED,
+        }
+    }
+
+    /// The budgets in words: `longest stall <= 1 s, p99 <= 200 ms`.
+    pub fn budgets_words(&self) -> String {
+        let budgets = &self.budgets;
+        let mut words = vec![format!("longest stall <= {} s", budgets.max_stall_s)];
+        if let Some(ms) = budgets.max_p99_ms {
+            words.push(format!(
+                "p99 <= {} ms",
+                crate::export::format::trim_number(ms, 3)
+            ));
+        }
+        if let Some(failed) = budgets.max_failed {
+            words.push(format!("failed transactions <= {failed}"));
+        }
+        words.join(", ")
+    }
+
+    /// The verdict sentence, the first line of check.md and of stdout.
+    pub fn verdict_line(&self) -> String {
+        let failed = self.failed();
+        let count = self.migrations.len();
+        let plural = |n: usize| if n == 1 { "migration" } else { "migrations" };
+        if count == 0 {
+            return "**pass**: no new migrations to check.".to_string();
+        }
+        if failed.is_empty() {
+            return format!(
+                "**pass**: {count} new {} within budget as deployed ({}): {}.",
+                plural(count),
+                self.deploy,
+                self.budgets_words()
+            );
+        }
+        let names: Vec<&str> = failed
+            .iter()
+            .map(|(m, _)| m.migration.name.as_str())
+            .collect();
+        let fixed: Vec<&str> = failed
+            .iter()
+            .filter(|(_, judged)| judged.fixed_by_recommended == Some(true))
+            .map(|(m, _)| m.migration.name.as_str())
+            .collect();
+        let recommended = match (fixed.len(), failed.len()) {
+            (0, _) => format!("; {} does not keep any of them within it", self.recommend),
+            (fixed_count, all) if fixed_count == all => {
+                format!("; {} keeps every one within it", self.recommend)
+            }
+            _ => format!("; {} keeps {} within it", self.recommend, fixed.join(", ")),
+        };
+        format!(
+            "**FAIL**: {} of {count} new {} break the budget as deployed ({}; {}): {}{recommended}.",
+            failed.len(),
+            plural(count),
+            self.deploy,
+            self.budgets_words(),
+            names.join(", ")
+        )
+    }
+
+    /// `check.csv`, `check.json` and `junit.xml`.
+    pub fn files(&self) -> anyhow::Result<Vec<OutputFile>> {
+        Ok(vec![self.csv()?, self.json()?, self.junit()])
+    }
+
+    /// One record per migration and strategy (one without a strategy for a migration not measured).
+    pub fn records(&self) -> Vec<CheckRecord> {
+        let mut records = Vec::new();
+        for (checked, judged) in &self.migrations {
+            let base = CheckRecord {
+                migration: checked.migration.name.clone(),
+                verdict: judged.verdict,
+                strategy: String::new(),
+                role: String::new(),
+                blocks: None,
+                within_budget: None,
+                longest_stall_s: None,
+                zero_tps_seconds: None,
+                worst_second_tps: None,
+                lat_p99_ms: None,
+                lat_max_ms: None,
+                failed: None,
+                ddl_tries: None,
+                ddl_outcome: None,
+                done_after_s: None,
+                broken: judged.broken.join("; "),
+                fix: judged.fix.clone().unwrap_or_default(),
+            };
+            let Outcome::Measured(run) = &checked.outcome else {
+                records.push(base);
+                continue;
+            };
+            for strategy in &run.report.strategies {
+                let within = run
+                    .results
+                    .iter()
+                    .filter(|result| result.expectation.strategy == strategy.strategy)
+                    .all(|result| result.verdict == Verdict::Pass);
+                records.push(CheckRecord {
+                    strategy: strategy.strategy.clone(),
+                    role: self.role_of(&strategy.strategy).to_string(),
+                    blocks: Some(run.blocks),
+                    within_budget: Some(within),
+                    ..figures(strategy, base.clone())
+                });
+            }
+        }
+        records
+    }
+
+    /// `deployed` or `recommended`.
+    pub fn role_of(&self, strategy: &str) -> &'static str {
+        match strategy == self.deploy {
+            true => "deployed",
+            false => "recommended",
+        }
+    }
+
+    fn csv(&self) -> anyhow::Result<OutputFile> {
+        let mut writer = ::csv::Writer::from_writer(Vec::new());
+        for record in self.records() {
+            writer.serialize(record)?;
+        }
+        Ok(OutputFile {
+            name: CHECK_CSV.to_string(),
+            bytes: writer.into_inner()?,
+        })
+    }
+
+    fn json(&self) -> anyhow::Result<OutputFile> {
+        let records = self.records();
+        let migrations: Vec<MigrationJson> = self
+            .migrations
+            .iter()
+            .map(|(checked, judged)| MigrationJson::new(checked, judged, &records))
+            .collect();
+        let file = CheckJson {
+            verdict: match self.exit_code() {
+                0 => "pass",
+                _ => "fail",
+            },
+            deploy: &self.deploy,
+            recommend: &self.recommend,
+            max_stall_s: self.budgets.max_stall_s,
+            max_p99_ms: self.budgets.max_p99_ms,
+            max_failed: self.budgets.max_failed,
+            migrations,
+        };
+        let mut bytes = serde_json::to_vec_pretty(&file)?;
+        bytes.push(b'\n');
+        Ok(OutputFile {
+            name: CHECK_JSON.to_string(),
+            bytes,
+        })
+    }
+
+    /// One test case per migration; a failed one names the broken budgets,
+    /// the fix and what the recommended strategy did.
+    fn junit(&self) -> OutputFile {
+        let failures = self.failed().len();
+        let mut text = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        text.push_str(&format!(
+            "<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">\n",
+            xml_escape(&format!("stallbench check {}", self.dir.display())),
+            self.migrations.len(),
+        ));
+        for (checked, judged) in &self.migrations {
+            let open = format!(
+                "  <testcase classname=\"stallbench.check\" name=\"{}\"",
+                xml_escape(&checked.migration.name)
+            );
+            if judged.verdict != MigrationVerdict::Fail {
+                text.push_str(&open);
+                text.push_str("/>\n");
+                continue;
+            }
+            let body: Vec<&str> = [judged.fix.as_deref(), judged.recommended.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect();
+            text.push_str(&format!(
+                "{open}>\n    <failure message=\"{}\">{}</failure>\n  </testcase>\n",
+                xml_escape(&format!("{}: {}", self.deploy, judged.broken.join("; "))),
+                xml_escape(&body.join("; "))
+            ));
+        }
+        text.push_str("</testsuite>\n");
+        OutputFile {
+            name: JUNIT_XML.to_string(),
+            bytes: text.into_bytes(),
+        }
+    }
+}
+
+/// `base` with the measured figures of `strategy`.
+fn figures(strategy: &StrategyReport, base: CheckRecord) -> CheckRecord {
+    let row = run_figures(strategy);
+    let round = |value: f64| (value * 1000.0).round() / 1000.0;
+    let started_s = strategy.attempts.first().map(|attempt| attempt.started_s);
+    CheckRecord {
+        longest_stall_s: Some(row.longest_stall_s),
+        zero_tps_seconds: Some(row.zero_tps_seconds),
+        worst_second_tps: Some(row.worst_second_tps),
+        lat_p99_ms: Some(round(strategy.summary.lat_p99_ms)),
+        lat_max_ms: Some(round(strategy.summary.lat_max_ms)),
+        failed: Some(strategy.summary.failed),
+        ddl_tries: Some(row.ddl_tries),
+        ddl_outcome: Some(row.ddl_outcome),
+        done_after_s: match (row.migration_done_at_s, started_s) {
+            (Some(done), Some(started)) => Some(round(done - started)),
+            _ => None,
+        },
+        ..base
+    }
+}
+
+/// One row of `check.csv`: one strategy's run of one migration (a migration
+/// not measured has one row with the strategy and figures empty).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckRecord {
+    pub migration: String,
+    /// The migration's verdict: `pass`, `fail` or `not_measured`.
+    pub verdict: MigrationVerdict,
+    pub strategy: String,
+    /// `deployed` (`--deploy`, which the budgets judge) or `recommended`.
+    pub role: String,
+    /// What the strongest lock on a table the load touches blocks.
+    pub blocks: Option<Blocks>,
+    /// This strategy's run kept every budget.
+    pub within_budget: Option<bool>,
+    pub longest_stall_s: Option<u32>,
+    pub zero_tps_seconds: Option<u32>,
+    /// The lowest TPS of a second the migration touched.
+    pub worst_second_tps: Option<u64>,
+    pub lat_p99_ms: Option<f64>,
+    pub lat_max_ms: Option<f64>,
+    pub failed: Option<u64>,
+    pub ddl_tries: Option<u32>,
+    pub ddl_outcome: Option<DdlOutcome>,
+    /// From the first try's start until the migration was done, in seconds.
+    pub done_after_s: Option<f64>,
+    /// The budgets the deployed run broke, separated by `; `.
+    pub broken: String,
+    /// The fix, for a migration that breaks a budget.
+    pub fix: String,
+}
+
+/// `check.json`.
+#[derive(Serialize)]
+struct CheckJson<'a> {
+    /// `pass` or `fail` (exit 3).
+    verdict: &'a str,
+    deploy: &'a str,
+    recommend: &'a str,
+    max_stall_s: u32,
+    max_p99_ms: Option<f64>,
+    max_failed: Option<u64>,
+    migrations: Vec<MigrationJson>,
+}
+
+/// One migration in `check.json`: its judgement, its trace (what
+/// `ddl_locks.csv` holds, nested by statement) and its measured rows (those of `check.csv`).
+#[derive(Serialize)]
+struct MigrationJson {
+    name: String,
+    path: String,
+    verdict: MigrationVerdict,
+    broken: Vec<String>,
+    fix: Option<String>,
+    recommended: Option<String>,
+    fixed_by_recommended: Option<bool>,
+    not_measured: Option<String>,
+    load: Option<String>,
+    blocker: Option<String>,
+    results: Option<String>,
+    trace_ms: f64,
+    statements: Vec<StatementJson>,
+    strategies: Vec<CheckRecord>,
+}
+
+/// One traced statement in `check.json` (the facts of `ddl_locks.csv`, nested).
+#[derive(Serialize)]
+struct StatementJson {
+    step: u32,
+    statement: u32,
+    sql: String,
+    duration_ms: f64,
+    held_ms: f64,
+    locks: Vec<LockJson>,
+}
+
+/// One lock of a traced statement in `check.json`.
+#[derive(Serialize)]
+struct LockJson {
+    relation: String,
+    kind: RelationKind,
+    mode: LockMode,
+    blocks: Blocks,
+    taken: bool,
+    rewritten: bool,
+    /// `null` where the trace cannot tell.
+    scanned: Option<bool>,
+}
+
+impl StatementJson {
+    fn new(statement: &TracedStatement) -> StatementJson {
+        let round = |ms: f64| (ms * 1000.0).round() / 1000.0;
+        StatementJson {
+            step: statement.step,
+            statement: statement.statement,
+            sql: statement.sql.clone(),
+            duration_ms: round(statement.duration_ms),
+            held_ms: round(statement.held_ms),
+            locks: statement
+                .locks
+                .iter()
+                .map(|lock| LockJson {
+                    relation: lock.relation.clone(),
+                    kind: lock.kind,
+                    mode: lock.mode,
+                    blocks: lock.blocks(),
+                    taken: lock.taken,
+                    rewritten: lock.rewritten,
+                    scanned: lock.scanned,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl MigrationJson {
+    fn new(checked: &CheckedMigration, judged: &Judged, records: &[CheckRecord]) -> MigrationJson {
+        let name = &checked.migration.name;
+        let run = match &checked.outcome {
+            Outcome::Measured(run) => Some(run),
+            Outcome::NotMeasured => None,
+        };
+        MigrationJson {
+            name: name.clone(),
+            path: checked.migration.path.display().to_string(),
+            verdict: judged.verdict,
+            broken: judged.broken.clone(),
+            fix: judged.fix.clone(),
+            recommended: judged.recommended.clone(),
+            fixed_by_recommended: judged.fixed_by_recommended,
+            not_measured: judged.not_measured.clone(),
+            load: run.map(|run| run.load.clone()),
+            blocker: run.map(|run| run.blocker.clone()),
+            results: run.map(|run| run.folder.display().to_string()),
+            trace_ms: (checked.trace_ms * 1000.0).round() / 1000.0,
+            statements: checked.statements.iter().map(StatementJson::new).collect(),
+            strategies: records
+                .iter()
+                .filter(|record| record.migration == *name && !record.strategy.is_empty())
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::check::migrations::{Migration, Statement, Step};
+    use crate::check::run::MeasuredRun;
+    use crate::expect::{Bound, Expectation, evaluate};
+    use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock};
+    use crate::testing::reference_report;
+
+    fn migration(name: &str, sql: &str) -> Migration {
+        Migration {
+            name: name.to_string(),
+            path: PathBuf::from(format!("migrations/{name}.sql")),
+            version: name[..4].to_string(),
+            steps: vec![Step {
+                statements: vec![Statement {
+                    sql: sql.to_string(),
+                    line: 1,
+                }],
+                in_transaction: true,
+            }],
+        }
+    }
+
+    fn traced(sql: &str, mode: LockMode) -> Vec<TracedStatement> {
+        vec![TracedStatement {
+            step: 1,
+            statement: 1,
+            sql: sql.to_string(),
+            duration_ms: 0.5,
+            held_ms: 0.5,
+            locks: vec![TracedLock {
+                relation: "orders".into(),
+                kind: RelationKind::Table,
+                mode,
+                taken: true,
+                rewritten: false,
+                scanned: Some(false),
+            }],
+        }]
+    }
+
+    /// A check of two migrations: the reference add-column run (naive stalls,
+    /// retry does not) and a new table that locks nothing that existed.
+    pub(crate) fn two_migrations() -> CheckReport {
+        let report = reference_report();
+        let expectations: Vec<Expectation> = ["naive", "retry"]
+            .into_iter()
+            .map(|strategy| Expectation {
+                strategy: strategy.to_string(),
+                bound: Bound::MaxLongestStallS(1),
+                source: "check --max-stall".to_string(),
+            })
+            .collect();
+        let add = "ALTER TABLE orders ADD COLUMN note text";
+        let measured = CheckedMigration {
+            migration: migration("0002_add_note", add),
+            statements: traced(add, LockMode::AccessExclusive),
+            trace_ms: 3.0,
+            outcome: Outcome::Measured(MeasuredRun {
+                load: "4 clients: primary-key reads on orders".to_string(),
+                blocker: "a report holding ACCESS SHARE on orders for 12 s".to_string(),
+                blocks: Blocks::ReadsAndWrites,
+                results: evaluate(&expectations, &report),
+                report,
+                folder: PathBuf::from("results/check/0002_add_note"),
+            }),
+        };
+        let create = "CREATE TABLE notes (id int)";
+        let not_measured = CheckedMigration {
+            migration: migration("0003_notes", create),
+            statements: Vec::new(),
+            trace_ms: 1.0,
+            outcome: Outcome::NotMeasured,
+        };
+        let migrations = [measured, not_measured]
+            .into_iter()
+            .map(|checked| {
+                let judged = judge(&checked, "naive", "retry");
+                (checked, judged)
+            })
+            .collect();
+        CheckReport {
+            dir: PathBuf::from("migrations"),
+            out_dir: PathBuf::from("results/check"),
+            deploy: "naive".to_string(),
+            recommend: "retry".to_string(),
+            budgets: Budgets {
+                max_stall_s: 1,
+                max_p99_ms: None,
+                max_failed: None,
+            },
+            hold_s: 12.0,
+            clients: 4,
+            data: "100,000 generated rows per table".to_string(),
+            server_version: "15.8".to_string(),
+            earlier: 1,
+            unfilled: Vec::new(),
+            migrations,
+        }
+    }
+
+    #[test]
+    fn the_verdict_names_the_failed_migration_and_what_retry_does() {
+        let report = two_migrations();
+        assert_eq!(report.exit_code(), 3);
+        let naive_stall = reference_report().strategies[0].summary.longest_stall_s;
+        assert_eq!(
+            report.verdict_line(),
+            "**FAIL**: 1 of 2 new migrations break the budget as deployed (naive; longest stall \
+             <= 1 s): 0002_add_note; retry keeps every one within it."
+        );
+        let (_, judged) = &report.migrations[0];
+        assert_eq!(
+            judged.broken,
+            [format!("longest stall {naive_stall} s (budget 1 s)")]
+        );
+        assert_eq!(
+            judged.recommended.as_deref(),
+            Some("fixed by retry: longest stall 0 s")
+        );
+        assert!(
+            judged
+                .fix
+                .as_deref()
+                .unwrap()
+                .starts_with("ALTER TABLE blocks reads and writes on orders for"),
+            "{judged:?}"
+        );
+        assert_eq!(
+            report.migrations[1].1.verdict,
+            MigrationVerdict::NotMeasured
+        );
+    }
+
+    #[test]
+    fn check_csv_is_one_record_per_migration_and_strategy() {
+        let files = two_migrations().files().unwrap();
+        let csv = String::from_utf8(files[0].bytes.clone()).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "migration,verdict,strategy,role,blocks,within_budget,longest_stall_s,\
+             zero_tps_seconds,worst_second_tps,lat_p99_ms,lat_max_ms,failed,ddl_tries,\
+             ddl_outcome,done_after_s,broken,fix"
+        );
+        assert!(lines[1].starts_with("0002_add_note,fail,naive,deployed,reads_and_writes,false,"));
+        assert!(
+            lines[2].starts_with("0002_add_note,fail,retry,recommended,reads_and_writes,true,0,")
+        );
+        assert_eq!(lines[3], "0003_notes,not_measured,,,,,,,,,,,,,,,");
+        let records: Vec<CheckRecord> = ::csv::Reader::from_reader(csv.as_bytes())
+            .deserialize()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(records, two_migrations().records());
+    }
+
+    #[test]
+    fn check_json_and_junit_hold_every_migration() {
+        let files = two_migrations().files().unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&files[1].bytes).unwrap();
+        assert_eq!(json["verdict"], "fail");
+        let first = &json["migrations"][0];
+        assert_eq!(
+            first["statements"][0]["locks"][0]["blocks"],
+            "reads_and_writes"
+        );
+        assert_eq!(first["strategies"].as_array().unwrap().len(), 2);
+        assert_eq!(json["migrations"][1]["verdict"], "not_measured");
+        let junit = String::from_utf8(files[2].bytes.clone()).unwrap();
+        assert!(junit.contains("tests=\"2\" failures=\"1\""), "{junit}");
+        assert!(
+            junit.contains("<testcase classname=\"stallbench.check\" name=\"0003_notes\"/>"),
+            "{junit}"
+        );
+        assert!(
+            junit.contains("<failure message=\"naive: longest stall"),
+            "{junit}"
+        );
+    }
+}

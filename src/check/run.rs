@@ -1,0 +1,450 @@
+//! The check's course on one throwaway server, started once:
+//!
+//! 1. a database of its own (`stallbench_check`) gets the earlier
+//!    migrations, then the rows (`--seed` or generated), then `VACUUM ANALYZE`;
+//! 2. for each new migration, in order: its lock trace (in a transaction
+//!    rolled back when it is one transaction; otherwise, as deployed, on a
+//!    copy of the database that is dropped after); its plan (load, blocker)
+//!    from the trace; each strategy's run on a fresh copy of the database
+//!    (`CREATE DATABASE ... TEMPLATE`), so every strategy meets the schema and
+//!    rows the earlier migrations left and no run's migration reaches the
+//!    next; then the migration is applied for real, for the next one.
+//!
+//! Each measured migration gets a results folder of its own, the files of a
+//! `compare` (timeline, attempts, `ddl_locks.csv`, summary, charts).
+
+use std::time::Instant;
+
+use tokio_postgres::Client;
+
+use super::migrations::{Migration, Step, read_folder, split_new};
+use super::plan::{self, Plan, TableFacts};
+use super::rows::fill_tables;
+use crate::config::{CheckConfig, Config, Data};
+use crate::error::Error;
+use crate::expect::{self, ExpectationResult};
+use crate::export::{run_json::RunFile, workload_toml};
+use crate::measure::measure_strategy;
+use crate::metrics::RunReport;
+use crate::metrics::lock_trace::{Blocks, LockMode, TracedStatement};
+use crate::role::Role;
+use crate::scenario::Interrupt;
+use crate::scenario::ddl::trace::{TraceEnd, TraceError, TraceStep, rolls_back, trace_steps};
+use crate::stderrln;
+use crate::target::{self, Target, error_text};
+use crate::{export, plot, results};
+
+/// The database the earlier migrations build and each new one is applied to.
+const WORK_DATABASE: &str = "stallbench_check";
+/// The copy a strategy's run (or a committed trace) uses, dropped after.
+const RUN_DATABASE: &str = "stallbench_check_run";
+
+/// One new migration as the check found it.
+#[derive(Debug, Clone)]
+pub struct CheckedMigration {
+    pub migration: Migration,
+    /// Its lock trace, statement by statement.
+    pub statements: Vec<TracedStatement>,
+    /// How long the trace took, in ms (the statements and the trace's own queries).
+    pub trace_ms: f64,
+    pub outcome: Outcome,
+}
+
+/// Whether a migration was measured under traffic.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// It locks no table that existed before it: nothing for traffic to wait on.
+    NotMeasured,
+    Measured(MeasuredRun),
+}
+
+/// A migration's measured runs: one per strategy, deploy first.
+#[derive(Debug, Clone)]
+pub struct MeasuredRun {
+    /// The load in words.
+    pub load: String,
+    /// The blocker in words.
+    pub blocker: String,
+    /// What the strongest lock on a table the load touches blocks.
+    pub blocks: Blocks,
+    pub report: RunReport,
+    /// Every budget checked on every strategy.
+    pub results: Vec<ExpectationResult>,
+    /// The migration's results folder.
+    pub folder: std::path::PathBuf,
+}
+
+/// What a whole check found, migration by migration, with its timings.
+#[derive(Debug, Clone)]
+pub struct CheckRun {
+    pub migrations: Vec<CheckedMigration>,
+    /// How many migrations came before the new ones.
+    pub earlier: usize,
+    /// The throwaway server's start, in seconds.
+    pub server_start_s: Option<f64>,
+    pub server_version: String,
+    /// Tables the generator could not fill, with the reason.
+    pub unfilled: Vec<String>,
+}
+
+/// Runs the check `config` describes; `interrupt` ends it early.
+pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<CheckRun, Error> {
+    let folder = read_folder(&config.dir, config.layout, config.transaction)?;
+    let (earlier, new) = split_new(folder, &config.selection)?;
+    say(
+        config,
+        format!(
+            "stallbench check {}: {} earlier migrations, new: {}; results in {}",
+            config.dir.display(),
+            earlier.len(),
+            names(&new),
+            config.out_dir.display()
+        ),
+    );
+    let mut run = CheckRun {
+        migrations: Vec::new(),
+        earlier: earlier.len(),
+        server_start_s: None,
+        server_version: String::new(),
+        unfilled: Vec::new(),
+    };
+    if new.is_empty() {
+        return Ok(run);
+    }
+    let base = plan::base_config(config);
+    let started = Instant::now();
+    let mut target = Target::open(&base).await?;
+    run.server_start_s = target.server_start_s;
+    run.server_version = target.server_version.clone();
+    say(
+        config,
+        format!(
+            "target: {}, PostgreSQL {} (ready in {:.1} s)",
+            target.description,
+            target.server_version,
+            started.elapsed().as_secs_f64()
+        ),
+    );
+    results::create_folder(&config.out_dir)?;
+    prepare_database(config, &mut target, &earlier, &mut run).await?;
+    for migration in new {
+        if let Some(reason) = interrupt.reason() {
+            return Err(Error::runtime(reason.to_string()));
+        }
+        let checked = check_migration(config, &mut target, migration, interrupt).await?;
+        apply(&target, &checked.migration).await?;
+        run.migrations.push(checked);
+    }
+    target.clear_sessions().await?;
+    Ok(run)
+}
+
+/// The work database: created, the earlier migrations applied, rows in, vacuumed.
+async fn prepare_database(
+    config: &CheckConfig,
+    target: &mut Target,
+    earlier: &[Migration],
+    run: &mut CheckRun,
+) -> Result<(), Error> {
+    let started = Instant::now();
+    target
+        .run_on_home_database(&format!("CREATE DATABASE {WORK_DATABASE}"))
+        .await?;
+    target.use_database(WORK_DATABASE);
+    target.prepare_schema("check", "", &[]).await?;
+    for migration in earlier {
+        apply(target, migration).await?;
+    }
+    let client = target.connect(Role::Setup).await?;
+    match &config.data {
+        Data::Seed { path, sql } => client.batch_execute(sql).await.map_err(|err| {
+            Error::bad_input(format!(
+                "--seed {}: {}; fix the SQL (it runs once the earlier migrations ran)",
+                path.display(),
+                error_text(&err)
+            ))
+        })?,
+        Data::Rows(rows) => {
+            for fill in fill_tables(&client, target::SCHEMA, *rows, config.seed).await? {
+                if let Some(reason) = fill.skipped {
+                    stderrln!("warning: table {} not filled: {reason}", fill.table);
+                    run.unfilled.push(format!("{}: {reason}", fill.table));
+                }
+                if let Some(note) = fill.note {
+                    say(config, format!("table {}: {note}", fill.table));
+                }
+            }
+        }
+    }
+    client
+        .batch_execute("VACUUM ANALYZE")
+        .await
+        .map_err(|err| Error::runtime(format!("VACUUM ANALYZE: {}", error_text(&err))))?;
+    say(
+        config,
+        format!(
+            "schema and rows: {} earlier migrations applied and the tables filled in {:.1} s",
+            earlier.len(),
+            started.elapsed().as_secs_f64()
+        ),
+    );
+    Ok(())
+}
+
+/// Traces, plans and measures one migration; the work database is as before.
+async fn check_migration(
+    config: &CheckConfig,
+    target: &mut Target,
+    migration: Migration,
+    interrupt: &Interrupt,
+) -> Result<CheckedMigration, Error> {
+    let started = Instant::now();
+    let statements = trace_migration(target, &migration).await?;
+    let trace_ms = started.elapsed().as_secs_f64() * 1000.0;
+    say(
+        config,
+        format!(
+            "== {}: {} traced in {:.0} ms",
+            migration.name,
+            match statements.len() {
+                1 => "1 statement".to_string(),
+                count => format!("{count} statements"),
+            },
+            trace_ms
+        ),
+    );
+    let client = target.connect(Role::Check).await?;
+    let mut tables: Vec<(TableFacts, LockMode)> = Vec::new();
+    for (name, mode) in plan::locked_tables(&statements) {
+        if let Some(facts) = plan::table_facts(&client, &name).await? {
+            tables.push((facts, mode));
+        }
+    }
+    drop(client);
+    let outcome = match tables.is_empty() {
+        true => Outcome::NotMeasured,
+        false => {
+            let plan = plan::plan_run(config, &migration, &tables)?;
+            Outcome::Measured(measure(config, target, plan, &statements, interrupt).await?)
+        }
+    };
+    Ok(CheckedMigration {
+        migration,
+        statements,
+        trace_ms,
+        outcome,
+    })
+}
+
+/// The lock trace of `migration` on the work database: rolled back when it
+/// is one transaction, else as deployed on a copy.
+async fn trace_migration(
+    target: &mut Target,
+    migration: &Migration,
+) -> Result<Vec<TracedStatement>, Error> {
+    let steps: Vec<TraceStep> = migration
+        .steps
+        .iter()
+        .map(|step| TraceStep {
+            statements: step.statements.iter().map(|s| s.sql.clone()).collect(),
+            in_transaction: step.in_transaction,
+        })
+        .collect();
+    let one_transaction = steps.len() == 1 && rolls_back(&steps, target.server_version_num);
+    if !one_transaction {
+        copy_work_database(target).await?;
+    }
+    let traced = async {
+        let session = target.connect(Role::Trace).await?;
+        let watcher = target.connect(Role::TraceWatcher).await?;
+        let end = match one_transaction {
+            true => TraceEnd::RolledBack,
+            false => TraceEnd::Committed,
+        };
+        match trace_steps(&session, &watcher, &steps, target.server_version_num, end).await {
+            Ok(traced) => Ok(traced.statements),
+            Err(TraceError::Session(error)) => Err(error),
+            Err(TraceError::Statement { sql, message, .. }) => Err(Error::bad_input(format!(
+                "{}{}: {message}; the statement cannot run on the schema the earlier \
+                 migrations and the rows leave; fix it, or check the earlier migrations \
+                 (and --seed)",
+                migration.path.display(),
+                line_of(migration, &sql)
+            ))),
+        }
+    }
+    .await;
+    if !one_transaction {
+        back_to_work_database(target).await?;
+    }
+    traced
+}
+
+/// ` line N` of the statement `sql` in `migration`'s file, if found.
+fn line_of(migration: &Migration, sql: &str) -> String {
+    migration
+        .steps
+        .iter()
+        .flat_map(|step| &step.statements)
+        .find(|statement| statement.sql == sql)
+        .map_or(String::new(), |statement| {
+            format!(" line {}", statement.line)
+        })
+}
+
+/// Runs each strategy of `plan` on its own copy of the work database and
+/// writes the migration's results folder.
+async fn measure(
+    check: &CheckConfig,
+    target: &mut Target,
+    plan: Plan,
+    statements: &[TracedStatement],
+    interrupt: &Interrupt,
+) -> Result<MeasuredRun, Error> {
+    let config = &plan.config;
+    say(
+        check,
+        format!("load: {}; blocker: {}", plan.load, plan.blocker),
+    );
+    open_results_folder(check, config, target)?;
+    let mut report = RunReport {
+        workload: config.workload_name.clone(),
+        strategies: Vec::new(),
+        interruption: None,
+    };
+    for (index, strategy) in config.strategies.iter().enumerate() {
+        copy_work_database(target).await?;
+        if !config.quiet {
+            stderrln!("== {} ({}) ==", strategy.name, strategy.describe());
+        }
+        let measured = measure_strategy(
+            config,
+            target,
+            strategy,
+            (config.seed.wrapping_add(index as u64), 1),
+            interrupt,
+            statements.to_vec(),
+        )
+        .await;
+        let back = back_to_work_database(target).await;
+        let measured = measured?;
+        back?;
+        if let Some(line) = &measured.ddl_error {
+            stderrln!("{}", line.trim_end());
+        }
+        report.strategies.push(measured.report);
+        export::write_all(&report, &config.out_dir)?;
+        plot::draw_all(&report, &config.out_dir)?;
+        target.copy_server_log(&config.out_dir)?;
+        if let Some(reason) = measured.interrupted {
+            return Err(Error::runtime(reason));
+        }
+    }
+    let results = expect::evaluate(&config.expectations, &report);
+    Ok(MeasuredRun {
+        load: plan.load,
+        blocker: plan.blocker,
+        blocks: plan.blocks,
+        report,
+        results,
+        folder: config.out_dir.clone(),
+    })
+}
+
+/// The migration's folder with `run.json` and `workload.toml`; an earlier
+/// check's files there go with `--force`.
+fn open_results_folder(check: &CheckConfig, config: &Config, target: &Target) -> Result<(), Error> {
+    let replaced = match check.force {
+        true => results::earlier_run_files(&config.out_dir).map_err(|err| {
+            Error::runtime(format!("listing {}: {err}", config.out_dir.display()))
+        })?,
+        false => Vec::new(),
+    };
+    let run_file = RunFile {
+        server_start_s: target.server_start_s,
+        ..RunFile::new(config, &target.description, &target.server_version)
+    };
+    results::create_results_folder(
+        &config.out_dir,
+        &replaced,
+        &[run_file.render()?, workload_toml::render(config)?],
+    )
+}
+
+/// Ends every session of the check and makes [`RUN_DATABASE`] a fresh copy
+/// of the work database, where the later connections go.
+async fn copy_work_database(target: &mut Target) -> Result<(), Error> {
+    target.clear_sessions().await?;
+    target
+        .run_on_home_database(&format!("DROP DATABASE IF EXISTS {RUN_DATABASE}"))
+        .await?;
+    target
+        .run_on_home_database(&format!(
+            "CREATE DATABASE {RUN_DATABASE} TEMPLATE {WORK_DATABASE}"
+        ))
+        .await?;
+    target.use_database(RUN_DATABASE);
+    Ok(())
+}
+
+/// Back on the work database; the copy is dropped.
+async fn back_to_work_database(target: &mut Target) -> Result<(), Error> {
+    target.clear_sessions().await?;
+    target.use_database(WORK_DATABASE);
+    target
+        .run_on_home_database(&format!("DROP DATABASE IF EXISTS {RUN_DATABASE}"))
+        .await
+}
+
+/// Applies `migration` to the current database for real, step by step as the
+/// tool would: a transaction per step, a statement outside one on its own.
+async fn apply(target: &Target, migration: &Migration) -> Result<(), Error> {
+    let client = target.connect(Role::Setup).await?;
+    for step in &migration.steps {
+        apply_step(&client, step).await.map_err(|err| {
+            Error::bad_input(format!(
+                "{}: applying it failed: {}; fix the migration (the check applies every \
+                 earlier migration, and each new one before the next)",
+                migration.path.display(),
+                error_text(&err)
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+async fn apply_step(client: &Client, step: &Step) -> Result<(), tokio_postgres::Error> {
+    if step.in_transaction {
+        client.batch_execute("BEGIN").await?;
+    }
+    for statement in &step.statements {
+        if let Err(err) = client.batch_execute(&statement.sql).await {
+            if step.in_transaction {
+                let _ = client.batch_execute("ROLLBACK").await;
+            }
+            return Err(err);
+        }
+    }
+    if step.in_transaction {
+        client.batch_execute("COMMIT").await?;
+    }
+    Ok(())
+}
+
+fn names(migrations: &[Migration]) -> String {
+    match migrations.is_empty() {
+        true => "none".to_string(),
+        false => migrations
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// A progress line on stderr, unless `--quiet`.
+fn say(config: &CheckConfig, line: String) {
+    if !config.quiet {
+        stderrln!("{line}");
+    }
+}

@@ -1,0 +1,350 @@
+//! The settings of `stallbench check DIR`, read once from its flags: which
+//! migrations are new, how the tool runs them, the data, the traffic, the
+//! blocker, the two strategies and the budgets. Everything later trusts them.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::check::migrations::{Layout, Selection, TransactionMode};
+use crate::cli::{CheckArgs, CommonArgs};
+use crate::error::Error;
+use crate::script;
+use crate::server::ServerRequest;
+use crate::strategy::{NamedStrategy, PRESET_NAMES, preset};
+
+use super::duration::parse_duration;
+use super::load::{MAX_CLIENTS, WeightedScript};
+use super::output::parse_output;
+use super::server::parse_server;
+
+/// The default rows per generated table.
+pub const DEFAULT_ROWS: u64 = 100_000;
+/// The default load clients: the reference experiment's 4.
+const DEFAULT_CLIENTS: u32 = 4;
+/// The default time the blocker holds its transaction open.
+const DEFAULT_HOLD: &str = "10s";
+/// The default longest stall the deployed migration may cause.
+const DEFAULT_MAX_STALL: &str = "1s";
+/// When the blocker starts, on each run's clock: after one second of steady traffic.
+pub const BLOCKER_AT: Duration = Duration::from_secs(1);
+/// When the migration starts: once the blocker holds its lock.
+pub const DDL_AT: Duration = Duration::from_millis(1500);
+/// The run goes on this long after the blocker ends: the migration's last
+/// tries (`retry` sleeps at most 5 s) and the traffic's recovery.
+const AFTER_BLOCKER: Duration = Duration::from_secs(4);
+
+/// Where the rows of the earlier migrations' tables come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Data {
+    /// `--seed FILE`: the user's SQL, run once the earlier migrations ran.
+    Seed { path: PathBuf, sql: String },
+    /// `--rows N` generated per table from the catalogs.
+    Rows(u64),
+}
+
+/// The traffic of each measured run.
+#[derive(Debug, Clone)]
+pub enum LoadChoice {
+    /// Reads of the tables the migration locks, writes too where it blocks them.
+    Auto,
+    /// `--load read`: primary-key reads only.
+    Read,
+    /// `--load read-write`: reads, single-row updates and inserts.
+    ReadWrite,
+    /// `--load FILE`: the user's pgbench script.
+    Script(WeightedScript),
+}
+
+/// The long transaction each run puts in the migration's way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockerChoice {
+    /// A report for a lock that blocks reads, a writer for one that blocks writes.
+    Auto,
+    Report,
+    Writer,
+    None,
+}
+
+/// The limits the deployed migration must keep (each inclusive).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Budgets {
+    /// Longest stall, in whole seconds.
+    pub max_stall_s: u32,
+    pub max_p99_ms: Option<f64>,
+    pub max_failed: Option<u64>,
+}
+
+/// Everything `check` needs, validated.
+#[derive(Debug, Clone)]
+pub struct CheckConfig {
+    pub dir: PathBuf,
+    pub layout: Option<Layout>,
+    pub selection: Selection,
+    pub transaction: TransactionMode,
+    pub data: Data,
+    pub load: LoadChoice,
+    pub clients: u32,
+    pub blocker: BlockerChoice,
+    pub hold: Duration,
+    /// Each run's load duration.
+    pub duration: Duration,
+    /// How the project deploys (`--deploy`) and what is measured beside it (`--recommend`).
+    pub deploy: NamedStrategy,
+    pub recommend: NamedStrategy,
+    pub budgets: Budgets,
+    pub out_dir: PathBuf,
+    /// Files of an earlier check in `out_dir` that `--force` replaces.
+    pub replaced_files: Vec<PathBuf>,
+    pub force: bool,
+    pub quiet: bool,
+    /// Whether each run prints its progress line: not with `--quiet`, nor in CI.
+    pub progress: bool,
+    /// Whether the check runs in CI (`CI` set, see [`super::in_ci`]).
+    pub ci: bool,
+    pub server: ServerRequest,
+    /// Seed of the load's random keys and of the generated rows.
+    pub seed: u64,
+}
+
+impl CheckConfig {
+    /// Reads the flags of `check DIR`.
+    pub fn new(dir: &Path, args: &CheckArgs) -> Result<CheckConfig, Error> {
+        if !dir.is_dir() {
+            return Err(Error::bad_input(format!(
+                "check {}: no such folder; pass your project's migrations folder",
+                dir.display()
+            )));
+        }
+        let hold = parse_duration("--hold", args.hold.as_deref().unwrap_or(DEFAULT_HOLD))?;
+        let duration = parse_run_duration(args.duration.as_deref(), hold)?;
+        let output = parse_output(args.out.as_deref(), args.force, "check")?;
+        let server_args = CommonArgs {
+            pg_bin: args.pg_bin.clone(),
+            pg_version: args.pg_version,
+            offline: args.offline,
+            ..CommonArgs::default()
+        };
+        let layout = match &args.layout {
+            Some(name) => Some(name.parse::<Layout>().map_err(Error::bad_input)?),
+            None => None,
+        };
+        let transaction = match &args.transaction {
+            Some(name) => name.parse::<TransactionMode>().map_err(Error::bad_input)?,
+            None => TransactionMode::default(),
+        };
+        Ok(CheckConfig {
+            dir: dir.to_path_buf(),
+            layout,
+            selection: parse_selection(args),
+            transaction,
+            data: parse_data(args)?,
+            load: parse_load_choice(args.load.as_deref())?,
+            clients: parse_clients(args.clients)?,
+            blocker: parse_blocker_choice(args.blocker.as_deref()),
+            hold,
+            duration,
+            deploy: parse_strategy("--deploy", args.deploy.as_deref().unwrap_or("naive"))?,
+            recommend: parse_strategy("--recommend", args.recommend.as_deref().unwrap_or("retry"))?,
+            budgets: parse_budgets(args)?,
+            out_dir: output.dir,
+            replaced_files: output.replaced_files,
+            force: args.force,
+            quiet: args.quiet,
+            progress: !args.quiet && !super::in_ci(),
+            ci: super::in_ci(),
+            server: parse_server(&server_args, &|name| std::env::var(name).ok())?,
+            seed: rand::random(),
+        })
+    }
+
+    /// The strategies each migration runs with: deploy, then recommend (once if they are one).
+    pub fn strategies(&self) -> Vec<NamedStrategy> {
+        let mut strategies = vec![self.deploy.clone()];
+        if self.recommend.name != self.deploy.name {
+            strategies.push(self.recommend.clone());
+        }
+        strategies
+    }
+}
+
+/// `--duration`, else the blocker's start and hold plus [`AFTER_BLOCKER`]; the
+/// blocker must end before the run does.
+fn parse_run_duration(text: Option<&str>, hold: Duration) -> Result<Duration, Error> {
+    let needed = BLOCKER_AT + hold + Duration::from_millis(500);
+    let Some(text) = text else {
+        return Ok(BLOCKER_AT + hold + AFTER_BLOCKER);
+    };
+    let duration = parse_duration("--duration", text)?;
+    if duration < needed {
+        return Err(Error::bad_input(format!(
+            "--duration {text}: each run's blocker starts at {} s and holds {} s, so the run \
+             needs at least {} s; lengthen --duration or shorten --hold",
+            BLOCKER_AT.as_secs_f64(),
+            hold.as_secs_f64(),
+            needed.as_secs_f64()
+        )));
+    }
+    Ok(duration)
+}
+
+/// `--new N`, `--since FILE` or `--git-base REF` (clap allows one); the last one by default.
+fn parse_selection(args: &CheckArgs) -> Selection {
+    match (&args.since, &args.git_base) {
+        (Some(path), _) => Selection::Since(path.clone()),
+        (None, Some(base)) => Selection::GitBase(base.clone()),
+        (None, None) => Selection::LastN(args.new.unwrap_or(1)),
+    }
+}
+
+fn parse_data(args: &CheckArgs) -> Result<Data, Error> {
+    if let Some(path) = &args.seed {
+        let sql = std::fs::read_to_string(path).map_err(|err| {
+            Error::bad_input(format!("--seed {}: cannot read it: {err}", path.display()))
+        })?;
+        return Ok(Data::Seed {
+            path: path.clone(),
+            sql,
+        });
+    }
+    Ok(Data::Rows(args.rows.unwrap_or(DEFAULT_ROWS)))
+}
+
+fn parse_load_choice(text: Option<&str>) -> Result<LoadChoice, Error> {
+    let path = match text {
+        None => return Ok(LoadChoice::Auto),
+        Some("read") => return Ok(LoadChoice::Read),
+        Some("read-write") => return Ok(LoadChoice::ReadWrite),
+        Some(path) => path,
+    };
+    let text = std::fs::read_to_string(path).map_err(|err| {
+        Error::bad_input(format!(
+            "--load {path}: cannot read it ({err}); give read, read-write or a pgbench script file"
+        ))
+    })?;
+    let mut script = script::parse(path, &text).map_err(|err| Error::bad_input(err.to_string()))?;
+    script.name = path.to_string();
+    Ok(LoadChoice::Script(WeightedScript {
+        script,
+        weight: 1,
+        text,
+        source: format!("--load {path}"),
+    }))
+}
+
+fn parse_clients(clients: Option<u32>) -> Result<u32, Error> {
+    match clients.unwrap_or(DEFAULT_CLIENTS) {
+        0 => Err(Error::bad_input("--clients 0: need at least 1 client")),
+        many if many > MAX_CLIENTS => Err(Error::bad_input(format!(
+            "--clients {many}: more than {MAX_CLIENTS} clients, each a server connection; use fewer"
+        ))),
+        clients => Ok(clients),
+    }
+}
+
+fn parse_blocker_choice(name: Option<&str>) -> BlockerChoice {
+    match name {
+        Some("report") => BlockerChoice::Report,
+        Some("writer") => BlockerChoice::Writer,
+        Some("none") => BlockerChoice::None,
+        _ => BlockerChoice::Auto,
+    }
+}
+
+/// A strategy preset by name; `flag` names it in the message.
+fn parse_strategy(flag: &str, name: &str) -> Result<NamedStrategy, Error> {
+    preset(name.trim()).ok_or_else(|| {
+        Error::bad_input(format!(
+            "{flag} {name}: no such strategy; use one of {}",
+            PRESET_NAMES.join(", ")
+        ))
+    })
+}
+
+fn parse_budgets(args: &CheckArgs) -> Result<Budgets, Error> {
+    let max_stall = parse_duration(
+        "--max-stall",
+        args.max_stall.as_deref().unwrap_or(DEFAULT_MAX_STALL),
+    )?;
+    if max_stall.subsec_nanos() != 0 {
+        return Err(Error::bad_input(format!(
+            "--max-stall {}: a stall is counted in whole seconds; write e.g. 1s or 2s",
+            humantime::format_duration(max_stall)
+        )));
+    }
+    let max_p99_ms = match &args.max_p99 {
+        Some(text) => Some(parse_duration("--max-p99", text)?.as_secs_f64() * 1000.0),
+        None => None,
+    };
+    Ok(Budgets {
+        max_stall_s: max_stall.as_secs() as u32,
+        max_p99_ms,
+        max_failed: args.max_failed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(args: CheckArgs) -> Result<CheckConfig, Error> {
+        let dir = tempfile::tempdir().unwrap();
+        let args = CheckArgs {
+            out: Some(dir.path().join("out")),
+            ..args
+        };
+        CheckConfig::new(dir.path(), &args)
+    }
+
+    #[test]
+    fn the_defaults_gate_the_last_migration_naive_against_retry() {
+        let config = config(CheckArgs::default()).unwrap();
+        assert_eq!(config.selection, Selection::LastN(1));
+        assert_eq!(config.transaction, TransactionMode::PerFile);
+        assert_eq!(config.data, Data::Rows(100_000));
+        assert_eq!(config.hold, Duration::from_secs(10));
+        assert_eq!(config.duration, Duration::from_millis(15_000));
+        assert_eq!(config.clients, 4);
+        let names: Vec<String> = config.strategies().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["naive", "retry"]);
+        assert_eq!(
+            config.budgets,
+            Budgets {
+                max_stall_s: 1,
+                max_p99_ms: None,
+                max_failed: None
+            }
+        );
+    }
+
+    #[test]
+    fn bad_flags_name_the_flag_and_the_fix() {
+        let message = |args: CheckArgs| config(args).unwrap_err().to_string();
+        assert_eq!(
+            message(CheckArgs {
+                deploy: Some("yolo".into()),
+                ..CheckArgs::default()
+            }),
+            format!(
+                "--deploy yolo: no such strategy; use one of {}",
+                PRESET_NAMES.join(", ")
+            )
+        );
+        assert!(
+            message(CheckArgs {
+                max_stall: Some("1500ms".into()),
+                ..CheckArgs::default()
+            })
+            .contains("whole seconds")
+        );
+        assert!(
+            message(CheckArgs {
+                hold: Some("5s".into()),
+                duration: Some("4s".into()),
+                ..CheckArgs::default()
+            })
+            .contains("needs at least 6.5 s")
+        );
+        let error = CheckConfig::new(Path::new("/no/such/folder"), &CheckArgs::default());
+        assert_eq!(error.unwrap_err().exit_code(), 2);
+    }
+}
