@@ -214,7 +214,10 @@ fn a_failed_setup_leaves_no_server_and_no_temp_folder() {
         .stderr(predicate::str::contains("no_such_table"));
     // Nothing was measured: the run removes the folder it made (issue 22); the
     // server's message is in the error.
-    assert!(!run.out.exists(), "a run that measured nothing leaves no folder");
+    assert!(
+        !run.out.exists(),
+        "a run that measured nothing leaves no folder"
+    );
     assert_nothing_left_in(tmpdir.path());
 }
 

@@ -38,6 +38,7 @@ mod scripts;
 mod stderr;
 mod strategies;
 mod tls;
+mod truths;
 mod wait_hold;
 mod wire;
 mod workloads;

@@ -2,9 +2,7 @@
 //! so. The runs are short and on the shared server; each test states the
 //! message it checks.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// stderr of a finished command, as text.
 fn stderr_text(assert: &assert_cmd::assert::Assert) -> String {
