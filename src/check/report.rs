@@ -508,14 +508,14 @@ pub(crate) mod tests {
             migration: migration("0002_add_note", add),
             statements: traced(add, LockMode::AccessExclusive),
             trace_ms: 3.0,
-            outcome: Outcome::Measured(MeasuredRun {
+            outcome: Outcome::Measured(Box::new(MeasuredRun {
                 load: "4 clients: primary-key reads on orders".to_string(),
                 blocker: "a report holding ACCESS SHARE on orders for 12 s".to_string(),
                 blocks: Blocks::ReadsAndWrites,
                 results: evaluate(&expectations, &report),
                 report,
                 folder: PathBuf::from("results/check/0002_add_note"),
-            }),
+            })),
         };
         let create = "CREATE TABLE notes (id int)";
         let not_measured = CheckedMigration {

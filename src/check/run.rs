@@ -55,7 +55,7 @@ pub struct CheckedMigration {
 pub enum Outcome {
     /// It locks no table that existed before it: nothing for traffic to wait on.
     NotMeasured,
-    Measured(MeasuredRun),
+    Measured(Box<MeasuredRun>),
 }
 
 /// A migration's measured runs: one per strategy, deploy first.
@@ -225,7 +225,9 @@ async fn check_migration(
         true => Outcome::NotMeasured,
         false => {
             let plan = plan::plan_run(config, &migration, &tables)?;
-            Outcome::Measured(measure(config, target, plan, &statements, interrupt).await?)
+            Outcome::Measured(Box::new(
+                measure(config, target, plan, &statements, interrupt).await?,
+            ))
         }
     };
     Ok(CheckedMigration {

@@ -127,6 +127,12 @@ pub struct Summary {
     /// the ranking compares; 0 without a baseline.
     #[serde(default)]
     pub worst_second_share: f64,
+    /// Why the run is no result: the scenario did not run as written (the
+    /// blocker failed before its planned end, or the DDL failed for a reason
+    /// other than its lock), e.g. `the report failed at 0.0 s: relation
+    /// "acounts" does not exist`; empty for a valid run (see `measure::invalid_reason`).
+    #[serde(default)]
+    pub invalid: String,
 }
 
 /// The repeat of a run written before runs were repeated.
@@ -358,6 +364,7 @@ pub fn summarize(
         worst_second_tps: worst.worst_second_tps,
         worst_second_p99_ms: worst.worst_second_p99_ms,
         repeat: facts.repeat,
+        invalid: String::new(),
         baseline_tps,
         worst_second_share: share_of_baseline(worst.worst_second_tps, baseline_tps),
         rows_written: rows_written_cell(facts.rows_written.as_deref()),
