@@ -166,8 +166,11 @@ fn a_client_timeout_fails_queued_requests_and_cancels_them_on_the_server() {
     for row in &naive.seconds {
         assert!(row.failed >= row.timeouts, "{row:?}");
     }
-    // Successful requests never took longer than the timeout (plus scheduling noise).
-    assert!(naive.summary.lat_max_ms < 1500.0, "{:?}", naive.summary);
+    // Successful requests never took longer than the timeout (plus scheduling
+    // noise); the timed-out ones count their wait in lat_* (a second or more).
+    let ok_max_ms = naive.summary.ok_max_ms.expect("ok_max_ms is measured");
+    assert!(ok_max_ms < 1500.0, "{:?}", naive.summary);
+    assert!(naive.summary.lat_max_ms >= 1000.0, "{:?}", naive.summary);
 
     // The server's side: a cancelled query leaves the lock queue, so no reader
     // was seen waiting much longer than the timeout while the ALTER waited for seconds.

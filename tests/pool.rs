@@ -67,7 +67,7 @@ fn below_capacity_a_request_hardly_waits_for_a_connection() {
     let timeline = std::fs::read_to_string(run.out.join("timeline.csv")).unwrap();
     assert!(
         timeline.lines().next().unwrap().ends_with(
-            ",pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use"
+            ",pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use,repeat"
         ),
         "{timeline}"
     );

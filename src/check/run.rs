@@ -55,6 +55,7 @@ pub struct CheckedMigration {
 pub enum Outcome {
     /// It locks no table that existed before it: nothing for traffic to wait on.
     NotMeasured,
+    /// Boxed: a run report is large beside the empty variant.
     Measured(Box<MeasuredRun>),
 }
 

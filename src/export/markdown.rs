@@ -160,7 +160,8 @@ pub const RANKING_RULE: &str = "Ranked by whether the migration completed (or th
     worst second as a share of the strategy's own baseline (the median TPS of its seconds \
     before the blocker started), then failed transactions, then the worst-second p99. \
     Differences within the run's noise are ties: with one run per strategy a worst second's \
-    share is as uncertain as the strategy's steady seconds stray from their median, and \
+    share is as uncertain as the strategy's steady seconds stray from their median (5 points \
+    at least), and \
     latencies within 10% or 1 ms tie; with repeats, figures whose ranges (from 5 repeats, 95% \
     intervals for the median) overlap tie. Strategies tied on every criterion share a rank.";
 

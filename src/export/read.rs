@@ -593,12 +593,17 @@ mod tests {
         write_all(&reference_report(), dir.path()).unwrap();
         let path = dir.path().join(SUMMARY_CSV);
         let text = std::fs::read_to_string(&path).unwrap();
+        // Without the worst-second columns and those appended after them.
+        let header = text.lines().next().unwrap();
+        let kept = header
+            .split(',')
+            .position(|column| column == "worst_second_tps")
+            .unwrap();
         let older: Vec<String> = text
             .lines()
             .map(|line| {
                 let cells: Vec<&str> = line.split(',').collect();
-                // Without the worst-second columns and those after them.
-                cells[..cells.len() - 5].join(",")
+                cells[..kept].join(",")
             })
             .collect();
         std::fs::write(&path, older.join("\n") + "\n").unwrap();
@@ -609,6 +614,12 @@ mod tests {
             .map(|s| (s.summary.worst_second_tps, s.summary.worst_second_p99_ms))
             .collect();
         assert_eq!(figures, [(0, 9100.0), (1700, 420.0)]);
+        // The successful-only figures were not written then: empty, not made up.
+        assert!(
+            back.strategies
+                .iter()
+                .all(|s| s.summary.ok_max_ms.is_none())
+        );
     }
 
     #[test]

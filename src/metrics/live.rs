@@ -30,6 +30,7 @@ struct LiveSlot {
 pub struct LiveSecond {
     pub completed: u64,
     pub failed: u64,
+    /// The mean and max latency of the transactions that ended, completed or failed.
     pub latency_mean_ms: f64,
     pub latency_max_ms: f64,
     /// Most sessions seen waiting on a heavyweight lock in this second.
@@ -61,9 +62,13 @@ impl LiveCounters {
         }
     }
 
-    pub fn record_failure(&self, second: u32) {
+    /// Counts a transaction that failed after `latency_us`: its wait counts in
+    /// the second's latency as a completed one's does.
+    pub fn record_failure(&self, second: u32, latency_us: u64) {
         if let Some(slot) = self.slots.get(second as usize) {
             slot.failed.fetch_add(1, Ordering::Relaxed);
+            slot.latency_sum_us.fetch_add(latency_us, Ordering::Relaxed);
+            slot.latency_max_us.fetch_max(latency_us, Ordering::Relaxed);
         }
     }
 
@@ -120,14 +125,16 @@ impl LiveCounters {
             return LiveSecond::default();
         };
         let completed = slot.completed.load(Ordering::Relaxed);
+        let failed = slot.failed.load(Ordering::Relaxed);
         let sum_us = slot.latency_sum_us.load(Ordering::Relaxed);
+        let ended = completed + failed;
         LiveSecond {
             completed,
-            failed: slot.failed.load(Ordering::Relaxed),
-            latency_mean_ms: if completed == 0 {
+            failed,
+            latency_mean_ms: if ended == 0 {
                 0.0
             } else {
-                sum_us as f64 / completed as f64 / 1000.0
+                sum_us as f64 / ended as f64 / 1000.0
             },
             latency_max_ms: slot.latency_max_us.load(Ordering::Relaxed) as f64 / 1000.0,
             lock_waiters: slot.lock_waiters.load(Ordering::Relaxed) as u32,
@@ -158,19 +165,19 @@ mod tests {
     }
 
     #[test]
-    fn live_counters_give_mean_and_max() {
+    fn live_counters_give_mean_and_max_of_every_transaction_that_ended() {
         let live = LiveCounters::new(2);
         live.record_success(1, 1_000);
         live.record_success(1, 3_000);
-        live.record_failure(1);
+        live.record_failure(1, 5_000);
         live.record_lock_waiters(1, 4);
         live.record_lock_waiters(1, 2);
         live.record_success(7, 1_000); // past the end: ignored
         let second = live.second(1);
         assert_eq!(second.completed, 2);
         assert_eq!(second.failed, 1);
-        assert_eq!(second.latency_mean_ms, 2.0);
-        assert_eq!(second.latency_max_ms, 3.0);
+        assert_eq!(second.latency_mean_ms, 3.0);
+        assert_eq!(second.latency_max_ms, 5.0);
         assert_eq!(second.lock_waiters, 4);
         assert_eq!(live.second(0), LiveSecond::default());
     }

@@ -29,7 +29,9 @@ pub use ranking::{
     worst_seconds,
 };
 pub use recorder::{Recorder, WorkerSecond};
-pub use summary::{DdlOutcome, PoolFacts, RunFacts, Summary, longest_stall_s, summarize};
+pub use summary::{
+    DdlOutcome, LatencyFigures, PoolFacts, RunFacts, Summary, longest_stall_s, summarize,
+};
 pub use timeline::build_timeline;
 
 /// Everything one `compare` or `run` produced: one entry per run in run order.

@@ -18,6 +18,8 @@ pub struct Summary {
     pub zero_tps_seconds: u32,
     /// Longest run of seconds below 10% of the median TPS before the blocker started.
     pub longest_stall_s: u32,
+    /// The latency of every transaction that ended, completed or failed (a
+    /// failed one's until its error arrived), in ms; `ok_*` has the completed only.
     pub lat_p50_ms: f64,
     pub lat_p99_ms: f64,
     pub lat_p999_ms: f64,
@@ -127,10 +129,21 @@ pub struct Summary {
     /// the ranking compares; 0 without a baseline.
     #[serde(default)]
     pub worst_second_share: f64,
+    /// The median latency of the completed transactions only, in ms (what
+    /// pgbench reports); `lat_p50_ms` covers the failed ones too. Empty in a
+    /// folder written before this column.
+    #[serde(default)]
+    pub ok_p50_ms: Option<f64>,
+    /// The 99th percentile of the completed transactions only, in ms.
+    #[serde(default)]
+    pub ok_p99_ms: Option<f64>,
+    /// The highest latency of a completed transaction, in ms.
+    #[serde(default)]
+    pub ok_max_ms: Option<f64>,
     /// Why the run is no result: the scenario did not run as written (the
     /// blocker failed before its planned end, or the DDL failed for a reason
     /// other than its lock), e.g. `the report failed at 0.0 s: relation
-    /// "acounts" does not exist`; empty for a valid run (see `measure::invalid_reason`).
+    /// "acounts" does not exist`; empty for a valid run (see `scenario::validity`).
     #[serde(default)]
     pub invalid: String,
 }
@@ -232,6 +245,8 @@ pub struct RunFacts {
     pub pool: Option<PoolFacts>,
     /// The rows the run wrote to the user's tables; `None` when not counted.
     pub rows_written: Option<Vec<TableWrites>>,
+    /// The latency of the completed transactions only (the `ok_*` columns).
+    pub ok_latency: LatencyFigures,
 }
 
 impl Default for RunFacts {
@@ -249,7 +264,42 @@ impl Default for RunFacts {
             unfinished_oldest_ms: 0.0,
             pool: None,
             rows_written: None,
+            ok_latency: LatencyFigures::default(),
         }
+    }
+}
+
+/// The p50, p99 and max of a latency histogram in microseconds, in ms, as the
+/// summary writes them (0 for an empty histogram).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LatencyFigures {
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl LatencyFigures {
+    /// The figures of `latency_us`.
+    pub fn of(latency_us: &hdrhistogram::Histogram<u64>) -> LatencyFigures {
+        LatencyFigures {
+            p50_ms: quantile_ms(latency_us, 0.5),
+            p99_ms: quantile_ms(latency_us, 0.99),
+            max_ms: if latency_us.is_empty() {
+                0.0
+            } else {
+                latency_us.max() as f64 / 1000.0
+            },
+        }
+    }
+}
+
+/// The latency at `quantile` of a histogram in microseconds, in ms, with the
+/// same definition as the .hgrm file (the top of the quantile's bucket); 0 when empty.
+fn quantile_ms(latency_us: &hdrhistogram::Histogram<u64>, quantile: f64) -> f64 {
+    if latency_us.is_empty() {
+        0.0
+    } else {
+        latency_us.highest_equivalent(latency_us.value_at_quantile(quantile)) as f64 / 1000.0
     }
 }
 
@@ -264,7 +314,8 @@ pub struct PoolFacts {
     pub dry_at_s: Option<f64>,
 }
 
-/// Derives the summary of one strategy. `latency_us` is the whole-run histogram.
+/// Derives the summary of one strategy. `latency_us` is the whole-run
+/// histogram of every transaction that ended, completed or failed.
 pub fn summarize(
     strategy: &str,
     seconds: &[SecondRow],
@@ -280,14 +331,7 @@ pub fn summarize(
     } else {
         transactions as f64 / seconds.len() as f64
     };
-    let ms = |quantile: f64| {
-        if latency_us.is_empty() {
-            0.0
-        } else {
-            // The same definition as the .hgrm file: the top of the quantile's bucket.
-            latency_us.highest_equivalent(latency_us.value_at_quantile(quantile)) as f64 / 1000.0
-        }
-    };
+    let latency = LatencyFigures::of(latency_us);
     let ddl_total_ms = match (attempts.first(), attempts.last()) {
         (Some(first), Some(last)) => (last.ended_s - first.started_s) * 1000.0,
         _ => 0.0,
@@ -312,14 +356,10 @@ pub fn summarize(
         mean_tps,
         zero_tps_seconds: seconds.iter().filter(|row| row.tps == 0).count() as u32,
         longest_stall_s: longest_stall_s(seconds, blocker),
-        lat_p50_ms: ms(0.5),
-        lat_p99_ms: ms(0.99),
-        lat_p999_ms: ms(0.999),
-        lat_max_ms: if latency_us.is_empty() {
-            0.0
-        } else {
-            latency_us.max() as f64 / 1000.0
-        },
+        lat_p50_ms: latency.p50_ms,
+        lat_p99_ms: latency.p99_ms,
+        lat_p999_ms: quantile_ms(latency_us, 0.999),
+        lat_max_ms: latency.max_ms,
         ddl_attempts: attempts.len() as u32,
         ddl_total_ms,
         ddl_outcome,
@@ -368,6 +408,9 @@ pub fn summarize(
         baseline_tps,
         worst_second_share: share_of_baseline(worst.worst_second_tps, baseline_tps),
         rows_written: rows_written_cell(facts.rows_written.as_deref()),
+        ok_p50_ms: Some(facts.ok_latency.p50_ms),
+        ok_p99_ms: Some(facts.ok_latency.p99_ms),
+        ok_max_ms: Some(facts.ok_latency.max_ms),
     }
 }
 
@@ -559,6 +602,28 @@ mod tests {
             &RunFacts::default(),
         );
         assert_eq!(summary.ddl_outcome, DdlOutcome::GaveUp);
+    }
+
+    #[test]
+    fn lat_columns_count_every_transaction_and_ok_columns_the_completed_only() {
+        // Three completed in a few ms; one held 6 s, then failed with 0A000.
+        let mut ok = new_latency_histogram();
+        for value_us in [1_000, 2_000, 3_000] {
+            ok.record(value_us).unwrap();
+        }
+        let mut every = ok.clone();
+        every.record(6_043_000).unwrap();
+        let facts = RunFacts {
+            ok_latency: LatencyFigures::of(&ok),
+            ..RunFacts::default()
+        };
+        let summary = summarize("naive", &timeline(&[3]), &[], None, &every, &facts);
+        assert!((summary.lat_max_ms - 6043.0).abs() < 5.0, "{summary:?}");
+        assert!((summary.lat_p99_ms - 6043.0).abs() < 5.0, "{summary:?}");
+        let ok_max_ms = summary.ok_max_ms.unwrap();
+        assert!((ok_max_ms - 3.0).abs() < 0.01, "{ok_max_ms}");
+        assert!((summary.ok_p50_ms.unwrap() - 2.0).abs() < 0.01);
+        assert!((summary.ok_p99_ms.unwrap() - 3.0).abs() < 0.01);
     }
 
     #[test]

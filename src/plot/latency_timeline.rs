@@ -1,6 +1,6 @@
 //! `latency-timeline.png`: what the stall does to each second's latency (p99, with the
 //! p50 and the max), one panel per strategy laid out, shaded and marked like
-//! `timeline.png`, on a log axis. Seconds in which no transaction completed have no
+//! `timeline.png`, on a log axis. Seconds in which no transaction ended have no
 //! latency, so they are left out of the lines and marked at the bottom instead.
 
 use std::path::Path;
@@ -12,11 +12,13 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::failures::{draw_failures_strip, max_failed_per_second};
 use super::layout::{
-    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, KeySwatch, LATENCY_TIMELINE_PANEL_HEIGHT_PX,
-    TimelineLayout, draw_panels_png, line_segments, register_embedded_font, text_style,
+    KeySwatch, LATENCY_TIMELINE_PANEL_HEIGHT_PX, TimelineLayout, draw_panels_png, line_segments,
+    register_embedded_font, text_style,
 };
 use super::log_axis::LogAxis;
-use super::panel::{PanelChart, mark_attempts, shade_blocker_windows, steps, timeline_duration_s};
+use super::panel::{
+    PanelChart, RunMarks, mark_attempts, shade_blocker_windows, steps, timeline_duration_s,
+};
 use crate::export::format::format_latency;
 use crate::metrics::{RunReport, SecondRow, StrategyReport};
 
@@ -24,7 +26,7 @@ use crate::metrics::{RunReport, SecondRow, StrategyReport};
 const LATENCY_P99_LINE: RGBColor = RGBColor(217, 95, 2);
 /// The p50 line.
 const LATENCY_P50_LINE: RGBColor = RGBColor(31, 119, 180);
-/// The mark of a second in which no transaction completed.
+/// The mark of a second in which no transaction ended.
 const NO_TRANSACTIONS_MARK: RGBColor = RGBColor(90, 90, 90);
 
 /// Draws `latency-timeline.png` to `path`: the p99 latency of each second (ms, log
@@ -32,7 +34,7 @@ const NO_TRANSACTIONS_MARK: RGBColor = RGBColor(90, 90, 90);
 /// in [`draw_timeline`](super::draw_timeline) (see
 /// [`latency_timeline_size`](super::latency_timeline_size)), on shared axes, with the
 /// blocker window and the DDL attempts marked the same way. Seconds in which no
-/// transaction completed (latency 0) are left out of the lines and marked at the bottom
+/// transaction ended (latency 0) are left out of the lines and marked at the bottom
 /// instead. When some transaction failed, a strip under each panel's chart shows the
 /// failures per second, so that a second in which every request timed out reads as such
 /// (see [`latency_timeline_size_with_failures`](super::latency_timeline_size_with_failures)).
@@ -41,28 +43,35 @@ pub fn draw_latency_timeline(report: &RunReport, path: &Path) -> anyhow::Result<
     draw_latency_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))
 }
 
-/// The key of `latency-timeline.png`, on one line.
-fn latency_timeline_key() -> [(&'static str, KeySwatch); 8] {
-    [
+/// The key of `latency-timeline.png`, on one line: its lines, the mark of the
+/// seconds without a latency when some second has none, then the marks the run has.
+fn latency_timeline_key(
+    seconds_without_latency: bool,
+    marks: RunMarks,
+) -> Vec<(&'static str, KeySwatch)> {
+    let mut key = vec![
         ("p99 of the second", KeySwatch::Line(LATENCY_P99_LINE)),
         ("p50", KeySwatch::ThinLine(p50_style())),
         ("max", KeySwatch::ThinLine(max_style())),
-        (
-            "no transaction completed",
-            KeySwatch::Box(NO_TRANSACTIONS_MARK),
-        ),
-        ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
-        ("DDL try failed", KeySwatch::Box(ATTEMPT_FAILED)),
-        ("DDL try succeeded", KeySwatch::Box(ATTEMPT_OK)),
-        (
-            "waiting / holding lock",
-            KeySwatch::WaitThenHold(ATTEMPT_OK),
-        ),
-    ]
+    ];
+    if seconds_without_latency {
+        key.push(("no transaction ended", KeySwatch::Box(NO_TRANSACTIONS_MARK)));
+    }
+    key.extend(marks.key());
+    key
+}
+
+/// Whether some second of `report` has no latency to draw (no transaction in it).
+fn has_seconds_without_latency(report: &RunReport) -> bool {
+    report
+        .strategies
+        .iter()
+        .flat_map(|strategy| &strategy.seconds)
+        .any(|row| !is_drawable_latency(row.lat_p99_ms))
 }
 
 fn draw_latency_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
-    let key = latency_timeline_key();
+    let key = latency_timeline_key(has_seconds_without_latency(report), RunMarks::of(report));
     let duration_s = timeline_duration_s(report);
     let y_axis = latency_axis(report);
     let max_failed = max_failed_per_second(report);
@@ -93,7 +102,7 @@ fn max_style() -> ShapeStyle {
 }
 
 /// Whether a latency can be drawn on a log axis: seconds in which no transaction
-/// completed have 0.
+/// ended (completed or failed) have 0.
 fn is_drawable_latency(ms: f64) -> bool {
     ms > 0.0 && ms.is_finite()
 }
@@ -110,7 +119,7 @@ fn latency_axis(report: &RunReport) -> LogAxis {
 }
 
 /// One strategy's panel of `latency-timeline.png`: blocker shading, the p50, p99 and max
-/// of each second (left out where no transaction completed, which is marked at the
+/// of each second (left out where no transaction ended, which is marked at the
 /// bottom), and the DDL attempts as in `timeline.png`.
 fn draw_latency_timeline_panel(
     strategy: &StrategyReport,
@@ -136,7 +145,7 @@ fn draw_latency_timeline_panel(
     {
         let (width, height) = panel.dim_in_pixel();
         panel.draw_text(
-            "no transaction completed",
+            "no transaction ended",
             &text_style(18).pos(Pos::new(HPos::Center, VPos::Center)),
             (width as i32 / 2, height as i32 / 2),
         )?;
@@ -192,7 +201,7 @@ fn draw_latency_lines(
 }
 
 /// "naive: worst second p99 9.10 s (at 15 s); whole run p50 1.10 ms, p99 4.00 ms", or
-/// just "naive" when no transaction completed (the panel says so in its middle).
+/// just "naive" when no transaction ended (the panel says so in its middle).
 fn latency_panel_caption(strategy: &StrategyReport) -> String {
     let worst = strategy
         .seconds
@@ -239,14 +248,31 @@ mod tests {
     use super::*;
     use crate::plot::layout::{LATENCY_TIMELINE_PANEL_HEIGHT_PX, latency_timeline_size};
     use crate::plot::test_support::{
-        ALL_STRATEGIES, decode_png, decode_rgb, output_dir, report_with_strategies,
+        ALL_STRATEGIES, decode_png, decode_rgb, load_only_report, output_dir,
+        report_with_strategies,
     };
     use crate::testing::reference_report;
 
     #[test]
+    fn the_key_of_a_load_only_run_names_its_lines_only() {
+        let load_only = load_only_report();
+        let key = latency_timeline_key(
+            has_seconds_without_latency(&load_only),
+            RunMarks::of(&load_only),
+        );
+        let labels: Vec<&str> = key.into_iter().map(|(label, _)| label).collect();
+        assert_eq!(labels, ["p99 of the second", "p50", "max"]);
+        // The sample run has seconds at 0 tps: their mark is in its key.
+        let sample = reference_report();
+        let key = latency_timeline_key(has_seconds_without_latency(&sample), RunMarks::of(&sample));
+        assert_eq!(key.len(), 8);
+    }
+
+    #[test]
     fn the_key_fits_on_its_line() {
         register_embedded_font().unwrap();
-        let width_px = crate::plot::layout::key_width_px(&latency_timeline_key());
+        let width_px =
+            crate::plot::layout::key_width_px(&latency_timeline_key(true, RunMarks::ALL));
         assert!(
             width_px <= crate::plot::layout::TIMELINE_WIDTH_PX as i32 - 20,
             "{width_px} px"

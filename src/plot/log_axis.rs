@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::layout::{GRID, text_style};
-use super::panel::PanelChart;
+use super::panel::{PanelChart, SecondsAxis};
 use crate::export::format::format_latency_label;
 
 /// A y range in ms: whole decades around every value (with at least a sixth
@@ -69,7 +69,10 @@ impl LogAxis {
             .caption(caption, text_style(16))
             .x_label_area_size(28)
             .y_label_area_size(72)
-            .build_cartesian_2d(0.0..duration_s, (self.low..self.top).log_scale())?;
+            .build_cartesian_2d(
+                SecondsAxis::new(duration_s),
+                (self.low..self.top).log_scale(),
+            )?;
         chart
             .configure_mesh()
             .light_line_style(GRID.mix(0.5))
@@ -77,7 +80,6 @@ impl LogAxis {
             .x_max_light_lines(0)
             .x_labels(16)
             .y_labels(8)
-            .x_label_formatter(&|seconds| format!("{seconds:.0} s"))
             .y_label_formatter(&|ms| match *ms > self.data_top * 1.001 {
                 true => String::new(),
                 false => format_latency_label(*ms),

@@ -11,12 +11,143 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::layout::{ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, WAITING_ALPHA, text_style};
+use super::layout::{
+    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, GRID, KeySwatch, WAITING_ALPHA, text_style,
+};
 use crate::metrics::{AttemptOutcome, RunReport, SecondRow, StrategyReport};
 
 /// A chart of one panel: seconds of the run clock across, any f64 axis up.
 pub(super) type PanelChart<'a, 'b, Y> =
-    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, Y>>;
+    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<SecondsAxis, Y>>;
+
+/// The x axis of every panel: seconds of the run clock from 0, labelled at
+/// whole seconds only, every 1, 2, 5, 10, 20, 50, ... s (the smallest step
+/// that gives at most the labels asked for), so that a 2 s run reads
+/// `0 s, 1 s, 2 s`, not `0 s, 0 s, 1 s, 2 s, 2 s`. On a long run these are
+/// the labels plotters' own axis picks; the mapping to pixels is its own.
+#[derive(Clone)]
+pub(super) struct SecondsAxis {
+    coord: RangedCoordf64,
+}
+
+impl SecondsAxis {
+    pub(super) fn new(duration_s: f64) -> SecondsAxis {
+        SecondsAxis {
+            coord: (0.0..duration_s).into(),
+        }
+    }
+
+    /// The labelled seconds, at most `max_ticks` of them (at least one).
+    fn ticks(&self, max_ticks: usize) -> Vec<f64> {
+        let end_s = self.coord.range().end;
+        // A label at 0 and one per step up to the end.
+        let labels = |step_s: f64| (end_s / step_s).floor() as usize + 1;
+        let fits = |step_s: f64| labels(step_s) <= max_ticks.max(1);
+        let step_s = (0..)
+            .flat_map(|power| [1.0, 2.0, 5.0].map(|digit| digit * 10_f64.powi(power)))
+            .find(|&step_s| fits(step_s))
+            .expect("a step of 10^k s fits once it exceeds the run");
+        (0..)
+            .map(|index| f64::from(index) * step_s)
+            .take_while(|&second| second <= end_s)
+            .collect()
+    }
+}
+
+impl Ranged for SecondsAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, second: &f64, limit: (i32, i32)) -> i32 {
+        self.coord.map(second, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks(hint.max_num_points())
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.coord.range()
+    }
+}
+
+impl ValueFormatter<f64> for SecondsAxis {
+    fn format(second: &f64) -> String {
+        format!("{second:.0} s")
+    }
+}
+
+/// Which of the marks shared by the panels a run has, so that a chart's key
+/// names only those: a load-only run has no blocker and no DDL entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct RunMarks {
+    /// Some strategy had a blocker window (shaded).
+    pub blocker: bool,
+    /// Some DDL try failed (a red bar).
+    pub ddl_failed: bool,
+    /// Some DDL try succeeded (a green bar).
+    pub ddl_succeeded: bool,
+    /// Some DDL try has its lock phases (a bar light while waiting, solid once holding).
+    pub lock_phases: bool,
+}
+
+impl RunMarks {
+    /// Every mark: the key at its longest.
+    #[cfg(test)]
+    pub(super) const ALL: RunMarks = RunMarks {
+        blocker: true,
+        ddl_failed: true,
+        ddl_succeeded: true,
+        lock_phases: true,
+    };
+
+    /// The marks the panels of `report` draw.
+    pub(super) fn of(report: &RunReport) -> RunMarks {
+        let strategies = &report.strategies;
+        let attempts = || strategies.iter().flat_map(|strategy| &strategy.attempts);
+        RunMarks {
+            blocker: strategies
+                .iter()
+                .any(|strategy| !blocker_windows_s(strategy).is_empty()),
+            ddl_failed: attempts().any(|attempt| attempt.outcome != AttemptOutcome::Ok),
+            ddl_succeeded: attempts().any(|attempt| attempt.outcome == AttemptOutcome::Ok),
+            lock_phases: attempts().any(|attempt| attempt.lock.is_some()),
+        }
+    }
+
+    /// The key entries of these marks, in the order every chart lists them.
+    pub(super) fn key(self) -> Vec<(&'static str, KeySwatch)> {
+        let entries = [
+            (
+                self.blocker,
+                ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
+            ),
+            (
+                self.ddl_failed,
+                ("DDL try failed", KeySwatch::Box(ATTEMPT_FAILED)),
+            ),
+            (
+                self.ddl_succeeded,
+                ("DDL try succeeded", KeySwatch::Box(ATTEMPT_OK)),
+            ),
+            (
+                self.lock_phases,
+                (
+                    "waiting / holding lock",
+                    KeySwatch::WaitThenHold(ATTEMPT_OK),
+                ),
+            ),
+        ];
+        entries
+            .into_iter()
+            .filter_map(|(drawn, entry)| drawn.then_some(entry))
+            .collect()
+    }
+}
 
 /// Shades the blocker's window(s) of `strategy` from `y.start` to `y.end`.
 pub(super) fn shade_blocker_windows<Y: Ranged<ValueType = f64>>(
@@ -143,7 +274,7 @@ pub(super) fn draw_strip_frame<'a, 'b>(
         .margin_right(28)
         .x_label_area_size(0)
         .y_label_area_size(72)
-        .build_cartesian_2d(0.0..duration_s, axis)?;
+        .build_cartesian_2d(SecondsAxis::new(duration_s), axis)?;
     chart
         .configure_mesh()
         .light_line_style(WHITE.mix(0.0))
@@ -245,6 +376,7 @@ fn blocker_windows_s(strategy: &StrategyReport) -> Vec<Range<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plot::test_support::load_only_report;
     use crate::testing::reference_report;
 
     #[test]
@@ -253,6 +385,78 @@ mod tests {
         assert_eq!(blocker_windows_s(&strategy), vec![4.0..16.0]);
         strategy.blocker = None;
         assert_eq!(blocker_windows_s(&strategy), vec![4.0..16.0]);
+    }
+
+    /// The x labels of a panel of a `duration_s` run, as the charts ask for them.
+    fn second_labels(duration_s: f64) -> Vec<String> {
+        SecondsAxis::new(duration_s)
+            .ticks(16)
+            .iter()
+            .map(SecondsAxis::format)
+            .collect()
+    }
+
+    #[test]
+    fn a_short_run_is_labelled_at_whole_seconds_without_repeats() {
+        // plotters' own axis labelled a 2 s run "0 s, 0 s, 1 s, 2 s, 2 s, ...".
+        assert_eq!(second_labels(2.0), ["0 s", "1 s", "2 s"]);
+        assert_eq!(
+            second_labels(7.0),
+            ["0 s", "1 s", "2 s", "3 s", "4 s", "5 s", "6 s", "7 s"]
+        );
+        assert_eq!(second_labels(1.0), ["0 s", "1 s"]);
+        for duration_s in 1..=200 {
+            let labels = second_labels(f64::from(duration_s));
+            let mut unique = labels.clone();
+            unique.dedup();
+            assert_eq!(unique, labels, "{duration_s} s");
+            assert!(labels.len() <= 16, "{duration_s} s: {labels:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_run_keeps_the_labels_plotters_picks() {
+        // So the charts of the example folders (24 s runs) stay byte for byte.
+        for duration_s in [16.0, 24.0, 40.0, 100.0, 600.0, 3600.0] {
+            let plotters: RangedCoordf64 = (0.0..duration_s).into();
+            assert_eq!(
+                SecondsAxis::new(duration_s).ticks(16),
+                plotters.key_points(16),
+                "{duration_s} s"
+            );
+        }
+        assert_eq!(
+            second_labels(24.0),
+            [
+                "0 s", "2 s", "4 s", "6 s", "8 s", "10 s", "12 s", "14 s", "16 s", "18 s", "20 s",
+                "22 s", "24 s"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_key_names_only_the_marks_a_run_has() {
+        let labels = |marks: RunMarks| -> Vec<&str> {
+            marks.key().into_iter().map(|(label, _)| label).collect()
+        };
+        let load_only = RunMarks::of(&load_only_report());
+        assert_eq!(labels(load_only), Vec::<&str>::new());
+        // The sample run: a report, tries that timed out and one that
+        // succeeded, each with the lock phases the observer saw.
+        let sample = reference_report();
+        assert_eq!(RunMarks::of(&sample), RunMarks::ALL);
+        // Without an observer, no wait/hold entry; without a failed try, no red one.
+        let mut unobserved = sample;
+        for strategy in &mut unobserved.strategies {
+            for attempt in &mut strategy.attempts {
+                attempt.lock = None;
+                attempt.outcome = AttemptOutcome::Ok;
+            }
+        }
+        assert_eq!(
+            labels(RunMarks::of(&unobserved)),
+            ["blocker's transaction open", "DDL try succeeded"]
+        );
     }
 
     #[test]

@@ -12,12 +12,12 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::layout::{
-    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, KeySwatch, LATENCY_TIMELINE_PANEL_HEIGHT_PX,
-    TimelineLayout, draw_panels_png, line_segments, register_embedded_font,
+    KeySwatch, LATENCY_TIMELINE_PANEL_HEIGHT_PX, TimelineLayout, draw_panels_png, line_segments,
+    register_embedded_font,
 };
 use super::log_axis::LogAxis;
 use super::panel::{
-    CountAxis, PanelChart, draw_strip_frame, mark_attempts, shade_blocker_windows, steps,
+    CountAxis, PanelChart, RunMarks, draw_strip_frame, mark_attempts, shade_blocker_windows, steps,
     timeline_duration_s,
 };
 use crate::export::format::format_latency;
@@ -43,23 +43,18 @@ pub fn draw_pool(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     draw_pool_png(report, path).with_context(|| format!("drawing {}", path.display()))
 }
 
-/// The key of `pool.png`, on one line.
-fn pool_key() -> [(&'static str, KeySwatch); 6] {
-    [
+/// The key of `pool.png`, on one line: its lines, then the marks the run has.
+fn pool_key(marks: RunMarks) -> Vec<(&'static str, KeySwatch)> {
+    let mut key = vec![
         ("p99 wait for a connection", KeySwatch::Line(POOL_WAIT_LINE)),
         ("p99 database time", KeySwatch::Line(DB_LINE)),
-        ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
-        ("DDL try failed", KeySwatch::Box(ATTEMPT_FAILED)),
-        ("DDL try succeeded", KeySwatch::Box(ATTEMPT_OK)),
-        (
-            "waiting / holding lock",
-            KeySwatch::WaitThenHold(ATTEMPT_OK),
-        ),
-    ]
+    ];
+    key.extend(marks.key());
+    key
 }
 
 fn draw_pool_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
-    let key = pool_key();
+    let key = pool_key(RunMarks::of(report));
     let duration_s = timeline_duration_s(report);
     let y_axis = pool_axis(report);
     let max_timeouts = report
@@ -206,13 +201,22 @@ fn draw_timeouts_strip(
 mod tests {
     use super::*;
     use crate::plot::layout::latency_timeline_size_with_failures;
-    use crate::plot::test_support::{decode_rgb, output_dir};
+    use crate::plot::test_support::{decode_rgb, load_only_report, output_dir};
     use crate::testing::reference_report;
+
+    #[test]
+    fn the_key_of_a_load_only_run_names_its_lines_only() {
+        let labels: Vec<&str> = pool_key(RunMarks::of(&load_only_report()))
+            .into_iter()
+            .map(|(label, _)| label)
+            .collect();
+        assert_eq!(labels, ["p99 wait for a connection", "p99 database time"]);
+    }
 
     #[test]
     fn the_key_fits_on_its_line() {
         register_embedded_font().unwrap();
-        let width_px = crate::plot::layout::key_width_px(&pool_key());
+        let width_px = crate::plot::layout::key_width_px(&pool_key(RunMarks::ALL));
         assert!(
             width_px <= crate::plot::layout::TIMELINE_WIDTH_PX as i32 - 20,
             "{width_px} px"

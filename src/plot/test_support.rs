@@ -66,5 +66,22 @@ pub(super) fn report_with_strategies(names: &[&str]) -> RunReport {
     report
 }
 
+/// The sample report as `run --load-only` would have it: one strategy, no
+/// blocker, no DDL, a transaction in every second.
+pub(super) fn load_only_report() -> RunReport {
+    let mut report = reference_report();
+    report.strategies.truncate(1);
+    let load = &mut report.strategies[0];
+    load.strategy = "load".to_string();
+    load.blocker = None;
+    load.attempts.clear();
+    for row in &mut load.seconds {
+        row.blocker_active = false;
+        row.tps = row.tps.max(1);
+        row.lat_p99_ms = row.lat_p99_ms.max(0.5);
+    }
+    report
+}
+
 /// The strategies of `compare --strategies all` (every preset), in run order.
 pub(super) const ALL_STRATEGIES: &[&str] = &crate::strategy::PRESET_NAMES;

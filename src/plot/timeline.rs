@@ -12,13 +12,12 @@ use plotters::prelude::*;
 
 use super::failures::{draw_failures_strip, max_failed_per_second};
 use super::layout::{
-    ATTEMPT_FAILED, ATTEMPT_OK, BLOCKER_SHADE, FAILURES_STRIP_HEIGHT_PX, GRID, KeySwatch,
-    TIMELINE_PANEL_HEIGHT_PX, TimelineLayout, draw_panels_png, headline, line_segments,
-    register_embedded_font, text_style,
+    FAILURES_STRIP_HEIGHT_PX, GRID, KeySwatch, TIMELINE_PANEL_HEIGHT_PX, TimelineLayout,
+    draw_panels_png, headline, line_segments, register_embedded_font, text_style,
 };
 use super::panel::{
-    CountAxis, draw_strip_frame, mark_attempts, shade_blocker_windows, step_points,
-    timeline_duration_s,
+    CountAxis, RunMarks, SecondsAxis, draw_strip_frame, mark_attempts, shade_blocker_windows,
+    step_points, timeline_duration_s,
 };
 use crate::metrics::{RunReport, StrategyReport};
 
@@ -53,22 +52,17 @@ pub fn draw_timeline_with_bands(
         .with_context(|| format!("drawing {}", path.display()))
 }
 
-/// The key of `timeline.png`, on one line.
-fn timeline_key() -> [(&'static str, KeySwatch); 6] {
-    [
+/// The key of `timeline.png`, on one line: its lines, then the marks the run has.
+fn timeline_key(marks: RunMarks) -> Vec<(&'static str, KeySwatch)> {
+    let mut key = vec![
         ("transactions per second", KeySwatch::Line(TPS_LINE)),
         (
             "sessions waiting on a lock",
             KeySwatch::Line(LOCK_WAITERS_LINE),
         ),
-        ("blocker's transaction open", KeySwatch::Box(BLOCKER_SHADE)),
-        ("DDL try failed", KeySwatch::Box(ATTEMPT_FAILED)),
-        ("DDL try succeeded", KeySwatch::Box(ATTEMPT_OK)),
-        (
-            "waiting / holding lock",
-            KeySwatch::WaitThenHold(ATTEMPT_OK),
-        ),
-    ]
+    ];
+    key.extend(marks.key());
+    key
 }
 
 fn draw_timeline_png(
@@ -76,7 +70,7 @@ fn draw_timeline_png(
     tps_bands: &[Vec<(f64, f64)>],
     path: &Path,
 ) -> anyhow::Result<()> {
-    let key = timeline_key();
+    let key = timeline_key(RunMarks::of(report));
     let duration_s = timeline_duration_s(report);
     let band_top = tps_bands
         .iter()
@@ -148,14 +142,13 @@ fn draw_timeline_panel(
         .caption(panel_caption(strategy, !band.is_empty()), text_style(16))
         .x_label_area_size(28)
         .y_label_area_size(72)
-        .build_cartesian_2d(0.0..duration_s, 0.0..y_top)?;
+        .build_cartesian_2d(SecondsAxis::new(duration_s), 0.0..y_top)?;
     chart
         .configure_mesh()
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(GRID)
         .x_labels(16)
         .y_labels(6)
-        .x_label_formatter(&|seconds| format!("{seconds:.0} s"))
         .y_label_formatter(&|tps| format!("{tps:.0}"))
         .y_desc("TPS")
         .label_style(text_style(13))
@@ -184,7 +177,7 @@ fn draw_timeline_panel(
 
 /// The repeats' band: each second's range of TPS as a shaded box over `[second, second + 1)`.
 fn draw_band<DB: DrawingBackend>(
-    chart: &mut ChartContext<DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    chart: &mut ChartContext<DB, Cartesian2d<SecondsAxis, RangedCoordf64>>,
     band: &[(f64, f64)],
 ) -> anyhow::Result<()>
 where
@@ -246,14 +239,28 @@ mod tests {
         TIMELINE_HEADER_HEIGHT_PX, TIMELINE_LOCK_STRIP_HEIGHT_PX, timeline_size,
     };
     use crate::plot::test_support::{
-        ALL_STRATEGIES, decode_png, decode_rgb, output_dir, report_with_strategies,
+        ALL_STRATEGIES, decode_png, decode_rgb, load_only_report, output_dir,
+        report_with_strategies,
     };
     use crate::testing::reference_report;
 
     #[test]
+    fn the_key_of_a_load_only_run_names_its_lines_only() {
+        let labels: Vec<&str> = timeline_key(RunMarks::of(&load_only_report()))
+            .into_iter()
+            .map(|(label, _)| label)
+            .collect();
+        assert_eq!(
+            labels,
+            ["transactions per second", "sessions waiting on a lock"]
+        );
+        assert_eq!(timeline_key(RunMarks::of(&reference_report())).len(), 6);
+    }
+
+    #[test]
     fn the_key_fits_on_its_line() {
         register_embedded_font().unwrap();
-        let width_px = crate::plot::layout::key_width_px(&timeline_key());
+        let width_px = crate::plot::layout::key_width_px(&timeline_key(RunMarks::ALL));
         assert!(
             width_px <= crate::plot::layout::TIMELINE_WIDTH_PX as i32 - 20,
             "{width_px} px"

@@ -12,8 +12,8 @@ use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks};
 use crate::metrics::recorder::p99_ms;
 use crate::metrics::writes::TableWrites;
 use crate::metrics::{
-    DdlAttempt, DdlPoll, LatencyDistribution, LatencyIntervals, PoolFacts, PoolGauge, Recorder,
-    RunFacts, StrategyReport, build_timeline, lock_phases, summarize,
+    DdlAttempt, DdlPoll, LatencyDistribution, LatencyFigures, LatencyIntervals, PoolFacts,
+    PoolGauge, Recorder, RunFacts, StrategyReport, build_timeline, lock_phases, summarize,
 };
 
 /// What the tasks of one run returned, as plain data: the wind-down's result.
@@ -133,6 +133,7 @@ pub fn assemble_report(
             .map_or(0.0, |&age_us| age_us as f64 / 1000.0),
         pool,
         rows_written: measured.rows_written.clone(),
+        ok_latency: LatencyFigures::of(&measured.recorder.ok_latency_us()),
     };
     let summary = summarize(
         strategy,

@@ -7,7 +7,10 @@
 //!
 //! A transaction counts in the second it ended (pgbench's `-P`); its latency
 //! runs from when it was due (its start in a closed loop, its scheduled
-//! arrival otherwise) to its end. One in flight at the end of the load counts
+//! arrival otherwise) to its end: its result, or its error, since a failed
+//! transaction's wait is what the application waited for too (the failed
+//! ones' latencies are also kept apart, for the successful-only `ok_*`
+//! figures). One in flight at the end of the load counts
 //! in the last second if it completed in the wind-down's grace, and as
 //! unfinished (its age kept apart, in no second) if it did not; an
 //! interrupted run counts none of them, as they would end in the second it
@@ -173,13 +176,13 @@ impl Recording {
                 live.record_success(second, latency_us);
             }
             TxnOutcome::Failed(failure) => {
-                current.add_failure(failure);
-                live.record_failure(second);
+                current.record_failure(failure, latency_us);
+                live.record_failure(second, latency_us);
             }
             TxnOutcome::Lost(failure) => {
-                current.add_failure(failure);
+                current.record_failure(failure, latency_us);
                 current.conn_lost += 1;
-                live.record_failure(second);
+                live.record_failure(second, latency_us);
             }
             TxnOutcome::Skipped => current.skipped += 1,
             TxnOutcome::Unfinished => unreachable!("counted as in flight at the end above"),
@@ -346,11 +349,16 @@ mod tests {
         assert_eq!(seconds.len(), 2);
         let first = &seconds[0];
         assert_eq!(first.second, 1);
-        assert_eq!(first.latency_us, {
+        let samples = |latencies_us: &[u64]| {
             let mut expected = crate::metrics::recorder::LatencySamples::default();
-            expected.record(350_000);
+            for &latency_us in latencies_us {
+                expected.record(latency_us);
+            }
             expected
-        });
+        };
+        // The failed one's wait counts too, and is kept apart for the ok_* figures.
+        assert_eq!(first.latency_us, samples(&[350_000, 100_000]));
+        assert_eq!(first.failed_latency_us, samples(&[100_000]));
         assert_eq!((first.lag_sum_us, first.lag_count), (100_000, 1));
         assert_eq!((first.failed, first.conn_lost), (1, 1));
         assert_eq!(
@@ -360,6 +368,8 @@ mod tests {
         assert_eq!((seconds[1].second, seconds[1].skipped), (2, 1));
         let progress = live.second(1);
         assert_eq!((progress.completed, progress.failed), (1, 1));
+        assert_eq!(progress.latency_max_ms, 350.0);
+        assert_eq!(progress.latency_mean_ms, 225.0);
     }
 
     #[test]

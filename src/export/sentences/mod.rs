@@ -471,13 +471,14 @@ mod tests {
         let ranked = sorted(vec![naive, retry_b, retry]);
         assert_eq!(
             headline(&ranked),
-            "retry and retry-b tie: worst second 52% [45-57%] / 56% [53-58%] of baseline, \
+            "retry and retry-b tie: worst second 52% [45-57%] / 56% [51-61%] of baseline, \
              within the run's noise (naive: 0%)."
         );
         let ranked = sorted(vec![row("retry", 1), row("naive", 0)]);
         assert_eq!(
             headline(&ranked),
-            "naive and retry tie: worst second 100% / 100% of baseline, within the run's noise."
+            "naive and retry tie: worst second 100% [95-105%] / 100% [95-105%] of baseline, within \
+             the run's noise."
         );
     }
 

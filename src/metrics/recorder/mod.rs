@@ -26,11 +26,15 @@ pub use worker::{LatencySamples, WorkerPart, WorkerSecond};
 use super::failures::{FailureCount, FailureKind};
 use super::{CompressedSeconds, new_latency_histogram};
 
-/// The figures of one settled second of the timeline.
+/// The figures of one settled second of the timeline. The latency figures
+/// cover every transaction that ended in it, completed or failed.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SecondFigures {
     pub completed: u64,
     pub failed: u64,
+    /// How many transactions the latency figures cover (completed and failed
+    /// with a latency), to fold in late hand-overs.
+    pub latency_count: u64,
     pub mean_ms: f64,
     pub p50_ms: f64,
     pub p99_ms: f64,
@@ -61,7 +65,10 @@ pub struct Recorder {
     /// Seconds some worker may still add to, merged.
     pending: BTreeMap<u32, PendingSecond>,
     settled: BTreeMap<u32, SecondFigures>,
+    /// Every transaction that ended, completed or failed.
     total_latency_us: Histogram<u64>,
+    /// The failed ones of `total_latency_us`; `None` until one failed.
+    total_failed_latency_us: Option<Histogram<u64>>,
     failed_by_kind: BTreeMap<FailureKind, u64>,
     /// Failed transactions by (second, kind, normalised message).
     failed_by_message: BTreeMap<(u32, FailureKind, String), u64>,
@@ -92,6 +99,7 @@ impl Recorder {
             pending: BTreeMap::new(),
             settled: BTreeMap::new(),
             total_latency_us: new_latency_histogram(),
+            total_failed_latency_us: None,
             failed_by_kind: BTreeMap::new(),
             failed_by_message: BTreeMap::new(),
             reconnect_failures: 0,
@@ -154,6 +162,13 @@ impl Recorder {
             .entry(part.second)
             .or_insert_with(|| PendingSecond::new(part.second));
         part.latency_us.add_to(&mut merged.latency_us);
+        if !part.failed_latency_us.is_empty() {
+            part.failed_latency_us.add_to(
+                merged
+                    .failed_latency_us
+                    .get_or_insert_with(new_latency_histogram),
+            );
+        }
         merged.counts.add_counts(&part);
     }
 
@@ -172,7 +187,8 @@ impl Recorder {
             ..SecondFigures::default()
         };
         if !latency.is_empty() {
-            figures.completed = latency.len();
+            figures.completed = latency.len() - pending.failed_latency_count();
+            figures.latency_count = latency.len();
             figures.mean_ms = latency.mean() / 1000.0;
             figures.p50_ms = latency.value_at_quantile(0.5) as f64 / 1000.0;
             figures.p99_ms = latency.value_at_quantile(0.99) as f64 / 1000.0;
@@ -231,6 +247,12 @@ impl Recorder {
         self.total_latency_us
             .add(&pending.latency_us)
             .expect("histograms share the same bounds");
+        if let Some(failed) = &pending.failed_latency_us {
+            self.total_failed_latency_us
+                .get_or_insert_with(new_latency_histogram)
+                .add(failed)
+                .expect("histograms share the same bounds");
+        }
         for (kind, count) in &part.failed_by_kind {
             *self.failed_by_kind.entry(kind.clone()).or_insert(0) += count;
         }
@@ -262,9 +284,21 @@ impl Recorder {
         self.settled.get(&second)
     }
 
-    /// The latency histogram of the whole run (settled seconds).
+    /// The latency histogram of the whole run (settled seconds): every
+    /// transaction that ended, completed or failed.
     pub fn total_latency_us(&self) -> Histogram<u64> {
         self.total_latency_us.clone()
+    }
+
+    /// The latency histogram of the completed transactions only (settled
+    /// seconds): the whole run's without the failed ones.
+    pub fn ok_latency_us(&self) -> Histogram<u64> {
+        let mut ok = self.total_latency_us.clone();
+        if let Some(failed) = &self.total_failed_latency_us {
+            ok.subtract(failed)
+                .expect("the failed latencies are recorded in the total too");
+        }
+        ok
     }
 
     /// Failed transactions of the whole run by kind (settled seconds).
@@ -300,7 +334,10 @@ impl Recorder {
 /// latencies recorded into one histogram, their counters added up.
 #[derive(Debug)]
 struct PendingSecond {
+    /// Every transaction that ended in the second, completed or failed.
     latency_us: Histogram<u64>,
+    /// The failed ones of `latency_us`; `None` until one failed.
+    failed_latency_us: Option<Histogram<u64>>,
     /// Every counter of the second; its latencies are in `latency_us`.
     counts: WorkerSecond,
 }
@@ -309,8 +346,14 @@ impl PendingSecond {
     fn new(second: u32) -> PendingSecond {
         PendingSecond {
             latency_us: new_latency_histogram(),
+            failed_latency_us: None,
             counts: WorkerSecond::new(second),
         }
+    }
+
+    /// How many of the second's latencies are failed transactions'.
+    fn failed_latency_count(&self) -> u64 {
+        self.failed_latency_us.as_ref().map_or(0, Histogram::len)
     }
 }
 
@@ -318,8 +361,15 @@ impl From<WorkerSecond> for PendingSecond {
     fn from(mut part: WorkerSecond) -> PendingSecond {
         let mut latency_us = new_latency_histogram();
         std::mem::take(&mut part.latency_us).add_to(&mut latency_us);
+        let failed = std::mem::take(&mut part.failed_latency_us);
+        let failed_latency_us = (!failed.is_empty()).then(|| {
+            let mut histogram = new_latency_histogram();
+            failed.add_to(&mut histogram);
+            histogram
+        });
         PendingSecond {
             latency_us,
+            failed_latency_us,
             counts: part,
         }
     }
@@ -330,10 +380,11 @@ fn add_late(figures: &mut SecondFigures, pending: &PendingSecond) {
     let part = &pending.counts;
     let late = pending.latency_us.len();
     if late > 0 {
-        let sum_ms = figures.mean_ms * figures.completed as f64
+        let sum_ms = figures.mean_ms * figures.latency_count as f64
             + pending.latency_us.mean() / 1000.0 * late as f64;
-        figures.completed += late;
-        figures.mean_ms = sum_ms / figures.completed as f64;
+        figures.completed += late - pending.failed_latency_count();
+        figures.latency_count += late;
+        figures.mean_ms = sum_ms / figures.latency_count as f64;
         figures.max_ms = figures.max_ms.max(pending.latency_us.max() as f64 / 1000.0);
     }
     figures.failed += part.failed;
@@ -438,6 +489,33 @@ mod tests {
                 .get(&server(SqlState::T_R_DEADLOCK_DETECTED)),
             Some(&1)
         );
+    }
+
+    #[test]
+    fn a_failed_transactions_wait_counts_in_its_second_and_the_run_but_not_in_ok() {
+        let cached_plan = Failure::new(server(SqlState::FEATURE_NOT_SUPPORTED), "cached plan");
+        let mut recorder = Recorder::new(1);
+        let mut held = part(0, 6, &[1_000, 3_000], 7);
+        let finished = held.finished.as_mut().unwrap();
+        finished.record_failure(&cached_plan, 6_043_000);
+        recorder.add(held, 7);
+        // A late hand-over of the same second, with another failed wait.
+        recorder.add(part(0, 6, &[], 8), 20);
+        let mut late = part(0, 6, &[2_000], u32::MAX);
+        late.finished
+            .as_mut()
+            .unwrap()
+            .record_failure(&cached_plan, 5_000_000);
+        recorder.add(late, 21);
+        recorder.finish();
+        let sixth = recorder.second(6).unwrap();
+        assert_eq!((sixth.completed, sixth.failed), (3, 2));
+        assert!((sixth.max_ms - 6043.0).abs() < 5.0, "{sixth:?}");
+        assert_eq!(sixth.latency_count, 5);
+        assert_eq!(recorder.total_latency_us().len(), 5);
+        let ok = recorder.ok_latency_us();
+        assert_eq!(ok.len(), 3);
+        assert!((ok.max() as f64 - 3_000.0).abs() < 5.0, "{}", ok.max());
     }
 
     #[test]

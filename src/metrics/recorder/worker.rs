@@ -54,8 +54,12 @@ impl LatencySamples {
 #[derive(Debug)]
 pub struct WorkerSecond {
     pub second: u32,
-    /// Latency of the transactions that completed in this second, in microseconds.
+    /// Latency of the transactions that ended in this second, completed or
+    /// failed (until their error arrived), in microseconds.
     pub latency_us: LatencySamples,
+    /// Of `latency_us`, the failed transactions' latencies: kept apart for the
+    /// successful-only figures (`ok_*`); empty (not allocated) unless something failed.
+    pub failed_latency_us: LatencySamples,
     /// Failed transactions in this second.
     pub failed: u64,
     /// Failed transactions in this second by kind.
@@ -94,6 +98,7 @@ impl WorkerSecond {
         WorkerSecond {
             second,
             latency_us: LatencySamples::with_capacity(latencies),
+            failed_latency_us: LatencySamples::default(),
             failed: 0,
             failed_by_kind: BTreeMap::new(),
             failed_by_message: BTreeMap::new(),
@@ -124,6 +129,14 @@ impl WorkerSecond {
             && self.reconnect_failures == 0
             && self.longest_disconnected_us == 0
             && self.pool.is_none()
+    }
+
+    /// Counts one transaction that failed after `latency_us` (its wait counts
+    /// in the second's latency as a completed one's does) with [`Self::add_failure`].
+    pub fn record_failure(&mut self, failure: &Failure, latency_us: u64) {
+        self.latency_us.record(latency_us);
+        self.failed_latency_us.record(latency_us);
+        self.add_failure(failure);
     }
 
     /// Counts one failed transaction under its kind and message (normalised
