@@ -105,10 +105,11 @@ async fn describe_scripts(session: &Client, config: &Config) -> Result<(), Error
             let substituted = config.load.protocol == Protocol::Simple && !sql.params.is_empty();
             let sure = !substituted || message.contains("42P01)") || message.contains("42703)");
             if is_static_error(&message) && sure {
+                // The statement as written (its first line), with its `:variables`.
                 return Err(statement_error(
                     &weighted.source,
                     &format!("line {}", sql.line),
-                    &sql.sql,
+                    weighted.script.line_text(sql.line),
                     &message,
                 ));
             }
@@ -148,8 +149,8 @@ async fn describe_blocker(session: &Client, config: &Config) -> Result<(), Error
 /// which the server refused with `message`.
 pub fn statement_error(source: &str, place: &str, sql: &str, message: &str) -> Error {
     Error::bad_input(format!(
-        "{source} ({place}): \"{}\": {message}; found before the load started, nothing was \
-         measured; fix the statement",
+        "{source} ({place}): the server rejects this statement: \"{}\": {message}; found \
+         before the load started, nothing was measured; fix the statement",
         sql.trim()
     ))
 }

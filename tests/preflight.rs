@@ -29,7 +29,7 @@ fn a_blocker_typo_is_exit_2_before_any_load() {
     assert_found_before_the_load(
         &run,
         &["--blocker", "SELECT count(*) FROM acounts"],
-        "--blocker (statement 1): \"SELECT count(*) FROM acounts\"",
+        "--blocker (statement 1): the server rejects this statement: \"SELECT count(*) FROM acounts\"",
         "relation \"acounts\" does not exist (SQLSTATE 42P01)",
     );
 }
@@ -44,7 +44,7 @@ fn a_ddl_typo_and_a_script_typo_are_exit_2_before_any_load() {
             "--ddl",
             "ALTER TABLE orders ALTER COLUMN totl TYPE numeric(12,2)",
         ],
-        "--ddl (step 1): \"ALTER TABLE orders ALTER COLUMN totl TYPE numeric(12,2)\"",
+        "--ddl (step 1): the server rejects this statement: \"ALTER TABLE orders ALTER COLUMN totl TYPE numeric(12,2)\"",
         "column \"totl\" of relation \"orders\" does not exist (SQLSTATE 42703)",
     );
 
@@ -57,7 +57,7 @@ fn a_ddl_typo_and_a_script_typo_are_exit_2_before_any_load() {
     assert_found_before_the_load(
         &run,
         &[],
-        "[[load.scripts]] read-order (line 2): \"SELECT count(*) FROM orders WHERE customr_id = $1\"",
+        "[[load.scripts]] read-order (line 2): the server rejects this statement: \"SELECT count(*) FROM orders WHERE customr_id = :c;\"",
         "column \"customr_id\" does not exist (SQLSTATE 42703)",
     );
 }
