@@ -302,7 +302,7 @@ pub async fn execute_plan_until(
     for line in config::rollback_blind_spots(config) {
         output::write_stdout(&format!("{line}\n"))?;
     }
-    results::create_results_folder(
+    let created = results::create_results_folder(
         &config.out_dir,
         &config.replaced_files,
         &[
@@ -310,6 +310,9 @@ pub async fn execute_plan_until(
             export::workload_toml::render(config)?,
         ],
     )?;
+    if !config.quiet {
+        stderrln!("results in {}", config.out_dir.display());
+    }
     let mut reports: Vec<RunReport> = plan
         .points
         .iter()
@@ -321,9 +324,21 @@ pub async fn execute_plan_until(
         .collect();
     let result = run_until_stopped(plan, &target, stop, &mut reports).await;
     if let Err(stopped) = result {
+        let failed = stopped.signal.is_none();
         let error = match after_stop(plan, &target, &mut reports, stopped).await {
             Ok(error) | Err(error) => error,
         };
+        let measured = reports.iter().any(|report| !report.strategies.is_empty());
+        if failed && !measured {
+            // A failure before the first measurement leaves no results to read.
+            if results::remove_unmeasured(&config.out_dir, created).is_ok() && !config.quiet {
+                stderrln!(
+                    "nothing was measured; removed the results in {}",
+                    config.out_dir.display()
+                );
+            }
+            return Err(error);
+        }
         // The server log goes to the results folder on every path, errors included.
         let _ = target.copy_server_log(&config.out_dir);
         return Err(error);
@@ -353,7 +368,8 @@ fn run_file<'a>(config: &'a Config, target: &'a Target) -> RunFile<'a> {
     }
 }
 
-/// The first line of a run: what runs, how often, where the results go.
+/// The first line of a run: what runs and how often (where the results go
+/// comes once the folder exists).
 fn plan_line(plan: &Plan) -> String {
     let config = &plan.base;
     let names: Vec<&str> = config.strategies.iter().map(|s| s.name.as_str()).collect();
@@ -369,13 +385,12 @@ fn plan_line(plan: &Plan) -> String {
         ));
     }
     format!(
-        "stallbench {}: workload {}, strategies {}{runs}, {} clients for {} s; results in {}",
+        "stallbench {}: workload {}, strategies {}{runs}, {} clients for {} s",
         env!("CARGO_PKG_VERSION"),
         config.workload_name,
         names.join(", "),
         config.load.clients,
         config.load.duration_s(),
-        config.out_dir.display()
     )
 }
 
@@ -634,7 +649,8 @@ fn create_value_folder(config: &Config, target: &Target) -> Result<(), Error> {
             run_file(config, target).render()?,
             export::workload_toml::render(config)?,
         ],
-    )
+    )?;
+    Ok(())
 }
 
 /// The files of point `point` (its folder's data and charts) and, for a

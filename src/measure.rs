@@ -250,7 +250,13 @@ pub async fn measure_strategy(
     }
     let after_run = scenario::AfterRun {
         lock_trace,
-        server_log: server_log_sentences(target, log_start, &notes.roles, measured.started_unix_s),
+        server_log: server_log_sentences(
+            target,
+            log_start,
+            &notes.roles,
+            measured.started_unix_s,
+            !measured.lock_worst.is_empty(),
+        ),
         invalid_indexes,
     };
     let interrupted = measured.interrupted.clone();
@@ -318,12 +324,16 @@ fn server_log_len(target: &Target) -> u64 {
 
 /// What the server log says about lock waits since `from` (one strategy's part),
 /// naming sessions by their roles and times on the run clock that started at
-/// `started_unix_s`; empty on `--db-url`.
+/// `started_unix_s`; empty on `--db-url`. Without the logged queue when the
+/// lock observer saw one (`observed_queue`): the run names one worst queue,
+/// the observer's, sampled through the whole wait rather than logged once
+/// at deadlock_timeout.
 fn server_log_sentences(
     target: &Target,
     from: u64,
     roles: &std::collections::BTreeMap<u32, Role>,
     started_unix_s: f64,
+    observed_queue: bool,
 ) -> Vec<String> {
     let Some(log) = target.structured_log() else {
         return Vec::new();
@@ -332,7 +342,10 @@ fn server_log_sentences(
         return Vec::new();
     };
     let part = bytes.get(from as usize..).unwrap_or_default();
-    let facts = serverlog::parse_server_log(log.format, &String::from_utf8_lossy(part));
+    let mut facts = serverlog::parse_server_log(log.format, &String::from_utf8_lossy(part));
+    if observed_queue {
+        facts.worst_queue = None;
+    }
     let role_of = |pid: u32| {
         roles
             .get(&pid)

@@ -144,13 +144,14 @@ pub fn earlier_run_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 /// Creates the results folder `dir` (and its parents), removes the files of an
 /// earlier run that `--force` replaces (`replaced_files`), and writes `first_files`
-/// into it. Called once the target is ready, so a run that fails before leaves no
+/// into it; whether this call made the folder (for [`remove_unmeasured`]).
+/// Called once the target is ready, so a run that fails before leaves no
 /// folder; a folder this call made is removed again if the first files cannot be written.
 pub fn create_results_folder(
     dir: &Path,
     replaced_files: &[PathBuf],
     first_files: &[OutputFile],
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let existed = dir.exists();
     std::fs::create_dir_all(dir).with_context(|| {
         format!(
@@ -174,7 +175,22 @@ pub fn create_results_folder(
         // Only an empty folder goes: remove_dir refuses one that holds anything.
         let _ = std::fs::remove_dir(dir);
     }
-    Ok(written?)
+    written?;
+    Ok(!existed)
+}
+
+/// Undoes [`create_results_folder`] for a run that failed before it measured
+/// anything: removes the folder if that call `created` it, else only the
+/// files a run writes (the folder was there before, and what else it holds is
+/// the user's).
+pub fn remove_unmeasured(dir: &Path, created: bool) -> std::io::Result<()> {
+    if created {
+        return std::fs::remove_dir_all(dir);
+    }
+    for file in earlier_run_files(dir)? {
+        std::fs::remove_file(file)?;
+    }
+    Ok(())
 }
 
 /// Creates `dir` and its parents if needed.
@@ -217,6 +233,30 @@ mod tests {
         };
         assert!(create_results_folder(&out, &[], &[unwritable]).is_err());
         assert!(!out.exists());
+    }
+
+    #[test]
+    fn a_run_that_measured_nothing_leaves_no_folder_and_no_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let run_json = || OutputFile {
+            name: RUN_JSON.into(),
+            bytes: b"{}".to_vec(),
+        };
+        let made = dir.path().join("new/results");
+        assert!(create_results_folder(&made, &[], &[run_json()]).unwrap());
+        remove_unmeasured(&made, true).unwrap();
+        assert!(!made.exists());
+
+        let existing = dir.path().join("existing");
+        std::fs::create_dir(&existing).unwrap();
+        std::fs::write(existing.join("notes.txt"), "mine").unwrap();
+        assert!(!create_results_folder(&existing, &[], &[run_json()]).unwrap());
+        remove_unmeasured(&existing, false).unwrap();
+        let left: Vec<_> = std::fs::read_dir(&existing)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["notes.txt"]);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+use crate::config::BlockerKind;
 use crate::script::{Command, Script};
 use crate::strategy::statements::statement_words;
 
@@ -59,8 +60,8 @@ pub enum Role {
     /// Every connection of the application pool, since which one serves a
     /// request changes: `reader-pool` or `client-pool`.
     Pool(ClientKind),
-    /// The blocker's session: `report`.
-    Report,
+    /// The blocker's session, named by its kind: `report`, `writer` or `idle`.
+    Blocker(BlockerKind),
     /// The migration's session: `ddl`.
     Ddl,
     /// The second session `kill-blockers` terminates the DDL's blockers from: `killer`.
@@ -85,8 +86,7 @@ pub enum Role {
 }
 
 /// The roles whose name is one fixed word, with that word.
-const FIXED_NAMES: [(Role, &str); 12] = [
-    (Role::Report, "report"),
+const FIXED_NAMES: [(Role, &str); 11] = [
     (Role::Ddl, "ddl"),
     (Role::Killer, "killer"),
     (Role::Observer, "observer"),
@@ -100,12 +100,17 @@ const FIXED_NAMES: [(Role, &str); 12] = [
     (Role::TraceWatcher, "trace-watcher"),
 ];
 
+/// Every kind of blocker, each a role named as the kind.
+const BLOCKER_KINDS: [BlockerKind; 3] =
+    [BlockerKind::Report, BlockerKind::Writer, BlockerKind::Idle];
+
 impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Role::Client(kind, number) => write!(f, "{kind}-{number}"),
             Role::Pool(kind) => write!(f, "{kind}-pool"),
             Role::External(pid) => write!(f, "external:{pid}"),
+            Role::Blocker(kind) => f.write_str(kind.name()),
             fixed => {
                 let (_, name) = FIXED_NAMES
                     .iter()
@@ -123,6 +128,9 @@ impl Role {
     pub fn parse(name: &str) -> Option<Role> {
         if let Some((role, _)) = FIXED_NAMES.iter().find(|(_, fixed)| *fixed == name) {
             return Some(*role);
+        }
+        if let Some(kind) = BLOCKER_KINDS.into_iter().find(|kind| kind.name() == name) {
+            return Some(Role::Blocker(kind));
         }
         if let Some(pid) = name.strip_prefix("external:") {
             return pid.parse().ok().map(Role::External);
@@ -347,11 +355,14 @@ mod tests {
             Role::External(4242),
         ];
         roles.extend(FIXED_NAMES.iter().map(|(role, _)| *role));
+        roles.extend(BLOCKER_KINDS.map(Role::Blocker));
         for role in roles {
             assert_eq!(Role::parse(&role.to_string()), Some(role), "{role}");
         }
         assert_eq!(Role::Ddl.to_string(), "ddl");
-        assert_eq!(Role::Report.to_string(), "report");
+        assert_eq!(Role::Blocker(BlockerKind::Report).to_string(), "report");
+        assert_eq!(Role::Blocker(BlockerKind::Writer).to_string(), "writer");
+        assert_eq!(Role::Blocker(BlockerKind::Idle).to_string(), "idle");
         assert_eq!(Role::Client(ClientKind::Reader, 3).to_string(), "reader-3");
         assert_eq!(Role::External(42).to_string(), "external:42");
         for name in ["", "reader-", "reader-x", "writer-3", "external:", "ddl-2"] {

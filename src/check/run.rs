@@ -371,7 +371,8 @@ fn open_results_folder(check: &CheckConfig, config: &Config, target: &Target) ->
         &config.out_dir,
         &replaced,
         &[run_file.render()?, workload_toml::render(config)?],
-    )
+    )?;
+    Ok(())
 }
 
 /// Ends every session of the check and makes [`RUN_DATABASE`] a fresh copy

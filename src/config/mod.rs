@@ -40,6 +40,7 @@ pub use plan::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
 pub use pool::{PoolConfig, Recycling};
 pub use server::{parse_server, server_from_environment};
 pub use sql_split::split_statements;
+pub use strategies::LOAD_ONLY_STRATEGY;
 pub use target::{Objects, rollback_blind_spots};
 
 use blocker::{check_blocker_ends, parse_blocker};
@@ -165,7 +166,7 @@ impl Config {
             check_blocker_ends(source, blocker, load.duration)?;
         }
         let defined = parse_strategies(source, &file.strategies)?;
-        let expectations = parse_expectations(source, file, args, &defined)?;
+        let expectations = parse_expectations(source, file, args, &defined, &mode)?;
         let mut strategies = select_strategies(source, defined, &mode)?;
         if let Some((SweepSetting::LockTimeout { strategy }, value)) = at {
             strategies = with_lock_timeout(strategies, strategy, value)?;
@@ -224,21 +225,35 @@ fn one_line(error: Error) -> Error {
 }
 
 /// `[expect.*]` and `--expect`. They may name the workload's strategies
-/// (`defined`), the presets, and `load` (the pseudo-strategy of `run --load-only`).
+/// (`defined`) and the presets, which an unknown name's error lists, and
+/// `load` (the pseudo-strategy of `run --load-only`, which `collect` knows).
+/// `run --load-only` runs none of the workload's strategies, so only its
+/// `[expect.load]` and the flags apply (the other tables are checked, not kept).
 fn parse_expectations(
     source: &str,
     file: &WorkloadFile,
     args: &CommonArgs,
     defined: &[NamedStrategy],
+    mode: &Mode,
 ) -> Result<Vec<Expectation>, Error> {
     let mut known: Vec<String> = defined.iter().map(|s| s.name.clone()).collect();
-    for name in PRESET_NAMES.iter().chain(&["load"]) {
+    for name in PRESET_NAMES {
         // Each name once: the list appears in the error message of an unknown one.
         if !known.iter().any(|known| known == name) {
             known.push(name.to_string());
         }
     }
-    crate::expect::collect(source, &file.expect, &args.expect, &known)
+    let all = crate::expect::collect(source, &file.expect, &args.expect, &known)?;
+    if *mode != Mode::LoadOnly {
+        return Ok(all);
+    }
+    let load_only: std::collections::BTreeMap<_, _> = file
+        .expect
+        .iter()
+        .filter(|(strategy, _)| *strategy == LOAD_ONLY_STRATEGY)
+        .map(|(strategy, table)| (strategy.clone(), table.clone()))
+        .collect();
+    crate::expect::collect(source, &load_only, &args.expect, &known)
 }
 
 /// Whether the process runs in CI: `CI` is set in the environment, as GitHub
@@ -320,6 +335,42 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_expect_lists_the_strategies_and_not_load() {
+        let mut flags = args();
+        flags.expect = vec!["nosuch.max_failed=0".into()];
+        let message = Config::new(None, compare(), &flags)
+            .unwrap_err()
+            .to_string();
+        let listed = message
+            .split_once("(the workload defines: ")
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map(|(list, _)| list.split(", ").collect::<Vec<_>>())
+            .unwrap_or_default();
+        assert_eq!(listed[..3], ["naive", "retry", "gitlab"], "{message}");
+        assert!(!listed.contains(&"load"), "{message}");
+        flags.expect = vec!["load.max_failed=0".into()];
+        assert!(Config::new(None, Mode::LoadOnly, &flags).is_ok());
+    }
+
+    #[test]
+    fn a_load_only_run_keeps_only_the_expectations_of_load() {
+        let mut flags = args();
+        let strategies = |config: Config| -> Vec<String> {
+            config
+                .expectations
+                .into_iter()
+                .map(|expectation| expectation.strategy)
+                .collect()
+        };
+        let compared = strategies(Config::new(None, compare(), &flags).unwrap());
+        assert!(compared.contains(&"naive".to_string()), "{compared:?}");
+        assert!(strategies(Config::new(None, Mode::LoadOnly, &flags).unwrap()).is_empty());
+        flags.expect = vec!["load.max_failed=0".into()];
+        let load_only = strategies(Config::new(None, Mode::LoadOnly, &flags).unwrap());
+        assert_eq!(load_only, ["load"]);
+    }
+
+    #[test]
     fn the_pool_flags_need_the_pool_and_default_as_a_service_would() {
         let error = |change: fn(&mut CommonArgs)| {
             let mut flags = args();
@@ -342,6 +393,15 @@ mod tests {
             flags.pool.max_in_flight = Some(0);
         });
         assert!(message.contains("max in flight 0"), "{message}");
+        let message = error(|flags| {
+            flags.rate = Some(100.0);
+            flags.pool_size = Some(0);
+        });
+        assert!(
+            message.contains("--pool-size 0; a pool needs at least 1 connection"),
+            "{message}"
+        );
+        assert!(!message.contains("[load.pool]"), "{message}");
 
         let mut flags = args();
         flags.rate = Some(100.0);

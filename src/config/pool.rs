@@ -60,15 +60,15 @@ pub(super) fn parse_pool(
     args: &CommonArgs,
 ) -> Result<Option<PoolConfig>, Error> {
     let flags = &args.pool;
-    let size = match (args.pool_size, file) {
-        (Some(size), _) => size,
+    let (size, size_key) = match (args.pool_size, file) {
+        (Some(size), _) => (size, "--pool-size 0".to_string()),
         (None, Some(_)) if args.clients.is_some() => {
             return Err(Error::bad_input(format!(
                 "--clients sizes lean connections, but {source} serves the load through \
                  [load.pool]; size the pool with --pool-size instead"
             )));
         }
-        (None, Some(file)) => file.size,
+        (None, Some(file)) => (file.size, format!("{source}: [load.pool] size = 0")),
         (None, None) => {
             let given = [
                 ("--pool-timeout", flags.pool_timeout.is_some()),
@@ -90,7 +90,7 @@ pub(super) fn parse_pool(
     };
     if size == 0 {
         return Err(Error::bad_input(format!(
-            "{source}: [load.pool] size = 0; a pool needs at least 1 connection"
+            "{size_key}; a pool needs at least 1 connection"
         )));
     }
     let key = |name: &str| format!("{source}: [load.pool] {name}");

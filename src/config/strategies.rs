@@ -36,6 +36,10 @@ pub(super) fn parse_strategies(
     Ok(defined)
 }
 
+/// The name of `run --load-only`'s one pseudo-strategy, which an expectation
+/// may name too (`[expect.load]`).
+pub const LOAD_ONLY_STRATEGY: &str = "load";
+
 /// The strategies the command runs, in order, from the workload's `defined` ones
 /// and the presets; a load-only run gets one pseudo-strategy named `load`.
 pub(super) fn select_strategies(
@@ -45,7 +49,7 @@ pub(super) fn select_strategies(
 ) -> Result<Vec<NamedStrategy>, Error> {
     match mode {
         Mode::LoadOnly => Ok(vec![NamedStrategy {
-            name: "load".to_string(),
+            name: LOAD_ONLY_STRATEGY.to_string(),
             strategy: Strategy::Plain,
             ddl_steps: None,
             settings: Vec::new(),

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::config::LOAD_ONLY_STRATEGY;
 use crate::error::Error;
 
 use super::bound::parse_bound;
@@ -14,7 +15,7 @@ use super::{Bound, ExpectFile, Expectation};
 /// replaces the bound with the same strategy and key, or adds a new one.
 ///
 /// Bad input: a strategy name not in `known` (the strategies the workload
-/// defines, plus any pseudo-strategy like `load`), a flag that is not
+/// defines and the presets) and not `load` (the load-only run's), a flag that is not
 /// `STRATEGY.KEY=VALUE`, an unknown key, a value that does not parse, a
 /// `ddl_outcome` other than ok/gave_up/error/none, a negative `max_p99_ms`, or
 /// `min_zero_tps_seconds` above `max_zero_tps_seconds` for one strategy.
@@ -79,9 +80,10 @@ fn parse_flag(flag: &str, known: &[String]) -> Result<Expectation, Error> {
     })
 }
 
-/// Refuses a strategy name that the workload does not define.
+/// Refuses a strategy name that the workload does not define (the message
+/// lists `known`, the strategies; `load` is a run's, not one of them).
 fn check_known(what: &str, strategy: &str, known: &[String]) -> Result<(), Error> {
-    if known.iter().any(|name| name == strategy) {
+    if strategy == LOAD_ONLY_STRATEGY || known.iter().any(|name| name == strategy) {
         return Ok(());
     }
     let defined = if known.is_empty() {
@@ -262,6 +264,17 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("naive, retry"), "{message}");
+    }
+
+    #[test]
+    fn load_is_accepted_but_not_listed_as_a_strategy() {
+        let expectations = collect_ok(&BTreeMap::new(), &["load.max_failed=0"]);
+        assert_eq!(expectations[0].strategy, "load");
+        let message = collect_err(&BTreeMap::new(), &["nosuch.max_failed=0"]);
+        assert!(
+            message.contains("(the workload defines: naive, retry);"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -61,9 +61,9 @@ pub async fn connect_sessions(
         false => None,
     };
     let blocker = match &config.blocker {
-        Some(_) => Some(
+        Some(blocker) => Some(
             target
-                .connect_with_settings(Role::Report, &strategy.settings)
+                .connect_with_settings(Role::Blocker(blocker.kind), &strategy.settings)
                 .await?,
         ),
         None => None,
@@ -111,8 +111,8 @@ async fn connect_workers(
         let first = connector.clone();
         let to_prepare = scripts.clone();
         let connected = load_runtime.spawn(async move {
-            let mut connection = first.connect_wire().await?;
-            let prepared = load::prepare(&mut connection, &to_prepare, protocol).await?;
+            let mut connection = first.clone().connect_wire().await?;
+            let prepared = load::prepare(&mut connection, &first, &to_prepare, protocol).await?;
             Ok::<_, Error>((connection, prepared))
         });
         let (connection, prepared) = connected

@@ -9,6 +9,7 @@ use tokio::sync::watch;
 
 use super::RunClock;
 use super::arrivals::Arrivals;
+use super::ddl::DdlStatus;
 use crate::metrics::LiveCounters;
 use crate::metrics::live::LiveSecond;
 
@@ -16,7 +17,7 @@ use crate::metrics::live::LiveSecond;
 pub async fn report_each_second(
     clock: RunClock,
     live: Arc<LiveCounters>,
-    ddl_status: watch::Receiver<String>,
+    ddl_status: watch::Receiver<DdlStatus>,
     queue_status: watch::Receiver<String>,
     has_ddl: bool,
     arrivals: Option<Arc<Arrivals>>,
@@ -25,7 +26,7 @@ pub async fn report_each_second(
         clock
             .sleep_until(Duration::from_secs(u64::from(second)))
             .await;
-        let status = has_ddl.then(|| ddl_status.borrow().clone());
+        let status = has_ddl.then(|| ddl_status.borrow().render(clock.now_s()));
         let mut line = progress_line(second, &live.second(second - 1), status.as_deref());
         if let Some(arrivals) = &arrivals {
             let lag = arrivals.lag(std::time::Instant::now());

@@ -157,7 +157,7 @@ pub fn start(
         }
         _ => None,
     };
-    let (status_tx, status_rx) = watch::channel(String::from("not started"));
+    let (status_tx, status_rx) = watch::channel(ddl::DdlStatus::says("not started"));
     let ddl = match (sessions.ddl, &config.ddl) {
         (Some(session), Some(ddl)) => {
             let cancel = SharedCancel::new(&session.client);
@@ -182,7 +182,7 @@ pub fn start(
             Some((tokio::spawn(ddl::run_ddl(injector)), cancel))
         }
         _ => {
-            status_tx.send_replace("none".into());
+            status_tx.send_replace(ddl::DdlStatus::says("none"));
             None
         }
     };

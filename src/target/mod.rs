@@ -10,6 +10,7 @@
 //! `search_path`, no reset unless `--apply` commits the DDL. Either way the
 //! run's tables are those of `current_schemas(false)` on its connections.
 
+use std::fmt;
 use std::path::Path;
 
 use anyhow::Context;
@@ -260,7 +261,15 @@ impl Target {
             hosts: self.hosts.clone(),
             role,
             description: self.description.clone(),
+            undefined_table_hint: self.undefined_table_hint(),
         }
+    }
+
+    /// What an undefined table (42P01) in the workload's SQL needs said on
+    /// `--db-url` without `--in-place`: the run's search_path is its own schema,
+    /// not the user's; `None` elsewhere.
+    pub fn undefined_table_hint(&self) -> Option<&'static str> {
+        (self.server.is_none() && !self.objects.in_place()).then_some(UNDEFINED_TABLE_HINT)
     }
 
     /// Creates the harness's schema, refusing one that is not ours, then runs
@@ -560,6 +569,10 @@ impl Target {
     }
 }
 
+/// Said after an undefined table's error on `--db-url` without `--in-place`.
+pub const UNDEFINED_TABLE_HINT: &str = "on --db-url the run's tables live in schema stallbench \
+     (its search_path), made by the workload's setup; to run against your own tables, add --in-place";
+
 /// One connection to open: its settings, its role and how to name the target in an error.
 #[derive(Clone)]
 pub struct Connector {
@@ -568,6 +581,8 @@ pub struct Connector {
     hosts: String,
     role: Role,
     description: String,
+    /// See [`Target::undefined_table_hint`].
+    undefined_table_hint: Option<&'static str>,
 }
 
 impl Connector {
@@ -589,10 +604,7 @@ impl Connector {
                      (prefer is the default) or use sslmode=require",
                 );
             }
-            Error::runtime(format!(
-                "cannot connect to {} as {}: {text}",
-                self.description, self.role
-            ))
+            Error::runtime(format!("cannot connect to {}: {text}", self.describe()))
         })
     }
 
@@ -600,12 +612,7 @@ impl Connector {
     pub async fn connect_wire(self) -> Result<WireConnection, Error> {
         WireConnection::connect(&self.config, &self.tls)
             .await
-            .map_err(|err| {
-                Error::runtime(format!(
-                    "cannot connect to {} as {}: {}",
-                    self.description, self.role, err
-                ))
-            })
+            .map_err(|err| Error::runtime(format!("cannot connect to {}: {err}", self.describe())))
     }
 }
 
@@ -633,9 +640,23 @@ impl Connector {
         tokio_postgres_rustls::MakeRustlsConnect::new((*self.tls.client_config()).clone())
     }
 
-    /// Who the connection is for and where it goes, for an error message.
+    /// The server's message `text` (of SQLSTATE `code`) for a statement it
+    /// rejected on this connection, with [`UNDEFINED_TABLE_HINT`] after an
+    /// undefined table where the hint applies.
+    pub fn rejection(&self, text: impl fmt::Display, code: Option<&SqlState>) -> String {
+        match (self.undefined_table_hint, code) {
+            (Some(hint), Some(code)) if *code == SqlState::UNDEFINED_TABLE => {
+                format!("{text}; {hint}")
+            }
+            _ => text.to_string(),
+        }
+    }
+
+    /// Who the connection is for and where it goes, for an error message:
+    /// the target, the database user it logs in as, and which of the run's
+    /// sessions it is (`admin` is a session of stallbench, not a role).
     pub fn describe(&self) -> String {
-        format!("{} as {}", self.description, self.role)
+        describe_connection(&self.description, self.config.get_user(), self.role)
     }
 }
 
@@ -672,6 +693,15 @@ fn describe_url(url: &str, settings: &ConnSettings) -> String {
         ports.join(","),
         settings.dbname
     )
+}
+
+/// `<target> as user <user> (stallbench's <role> session)`; without a user
+/// (the driver's default), only the session.
+fn describe_connection(description: &str, user: Option<&str>, role: Role) -> String {
+    match user {
+        Some(user) => format!("{description} as user {user} (stallbench's {role} session)"),
+        None => format!("{description} (stallbench's {role} session)"),
+    }
 }
 
 /// The server's message (and SQLSTATE) of a database error, else the error itself.
@@ -744,6 +774,16 @@ mod tests {
             redact_url("postgres://app@db/shop"),
             "postgres://app@db/shop"
         );
+    }
+
+    #[test]
+    fn a_failed_connection_names_the_user_and_the_session_apart() {
+        let text = describe_connection("postgres://app@db/shop", Some("app"), Role::Admin);
+        assert_eq!(
+            text,
+            "postgres://app@db/shop as user app (stallbench's admin session)"
+        );
+        assert!(!text.contains("as admin"), "{text}");
     }
 
     #[test]

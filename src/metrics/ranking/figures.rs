@@ -344,7 +344,7 @@ impl RankingRow {
 /// the seconds after a lock wait do not (the queued requests complete in a
 /// burst). Three identical copies of retry in one open-loop run had worst
 /// seconds of 104.5%, 105.5% and 108.1% of their baselines with steady seconds
-/// within 1-3 points (`cargo test --test repeats without_repeats`).
+/// within 1-3 points (`cargo test --test suite repeats::`).
 pub const MIN_SHARE_NOISE: f64 = 0.05;
 
 /// The ranking row of a strategy from its runs (in repeat order); `run_order`

@@ -54,8 +54,8 @@ pub struct DdlInjector {
     pub seed: u64,
     /// This run's `application_name` prefix, to name terminated sessions by role.
     pub session_prefix: String,
-    /// A short text for the progress line.
-    pub status: watch::Sender<String>,
+    /// What the injector is doing, for the progress line.
+    pub status: watch::Sender<DdlStatus>,
     /// Turns true when the load ends: no new try starts after that.
     pub run_over: watch::Receiver<bool>,
     /// Roll each try's transaction back once the statement finished (`--in-place` without `--apply`).
@@ -64,12 +64,43 @@ pub struct DdlInjector {
     pub lock_activity: Option<watch::Receiver<DdlActivity>>,
 }
 
+/// What the DDL injector is doing, for the progress line: a short text, and
+/// while it sleeps between tries, when the next one starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DdlStatus {
+    pub text: String,
+    /// When the next try starts, in seconds on the run's clock.
+    pub next_try_at_s: Option<f64>,
+}
+
+impl DdlStatus {
+    /// A status without a next try.
+    pub fn says(text: impl Into<String>) -> DdlStatus {
+        DdlStatus {
+            text: text.into(),
+            next_try_at_s: None,
+        }
+    }
+
+    /// The text as of `now_s` on the run's clock: with `next in X s`, counted
+    /// down to the next try, while one is due.
+    pub fn render(&self, now_s: f64) -> String {
+        match self.next_try_at_s {
+            Some(at_s) => format!("{}, next in {:.1} s", self.text, (at_s - now_s).max(0.0)),
+            None => self.text.clone(),
+        }
+    }
+}
+
 impl DdlInjector {
+    /// Shows `text` on the progress line.
+    fn say(&self, text: impl Into<String>) {
+        self.status.send_replace(DdlStatus::says(text));
+    }
     /// Opens the DDL session again after a loss, before try `next_try`; false
     /// if the run ended first.
     async fn reopen(&mut self, next_try: u32) -> bool {
-        self.status
-            .send_replace(format!("reconnecting before try {next_try}"));
+        self.say(format!("reconnecting before try {next_try}"));
         let mut run_over = self.run_over.clone();
         let back = self.session.reopen(&mut run_over).await;
         if back {
@@ -137,12 +168,12 @@ async fn plain(injector: &DdlInjector, sql: &str, first_step: bool) -> Vec<DdlAt
     {
         return vec![setup_failed(clock, &err)];
     }
-    injector.status.send_replace("try 1 waiting".into());
+    injector.say("try 1 waiting");
     let started_s = clock.now_s();
     let result = run_try(injector, 1, sql, None).await;
     // Its one try is its last: a lock timeout (the step's own SET) gives up.
     let attempt = finish_attempt(1, started_s, clock.now_s(), result, true);
-    injector.status.send_replace(final_status(&attempt));
+    injector.say(final_status(&attempt));
     vec![attempt]
 }
 
@@ -163,18 +194,14 @@ async fn retry(
     let mut lost = false;
     loop {
         if lost && !injector.reopen(try_number).await {
-            injector
-                .status
-                .send_replace(format!("stopped before try {try_number}: the run ended"));
+            injector.say(format!("stopped before try {try_number}: the run ended"));
             return attempts;
         }
         let idle_wait_started_s = clock.now_s();
         if let Some(older_than) = wait_for_idle
             && !wait_until_idle(injector, older_than, try_number).await
         {
-            injector
-                .status
-                .send_replace(format!("stopped before try {try_number}: the run ended"));
+            injector.say(format!("stopped before try {try_number}: the run ended"));
             return attempts;
         }
         let idle_wait_ms = match wait_for_idle {
@@ -183,14 +210,10 @@ async fn retry(
         };
         // No try starts once the run is over (a stop cancels the one running).
         if *injector.run_over.borrow() {
-            injector
-                .status
-                .send_replace(format!("stopped before try {try_number}: the run ended"));
+            injector.say(format!("stopped before try {try_number}: the run ended"));
             return attempts;
         }
-        injector
-            .status
-            .send_replace(format!("try {try_number} waiting"));
+        injector.say(format!("try {try_number} waiting"));
         let mut started_s = clock.now_s();
         let result = match try_settings(&injector.session.client, sql, policy, try_number).await {
             Ok(local_settings) => {
@@ -208,9 +231,7 @@ async fn retry(
         let timed_out = attempt.outcome == AttemptOutcome::LockTimeout;
         attempts.push(attempt);
         if !goes_on(timed_out, lost, is_last) {
-            injector
-                .status
-                .send_replace(final_status(attempts.last().expect("just pushed")));
+            injector.say(final_status(attempts.last().expect("just pushed")));
             return attempts;
         }
         let sleep = policy.sleep_after(try_number, &mut rng);
@@ -219,17 +240,17 @@ async fn retry(
         } else {
             "timed out"
         };
-        injector.status.send_replace(format!(
-            "try {try_number} {what}, next in {:.1} s",
-            sleep.as_secs_f64()
-        ));
+        injector.status.send_replace(DdlStatus {
+            text: format!("try {try_number} {what}"),
+            next_try_at_s: Some(clock.now_s() + sleep.as_secs_f64()),
+        });
         tokio::select! {
             _ = tokio::time::sleep(sleep) => {}
             _ = injector.run_over.wait_for(|over| *over) => {
-                injector.status.send_replace(format!(
+                injector.status.send_replace(DdlStatus::says(format!(
                     "stopped after {}: the run ended",
                     tries(try_number)
-                ));
+                )));
                 return attempts;
             }
         }
@@ -303,7 +324,7 @@ async fn wait_until_idle(
             }
             Ok(row) => {
                 let oldest_s: f64 = row.get(1);
-                injector.status.send_replace(format!(
+                injector.say(format!(
                     "waiting for idle before try {try_number}: {} old transactions, oldest {oldest_s:.1} s",
                     row.get::<_, i32>(0)
                 ));
@@ -404,7 +425,7 @@ async fn run_try(
                 }
                 let seen = *activity.borrow_and_update();
                 if let Some(text) = lock_status(try_number, sql, seen) {
-                    injector.status.send_replace(text);
+                    injector.say(text);
                 }
             }
         }
@@ -482,6 +503,31 @@ fn failed_attempt(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_next_try_counts_down() {
+        let sleeping = DdlStatus {
+            text: "try 1 timed out".into(),
+            next_try_at_s: Some(5.2),
+        };
+        let lines: Vec<String> = [3.0, 4.0, 5.0, 6.0]
+            .iter()
+            .map(|now_s| sleeping.render(*now_s))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "try 1 timed out, next in 2.2 s",
+                "try 1 timed out, next in 1.2 s",
+                "try 1 timed out, next in 0.2 s",
+                "try 1 timed out, next in 0.0 s",
+            ]
+        );
+        assert_eq!(
+            DdlStatus::says("try 2 waiting").render(6.0),
+            "try 2 waiting"
+        );
+    }
 
     #[test]
     fn a_try_is_wrapped_only_to_set_local_or_to_roll_back() {

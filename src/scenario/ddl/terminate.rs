@@ -45,7 +45,7 @@ pub(super) async fn kill_blockers(
         Ok(pid) => pid,
         Err(err) => return vec![setup_failed(clock, &err)],
     };
-    injector.status.send_replace("try 1 waiting".into());
+    injector.say("try 1 waiting");
     let started_s = clock.now_s();
     let mut terminated: Vec<TerminatedSession> = Vec::new();
     let result = {
@@ -85,7 +85,7 @@ pub(super) async fn kill_blockers(
     };
     let mut attempt = finish_attempt(1, started_s, clock.now_s(), result, true);
     attempt.terminated = terminated;
-    injector.status.send_replace(final_status(&attempt));
+    injector.say(final_status(&attempt));
     vec![attempt]
 }
 
@@ -118,9 +118,7 @@ async fn terminate_blockers(
             continue;
         }
         let role = Role::of_session(&injector.session_prefix, row.get(1), pid as u32).to_string();
-        injector
-            .status
-            .send_replace(format!("try 1 waiting; terminated {role}"));
+        injector.say(format!("try 1 waiting; terminated {role}"));
         terminated.push(TerminatedSession {
             role,
             pid: pid as u32,
@@ -171,14 +169,10 @@ pub(super) async fn kill_lock_holders(
     let mut lost = false;
     for try_number in 1..=max_tries {
         if lost && !reopen_for_try(injector, try_number).await {
-            injector
-                .status
-                .send_replace(format!("stopped before try {try_number}: the run ended"));
+            injector.say(format!("stopped before try {try_number}: the run ended"));
             return attempts;
         }
-        injector
-            .status
-            .send_replace(format!("try {try_number} waiting"));
+        injector.say(format!("try {try_number} waiting"));
         let started_s = clock.now_s();
         let result = run_try(injector, try_number, sql, Some(&lock)).await;
         lost = result.as_ref().is_err_and(is_connection_lost);
@@ -186,20 +180,20 @@ pub(super) async fn kill_lock_holders(
         let mut attempt = finish_attempt(try_number, started_s, clock.now_s(), result, is_last);
         let timed_out = attempt.outcome == AttemptOutcome::LockTimeout;
         if !goes_on(timed_out, lost, is_last) {
-            injector.status.send_replace(final_status(&attempt));
+            injector.say(final_status(&attempt));
             attempts.push(attempt);
             return attempts;
         }
         if timed_out && !*injector.run_over.borrow() {
             attempt.terminated = terminate_lock_holders(injector, &tables).await;
-            injector.status.send_replace(format!(
+            injector.say(format!(
                 "try {try_number} timed out; terminated {} sessions",
                 attempt.terminated.len()
             ));
         }
         attempts.push(attempt);
         if *injector.run_over.borrow() {
-            injector.status.send_replace(format!(
+            injector.say(format!(
                 "stopped after {}: the run ended",
                 tries(try_number)
             ));

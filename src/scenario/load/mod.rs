@@ -40,7 +40,7 @@ use crate::error::Error;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::Failure;
 use crate::metrics::recorder::WorkerPart;
-use crate::pgwire::{WireCancel, WireConnection, WireStatement};
+use crate::pgwire::{WireCancel, WireConnection, WireError, WireStatement};
 use crate::script;
 use crate::target::Connector;
 
@@ -98,12 +98,14 @@ pub struct PreparedScript {
     statements: Vec<Option<WireStatement>>,
 }
 
-/// Prepares every SQL command of every script on `connection`, as
-/// `protocol` wants: all of them for `prepared`; none for `simple` (its
-/// variables are text in the statement) and `extended` (which the server
-/// checks here all the same, by preparing them once).
+/// Prepares every SQL command of every script on `connection` (opened by
+/// `connector`, which words a rejection), as `protocol` wants: all of them
+/// for `prepared`; none for `simple` (its variables are text in the
+/// statement) and `extended` (which the server checks here all the same, by
+/// preparing them once).
 pub async fn prepare(
     connection: &mut WireConnection,
+    connector: &Connector,
     scripts: &[WeightedScript],
     protocol: Protocol,
 ) -> Result<Vec<PreparedScript>, Error> {
@@ -117,9 +119,15 @@ pub async fn prepare(
                 continue;
             }
             let statement = connection.prepare(&sql.sql).await.map_err(|err| {
+                let code = match &err {
+                    WireError::Server(server) => Some(&server.code),
+                    WireError::Lost { .. } => None,
+                };
                 Error::bad_input(format!(
                     "script {} line {}: the server rejects this statement: {}",
-                    script.name, sql.line, err
+                    script.name,
+                    sql.line,
+                    connector.rejection(&err, code)
                 ))
             })?;
             statements.push((protocol == Protocol::Prepared).then_some(statement));

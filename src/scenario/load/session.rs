@@ -160,7 +160,14 @@ impl Session {
         rng: &mut rand::rngs::SmallRng,
         recording: &mut Recording,
     ) -> bool {
-        match prepare(&mut self.connection, scripts, self.protocol).await {
+        match prepare(
+            &mut self.connection,
+            &self.connector,
+            scripts,
+            self.protocol,
+        )
+        .await
+        {
             Ok(prepared) => {
                 self.prepared = prepared;
                 true
@@ -197,7 +204,7 @@ impl Session {
         scripts: &[WeightedScript],
     ) -> Result<(WireConnection, Vec<PreparedScript>), Error> {
         let mut connection = self.connector.clone().connect_wire().await?;
-        let prepared = prepare(&mut connection, scripts, self.protocol).await?;
+        let prepared = prepare(&mut connection, &self.connector, scripts, self.protocol).await?;
         Ok((connection, prepared))
     }
 

@@ -82,6 +82,7 @@ impl PoolApp {
     ) -> Result<PoolApp, Error> {
         let scripts = Arc::new(load.scripts);
         let describe = connector.describe();
+        let connector_words = connector.clone();
         let cancel_tls = connector.cancel_tls();
         let recycling = match settings.recycling {
             Recycling::Fast => RecyclingMethod::Fast,
@@ -103,7 +104,7 @@ impl PoolApp {
                     pool_error_text(&err)
                 ))
             })?;
-            prepare_scripts(&client, &scripts, load.protocol).await?;
+            prepare_scripts(&client, &connector_words, &scripts, load.protocol).await?;
             opened.push(client);
         }
         drop(opened);
@@ -128,6 +129,7 @@ impl PoolApp {
 /// `--protocol simple`, whose variables are text in the statement.
 async fn prepare_scripts(
     client: &Object,
+    connector: &Connector,
     scripts: &[WeightedScript],
     protocol: Protocol,
 ) -> Result<(), Error> {
@@ -141,7 +143,7 @@ async fn prepare_scripts(
                     "script {} line {}: the server rejects this statement: {}",
                     weighted.script.name,
                     sql.line,
-                    error_text(&err)
+                    connector.rejection(error_text(&err), err.code())
                 ))
             })?;
         }

@@ -1,0 +1,238 @@
+//! `stallbench check` gates examples/migrations/ on a real throwaway server:
+//! the three unsafe migrations (a volatile default, a plain index, a foreign
+//! key) break the budget as deployed and `retry` keeps them within it; the
+//! same three done safely pass; the traces show the rewrite, the locks and
+//! what they block; the files a pipeline reads are all there. One run of the
+//! whole folder on short clocks (the blocker held 3 s, 7 s per strategy)
+//! serves every assertion.
+
+use std::path::Path;
+
+use crate::common::*;
+use serde_json::Value;
+use stallbench::export::csv::LockTraceRecord;
+
+/// The example's new migrations, in order (their results folders: without `.sql`).
+const NEW: [&str; 6] = [
+    "0002_orders_add_tracking_token.sql",
+    "0003_orders_index_created_at.sql",
+    "0004_orders_customer_fk_cascade.sql",
+    "0005_payments_add_reference_safely.sql",
+    "0006_orders_index_status_concurrently.sql",
+    "0007_payments_order_fk_not_valid.sql",
+];
+
+/// The results folder of migration `name` in `out`.
+fn folder(out: &Path, name: &str) -> std::path::PathBuf {
+    out.join(name.trim_end_matches(".sql"))
+}
+
+fn migration<'a>(check: &'a Value, name: &str) -> &'a Value {
+    check["migrations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is not in check.json"))
+}
+
+/// The strongest lock `statement` (of check.json) holds on `relation`.
+fn lock_on<'a>(statement: &'a Value, relation: &str) -> &'a Value {
+    statement["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|lock| lock["relation"] == relation)
+        .unwrap_or_else(|| panic!("no lock on {relation}: {statement}"))
+}
+
+/// The row of check.csv (as JSON) of `strategy` in `migration`.
+fn strategy<'a>(migration: &'a Value, strategy: &str) -> &'a Value {
+    migration["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["strategy"] == strategy)
+        .unwrap_or_else(|| panic!("no {strategy} row in {}", migration["name"]))
+}
+
+#[test]
+fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
+    require_postgres();
+    let _cpus = cpus_alone();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("check");
+    let step_summary = dir.path().join("step_summary.md");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/migrations");
+    let assert = stallbench_command()
+        .arg("check")
+        .arg(&examples)
+        .args([
+            "--new",
+            "6",
+            "--hold",
+            "3s",
+            "--duration",
+            "7s",
+            "--rows",
+            "10000",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .arg("--quiet")
+        .env("GITHUB_STEP_SUMMARY", &step_summary)
+        .assert();
+    let stdout = stdout_of(&assert);
+    assert.code(3);
+
+    // The verdict first, naming the three unsafe migrations and what retry does.
+    let check_md = std::fs::read_to_string(out.join("check.md")).unwrap();
+    let verdict = check_md.lines().next().unwrap();
+    assert!(
+        verdict.starts_with("**FAIL**: 3 of 6 new migrations break the budget as deployed"),
+        "{verdict}"
+    );
+    for unsafe_one in &NEW[..3] {
+        assert!(verdict.contains(unsafe_one), "{verdict}");
+    }
+    for safe_one in &NEW[3..] {
+        assert!(!verdict.contains(safe_one), "{verdict}");
+    }
+    assert!(stdout.starts_with(&verdict.replace("**", "")), "{stdout}");
+    let column_add = &check_md[check_md
+        .find("## 0002_orders_add_tracking_token.sql")
+        .unwrap()..];
+    let column_add = &column_add[..column_add[3..].find("\n## ").unwrap()];
+    assert!(
+        column_add.contains("(a rewrite) blocks reads and writes on orders for")
+            && column_add.contains("; fixed by retry: longest stall"),
+        "{column_add}"
+    );
+    assert!(
+        check_md.contains("CREATE INDEX blocks writes on orders for")
+            && check_md.contains("use CREATE INDEX CONCURRENTLY"),
+        "{check_md}"
+    );
+
+    let check: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    assert_eq!(check["verdict"], "fail");
+    for (index, name) in NEW.iter().enumerate() {
+        let expected = if index < 3 { "fail" } else { "pass" };
+        assert_eq!(migration(&check, name)["verdict"], expected, "{name}");
+    }
+
+    // The volatile default: orders rewritten under ACCESS EXCLUSIVE, held until the commit.
+    let add = migration(&check, NEW[0]);
+    let statement = &add["statements"][0];
+    let orders = lock_on(statement, "orders");
+    assert_eq!(orders["mode"], "AccessExclusiveLock");
+    assert_eq!(orders["rewritten"], true);
+    assert_eq!(orders["scanned"], true);
+    assert_eq!(orders["blocks"], "reads_and_writes");
+    // One statement in its file's transaction: held from its start to the commit.
+    assert!(statement["held_ms"].as_f64() >= statement["duration_ms"].as_f64());
+    assert_eq!(strategy(add, "retry")["within_budget"], true);
+    assert!(
+        add["blocker"]
+            .as_str()
+            .unwrap()
+            .starts_with("a report holding ACCESS SHARE on orders")
+    );
+
+    // The plain index: SHARE, which blocks writes and not reads, met by a writer;
+    // the naive run stops every client at a write.
+    let index = migration(&check, NEW[1]);
+    let share = lock_on(&index["statements"][0], "orders");
+    assert_eq!(share["mode"], "ShareLock");
+    assert_eq!(share["blocks"], "writes");
+    assert_eq!(share["rewritten"], false);
+    assert!(
+        index["blocker"]
+            .as_str()
+            .unwrap()
+            .starts_with("a writer holding ROW EXCLUSIVE on orders"),
+        "{}",
+        index["blocker"]
+    );
+    assert!(
+        index["load"]
+            .as_str()
+            .unwrap()
+            .contains("updates and inserts")
+    );
+    let naive = strategy(index, "naive");
+    assert!(naive["zero_tps_seconds"].as_u64().unwrap() >= 1, "{naive}");
+    assert_eq!(naive["within_budget"], false);
+
+    // The foreign key: SHARE ROW EXCLUSIVE on both tables, with the check's scan.
+    let foreign_key = &migration(&check, NEW[2])["statements"][0];
+    for table in ["orders", "customers"] {
+        assert_eq!(lock_on(foreign_key, table)["mode"], "ShareRowExclusiveLock");
+    }
+
+    // The safe ones: CONCURRENTLY blocks nothing; NOT VALID gives up rather
+    // than queue, VALIDATE holds a lock that blocks nothing.
+    let lock = lock_on(&migration(&check, NEW[4])["statements"][0], "orders");
+    assert_eq!(lock["mode"], "ShareUpdateExclusiveLock");
+    assert_eq!(lock["blocks"], "nothing");
+    let not_valid = migration(&check, NEW[5]);
+    assert_eq!(strategy(not_valid, "naive")["within_budget"], true);
+
+    // Each measured migration's own results folder, with its lock trace.
+    let trace: Vec<LockTraceRecord> = read_records(&folder(&out, NEW[0]).join("ddl_locks.csv"));
+    assert!(
+        trace
+            .iter()
+            .any(|row| row.strategy == "naive" && row.relation == "orders" && row.rewritten),
+        "{trace:?}"
+    );
+    for file in ["timeline.png", "summary.csv", "run.json", "workload.toml"] {
+        assert!(folder(&out, NEW[1]).join(file).is_file(), "{file}");
+    }
+
+    // check.csv: a row per migration and strategy; junit.xml: a case per migration.
+    let csv = std::fs::read_to_string(out.join("check.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * NEW.len(), "{csv}");
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testcase ").count(), NEW.len(), "{junit}");
+    assert!(junit.contains("failures=\"3\""), "{junit}");
+    let summary = std::fs::read_to_string(&step_summary).unwrap();
+    assert!(summary.contains(verdict), "{summary}");
+}
+
+#[test]
+fn a_statement_that_cannot_run_names_its_file_and_line_and_exits_2() {
+    require_postgres();
+    let _cpus = cpus_alone();
+    let dir = tempfile::tempdir().unwrap();
+    let migrations = dir.path().join("migrations");
+    std::fs::create_dir(&migrations).unwrap();
+    std::fs::write(
+        migrations.join("0001_init.sql"),
+        "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        migrations.join("0002_typo.sql"),
+        "-- a typo in the column name\nALTER TABLE items\n  ALTER COLUMN nmae SET NOT NULL;\n",
+    )
+    .unwrap();
+    let assert = stallbench_command()
+        .arg("check")
+        .arg(&migrations)
+        .args(["--rows", "10", "--quiet", "--out"])
+        .arg(dir.path().join("out"))
+        .assert();
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    assert.code(2);
+    let path = migrations.join("0002_typo.sql");
+    assert!(
+        stderr.starts_with(&format!("error: {} line ", path.display()))
+            && stderr.contains(
+                ": column \"nmae\" of relation \"items\" does not exist (SQLSTATE 42703); \
+                 the statement cannot run"
+            ),
+        "{stderr}"
+    );
+}

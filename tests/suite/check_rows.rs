@@ -1,0 +1,275 @@
+//! The row generator of `stallbench check` on a real server: a schema with
+//! every common column type, an enum and a domain, a composite primary key,
+//! a self-reference, a two-level chain of foreign keys, a key made only of
+//! foreign keys and a CHECK it cannot satisfy is filled (that table named
+//! and skipped), and the rows keep every constraint; the same seed gives the
+//! same rows; cycles, unknown types and narrow unique keys are named.
+
+use std::time::Instant;
+
+use crate::common::{connect, start_throwaway_server};
+use stallbench::check::rows::{TableFill, fill_tables};
+
+const SCHEMA: &str = r#"
+CREATE SCHEMA app;
+CREATE TYPE app.mood AS ENUM ('sad', 'ok', 'happy');
+CREATE DOMAIN app.positive AS integer NOT NULL CHECK (VALUE > 0);
+CREATE TABLE app.customers (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    email varchar(64) NOT NULL UNIQUE,
+    name text NOT NULL,
+    code char(8),
+    active boolean NOT NULL DEFAULT true,
+    born date,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    seen_at timestamp,
+    score real,
+    balance double precision,
+    credit numeric(10, 2) NOT NULL,
+    small smallint,
+    big bigint,
+    uid uuid NOT NULL UNIQUE,
+    doc jsonb,
+    raw json,
+    blob bytea,
+    tags text[],
+    mood app.mood NOT NULL,
+    rank app.positive,
+    address inet,
+    opens time,
+    wait interval,
+    status text NOT NULL CHECK (status IN ('new', 'active', 'gone'))
+);
+CREATE TABLE app.categories (
+    id serial PRIMARY KEY,
+    parent_id integer REFERENCES app.categories,
+    name text NOT NULL
+);
+CREATE TABLE app.orders (
+    id bigserial PRIMARY KEY,
+    customer_id bigint NOT NULL REFERENCES app.customers,
+    placed date NOT NULL,
+    shipped date CHECK (shipped > placed),
+    total numeric(12, 2) NOT NULL CHECK (total > 0),
+    rating smallint CHECK (rating BETWEEN 1 AND 5),
+    discount numeric(4, 2) CHECK (discount >= 0.5 AND discount <= 50)
+);
+CREATE TABLE app.order_items (
+    order_id bigint NOT NULL REFERENCES app.orders,
+    line integer NOT NULL,
+    product text NOT NULL,
+    qty integer NOT NULL CHECK (qty > 0),
+    PRIMARY KEY (order_id, line)
+);
+CREATE TABLE app.favourites (
+    customer_id bigint NOT NULL REFERENCES app.customers,
+    category_id integer NOT NULL REFERENCES app.categories,
+    PRIMARY KEY (customer_id, category_id)
+);
+CREATE TABLE app.codes (
+    id integer PRIMARY KEY,
+    code text NOT NULL CHECK (code ~ '^[A-Z]{3}$')
+);
+CREATE TABLE app.statuses (id integer PRIMARY KEY, name text NOT NULL);
+INSERT INTO app.statuses VALUES (1, 'open'), (2, 'closed');
+"#;
+
+/// Rows per table: enough for the keys to collide if they could; the
+/// benchmark's 100,000 with `CHECK_ROWS=100000` (the fill's time is printed
+/// with --nocapture).
+fn rows() -> u64 {
+    std::env::var("CHECK_ROWS")
+        .ok()
+        .and_then(|rows| rows.parse().ok())
+        .unwrap_or(20_000)
+}
+
+fn fill_of<'a>(fills: &'a [TableFill], table: &str) -> &'a TableFill {
+    fills
+        .iter()
+        .find(|fill| fill.table == table)
+        .unwrap_or_else(|| panic!("no fill of {table}: {fills:#?}"))
+}
+
+#[test]
+fn every_table_is_filled_and_keeps_its_constraints_or_is_named_and_skipped() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = start_throwaway_server(&runtime);
+    let url = server.connection_string();
+    runtime.block_on(async {
+        let client = connect(&url).await;
+        client.batch_execute(SCHEMA).await.unwrap();
+        let rows = rows();
+        let started = Instant::now();
+        let fills = fill_tables(&client, "app", rows, 42)
+            .await
+            .unwrap_or_else(|err| panic!("{err}"));
+        eprintln!("filled in {:.2?}: {fills:#?}", started.elapsed());
+
+        let filled: Vec<&str> = fills.iter().map(|fill| fill.table.as_str()).collect();
+        let parent_first = |parent: &str, child: &str| {
+            let at = |name| filled.iter().position(|table| *table == name).unwrap();
+            assert!(at(parent) < at(child), "{parent} after {child}: {filled:?}");
+        };
+        parent_first("customers", "orders");
+        parent_first("orders", "order_items");
+        parent_first("categories", "favourites");
+        for table in ["customers", "categories", "orders", "order_items", "favourites"] {
+            let fill = fill_of(&fills, table);
+            assert_eq!((fill.rows, &fill.skipped), (rows, &None), "{fill:?}");
+            let counted: i64 = client
+                .query_one(&format!("SELECT count(*) FROM app.{table}"), &[])
+                .await
+                .unwrap()
+                .get(0);
+            assert_eq!(counted as u64, rows, "{table}");
+        }
+        let codes = fill_of(&fills, "codes");
+        assert_eq!(codes.rows, 0);
+        let reason = codes.skipped.as_deref().unwrap();
+        assert!(reason.contains("codes_code_check"), "{reason}");
+        assert!(reason.ends_with("give its rows with --seed FILE (your own SQL)"), "{reason}");
+        let statuses = fill_of(&fills, "statuses");
+        assert_eq!((statuses.rows, statuses.kept, &statuses.skipped), (0, 2, &None));
+
+        let one = |sql: &'static str| {
+            let client = &client;
+            async move { client.query_one(sql, &[]).await.unwrap().get::<_, i64>(0) as u64 }
+        };
+        // Distinct keys, NOT NULL filled, defaults left to the server.
+        assert_eq!(one("SELECT count(DISTINCT email) FROM app.customers").await, rows);
+        assert_eq!(one("SELECT count(DISTINCT uid) FROM app.customers").await, rows);
+        assert_eq!(one("SELECT count(*) FROM app.customers WHERE active").await, rows);
+        assert_eq!(one("SELECT count(DISTINCT mood) FROM app.customers").await, 3);
+        assert_eq!(one("SELECT count(DISTINCT status) FROM app.customers").await, 3);
+        assert_eq!(one("SELECT count(*) FROM app.customers WHERE rank IS NULL OR tags IS NULL OR doc IS NULL").await, 0);
+        // A self-reference points at an earlier row, the first row at none.
+        assert_eq!(one("SELECT count(*) FROM app.categories WHERE parent_id IS NULL").await, 1);
+        assert_eq!(
+            one("SELECT count(*) FROM app.categories c JOIN app.categories p ON p.id = c.parent_id WHERE p.id < c.id").await,
+            rows - 1
+        );
+        // The two-level chain and the key of two parents.
+        assert!(one("SELECT count(DISTINCT customer_id) FROM app.orders").await > rows / 2);
+        assert_eq!(
+            one("SELECT count(*) FROM app.order_items i JOIN app.orders o ON o.id = i.order_id \
+                 JOIN app.customers c ON c.id = o.customer_id")
+            .await,
+            rows
+        );
+        assert_eq!(one("SELECT count(*) FROM app.orders WHERE shipped <= placed").await, 0);
+        assert_eq!(one("SELECT count(DISTINCT rating) FROM app.orders").await, 5);
+        assert!(one("SELECT count(DISTINCT category_id) FROM app.favourites").await > rows / 2);
+        // Every constraint holds, checked again by the server.
+        client
+            .batch_execute(
+                "ALTER TABLE app.orders ADD CONSTRAINT recheck CHECK (total > 0) NOT VALID;
+                 ALTER TABLE app.orders VALIDATE CONSTRAINT recheck;",
+            )
+            .await
+            .unwrap();
+        // ANALYZE ran.
+        assert_eq!(
+            one("SELECT count(*) FROM pg_stat_user_tables WHERE schemaname = 'app' AND last_analyze IS NOT NULL").await,
+            7
+        );
+    });
+}
+
+#[test]
+fn the_same_seed_gives_the_same_rows() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = start_throwaway_server(&runtime);
+    let url = server.connection_string();
+    runtime.block_on(async {
+        let client = connect(&url).await;
+        let table = "(id integer PRIMARY KEY, parent integer REFERENCES {s}.t, \
+                     name text NOT NULL, price numeric(8, 2), at timestamp, mood {s}.mood)";
+        for schema in ["a", "b", "c"] {
+            let sql = format!(
+                "CREATE SCHEMA {schema}; CREATE TYPE {schema}.mood AS ENUM ('x', 'y');
+                 CREATE TABLE {schema}.t {};",
+                table.replace("{s}", schema)
+            );
+            client.batch_execute(&sql).await.unwrap();
+        }
+        fill_tables(&client, "a", 1000, 7).await.unwrap();
+        fill_tables(&client, "b", 1000, 7).await.unwrap();
+        fill_tables(&client, "c", 1000, 8).await.unwrap();
+        let digest = |schema: &str| {
+            let sql = format!("SELECT md5(string_agg(t::text, ',' ORDER BY id)) FROM {schema}.t");
+            let client = &client;
+            async move {
+                client
+                    .query_one(&sql, &[])
+                    .await
+                    .unwrap()
+                    .get::<_, String>(0)
+            }
+        };
+        assert_eq!(digest("a").await, digest("b").await);
+        assert_ne!(digest("a").await, digest("c").await);
+    });
+}
+
+#[test]
+fn cycles_unknown_types_and_narrow_keys_are_named_and_the_rest_filled() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = start_throwaway_server(&runtime);
+    let url = server.connection_string();
+    runtime.block_on(async {
+        let client = connect(&url).await;
+        client
+            .batch_execute(
+                "CREATE SCHEMA s;
+                 CREATE TABLE s.a (id int PRIMARY KEY, b_id int NOT NULL);
+                 CREATE TABLE s.b (id int PRIMARY KEY, a_id int NOT NULL REFERENCES s.a);
+                 ALTER TABLE s.a ADD FOREIGN KEY (b_id) REFERENCES s.b;
+                 CREATE TABLE s.c (id int PRIMARY KEY, a_id int NOT NULL REFERENCES s.a);
+                 CREATE TABLE s.d (id int PRIMARY KEY, e_id int, spot point NOT NULL);
+                 CREATE TABLE s.e (id int PRIMARY KEY, d_id int REFERENCES s.d);
+                 ALTER TABLE s.d ADD FOREIGN KEY (e_id) REFERENCES s.e;
+                 CREATE TABLE s.f (id int PRIMARY KEY, flag boolean NOT NULL UNIQUE, spot point);
+                 CREATE TABLE s.g (slug text NOT NULL DEFAULT 'x' UNIQUE, made timestamptz DEFAULT now());
+                 CREATE TABLE s.h (id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+                                   g_slug text NOT NULL UNIQUE REFERENCES s.g (slug));",
+            )
+            .await
+            .unwrap();
+        let fills = fill_tables(&client, "s", 500, 1).await.unwrap();
+        eprintln!("{fills:#?}");
+        for table in ["a", "b"] {
+            let reason = fill_of(&fills, table).skipped.as_deref().unwrap();
+            assert!(
+                reason.starts_with("its NOT NULL foreign keys form a cycle (a, b)"),
+                "{reason}"
+            );
+        }
+        let reason = fill_of(&fills, "c").skipped.as_deref().unwrap();
+        assert!(
+            reason.contains("needs rows of s.a, which has none"),
+            "{reason}"
+        );
+        let reason = fill_of(&fills, "d").skipped.as_deref().unwrap();
+        assert!(
+            reason.starts_with("column spot is of type point, which the generator does not know"),
+            "{reason}"
+        );
+        // e's key to d is nullable and d is empty: NULL.
+        assert_eq!(fill_of(&fills, "e").rows, 500);
+        let f = fill_of(&fills, "f");
+        assert_eq!(f.rows, 2, "{f:?}");
+        assert!(
+            f.note.as_deref().unwrap().contains("f_flag_key allows 2"),
+            "{f:?}"
+        );
+        // A unique column with a default is generated; a one-to-one key takes each parent once.
+        assert_eq!((fill_of(&fills, "g").rows, fill_of(&fills, "h").rows), (500, 500));
+        let distinct: i64 = client
+            .query_one("SELECT count(DISTINCT g_slug) FROM s.h", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(distinct, 500);
+    });
+}

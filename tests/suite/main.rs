@@ -1,0 +1,45 @@
+//! The integration tests, one binary: every test file is a module, so the
+//! tests share one server (`common::shared_server`) and one CPU lock
+//! (`common::cpus_alone`), and run two at a time across files instead of one
+//! file after another. `cargo test --test suite outage::` runs one file's
+//! tests. `tests/hostile.rs` stays a binary of its own: it installs a bounded
+//! global allocator.
+
+mod common;
+
+mod check;
+mod check_migrations;
+mod check_rows;
+mod ci;
+mod cli;
+mod concurrent;
+mod connections;
+mod ddl_outcomes;
+mod download;
+mod failures;
+mod faults;
+mod flags;
+mod inplace;
+mod inplace_writes;
+mod interrupt;
+mod locks;
+mod majors;
+mod openloop;
+mod outage;
+mod pool;
+mod preflight;
+mod presets;
+mod ranking;
+mod readme;
+mod reconnect;
+mod repeats;
+mod reset;
+mod restart;
+mod scripts;
+mod stderr;
+mod strategies;
+mod tls;
+mod truths;
+mod wait_hold;
+mod wire;
+mod workloads;

@@ -1,0 +1,206 @@
+//! Waiting for the lock versus holding it, on a real server: a table-rewriting
+//! ALTER behind a report queues for its lock until the report ends, then holds
+//! it for the rewrite; `wait-for-idle` waits for idle first and then holds
+//! the lock just as long. Each phase lands in its own column.
+
+use crate::common::workload::{ddl, load, plain, qty_orders, report, script};
+use crate::common::*;
+use stallbench::config::Mode;
+use stallbench::metrics::{AttemptOutcome, DdlAttempt, LockPhases, RunReport, StrategyReport};
+use stallbench::workload::{BlockerFile, WorkloadFile};
+
+/// 1,000,000 orders, so that changing `qty` to bigint rewrites for about a
+/// second: a report from 1 s to 4 s, the ALTER at 2 s.
+fn rewrite() -> WorkloadFile {
+    WorkloadFile {
+        name: "rewrite".into(),
+        description: "a table-rewriting ALTER behind a report".into(),
+        setup: qty_orders(1_000_000),
+        reset: "ALTER TABLE orders ALTER COLUMN qty TYPE int;".into(),
+        load: load(
+            2,
+            "7s",
+            vec![script(
+                "read-order",
+                "\\set c random(1, 1000)\nSELECT count(*) FROM orders WHERE customer_id = :c;\n",
+            )],
+        ),
+        blocker: Some(BlockerFile {
+            sql: "SELECT count(*) FROM orders WHERE id < 10".into(),
+            ..report("1s", "3s")
+        }),
+        ddl: Some(ddl("2s", "ALTER TABLE orders ALTER COLUMN qty TYPE bigint")),
+        strategies: vec![plain("naive")],
+        expect: Default::default(),
+        sweep: None,
+    }
+}
+
+fn strategy<'a>(report: &'a RunReport, name: &str) -> &'a StrategyReport {
+    report
+        .strategies
+        .iter()
+        .find(|s| s.strategy == name)
+        .unwrap_or_else(|| panic!("no strategy {name}"))
+}
+
+/// The attempt's lock phases, which the observer must have timed; the two
+/// phases add up to the attempt's duration.
+fn phases(attempt: &DdlAttempt) -> LockPhases {
+    let lock = attempt
+        .lock
+        .unwrap_or_else(|| panic!("not timed: {attempt:?}"));
+    assert!(
+        (lock.wait_ms + lock.held_ms - attempt.waited_ms).abs() < 1.0,
+        "waiting and holding add up to the attempt: {attempt:?}"
+    );
+    lock
+}
+
+#[test]
+fn a_rewrite_waits_for_the_lock_then_holds_it_and_wait_for_idle_waits_first() {
+    // Alone: the two rewrites' times are compared.
+    let _cpus = cpus_alone();
+    let run = ShortRun::on_shared_server(&rewrite());
+    let out = &run.out;
+    let report = run.execute(Mode::Compare {
+        strategies: vec!["naive".into(), "wait-for-idle".into()],
+    });
+
+    // naive: queues until the report ends (about 2 s), then rewrites the table.
+    let naive = strategy(&report, "naive");
+    assert_eq!(naive.attempts.len(), 1, "{:?}", naive.attempts);
+    let alter = &naive.attempts[0];
+    assert_eq!(alter.outcome, AttemptOutcome::Ok, "{alter:?}");
+    let lock = phases(alter);
+    let report_end_s = naive.blocker.as_ref().unwrap().ended_s;
+    let granted_s = lock.granted_s.expect("the ALTER got its lock");
+    assert!(
+        granted_s >= report_end_s - 0.05 && granted_s <= report_end_s + 0.5,
+        "the lock is granted when the report ends ({report_end_s:.3} s): {alter:?}"
+    );
+    let queue_ms = (report_end_s - alter.started_s) * 1000.0;
+    assert!(
+        (lock.wait_ms - queue_ms).abs() < 500.0,
+        "the wait covers the queue (about {queue_ms:.0} ms): {alter:?}"
+    );
+    assert!(
+        lock.held_ms >= 200.0,
+        "the rewrite holds the lock for a while: {alter:?}"
+    );
+    assert_eq!(alter.idle_wait_ms, 0.0);
+
+    // wait-for-idle: waits for the report to end, then its try gets the lock at
+    // once and holds it for the same rewrite.
+    let idle = strategy(&report, "wait-for-idle");
+    assert_eq!(idle.attempts.len(), 1, "{:?}", idle.attempts);
+    let attempt = &idle.attempts[0];
+    assert_eq!(attempt.outcome, AttemptOutcome::Ok, "{attempt:?}");
+    let idle_report_end_s = idle.blocker.as_ref().unwrap().ended_s;
+    let idle_expected_ms = (idle_report_end_s - 2.0) * 1000.0;
+    assert!(
+        (attempt.idle_wait_ms - idle_expected_ms).abs() < 500.0,
+        "wait-for-idle waits for the report to end (about {idle_expected_ms:.0} ms): {attempt:?}"
+    );
+    let idle_lock = phases(attempt);
+    assert!(idle_lock.wait_ms < 300.0, "no queue once idle: {attempt:?}");
+    assert!(idle_lock.held_ms >= 200.0, "{attempt:?}");
+    assert!(
+        (idle_lock.held_ms - lock.held_ms).abs() < 0.5 * lock.held_ms.max(idle_lock.held_ms),
+        "both hold the lock for the rewrite: {} vs {} ms",
+        lock.held_ms,
+        idle_lock.held_ms
+    );
+
+    // The files and the summary say the same.
+    let csv = std::fs::read_to_string(out.join("ddl_attempts.csv")).unwrap();
+    eprintln!("{csv}");
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.ends_with(
+            ",lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated"
+        ),
+        "{header}"
+    );
+    let naive_row = csv.lines().find(|l| l.starts_with("naive,1,")).unwrap();
+    assert!(
+        naive_row.contains(&format!(",{granted_s:.3},")),
+        "{naive_row}"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("it waited") && summary.contains("s for the lock and held it"),
+        "{summary}"
+    );
+    assert!(summary.contains("s for idle, "), "{summary}");
+}
+
+/// A small table whose ALTER then sleeps in the same transaction: the lock is
+/// held for 1.5 s whatever the machine's speed, across a progress tick.
+fn held_while_sleeping() -> WorkloadFile {
+    WorkloadFile {
+        name: "held".into(),
+        description: "an ALTER that holds its lock for 1.5 s".into(),
+        setup: "CREATE TABLE orders (id bigserial PRIMARY KEY, qty int NOT NULL);
+INSERT INTO orders (qty) SELECT g % 7 FROM generate_series(1, 10000) g;
+"
+        .into(),
+        reset: "ALTER TABLE orders ALTER COLUMN qty TYPE int;".into(),
+        load: load(
+            2,
+            "5s",
+            vec![script(
+                "read",
+                "SELECT count(*) FROM orders WHERE id < 100;",
+            )],
+        ),
+        blocker: Some(BlockerFile {
+            sql: "SELECT count(*) FROM orders WHERE id < 10".into(),
+            ..report("0.5s", "2s")
+        }),
+        ddl: Some(ddl(
+            "1.2s",
+            "ALTER TABLE orders ALTER COLUMN qty TYPE bigint; SELECT pg_sleep(1.5)",
+        )),
+        strategies: vec![plain("naive")],
+        expect: Default::default(),
+        sweep: None,
+    }
+}
+
+#[test]
+fn the_progress_line_says_when_the_ddl_holds_its_lock() {
+    let _cpus = cpus_shared();
+    let run = ShortRun::on_shared_server(&held_while_sleeping());
+    let out = &run.out;
+    // Not --quiet: the progress lines are the subject (in CI they are off).
+    let output = stallbench_command()
+        .env_remove("CI")
+        .arg("run")
+        .arg(&run.workload)
+        .args(["--strategy", "naive", "--seed", "1", "--out"])
+        .arg(out)
+        .args(["--db-url", run.db_url().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let progress: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.starts_with("progress:"))
+        .collect();
+    let waiting = progress
+        .iter()
+        .position(|line| line.contains("ddl: try 1 waiting"));
+    let holding = progress
+        .iter()
+        .position(|line| line.contains("ddl: try 1 holds the lock (rewriting)"));
+    assert!(
+        matches!((waiting, holding), (Some(w), Some(h)) if w < h),
+        "the DDL waits, then holds the lock: {progress:#?}"
+    );
+    let csv = std::fs::read_to_string(out.join("ddl_attempts.csv")).unwrap();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let held_ms: f64 = row[10].parse().unwrap();
+    assert!(held_ms >= 1400.0, "the sleep holds the lock: {csv}");
+}

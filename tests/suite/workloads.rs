@@ -1,0 +1,143 @@
+//! Every bundled workload runs end to end on a throwaway server, as shipped
+//! (`add-column` is the lab's 24 s run), and passes its own CI expectations:
+//! the risky strategy reproduces its stall, the safe one avoids it. The
+//! workloads run two at a time: their expectations count seconds without a
+//! transaction, which locks cause, not a busy CPU; `create-index`, whose
+//! index builds on a million rows must end before its run does, runs alone.
+//! A failing expectation exits 3 with a valid junit.xml.
+
+use std::path::Path;
+
+use crate::common::*;
+use predicates::prelude::*;
+
+/// Runs `compare WORKLOAD` and checks that every expectation passed (exit 0).
+fn passes_its_expectations(workload: &str) -> tempfile::TempDir {
+    let _cpus = cpus_shared();
+    passes_its_expectations_now(workload)
+}
+
+/// [`passes_its_expectations`], for a caller that holds the CPUs already.
+fn passes_its_expectations_now(workload: &str) -> tempfile::TempDir {
+    require_postgres();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let assert = stallbench_quiet("compare", workload, &out)
+        .timeout(std::time::Duration::from_secs(300))
+        .assert();
+    let output = assert.get_output().clone();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{workload} should pass its expectations:\n{stdout}\n{stderr}"
+    );
+    let expectations = std::fs::read_to_string(out.join("expectations.csv")).unwrap();
+    let rows: Vec<&str> = expectations.lines().skip(1).collect();
+    assert!(
+        rows.len() >= 2,
+        "{workload} has expectations: {expectations}"
+    );
+    assert!(
+        rows.iter().all(|row| row.contains(",pass,")),
+        "{expectations}"
+    );
+    assert!(stdout.contains("pass  "), "{stdout}");
+    assert_run_stopped_its_server(&out);
+    dir
+}
+
+fn attempts_csv(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("out/ddl_attempts.csv")).unwrap()
+}
+
+#[test]
+fn add_column() {
+    passes_its_expectations("add-column");
+}
+
+#[test]
+fn pgbench() {
+    passes_its_expectations("pgbench");
+}
+
+#[test]
+fn create_index() {
+    let _cpus = cpus_alone();
+    let dir = passes_its_expectations_now("create-index");
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
+    assert!(summary.starts_with("strategy,"), "{summary}");
+}
+
+#[test]
+fn add_foreign_key() {
+    let dir = passes_its_expectations("add-foreign-key");
+    // The safe strategy ran two steps: NOT VALID (after timeouts), then VALIDATE.
+    let attempts = attempts_csv(dir.path());
+    let safe: Vec<&str> = attempts
+        .lines()
+        .filter(|l| l.starts_with("not-valid,"))
+        .collect();
+    assert!(safe.len() >= 2, "{attempts}");
+    assert!(
+        safe.iter().rev().take(2).all(|l| l.contains(",ok,")),
+        "{attempts}"
+    );
+}
+
+#[test]
+fn set_not_null() {
+    passes_its_expectations("set-not-null");
+}
+
+#[test]
+fn idle_in_transaction() {
+    let dir = passes_its_expectations("idle-in-transaction");
+    // The remedy's cost: the server ended the forgotten session.
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
+    let remedy = summary
+        .lines()
+        .find(|l| l.starts_with("idle-timeout,"))
+        .unwrap();
+    assert!(
+        remedy.contains("failed: the server closed the session"),
+        "{remedy}"
+    );
+}
+
+#[test]
+fn lock_upgrade_deadlock_records_40p01() {
+    let dir = passes_its_expectations("lock-upgrade-deadlock");
+    let attempts = attempts_csv(dir.path());
+    let naive = attempts.lines().find(|l| l.starts_with("naive,")).unwrap();
+    assert!(
+        naive.contains(",error,40P01,deadlock detected"),
+        "{attempts}"
+    );
+    let summary_md = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(summary_md.contains("deadlock detected"), "{summary_md}");
+}
+
+#[test]
+fn a_failing_expectation_exits_3_with_junit() {
+    let _cpus = cpus_shared();
+    let run = ShortRun::on_shared_server(&reference());
+    let out = &run.out;
+    run.command("run")
+        .args(["--load-only", "--duration", "2s"])
+        .args(["--expect", "load.max_p99_ms=0.001"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "FAIL  load.max_p99_ms <= 0.001 ms: measured",
+        ));
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(junit.starts_with("<?xml"), "{junit}");
+    assert!(junit.contains("failures=\"1\""), "{junit}");
+    assert!(junit.contains("<failure"), "{junit}");
+    assert_eq!(junit.matches("<testcase").count(), 1, "{junit}");
+    let csv = std::fs::read_to_string(out.join("expectations.csv")).unwrap();
+    assert!(csv.starts_with("strategy,expectation,limit,measured,verdict,source"));
+    assert!(csv.contains(",fail,"), "{csv}");
+}
