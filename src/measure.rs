@@ -129,6 +129,7 @@ pub async fn trace_before_run(
                 None => ddl.source.clone(),
             };
             static_error = Some(crate::preflight::statement_error(
+                target,
                 &source,
                 &format!("step {step}"),
                 &sql,

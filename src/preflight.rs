@@ -2,12 +2,15 @@
 //! schema is found before anything is measured, not after a run decided on
 //! noise. After the schema is prepared and before the first strategy's run:
 //!
-//! - each SQL statement of the load scripts and of the blocker is described
-//!   (prepared on a session, never run): the server parses and analyses it,
-//!   so an undefined table or column, a syntax error, a type mismatch or a
-//!   missing permission comes back as its error. pgbench variables are the
-//!   `$n` parameters of the parsed script. A script is described up to its
-//!   first statement that is not a query (`CREATE TEMP TABLE`, `SET
+//! - each SQL statement of the blocker, and of the load scripts under
+//!   `--protocol simple`, is described (prepared on a session, never run):
+//!   the server parses and analyses it, so an undefined table or column, a
+//!   syntax error, a type mismatch or a missing permission comes back as its
+//!   error. (Under the other protocols the load's workers prepare every
+//!   script statement as they connect, before the load starts, and refuse
+//!   the same way: `scenario::load::prepare`.) pgbench variables are the `$n`
+//!   parameters of the parsed script. A script or the blocker is described up
+//!   to its first statement that is not a query (`CREATE TEMP TABLE`, `SET
 //!   search_path`, ...): what follows may name what that statement makes.
 //! - each migration is dry-run by its lock trace ([`measure::trace_before_run`],
 //!   for every strategy of the plan, before the first run): in a transaction
@@ -24,6 +27,7 @@
 //! to the run, which reports it.
 
 use tokio_postgres::Client;
+use tokio_postgres::error::SqlState;
 
 use crate::config::{Config, Protocol, split_statements};
 use crate::error::Error;
@@ -31,6 +35,7 @@ use crate::measure::{self, TraceKey};
 use crate::metrics::lock_trace::TracedStatement;
 use crate::plan::Plan;
 use crate::role::Role;
+use crate::scenario::validity::sqlstate_of;
 use crate::script::Command;
 use crate::target::{self, Target, error_text};
 
@@ -57,8 +62,8 @@ pub async fn check_before_load(
         )
         .await?;
     for point in &plan.points {
-        describe_scripts(&session, &point.config).await?;
-        describe_blocker(&session, &point.config).await?;
+        describe_scripts(&session, target, &point.config).await?;
+        describe_blocker(&session, target, &point.config).await?;
     }
     drop(session);
     let mut traces: Traces = Vec::new();
@@ -83,7 +88,11 @@ pub async fn check_before_load(
 }
 
 /// Describes each query of each load script (see the module comment).
-async fn describe_scripts(session: &Client, config: &Config) -> Result<(), Error> {
+async fn describe_scripts(session: &Client, target: &Target, config: &Config) -> Result<(), Error> {
+    // The workers prepare every statement of the other protocols themselves.
+    if config.load.protocol != Protocol::Simple {
+        return Ok(());
+    }
     for weighted in &config.load.scripts {
         for command in &weighted.script.commands {
             let Command::Sql(sql) = command else {
@@ -102,11 +111,12 @@ async fn describe_scripts(session: &Client, config: &Config) -> Result<(), Error
             // Under the simple protocol a variable is text put into the
             // statement, where a parameter's type is not known: only an
             // undefined table or column is sure.
-            let substituted = config.load.protocol == Protocol::Simple && !sql.params.is_empty();
-            let sure = !substituted || message.contains("42P01)") || message.contains("42703)");
+            let sure =
+                sql.params.is_empty() || matches!(sqlstate_of(&message), Some("42P01" | "42703"));
             if is_static_error(&message) && sure {
                 // The statement as written (its first line), with its `:variables`.
                 return Err(statement_error(
+                    target,
                     &weighted.source,
                     &format!("line {}", sql.line),
                     weighted.script.line_text(sql.line),
@@ -119,7 +129,7 @@ async fn describe_scripts(session: &Client, config: &Config) -> Result<(), Error
 }
 
 /// Describes each query of the blocker's SQL (see the module comment).
-async fn describe_blocker(session: &Client, config: &Config) -> Result<(), Error> {
+async fn describe_blocker(session: &Client, target: &Target, config: &Config) -> Result<(), Error> {
     let Some(blocker) = &config.blocker else {
         return Ok(());
     };
@@ -134,6 +144,7 @@ async fn describe_blocker(session: &Client, config: &Config) -> Result<(), Error
             let message = error_text(&err);
             if is_static_error(&message) {
                 return Err(statement_error(
+                    target,
                     &blocker.source,
                     &format!("statement {}", index + 1),
                     statement,
@@ -146,8 +157,19 @@ async fn describe_blocker(session: &Client, config: &Config) -> Result<(), Error
 }
 
 /// The exit-2 error for `sql` from `source` (at `place`, e.g. `line 3`),
-/// which the server refused with `message`.
-pub fn statement_error(source: &str, place: &str, sql: &str, message: &str) -> Error {
+/// which the server of `target` refused with `message` (with the hint of a
+/// `--db-url` run for an undefined table: where the run's tables live).
+pub fn statement_error(
+    target: &Target,
+    source: &str,
+    place: &str,
+    sql: &str,
+    message: &str,
+) -> Error {
+    let code = sqlstate_of(message).map(SqlState::from_code);
+    let message = target
+        .connector(Role::Check, &[])
+        .rejection(message, code.as_ref());
     Error::bad_input(format!(
         "{source} ({place}): the server rejects this statement: \"{}\": {message}; found \
          before the load started, nothing was measured; fix the statement",
@@ -162,10 +184,9 @@ pub fn statement_error(source: &str, place: &str, sql: &str, message: &str) -> E
 /// (2B), an unknown schema (3F). A lock timeout, a deadlock or a cancel may
 /// not happen in the run, so they are left to it.
 pub fn is_static_error(message: &str) -> bool {
-    let Some(start) = message.rfind("(SQLSTATE ") else {
+    let Some(code) = sqlstate_of(message) else {
         return false;
     };
-    let code = &message[start + "(SQLSTATE ".len()..];
     ["42", "22", "23", "0A", "2B", "3F"]
         .iter()
         .any(|class| code.starts_with(class))

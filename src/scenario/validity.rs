@@ -154,7 +154,7 @@ fn is_lock_or_stop(sqlstate: &str) -> bool {
 
 /// The SQLSTATE at the end of a message from `target::error_text`
 /// (`... (SQLSTATE 42P01)`).
-fn sqlstate_of(error: &str) -> Option<&str> {
+pub(crate) fn sqlstate_of(error: &str) -> Option<&str> {
     let start = error.rfind("(SQLSTATE ")? + "(SQLSTATE ".len();
     error[start..].strip_suffix(')')
 }
