@@ -325,14 +325,14 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
     );
     assert_eq!(
         first_line("locks.csv"),
-        "strategy,t_s,pid,role,state,wait_event_type,wait_event,lock_mode,granted,blocked_by,wait_ms"
+        "strategy,t_s,pid,role,state,wait_event_type,wait_event,lock_mode,granted,blocked_by,wait_ms,repeat"
     );
     let summary_md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary_md.contains("report (pid "), "{summary_md}");
     assert_eq!(
         first_line("ddl_attempts.csv"),
         "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message,\
-         lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated"
+         lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated,repeat"
     );
     let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     for strategy in ["naive", "retry"] {
