@@ -12,7 +12,7 @@ use crate::export::sentences::{
 };
 use crate::export::sweep::{self, SweepRecord};
 use crate::export::table::{
-    self, Align, Column, RankedRow, SummaryRow, Table, ranking, strategy_cell,
+    self, Align, Column, RankedRow, SummaryRow, Table, invalid_notes, ranking, strategy_cell,
 };
 use crate::metrics::RunReport;
 use crate::metrics::locks::chain;
@@ -115,7 +115,10 @@ const SUMMARY_COLUMNS: &[Column<SummaryRow>] = &[
 /// headline sentence; empty when the run has fewer than 2 strategies.
 pub fn ranking_lines(report: &RunReport) -> String {
     let Some(ranking) = ranking(report) else {
-        return String::new();
+        return invalid_notes(report)
+            .iter()
+            .map(|note| format!("{note}\n"))
+            .collect();
     };
     let mut out = String::from("\nranking:\n");
     out.push_str(&render_table(&Table::build(RANKING_COLUMNS, &ranking.rows)));

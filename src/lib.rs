@@ -30,6 +30,7 @@ mod measure;
 pub mod pgwire;
 pub mod plan;
 pub mod plot;
+pub mod preflight;
 pub mod results;
 pub mod role;
 pub mod scenario;
@@ -161,10 +162,16 @@ fn run_benchmark(workload: Option<&str>, mode: Mode, args: &CommonArgs) -> Resul
 
 /// The expectations of every point of `plan` (see [`check_expectations`]);
 /// with a sweep each line names its value and a last line names the values
-/// that failed. Exit code 3 if any failed, else 0.
+/// that failed. Exit code 4 if a scenario did not run as written (and no
+/// expectation names that outcome), else 3 if any expectation failed, else 0.
 fn check_plan_expectations(plan: &Plan, reports: &[RunReport]) -> Result<i32, Error> {
     let mut failed_at = Vec::new();
+    let mut invalid = Vec::new();
     for (point, report) in plan.points.iter().zip(reports) {
+        invalid.extend(scenario::validity::unexpected_invalid(
+            &point.config.expectations,
+            report,
+        ));
         let label = point
             .value
             .as_deref()
@@ -180,6 +187,14 @@ fn check_plan_expectations(plan: &Plan, reports: &[RunReport]) -> Result<i32, Er
             false => format!("expectations failed at {}", failed_at.join(", ")),
         };
         output::write_stdout(&format!("{verdict}\n"))?;
+    }
+    if !invalid.is_empty() {
+        stderrln!(
+            "error: the scenario did not run as written, so these runs are no result: {}; \
+             fix the workload (or name the outcome in an expectation, e.g. ddl_outcome = \"error\")",
+            invalid.join("; ")
+        );
+        return Ok(scenario::validity::EXIT_CODE_INVALID);
     }
     Ok(if failed_at.is_empty() {
         0
@@ -536,11 +551,15 @@ async fn run_plan(
              lock waits longer than deadlock_timeout are in the server's own log"
         );
     }
+    // Statements that cannot run on this schema stop the run before any load (exit 2).
+    let mut traces = unless_interrupted(
+        interrupt,
+        preflight::check_before_load(plan, target, &workload_source),
+    )
+    .await?;
     let mut progress = PlanProgress::new(plan, config.quiet);
     // The tables as the first run sees them; every later reset must give them back.
     let mut first_fingerprint = None;
-    let mut traces: Vec<(measure::TraceKey, Vec<metrics::lock_trace::TracedStatement>)> =
-        Vec::new();
     for (index, planned) in plan.runs.iter().enumerate() {
         let config = plan.config_of(planned);
         let strategy = plan.strategy_of(planned);

@@ -52,9 +52,13 @@ pub fn trace_key(config: &Config, strategy: &NamedStrategy) -> TraceKey {
 }
 
 /// The lock trace of `strategy`'s migration on `target`, taken before its run
-/// (see the module comment); empty without a migration. A statement that
-/// fails in the trace is a warning: the run meets the same failure and reports it.
-/// `before` is the fingerprint of the tables the run must meet.
+/// (see the module comment); empty without a migration. The trace is also the
+/// migration's dry run: a statement that fails in it for a reason that does
+/// not depend on timing (see [`crate::preflight::is_static_error`]) is exit 2
+/// naming the statement and where it came from; any other failure is a
+/// warning (the run meets it and reports it). The trace's session waits at
+/// most [`crate::preflight::LOCK_TIMEOUT`] for a lock, so it never queues
+/// behind a user's traffic. `before` is the fingerprint of the tables the run must meet.
 pub async fn trace_before_run(
     config: &Config,
     target: &Target,
@@ -92,9 +96,12 @@ pub async fn trace_before_run(
             return Ok(Vec::new());
         }
     };
-    let session = target
-        .connect_with_settings(Role::Trace, &strategy.settings)
-        .await?;
+    let mut settings = strategy.settings.clone();
+    settings.push((
+        "lock_timeout".to_string(),
+        crate::preflight::LOCK_TIMEOUT.to_string(),
+    ));
+    let session = target.connect_with_settings(Role::Trace, &settings).await?;
     let watcher = target.connect(Role::TraceWatcher).await?;
     let started = std::time::Instant::now();
     let traced = trace_steps(&session, &watcher, &steps, version, end).await;
@@ -110,9 +117,26 @@ pub async fn trace_before_run(
         );
     }
     drop((session, watcher));
+    let mut static_error = None;
     let (statements, created_indexes) = match traced {
         Ok(traced) => (traced.statements, traced.created_indexes),
         Err(TraceError::Session(error)) => return Err(error),
+        Err(TraceError::Statement {
+            step, sql, message, ..
+        }) if crate::preflight::is_static_error(&message) => {
+            let source = match &strategy.ddl_steps {
+                Some(_) => format!("{workload_source}: [[strategies]] {} ddl", strategy.name),
+                None => ddl.source.clone(),
+            };
+            static_error = Some(crate::preflight::statement_error(
+                target,
+                &source,
+                &format!("step {step}"),
+                &sql,
+                &message,
+            ));
+            (Vec::new(), Vec::new())
+        }
         Err(TraceError::Statement {
             statement,
             sql,
@@ -130,6 +154,9 @@ pub async fn trace_before_run(
     };
     if end == TraceEnd::Committed {
         undo_committed_trace(target, &created_indexes, workload_source, &config.reset_sql).await?;
+    }
+    if let Some(error) = static_error {
+        return Err(error);
     }
     let after = target.fingerprint(target::SCHEMA, &[]).await?;
     let differences = fingerprint::diff(before, &after);
@@ -234,12 +261,18 @@ pub async fn measure_strategy(
         invalid_indexes,
     };
     let interrupted = measured.interrupted.clone();
+    let invalid = scenario::validity::invalid_reason(config, strategy, &measured);
+    if let Some(reason) = &invalid {
+        stderrln!("{}: invalid: {reason}", strategy.name);
+    }
     // Built before the report drops the tries of the second it was cut in: one may have committed.
     let partial = interrupted
         .as_ref()
         .map(|_| stop::partial(config, &strategy.name, &measured));
+    let mut report = scenario::assemble_report(&strategy.name, repeat, measured, after_run);
+    report.summary.invalid = invalid.unwrap_or_default();
     Ok(MeasuredStrategy {
-        report: scenario::assemble_report(&strategy.name, repeat, measured, after_run),
+        report,
         interrupted,
         partial,
         ddl_error,

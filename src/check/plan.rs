@@ -228,6 +228,7 @@ pub fn plan_run(
         ddl: Some(DdlConfig {
             at: DDL_AT,
             steps: ddl_steps(migration),
+            source: format!("migration {}", migration.name),
         }),
         strategies,
         target: config::Target::Throwaway {
@@ -490,6 +491,7 @@ fn blocker_of(check: &CheckConfig, table: &TableFacts, blocks: Blocks) -> Option
         at: BLOCKER_AT,
         hold: check.hold,
         sql,
+        source: "check's report".to_string(),
     })
 }
 

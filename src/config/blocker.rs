@@ -23,6 +23,8 @@ pub struct BlockerConfig {
     pub at: Duration,
     pub hold: Duration,
     pub sql: String,
+    /// Where `sql` came from, for messages: `--blocker` or `workload w: [blocker] sql`.
+    pub source: String,
 }
 
 /// How the blocker holds its transaction open.
@@ -60,9 +62,9 @@ pub(super) fn parse_blocker(
     if flags.no_blocker {
         return Ok(None);
     }
-    let sql = match (&flags.blocker, file) {
-        (Some(sql), _) => sql.clone(),
-        (None, Some(file)) => file.sql.clone(),
+    let (sql, sql_source) = match (&flags.blocker, file) {
+        (Some(sql), _) => (sql.clone(), "--blocker".to_string()),
+        (None, Some(file)) => (file.sql.clone(), format!("{source}: [blocker] sql")),
         (None, None) => return no_blocker_to_change(source, flags),
     };
     let at_from_file = file.map(|file| &file.at);
@@ -96,6 +98,7 @@ pub(super) fn parse_blocker(
         at,
         hold,
         sql,
+        source: sql_source,
     }))
 }
 
@@ -253,6 +256,7 @@ mod tests {
             at: Duration::from_millis(at_ms),
             hold: Duration::from_millis(hold_ms),
             sql: String::new(),
+            source: "--blocker".to_string(),
         }
     }
 

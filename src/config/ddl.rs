@@ -21,6 +21,9 @@ const DEFAULT_AT: &str = "6s";
 pub struct DdlConfig {
     pub at: Duration,
     pub steps: Vec<String>,
+    /// Where `steps` came from, for messages: `--ddl`, `--ddl-file PATH`,
+    /// `workload w: [ddl] sql` or `workload w: [ddl] steps`.
+    pub source: String,
 }
 
 /// The `[ddl]` section of the workload (`file`) with the flags over it, which
@@ -31,9 +34,12 @@ pub(super) fn parse_ddl(
     flags: &WorkloadArgs,
     duration: Duration,
 ) -> Result<DdlConfig, Error> {
-    let steps = match (flag_steps(flags)?, file) {
-        (Some(steps), _) => steps,
-        (None, Some(file)) => file_steps(source, file)?,
+    let (steps, steps_source) = match (flag_steps(flags)?, file) {
+        (Some(steps), _) => (steps, flag_source(flags)),
+        (None, Some(file)) => {
+            let key = if file.sql.is_some() { "sql" } else { "steps" };
+            (file_steps(source, file)?, format!("{source}: [ddl] {key}"))
+        }
         (None, None) => {
             return Err(Error::bad_input(format!(
                 "{source}: no [ddl] section, so there is nothing to compare; \
@@ -51,7 +57,19 @@ pub(super) fn parse_ddl(
         (None, None) => ("--ddl-at", parse_duration("--ddl-at", DEFAULT_AT)?),
     };
     check_within_run(source, at_key, at, duration)?;
-    Ok(DdlConfig { at, steps })
+    Ok(DdlConfig {
+        at,
+        steps,
+        source: steps_source,
+    })
+}
+
+/// The flag the migration's steps came from: `--ddl-file PATH` or `--ddl`.
+fn flag_source(flags: &WorkloadArgs) -> String {
+    match &flags.ddl_file {
+        Some(path) => format!("--ddl-file {}", path.display()),
+        None => "--ddl".to_string(),
+    }
 }
 
 /// `sql` or `steps` of `[ddl]`, exactly one of them.

@@ -256,6 +256,7 @@ mod tests {
             at: std::time::Duration::from_secs(1),
             hold: std::time::Duration::from_secs(2),
             sql: "UPDATE events SET kind = kind WHERE id = 1".to_string(),
+            source: "--blocker".to_string(),
         };
         let error = check(rollback, &[reads], Some(&writer)).unwrap_err();
         assert!(

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use crate::metrics::failures::failure_kinds;
 use crate::metrics::locks::chain;
-use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
+use crate::metrics::{DdlOutcome, RunReport, StrategyReport, Summary};
 
 use super::Exporter;
 use super::format::{format_count, format_ms, format_seconds, format_spread, format_thousands};
@@ -16,7 +16,8 @@ use super::sentences::{
     pool_sentence, wait_and_hold, worst_share,
 };
 use super::table::{
-    self, Align, Column, RankedRow, Ranking, SummaryRow, Table, ranking, strategy_cell,
+    self, Align, Column, RankedRow, Ranking, SummaryRow, Table, invalid_notes, ranking,
+    strategy_cell,
 };
 use crate::results::{OutputFile, SUMMARY_MD};
 
@@ -56,6 +57,11 @@ pub fn summary_markdown(report: &RunReport) -> String {
     for strategy in &runs {
         let sentence = match partial.filter(|cut| cut.strategy == strategy.strategy) {
             Some(cut) => partial_sentence(strategy, cut),
+            None if !strategy.summary.invalid.is_empty() => format!(
+                "{} {}",
+                invalid_sentence(&strategy.summary),
+                strategy_sentence(strategy)
+            ),
             None => strategy_sentence(strategy),
         };
         let _ = writeln!(text, "{sentence}\n");
@@ -119,7 +125,10 @@ const SUMMARY_COLUMNS: &[Column<SummaryRow>] = &[
 /// and the headline sentence; empty when the run has fewer than 2 strategies.
 pub fn ranking_markdown(report: &RunReport) -> String {
     let Some(ranking) = ranking(report) else {
-        return String::new();
+        return invalid_notes(report)
+            .iter()
+            .map(|note| format!("{note}\n\n"))
+            .collect();
     };
     let mut text = String::new();
     let _ = writeln!(text, "## Ranking\n");
@@ -245,6 +254,16 @@ pub fn lock_chain_markdown(strategy: &StrategyReport) -> String {
         text.push('\n');
     }
     text
+}
+
+/// The sentence before the one about a run whose scenario did not run as
+/// written: `naive is invalid: the report failed at 1.0 s, ...; so nothing
+/// is concluded from it.`
+fn invalid_sentence(summary: &Summary) -> String {
+    format!(
+        "{} is invalid: {}; so nothing is concluded from it.",
+        summary.strategy, summary.invalid
+    )
 }
 
 /// One plain sentence about a strategy, e.g. "naive: 9 s at 0 tps; the DDL

@@ -54,11 +54,14 @@ pub struct RankedRow {
 }
 
 /// The strategy cell of a summary table: its name, `naive (partial)` for one
-/// a stop cut short.
+/// a stop cut short, `naive (invalid)` for one whose scenario did not run as written.
 pub fn strategy_cell(summary: &Summary) -> String {
-    match summary.interrupted.is_empty() {
-        true => summary.strategy.clone(),
-        false => format!("{} (partial)", summary.strategy),
+    if !summary.interrupted.is_empty() {
+        format!("{} (partial)", summary.strategy)
+    } else if !summary.invalid.is_empty() {
+        format!("{} (invalid)", summary.strategy)
+    } else {
+        summary.strategy.clone()
     }
 }
 
@@ -73,14 +76,17 @@ pub struct Ranking {
     pub notes: Vec<String>,
 }
 
-/// The ranking of `report`'s strategies whose runs ended (a partial run is no
-/// result: it is named apart), or `None` when fewer than 2 strategies have one
-/// (however often each was repeated).
+/// The ranking of `report`'s strategies whose runs ended as written (a
+/// partial run and an invalid one are no result: each is named apart), or
+/// `None` when fewer than 2 strategies have one (however often each was repeated).
 pub fn ranking(report: &RunReport) -> Option<Ranking> {
     let (whole, partial): (Vec<_>, Vec<_>) = report
         .strategies
         .iter()
         .partition(|strategy| strategy.summary.interrupted.is_empty());
+    let (whole, invalid): (Vec<_>, Vec<_>) = whole
+        .into_iter()
+        .partition(|strategy| strategy.summary.invalid.is_empty());
     // A stop cuts the last run short, so the others keep their run order.
     let whole = RunReport {
         workload: report.workload.clone(),
@@ -102,6 +108,11 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
                 strategy.strategy, strategy.summary.interrupted
             )
         }))
+        .chain(
+            invalid
+                .iter()
+                .map(|strategy| invalid_note(&strategy.summary)),
+        )
         .collect();
     let rows = places
         .iter()
@@ -120,6 +131,31 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
         headline,
         notes,
     })
+}
+
+/// The note that sets an invalid run apart: `naive: not ranked, invalid:
+/// the report failed at 4.0 s, ...` (with its repeat when it was repeated).
+pub fn invalid_note(summary: &Summary) -> String {
+    let repeat = match summary.repeat > 1 {
+        true => format!(" (repeat {})", summary.repeat),
+        false => String::new(),
+    };
+    format!(
+        "{}{repeat}: not ranked, invalid: {}.",
+        summary.strategy, summary.invalid
+    )
+}
+
+/// The notes of `report`'s invalid runs, for a report too small to rank
+/// (where [`ranking`] would carry them).
+pub fn invalid_notes(report: &RunReport) -> Vec<String> {
+    report
+        .strategies
+        .iter()
+        .filter(|strategy| strategy.summary.interrupted.is_empty())
+        .filter(|strategy| !strategy.summary.invalid.is_empty())
+        .map(|strategy| invalid_note(&strategy.summary))
+        .collect()
 }
 
 /// One strategy's row of a summary table: the summaries of its runs, in
@@ -246,5 +282,37 @@ mod tests {
         // Two strategies, one partial: nothing to rank.
         report.strategies.remove(1);
         assert!(ranking(&report).is_none());
+    }
+
+    #[test]
+    fn an_invalid_strategy_is_not_ranked_but_named_apart() {
+        let mut report = reference_report();
+        let mut third = report.strategies[0].clone();
+        third.strategy = "gitlab".to_string();
+        third.summary.strategy = "gitlab".to_string();
+        third.summary.invalid = "the report failed at 0.0 s, 0.0 s into its 12 s hold: \
+                                 relation \"acounts\" does not exist (SQLSTATE 42P01)"
+            .to_string();
+        report.strategies.push(third);
+        let places = ranking(&report).unwrap();
+        let ranked: Vec<&str> = places
+            .rows
+            .iter()
+            .map(|row| row.row.strategy.as_str())
+            .collect();
+        assert_eq!(ranked, ["retry", "naive"]);
+        assert!(!places.headline.contains("gitlab"), "{}", places.headline);
+        let note = "gitlab: not ranked, invalid: the report failed at 0.0 s, 0.0 s into its 12 s \
+                    hold: relation \"acounts\" does not exist (SQLSTATE 42P01).";
+        assert_eq!(places.notes, [note]);
+        assert_eq!(
+            strategy_cell(&report.strategies[2].summary),
+            "gitlab (invalid)"
+        );
+
+        // Two strategies, one invalid: nothing to rank, the note stays.
+        report.strategies.remove(1);
+        assert!(ranking(&report).is_none());
+        assert_eq!(invalid_notes(&report), [note]);
     }
 }

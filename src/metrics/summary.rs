@@ -140,6 +140,12 @@ pub struct Summary {
     /// The highest latency of a completed transaction, in ms.
     #[serde(default)]
     pub ok_max_ms: Option<f64>,
+    /// Why the run is no result: the scenario did not run as written (the
+    /// blocker failed before its planned end, or the DDL failed for a reason
+    /// other than its lock), e.g. `the report failed at 0.0 s: relation
+    /// "acounts" does not exist`; empty for a valid run (see `scenario::validity`).
+    #[serde(default)]
+    pub invalid: String,
 }
 
 /// The repeat of a run written before runs were repeated.
@@ -398,6 +404,7 @@ pub fn summarize(
         worst_second_tps: worst.worst_second_tps,
         worst_second_p99_ms: worst.worst_second_p99_ms,
         repeat: facts.repeat,
+        invalid: String::new(),
         baseline_tps,
         worst_second_share: share_of_baseline(worst.worst_second_tps, baseline_tps),
         rows_written: rows_written_cell(facts.rows_written.as_deref()),

@@ -26,6 +26,7 @@ pub mod precise_timer;
 pub mod progress;
 pub mod reopen;
 pub mod txn;
+pub mod validity;
 
 pub use assemble::{AfterRun, Measured, assemble_report};
 

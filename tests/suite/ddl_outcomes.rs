@@ -3,7 +3,7 @@
 //! with an error other than a lock timeout is named on stdout with its
 //! SQLSTATE and message.
 
-use crate::common::workload::{ddl, report};
+use crate::common::workload::{self, ddl, report};
 use crate::common::*;
 use stallbench::metrics::Summary;
 use stallbench::workload::{BackoffFile, WorkloadFile};
@@ -50,15 +50,46 @@ fn a_retry_schedule_longer_than_the_run_is_cut_off_not_gave_up() {
 
 #[test]
 fn a_ddl_error_other_than_a_lock_timeout_is_named_on_stdout() {
-    // No report; at 1 s of a 2 s run the ALTER adds a column that exists already: 42701.
+    // No report; from 0 s the load writes an order of a negative total, so at
+    // 1 s of a 2 s run the CHECK the ALTER adds fails: 23514. The dry run
+    // before the load passes (no such row yet); the run is invalid unless an
+    // expectation names the error, as here.
+    let _cpus = cpus_shared();
     let mut workload = without_blocker(2, 1);
-    workload.ddl = Some(ddl("1s", "ALTER TABLE orders ADD COLUMN total numeric"));
-    let (stdout, summary, _) = run(&workload, "naive");
-    assert_eq!(summary.ddl_outcome, "error", "{summary:?}");
+    workload.load.scripts = vec![workload::script(
+        "refund",
+        "INSERT INTO orders (customer_id, total) VALUES (1, -1);\n",
+    )];
+    workload.ddl = Some(ddl(
+        "1s",
+        "ALTER TABLE orders ADD CONSTRAINT positive CHECK (total >= 0)",
+    ));
+    let run = ShortRun::on_shared_server(&workload);
+    let assert = run
+        .command("run")
+        .args(["--strategy", "naive", "--expect", "naive.ddl_outcome=error"])
+        .assert()
+        .success();
+    let stdout = stdout_of(&assert);
     assert!(
         stdout.contains(
-            "naive: DDL try 1 failed: 42701 column \"total\" of relation \"orders\" already exists\n"
+            "naive: DDL try 1 failed: 23514 check constraint \"positive\" of relation \"orders\" \
+             is violated by some row\n"
         ),
+        "{stdout}"
+    );
+    let summaries: Vec<Summary> = read_records(&run.out.join("summary.csv"));
+    assert_eq!(summaries[0].ddl_outcome, "error", "{:?}", summaries[0]);
+    // Without the expectation, the scenario did not run as written: exit 4.
+    let again = ShortRun::on_shared_server(&workload);
+    let assert = again
+        .command("run")
+        .args(["--strategy", "naive"])
+        .assert()
+        .code(4);
+    let stdout = stdout_of(&assert);
+    assert!(
+        stdout.contains("naive: not ranked, invalid: the DDL failed at 1."),
         "{stdout}"
     );
 }

@@ -27,6 +27,7 @@ mod majors;
 mod openloop;
 mod outage;
 mod pool;
+mod preflight;
 mod presets;
 mod ranking;
 mod readme;

@@ -718,7 +718,7 @@ mod tests {
              unfinished_oldest_ms,pool_timeouts,pool_timeouts_worst,pool_rejected,pool_wait_p99_ms,\
              pool_wait_p99_worst_ms,db_p99_ms,in_flight_max,pool_in_use_max,pool_dry_at_s,\
              worst_second_tps,worst_second_p99_ms,rows_written,repeat,baseline_tps,worst_second_share,\
-             ok_p50_ms,ok_p99_ms,ok_max_ms"
+             ok_p50_ms,ok_p99_ms,ok_max_ms,invalid"
         );
         assert!(lines.next().unwrap().starts_with("naive,"));
         assert!(lines.next().unwrap().starts_with("retry,"));
