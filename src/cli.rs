@@ -13,10 +13,10 @@ pub struct Cli {
 }
 
 /// The command line of this process, as `Cli::parse` reads it, except that
-/// in CI (see [`crate::config::in_ci`]) clap writes its help and errors without colour.
+/// in CI (see [`in_ci`]) clap writes its help and errors without colour.
 pub fn parse() -> Cli {
     let mut command = Cli::command();
-    if crate::config::in_ci() {
+    if in_ci() {
         command = command.color(ColorChoice::Never);
     }
     let matches = command.get_matches();
@@ -315,6 +315,13 @@ pub struct WorkloadArgs {
 }
 
 /// The config of a `compare` command line, as `run` builds it (for tests).
+/// Whether the process runs in CI: `CI` is set in the environment, as GitHub
+/// Actions, GitLab CI and most others set it (`CI=true`), to anything but
+/// empty, `0` or `false`.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|value| !matches!(value.trim(), "" | "0" | "false"))
+}
+
 #[cfg(test)]
 pub(crate) fn compare_config(args: &[&str]) -> crate::config::Config {
     let cli = Cli::try_parse_from(args).unwrap();

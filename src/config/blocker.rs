@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+pub use crate::role::BlockerKind;
+
 use crate::cli::WorkloadArgs;
 use crate::error::Error;
 use crate::workload::BlockerFile;
@@ -25,29 +27,6 @@ pub struct BlockerConfig {
     pub sql: String,
     /// Where `sql` came from, for messages: `--blocker` or `workload w: [blocker] sql`.
     pub source: String,
-}
-
-/// How the blocker holds its transaction open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BlockerKind {
-    /// `BEGIN; <sql>; SELECT pg_sleep(hold); COMMIT`: active the whole time.
-    Report,
-    /// The same, with a write (it holds row locks).
-    Writer,
-    /// `BEGIN; <sql>`, then idle in transaction for `hold`, then `COMMIT`.
-    Idle,
-}
-
-impl BlockerKind {
-    /// The name in a workload file and in `--blocker-kind`: `report`, `writer`, `idle`.
-    pub fn name(self) -> &'static str {
-        match self {
-            BlockerKind::Report => "report",
-            BlockerKind::Writer => "writer",
-            BlockerKind::Idle => "idle",
-        }
-    }
 }
 
 /// The `[blocker]` section of the workload (`file`) with the flags over it;

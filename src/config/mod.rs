@@ -28,6 +28,8 @@ use crate::server::ServerRequest;
 use crate::strategy::{NamedStrategy, PRESET_NAMES};
 use crate::workload::{self, WorkloadFile};
 
+pub use crate::cli::in_ci;
+pub use crate::strategy::LOAD_ONLY_STRATEGY;
 pub use blocker::{BlockerConfig, BlockerKind};
 pub use check::{
     BLOCKER_AT, BlockerChoice, Budgets, CheckConfig, DDL_AT, DEFAULT_ROWS, Data, LoadChoice,
@@ -40,7 +42,6 @@ pub use plan::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
 pub use pool::{PoolConfig, Recycling};
 pub use server::{parse_server, server_from_environment};
 pub use sql_split::split_statements;
-pub use strategies::LOAD_ONLY_STRATEGY;
 pub use target::{Objects, rollback_blind_spots};
 
 use blocker::{check_blocker_ends, parse_blocker};
@@ -254,13 +255,6 @@ fn parse_expectations(
         .map(|(strategy, table)| (strategy.clone(), table.clone()))
         .collect();
     crate::expect::collect(source, &load_only, &args.expect, &known)
-}
-
-/// Whether the process runs in CI: `CI` is set in the environment, as GitHub
-/// Actions, GitLab CI and most others set it (`CI=true`), to anything but
-/// empty, `0` or `false`.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|value| !matches!(value.trim(), "" | "0" | "false"))
 }
 
 /// `--db-url`, else a non-empty `DATABASE_URL`, else a throwaway server.

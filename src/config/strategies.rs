@@ -2,6 +2,7 @@
 //! is checked against its kind: a key only another kind reads is an error, not
 //! silently ignored. A name the workload does not define falls back to a preset.
 
+use crate::strategy::LOAD_ONLY_STRATEGY;
 use std::time::Duration;
 
 use crate::error::Error;
@@ -35,10 +36,6 @@ pub(super) fn parse_strategies(
     check_unique_names(source, &defined)?;
     Ok(defined)
 }
-
-/// The name of `run --load-only`'s one pseudo-strategy, which an expectation
-/// may name too (`[expect.load]`).
-pub const LOAD_ONLY_STRATEGY: &str = "load";
 
 /// The strategies the command runs, in order, from the workload's `defined` ones
 /// and the presets; a load-only run gets one pseudo-strategy named `load`.

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::LOAD_ONLY_STRATEGY;
 use crate::error::Error;
+use crate::strategy::LOAD_ONLY_STRATEGY;
 
 use super::bound::parse_bound;
 use super::{Bound, ExpectFile, Expectation};

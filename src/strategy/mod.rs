@@ -5,6 +5,10 @@
 //! `statements.rs` reads what a DDL step's text allows inside a transaction.
 
 mod presets;
+
+/// The name of `run --load-only`'s one pseudo-strategy, which an expectation
+/// may name too (`[expect.load]`).
+pub const LOAD_ONLY_STRATEGY: &str = "load";
 pub mod statements;
 
 use std::time::Duration;
