@@ -17,6 +17,7 @@
 #   PROFILE=1 scripts/bench-vs-pgbench.sh    # also where the client's cycles go (needs valgrind and strace)
 #   MANY=1000 scripts/bench-vs-pgbench.sh    # also N clients each: tps and peak RSS (ALT_ROUNDS rounds)
 #   BIN=/path/to/stallbench scripts/...       # measure that build instead of building this tree
+#   SCRIPTS="read-order select-1" ...         # only these scripts' rounds (a build before -b existed has no built-ins)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -163,7 +164,7 @@ run_stallbench() {
 SHORT=${SHORT:-2}
 
 echo "stallbench $($BIN --version | cut -d' ' -f2) vs $("$PGBENCH" --version); $CLIENTS clients, ${DURATION}s per run, $ROUNDS rounds, $(nproc) cores"
-for name in read-order select-1 tpcb-like select-only; do
+for name in ${SCRIPTS:-read-order select-1 tpcb-like select-only}; do
   rounds="$work/$name.rounds"
   : >"$rounds"
   for round in $(seq "$ROUNDS"); do
