@@ -302,11 +302,17 @@ mod tests {
         // The example's seed was random; the rest follows from the command.
         let seed = serde_json::from_str::<serde_json::Value>(&example).unwrap()["seed"].to_string();
         let config = compare_config(&["stallbench", "compare", "add-column", "--seed", &seed]);
-        let file = RunFile::new(
-            &config,
-            "throwaway server (/usr/lib/postgresql/15/bin)",
-            "15.18 (Debian 15.18-0+deb12u1)",
-        )
+        let file = RunFile {
+            // The server's start was timed, like the seed a fact of that run.
+            server_start_s:
+                serde_json::from_str::<serde_json::Value>(&example).unwrap()["server_start_s"]
+                    .as_f64(),
+            ..RunFile::new(
+                &config,
+                "throwaway server (/usr/lib/postgresql/15/bin)",
+                "15.18 (Debian 15.18-0+deb12u1)",
+            )
+        }
         .render()
         .unwrap();
         assert_eq!(file.name, RUN_JSON);
@@ -331,11 +337,17 @@ mod tests {
             "--seed",
             &seed,
         ]);
-        let file = RunFile::new(
-            &config,
-            "throwaway server (/usr/lib/postgresql/15/bin)",
-            "15.18 (Debian 15.18-0+deb12u1)",
-        )
+        let file = RunFile {
+            // The server's start was timed, like the seed a fact of that run.
+            server_start_s:
+                serde_json::from_str::<serde_json::Value>(&example).unwrap()["server_start_s"]
+                    .as_f64(),
+            ..RunFile::new(
+                &config,
+                "throwaway server (/usr/lib/postgresql/15/bin)",
+                "15.18 (Debian 15.18-0+deb12u1)",
+            )
+        }
         .render()
         .unwrap();
         assert_eq!(String::from_utf8(file.bytes).unwrap(), example);

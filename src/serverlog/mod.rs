@@ -30,7 +30,8 @@ use tokio_postgres::error::SqlState;
 /// Everything about lock waits that the server log says.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServerLogFacts {
-    /// Number of "still waiting for" messages: lock waits longer than deadlock_timeout.
+    /// Lock waits longer than deadlock_timeout: the waits "still waiting for"
+    /// messages report, a wait logged again before its lock counted once.
     pub lock_waits: u32,
     /// Each "still waiting for" message, in log order.
     pub waits: Vec<LockWait>,
@@ -115,7 +116,17 @@ pub struct DeadlockStatement {
 /// Reads the text of a structured server log and returns the lock-wait facts in it.
 pub fn parse_server_log(format: LogFormat, text: &str) -> ServerLogFacts {
     let mut facts = ServerLogFacts::default();
+    // The wait each process has logged and not yet acquired, by its index in
+    // `facts.waits`: a process woken while still blocked (a latch set by a
+    // timeout such as client_connection_check_interval, or the holder's end
+    // with another waiter ahead) logs "still waiting" again for the same wait.
+    let mut open_waits: Vec<(u32, usize)> = Vec::new();
     for record in records::read_records(format, text) {
+        // An error ends the statement that waited (a lock timeout, a cancel):
+        // a later "still waiting" of the process is a new wait.
+        if !matches!(record.severity, Severity::Log) {
+            open_waits.retain(|(pid, _)| *pid != record.pid);
+        }
         match record.severity {
             Severity::Log => {
                 if let Some(report) =
@@ -123,7 +134,7 @@ pub fn parse_server_log(format: LogFormat, text: &str) -> ServerLogFacts {
                 {
                     let (holders, queue) =
                         message::parse_holders_and_queue(&record.detail).unwrap_or_default();
-                    facts.waits.push(LockWait {
+                    let wait = LockWait {
                         logged_at: record.logged_at,
                         pid: record.pid,
                         mode: report.mode.to_string(),
@@ -131,10 +142,29 @@ pub fn parse_server_log(format: LogFormat, text: &str) -> ServerLogFacts {
                         waited_ms: report.waited_ms,
                         holders,
                         queue,
+                    };
+                    let open = open_waits.iter().find(|(pid, index)| {
+                        let logged = &facts.waits[*index];
+                        *pid == wait.pid && logged.mode == wait.mode && logged.object == wait.object
                     });
+                    match open {
+                        // The same wait logged again: its longest queue is what it saw.
+                        Some((_, index)) => {
+                            let logged = &mut facts.waits[*index];
+                            logged.waited_ms = wait.waited_ms;
+                            if wait.queue.len() > logged.queue.len() {
+                                *logged = wait;
+                            }
+                        }
+                        None => {
+                            open_waits.push((wait.pid, facts.waits.len()));
+                            facts.waits.push(wait);
+                        }
+                    }
                 } else if let Some(report) =
                     message::parse_lock_report(&record.message, "acquired ")
                 {
+                    open_waits.retain(|(pid, _)| *pid != record.pid);
                     facts.acquired.push(LockAcquired {
                         logged_at: record.logged_at,
                         pid: record.pid,
@@ -355,6 +385,35 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_logged_again_before_its_lock_counts_once() {
+        let line = |pid: u32, at: &str, what: &str, queue: &str| {
+            format!(
+                "{{\"timestamp\":\"2026-12-01 20:26:{at} UTC\",\"pid\":{pid},\"error_severity\":\"LOG\",\
+                 \"message\":\"process {pid} {what} AccessExclusiveLock on relation 16393 of database 5 after 1000.2 ms\",\
+                 \"detail\":\"Process holding the lock: 100. Wait queue: {queue}.\"}}\n"
+            )
+        };
+        let timeout = "{\"timestamp\":\"2026-12-01 20:26:36.000 UTC\",\"pid\":108,\"error_severity\":\"ERROR\",\
+             \"state_code\":\"55P03\",\"message\":\"canceling statement due to lock timeout\"}\n";
+        // Logged again each second while blocked (client_connection_check_interval),
+        // the queue longer the second time; then a lock timeout ends it, and the
+        // next try's wait is a wait of its own, which the lock ends.
+        let text = [
+            line(108, "32.062", "still waiting for", "108"),
+            line(108, "33.061", "still waiting for", "108, 90, 91"),
+            line(108, "34.061", "still waiting for", "108, 90"),
+            timeout.to_string(),
+            line(108, "38.000", "still waiting for", "108"),
+            line(108, "39.000", "acquired", "108"),
+        ]
+        .concat();
+        let facts = parse_server_log(LogFormat::JsonLog, &text);
+        assert_eq!(facts.lock_waits, 2, "{:?}", facts.waits);
+        assert_eq!(facts.waits[0].queue, [108, 90, 91]);
+        assert_eq!(facts.acquired.len(), 1);
+    }
+
+    #[test]
     fn queue_log_waits_holders_and_queue() {
         for (format, text) in both_formats(QUEUE_JSONLOG, QUEUE_CSVLOG) {
             let facts = parse_server_log(format, text);
@@ -513,7 +572,9 @@ mod tests {
     fn postgres_15_log_from_a_real_run() {
         for (format, text) in both_formats(PG15_JSONLOG, PG15_CSVLOG) {
             let facts = parse_server_log(format, text);
-            assert_eq!(facts.lock_waits, 3);
+            // reader-1 (28067) logged its one wait twice, at 1.0 s and at 9.98 s
+            // when the report ended with the ALTER still ahead of it.
+            assert_eq!(facts.lock_waits, 2);
             assert_eq!(
                 facts
                     .waits
@@ -521,9 +582,8 @@ mod tests {
                     .map(|wait| (wait.pid, wait.mode.as_str(), wait.waited_ms))
                     .collect::<Vec<_>>(),
                 vec![
-                    (28067, "AccessShareLock", 1000.181),
-                    (28073, "AccessExclusiveLock", 1000.490),
                     (28067, "AccessShareLock", 9980.039),
+                    (28073, "AccessExclusiveLock", 1000.490),
                 ]
             );
             for wait in &facts.waits {
@@ -554,7 +614,7 @@ mod tests {
             assert_eq!(
                 facts.sentences(&pg15_role, &clock_time),
                 vec![
-                    "server logged 3 lock waits longer than deadlock_timeout".to_string(),
+                    "server logged 2 lock waits longer than deadlock_timeout".to_string(),
                     "worst queue (13:43:08.842): report holds the lock; \
                      queue ddl, reader-1, reader-4, reader-3, reader-2"
                         .to_string(),
