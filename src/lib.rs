@@ -91,16 +91,11 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             strategy,
             load_only,
             common,
-        } => {
-            let mode = match (load_only, strategy) {
-                (true, _) => Mode::LoadOnly,
-                (false, Some(strategy)) => Mode::Run { strategy },
-                (false, None) => {
-                    return Err(Error::bad_input("run needs --strategy NAME or --load-only"));
-                }
-            };
-            run_benchmark(workload.as_deref(), mode, &common)
-        }
+        } => run_benchmark(
+            workload.as_deref(),
+            Mode::of_run(load_only, strategy)?,
+            &common,
+        ),
     }
 }
 

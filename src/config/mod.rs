@@ -63,6 +63,17 @@ pub enum Mode {
     LoadOnly,
 }
 
+impl Mode {
+    /// The mode of `run`'s flags: `--load-only`, else `--strategy NAME`.
+    pub fn of_run(load_only: bool, strategy: Option<String>) -> Result<Mode, Error> {
+        match (load_only, strategy) {
+            (true, _) => Ok(Mode::LoadOnly),
+            (false, Some(strategy)) => Ok(Mode::Run { strategy }),
+            (false, None) => Err(Error::bad_input("run needs --strategy NAME or --load-only")),
+        }
+    }
+}
+
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
 pub struct Config {

@@ -405,11 +405,7 @@ fn check_command(arguments: &[String]) -> Result<Checked, String> {
             load_only,
             common,
         } => {
-            let mode = match (load_only, strategy) {
-                (true, _) => Mode::LoadOnly,
-                (false, Some(strategy)) => Mode::Run { strategy },
-                (false, None) => return Err("run needs --strategy NAME or --load-only".into()),
-            };
+            let mode = Mode::of_run(load_only, strategy).map_err(|err| err.to_string())?;
             (workload, mode, common)
         }
         Command::Plot { .. } | Command::Workloads => return Ok(Checked::Parsed),
