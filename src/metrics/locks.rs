@@ -102,33 +102,52 @@ impl LockReport {
 }
 
 /// Whether `moment` is a worse lock queue than `worst_so_far` (both the
-/// sessions of one sample): more sessions waiting behind the DDL; as many, and
-/// the DDL itself still waiting (so the chain keeps its root blocker, not the
-/// instant after the DDL got its lock); then a longer wait. The first of equal
-/// moments stays the worst.
+/// sessions of one sample): anyone waiting at all; every waiter with its
+/// blocker named (a waiter blocked by no one is being handed its lock at that
+/// instant, and its chain would end in nobody); more sessions waiting behind
+/// the DDL; as many, and the DDL itself still waiting (so the chain keeps its
+/// root blocker, not the instant after the DDL got its lock); then a longer
+/// wait. The first of equal moments stays the worst.
 pub fn is_worse_moment(moment: &[LockSample], worst_so_far: &[LockSample]) -> bool {
-    let (waits, behind_ddl, ddl_waits, longest_wait_ms) = severity(moment);
-    let (worst_waits, worst_behind_ddl, worst_ddl_waits, worst_longest_wait_ms) =
-        severity(worst_so_far);
-    (waits, behind_ddl, ddl_waits)
-        .cmp(&(worst_waits, worst_behind_ddl, worst_ddl_waits))
-        .then(longest_wait_ms.total_cmp(&worst_longest_wait_ms))
+    let now = severity(moment);
+    let worst = severity(worst_so_far);
+    (now.waits, now.blockers_named, now.behind_ddl, now.ddl_waits)
+        .cmp(&(
+            worst.waits,
+            worst.blockers_named,
+            worst.behind_ddl,
+            worst.ddl_waits,
+        ))
+        .then(now.longest_wait_ms.total_cmp(&worst.longest_wait_ms))
         .is_gt()
 }
 
-/// Of one sample moment: whether anyone waits (a wait PostgreSQL 13 does not
-/// time still counts), how many wait behind the DDL, whether the DDL waits,
-/// the longest wait in ms.
-fn severity(moment: &[LockSample]) -> (bool, usize, bool, f64) {
+/// How bad one sample moment is, in the order [`is_worse_moment`] compares.
+struct Severity {
+    /// Anyone waits (a wait PostgreSQL 13 does not time still counts).
+    waits: bool,
+    /// Every waiter names the session it waits for.
+    blockers_named: bool,
+    /// Sessions waiting behind the DDL.
+    behind_ddl: usize,
+    /// The DDL itself waits.
+    ddl_waits: bool,
+    longest_wait_ms: f64,
+}
+
+fn severity(moment: &[LockSample]) -> Severity {
     let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
     let is_ddl = |role: &String| Role::parse(role) == Some(Role::Ddl);
-    let behind_ddl = waiting
-        .iter()
-        .filter(|s| s.blocked_by.iter().any(is_ddl))
-        .count();
-    let ddl_waits = waiting.iter().any(|s| is_ddl(&s.role));
-    let longest_wait_ms = waiting.iter().map(|s| s.wait_ms).fold(0.0, f64::max);
-    (!waiting.is_empty(), behind_ddl, ddl_waits, longest_wait_ms)
+    Severity {
+        waits: !waiting.is_empty(),
+        blockers_named: waiting.iter().all(|s| !s.blocked_by.is_empty()),
+        behind_ddl: waiting
+            .iter()
+            .filter(|s| s.blocked_by.iter().any(is_ddl))
+            .count(),
+        ddl_waits: waiting.iter().any(|s| is_ddl(&s.role)),
+        longest_wait_ms: waiting.iter().map(|s| s.wait_ms).fold(0.0, f64::max),
+    }
 }
 
 /// One level of the chain: sessions with the same lock, the same state and the same blockers.
@@ -346,6 +365,29 @@ mod tests {
         );
         assert!(is_worse_moment(&unmeasured, &[]));
         assert!(!is_worse_moment(&[], &unmeasured));
+    }
+
+    #[test]
+    fn a_moment_whose_waiter_names_no_blocker_is_not_the_worst() {
+        // At 5.0 s the report has just ended: the DDL still shows as waiting,
+        // blocked by no one, for a moment, with its longest wait yet.
+        let handover: Vec<LockSample> = reference_moment()
+            .into_iter()
+            .filter(|s| s.role != "report")
+            .map(|mut s| {
+                if s.role == "ddl" {
+                    s.blocked_by.clear();
+                }
+                s
+            })
+            .collect();
+        let samples = vec![
+            at(3.0, 2_000.0, reference_moment()),
+            at(5.0, 4_000.0, handover.clone()),
+        ];
+        assert_eq!(worst_of(&samples), 3.0);
+        // Alone, it still is a moment when sessions waited.
+        assert_eq!(worst_of(&samples[1..]), 5.0);
     }
 
     #[test]

@@ -423,12 +423,21 @@ pub fn head_of_queue(moment: &[LockSample]) -> String {
             format!("{} sessions wait in a cycle", waiting.len())
         };
     };
-    let mut text = format!(
-        "{} waits on {} ({:.1} s)",
-        head.role,
-        head.blocked_by.join(", "),
-        head.wait_ms / 1000.0
-    );
+    let mut text = if head.blocked_by.is_empty() {
+        // Blocked by no one: the lock is being handed over at this instant.
+        format!(
+            "{} is being granted its lock ({:.1} s)",
+            head.role,
+            head.wait_ms / 1000.0
+        )
+    } else {
+        format!(
+            "{} waits on {} ({:.1} s)",
+            head.role,
+            head.blocked_by.join(", "),
+            head.wait_ms / 1000.0
+        )
+    };
     let behind: Vec<&&LockSample> = waiting
         .iter()
         .filter(|s| s.blocked_by.contains(&head.role))

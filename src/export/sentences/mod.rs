@@ -350,10 +350,15 @@ pub fn describe_chain(links: &[ChainLink]) -> String {
                 } else {
                     "wait"
                 };
-                format!(
-                    "{who} {verb} for {}{on}, blocked by {}",
-                    link.lock_mode,
+                // No blocker: the lock was being handed over at that instant.
+                let blocked_by = if link.blocked_by.is_empty() {
+                    "no one (being granted)".to_string()
+                } else {
                     link.blocked_by.join(", ")
+                };
+                format!(
+                    "{who} {verb} for {}{on}, blocked by {blocked_by}",
+                    link.lock_mode
                 )
             }
         })
@@ -619,6 +624,21 @@ mod tests {
             "report (pid 100) holds AccessShareLock on orders \
              <- ddl (pid 108) waits for AccessExclusiveLock on orders, blocked by report \
              <- reader-1..4 wait for AccessShareLock on orders, blocked by ddl"
+        );
+    }
+
+    #[test]
+    fn a_waiter_blocked_by_no_one_is_being_granted_its_lock() {
+        use crate::metrics::locks::{chain, sample};
+        let links = chain(&[
+            sample(108, "ddl", "AccessExclusiveLock", false, &[]),
+            sample(90, "reader-1", "AccessShareLock", false, &["ddl"]),
+        ]);
+        assert_eq!(
+            describe_chain(&links),
+            "ddl (pid 108) waits for AccessExclusiveLock on orders, blocked by no one \
+             (being granted) <- reader-1 (pid 90) waits for AccessShareLock on orders, \
+             blocked by ddl"
         );
     }
 
