@@ -1,12 +1,15 @@
 //! The integration tests, one binary: every test file is a module, so the
 //! tests share one server (`common::shared_server`) and one CPU lock
-//! (`common::cpus_alone`), and run two at a time across files instead of one
-//! file after another. `cargo test --test suite outage::` runs one file's
+//! (`common::cpus_alone`), and run three at a time across files
+//! (`.cargo/config.toml` sets `RUST_TEST_THREADS`: the scenarios wait on
+//! their clocks more than they compute) instead of one file after another.
+//! The tests that need the machine alone are in `alone/`, which runs first. `cargo test --test suite outage::` runs one file's
 //! tests. `tests/hostile.rs` stays a binary of its own: it installs a bounded
 //! global allocator.
 
 mod common;
 
+mod alone;
 mod check;
 mod check_migrations;
 mod check_rows;
@@ -21,7 +24,6 @@ mod faults;
 mod flags;
 mod inplace;
 mod inplace_writes;
-mod interrupt;
 mod locks;
 mod majors;
 mod openloop;

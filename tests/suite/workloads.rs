@@ -2,9 +2,10 @@
 //! (`add-column` is the lab's 24 s run), and passes its own CI expectations:
 //! the risky strategy reproduces its stall, the safe one avoids it
 //! (`pgbench`, the same shape as `add-column`, on a shorter clock). The
-//! workloads run two at a time: their expectations count seconds without a
-//! transaction, which locks cause, not a busy CPU; `create-index`, whose
-//! index builds on a million rows must end before its run does, runs alone.
+//! workloads run beside other tests: their expectations count seconds without
+//! a transaction, which locks cause, not a busy CPU; `create-index`, whose
+//! index builds on a million rows must end before its run does, runs alone
+//! (`alone::workloads`).
 //! A failing expectation exits 3 with a valid junit.xml.
 
 use std::path::Path;
@@ -19,7 +20,7 @@ fn passes_its_expectations(workload: &str) -> tempfile::TempDir {
 }
 
 /// [`passes_its_expectations`], for a caller that holds the CPUs already.
-fn passes_its_expectations_now(workload: &str) -> tempfile::TempDir {
+pub(crate) fn passes_its_expectations_now(workload: &str) -> tempfile::TempDir {
     passes_its_expectations_with(workload, &[])
 }
 
@@ -79,14 +80,6 @@ fn pgbench() {
     ];
     let flags = [clock.as_slice(), &["--ddl-at", "3s"]].concat();
     passes_its_expectations_with("pgbench", &flags);
-}
-
-#[test]
-fn create_index() {
-    let _cpus = cpus_alone();
-    let dir = passes_its_expectations_now("create-index");
-    let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
-    assert!(summary.starts_with("strategy,"), "{summary}");
 }
 
 #[test]

@@ -1,0 +1,13 @@
+//! The bundled `create-index` workload, whose index builds on a million rows
+//! must end before its run does (the others: `crate::workloads`).
+
+use crate::common::*;
+use crate::workloads::passes_its_expectations_now;
+
+#[test]
+fn create_index() {
+    let _cpus = cpus_alone();
+    let dir = passes_its_expectations_now("create-index");
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
+    assert!(summary.starts_with("strategy,"), "{summary}");
+}
