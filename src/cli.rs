@@ -138,10 +138,19 @@ pub struct CheckArgs {
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Folder with the PostgreSQL server binaries for the throwaway server.
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// Which server binaries the throwaway server runs: flags shared by
+/// `compare`, `run` and `check`, read by `config::server::parse_server`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ServerArgs {
+    /// Folder with the PostgreSQL server binaries for the throwaway server [default: $STALLBENCH_PG_BIN, pg_config --bindir, /usr/lib/postgresql/*/bin, PATH, the download cache].
     #[arg(long)]
     pub pg_bin: Option<PathBuf>,
-    /// The throwaway server's PostgreSQL major, 13 to 18.
+    /// The throwaway server's PostgreSQL major, 13 to 18: an installed one, else a cached
+    /// download, else downloaded once [default: $STALLBENCH_PG_VERSION, else any installed server].
     #[arg(long, value_name = "MAJOR")]
     pub pg_version: Option<u32>,
     /// Never download server binaries (also STALLBENCH_OFFLINE=1).
@@ -207,16 +216,8 @@ pub struct CommonArgs {
     /// Set a script variable, like pgbench -D (repeatable): --set scale=10.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub variables: Vec<String>,
-    /// Folder with the PostgreSQL server binaries for the throwaway server [default: $STALLBENCH_PG_BIN, pg_config --bindir, /usr/lib/postgresql/*/bin, PATH, the download cache].
-    #[arg(long)]
-    pub pg_bin: Option<PathBuf>,
-    /// The throwaway server's PostgreSQL major, 13 to 18: an installed one, else a cached
-    /// download, else downloaded once [default: $STALLBENCH_PG_VERSION, else any installed server].
-    #[arg(long, value_name = "MAJOR")]
-    pub pg_version: Option<u32>,
-    /// Never download server binaries (also STALLBENCH_OFFLINE=1).
-    #[arg(long)]
-    pub offline: bool,
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Add or override a CI bound (repeatable): --expect retry.max_p99_ms=600; a failed one exits 3.
     #[arg(long = "expect", value_name = "STRATEGY.KEY=VALUE")]
     pub expect: Vec<String>,

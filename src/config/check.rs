@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::check::migrations::{Layout, Selection, TransactionMode};
-use crate::cli::{CheckArgs, CommonArgs};
+use crate::cli::CheckArgs;
 use crate::error::Error;
 use crate::script;
 use crate::server::ServerRequest;
@@ -118,12 +118,6 @@ impl CheckConfig {
         let hold = parse_duration("--hold", args.hold.as_deref().unwrap_or(DEFAULT_HOLD))?;
         let duration = parse_run_duration(args.duration.as_deref(), hold)?;
         let output = parse_output(args.out.as_deref(), args.force, "check")?;
-        let server_args = CommonArgs {
-            pg_bin: args.pg_bin.clone(),
-            pg_version: args.pg_version,
-            offline: args.offline,
-            ..CommonArgs::default()
-        };
         let layout = match &args.layout {
             Some(name) => Some(name.parse::<Layout>().map_err(Error::bad_input)?),
             None => None,
@@ -152,7 +146,7 @@ impl CheckConfig {
             quiet: args.quiet,
             progress: !args.quiet && !super::in_ci(),
             ci: super::in_ci(),
-            server: parse_server(&server_args, &|name| std::env::var(name).ok())?,
+            server: parse_server(&args.server, &|name| std::env::var(name).ok())?,
             seed: rand::random(),
         })
     }

@@ -278,7 +278,7 @@ fn target_of(args: &CommonArgs) -> Result<Target, Error> {
     Ok(match url {
         Some(url) => Target::Url(url),
         None => Target::Throwaway {
-            server: parse_server(args, &|name| std::env::var(name).ok())?,
+            server: parse_server(&args.server, &|name| std::env::var(name).ok())?,
         },
     })
 }

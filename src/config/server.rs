@@ -7,13 +7,13 @@
 
 use std::path::PathBuf;
 
-use crate::cli::CommonArgs;
+use crate::cli::ServerArgs;
 use crate::error::Error;
 use crate::server::{DEFAULT_REGISTRY, PgBin, SUPPORTED_MAJORS, ServerRequest, holds_server};
 
 /// The request of `args` and the environment `env` (a variable's value by name).
 pub fn parse_server(
-    args: &CommonArgs,
+    args: &ServerArgs,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ServerRequest, Error> {
     let env = |name: &str| env(name).filter(|value| !value.is_empty());
@@ -62,7 +62,7 @@ pub fn parse_server(
 /// The request of the process environment alone, with no flag: what a
 /// library user (or a test) starting a throwaway server gets.
 pub fn server_from_environment() -> Result<ServerRequest, Error> {
-    parse_server(&CommonArgs::default(), &|name| std::env::var(name).ok())
+    parse_server(&ServerArgs::default(), &|name| std::env::var(name).ok())
 }
 
 /// `major` if supported; `named` is the flag or variable with its value, for the message.
@@ -116,7 +116,7 @@ mod tests {
             .iter()
             .map(|(name, value)| (name.to_string(), value.to_string()))
             .collect();
-        parse_server(&common, &|name| {
+        parse_server(&common.server, &|name| {
             vars.iter()
                 .find(|(var, _)| var == name)
                 .map(|(_, value)| value.clone())
