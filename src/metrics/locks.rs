@@ -132,6 +132,7 @@ struct Severity {
     behind_ddl: usize,
     /// The DDL itself waits.
     ddl_waits: bool,
+    /// The longest wait among the waiters.
     longest_wait_ms: f64,
 }
 

@@ -529,4 +529,17 @@ mod tests {
         );
         assert_eq!(head_of_queue(&moment[..1]), "");
     }
+
+    #[test]
+    fn a_head_blocked_by_no_one_is_being_granted_its_lock() {
+        // The report has just committed: the ddl still waits, blocked by no one.
+        let sessions = vec![
+            session(108, "ddl", Some("AccessExclusiveLock"), &[]),
+            session(90, "reader-1", Some("AccessShareLock"), &[108]),
+        ];
+        assert_eq!(
+            head_of_queue(&lock_moment(8.0, &sessions)),
+            "ddl is being granted its lock (8.2 s); 1 reader behind ddl"
+        );
+    }
 }
