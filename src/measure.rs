@@ -285,10 +285,9 @@ fn ddl_error_line(strategy: &str, attempts: &[metrics::DdlAttempt]) -> Option<St
     let failed = attempts
         .iter()
         .find(|attempt| attempt.outcome == metrics::AttemptOutcome::Error)?;
-    let sqlstate = if failed.sqlstate.is_empty() {
-        "no SQLSTATE".to_string()
-    } else {
-        failed.sqlstate.clone()
+    let sqlstate = match &failed.sqlstate {
+        Some(kind) => kind.cell(),
+        None => "no SQLSTATE",
     };
     Some(format!(
         "{strategy}: DDL try {} failed: {sqlstate} {}\n",
@@ -360,7 +359,9 @@ fn server_log_sentences(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::failures::FailureKind;
     use crate::metrics::{AttemptOutcome, test_attempt};
+    use tokio_postgres::error::SqlState;
 
     #[test]
     fn a_ddl_error_other_than_a_lock_timeout_is_named_once() {
@@ -369,7 +370,7 @@ mod tests {
             test_attempt(2, 2.5, 2.6, AttemptOutcome::Error),
         ];
         assert_eq!(ddl_error_line("retry", &attempts[..1]), None);
-        attempts[1].sqlstate = "42701".to_string();
+        attempts[1].sqlstate = Some(FailureKind::Server(SqlState::DUPLICATE_COLUMN));
         attempts[1].message = "column \"note\" of relation \"orders\" already exists".to_string();
         assert_eq!(
             ddl_error_line("retry", &attempts).as_deref(),

@@ -5,6 +5,9 @@
 //! 6.0 s .. 15.7 s that succeeds. `retry`: never at zero; four attempts cancelled
 //! by `lock_timeout`, the fifth at 18 s succeeds.
 
+use crate::metrics::failures::FailureKind;
+use tokio_postgres::error::SqlState;
+
 use crate::metrics::{
     AttemptOutcome, BlockerWindow, DdlAttempt, DdlOutcome, DdlState, DdlWindow,
     LatencyDistribution, RankingRow, RunFigures, RunReport, SecondRow, StrategyReport,
@@ -136,7 +139,7 @@ fn attempt(number: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -
         held_waiting_ms: 0.0,
     });
     if outcome != AttemptOutcome::Ok {
-        attempt.sqlstate = "55P03".to_string();
+        attempt.sqlstate = Some(FailureKind::Server(SqlState::LOCK_NOT_AVAILABLE));
         attempt.message = "canceling statement due to lock timeout".to_string();
     }
     attempt

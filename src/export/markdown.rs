@@ -275,7 +275,7 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
     let mut sentence = format!("{}: {} s at 0 tps; ", s.strategy, s.zero_tps_seconds);
     let detail = match strategy.attempts.last() {
         Some(last) if s.ddl_outcome != DdlOutcome::Ok && !last.message.is_empty() => {
-            format!(" ({}: {})", last.sqlstate, last.message)
+            format!(" ({}: {})", last.sqlstate_cell(), last.message)
         }
         _ => String::new(),
     };

@@ -12,6 +12,7 @@ pub const GRANT_POLL_EVERY_MS: u64 = 20;
 
 use tokio_postgres::error::SqlState;
 
+use super::failures::FailureKind;
 use super::{AttemptOutcome, DdlAttempt};
 
 /// What the DDL session was doing at one poll.
@@ -69,7 +70,8 @@ pub fn lock_phases(attempt: &DdlAttempt, polls: &[DdlPoll]) -> LockPhases {
     let failed_waiting = matches!(
         attempt.outcome,
         AttemptOutcome::LockTimeout | AttemptOutcome::GaveUp
-    ) || attempt.sqlstate == SqlState::T_R_DEADLOCK_DETECTED.code();
+    ) || attempt.sqlstate
+        == Some(FailureKind::Server(SqlState::T_R_DEADLOCK_DETECTED));
     if failed_waiting {
         let last_wait = during
             .iter()
@@ -244,7 +246,7 @@ mod tests {
         assert_eq!(timed_out.granted_s, None, "{timed_out:?}");
         assert!(close(timed_out.wait_ms, 520.0));
         let mut deadlock = ended(5.99, 6.51, AttemptOutcome::Error);
-        deadlock.sqlstate = SqlState::T_R_DEADLOCK_DETECTED.code().to_string();
+        deadlock.sqlstate = Some(FailureKind::Server(SqlState::T_R_DEADLOCK_DETECTED));
         assert_eq!(lock_phases(&deadlock, &seen).granted_s, None);
         // Another error after the wait (a rewrite that overflowed) had the lock.
         let overflow = lock_phases(&ended(5.99, 6.51, AttemptOutcome::Error), &seen);

@@ -34,6 +34,8 @@ pub use summary::{
 };
 pub use timeline::build_timeline;
 
+use failures::FailureKind;
+
 /// Everything one `compare` or `run` produced: one entry per run in run order.
 /// With `--repeat N` each strategy runs N times, interleaved (`naive, retry,
 /// naive, retry`), each run an entry with its [`StrategyReport::repeat`].
@@ -250,8 +252,9 @@ pub struct DdlAttempt {
     /// How long the attempt took, lock wait included.
     pub waited_ms: f64,
     pub outcome: AttemptOutcome,
-    /// SQLSTATE of the error, empty on success.
-    pub sqlstate: String,
+    /// Why the try failed: the server's SQLSTATE, or `connection_lost`;
+    /// `None` on success and for an error that carries neither.
+    pub sqlstate: Option<FailureKind>,
     /// Server error message, empty on success.
     pub message: String,
     /// When the statement got its lock and how long it waited and held it, as
@@ -262,6 +265,13 @@ pub struct DdlAttempt {
     pub idle_wait_ms: f64,
     /// The sessions the strategy terminated during (or right after) this try.
     pub terminated: Vec<TerminatedSession>,
+}
+
+impl DdlAttempt {
+    /// The `sqlstate` cell of the try: the SQLSTATE, `connection_lost`, or empty.
+    pub fn sqlstate_cell(&self) -> &str {
+        self.sqlstate.as_ref().map_or("", FailureKind::cell)
+    }
 }
 
 /// A session a strategy terminated (`pg_terminate_backend`), named as the lock
@@ -330,7 +340,7 @@ pub(crate) fn test_attempt(
         ended_s,
         waited_ms: (ended_s - started_s) * 1000.0,
         outcome,
-        sqlstate: String::new(),
+        sqlstate: None,
         message: String::new(),
         lock: None,
         idle_wait_ms: 0.0,

@@ -21,8 +21,10 @@
 
 use crate::config::{BlockerConfig, BlockerKind, Config};
 use crate::expect::{Bound, Expectation};
+use crate::metrics::failures::FailureKind;
 use crate::metrics::{AttemptOutcome, DdlAttempt, DdlOutcome, RunReport};
 use crate::strategy::{NamedStrategy, Strategy};
+use tokio_postgres::error::SqlState;
 
 use super::assemble::Measured;
 use super::blocker::BlockerResult;
@@ -133,23 +135,30 @@ fn blocker_failure(
 /// The DDL's error other than its lock's, if a try ended in one.
 fn ddl_failure(attempts: &[DdlAttempt]) -> Option<String> {
     let failed = attempts.iter().find(|attempt| {
-        attempt.outcome == AttemptOutcome::Error && !is_lock_or_stop(&attempt.sqlstate)
+        attempt.outcome == AttemptOutcome::Error && !is_lock_or_stop(attempt.sqlstate.as_ref())
     })?;
     Some(format!(
         "{DDL_FAILED} at {:.1} s (try {}): {} (SQLSTATE {})",
-        failed.ended_s, failed.attempt, failed.message, failed.sqlstate
+        failed.ended_s,
+        failed.attempt,
+        failed.message,
+        failed.sqlstate_cell()
     ))
 }
 
-/// A SQLSTATE that is the lock's or a stop's doing, not the statement's:
-/// lock timeout, deadlock, class 57 (cancelled, terminated), class 08 (the
-/// connection), or no SQLSTATE at all (no answer from the server: empty, or
-/// a word such as `connection_lost`).
-fn is_lock_or_stop(sqlstate: &str) -> bool {
-    sqlstate.len() != 5
-        || matches!(sqlstate, "55P03" | "40P01")
-        || sqlstate.starts_with("57")
-        || sqlstate.starts_with("08")
+/// A failure that is the lock's or a stop's doing, not the statement's: lock
+/// timeout, deadlock, class 57 (cancelled, terminated), class 08 (the
+/// connection), or no SQLSTATE at all (no answer from the server: none, or
+/// `connection_lost`).
+fn is_lock_or_stop(kind: Option<&FailureKind>) -> bool {
+    let Some(sqlstate) = kind.and_then(FailureKind::sqlstate) else {
+        return true;
+    };
+    let code = sqlstate.code();
+    *sqlstate == SqlState::LOCK_NOT_AVAILABLE
+        || *sqlstate == SqlState::T_R_DEADLOCK_DETECTED
+        || code.starts_with("57")
+        || code.starts_with("08")
 }
 
 /// The SQLSTATE at the end of a message from `target::error_text`
@@ -240,11 +249,11 @@ mod tests {
         let mut attempts = vec![test_attempt(1, 6.0, 6.5, AttemptOutcome::LockTimeout)];
         assert_eq!(ddl_failure(&attempts), None);
         attempts.push(test_attempt(2, 7.0, 7.1, AttemptOutcome::Error));
-        attempts[1].sqlstate = "40P01".to_string();
+        attempts[1].sqlstate = Some(FailureKind::Server(SqlState::T_R_DEADLOCK_DETECTED));
         assert_eq!(ddl_failure(&attempts), None);
-        attempts[1].sqlstate = "connection_lost".to_string();
+        attempts[1].sqlstate = Some(FailureKind::ConnectionLost);
         assert_eq!(ddl_failure(&attempts), None);
-        attempts[1].sqlstate = "42703".to_string();
+        attempts[1].sqlstate = Some(FailureKind::Server(SqlState::UNDEFINED_COLUMN));
         attempts[1].message = "column \"balanse\" does not exist".to_string();
         let reason = ddl_failure(&attempts).unwrap();
         assert_eq!(

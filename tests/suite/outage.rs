@@ -149,7 +149,7 @@ fn naive_stalls_every_reader_and_retry_keeps_them_flowing() {
         .collect();
     assert!(timeouts.len() >= 2, "{:?}", retry.attempts);
     for attempt in &timeouts {
-        assert_eq!(attempt.sqlstate, "55P03");
+        assert_eq!(attempt.sqlstate_cell(), "55P03");
         assert!(
             attempt.waited_ms >= 450.0 && attempt.waited_ms < 1500.0,
             "a try waits about lock_timeout: {attempt:?}"

@@ -63,7 +63,7 @@ fn pg_osc_stalls_for_its_lock_timeout_then_kills() {
     assert_eq!(osc.attempts.len(), 2, "{:?}", osc.attempts);
     let first = &osc.attempts[0];
     assert_eq!(first.outcome, AttemptOutcome::LockTimeout, "{waits:?}");
-    assert_eq!(first.sqlstate, "55P03");
+    assert_eq!(first.sqlstate_cell(), "55P03");
     assert!(
         first.waited_ms >= 3_990.0 && first.waited_ms < 5_500.0,
         "the first try waits the 4 s lock_timeout: {waits:?}"

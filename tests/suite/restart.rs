@@ -89,7 +89,7 @@ fn a_retrying_migration_and_the_lock_observer_outlive_a_server_restart() {
     let outcomes: Vec<(AttemptOutcome, &str, f64)> = retry
         .attempts
         .iter()
-        .map(|a| (a.outcome, a.sqlstate.as_str(), a.started_s))
+        .map(|a| (a.outcome, a.sqlstate_cell(), a.started_s))
         .collect();
     let lost = retry
         .attempts
@@ -97,7 +97,7 @@ fn a_retrying_migration_and_the_lock_observer_outlive_a_server_restart() {
         .position(|a| a.outcome == AttemptOutcome::Error)
         .unwrap_or_else(|| panic!("no try lost its connection: {outcomes:?}"));
     assert!(
-        ["57P01", "connection_lost"].contains(&retry.attempts[lost].sqlstate.as_str()),
+        ["57P01", "connection_lost"].contains(&retry.attempts[lost].sqlstate_cell()),
         "{outcomes:?}"
     );
     assert!(
@@ -223,7 +223,7 @@ fn a_terminated_ddl_session_and_observer_come_back_on_the_same_server() {
     let outcomes: Vec<(AttemptOutcome, &str)> = osc
         .attempts
         .iter()
-        .map(|a| (a.outcome, a.sqlstate.as_str()))
+        .map(|a| (a.outcome, a.sqlstate_cell()))
         .collect();
     assert_eq!(
         outcomes,

@@ -85,7 +85,7 @@ fn gitlab_follows_the_with_lock_retries_schedule() {
         .zip([100.0, 100.0, 200.0, 300.0, 400.0])
     {
         assert_eq!(attempt.outcome, AttemptOutcome::LockTimeout, "{waits:?}");
-        assert_eq!(attempt.sqlstate, "55P03");
+        assert_eq!(attempt.sqlstate_cell(), "55P03");
         assert!(
             attempt.waited_ms >= expected_ms - 10.0 && attempt.waited_ms < expected_ms + 400.0,
             "try {} should time out after about {expected_ms} ms: {waits:?}",

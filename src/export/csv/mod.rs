@@ -159,7 +159,7 @@ pub struct AttemptRecord {
     #[serde(serialize_with = "cells::one_decimal")]
     pub waited_ms: f64,
     pub outcome: AttemptOutcome,
-    pub sqlstate: String,
+    pub sqlstate: Option<FailureKind>,
     pub message: String,
     /// When the statement got its lock; empty if it never did, or no observer ran.
     #[serde(serialize_with = "cells::optional_three_decimals")]

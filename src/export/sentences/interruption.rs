@@ -64,9 +64,9 @@ pub fn partial_sentence(strategy: &StrategyReport, partial: &PartialStrategy) ->
                 AttemptOutcome::Error => "error",
                 AttemptOutcome::GaveUp => "gave up",
             },
-            match last.sqlstate.is_empty() {
-                true => String::new(),
-                false => format!(": {} {}", last.sqlstate, last.message),
+            match &last.sqlstate {
+                None => String::new(),
+                Some(kind) => format!(": {kind} {}", last.message),
             }
         ),
     };

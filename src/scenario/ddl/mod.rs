@@ -355,7 +355,7 @@ fn finish_attempt(
             ended_s,
             waited_ms: (ended_s - started_s) * 1000.0,
             outcome: AttemptOutcome::Ok,
-            sqlstate: String::new(),
+            sqlstate: None,
             message: String::new(),
             lock: None,
             idle_wait_ms: 0.0,
@@ -480,11 +480,12 @@ fn failed_attempt(
     outcome: AttemptOutcome,
 ) -> DdlAttempt {
     let (sqlstate, message) = match err.as_db_error() {
-        Some(db) => (db.code().code().to_string(), db.message().to_string()),
-        None if is_connection_lost(err) => {
-            (FailureKind::ConnectionLost.to_string(), err.to_string())
-        }
-        None => (String::new(), err.to_string()),
+        Some(db) => (
+            Some(FailureKind::Server(db.code().clone())),
+            db.message().to_string(),
+        ),
+        None if is_connection_lost(err) => (Some(FailureKind::ConnectionLost), err.to_string()),
+        None => (None, err.to_string()),
     };
     DdlAttempt {
         attempt,

@@ -286,7 +286,7 @@ fn names_no_table(injector: &DdlInjector, sql: &str) -> DdlAttempt {
         ended_s: now_s,
         waited_ms: 0.0,
         outcome: AttemptOutcome::Error,
-        sqlstate: String::new(),
+        sqlstate: None,
         message: format!(
             "kill-lock-holders: the DDL step \"{}\" names no table of the workload's schema to \
              LOCK; name the table in the step, or use another strategy",
