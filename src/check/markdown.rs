@@ -77,9 +77,18 @@ fn migration_section(report: &CheckReport, checked: &CheckedMigration, judged: &
         table_cell(&checked.migration.name),
         match judged.verdict {
             MigrationVerdict::Fail => "**FAIL**",
+            MigrationVerdict::Invalid => "**INVALID**",
             other => other.words(),
         }
     );
+    if let Some(reason) = &judged.invalid {
+        let _ = writeln!(
+            text,
+            "No result: as deployed ({}) the run did not happen as written: {}.\n",
+            report.deploy,
+            table_cell(reason)
+        );
+    }
     if !judged.broken.is_empty() {
         let _ = writeln!(
             text,

@@ -91,11 +91,15 @@ fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error>
     )?;
     let mut lines = format!("{}\n", report.verdict_line().replace("**", ""));
     for (checked, judged) in &report.migrations {
-        let detail = [judged.fix.as_deref(), judged.recommended.as_deref()]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join("; ");
+        let detail = [
+            judged.invalid.as_deref(),
+            judged.fix.as_deref(),
+            judged.recommended.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("; ");
         let verdict = judged.verdict.words();
         lines.push_str(&match detail.is_empty() {
             true => format!("{verdict}  {}\n", checked.migration.name),

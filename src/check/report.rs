@@ -81,8 +81,20 @@ impl CheckReport {
             .collect()
     }
 
-    /// The process exit code: 3 when a migration breaks a budget as deployed, else 0.
+    /// The migrations whose deployed run is no result.
+    pub fn invalid(&self) -> Vec<&(CheckedMigration, Judged)> {
+        self.migrations
+            .iter()
+            .filter(|(_, judged)| judged.verdict == MigrationVerdict::Invalid)
+            .collect()
+    }
+
+    /// The process exit code, as `compare`'s: 4 when a migration's deployed
+    /// run is no result, else 3 when one breaks a budget as deployed, else 0.
     pub fn exit_code(&self) -> i32 {
+        if !self.invalid().is_empty() {
+            return crate::scenario::validity::EXIT_CODE_INVALID;
+        }
         match self.failed().is_empty() {
             true => 0,
             false => crate::expect::EXIT_CODE_FAILED,
@@ -112,6 +124,23 @@ impl CheckReport {
         let plural = |n: usize| if n == 1 { "migration" } else { "migrations" };
         if count == 0 {
             return "**pass**: no new migrations to check.".to_string();
+        }
+        let invalid = self.invalid();
+        if !invalid.is_empty() {
+            let reasons: Vec<String> = invalid
+                .iter()
+                .map(|(m, judged)| {
+                    let reason = judged.invalid.as_deref().unwrap_or_default();
+                    format!("{} ({reason})", m.migration.name)
+                })
+                .collect();
+            return format!(
+                "**INVALID**: {} of {count} new {} did not run as written, so the check has \
+                 no result for them: {}.",
+                invalid.len(),
+                plural(count),
+                reasons.join("; ")
+            );
         }
         if failed.is_empty() {
             return format!(
@@ -226,6 +255,7 @@ impl CheckReport {
         let file = CheckJson {
             verdict: match self.exit_code() {
                 0 => "pass",
+                crate::scenario::validity::EXIT_CODE_INVALID => "invalid",
                 _ => "fail",
             },
             deploy: &self.deploy,
@@ -247,9 +277,10 @@ impl CheckReport {
     /// the fix and what the recommended strategy did.
     fn junit(&self) -> OutputFile {
         let failures = self.failed().len();
+        let errors = self.invalid().len();
         let mut text = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         text.push_str(&format!(
-            "<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">\n",
+            "<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\">\n",
             xml_escape(&format!("stallbench check {}", self.dir.display())),
             self.migrations.len(),
         ));
@@ -258,6 +289,13 @@ impl CheckReport {
                 "  <testcase classname=\"stallbench.check\" name=\"{}\"",
                 xml_escape(&checked.migration.name)
             );
+            if let Some(reason) = &judged.invalid {
+                text.push_str(&format!(
+                    "{open}>\n    <error message=\"no result\">{}</error>\n  </testcase>\n",
+                    xml_escape(reason)
+                ));
+                continue;
+            }
             if judged.verdict != MigrationVerdict::Fail {
                 text.push_str(&open);
                 text.push_str("/>\n");
@@ -308,7 +346,7 @@ fn figures(strategy: &StrategyReport, base: CheckRecord) -> CheckRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckRecord {
     pub migration: String,
-    /// The migration's verdict: `pass`, `fail` or `not_measured`.
+    /// The migration's verdict: `pass`, `fail`, `invalid` or `not_measured`.
     pub verdict: MigrationVerdict,
     pub strategy: String,
     /// `deployed` (`--deploy`, which the budgets judge) or `recommended`.
@@ -337,7 +375,7 @@ pub struct CheckRecord {
 /// `check.json`.
 #[derive(Serialize)]
 struct CheckJson<'a> {
-    /// `pass` or `fail` (exit 3).
+    /// `pass`, `fail` (exit 3) or `invalid` (exit 4).
     verdict: &'a str,
     deploy: &'a str,
     recommend: &'a str,
@@ -359,6 +397,8 @@ struct MigrationJson {
     recommended: Option<String>,
     fixed_by_recommended: Option<bool>,
     not_measured: Option<String>,
+    /// Why the deployed run is no result (verdict `invalid`).
+    invalid: Option<String>,
     load: Option<String>,
     blocker: Option<String>,
     results: Option<String>,
@@ -433,6 +473,7 @@ impl MigrationJson {
             recommended: judged.recommended.clone(),
             fixed_by_recommended: judged.fixed_by_recommended,
             not_measured: judged.not_measured.clone(),
+            invalid: judged.invalid.clone(),
             load: run.map(|run| run.load.clone()),
             blocker: run.map(|run| run.blocker.clone()),
             results: run.map(|run| run.folder.display().to_string()),
@@ -549,6 +590,35 @@ pub(crate) mod tests {
             unfilled: Vec::new(),
             migrations,
         }
+    }
+
+    #[test]
+    fn a_deployed_run_that_did_not_happen_is_no_result_and_exit_4() {
+        let mut report = two_migrations();
+        let (checked, judged) = &mut report.migrations[0];
+        let Outcome::Measured(run) = &mut checked.outcome else {
+            panic!("the first migration is measured");
+        };
+        run.report.strategies[0].summary.invalid =
+            "the report failed at 6.1 s, 2.1 s into its 12 s hold".to_string();
+        *judged = judge(checked, "naive", "retry");
+        assert_eq!(judged.verdict, MigrationVerdict::Invalid);
+        assert_eq!(report.exit_code(), 4);
+        assert_eq!(
+            report.verdict_line(),
+            "**INVALID**: 1 of 2 new migrations did not run as written, so the check has no \
+             result for them: 0002_add_note (the report failed at 6.1 s, 2.1 s into its 12 s hold)."
+        );
+        let files = report.files().unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&files[1].bytes).unwrap();
+        assert_eq!(json["verdict"], "invalid");
+        assert_eq!(json["migrations"][0]["verdict"], "invalid");
+        let junit = String::from_utf8(files[2].bytes.clone()).unwrap();
+        assert!(junit.contains("failures=\"0\" errors=\"1\""), "{junit}");
+        assert!(
+            junit.contains("<error message=\"no result\">the report failed at 6.1 s"),
+            "{junit}"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::metrics::{RunReport, StrategyReport};
 use crate::strategy::statements::statement_words;
 
 /// What the check says about one migration. In check.csv and check.json as
-/// `pass`, `fail` or `not_measured`.
+/// `pass`, `fail`, `invalid` or `not_measured`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MigrationVerdict {
@@ -21,6 +21,10 @@ pub enum MigrationVerdict {
     Pass,
     /// Over a budget as deployed: the check exits 3.
     Fail,
+    /// No result: the deployed run did not happen as written (its blocker
+    /// failed, or the migration failed for a reason other than its lock); the
+    /// check exits 4, as `compare` does.
+    Invalid,
     /// It locks no table that existed before it: nothing for traffic to wait on.
     NotMeasured,
 }
@@ -31,6 +35,7 @@ impl MigrationVerdict {
         match self {
             MigrationVerdict::Pass => "pass",
             MigrationVerdict::Fail => "FAIL",
+            MigrationVerdict::Invalid => "INVALID",
             MigrationVerdict::NotMeasured => "not measured",
         }
     }
@@ -50,6 +55,8 @@ pub struct Judged {
     pub recommended: Option<String>,
     /// Why it was not measured, for a migration that was not.
     pub not_measured: Option<String>,
+    /// Why the deployed run is no result, for an invalid migration.
+    pub invalid: Option<String>,
 }
 
 /// Judges `checked`: `deploy` and `recommend` name the strategies.
@@ -64,6 +71,7 @@ pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judge
             not_measured: Some(
                 "it locks no table that existed before it, so no traffic waits on it".to_string(),
             ),
+            invalid: None,
         };
     };
     let of = |strategy: &str| -> Vec<&ExpectationResult> {
@@ -78,17 +86,25 @@ pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judge
         .map(budget_words)
         .collect();
     let recommended_results = of(recommend);
-    let fixed_by_recommended =
-        (recommend != deploy && !recommended_results.is_empty()).then(|| {
-            recommended_results
-                .iter()
-                .all(|r| r.verdict == Verdict::Pass)
-        });
-    let verdict = match broken.is_empty() {
-        true => MigrationVerdict::Pass,
-        false => MigrationVerdict::Fail,
-    };
+    let is_valid =
+        |name: &str| strategy(&run.report, name).is_none_or(|s| s.summary.invalid.is_empty());
+    let fixed_by_recommended = (recommend != deploy
+        && !recommended_results.is_empty()
+        && is_valid(recommend))
+    .then(|| {
+        recommended_results
+            .iter()
+            .all(|r| r.verdict == Verdict::Pass)
+    });
     let deployed = strategy(&run.report, deploy);
+    let invalid = deployed
+        .filter(|deployed| !deployed.summary.invalid.is_empty())
+        .map(|deployed| deployed.summary.invalid.clone());
+    let verdict = match (&invalid, broken.is_empty()) {
+        (Some(_), _) => MigrationVerdict::Invalid,
+        (None, true) => MigrationVerdict::Pass,
+        (None, false) => MigrationVerdict::Fail,
+    };
     let fix = match (verdict, deployed) {
         (MigrationVerdict::Fail, Some(deployed)) => fix_sentence(&checked.statements, deployed),
         _ => None,
@@ -114,6 +130,7 @@ pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judge
         fixed_by_recommended,
         recommended,
         not_measured: None,
+        invalid,
     }
 }
 
