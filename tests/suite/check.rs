@@ -237,3 +237,96 @@ fn a_statement_that_cannot_run_names_its_file_and_line_and_exits_2() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_report_terminated_mid_run_makes_the_migration_invalid_and_exit_4() {
+    require_postgres();
+    let _cpus = cpus_shared();
+    let dir = tempfile::tempdir().unwrap();
+    let migrations = dir.path().join("migrations");
+    std::fs::create_dir(&migrations).unwrap();
+    std::fs::write(
+        migrations.join("0001_init.sql"),
+        "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        migrations.join("0002_note.sql"),
+        "ALTER TABLE items ADD COLUMN note text;\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let harness = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
+        .arg("check")
+        .arg(&migrations)
+        .args([
+            "--new",
+            "1",
+            "--hold",
+            "3s",
+            "--duration",
+            "5s",
+            "--rows",
+            "1000",
+        ])
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The check's own throwaway server: its socket folder and port from the postmaster's flags.
+    let (postmaster, _) = postmaster_of(harness.id());
+    let cmdline = std::fs::read(format!("/proc/{postmaster}/cmdline")).unwrap();
+    let args: Vec<String> = String::from_utf8_lossy(&cmdline)
+        .split('\0')
+        .map(str::to_string)
+        .collect();
+    let flag = |name: &str| args.iter().skip_while(|arg| *arg != name).nth(1).cloned();
+    let url = format!(
+        "host={} port={} user=postgres dbname=postgres",
+        flag("-k").unwrap(),
+        flag("-p").unwrap()
+    );
+    // The first report to hold (the deployed run's) is terminated from outside, as a DBA would.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let terminated = runtime.block_on(async {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while std::time::Instant::now() < deadline {
+            if let Ok(client) = try_connect(&url).await {
+                let rows = client
+                    .query(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                         WHERE application_name LIKE '%-report' AND query LIKE '%pg_sleep%'",
+                        &[],
+                    )
+                    .await
+                    .unwrap_or_default();
+                if !rows.is_empty() {
+                    return true;
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        false
+    });
+    let output = harness.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(terminated, "the report was never seen: {stdout}\n{stderr}");
+    assert_eq!(output.status.code(), Some(4), "{stdout}\n{stderr}");
+    assert!(
+        stdout.starts_with("INVALID: 1 of 1 new migration did not run as written"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("INVALID  0002_note.sql: the report failed at "),
+        "{stdout}"
+    );
+    let check: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    assert_eq!(check["verdict"], "invalid");
+    assert_eq!(migration(&check, "0002_note.sql")["verdict"], "invalid");
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(junit.contains("errors=\"1\""), "{junit}");
+}
