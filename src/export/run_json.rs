@@ -294,21 +294,24 @@ mod tests {
     use super::*;
     use crate::cli::compare_config;
 
-    #[test]
-    fn the_example_run_json_renders_again_byte_for_byte() {
-        let example =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/example/run.json");
+    /// Renders run.json for `folder` (under results/) from `flags`, with the
+    /// seed and the server's start time of the run kept there (facts of that
+    /// run, not of the command); returns it with the kept file.
+    fn rerendered(folder: &str, flags: &[&str]) -> (String, String) {
+        let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("results")
+            .join(folder)
+            .join(RUN_JSON);
         let example = std::fs::read_to_string(example).unwrap();
-        // The example's seed was random; the rest follows from the command.
-        let seed = serde_json::from_str::<serde_json::Value>(&example).unwrap()["seed"].to_string();
-        let config = compare_config(&["stallbench", "compare", "add-column", "--seed", &seed]);
+        let kept = serde_json::from_str::<serde_json::Value>(&example).unwrap();
+        let seed = kept["seed"].to_string();
+        let mut args = vec!["stallbench", "compare"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--seed", &seed]);
         let file = RunFile {
-            // The server's start was timed, like the seed a fact of that run.
-            server_start_s:
-                serde_json::from_str::<serde_json::Value>(&example).unwrap()["server_start_s"]
-                    .as_f64(),
+            server_start_s: kept["server_start_s"].as_f64(),
             ..RunFile::new(
-                &config,
+                &compare_config(&args),
                 "throwaway server (/usr/lib/postgresql/15/bin)",
                 "15.18 (Debian 15.18-0+deb12u1)",
             )
@@ -316,41 +319,20 @@ mod tests {
         .render()
         .unwrap();
         assert_eq!(file.name, RUN_JSON);
-        assert_eq!(String::from_utf8(file.bytes).unwrap(), example);
+        (String::from_utf8(file.bytes).unwrap(), example)
+    }
+
+    #[test]
+    fn the_example_run_json_renders_again_byte_for_byte() {
+        let (rendered, example) = rerendered("example", &["add-column"]);
+        assert_eq!(rendered, example);
     }
 
     #[test]
     fn the_pool_example_run_json_renders_again_byte_for_byte() {
-        let example =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/example-pool/run.json");
-        let example = std::fs::read_to_string(example).unwrap();
-        let seed = serde_json::from_str::<serde_json::Value>(&example).unwrap()["seed"].to_string();
-        let config = compare_config(&[
-            "stallbench",
-            "compare",
-            "--rate",
-            "200",
-            "--pool-size",
-            "10",
-            "--pool-timeout",
-            "1s",
-            "--seed",
-            &seed,
-        ]);
-        let file = RunFile {
-            // The server's start was timed, like the seed a fact of that run.
-            server_start_s:
-                serde_json::from_str::<serde_json::Value>(&example).unwrap()["server_start_s"]
-                    .as_f64(),
-            ..RunFile::new(
-                &config,
-                "throwaway server (/usr/lib/postgresql/15/bin)",
-                "15.18 (Debian 15.18-0+deb12u1)",
-            )
-        }
-        .render()
-        .unwrap();
-        assert_eq!(String::from_utf8(file.bytes).unwrap(), example);
+        let flags = ["--rate", "200", "--pool-size", "10", "--pool-timeout", "1s"];
+        let (rendered, example) = rerendered("example-pool", &flags);
+        assert_eq!(rendered, example);
     }
 
     #[test]

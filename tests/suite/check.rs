@@ -27,33 +27,30 @@ fn folder(out: &Path, name: &str) -> std::path::PathBuf {
     out.join(name.trim_end_matches(".sql"))
 }
 
-fn migration<'a>(check: &'a Value, name: &str) -> &'a Value {
-    check["migrations"]
-        .as_array()
+/// The element of the array `list` whose `key` is `value`; `what` names it in the panic.
+fn find<'a>(list: &'a Value, key: &str, value: &str, what: &str) -> &'a Value {
+    list.as_array()
         .unwrap()
         .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("{name} is not in check.json"))
+        .find(|item| item[key] == value)
+        .unwrap_or_else(|| panic!("{what}"))
+}
+
+fn migration<'a>(check: &'a Value, name: &str) -> &'a Value {
+    let what = format!("{name} is not in check.json");
+    find(&check["migrations"], "name", name, &what)
 }
 
 /// The strongest lock `statement` (of check.json) holds on `relation`.
 fn lock_on<'a>(statement: &'a Value, relation: &str) -> &'a Value {
-    statement["locks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|lock| lock["relation"] == relation)
-        .unwrap_or_else(|| panic!("no lock on {relation}: {statement}"))
+    let what = format!("no lock on {relation}: {statement}");
+    find(&statement["locks"], "relation", relation, &what)
 }
 
 /// The row of check.csv (as JSON) of `strategy` in `migration`.
 fn strategy<'a>(migration: &'a Value, strategy: &str) -> &'a Value {
-    migration["strategies"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|row| row["strategy"] == strategy)
-        .unwrap_or_else(|| panic!("no {strategy} row in {}", migration["name"]))
+    let what = format!("no {strategy} row in {}", migration["name"]);
+    find(&migration["strategies"], "strategy", strategy, &what)
 }
 
 #[test]
