@@ -8,13 +8,17 @@ use stallbench::metrics::Summary;
 use stallbench::workload::WorkloadFile;
 
 /// A 6 s run: the report holds the table from 1 s to 5 s. `naive` adds a
-/// column at 1.5 s and stalls the readers behind the report for 3.5 s;
-/// `rename` retries renaming the column the load reads until the report
-/// ends: it never stalls, but every later read fails (42703 column "qty"
-/// does not exist), so its seconds from then on have no completed
-/// transaction, a "stall" of a second or so, shorter than naive's.
+/// column at 1.5 s and stalls the readers behind the report for 3.5 s (3
+/// whole seconds at zero). `rename` tries renaming the column the load reads
+/// every 0.5 s with a 100 ms lock_timeout until the report ends: each try
+/// holds the readers up for 100 ms of its 500 ms, so no second before the
+/// rename falls below a tenth of the baseline however the CPUs are shared
+/// (with a 500 ms timeout every 750 ms, three tests at a time merged the
+/// dips into a 3 s stall once). Every read after the rename fails (42703
+/// column "qty" does not exist), so its stall is at most the second or so
+/// left after it: 1 s at most against naive's 3.
 fn rename_column() -> WorkloadFile {
-    let mut rename = retry("rename", "500ms", "250ms", "250ms");
+    let mut rename = retry("rename", "100ms", "400ms", "400ms");
     rename.ddl = Some(vec![
         "ALTER TABLE orders RENAME COLUMN qty TO quantity".into(),
     ]);
@@ -59,10 +63,10 @@ fn a_migration_that_breaks_every_later_read_ranks_after_a_stall_and_the_headline
 
     // naive stalled behind the report and lost nothing; rename never stalled,
     // completed, and every read after it failed.
-    assert!(naive.longest_stall_s >= 1, "{naive:?}");
     assert_eq!(naive.failed, 0, "{naive:?}");
     assert_eq!(rename.ddl_outcome, "ok", "{rename:?}");
-    assert!(rename.longest_stall_s < naive.longest_stall_s, "{rename:?}");
+    assert!(naive.longest_stall_s >= 3, "{naive:?}");
+    assert!(rename.longest_stall_s <= 1, "{rename:?}");
     let share_percent = rename.failed as f64 * 100.0 / (rename.failed + rename.transactions) as f64;
     assert!(share_percent >= 5.0, "{rename:?}");
 
