@@ -10,11 +10,46 @@
 # HOG=1 starts one busy loop (what a shared CI runner's neighbour does) for the
 # runs and stops it on every exit path. FILTER=outage:: passes a libtest
 # filter to the suite binary (the other binaries then run no test).
-# KEEP=1 keeps the clone and the per-run JSON in the work folder it prints.
+# KEEP=1 keeps the clone and the per-run JSON in the work folder it prints;
+# `scripts/flaky.sh --report DIR` prints the table again from such a folder.
 # The per-test times come from libtest's JSON report (`--report-time`), which
 # stable libtest prints when RUSTC_BOOTSTRAP=1 is set for the test binary at
 # run time; the build itself does not see it.
 set -euo pipefail
+
+# Prints per test how often it failed and its slowest time, from the libtest
+# JSON reports run-*.json in folder $1 ($2 runs).
+report() {
+python3 - "$1" "$2" <<'EOF'
+import glob, json, sys
+work, runs = sys.argv[1], int(sys.argv[2])
+tests = {}
+for path in sorted(glob.glob(f"{work}/run-*.json")):
+    for line in open(path):
+        if not line.startswith("{"):
+            continue
+        event = json.loads(line)
+        if event.get("type") != "test" or event.get("event") not in ("ok", "failed"):
+            continue
+        seen = tests.setdefault(event["name"], {"runs": 0, "failed": 0, "slowest_s": 0.0})
+        seen["runs"] += 1
+        seen["failed"] += event["event"] == "failed"
+        seen["slowest_s"] = max(seen["slowest_s"], float(event.get("exec_time", 0)))
+flaky = {name: t for name, t in tests.items() if t["failed"]}
+print(f"\n{len(tests)} tests, {runs} runs; {len(flaky)} failed at least once")
+print("| test | failed | slowest s |")
+print("| --- | --- | --- |")
+shown = sorted(tests.items(), key=lambda kv: (-kv[1]["failed"], -kv[1]["slowest_s"]))
+for name, t in shown[: max(len(flaky), 15)]:
+    print(f"| {name} | {t['failed']} of {t['runs']} | {t['slowest_s']:.1f} |")
+EOF
+}
+
+if [[ "${1:-}" == "--report" ]]; then
+  dir="${2:?usage: scripts/flaky.sh --report DIR}"
+  report "$dir" "$(find "$dir" -maxdepth 1 -name 'run-*.json' | wc -l)"
+  exit 0
+fi
 
 runs="${1:?usage: scripts/flaky.sh N  (HOG=1 for one busy core, FILTER=name to narrow)}"
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -62,27 +97,5 @@ for run in $(seq 1 "$runs"); do
   echo "flaky: run $run of $runs: $([[ $status == 0 ]] && echo green || echo RED) in $(($(date +%s) - started)) s"
 done
 
-python3 - "$work" "$runs" <<'EOF'
-import glob, json, sys
-work, runs = sys.argv[1], int(sys.argv[2])
-tests = {}
-for path in sorted(glob.glob(f"{work}/run-*.json")):
-    for line in open(path):
-        if not line.startswith("{"):
-            continue
-        event = json.loads(line)
-        if event.get("type") != "test" or event.get("event") not in ("ok", "failed"):
-            continue
-        seen = tests.setdefault(event["name"], {"runs": 0, "failed": 0, "slowest_s": 0.0})
-        seen["runs"] += 1
-        seen["failed"] += event["event"] == "failed"
-        seen["slowest_s"] = max(seen["slowest_s"], float(event.get("exec_time", 0)))
-flaky = {name: t for name, t in tests.items() if t["failed"]}
-print(f"\n{len(tests)} tests, {runs} runs; {len(flaky)} failed at least once")
-print("| test | failed | slowest s |")
-print("| --- | --- | --- |")
-shown = sorted(tests.items(), key=lambda kv: (-kv[1]["failed"], -kv[1]["slowest_s"]))
-for name, t in shown[: max(len(flaky), 15)]:
-    print(f"| {name} | {t['failed']} of {t['runs']} | {t['slowest_s']:.1f} |")
-EOF
+report "$work" "$runs"
 if [[ "${KEEP:-0}" == 1 ]]; then echo "flaky: kept $work"; fi

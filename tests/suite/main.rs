@@ -22,6 +22,7 @@ mod download;
 mod failures;
 mod faults;
 mod flags;
+mod flaky_script;
 mod inplace;
 mod inplace_writes;
 mod locks;
