@@ -291,6 +291,7 @@ pub fn neutral_run() -> RunFigures {
         window_max_latency_ms: 20.0,
         baseline_tps: 1000.0,
         steady_shares: (1.0, 1.0),
+        steady_p99_ms: (10.0, 10.0),
         failed_transactions: 0,
         transactions: 100_000,
         main_failure: None,

@@ -59,11 +59,12 @@ fn ranked(report: &RunReport) -> (Vec<String>, Vec<usize>, Vec<Option<Criterion>
         .iter()
         .map(|p| {
             format!(
-                "{}: stall {:?}, worst second {:?} in {:?}, decided by {:?}",
+                "{}: stall {:?}, worst second {:?} in {:?}, worst second's p99 {:?} ms, decided by {:?}",
                 p.row.strategy,
                 p.row.longest_stall_s(),
                 p.row.worst_second_share(),
                 p.row.share_band(),
+                p.row.worst_second_p99_ms().median,
                 p.decided_by
             )
         })

@@ -106,6 +106,10 @@ pub struct RunFigures {
     /// The lowest and the highest of those seconds as shares of the baseline
     /// (`(0.93, 1.05)`): how much the steady seconds vary, the run's own noise.
     pub steady_shares: (f64, f64),
+    /// The lowest and the highest p99 latency of those seconds, in ms
+    /// (`(8.0, 28.0)`): how far a second's tail moves with the machine's load,
+    /// the run's own latency noise; `(0, 0)` when none completed a transaction.
+    pub steady_p99_ms: (f64, f64),
     /// Transactions that failed during the whole run.
     pub failed_transactions: u64,
     /// Transactions that completed during the whole run.
@@ -174,6 +178,7 @@ pub fn run_figures(strategy: &StrategyReport) -> RunFigures {
         window_max_latency_ms,
         baseline_tps,
         steady_shares: steady_shares(baseline_seconds(&strategy.seconds, blocker), baseline_tps),
+        steady_p99_ms: steady_p99_ms(baseline_seconds(&strategy.seconds, blocker)),
         failed_transactions: summary.failed,
         transactions: summary.transactions,
         main_failure: failure_kinds(&strategy.failures)
@@ -199,6 +204,22 @@ fn steady_shares(seconds: &[SecondRow], baseline_tps: f64) -> (f64, f64) {
         (low, high)
     } else {
         (1.0, 1.0)
+    }
+}
+
+/// The lowest and highest p99 latency of the `seconds` that completed a
+/// transaction, in ms; `(0, 0)` without one.
+fn steady_p99_ms(seconds: &[SecondRow]) -> (f64, f64) {
+    let p99s = seconds
+        .iter()
+        .filter(|row| row.tps > 0)
+        .map(|row| row.lat_p99_ms);
+    let low = p99s.clone().fold(f64::INFINITY, f64::min);
+    let high = p99s.fold(f64::NEG_INFINITY, f64::max);
+    if low.is_finite() {
+        (low, high)
+    } else {
+        (0.0, 0.0)
     }
 }
 
@@ -273,6 +294,22 @@ impl RankingRow {
     /// The highest per-second p99 latency of the window, in ms.
     pub fn worst_second_p99_ms(&self) -> Spread {
         self.spread(|run| run.worst_second_p99_ms)
+    }
+
+    /// Where the worst second's p99 may lie given the run's noise: with
+    /// repeats their band; with one run, its p99 widened either way by the
+    /// range of its steady seconds' p99s (steady seconds between 8 and 28 ms
+    /// put a worst second of 190 ms in `[170, 210]`), never below 0.
+    pub fn p99_band(&self) -> (f64, f64) {
+        match self.runs.as_slice() {
+            [run] => {
+                let (low, high) = run.steady_p99_ms;
+                let noise_ms = high - low;
+                let worst_ms = run.worst_second_p99_ms;
+                ((worst_ms - noise_ms).max(0.0), worst_ms + noise_ms)
+            }
+            _ => self.worst_second_p99_ms().band(),
+        }
     }
 
     /// The highest latency of the window, in ms.
