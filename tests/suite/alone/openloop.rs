@@ -10,18 +10,24 @@ fn below_capacity_each_request_is_sent_on_time() {
     let _cpus = cpus_alone();
     let mut run = ShortRun::on_shared_server(&reference());
     run.args.rate = Some(200.0);
-    run.args.duration = Some("5s".to_string());
+    run.args.duration = Some("7s".to_string());
     let report = run.execute(Mode::LoadOnly);
     let load = &report.strategies[0];
 
     // The steady state: the first and the last second left out. A millisecond
-    // timer makes each request about 1 ms late; the benchmark script carries
-    // the precise figure against pgbench -R, this bound is a loose one.
+    // timer makes each request about 1 ms late, a schedule that falls behind
+    // makes it later every second; the benchmark script carries the precise
+    // figure against pgbench -R, this bound is a loose one. It holds for the
+    // median second: a neighbour's busy core (a shared CI runner) once made
+    // one second 1.5 ms late on average while the others were 0.2-0.3 ms, a
+    // moment the machine took, not a schedule that is late.
     let steady = &load.seconds[1..load.seconds.len() - 1];
-    let mean_lag_ms = steady.iter().map(|row| row.lag_ms).sum::<f64>() / steady.len() as f64;
+    let mut lags_ms: Vec<f64> = steady.iter().map(|row| row.lag_ms).collect();
+    lags_ms.sort_by(f64::total_cmp);
+    let median_lag_ms = lags_ms[lags_ms.len() / 2];
     assert!(
-        mean_lag_ms < 0.5,
-        "--rate 200: mean schedule lag {mean_lag_ms:.3} ms, per second {:?}",
+        median_lag_ms < 0.5,
+        "--rate 200: median second's schedule lag {median_lag_ms:.3} ms, per second {:?}",
         steady.iter().map(|row| row.lag_ms).collect::<Vec<_>>()
     );
 }
