@@ -4,7 +4,7 @@
 //! (`pgbench`, the same shape as `add-column`, on a shorter clock). The
 //! workloads run beside other tests: their expectations count seconds without
 //! a transaction, which locks cause, not a busy CPU; `create-index`, whose
-//! index builds on a million rows must end before its run does, runs alone
+//! index builds on 500,000 rows must end before its run does, runs alone
 //! (`alone::workloads`).
 //! A failing expectation exits 3 with a valid junit.xml.
 

@@ -1,6 +1,6 @@
 //! The tests that need the machine to themselves ([`cpus_alone`]): timing
 //! bounds in milliseconds, a kill or an interrupt at a planned second, a
-//! count of one server's sessions, a million-row index build that must end
+//! count of one server's sessions, a 500,000-row index build that must end
 //! before its run does. Their helpers stay in the topic's module beside the
 //! topic's other tests.
 //!

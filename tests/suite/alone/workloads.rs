@@ -1,4 +1,4 @@
-//! The bundled `create-index` workload, whose index builds on a million rows
+//! The bundled `create-index` workload, whose index builds on 500,000 rows
 //! must end before its run does (the others: `crate::workloads`).
 
 use crate::common::*;
