@@ -1,7 +1,7 @@
 //! stallbench: a load-and-stall benchmark harness for PostgreSQL.
 //!
 //! The pipeline (see docs/architecture.md): workload + flags -> [`config::Config`] ->
-//! [`target::Target`] (throwaway server or `--db-url`) -> setup SQL -> for each
+//! [`database::Database`] (throwaway server or `--db-url`) -> setup SQL -> for each
 //! strategy: reset -> [`scenario::run_strategy`] -> [`scenario::assemble_report`]
 //! -> [`metrics::RunReport`] -> [`export`] and [`plot`] (the results folder, written
 //! again after each strategy) -> [`console`] (the tables on stdout) -> [`expect`]
@@ -26,6 +26,7 @@ pub mod fingerprint;
 pub mod metrics;
 #[macro_use]
 pub mod output;
+pub mod database;
 mod measure;
 pub mod pgwire;
 pub mod plan;
@@ -39,7 +40,6 @@ pub mod server;
 pub mod serverlog;
 pub mod stop;
 pub mod strategy;
-pub mod target;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod workload;
@@ -53,6 +53,7 @@ use anyhow::Context;
 
 use crate::cli::{Cli, Command, CommonArgs};
 use crate::config::{Config, Mode};
+use crate::database::Database;
 pub use crate::error::Error;
 use crate::export::run_json::RunFile;
 use crate::metrics::RunReport;
@@ -60,7 +61,6 @@ use crate::plan::Plan;
 use crate::plan::progress::PlanProgress;
 use crate::scenario::Interrupt;
 use crate::stop::Stopped;
-use crate::target::Target;
 
 /// How long after a failed run the throwaway server's death is still taken as its cause.
 const SERVER_DEATH_GRACE: Duration = Duration::from_millis(200);
@@ -279,7 +279,7 @@ pub async fn execute_plan_until(
     }
     let started = std::time::Instant::now();
     let target = tokio::select! {
-        target = Target::open(config) => target?,
+        target = Database::open(config) => target?,
         reason = &mut stop => {
             return Err(Error::runtime(format!(
                 "interrupted by {reason} while the target was being prepared; nothing was run"
@@ -353,7 +353,7 @@ pub async fn execute_plan_until(
 }
 
 /// The `run.json` of `config` run against `target`.
-fn run_file<'a>(config: &'a Config, target: &'a Target) -> RunFile<'a> {
+fn run_file<'a>(config: &'a Config, target: &'a Database) -> RunFile<'a> {
     RunFile {
         // Milliseconds are plenty for a start that takes a second or more.
         server_start_s: target
@@ -403,7 +403,7 @@ fn plan_values(plan: &Plan) -> Vec<String> {
 /// with the interruption, and returns the stop line to exit with.
 async fn after_stop(
     plan: &Plan,
-    target: &Target,
+    target: &Database,
     reports: &mut [RunReport],
     stopped: Stopped,
 ) -> Result<Error, Error> {
@@ -447,7 +447,7 @@ async fn after_stop(
 /// each started point's, with what it did not run.
 fn write_stopped_run_files(
     plan: &Plan,
-    target: &Target,
+    target: &Database,
     reports: &[RunReport],
     message: &str,
 ) -> Result<(), Error> {
@@ -484,7 +484,7 @@ fn write_stopped_run_files(
 /// server dies (connections refused) failed because of it.
 async fn run_until_stopped(
     plan: &Plan,
-    target: &Target,
+    target: &Database,
     stop: Pin<&mut impl Future<Output = String>>,
     reports: &mut [RunReport],
 ) -> Result<(), Stopped> {
@@ -529,7 +529,7 @@ async fn run_until_stopped(
 /// and starts no other.
 async fn run_plan(
     plan: &Plan,
-    target: &Target,
+    target: &Database,
     interrupt: &Interrupt,
     reports: &mut [RunReport],
 ) -> Result<(), Error> {
@@ -561,7 +561,7 @@ async fn run_plan(
         let reset = async {
             target.clear_sessions().await?;
             target.reset(&workload_source, &config.reset_sql).await?;
-            target.fingerprint(target::SCHEMA, &[]).await
+            target.fingerprint(database::SCHEMA, &[]).await
         };
         let fingerprint = unless_interrupted(interrupt, reset).await?;
         match &first_fingerprint {
@@ -636,7 +636,7 @@ async fn run_plan(
 
 /// The folder of a sweep value, made as its first run starts, with its own
 /// `run.json` and `workload.toml` (which rerun that value alone).
-fn create_value_folder(config: &Config, target: &Target) -> Result<(), Error> {
+fn create_value_folder(config: &Config, target: &Database) -> Result<(), Error> {
     results::create_results_folder(
         &config.out_dir,
         &config.replaced_files,

@@ -25,12 +25,12 @@ use crate::config::{
     self, BLOCKER_AT, BlockerChoice, BlockerConfig, BlockerKind, CheckConfig, Config, DDL_AT,
     DdlConfig, LoadChoice, LoadConfig, Objects, WeightedScript,
 };
+use crate::database::error_text;
 use crate::error::Error;
 use crate::expect::{Bound, Expectation};
 use crate::metrics::lock_trace::{Blocks, LockMode, TracedStatement, strongest_table_locks};
 use crate::scenario::ddl::trace::NAME;
 use crate::script;
-use crate::target::error_text;
 
 /// How many of a table's first rows a table without an integer key is read and written at.
 const OFFSET_ROWS: i64 = 1000;
@@ -231,7 +231,7 @@ pub fn plan_run(
             source: format!("migration {}", migration.name),
         }),
         strategies,
-        target: config::Target::Throwaway {
+        database: config::DatabaseSpec::Throwaway {
             server: check.server.clone(),
         },
         objects: Objects::OwnSchema,
@@ -264,7 +264,7 @@ pub fn results_folder_name(migration: &Migration) -> String {
     name.replace(['/', '\\'], "_")
 }
 
-/// The config `Target::open` sizes the throwaway server from: a run as large
+/// The config `Database::open` sizes the throwaway server from: a run as large
 /// as any migration's (its load, a blocker, the DDL, both strategies).
 pub fn base_config(check: &CheckConfig) -> Config {
     let table = TableFacts {

@@ -21,6 +21,7 @@ use super::migrations::{Migration, Step, read_folder, split_new};
 use super::plan::{self, Plan, TableFacts};
 use super::rows::fill_tables;
 use crate::config::{CheckConfig, Config, Data};
+use crate::database::{self, Database, error_text};
 use crate::error::Error;
 use crate::expect::{self, ExpectationResult};
 use crate::export::{run_json::RunFile, workload_toml};
@@ -31,7 +32,6 @@ use crate::role::Role;
 use crate::scenario::Interrupt;
 use crate::scenario::ddl::trace::{TraceEnd, TraceError, TraceStep, rolls_back, trace_steps};
 use crate::stderrln;
-use crate::target::{self, Target, error_text};
 use crate::{export, plot, results};
 
 /// The database the earlier migrations build and each new one is applied to.
@@ -114,7 +114,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
     }
     let base = plan::base_config(config);
     let started = Instant::now();
-    let mut target = Target::open(&base).await?;
+    let mut target = Database::open(&base).await?;
     run.server_start_s = target.server_start_s;
     run.server_version = target.server_version.clone();
     say(
@@ -143,7 +143,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
 /// The work database: created, the earlier migrations applied, rows in, vacuumed.
 async fn prepare_database(
     config: &CheckConfig,
-    target: &mut Target,
+    target: &mut Database,
     earlier: &[Migration],
     run: &mut CheckRun,
 ) -> Result<(), Error> {
@@ -166,7 +166,7 @@ async fn prepare_database(
             ))
         })?,
         Data::Rows(rows) => {
-            for fill in fill_tables(&client, target::SCHEMA, *rows, config.seed).await? {
+            for fill in fill_tables(&client, database::SCHEMA, *rows, config.seed).await? {
                 if let Some(reason) = fill.skipped {
                     stderrln!("warning: table {} not filled: {reason}", fill.table);
                     run.unfilled.push(format!("{}: {reason}", fill.table));
@@ -195,7 +195,7 @@ async fn prepare_database(
 /// Traces, plans and measures one migration; the work database is as before.
 async fn check_migration(
     config: &CheckConfig,
-    target: &mut Target,
+    target: &mut Database,
     migration: Migration,
     interrupt: &Interrupt,
 ) -> Result<CheckedMigration, Error> {
@@ -242,7 +242,7 @@ async fn check_migration(
 /// The lock trace of `migration` on the work database: rolled back when it
 /// is one transaction, else as deployed on a copy.
 async fn trace_migration(
-    target: &mut Target,
+    target: &mut Database,
     migration: &Migration,
 ) -> Result<Vec<TracedStatement>, Error> {
     let steps: Vec<TraceStep> = migration
@@ -299,7 +299,7 @@ fn line_of(migration: &Migration, sql: &str) -> String {
 /// writes the migration's results folder.
 async fn measure(
     check: &CheckConfig,
-    target: &mut Target,
+    target: &mut Database,
     plan: Plan,
     statements: &[TracedStatement],
     interrupt: &Interrupt,
@@ -356,7 +356,11 @@ async fn measure(
 
 /// The migration's folder with `run.json` and `workload.toml`; an earlier
 /// check's files there go with `--force`.
-fn open_results_folder(check: &CheckConfig, config: &Config, target: &Target) -> Result<(), Error> {
+fn open_results_folder(
+    check: &CheckConfig,
+    config: &Config,
+    target: &Database,
+) -> Result<(), Error> {
     let replaced = match check.force {
         true => results::earlier_run_files(&config.out_dir).map_err(|err| {
             Error::runtime(format!("listing {}: {err}", config.out_dir.display()))
@@ -377,7 +381,7 @@ fn open_results_folder(check: &CheckConfig, config: &Config, target: &Target) ->
 
 /// Ends every session of the check and makes [`RUN_DATABASE`] a fresh copy
 /// of the work database, where the later connections go.
-async fn copy_work_database(target: &mut Target) -> Result<(), Error> {
+async fn copy_work_database(target: &mut Database) -> Result<(), Error> {
     target.clear_sessions().await?;
     target
         .run_on_home_database(&format!("DROP DATABASE IF EXISTS {RUN_DATABASE}"))
@@ -392,7 +396,7 @@ async fn copy_work_database(target: &mut Target) -> Result<(), Error> {
 }
 
 /// Back on the work database; the copy is dropped.
-async fn back_to_work_database(target: &mut Target) -> Result<(), Error> {
+async fn back_to_work_database(target: &mut Database) -> Result<(), Error> {
     target.clear_sessions().await?;
     target.use_database(WORK_DATABASE);
     target
@@ -402,7 +406,7 @@ async fn back_to_work_database(target: &mut Target) -> Result<(), Error> {
 
 /// Applies `migration` to the current database for real, step by step as the
 /// tool would: a transaction per step, a statement outside one on its own.
-async fn apply(target: &Target, migration: &Migration) -> Result<(), Error> {
+async fn apply(target: &Database, migration: &Migration) -> Result<(), Error> {
     let client = target.connect(Role::Setup).await?;
     for step in &migration.steps {
         apply_step(&client, step).await.map_err(|err| {

@@ -2,7 +2,7 @@
 //! the command-line flags, checked once. Every later stage trusts it.
 //!
 //! `Config::new` reads one section at a time, in the order the checks report
-//! errors: load, blocker, ddl, strategies, expectations, target, output. Each
+//! errors: load, blocker, ddl, strategies, expectations, database, output. Each
 //! section lives in its own file with the types it produces.
 
 mod blocker;
@@ -11,13 +11,13 @@ mod connections;
 mod ddl;
 mod duration;
 mod load;
+mod objects;
 mod output;
 mod plan;
 mod pool;
 mod server;
 pub(crate) mod sql_split;
 mod strategies;
-mod target;
 
 use std::path::PathBuf;
 
@@ -38,19 +38,19 @@ pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
 pub use load::{LoadConfig, MAX_CLIENTS, Protocol, WeightedScript};
+pub use objects::{Objects, rollback_blind_spots};
 pub use plan::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
 pub use pool::{PoolConfig, Recycling};
 pub use server::{parse_server, server_from_environment};
 pub use sql_split::split_statements;
-pub use target::{Objects, rollback_blind_spots};
 
 use blocker::{check_blocker_ends, parse_blocker};
 use ddl::parse_ddl;
 use load::parse_load;
+use objects::{check_in_place_writes, parse_objects};
 use output::parse_output;
 use plan::{args_at, parse_repeat, parse_sweep};
 use strategies::{parse_strategies, select_strategies, with_lock_timeout};
-use target::{check_in_place_writes, parse_objects};
 
 /// What the command asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,7 +88,7 @@ pub struct Config {
     pub ddl: Option<DdlConfig>,
     /// The strategies to run, in order; for a load-only run one pseudo-strategy named `load`.
     pub strategies: Vec<NamedStrategy>,
-    pub target: Target,
+    pub database: DatabaseSpec,
     /// Whose objects the run uses (`--in-place`) and whether its DDL stays (`--apply`).
     pub objects: Objects,
     pub out_dir: PathBuf,
@@ -114,7 +114,7 @@ pub struct Config {
 
 /// Where the run happens.
 #[derive(Debug, Clone)]
-pub enum Target {
+pub enum DatabaseSpec {
     /// A throwaway server started by the harness, of the binaries `server` asks for.
     Throwaway { server: ServerRequest },
     /// A real server (`--db-url` or `DATABASE_URL`).
@@ -189,8 +189,8 @@ impl Config {
             None => parse_sweep(source, file.sweep.as_ref(), args.sweep.as_deref())?,
         };
         let output = parse_output(args.out.as_deref(), args.force, &file.name)?;
-        let target = target_of(args)?;
-        let objects = parse_objects(args, &target, strategies.len(), &file.reset, source)?;
+        let database = database_of(args)?;
+        let objects = parse_objects(args, &database, strategies.len(), &file.reset, source)?;
         check_in_place_writes(objects, &load.scripts, blocker.as_ref())?;
         let ci = in_ci();
 
@@ -203,7 +203,7 @@ impl Config {
             blocker,
             ddl,
             strategies,
-            target,
+            database,
             objects,
             out_dir: output.dir,
             replaced_files: output.replaced_files,
@@ -269,15 +269,15 @@ fn parse_expectations(
 }
 
 /// `--db-url`, else a non-empty `DATABASE_URL`, else a throwaway server.
-fn target_of(args: &CommonArgs) -> Result<Target, Error> {
+fn database_of(args: &CommonArgs) -> Result<DatabaseSpec, Error> {
     let url = args.db_url.clone().or_else(|| {
         std::env::var("DATABASE_URL")
             .ok()
             .filter(|url| !url.is_empty())
     });
     Ok(match url {
-        Some(url) => Target::Url(url),
-        None => Target::Throwaway {
+        Some(url) => DatabaseSpec::Url(url),
+        None => DatabaseSpec::Throwaway {
             server: parse_server(&args.server, &|name| std::env::var(name).ok())?,
         },
     })

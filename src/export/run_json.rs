@@ -12,10 +12,10 @@ use anyhow::Context;
 use serde::Serialize;
 
 use crate::config::{BlockerConfig, BlockerKind, Config, DdlConfig, Objects, WeightedScript};
+#[cfg(doc)]
+use crate::database::Database;
 use crate::metrics::RunReport;
 use crate::strategy::NamedStrategy;
-#[cfg(doc)]
-use crate::target::Target;
 
 use crate::results::{OutputFile, RUN_JSON};
 
@@ -139,7 +139,7 @@ pub struct StrategyRecord {
 
 impl<'a> RunFile<'a> {
     /// The description of a run of `config` against `target` (its
-    /// [`Target::description`]) running PostgreSQL `server_version`.
+    /// [`Database::description`]) running PostgreSQL `server_version`.
     pub fn new(config: &'a Config, target: &'a str, server_version: &'a str) -> RunFile<'a> {
         let load = &config.load;
         RunFile {

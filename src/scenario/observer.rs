@@ -21,13 +21,13 @@ use tokio_postgres::{Client, Row, Statement};
 
 use super::RunClock;
 use super::reopen::{HeldSession, is_connection_lost};
+use crate::database::error_text;
 use crate::metrics::grant::GRANT_POLL_EVERY_MS;
 use crate::metrics::locks::{
     LockSample, ObserverGap, SecondLocks, WaitKey, WaitSightings, is_worse_moment,
 };
 use crate::metrics::{DdlActivity, DdlPoll, LiveCounters};
 use crate::role::{Role, is_client_role};
-use crate::target::error_text;
 
 /// How often the observer samples: 5 times a second.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(200);

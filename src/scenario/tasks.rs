@@ -36,12 +36,12 @@ use super::pool::{PoolOutcome, run_pool_app};
 use super::progress;
 use super::{Interrupt, Measured, RunClock, RunNotes};
 use crate::config::Config;
+use crate::database::Database;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
 use crate::metrics::{DdlActivity, DdlAttempt, LiveCounters, PoolGauge, Recorder};
 use crate::role::Role;
 use crate::strategy::NamedStrategy;
-use crate::target::Target;
 
 /// Mixed into the run's seed for the arrival schedule, so it does not repeat a worker's draws.
 const ARRIVALS_SEED: u64 = 0x5eed_a221_7a15;
@@ -77,7 +77,7 @@ pub struct RunningTasks {
 /// load runtime), the observer, the blocker, the DDL injector and the progress line.
 pub fn start(
     sessions: Sessions,
-    target: &Target,
+    target: &Database,
     config: &Config,
     strategy: &NamedStrategy,
     seed: u64,

@@ -161,7 +161,7 @@ fn is_lock_or_stop(kind: Option<&FailureKind>) -> bool {
         || code.starts_with("08")
 }
 
-/// The SQLSTATE at the end of a message from `target::error_text`
+/// The SQLSTATE at the end of a message from `database::error_text`
 /// (`... (SQLSTATE 42P01)`).
 pub(crate) fn sqlstate_of(error: &str) -> Option<&str> {
     let start = error.rfind("(SQLSTATE ")? + "(SQLSTATE ".len();
