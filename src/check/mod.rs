@@ -7,15 +7,15 @@
 //! - [`migrations`]: reading a migrations folder (layouts, order, which
 //!   migrations are new, statements and their transactions);
 //! - [`rows`]: generating rows for the schema the earlier migrations built;
-//! - [`run`]: the check's course on one throwaway server (trace, plan,
+//! - [`run`]: the check's course on one throwaway server (trace, design,
 //!   measure, apply, migration by migration);
-//! - [`plan`]: a migration's trace -> the `Config` of its measured run;
+//! - [`design`]: a migration's trace -> the `Config` of its measured run;
 //! - [`verdict`]: each migration judged against the budgets, with its fix;
 //! - [`report`] and [`markdown`]: `check.csv`, `check.json`, `junit.xml`, `check.md`.
 
+pub mod design;
 pub mod markdown;
 pub mod migrations;
-pub mod plan;
 pub mod report;
 pub mod rows;
 pub mod run;

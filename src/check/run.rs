@@ -4,7 +4,7 @@
 //!    migrations, then the rows (`--seed` or generated), then `VACUUM ANALYZE`;
 //! 2. for each new migration, in order: its lock trace (in a transaction
 //!    rolled back when it is one transaction; otherwise, as deployed, on a
-//!    copy of the database that is dropped after); its plan (load, blocker)
+//!    copy of the database that is dropped after); its run design (load, blocker)
 //!    from the trace; each strategy's run on a fresh copy of the database
 //!    (`CREATE DATABASE ... TEMPLATE`), so every strategy meets the schema and
 //!    rows the earlier migrations left and no run's migration reaches the
@@ -17,8 +17,8 @@ use std::time::Instant;
 
 use tokio_postgres::Client;
 
+use super::design::{self, RunDesign, TableFacts};
 use super::migrations::{Migration, Step, read_folder, split_new};
-use super::plan::{self, Plan, TableFacts};
 use super::rows::fill_tables;
 use crate::config::{CheckConfig, Config, Data};
 use crate::database::{self, Database, error_text};
@@ -112,7 +112,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
     if new.is_empty() {
         return Ok(run);
     }
-    let base = plan::base_config(config);
+    let base = design::base_config(config);
     let started = Instant::now();
     let mut target = Database::open(&base).await?;
     run.server_start_s = target.server_start_s;
@@ -216,8 +216,8 @@ async fn check_migration(
     );
     let client = target.connect(Role::Check).await?;
     let mut tables: Vec<(TableFacts, LockMode)> = Vec::new();
-    for (name, mode) in plan::locked_tables(&statements) {
-        if let Some(facts) = plan::table_facts(&client, &name).await? {
+    for (name, mode) in design::locked_tables(&statements) {
+        if let Some(facts) = design::table_facts(&client, &name).await? {
             tables.push((facts, mode));
         }
     }
@@ -225,9 +225,9 @@ async fn check_migration(
     let outcome = match tables.is_empty() {
         true => Outcome::NotMeasured,
         false => {
-            let plan = plan::plan_run(config, &migration, &tables)?;
+            let design = design::design_run(config, &migration, &tables)?;
             Outcome::Measured(Box::new(
-                measure(config, target, plan, &statements, interrupt).await?,
+                measure(config, target, design, &statements, interrupt).await?,
             ))
         }
     };
@@ -295,19 +295,19 @@ fn line_of(migration: &Migration, sql: &str) -> String {
         })
 }
 
-/// Runs each strategy of `plan` on its own copy of the work database and
+/// Runs each strategy of `design` on its own copy of the work database and
 /// writes the migration's results folder.
 async fn measure(
     check: &CheckConfig,
     target: &mut Database,
-    plan: Plan,
+    design: RunDesign,
     statements: &[TracedStatement],
     interrupt: &Interrupt,
 ) -> Result<MeasuredRun, Error> {
-    let config = &plan.config;
+    let config = &design.config;
     say(
         check,
-        format!("load: {}; blocker: {}", plan.load, plan.blocker),
+        format!("load: {}; blocker: {}", design.load, design.blocker),
     );
     open_results_folder(check, config, target)?;
     let mut report = RunReport {
@@ -345,9 +345,9 @@ async fn measure(
     }
     let results = expect::evaluate(&config.expectations, &report);
     Ok(MeasuredRun {
-        load: plan.load,
-        blocker: plan.blocker,
-        blocks: plan.blocks,
+        load: design.load,
+        blocker: design.blocker,
+        blocks: design.blocks,
         report,
         results,
         folder: config.out_dir.clone(),

@@ -14,7 +14,7 @@ use crate::strategy::{NamedStrategy, PRESET_NAMES, preset};
 
 use super::duration::parse_duration;
 use super::load::{MAX_CLIENTS, WeightedScript};
-use super::output::parse_output;
+use super::out_dir::parse_out_dir;
 use super::server::parse_server;
 
 /// The default rows per generated table.
@@ -117,7 +117,7 @@ impl CheckConfig {
         }
         let hold = parse_duration("--hold", args.hold.as_deref().unwrap_or(DEFAULT_HOLD))?;
         let duration = parse_run_duration(args.duration.as_deref(), hold)?;
-        let output = parse_output(args.out.as_deref(), args.force, "check")?;
+        let output = parse_out_dir(args.out.as_deref(), args.force, "check")?;
         let layout = match &args.layout {
             Some(name) => Some(name.parse::<Layout>().map_err(Error::bad_input)?),
             None => None,

@@ -12,9 +12,9 @@ mod ddl;
 mod duration;
 mod load;
 mod objects;
-mod output;
-mod plan;
+mod out_dir;
 mod pool;
+mod repetition;
 mod server;
 pub(crate) mod sql_split;
 mod strategies;
@@ -39,8 +39,8 @@ pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
 pub use load::{LoadConfig, MAX_CLIENTS, Protocol, WeightedScript};
 pub use objects::{Objects, rollback_blind_spots};
-pub use plan::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
 pub use pool::{PoolConfig, Recycling};
+pub use repetition::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
 pub use server::{parse_server, server_from_environment};
 pub use sql_split::split_statements;
 
@@ -48,8 +48,8 @@ use blocker::{check_blocker_ends, parse_blocker};
 use ddl::parse_ddl;
 use load::parse_load;
 use objects::{check_in_place_writes, parse_objects};
-use output::parse_output;
-use plan::{args_at, parse_repeat, parse_sweep};
+use out_dir::parse_out_dir;
+use repetition::{args_at, parse_repeat, parse_sweep};
 use strategies::{parse_strategies, select_strategies, with_lock_timeout};
 
 /// What the command asked for.
@@ -188,7 +188,7 @@ impl Config {
             Some(_) => None,
             None => parse_sweep(source, file.sweep.as_ref(), args.sweep.as_deref())?,
         };
-        let output = parse_output(args.out.as_deref(), args.force, &file.name)?;
+        let output = parse_out_dir(args.out.as_deref(), args.force, &file.name)?;
         let database = database_of(args)?;
         let objects = parse_objects(args, &database, strategies.len(), &file.reset, source)?;
         check_in_place_writes(objects, &load.scripts, blocker.as_ref())?;

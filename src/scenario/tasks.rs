@@ -133,7 +133,7 @@ pub fn start(
         let reports = observer::LiveReports {
             live: live.clone(),
             queue_status: queue_tx,
-            ddl: observes_ddl.then(|| observer::DdlWatch {
+            ddl: observes_ddl.then(|| observer::DdlActivityWatch {
                 application_name: target.application_name(Role::Ddl),
                 activity: ddl_activity_tx,
             }),

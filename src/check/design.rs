@@ -153,9 +153,9 @@ pub fn locked_tables(statements: &[TracedStatement]) -> Vec<(String, LockMode)> 
         .collect()
 }
 
-/// A migration's measured run, planned from its trace.
+/// A migration's measured run, designed from its trace.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct RunDesign {
     /// The config of the run, for `scenario::run_strategy` and the exporters.
     pub config: Config,
     /// What the strongest lock on a table the load touches blocks.
@@ -166,18 +166,18 @@ pub struct Plan {
     pub blocker: String,
 }
 
-/// The plan of `migration`'s run: `tables` are the facts of the tables the
+/// The design of `migration`'s run: `tables` are the facts of the tables the
 /// trace locked that existed before it, each with its strongest lock
 /// (at least one table).
-pub fn plan_run(
+pub fn design_run(
     check: &CheckConfig,
     migration: &Migration,
     tables: &[(TableFacts, LockMode)],
-) -> Result<Plan, Error> {
+) -> Result<RunDesign, Error> {
     let strongest = tables
         .iter()
         .max_by_key(|(_, mode)| (mode.blocks(), *mode))
-        .expect("a plan has a table");
+        .expect("a design has a table");
     let blocks = strongest.1.blocks();
     let writes = match &check.load {
         LoadChoice::Auto => blocks >= Blocks::Writes,
@@ -246,7 +246,7 @@ pub fn plan_run(
         repeat: 1,
         sweep: None,
     };
-    Ok(Plan {
+    Ok(RunDesign {
         config,
         blocks,
         load,
@@ -280,8 +280,8 @@ pub fn base_config(check: &CheckConfig) -> Config {
         version: String::new(),
         steps: Vec::new(),
     };
-    plan_run(check, &migration, &[(table, LockMode::AccessExclusive)])
-        .expect("the base plan builds")
+    design_run(check, &migration, &[(table, LockMode::AccessExclusive)])
+        .expect("the base design builds")
         .config
 }
 
