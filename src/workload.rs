@@ -271,6 +271,16 @@ pub fn from_flags() -> LoadedWorkload {
     }
 }
 
+/// `stallbench workloads`: one line per bundled workload, its name and description.
+pub fn listing() -> Result<String, Error> {
+    let mut out = String::new();
+    for (name, _) in BUNDLED {
+        let loaded = load(name)?;
+        out.push_str(&format!("{name:<22} {}\n", loaded.file.description));
+    }
+    Ok(out)
+}
+
 /// Loads a workload by bundled name or by path to a `.toml` file.
 pub fn load(name_or_path: &str) -> Result<LoadedWorkload, Error> {
     if let Some((name, text)) = BUNDLED.iter().find(|(name, _)| *name == name_or_path) {

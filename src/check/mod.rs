@@ -22,32 +22,20 @@ pub mod run;
 pub mod verdict;
 
 use std::future::Future;
-use std::pin::pin;
-use std::time::Duration;
-
-use anyhow::Context;
 
 use crate::config::CheckConfig;
 use crate::error::Error;
 use crate::scenario::Interrupt;
-use crate::stderrln;
+use crate::stop::{self, Ending, StopCause};
 use crate::{expect, output, results};
 
 use report::CheckReport;
-
-/// How long a stopped check may take to wind down its run in progress.
-const WIND_DOWN_LIMIT: Duration = Duration::from_secs(15);
 
 /// `stallbench check`: runs the check, writes its files, prints the verdict
 /// and a line per migration on stdout; exit code 3 when a migration breaks a
 /// budget as deployed, else 0.
 pub fn check(config: &CheckConfig) -> Result<i32, Error> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let result = runtime.block_on(run_until_stopped(config, crate::stop_signal()));
-    runtime.shutdown_timeout(Duration::from_secs(1));
+    let result = stop::on_runtime(run_until_stopped(config, stop::stop_signal()))?;
     let report = CheckReport::new(config, result?);
     write_report(config, &report)?;
     Ok(report.exit_code())
@@ -60,13 +48,19 @@ async fn run_until_stopped(
     stop: impl Future<Output = String>,
 ) -> Result<run::CheckRun, Error> {
     let interrupt = Interrupt::default();
-    let mut running = pin!(run::run_check(config, &interrupt));
-    let reason = tokio::select! {
-        result = &mut running => return result,
-        reason = stop => reason,
+    let running = run::run_check(config, &interrupt);
+    let never_fails = std::future::pending::<Error>();
+    let reason = match stop::until_stopped(running, &interrupt, stop, never_fails).await {
+        Ending::Finished(result) => return result,
+        Ending::Stopped {
+            cause: StopCause::Signal(reason),
+            ..
+        } => reason,
+        Ending::Stopped {
+            cause: StopCause::Failure(error),
+            ..
+        } => error.to_string(),
     };
-    interrupt.fire(reason.as_str());
-    let _ = tokio::time::timeout(WIND_DOWN_LIMIT, running).await;
     Err(Error::runtime(format!(
         "interrupted by {reason}; the server was stopped; the migrations measured so far are \
          in {}",

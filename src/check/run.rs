@@ -31,7 +31,6 @@ use crate::metrics::lock_trace::{Blocks, LockMode, TracedStatement};
 use crate::role::Role;
 use crate::scenario::Interrupt;
 use crate::scenario::ddl::trace::{TraceEnd, TraceError, TraceStep, rolls_back, trace_steps};
-use crate::stderrln;
 use crate::{export, plot, results};
 
 /// The database the earlier migrations build and each new one is applied to.
