@@ -25,6 +25,8 @@ pub mod compare;
 pub mod redraw;
 
 // The command line and the settings it becomes.
+pub mod bounds;
+pub mod choices;
 pub mod cli;
 pub mod config;
 pub mod plan;
@@ -42,6 +44,7 @@ pub mod scenario;
 pub mod script;
 pub mod server;
 pub mod serverlog;
+pub mod sql_split;
 pub mod stop;
 pub mod strategy;
 
@@ -70,11 +73,11 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
     match cli.command {
         Command::Workloads => {
             output::write_stdout(&workload::listing()?)?;
-            Ok(0)
+            Ok(error::exit_code::SUCCESS)
         }
         Command::Plot { dir } => {
             redraw::redraw_charts(&dir)?;
-            Ok(0)
+            Ok(error::exit_code::SUCCESS)
         }
         Command::Check { dir, args } => check::check(&config::CheckConfig::new(&dir, &args)?),
         Command::Compare {

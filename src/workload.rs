@@ -61,7 +61,7 @@ pub struct WorkloadFile {
     pub strategies: Vec<StrategyFile>,
     /// `[expect.<strategy>]`: CI bounds checked after the run (see `expect.rs`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub expect: BTreeMap<String, crate::expect::ExpectFile>,
+    pub expect: BTreeMap<String, crate::bounds::ExpectFile>,
     /// `[sweep]`: one setting varied across runs (`--sweep` wins over it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepFile>,

@@ -93,11 +93,11 @@ impl CheckReport {
     /// run is no result, else 3 when one breaks a budget as deployed, else 0.
     pub fn exit_code(&self) -> i32 {
         if !self.invalid().is_empty() {
-            return crate::scenario::validity::EXIT_CODE_INVALID;
+            return crate::error::exit_code::INVALID;
         }
         match self.failed().is_empty() {
-            true => 0,
-            false => crate::expect::EXIT_CODE_FAILED,
+            true => crate::error::exit_code::SUCCESS,
+            false => crate::error::exit_code::EXPECTATION_FAILED,
         }
     }
 
@@ -255,7 +255,7 @@ impl CheckReport {
         let file = CheckJson {
             verdict: match self.exit_code() {
                 0 => "pass",
-                crate::scenario::validity::EXIT_CODE_INVALID => "invalid",
+                crate::error::exit_code::INVALID => "invalid",
                 _ => "fail",
             },
             deploy: &self.deploy,

@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::metrics::RunReport;
 use crate::plan::Plan;
-use crate::{expect, output, results, scenario};
+use crate::{error, expect, output, results, scenario};
 
 /// The expectations of every point of `plan` (see [`check_expectations`]);
 /// with a sweep each line names its value and a last line names the values
@@ -42,12 +42,12 @@ pub(super) fn check_plan_expectations(plan: &Plan, reports: &[RunReport]) -> Res
              fix the workload (or name the outcome in an expectation, e.g. ddl_outcome = \"error\")",
             invalid.join("; ")
         );
-        return Ok(scenario::validity::EXIT_CODE_INVALID);
+        return Ok(error::exit_code::INVALID);
     }
     Ok(if failed_at.is_empty() {
-        0
+        error::exit_code::SUCCESS
     } else {
-        expect::EXIT_CODE_FAILED
+        error::exit_code::EXPECTATION_FAILED
     })
 }
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::check::migrations::{Layout, Selection, TransactionMode};
+use crate::choices::{Layout, TransactionMode};
 use crate::cli::CheckArgs;
 use crate::error::Error;
 use crate::script;
@@ -16,6 +16,22 @@ use super::duration::parse_duration;
 use super::load::{MAX_CLIENTS, WeightedScript};
 use super::out_dir::parse_out_dir;
 use super::server::parse_server;
+
+/// Which migrations of the folder are new, the ones the gate checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// `--new N`: the last N in apply order.
+    LastN(usize),
+    /// `--since FILE`: FILE and every migration after it. FILE is a
+    /// migration's file or folder name (`0005_index.sql`), its path, or its
+    /// version (`5`, as written in its name).
+    Since(PathBuf),
+    /// `--git-base REF`: the migrations whose file was added or changed since
+    /// the merge base of REF and HEAD (what a pull request adds), committed
+    /// or not, untracked files included (a migration written but not yet
+    /// added is new). They must come last in apply order.
+    GitBase(String),
+}
 
 /// The default rows per generated table.
 pub const DEFAULT_ROWS: u64 = 100_000;

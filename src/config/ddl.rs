@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::workload::DdlFile;
 
 use super::duration::{check_within_run, parse_duration};
-use super::sql_split::split_statements;
+use crate::sql_split::split_statements;
 
 /// `at` of a migration made from flags: the reference experiment's 6 s.
 const DEFAULT_AT: &str = "6s";

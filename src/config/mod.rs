@@ -10,20 +10,19 @@ mod check;
 mod connections;
 mod ddl;
 mod duration;
+pub(crate) mod expectations;
 mod load;
 mod objects;
 mod out_dir;
 mod pool;
 mod repetition;
 mod server;
-pub(crate) mod sql_split;
 mod strategies;
 
 use std::path::PathBuf;
 
 use crate::cli::CommonArgs;
 use crate::error::Error;
-use crate::expect::Expectation;
 use crate::server::ServerRequest;
 use crate::strategy::{NamedStrategy, PRESET_NAMES};
 use crate::workload::{self, WorkloadFile};
@@ -31,18 +30,19 @@ use crate::workload::{self, WorkloadFile};
 pub use crate::cli::in_ci;
 pub use crate::strategy::LOAD_ONLY_STRATEGY;
 pub use blocker::{BlockerConfig, BlockerKind};
+pub use check::Selection;
 pub use check::{
     BLOCKER_AT, BlockerChoice, Budgets, CheckConfig, DDL_AT, DEFAULT_ROWS, Data, LoadChoice,
 };
 pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
 pub use duration::{MAX_DURATION, parse_duration};
+pub use expectations::Expectation;
 pub use load::{LoadConfig, MAX_CLIENTS, Protocol, WeightedScript};
 pub use objects::{Objects, rollback_blind_spots};
 pub use pool::{PoolConfig, Recycling};
 pub use repetition::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
 pub use server::{parse_server, server_from_environment};
-pub use sql_split::split_statements;
 
 use blocker::{check_blocker_ends, parse_blocker};
 use ddl::parse_ddl;
@@ -255,7 +255,7 @@ fn parse_expectations(
             known.push(name.to_string());
         }
     }
-    let all = crate::expect::collect(source, &file.expect, &args.expect, &known)?;
+    let all = expectations::collect(source, &file.expect, &args.expect, &known)?;
     if *mode != Mode::LoadOnly {
         return Ok(all);
     }
@@ -265,7 +265,7 @@ fn parse_expectations(
         .filter(|(strategy, _)| *strategy == LOAD_ONLY_STRATEGY)
         .map(|(strategy, table)| (strategy.clone(), table.clone()))
         .collect();
-    crate::expect::collect(source, &load_only, &args.expect, &known)
+    expectations::collect(source, &load_only, &args.expect, &known)
 }
 
 /// `--db-url`, else a non-empty `DATABASE_URL`, else a throwaway server.

@@ -28,7 +28,7 @@
 
 use tokio_postgres::Client;
 
-use crate::config::{Config, Protocol, split_statements};
+use crate::config::{Config, Protocol};
 use crate::database::{self, Database, error_text};
 use crate::error::Error;
 use crate::measure::{self, TraceKey};
@@ -37,6 +37,7 @@ use crate::plan::Plan;
 use crate::role::Role;
 use crate::scenario::validity::sqlstate_of;
 use crate::script::Command;
+use crate::sql_split::split_statements;
 
 pub mod rejection;
 

@@ -28,8 +28,8 @@
 
 use super::layout::{Layout, dbmate_marker, goose_annotation};
 use super::{Statement, Step, TransactionMode};
-use crate::config::sql_split::{split_located, split_statements};
 use crate::error::Error;
+use crate::sql_split::{split_located, split_statements};
 use crate::strategy::statements::{Unrollable, first_unrollable};
 
 /// The steps of a migration file of `layout` whose text is `text`; `conf` is

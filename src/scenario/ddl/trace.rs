@@ -34,10 +34,10 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
 
-use crate::config::split_statements;
 use crate::database::error_text;
 use crate::error::Error;
 use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock, TracedStatement, holds_ms};
+use crate::sql_split::split_statements;
 use crate::strategy::statements::{Unrollable, first_unrollable, must_run_outside_transaction};
 
 /// How often the watcher looks at the locks of a statement outside a transaction.
