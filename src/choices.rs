@@ -5,10 +5,11 @@
 use std::fmt;
 use std::str::FromStr;
 
+use clap::ValueEnum;
 use serde::Serialize;
 
 /// A migration tool's folder layout (`--layout`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layout {
     /// Numbered plain SQL files (`0001_init.sql`), also sqlx's simple
@@ -99,7 +100,7 @@ impl FromStr for Layout {
 }
 
 /// How the tool wraps the statements of a file in transactions (`--transaction`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum TransactionMode {
     /// Each file in one transaction (what sqlx, dbmate, goose, Flyway and
@@ -147,4 +148,85 @@ impl FromStr for TransactionMode {
                 format!("--transaction {text}: no such mode; give per-file, per-statement or none")
             })
     }
+}
+
+/// How statements are sent, as pgbench's `-M`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Protocol {
+    /// Variables substituted into the text, one Query message.
+    Simple,
+    /// Parse, Bind, Execute of the unnamed statement each time.
+    Extended,
+    /// Each statement prepared once per connection, then Bind and Execute.
+    #[default]
+    Prepared,
+}
+
+impl Protocol {
+    /// The name `--protocol` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Simple => "simple",
+            Protocol::Extended => "extended",
+            Protocol::Prepared => "prepared",
+        }
+    }
+
+    /// The protocol a workload file names, if any.
+    pub fn from_name(name: &str) -> Option<Protocol> {
+        Protocol::from_str(name, false).ok()
+    }
+}
+
+/// How a connection handed back to the pool is checked before its next use
+/// (deadpool-postgres' `RecyclingMethod`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Recycling {
+    /// Only asks whether the connection is closed.
+    Fast,
+    /// Also runs an empty query on it (a round trip per checkout).
+    Verified,
+}
+
+impl Recycling {
+    /// The flag's word for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Recycling::Fast => "fast",
+            Recycling::Verified => "verified",
+        }
+    }
+}
+
+/// How the blocker holds its transaction open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum BlockerKind {
+    /// `BEGIN; <sql>; SELECT pg_sleep(hold); COMMIT`: active the whole time.
+    Report,
+    /// The same, with a write (it holds row locks).
+    Writer,
+    /// `BEGIN; <sql>`, then idle in transaction for `hold`, then `COMMIT`.
+    Idle,
+}
+
+impl BlockerKind {
+    /// The name in a workload file and in `--blocker-kind`: `report`, `writer`, `idle`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockerKind::Report => "report",
+            BlockerKind::Writer => "writer",
+            BlockerKind::Idle => "idle",
+        }
+    }
+}
+
+/// The long transaction each run puts in the migration's way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BlockerChoice {
+    /// A report for a lock that blocks reads, a writer for one that blocks writes.
+    Auto,
+    Report,
+    Writer,
+    None,
 }

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
 
+use crate::choices::{BlockerChoice, BlockerKind, Layout, Protocol, Recycling, TransactionMode};
+
 /// stallbench: reproduce the lock-queue outage and measure what each migration strategy does to live traffic.
 #[derive(Debug, Parser)]
 #[command(name = "stallbench", version, about)]
@@ -73,10 +75,9 @@ pub enum Command {
 /// The flags of `check`; `config::CheckConfig::new` reads them, once.
 #[derive(Debug, Clone, Default, Args)]
 pub struct CheckArgs {
-    /// The folder's layout: numbered, up-down, dbmate, goose, flyway, prisma or plain-sql
-    /// [default: detected from the files].
+    /// The folder's layout [default: detected from the files].
     #[arg(long, value_name = "LAYOUT")]
-    pub layout: Option<String>,
+    pub layout: Option<Layout>,
     /// The last N migrations are the new ones [default: 1, without --since or --git-base].
     #[arg(long = "new", value_name = "N", conflicts_with_all = ["since", "git_base"])]
     pub new: Option<usize>,
@@ -89,7 +90,7 @@ pub struct CheckArgs {
     /// How the migration tool runs a file: each in one transaction, each statement in its own, or none
     /// [default: per-file].
     #[arg(long, value_name = "MODE")]
-    pub transaction: Option<String>,
+    pub transaction: Option<TransactionMode>,
     /// Your own SQL that fills the tables the earlier migrations made (instead of --rows).
     #[arg(long, value_name = "FILE", conflicts_with = "rows")]
     pub seed: Option<PathBuf>,
@@ -105,8 +106,8 @@ pub struct CheckArgs {
     pub clients: Option<u32>,
     /// The long transaction the migration meets: `auto` (a report for ACCESS EXCLUSIVE, a writer
     /// for SHARE and SHARE ROW EXCLUSIVE), `report`, `writer` or `none` [default: auto].
-    #[arg(long, value_name = "KIND", value_parser = ["auto", "report", "writer", "none"])]
-    pub blocker: Option<String>,
+    #[arg(long, value_name = "KIND")]
+    pub blocker: Option<BlockerChoice>,
     /// How long the blocker holds its transaction open [default: 10s].
     #[arg(long, value_name = "DURATION")]
     pub hold: Option<String>,
@@ -241,8 +242,8 @@ pub struct CommonArgs {
     /// How scripts send statements, as pgbench -M: `prepared` (each statement prepared
     /// once per connection), `extended` (parsed each time) or `simple` (variables
     /// substituted into the text) [default: prepared].
-    #[arg(long, short = 'M', value_name = "MODE", value_parser = ["simple", "extended", "prepared"])]
-    pub protocol: Option<String>,
+    #[arg(long, short = 'M', value_name = "MODE")]
+    pub protocol: Option<Protocol>,
     /// Let scripts run programs with \shell and \setshell (refused without it: a
     /// workload file from elsewhere must not run programs unasked).
     #[arg(long)]
@@ -267,8 +268,8 @@ pub struct PoolArgs {
     pub pool_connect_timeout: Option<String>,
     /// How a returned connection is checked before its next use: `fast` (is it
     /// closed?) or `verified` (also a round trip) [default: fast].
-    #[arg(long, value_name = "METHOD", value_parser = ["fast", "verified"])]
-    pub pool_recycling: Option<String>,
+    #[arg(long, value_name = "METHOD")]
+    pub pool_recycling: Option<Recycling>,
     /// Requests waiting or running at once, beyond which a new one is rejected at
     /// once, counted as `rejected`, as a service's concurrency limit does [default: no limit].
     #[arg(long, value_name = "N")]
@@ -308,8 +309,8 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "DURATION")]
     pub blocker_hold: Option<String>,
     /// How the blocker holds it, `idle` meaning idle in transaction [default: [blocker] kind, else report].
-    #[arg(long, value_name = "KIND", value_parser = ["report", "writer", "idle"])]
-    pub blocker_kind: Option<String>,
+    #[arg(long, value_name = "KIND")]
+    pub blocker_kind: Option<BlockerKind>,
     /// No blocker, even if the workload has one (e.g. a real server with long transactions of its own).
     #[arg(long, conflicts_with_all = ["blocker", "blocker_at", "blocker_hold", "blocker_kind"])]
     pub no_blocker: bool,

@@ -10,31 +10,9 @@
 
 use std::fmt;
 
+pub use crate::choices::BlockerKind;
 use crate::script::{Command, Script};
 use crate::strategy::statements::statement_words;
-
-/// How the blocker holds its transaction open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BlockerKind {
-    /// `BEGIN; <sql>; SELECT pg_sleep(hold); COMMIT`: active the whole time.
-    Report,
-    /// The same, with a write (it holds row locks).
-    Writer,
-    /// `BEGIN; <sql>`, then idle in transaction for `hold`, then `COMMIT`.
-    Idle,
-}
-
-impl BlockerKind {
-    /// The name in a workload file and in `--blocker-kind`: `report`, `writer`, `idle`.
-    pub fn name(self) -> &'static str {
-        match self {
-            BlockerKind::Report => "report",
-            BlockerKind::Writer => "writer",
-            BlockerKind::Idle => "idle",
-        }
-    }
-}
 
 /// What the load's clients are called: `reader` when they only read, else `client`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 pub use crate::role::BlockerKind;
 
+use clap::ValueEnum;
+
 use crate::cli::WorkloadArgs;
 use crate::error::Error;
 use crate::workload::BlockerFile;
@@ -57,20 +59,17 @@ pub(super) fn parse_blocker(
         DEFAULT_HOLD,
     )?;
     check_within_run(source, &at_key, at, duration)?;
-    let kind_text = flags
-        .blocker_kind
-        .as_deref()
-        .or(file.and_then(|file| file.kind.as_deref()))
-        .unwrap_or("report");
-    let kind = match kind_text {
-        "report" => BlockerKind::Report,
-        "writer" => BlockerKind::Writer,
-        "idle" => BlockerKind::Idle,
-        other => {
-            return Err(Error::bad_input(format!(
-                "{source}: [blocker] kind = \"{other}\"; use \"report\", \"writer\" or \"idle\""
-            )));
-        }
+    let kind = match (
+        flags.blocker_kind,
+        file.and_then(|file| file.kind.as_deref()),
+    ) {
+        (Some(kind), _) => kind,
+        (None, None) => BlockerKind::Report,
+        (None, Some(name)) => BlockerKind::from_str(name, false).map_err(|_| {
+            Error::bad_input(format!(
+                "{source}: [blocker] kind = \"{name}\"; use \"report\", \"writer\" or \"idle\""
+            ))
+        })?,
     };
     Ok(Some(BlockerConfig {
         kind,
@@ -163,7 +162,7 @@ mod tests {
     fn flags_override_the_file_key_by_key() {
         let flags = WorkloadArgs {
             blocker_hold: Some("8s".into()),
-            blocker_kind: Some("idle".into()),
+            blocker_kind: Some(BlockerKind::Idle),
             ..WorkloadArgs::default()
         };
         let blocker = parse_blocker("w", Some(&file()), &flags, RUN)

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use crate::choices::BlockerChoice;
 use crate::choices::{Layout, TransactionMode};
 use crate::cli::CheckArgs;
 use crate::error::Error;
@@ -71,16 +72,6 @@ pub enum LoadChoice {
     Script(WeightedScript),
 }
 
-/// The long transaction each run puts in the migration's way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BlockerChoice {
-    /// A report for a lock that blocks reads, a writer for one that blocks writes.
-    Auto,
-    Report,
-    Writer,
-    None,
-}
-
 /// The limits the deployed migration must keep (each inclusive).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Budgets {
@@ -134,23 +125,15 @@ impl CheckConfig {
         let hold = parse_duration("--hold", args.hold.as_deref().unwrap_or(DEFAULT_HOLD))?;
         let duration = parse_run_duration(args.duration.as_deref(), hold)?;
         let output = parse_out_dir(args.out.as_deref(), args.force, "check")?;
-        let layout = match &args.layout {
-            Some(name) => Some(name.parse::<Layout>().map_err(Error::bad_input)?),
-            None => None,
-        };
-        let transaction = match &args.transaction {
-            Some(name) => name.parse::<TransactionMode>().map_err(Error::bad_input)?,
-            None => TransactionMode::default(),
-        };
         Ok(CheckConfig {
             dir: dir.to_path_buf(),
-            layout,
+            layout: args.layout,
             selection: parse_selection(args),
-            transaction,
+            transaction: args.transaction.unwrap_or_default(),
             data: parse_data(args)?,
             load: parse_load_choice(args.load.as_deref())?,
             clients: parse_clients(args.clients)?,
-            blocker: parse_blocker_choice(args.blocker.as_deref()),
+            blocker: args.blocker.unwrap_or(BlockerChoice::Auto),
             hold,
             duration,
             deploy: parse_strategy("--deploy", args.deploy.as_deref().unwrap_or("naive"))?,
@@ -248,15 +231,6 @@ fn parse_clients(clients: Option<u32>) -> Result<u32, Error> {
             "--clients {many}: more than {MAX_CLIENTS} clients, each a server connection; use fewer"
         ))),
         clients => Ok(clients),
-    }
-}
-
-fn parse_blocker_choice(name: Option<&str>) -> BlockerChoice {
-    match name {
-        Some("report") => BlockerChoice::Report,
-        Some("writer") => BlockerChoice::Writer,
-        Some("none") => BlockerChoice::None,
-        _ => BlockerChoice::Auto,
     }
 }
 

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+pub use crate::choices::Protocol;
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::script::{self, Script, builtin};
@@ -34,35 +35,6 @@ pub struct LoadConfig {
     pub pool: Option<PoolConfig>,
     /// How the scripts' statements are sent (`--protocol`, pgbench `-M`).
     pub protocol: Protocol,
-}
-
-/// How statements are sent, as pgbench's `-M`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Protocol {
-    /// Variables substituted into the text, one Query message.
-    Simple,
-    /// Parse, Bind, Execute of the unnamed statement each time.
-    Extended,
-    /// Each statement prepared once per connection, then Bind and Execute.
-    #[default]
-    Prepared,
-}
-
-impl Protocol {
-    /// The name `--protocol` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Simple => "simple",
-            Protocol::Extended => "extended",
-            Protocol::Prepared => "prepared",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Protocol> {
-        [Protocol::Simple, Protocol::Extended, Protocol::Prepared]
-            .into_iter()
-            .find(|protocol| protocol.name() == name)
-    }
 }
 
 impl LoadConfig {
@@ -124,14 +96,14 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
 
 /// `--protocol`, else `[load] protocol`, else `prepared`.
 fn parse_protocol(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<Protocol, Error> {
-    let (name, given) = match (&args.protocol, &file.protocol) {
-        (Some(name), _) => (name, format!("--protocol {name}")),
-        (None, Some(name)) => (name, format!("{source}: [load] protocol = \"{name}\"")),
+    let name = match (args.protocol, &file.protocol) {
+        (Some(protocol), _) => return Ok(protocol),
+        (None, Some(name)) => name,
         (None, None) => return Ok(Protocol::default()),
     };
     Protocol::from_name(name).ok_or_else(|| {
         Error::bad_input(format!(
-            "{given}: unknown protocol; use simple, extended or prepared"
+            "{source}: [load] protocol = \"{name}\": unknown protocol; use simple, extended or prepared"
         ))
     })
 }

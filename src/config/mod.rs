@@ -430,7 +430,7 @@ mod tests {
             (4, Duration::from_secs(30), Recycling::Fast, None)
         );
         flags.pool.pool_timeout = Some("1s".into());
-        flags.pool.pool_recycling = Some("verified".into());
+        flags.pool.pool_recycling = Some(Recycling::Verified);
         flags.pool.max_in_flight = Some(50);
         let pool = Config::new(None, compare(), &flags)
             .unwrap()

@@ -5,6 +5,9 @@
 
 use std::time::Duration;
 
+use clap::ValueEnum;
+
+pub use crate::choices::Recycling;
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::workload::PoolFile;
@@ -16,26 +19,6 @@ use super::duration::parse_duration;
 pub const DEFAULT_POOL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the pool may take to open a connection by default.
 pub const DEFAULT_POOL_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// How a connection handed back to the pool is checked before its next use
-/// (deadpool-postgres' `RecyclingMethod`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recycling {
-    /// Only asks whether the connection is closed.
-    Fast,
-    /// Also runs an empty query on it (a round trip per checkout).
-    Verified,
-}
-
-impl Recycling {
-    /// The flag's word for it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Recycling::Fast => "fast",
-            Recycling::Verified => "verified",
-        }
-    }
-}
 
 /// The application pool of an open-loop run.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,21 +113,14 @@ pub(super) fn parse_pool(
         }
     }
     let recycling = match (
-        &flags.pool_recycling,
+        flags.pool_recycling,
         file.and_then(|file| file.recycling.as_ref()),
     ) {
-        (Some(text), _) => (text.as_str(), "--pool-recycling".to_string()),
-        (None, Some(text)) => (text.as_str(), key("recycling")),
-        (None, None) => ("fast", String::new()),
-    };
-    let recycling = match recycling {
-        ("fast", _) => Recycling::Fast,
-        ("verified", _) => Recycling::Verified,
-        (other, given) => {
-            return Err(Error::bad_input(format!(
-                "{given} {other}: use fast or verified"
-            )));
-        }
+        (Some(recycling), _) => recycling,
+        (None, None) => Recycling::Fast,
+        (None, Some(text)) => Recycling::from_str(text, false).map_err(|_| {
+            Error::bad_input(format!("{} {text}: use fast or verified", key("recycling")))
+        })?,
     };
     let max_in_flight = flags
         .max_in_flight
