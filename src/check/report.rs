@@ -10,11 +10,12 @@ use serde::{Deserialize, Serialize};
 use super::run::{CheckRun, CheckedMigration, Outcome};
 use super::verdict::{Judged, MigrationVerdict, judge};
 use crate::config::{Budgets, CheckConfig, Data};
-use crate::expect::{Verdict, xml_escape};
+use crate::expect::Verdict;
+use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
 use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement};
 use crate::metrics::ranking::run_figures;
 use crate::metrics::{DdlOutcome, StrategyReport};
-use crate::results::{CHECK_CSV, CHECK_JSON, JUNIT_XML, OutputFile};
+use crate::results::{CHECK_CSV, CHECK_JSON, OutputFile};
 
 /// A whole check as every format shows it: the settings that frame the
 /// figures and each migration with its judgement.
@@ -276,46 +277,39 @@ impl CheckReport {
     /// One test case per migration; a failed one names the broken budgets,
     /// the fix and what the recommended strategy did.
     fn junit(&self) -> OutputFile {
-        let failures = self.failed().len();
-        let errors = self.invalid().len();
-        let mut text = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        text.push_str(&format!(
-            "<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\">\n",
-            xml_escape(&format!("stallbench check {}", self.dir.display())),
-            self.migrations.len(),
-        ));
-        for (checked, judged) in &self.migrations {
-            let open = format!(
-                "  <testcase classname=\"stallbench.check\" name=\"{}\"",
-                xml_escape(&checked.migration.name)
-            );
-            if let Some(reason) = &judged.invalid {
-                text.push_str(&format!(
-                    "{open}>\n    <error message=\"no result\">{}</error>\n  </testcase>\n",
-                    xml_escape(reason)
-                ));
-                continue;
-            }
-            if judged.verdict != MigrationVerdict::Fail {
-                text.push_str(&open);
-                text.push_str("/>\n");
-                continue;
-            }
-            let body: Vec<&str> = [judged.fix.as_deref(), judged.recommended.as_deref()]
-                .into_iter()
-                .flatten()
-                .collect();
-            text.push_str(&format!(
-                "{open}>\n    <failure message=\"{}\">{}</failure>\n  </testcase>\n",
-                xml_escape(&format!("{}: {}", self.deploy, judged.broken.join("; "))),
-                xml_escape(&body.join("; "))
-            ));
+        let cases = self
+            .migrations
+            .iter()
+            .map(|(checked, judged)| {
+                let outcome = if let Some(reason) = &judged.invalid {
+                    JunitOutcome::Error {
+                        message: "no result".to_string(),
+                        body: reason.clone(),
+                    }
+                } else if judged.verdict != MigrationVerdict::Fail {
+                    JunitOutcome::Passed
+                } else {
+                    let body: Vec<&str> = [judged.fix.as_deref(), judged.recommended.as_deref()]
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    JunitOutcome::Failed {
+                        message: format!("{}: {}", self.deploy, judged.broken.join("; ")),
+                        body: body.join("; "),
+                    }
+                };
+                JunitCase {
+                    classname: "stallbench.check".to_string(),
+                    name: checked.migration.name.clone(),
+                    outcome,
+                }
+            })
+            .collect();
+        JunitSuite {
+            name: format!("stallbench check {}", self.dir.display()),
+            cases,
         }
-        text.push_str("</testsuite>\n");
-        OutputFile {
-            name: JUNIT_XML.to_string(),
-            bytes: text.into_bytes(),
-        }
+        .file()
     }
 }
 

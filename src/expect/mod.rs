@@ -11,14 +11,13 @@
 //! What can be required lives in `crate::bounds`, the expectations of a run
 //! (the file tables and the flags) in `config::expectations`; here are
 //! `evaluate` (the verdicts), and the renderers
-//! `render` (stdout lines, the result files), `junit`, `step_summary` and
+//! `render` (stdout lines, the result files, the JUnit suite), `step_summary` and
 //! `pr_comment`, the last two built from the pieces of `sections`. Reading
 //! flags and the environment is left to the caller.
 
 mod evaluate;
 #[cfg(test)]
 mod fixtures;
-mod junit;
 mod pr_comment;
 mod render;
 mod sections;
@@ -27,7 +26,6 @@ mod step_summary;
 pub use crate::bounds::{Bound, ExpectFile, KEYS};
 pub use crate::config::Expectation;
 pub use evaluate::{ExpectationResult, Verdict, any_failed, evaluate};
-pub(crate) use junit::xml_escape;
 pub use pr_comment::pr_comment;
 pub use render::{ExpectationRecord, report_lines, result_files};
 pub use sections::{NO_BOUNDS, comment_marker, verdict_markdown};

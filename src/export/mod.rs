@@ -14,6 +14,7 @@ pub mod format;
 pub mod hgrm;
 pub mod hlog;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod read;
 pub mod run_json;
