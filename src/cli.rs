@@ -1,10 +1,14 @@
 //! Command-line arguments (clap derive). Turned into a `Config` by `config/`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::choices::{BlockerChoice, BlockerKind, Layout, Protocol, Recycling, TransactionMode};
+use crate::duration::DurationParser;
+use crate::strategy::PRESET_NAMES;
 
 /// stallbench: reproduce the lock-queue outage and measure what each migration strategy does to live traffic.
 #[derive(Debug, Parser)]
@@ -109,26 +113,26 @@ pub struct CheckArgs {
     #[arg(long, value_name = "KIND")]
     pub blocker: Option<BlockerChoice>,
     /// How long the blocker holds its transaction open [default: 10s].
-    #[arg(long, value_name = "DURATION")]
-    pub hold: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub hold: Option<Duration>,
     /// How the project deploys a migration: a strategy preset [default: naive, the file as written].
-    #[arg(long, value_name = "STRATEGY")]
+    #[arg(long, value_name = "STRATEGY", value_parser = PossibleValuesParser::new(PRESET_NAMES))]
     pub deploy: Option<String>,
     /// The strategy measured beside it [default: retry].
-    #[arg(long, value_name = "STRATEGY")]
+    #[arg(long, value_name = "STRATEGY", value_parser = PossibleValuesParser::new(PRESET_NAMES))]
     pub recommend: Option<String>,
     /// Budget: the longest stall the deployed migration may cause [default: 1s].
-    #[arg(long, value_name = "DURATION")]
-    pub max_stall: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub max_stall: Option<Duration>,
     /// Budget: the whole run's p99 latency under the deployed migration, e.g. 200ms.
-    #[arg(long, value_name = "DURATION")]
-    pub max_p99: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub max_p99: Option<Duration>,
     /// Budget: failed transactions under the deployed migration.
     #[arg(long, value_name = "N")]
     pub max_failed: Option<u64>,
     /// Each strategy's load duration [default: the blocker's hold plus 5 s].
-    #[arg(long, value_name = "DURATION")]
-    pub duration: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub duration: Option<Duration>,
     /// Results folder [default: results/check-<UTC timestamp>]; check.md, check.json, check.csv,
     /// junit.xml and a folder per measured migration.
     #[arg(long)]
@@ -195,10 +199,10 @@ pub struct CommonArgs {
     pub client_timeout: Option<String>,
     /// With --rate: skip transactions already this late behind schedule, counted as
     /// `skipped` and never sent (pgbench -L), e.g. 500ms.
-    #[arg(long, value_name = "DURATION")]
-    pub latency_limit: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub latency_limit: Option<Duration>,
     /// Load duration, e.g. 24s (overrides [load] duration).
-    #[arg(long)]
+    #[arg(long, value_name = "DURATION")]
     pub duration: Option<String>,
     /// Results folder [default: results/<workload>-<UTC timestamp>]; a folder holding an
     /// earlier run's files is refused unless --force.
@@ -264,8 +268,8 @@ pub struct PoolArgs {
     #[arg(long, value_name = "DURATION")]
     pub pool_timeout: Option<String>,
     /// How long the pool may take to open a new connection (deadpool's timeouts.create) [default: 5s].
-    #[arg(long, value_name = "DURATION")]
-    pub pool_connect_timeout: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub pool_connect_timeout: Option<Duration>,
     /// How a returned connection is checked before its next use: `fast` (is it
     /// closed?) or `verified` (also a round trip) [default: fast].
     #[arg(long, value_name = "METHOD")]
@@ -297,17 +301,17 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "FILE")]
     pub ddl_file: Option<PathBuf>,
     /// When the migration starts, e.g. 6s [default: [ddl] at, else 6s].
-    #[arg(long, value_name = "DURATION")]
-    pub ddl_at: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub ddl_at: Option<Duration>,
     /// The blocker's SQL, run inside its long transaction (overrides [blocker] sql).
     #[arg(long, value_name = "SQL")]
     pub blocker: Option<String>,
     /// When the blocker starts, e.g. 4s [default: [blocker] at, else 4s].
-    #[arg(long, value_name = "DURATION")]
-    pub blocker_at: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub blocker_at: Option<Duration>,
     /// How long the blocker holds its transaction open, e.g. 12s [default: [blocker] hold, else 12s].
-    #[arg(long, value_name = "DURATION")]
-    pub blocker_hold: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub blocker_hold: Option<Duration>,
     /// How the blocker holds it, `idle` meaning idle in transaction [default: [blocker] kind, else report].
     #[arg(long, value_name = "KIND")]
     pub blocker_kind: Option<BlockerKind>,

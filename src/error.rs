@@ -51,4 +51,21 @@ impl Error {
             Error::StdoutClosed => exit_code::STDOUT_CLOSED,
         }
     }
+
+    /// Messages quote what the user wrote; a control character in it (a newline in a
+    /// `--set` value, a stray `\r` in a file) is shown escaped, so the error stays one line.
+    pub fn one_line(self) -> Error {
+        match self {
+            Error::BadInput(message) if message.contains(char::is_control) => Error::BadInput(
+                message
+                    .chars()
+                    .map(|character| match character.is_control() {
+                        true => character.escape_default().to_string(),
+                        false => character.to_string(),
+                    })
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
 }

@@ -29,6 +29,7 @@ pub mod bounds;
 pub mod choices;
 pub mod cli;
 pub mod config;
+pub mod duration;
 pub mod plan;
 pub mod workload;
 

@@ -13,7 +13,6 @@ use crate::script;
 use crate::server::ServerRequest;
 use crate::strategy::{NamedStrategy, PRESET_NAMES, preset};
 
-use super::duration::parse_duration;
 use super::load::{MAX_CLIENTS, WeightedScript};
 use super::out_dir::parse_out_dir;
 use super::server::parse_server;
@@ -39,9 +38,9 @@ pub const DEFAULT_ROWS: u64 = 100_000;
 /// The default load clients: the reference experiment's 4.
 const DEFAULT_CLIENTS: u32 = 4;
 /// The default time the blocker holds its transaction open.
-const DEFAULT_HOLD: &str = "10s";
+const DEFAULT_HOLD: Duration = Duration::from_secs(10);
 /// The default longest stall the deployed migration may cause.
-const DEFAULT_MAX_STALL: &str = "1s";
+const DEFAULT_MAX_STALL: Duration = Duration::from_secs(1);
 /// When the blocker starts, on each run's clock: after one second of steady traffic.
 pub const BLOCKER_AT: Duration = Duration::from_secs(1);
 /// When the migration starts: once the blocker holds its lock.
@@ -122,8 +121,8 @@ impl CheckConfig {
                 dir.display()
             )));
         }
-        let hold = parse_duration("--hold", args.hold.as_deref().unwrap_or(DEFAULT_HOLD))?;
-        let duration = parse_run_duration(args.duration.as_deref(), hold)?;
+        let hold = args.hold.unwrap_or(DEFAULT_HOLD);
+        let duration = parse_run_duration(args.duration, hold)?;
         let output = parse_out_dir(args.out.as_deref(), args.force, "check")?;
         Ok(CheckConfig {
             dir: dir.to_path_buf(),
@@ -162,16 +161,16 @@ impl CheckConfig {
 
 /// `--duration`, else the blocker's start and hold plus [`AFTER_BLOCKER`]; the
 /// blocker must end before the run does.
-fn parse_run_duration(text: Option<&str>, hold: Duration) -> Result<Duration, Error> {
+fn parse_run_duration(given: Option<Duration>, hold: Duration) -> Result<Duration, Error> {
     let needed = BLOCKER_AT + hold + Duration::from_millis(500);
-    let Some(text) = text else {
+    let Some(duration) = given else {
         return Ok(BLOCKER_AT + hold + AFTER_BLOCKER);
     };
-    let duration = parse_duration("--duration", text)?;
     if duration < needed {
         return Err(Error::bad_input(format!(
-            "--duration {text}: each run's blocker starts at {} s and holds {} s, so the run \
+            "--duration {}: each run's blocker starts at {} s and holds {} s, so the run \
              needs at least {} s; lengthen --duration or shorten --hold",
+            humantime::format_duration(duration),
             BLOCKER_AT.as_secs_f64(),
             hold.as_secs_f64(),
             needed.as_secs_f64()
@@ -245,20 +244,14 @@ fn parse_strategy(flag: &str, name: &str) -> Result<NamedStrategy, Error> {
 }
 
 fn parse_budgets(args: &CheckArgs) -> Result<Budgets, Error> {
-    let max_stall = parse_duration(
-        "--max-stall",
-        args.max_stall.as_deref().unwrap_or(DEFAULT_MAX_STALL),
-    )?;
+    let max_stall = args.max_stall.unwrap_or(DEFAULT_MAX_STALL);
     if max_stall.subsec_nanos() != 0 {
         return Err(Error::bad_input(format!(
             "--max-stall {}: a stall is counted in whole seconds; write e.g. 1s or 2s",
             humantime::format_duration(max_stall)
         )));
     }
-    let max_p99_ms = match &args.max_p99 {
-        Some(text) => Some(parse_duration("--max-p99", text)?.as_secs_f64() * 1000.0),
-        None => None,
-    };
+    let max_p99_ms = args.max_p99.map(|p99| p99.as_secs_f64() * 1000.0);
     Ok(Budgets {
         max_stall_s: max_stall.as_secs() as u32,
         max_p99_ms,
@@ -315,15 +308,15 @@ mod tests {
         );
         assert!(
             message(CheckArgs {
-                max_stall: Some("1500ms".into()),
+                max_stall: Some(Duration::from_millis(1500)),
                 ..CheckArgs::default()
             })
             .contains("whole seconds")
         );
         assert!(
             message(CheckArgs {
-                hold: Some("5s".into()),
-                duration: Some("4s".into()),
+                hold: Some(Duration::from_secs(5)),
+                duration: Some(Duration::from_secs(4)),
                 ..CheckArgs::default()
             })
             .contains("needs at least 6.5 s")

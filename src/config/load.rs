@@ -12,8 +12,8 @@ use crate::error::Error;
 use crate::script::{self, Script, builtin};
 use crate::workload::{self, LoadFile, LoadedWorkload, ScriptFile};
 
-use super::duration::parse_duration;
 use super::pool::{PoolConfig, parse_pool};
+use crate::duration::parse_duration;
 
 /// The client workers.
 #[derive(Debug, Clone)]
@@ -244,8 +244,8 @@ impl Pacing {
             )));
         }
         let duration_of =
-            |flag: &Option<String>, key: &Option<String>, name: &str| match (flag, key) {
-                (Some(text), _) => parse_duration(&format!("--{name}"), text).map(Some),
+            |flag: &Option<Duration>, key: &Option<String>, name: &str| match (flag, key) {
+                (Some(duration), _) => Ok(Some(*duration)),
                 (None, Some(text)) => parse_duration(
                     &format!("{source}: [load] {}", name.replace('-', "_")),
                     text,
@@ -254,8 +254,12 @@ impl Pacing {
                 (None, None) => Ok(None),
             };
         let latency_limit = duration_of(&args.latency_limit, &file.latency_limit, "latency-limit")?;
+        // --client-timeout stays text in the arguments (the tests build them with text).
+        let client_timeout_flag = (args.client_timeout.as_deref())
+            .map(|text| parse_duration("--client-timeout", text))
+            .transpose()?;
         let client_timeout =
-            duration_of(&args.client_timeout, &file.client_timeout, "client-timeout")?;
+            duration_of(&client_timeout_flag, &file.client_timeout, "client-timeout")?;
         if latency_limit.is_some() && rate_tps.is_none() {
             return Err(Error::bad_input(
                 "--latency-limit skips transactions that are behind schedule, so it needs a \

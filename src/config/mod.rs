@@ -9,7 +9,6 @@ mod blocker;
 mod check;
 mod connections;
 mod ddl;
-mod duration;
 pub(crate) mod expectations;
 mod load;
 mod objects;
@@ -28,6 +27,7 @@ use crate::strategy::{NamedStrategy, PRESET_NAMES};
 use crate::workload::{self, WorkloadFile};
 
 pub use crate::cli::in_ci;
+pub use crate::duration::{MAX_DURATION, parse_duration};
 pub use crate::strategy::LOAD_ONLY_STRATEGY;
 pub use blocker::{BlockerConfig, BlockerKind};
 pub use check::Selection;
@@ -36,7 +36,6 @@ pub use check::{
 };
 pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
-pub use duration::{MAX_DURATION, parse_duration};
 pub use expectations::Expectation;
 pub use load::{LoadConfig, MAX_CLIENTS, Protocol, WeightedScript};
 pub use objects::{Objects, rollback_blind_spots};
@@ -124,7 +123,7 @@ pub enum DatabaseSpec {
 impl Config {
     /// Builds the config of one `compare` or `run` from the workload and the flags.
     pub fn new(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
-        Config::build(workload_arg, mode, args, None).map_err(one_line)
+        Config::build(workload_arg, mode, args, None).map_err(Error::one_line)
     }
 
     /// The config of one value of `sweep` (of the config `Config::new` built
@@ -139,8 +138,9 @@ impl Config {
         value: &str,
         out_dir: PathBuf,
     ) -> Result<Config, Error> {
-        let args = args_at(&sweep.setting, args, value, out_dir).map_err(one_line)?;
-        Config::build(workload_arg, mode, &args, Some((&sweep.setting, value))).map_err(one_line)
+        let args = args_at(&sweep.setting, args, value, out_dir).map_err(Error::one_line)?;
+        Config::build(workload_arg, mode, &args, Some((&sweep.setting, value)))
+            .map_err(Error::one_line)
     }
 
     /// Builds the config; `at` is the sweep value it is built for, if any.
@@ -219,23 +219,6 @@ impl Config {
     }
 }
 
-/// Messages quote what the user wrote; a control character in it (a newline in a
-/// `--set` value, a stray `\r` in a file) is shown escaped, so the error stays one line.
-fn one_line(error: Error) -> Error {
-    match error {
-        Error::BadInput(message) if message.contains(char::is_control) => Error::BadInput(
-            message
-                .chars()
-                .map(|character| match character.is_control() {
-                    true => character.escape_default().to_string(),
-                    false => character.to_string(),
-                })
-                .collect(),
-        ),
-        other => other,
-    }
-}
-
 /// `[expect.*]` and `--expect`. They may name the workload's strategies
 /// (`defined`) and the presets, which an unknown name's error lists, and
 /// `load` (the pseudo-strategy of `run --load-only`, which `collect` knows).
@@ -309,7 +292,7 @@ mod tests {
         };
         let message = error(|flags| flags.pool_size = Some(8));
         assert!(message.contains("--pool-size needs --rate"), "{message}");
-        let message = error(|flags| flags.latency_limit = Some("500ms".into()));
+        let message = error(|flags| flags.latency_limit = Some(Duration::from_millis(500)));
         assert!(message.contains("add --rate TPS"), "{message}");
         let message = error(|flags| flags.rate = Some(0.0));
         assert!(
@@ -331,7 +314,7 @@ mod tests {
         flags.rate = Some(250.0);
         flags.pool_size = Some(8);
         flags.client_timeout = Some("1s".into());
-        flags.latency_limit = Some("500ms".into());
+        flags.latency_limit = Some(Duration::from_millis(500));
         let config = Config::new(None, compare(), &flags).unwrap();
         assert_eq!(config.load.clients, 8);
         assert_eq!(config.load.rate_tps, Some(250.0));

@@ -12,7 +12,7 @@ use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::workload::PoolFile;
 
-use super::duration::parse_duration;
+use crate::duration::parse_duration;
 
 /// How long a request waits for a connection by default: HikariCP's default
 /// `connectionTimeout`, a common choice for services.
@@ -77,26 +77,25 @@ pub(super) fn parse_pool(
         )));
     }
     let key = |name: &str| format!("{source}: [load.pool] {name}");
-    let duration = |flag: &str,
-                    given: &Option<String>,
+    let duration = |given: &Option<Duration>,
                     name: &str,
                     in_file: Option<&String>,
-                    default: Duration| {
-        match (given, in_file) {
-            (Some(text), _) => parse_duration(flag, text),
-            (None, Some(text)) => parse_duration(&key(name), text),
-            (None, None) => Ok(default),
-        }
+                    default: Duration| match (given, in_file) {
+        (Some(duration), _) => Ok(*duration),
+        (None, Some(text)) => parse_duration(&key(name), text),
+        (None, None) => Ok(default),
     };
+    // --pool-timeout stays text in the arguments (the tests build them with text).
+    let pool_timeout_flag = (flags.pool_timeout.as_deref())
+        .map(|text| parse_duration("--pool-timeout", text))
+        .transpose()?;
     let wait_timeout = duration(
-        "--pool-timeout",
-        &flags.pool_timeout,
+        &pool_timeout_flag,
         "timeout",
         file.and_then(|file| file.timeout.as_ref()),
         DEFAULT_POOL_TIMEOUT,
     )?;
     let connect_timeout = duration(
-        "--pool-connect-timeout",
         &flags.pool_connect_timeout,
         "connect_timeout",
         file.and_then(|file| file.connect_timeout.as_ref()),

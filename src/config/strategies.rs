@@ -12,7 +12,7 @@ use crate::strategy::{
 use crate::workload::{BackoffFile, StrategyFile};
 
 use super::Mode;
-use super::duration::parse_duration;
+use crate::duration::parse_duration;
 
 /// The keys of `lock-timeout-retry`; `wait-for-idle` takes them too.
 const RETRY_KEYS: [&str; 6] = [
