@@ -2,9 +2,9 @@
 //! one database, one after another, into one results folder. [`compare`] is
 //! the command; [`execute_plan`] the run itself, callable in-process from
 //! tests. The runs in order are in [`runs`], the expectations after them in
-//! [`expectations`]; what a stop does is shared with `check` in [`crate::stop`].
+//! [`judging`]; what a stop does is shared with `check` in [`crate::stop`].
 
-mod expectations;
+mod judging;
 mod runs;
 
 use std::future::Future;
@@ -34,7 +34,7 @@ const SERVER_DEATH_GRACE: Duration = Duration::from_millis(200);
 pub fn compare(workload: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<i32, Error> {
     let plan = Plan::new(workload, mode, args)?;
     let reports = stop::on_runtime(execute_plan_until(&plan, stop::stop_signal()))??;
-    expectations::check_plan_expectations(&plan, &reports)
+    judging::check_plan_expectations(&plan, &reports)
 }
 
 /// The whole benchmark of one config on an async runtime: target, setup, each
