@@ -9,7 +9,7 @@
 //! An [`Interrupt`] ends the load early. The DDL goes first: cancelled, its
 //! rollback confirmed (or its backend terminated) before any other session
 //! lets go of a lock, so a migration queued behind the report never gets the
-//! report's lock and commits (`ddl::stop`). Then the workers stop between
+//! report's lock and commits (`ddl::abort`). Then the workers stop between
 //! transactions, the rest winds down as at the end, and the recorder drops
 //! what was measured in the second the interrupt came in, which is not whole.
 
@@ -29,7 +29,7 @@ use super::assemble::PoolMeasured;
 use super::blocker::{self, BlockerResult};
 use super::connect::Sessions;
 use super::ddl;
-use super::ddl::stop::{DdlStopped, DdlWatch, stop_ddl};
+use super::ddl::abort::{DdlStopped, DdlWatch, stop_ddl};
 use super::load::{self, LoadRuntime};
 use super::observer::{self, ObserverOutput};
 use super::pool::{PoolOutcome, run_pool_app};
