@@ -4,7 +4,7 @@
 //! -> [`plan::Plan`] -> [`database::Database`] (throwaway server or `--db-url`)
 //! -> setup SQL -> for each run: reset -> [`scenario::run_strategy`] ->
 //! [`scenario::assemble_report`] -> [`metrics::RunReport`] -> [`export`] and
-//! [`plot`] (the results folder, written again after each run) -> [`console`]
+//! [`plot`] (the results folder, written again after each run) -> [`export::console`]
 //! (the tables on stdout) -> [`expect`] (the verdicts, their files, exit code 3).
 //!
 //! Four front doors call those stages: [`compare`] (`compare` and `run`),
@@ -49,8 +49,7 @@ pub mod sql_split;
 pub mod stop;
 pub mod strategy;
 
-// What was measured, and what is made of it.
-pub mod console;
+// What was measured, and what is made of it (export also holds the console tables).
 pub mod expect;
 pub mod export;
 pub mod metrics;

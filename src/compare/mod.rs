@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use crate::cli::CommonArgs;
 use crate::config::{self, Config, Mode};
-use crate::console;
 use crate::database::Database;
 use crate::error::Error;
+use crate::export::console;
 use crate::export::{self, run_json::RunFile};
 use crate::metrics::RunReport;
 use crate::output;
