@@ -487,7 +487,7 @@ pub(crate) mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::check::migrations::{Migration, Statement, Step};
+    use crate::check::migrations::{Migration, MigrationStatement, MigrationStep};
     use crate::check::run::MeasuredRun;
     use crate::expect::{Bound, Expectation, evaluate};
     use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock};
@@ -498,8 +498,8 @@ pub(crate) mod tests {
             name: name.to_string(),
             path: PathBuf::from(format!("migrations/{name}.sql")),
             version: name[..4].to_string(),
-            steps: vec![Step {
-                statements: vec![Statement {
+            steps: vec![MigrationStep {
+                statements: vec![MigrationStatement {
                     sql: sql.to_string(),
                     line: 1,
                 }],

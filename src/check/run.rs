@@ -18,7 +18,7 @@ use std::time::Instant;
 use tokio_postgres::Client;
 
 use super::design::{self, RunDesign, TableFacts};
-use super::migrations::{Migration, Step, read_folder, split_new};
+use super::migrations::{Migration, MigrationStep, read_folder, split_new};
 use super::rows::fill_tables;
 use crate::config::{CheckConfig, Config, Data};
 use crate::database::{self, Database, error_text};
@@ -420,7 +420,7 @@ async fn apply(target: &Database, migration: &Migration) -> Result<(), Error> {
     Ok(())
 }
 
-async fn apply_step(client: &Client, step: &Step) -> Result<(), tokio_postgres::Error> {
+async fn apply_step(client: &Client, step: &MigrationStep) -> Result<(), tokio_postgres::Error> {
     if step.in_transaction {
         client.batch_execute("BEGIN").await?;
     }

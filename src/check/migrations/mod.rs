@@ -45,20 +45,20 @@ pub struct Migration {
     /// repeatable migrations; the name without `.sql` for plain SQL).
     pub version: String,
     /// The transactions (and statements outside any) in the order they run.
-    pub steps: Vec<Step>,
+    pub steps: Vec<MigrationStep>,
 }
 
 /// Statements run together: in one transaction, or, outside any, one
 /// statement that commits on its own (such a step holds exactly one).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Step {
-    pub statements: Vec<Statement>,
+pub struct MigrationStep {
+    pub statements: Vec<MigrationStatement>,
     pub in_transaction: bool,
 }
 
 /// One SQL statement of a migration file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Statement {
+pub struct MigrationStatement {
     /// From its first token (comments before it left out), without its `;`.
     pub sql: String,
     /// The file's line (from 1) its first token is on.
