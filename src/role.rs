@@ -11,7 +11,7 @@
 use std::fmt;
 
 pub use crate::choices::BlockerKind;
-use crate::script::{Command, Script};
+use crate::script::{Script, ScriptCommand};
 use crate::strategy::statements::statement_words;
 
 /// What the load's clients are called: `reader` when they only read, else `client`.
@@ -26,7 +26,7 @@ impl ClientKind {
     pub fn of_scripts<'a>(scripts: impl IntoIterator<Item = &'a Script>) -> ClientKind {
         let reads_only = scripts.into_iter().all(|script| {
             script.commands.iter().all(|command| match command {
-                Command::Sql(sql) => !sql.compound && statement_effect(&sql.sql).reads_only(),
+                ScriptCommand::Sql(sql) => !sql.compound && statement_effect(&sql.sql).reads_only(),
                 _ => true,
             })
         });

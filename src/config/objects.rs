@@ -10,7 +10,7 @@
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::role::{StatementEffect, statement_effect};
-use crate::script::{Command, SqlCommand};
+use crate::script::{ScriptCommand, SqlCommand};
 use crate::strategy::statements::{column_type_changes, last_part, statement_words};
 
 use super::{BlockerConfig, DatabaseSpec, WeightedScript};
@@ -125,7 +125,7 @@ pub(super) fn check_in_place_writes(
     };
     for weighted in scripts {
         for command in &weighted.script.commands {
-            let Command::Sql(SqlCommand { sql, line, .. }) = command else {
+            let ScriptCommand::Sql(SqlCommand { sql, line, .. }) = command else {
                 continue;
             };
             // A `\;` compound holds several statements: each one is judged.
@@ -197,7 +197,7 @@ pub fn rollback_blind_spots(config: &super::Config) -> Vec<String> {
 fn first_reader(scripts: &[WeightedScript], table: &str, column: &str) -> Option<(String, usize)> {
     scripts.iter().find_map(|weighted| {
         weighted.script.commands.iter().find_map(|command| {
-            let Command::Sql(SqlCommand { sql, line, .. }) = command else {
+            let ScriptCommand::Sql(SqlCommand { sql, line, .. }) = command else {
                 return None;
             };
             let words: Vec<String> = statement_words(sql).into_iter().flatten().collect();

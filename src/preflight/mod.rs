@@ -36,7 +36,7 @@ use crate::metrics::lock_trace::TracedStatement;
 use crate::plan::Plan;
 use crate::role::Role;
 use crate::scenario::validity::sqlstate_of;
-use crate::script::Command;
+use crate::script::ScriptCommand;
 use crate::sql_split::split_statements;
 
 pub mod rejection;
@@ -99,7 +99,7 @@ async fn describe_scripts(
     }
     for weighted in &config.load.scripts {
         for command in &weighted.script.commands {
-            let Command::Sql(sql) = command else {
+            let ScriptCommand::Sql(sql) = command else {
                 continue;
             };
             if sql.compound || is_transaction_control(&sql.sql) {

@@ -7,7 +7,7 @@
 use super::eval::{EvalError, Evaluator};
 use super::prng::Prng;
 use super::value::{Scalar, Value, Vars};
-use super::{Command, Script, ShellWord, SleepAmount, SqlCommand};
+use super::{Script, ScriptCommand, ShellWord, SleepAmount, SqlCommand};
 
 /// Longest command line `\shell` runs, as in pgbench.
 const SHELL_COMMAND_MAX_BYTES: usize = 255;
@@ -69,19 +69,19 @@ impl Script {
                 error,
             };
             match command {
-                Command::Sql(sql) => return Ok(Step::Sql(sql)),
-                Command::Set { slot, expr, .. } => {
+                ScriptCommand::Sql(sql) => return Ok(Step::Sql(sql)),
+                ScriptCommand::Set { slot, expr, .. } => {
                     let value = self.evaluate(expr, index, vars, prng).map_err(fail)?;
                     vars.set(*slot, Value::Scalar(value));
                 }
-                Command::Sleep {
+                ScriptCommand::Sleep {
                     duration, unit_us, ..
                 } => {
                     let units = sleep_units(duration, vars).map_err(fail)?;
                     let duration_us = u64::try_from(units).unwrap_or(0).saturating_mul(*unit_us);
                     return Ok(Step::Sleep { duration_us });
                 }
-                Command::If {
+                ScriptCommand::If {
                     expr, next_branch, ..
                 } => {
                     if !self
@@ -93,9 +93,11 @@ impl Script {
                     }
                 }
                 // Reached after a branch that ran: skip to the end of the \if.
-                Command::Elif { end, .. } | Command::Else { end, .. } => cursor.next = end + 1,
-                Command::Endif { .. } => {}
-                Command::Shell {
+                ScriptCommand::Elif { end, .. } | ScriptCommand::Else { end, .. } => {
+                    cursor.next = end + 1
+                }
+                ScriptCommand::Endif { .. } => {}
+                ScriptCommand::Shell {
                     assign,
                     words,
                     line,
@@ -107,9 +109,9 @@ impl Script {
                         line: *line,
                     });
                 }
-                Command::StartPipeline { .. } => return Ok(Step::StartPipeline),
-                Command::SyncPipeline { .. } => return Ok(Step::SyncPipeline),
-                Command::EndPipeline { .. } => return Ok(Step::EndPipeline),
+                ScriptCommand::StartPipeline { .. } => return Ok(Step::StartPipeline),
+                ScriptCommand::SyncPipeline { .. } => return Ok(Step::SyncPipeline),
+                ScriptCommand::EndPipeline { .. } => return Ok(Step::EndPipeline),
             }
         }
     }
@@ -125,7 +127,7 @@ impl Script {
     ) -> Result<usize, Failure> {
         loop {
             match &self.commands[target] {
-                Command::Elif {
+                ScriptCommand::Elif {
                     expr,
                     next_branch,
                     line,

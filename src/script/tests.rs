@@ -24,7 +24,7 @@ fn automatic() -> Automatic {
 
 fn sql_at(script: &Script, index: usize) -> &SqlCommand {
     match &script.commands[index] {
-        Command::Sql(sql) => sql,
+        ScriptCommand::Sql(sql) => sql,
         other => panic!("command {index} is not SQL: {other:?}"),
     }
 }
@@ -439,7 +439,7 @@ fn shell_and_pipeline_commands_become_steps() {
         ]
     );
     let script = parse_ok("\\setshell out echo 3");
-    let Command::Shell { assign, .. } = &script.commands[0] else {
+    let ScriptCommand::Shell { assign, .. } = &script.commands[0] else {
         panic!("not a shell command");
     };
     assert_eq!(*assign, Some(slot(&script, "out")));
