@@ -46,7 +46,7 @@ pub use eval::{EvalError, Evaluator};
 pub use expression::{Expr, Function};
 pub use prng::{Prng, RandomSeeds};
 pub use results::ResultSet;
-pub use run::{Cursor, Failure, Step};
+pub use run::{Cursor, ScriptFailure, Step};
 pub use value::{Scalar, Value, Vars};
 
 /// A problem found while parsing a script. Displays as

@@ -44,7 +44,7 @@ pub enum Step<'s> {
 
 /// A command that failed at run time: where, and why.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Failure {
+pub struct ScriptFailure {
     /// The 1-based script line of the command.
     pub line: usize,
     pub error: EvalError,
@@ -57,14 +57,14 @@ impl Script {
         cursor: &mut Cursor,
         vars: &mut Vars,
         prng: &mut Prng,
-    ) -> Result<Step<'s>, Failure> {
+    ) -> Result<Step<'s>, ScriptFailure> {
         loop {
             let index = cursor.next;
             let Some(command) = self.commands.get(index) else {
                 return Ok(Step::Done);
             };
             cursor.next = index + 1;
-            let fail = |error| Failure {
+            let fail = |error| ScriptFailure {
                 line: command.line(),
                 error,
             };
@@ -124,7 +124,7 @@ impl Script {
         mut target: usize,
         vars: &Vars,
         prng: &mut Prng,
-    ) -> Result<usize, Failure> {
+    ) -> Result<usize, ScriptFailure> {
         loop {
             match &self.commands[target] {
                 ScriptCommand::Elif {
@@ -135,7 +135,7 @@ impl Script {
                 } => {
                     let value = self
                         .evaluate(expr, target, vars, prng)
-                        .map_err(|error| Failure { line: *line, error })?;
+                        .map_err(|error| ScriptFailure { line: *line, error })?;
                     if value.truth() {
                         return Ok(target + 1);
                     }
@@ -164,7 +164,7 @@ impl Script {
 
     /// The message of a runtime failure: the place in double quotes (kept
     /// whole when failures are grouped), the command, and the problem.
-    pub fn failure_message(&self, failure: &Failure) -> String {
+    pub fn failure_message(&self, failure: &ScriptFailure) -> String {
         format!(
             "\"{}:{}\" {}: {}",
             self.name,

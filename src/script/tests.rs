@@ -35,7 +35,7 @@ fn slot(script: &Script, name: &str) -> usize {
 
 /// Runs a whole transaction; SQL commands are recorded (as their text for the
 /// simple protocol) and skipped, sleeps and shell commands recorded.
-fn run(script: &Script, vars: &mut Vars) -> Result<Vec<String>, Failure> {
+fn run(script: &Script, vars: &mut Vars) -> Result<Vec<String>, ScriptFailure> {
     let mut prng = Prng::new(1);
     let mut cursor = Cursor::default();
     let mut done = Vec::new();
