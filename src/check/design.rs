@@ -21,13 +21,14 @@
 use tokio_postgres::Client;
 
 use super::migrations::Migration;
+use crate::bounds::Bound;
+use crate::config::Expectation;
 use crate::config::{
     self, BLOCKER_AT, BlockerChoice, BlockerConfig, BlockerKind, CheckConfig, Config, DDL_AT,
     DdlConfig, LoadChoice, LoadConfig, Objects, WeightedScript,
 };
 use crate::database::error_text;
 use crate::error::Error;
-use crate::expect::{Bound, Expectation};
 use crate::metrics::lock_trace::{Blocks, LockMode, TracedStatement, strongest_table_locks};
 use crate::scenario::ddl::trace::NAME;
 use crate::script;

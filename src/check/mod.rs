@@ -25,9 +25,10 @@ use std::future::Future;
 
 use crate::config::CheckConfig;
 use crate::error::Error;
+use crate::export::ci;
 use crate::scenario::Interrupt;
 use crate::stop::{self, Ending, StopCause};
-use crate::{expect, output, results};
+use crate::{output, results};
 
 use report::CheckReport;
 
@@ -79,8 +80,8 @@ fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error>
         let _ = std::fs::remove_file(replaced);
     }
     results::write_files(&config.out_dir, &files)?;
-    expect::append_to_step_summary(
-        expect::github_step_summary_path().as_deref(),
+    ci::append_to_step_summary(
+        ci::github_step_summary_path().as_deref(),
         &markdown::check_text(report),
     )?;
     let mut lines = format!("{}\n", report.verdict_line().replace("**", ""));

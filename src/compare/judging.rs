@@ -4,6 +4,7 @@
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::export::ci;
 use crate::metrics::RunReport;
 use crate::plan::Plan;
 use crate::{error, expect, output, results, scenario};
@@ -62,21 +63,17 @@ fn check_expectations(
 ) -> Result<bool, Error> {
     let results = expect::evaluate(&config.expectations, report);
     if config.ci && results.is_empty() {
-        stderrln!("warning: {}", expect::NO_BOUNDS);
+        stderrln!("warning: {}", ci::NO_BOUNDS);
     }
-    for line in expect::report_lines(&results) {
+    for line in ci::report_lines(&results) {
         let line = match label {
             Some(label) => format!("{label}: {line}"),
             None => line,
         };
         output::write_stdout(&format!("{line}\n"))?;
     }
-    let files = expect::result_files(report, &results, &config.out_dir)?;
+    let files = ci::result_files(report, &results, &config.out_dir)?;
     results::write_files(&config.out_dir, &files)?;
-    expect::append_github_step_summary(
-        expect::github_step_summary_path().as_deref(),
-        report,
-        &results,
-    )?;
+    ci::append_github_step_summary(ci::github_step_summary_path().as_deref(), report, &results)?;
     Ok(expect::any_failed(&results))
 }

@@ -146,7 +146,7 @@ mod tests {
     use super::*;
     use crate::expect::Bound;
     use crate::expect::fixtures::*;
-    use crate::expect::render::report_lines;
+    use crate::export::ci::report_lines;
     use crate::metrics::DdlOutcome;
     use std::collections::BTreeMap;
 

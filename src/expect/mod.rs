@@ -9,26 +9,15 @@
 //! file the verdict, ranking and key figures are appended to it.
 //!
 //! What can be required lives in `crate::bounds`, the expectations of a run
-//! (the file tables and the flags) in `config::expectations`; here are
-//! `evaluate` (the verdicts), and the renderers
-//! `render` (stdout lines, the result files, the JUnit suite), `step_summary` and
-//! `pr_comment`, the last two built from the pieces of `sections`. Reading
-//! flags and the environment is left to the caller.
+//! (the file tables and the flags) in `config::expectations`, and what is
+//! written of the verdicts (stdout lines, expectations.csv, junit.xml, the
+//! step summary, pr-comment.md) in `export::ci`; here is `evaluate`, the
+//! verdicts themselves.
 
 mod evaluate;
 #[cfg(test)]
-mod fixtures;
-mod pr_comment;
-mod render;
-mod sections;
-mod step_summary;
+pub(crate) mod fixtures;
 
 pub use crate::bounds::{Bound, ExpectFile, KEYS};
 pub use crate::config::Expectation;
 pub use evaluate::{ExpectationResult, Verdict, any_failed, evaluate};
-pub use pr_comment::pr_comment;
-pub use render::{ExpectationRecord, report_lines, result_files};
-pub use sections::{NO_BOUNDS, comment_marker, verdict_markdown};
-pub use step_summary::{
-    append_github_step_summary, append_to_step_summary, github_step_summary_path,
-};

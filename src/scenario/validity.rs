@@ -19,8 +19,9 @@
 //! the workload describes: the ranking sets the run apart and the process
 //! exits [`crate::error::exit_code::INVALID`].
 
+use crate::bounds::Bound;
+use crate::config::Expectation;
 use crate::config::{BlockerConfig, BlockerKind, Config};
-use crate::expect::{Bound, Expectation};
 use crate::metrics::failures::FailureKind;
 use crate::metrics::{AttemptOutcome, DdlAttempt, DdlOutcome, RunReport};
 use crate::strategy::{NamedStrategy, Strategy};

@@ -1,6 +1,12 @@
 //! The expectation results for people and CI: one verdict line each on
 //! stdout, and the result files of the results folder (`expectations.csv`,
-//! `junit.xml`, `pr-comment.md`) rendered in memory for the caller to write.
+//! `junit.xml`, `pr-comment.md`) rendered in memory for the caller to write;
+//! `step_summary` appends to `$GITHUB_STEP_SUMMARY`, `pr_comment` and it are
+//! built from the pieces of `sections`.
+
+mod pr_comment;
+mod sections;
+mod step_summary;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -11,9 +17,14 @@ use crate::export::csv::csv_file;
 use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
 use crate::metrics::RunReport;
 
-use super::pr_comment::pr_comment;
-use super::{ExpectationResult, Verdict};
+use crate::expect::{ExpectationResult, Verdict};
 use crate::results::{EXPECTATIONS_CSV, OutputFile};
+
+pub use pr_comment::pr_comment;
+pub use sections::{NO_BOUNDS, comment_marker, verdict_markdown};
+pub use step_summary::{
+    append_github_step_summary, append_to_step_summary, github_step_summary_path,
+};
 
 /// One row of `expectations.csv`; the header is the field names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
