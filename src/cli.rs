@@ -1,8 +1,14 @@
 //! Command-line arguments (clap derive). Turned into a `Config` by `config/`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
+
+use crate::choices::{BlockerChoice, BlockerKind, Layout, Protocol, Recycling, TransactionMode};
+use crate::duration::DurationParser;
+use crate::strategy::PRESET_NAMES;
 
 /// stallbench: reproduce the lock-queue outage and measure what each migration strategy does to live traffic.
 #[derive(Debug, Parser)]
@@ -73,10 +79,9 @@ pub enum Command {
 /// The flags of `check`; `config::CheckConfig::new` reads them, once.
 #[derive(Debug, Clone, Default, Args)]
 pub struct CheckArgs {
-    /// The folder's layout: numbered, up-down, dbmate, goose, flyway, prisma or plain-sql
-    /// [default: detected from the files].
+    /// The folder's layout [default: detected from the files].
     #[arg(long, value_name = "LAYOUT")]
-    pub layout: Option<String>,
+    pub layout: Option<Layout>,
     /// The last N migrations are the new ones [default: 1, without --since or --git-base].
     #[arg(long = "new", value_name = "N", conflicts_with_all = ["since", "git_base"])]
     pub new: Option<usize>,
@@ -89,7 +94,7 @@ pub struct CheckArgs {
     /// How the migration tool runs a file: each in one transaction, each statement in its own, or none
     /// [default: per-file].
     #[arg(long, value_name = "MODE")]
-    pub transaction: Option<String>,
+    pub transaction: Option<TransactionMode>,
     /// Your own SQL that fills the tables the earlier migrations made (instead of --rows).
     #[arg(long, value_name = "FILE", conflicts_with = "rows")]
     pub seed: Option<PathBuf>,
@@ -105,29 +110,29 @@ pub struct CheckArgs {
     pub clients: Option<u32>,
     /// The long transaction the migration meets: `auto` (a report for ACCESS EXCLUSIVE, a writer
     /// for SHARE and SHARE ROW EXCLUSIVE), `report`, `writer` or `none` [default: auto].
-    #[arg(long, value_name = "KIND", value_parser = ["auto", "report", "writer", "none"])]
-    pub blocker: Option<String>,
+    #[arg(long, value_name = "KIND")]
+    pub blocker: Option<BlockerChoice>,
     /// How long the blocker holds its transaction open [default: 10s].
-    #[arg(long, value_name = "DURATION")]
-    pub hold: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub hold: Option<Duration>,
     /// How the project deploys a migration: a strategy preset [default: naive, the file as written].
-    #[arg(long, value_name = "STRATEGY")]
+    #[arg(long, value_name = "STRATEGY", value_parser = PossibleValuesParser::new(PRESET_NAMES))]
     pub deploy: Option<String>,
     /// The strategy measured beside it [default: retry].
-    #[arg(long, value_name = "STRATEGY")]
+    #[arg(long, value_name = "STRATEGY", value_parser = PossibleValuesParser::new(PRESET_NAMES))]
     pub recommend: Option<String>,
     /// Budget: the longest stall the deployed migration may cause [default: 1s].
-    #[arg(long, value_name = "DURATION")]
-    pub max_stall: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub max_stall: Option<Duration>,
     /// Budget: the whole run's p99 latency under the deployed migration, e.g. 200ms.
-    #[arg(long, value_name = "DURATION")]
-    pub max_p99: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub max_p99: Option<Duration>,
     /// Budget: failed transactions under the deployed migration.
     #[arg(long, value_name = "N")]
     pub max_failed: Option<u64>,
     /// Each strategy's load duration [default: the blocker's hold plus 5 s].
-    #[arg(long, value_name = "DURATION")]
-    pub duration: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub duration: Option<Duration>,
     /// Results folder [default: results/check-<UTC timestamp>]; check.md, check.json, check.csv,
     /// junit.xml and a folder per measured migration.
     #[arg(long)]
@@ -194,10 +199,10 @@ pub struct CommonArgs {
     pub client_timeout: Option<String>,
     /// With --rate: skip transactions already this late behind schedule, counted as
     /// `skipped` and never sent (pgbench -L), e.g. 500ms.
-    #[arg(long, value_name = "DURATION")]
-    pub latency_limit: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub latency_limit: Option<Duration>,
     /// Load duration, e.g. 24s (overrides [load] duration).
-    #[arg(long)]
+    #[arg(long, value_name = "DURATION")]
     pub duration: Option<String>,
     /// Results folder [default: results/<workload>-<UTC timestamp>]; a folder holding an
     /// earlier run's files is refused unless --force.
@@ -241,8 +246,8 @@ pub struct CommonArgs {
     /// How scripts send statements, as pgbench -M: `prepared` (each statement prepared
     /// once per connection), `extended` (parsed each time) or `simple` (variables
     /// substituted into the text) [default: prepared].
-    #[arg(long, short = 'M', value_name = "MODE", value_parser = ["simple", "extended", "prepared"])]
-    pub protocol: Option<String>,
+    #[arg(long, short = 'M', value_name = "MODE")]
+    pub protocol: Option<Protocol>,
     /// Let scripts run programs with \shell and \setshell (refused without it: a
     /// workload file from elsewhere must not run programs unasked).
     #[arg(long)]
@@ -263,12 +268,12 @@ pub struct PoolArgs {
     #[arg(long, value_name = "DURATION")]
     pub pool_timeout: Option<String>,
     /// How long the pool may take to open a new connection (deadpool's timeouts.create) [default: 5s].
-    #[arg(long, value_name = "DURATION")]
-    pub pool_connect_timeout: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub pool_connect_timeout: Option<Duration>,
     /// How a returned connection is checked before its next use: `fast` (is it
     /// closed?) or `verified` (also a round trip) [default: fast].
-    #[arg(long, value_name = "METHOD", value_parser = ["fast", "verified"])]
-    pub pool_recycling: Option<String>,
+    #[arg(long, value_name = "METHOD")]
+    pub pool_recycling: Option<Recycling>,
     /// Requests waiting or running at once, beyond which a new one is rejected at
     /// once, counted as `rejected`, as a service's concurrency limit does [default: no limit].
     #[arg(long, value_name = "N")]
@@ -296,20 +301,20 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "FILE")]
     pub ddl_file: Option<PathBuf>,
     /// When the migration starts, e.g. 6s [default: [ddl] at, else 6s].
-    #[arg(long, value_name = "DURATION")]
-    pub ddl_at: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub ddl_at: Option<Duration>,
     /// The blocker's SQL, run inside its long transaction (overrides [blocker] sql).
     #[arg(long, value_name = "SQL")]
     pub blocker: Option<String>,
     /// When the blocker starts, e.g. 4s [default: [blocker] at, else 4s].
-    #[arg(long, value_name = "DURATION")]
-    pub blocker_at: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub blocker_at: Option<Duration>,
     /// How long the blocker holds its transaction open, e.g. 12s [default: [blocker] hold, else 12s].
-    #[arg(long, value_name = "DURATION")]
-    pub blocker_hold: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub blocker_hold: Option<Duration>,
     /// How the blocker holds it, `idle` meaning idle in transaction [default: [blocker] kind, else report].
-    #[arg(long, value_name = "KIND", value_parser = ["report", "writer", "idle"])]
-    pub blocker_kind: Option<String>,
+    #[arg(long, value_name = "KIND")]
+    pub blocker_kind: Option<BlockerKind>,
     /// No blocker, even if the workload has one (e.g. a real server with long transactions of its own).
     #[arg(long, conflicts_with_all = ["blocker", "blocker_at", "blocker_hold", "blocker_kind"])]
     pub no_blocker: bool,

@@ -24,6 +24,7 @@
 //! more, which for an index build on a large table is seconds.
 
 use crate::config::Config;
+use crate::database::{self, Database};
 use crate::error::Error;
 use crate::fingerprint::{self, Fingerprint};
 use crate::metrics::interruption::{AppliedStep, PartialStrategy};
@@ -35,7 +36,6 @@ use crate::scenario::{self, Interrupt};
 use crate::serverlog;
 use crate::stop;
 use crate::strategy::NamedStrategy;
-use crate::target::{self, Target};
 
 /// What a lock trace depends on: the steps `strategy` runs and its session
 /// settings. Two strategies with the same key have the same trace.
@@ -61,7 +61,7 @@ pub fn trace_key(config: &Config, strategy: &NamedStrategy) -> TraceKey {
 /// behind a user's traffic. `before` is the fingerprint of the tables the run must meet.
 pub async fn trace_before_run(
     config: &Config,
-    target: &Target,
+    target: &Database,
     strategy: &NamedStrategy,
     workload_source: &str,
     before: &Fingerprint,
@@ -158,7 +158,7 @@ pub async fn trace_before_run(
     if let Some(error) = static_error {
         return Err(error);
     }
-    let after = target.fingerprint(target::SCHEMA, &[]).await?;
+    let after = target.fingerprint(database::SCHEMA, &[]).await?;
     let differences = fingerprint::diff(before, &after);
     if !differences.is_empty() {
         let described: Vec<String> = differences.iter().map(|d| d.describe()).collect();
@@ -175,7 +175,7 @@ pub async fn trace_before_run(
 
 /// Undoes a trace whose steps committed: drops the indexes it built, then runs the reset SQL.
 async fn undo_committed_trace(
-    target: &Target,
+    target: &Database,
     created_indexes: &[String],
     workload_source: &str,
     reset_sql: &str,
@@ -189,7 +189,7 @@ async fn undo_committed_trace(
                 .map_err(|err| {
                     Error::runtime(format!(
                         "dropping index {index}, which the lock trace built: {}",
-                        target::error_text(&err)
+                        database::error_text(&err)
                     ))
                 })?;
         }
@@ -213,7 +213,7 @@ pub struct MeasuredStrategy {
 /// its report, with `lock_trace` taken before; says on stderr what the run noted.
 pub async fn measure_strategy(
     config: &Config,
-    target: &Target,
+    target: &Database,
     strategy: &NamedStrategy,
     (seed, repeat): (u64, u32),
     interrupt: &Interrupt,
@@ -315,7 +315,7 @@ fn print_notes(config: &Config, strategy: &str, notes: &scenario::RunNotes, inte
 }
 
 /// The current size of the throwaway server's structured log, where a strategy's part begins.
-fn server_log_len(target: &Target) -> u64 {
+fn server_log_len(target: &Database) -> u64 {
     target
         .structured_log()
         .and_then(|log| std::fs::metadata(log.path).ok())
@@ -329,7 +329,7 @@ fn server_log_len(target: &Target) -> u64 {
 /// the observer's, sampled through the whole wait rather than logged once
 /// at deadlock_timeout.
 fn server_log_sentences(
-    target: &Target,
+    target: &Database,
     from: u64,
     roles: &std::collections::BTreeMap<u32, Role>,
     started_unix_s: f64,

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::io::{ErrorKind, Write};
 use std::sync::Mutex;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Writes `text` to stdout and flushes it; a closed stdout is [`Error::StdoutClosed`].
 pub fn write_stdout(text: &str) -> Result<(), Error> {

@@ -52,7 +52,7 @@ pub const JUNIT_XML: &str = "junit.xml";
 /// File name of the pull-request comment, the verdict first, for a CI step to post.
 pub const PR_COMMENT_MD: &str = "pr-comment.md";
 /// The throwaway server's log: the name the server writes it under, and the
-/// name the results folder keeps it under (`Target::copy_server_log`).
+/// name the results folder keeps it under (`Database::copy_server_log`).
 pub const SERVER_LOG: &str = "server.log";
 
 /// File name of `check`'s report for a pull request (Markdown, its verdict first).

@@ -10,31 +10,9 @@
 
 use std::fmt;
 
-use crate::script::{Command, Script};
+pub use crate::choices::BlockerKind;
+use crate::script::{Script, ScriptCommand};
 use crate::strategy::statements::statement_words;
-
-/// How the blocker holds its transaction open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BlockerKind {
-    /// `BEGIN; <sql>; SELECT pg_sleep(hold); COMMIT`: active the whole time.
-    Report,
-    /// The same, with a write (it holds row locks).
-    Writer,
-    /// `BEGIN; <sql>`, then idle in transaction for `hold`, then `COMMIT`.
-    Idle,
-}
-
-impl BlockerKind {
-    /// The name in a workload file and in `--blocker-kind`: `report`, `writer`, `idle`.
-    pub fn name(self) -> &'static str {
-        match self {
-            BlockerKind::Report => "report",
-            BlockerKind::Writer => "writer",
-            BlockerKind::Idle => "idle",
-        }
-    }
-}
 
 /// What the load's clients are called: `reader` when they only read, else `client`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +26,7 @@ impl ClientKind {
     pub fn of_scripts<'a>(scripts: impl IntoIterator<Item = &'a Script>) -> ClientKind {
         let reads_only = scripts.into_iter().all(|script| {
             script.commands.iter().all(|command| match command {
-                Command::Sql(sql) => !sql.compound && statement_effect(&sql.sql).reads_only(),
+                ScriptCommand::Sql(sql) => !sql.compound && statement_effect(&sql.sql).reads_only(),
                 _ => true,
             })
         });

@@ -1,22 +1,107 @@
-//! What a run stopped before its end does and says. The stop itself (the DDL
-//! rolled back first, the strategy in progress written up to its last whole
-//! second) happens in `scenario`; here the run's [`Interruption`] is built
-//! once, from the config and what was measured, and the stop line is worded:
-//! why it stopped, which DDL steps had committed (or that nothing was
-//! applied), and what became of the server and of stallbench's schema.
+//! A run until it is stopped, shared by both front doors (`compare` and
+//! `check`): the async runtime they run on, the signals that stop them, the
+//! wind-down a stopped run gets ([`WIND_DOWN_LIMIT`]), and what a run stopped
+//! before its end does and says. The stop itself (the DDL rolled back first,
+//! the strategy in progress written up to its last whole second) happens in
+//! `scenario`; here the run's [`Interruption`] is built once, from the config
+//! and what was measured, and the stop line is worded: why it stopped, which
+//! DDL steps had committed (or that nothing was applied), and what became of
+//! the server and of stallbench's schema.
+
+use std::future::Future;
+use std::pin::pin;
+use std::time::Duration;
+
+use anyhow::Context;
 
 use crate::config::Config;
 use crate::error::Error;
 use crate::export::sentences::applied_clause;
 use crate::metrics::interruption::applied_steps;
 use crate::metrics::{AppliedStep, Interruption, PartialStrategy, RunReport};
-use crate::scenario::Measured;
+use crate::scenario::{Interrupt, Measured};
 use crate::strategy::NamedStrategy;
 
 /// What Ctrl-C is called in the lines of a run it stopped.
 pub const CTRL_C: &str = "Ctrl-C (SIGINT)";
 /// What SIGTERM is called in the lines of a run it stopped.
 pub const SIGTERM: &str = "SIGTERM";
+
+/// How long a stopped run may take to wind down and write what it measured.
+pub const WIND_DOWN_LIMIT: Duration = Duration::from_secs(15);
+
+/// Runs `work` to its end on a new multi-threaded runtime, which then gets a
+/// second to end the tasks left behind.
+pub fn on_runtime<T>(work: impl Future<Output = T>) -> Result<T, Error> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let result = runtime.block_on(work);
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    Ok(result)
+}
+
+/// Resolves at Ctrl-C (SIGINT) or SIGTERM, naming the signal.
+pub async fn stop_signal() -> String {
+    let sigterm = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signals) => signals.recv().await,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        Ok(()) = tokio::signal::ctrl_c() => CTRL_C.to_string(),
+        _ = sigterm => SIGTERM.to_string(),
+    }
+}
+
+/// How a run raced against what may stop it ended.
+pub enum Ending<T> {
+    /// The run ended on its own, with this result.
+    Finished(T),
+    /// A stop came first and fired the run's interrupt.
+    Stopped {
+        /// What stopped it.
+        cause: StopCause,
+        /// Whether the run then ended within [`WIND_DOWN_LIMIT`].
+        wound_down: bool,
+    },
+}
+
+/// What stopped a run from outside.
+pub enum StopCause {
+    /// A signal, by the name [`stop_signal`] gives it.
+    Signal(String),
+    /// A failure beside the run (the throwaway server's death).
+    Failure(Error),
+}
+
+/// Runs `run` until it ends or `stop` (a signal's name) or `failure` comes
+/// first; a stop fires `interrupt` (with the signal's name or the failure's
+/// message) and gives the run [`WIND_DOWN_LIMIT`] to stop its DDL and write
+/// what it measured.
+pub async fn until_stopped<T>(
+    run: impl Future<Output = T>,
+    interrupt: &Interrupt,
+    stop: impl Future<Output = String>,
+    failure: impl Future<Output = Error>,
+) -> Ending<T> {
+    let mut run = pin!(run);
+    let cause = tokio::select! {
+        result = &mut run => return Ending::Finished(result),
+        reason = stop => {
+            interrupt.fire(reason.as_str());
+            StopCause::Signal(reason)
+        }
+        error = failure => {
+            interrupt.fire(error.to_string());
+            StopCause::Failure(error)
+        }
+    };
+    let wound_down = tokio::time::timeout(WIND_DOWN_LIMIT, run).await.is_ok();
+    Ending::Stopped { cause, wound_down }
+}
 
 /// Why a run ended before its end: the error it exits with, the signal that
 /// stopped it (if one did), and whether the strategy in progress wound down
@@ -202,7 +287,7 @@ fn server_words(server: &ServerFate) -> String {
         SchemaFate::NoneMade => "--in-place made no schema of its own".to_string(),
         SchemaFate::Left(why) => format!(
             "stallbench's schema could not be dropped ({why}): drop it with DROP SCHEMA {} CASCADE",
-            crate::target::SCHEMA
+            crate::database::SCHEMA
         ),
     };
     let sessions = match open_sessions {

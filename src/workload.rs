@@ -61,7 +61,7 @@ pub struct WorkloadFile {
     pub strategies: Vec<StrategyFile>,
     /// `[expect.<strategy>]`: CI bounds checked after the run (see `expect.rs`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub expect: BTreeMap<String, crate::expect::ExpectFile>,
+    pub expect: BTreeMap<String, crate::bounds::ExpectFile>,
     /// `[sweep]`: one setting varied across runs (`--sweep` wins over it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepFile>,
@@ -269,6 +269,16 @@ pub fn from_flags() -> LoadedWorkload {
         source: "workload from flags".to_string(),
         folder: None,
     }
+}
+
+/// `stallbench workloads`: one line per bundled workload, its name and description.
+pub fn listing() -> Result<String, Error> {
+    let mut out = String::new();
+    for (name, _) in BUNDLED {
+        let loaded = load(name)?;
+        out.push_str(&format!("{name:<22} {}\n", loaded.file.description));
+    }
+    Ok(out)
 }
 
 /// Loads a workload by bundled name or by path to a `.toml` file.

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::report::CheckReport;
 use super::run::{CheckedMigration, Outcome};
 use super::verdict::{Judged, MigrationVerdict};
-use crate::expect::comment_marker;
+use crate::export::ci::comment_marker;
 use crate::export::format::{format_ms, format_thousands, trim_number};
 use crate::export::markdown::{render_table, table_cell};
 use crate::export::table::{Align, Table};

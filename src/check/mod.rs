@@ -1,53 +1,42 @@
 //! `stallbench check DIR`: the migration gate (issue 27). Each new migration
 //! of a project's migrations folder is traced (the locks each statement
 //! takes, rewrites, scans) and measured under traffic, the way it is
-//! deployed and the recommended way, with the same Target, Scenario,
+//! deployed and the recommended way, with the same Database, Scenario,
 //! RunReport and exporters as `compare`: one engine, two front doors.
 //!
 //! - [`migrations`]: reading a migrations folder (layouts, order, which
 //!   migrations are new, statements and their transactions);
 //! - [`rows`]: generating rows for the schema the earlier migrations built;
-//! - [`run`]: the check's course on one throwaway server (trace, plan,
+//! - [`run`]: the check's course on one throwaway server (trace, design,
 //!   measure, apply, migration by migration);
-//! - [`plan`]: a migration's trace -> the `Config` of its measured run;
+//! - [`design`]: a migration's trace -> the `Config` of its measured run;
 //! - [`verdict`]: each migration judged against the budgets, with its fix;
 //! - [`report`] and [`markdown`]: `check.csv`, `check.json`, `junit.xml`, `check.md`.
 
+pub mod design;
 pub mod markdown;
 pub mod migrations;
-pub mod plan;
 pub mod report;
 pub mod rows;
 pub mod run;
 pub mod verdict;
 
 use std::future::Future;
-use std::pin::pin;
-use std::time::Duration;
-
-use anyhow::Context;
 
 use crate::config::CheckConfig;
 use crate::error::Error;
+use crate::export::ci;
 use crate::scenario::Interrupt;
-use crate::stderrln;
-use crate::{expect, output, results};
+use crate::stop::{self, Ending, StopCause};
+use crate::{output, results};
 
 use report::CheckReport;
-
-/// How long a stopped check may take to wind down its run in progress.
-const WIND_DOWN_LIMIT: Duration = Duration::from_secs(15);
 
 /// `stallbench check`: runs the check, writes its files, prints the verdict
 /// and a line per migration on stdout; exit code 3 when a migration breaks a
 /// budget as deployed, else 0.
 pub fn check(config: &CheckConfig) -> Result<i32, Error> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let result = runtime.block_on(run_until_stopped(config, crate::stop_signal()));
-    runtime.shutdown_timeout(Duration::from_secs(1));
+    let result = stop::on_runtime(run_until_stopped(config, stop::stop_signal()))?;
     let report = CheckReport::new(config, result?);
     write_report(config, &report)?;
     Ok(report.exit_code())
@@ -60,13 +49,19 @@ async fn run_until_stopped(
     stop: impl Future<Output = String>,
 ) -> Result<run::CheckRun, Error> {
     let interrupt = Interrupt::default();
-    let mut running = pin!(run::run_check(config, &interrupt));
-    let reason = tokio::select! {
-        result = &mut running => return result,
-        reason = stop => reason,
+    let running = run::run_check(config, &interrupt);
+    let never_fails = std::future::pending::<Error>();
+    let reason = match stop::until_stopped(running, &interrupt, stop, never_fails).await {
+        Ending::Finished(result) => return result,
+        Ending::Stopped {
+            cause: StopCause::Signal(reason),
+            ..
+        } => reason,
+        Ending::Stopped {
+            cause: StopCause::Failure(error),
+            ..
+        } => error.to_string(),
     };
-    interrupt.fire(reason.as_str());
-    let _ = tokio::time::timeout(WIND_DOWN_LIMIT, running).await;
     Err(Error::runtime(format!(
         "interrupted by {reason}; the server was stopped; the migrations measured so far are \
          in {}",
@@ -85,8 +80,8 @@ fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error>
         let _ = std::fs::remove_file(replaced);
     }
     results::write_files(&config.out_dir, &files)?;
-    expect::append_to_step_summary(
-        expect::github_step_summary_path().as_deref(),
+    ci::append_to_step_summary(
+        ci::github_step_summary_path().as_deref(),
         &markdown::check_text(report),
     )?;
     let mut lines = format!("{}\n", report.verdict_line().replace("**", ""));

@@ -10,11 +10,12 @@ use serde::{Deserialize, Serialize};
 use super::run::{CheckRun, CheckedMigration, Outcome};
 use super::verdict::{Judged, MigrationVerdict, judge};
 use crate::config::{Budgets, CheckConfig, Data};
-use crate::expect::{Verdict, xml_escape};
+use crate::expect::Verdict;
+use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
 use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement};
 use crate::metrics::ranking::run_figures;
 use crate::metrics::{DdlOutcome, StrategyReport};
-use crate::results::{CHECK_CSV, CHECK_JSON, JUNIT_XML, OutputFile};
+use crate::results::{CHECK_CSV, CHECK_JSON, OutputFile};
 
 /// A whole check as every format shows it: the settings that frame the
 /// figures and each migration with its judgement.
@@ -93,11 +94,11 @@ impl CheckReport {
     /// run is no result, else 3 when one breaks a budget as deployed, else 0.
     pub fn exit_code(&self) -> i32 {
         if !self.invalid().is_empty() {
-            return crate::scenario::validity::EXIT_CODE_INVALID;
+            return crate::error::exit_code::INVALID;
         }
         match self.failed().is_empty() {
-            true => 0,
-            false => crate::expect::EXIT_CODE_FAILED,
+            true => crate::error::exit_code::SUCCESS,
+            false => crate::error::exit_code::EXPECTATION_FAILED,
         }
     }
 
@@ -255,7 +256,7 @@ impl CheckReport {
         let file = CheckJson {
             verdict: match self.exit_code() {
                 0 => "pass",
-                crate::scenario::validity::EXIT_CODE_INVALID => "invalid",
+                crate::error::exit_code::INVALID => "invalid",
                 _ => "fail",
             },
             deploy: &self.deploy,
@@ -276,46 +277,39 @@ impl CheckReport {
     /// One test case per migration; a failed one names the broken budgets,
     /// the fix and what the recommended strategy did.
     fn junit(&self) -> OutputFile {
-        let failures = self.failed().len();
-        let errors = self.invalid().len();
-        let mut text = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        text.push_str(&format!(
-            "<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\">\n",
-            xml_escape(&format!("stallbench check {}", self.dir.display())),
-            self.migrations.len(),
-        ));
-        for (checked, judged) in &self.migrations {
-            let open = format!(
-                "  <testcase classname=\"stallbench.check\" name=\"{}\"",
-                xml_escape(&checked.migration.name)
-            );
-            if let Some(reason) = &judged.invalid {
-                text.push_str(&format!(
-                    "{open}>\n    <error message=\"no result\">{}</error>\n  </testcase>\n",
-                    xml_escape(reason)
-                ));
-                continue;
-            }
-            if judged.verdict != MigrationVerdict::Fail {
-                text.push_str(&open);
-                text.push_str("/>\n");
-                continue;
-            }
-            let body: Vec<&str> = [judged.fix.as_deref(), judged.recommended.as_deref()]
-                .into_iter()
-                .flatten()
-                .collect();
-            text.push_str(&format!(
-                "{open}>\n    <failure message=\"{}\">{}</failure>\n  </testcase>\n",
-                xml_escape(&format!("{}: {}", self.deploy, judged.broken.join("; "))),
-                xml_escape(&body.join("; "))
-            ));
+        let cases = self
+            .migrations
+            .iter()
+            .map(|(checked, judged)| {
+                let outcome = if let Some(reason) = &judged.invalid {
+                    JunitOutcome::Error {
+                        message: "no result".to_string(),
+                        body: reason.clone(),
+                    }
+                } else if judged.verdict != MigrationVerdict::Fail {
+                    JunitOutcome::Passed
+                } else {
+                    let body: Vec<&str> = [judged.fix.as_deref(), judged.recommended.as_deref()]
+                        .into_iter()
+                        .flatten()
+                        .collect();
+                    JunitOutcome::Failed {
+                        message: format!("{}: {}", self.deploy, judged.broken.join("; ")),
+                        body: body.join("; "),
+                    }
+                };
+                JunitCase {
+                    classname: "stallbench.check".to_string(),
+                    name: checked.migration.name.clone(),
+                    outcome,
+                }
+            })
+            .collect();
+        JunitSuite {
+            name: format!("stallbench check {}", self.dir.display()),
+            cases,
         }
-        text.push_str("</testsuite>\n");
-        OutputFile {
-            name: JUNIT_XML.to_string(),
-            bytes: text.into_bytes(),
-        }
+        .file()
     }
 }
 
@@ -493,7 +487,7 @@ pub(crate) mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::check::migrations::{Migration, Statement, Step};
+    use crate::check::migrations::{Migration, MigrationStatement, MigrationStep};
     use crate::check::run::MeasuredRun;
     use crate::expect::{Bound, Expectation, evaluate};
     use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock};
@@ -504,8 +498,8 @@ pub(crate) mod tests {
             name: name.to_string(),
             path: PathBuf::from(format!("migrations/{name}.sql")),
             version: name[..4].to_string(),
-            steps: vec![Step {
-                statements: vec![Statement {
+            steps: vec![MigrationStep {
+                statements: vec![MigrationStatement {
                     sql: sql.to_string(),
                     line: 1,
                 }],

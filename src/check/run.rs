@@ -4,7 +4,7 @@
 //!    migrations, then the rows (`--seed` or generated), then `VACUUM ANALYZE`;
 //! 2. for each new migration, in order: its lock trace (in a transaction
 //!    rolled back when it is one transaction; otherwise, as deployed, on a
-//!    copy of the database that is dropped after); its plan (load, blocker)
+//!    copy of the database that is dropped after); its run design (load, blocker)
 //!    from the trace; each strategy's run on a fresh copy of the database
 //!    (`CREATE DATABASE ... TEMPLATE`), so every strategy meets the schema and
 //!    rows the earlier migrations left and no run's migration reaches the
@@ -17,10 +17,11 @@ use std::time::Instant;
 
 use tokio_postgres::Client;
 
-use super::migrations::{Migration, Step, read_folder, split_new};
-use super::plan::{self, Plan, TableFacts};
+use super::design::{self, RunDesign, TableFacts};
+use super::migrations::{Migration, MigrationStep, read_folder, split_new};
 use super::rows::fill_tables;
 use crate::config::{CheckConfig, Config, Data};
+use crate::database::{self, Database, error_text};
 use crate::error::Error;
 use crate::expect::{self, ExpectationResult};
 use crate::export::{run_json::RunFile, workload_toml};
@@ -30,8 +31,6 @@ use crate::metrics::lock_trace::{Blocks, LockMode, TracedStatement};
 use crate::role::Role;
 use crate::scenario::Interrupt;
 use crate::scenario::ddl::trace::{TraceEnd, TraceError, TraceStep, rolls_back, trace_steps};
-use crate::stderrln;
-use crate::target::{self, Target, error_text};
 use crate::{export, plot, results};
 
 /// The database the earlier migrations build and each new one is applied to.
@@ -112,9 +111,9 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
     if new.is_empty() {
         return Ok(run);
     }
-    let base = plan::base_config(config);
+    let base = design::base_config(config);
     let started = Instant::now();
-    let mut target = Target::open(&base).await?;
+    let mut target = Database::open(&base).await?;
     run.server_start_s = target.server_start_s;
     run.server_version = target.server_version.clone();
     say(
@@ -143,7 +142,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
 /// The work database: created, the earlier migrations applied, rows in, vacuumed.
 async fn prepare_database(
     config: &CheckConfig,
-    target: &mut Target,
+    target: &mut Database,
     earlier: &[Migration],
     run: &mut CheckRun,
 ) -> Result<(), Error> {
@@ -166,7 +165,7 @@ async fn prepare_database(
             ))
         })?,
         Data::Rows(rows) => {
-            for fill in fill_tables(&client, target::SCHEMA, *rows, config.seed).await? {
+            for fill in fill_tables(&client, database::SCHEMA, *rows, config.seed).await? {
                 if let Some(reason) = fill.skipped {
                     stderrln!("warning: table {} not filled: {reason}", fill.table);
                     run.unfilled.push(format!("{}: {reason}", fill.table));
@@ -195,7 +194,7 @@ async fn prepare_database(
 /// Traces, plans and measures one migration; the work database is as before.
 async fn check_migration(
     config: &CheckConfig,
-    target: &mut Target,
+    target: &mut Database,
     migration: Migration,
     interrupt: &Interrupt,
 ) -> Result<CheckedMigration, Error> {
@@ -216,8 +215,8 @@ async fn check_migration(
     );
     let client = target.connect(Role::Check).await?;
     let mut tables: Vec<(TableFacts, LockMode)> = Vec::new();
-    for (name, mode) in plan::locked_tables(&statements) {
-        if let Some(facts) = plan::table_facts(&client, &name).await? {
+    for (name, mode) in design::locked_tables(&statements) {
+        if let Some(facts) = design::table_facts(&client, &name).await? {
             tables.push((facts, mode));
         }
     }
@@ -225,9 +224,9 @@ async fn check_migration(
     let outcome = match tables.is_empty() {
         true => Outcome::NotMeasured,
         false => {
-            let plan = plan::plan_run(config, &migration, &tables)?;
+            let design = design::design_run(config, &migration, &tables)?;
             Outcome::Measured(Box::new(
-                measure(config, target, plan, &statements, interrupt).await?,
+                measure(config, target, design, &statements, interrupt).await?,
             ))
         }
     };
@@ -242,7 +241,7 @@ async fn check_migration(
 /// The lock trace of `migration` on the work database: rolled back when it
 /// is one transaction, else as deployed on a copy.
 async fn trace_migration(
-    target: &mut Target,
+    target: &mut Database,
     migration: &Migration,
 ) -> Result<Vec<TracedStatement>, Error> {
     let steps: Vec<TraceStep> = migration
@@ -295,19 +294,19 @@ fn line_of(migration: &Migration, sql: &str) -> String {
         })
 }
 
-/// Runs each strategy of `plan` on its own copy of the work database and
+/// Runs each strategy of `design` on its own copy of the work database and
 /// writes the migration's results folder.
 async fn measure(
     check: &CheckConfig,
-    target: &mut Target,
-    plan: Plan,
+    target: &mut Database,
+    design: RunDesign,
     statements: &[TracedStatement],
     interrupt: &Interrupt,
 ) -> Result<MeasuredRun, Error> {
-    let config = &plan.config;
+    let config = &design.config;
     say(
         check,
-        format!("load: {}; blocker: {}", plan.load, plan.blocker),
+        format!("load: {}; blocker: {}", design.load, design.blocker),
     );
     open_results_folder(check, config, target)?;
     let mut report = RunReport {
@@ -345,9 +344,9 @@ async fn measure(
     }
     let results = expect::evaluate(&config.expectations, &report);
     Ok(MeasuredRun {
-        load: plan.load,
-        blocker: plan.blocker,
-        blocks: plan.blocks,
+        load: design.load,
+        blocker: design.blocker,
+        blocks: design.blocks,
         report,
         results,
         folder: config.out_dir.clone(),
@@ -356,7 +355,11 @@ async fn measure(
 
 /// The migration's folder with `run.json` and `workload.toml`; an earlier
 /// check's files there go with `--force`.
-fn open_results_folder(check: &CheckConfig, config: &Config, target: &Target) -> Result<(), Error> {
+fn open_results_folder(
+    check: &CheckConfig,
+    config: &Config,
+    target: &Database,
+) -> Result<(), Error> {
     let replaced = match check.force {
         true => results::earlier_run_files(&config.out_dir).map_err(|err| {
             Error::runtime(format!("listing {}: {err}", config.out_dir.display()))
@@ -377,7 +380,7 @@ fn open_results_folder(check: &CheckConfig, config: &Config, target: &Target) ->
 
 /// Ends every session of the check and makes [`RUN_DATABASE`] a fresh copy
 /// of the work database, where the later connections go.
-async fn copy_work_database(target: &mut Target) -> Result<(), Error> {
+async fn copy_work_database(target: &mut Database) -> Result<(), Error> {
     target.clear_sessions().await?;
     target
         .run_on_home_database(&format!("DROP DATABASE IF EXISTS {RUN_DATABASE}"))
@@ -392,7 +395,7 @@ async fn copy_work_database(target: &mut Target) -> Result<(), Error> {
 }
 
 /// Back on the work database; the copy is dropped.
-async fn back_to_work_database(target: &mut Target) -> Result<(), Error> {
+async fn back_to_work_database(target: &mut Database) -> Result<(), Error> {
     target.clear_sessions().await?;
     target.use_database(WORK_DATABASE);
     target
@@ -402,7 +405,7 @@ async fn back_to_work_database(target: &mut Target) -> Result<(), Error> {
 
 /// Applies `migration` to the current database for real, step by step as the
 /// tool would: a transaction per step, a statement outside one on its own.
-async fn apply(target: &Target, migration: &Migration) -> Result<(), Error> {
+async fn apply(target: &Database, migration: &Migration) -> Result<(), Error> {
     let client = target.connect(Role::Setup).await?;
     for step in &migration.steps {
         apply_step(&client, step).await.map_err(|err| {
@@ -417,7 +420,7 @@ async fn apply(target: &Target, migration: &Migration) -> Result<(), Error> {
     Ok(())
 }
 
-async fn apply_step(client: &Client, step: &Step) -> Result<(), tokio_postgres::Error> {
+async fn apply_step(client: &Client, step: &MigrationStep) -> Result<(), tokio_postgres::Error> {
     if step.in_transaction {
         client.batch_execute("BEGIN").await?;
     }

@@ -7,11 +7,13 @@ use std::time::Duration;
 
 pub use crate::role::BlockerKind;
 
+use clap::ValueEnum;
+
 use crate::cli::WorkloadArgs;
 use crate::error::Error;
 use crate::workload::BlockerFile;
 
-use super::duration::{check_within_run, parse_duration};
+use crate::duration::parse_duration;
 
 /// `at` of a blocker made from flags: the reference experiment's 4 s.
 const DEFAULT_AT: &str = "4s";
@@ -57,20 +59,17 @@ pub(super) fn parse_blocker(
         DEFAULT_HOLD,
     )?;
     check_within_run(source, &at_key, at, duration)?;
-    let kind_text = flags
-        .blocker_kind
-        .as_deref()
-        .or(file.and_then(|file| file.kind.as_deref()))
-        .unwrap_or("report");
-    let kind = match kind_text {
-        "report" => BlockerKind::Report,
-        "writer" => BlockerKind::Writer,
-        "idle" => BlockerKind::Idle,
-        other => {
-            return Err(Error::bad_input(format!(
-                "{source}: [blocker] kind = \"{other}\"; use \"report\", \"writer\" or \"idle\""
-            )));
-        }
+    let kind = match (
+        flags.blocker_kind,
+        file.and_then(|file| file.kind.as_deref()),
+    ) {
+        (Some(kind), _) => kind,
+        (None, None) => BlockerKind::Report,
+        (None, Some(name)) => BlockerKind::from_str(name, false).map_err(|_| {
+            Error::bad_input(format!(
+                "{source}: [blocker] kind = \"{name}\"; use \"report\", \"writer\" or \"idle\""
+            ))
+        })?,
     };
     Ok(Some(BlockerConfig {
         kind,
@@ -85,14 +84,14 @@ pub(super) fn parse_blocker(
 /// with the flag or key it came from (for messages).
 fn flag_or_file(
     source: &str,
-    flag: &Option<String>,
+    flag: &Option<Duration>,
     name: &str,
     from_file: Option<&String>,
     default: &str,
 ) -> Result<(Duration, String), Error> {
     let flag_name = format!("--blocker-{name}");
     match (flag, from_file) {
-        (Some(text), _) => Ok((parse_duration(&flag_name, text)?, flag_name)),
+        (Some(duration), _) => Ok((*duration, flag_name)),
         (None, Some(text)) => {
             let key = format!("[blocker] {name}");
             let duration = parse_duration(&format!("{source}: {key}"), text)?;
@@ -144,6 +143,24 @@ pub(super) fn check_blocker_ends(
     )))
 }
 
+/// Refuses a start time (`[blocker] at`, `[ddl] at`) at or after the end of the run.
+pub(super) fn check_within_run(
+    source: &str,
+    key: &str,
+    at: Duration,
+    duration: Duration,
+) -> Result<(), Error> {
+    if at >= duration {
+        return Err(Error::bad_input(format!(
+            "{source}: {key} = \"{}\" is not before the end of the run ({}); \
+             move it earlier or lengthen the run with --duration",
+            humantime::format_duration(at),
+            humantime::format_duration(duration)
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,8 +179,8 @@ mod tests {
     #[test]
     fn flags_override_the_file_key_by_key() {
         let flags = WorkloadArgs {
-            blocker_hold: Some("8s".into()),
-            blocker_kind: Some("idle".into()),
+            blocker_hold: Some(Duration::from_secs(8)),
+            blocker_kind: Some(BlockerKind::Idle),
             ..WorkloadArgs::default()
         };
         let blocker = parse_blocker("w", Some(&file()), &flags, RUN)
@@ -204,7 +221,7 @@ mod tests {
     #[test]
     fn a_timing_flag_without_a_blocker_says_to_add_one() {
         let flags = WorkloadArgs {
-            blocker_at: Some("3s".into()),
+            blocker_at: Some(Duration::from_secs(3)),
             ..WorkloadArgs::default()
         };
         let message = parse_blocker("workload from flags", None, &flags, RUN)
@@ -217,7 +234,7 @@ mod tests {
         assert!(message.contains("add --blocker SQL"), "{message}");
         let flags = WorkloadArgs {
             blocker: Some("SELECT 1".into()),
-            blocker_at: Some("30s".into()),
+            blocker_at: Some(Duration::from_secs(30)),
             ..WorkloadArgs::default()
         };
         let message = parse_blocker("w", None, &flags, RUN)

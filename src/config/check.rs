@@ -5,26 +5,42 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::check::migrations::{Layout, Selection, TransactionMode};
+pub use crate::choices::BlockerChoice;
+use crate::choices::{Layout, TransactionMode};
 use crate::cli::CheckArgs;
 use crate::error::Error;
 use crate::script;
 use crate::server::ServerRequest;
 use crate::strategy::{NamedStrategy, PRESET_NAMES, preset};
 
-use super::duration::parse_duration;
 use super::load::{MAX_CLIENTS, WeightedScript};
-use super::output::parse_output;
+use super::out_dir::parse_out_dir;
 use super::server::parse_server;
+
+/// Which migrations of the folder are new, the ones the gate checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// `--new N`: the last N in apply order.
+    LastN(usize),
+    /// `--since FILE`: FILE and every migration after it. FILE is a
+    /// migration's file or folder name (`0005_index.sql`), its path, or its
+    /// version (`5`, as written in its name).
+    Since(PathBuf),
+    /// `--git-base REF`: the migrations whose file was added or changed since
+    /// the merge base of REF and HEAD (what a pull request adds), committed
+    /// or not, untracked files included (a migration written but not yet
+    /// added is new). They must come last in apply order.
+    GitBase(String),
+}
 
 /// The default rows per generated table.
 pub const DEFAULT_ROWS: u64 = 100_000;
 /// The default load clients: the reference experiment's 4.
 const DEFAULT_CLIENTS: u32 = 4;
 /// The default time the blocker holds its transaction open.
-const DEFAULT_HOLD: &str = "10s";
+const DEFAULT_HOLD: Duration = Duration::from_secs(10);
 /// The default longest stall the deployed migration may cause.
-const DEFAULT_MAX_STALL: &str = "1s";
+const DEFAULT_MAX_STALL: Duration = Duration::from_secs(1);
 /// When the blocker starts, on each run's clock: after one second of steady traffic.
 pub const BLOCKER_AT: Duration = Duration::from_secs(1);
 /// When the migration starts: once the blocker holds its lock.
@@ -53,16 +69,6 @@ pub enum LoadChoice {
     ReadWrite,
     /// `--load FILE`: the user's pgbench script.
     Script(WeightedScript),
-}
-
-/// The long transaction each run puts in the migration's way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BlockerChoice {
-    /// A report for a lock that blocks reads, a writer for one that blocks writes.
-    Auto,
-    Report,
-    Writer,
-    None,
 }
 
 /// The limits the deployed migration must keep (each inclusive).
@@ -115,26 +121,18 @@ impl CheckConfig {
                 dir.display()
             )));
         }
-        let hold = parse_duration("--hold", args.hold.as_deref().unwrap_or(DEFAULT_HOLD))?;
-        let duration = parse_run_duration(args.duration.as_deref(), hold)?;
-        let output = parse_output(args.out.as_deref(), args.force, "check")?;
-        let layout = match &args.layout {
-            Some(name) => Some(name.parse::<Layout>().map_err(Error::bad_input)?),
-            None => None,
-        };
-        let transaction = match &args.transaction {
-            Some(name) => name.parse::<TransactionMode>().map_err(Error::bad_input)?,
-            None => TransactionMode::default(),
-        };
+        let hold = args.hold.unwrap_or(DEFAULT_HOLD);
+        let duration = parse_run_duration(args.duration, hold)?;
+        let output = parse_out_dir(args.out.as_deref(), args.force, "check")?;
         Ok(CheckConfig {
             dir: dir.to_path_buf(),
-            layout,
+            layout: args.layout,
             selection: parse_selection(args),
-            transaction,
+            transaction: args.transaction.unwrap_or_default(),
             data: parse_data(args)?,
             load: parse_load_choice(args.load.as_deref())?,
             clients: parse_clients(args.clients)?,
-            blocker: parse_blocker_choice(args.blocker.as_deref()),
+            blocker: args.blocker.unwrap_or(BlockerChoice::Auto),
             hold,
             duration,
             deploy: parse_strategy("--deploy", args.deploy.as_deref().unwrap_or("naive"))?,
@@ -163,16 +161,16 @@ impl CheckConfig {
 
 /// `--duration`, else the blocker's start and hold plus [`AFTER_BLOCKER`]; the
 /// blocker must end before the run does.
-fn parse_run_duration(text: Option<&str>, hold: Duration) -> Result<Duration, Error> {
+fn parse_run_duration(given: Option<Duration>, hold: Duration) -> Result<Duration, Error> {
     let needed = BLOCKER_AT + hold + Duration::from_millis(500);
-    let Some(text) = text else {
+    let Some(duration) = given else {
         return Ok(BLOCKER_AT + hold + AFTER_BLOCKER);
     };
-    let duration = parse_duration("--duration", text)?;
     if duration < needed {
         return Err(Error::bad_input(format!(
-            "--duration {text}: each run's blocker starts at {} s and holds {} s, so the run \
+            "--duration {}: each run's blocker starts at {} s and holds {} s, so the run \
              needs at least {} s; lengthen --duration or shorten --hold",
+            humantime::format_duration(duration),
             BLOCKER_AT.as_secs_f64(),
             hold.as_secs_f64(),
             needed.as_secs_f64()
@@ -235,15 +233,6 @@ fn parse_clients(clients: Option<u32>) -> Result<u32, Error> {
     }
 }
 
-fn parse_blocker_choice(name: Option<&str>) -> BlockerChoice {
-    match name {
-        Some("report") => BlockerChoice::Report,
-        Some("writer") => BlockerChoice::Writer,
-        Some("none") => BlockerChoice::None,
-        _ => BlockerChoice::Auto,
-    }
-}
-
 /// A strategy preset by name; `flag` names it in the message.
 fn parse_strategy(flag: &str, name: &str) -> Result<NamedStrategy, Error> {
     preset(name.trim()).ok_or_else(|| {
@@ -255,20 +244,14 @@ fn parse_strategy(flag: &str, name: &str) -> Result<NamedStrategy, Error> {
 }
 
 fn parse_budgets(args: &CheckArgs) -> Result<Budgets, Error> {
-    let max_stall = parse_duration(
-        "--max-stall",
-        args.max_stall.as_deref().unwrap_or(DEFAULT_MAX_STALL),
-    )?;
+    let max_stall = args.max_stall.unwrap_or(DEFAULT_MAX_STALL);
     if max_stall.subsec_nanos() != 0 {
         return Err(Error::bad_input(format!(
             "--max-stall {}: a stall is counted in whole seconds; write e.g. 1s or 2s",
             humantime::format_duration(max_stall)
         )));
     }
-    let max_p99_ms = match &args.max_p99 {
-        Some(text) => Some(parse_duration("--max-p99", text)?.as_secs_f64() * 1000.0),
-        None => None,
-    };
+    let max_p99_ms = args.max_p99.map(|p99| p99.as_secs_f64() * 1000.0);
     Ok(Budgets {
         max_stall_s: max_stall.as_secs() as u32,
         max_p99_ms,
@@ -325,15 +308,15 @@ mod tests {
         );
         assert!(
             message(CheckArgs {
-                max_stall: Some("1500ms".into()),
+                max_stall: Some(Duration::from_millis(1500)),
                 ..CheckArgs::default()
             })
             .contains("whole seconds")
         );
         assert!(
             message(CheckArgs {
-                hold: Some("5s".into()),
-                duration: Some("4s".into()),
+                hold: Some(Duration::from_secs(5)),
+                duration: Some(Duration::from_secs(4)),
                 ..CheckArgs::default()
             })
             .contains("needs at least 6.5 s")

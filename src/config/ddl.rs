@@ -10,8 +10,9 @@ use crate::cli::WorkloadArgs;
 use crate::error::Error;
 use crate::workload::DdlFile;
 
-use super::duration::{check_within_run, parse_duration};
-use super::sql_split::split_statements;
+use super::blocker::check_within_run;
+use crate::duration::parse_duration;
+use crate::sql_split::split_statements;
 
 /// `at` of a migration made from flags: the reference experiment's 6 s.
 const DEFAULT_AT: &str = "6s";
@@ -49,7 +50,7 @@ pub(super) fn parse_ddl(
         }
     };
     let (at_key, at) = match (&flags.ddl_at, file) {
-        (Some(text), _) => ("--ddl-at", parse_duration("--ddl-at", text)?),
+        (Some(at), _) => ("--ddl-at", *at),
         (None, Some(file)) => (
             "[ddl] at",
             parse_duration(&format!("{source}: [ddl] at"), &file.at)?,
@@ -160,7 +161,7 @@ mod tests {
         assert_eq!(ddl.steps, ["SELECT 1", "SELECT 2"]);
         assert_eq!(ddl.at, Duration::from_secs(3));
         let flags = WorkloadArgs {
-            ddl_at: Some("30s".into()),
+            ddl_at: Some(Duration::from_secs(30)),
             ..WorkloadArgs::default()
         };
         let message = parse_ddl("w", Some(&file), &flags, RUN)

@@ -6,13 +6,14 @@
 use std::path::Path;
 use std::time::Duration;
 
+pub use crate::choices::Protocol;
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::script::{self, Script, builtin};
 use crate::workload::{self, LoadFile, LoadedWorkload, ScriptFile};
 
-use super::duration::parse_duration;
 use super::pool::{PoolConfig, parse_pool};
+use crate::duration::parse_duration;
 
 /// The client workers.
 #[derive(Debug, Clone)]
@@ -34,35 +35,6 @@ pub struct LoadConfig {
     pub pool: Option<PoolConfig>,
     /// How the scripts' statements are sent (`--protocol`, pgbench `-M`).
     pub protocol: Protocol,
-}
-
-/// How statements are sent, as pgbench's `-M`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Protocol {
-    /// Variables substituted into the text, one Query message.
-    Simple,
-    /// Parse, Bind, Execute of the unnamed statement each time.
-    Extended,
-    /// Each statement prepared once per connection, then Bind and Execute.
-    #[default]
-    Prepared,
-}
-
-impl Protocol {
-    /// The name `--protocol` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Simple => "simple",
-            Protocol::Extended => "extended",
-            Protocol::Prepared => "prepared",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Protocol> {
-        [Protocol::Simple, Protocol::Extended, Protocol::Prepared]
-            .into_iter()
-            .find(|protocol| protocol.name() == name)
-    }
 }
 
 impl LoadConfig {
@@ -124,14 +96,14 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
 
 /// `--protocol`, else `[load] protocol`, else `prepared`.
 fn parse_protocol(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<Protocol, Error> {
-    let (name, given) = match (&args.protocol, &file.protocol) {
-        (Some(name), _) => (name, format!("--protocol {name}")),
-        (None, Some(name)) => (name, format!("{source}: [load] protocol = \"{name}\"")),
+    let name = match (args.protocol, &file.protocol) {
+        (Some(protocol), _) => return Ok(protocol),
+        (None, Some(name)) => name,
         (None, None) => return Ok(Protocol::default()),
     };
     Protocol::from_name(name).ok_or_else(|| {
         Error::bad_input(format!(
-            "{given}: unknown protocol; use simple, extended or prepared"
+            "{source}: [load] protocol = \"{name}\": unknown protocol; use simple, extended or prepared"
         ))
     })
 }
@@ -272,8 +244,8 @@ impl Pacing {
             )));
         }
         let duration_of =
-            |flag: &Option<String>, key: &Option<String>, name: &str| match (flag, key) {
-                (Some(text), _) => parse_duration(&format!("--{name}"), text).map(Some),
+            |flag: &Option<Duration>, key: &Option<String>, name: &str| match (flag, key) {
+                (Some(duration), _) => Ok(Some(*duration)),
                 (None, Some(text)) => parse_duration(
                     &format!("{source}: [load] {}", name.replace('-', "_")),
                     text,
@@ -282,8 +254,12 @@ impl Pacing {
                 (None, None) => Ok(None),
             };
         let latency_limit = duration_of(&args.latency_limit, &file.latency_limit, "latency-limit")?;
+        // --client-timeout stays text in the arguments (the tests build them with text).
+        let client_timeout_flag = (args.client_timeout.as_deref())
+            .map(|text| parse_duration("--client-timeout", text))
+            .transpose()?;
         let client_timeout =
-            duration_of(&args.client_timeout, &file.client_timeout, "client-timeout")?;
+            duration_of(&client_timeout_flag, &file.client_timeout, "client-timeout")?;
         if latency_limit.is_some() && rate_tps.is_none() {
             return Err(Error::bad_input(
                 "--latency-limit skips transactions that are behind schedule, so it needs a \

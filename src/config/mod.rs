@@ -2,55 +2,54 @@
 //! the command-line flags, checked once. Every later stage trusts it.
 //!
 //! `Config::new` reads one section at a time, in the order the checks report
-//! errors: load, blocker, ddl, strategies, expectations, target, output. Each
+//! errors: load, blocker, ddl, strategies, expectations, database, output. Each
 //! section lives in its own file with the types it produces.
 
 mod blocker;
 mod check;
 mod connections;
 mod ddl;
-mod duration;
+pub(crate) mod expectations;
 mod load;
-mod output;
-mod plan;
+mod objects;
+mod out_dir;
 mod pool;
+mod repetition;
 mod server;
-pub(crate) mod sql_split;
 mod strategies;
-mod target;
 
 use std::path::PathBuf;
 
 use crate::cli::CommonArgs;
 use crate::error::Error;
-use crate::expect::Expectation;
 use crate::server::ServerRequest;
 use crate::strategy::{NamedStrategy, PRESET_NAMES};
 use crate::workload::{self, WorkloadFile};
 
 pub use crate::cli::in_ci;
+pub use crate::duration::{MAX_DURATION, parse_duration};
 pub use crate::strategy::LOAD_ONLY_STRATEGY;
 pub use blocker::{BlockerConfig, BlockerKind};
+pub use check::Selection;
 pub use check::{
     BLOCKER_AT, BlockerChoice, Budgets, CheckConfig, DDL_AT, DEFAULT_ROWS, Data, LoadChoice,
 };
 pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
-pub use duration::{MAX_DURATION, parse_duration};
+pub use expectations::Expectation;
 pub use load::{LoadConfig, MAX_CLIENTS, Protocol, WeightedScript};
-pub use plan::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
+pub use objects::{Objects, rollback_blind_spots};
 pub use pool::{PoolConfig, Recycling};
+pub use repetition::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
 pub use server::{parse_server, server_from_environment};
-pub use sql_split::split_statements;
-pub use target::{Objects, rollback_blind_spots};
 
 use blocker::{check_blocker_ends, parse_blocker};
 use ddl::parse_ddl;
 use load::parse_load;
-use output::parse_output;
-use plan::{args_at, parse_repeat, parse_sweep};
+use objects::{check_in_place_writes, parse_objects};
+use out_dir::parse_out_dir;
+use repetition::{args_at, parse_repeat, parse_sweep};
 use strategies::{parse_strategies, select_strategies, with_lock_timeout};
-use target::{check_in_place_writes, parse_objects};
 
 /// What the command asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,7 +87,7 @@ pub struct Config {
     pub ddl: Option<DdlConfig>,
     /// The strategies to run, in order; for a load-only run one pseudo-strategy named `load`.
     pub strategies: Vec<NamedStrategy>,
-    pub target: Target,
+    pub database: DatabaseSpec,
     /// Whose objects the run uses (`--in-place`) and whether its DDL stays (`--apply`).
     pub objects: Objects,
     pub out_dir: PathBuf,
@@ -114,7 +113,7 @@ pub struct Config {
 
 /// Where the run happens.
 #[derive(Debug, Clone)]
-pub enum Target {
+pub enum DatabaseSpec {
     /// A throwaway server started by the harness, of the binaries `server` asks for.
     Throwaway { server: ServerRequest },
     /// A real server (`--db-url` or `DATABASE_URL`).
@@ -124,7 +123,7 @@ pub enum Target {
 impl Config {
     /// Builds the config of one `compare` or `run` from the workload and the flags.
     pub fn new(workload_arg: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<Config, Error> {
-        Config::build(workload_arg, mode, args, None).map_err(one_line)
+        Config::build(workload_arg, mode, args, None).map_err(Error::one_line)
     }
 
     /// The config of one value of `sweep` (of the config `Config::new` built
@@ -139,8 +138,9 @@ impl Config {
         value: &str,
         out_dir: PathBuf,
     ) -> Result<Config, Error> {
-        let args = args_at(&sweep.setting, args, value, out_dir).map_err(one_line)?;
-        Config::build(workload_arg, mode, &args, Some((&sweep.setting, value))).map_err(one_line)
+        let args = args_at(&sweep.setting, args, value, out_dir).map_err(Error::one_line)?;
+        Config::build(workload_arg, mode, &args, Some((&sweep.setting, value)))
+            .map_err(Error::one_line)
     }
 
     /// Builds the config; `at` is the sweep value it is built for, if any.
@@ -188,9 +188,9 @@ impl Config {
             Some(_) => None,
             None => parse_sweep(source, file.sweep.as_ref(), args.sweep.as_deref())?,
         };
-        let output = parse_output(args.out.as_deref(), args.force, &file.name)?;
-        let target = target_of(args)?;
-        let objects = parse_objects(args, &target, strategies.len(), &file.reset, source)?;
+        let output = parse_out_dir(args.out.as_deref(), args.force, &file.name)?;
+        let database = database_of(args)?;
+        let objects = parse_objects(args, &database, strategies.len(), &file.reset, source)?;
         check_in_place_writes(objects, &load.scripts, blocker.as_ref())?;
         let ci = in_ci();
 
@@ -203,7 +203,7 @@ impl Config {
             blocker,
             ddl,
             strategies,
-            target,
+            database,
             objects,
             out_dir: output.dir,
             replaced_files: output.replaced_files,
@@ -216,23 +216,6 @@ impl Config {
             repeat,
             sweep,
         })
-    }
-}
-
-/// Messages quote what the user wrote; a control character in it (a newline in a
-/// `--set` value, a stray `\r` in a file) is shown escaped, so the error stays one line.
-fn one_line(error: Error) -> Error {
-    match error {
-        Error::BadInput(message) if message.contains(char::is_control) => Error::BadInput(
-            message
-                .chars()
-                .map(|character| match character.is_control() {
-                    true => character.escape_default().to_string(),
-                    false => character.to_string(),
-                })
-                .collect(),
-        ),
-        other => other,
     }
 }
 
@@ -255,7 +238,7 @@ fn parse_expectations(
             known.push(name.to_string());
         }
     }
-    let all = crate::expect::collect(source, &file.expect, &args.expect, &known)?;
+    let all = expectations::collect(source, &file.expect, &args.expect, &known)?;
     if *mode != Mode::LoadOnly {
         return Ok(all);
     }
@@ -265,19 +248,19 @@ fn parse_expectations(
         .filter(|(strategy, _)| *strategy == LOAD_ONLY_STRATEGY)
         .map(|(strategy, table)| (strategy.clone(), table.clone()))
         .collect();
-    crate::expect::collect(source, &load_only, &args.expect, &known)
+    expectations::collect(source, &load_only, &args.expect, &known)
 }
 
 /// `--db-url`, else a non-empty `DATABASE_URL`, else a throwaway server.
-fn target_of(args: &CommonArgs) -> Result<Target, Error> {
+fn database_of(args: &CommonArgs) -> Result<DatabaseSpec, Error> {
     let url = args.db_url.clone().or_else(|| {
         std::env::var("DATABASE_URL")
             .ok()
             .filter(|url| !url.is_empty())
     });
     Ok(match url {
-        Some(url) => Target::Url(url),
-        None => Target::Throwaway {
+        Some(url) => DatabaseSpec::Url(url),
+        None => DatabaseSpec::Throwaway {
             server: parse_server(&args.server, &|name| std::env::var(name).ok())?,
         },
     })
@@ -309,7 +292,7 @@ mod tests {
         };
         let message = error(|flags| flags.pool_size = Some(8));
         assert!(message.contains("--pool-size needs --rate"), "{message}");
-        let message = error(|flags| flags.latency_limit = Some("500ms".into()));
+        let message = error(|flags| flags.latency_limit = Some(Duration::from_millis(500)));
         assert!(message.contains("add --rate TPS"), "{message}");
         let message = error(|flags| flags.rate = Some(0.0));
         assert!(
@@ -331,7 +314,7 @@ mod tests {
         flags.rate = Some(250.0);
         flags.pool_size = Some(8);
         flags.client_timeout = Some("1s".into());
-        flags.latency_limit = Some("500ms".into());
+        flags.latency_limit = Some(Duration::from_millis(500));
         let config = Config::new(None, compare(), &flags).unwrap();
         assert_eq!(config.load.clients, 8);
         assert_eq!(config.load.rate_tps, Some(250.0));
@@ -430,7 +413,7 @@ mod tests {
             (4, Duration::from_secs(30), Recycling::Fast, None)
         );
         flags.pool.pool_timeout = Some("1s".into());
-        flags.pool.pool_recycling = Some("verified".into());
+        flags.pool.pool_recycling = Some(Recycling::Verified);
         flags.pool.max_in_flight = Some(50);
         let pool = Config::new(None, compare(), &flags)
             .unwrap()

@@ -5,37 +5,20 @@
 
 use std::time::Duration;
 
+use clap::ValueEnum;
+
+pub use crate::choices::Recycling;
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::workload::PoolFile;
 
-use super::duration::parse_duration;
+use crate::duration::parse_duration;
 
 /// How long a request waits for a connection by default: HikariCP's default
 /// `connectionTimeout`, a common choice for services.
 pub const DEFAULT_POOL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the pool may take to open a connection by default.
 pub const DEFAULT_POOL_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// How a connection handed back to the pool is checked before its next use
-/// (deadpool-postgres' `RecyclingMethod`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recycling {
-    /// Only asks whether the connection is closed.
-    Fast,
-    /// Also runs an empty query on it (a round trip per checkout).
-    Verified,
-}
-
-impl Recycling {
-    /// The flag's word for it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Recycling::Fast => "fast",
-            Recycling::Verified => "verified",
-        }
-    }
-}
 
 /// The application pool of an open-loop run.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,26 +77,25 @@ pub(super) fn parse_pool(
         )));
     }
     let key = |name: &str| format!("{source}: [load.pool] {name}");
-    let duration = |flag: &str,
-                    given: &Option<String>,
+    let duration = |given: &Option<Duration>,
                     name: &str,
                     in_file: Option<&String>,
-                    default: Duration| {
-        match (given, in_file) {
-            (Some(text), _) => parse_duration(flag, text),
-            (None, Some(text)) => parse_duration(&key(name), text),
-            (None, None) => Ok(default),
-        }
+                    default: Duration| match (given, in_file) {
+        (Some(duration), _) => Ok(*duration),
+        (None, Some(text)) => parse_duration(&key(name), text),
+        (None, None) => Ok(default),
     };
+    // --pool-timeout stays text in the arguments (the tests build them with text).
+    let pool_timeout_flag = (flags.pool_timeout.as_deref())
+        .map(|text| parse_duration("--pool-timeout", text))
+        .transpose()?;
     let wait_timeout = duration(
-        "--pool-timeout",
-        &flags.pool_timeout,
+        &pool_timeout_flag,
         "timeout",
         file.and_then(|file| file.timeout.as_ref()),
         DEFAULT_POOL_TIMEOUT,
     )?;
     let connect_timeout = duration(
-        "--pool-connect-timeout",
         &flags.pool_connect_timeout,
         "connect_timeout",
         file.and_then(|file| file.connect_timeout.as_ref()),
@@ -130,21 +112,14 @@ pub(super) fn parse_pool(
         }
     }
     let recycling = match (
-        &flags.pool_recycling,
+        flags.pool_recycling,
         file.and_then(|file| file.recycling.as_ref()),
     ) {
-        (Some(text), _) => (text.as_str(), "--pool-recycling".to_string()),
-        (None, Some(text)) => (text.as_str(), key("recycling")),
-        (None, None) => ("fast", String::new()),
-    };
-    let recycling = match recycling {
-        ("fast", _) => Recycling::Fast,
-        ("verified", _) => Recycling::Verified,
-        (other, given) => {
-            return Err(Error::bad_input(format!(
-                "{given} {other}: use fast or verified"
-            )));
-        }
+        (Some(recycling), _) => recycling,
+        (None, None) => Recycling::Fast,
+        (None, Some(text)) => Recycling::from_str(text, false).map_err(|_| {
+            Error::bad_input(format!("{} {text}: use fast or verified", key("recycling")))
+        })?,
     };
     let max_in_flight = flags
         .max_in_flight

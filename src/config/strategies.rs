@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use crate::error::Error;
 use crate::strategy::{
-    Backoff, Jitter, NamedStrategy, PRESET_NAMES, RetryPolicy, Schedule, Step, Strategy, preset,
+    Backoff, Jitter, NamedStrategy, PRESET_NAMES, RetryPolicy, Schedule, ScheduledTry, Strategy,
+    preset,
 };
 use crate::workload::{BackoffFile, StrategyFile};
 
 use super::Mode;
-use super::duration::parse_duration;
+use crate::duration::parse_duration;
 
 /// The keys of `lock-timeout-retry`; `wait-for-idle` takes them too.
 const RETRY_KEYS: [&str; 6] = [
@@ -303,7 +304,7 @@ fn parse_schedule(
         .enumerate()
         .map(|(index, (lock_timeout, sleep))| {
             let at = format!("{what}: schedule[{index}]");
-            Ok(Step {
+            Ok(ScheduledTry {
                 lock_timeout: parse_lock_timeout(&at, lock_timeout)?,
                 sleep: parse_duration(&format!("{at} sleep"), sleep)?,
             })
@@ -518,11 +519,11 @@ mod tests {
         assert_eq!(
             policy.schedule,
             Schedule::Steps(vec![
-                Step {
+                ScheduledTry {
                     lock_timeout: Duration::from_millis(100),
                     sleep: Duration::from_millis(50)
                 },
-                Step {
+                ScheduledTry {
                     lock_timeout: Duration::from_secs(1),
                     sleep: Duration::from_secs(5)
                 },

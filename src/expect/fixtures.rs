@@ -1,67 +1,10 @@
 //! Expectations, summaries and results shared by the tests of this module.
 
-use std::collections::BTreeMap;
-
 use crate::metrics::{DdlOutcome, RunReport, StrategyReport, Summary};
 
-use super::{Bound, ExpectFile, Expectation, ExpectationResult, Verdict, collect, evaluate};
+pub use crate::config::expectations::fixtures::{collect_ok, example_file, expectation};
 
-pub fn known() -> Vec<String> {
-    vec!["naive".to_string(), "retry".to_string()]
-}
-
-pub fn flags(list: &[&str]) -> Vec<String> {
-    list.iter().map(|flag| flag.to_string()).collect()
-}
-
-/// The tables of the module doc's example workload.
-pub fn example_file() -> BTreeMap<String, ExpectFile> {
-    let mut tables = BTreeMap::new();
-    tables.insert(
-        "naive".to_string(),
-        ExpectFile {
-            min_zero_tps_seconds: Some(3),
-            ..Default::default()
-        },
-    );
-    tables.insert(
-        "retry".to_string(),
-        ExpectFile {
-            max_zero_tps_seconds: Some(0),
-            max_longest_stall_s: Some(1),
-            max_p99_ms: Some(600.0),
-            ddl_outcome: Some("ok".to_string()),
-            max_failed: Some(0),
-            ..Default::default()
-        },
-    );
-    tables
-}
-
-pub fn collect_ok(
-    from_file: &BTreeMap<String, ExpectFile>,
-    flag_list: &[&str],
-) -> Vec<Expectation> {
-    collect("workload x.toml", from_file, &flags(flag_list), &known()).unwrap()
-}
-
-pub fn collect_err(from_file: &BTreeMap<String, ExpectFile>, flag_list: &[&str]) -> String {
-    match collect("workload x.toml", from_file, &flags(flag_list), &known()) {
-        Ok(expectations) => panic!("expected an error, got {expectations:?}"),
-        Err(error) => {
-            assert_eq!(error.exit_code(), 2, "{error}");
-            error.to_string()
-        }
-    }
-}
-
-pub fn expectation(strategy: &str, bound: Bound) -> Expectation {
-    Expectation {
-        strategy: strategy.to_string(),
-        bound,
-        source: "--expect".to_string(),
-    }
-}
+use super::{Bound, ExpectationResult, Verdict, evaluate};
 
 /// A summary with the figures the tests check; built by `summarize` so that
 /// fields added to `Summary` later need no change here.

@@ -1,5 +1,6 @@
 //! Renders a [`RunReport`] into the files of a results folder, one exporter per
-//! format, and reads such a folder back.
+//! format, and reads such a folder back; `console` renders the same tables
+//! for stdout, `junit` the one JUnit writer.
 //!
 //! Exporters only render to memory; [`results::write_files`] is the one place
 //! their output (and the expectation files) touches the disk; the charts
@@ -9,11 +10,14 @@
 //! The CSV headers are a contract: users and CI parse these files, so change
 //! them only together with docs/reading-the-output.md's list of columns.
 
+pub mod ci;
+pub mod console;
 pub mod csv;
 pub mod format;
 pub mod hgrm;
 pub mod hlog;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod read;
 pub mod run_json;

@@ -12,10 +12,10 @@ use anyhow::Context;
 use serde::Serialize;
 
 use crate::config::{BlockerConfig, BlockerKind, Config, DdlConfig, Objects, WeightedScript};
+#[cfg(doc)]
+use crate::database::Database;
 use crate::metrics::RunReport;
 use crate::strategy::NamedStrategy;
-#[cfg(doc)]
-use crate::target::Target;
 
 use crate::results::{OutputFile, RUN_JSON};
 
@@ -61,7 +61,7 @@ pub struct RunFile<'a> {
     /// The setting `--sweep` varied and its values; absent without a sweep
     /// (and in the folder of one of its values).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sweep: Option<SweepRecord>,
+    pub sweep: Option<SweepSection>,
     /// Where the run went: the throwaway server or the server of `--db-url`.
     pub target: &'a str,
     pub tool: &'static str,
@@ -123,7 +123,7 @@ pub struct ScriptRecord<'a> {
 
 /// The sweep of `run.json`.
 #[derive(Debug, Serialize)]
-pub struct SweepRecord {
+pub struct SweepSection {
     /// The setting as `--sweep` names it, e.g. `retry.lock_timeout`.
     pub name: String,
     /// Its values in the order they ran; each has a folder of its own.
@@ -139,7 +139,7 @@ pub struct StrategyRecord {
 
 impl<'a> RunFile<'a> {
     /// The description of a run of `config` against `target` (its
-    /// [`Target::description`]) running PostgreSQL `server_version`.
+    /// [`Database::description`]) running PostgreSQL `server_version`.
     pub fn new(config: &'a Config, target: &'a str, server_version: &'a str) -> RunFile<'a> {
         let load = &config.load;
         RunFile {
@@ -174,7 +174,7 @@ impl<'a> RunFile<'a> {
             server_start_s: None,
             server_version,
             strategies: config.strategies.iter().map(StrategyRecord::new).collect(),
-            sweep: config.sweep.as_ref().map(|sweep| SweepRecord {
+            sweep: config.sweep.as_ref().map(|sweep| SweepSection {
                 name: sweep.name(),
                 values: sweep.values.clone(),
             }),

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use crate::bounds::ExpectFile;
+use crate::config::Expectation;
 use crate::config::{BlockerConfig, Config, DdlConfig, LoadConfig, Protocol};
-use crate::expect::{ExpectFile, Expectation};
 use crate::strategy::{Backoff, Jitter, NamedStrategy, RetryPolicy, Schedule, Strategy};
 use crate::workload::{
     BackoffFile, BlockerFile, DdlFile, LoadFile, PoolFile, ScriptFile, StrategyFile, SweepFile,

@@ -31,13 +31,13 @@ const NO_TRANSACTIONS_MARK: RGBColor = RGBColor(90, 90, 90);
 
 /// Draws `latency-timeline.png` to `path`: the p99 latency of each second (ms, log
 /// scale), with the p50 and the max as thinner lines, one panel per strategy laid out as
-/// in [`draw_timeline`](super::draw_timeline) (see
-/// [`latency_timeline_size`](super::latency_timeline_size)), on shared axes, with the
+/// in `draw_timeline` (see
+/// `layout::latency_timeline_size`), on shared axes, with the
 /// blocker window and the DDL attempts marked the same way. Seconds in which no
 /// transaction ended (latency 0) are left out of the lines and marked at the bottom
 /// instead. When some transaction failed, a strip under each panel's chart shows the
 /// failures per second, so that a second in which every request timed out reads as such
-/// (see [`latency_timeline_size_with_failures`](super::latency_timeline_size_with_failures)).
+/// (see `layout::latency_timeline_size_with_failures`).
 pub fn draw_latency_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     register_embedded_font()?;
     draw_latency_timeline_png(report, path).with_context(|| format!("drawing {}", path.display()))

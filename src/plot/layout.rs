@@ -82,7 +82,7 @@ pub(super) const GRID: RGBColor = RGBColor(225, 225, 225);
 ///   title lines), with `ceil(n / 2)` rows and `ceil((n + 1) / 3)` title lines (at
 ///   least 2): 4 strategies give 1800 x 820, 9 give 1800 x 1978.
 ///
-/// That is the size when no transaction failed; see [`timeline_size_with_failures`].
+/// That is the size when no transaction failed; see `timeline_size_with_failures`.
 pub fn timeline_size(strategies: usize) -> (u32, u32) {
     TimelineLayout::new(strategies).size()
 }
@@ -90,6 +90,7 @@ pub fn timeline_size(strategies: usize) -> (u32, u32) {
 /// Width and height in pixels of `timeline.png` for `strategies` panels when some
 /// strategy has a failed transaction: each panel has the failed transactions strip too,
 /// 440 px (300 TPS + 70 failed + 70 lock waiters), so 2 strategies give 1200 x 960.
+#[cfg(test)]
 pub fn timeline_size_with_failures(strategies: usize) -> (u32, u32) {
     TimelineLayout::new(strategies)
         .with_failures_strip(true)
@@ -102,6 +103,7 @@ pub fn timeline_size_with_failures(strategies: usize) -> (u32, u32) {
 ///
 /// That is the size when no transaction failed; see
 /// [`latency_timeline_size_with_failures`].
+#[cfg(test)]
 pub fn latency_timeline_size(strategies: usize) -> (u32, u32) {
     TimelineLayout::latency(strategies).size()
 }
@@ -109,6 +111,7 @@ pub fn latency_timeline_size(strategies: usize) -> (u32, u32) {
 /// Width and height in pixels of `latency-timeline.png` for `strategies` panels when
 /// some strategy has a failed transaction: panels of 370 px (300 latency + 70 failed),
 /// so 2 strategies give 1200 x 820.
+#[cfg(test)]
 pub fn latency_timeline_size_with_failures(strategies: usize) -> (u32, u32) {
     TimelineLayout::latency(strategies)
         .with_failures_strip(true)

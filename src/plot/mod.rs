@@ -1,29 +1,13 @@
-//! The three charts of a results folder, drawn from a `RunReport` alone (so that
-//! `stallbench plot DIR` can redraw them from the folder's files):
-//!
-//! - `timeline.png` (`timeline.rs`): TPS per second, one panel per strategy, with the
-//!   blocker window and the DDL attempts, and under it a strip with the sessions waiting
-//!   on a lock; panels stacked up to 3 strategies, in two columns beyond;
-//! - `latency.png` (`latency.rs`): latency by percentile, one curve per strategy;
-//! - `latency-timeline.png` (`latency_timeline.rs`): p99 latency per second on a log
-//!   axis, one panel per strategy, laid out, shaded and marked like `timeline.png`.
-//!
-//! - `sweep.png` (`sweep.rs`), only beside a sweep's value folders: the longest stall
-//!   and when the migration was done, against the swept value.
-//!
-//! A run with repeats is drawn as one panel or curve per strategy, the median of its
-//! repeats (`timeline.png` shades their range around it).
-//!
-//! - `pool.png` (`pool.rs`), only for a run with the application pool: the wait for a
-//!   connection and the database time per second, and the requests that timed out at
-//!   the pool.
-//!
-//! When some transaction failed, both per-second charts get a strip of the failures per
-//! second under each strategy's chart (`failures.rs`), since a second in which
-//! everything failed has no TPS and no latency to show.
-//!
-//! `layout.rs` holds the font, colours, panel grid, title and key they share;
-//! `panel.rs` what the two per-second charts draw on the run clock.
+//! The charts of a results folder, drawn from a `RunReport` alone (so that
+//! `stallbench plot DIR` can redraw them from the folder's files), one file
+//! each: `timeline.png` (`timeline.rs`: TPS per second, a panel per strategy,
+//! the blocker window, the DDL attempts, the lock waiters), `latency.png`
+//! (`latency.rs`: latency by percentile), `latency-timeline.png`
+//! (`latency_timeline.rs`: p99 per second), `pool.png` (`pool.rs`, with the
+//! application pool only) and `sweep.png` (`sweep.rs`, beside a sweep's value
+//! folders). A run with repeats is drawn as the median of its repeats;
+//! failures get a strip under the per-second charts (`failures.rs`).
+//! `layout.rs` and `panel.rs` hold what the charts share.
 
 mod failures;
 mod latency;
@@ -37,18 +21,16 @@ mod sweep;
 mod test_support;
 mod timeline;
 
-pub use latency::{LATENCY_SIZE_PX, draw_latency};
-pub use latency_timeline::draw_latency_timeline;
-pub use layout::{
-    FAILURES_STRIP_HEIGHT_PX, LATENCY_TIMELINE_PANEL_HEIGHT_PX, TIMELINE_GRID_COLUMN_WIDTH_PX,
-    TIMELINE_GRID_COLUMNS, TIMELINE_HEADER_HEIGHT_PX, TIMELINE_LOCK_STRIP_HEIGHT_PX,
-    TIMELINE_MAX_STACKED, TIMELINE_PANEL_HEIGHT_PX, TIMELINE_TITLE_LINE_HEIGHT_PX,
-    TIMELINE_WIDTH_PX, latency_timeline_size, latency_timeline_size_with_failures, timeline_size,
-    timeline_size_with_failures,
-};
-pub use pool::{draw_pool, used_pool};
-pub use sweep::{SWEEP_SIZE_PX, draw_sweep};
-pub use timeline::{draw_timeline, draw_timeline_with_bands};
+pub use latency::LATENCY_SIZE_PX;
+pub use layout::timeline_size;
+pub use sweep::draw_sweep;
+
+use latency::draw_latency;
+use latency_timeline::draw_latency_timeline;
+use pool::{draw_pool, used_pool};
+use timeline::draw_timeline_with_bands;
+#[cfg(test)]
+use {layout::latency_timeline_size, timeline::draw_timeline};
 
 use std::path::Path;
 

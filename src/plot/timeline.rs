@@ -27,17 +27,18 @@ const TPS_LINE: RGBColor = RGBColor(31, 119, 180);
 const LOCK_WAITERS_LINE: RGBColor = RGBColor(148, 103, 189);
 
 /// Draws `timeline.png` to `path`: one panel per strategy, stacked up to 3 strategies and
-/// in a grid of 2 columns beyond (see [`timeline_size`](super::timeline_size)), all
+/// in a grid of 2 columns beyond (see [`timeline_size`](super::layout::timeline_size)), all
 /// sharing the x axis (seconds of the run clock) and the y range (TPS, 0 to the highest
 /// second of any strategy). Under each panel's TPS part, a strip on the same x axis shows
 /// the sessions waiting on a lock in each second (0 to the highest count of any strategy).
 /// When some transaction failed, another strip between the two shows the failures per
-/// second (see [`timeline_size_with_failures`](super::timeline_size_with_failures)).
+/// second (see `layout::timeline_size_with_failures`).
+#[cfg(test)]
 pub fn draw_timeline(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     draw_timeline_with_bands(report, &[], path)
 }
 
-/// [`draw_timeline`] of a repeated run's chart view (see
+/// `draw_timeline` of a repeated run's chart view (see
 /// `metrics::repeats::chart_report`): each strategy's TPS line is the median
 /// of its repeats and `tps_bands[i]` (the lowest and highest TPS of strategy
 /// `i`'s repeats, second by second) is shaded around it; an empty band (or a

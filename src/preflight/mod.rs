@@ -28,15 +28,16 @@
 
 use tokio_postgres::Client;
 
-use crate::config::{Config, Protocol, split_statements};
+use crate::config::{Config, Protocol};
+use crate::database::{self, Database, error_text};
 use crate::error::Error;
 use crate::measure::{self, TraceKey};
 use crate::metrics::lock_trace::TracedStatement;
 use crate::plan::Plan;
 use crate::role::Role;
 use crate::scenario::validity::sqlstate_of;
-use crate::script::Command;
-use crate::target::{self, Target, error_text};
+use crate::script::ScriptCommand;
+use crate::sql_split::split_statements;
 
 pub mod rejection;
 
@@ -51,7 +52,7 @@ pub type Traces = Vec<(TraceKey, Vec<TracedStatement>)>;
 /// cannot run on this schema.
 pub async fn check_before_load(
     plan: &Plan,
-    target: &Target,
+    target: &Database,
     workload_source: &str,
 ) -> Result<Traces, Error> {
     let session = target
@@ -71,7 +72,7 @@ pub async fn check_before_load(
     }
     target.clear_sessions().await?;
     target.reset(workload_source, &plan.base.reset_sql).await?;
-    let before = target.fingerprint(target::SCHEMA, &[]).await?;
+    let before = target.fingerprint(database::SCHEMA, &[]).await?;
     for planned in &plan.runs {
         let config = plan.config_of(planned);
         let strategy = plan.strategy_of(planned);
@@ -87,14 +88,18 @@ pub async fn check_before_load(
 }
 
 /// Describes each query of each load script (see the module comment).
-async fn describe_scripts(session: &Client, target: &Target, config: &Config) -> Result<(), Error> {
+async fn describe_scripts(
+    session: &Client,
+    target: &Database,
+    config: &Config,
+) -> Result<(), Error> {
     // The workers prepare every statement of the other protocols themselves.
     if config.load.protocol != Protocol::Simple {
         return Ok(());
     }
     for weighted in &config.load.scripts {
         for command in &weighted.script.commands {
-            let Command::Sql(sql) = command else {
+            let ScriptCommand::Sql(sql) = command else {
                 continue;
             };
             if sql.compound || is_transaction_control(&sql.sql) {
@@ -128,7 +133,11 @@ async fn describe_scripts(session: &Client, target: &Target, config: &Config) ->
 }
 
 /// Describes each query of the blocker's SQL (see the module comment).
-async fn describe_blocker(session: &Client, target: &Target, config: &Config) -> Result<(), Error> {
+async fn describe_blocker(
+    session: &Client,
+    target: &Database,
+    config: &Config,
+) -> Result<(), Error> {
     let Some(blocker) = &config.blocker else {
         return Ok(());
     };

@@ -5,10 +5,10 @@
 
 use tokio_postgres::error::SqlState;
 
+use crate::database::Database;
 use crate::error::Error;
 use crate::role::Role;
 use crate::scenario::validity::sqlstate_of;
-use crate::target::Target;
 
 /// How long a session of the check waits for a lock before it gives up on
 /// that statement (and leaves it to the run).
@@ -18,7 +18,7 @@ pub const LOCK_TIMEOUT: &str = "1s";
 /// which the server of `target` refused with `message` (with the hint of a
 /// `--db-url` run for an undefined table: where the run's tables live).
 pub fn statement_error(
-    target: &Target,
+    target: &Database,
     source: &str,
     place: &str,
     sql: &str,
@@ -35,7 +35,7 @@ pub fn statement_error(
     ))
 }
 
-/// Whether a server error (as `target::error_text` writes it, ending
+/// Whether a server error (as `database::error_text` writes it, ending
 /// `(SQLSTATE xxxxx)`) does not depend on timing: syntax and access rules
 /// (class 42: undefined table or column, type mismatch, permission), data
 /// (22), integrity (23), a feature not supported (0A), dependent objects

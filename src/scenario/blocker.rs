@@ -8,8 +8,8 @@ use super::RunClock;
 use std::time::Duration;
 
 use crate::config::{BlockerConfig, BlockerKind};
+use crate::database::error_text;
 use crate::metrics::BlockerWindow;
-use crate::target::error_text;
 
 /// How the blocker's run went.
 #[derive(Debug, Clone)]

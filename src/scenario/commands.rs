@@ -41,7 +41,7 @@ pub async fn run_shell(
         }
         Err(error) => Err(TxnOutcome::script_failed(
             script,
-            &script::Failure { line, error },
+            &script::ScriptFailure { line, error },
         )),
     }
 }
@@ -59,7 +59,7 @@ pub fn store_results(
     script
         .store_results(target, results, vars)
         .map_err(|error| {
-            let failure = script::Failure {
+            let failure = script::ScriptFailure {
                 line: sql.line,
                 error,
             };

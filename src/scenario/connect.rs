@@ -11,10 +11,10 @@ use super::load::{self, LoadRuntime};
 use super::pool::PoolApp;
 use super::reopen::HeldSession;
 use crate::config::Config;
+use crate::database::Database;
 use crate::error::Error;
 use crate::role::{ClientKind, Role};
 use crate::strategy::NamedStrategy;
-use crate::target::Target;
 
 /// The open sessions of one run, each for the task that will own it.
 pub struct Sessions {
@@ -34,7 +34,7 @@ pub struct Sessions {
 
 /// Opens every session the run needs, load workers first.
 pub async fn connect_sessions(
-    target: &Target,
+    target: &Database,
     config: &Config,
     strategy: &NamedStrategy,
     seed: u64,
@@ -94,7 +94,7 @@ pub async fn connect_sessions(
 /// Connects the load workers one after another and prepares their statements,
 /// on the load runtime so that their sockets belong to its I/O driver.
 async fn connect_workers(
-    target: &Target,
+    target: &Database,
     config: &Config,
     strategy: &NamedStrategy,
     seed: u64,

@@ -37,11 +37,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::database::Database;
 use crate::error::Error;
 use crate::metrics::failures::FailureKind;
 use crate::metrics::writes::rows_written;
 use crate::strategy::NamedStrategy;
-use crate::target::Target;
 
 /// The run clock: `second k` is `[k, k+1)` after the load starts.
 #[derive(Debug, Clone, Copy)]
@@ -168,7 +168,7 @@ pub struct RunNotes {
 /// measurements stop at the last whole second (`Measured::interrupted` says why).
 /// What it returns becomes a report with [`assemble_report`].
 pub async fn run_strategy(
-    target: &Target,
+    target: &Database,
     config: &Config,
     strategy: &NamedStrategy,
     seed: u64,

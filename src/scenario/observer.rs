@@ -21,13 +21,13 @@ use tokio_postgres::{Client, Row, Statement};
 
 use super::RunClock;
 use super::reopen::{HeldSession, is_connection_lost};
+use crate::database::error_text;
 use crate::metrics::grant::GRANT_POLL_EVERY_MS;
 use crate::metrics::locks::{
     LockSample, ObserverGap, SecondLocks, WaitKey, WaitSightings, is_worse_moment,
 };
 use crate::metrics::{DdlActivity, DdlPoll, LiveCounters};
 use crate::role::{Role, is_client_role};
-use crate::target::error_text;
 
 /// How often the observer samples: 5 times a second.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(200);
@@ -105,11 +105,11 @@ pub struct LiveReports {
     /// A one-line head of the lock queue, for the progress line.
     pub queue_status: watch::Sender<String>,
     /// The DDL session to poll between samples; `None` when the run has no DDL.
-    pub ddl: Option<DdlWatch>,
+    pub ddl: Option<DdlActivityWatch>,
 }
 
 /// Where the observer reports what the DDL session does, live.
-pub struct DdlWatch {
+pub struct DdlActivityWatch {
     /// The DDL session's `application_name`.
     pub application_name: String,
     /// The latest poll's answer, for the DDL injector's progress line.
@@ -233,7 +233,7 @@ async fn sample_until_stopped(
 async fn poll_ddl(
     client: &Client,
     statement: &Statement,
-    ddl: &DdlWatch,
+    ddl: &DdlActivityWatch,
     clock: RunClock,
 ) -> Result<DdlPoll, tokio_postgres::Error> {
     let row = client

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tokio_postgres::error::{Severity, SqlState};
 use tokio_postgres::{CancelToken, Client, NoTls};
 
-use crate::target::Connector;
+use crate::database::Connector;
 
 /// How long to wait between two attempts to open a lost session again.
 pub const REOPEN_EVERY: Duration = Duration::from_millis(250);

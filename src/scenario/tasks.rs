@@ -9,7 +9,7 @@
 //! An [`Interrupt`] ends the load early. The DDL goes first: cancelled, its
 //! rollback confirmed (or its backend terminated) before any other session
 //! lets go of a lock, so a migration queued behind the report never gets the
-//! report's lock and commits (`ddl::stop`). Then the workers stop between
+//! report's lock and commits (`ddl::abort`). Then the workers stop between
 //! transactions, the rest winds down as at the end, and the recorder drops
 //! what was measured in the second the interrupt came in, which is not whole.
 
@@ -29,19 +29,19 @@ use super::assemble::PoolMeasured;
 use super::blocker::{self, BlockerResult};
 use super::connect::Sessions;
 use super::ddl;
-use super::ddl::stop::{DdlStopped, DdlWatch, stop_ddl};
+use super::ddl::abort::{DdlStopped, DdlWatch, stop_ddl};
 use super::load::{self, LoadRuntime};
 use super::observer::{self, ObserverOutput};
 use super::pool::{PoolOutcome, run_pool_app};
 use super::progress;
 use super::{Interrupt, Measured, RunClock, RunNotes};
 use crate::config::Config;
+use crate::database::Database;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
 use crate::metrics::{DdlActivity, DdlAttempt, LiveCounters, PoolGauge, Recorder};
 use crate::role::Role;
 use crate::strategy::NamedStrategy;
-use crate::target::Target;
 
 /// Mixed into the run's seed for the arrival schedule, so it does not repeat a worker's draws.
 const ARRIVALS_SEED: u64 = 0x5eed_a221_7a15;
@@ -77,7 +77,7 @@ pub struct RunningTasks {
 /// load runtime), the observer, the blocker, the DDL injector and the progress line.
 pub fn start(
     sessions: Sessions,
-    target: &Target,
+    target: &Database,
     config: &Config,
     strategy: &NamedStrategy,
     seed: u64,
@@ -133,7 +133,7 @@ pub fn start(
         let reports = observer::LiveReports {
             live: live.clone(),
             queue_status: queue_tx,
-            ddl: observes_ddl.then(|| observer::DdlWatch {
+            ddl: observes_ddl.then(|| observer::DdlActivityWatch {
                 application_name: target.application_name(Role::Ddl),
                 activity: ddl_activity_tx,
             }),

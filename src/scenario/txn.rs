@@ -61,7 +61,7 @@ impl TxnOutcome {
 
     /// The outcome of a script that failed before its end (`script`), its
     /// place in the message.
-    pub fn script_failed(script: &Script, failure: &crate::script::Failure) -> TxnOutcome {
+    pub fn script_failed(script: &Script, failure: &crate::script::ScriptFailure) -> TxnOutcome {
         TxnOutcome::Failed(Failure::new(
             FailureKind::Script,
             script.failure_message(failure),

@@ -17,10 +17,11 @@
 //! Anything else (an undefined table, a syntax error, a permission, a
 //! terminate from outside) means the stall the run measured is not the one
 //! the workload describes: the ranking sets the run apart and the process
-//! exits [`EXIT_CODE_INVALID`].
+//! exits [`crate::error::exit_code::INVALID`].
 
+use crate::bounds::Bound;
+use crate::config::Expectation;
 use crate::config::{BlockerConfig, BlockerKind, Config};
-use crate::expect::{Bound, Expectation};
 use crate::metrics::failures::FailureKind;
 use crate::metrics::{AttemptOutcome, DdlAttempt, DdlOutcome, RunReport};
 use crate::strategy::{NamedStrategy, Strategy};
@@ -28,10 +29,6 @@ use tokio_postgres::error::SqlState;
 
 use super::assemble::Measured;
 use super::blocker::BlockerResult;
-
-/// The process exit code of a run in which a strategy's scenario did not run
-/// as written and no expectation names that outcome.
-pub const EXIT_CODE_INVALID: i32 = 4;
 
 /// How much earlier than planned a blocker may end and still have held (the
 /// run clock's rounding).
@@ -65,7 +62,7 @@ pub fn is_ddl_failure(reason: &str) -> bool {
 }
 
 /// The invalid runs of `report` that no expectation names, each as
-/// `strategy: reason`: what makes the process exit [`EXIT_CODE_INVALID`].
+/// `strategy: reason`: what makes the process exit [`crate::error::exit_code::INVALID`].
 /// An expectation `ddl_outcome = "error"` on a strategy names its DDL's error.
 pub fn unexpected_invalid(expectations: &[Expectation], report: &RunReport) -> Vec<String> {
     let expects_error = |strategy: &str| {
@@ -161,7 +158,7 @@ fn is_lock_or_stop(kind: Option<&FailureKind>) -> bool {
         || code.starts_with("08")
 }
 
-/// The SQLSTATE at the end of a message from `target::error_text`
+/// The SQLSTATE at the end of a message from `database::error_text`
 /// (`... (SQLSTATE 42P01)`).
 pub(crate) fn sqlstate_of(error: &str) -> Option<&str> {
     let start = error.rfind("(SQLSTATE ")? + "(SQLSTATE ".len();

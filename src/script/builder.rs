@@ -7,7 +7,9 @@
 
 use std::collections::HashMap;
 
-use super::{Command, PREDEFINED, Param, ResultTarget, Script, ScriptError, SqlCommand, SqlPiece};
+use super::{
+    PREDEFINED, Param, ResultTarget, Script, ScriptCommand, ScriptError, SqlCommand, SqlPiece,
+};
 
 /// An `\if` whose `\endif` has not come yet.
 struct OpenIf {
@@ -24,7 +26,7 @@ pub(super) struct ScriptBuilder {
     lines: Vec<String>,
     slot_by_name: HashMap<String, usize>,
     variable_names: Vec<String>,
-    pub(super) commands: Vec<Command>,
+    pub(super) commands: Vec<ScriptCommand>,
     /// The SQL statement being collected.
     pieces: Vec<SqlPiece>,
     compound: bool,
@@ -169,9 +171,9 @@ impl ScriptBuilder {
         let number = self
             .commands
             .iter()
-            .filter(|command| matches!(command, Command::Sql(_)))
+            .filter(|command| matches!(command, ScriptCommand::Sql(_)))
             .count();
-        self.commands.push(Command::Sql(SqlCommand {
+        self.commands.push(ScriptCommand::Sql(SqlCommand {
             sql,
             params,
             pieces,
@@ -200,7 +202,7 @@ impl ScriptBuilder {
             ));
         }
         match self.commands.last_mut() {
-            Some(Command::Sql(sql)) if sql.results.is_none() => {
+            Some(ScriptCommand::Sql(sql)) if sql.results.is_none() => {
                 sql.results = Some(target);
                 Ok(())
             }
@@ -252,7 +254,8 @@ impl ScriptBuilder {
         }
         for branch in &open.branches[1..] {
             match &mut self.commands[*branch] {
-                Command::Elif { end: target, .. } | Command::Else { end: target, .. } => {
+                ScriptCommand::Elif { end: target, .. }
+                | ScriptCommand::Else { end: target, .. } => {
                     *target = end;
                 }
                 _ => {}
@@ -263,7 +266,7 @@ impl ScriptBuilder {
 
     fn set_next_branch(&mut self, branch: usize, target: usize) {
         match &mut self.commands[branch] {
-            Command::If { next_branch, .. } | Command::Elif { next_branch, .. } => {
+            ScriptCommand::If { next_branch, .. } | ScriptCommand::Elif { next_branch, .. } => {
                 *next_branch = target;
             }
             _ => {}

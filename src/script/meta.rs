@@ -1,10 +1,10 @@
 //! The meta-commands: what follows a backslash outside SQL quotes, read as
 //! pgbench reads it (the command word, then whitespace-separated words or an
-//! expression) and turned into [`Command`]s.
+//! expression) and turned into [`ScriptCommand`]s.
 
 use super::builder::ScriptBuilder;
 use super::parser::{ExprError, parse_expression};
-use super::{Command, ResultTarget, ScriptError, ShellWord, SleepAmount};
+use super::{ResultTarget, ScriptCommand, ScriptError, ShellWord, SleepAmount};
 
 const MICROSECONDS_PER_MILLISECOND: u64 = 1_000;
 const MICROSECONDS_PER_SECOND: u64 = 1_000_000;
@@ -53,7 +53,7 @@ impl ScriptBuilder {
             "if" => {
                 let expr = self.expression("if", arguments, arguments_offset, place)?;
                 self.open_if(line);
-                self.commands.push(Command::If {
+                self.commands.push(ScriptCommand::If {
                     expr,
                     next_branch: 0,
                     line,
@@ -63,7 +63,7 @@ impl ScriptBuilder {
             "elif" => {
                 self.add_branch(false, line)?;
                 let expr = self.expression("elif", arguments, arguments_offset, place)?;
-                self.commands.push(Command::Elif {
+                self.commands.push(ScriptCommand::Elif {
                     expr,
                     next_branch: 0,
                     end: 0,
@@ -74,13 +74,13 @@ impl ScriptBuilder {
             "else" => {
                 self.no_arguments("else", arguments, line)?;
                 self.add_branch(true, line)?;
-                self.commands.push(Command::Else { end: 0, line });
+                self.commands.push(ScriptCommand::Else { end: 0, line });
                 Ok(())
             }
             "endif" => {
                 self.no_arguments("endif", arguments, line)?;
                 self.close_if(line)?;
-                self.commands.push(Command::Endif { line });
+                self.commands.push(ScriptCommand::Endif { line });
                 Ok(())
             }
             "sleep" => self.sleep_command(arguments, line),
@@ -172,7 +172,7 @@ impl ScriptBuilder {
         let expression = &rest[name_end..];
         let expr = self.expression("set", expression, offset + skipped + name_end, place)?;
         let slot = self.slot_of(name);
-        self.commands.push(Command::Set { slot, expr, line });
+        self.commands.push(ScriptCommand::Set { slot, expr, line });
         Ok(())
     }
 
@@ -218,7 +218,7 @@ impl ScriptBuilder {
                 }
             },
         };
-        self.commands.push(Command::Sleep {
+        self.commands.push(ScriptCommand::Sleep {
             duration,
             unit_us,
             line,
@@ -289,7 +289,7 @@ impl ScriptBuilder {
             };
             return Err(self.error(line, usage));
         }
-        self.commands.push(Command::Shell {
+        self.commands.push(ScriptCommand::Shell {
             assign,
             words,
             line,
@@ -307,7 +307,7 @@ impl ScriptBuilder {
                     ));
                 }
                 self.open_pipeline = Some(line);
-                Command::StartPipeline { line }
+                ScriptCommand::StartPipeline { line }
             }
             other => {
                 if self.open_pipeline.is_none() {
@@ -318,9 +318,9 @@ impl ScriptBuilder {
                 }
                 if other == "endpipeline" {
                     self.open_pipeline = None;
-                    Command::EndPipeline { line }
+                    ScriptCommand::EndPipeline { line }
                 } else {
-                    Command::SyncPipeline { line }
+                    ScriptCommand::SyncPipeline { line }
                 }
             }
         };

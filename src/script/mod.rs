@@ -1,7 +1,7 @@
 //! pgbench's script language (the `pgbench -f file` format, pgbench 18):
 //! parsed once, run cheaply, with pgbench's meaning.
 //!
-//! A script is parsed once with [`parse`] into a [`Script`]: [`Command`]s whose
+//! A script is parsed once with [`parse`] into a [`Script`]: [`ScriptCommand`]s whose
 //! variable references are resolved to slots and whose `\if` branches know
 //! where they jump. A client then runs one transaction by calling
 //! [`Script::step`] until it says [`Step::Done`]: `step` runs the commands that
@@ -46,7 +46,7 @@ pub use eval::{EvalError, Evaluator};
 pub use expression::{Expr, Function};
 pub use prng::{Prng, RandomSeeds};
 pub use results::ResultSet;
-pub use run::{Cursor, Failure, Step};
+pub use run::{Cursor, ScriptFailure, Step};
 pub use value::{Scalar, Value, Vars};
 
 /// A problem found while parsing a script. Displays as
@@ -83,7 +83,7 @@ pub struct Script {
     /// The source name given to [`parse`] (file path or inline name).
     pub name: String,
     /// The commands, in script order.
-    pub commands: Vec<Command>,
+    pub commands: Vec<ScriptCommand>,
     /// Variable name of each slot.
     variable_names: Vec<String>,
     /// The slot of each variable name.
@@ -137,7 +137,7 @@ impl Script {
     /// The SQL commands, in script order.
     pub fn sql_commands(&self) -> impl Iterator<Item = &SqlCommand> {
         self.commands.iter().filter_map(|command| match command {
-            Command::Sql(sql) => Some(sql),
+            ScriptCommand::Sql(sql) => Some(sql),
             _ => None,
         })
     }
@@ -150,7 +150,7 @@ impl Script {
     /// The first `\shell`/`\setshell`, by line, if the script has one.
     pub fn first_shell_line(&self) -> Option<usize> {
         self.commands.iter().find_map(|command| match command {
-            Command::Shell { line, .. } => Some(*line),
+            ScriptCommand::Shell { line, .. } => Some(*line),
             _ => None,
         })
     }
@@ -158,7 +158,7 @@ impl Script {
     /// The first pipeline command, by line, if the script has one.
     pub fn first_pipeline_line(&self) -> Option<usize> {
         self.commands.iter().find_map(|command| match command {
-            Command::StartPipeline { line } => Some(*line),
+            ScriptCommand::StartPipeline { line } => Some(*line),
             _ => None,
         })
     }
@@ -173,7 +173,7 @@ impl Script {
 
 /// One script command.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Command {
+pub enum ScriptCommand {
     /// `\set name expr`.
     Set {
         slot: usize,
@@ -221,21 +221,21 @@ pub enum Command {
     EndPipeline { line: usize },
 }
 
-impl Command {
+impl ScriptCommand {
     /// The 1-based script line of the command.
     pub fn line(&self) -> usize {
         match self {
-            Command::Set { line, .. }
-            | Command::Sleep { line, .. }
-            | Command::If { line, .. }
-            | Command::Elif { line, .. }
-            | Command::Else { line, .. }
-            | Command::Endif { line }
-            | Command::Shell { line, .. }
-            | Command::StartPipeline { line }
-            | Command::SyncPipeline { line }
-            | Command::EndPipeline { line } => *line,
-            Command::Sql(sql) => sql.line,
+            ScriptCommand::Set { line, .. }
+            | ScriptCommand::Sleep { line, .. }
+            | ScriptCommand::If { line, .. }
+            | ScriptCommand::Elif { line, .. }
+            | ScriptCommand::Else { line, .. }
+            | ScriptCommand::Endif { line }
+            | ScriptCommand::Shell { line, .. }
+            | ScriptCommand::StartPipeline { line }
+            | ScriptCommand::SyncPipeline { line }
+            | ScriptCommand::EndPipeline { line } => *line,
+            ScriptCommand::Sql(sql) => sql.line,
         }
     }
 }

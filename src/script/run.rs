@@ -7,7 +7,7 @@
 use super::eval::{EvalError, Evaluator};
 use super::prng::Prng;
 use super::value::{Scalar, Value, Vars};
-use super::{Command, Script, ShellWord, SleepAmount, SqlCommand};
+use super::{Script, ScriptCommand, ShellWord, SleepAmount, SqlCommand};
 
 /// Longest command line `\shell` runs, as in pgbench.
 const SHELL_COMMAND_MAX_BYTES: usize = 255;
@@ -44,7 +44,7 @@ pub enum Step<'s> {
 
 /// A command that failed at run time: where, and why.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Failure {
+pub struct ScriptFailure {
     /// The 1-based script line of the command.
     pub line: usize,
     pub error: EvalError,
@@ -57,31 +57,31 @@ impl Script {
         cursor: &mut Cursor,
         vars: &mut Vars,
         prng: &mut Prng,
-    ) -> Result<Step<'s>, Failure> {
+    ) -> Result<Step<'s>, ScriptFailure> {
         loop {
             let index = cursor.next;
             let Some(command) = self.commands.get(index) else {
                 return Ok(Step::Done);
             };
             cursor.next = index + 1;
-            let fail = |error| Failure {
+            let fail = |error| ScriptFailure {
                 line: command.line(),
                 error,
             };
             match command {
-                Command::Sql(sql) => return Ok(Step::Sql(sql)),
-                Command::Set { slot, expr, .. } => {
+                ScriptCommand::Sql(sql) => return Ok(Step::Sql(sql)),
+                ScriptCommand::Set { slot, expr, .. } => {
                     let value = self.evaluate(expr, index, vars, prng).map_err(fail)?;
                     vars.set(*slot, Value::Scalar(value));
                 }
-                Command::Sleep {
+                ScriptCommand::Sleep {
                     duration, unit_us, ..
                 } => {
                     let units = sleep_units(duration, vars).map_err(fail)?;
                     let duration_us = u64::try_from(units).unwrap_or(0).saturating_mul(*unit_us);
                     return Ok(Step::Sleep { duration_us });
                 }
-                Command::If {
+                ScriptCommand::If {
                     expr, next_branch, ..
                 } => {
                     if !self
@@ -93,9 +93,11 @@ impl Script {
                     }
                 }
                 // Reached after a branch that ran: skip to the end of the \if.
-                Command::Elif { end, .. } | Command::Else { end, .. } => cursor.next = end + 1,
-                Command::Endif { .. } => {}
-                Command::Shell {
+                ScriptCommand::Elif { end, .. } | ScriptCommand::Else { end, .. } => {
+                    cursor.next = end + 1
+                }
+                ScriptCommand::Endif { .. } => {}
+                ScriptCommand::Shell {
                     assign,
                     words,
                     line,
@@ -107,9 +109,9 @@ impl Script {
                         line: *line,
                     });
                 }
-                Command::StartPipeline { .. } => return Ok(Step::StartPipeline),
-                Command::SyncPipeline { .. } => return Ok(Step::SyncPipeline),
-                Command::EndPipeline { .. } => return Ok(Step::EndPipeline),
+                ScriptCommand::StartPipeline { .. } => return Ok(Step::StartPipeline),
+                ScriptCommand::SyncPipeline { .. } => return Ok(Step::SyncPipeline),
+                ScriptCommand::EndPipeline { .. } => return Ok(Step::EndPipeline),
             }
         }
     }
@@ -122,10 +124,10 @@ impl Script {
         mut target: usize,
         vars: &Vars,
         prng: &mut Prng,
-    ) -> Result<usize, Failure> {
+    ) -> Result<usize, ScriptFailure> {
         loop {
             match &self.commands[target] {
-                Command::Elif {
+                ScriptCommand::Elif {
                     expr,
                     next_branch,
                     line,
@@ -133,7 +135,7 @@ impl Script {
                 } => {
                     let value = self
                         .evaluate(expr, target, vars, prng)
-                        .map_err(|error| Failure { line: *line, error })?;
+                        .map_err(|error| ScriptFailure { line: *line, error })?;
                     if value.truth() {
                         return Ok(target + 1);
                     }
@@ -162,7 +164,7 @@ impl Script {
 
     /// The message of a runtime failure: the place in double quotes (kept
     /// whole when failures are grouped), the command, and the problem.
-    pub fn failure_message(&self, failure: &Failure) -> String {
+    pub fn failure_message(&self, failure: &ScriptFailure) -> String {
         format!(
             "\"{}:{}\" {}: {}",
             self.name,

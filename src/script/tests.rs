@@ -24,7 +24,7 @@ fn automatic() -> Automatic {
 
 fn sql_at(script: &Script, index: usize) -> &SqlCommand {
     match &script.commands[index] {
-        Command::Sql(sql) => sql,
+        ScriptCommand::Sql(sql) => sql,
         other => panic!("command {index} is not SQL: {other:?}"),
     }
 }
@@ -35,7 +35,7 @@ fn slot(script: &Script, name: &str) -> usize {
 
 /// Runs a whole transaction; SQL commands are recorded (as their text for the
 /// simple protocol) and skipped, sleeps and shell commands recorded.
-fn run(script: &Script, vars: &mut Vars) -> Result<Vec<String>, Failure> {
+fn run(script: &Script, vars: &mut Vars) -> Result<Vec<String>, ScriptFailure> {
     let mut prng = Prng::new(1);
     let mut cursor = Cursor::default();
     let mut done = Vec::new();
@@ -439,7 +439,7 @@ fn shell_and_pipeline_commands_become_steps() {
         ]
     );
     let script = parse_ok("\\setshell out echo 3");
-    let Command::Shell { assign, .. } = &script.commands[0] else {
+    let ScriptCommand::Shell { assign, .. } = &script.commands[0] else {
         panic!("not a shell command");
     };
     assert_eq!(*assign, Some(slot(&script, "out")));

@@ -69,12 +69,12 @@ pub enum Schedule {
         backoff: Backoff,
     },
     /// An explicit list: try n uses `steps[n-1]`; the schedule ends with an error.
-    Steps(Vec<Step>),
+    Steps(Vec<ScheduledTry>),
 }
 
 /// One try of an explicit schedule.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Step {
+pub struct ScheduledTry {
     pub lock_timeout: Duration,
     /// The sleep after this try fails.
     pub sleep: Duration,
@@ -164,7 +164,7 @@ impl RetryPolicy {
     }
 }
 
-fn step_index(steps: &[Step], try_number: u32) -> usize {
+fn step_index(steps: &[ScheduledTry], try_number: u32) -> usize {
     (try_number.max(1) as usize - 1).min(steps.len().saturating_sub(1))
 }
 

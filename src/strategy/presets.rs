@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::{Backoff, Jitter, NamedStrategy, RetryPolicy, Schedule, Step, Strategy};
+use super::{Backoff, Jitter, NamedStrategy, RetryPolicy, Schedule, ScheduledTry, Strategy};
 
 /// The source of a preset: the file that states its values, and those values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub const PRESETS: &[Preset] = &[
                 schedule: Schedule::Steps(
                     GITLAB_STEPS_MS
                         .iter()
-                        .map(|&(lock_timeout, sleep)| Step {
+                        .map(|&(lock_timeout, sleep)| ScheduledTry {
                             lock_timeout: ms(lock_timeout),
                             sleep: ms(sleep),
                         })
@@ -460,7 +460,7 @@ mod tests {
         ];
         let steps = TIMINGS_S
             .iter()
-            .map(|&(lock_timeout_s, sleep_s)| Step {
+            .map(|&(lock_timeout_s, sleep_s)| ScheduledTry {
                 lock_timeout: Duration::from_secs_f64(lock_timeout_s),
                 sleep: Duration::from_secs_f64(sleep_s),
             })

@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use crate::common::*;
-use stallbench::expect::{ExpectationRecord, Verdict};
+use stallbench::expect::Verdict;
+use stallbench::export::ci::ExpectationRecord;
 use stallbench::results::PR_COMMENT_MD;
 
 /// The shortened add-column on a 6 s clock: the report holds its lock from 1 s

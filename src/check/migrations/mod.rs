@@ -15,82 +15,15 @@ mod git;
 mod layout;
 mod steps;
 
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
 use serde::Serialize;
 
 use crate::error::Error;
 use layout::{Entry, Fit, Naming};
 
-pub use layout::Layout;
-
-/// Which migrations of the folder are new, the ones the gate checks.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Selection {
-    /// `--new N`: the last N in apply order.
-    LastN(usize),
-    /// `--since FILE`: FILE and every migration after it. FILE is a
-    /// migration's file or folder name (`0005_index.sql`), its path, or its
-    /// version (`5`, as written in its name).
-    Since(PathBuf),
-    /// `--git-base REF`: the migrations whose file was added or changed since
-    /// the merge base of REF and HEAD (what a pull request adds), committed
-    /// or not, untracked files included (a migration written but not yet
-    /// added is new). They must come last in apply order.
-    GitBase(String),
-}
-
-/// How the tool wraps the statements of a file in transactions (`--transaction`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TransactionMode {
-    /// Each file in one transaction (what sqlx, dbmate, goose, Flyway and
-    /// golang-migrate do).
-    #[default]
-    PerFile,
-    /// Each statement in its own transaction.
-    PerStatement,
-    /// No transaction: each statement commits on its own (psql -f).
-    None,
-}
-
-impl TransactionMode {
-    const ALL: [TransactionMode; 3] = [
-        TransactionMode::PerFile,
-        TransactionMode::PerStatement,
-        TransactionMode::None,
-    ];
-
-    /// The name `--transaction` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            TransactionMode::PerFile => "per-file",
-            TransactionMode::PerStatement => "per-statement",
-            TransactionMode::None => "none",
-        }
-    }
-}
-
-impl fmt::Display for TransactionMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for TransactionMode {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<TransactionMode, String> {
-        TransactionMode::ALL
-            .into_iter()
-            .find(|mode| mode.name() == text)
-            .ok_or_else(|| {
-                format!("--transaction {text}: no such mode; give per-file, per-statement or none")
-            })
-    }
-}
+pub use crate::choices::{Layout, TransactionMode};
+pub use crate::config::Selection;
 
 /// A migrations folder in apply order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -112,20 +45,20 @@ pub struct Migration {
     /// repeatable migrations; the name without `.sql` for plain SQL).
     pub version: String,
     /// The transactions (and statements outside any) in the order they run.
-    pub steps: Vec<Step>,
+    pub steps: Vec<MigrationStep>,
 }
 
 /// Statements run together: in one transaction, or, outside any, one
 /// statement that commits on its own (such a step holds exactly one).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Step {
-    pub statements: Vec<Statement>,
+pub struct MigrationStep {
+    pub statements: Vec<MigrationStatement>,
     pub in_transaction: bool,
 }
 
 /// One SQL statement of a migration file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Statement {
+pub struct MigrationStatement {
     /// From its first token (comments before it left out), without its `;`.
     pub sql: String,
     /// The file's line (from 1) its first token is on.

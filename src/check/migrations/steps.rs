@@ -27,9 +27,9 @@
 //! later, every major the harness supports, so it stays in its transaction.
 
 use super::layout::{Layout, dbmate_marker, goose_annotation};
-use super::{Statement, Step, TransactionMode};
-use crate::config::sql_split::{split_located, split_statements};
+use super::{MigrationStatement, MigrationStep, TransactionMode};
 use crate::error::Error;
+use crate::sql_split::{split_located, split_statements};
 use crate::strategy::statements::{Unrollable, first_unrollable};
 
 /// The steps of a migration file of `layout` whose text is `text`; `conf` is
@@ -40,7 +40,7 @@ pub(super) fn file_steps(
     text: &str,
     conf: Option<&str>,
     mode: TransactionMode,
-) -> Result<Vec<Step>, Error> {
+) -> Result<Vec<MigrationStep>, Error> {
     let section = applied_section(layout, text, conf)
         .map_err(|problem| Error::bad_input(format!("{file}: {problem}")))?;
     let statements = section
@@ -220,7 +220,7 @@ fn flyway_non_transactional(conf: &str) -> bool {
     })
 }
 
-fn chunk_statements(chunk: &Chunk<'_>) -> Vec<Statement> {
+fn chunk_statements(chunk: &Chunk<'_>) -> Vec<MigrationStatement> {
     let line_of = |offset: usize| chunk.first_line + chunk.text[..offset].matches('\n').count();
     if chunk.whole {
         let start = chunk.text.len() - chunk.text.trim_start().len();
@@ -229,14 +229,14 @@ fn chunk_statements(chunk: &Chunk<'_>) -> Vec<Statement> {
         if sql.is_empty() {
             return Vec::new();
         }
-        return vec![Statement {
+        return vec![MigrationStatement {
             sql: sql.to_string(),
             line: line_of(start),
         }];
     }
     split_located(chunk.text)
         .into_iter()
-        .map(|located| Statement {
+        .map(|located| MigrationStatement {
             line: line_of(located.offset),
             sql: located.sql,
         })
@@ -251,7 +251,7 @@ enum Kind {
     Plain,
 }
 
-fn kind(file: &str, statement: &Statement) -> Result<Kind, Error> {
+fn kind(file: &str, statement: &MigrationStatement) -> Result<Kind, Error> {
     // Only the statement's own leading words: a block goose runs as one
     // statement may hold more (`BEGIN ATOMIC ...; END`).
     let leading = split_statements(&statement.sql);
@@ -272,14 +272,14 @@ fn kind(file: &str, statement: &Statement) -> Result<Kind, Error> {
 /// The steps of a file's statements under `mode` (see the module comment).
 fn group_steps(
     file: &str,
-    statements: Vec<Statement>,
+    statements: Vec<MigrationStatement>,
     mode: TransactionMode,
-) -> Result<Vec<Step>, Error> {
+) -> Result<Vec<MigrationStep>, Error> {
     let mut steps = Vec::new();
     // The file's own BEGIN (its line) and the statements since.
-    let mut block: Option<(usize, Vec<Statement>)> = None;
+    let mut block: Option<(usize, Vec<MigrationStatement>)> = None;
     // Statements of the current per-file transaction.
-    let mut pending: Vec<Statement> = Vec::new();
+    let mut pending: Vec<MigrationStatement> = Vec::new();
     for statement in statements {
         let kind = kind(file, &statement)?;
         match (kind, &mut block) {
@@ -326,13 +326,17 @@ fn group_steps(
     Ok(steps)
 }
 
-fn close_pending(steps: &mut Vec<Step>, pending: &mut Vec<Statement>) {
+fn close_pending(steps: &mut Vec<MigrationStep>, pending: &mut Vec<MigrationStatement>) {
     push_step(steps, std::mem::take(pending), true);
 }
 
-fn push_step(steps: &mut Vec<Step>, statements: Vec<Statement>, in_transaction: bool) {
+fn push_step(
+    steps: &mut Vec<MigrationStep>,
+    statements: Vec<MigrationStatement>,
+    in_transaction: bool,
+) {
     if !statements.is_empty() {
-        steps.push(Step {
+        steps.push(MigrationStep {
             statements,
             in_transaction,
         });

@@ -18,7 +18,7 @@
 mod catalog;
 mod checks;
 mod order;
-mod plan;
+mod recipe;
 mod values;
 
 use serde::Serialize;
@@ -26,7 +26,7 @@ use tokio_postgres::Client;
 
 use crate::error::Error;
 use catalog::{Catalog, Table};
-use plan::{PlanInput, TablePlan, quote_ident};
+use recipe::{RecipeInput, TableRecipe, quote_ident};
 
 /// What the generator did with one table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -121,7 +121,7 @@ async fn fill_table(
         };
         parent_rows.push(rows);
     }
-    let input = PlanInput {
+    let input = RecipeInput {
         catalog,
         table,
         nulled,
@@ -129,7 +129,7 @@ async fn fill_table(
         rows,
         seed,
     };
-    let plan = match plan::plan_table(&input) {
+    let plan = match recipe::table_recipe(&input) {
         Ok(plan) => plan,
         Err(reason) => return Ok(outcome(0, 0, Some(reason), None)),
     };
@@ -144,7 +144,7 @@ async fn fill_table(
 async fn run_plan(
     client: &Client,
     table: &Table,
-    plan: &TablePlan,
+    plan: &TableRecipe,
 ) -> Result<Option<String>, Error> {
     let context = format!("filling table {}", table.sql_name);
     // Room to sort a parent's 100,000 keys in memory rather than on disk.

@@ -13,7 +13,7 @@
 //! would: the try counts as failed with the loss, the session is opened again
 //! and the schedule goes on. A strategy of one try fails with its one try.
 
-pub mod stop;
+pub mod abort;
 mod terminate;
 pub mod trace;
 

@@ -34,11 +34,11 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
 
-use crate::config::split_statements;
+use crate::database::error_text;
 use crate::error::Error;
 use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock, TracedStatement, holds_ms};
+use crate::sql_split::split_statements;
 use crate::strategy::statements::{Unrollable, first_unrollable, must_run_outside_transaction};
-use crate::target::error_text;
 
 /// How often the watcher looks at the locks of a statement outside a transaction.
 const WATCH_EVERY: Duration = Duration::from_millis(2);

@@ -36,13 +36,13 @@ use super::arrivals::Arrivals;
 use super::precise_timer::PreciseTimer;
 use super::txn::{Ended, Recording, TxnOutcome, TxnTimes, statements_are_stale};
 use crate::config::{Protocol, WeightedScript};
+use crate::database::Connector;
 use crate::error::Error;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::Failure;
 use crate::metrics::recorder::WorkerPart;
 use crate::pgwire::{WireCancel, WireConnection, WireError, WireStatement};
 use crate::script;
-use crate::target::Connector;
 
 mod run;
 mod session;

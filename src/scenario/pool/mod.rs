@@ -36,11 +36,11 @@ use super::arrivals::Arrivals;
 use super::load::{pick_script, wait_for_arrival};
 use super::txn::{Ended, PoolTimes, Recording, TxnOutcome, TxnTimes, micros};
 use crate::config::{LoadConfig, PoolConfig, Protocol, Recycling, WeightedScript};
+use crate::database::{Connector, error_text};
 use crate::error::Error;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::{Failure, FailureKind};
 use crate::metrics::recorder::WorkerPart;
-use crate::target::{Connector, error_text};
 use request::Finished;
 
 /// How often a request given up mid-transaction repeats its cancel request

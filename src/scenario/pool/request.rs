@@ -12,11 +12,11 @@ use tokio_postgres::SimpleQueryMessage;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 
 use crate::config::Protocol;
+use crate::database::error_text;
 use crate::metrics::failures::{Failure, FailureKind};
 use crate::scenario::commands::{self, Params};
 use crate::scenario::txn::{TxnOutcome, ends_session, statements_are_stale};
 use crate::script::{self, ResultSet, Script, SqlCommand, Step};
-use crate::target::error_text;
 
 /// What one request measured.
 #[derive(Debug)]

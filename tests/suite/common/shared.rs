@@ -152,7 +152,7 @@ impl SharedServer {
             .map(|table| {
                 format!(
                     "ALTER TABLE {PRELOADED}.{table} SET SCHEMA {};",
-                    stallbench::target::SCHEMA
+                    stallbench::database::SCHEMA
                 )
             })
             .collect();

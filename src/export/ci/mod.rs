@@ -1,6 +1,12 @@
 //! The expectation results for people and CI: one verdict line each on
 //! stdout, and the result files of the results folder (`expectations.csv`,
-//! `junit.xml`, `pr-comment.md`) rendered in memory for the caller to write.
+//! `junit.xml`, `pr-comment.md`) rendered in memory for the caller to write;
+//! `step_summary` appends to `$GITHUB_STEP_SUMMARY`, `pr_comment` and it are
+//! built from the pieces of `sections`.
+
+mod pr_comment;
+mod sections;
+mod step_summary;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -8,12 +14,17 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 use crate::export::csv::csv_file;
+use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
 use crate::metrics::RunReport;
 
-use super::junit::junit_xml;
-use super::pr_comment::pr_comment;
-use super::{ExpectationResult, Verdict};
+use crate::expect::{ExpectationResult, Verdict};
 use crate::results::{EXPECTATIONS_CSV, OutputFile};
+
+pub use pr_comment::pr_comment;
+pub use sections::{NO_BOUNDS, comment_marker, verdict_markdown};
+pub use step_summary::{
+    append_github_step_summary, append_to_step_summary, github_step_summary_path,
+};
 
 /// One row of `expectations.csv`; the header is the field names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,11 +96,61 @@ fn expectations_csv(results: &[ExpectationResult]) -> anyhow::Result<OutputFile>
         .with_context(|| format!("rendering {EXPECTATIONS_CSV}"))
 }
 
+/// `junit.xml`: one `<testsuite name="stallbench <workload>">` with one
+/// `<testcase classname="<workload>.<strategy>" name="<key> <limit>">` per
+/// result; a failure carries `<failure message="measured X, expected <limit>">`,
+/// a skipped one `<skipped/>`.
+pub fn junit_xml(workload: &str, results: &[ExpectationResult]) -> OutputFile {
+    junit_suite(workload, results).file()
+}
+
+/// The whole text of `junit.xml`.
+#[cfg(test)]
+fn junit_text(workload: &str, results: &[ExpectationResult]) -> String {
+    junit_suite(workload, results).render()
+}
+
+/// The expectations' results as a JUnit suite: a case per result.
+fn junit_suite(workload: &str, results: &[ExpectationResult]) -> JunitSuite {
+    let cases = results
+        .iter()
+        .map(|result| {
+            let expectation = &result.expectation;
+            let limit = expectation.bound.limit_text();
+            let outcome = match result.verdict {
+                Verdict::Pass => JunitOutcome::Passed,
+                Verdict::Fail => JunitOutcome::Failed {
+                    message: format!("measured {}, expected {limit}", result.measured),
+                    body: format!(
+                        "{}: measured {} (from {})",
+                        expectation.label(),
+                        result.measured,
+                        expectation.source
+                    ),
+                },
+                Verdict::Skipped => JunitOutcome::Skipped {
+                    message: format!("strategy {} did not run", expectation.strategy),
+                },
+            };
+            JunitCase {
+                classname: format!("{workload}.{}", expectation.strategy),
+                name: format!("{} {limit}", expectation.bound.key()),
+                outcome,
+            }
+        })
+        .collect();
+    JunitSuite {
+        name: format!("stallbench {workload}"),
+        cases,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::expect::fixtures::*;
     use crate::expect::{Bound, any_failed, evaluate};
+    use crate::export::junit::xml_check::{check_xml, count};
     use crate::metrics::DdlOutcome;
     use crate::results::JUNIT_XML;
 
@@ -175,5 +236,58 @@ mod tests {
         let message = format!("{:#}", write(&files[1]).unwrap_err());
         let expected = format!("writing {}", dir.path().join(JUNIT_XML).display());
         assert!(message.starts_with(&expected), "{message}");
+    }
+
+    #[test]
+    fn junit_xml_is_well_formed_and_its_counts_match() {
+        let results = mixed_results();
+        let file = junit_xml("add-column", &results);
+        assert_eq!(file.name, JUNIT_XML);
+        let text = String::from_utf8(file.bytes).unwrap();
+        let elements = check_xml(&text);
+
+        let suite = &elements[0];
+        assert_eq!(suite.name, "testsuite");
+        assert_eq!(suite.attributes["name"], "stallbench add-column");
+        assert_eq!(suite.attributes["tests"], "4");
+        assert_eq!(suite.attributes["failures"], "2");
+        assert_eq!(suite.attributes["skipped"], "1");
+        assert_eq!(suite.attributes["errors"], "0");
+        assert_eq!(count(&elements, "testcase"), 4);
+        assert_eq!(count(&elements, "failure"), 2);
+        assert_eq!(count(&elements, "skipped"), 1);
+
+        let case = &elements[1];
+        assert_eq!(case.attributes["classname"], "add-column.retry");
+        assert_eq!(case.attributes["name"], "max_p99_ms &lt;= 600 ms");
+        let failure = elements.iter().find(|e| e.name == "failure").unwrap();
+        assert_eq!(
+            failure.attributes["message"],
+            "measured 2, expected &lt;= 0"
+        );
+        // The strategy and the measured outcome carry every special character.
+        let odd_case = &elements[elements.len() - 2];
+        assert_eq!(
+            odd_case.attributes["classname"],
+            "add-column.a&lt;&amp;&quot;&apos;&gt;b"
+        );
+        let odd_failure = &elements[elements.len() - 1];
+        assert_eq!(
+            odd_failure.attributes["message"],
+            "measured x&lt;&amp;&quot;&apos;&gt;y, expected = ok"
+        );
+        assert!(text.contains(
+            "a&lt;&amp;&quot;&apos;&gt;b.ddl_outcome = ok: measured x&lt;&amp;&quot;&apos;&gt;y \
+             (from --expect)</failure>"
+        ));
+    }
+
+    #[test]
+    fn junit_xml_without_expectations_is_an_empty_suite() {
+        let text = junit_text("w&w", &[]);
+        let elements = check_xml(&text);
+        assert_eq!(elements.len(), 1);
+        assert_eq!(elements[0].attributes["name"], "stallbench w&amp;w");
+        assert_eq!(elements[0].attributes["tests"], "0");
     }
 }

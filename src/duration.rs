@@ -1,7 +1,12 @@
 //! Durations as users write them (`"500ms"`, `--duration 24s`), read the same
-//! way for every flag and workload key so every message names its source.
+//! way for every flag (through [`DurationParser`]) and workload key so every
+//! message names its source.
 
+use std::ffi::OsStr;
 use std::time::Duration;
+
+use clap::builder::TypedValueParser;
+use clap::error::ErrorKind;
 
 use crate::error::Error;
 
@@ -38,22 +43,36 @@ pub fn parse_duration(what: &str, text: &str) -> Result<Duration, Error> {
     Ok(duration)
 }
 
-/// Refuses a start time (`[blocker] at`, `[ddl] at`) at or after the end of the run.
-pub(super) fn check_within_run(
-    source: &str,
-    key: &str,
-    at: Duration,
-    duration: Duration,
-) -> Result<(), Error> {
-    if at >= duration {
-        return Err(Error::bad_input(format!(
-            "{source}: {key} = \"{}\" is not before the end of the run ({}); \
-             move it earlier or lengthen the run with --duration",
-            humantime::format_duration(at),
-            humantime::format_duration(duration)
-        )));
+/// A duration flag's value: [`parse_duration`], its error on one line (see
+/// [`Error::one_line`]).
+pub fn parse_flag(flag: &str, text: &str) -> Result<Duration, Error> {
+    parse_duration(flag, text).map_err(Error::one_line)
+}
+
+/// The clap parser of a duration flag: [`parse_duration`] with the flag's
+/// name, so `--help` shows the type and clap writes the error (exit 2), in
+/// the words a workload key's error uses.
+#[derive(Debug, Clone, Copy)]
+pub struct DurationParser;
+
+impl TypedValueParser for DurationParser {
+    type Value = Duration;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<Duration, clap::Error> {
+        let flag = arg
+            .and_then(|arg| arg.get_long())
+            .map(|long| format!("--{long}"))
+            .unwrap_or_else(|| "a duration".to_string());
+        let text = value.to_string_lossy();
+        parse_flag(&flag, &text).map_err(|error| {
+            clap::Error::raw(ErrorKind::ValueValidation, format!("{error}\n")).with_cmd(command)
+        })
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use super::values::{self, Resolved, Source, ValueType, draw};
 
 /// What one table's fill runs: an INSERT, then the statements after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct TablePlan {
+pub(super) struct TableRecipe {
     pub rows: u64,
     pub insert_sql: String,
     /// Statements after the insert: UPDATEs of self-references, `setval`s.
@@ -36,7 +36,7 @@ pub(super) struct TablePlan {
 }
 
 /// What the plan of one table starts from.
-pub(super) struct PlanInput<'a> {
+pub(super) struct RecipeInput<'a> {
     pub catalog: &'a Catalog,
     pub table: &'a Table,
     /// Per foreign key: whether it is left NULL to break a cycle.
@@ -95,7 +95,7 @@ enum Dimension {
 
 /// A table's columns as the plan fills them.
 struct Planner<'a> {
-    input: &'a PlanInput<'a>,
+    input: &'a RecipeInput<'a>,
     columns: Vec<ColumnPlan<'a>>,
     joins: Vec<Join<'a>>,
     rows: u64,
@@ -103,7 +103,7 @@ struct Planner<'a> {
 }
 
 /// The plan for a table, or why it cannot be filled.
-pub(super) fn plan_table(input: &PlanInput<'_>) -> Result<TablePlan, String> {
+pub(super) fn table_recipe(input: &RecipeInput<'_>) -> Result<TableRecipe, String> {
     let mut planner = Planner {
         input,
         columns: Vec::new(),
@@ -120,7 +120,7 @@ pub(super) fn plan_table(input: &PlanInput<'_>) -> Result<TablePlan, String> {
         planner.make_distinct(&key.name, &key.columns);
     }
     let after_sql = planner.self_references()?;
-    Ok(TablePlan {
+    Ok(TableRecipe {
         rows: planner.rows,
         insert_sql: planner.insert_sql(),
         after_sql,

@@ -21,16 +21,17 @@
 use tokio_postgres::Client;
 
 use super::migrations::Migration;
+use crate::bounds::Bound;
+use crate::config::Expectation;
 use crate::config::{
     self, BLOCKER_AT, BlockerChoice, BlockerConfig, BlockerKind, CheckConfig, Config, DDL_AT,
     DdlConfig, LoadChoice, LoadConfig, Objects, WeightedScript,
 };
+use crate::database::error_text;
 use crate::error::Error;
-use crate::expect::{Bound, Expectation};
 use crate::metrics::lock_trace::{Blocks, LockMode, TracedStatement, strongest_table_locks};
 use crate::scenario::ddl::trace::NAME;
 use crate::script;
-use crate::target::error_text;
 
 /// How many of a table's first rows a table without an integer key is read and written at.
 const OFFSET_ROWS: i64 = 1000;
@@ -153,9 +154,9 @@ pub fn locked_tables(statements: &[TracedStatement]) -> Vec<(String, LockMode)> 
         .collect()
 }
 
-/// A migration's measured run, planned from its trace.
+/// A migration's measured run, designed from its trace.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct RunDesign {
     /// The config of the run, for `scenario::run_strategy` and the exporters.
     pub config: Config,
     /// What the strongest lock on a table the load touches blocks.
@@ -166,18 +167,18 @@ pub struct Plan {
     pub blocker: String,
 }
 
-/// The plan of `migration`'s run: `tables` are the facts of the tables the
+/// The design of `migration`'s run: `tables` are the facts of the tables the
 /// trace locked that existed before it, each with its strongest lock
 /// (at least one table).
-pub fn plan_run(
+pub fn design_run(
     check: &CheckConfig,
     migration: &Migration,
     tables: &[(TableFacts, LockMode)],
-) -> Result<Plan, Error> {
+) -> Result<RunDesign, Error> {
     let strongest = tables
         .iter()
         .max_by_key(|(_, mode)| (mode.blocks(), *mode))
-        .expect("a plan has a table");
+        .expect("a design has a table");
     let blocks = strongest.1.blocks();
     let writes = match &check.load {
         LoadChoice::Auto => blocks >= Blocks::Writes,
@@ -231,7 +232,7 @@ pub fn plan_run(
             source: format!("migration {}", migration.name),
         }),
         strategies,
-        target: config::Target::Throwaway {
+        database: config::DatabaseSpec::Throwaway {
             server: check.server.clone(),
         },
         objects: Objects::OwnSchema,
@@ -246,7 +247,7 @@ pub fn plan_run(
         repeat: 1,
         sweep: None,
     };
-    Ok(Plan {
+    Ok(RunDesign {
         config,
         blocks,
         load,
@@ -264,7 +265,7 @@ pub fn results_folder_name(migration: &Migration) -> String {
     name.replace(['/', '\\'], "_")
 }
 
-/// The config `Target::open` sizes the throwaway server from: a run as large
+/// The config `Database::open` sizes the throwaway server from: a run as large
 /// as any migration's (its load, a blocker, the DDL, both strategies).
 pub fn base_config(check: &CheckConfig) -> Config {
     let table = TableFacts {
@@ -280,8 +281,8 @@ pub fn base_config(check: &CheckConfig) -> Config {
         version: String::new(),
         steps: Vec::new(),
     };
-    plan_run(check, &migration, &[(table, LockMode::AccessExclusive)])
-        .expect("the base plan builds")
+    design_run(check, &migration, &[(table, LockMode::AccessExclusive)])
+        .expect("the base design builds")
         .config
 }
 

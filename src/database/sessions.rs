@@ -7,13 +7,13 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio_postgres::Client;
 
-use super::Target;
+use super::Database;
 use crate::error::Error;
 use crate::metrics::writes::{RowCounters, RowCounts};
 use crate::role::Role;
 use crate::stop::{SchemaFate, ServerFate};
 
-impl Target {
+impl Database {
     /// Ends every session of this run still open (a worker stuck in a lock
     /// queue when the load ended) and waits until none remains, up to 10 s.
     /// The DDL's sessions go first, and are gone before any other is ended: a
@@ -110,7 +110,7 @@ impl Target {
     /// asynchronously (on 13 and 14 through the statistics collector, whose
     /// file a reader may take up to 500 ms old), so they are read again after
     /// a pause until two reads agree, up to 10 s. The run's sessions should
-    /// be gone first ([`Target::clear_sessions`]): a backend flushes its last
+    /// be gone first ([`Database::clear_sessions`]): a backend flushes its last
     /// counts as it exits.
     pub async fn row_counters(&self) -> Result<RowCounters, Error> {
         const COUNTERS_SQL: &str = "SELECT format('%I.%I', schemaname, relname), \

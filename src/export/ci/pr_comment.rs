@@ -11,10 +11,10 @@ use crate::export::markdown::table_cell;
 use crate::metrics::RunReport;
 use crate::results::{OutputFile, PR_COMMENT_MD, TIMELINE_PNG};
 
-use super::ExpectationResult;
 use super::sections::{
     bounds_table, comment_marker, ranking_section, strategies_section, verdict_markdown,
 };
+use crate::expect::ExpectationResult;
 
 /// `pr-comment.md` of `report` with its verdicts; `out_dir` is the results
 /// folder as the command line named it, which the job uploads as its artifact.

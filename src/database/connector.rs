@@ -26,7 +26,7 @@ pub struct Connector {
     pub(super) hosts: String,
     pub(super) role: Role,
     pub(super) description: String,
-    /// See [`Target::undefined_table_hint`].
+    /// See [`Database::undefined_table_hint`].
     pub(super) undefined_table_hint: Option<&'static str>,
 }
 

@@ -1,14 +1,13 @@
 //! What an expectation can require: the keys of `[expect.<strategy>]` and
-//! `--expect`, their limits, and how each is measured on a strategy's
-//! [`Summary`] (or, for `max_failed_<class>`, its failures by kind).
+//! `--expect` and their limits, as the workload file, the config and the
+//! expectations' verdicts (`expect`) all read them.
 
 use std::collections::BTreeMap;
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::metrics::failures::failed_in_class;
-use crate::metrics::{DdlOutcome, StrategyReport};
+use crate::metrics::DdlOutcome;
 
 /// Every expectation key, in the order they are listed and checked.
 pub const KEYS: [&str; 11] = [
@@ -28,10 +27,6 @@ pub const KEYS: [&str; 11] = [
 /// The key of a bound on the failed transactions of one SQLSTATE class: this
 /// prefix and the class, the SQLSTATE's first two characters (`max_failed_0A`).
 const MAX_FAILED_CLASS_PREFIX: &str = "max_failed_";
-
-/// What a pool bound measures on a run without the application pool: it fails,
-/// since what CI asked to bound was not measured.
-const NO_POOL: &str = "no pool (run with --rate and --pool-size)";
 
 /// How error messages list the keys beyond [`KEYS`].
 const CLASS_KEY_HINT: &str =
@@ -246,74 +241,9 @@ impl Bound {
         }
     }
 
-    /// The measured value as text and whether it meets this bound.
-    pub(super) fn measure(&self, strategy: &StrategyReport) -> (String, bool) {
-        let summary = &strategy.summary;
-        match self {
-            Bound::MaxZeroTpsSeconds(limit) => {
-                let value = summary.zero_tps_seconds;
-                (value.to_string(), value <= *limit)
-            }
-            Bound::MinZeroTpsSeconds(limit) => {
-                let value = summary.zero_tps_seconds;
-                (value.to_string(), value >= *limit)
-            }
-            Bound::MaxLongestStallS(limit) => {
-                let value = summary.longest_stall_s;
-                (value.to_string(), value <= *limit)
-            }
-            Bound::MinWorstSecondTps(limit) => {
-                let value = summary.worst_second_tps;
-                (format!("{value} tps"), value >= *limit)
-            }
-            Bound::MaxWorstSecondP99Ms(limit) => {
-                let value = as_in_summary_csv(summary.worst_second_p99_ms);
-                (format!("{value} ms"), value <= *limit)
-            }
-            Bound::MaxP99Ms(limit) => {
-                let value = as_in_summary_csv(summary.lat_p99_ms);
-                (format!("{value} ms"), value <= *limit)
-            }
-            Bound::MaxDdlS(limit) => match summary.ddl_outcome {
-                DdlOutcome::Ok => {
-                    let value_s = summary.ddl_total_ms.round() / 1000.0;
-                    (format!("{value_s:.3} s"), value_s <= *limit)
-                }
-                DdlOutcome::None => ("no DDL ran".to_string(), false),
-                not_done => (format!("not done ({not_done})"), false),
-            },
-            Bound::DdlOutcome(outcome) => {
-                let value = summary.ddl_outcome;
-                (value.to_string(), value == *outcome)
-            }
-            Bound::MaxFailed(limit) => {
-                let value = summary.failed;
-                (value.to_string(), value <= *limit)
-            }
-            Bound::MaxFailedClass { class, limit } => {
-                let value = failed_in_class(&strategy.failures, class);
-                (value.to_string(), value <= *limit)
-            }
-            Bound::MaxPoolTimeouts(limit) => match summary.pool_wait_p99_ms {
-                None => (NO_POOL.to_string(), false),
-                Some(_) => {
-                    let value = summary.pool_timeouts;
-                    (value.to_string(), value <= *limit)
-                }
-            },
-            Bound::MaxPoolWaitP99Ms(limit) => match summary.pool_wait_p99_ms {
-                None => (NO_POOL.to_string(), false),
-                Some(p99_ms) => {
-                    let value = as_in_summary_csv(p99_ms);
-                    (format!("{value} ms"), value <= *limit)
-                }
-            },
-        }
-    }
-
     /// Checks a value that parsed but may still be meaningless; the problem
     /// starts with the value, so callers can put `key = ` or `flag: ` before it.
-    pub(super) fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         match self {
             Bound::MaxWorstSecondP99Ms(limit)
             | Bound::MaxP99Ms(limit)
@@ -332,14 +262,8 @@ impl Bound {
     }
 }
 
-/// A latency as `summary.csv` shows it, rounded to 3 decimals, so that the
-/// file and the verdict agree.
-fn as_in_summary_csv(value_ms: f64) -> f64 {
-    (value_ms * 1000.0).round() / 1000.0
-}
-
 /// Parses the value of `key` from a flag; the error is the problem without the flag.
-pub(super) fn parse_bound(key: &str, value: &str) -> Result<Bound, String> {
+pub(crate) fn parse_bound(key: &str, value: &str) -> Result<Bound, String> {
     let whole = |what: &str, example: &str| {
         format!("\"{value}\" is not a whole number of {what}; write one like {example}")
     };

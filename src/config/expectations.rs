@@ -7,8 +7,30 @@ use std::collections::BTreeMap;
 use crate::error::Error;
 use crate::strategy::LOAD_ONLY_STRATEGY;
 
-use super::bound::parse_bound;
-use super::{Bound, ExpectFile, Expectation};
+use crate::bounds::{Bound, ExpectFile, parse_bound};
+
+/// One bound on one strategy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expectation {
+    /// The strategy name as the workload defines it.
+    pub strategy: String,
+    /// What the strategy's summary must meet.
+    pub bound: Bound,
+    /// Where it came from, for messages: `workload x.toml [expect.retry]` or `--expect`.
+    pub source: String,
+}
+
+impl Expectation {
+    /// `retry.max_p99_ms <= 600 ms`: what a result line and a test case are called.
+    pub fn label(&self) -> String {
+        format!(
+            "{}.{} {}",
+            self.strategy,
+            self.bound.key(),
+            self.bound.limit_text()
+        )
+    }
+}
 
 /// The expectations of a workload's `[expect.*]` tables (`from_file`, named by
 /// `workload_source`, e.g. `workload x.toml`), then the `--expect` flags: a flag
@@ -123,13 +145,75 @@ fn check_consistent(expectations: &[Expectation]) -> Result<(), Error> {
 }
 
 #[cfg(test)]
+pub(crate) mod fixtures {
+    //! Expectations shared by the tests of this module and of `expect`.
+
+    use std::collections::BTreeMap;
+
+    use super::{Expectation, collect};
+    use crate::bounds::{Bound, ExpectFile};
+
+    pub fn known() -> Vec<String> {
+        vec!["naive".to_string(), "retry".to_string()]
+    }
+    pub fn flags(list: &[&str]) -> Vec<String> {
+        list.iter().map(|flag| flag.to_string()).collect()
+    }
+    /// The tables of the module doc's example workload.
+    pub fn example_file() -> BTreeMap<String, ExpectFile> {
+        let mut tables = BTreeMap::new();
+        tables.insert(
+            "naive".to_string(),
+            ExpectFile {
+                min_zero_tps_seconds: Some(3),
+                ..Default::default()
+            },
+        );
+        tables.insert(
+            "retry".to_string(),
+            ExpectFile {
+                max_zero_tps_seconds: Some(0),
+                max_longest_stall_s: Some(1),
+                max_p99_ms: Some(600.0),
+                ddl_outcome: Some("ok".to_string()),
+                max_failed: Some(0),
+                ..Default::default()
+            },
+        );
+        tables
+    }
+    pub fn collect_ok(
+        from_file: &BTreeMap<String, ExpectFile>,
+        flag_list: &[&str],
+    ) -> Vec<Expectation> {
+        collect("workload x.toml", from_file, &flags(flag_list), &known()).unwrap()
+    }
+    pub fn collect_err(from_file: &BTreeMap<String, ExpectFile>, flag_list: &[&str]) -> String {
+        match collect("workload x.toml", from_file, &flags(flag_list), &known()) {
+            Ok(expectations) => panic!("expected an error, got {expectations:?}"),
+            Err(error) => {
+                assert_eq!(error.exit_code(), 2, "{error}");
+                error.to_string()
+            }
+        }
+    }
+    pub fn expectation(strategy: &str, bound: Bound) -> Expectation {
+        Expectation {
+            strategy: strategy.to_string(),
+            bound,
+            source: "--expect".to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
 
     use serde::Deserialize;
 
+    use super::fixtures::*;
     use super::*;
-    use crate::expect::fixtures::*;
     use crate::metrics::DdlOutcome;
 
     #[test]

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use crate::cli::CommonArgs;
+use crate::duration::parse_duration;
 use crate::error::Error;
 use crate::workload::{LoadFile, SweepFile};
 
@@ -244,7 +245,9 @@ pub(super) fn args_at(
     };
     match setting {
         SweepSetting::LockTimeout { .. } => {}
-        SweepSetting::BlockerHold => args.workload.blocker_hold = Some(value.to_string()),
+        SweepSetting::BlockerHold => {
+            args.workload.blocker_hold = Some(parse_duration("--blocker-hold", value)?)
+        }
         SweepSetting::Clients => {
             args.clients = Some(
                 value
@@ -355,7 +358,7 @@ mod tests {
         .unwrap();
         assert_eq!(at.variables, ["scale=5"]);
         let at = args_at(&SweepSetting::BlockerHold, &args, "2s", out).unwrap();
-        assert_eq!(at.workload.blocker_hold.as_deref(), Some("2s"));
+        assert_eq!(at.workload.blocker_hold, Some(Duration::from_secs(2)));
         assert_eq!(sweep_x_value(true, "250ms"), Some(0.25));
         assert_eq!(sweep_x_value(false, "7.5"), Some(7.5));
         assert_eq!(sweep_x_value(false, "abc"), None);

@@ -1,4 +1,4 @@
-//! What a run may touch on its target. By default only a schema of the
+//! What a run may touch on its database. By default only a schema of the
 //! harness's own, which is safe on any server; with `--in-place` the objects
 //! already there, with the DDL rolled back unless `--apply`, and no row
 //! written by the load unless `--allow-writes`. The flags are checked
@@ -10,10 +10,10 @@
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::role::{StatementEffect, statement_effect};
-use crate::script::{Command, SqlCommand};
+use crate::script::{ScriptCommand, SqlCommand};
 use crate::strategy::statements::{column_type_changes, last_part, statement_words};
 
-use super::{BlockerConfig, Target, WeightedScript};
+use super::{BlockerConfig, DatabaseSpec, WeightedScript};
 
 /// Whose objects a run uses, and whether its DDL stays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub enum Objects {
     /// The default: the harness's own schema, made by the setup SQL, set as
     /// `search_path` and dropped at the end.
     OwnSchema,
-    /// `--in-place`: the objects that exist on the target; no setup, the
+    /// `--in-place`: the objects that exist on the database; no setup, the
     /// connection's own `search_path`, nothing dropped.
     InPlace {
         /// `--apply`: each DDL step commits; otherwise it is rolled back once it finished.
@@ -56,11 +56,11 @@ impl Objects {
     }
 }
 
-/// `--in-place` and `--apply`, checked against the target, the number of
+/// `--in-place` and `--apply`, checked against the database, the number of
 /// strategies and the workload's reset SQL.
 pub(super) fn parse_objects(
     args: &CommonArgs,
-    target: &Target,
+    database: &DatabaseSpec,
     strategy_count: usize,
     reset_sql: &str,
     source: &str,
@@ -81,7 +81,7 @@ pub(super) fn parse_objects(
     if !args.in_place {
         return Ok(Objects::OwnSchema);
     }
-    if let Target::Throwaway { .. } = target {
+    if let DatabaseSpec::Throwaway { .. } = database {
         return Err(Error::bad_input(
             "--in-place needs --db-url (or DATABASE_URL): the throwaway server has no tables \
              of yours to use; point --db-url at your server, or drop --in-place to run the \
@@ -125,7 +125,7 @@ pub(super) fn check_in_place_writes(
     };
     for weighted in scripts {
         for command in &weighted.script.commands {
-            let Command::Sql(SqlCommand { sql, line, .. }) = command else {
+            let ScriptCommand::Sql(SqlCommand { sql, line, .. }) = command else {
                 continue;
             };
             // A `\;` compound holds several statements: each one is judged.
@@ -197,7 +197,7 @@ pub fn rollback_blind_spots(config: &super::Config) -> Vec<String> {
 fn first_reader(scripts: &[WeightedScript], table: &str, column: &str) -> Option<(String, usize)> {
     scripts.iter().find_map(|weighted| {
         weighted.script.commands.iter().find_map(|command| {
-            let Command::Sql(SqlCommand { sql, line, .. }) = command else {
+            let ScriptCommand::Sql(SqlCommand { sql, line, .. }) = command else {
                 return None;
             };
             let words: Vec<String> = statement_words(sql).into_iter().flatten().collect();
@@ -321,12 +321,12 @@ mod tests {
         }
     }
 
-    fn url() -> Target {
-        Target::Url("postgres://app@db/shop".into())
+    fn url() -> DatabaseSpec {
+        DatabaseSpec::Url("postgres://app@db/shop".into())
     }
 
-    fn throwaway() -> Target {
-        Target::Throwaway {
+    fn throwaway() -> DatabaseSpec {
+        DatabaseSpec::Throwaway {
             server: crate::server::ServerRequest {
                 pg_bin: None,
                 major: None,
@@ -339,7 +339,8 @@ mod tests {
 
     #[test]
     fn the_default_is_the_own_schema_and_in_place_rolls_back() {
-        let parse = |args: &CommonArgs, target: &Target| parse_objects(args, target, 2, "", "w");
+        let parse =
+            |args: &CommonArgs, database: &DatabaseSpec| parse_objects(args, database, 2, "", "w");
         assert_eq!(
             parse(&args(false, false), &throwaway()).unwrap(),
             Objects::OwnSchema
@@ -352,8 +353,8 @@ mod tests {
 
     #[test]
     fn in_place_and_apply_are_refused_where_they_would_mislead() {
-        let message = |args: CommonArgs, target: Target, reset: &str| {
-            let err = parse_objects(&args, &target, 2, reset, "workload w").unwrap_err();
+        let message = |args: CommonArgs, database: DatabaseSpec, reset: &str| {
+            let err = parse_objects(&args, &database, 2, reset, "workload w").unwrap_err();
             assert_eq!(err.exit_code(), 2);
             err.to_string()
         };

@@ -37,7 +37,7 @@ pub const SCHEMA: &str = "stallbench";
 const SCHEMA_MARK: &str = "stallbench: created by stallbench, dropped at the end of its run";
 
 /// An open target: where to connect, and the throwaway server if we started one.
-pub struct Target {
+pub struct Database {
     base: tokio_postgres::Config,
     tls: Tls,
     /// The hosts, as a certificate error names them.
@@ -59,21 +59,21 @@ pub struct Target {
     objects: Objects,
     /// `--in-place`: the INVALID indexes there before the run, which are not the run's doing.
     invalid_before: Vec<String>,
-    /// The session holding the run's lock on the schema (see [`Target::lock_schema`]), and its pid.
+    /// The session holding the run's lock on the schema (see [`Database::lock_schema`]), and its pid.
     schema_lock: Option<(Client, i32)>,
-    /// The database the target was opened on, where [`Target::use_database`] cannot lead away
+    /// The database the target was opened on, where [`Database::use_database`] cannot lead away
     /// the sessions that create and drop databases.
     home_database: String,
 }
 
-impl Target {
+impl Database {
     /// Starts the throwaway server or checks that `--db-url` answers; with
     /// `--in-place` (and no `--apply`), also that the migration can be rolled
     /// back on this server, before anything runs.
-    pub async fn open(config: &Config) -> Result<Target, Error> {
+    pub async fn open(config: &Config) -> Result<Database, Error> {
         let needs = config.connection_needs();
         let mut target =
-            Target::connect_first(&config.target, config.objects, &needs, config.quiet).await?;
+            Database::connect_first(&config.database, config.objects, &needs, config.quiet).await?;
         if !config.objects.in_place() {
             target.lock_schema().await?;
         }
@@ -112,14 +112,14 @@ impl Target {
     /// checks that it has `needs` free connection slots; asks the server its version.
     /// Finding the server binaries may download them, with progress unless `quiet`.
     async fn connect_first(
-        target: &config::Target,
+        database: &config::DatabaseSpec,
         objects: Objects,
         needs: &ConnectionNeeds,
         quiet: bool,
-    ) -> Result<Target, Error> {
+    ) -> Result<Database, Error> {
         needs.ensure_open_files().map_err(Error::runtime)?;
-        let (settings, server, description) = match target {
-            config::Target::Throwaway { server } => {
+        let (settings, server, description) = match database {
+            config::DatabaseSpec::Throwaway { server } => {
                 let request = server.clone();
                 let binaries = tokio::task::spawn_blocking(move || find_binaries(&request, quiet))
                     .await
@@ -136,7 +136,7 @@ impl Target {
                 .map_err(Error::runtime)?;
                 (resolved.settings, Some(server), description)
             }
-            config::Target::Url(url) => {
+            config::DatabaseSpec::Url(url) => {
                 let resolved = ConnSettings::resolve(url, &|name| std::env::var(name).ok())
                     .map_err(|err| {
                         Error::bad_input(format!("--db-url {}: {err}", redact_url(url)))
@@ -155,7 +155,7 @@ impl Target {
             Some(name) => format!("{name}-stallbench-{id:06x}"),
             None => format!("stallbench-{id:06x}"),
         };
-        let mut target = Target {
+        let mut target = Database {
             base: settings.tokio_config(),
             tls,
             hosts: settings.host_list(),
@@ -226,7 +226,7 @@ impl Target {
         self.connector(role, settings).connect().await
     }
 
-    /// What [`Target::connect_with_settings`] needs, owned: the load workers
+    /// What [`Database::connect_with_settings`] needs, owned: the load workers
     /// connect on their own runtime, so the connection task runs there too.
     pub fn connector(&self, role: Role, settings: &[(String, String)]) -> Connector {
         let mut config = self.base.clone();

@@ -12,7 +12,8 @@ use crate::export::markdown::{ranking_table, render_table, strategy_sentence, ta
 use crate::export::table::{Align::Left, Column, Table, ranking};
 use crate::metrics::RunReport;
 
-use super::{ExpectationRecord, ExpectationResult, Verdict};
+use super::ExpectationRecord;
+use crate::expect::{ExpectationResult, Verdict};
 
 /// The heading level of the sections under a document's own `##` heading.
 const SECTION: &str = "###";

@@ -12,7 +12,7 @@ use crate::results::earlier_run_files;
 
 /// Where a run writes its files, as `Config::new` decided it.
 #[derive(Debug)]
-pub(super) struct OutputConfig {
+pub(super) struct OutDir {
     pub(super) dir: PathBuf,
     /// Files of an earlier run in `dir` that `--force` replaces; empty without `--force`.
     pub(super) replaced_files: Vec<PathBuf>,
@@ -20,13 +20,13 @@ pub(super) struct OutputConfig {
 
 /// `--out` (refused if it holds an earlier run's files, unless `force`), else
 /// `results/<workload>-<UTC timestamp>`, which is never refused.
-pub(super) fn parse_output(
+pub(super) fn parse_out_dir(
     out: Option<&Path>,
     force: bool,
     workload: &str,
-) -> Result<OutputConfig, Error> {
+) -> Result<OutDir, Error> {
     let Some(dir) = out else {
-        return Ok(OutputConfig {
+        return Ok(OutDir {
             dir: unused_folder(default_out_dir(workload, SystemTime::now())),
             replaced_files: Vec::new(),
         });
@@ -51,7 +51,7 @@ pub(super) fn parse_output(
             names.join(", ")
         )));
     }
-    Ok(OutputConfig {
+    Ok(OutDir {
         dir: dir.to_path_buf(),
         replaced_files: earlier,
     })
@@ -108,14 +108,14 @@ mod tests {
     fn an_earlier_run_is_refused_and_force_replaces_only_its_files() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("ci");
-        let fresh = parse_output(Some(&out), false, "w").unwrap();
+        let fresh = parse_out_dir(Some(&out), false, "w").unwrap();
         assert!(fresh.replaced_files.is_empty());
         std::fs::create_dir(&out).unwrap();
         for name in ["timeline.csv", "latency-retry.hgrm", "notes.txt"] {
             std::fs::write(out.join(name), "x").unwrap();
         }
 
-        let message = parse_output(Some(&out), false, "w")
+        let message = parse_out_dir(Some(&out), false, "w")
             .unwrap_err()
             .to_string();
         assert_eq!(
@@ -127,7 +127,7 @@ mod tests {
             )
         );
 
-        let forced = parse_output(Some(&out), true, "w").unwrap();
+        let forced = parse_out_dir(Some(&out), true, "w").unwrap();
         let run_json = crate::results::OutputFile {
             name: "run.json".into(),
             bytes: b"{}".to_vec(),
@@ -146,7 +146,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("out");
         std::fs::write(&file, "x").unwrap();
-        let message = parse_output(Some(&file), false, "w")
+        let message = parse_out_dir(Some(&file), false, "w")
             .unwrap_err()
             .to_string();
         assert!(message.ends_with("is a file, not a folder; choose a folder"));

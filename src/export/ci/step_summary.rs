@@ -11,10 +11,10 @@ use anyhow::Context;
 use crate::export::markdown::{summary_table, table_cell};
 use crate::metrics::RunReport;
 
-use super::ExpectationResult;
 use super::sections::{
     bounds_table, ranking_section, section, strategies_section, verdict_markdown,
 };
+use crate::expect::ExpectationResult;
 
 /// The file named by the `GITHUB_STEP_SUMMARY` environment variable, if it is set and not empty.
 pub fn github_step_summary_path() -> Option<PathBuf> {

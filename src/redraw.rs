@@ -1,0 +1,41 @@
+//! `stallbench plot DIR`: the charts of a results folder drawn again from its
+//! files, without a database.
+
+use std::path::Path;
+
+use crate::error::Error;
+use crate::{export, plot, results};
+
+/// `stallbench plot DIR`: re-draws the charts from the folder's files; in a
+/// sweep's folder `sweep.png` and the charts of every value's folder.
+pub fn redraw_charts(dir: &Path) -> Result<(), Error> {
+    let bad_input = |err: anyhow::Error| Error::bad_input(format!("{err:#}"));
+    let mut paths: Vec<String> = Vec::new();
+    match export::sweep::read_records(dir).map_err(bad_input)? {
+        Some(records) => {
+            let sweep = export::sweep::sweep_of(&records).map_err(bad_input)?;
+            let path = dir.join(results::SWEEP_PNG);
+            plot::draw_sweep(&records, &sweep, &path)?;
+            paths.push(path.display().to_string());
+            for value in &sweep.values {
+                paths.extend(redraw_folder(&dir.join(sweep.folder(value)))?);
+            }
+        }
+        None => paths.extend(redraw_folder(dir)?),
+    }
+    let (last, first) = paths
+        .split_last()
+        .expect("plot::draw_all draws at least one chart");
+    stderrln!("wrote {} and {last}", first.join(", "));
+    Ok(())
+}
+
+/// Re-draws the charts of one results folder; the paths drawn.
+fn redraw_folder(dir: &Path) -> Result<Vec<String>, Error> {
+    let report = export::read_report(dir).map_err(|err| Error::bad_input(format!("{err:#}")))?;
+    let drawn = plot::draw_all(&report, dir)?;
+    Ok(drawn
+        .iter()
+        .map(|name| dir.join(name).display().to_string())
+        .collect())
+}
