@@ -13,6 +13,7 @@
 //! - [`verdict`]: each migration judged against the budgets, with its fix;
 //! - [`report`] and [`markdown`]: `check.csv`, `check.json`, `junit.xml`, `check.md`.
 
+pub mod breakage;
 pub mod design;
 pub mod markdown;
 pub mod migrations;

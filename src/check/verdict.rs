@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::breakage::{breakage, breakage_fix};
 use super::run::{CheckedMigration, Outcome};
 use crate::expect::{Bound, ExpectationResult, Verdict};
 use crate::export::format::trim_number;
@@ -80,23 +81,33 @@ pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judge
             .filter(|result| result.expectation.strategy == strategy)
             .collect()
     };
-    let broken: Vec<String> = of(deploy)
-        .into_iter()
-        .filter(|result| result.verdict == Verdict::Fail)
-        .map(budget_words)
+    let deployed = strategy(&run.report, deploy);
+    // A migration that breaks the application fails whatever the budgets say.
+    let deployed_breakage = deployed.and_then(breakage);
+    let broken: Vec<String> = deployed_breakage
+        .iter()
+        .map(|breakage| breakage.words())
+        .chain(
+            of(deploy)
+                .into_iter()
+                .filter(|result| result.verdict == Verdict::Fail)
+                .map(budget_words),
+        )
         .collect();
     let recommended_results = of(recommend);
+    let recommended_run = strategy(&run.report, recommend);
+    let recommended_breakage = recommended_run.and_then(breakage);
     let is_valid =
         |name: &str| strategy(&run.report, name).is_none_or(|s| s.summary.invalid.is_empty());
     let fixed_by_recommended = (recommend != deploy
         && !recommended_results.is_empty()
         && is_valid(recommend))
     .then(|| {
-        recommended_results
-            .iter()
-            .all(|r| r.verdict == Verdict::Pass)
+        recommended_breakage.is_none()
+            && recommended_results
+                .iter()
+                .all(|r| r.verdict == Verdict::Pass)
     });
-    let deployed = strategy(&run.report, deploy);
     let invalid = deployed
         .filter(|deployed| !deployed.summary.invalid.is_empty())
         .map(|deployed| deployed.summary.invalid.clone());
@@ -105,20 +116,24 @@ pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judge
         (None, true) => MigrationVerdict::Pass,
         (None, false) => MigrationVerdict::Fail,
     };
-    let fix = match (verdict, deployed) {
-        (MigrationVerdict::Fail, Some(deployed)) => fix_sentence(&checked.statements, deployed),
+    let fix = match (verdict, deployed, &deployed_breakage) {
+        (MigrationVerdict::Fail, _, Some(breakage)) => {
+            Some(breakage_fix(&checked.statements, breakage))
+        }
+        (MigrationVerdict::Fail, Some(deployed), None) => {
+            fix_sentence(&checked.statements, deployed)
+        }
         _ => None,
     };
-    let recommended = match (
-        verdict,
-        fixed_by_recommended,
-        strategy(&run.report, recommend),
-    ) {
+    let recommended = match (verdict, fixed_by_recommended, recommended_run) {
         (MigrationVerdict::Fail, Some(fixed), Some(report)) => {
             let stall = format!("longest stall {} s", report.summary.longest_stall_s);
-            Some(match fixed {
-                true => format!("fixed by {recommend}: {stall}"),
-                false => format!("{recommend} does not fix it: {stall}"),
+            Some(match (fixed, &recommended_breakage) {
+                (true, _) => format!("fixed by {recommend}: {stall}"),
+                (false, Some(breakage)) => {
+                    format!("{recommend} does not fix it: {}", breakage.words())
+                }
+                (false, None) => format!("{recommend} does not fix it: {stall}"),
             })
         }
         _ => None,

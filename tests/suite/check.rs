@@ -327,3 +327,72 @@ fn a_report_terminated_mid_run_makes_the_migration_invalid_and_exit_4() {
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert!(junit.contains("errors=\"1\""), "{junit}");
 }
+
+/// A rename that every later read of the application fails on (42703) breaks
+/// the gate for every strategy: retry shortens the wait, not the break, so it
+/// fixes nothing, and the fix is the expand/contract way, not lock_timeout.
+#[test]
+fn a_rename_that_breaks_the_application_fails_and_retry_does_not_fix_it() {
+    require_postgres();
+    // Beside other tests: the failures follow the rename, whatever the CPUs do.
+    let _cpus = cpus_shared();
+    let dir = tempfile::tempdir().unwrap();
+    let migrations = dir.path().join("migrations");
+    std::fs::create_dir(&migrations).unwrap();
+    std::fs::write(
+        migrations.join("0001_init.sql"),
+        "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL, hide_media boolean NOT NULL DEFAULT false);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        migrations.join("0002_rename.sql"),
+        "ALTER TABLE items RENAME COLUMN hide_media TO hide_images;\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let assert = stallbench_command()
+        .arg("check")
+        .arg(&migrations)
+        .args([
+            "--rows",
+            "1000",
+            "--hold",
+            "2s",
+            "--duration",
+            "5s",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .assert();
+    let stdout = stdout_of(&assert);
+    assert.code(3);
+
+    let check: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    let rename = migration(&check, "0002_rename.sql");
+    assert_eq!(rename["verdict"], "fail", "{rename}");
+    let broken = rename["broken"].to_string();
+    assert!(
+        broken.contains("the application broke: ")
+            && broken.contains("(42703 column \\\"hide_media\\\" does not exist)"),
+        "{broken}"
+    );
+    let fix = rename["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with("`ALTER TABLE items RENAME COLUMN hide_media TO hide_images` breaks")
+            && fix.contains("expand/contract")
+            && !fix.contains("set lock_timeout"),
+        "{fix}"
+    );
+    let check_md = std::fs::read_to_string(out.join("check.md")).unwrap();
+    assert!(
+        check_md.contains("retry does not fix it: the application broke"),
+        "{check_md}"
+    );
+    assert!(!check_md.contains("fixed by retry"), "{check_md}");
+    assert!(
+        stdout.contains("retry does not keep any of them within it"),
+        "{stdout}"
+    );
+}

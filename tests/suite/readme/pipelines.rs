@@ -13,8 +13,88 @@ use yaml_rust2::{Yaml, YamlLoader};
 
 use super::{check_command, read, shell_words, stallbench_arguments};
 
-/// The CI pipelines docs/ci.md tells a CI engineer to copy.
-const PIPELINES: [&str; 2] = ["examples/github-actions.yml", "examples/gitlab-ci.yml"];
+/// The CI pipelines docs/ci.md tells a CI engineer to copy, each with its
+/// number of job runs (a job once per matrix entry).
+const PIPELINES: [(&str, usize); 4] = [
+    ("examples/github-actions.yml", 2),
+    ("examples/gitlab-ci.yml", 2),
+    ("examples/github-check.yml", 1),
+    ("examples/gitlab-check.yml", 1),
+];
+
+/// stallbench's own GitHub Action, which examples/github-check.yml uses.
+const ACTION: &str = "action.yml";
+
+/// The CI systems' own values a pipeline's commands name, and the value each
+/// is checked with: the base branch of a pull or merge request.
+const CI_VALUES: [(&str, &str); 2] = [
+    ("${{ github.base_ref }}", "main"),
+    ("$CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main"),
+];
+
+/// `text` with the CI systems' values of [`CI_VALUES`] filled in.
+fn fill_ci_values(text: &str) -> String {
+    CI_VALUES
+        .iter()
+        .fold(text.to_string(), |text, (name, value)| {
+            text.replace(name, value)
+        })
+}
+
+/// The YAML document of the file `path` (relative to the root).
+fn yaml_document(path: &str) -> Yaml {
+    let text = read(Path::new(path));
+    let mut documents =
+        YamlLoader::load_from_str(&text).unwrap_or_else(|err| panic!("{path}: not YAML: {err}"));
+    assert_eq!(documents.len(), 1, "{path}: one YAML document");
+    documents.remove(0)
+}
+
+/// The step of stallbench's action that runs `stallbench check`.
+fn action_check_step(action: &Yaml) -> &Yaml {
+    let steps = action["runs"]["steps"]
+        .as_vec()
+        .expect("action.yml has steps");
+    steps
+        .iter()
+        .find(|step| {
+            step["run"]
+                .as_str()
+                .is_some_and(|run| run.contains("stallbench check"))
+        })
+        .expect("action.yml runs stallbench check")
+}
+
+/// The shell line stallbench's action runs for a step's `with:` inputs: its
+/// check step's `run`, each `$NAME` of the step's env replaced by the input
+/// that env names (the step's value, else the input's default).
+fn action_command_line(with: &Yaml) -> String {
+    let action = yaml_document(ACTION);
+    let step = action_check_step(&action);
+    let mut line = step["run"].as_str().unwrap().to_string();
+    let env = step["env"]
+        .as_hash()
+        .expect("the check step's inputs come as env");
+    for (name, value) in env {
+        let (name, value) = (name.as_str().unwrap(), value.as_str().unwrap());
+        let input = value
+            .strip_prefix("${{ inputs.")
+            .and_then(|rest| rest.strip_suffix(" }}"))
+            .unwrap_or_else(|| panic!("{ACTION}: env {name} is not an input: {value}"));
+        let value = with[input]
+            .as_str()
+            .or_else(|| action["inputs"][input]["default"].as_str())
+            .unwrap_or_else(|| panic!("{ACTION}: input {input} has no value and no default"));
+        line = line.replace(&format!("${name}"), value);
+    }
+    line
+}
+
+/// Whether a step's `uses:` is stallbench's own action (`OWNER/stallbench@REF`).
+fn uses_stallbench_action(uses: &str) -> bool {
+    uses.split_once('@')
+        .is_some_and(|(path, _)| path.ends_with("/stallbench"))
+}
 
 /// One job of a pipeline with one matrix entry's values filled in.
 #[derive(Debug, Default)]
@@ -88,9 +168,10 @@ fn github_job_runs(workflow: &Yaml) -> Vec<JobRun> {
     for (name, job) in jobs {
         for entry in matrix_entries(&job["strategy"]["matrix"]["include"]) {
             let fill = |text: &str| {
-                entry.iter().fold(text.to_string(), |text, (key, value)| {
+                let text = entry.iter().fold(text.to_string(), |text, (key, value)| {
                     text.replace(&format!("${{{{ matrix.{key} }}}}"), value)
-                })
+                });
+                fill_ci_values(&text)
             };
             let mut run = JobRun {
                 name: format!("job {} {entry:?}", name.as_str().unwrap()),
@@ -102,6 +183,10 @@ fn github_job_runs(workflow: &Yaml) -> Vec<JobRun> {
                     run.shell_lines.extend(script_lines(&fill(script)));
                 }
                 let uses = step["uses"].as_str().unwrap_or_default();
+                if uses_stallbench_action(uses) {
+                    let line = action_command_line(&step["with"]);
+                    run.shell_lines.extend(script_lines(&fill(&line)));
+                }
                 let published = if uses.starts_with("actions/upload-artifact@") {
                     Some(("artifact", &step["with"]["path"]))
                 } else if uses.starts_with("mikepenz/action-junit-report@") {
@@ -135,10 +220,11 @@ fn gitlab_job_runs(pipeline: &Yaml) -> Vec<JobRun> {
     for (name, job) in jobs.iter().filter(|(_, job)| !job["script"].is_badvalue()) {
         for entry in matrix_entries(&job["parallel"]["matrix"]) {
             let fill = |text: &str| {
-                entry.iter().fold(text.to_string(), |text, (key, value)| {
+                let text = entry.iter().fold(text.to_string(), |text, (key, value)| {
                     text.replace(&format!("${{{key}}}"), value)
                         .replace(&format!("${key}"), value)
-                })
+                });
+                fill_ci_values(&text)
             };
             let mut run = JobRun {
                 name: format!("job {} {entry:?}", name.as_str().unwrap()),
@@ -176,13 +262,10 @@ fn gitlab_job_runs(pipeline: &Yaml) -> Vec<JobRun> {
 
 /// The job runs of the pipeline `path` (relative to the root), by its kind.
 fn pipeline_job_runs(path: &str) -> Vec<JobRun> {
-    let text = read(Path::new(path));
-    let documents =
-        YamlLoader::load_from_str(&text).unwrap_or_else(|err| panic!("{path}: not YAML: {err}"));
-    assert_eq!(documents.len(), 1, "{path}: one YAML document");
+    let document = yaml_document(path);
     match path.contains("github") {
-        true => github_job_runs(&documents[0]),
-        false => gitlab_job_runs(&documents[0]),
+        true => github_job_runs(&document),
+        false => gitlab_job_runs(&document),
     }
 }
 
@@ -211,9 +294,9 @@ fn is_results_path(path: &str, out: &str) -> bool {
 
 #[test]
 fn the_ci_pipelines_run_real_commands_and_publish_what_stallbench_writes() {
-    for pipeline in PIPELINES {
+    for (pipeline, job_runs) in PIPELINES {
         let runs = pipeline_job_runs(pipeline);
-        assert!(runs.len() >= 2, "{pipeline}: {runs:#?}");
+        assert_eq!(runs.len(), job_runs, "{pipeline}: {runs:#?}");
         for run in &runs {
             let commands: Vec<Vec<String>> = run
                 .shell_lines
@@ -306,4 +389,51 @@ fn a_wrong_file_or_an_unfilled_value_in_a_pipeline_is_caught() {
         runs[0].shell_lines,
         ["stallbench compare \"create-index\" --out r"]
     );
+}
+
+#[test]
+fn the_action_builds_stallbench_from_its_own_source_and_passes_every_input_as_env() {
+    let action = yaml_document(ACTION);
+    assert_eq!(action["runs"]["using"].as_str(), Some("composite"));
+    let steps = action["runs"]["steps"].as_vec().unwrap();
+    let scripts: Vec<&str> = steps
+        .iter()
+        .filter_map(|step| step["run"].as_str())
+        .collect();
+    // Built from the action's folder, never from the repository that uses it.
+    assert!(
+        scripts
+            .iter()
+            .any(|run| run.contains("cargo install --path \"$GITHUB_ACTION_PATH\" --locked")),
+        "{scripts:#?}"
+    );
+    assert!(
+        !scripts.iter().any(|run| run.contains("--path .")),
+        "{scripts:#?}"
+    );
+    // The inputs reach the shell as env, never spliced into a script, and
+    // each input is used.
+    for run in &scripts {
+        assert!(
+            !run.contains("${{"),
+            "{ACTION}: an expression spliced into a script: {run}"
+        );
+    }
+    let check = action_check_step(&action);
+    let env = all_text(&check["env"]);
+    for (input, _) in action["inputs"].as_hash().unwrap() {
+        let input = input.as_str().unwrap();
+        assert!(
+            env.contains(&format!("${{{{ inputs.{input} }}}}")),
+            "{ACTION}: input {input} unused"
+        );
+    }
+    // With only the required input, the command parses and builds its config.
+    let with = YamlLoader::load_from_str("migrations: db/migrations").unwrap();
+    let line = fill_ci_values(&action_command_line(&with[0]));
+    let arguments = stallbench_arguments(&shell_words(&line).unwrap()).unwrap();
+    assert_eq!(arguments[..2], ["check", "db/migrations"], "{line}");
+    if let Err(err) = check_command(&arguments) {
+        panic!("{ACTION}: `{line}`: {err}");
+    }
 }

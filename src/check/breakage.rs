@@ -1,0 +1,201 @@
+//! Whether a migration broke the application it ran under: the check's
+//! traffic is the application as it ran before the migration, so a kind of
+//! failure that starts with the migration (a renamed or dropped column or
+//! table, 42703 or 42P01; a changed type under prepared statements, 0A000; a
+//! new constraint the old code violates, class 23) is the migration breaking
+//! the application, whatever lock it took and however short. Lock waits,
+//! timeouts, cancellations and lost connections are the stall's doing and are
+//! judged by the stall budgets instead.
+
+use tokio_postgres::error::SqlState;
+
+use crate::export::format::format_thousands;
+use crate::metrics::StrategyReport;
+use crate::metrics::failures::{FailureKind, failure_kinds};
+use crate::metrics::lock_trace::TracedStatement;
+use crate::strategy::statements::statement_words;
+
+/// The failures a migration caused in one strategy's run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Breakage {
+    /// Failed transactions of the kinds that started with the migration.
+    pub failed: u64,
+    /// Transactions attempted in the whole run (completed plus failed).
+    pub attempted: u64,
+    /// The most frequent of those kinds: `42703 column "qty" does not exist`.
+    pub main_failure: String,
+}
+
+impl Breakage {
+    /// `46,105 of 50,085 transactions failed after it (42703 column "qty" does not exist)`.
+    pub fn words(&self) -> String {
+        format!(
+            "the application broke: {} of {} transactions failed after it ({})",
+            format_thousands(self.failed),
+            format_thousands(self.attempted),
+            self.main_failure
+        )
+    }
+}
+
+/// The failures of `run` whose kind first failed at or after its first DDL
+/// try and never before it, and is not a lock's, a timeout's or a lost
+/// connection's; `None` when there are none.
+pub fn breakage(run: &StrategyReport) -> Option<Breakage> {
+    let first_try_s = run.attempts.first()?.started_s;
+    let first_try_second = first_try_s.max(0.0).floor() as u32;
+    let caused: Vec<_> = failure_kinds(&run.failures)
+        .into_iter()
+        .filter(|total| breaks_the_application(&total.kind))
+        .filter(|total| {
+            let before = run.failures.iter().any(|failure| {
+                failure.kind == total.kind
+                    && failure.message == total.message
+                    && failure.second < first_try_second
+            });
+            !before
+        })
+        .collect();
+    let main = caused.first()?;
+    Some(Breakage {
+        failed: caused.iter().map(|total| total.count).sum(),
+        attempted: run.summary.transactions + run.summary.failed,
+        main_failure: format!("{} {}", main.kind, main.message),
+    })
+}
+
+/// Whether a failure of this kind is the application's code meeting the new
+/// schema, not a wait, a timeout or a lost connection.
+fn breaks_the_application(kind: &FailureKind) -> bool {
+    let FailureKind::Server(state) = kind else {
+        return false;
+    };
+    let waits = [
+        SqlState::LOCK_NOT_AVAILABLE,
+        SqlState::QUERY_CANCELED,
+        SqlState::T_R_DEADLOCK_DETECTED,
+        SqlState::T_R_SERIALIZATION_FAILURE,
+        SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
+    ];
+    let code = state.code();
+    !waits.contains(state) && !code.starts_with("08") && !code.starts_with("57")
+}
+
+/// The fix for a migration that broke the application: the statement that
+/// renamed, dropped or retyped what the application uses (else the first),
+/// and the expand/contract way to make that change.
+pub fn breakage_fix(statements: &[TracedStatement], breakage: &Breakage) -> String {
+    let words_of = |statement: &TracedStatement| {
+        statement_words(&statement.sql)
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+    };
+    let changes_a_name = |words: &[String]| {
+        words
+            .iter()
+            .any(|word| word == "RENAME" || word == "DROP" || word == "TYPE")
+    };
+    let statement = statements
+        .iter()
+        .find(|statement| changes_a_name(&words_of(statement)))
+        .or_else(|| statements.first());
+    let what = statement.map_or_else(
+        || "the migration".to_string(),
+        |statement| format!("`{}`", statement.sql.trim()),
+    );
+    format!(
+        "{what} breaks the application's statements ({}): change it the expand/contract \
+         way: add the new name (or column, or type) beside the old one, write both, move the \
+         reads, and drop the old one in a later release; retry and lock_timeout do not help",
+        breakage.main_failure
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::failures::FailureCount;
+    use crate::testing::reference_report;
+
+    fn failure(second: u32, code: &str, message: &str, count: u64) -> FailureCount {
+        FailureCount {
+            second,
+            kind: FailureKind::from_cell(code),
+            message: message.into(),
+            count,
+        }
+    }
+
+    #[test]
+    fn failures_that_start_with_the_migration_break_the_application() {
+        let mut run = reference_report().strategies[1].clone();
+        let first_try_second = run.attempts[0].started_s.floor() as u32;
+        run.summary.transactions = 4_000;
+        run.summary.failed = 46_105 + 7;
+        run.failures = vec![
+            // A lock timeout of the load and a lost connection: the stall's doing.
+            failure(
+                first_try_second,
+                "55P03",
+                "canceling statement due to lock timeout",
+                3,
+            ),
+            failure(first_try_second + 1, "57P01", "terminating connection", 4),
+            failure(
+                first_try_second + 1,
+                "42703",
+                "column \"qty\" does not exist",
+                46_000,
+            ),
+            failure(
+                first_try_second + 2,
+                "42703",
+                "column \"qty\" does not exist",
+                105,
+            ),
+        ];
+        let broke = breakage(&run).unwrap();
+        assert_eq!(broke.failed, 46_105);
+        assert_eq!(
+            broke.words(),
+            "the application broke: 46,105 of 50,112 transactions failed after it \
+             (42703 column \"qty\" does not exist)"
+        );
+        // The same kind failing before the migration is the load's own.
+        run.failures
+            .push(failure(0, "42703", "column \"qty\" does not exist", 1));
+        assert_eq!(breakage(&run), None);
+    }
+
+    #[test]
+    fn the_fix_names_the_renaming_statement_and_the_expand_contract_way() {
+        let statement = |sql: &str| TracedStatement {
+            step: 1,
+            statement: 1,
+            sql: sql.into(),
+            duration_ms: 1.0,
+            held_ms: 1.0,
+            locks: Vec::new(),
+        };
+        let broke = Breakage {
+            failed: 10,
+            attempted: 20,
+            main_failure: "42703 column \"qty\" does not exist".into(),
+        };
+        let fix = breakage_fix(
+            &[
+                statement("SET lock_timeout = '1s'"),
+                statement("ALTER TABLE orders RENAME COLUMN qty TO quantity"),
+            ],
+            &broke,
+        );
+        assert!(
+            fix.starts_with(
+                "`ALTER TABLE orders RENAME COLUMN qty TO quantity` breaks the application's \
+                 statements (42703 column \"qty\" does not exist): change it the expand/contract way"
+            ),
+            "{fix}"
+        );
+    }
+}
