@@ -53,6 +53,16 @@ fn strategy<'a>(migration: &'a Value, strategy: &str) -> &'a Value {
     find(&migration["strategies"], "strategy", strategy, &what)
 }
 
+/// A migrations folder `migrations` in `dir` holding `files` (name, SQL).
+fn migrations_folder(dir: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let migrations = dir.join("migrations");
+    std::fs::create_dir(&migrations).unwrap();
+    for (name, sql) in files {
+        std::fs::write(migrations.join(name), sql).unwrap();
+    }
+    migrations
+}
+
 #[test]
 fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
     require_postgres();
@@ -204,18 +214,19 @@ fn a_statement_that_cannot_run_names_its_file_and_line_and_exits_2() {
     require_postgres();
     let _cpus = cpus_shared();
     let dir = tempfile::tempdir().unwrap();
-    let migrations = dir.path().join("migrations");
-    std::fs::create_dir(&migrations).unwrap();
-    std::fs::write(
-        migrations.join("0001_init.sql"),
-        "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL);\n",
-    )
-    .unwrap();
-    std::fs::write(
-        migrations.join("0002_typo.sql"),
-        "-- a typo in the column name\nALTER TABLE items\n  ALTER COLUMN nmae SET NOT NULL;\n",
-    )
-    .unwrap();
+    let migrations = migrations_folder(
+        dir.path(),
+        &[
+            (
+                "0001_init.sql",
+                "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL);\n",
+            ),
+            (
+                "0002_typo.sql",
+                "-- a typo in the column name\nALTER TABLE items\n  ALTER COLUMN nmae SET NOT NULL;\n",
+            ),
+        ],
+    );
     let assert = stallbench_command()
         .arg("check")
         .arg(&migrations)
@@ -240,18 +251,16 @@ fn a_report_terminated_mid_run_makes_the_migration_invalid_and_exit_4() {
     require_postgres();
     let _cpus = cpus_shared();
     let dir = tempfile::tempdir().unwrap();
-    let migrations = dir.path().join("migrations");
-    std::fs::create_dir(&migrations).unwrap();
-    std::fs::write(
-        migrations.join("0001_init.sql"),
-        "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL);\n",
-    )
-    .unwrap();
-    std::fs::write(
-        migrations.join("0002_note.sql"),
-        "ALTER TABLE items ADD COLUMN note text;\n",
-    )
-    .unwrap();
+    let migrations = migrations_folder(
+        dir.path(),
+        &[
+            (
+                "0001_init.sql",
+                "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL);\n",
+            ),
+            ("0002_note.sql", "ALTER TABLE items ADD COLUMN note text;\n"),
+        ],
+    );
     let out = dir.path().join("out");
     let harness = std::process::Command::new(assert_cmd::cargo::cargo_bin("stallbench"))
         .arg("check")
@@ -337,18 +346,20 @@ fn a_rename_that_breaks_the_application_fails_and_retry_does_not_fix_it() {
     // Beside other tests: the failures follow the rename, whatever the CPUs do.
     let _cpus = cpus_shared();
     let dir = tempfile::tempdir().unwrap();
-    let migrations = dir.path().join("migrations");
-    std::fs::create_dir(&migrations).unwrap();
-    std::fs::write(
-        migrations.join("0001_init.sql"),
-        "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL, hide_media boolean NOT NULL DEFAULT false);\n",
-    )
-    .unwrap();
-    std::fs::write(
-        migrations.join("0002_rename.sql"),
-        "ALTER TABLE items RENAME COLUMN hide_media TO hide_images;\n",
-    )
-    .unwrap();
+    let migrations = migrations_folder(
+        dir.path(),
+        &[
+            (
+                "0001_init.sql",
+                "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL, \
+                 hide_media boolean NOT NULL DEFAULT false);\n",
+            ),
+            (
+                "0002_rename.sql",
+                "ALTER TABLE items RENAME COLUMN hide_media TO hide_images;\n",
+            ),
+        ],
+    );
     let out = dir.path().join("out");
     let assert = stallbench_command()
         .arg("check")
