@@ -386,7 +386,10 @@ fn a_rename_that_breaks_the_application_fails_and_retry_does_not_fix_it() {
     let broken = rename["broken"].to_string();
     assert!(
         broken.contains("the application broke: ")
-            && broken.contains("(42703 column \\\"hide_media\\\" does not exist)"),
+            // A read says `column "hide_media" does not exist`, a write
+            // `column "hide_media" of relation "items" does not exist`: the
+            // more frequent is named, and the two are about as frequent.
+            && broken.contains("(42703 column \\\"hide_media\\\" "),
         "{broken}"
     );
     let fix = rename["fix"].as_str().unwrap();
