@@ -196,8 +196,8 @@ fn check_pool_size(source: &str, size: u32) -> Result<u32, Error> {
 
 /// `--duration`, else `[load] duration`; at least one second (one row of the timeline).
 fn parse_run_duration(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<Duration, Error> {
-    let duration = match &args.duration {
-        Some(text) => parse_duration("--duration", text)?,
+    let duration = match args.duration {
+        Some(duration) => duration,
         None => parse_duration(&format!("{source}: [load] duration"), &file.duration)?,
     };
     if duration < Duration::from_secs(1) {
@@ -254,12 +254,8 @@ impl Pacing {
                 (None, None) => Ok(None),
             };
         let latency_limit = duration_of(&args.latency_limit, &file.latency_limit, "latency-limit")?;
-        // --client-timeout stays text in the arguments (the tests build them with text).
-        let client_timeout_flag = (args.client_timeout.as_deref())
-            .map(|text| parse_duration("--client-timeout", text))
-            .transpose()?;
         let client_timeout =
-            duration_of(&client_timeout_flag, &file.client_timeout, "client-timeout")?;
+            duration_of(&args.client_timeout, &file.client_timeout, "client-timeout")?;
         if latency_limit.is_some() && rate_tps.is_none() {
             return Err(Error::bad_input(
                 "--latency-limit skips transactions that are behind schedule, so it needs a \

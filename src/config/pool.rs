@@ -85,12 +85,8 @@ pub(super) fn parse_pool(
         (None, Some(text)) => parse_duration(&key(name), text),
         (None, None) => Ok(default),
     };
-    // --pool-timeout stays text in the arguments (the tests build them with text).
-    let pool_timeout_flag = (flags.pool_timeout.as_deref())
-        .map(|text| parse_duration("--pool-timeout", text))
-        .transpose()?;
     let wait_timeout = duration(
-        &pool_timeout_flag,
+        &flags.pool_timeout,
         "timeout",
         file.and_then(|file| file.timeout.as_ref()),
         DEFAULT_POOL_TIMEOUT,
