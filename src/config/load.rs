@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 pub use crate::choices::Protocol;
+use crate::choices::from_word;
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::script::{self, Script, builtin};
@@ -101,11 +102,7 @@ fn parse_protocol(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<Pr
         (None, Some(name)) => name,
         (None, None) => return Ok(Protocol::default()),
     };
-    Protocol::from_name(name).ok_or_else(|| {
-        Error::bad_input(format!(
-            "{source}: [load] protocol = \"{name}\": unknown protocol; use simple, extended or prepared"
-        ))
-    })
+    from_word(&format!("{source}: [load] protocol"), name)
 }
 
 /// Pipelines need the extended protocol, and a connection whose syncs the

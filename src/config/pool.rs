@@ -5,9 +5,8 @@
 
 use std::time::Duration;
 
-use clap::ValueEnum;
-
 pub use crate::choices::Recycling;
+use crate::choices::from_word;
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::workload::PoolFile;
@@ -113,9 +112,7 @@ pub(super) fn parse_pool(
     ) {
         (Some(recycling), _) => recycling,
         (None, None) => Recycling::Fast,
-        (None, Some(text)) => Recycling::from_str(text, false).map_err(|_| {
-            Error::bad_input(format!("{} {text}: use fast or verified", key("recycling")))
-        })?,
+        (None, Some(text)) => from_word(&key("recycling"), text)?,
     };
     let max_in_flight = flags
         .max_in_flight
