@@ -103,8 +103,8 @@ pub struct CheckArgs {
     pub rows: Option<u64>,
     /// The traffic: `read` (primary-key reads), `read-write` (also single-row updates and
     /// inserts), or a pgbench script FILE [default: reads, and writes where the migration blocks them].
-    #[arg(long, value_name = "read|read-write|FILE")]
-    pub load: Option<String>,
+    #[arg(long, value_name = "read|read-write|FILE", value_parser = load_arg)]
+    pub load: Option<LoadArg>,
     /// Load clients, each on its own connection [default: 4].
     #[arg(long, value_name = "N")]
     pub clients: Option<u32>,
@@ -318,6 +318,26 @@ pub struct WorkloadArgs {
     /// No blocker, even if the workload has one (e.g. a real server with long transactions of its own).
     #[arg(long, conflicts_with_all = ["blocker", "blocker_at", "blocker_hold", "blocker_kind"])]
     pub no_blocker: bool,
+}
+
+/// `check --load`: a built-in traffic by its word, else a script file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadArg {
+    /// `read`: primary-key reads.
+    Read,
+    /// `read-write`: also single-row updates and inserts.
+    ReadWrite,
+    /// A pgbench script file.
+    Script(PathBuf),
+}
+
+/// `--load`'s value: any word but `read` and `read-write` is a file's path.
+fn load_arg(text: &str) -> Result<LoadArg, std::convert::Infallible> {
+    Ok(match text {
+        "read" => LoadArg::Read,
+        "read-write" => LoadArg::ReadWrite,
+        path => LoadArg::Script(PathBuf::from(path)),
+    })
 }
 
 /// A strategy preset by name (`--deploy`, `--recommend`): `--help` lists the

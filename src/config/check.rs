@@ -7,7 +7,7 @@ use std::time::Duration;
 
 pub use crate::choices::BlockerChoice;
 use crate::choices::{Layout, TransactionMode};
-use crate::cli::CheckArgs;
+use crate::cli::{CheckArgs, LoadArg};
 use crate::error::Error;
 use crate::script;
 use crate::server::ServerRequest;
@@ -130,7 +130,7 @@ impl CheckConfig {
             selection: parse_selection(args),
             transaction: args.transaction.unwrap_or_default(),
             data: parse_data(args)?,
-            load: parse_load_choice(args.load.as_deref())?,
+            load: parse_load_choice(args.load.as_ref())?,
             clients: parse_clients(args.clients)?,
             blocker: args.blocker.unwrap_or(BlockerChoice::Auto),
             hold,
@@ -204,13 +204,14 @@ fn parse_data(args: &CheckArgs) -> Result<Data, Error> {
     Ok(Data::Rows(args.rows.unwrap_or(DEFAULT_ROWS)))
 }
 
-fn parse_load_choice(text: Option<&str>) -> Result<LoadChoice, Error> {
-    let path = match text {
+fn parse_load_choice(arg: Option<&LoadArg>) -> Result<LoadChoice, Error> {
+    let path = match arg {
         None => return Ok(LoadChoice::Auto),
-        Some("read") => return Ok(LoadChoice::Read),
-        Some("read-write") => return Ok(LoadChoice::ReadWrite),
-        Some(path) => path,
+        Some(LoadArg::Read) => return Ok(LoadChoice::Read),
+        Some(LoadArg::ReadWrite) => return Ok(LoadChoice::ReadWrite),
+        Some(LoadArg::Script(path)) => path.to_string_lossy(),
     };
+    let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|err| {
         Error::bad_input(format!(
             "--load {path}: cannot read it ({err}); give read, read-write or a pgbench script file"
