@@ -271,7 +271,7 @@ fn read_records<R: DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<(u64, R)
 /// Checks that a CSV file's header is the columns this version writes, in
 /// order; otherwise the error names the file, the columns it lacks (or has
 /// beyond them) and the fix: the folder comes from another version.
-fn check_header(
+pub(crate) fn check_header(
     path: &Path,
     header: &::csv::StringRecord,
     expected: &[&str],
