@@ -1,12 +1,30 @@
 //! The closed sets an option takes, below both the command line and the
 //! config: the command line parses them, the config keeps them and the
-//! stages read them.
+//! stages read them. clap's `ValueEnum` reads a flag's word, [`from_word`]
+//! a workload file's, so both take the same words.
 
 use std::fmt;
-use std::str::FromStr;
 
 use clap::ValueEnum;
 use serde::Serialize;
+
+use crate::error::Error;
+
+/// A workload file's word for a closed set (`[blocker] kind = "idle"`), read
+/// as the flag of the same set reads it; the error names the key, the word
+/// and the words it takes. `key` is the file and key, as messages name it.
+pub fn from_word<T: ValueEnum>(key: &str, word: &str) -> Result<T, Error> {
+    T::from_str(word, false).map_err(|_| {
+        let words: Vec<String> = T::value_variants()
+            .iter()
+            .filter_map(|value| Some(value.to_possible_value()?.get_name().to_string()))
+            .collect();
+        Error::bad_input(format!(
+            "{key} = \"{word}\"; use one of {}",
+            words.join(", ")
+        ))
+    })
+}
 
 /// A migration tool's folder layout (`--layout`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ValueEnum)]
@@ -33,18 +51,6 @@ pub enum Layout {
 }
 
 impl Layout {
-    /// Every layout. (Their names never overlap: a numbered file is not an
-    /// up/down file, nor one with dbmate's or goose's section markers.)
-    pub const ALL: [Layout; 7] = [
-        Layout::Numbered,
-        Layout::UpDown,
-        Layout::Dbmate,
-        Layout::Goose,
-        Layout::Flyway,
-        Layout::Prisma,
-        Layout::PlainSql,
-    ];
-
     /// The name `--layout` takes.
     pub fn name(self) -> &'static str {
         match self {
@@ -73,29 +79,16 @@ impl Layout {
 
     /// `numbered|up-down|...`, for messages.
     pub fn choices() -> String {
-        Layout::ALL.map(Layout::name).join("|")
+        let names: Vec<&str> = (Layout::value_variants().iter())
+            .map(|layout| layout.name())
+            .collect();
+        names.join("|")
     }
 }
 
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl FromStr for Layout {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Layout, String> {
-        Layout::ALL
-            .into_iter()
-            .find(|layout| layout.name() == text)
-            .ok_or_else(|| {
-                format!(
-                    "--layout {text}: no such layout; give one of {}",
-                    Layout::choices()
-                )
-            })
     }
 }
 
@@ -114,13 +107,6 @@ pub enum TransactionMode {
 }
 
 impl TransactionMode {
-    /// Every mode, in the order `--help` lists them.
-    pub const ALL: [TransactionMode; 3] = [
-        TransactionMode::PerFile,
-        TransactionMode::PerStatement,
-        TransactionMode::None,
-    ];
-
     /// The name `--transaction` takes.
     pub fn name(self) -> &'static str {
         match self {
@@ -134,19 +120,6 @@ impl TransactionMode {
 impl fmt::Display for TransactionMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl FromStr for TransactionMode {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<TransactionMode, String> {
-        TransactionMode::ALL
-            .into_iter()
-            .find(|mode| mode.name() == text)
-            .ok_or_else(|| {
-                format!("--transaction {text}: no such mode; give per-file, per-statement or none")
-            })
     }
 }
 
@@ -170,11 +143,6 @@ impl Protocol {
             Protocol::Extended => "extended",
             Protocol::Prepared => "prepared",
         }
-    }
-
-    /// The protocol a workload file names, if any.
-    pub fn from_name(name: &str) -> Option<Protocol> {
-        Protocol::from_str(name, false).ok()
     }
 }
 
@@ -229,4 +197,37 @@ pub enum BlockerChoice {
     Report,
     Writer,
     None,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `name()` (what the files and messages write) is the word clap reads.
+    fn names_are_the_flag_words<T: ValueEnum>(name: fn(&T) -> &'static str) {
+        for value in T::value_variants() {
+            let word = value.to_possible_value().unwrap();
+            assert_eq!(name(value), word.get_name());
+        }
+    }
+
+    #[test]
+    fn every_name_is_the_word_the_flag_and_the_file_take() {
+        names_are_the_flag_words::<Layout>(|value| value.name());
+        names_are_the_flag_words::<TransactionMode>(|value| value.name());
+        names_are_the_flag_words::<Protocol>(|value| value.name());
+        names_are_the_flag_words::<Recycling>(|value| value.name());
+        names_are_the_flag_words::<BlockerKind>(|value| value.name());
+    }
+
+    #[test]
+    fn a_wrong_word_in_a_file_names_the_key_and_the_words() {
+        let error = from_word::<BlockerKind>("w.toml: [blocker] kind", "nap").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "w.toml: [blocker] kind = \"nap\"; use one of report, writer, idle"
+        );
+        let kind: BlockerKind = from_word("[blocker] kind", "idle").unwrap();
+        assert_eq!(kind, BlockerKind::Idle);
+    }
 }

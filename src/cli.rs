@@ -3,12 +3,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::builder::PossibleValuesParser;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::choices::{BlockerChoice, BlockerKind, Layout, Protocol, Recycling, TransactionMode};
 use crate::duration::DurationParser;
-use crate::strategy::PRESET_NAMES;
+use crate::strategy::{NamedStrategy, PRESET_NAMES, preset};
 
 /// stallbench: reproduce the lock-queue outage and measure what each migration strategy does to live traffic.
 #[derive(Debug, Parser)]
@@ -103,8 +103,8 @@ pub struct CheckArgs {
     pub rows: Option<u64>,
     /// The traffic: `read` (primary-key reads), `read-write` (also single-row updates and
     /// inserts), or a pgbench script FILE [default: reads, and writes where the migration blocks them].
-    #[arg(long, value_name = "read|read-write|FILE")]
-    pub load: Option<String>,
+    #[arg(long, value_name = "read|read-write|FILE", value_parser = load_arg)]
+    pub load: Option<LoadArg>,
     /// Load clients, each on its own connection [default: 4].
     #[arg(long, value_name = "N")]
     pub clients: Option<u32>,
@@ -116,11 +116,11 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
     pub hold: Option<Duration>,
     /// How the project deploys a migration: a strategy preset [default: naive, the file as written].
-    #[arg(long, value_name = "STRATEGY", value_parser = PossibleValuesParser::new(PRESET_NAMES))]
-    pub deploy: Option<String>,
+    #[arg(long, value_name = "STRATEGY", value_parser = preset_parser())]
+    pub deploy: Option<NamedStrategy>,
     /// The strategy measured beside it [default: retry].
-    #[arg(long, value_name = "STRATEGY", value_parser = PossibleValuesParser::new(PRESET_NAMES))]
-    pub recommend: Option<String>,
+    #[arg(long, value_name = "STRATEGY", value_parser = preset_parser())]
+    pub recommend: Option<NamedStrategy>,
     /// Budget: the longest stall the deployed migration may cause [default: 1s].
     #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
     pub max_stall: Option<Duration>,
@@ -195,15 +195,15 @@ pub struct CommonArgs {
     pub pool_size: Option<u32>,
     /// A transaction not finished this long after its (scheduled) start fails as `timeout`
     /// and is cancelled on the server, as an application's request timeout would, e.g. 1s.
-    #[arg(long, value_name = "DURATION")]
-    pub client_timeout: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub client_timeout: Option<Duration>,
     /// With --rate: skip transactions already this late behind schedule, counted as
     /// `skipped` and never sent (pgbench -L), e.g. 500ms.
     #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
     pub latency_limit: Option<Duration>,
     /// Load duration, e.g. 24s (overrides [load] duration).
-    #[arg(long, value_name = "DURATION")]
-    pub duration: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub duration: Option<Duration>,
     /// Results folder [default: results/<workload>-<UTC timestamp>]; a folder holding an
     /// earlier run's files is refused unless --force.
     #[arg(long)]
@@ -265,8 +265,8 @@ pub struct CommonArgs {
 pub struct PoolArgs {
     /// How long a request waits for a free connection before it fails as
     /// `pool_timeout` (deadpool's timeouts.wait) [default: 30s].
-    #[arg(long, value_name = "DURATION")]
-    pub pool_timeout: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub pool_timeout: Option<Duration>,
     /// How long the pool may take to open a new connection (deadpool's timeouts.create) [default: 5s].
     #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
     pub pool_connect_timeout: Option<Duration>,
@@ -320,7 +320,33 @@ pub struct WorkloadArgs {
     pub no_blocker: bool,
 }
 
-/// The config of a `compare` command line, as `run` builds it (for tests).
+/// `check --load`: a built-in traffic by its word, else a script file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadArg {
+    /// `read`: primary-key reads.
+    Read,
+    /// `read-write`: also single-row updates and inserts.
+    ReadWrite,
+    /// A pgbench script file.
+    Script(PathBuf),
+}
+
+/// `--load`'s value: any word but `read` and `read-write` is a file's path.
+fn load_arg(text: &str) -> Result<LoadArg, std::convert::Infallible> {
+    Ok(match text {
+        "read" => LoadArg::Read,
+        "read-write" => LoadArg::ReadWrite,
+        path => LoadArg::Script(PathBuf::from(path)),
+    })
+}
+
+/// A strategy preset by name (`--deploy`, `--recommend`): `--help` lists the
+/// presets and clap refuses any other name.
+fn preset_parser() -> impl TypedValueParser<Value = NamedStrategy> {
+    PossibleValuesParser::new(PRESET_NAMES)
+        .map(|name| preset(&name).expect("PRESET_NAMES names only presets"))
+}
+
 /// Whether the process runs in CI: `CI` is set in the environment, as GitHub
 /// Actions, GitLab CI and most others set it (`CI=true`), to anything but
 /// empty, `0` or `false`.
@@ -328,6 +354,7 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|value| !matches!(value.trim(), "" | "0" | "false"))
 }
 
+/// The config of a `compare` command line, as `run` builds it (for tests).
 #[cfg(test)]
 pub(crate) fn compare_config(args: &[&str]) -> crate::config::Config {
     let cli = Cli::try_parse_from(args).unwrap();

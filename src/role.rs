@@ -10,6 +10,8 @@
 
 use std::fmt;
 
+use clap::ValueEnum;
+
 pub use crate::choices::BlockerKind;
 use crate::script::{Script, ScriptCommand};
 use crate::strategy::statements::statement_words;
@@ -100,10 +102,6 @@ const FIXED_NAMES: [(Role, &str); 11] = [
     (Role::TraceWatcher, "trace-watcher"),
 ];
 
-/// Every kind of blocker, each a role named as the kind.
-const BLOCKER_KINDS: [BlockerKind; 3] =
-    [BlockerKind::Report, BlockerKind::Writer, BlockerKind::Idle];
-
 impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -129,7 +127,8 @@ impl Role {
         if let Some((role, _)) = FIXED_NAMES.iter().find(|(_, fixed)| *fixed == name) {
             return Some(*role);
         }
-        if let Some(kind) = BLOCKER_KINDS.into_iter().find(|kind| kind.name() == name) {
+        // Each blocker is a role named as its kind.
+        if let Ok(kind) = BlockerKind::from_str(name, false) {
             return Some(Role::Blocker(kind));
         }
         if let Some(pid) = name.strip_prefix("external:") {
@@ -355,7 +354,11 @@ mod tests {
             Role::External(4242),
         ];
         roles.extend(FIXED_NAMES.iter().map(|(role, _)| *role));
-        roles.extend(BLOCKER_KINDS.map(Role::Blocker));
+        roles.extend(
+            BlockerKind::value_variants()
+                .iter()
+                .map(|kind| Role::Blocker(*kind)),
+        );
         for role in roles {
             assert_eq!(Role::parse(&role.to_string()), Some(role), "{role}");
         }

@@ -7,8 +7,7 @@ use std::time::Duration;
 
 pub use crate::role::BlockerKind;
 
-use clap::ValueEnum;
-
+use crate::choices::from_word;
 use crate::cli::WorkloadArgs;
 use crate::error::Error;
 use crate::workload::BlockerFile;
@@ -65,11 +64,7 @@ pub(super) fn parse_blocker(
     ) {
         (Some(kind), _) => kind,
         (None, None) => BlockerKind::Report,
-        (None, Some(name)) => BlockerKind::from_str(name, false).map_err(|_| {
-            Error::bad_input(format!(
-                "{source}: [blocker] kind = \"{name}\"; use \"report\", \"writer\" or \"idle\""
-            ))
-        })?,
+        (None, Some(name)) => from_word(&format!("{source}: [blocker] kind"), name)?,
     };
     Ok(Some(BlockerConfig {
         kind,

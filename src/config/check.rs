@@ -7,11 +7,11 @@ use std::time::Duration;
 
 pub use crate::choices::BlockerChoice;
 use crate::choices::{Layout, TransactionMode};
-use crate::cli::CheckArgs;
+use crate::cli::{CheckArgs, LoadArg};
 use crate::error::Error;
 use crate::script;
 use crate::server::ServerRequest;
-use crate::strategy::{NamedStrategy, PRESET_NAMES, preset};
+use crate::strategy::{NamedStrategy, preset};
 
 use super::load::{MAX_CLIENTS, WeightedScript};
 use super::out_dir::parse_out_dir;
@@ -130,13 +130,16 @@ impl CheckConfig {
             selection: parse_selection(args),
             transaction: args.transaction.unwrap_or_default(),
             data: parse_data(args)?,
-            load: parse_load_choice(args.load.as_deref())?,
+            load: parse_load_choice(args.load.as_ref())?,
             clients: parse_clients(args.clients)?,
             blocker: args.blocker.unwrap_or(BlockerChoice::Auto),
             hold,
             duration,
-            deploy: parse_strategy("--deploy", args.deploy.as_deref().unwrap_or("naive"))?,
-            recommend: parse_strategy("--recommend", args.recommend.as_deref().unwrap_or("retry"))?,
+            deploy: args.deploy.clone().unwrap_or_else(|| preset_named("naive")),
+            recommend: args
+                .recommend
+                .clone()
+                .unwrap_or_else(|| preset_named("retry")),
             budgets: parse_budgets(args)?,
             out_dir: output.dir,
             replaced_files: output.replaced_files,
@@ -201,13 +204,14 @@ fn parse_data(args: &CheckArgs) -> Result<Data, Error> {
     Ok(Data::Rows(args.rows.unwrap_or(DEFAULT_ROWS)))
 }
 
-fn parse_load_choice(text: Option<&str>) -> Result<LoadChoice, Error> {
-    let path = match text {
+fn parse_load_choice(arg: Option<&LoadArg>) -> Result<LoadChoice, Error> {
+    let path = match arg {
         None => return Ok(LoadChoice::Auto),
-        Some("read") => return Ok(LoadChoice::Read),
-        Some("read-write") => return Ok(LoadChoice::ReadWrite),
-        Some(path) => path,
+        Some(LoadArg::Read) => return Ok(LoadChoice::Read),
+        Some(LoadArg::ReadWrite) => return Ok(LoadChoice::ReadWrite),
+        Some(LoadArg::Script(path)) => path.to_string_lossy(),
     };
+    let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|err| {
         Error::bad_input(format!(
             "--load {path}: cannot read it ({err}); give read, read-write or a pgbench script file"
@@ -234,13 +238,9 @@ fn parse_clients(clients: Option<u32>) -> Result<u32, Error> {
 }
 
 /// A strategy preset by name; `flag` names it in the message.
-fn parse_strategy(flag: &str, name: &str) -> Result<NamedStrategy, Error> {
-    preset(name.trim()).ok_or_else(|| {
-        Error::bad_input(format!(
-            "{flag} {name}: no such strategy; use one of {}",
-            PRESET_NAMES.join(", ")
-        ))
-    })
+/// The default `--deploy` and `--recommend`, presets by name.
+fn preset_named(name: &str) -> NamedStrategy {
+    preset(name).expect("the defaults are presets")
 }
 
 fn parse_budgets(args: &CheckArgs) -> Result<Budgets, Error> {
@@ -261,7 +261,10 @@ fn parse_budgets(args: &CheckArgs) -> Result<Budgets, Error> {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
     use super::*;
+    use crate::strategy::PRESET_NAMES;
 
     fn config(args: CheckArgs) -> Result<CheckConfig, Error> {
         let dir = tempfile::tempdir().unwrap();
@@ -296,15 +299,13 @@ mod tests {
     #[test]
     fn bad_flags_name_the_flag_and_the_fix() {
         let message = |args: CheckArgs| config(args).unwrap_err().to_string();
-        assert_eq!(
-            message(CheckArgs {
-                deploy: Some("yolo".into()),
-                ..CheckArgs::default()
-            }),
-            format!(
-                "--deploy yolo: no such strategy; use one of {}",
-                PRESET_NAMES.join(", ")
-            )
+        let parsed =
+            crate::cli::Cli::try_parse_from(["stallbench", "check", ".", "--deploy", "yolo"]);
+        let clap_message = parsed.unwrap_err().to_string();
+        assert!(
+            clap_message.contains("invalid value 'yolo' for '--deploy <STRATEGY>'")
+                && clap_message.contains(&PRESET_NAMES.join(", ")),
+            "{clap_message}"
         );
         assert!(
             message(CheckArgs {

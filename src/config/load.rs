@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 pub use crate::choices::Protocol;
+use crate::choices::from_word;
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::script::{self, Script, builtin};
@@ -101,11 +102,7 @@ fn parse_protocol(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<Pr
         (None, Some(name)) => name,
         (None, None) => return Ok(Protocol::default()),
     };
-    Protocol::from_name(name).ok_or_else(|| {
-        Error::bad_input(format!(
-            "{source}: [load] protocol = \"{name}\": unknown protocol; use simple, extended or prepared"
-        ))
-    })
+    from_word(&format!("{source}: [load] protocol"), name)
 }
 
 /// Pipelines need the extended protocol, and a connection whose syncs the
@@ -196,8 +193,8 @@ fn check_pool_size(source: &str, size: u32) -> Result<u32, Error> {
 
 /// `--duration`, else `[load] duration`; at least one second (one row of the timeline).
 fn parse_run_duration(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<Duration, Error> {
-    let duration = match &args.duration {
-        Some(text) => parse_duration("--duration", text)?,
+    let duration = match args.duration {
+        Some(duration) => duration,
         None => parse_duration(&format!("{source}: [load] duration"), &file.duration)?,
     };
     if duration < Duration::from_secs(1) {
@@ -254,12 +251,8 @@ impl Pacing {
                 (None, None) => Ok(None),
             };
         let latency_limit = duration_of(&args.latency_limit, &file.latency_limit, "latency-limit")?;
-        // --client-timeout stays text in the arguments (the tests build them with text).
-        let client_timeout_flag = (args.client_timeout.as_deref())
-            .map(|text| parse_duration("--client-timeout", text))
-            .transpose()?;
         let client_timeout =
-            duration_of(&client_timeout_flag, &file.client_timeout, "client-timeout")?;
+            duration_of(&args.client_timeout, &file.client_timeout, "client-timeout")?;
         if latency_limit.is_some() && rate_tps.is_none() {
             return Err(Error::bad_input(
                 "--latency-limit skips transactions that are behind schedule, so it needs a \

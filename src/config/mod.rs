@@ -281,6 +281,13 @@ mod tests {
         }
     }
 
+    /// The error clap writes for `compare` with these flags.
+    fn flag_error(flags: &[&str]) -> String {
+        let command_line = ["stallbench", "compare"].iter().chain(flags);
+        let parsed = <crate::cli::Cli as clap::Parser>::try_parse_from(command_line);
+        parsed.unwrap_err().to_string()
+    }
+
     #[test]
     fn open_loop_flags_are_checked_together() {
         let error = |change: fn(&mut CommonArgs)| {
@@ -301,10 +308,7 @@ mod tests {
             ),
             "{message}"
         );
-        let message = error(|flags| {
-            flags.rate = Some(100.0);
-            flags.client_timeout = Some("1".into());
-        });
+        let message = flag_error(&["--rate", "100", "--client-timeout", "1"]);
         assert!(
             message.contains("--client-timeout 1 has no unit"),
             "{message}"
@@ -313,7 +317,7 @@ mod tests {
         let mut flags = args();
         flags.rate = Some(250.0);
         flags.pool_size = Some(8);
-        flags.client_timeout = Some("1s".into());
+        flags.client_timeout = Some(Duration::from_secs(1));
         flags.latency_limit = Some(Duration::from_millis(500));
         let config = Config::new(None, compare(), &flags).unwrap();
         assert_eq!(config.load.clients, 8);
@@ -369,7 +373,7 @@ mod tests {
         };
         let message = error(|flags| {
             flags.rate = Some(100.0);
-            flags.pool.pool_timeout = Some("1s".into());
+            flags.pool.pool_timeout = Some(Duration::from_secs(1));
         });
         assert!(
             message.contains("--pool-timeout") && message.contains("add --pool-size"),
@@ -412,7 +416,7 @@ mod tests {
             ),
             (4, Duration::from_secs(30), Recycling::Fast, None)
         );
-        flags.pool.pool_timeout = Some("1s".into());
+        flags.pool.pool_timeout = Some(Duration::from_secs(1));
         flags.pool.pool_recycling = Some(Recycling::Verified);
         flags.pool.max_in_flight = Some(50);
         let pool = Config::new(None, compare(), &flags)
@@ -478,7 +482,7 @@ mod tests {
         assert!(err.to_string().contains("--clients 0"));
 
         let mut flags = args();
-        flags.duration = Some("5s".into());
+        flags.duration = Some(Duration::from_secs(5));
         let message = Config::new(None, compare(), &flags)
             .unwrap_err()
             .to_string();
@@ -488,7 +492,7 @@ mod tests {
         );
 
         let mut flags = args();
-        flags.duration = Some("17s".into());
+        flags.duration = Some(Duration::from_secs(17));
         flags.clients = Some(2);
         let config = Config::new(None, compare(), &flags).unwrap();
         assert_eq!(config.load.clients, 2);
@@ -538,11 +542,7 @@ mod tests {
             message,
             "--clients 4294967295: more than 10000 clients, each a server connection; use fewer"
         );
-        let mut flags = args();
-        flags.duration = Some("18446744073709551615s".into());
-        let message = Config::new(None, Mode::LoadOnly, &flags)
-            .unwrap_err()
-            .to_string();
+        let message = flag_error(&["--duration", "18446744073709551615s"]);
         assert!(message.contains("is longer than 7days"), "{message}");
 
         let dir = tempfile::tempdir().unwrap();
@@ -566,16 +566,11 @@ mod tests {
 
     #[test]
     fn quoted_control_characters_are_escaped_to_keep_errors_on_one_line() {
-        let mut flags = args();
-        flags.variables = vec!["scale\n".into()];
-        flags.client_timeout = Some("x=\r\n".into());
-        let message = Config::new(None, compare(), &flags)
-            .unwrap_err()
-            .to_string();
+        let message = flag_error(&["--client-timeout", "x=\r\n"]);
         assert_eq!(
             message,
-            "--client-timeout x=\\r\\n is not a duration (expected number at 0); write it like \
-             \"500ms\" or \"12s\""
+            "error: --client-timeout x=\\r\\n is not a duration (expected number at 0); write it like \
+             \"500ms\" or \"12s\"\n"
         );
     }
 }

@@ -5,9 +5,8 @@
 
 use std::time::Duration;
 
-use clap::ValueEnum;
-
 pub use crate::choices::Recycling;
+use crate::choices::from_word;
 use crate::cli::CommonArgs;
 use crate::error::Error;
 use crate::workload::PoolFile;
@@ -85,12 +84,8 @@ pub(super) fn parse_pool(
         (None, Some(text)) => parse_duration(&key(name), text),
         (None, None) => Ok(default),
     };
-    // --pool-timeout stays text in the arguments (the tests build them with text).
-    let pool_timeout_flag = (flags.pool_timeout.as_deref())
-        .map(|text| parse_duration("--pool-timeout", text))
-        .transpose()?;
     let wait_timeout = duration(
-        &pool_timeout_flag,
+        &flags.pool_timeout,
         "timeout",
         file.and_then(|file| file.timeout.as_ref()),
         DEFAULT_POOL_TIMEOUT,
@@ -117,9 +112,7 @@ pub(super) fn parse_pool(
     ) {
         (Some(recycling), _) => recycling,
         (None, None) => Recycling::Fast,
-        (None, Some(text)) => Recycling::from_str(text, false).map_err(|_| {
-            Error::bad_input(format!("{} {text}: use fast or verified", key("recycling")))
-        })?,
+        (None, Some(text)) => from_word(&key("recycling"), text)?,
     };
     let max_in_flight = flags
         .max_in_flight

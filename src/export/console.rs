@@ -5,10 +5,9 @@
 
 use crate::config::Sweep;
 use crate::export::format::{format_count, format_seconds, format_spread};
-use crate::export::markdown::failures_sentence;
 use crate::export::sentences::{
-    describe_chain, labelled_runs, losses, migration_done_cell, opening_lines, pool_sentence,
-    worst_share,
+    describe_chain, failures_sentence, labelled_runs, losses, migration_done_cell, opening_lines,
+    pool_sentence, worst_share,
 };
 use crate::export::sweep::{self, SweepRecord};
 use crate::export::table::{

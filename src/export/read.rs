@@ -8,8 +8,6 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::metrics::locks::SecondLocks;
-use crate::metrics::ranking::worst_seconds;
-use crate::metrics::summary::{baseline_tps, share_of_baseline};
 use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
 
 use super::csv::{
@@ -20,17 +18,16 @@ use crate::results::{
     ATTEMPTS_CSV, DDL_LOCKS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV, hgrm_file_name,
 };
 
-/// Reads a results folder back (timeline.csv, ddl_attempts.csv, summary.csv, latency-*.hgrm,
-/// and ddl_locks.csv when the folder has it) into a RunReport, one entry per run (strategy
-/// and repeat) as summary.csv lists them, with `latency.histogram = None` and percentiles
-/// from the .hgrm files (a strategy's repeats share its file),
-/// so `stallbench plot DIR` can redraw the charts. The workload name comes from summary.json.
+/// Reads a results folder back (timeline.csv, ddl_attempts.csv, summary.csv, ddl_locks.csv,
+/// latency-*.hgrm) into a RunReport, one entry per run (strategy and repeat) as summary.csv
+/// lists them, with `latency.histogram = None` and percentiles from the .hgrm files (a
+/// strategy's repeats share its file), so `stallbench plot DIR` can redraw the charts. The
+/// workload name comes from summary.json.
 ///
-/// The blocker window comes from summary.csv's `blocker_started_s` and `blocker_ended_s`;
-/// a folder written before those columns has `blocker: None`, and the seconds'
-/// `blocker_active` flags still say when it was open. A strategy without an `.hgrm` file
-/// gets an empty percentile curve. The worst-second figures of the summary are
-/// computed from the timeline and the attempts, as a run computes them.
+/// The folder is one this version writes: a file or a column it lacks is an error that
+/// names it. The blocker window comes from summary.csv's `blocker_started_s` and
+/// `blocker_ended_s`. A strategy without an `.hgrm` file (it measured no latency) gets an
+/// empty percentile curve.
 pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
     if !dir.is_dir() {
         bail!(
@@ -72,38 +69,20 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
         target.attempts.push(attempt);
     }
 
-    // The worst-second columns of summary.csv derive from the two files just
-    // read: computed again from them, they are there in a folder written before them too.
-    // So are the baseline and the worst second's share of it, when the file has none.
-    for strategy in &mut strategies {
-        let worst = worst_seconds(&strategy.seconds, &strategy.attempts);
-        strategy.summary.worst_second_tps = worst.worst_second_tps;
-        strategy.summary.worst_second_p99_ms = worst.worst_second_p99_ms;
-        if strategy.summary.baseline_tps == 0.0 {
-            let baseline = baseline_tps(&strategy.seconds, strategy.blocker.as_ref());
-            strategy.summary.baseline_tps = (baseline * 1000.0).round() / 1000.0;
-            let share = share_of_baseline(worst.worst_second_tps, baseline);
-            strategy.summary.worst_second_share = (share * 1000.0).round() / 1000.0;
-        }
-    }
-
-    // A folder written before the lock trace has no ddl_locks.csv: its strategies have none.
-    let trace_path = dir.join(DDL_LOCKS_CSV);
-    if trace_path.is_file() {
-        let records = read_records::<LockTraceRecord>(&trace_path)?;
-        let first_lines: Vec<(String, u64)> = records
+    let trace_path = required_file(dir, DDL_LOCKS_CSV)?;
+    let records = read_records::<LockTraceRecord>(&trace_path)?;
+    let first_lines: Vec<(String, u64)> = records
+        .iter()
+        .map(|(line, record)| (record.strategy.clone(), *line))
+        .collect();
+    let records = records.into_iter().map(|(_, record)| record).collect();
+    for (strategy, statements) in statements_from_records(records) {
+        let line = first_lines
             .iter()
-            .map(|(line, record)| (record.strategy.clone(), *line))
-            .collect();
-        let records = records.into_iter().map(|(_, record)| record).collect();
-        for (strategy, statements) in statements_from_records(records) {
-            let line = first_lines
-                .iter()
-                .find(|(name, _)| *name == strategy)
-                .map_or(0, |(_, line)| *line);
-            let target = find_strategy(&mut strategies, &strategy, 1, &trace_path, line)?;
-            target.lock_trace = statements;
-        }
+            .find(|(name, _)| *name == strategy)
+            .map_or(0, |(_, line)| *line);
+        let target = find_strategy(&mut strategies, &strategy, 1, &trace_path, line)?;
+        target.lock_trace = statements;
     }
 
     for strategy in &mut strategies {
@@ -135,7 +114,8 @@ fn required_file(dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
     let path = dir.join(name);
     if !path.is_file() {
         bail!(
-            "{}: no {} here; is this a stallbench results folder?",
+            "{}: no {} here; pass a results folder this stallbench version wrote (run the \
+             benchmark again with it)",
             dir.display(),
             name
         );
@@ -199,6 +179,7 @@ fn read_summaries(path: &Path) -> anyhow::Result<Vec<Summary>> {
         .headers()
         .with_context(|| format!("reading {}", path.display()))?
         .clone();
+    check_header(path, &header, header_of::<Summary>())?;
     let mut summaries = Vec::new();
     for record in reader.records() {
         let record = record.with_context(|| format!("reading {}", path.display()))?;
@@ -268,22 +249,7 @@ fn read_records<R: DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<(u64, R)
         .headers()
         .with_context(|| format!("reading {}", path.display()))?
         .clone();
-    // A file written before the last columns were added reads too: they are
-    // optional fields (`#[serde(default)]`), so the header may stop early.
-    let known = header.len() <= expected.len()
-        && header
-            .iter()
-            .zip(expected.iter())
-            .all(|(given, field)| given == *field);
-    if !known {
-        bail!(
-            "{} line 1: the header is \"{}\", expected \"{}\"; was the file written by another \
-             stallbench version?",
-            path.display(),
-            header.iter().collect::<Vec<_>>().join(","),
-            expected.join(",")
-        );
-    }
+    check_header(path, &header, expected)?;
     let mut records = Vec::new();
     for record in reader.records() {
         // The reader is not flexible: a row with a missing or extra column is an error here.
@@ -300,6 +266,37 @@ fn read_records<R: DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<(u64, R)
         }
     }
     Ok(records)
+}
+
+/// Checks that a CSV file's header is the columns this version writes, in
+/// order; otherwise the error names the file, the columns it lacks (or has
+/// beyond them) and the fix: the folder comes from another version.
+pub(crate) fn check_header(
+    path: &Path,
+    header: &::csv::StringRecord,
+    expected: &[&str],
+) -> anyhow::Result<()> {
+    if header.iter().eq(expected.iter().copied()) {
+        return Ok(());
+    }
+    let missing: Vec<&str> = (expected.iter().copied())
+        .filter(|column| !header.iter().any(|given| given == *column))
+        .collect();
+    let unknown: Vec<&str> = (header.iter())
+        .filter(|given| !expected.contains(given))
+        .collect();
+    let problem = match (missing.as_slice(), unknown.as_slice()) {
+        ([], []) => "the columns are in another order".to_string(),
+        ([], unknown) => format!("no stallbench column is called {}", unknown.join(", ")),
+        (missing, _) => format!("it has no column {}", missing.join(", ")),
+    };
+    bail!(
+        "{} line 1: the header is \"{}\", expected \"{}\": {problem}; the folder was written by \
+         another stallbench version: run the benchmark again with this one",
+        path.display(),
+        header.iter().collect::<Vec<_>>().join(","),
+        expected.join(",")
+    )
 }
 
 /// What is wrong with a field of a record: `column tps is "abc", not a number`.
@@ -523,10 +520,6 @@ mod tests {
             ];
             for exporter in exporters {
                 for file in exporter.render(&report).unwrap() {
-                    // A folder written before the lock trace has no ddl_locks.csv.
-                    if file.name == DDL_LOCKS_CSV && !dir.join(&file.name).exists() {
-                        continue;
-                    }
                     let original = std::fs::read(dir.join(&file.name)).unwrap();
                     assert!(original == file.bytes, "{example}/{}", file.name);
                 }
@@ -588,37 +581,51 @@ mod tests {
     }
 
     #[test]
-    fn a_summary_written_before_the_worst_second_columns_gets_them_from_the_timeline() {
+    fn a_summary_without_a_column_names_it_and_the_fix() {
         let dir = tempfile::tempdir().unwrap();
         write_all(&reference_report(), dir.path()).unwrap();
         let path = dir.path().join(SUMMARY_CSV);
         let text = std::fs::read_to_string(&path).unwrap();
-        // Without the worst-second columns and those appended after them.
-        let header = text.lines().next().unwrap();
-        let kept = header
+        // Every row without its worst_second_tps cell.
+        let dropped = text
+            .lines()
+            .next()
+            .unwrap()
             .split(',')
             .position(|column| column == "worst_second_tps")
             .unwrap();
-        let older: Vec<String> = text
+        let rows: Vec<String> = text
             .lines()
             .map(|line| {
-                let cells: Vec<&str> = line.split(',').collect();
-                cells[..kept].join(",")
+                let mut cells: Vec<&str> = line.split(',').collect();
+                cells.remove(dropped);
+                cells.join(",")
             })
             .collect();
-        std::fs::write(&path, older.join("\n") + "\n").unwrap();
-        let back = read_report(dir.path()).unwrap();
-        let figures: Vec<(u64, f64)> = back
-            .strategies
-            .iter()
-            .map(|s| (s.summary.worst_second_tps, s.summary.worst_second_p99_ms))
-            .collect();
-        assert_eq!(figures, [(0, 9100.0), (1700, 420.0)]);
-        // The successful-only figures were not written then: empty, not made up.
+        std::fs::write(&path, rows.join("\n") + "\n").unwrap();
+        let error = read_report(dir.path()).unwrap_err().to_string();
         assert!(
-            back.strategies
-                .iter()
-                .all(|s| s.summary.ok_max_ms.is_none())
+            error.starts_with(&format!("{} line 1: the header is", path.display()))
+                && error.ends_with(
+                    ": it has no column worst_second_tps; the folder was written by another \
+                     stallbench version: run the benchmark again with this one"
+                ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_folder_without_the_lock_trace_says_so() {
+        let dir = written_folder();
+        std::fs::remove_file(dir.path().join(DDL_LOCKS_CSV)).unwrap();
+        let error = read_report(dir.path()).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            format!(
+                "{}: no ddl_locks.csv here; pass a results folder this stallbench version wrote \
+                 (run the benchmark again with it)",
+                dir.path().display()
+            )
         );
     }
 
@@ -644,7 +651,8 @@ mod tests {
         assert_eq!(
             error,
             format!(
-                "{}: no timeline.csv here; is this a stallbench results folder?",
+                "{}: no timeline.csv here; pass a results folder this stallbench version wrote \
+                 (run the benchmark again with it)",
                 dir.path().display()
             )
         );

@@ -266,6 +266,10 @@ pub fn read_records(dir: &Path) -> anyhow::Result<Option<Vec<SweepRecord>>> {
     }
     let mut reader =
         ::csv::Reader::from_path(&path).with_context(|| format!("reading {}", path.display()))?;
+    let header = reader
+        .headers()
+        .with_context(|| format!("reading {}", path.display()))?;
+    super::read::check_header(&path, header, super::csv::header_of::<SweepRecord>())?;
     let records = reader
         .deserialize()
         .collect::<Result<Vec<SweepRecord>, _>>()
@@ -406,5 +410,26 @@ mod tests {
         assert_eq!(sweep.name(), "retry.lock_timeout");
         assert_eq!(sweep.values, ["50ms"]);
         assert_eq!(read_records(&dir.path().join("none")).unwrap(), None);
+    }
+
+    #[test]
+    fn a_sweep_csv_without_a_column_names_it() {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/example-sweep");
+        let text = std::fs::read_to_string(example.join(SWEEP_CSV)).unwrap();
+        // Every row without its last cell, migration_done_runs.
+        let rows: Vec<&str> = text
+            .lines()
+            .map(|line| line.rsplit_once(',').unwrap().0)
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(SWEEP_CSV), rows.join("\n") + "\n").unwrap();
+        let error = read_records(dir.path()).unwrap_err().to_string();
+        assert!(
+            error.contains(
+                ": it has no column migration_done_runs; the folder was written by \
+                            another stallbench version: run the benchmark again with this one"
+            ),
+            "{error}"
+        );
     }
 }

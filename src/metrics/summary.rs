@@ -56,101 +56,69 @@ pub struct Summary {
     /// Why the run of this strategy ended before its time (Ctrl-C, SIGTERM, the
     /// server's death, an error); empty if it ran to its end. Its figures cover
     /// the whole seconds before the interruption.
-    #[serde(default)]
     pub interrupted: String,
     /// When the blocker's transaction opened, in seconds on the run clock, so that
-    /// `plot DIR` redraws its window exactly; empty without a blocker (or in a folder
-    /// written before this column, where the window comes from `blocker_active`).
-    #[serde(default)]
+    /// `plot DIR` redraws its window exactly; empty without a blocker.
     pub blocker_started_s: Option<f64>,
     /// When the blocker's transaction ended, in seconds on the run clock; empty as above.
-    #[serde(default)]
     pub blocker_ended_s: Option<f64>,
     /// Transactions still in flight at the end of the run that did not
     /// complete. They are in no second (nor in `transactions`); each one's age
     /// is in the run's latency figures, a lower bound of its latency.
-    #[serde(default)]
     pub unfinished: u64,
     /// The age of the oldest unfinished transaction at the end, in ms; 0 without one.
-    #[serde(default)]
     pub unfinished_oldest_ms: f64,
     /// Application pool (`--pool-size`): requests that gave up waiting for a
     /// connection (in `failed` too); 0 without a pool.
-    #[serde(default)]
     pub pool_timeouts: u64,
     /// The most pool timeouts in one second.
-    #[serde(default)]
     pub pool_timeouts_worst: u64,
     /// Requests rejected for `--max-in-flight` (in `failed` too).
-    #[serde(default)]
     pub pool_rejected: u64,
     /// The 99th percentile of the wait for a connection over the run, in ms; empty without a pool.
-    #[serde(default)]
     pub pool_wait_p99_ms: Option<f64>,
     /// The highest per-second 99th percentile of the wait for a connection, in ms.
-    #[serde(default)]
     pub pool_wait_p99_worst_ms: Option<f64>,
     /// The 99th percentile of the database time (checkout to end of script) over the run, in ms.
-    #[serde(default)]
     pub db_p99_ms: Option<f64>,
     /// The most requests waiting or running at the end of a second.
-    #[serde(default)]
     pub in_flight_max: Option<u64>,
     /// The most pool connections checked out at the end of a second.
-    #[serde(default)]
     pub pool_in_use_max: Option<u64>,
     /// When the first request that timed out waiting for a connection (at
     /// `--pool-timeout` or `--client-timeout`) began to wait, in seconds on the
     /// run clock: when the pool ran dry.
-    #[serde(default)]
     pub pool_dry_at_s: Option<f64>,
     /// The lowest TPS of any second of the DDL window (the ranking's window: the
     /// first attempt's start to the last attempt's end plus 1 s; the whole run
     /// without DDL). See [`worst_seconds`].
-    #[serde(default)]
     pub worst_second_tps: u64,
     /// The highest per-second p99 latency in the same window, in ms.
-    #[serde(default)]
     pub worst_second_p99_ms: f64,
     /// `--in-place --allow-writes`: the rows the run wrote to the user's tables,
     /// per table (`public.events 86330 inserted, 0 updated, 0 deleted; ...`),
     /// `none`; empty when they were not counted (see [`rows_written_cell`]).
-    #[serde(default)]
     pub rows_written: String,
-    /// Which repeat of the strategy this run was, from 1 (`--repeat N`); 1 in a
-    /// folder written before this column.
-    #[serde(default = "first_repeat")]
+    /// Which repeat of the strategy this run was, from 1 (`--repeat N`).
     pub repeat: u32,
     /// The run's baseline: the median TPS of its seconds before the blocker
-    /// started (see [`baseline_tps`]); 0 in a folder written before this column.
-    #[serde(default)]
+    /// started (see [`baseline_tps`]).
     pub baseline_tps: f64,
     /// `worst_second_tps` as a share of `baseline_tps` (0.52 is 52%): what
     /// the ranking compares; 0 without a baseline.
-    #[serde(default)]
     pub worst_second_share: f64,
     /// The median latency of the completed transactions only, in ms (what
-    /// pgbench reports); `lat_p50_ms` covers the failed ones too. Empty in a
-    /// folder written before this column.
-    #[serde(default)]
+    /// pgbench reports); `lat_p50_ms` covers the failed ones too.
     pub ok_p50_ms: Option<f64>,
     /// The 99th percentile of the completed transactions only, in ms.
-    #[serde(default)]
     pub ok_p99_ms: Option<f64>,
     /// The highest latency of a completed transaction, in ms.
-    #[serde(default)]
     pub ok_max_ms: Option<f64>,
     /// Why the run is no result: the scenario did not run as written (the
     /// blocker failed before its planned end, or the DDL failed for a reason
     /// other than its lock), e.g. `the report failed at 0.0 s: relation
     /// "acounts" does not exist`; empty for a valid run (see `scenario::validity`).
-    #[serde(default)]
     pub invalid: String,
-}
-
-/// The repeat of a run written before runs were repeated.
-fn first_repeat() -> u32 {
-    1
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`

@@ -4,6 +4,8 @@
 //! the server, and the interval log holds every transaction.
 //! Each request sent on time is timed alone (`alone::openloop`).
 
+use std::time::Duration;
+
 use crate::common::*;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
@@ -51,7 +53,7 @@ fn a_rate_below_capacity_is_kept_and_the_interval_log_holds_every_transaction() 
     let _cpus = cpus_shared();
     let mut run = ShortRun::on_shared_server(&reference());
     run.args.rate = Some(800.0);
-    run.args.duration = Some("5s".to_string());
+    run.args.duration = Some(Duration::from_secs(5));
     let report = run.execute(Mode::LoadOnly);
     let load = &report.strategies[0];
 
@@ -84,7 +86,7 @@ fn under_a_rate_the_p99_latency_shows_the_queue_behind_a_stall() {
     let mut run = ShortRun::on_shared_server(&reference());
     run.args.rate = Some(200.0);
     // 3 s after the stall for the queue to drain, on a busy machine too.
-    run.args.duration = Some("8s".to_string());
+    run.args.duration = Some(Duration::from_secs(8));
     let report = run.execute(naive());
     let naive = &report.strategies[0];
     let stall_ms = stall_ms(naive);
@@ -121,7 +123,7 @@ fn a_client_timeout_fails_queued_requests_and_cancels_them_on_the_server() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     run.args.rate = Some(200.0);
     run.args.pool_size = Some(4);
-    run.args.client_timeout = Some("1s".to_string());
+    run.args.client_timeout = Some(Duration::from_secs(1));
     let config = Config::new(Some(run.workload.to_str().unwrap()), naive(), &run.args).unwrap();
     let report = runtime.block_on(stallbench::execute(&config)).unwrap();
     let naive = &report.strategies[0];

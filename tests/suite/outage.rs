@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use crate::common::*;
 use stallbench::config::Mode;
@@ -383,7 +384,7 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
 fn load_only_is_a_pgbench_with_histograms() {
     let _cpus = cpus_shared();
     let mut run = ShortRun::on_shared_server(&reference());
-    run.args.duration = Some("3s".into());
+    run.args.duration = Some(Duration::from_secs(3));
     run.args.clients = Some(2);
     let report = run.execute(Mode::LoadOnly);
     assert_eq!(report.strategies.len(), 1);

@@ -32,7 +32,7 @@ fn in_a_naive_stall_the_pool_runs_dry_and_times_out_while_the_database_reports_n
     let mut run = ShortRun::on_shared_server(&reference());
     run.args.rate = Some(200.0);
     run.args.pool_size = Some(4);
-    run.args.pool.pool_timeout = Some("1s".to_string());
+    run.args.pool.pool_timeout = Some(Duration::from_secs(1));
     run.args.expect = [
         "naive.max_pool_timeouts=0",
         "retry.max_pool_timeouts=0",
@@ -170,8 +170,8 @@ fn a_terminated_pool_session_is_replaced_and_the_load_recovers() {
     });
     run.args.rate = Some(100.0);
     run.args.pool_size = Some(4);
-    run.args.pool.pool_timeout = Some("1s".to_string());
-    run.args.duration = Some("6s".to_string());
+    run.args.pool.pool_timeout = Some(Duration::from_secs(1));
+    run.args.duration = Some(Duration::from_secs(6));
     let report = run.execute(Mode::LoadOnly);
     let (terminated, open_after) = terminator.join().unwrap();
     assert_eq!(terminated, 1, "the test terminated one pool session");

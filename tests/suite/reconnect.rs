@@ -51,7 +51,7 @@ fn terminated_readers_reconnect_and_the_load_goes_on() {
          WHERE application_name LIKE 'stallbench-%-reader-%' AND datname = current_database()) \
          SELECT count(*) FROM own WHERE pg_terminate_backend(pid)",
     );
-    run.args.duration = Some("5s".to_string());
+    run.args.duration = Some(Duration::from_secs(5));
     let report = run.execute(Mode::LoadOnly);
     assert_eq!(
         terminated.join().unwrap(),

@@ -17,6 +17,7 @@ mod steps;
 
 use std::path::{Path, PathBuf};
 
+use clap::ValueEnum;
 use serde::Serialize;
 
 use crate::error::Error;
@@ -217,8 +218,7 @@ fn detect_layout(dir: &Path, entries: &[Entry]) -> Result<(Layout, Vec<(Entry, N
     let mut claims: Vec<(Layout, &Entry, Option<Naming>)> = Vec::new();
     let mut unmatched = Vec::new();
     for entry in entries {
-        let claim = Layout::ALL
-            .into_iter()
+        let claim = (Layout::value_variants().iter().copied())
             .filter(|layout| *layout != Layout::PlainSql)
             .find_map(|layout| match layout::fit(layout, entry) {
                 Fit::Migration(naming) => Some((layout, Some(naming))),

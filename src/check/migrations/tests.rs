@@ -331,13 +331,23 @@ fn impossible_selections_are_bad_input() {
 
 #[test]
 fn modes_are_named_as_the_flag_takes_them() {
-    for mode in TransactionMode::ALL {
-        assert_eq!(mode.to_string().parse::<TransactionMode>(), Ok(mode));
+    for mode in TransactionMode::value_variants() {
+        assert_eq!(
+            TransactionMode::from_str(&mode.to_string(), false),
+            Ok(*mode)
+        );
     }
+    let parsed = <crate::cli::Cli as clap::Parser>::try_parse_from([
+        "stallbench",
+        "check",
+        ".",
+        "--transaction",
+        "each",
+    ]);
+    let err = parsed.unwrap_err().to_string();
     assert!(
-        "each"
-            .parse::<TransactionMode>()
-            .unwrap_err()
-            .contains("per-file, per-statement or none")
+        err.contains("invalid value 'each' for '--transaction <MODE>'")
+            && err.contains("per-file, per-statement, none"),
+        "{err}"
     );
 }

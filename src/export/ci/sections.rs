@@ -8,7 +8,8 @@
 
 use std::fmt::Write as _;
 
-use crate::export::markdown::{ranking_table, render_table, strategy_sentence, table_cell};
+use crate::export::markdown::{ranking_table, render_table, table_cell};
+use crate::export::sentences::strategy_sentence;
 use crate::export::table::{Align::Left, Column, Table, ranking};
 use crate::metrics::RunReport;
 

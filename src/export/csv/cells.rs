@@ -5,11 +5,6 @@
 
 use serde::Serializer;
 
-/// The repeat of a row written before rows had one: the first.
-pub(super) fn first_repeat() -> u32 {
-    1
-}
-
 /// A figure with 3 decimals: `1.250`.
 pub(super) fn three_decimals<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_str(&format_args!("{value:.3}"))

@@ -54,22 +54,16 @@ pub struct TimelineRecord {
     pub behind_schedule: u64,
     pub conn_lost: u64,
     pub reconnects: u64,
-    /// The application pool's columns, empty for a run without it (and in a
-    /// folder written before them).
-    #[serde(default, serialize_with = "cells::optional_three_decimals")]
+    /// The application pool's columns, empty for a run without it.
+    #[serde(serialize_with = "cells::optional_three_decimals")]
     pub pool_wait_p99_ms: Option<f64>,
-    #[serde(default, serialize_with = "cells::optional_three_decimals")]
+    #[serde(serialize_with = "cells::optional_three_decimals")]
     pub db_p99_ms: Option<f64>,
-    #[serde(default)]
     pub pool_timeouts: Option<u64>,
-    #[serde(default)]
     pub pool_rejected: Option<u64>,
-    #[serde(default)]
     pub in_flight: Option<u64>,
-    #[serde(default)]
     pub pool_in_use: Option<u64>,
-    /// Which repeat of the strategy, from 1 (1 in a folder written before this column).
-    #[serde(default = "cells::first_repeat")]
+    /// Which repeat of the strategy, from 1.
     pub repeat: u32,
 }
 
@@ -179,8 +173,7 @@ pub struct AttemptRecord {
     /// The sessions the strategy terminated, `report (pid 4242); reader-2 (pid 4250)`.
     #[serde(with = "cells::sessions")]
     pub terminated: Vec<TerminatedSession>,
-    /// Which repeat of the strategy, from 1 (1 in a folder written before this column).
-    #[serde(default = "cells::first_repeat")]
+    /// Which repeat of the strategy, from 1.
     pub repeat: u32,
 }
 
@@ -249,8 +242,7 @@ pub struct LockRecord {
     pub blocked_by: String,
     #[serde(serialize_with = "cells::one_decimal")]
     pub wait_ms: f64,
-    /// Which repeat of the strategy, from 1 (1 in a folder written before this column).
-    #[serde(default = "cells::first_repeat")]
+    /// Which repeat of the strategy, from 1.
     pub repeat: u32,
 }
 
@@ -343,8 +335,7 @@ pub struct FailureRecord {
     pub sqlstate: FailureKind,
     pub message: String,
     pub count: u64,
-    /// Which repeat of the strategy, from 1 (1 in a folder written before this column).
-    #[serde(default = "cells::first_repeat")]
+    /// Which repeat of the strategy, from 1.
     pub repeat: u32,
 }
 

@@ -14,7 +14,7 @@ fn three_hundred_clients_run_on_the_throwaway_server() {
     let _cpus = cpus_alone();
     let mut run = ShortRun::throwaway(&small_reference());
     run.args.clients = Some(300);
-    run.args.duration = Some("3s".into());
+    run.args.duration = Some(Duration::from_secs(3));
 
     // Counts the server's client sessions while the run goes on, at its busiest.
     let running = Arc::new(AtomicBool::new(true));

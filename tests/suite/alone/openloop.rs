@@ -1,6 +1,8 @@
 //! Each request of an open loop is sent on time (the rest of the topic:
 //! `crate::openloop`).
 
+use std::time::Duration;
+
 use crate::common::*;
 use stallbench::config::Mode;
 
@@ -10,7 +12,7 @@ fn below_capacity_each_request_is_sent_on_time() {
     let _cpus = cpus_alone();
     let mut run = ShortRun::on_shared_server(&reference());
     run.args.rate = Some(200.0);
-    run.args.duration = Some("7s".to_string());
+    run.args.duration = Some(Duration::from_secs(7));
     let report = run.execute(Mode::LoadOnly);
     let load = &report.strategies[0];
 

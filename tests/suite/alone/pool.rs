@@ -1,6 +1,8 @@
 //! Below capacity a request hardly waits for a pool connection (the rest of
 //! the topic and its helpers: `crate::pool`).
 
+use std::time::Duration;
+
 use crate::common::*;
 use crate::pool::pool_rows;
 use stallbench::config::Mode;
@@ -12,8 +14,8 @@ fn below_capacity_a_request_hardly_waits_for_a_connection() {
     let mut run = ShortRun::on_shared_server(&reference());
     run.args.rate = Some(100.0);
     run.args.pool_size = Some(4);
-    run.args.pool.pool_timeout = Some("1s".to_string());
-    run.args.duration = Some("4s".to_string());
+    run.args.pool.pool_timeout = Some(Duration::from_secs(1));
+    run.args.duration = Some(Duration::from_secs(4));
     let report = run.execute(Mode::LoadOnly);
     let load = &report.strategies[0];
     let rows = pool_rows(load);

@@ -1,0 +1,207 @@
+//! The plain sentences about one strategy's run that stdout and `summary.md`
+//! both print: what its DDL did, what failed and when, why a run is invalid.
+
+use std::fmt::Write as _;
+
+use crate::metrics::failures::failure_kinds;
+use crate::metrics::{DdlOutcome, StrategyReport, Summary};
+
+use super::super::format::format_thousands;
+use super::{losses, wait_and_hold};
+
+/// The sentence before the one about a run whose scenario did not run as
+/// written: `naive is invalid: the report failed at 1.0 s, ...; so nothing
+/// is concluded from it.`
+pub fn invalid_sentence(summary: &Summary) -> String {
+    format!(
+        "{} is invalid: {}; so nothing is concluded from it.",
+        summary.strategy, summary.invalid
+    )
+}
+
+/// One plain sentence about a strategy, e.g. "naive: 9 s at 0 tps; the DDL
+/// finished ok after 9.7 s; it waited 9.4 s for the lock and held it 0.3 s."
+/// or "retry: 0 s at 0 tps; 5 tries, ok after 12.0 s; they waited 2.0 s for
+/// the lock and held it 0.0 s."
+pub fn strategy_sentence(strategy: &StrategyReport) -> String {
+    let s = &strategy.summary;
+    let mut sentence = format!("{}: {} s at 0 tps; ", s.strategy, s.zero_tps_seconds);
+    let detail = match strategy.attempts.last() {
+        Some(last) if s.ddl_outcome != DdlOutcome::Ok && !last.message.is_empty() => {
+            format!(" ({}: {})", last.sqlstate_cell(), last.message)
+        }
+        _ => String::new(),
+    };
+    match s.ddl_attempts {
+        0 => sentence.push_str("no DDL ran"),
+        1 => {
+            let _ = write!(
+                sentence,
+                "the DDL {} after {:.1} s{}",
+                match s.ddl_outcome {
+                    DdlOutcome::Ok => "finished ok",
+                    other => outcome_words(other),
+                },
+                s.ddl_last_wait_ms / 1000.0,
+                detail
+            );
+        }
+        tries => {
+            let _ = write!(
+                sentence,
+                "{} tries, {} after {:.1} s{}",
+                tries,
+                outcome_words(s.ddl_outcome),
+                s.ddl_total_ms / 1000.0,
+                detail
+            );
+        }
+    }
+    if let Some(split) = wait_and_hold(&strategy.attempts) {
+        let who = if s.ddl_attempts == 1 { "it" } else { "they" };
+        let _ = write!(sentence, "; {who} {split}");
+    }
+    append_losses(&mut sentence, strategy);
+    sentence.push('.');
+    sentence
+}
+
+/// How many kinds of failure [`failures_sentence`] names, most frequent first.
+const FAILURE_KINDS_SHOWN: usize = 3;
+
+/// What failed and when, for stdout and `summary.md`; `None` if nothing failed, e.g.
+/// "naive: 213,396 failed: 0A000 cached plan must not change result type (100%) from 13 s to the end".
+pub fn failures_sentence(strategy: &StrategyReport) -> Option<String> {
+    let total = strategy.summary.failed;
+    let kinds = failure_kinds(&strategy.failures);
+    if total == 0 || kinds.is_empty() {
+        return None;
+    }
+    let last_second = (strategy.seconds.len() as u32).saturating_sub(1);
+    let described: Vec<String> = kinds
+        .iter()
+        .take(FAILURE_KINDS_SHOWN)
+        .map(|kind| {
+            let share = kind.count as f64 * 100.0 / total as f64;
+            let share = match share < 1.0 {
+                true => "<1%".to_string(),
+                false => format!("{share:.0}%"),
+            };
+            let until = match kind.last_second >= last_second {
+                true => "the end".to_string(),
+                false => format!("{} s", kind.last_second + 1),
+            };
+            format!(
+                "{} {} ({share}) from {} s to {until}",
+                kind.kind, kind.message, kind.first_second
+            )
+        })
+        .collect();
+    let mut sentence = format!(
+        "{}: {} failed: {}",
+        strategy.strategy,
+        format_thousands(total),
+        described.join("; ")
+    );
+    if kinds.len() > FAILURE_KINDS_SHOWN {
+        let _ = write!(
+            sentence,
+            "; {} more kinds",
+            kinds.len() - FAILURE_KINDS_SHOWN
+        );
+    }
+    Some(sentence)
+}
+
+/// `ddl_outcome` in words: `ok`, `gave up`, `failed with an error`, `none`.
+fn outcome_words(outcome: DdlOutcome) -> &'static str {
+    match outcome {
+        DdlOutcome::GaveUp => "gave up",
+        DdlOutcome::CutOff => "cut off by the end of the run",
+        DdlOutcome::Error => "failed with an error",
+        DdlOutcome::Ok | DdlOutcome::None => outcome.as_str(),
+    }
+}
+
+fn append_losses(sentence: &mut String, strategy: &StrategyReport) {
+    for phrase in losses(strategy) {
+        sentence.push_str("; ");
+        sentence.push_str(&phrase);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::markdown::summary_markdown;
+    use crate::metrics::failures::test_failure as failure;
+    use crate::testing::reference_report;
+
+    #[test]
+    fn failures_sentence_names_the_kinds_their_share_and_when() {
+        let mut report = reference_report();
+        let naive = &mut report.strategies[0];
+        assert_eq!(failures_sentence(naive), None);
+        let last = naive.seconds.len() as u32 - 1;
+        naive.failures = vec![
+            failure(3, "40P01", "deadlock detected", 1),
+            failure(
+                13,
+                "0A000",
+                "cached plan must not change result type",
+                3_000,
+            ),
+            failure(
+                last,
+                "0A000",
+                "cached plan must not change result type",
+                996,
+            ),
+        ];
+        naive.summary.failed = 3_997;
+        assert_eq!(
+            failures_sentence(naive).unwrap(),
+            "naive: 3,997 failed: 0A000 cached plan must not change result type (100%) \
+             from 13 s to the end; 40P01 deadlock detected (<1%) from 3 s to 4 s"
+        );
+        let text = summary_markdown(&report);
+        assert!(text.contains("naive: 3,997 failed: 0A000"), "{text}");
+    }
+
+    #[test]
+    fn sentences_cover_no_ddl_and_giving_up() {
+        let mut report = reference_report();
+        let mut load = report.strategies[0].clone();
+        load.attempts.clear();
+        load.summary.ddl_attempts = 0;
+        load.summary.ddl_outcome = DdlOutcome::None;
+        load.summary.zero_tps_seconds = 0;
+        assert_eq!(strategy_sentence(&load), "naive: 0 s at 0 tps; no DDL ran.");
+        let mut open_loop = load.clone();
+        open_loop.summary.failed = 12;
+        open_loop.summary.timeouts = 10;
+        open_loop.summary.skipped = 3;
+        open_loop.summary.max_behind_schedule = 850;
+        assert_eq!(
+            strategy_sentence(&open_loop),
+            "naive: 0 s at 0 tps; no DDL ran; 12 transactions failed (10 of them timed out); \
+             3 skipped as too late to meet the latency limit; up to 850 requests queued behind schedule."
+        );
+
+        let retry = &mut report.strategies[1];
+        retry.attempts.pop();
+        retry.summary.ddl_attempts = 4;
+        retry.summary.ddl_total_ms = 8000.0;
+        retry.summary.ddl_outcome = DdlOutcome::GaveUp;
+        retry.summary.lost_connections = 2;
+        retry.summary.unfinished = 3;
+        retry.summary.unfinished_oldest_ms = 4_060.0;
+        assert_eq!(
+            strategy_sentence(retry),
+            "retry: 0 s at 0 tps; 4 tries, gave up after 8.0 s \
+             (55P03: canceling statement due to lock timeout); they waited 2.0 s for the lock \
+             and held it 0.0 s; 2 connections lost; \
+             3 transactions unfinished at the end, the oldest 4.1 s."
+        );
+    }
+}
