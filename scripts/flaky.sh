@@ -21,7 +21,8 @@ set -euo pipefail
 # JSON reports run-*.json in folder $1 ($2 runs).
 report() {
 python3 - "$1" "$2" <<'EOF'
-import glob, json, sys
+import glob, json, signal, sys
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
 work, runs = sys.argv[1], int(sys.argv[2])
 tests = {}
 for path in sorted(glob.glob(f"{work}/run-*.json")):
