@@ -78,8 +78,8 @@ pub async fn trace_before_run(
         .collect();
     let version = target.server_version_num;
     let can_roll_back = rolls_back(&steps, version);
-    // Only in stallbench's own schema does the trace run a migration for real.
-    let own_schema = !config.objects.in_place();
+    // Only on stallbench's own objects does the trace run a migration for real.
+    let own_schema = config.objects.owned();
     let can_undo = own_schema && !config.reset_sql.trim().is_empty();
     let end = match (can_roll_back, steps.len() > 1 && can_undo) {
         (true, false) => TraceEnd::RolledBack,

@@ -235,7 +235,7 @@ pub fn design_run(
         database: config::DatabaseSpec::Throwaway {
             server: check.server.clone(),
         },
-        objects: Objects::OwnSchema,
+        objects: Objects::OwnDatabase,
         out_dir: check.out_dir.join(results_folder_name(migration)),
         replaced_files: Vec::new(),
         quiet: check.quiet,

@@ -46,7 +46,7 @@ impl Config {
             sessions.push("observer");
         }
         sessions.push("admin");
-        if !self.objects.in_place() {
+        if self.objects.own_schema() {
             // The session that holds the schema's advisory lock for the whole run.
             sessions.push("lock");
         }

@@ -21,6 +21,11 @@ pub enum Objects {
     /// The default: the harness's own schema, made by the setup SQL, set as
     /// `search_path` and dropped at the end.
     OwnSchema,
+    /// `check`'s: a database of the harness's own on its own throwaway
+    /// server, used as the project's migrations use one (its schemas,
+    /// `public` included, and the server's `search_path`); no schema made,
+    /// nothing dropped: the check drops the database's copies itself.
+    OwnDatabase,
     /// `--in-place`: the objects that exist on the database; no setup, the
     /// connection's own `search_path`, nothing dropped.
     InPlace {
@@ -33,6 +38,18 @@ pub enum Objects {
 }
 
 impl Objects {
+    /// True when the run works in the harness's own schema (`search_path`
+    /// set to it, the schema made and dropped, an advisory lock held on it).
+    pub fn own_schema(self) -> bool {
+        matches!(self, Objects::OwnSchema)
+    }
+
+    /// True when the objects are the harness's own (its schema, or `check`'s
+    /// database), so a trace may run a migration for real and undo it.
+    pub fn owned(self) -> bool {
+        matches!(self, Objects::OwnSchema | Objects::OwnDatabase)
+    }
+
     /// True for `--in-place`.
     pub fn in_place(self) -> bool {
         matches!(self, Objects::InPlace { .. })

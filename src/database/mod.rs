@@ -74,7 +74,7 @@ impl Database {
         let needs = config.connection_needs();
         let mut target =
             Database::connect_first(&config.database, config.objects, &needs, config.quiet).await?;
-        if !config.objects.in_place() {
+        if config.objects.own_schema() {
             target.lock_schema().await?;
         }
         if config.objects.rolls_back_ddl()
@@ -231,7 +231,7 @@ impl Database {
     pub fn connector(&self, role: Role, settings: &[(String, String)]) -> Connector {
         let mut config = self.base.clone();
         let mut options = config.get_options().unwrap_or_default().to_string();
-        if !self.objects.in_place() {
+        if self.objects.own_schema() {
             options.push_str(&format!(" -c search_path={SCHEMA}"));
         }
         for (name, value) in settings {
@@ -270,20 +270,20 @@ impl Database {
     /// `--db-url` without `--in-place`: the run's search_path is its own schema,
     /// not the user's; `None` elsewhere.
     pub fn undefined_table_hint(&self) -> Option<&'static str> {
-        (self.server.is_none() && !self.objects.in_place()).then_some(UNDEFINED_TABLE_HINT)
+        (self.server.is_none() && self.objects.own_schema()).then_some(UNDEFINED_TABLE_HINT)
     }
 
     /// Creates the harness's schema, refusing one that is not ours, then runs
     /// the setup SQL, on a session with each load variable as the setting
     /// `stallbench.<name>` (`current_setting('stallbench.scale')`); with
-    /// `--in-place`, does nothing (the objects exist).
+    /// `--in-place` (the objects exist) or on `check`'s database, does nothing.
     pub async fn prepare_schema(
         &self,
         workload_source: &str,
         setup_sql: &str,
         variables: &[(String, String)],
     ) -> Result<(), Error> {
-        if self.objects.in_place() {
+        if !self.objects.own_schema() {
             return Ok(());
         }
         let admin = self.connect_without_schema(Role::Setup).await?;
@@ -395,9 +395,9 @@ impl Database {
     }
 
     /// Drops the harness's schema (on a real server, leaves nothing behind);
-    /// with `--in-place` there is none, and nothing is dropped.
+    /// with `--in-place` or on `check`'s database there is none, and nothing is dropped.
     pub async fn drop_schema(&self) -> Result<(), Error> {
-        if self.objects.in_place() {
+        if !self.objects.own_schema() {
             return Ok(());
         }
         let admin = self.connect_without_schema(Role::Cleanup).await?;

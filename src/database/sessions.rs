@@ -87,10 +87,10 @@ impl Database {
         if self.server.is_some() {
             return ServerFate::ThrowawayStopped;
         }
-        let schema = match (self.objects.in_place(), dropped) {
-            (true, _) => SchemaFate::NoneMade,
-            (false, Ok(())) => SchemaFate::Dropped,
-            (false, Err(error)) => SchemaFate::Left(error.to_string()),
+        let schema = match (self.objects.own_schema(), dropped) {
+            (false, _) => SchemaFate::NoneMade,
+            (true, Ok(())) => SchemaFate::Dropped,
+            (true, Err(error)) => SchemaFate::Left(error.to_string()),
         };
         ServerFate::LeftRunning {
             address: self.address.clone(),

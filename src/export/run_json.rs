@@ -153,7 +153,7 @@ impl<'a> RunFile<'a> {
             description: &config.description,
             duration_s: load.duration.as_secs_f64(),
             in_place: match config.objects {
-                Objects::OwnSchema => None,
+                Objects::OwnSchema | Objects::OwnDatabase => None,
                 Objects::InPlace { apply: false, .. } => Some("rollback"),
                 Objects::InPlace { apply: true, .. } => Some("apply"),
             },

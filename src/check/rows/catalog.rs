@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use tokio_postgres::Client;
 
-/// The tables of one schema and the types their columns use.
+/// The tables of the schemas and the types their columns use.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Catalog {
     /// Ordinary and partitioned tables (not partitions: rows go through
@@ -97,8 +97,8 @@ pub(super) struct TypeInfo {
 const TABLES: &str = "
 SELECT c.oid, c.relname::text, format('%I.%I', n.nspname, c.relname)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-ORDER BY c.relname";
+WHERE n.nspname = ANY ($1) AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+ORDER BY n.nspname, c.relname";
 
 const COLUMNS: &str = "
 SELECT a.attrelid, a.attnum, a.attname::text, a.atttypid, a.atttypmod,
@@ -109,7 +109,7 @@ FROM pg_attribute a
 JOIN pg_class c ON c.oid = a.attrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+WHERE n.nspname = ANY ($1) AND c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attrelid, a.attnum";
 
 /// Unique indexes (primary keys and unique constraints have one), each with
@@ -125,7 +125,7 @@ FROM pg_index i
 JOIN pg_class c ON c.oid = i.indrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_class ic ON ic.oid = i.indexrelid
-WHERE n.nspname = $1 AND i.indisunique
+WHERE n.nspname = ANY ($1) AND i.indisunique
 ORDER BY i.indrelid, NOT i.indisprimary, ic.relname";
 
 const CONSTRAINTS: &str = "
@@ -141,7 +141,7 @@ JOIN pg_class c ON c.oid = con.conrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_class fc ON fc.oid = con.confrelid
 LEFT JOIN pg_namespace fn ON fn.oid = fc.relnamespace
-WHERE n.nspname = $1 AND con.contype IN ('f', 'c')
+WHERE n.nspname = ANY ($1) AND con.contype IN ('f', 'c')
 ORDER BY con.conrelid, con.conname";
 
 const TYPES: &str = "
@@ -153,13 +153,13 @@ WHERE t.typtype IN ('b', 'd', 'e')";
 const ENUM_LABELS: &str = "
 SELECT enumtypid, enumlabel::text FROM pg_enum ORDER BY enumtypid, enumsortorder";
 
-/// Reads the catalog of `schema` (the tables' order: by name).
+/// Reads the catalog of `schemas` (the tables' order: by schema, then name).
 pub(super) async fn read_catalog(
     client: &Client,
-    schema: &str,
+    schemas: &[&str],
 ) -> Result<Catalog, tokio_postgres::Error> {
     let mut tables: Vec<Table> = client
-        .query(TABLES, &[&schema])
+        .query(TABLES, &[&schemas])
         .await?
         .iter()
         .map(|row| Table {
@@ -177,7 +177,7 @@ pub(super) async fn read_catalog(
         .enumerate()
         .map(|(at, table)| (table.oid, at))
         .collect();
-    for row in client.query(COLUMNS, &[&schema]).await? {
+    for row in client.query(COLUMNS, &[&schemas]).await? {
         let Some(&at) = index.get(&row.get::<_, u32>(0)) else {
             continue;
         };
@@ -194,7 +194,7 @@ pub(super) async fn read_catalog(
             sequence: row.get(10),
         });
     }
-    for row in client.query(UNIQUE_KEYS, &[&schema]).await? {
+    for row in client.query(UNIQUE_KEYS, &[&schemas]).await? {
         if let Some(&at) = index.get(&row.get::<_, u32>(0)) {
             tables[at].unique_keys.push(UniqueKey {
                 name: row.get(1),
@@ -202,7 +202,7 @@ pub(super) async fn read_catalog(
             });
         }
     }
-    for row in client.query(CONSTRAINTS, &[&schema]).await? {
+    for row in client.query(CONSTRAINTS, &[&schemas]).await? {
         let Some(&at) = index.get(&row.get::<_, u32>(0)) else {
             continue;
         };

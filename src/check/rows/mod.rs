@@ -1,4 +1,4 @@
-//! Rows for the schema the earlier migrations built, generated from the
+//! Rows for the schemas the earlier migrations built, generated from the
 //! catalogs and written by the server itself: one `INSERT ... SELECT ...
 //! FROM generate_series` per table, parents first, so a table of 100,000
 //! rows costs about as much as the server takes to write them.
@@ -13,7 +13,8 @@
 //! does not know, a cycle of NOT NULL foreign keys) is skipped with the
 //! reason and the fix, in one transaction of its own, and the others go on.
 //! A table that already holds rows (inserted by a migration) keeps them and
-//! gets no more. Everything is ANALYZEd at the end.
+//! gets no more. A migration tool's own table ([`TOOL_TABLES`]) gets none.
+//! Everything is ANALYZEd at the end.
 
 mod catalog;
 mod checks;
@@ -43,24 +44,37 @@ pub struct TableFill {
     pub note: Option<String>,
 }
 
+/// Tables a migration tool keeps its applied versions in, which the check
+/// makes as the tool does (diesel's): never filled, since they hold no data
+/// the traffic reads (and a project may forbid writes to them by trigger).
+pub const TOOL_TABLES: [&str; 1] = ["__diesel_schema_migrations"];
+
 /// The fix a skipped table's reason ends with.
 const SEED_FIX: &str = "give its rows with --seed FILE (your own SQL)";
 
-/// Fills every table of `schema` with `rows_per_table` generated rows
+/// Fills every table of `schemas` with `rows_per_table` generated rows
 /// (parents first), the same rows for the same `seed`; returns each table's
 /// outcome in the order filled. Fails only when the server does (runtime).
 pub async fn fill_tables(
     client: &Client,
-    schema: &str,
+    schemas: &[&str],
     rows_per_table: u64,
     seed: u64,
 ) -> Result<Vec<TableFill>, Error> {
-    let catalog = catalog::read_catalog(client, schema)
+    let catalog = catalog::read_catalog(client, schemas)
         .await
-        .map_err(|err| runtime(&format!("reading the catalogs of schema {schema}"), err))?;
+        .map_err(|err| {
+            runtime(
+                &format!("reading the catalogs of schemas {}", schemas.join(", ")),
+                err,
+            )
+        })?;
     let order = order::fill_order(&catalog);
     let mut fills = Vec::new();
     for &at in &order.tables {
+        if TOOL_TABLES.contains(&catalog.tables[at].name.as_str()) {
+            continue;
+        }
         let cycle = order
             .cycles
             .iter()
