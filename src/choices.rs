@@ -45,6 +45,10 @@ pub enum Layout {
     Flyway,
     /// Prisma: `<timestamp>_name/migration.sql` folders.
     Prisma,
+    /// diesel: `<version>_name/up.sql` folders (the version digits and
+    /// dashes, `2024-01-01-120000`), each beside its `down.sql`, in one
+    /// transaction unless its `metadata.toml` says `run_in_transaction = false`.
+    Diesel,
     /// Any `.sql` files, applied in the byte order of their names (only
     /// when chosen with `--layout`: the order is the names' alone).
     PlainSql,
@@ -60,6 +64,7 @@ impl Layout {
             Layout::Goose => "goose",
             Layout::Flyway => "flyway",
             Layout::Prisma => "prisma",
+            Layout::Diesel => "diesel",
             Layout::PlainSql => "plain-sql",
         }
     }
@@ -73,6 +78,7 @@ impl Layout {
             Layout::Goose => "00001_init.sql with -- +goose Up",
             Layout::Flyway => "V1__init.sql",
             Layout::Prisma => "20240101120000_init/migration.sql",
+            Layout::Diesel => "2024-01-01-120000_init/up.sql",
             Layout::PlainSql => "init.sql",
         }
     }

@@ -95,6 +95,10 @@ pub struct CheckArgs {
     /// [default: per-file].
     #[arg(long, value_name = "MODE")]
     pub transaction: Option<TransactionMode>,
+    /// The search_path the migrations and the traffic run with, as the project sets it (e.g.
+    /// `app, public`) [default: the server's, "$user", public].
+    #[arg(long, value_name = "SCHEMAS", value_parser = search_path_arg)]
+    pub search_path: Option<String>,
     /// Your own SQL that fills the tables the earlier migrations made (instead of --rows).
     #[arg(long, value_name = "FILE", conflicts_with = "rows")]
     pub seed: Option<PathBuf>,
@@ -329,6 +333,43 @@ pub enum LoadArg {
     ReadWrite,
     /// A pgbench script file.
     Script(PathBuf),
+}
+
+/// `--search-path`: schema names separated by commas, each a plain name,
+/// `"$user"`, or a double-quoted name, as `SET search_path` takes them.
+fn search_path_arg(value: &str) -> Result<String, String> {
+    let plain = |name: &str| {
+        let mut chars = name.chars();
+        chars
+            .next()
+            .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+    };
+    let quoted = |name: &str| {
+        name.len() > 2
+            && name.starts_with('"')
+            && name.ends_with('"')
+            && !name[1..name.len() - 1].contains('"')
+    };
+    let names: Vec<&str> = value.split(',').map(str::trim).collect();
+    // "$user" quoted is a quoted name; bare, it is accepted too.
+    match names
+        .iter()
+        .find(|name| !(plain(name) || quoted(name) || **name == "$user"))
+    {
+        Some(bad) => Err(format!(
+            "{bad:?} is not a schema name; give names separated by commas, e.g. \"app, public\""
+        )),
+        // A bare $user is not valid SQL: it is written quoted, as the server shows it.
+        None => Ok(names
+            .iter()
+            .map(|name| match *name {
+                "$user" => "\"$user\"",
+                name => name,
+            })
+            .collect::<Vec<_>>()
+            .join(", ")),
+    }
 }
 
 /// `--load`'s value: any word but `read` and `read-write` is a file's path.

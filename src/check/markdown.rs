@@ -81,13 +81,19 @@ fn migration_section(report: &CheckReport, checked: &CheckedMigration, judged: &
             other => other.words(),
         }
     );
-    if let Some(reason) = &judged.invalid {
-        let _ = writeln!(
-            text,
-            "No result: as deployed ({}) the run did not happen as written: {}.\n",
-            report.deploy,
-            table_cell(reason)
-        );
+    match (&judged.invalid, &checked.outcome) {
+        (Some(reason), Outcome::Failed(_)) => {
+            let _ = writeln!(text, "No result: {}.\n", table_cell(reason));
+        }
+        (Some(reason), _) => {
+            let _ = writeln!(
+                text,
+                "No result: as deployed ({}) the run did not happen as written: {}.\n",
+                report.deploy,
+                table_cell(reason)
+            );
+        }
+        (None, _) => {}
     }
     if !judged.broken.is_empty() {
         let _ = writeln!(
@@ -107,6 +113,7 @@ fn migration_section(report: &CheckReport, checked: &CheckedMigration, judged: &
     text.push_str(&render_table(&statements_table(&checked.statements)));
     text.push('\n');
     match &checked.outcome {
+        Outcome::Failed(_) => {}
         Outcome::NotMeasured => {
             let _ = writeln!(
                 text,

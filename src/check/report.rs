@@ -90,9 +90,16 @@ impl CheckReport {
             .collect()
     }
 
-    /// The process exit code, as `compare`'s: 4 when a migration's deployed
-    /// run is no result, else 3 when one breaks a budget as deployed, else 0.
+    /// The process exit code, as `compare`'s: 2 when no new migration could
+    /// run at all (bad input), 4 when a migration's deployed run is no
+    /// result, else 3 when one breaks a budget as deployed, else 0.
     pub fn exit_code(&self) -> i32 {
+        let could_not_run = |(checked, _): &(CheckedMigration, Judged)| {
+            matches!(checked.outcome, Outcome::Failed(_))
+        };
+        if !self.migrations.is_empty() && self.migrations.iter().all(could_not_run) {
+            return crate::error::exit_code::BAD_INPUT;
+        }
         if !self.invalid().is_empty() {
             return crate::error::exit_code::INVALID;
         }
@@ -161,6 +168,8 @@ impl CheckReport {
             .map(|(m, _)| m.migration.name.as_str())
             .collect();
         let recommended = match (fixed.len(), failed.len()) {
+            (0, 1) => format!("; {} does not keep it within the budget", self.recommend),
+            (1, 1) => format!("; {} keeps it within the budget", self.recommend),
             (0, _) => format!("; {} does not keep any of them within it", self.recommend),
             (fixed_count, all) if fixed_count == all => {
                 format!("; {} keeps every one within it", self.recommend)
@@ -168,9 +177,10 @@ impl CheckReport {
             _ => format!("; {} keeps {} within it", self.recommend, fixed.join(", ")),
         };
         format!(
-            "**FAIL**: {} of {count} new {} break the budget as deployed ({}; {}): {}{recommended}.",
+            "**FAIL**: {} of {count} new {} {} the budget as deployed ({}; {}): {}{recommended}.",
             failed.len(),
             plural(count),
+            if failed.len() == 1 { "breaks" } else { "break" },
             self.deploy,
             self.budgets_words(),
             names.join(", ")
@@ -256,7 +266,7 @@ impl CheckReport {
         let file = CheckJson {
             verdict: match self.exit_code() {
                 0 => "pass",
-                crate::error::exit_code::INVALID => "invalid",
+                crate::error::exit_code::INVALID | crate::error::exit_code::BAD_INPUT => "invalid",
                 _ => "fail",
             },
             deploy: &self.deploy,
@@ -456,7 +466,7 @@ impl MigrationJson {
         let name = &checked.migration.name;
         let run = match &checked.outcome {
             Outcome::Measured(run) => Some(run),
-            Outcome::NotMeasured => None,
+            Outcome::NotMeasured | Outcome::Failed(_) => None,
         };
         MigrationJson {
             name: name.clone(),
@@ -622,8 +632,8 @@ pub(crate) mod tests {
         let naive_stall = reference_report().strategies[0].summary.longest_stall_s;
         assert_eq!(
             report.verdict_line(),
-            "**FAIL**: 1 of 2 new migrations break the budget as deployed (naive; longest stall \
-             <= 1 s): 0002_add_note; retry keeps every one within it."
+            "**FAIL**: 1 of 2 new migrations breaks the budget as deployed (naive; longest stall \
+             <= 1 s): 0002_add_note; retry keeps it within the budget."
         );
         let (_, judged) = &report.migrations[0];
         assert_eq!(

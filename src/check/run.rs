@@ -16,12 +16,13 @@
 use std::time::Instant;
 
 use tokio_postgres::Client;
+use tokio_postgres::error::SqlState;
 
 use super::design::{self, RunDesign, TableFacts};
-use super::migrations::{Migration, MigrationStep, read_folder, split_new};
+use super::migrations::{Layout, Migration, MigrationStep, read_folder, split_new};
 use super::rows::fill_tables;
 use crate::config::{CheckConfig, Config, Data};
-use crate::database::{self, Database, error_text};
+use crate::database::{Database, error_text};
 use crate::error::Error;
 use crate::expect::{self, ExpectationResult};
 use crate::export::{run_json::RunFile, workload_toml};
@@ -37,6 +38,11 @@ use crate::{export, plot, results};
 const WORK_DATABASE: &str = "stallbench_check";
 /// The copy a strategy's run (or a committed trace) uses, dropped after.
 const RUN_DATABASE: &str = "stallbench_check_run";
+
+/// The table diesel keeps its applied versions in, as diesel makes it.
+const DIESEL_TABLE: &str = "CREATE TABLE IF NOT EXISTS __diesel_schema_migrations (\
+     version VARCHAR(50) PRIMARY KEY NOT NULL, \
+     run_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)";
 
 /// One new migration as the check found it.
 #[derive(Debug, Clone)]
@@ -56,6 +62,10 @@ pub enum Outcome {
     NotMeasured,
     /// Boxed: a run report is large beside the empty variant.
     Measured(Box<MeasuredRun>),
+    /// It could not be traced or measured (a statement the server refused
+    /// on the schema and rows the earlier migrations leave): the error, with
+    /// its file, line and fix. The other migrations are checked all the same.
+    Failed(String),
 }
 
 /// A migration's measured runs: one per strategy, deploy first.
@@ -90,11 +100,12 @@ pub struct CheckRun {
 /// Runs the check `config` describes; `interrupt` ends it early.
 pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<CheckRun, Error> {
     let folder = read_folder(&config.dir, config.layout, config.transaction)?;
+    let layout = folder.layout;
     let (earlier, new) = split_new(folder, &config.selection)?;
     say(
         config,
         format!(
-            "stallbench check {}: {} earlier migrations, new: {}; results in {}",
+            "stallbench check {} ({layout}): {} earlier migrations, new: {}; results in {}",
             config.dir.display(),
             earlier.len(),
             names(&new),
@@ -126,13 +137,23 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         ),
     );
     results::create_folder(&config.out_dir)?;
-    prepare_database(config, &mut target, &earlier, &mut run).await?;
+    prepare_database(config, &mut target, layout, &earlier, &mut run).await?;
     for migration in new {
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason.to_string()));
         }
         let checked = check_migration(config, &mut target, migration, interrupt).await?;
-        apply(&target, &checked.migration).await?;
+        match &checked.outcome {
+            Outcome::Failed(error) => say(
+                config,
+                format!(
+                    "{}: no result: {error}; not applied, so the next migrations meet the \
+                     schema without it",
+                    checked.migration.name
+                ),
+            ),
+            _ => apply(&target, &checked.migration).await?,
+        }
         run.migrations.push(checked);
     }
     target.clear_sessions().await?;
@@ -143,6 +164,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
 async fn prepare_database(
     config: &CheckConfig,
     target: &mut Database,
+    layout: Layout,
     earlier: &[Migration],
     run: &mut CheckRun,
 ) -> Result<(), Error> {
@@ -151,7 +173,15 @@ async fn prepare_database(
         .run_on_home_database(&format!("CREATE DATABASE {WORK_DATABASE}"))
         .await?;
     target.use_database(WORK_DATABASE);
-    target.prepare_schema("check", "", &[]).await?;
+    set_search_path(config, target, WORK_DATABASE).await?;
+    if layout == Layout::Diesel {
+        // diesel makes its table before the first migration; a migration may name it.
+        let client = target.connect(Role::Setup).await?;
+        client
+            .batch_execute(DIESEL_TABLE)
+            .await
+            .map_err(|err| Error::runtime(format!("{DIESEL_TABLE}: {}", error_text(&err))))?;
+    }
     for migration in earlier {
         apply(target, migration).await?;
     }
@@ -165,7 +195,9 @@ async fn prepare_database(
             ))
         })?,
         Data::Rows(rows) => {
-            for fill in fill_tables(&client, database::SCHEMA, *rows, config.seed).await? {
+            let schemas = user_schemas(&client).await?;
+            let schemas: Vec<&str> = schemas.iter().map(String::as_str).collect();
+            for fill in fill_tables(&client, &schemas, *rows, config.seed).await? {
                 if let Some(reason) = fill.skipped {
                     stderrln!("warning: table {} not filled: {reason}", fill.table);
                     run.unfilled.push(format!("{}: {reason}", fill.table));
@@ -191,6 +223,43 @@ async fn prepare_database(
     Ok(())
 }
 
+/// The schemas the migrations made or use (`public` among them), not the
+/// server's own (`pg_catalog`, `information_schema`, `pg_toast`, ...).
+async fn user_schemas(client: &Client) -> Result<Vec<String>, Error> {
+    let rows = client
+        .query(
+            "SELECT nspname::text FROM pg_namespace \
+             WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema' ORDER BY 1",
+            &[],
+        )
+        .await
+        .map_err(|err| Error::runtime(format!("listing the schemas: {}", error_text(&err))))?;
+    Ok(rows.iter().map(|row| row.get(0)).collect())
+}
+
+/// `--search-path`: the database's own `search_path`, as a project sets it
+/// (a database setting is not copied with the database, so each copy gets it).
+async fn set_search_path(
+    config: &CheckConfig,
+    target: &Database,
+    database: &str,
+) -> Result<(), Error> {
+    let Some(search_path) = &config.search_path else {
+        return Ok(());
+    };
+    target
+        .run_on_home_database(&format!(
+            "ALTER DATABASE {database} SET search_path TO {search_path}"
+        ))
+        .await
+        .map_err(|err| {
+            Error::bad_input(format!(
+                "--search-path {search_path}: the server refused it: {err}; give schema names \
+                 separated by commas, as SET search_path takes them"
+            ))
+        })
+}
+
 /// Traces, plans and measures one migration; the work database is as before.
 async fn check_migration(
     config: &CheckConfig,
@@ -199,7 +268,17 @@ async fn check_migration(
     interrupt: &Interrupt,
 ) -> Result<CheckedMigration, Error> {
     let started = Instant::now();
-    let statements = trace_migration(target, &migration).await?;
+    let failed = |migration, error| CheckedMigration {
+        migration,
+        statements: Vec::new(),
+        trace_ms: started.elapsed().as_secs_f64() * 1000.0,
+        outcome: Outcome::Failed(error),
+    };
+    let statements = match trace_migration(config, target, &migration).await {
+        Ok(statements) => statements,
+        Err(Error::BadInput(error)) => return Ok(failed(migration, error)),
+        Err(error) => return Err(error),
+    };
     let trace_ms = started.elapsed().as_secs_f64() * 1000.0;
     say(
         config,
@@ -224,7 +303,11 @@ async fn check_migration(
     let outcome = match tables.is_empty() {
         true => Outcome::NotMeasured,
         false => {
-            let design = design::design_run(config, &migration, &tables)?;
+            let design = match design::design_run(config, &migration, &tables) {
+                Ok(design) => design,
+                Err(Error::BadInput(error)) => return Ok(failed(migration, error)),
+                Err(error) => return Err(error),
+            };
             Outcome::Measured(Box::new(
                 measure(config, target, design, &statements, interrupt).await?,
             ))
@@ -241,6 +324,7 @@ async fn check_migration(
 /// The lock trace of `migration` on the work database: rolled back when it
 /// is one transaction, else as deployed on a copy.
 async fn trace_migration(
+    config: &CheckConfig,
     target: &mut Database,
     migration: &Migration,
 ) -> Result<Vec<TracedStatement>, Error> {
@@ -254,7 +338,7 @@ async fn trace_migration(
         .collect();
     let one_transaction = steps.len() == 1 && rolls_back(&steps, target.server_version_num);
     if !one_transaction {
-        copy_work_database(target).await?;
+        copy_work_database(config, target).await?;
     }
     let traced = async {
         let session = target.connect(Role::Trace).await?;
@@ -315,7 +399,7 @@ async fn measure(
         interruption: None,
     };
     for (index, strategy) in config.strategies.iter().enumerate() {
-        copy_work_database(target).await?;
+        copy_work_database(check, target).await?;
         if !config.quiet {
             stderrln!("== {} ({}) ==", strategy.name, strategy.describe());
         }
@@ -380,7 +464,7 @@ fn open_results_folder(
 
 /// Ends every session of the check and makes [`RUN_DATABASE`] a fresh copy
 /// of the work database, where the later connections go.
-async fn copy_work_database(target: &mut Database) -> Result<(), Error> {
+async fn copy_work_database(config: &CheckConfig, target: &mut Database) -> Result<(), Error> {
     target.clear_sessions().await?;
     target
         .run_on_home_database(&format!("DROP DATABASE IF EXISTS {RUN_DATABASE}"))
@@ -390,6 +474,7 @@ async fn copy_work_database(target: &mut Database) -> Result<(), Error> {
             "CREATE DATABASE {RUN_DATABASE} TEMPLATE {WORK_DATABASE}"
         ))
         .await?;
+    set_search_path(config, target, RUN_DATABASE).await?;
     target.use_database(RUN_DATABASE);
     Ok(())
 }
@@ -410,14 +495,33 @@ async fn apply(target: &Database, migration: &Migration) -> Result<(), Error> {
     for step in &migration.steps {
         apply_step(&client, step).await.map_err(|err| {
             Error::bad_input(format!(
-                "{}: applying it failed: {}; fix the migration (the check applies every \
+                "{}: applying it failed: {}; {}fix the migration (the check applies every \
                  earlier migration, and each new one before the next)",
                 migration.path.display(),
-                error_text(&err)
+                error_text(&err),
+                newer_server_hint(&err, target.server_version_num)
             ))
         })?;
     }
     Ok(())
+}
+
+/// For a syntax error or an unsupported feature on a server older than the
+/// newest major: the project may run a newer PostgreSQL (`subquery in FROM
+/// must have an alias` is an error on 15, valid on 16).
+fn newer_server_hint(err: &tokio_postgres::Error, server_version_num: u32) -> String {
+    let major = server_version_num / 10_000;
+    let syntax = err.code().is_some_and(|code| {
+        *code == SqlState::SYNTAX_ERROR || *code == SqlState::FEATURE_NOT_SUPPORTED
+    });
+    match syntax && major < crate::server::NEWEST_MAJOR {
+        true => format!(
+            "the throwaway server is PostgreSQL {major}; if the project runs a newer one, \
+             give --pg-version {} (or the project's major), else ",
+            major + 1
+        ),
+        false => String::new(),
+    }
 }
 
 async fn apply_step(client: &Client, step: &MigrationStep) -> Result<(), tokio_postgres::Error> {

@@ -23,8 +23,9 @@ pub enum MigrationVerdict {
     /// Over a budget as deployed: the check exits 3.
     Fail,
     /// No result: the deployed run did not happen as written (its blocker
-    /// failed, or the migration failed for a reason other than its lock); the
-    /// check exits 4, as `compare` does.
+    /// failed, or the migration failed for a reason other than its lock), or
+    /// the migration could not run at all; the check exits 4, as `compare`
+    /// does (2 when no migration could run).
     Invalid,
     /// It locks no table that existed before it: nothing for traffic to wait on.
     NotMeasured,
@@ -62,6 +63,17 @@ pub struct Judged {
 
 /// Judges `checked`: `deploy` and `recommend` name the strategies.
 pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judged {
+    if let Outcome::Failed(error) = &checked.outcome {
+        return Judged {
+            verdict: MigrationVerdict::Invalid,
+            broken: Vec::new(),
+            fix: None,
+            fixed_by_recommended: None,
+            recommended: None,
+            not_measured: None,
+            invalid: Some(format!("it could not run: {error}")),
+        };
+    }
     let Outcome::Measured(run) = &checked.outcome else {
         return Judged {
             verdict: MigrationVerdict::NotMeasured,

@@ -85,6 +85,9 @@ pub struct Budgets {
 pub struct CheckConfig {
     pub dir: PathBuf,
     pub layout: Option<Layout>,
+    /// `--search-path`, checked: the database's own search_path for the
+    /// migrations and the traffic; `None` keeps the server's.
+    pub search_path: Option<String>,
     pub selection: Selection,
     pub transaction: TransactionMode,
     pub data: Data,
@@ -115,6 +118,20 @@ pub struct CheckConfig {
 impl CheckConfig {
     /// Reads the flags of `check DIR`.
     pub fn new(dir: &Path, args: &CheckArgs) -> Result<CheckConfig, Error> {
+        if dir.is_file() {
+            let parent = dir
+                .parent()
+                .filter(|parent| !parent.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            return Err(Error::bad_input(format!(
+                "check {}: that is a file; check reads the whole migrations folder (the earlier \
+                 migrations build the schema the new one meets): pass the folder, e.g. \
+                 stallbench check {} --since {}",
+                dir.display(),
+                parent.display(),
+                dir.file_name().unwrap_or_default().to_string_lossy()
+            )));
+        }
         if !dir.is_dir() {
             return Err(Error::bad_input(format!(
                 "check {}: no such folder; pass your project's migrations folder",
@@ -127,6 +144,7 @@ impl CheckConfig {
         Ok(CheckConfig {
             dir: dir.to_path_buf(),
             layout: args.layout,
+            search_path: args.search_path.clone(),
             selection: parse_selection(args),
             transaction: args.transaction.unwrap_or_default(),
             data: parse_data(args)?,
@@ -273,6 +291,56 @@ mod tests {
             ..args
         };
         CheckConfig::new(dir.path(), &args)
+    }
+
+    /// `--search-path VALUE` as `check` parses it, or clap's message.
+    fn search_path(value: &str) -> Result<Option<String>, String> {
+        let cli =
+            crate::cli::Cli::try_parse_from(["stallbench", "check", ".", "--search-path", value])
+                .map_err(|err| err.to_string())?;
+        match cli.command {
+            crate::cli::Command::Check { args, .. } => Ok(args.search_path),
+            _ => panic!("not check"),
+        }
+    }
+
+    #[test]
+    fn a_search_path_is_schema_names_and_a_bare_user_is_quoted() {
+        assert_eq!(
+            search_path("app,public").unwrap().as_deref(),
+            Some("app, public")
+        );
+        assert_eq!(
+            search_path("$user, public").unwrap().as_deref(),
+            Some("\"$user\", public")
+        );
+        assert_eq!(
+            search_path("\"My App\", public").unwrap().as_deref(),
+            Some("\"My App\", public")
+        );
+        for bad in ["app; DROP TABLE x", "1app", "", "app,,public", "\"a\"b\""] {
+            let err = search_path(bad).unwrap_err();
+            assert!(err.contains("is not a schema name"), "{bad}: {err}");
+        }
+        assert_eq!(config(CheckArgs::default()).unwrap().search_path, None);
+    }
+
+    #[test]
+    fn a_file_is_refused_naming_its_folder_and_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("0002_note.sql");
+        std::fs::write(&file, "ALTER TABLE t ADD COLUMN note text;").unwrap();
+        let err = CheckConfig::new(&file, &CheckArgs::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("that is a file; check reads the whole migrations folder")
+                && err.contains(&format!(
+                    "stallbench check {} --since 0002_note.sql",
+                    dir.path().display()
+                )),
+            "{err}"
+        );
     }
 
     #[test]

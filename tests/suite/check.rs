@@ -209,8 +209,12 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
     assert!(summary.contains(verdict), "{summary}");
 }
 
+/// A new migration that cannot run is a row of its own, naming its file and
+/// line; the migration after it is still measured (exit 4: one has no
+/// result). When no new migration can run, the check exits 2, the report
+/// written all the same.
 #[test]
-fn a_statement_that_cannot_run_names_its_file_and_line_and_exits_2() {
+fn a_statement_that_cannot_run_is_a_row_naming_its_file_and_line_and_the_others_are_checked() {
     require_postgres();
     let _cpus = cpus_shared();
     let dir = tempfile::tempdir().unwrap();
@@ -225,25 +229,53 @@ fn a_statement_that_cannot_run_names_its_file_and_line_and_exits_2() {
                 "0002_typo.sql",
                 "-- a typo in the column name\nALTER TABLE items\n  ALTER COLUMN nmae SET NOT NULL;\n",
             ),
+            ("0003_note.sql", "ALTER TABLE items ADD COLUMN note text;\n"),
         ],
     );
-    let assert = stallbench_command()
-        .arg("check")
-        .arg(&migrations)
-        .args(["--rows", "10", "--quiet", "--out"])
-        .arg(dir.path().join("out"))
-        .assert();
-    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
-    assert.code(2);
-    let path = migrations.join("0002_typo.sql");
-    assert!(
-        stderr.starts_with(&format!("error: {} line ", path.display()))
-            && stderr.contains(
-                ": column \"nmae\" of relation \"items\" does not exist (SQLSTATE 42703); \
-                 the statement cannot run"
-            ),
-        "{stderr}"
+    let check = |new: &str, out: &str| {
+        let out = dir.path().join(out);
+        let assert = stallbench_command()
+            .arg("check")
+            .arg(&migrations)
+            .args(["--new", new, "--rows", "10", "--blocker", "none"])
+            .args(["--hold", "1s", "--duration", "3s", "--quiet", "--out"])
+            .arg(&out)
+            .assert();
+        let stdout = stdout_of(&assert);
+        let code = assert.get_output().status.code();
+        let json: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap())
+                .unwrap();
+        (code, stdout, json)
+    };
+    let error = format!(
+        "it could not run: {} line 2: column \"nmae\" of relation \"items\" does not exist \
+         (SQLSTATE 42703); the statement cannot run",
+        migrations.join("0002_typo.sql").display()
     );
+
+    let (code, stdout, json) = check("2", "both");
+    assert_eq!(code, Some(4), "{stdout}");
+    assert!(
+        stdout.starts_with("INVALID: 1 of 2 new migrations did not run as written"),
+        "{stdout}"
+    );
+    let typo = migration(&json, "0002_typo.sql");
+    assert_eq!(typo["verdict"], "invalid", "{typo}");
+    assert!(
+        typo["invalid"].as_str().unwrap().starts_with(&error),
+        "{typo}"
+    );
+    assert_eq!(
+        migration(&json, "0003_note.sql")["verdict"],
+        "pass",
+        "{json}"
+    );
+
+    std::fs::remove_file(migrations.join("0003_note.sql")).unwrap();
+    let (code, stdout, json) = check("1", "alone");
+    assert_eq!(code, Some(2), "nothing could run: {stdout}");
+    assert_eq!(json["verdict"], "invalid", "{json}");
 }
 
 #[test]
@@ -406,7 +438,74 @@ fn a_rename_that_breaks_the_application_fails_and_retry_does_not_fix_it() {
     );
     assert!(!check_md.contains("fixed by retry"), "{check_md}");
     assert!(
-        stdout.contains("retry does not keep any of them within it"),
+        stdout.contains("retry does not keep it within the budget"),
         "{stdout}"
     );
+}
+
+/// A diesel project as it is laid out (`<version>_<name>/up.sql` folders,
+/// diesel's own `__diesel_schema_migrations`, `metadata.toml`), whose
+/// migrations name their tables `public.person`, as pg_dump-style files do:
+/// read without `--layout`, every earlier migration applied as diesel
+/// applies it (one names diesel's table), and the new one measured on the
+/// table it locks.
+#[test]
+fn a_diesel_project_with_schema_qualified_names_is_checked_as_diesel_runs_it() {
+    require_postgres();
+    let _cpus = cpus_shared();
+    let dir = tempfile::tempdir().unwrap();
+    let migrations = dir.path().join("migrations");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/migrations/diesel");
+    copy_folder(&fixture, &migrations);
+    let add = |name: &str, sql: &str| {
+        std::fs::create_dir(migrations.join(name)).unwrap();
+        std::fs::write(migrations.join(name).join("up.sql"), sql).unwrap();
+        std::fs::write(migrations.join(name).join("down.sql"), "SELECT 1;\n").unwrap();
+    };
+    // As a project that forbids the diesel CLI does: a trigger on diesel's table.
+    add(
+        "2026-07-01-000000_watch_diesel_table",
+        "CREATE FUNCTION no_cli() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;\n\
+         CREATE TRIGGER no_cli BEFORE INSERT ON __diesel_schema_migrations EXECUTE FUNCTION no_cli();\n",
+    );
+    add(
+        "2026-08-01-000000_person_note",
+        "ALTER TABLE public.person ADD COLUMN note text;\n",
+    );
+    let out = dir.path().join("out");
+    let assert = stallbench_command()
+        .arg("check")
+        .arg(&migrations)
+        .args(["--rows", "1000", "--hold", "3s", "--duration", "5s"])
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .assert();
+    let stdout = stdout_of(&assert);
+    // naive waits 2.5 s behind the 3 s report: over the 1 s budget, as deployed.
+    assert.code(3);
+    let check: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    let note = migration(&check, "2026-08-01-000000_person_note");
+    assert_eq!(note["verdict"], "fail", "{note}");
+    let person = lock_on(&note["statements"][0], "person");
+    assert_eq!(person["mode"], "AccessExclusiveLock", "{note}");
+    let naive = strategy(note, "naive");
+    assert!(
+        naive["longest_stall_s"].as_f64().unwrap() >= 1.0,
+        "{naive}\n{stdout}"
+    );
+}
+
+/// Copies the files of `from` into the new folder `to`, sub-folders included.
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_folder(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! The layouts of the migration tools: which entries of a folder each takes
-//! as a migration, which it ignores (`.down.sql`, Flyway's undo files), and
+//! as a migration (a file, or a folder for Prisma and diesel), which it
+//! ignores (`.down.sql`, Flyway's undo files), and
 //! the order it applies them in. Detection asks every layout about every
 //! entry; a folder is one layout's, or it is refused.
 
@@ -8,7 +9,7 @@ use std::path::PathBuf;
 
 pub use crate::choices::Layout;
 
-/// One entry of a migrations folder: a file, or a folder (Prisma's).
+/// One entry of a migrations folder: a file, or a folder (Prisma's, diesel's).
 #[derive(Debug, Clone)]
 pub(super) struct Entry {
     pub name: String,
@@ -82,6 +83,7 @@ pub(super) fn fit(layout: Layout, entry: &Entry) -> Fit {
     if entry.is_dir {
         return match layout {
             Layout::Prisma => prisma(entry),
+            Layout::Diesel => diesel(entry),
             // Other tools do not look into sub-folders.
             _ => Fit::Ignored,
         };
@@ -96,7 +98,7 @@ pub(super) fn fit(layout: Layout, entry: &Entry) -> Fit {
         Layout::Dbmate => sectioned(entry, is_dbmate_up),
         Layout::Goose => sectioned(entry, is_goose_up),
         Layout::Flyway => flyway(entry),
-        Layout::Prisma => Fit::No,
+        Layout::Prisma | Layout::Diesel => Fit::No,
         Layout::PlainSql => Fit::Migration(Naming {
             file: entry.path.clone(),
             version: entry.name.trim_end_matches(".sql").to_string(),
@@ -239,6 +241,25 @@ fn prisma(entry: &Entry) -> Fit {
     })
 }
 
+/// diesel: a folder `<version>_<name>` holding `up.sql`, the version digits
+/// and dashes (`2019-02-26-002946`, `00000000000000`). diesel orders its
+/// migrations by the version without its dashes, compared as text.
+fn diesel(entry: &Entry) -> Fit {
+    let file = entry.path.join("up.sql");
+    let Some((version, _name)) = entry.name.split_once('_') else {
+        return Fit::Ignored;
+    };
+    let digits_and_dashes = version.bytes().all(|b| b.is_ascii_digit() || b == b'-');
+    if version.is_empty() || !digits_and_dashes || !file.is_file() {
+        return Fit::Ignored;
+    }
+    Fit::Migration(Naming {
+        file,
+        version: version.to_string(),
+        order: OrderKey::Name(version.replace('-', "")),
+    })
+}
+
 fn version_fit(entry: &Entry, digits: &str) -> Fit {
     Fit::Migration(Naming {
         file: entry.path.clone(),
@@ -288,7 +309,9 @@ mod tests {
         let err = parsed.unwrap_err().to_string();
         assert!(
             err.contains("invalid value 'rails' for '--layout <LAYOUT>'")
-                && err.contains("numbered, up-down, dbmate, goose, flyway, prisma, plain-sql"),
+                && err.contains(
+                    "numbered, up-down, dbmate, goose, flyway, prisma, diesel, plain-sql"
+                ),
             "{err}"
         );
     }

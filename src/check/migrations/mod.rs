@@ -241,8 +241,8 @@ fn detect_layout(dir: &Path, entries: &[Entry]) -> Result<(Layout, Vec<(Entry, N
     let choices = Layout::choices();
     match layouts.as_slice() {
         [] if unmatched.is_empty() => Err(Error::bad_input(format!(
-            "{dir_name}: no migrations in it (no .sql file, no Prisma migration folder); \
-             give the folder that holds them"
+            "{dir_name}: no migrations in it (no .sql file, no Prisma or diesel migration \
+             folder); give the folder that holds them"
         ))),
         [] => Err(Error::bad_input(format!(
             "{dir_name}: {} match{} no migration tool's names (0001_init.sql, \
@@ -311,9 +311,15 @@ fn read_migration(
     } else {
         read_text(&naming.file)?
     };
-    let conf_path = PathBuf::from(format!("{}.conf", naming.file.display()));
-    let conf = match layout {
-        Layout::Flyway if conf_path.is_file() => Some(read_text(&conf_path)?),
+    // The file that says how the tool runs the migration: Flyway's
+    // `<file>.conf`, diesel's `metadata.toml` beside `up.sql`.
+    let conf_path = match layout {
+        Layout::Flyway => Some(PathBuf::from(format!("{}.conf", naming.file.display()))),
+        Layout::Diesel => Some(naming.file.with_file_name("metadata.toml")),
+        _ => None,
+    };
+    let conf = match conf_path {
+        Some(path) if path.is_file() => Some(read_text(&path)?),
         _ => None,
     };
     let display = naming.file.display().to_string();
@@ -335,7 +341,7 @@ fn since_position(folder: &MigrationFolder, file: &Path) -> Result<usize, Error>
         let own_folder = migration
             .path
             .parent()
-            .filter(|_| folder.layout == Layout::Prisma);
+            .filter(|_| matches!(folder.layout, Layout::Prisma | Layout::Diesel));
         migration.name == given
             || migration.version == given
             || (wanted.is_some()

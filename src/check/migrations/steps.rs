@@ -16,7 +16,8 @@
 //!   outside a transaction: `-- no-transaction` as its first line (sqlx),
 //!   dbmate's `-- migrate:up transaction:false`, goose's
 //!   `-- +goose NO TRANSACTION`, Flyway's `executeInTransaction=false` in
-//!   the file's `.sql.conf`; golang-migrate and Prisma have no such mark;
+//!   the file's `.sql.conf`, diesel's `run_in_transaction = false` in the
+//!   folder's `metadata.toml`; golang-migrate and Prisma have no such mark;
 //! - a statement PostgreSQL refuses in a transaction block (`CREATE INDEX
 //!   CONCURRENTLY`, `VACUUM`, ...) runs alone outside, splitting the file's
 //!   transaction around it (the tools would fail on such a file, Flyway runs
@@ -33,7 +34,8 @@ use crate::sql_split::{split_located, split_statements};
 use crate::strategy::statements::{Unrollable, first_unrollable};
 
 /// The steps of a migration file of `layout` whose text is `text`; `conf` is
-/// a Flyway script configuration file's text; `file` names it in messages.
+/// a Flyway script configuration's or a diesel `metadata.toml`'s text;
+/// `file` names it in messages.
 pub(super) fn file_steps(
     file: &str,
     layout: Layout,
@@ -88,6 +90,7 @@ fn applied_section<'a>(
         Layout::Goose => goose_up(text),
         Layout::Flyway => Ok(whole_file(conf.is_some_and(flyway_non_transactional))),
         Layout::Prisma => Ok(whole_file(false)),
+        Layout::Diesel => Ok(whole_file(conf.is_some_and(diesel_non_transactional))),
         Layout::Numbered | Layout::UpDown | Layout::PlainSql => Ok(whole_file(
             text.trim_start_matches('\u{feff}')
                 .starts_with("-- no-transaction"),
@@ -209,6 +212,12 @@ fn goose_up(text: &str) -> Result<Section<'_>, String> {
         chunks,
         no_transaction,
     })
+}
+
+/// Whether a diesel migration's `metadata.toml` says `run_in_transaction = false`.
+fn diesel_non_transactional(metadata: &str) -> bool {
+    let parsed: Result<toml::Table, _> = metadata.parse();
+    parsed.is_ok_and(|table| table.get("run_in_transaction") == Some(&toml::Value::Boolean(false)))
 }
 
 /// Whether a Flyway script configuration says `executeInTransaction=false`.

@@ -164,6 +164,51 @@ fn flyway_orders_versions_numerically_then_repeatables_and_ignores_undo() {
 }
 
 #[test]
+fn diesel_folders_are_migrations_in_version_order_and_metadata_says_no_transaction() {
+    let folder = read("diesel");
+    assert_eq!(folder.layout, Layout::Diesel);
+    assert_eq!(
+        names(&folder),
+        [
+            "00000000000000_diesel_initial_setup",
+            "2019-02-26-002946_create_user",
+            "2026-06-03-220228-0000_index_email"
+        ]
+    );
+    assert!(
+        folder.migrations[1]
+            .path
+            .ends_with("2019-02-26-002946_create_user/up.sql")
+    );
+    assert_eq!(folder.migrations[2].version, "2026-06-03-220228-0000");
+    assert_eq!(
+        shape(&folder.migrations[1]),
+        [(
+            true,
+            words(&["CREATE TABLE public.person", "ALTER TABLE public.person"])
+        )]
+    );
+    // metadata.toml: run_in_transaction = false.
+    assert_eq!(
+        shape(&folder.migrations[2]),
+        [(false, words(&["CREATE INDEX CONCURRENTLY"]))]
+    );
+    // A migration is named by its folder, its file, or its version.
+    let since = |given: &str| {
+        let (earlier, new) = split_new(folder.clone(), &Selection::Since(given.into())).unwrap();
+        (earlier.len(), new.len())
+    };
+    assert_eq!(since("2026-06-03-220228-0000_index_email"), (2, 1));
+    assert_eq!(since("2019-02-26-002946"), (1, 2));
+    // --layout diesel refuses a loose .sql file beside the folders.
+    let err = refused("numbered", Some(Layout::Diesel));
+    assert!(
+        err.contains("--layout diesel: ") && err.contains("2024-01-01-120000_init/up.sql"),
+        "{err}"
+    );
+}
+
+#[test]
 fn prisma_folders_are_migrations_in_name_order() {
     let folder = read("prisma");
     assert_eq!(folder.layout, Layout::Prisma);
