@@ -82,7 +82,7 @@ fn migration_section(report: &CheckReport, checked: &CheckedMigration, judged: &
         }
     );
     match (&judged.invalid, &checked.outcome) {
-        (Some(reason), Outcome::Failed(_)) => {
+        (Some(reason), Outcome::NoResult(_)) => {
             let _ = writeln!(text, "No result: {}.\n", table_cell(reason));
         }
         (Some(reason), _) => {
@@ -113,7 +113,7 @@ fn migration_section(report: &CheckReport, checked: &CheckedMigration, judged: &
     text.push_str(&render_table(&statements_table(&checked.statements)));
     text.push('\n');
     match &checked.outcome {
-        Outcome::Failed(_) => {}
+        Outcome::NoResult(_) => {}
         Outcome::NotMeasured => {
             let _ = writeln!(
                 text,

@@ -90,12 +90,13 @@ impl CheckReport {
             .collect()
     }
 
-    /// The process exit code, as `compare`'s: 2 when no new migration could
-    /// run at all (bad input), 4 when a migration's deployed run is no
-    /// result, else 3 when one breaks a budget as deployed, else 0.
+    /// The process exit code, as `compare`'s: 2 when no new migration has a
+    /// result (none could run, or their tables are empty: bad input), 4 when
+    /// a migration's deployed run is no result, else 3 when one breaks a
+    /// budget as deployed, else 0.
     pub fn exit_code(&self) -> i32 {
         let could_not_run = |(checked, _): &(CheckedMigration, Judged)| {
-            matches!(checked.outcome, Outcome::Failed(_))
+            matches!(checked.outcome, Outcome::NoResult(_))
         };
         if !self.migrations.is_empty() && self.migrations.iter().all(could_not_run) {
             return crate::error::exit_code::BAD_INPUT;
@@ -142,9 +143,24 @@ impl CheckReport {
                     format!("{} ({reason})", m.migration.name)
                 })
                 .collect();
+            // The failures stay in the headline: no result for one migration
+            // does not make the others' stalls any shorter.
+            let also_failed = match failed.len() {
+                0 => String::new(),
+                n => format!(
+                    " Besides, {n} of {count} {} the budget as deployed ({}): {}.",
+                    if n == 1 { "breaks" } else { "break" },
+                    self.deploy,
+                    failed
+                        .iter()
+                        .map(|(m, _)| m.migration.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
             return format!(
                 "**INVALID**: {} of {count} new {} did not run as written, so the check has \
-                 no result for them: {}.",
+                 no result for them: {}.{also_failed}",
                 invalid.len(),
                 plural(count),
                 reasons.join("; ")
@@ -466,7 +482,7 @@ impl MigrationJson {
         let name = &checked.migration.name;
         let run = match &checked.outcome {
             Outcome::Measured(run) => Some(run),
-            Outcome::NotMeasured | Outcome::Failed(_) => None,
+            Outcome::NotMeasured | Outcome::NoResult(_) => None,
         };
         MigrationJson {
             name: name.clone(),
@@ -623,6 +639,27 @@ pub(crate) mod tests {
             junit.contains("<error message=\"no result\">the report failed at 6.1 s"),
             "{junit}"
         );
+    }
+
+    #[test]
+    fn a_migration_with_no_result_keeps_the_others_failures_in_the_headline() {
+        let mut report = two_migrations();
+        let (checked, judged) = &mut report.migrations[1];
+        checked.outcome = Outcome::NoResult("table notes holds no rows (...)".to_string());
+        *judged = judge(checked, "naive", "retry");
+        assert_eq!(judged.verdict, MigrationVerdict::Invalid);
+        assert_eq!(report.exit_code(), 4);
+        assert_eq!(
+            report.verdict_line(),
+            "**INVALID**: 1 of 2 new migrations did not run as written, so the check has no \
+             result for them: 0003_notes (table notes holds no rows (...)). Besides, 1 of 2 \
+             breaks the budget as deployed (naive): 0002_add_note."
+        );
+        // When no migration has a result, nothing was checked: bad input.
+        let (checked, judged) = &mut report.migrations[0];
+        checked.outcome = Outcome::NoResult("it could not run: ...".to_string());
+        *judged = judge(checked, "naive", "retry");
+        assert_eq!(report.exit_code(), 2);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use tokio_postgres::error::SqlState;
 
 use super::design::{self, RunDesign, TableFacts};
 use super::migrations::{Layout, Migration, MigrationStep, read_folder, split_new};
-use super::rows::fill_tables;
+use super::rows::{TableFill, fill_tables};
 use crate::config::{CheckConfig, Config, Data};
 use crate::database::{Database, error_text};
 use crate::error::Error;
@@ -62,10 +62,12 @@ pub enum Outcome {
     NotMeasured,
     /// Boxed: a run report is large beside the empty variant.
     Measured(Box<MeasuredRun>),
-    /// It could not be traced or measured (a statement the server refused
-    /// on the schema and rows the earlier migrations leave): the error, with
-    /// its file, line and fix. The other migrations are checked all the same.
-    Failed(String),
+    /// No result, and why: it could not run (a statement the server
+    /// refused on the schema and rows the earlier migrations leave: the
+    /// error, with its file, line and fix), or a table it locks holds no
+    /// rows, so its stall would be measured on nothing. The other
+    /// migrations are checked all the same.
+    NoResult(String),
 }
 
 /// A migration's measured runs: one per strategy, deploy first.
@@ -137,17 +139,18 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         ),
     );
     results::create_folder(&config.out_dir)?;
-    prepare_database(config, &mut target, layout, &earlier, &mut run).await?;
+    prepare_database(config, &mut target, (layout, &earlier), &mut run, interrupt).await?;
     for migration in new {
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason.to_string()));
         }
-        let checked = check_migration(config, &mut target, migration, interrupt).await?;
+        let checked =
+            check_migration(config, &mut target, migration, &run.unfilled, interrupt).await?;
         match &checked.outcome {
-            Outcome::Failed(error) => say(
+            Outcome::NoResult(_) if checked.statements.is_empty() => say(
                 config,
                 format!(
-                    "{}: no result: {error}; not applied, so the next migrations meet the \
+                    "{}: not applied (it could not run), so the next migrations meet the \
                      schema without it",
                     checked.migration.name
                 ),
@@ -164,9 +167,9 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
 async fn prepare_database(
     config: &CheckConfig,
     target: &mut Database,
-    layout: Layout,
-    earlier: &[Migration],
+    (layout, earlier): (Layout, &[Migration]),
     run: &mut CheckRun,
+    interrupt: &Interrupt,
 ) -> Result<(), Error> {
     let started = Instant::now();
     target
@@ -182,8 +185,19 @@ async fn prepare_database(
             .await
             .map_err(|err| Error::runtime(format!("{DIESEL_TABLE}: {}", error_text(&err))))?;
     }
-    for migration in earlier {
+    let mut progress = Progress::new(config);
+    for (index, migration) in earlier.iter().enumerate() {
+        if let Some(reason) = interrupt.reason() {
+            return Err(Error::runtime(reason.to_string()));
+        }
         apply(target, migration).await?;
+        progress.tick(|elapsed_s| {
+            format!(
+                "earlier migrations: {} of {} applied in {elapsed_s:.0} s",
+                index + 1,
+                earlier.len()
+            )
+        });
     }
     let client = target.connect(Role::Setup).await?;
     match &config.data {
@@ -197,7 +211,19 @@ async fn prepare_database(
         Data::Rows(rows) => {
             let schemas = user_schemas(&client).await?;
             let schemas: Vec<&str> = schemas.iter().map(String::as_str).collect();
-            for fill in fill_tables(&client, &schemas, *rows, config.seed).await? {
+            let mut progress = Progress::new(config);
+            let mut on_filled = |fill: &TableFill, done: usize, all: usize| {
+                progress.tick(|elapsed_s| {
+                    let left_s = elapsed_s / done as f64 * (all - done) as f64;
+                    format!(
+                        "rows: {done} of {all} tables filled in {elapsed_s:.0} s (last: {}, \
+                         {} rows), about {left_s:.0} s left",
+                        fill.table, fill.rows
+                    )
+                })
+            };
+            let fills = fill_tables(&client, &schemas, *rows, config.seed, &mut on_filled).await?;
+            for fill in fills {
                 if let Some(reason) = fill.skipped {
                     stderrln!("warning: table {} not filled: {reason}", fill.table);
                     run.unfilled.push(format!("{}: {reason}", fill.table));
@@ -265,18 +291,22 @@ async fn check_migration(
     config: &CheckConfig,
     target: &mut Database,
     migration: Migration,
+    unfilled: &[String],
     interrupt: &Interrupt,
 ) -> Result<CheckedMigration, Error> {
     let started = Instant::now();
-    let failed = |migration, error| CheckedMigration {
+    let no_result = |migration, statements, reason| CheckedMigration {
         migration,
-        statements: Vec::new(),
+        statements,
         trace_ms: started.elapsed().as_secs_f64() * 1000.0,
-        outcome: Outcome::Failed(error),
+        outcome: Outcome::NoResult(reason),
     };
     let statements = match trace_migration(config, target, &migration).await {
         Ok(statements) => statements,
-        Err(Error::BadInput(error)) => return Ok(failed(migration, error)),
+        Err(Error::BadInput(error)) => {
+            let reason = format!("it could not run: {error}");
+            return Ok(no_result(migration, Vec::new(), reason));
+        }
         Err(error) => return Err(error),
     };
     let trace_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -299,13 +329,19 @@ async fn check_migration(
             tables.push((facts, mode));
         }
     }
+    if let Some(reason) = empty_table(config, &client, &tables, unfilled).await? {
+        return Ok(no_result(migration, statements, reason));
+    }
     drop(client);
     let outcome = match tables.is_empty() {
         true => Outcome::NotMeasured,
         false => {
             let design = match design::design_run(config, &migration, &tables) {
                 Ok(design) => design,
-                Err(Error::BadInput(error)) => return Ok(failed(migration, error)),
+                Err(Error::BadInput(error)) => {
+                    let reason = format!("it could not run: {error}");
+                    return Ok(no_result(migration, statements, reason));
+                }
                 Err(error) => return Err(error),
             };
             Outcome::Measured(Box::new(
@@ -319,6 +355,42 @@ async fn check_migration(
         trace_ms,
         outcome,
     })
+}
+
+/// Why a table the migration locks holds no rows, for generated rows (with
+/// `--seed` an empty table is the user's choice): a stall measured on an
+/// empty table says nothing of the table in production.
+async fn empty_table(
+    config: &CheckConfig,
+    client: &Client,
+    tables: &[(TableFacts, LockMode)],
+    unfilled: &[String],
+) -> Result<Option<String>, Error> {
+    if !matches!(config.data, Data::Rows(_)) {
+        return Ok(None);
+    }
+    for (table, _) in tables {
+        let sql = format!("SELECT EXISTS (SELECT FROM {})", table.sql_name);
+        let has_rows: bool = client
+            .query_one(&sql, &[])
+            .await
+            .map_err(|err| Error::runtime(format!("{sql}: {}", error_text(&err))))?
+            .get(0);
+        if has_rows {
+            continue;
+        }
+        let bare = table.name.rsplit('.').next().unwrap_or(&table.name);
+        let why = unfilled
+            .iter()
+            .find_map(|entry| entry.strip_prefix(&format!("{bare}: ")))
+            .unwrap_or("the generator left it empty; give its rows with --seed FILE");
+        return Ok(Some(format!(
+            "table {} holds no rows ({why}), so a stall measured on it says nothing of the \
+             table in production",
+            table.name
+        )));
+    }
+    Ok(None)
 }
 
 /// The lock trace of `migration` on the work database: rolled back when it
@@ -550,6 +622,36 @@ fn names(migrations: &[Migration]) -> String {
             .map(|m| m.name.as_str())
             .collect::<Vec<_>>()
             .join(", "),
+    }
+}
+
+/// Progress lines of a long phase (the earlier migrations, the rows): one
+/// every [`Progress::EVERY_S`] at most, so a project of hundreds of
+/// migrations says where it is without a line per migration.
+struct Progress<'a> {
+    config: &'a CheckConfig,
+    started: Instant,
+    last_s: f64,
+}
+
+impl<'a> Progress<'a> {
+    const EVERY_S: f64 = 5.0;
+
+    fn new(config: &'a CheckConfig) -> Progress<'a> {
+        Progress {
+            config,
+            started: Instant::now(),
+            last_s: 0.0,
+        }
+    }
+
+    /// Prints `line(elapsed_s)` if the last line is [`Progress::EVERY_S`] old.
+    fn tick(&mut self, line: impl FnOnce(f64) -> String) {
+        let elapsed_s = self.started.elapsed().as_secs_f64();
+        if elapsed_s - self.last_s >= Self::EVERY_S {
+            self.last_s = elapsed_s;
+            say(self.config, line(elapsed_s));
+        }
     }
 }
 

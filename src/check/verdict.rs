@@ -63,7 +63,7 @@ pub struct Judged {
 
 /// Judges `checked`: `deploy` and `recommend` name the strategies.
 pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judged {
-    if let Outcome::Failed(error) = &checked.outcome {
+    if let Outcome::NoResult(error) = &checked.outcome {
         return Judged {
             verdict: MigrationVerdict::Invalid,
             broken: Vec::new(),
@@ -71,7 +71,7 @@ pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judge
             fixed_by_recommended: None,
             recommended: None,
             not_measured: None,
-            invalid: Some(format!("it could not run: {error}")),
+            invalid: Some(error.clone()),
         };
     }
     let Outcome::Measured(run) = &checked.outcome else {

@@ -210,9 +210,10 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
 }
 
 /// A new migration that cannot run is a row of its own, naming its file and
-/// line; the migration after it is still measured (exit 4: one has no
-/// result). When no new migration can run, the check exits 2, the report
-/// written all the same.
+/// line; one on a table the generator could not fill (a CHECK it does not
+/// meet) has no result either, naming the constraint; the migration between
+/// them is still measured (exit 4: two have no result). When no new
+/// migration can run, the check exits 2, the report written all the same.
 #[test]
 fn a_statement_that_cannot_run_is_a_row_naming_its_file_and_line_and_the_others_are_checked() {
     require_postgres();
@@ -223,13 +224,19 @@ fn a_statement_that_cannot_run_is_a_row_naming_its_file_and_line_and_the_others_
         &[
             (
                 "0001_init.sql",
-                "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL);\n",
+                "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL);\n\
+                 CREATE TABLE picks (id bigint PRIMARY KEY, a int, b int, \
+                 CONSTRAINT one_of CHECK (num_nonnulls(a, b) = 1));\n",
             ),
             (
                 "0002_typo.sql",
                 "-- a typo in the column name\nALTER TABLE items\n  ALTER COLUMN nmae SET NOT NULL;\n",
             ),
             ("0003_note.sql", "ALTER TABLE items ADD COLUMN note text;\n"),
+            (
+                "0004_picks.sql",
+                "ALTER TABLE picks ADD COLUMN note text;\n",
+            ),
         ],
     );
     let check = |new: &str, out: &str| {
@@ -254,10 +261,10 @@ fn a_statement_that_cannot_run_is_a_row_naming_its_file_and_line_and_the_others_
         migrations.join("0002_typo.sql").display()
     );
 
-    let (code, stdout, json) = check("2", "both");
+    let (code, stdout, json) = check("3", "three");
     assert_eq!(code, Some(4), "{stdout}");
     assert!(
-        stdout.starts_with("INVALID: 1 of 2 new migrations did not run as written"),
+        stdout.starts_with("INVALID: 2 of 3 new migrations did not run as written"),
         "{stdout}"
     );
     let typo = migration(&json, "0002_typo.sql");
@@ -271,8 +278,24 @@ fn a_statement_that_cannot_run_is_a_row_naming_its_file_and_line_and_the_others_
         "pass",
         "{json}"
     );
+    let picks = migration(&json, "0004_picks.sql");
+    assert_eq!(picks["verdict"], "invalid", "{picks}");
+    assert!(
+        picks["invalid"]
+            .as_str()
+            .unwrap()
+            .starts_with("table picks holds no rows (its constraint one_of "),
+        "{picks}"
+    );
+    // Traced all the same: the trace names the lock.
+    assert_eq!(
+        lock_on(&picks["statements"][0], "picks")["mode"],
+        "AccessExclusiveLock"
+    );
 
-    std::fs::remove_file(migrations.join("0003_note.sql")).unwrap();
+    for later in ["0003_note.sql", "0004_picks.sql"] {
+        std::fs::remove_file(migrations.join(later)).unwrap();
+    }
     let (code, stdout, json) = check("1", "alone");
     assert_eq!(code, Some(2), "nothing could run: {stdout}");
     assert_eq!(json["verdict"], "invalid", "{json}");

@@ -101,7 +101,7 @@ fn every_table_is_filled_and_keeps_its_constraints_or_is_named_and_skipped() {
         client.batch_execute(SCHEMA).await.unwrap();
         let rows = rows();
         let started = Instant::now();
-        let fills = fill_tables(&client, &["app"], rows, 42)
+        let fills = fill_tables(&client, &["app"], rows, 42, &mut |_, _, _| {})
             .await
             .unwrap_or_else(|err| panic!("{err}"));
         eprintln!("filled in {:.2?}: {fills:#?}", started.elapsed());
@@ -193,9 +193,15 @@ fn the_same_seed_gives_the_same_rows() {
             );
             client.batch_execute(&sql).await.unwrap();
         }
-        fill_tables(&client, &["a"], 1000, 7).await.unwrap();
-        fill_tables(&client, &["b"], 1000, 7).await.unwrap();
-        fill_tables(&client, &["c"], 1000, 8).await.unwrap();
+        fill_tables(&client, &["a"], 1000, 7, &mut |_, _, _| {})
+            .await
+            .unwrap();
+        fill_tables(&client, &["b"], 1000, 7, &mut |_, _, _| {})
+            .await
+            .unwrap();
+        fill_tables(&client, &["c"], 1000, 8, &mut |_, _, _| {})
+            .await
+            .unwrap();
         let digest = |schema: &str| {
             let sql = format!("SELECT md5(string_agg(t::text, ',' ORDER BY id)) FROM {schema}.t");
             let client = &client;
@@ -236,7 +242,7 @@ fn cycles_unknown_types_and_narrow_keys_are_named_and_the_rest_filled() {
             )
             .await
             .unwrap();
-        let fills = fill_tables(&client, &["s"], 500, 1).await.unwrap();
+        let fills = fill_tables(&client, &["s"], 500, 1, &mut |_, _, _| {}).await.unwrap();
         eprintln!("{fills:#?}");
         for table in ["a", "b"] {
             let reason = fill_of(&fills, table).skipped.as_deref().unwrap();

@@ -40,7 +40,7 @@ const PLACEHOLDERS: [(&str, &str); 5] = [
 /// Files the quoted commands name that exist only where a user runs them: a
 /// command naming one is parsed, but its `Config` is not built (it would only
 /// say that the file is missing).
-const RUN_TIME_FILES: [(&str, &str); 5] = [
+const RUN_TIME_FILES: [(&str, &str); 6] = [
     (
         "read.sql",
         "the user's own script (docs/workloads.md, No TOML needed)",
@@ -56,6 +56,10 @@ const RUN_TIME_FILES: [(&str, &str); 5] = [
     (
         "orders-note.toml",
         "the in-place workload docs/staging.md shows as text",
+    ),
+    (
+        "migrations",
+        "a real project's migrations folder (docs/check.md, Tried on real projects)",
     ),
     (
         "db/migrations",

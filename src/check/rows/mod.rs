@@ -54,12 +54,15 @@ const SEED_FIX: &str = "give its rows with --seed FILE (your own SQL)";
 
 /// Fills every table of `schemas` with `rows_per_table` generated rows
 /// (parents first), the same rows for the same `seed`; returns each table's
-/// outcome in the order filled. Fails only when the server does (runtime).
+/// outcome in the order filled, and gives each to `on_filled` as it is done
+/// with how many are done and how many there are (for progress lines).
+/// Fails only when the server does (runtime).
 pub async fn fill_tables(
     client: &Client,
     schemas: &[&str],
     rows_per_table: u64,
     seed: u64,
+    on_filled: &mut dyn FnMut(&TableFill, usize, usize),
 ) -> Result<Vec<TableFill>, Error> {
     let catalog = catalog::read_catalog(client, schemas)
         .await
@@ -84,6 +87,7 @@ pub async fn fill_tables(
             .map(|key| order.nulled.contains(&(at, key)))
             .collect();
         let fill = fill_table(client, &catalog, at, nulled, cycle, rows_per_table, seed).await?;
+        on_filled(&fill, fills.len() + 1, order.tables.len());
         fills.push(fill);
     }
     analyze(client, &catalog.tables).await?;
@@ -194,16 +198,19 @@ async fn run_plan(
     Ok(Some(reason))
 }
 
-/// Why the server refused a table's generated rows, naming a CHECK by its definition.
+/// Why the server refused a table's generated rows, naming a CHECK (with its
+/// definition when that is short: a real project's can run to pages).
 fn refusal(table: &Table, error: &tokio_postgres::error::DbError) -> String {
+    const SHORT: usize = 80;
     let check = error
         .constraint()
         .and_then(|name| table.checks.iter().find(|check| check.name == name));
     match check {
-        Some(check) => format!(
+        Some(check) if check.definition.chars().count() <= SHORT => format!(
             "its constraint {} {} rejects the generated rows",
             check.name, check.definition
         ),
+        Some(check) => format!("its constraint {} rejects the generated rows", check.name),
         None => format!(
             "the server refused the generated rows: {} (SQLSTATE {})",
             error.message(),
