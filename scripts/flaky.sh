@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Finds flaky tests by measurement: clones the committed HEAD into a fresh
 # folder, builds the tests once, runs every test binary N times back to back
-# (as `cargo test` runs them: from the crate's folder, RUST_TEST_THREADS=3),
+# (as `cargo test` runs them: from the crate's folder, with the
+# RUST_TEST_THREADS that .cargo/config.toml sets),
 # and prints per test how often it failed and its slowest time.
 #
 #   scripts/flaky.sh 10          # ten runs on this machine as it is
@@ -85,7 +86,10 @@ if [[ "${HOG:-0}" == 1 ]]; then
   echo "flaky: one core kept busy by pid $hog_pid"
 fi
 
-export RUST_TEST_THREADS="${RUST_TEST_THREADS:-3}"
+# As `cargo test` does: .cargo/config.toml's [env] value, unless set here.
+configured_threads=$(sed -n 's/^RUST_TEST_THREADS = "\([0-9]*\)"$/\1/p' "$work/clone/.cargo/config.toml")
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-${configured_threads:-3}}"
+echo "flaky: $RUST_TEST_THREADS tests at a time"
 for run in $(seq 1 "$runs"); do
   started=$(date +%s)
   status=0
