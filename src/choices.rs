@@ -49,6 +49,10 @@ pub enum Layout {
     /// dashes, `2024-01-01-120000`), each beside its `down.sql`, in one
     /// transaction unless its `metadata.toml` says `run_in_transaction = false`.
     Diesel,
+    /// Sqitch: `sqitch.plan` lists the changes in deploy order, each one's
+    /// script `deploy/<change>.sql`, run as psql runs it (its own `BEGIN` ...
+    /// `COMMIT` is its transaction).
+    Sqitch,
     /// Any `.sql` files, applied in the byte order of their names (only
     /// when chosen with `--layout`: the order is the names' alone).
     PlainSql,
@@ -65,6 +69,7 @@ impl Layout {
             Layout::Flyway => "flyway",
             Layout::Prisma => "prisma",
             Layout::Diesel => "diesel",
+            Layout::Sqitch => "sqitch",
             Layout::PlainSql => "plain-sql",
         }
     }
@@ -79,6 +84,7 @@ impl Layout {
             Layout::Flyway => "V1__init.sql",
             Layout::Prisma => "20240101120000_init/migration.sql",
             Layout::Diesel => "2024-01-01-120000_init/up.sql",
+            Layout::Sqitch => "sqitch.plan with deploy/init.sql",
             Layout::PlainSql => "init.sql",
         }
     }

@@ -566,6 +566,15 @@ async fn apply(target: &Database, migration: &Migration) -> Result<(), Error> {
     let client = target.connect(Role::Setup).await?;
     for step in &migration.steps {
         apply_step(&client, step).await.map_err(|err| {
+            if let Some((line, command)) = psql_command(migration) {
+                return Error::bad_input(format!(
+                    "{} line {line}: `{command}` is a psql meta-command: the check sends SQL \
+                     to the server, not to psql, so a script written for psql (variables, \
+                     \\gexec, \\i) cannot run here ({}); write the values into the SQL",
+                    migration.path.display(),
+                    error_text(&err)
+                ));
+            }
             Error::bad_input(format!(
                 "{}: applying it failed: {}; {}fix the migration (the check applies every \
                  earlier migration, and each new one before the next)",
@@ -576,6 +585,26 @@ async fn apply(target: &Database, migration: &Migration) -> Result<(), Error> {
         })?;
     }
     Ok(())
+}
+
+/// The first line of `migration` that is a psql meta-command (`\set x ...`,
+/// `\gexec` at a statement's end), with its line number in the file.
+fn psql_command(migration: &Migration) -> Option<(usize, String)> {
+    migration
+        .steps
+        .iter()
+        .flat_map(|step| &step.statements)
+        .find_map(|statement| {
+            statement
+                .sql
+                .lines()
+                .enumerate()
+                .find_map(|(offset, line)| {
+                    let command = line.trim_start();
+                    let meta = command.starts_with('\\') || command.contains(")\\g");
+                    meta.then(|| (statement.line + offset, command.to_string()))
+                })
+        })
 }
 
 /// For a syntax error or an unsupported feature on a server older than the
@@ -659,5 +688,45 @@ impl<'a> Progress<'a> {
 fn say(config: &CheckConfig, line: String) {
     if !config.quiet {
         stderrln!("{line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::migrations::MigrationStatement;
+
+    fn migration(statements: &[(usize, &str)]) -> Migration {
+        Migration {
+            name: "role.sql".into(),
+            path: "deploy/role.sql".into(),
+            version: "role".into(),
+            steps: vec![MigrationStep {
+                statements: statements
+                    .iter()
+                    .map(|(line, sql)| MigrationStatement {
+                        sql: sql.to_string(),
+                        line: *line,
+                    })
+                    .collect(),
+                in_transaction: true,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_psql_meta_command_is_found_with_its_line() {
+        let script = migration(&[
+            (1, "CREATE TABLE a (id int)"),
+            (3, "\\set name `cat /run/secrets/name`\n\nCREATE ROLE :name"),
+        ]);
+        assert_eq!(
+            psql_command(&script),
+            Some((3, "\\set name `cat /run/secrets/name`".to_string()))
+        );
+        let gexec = migration(&[(2, "SELECT 'CREATE DATABASE x'\nWHERE true)\\gexec")]);
+        assert_eq!(psql_command(&gexec).map(|(line, _)| line), Some(3));
+        let plain = migration(&[(1, "SELECT 'a\\b' AS backslash")]);
+        assert_eq!(psql_command(&plain), None);
     }
 }

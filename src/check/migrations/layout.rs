@@ -98,7 +98,8 @@ pub(super) fn fit(layout: Layout, entry: &Entry) -> Fit {
         Layout::Dbmate => sectioned(entry, is_dbmate_up),
         Layout::Goose => sectioned(entry, is_goose_up),
         Layout::Flyway => flyway(entry),
-        Layout::Prisma | Layout::Diesel => Fit::No,
+        // Sqitch's order is its plan's: `super::sqitch` reads it, not the entries.
+        Layout::Prisma | Layout::Diesel | Layout::Sqitch => Fit::No,
         Layout::PlainSql => Fit::Migration(Naming {
             file: entry.path.clone(),
             version: entry.name.trim_end_matches(".sql").to_string(),
@@ -310,7 +311,7 @@ mod tests {
         assert!(
             err.contains("invalid value 'rails' for '--layout <LAYOUT>'")
                 && err.contains(
-                    "numbered, up-down, dbmate, goose, flyway, prisma, diesel, plain-sql"
+                    "numbered, up-down, dbmate, goose, flyway, prisma, diesel, sqitch, plain-sql"
                 ),
             "{err}"
         );

@@ -13,6 +13,7 @@
 
 mod git;
 mod layout;
+mod sqitch;
 mod steps;
 
 use std::path::{Path, PathBuf};
@@ -74,6 +75,19 @@ pub fn read_folder(
     layout: Option<Layout>,
     mode: TransactionMode,
 ) -> Result<MigrationFolder, Error> {
+    let plan = dir.join(sqitch::PLAN);
+    match (layout, plan.is_file()) {
+        (None | Some(Layout::Sqitch), true) => return read_sqitch(dir, &plan),
+        (Some(Layout::Sqitch), false) => {
+            return Err(Error::bad_input(format!(
+                "{}: --layout sqitch: no {} in the folder; give the project folder that \
+                 holds it (and deploy/)",
+                dir.display(),
+                sqitch::PLAN
+            )));
+        }
+        _ => {}
+    }
     let entries = list_entries(dir)?;
     let (layout, mut found) = match layout {
         Some(layout) => (layout, forced_layout(dir, layout, &entries)?),
@@ -102,6 +116,38 @@ pub fn read_folder(
     Ok(MigrationFolder {
         dir: dir.to_path_buf(),
         layout,
+        migrations,
+    })
+}
+
+/// A Sqitch project: its plan's changes in order, each script run as psql
+/// runs it (statements outside the script's own transaction commit alone).
+fn read_sqitch(dir: &Path, plan: &Path) -> Result<MigrationFolder, Error> {
+    let changes = sqitch::plan_changes(dir, plan, &read_text(plan)?)?;
+    if changes.is_empty() {
+        return Err(Error::bad_input(format!(
+            "{}: the plan lists no change; give the project whose plan lists its changes",
+            plan.display()
+        )));
+    }
+    let migrations = changes
+        .into_iter()
+        .map(|change| {
+            let text = read_text(&change.script)?;
+            let display = change.script.display().to_string();
+            let steps =
+                steps::file_steps(&display, Layout::Sqitch, &text, None, TransactionMode::None)?;
+            Ok(Migration {
+                version: change.name.clone(),
+                name: change.name,
+                path: change.script,
+                steps,
+            })
+        })
+        .collect::<Result<_, Error>>()?;
+    Ok(MigrationFolder {
+        dir: dir.to_path_buf(),
+        layout: Layout::Sqitch,
         migrations,
     })
 }
@@ -219,7 +265,7 @@ fn detect_layout(dir: &Path, entries: &[Entry]) -> Result<(Layout, Vec<(Entry, N
     let mut unmatched = Vec::new();
     for entry in entries {
         let claim = (Layout::value_variants().iter().copied())
-            .filter(|layout| *layout != Layout::PlainSql)
+            .filter(|layout| !matches!(layout, Layout::PlainSql | Layout::Sqitch))
             .find_map(|layout| match layout::fit(layout, entry) {
                 Fit::Migration(naming) => Some((layout, Some(naming))),
                 Fit::Companion => Some((layout, None)),

@@ -91,6 +91,7 @@ fn applied_section<'a>(
         Layout::Flyway => Ok(whole_file(conf.is_some_and(flyway_non_transactional))),
         Layout::Prisma => Ok(whole_file(false)),
         Layout::Diesel => Ok(whole_file(conf.is_some_and(diesel_non_transactional))),
+        Layout::Sqitch => Ok(whole_file(false)),
         Layout::Numbered | Layout::UpDown | Layout::PlainSql => Ok(whole_file(
             text.trim_start_matches('\u{feff}')
                 .starts_with("-- no-transaction"),

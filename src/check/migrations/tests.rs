@@ -209,6 +209,32 @@ fn diesel_folders_are_migrations_in_version_order_and_metadata_says_no_transacti
 }
 
 #[test]
+fn a_sqitch_project_is_read_in_plan_order_each_script_as_psql_runs_it() {
+    let folder = read("sqitch");
+    assert_eq!(folder.layout, Layout::Sqitch);
+    assert_eq!(names(&folder), ["users", "users_email_idx"]);
+    assert!(
+        folder.migrations[1]
+            .path
+            .ends_with("deploy/users_email_idx.sql")
+    );
+    // The script's own BEGIN ... COMMIT is one transaction; CONCURRENTLY alone.
+    assert_eq!(
+        shape(&folder.migrations[0]),
+        [(true, words(&["CREATE TABLE users", "ALTER TABLE users"]))]
+    );
+    assert_eq!(
+        shape(&folder.migrations[1]),
+        [(false, words(&["CREATE INDEX CONCURRENTLY"]))]
+    );
+    let err = refused("numbered", Some(Layout::Sqitch));
+    assert!(
+        err.contains("--layout sqitch: no sqitch.plan in the folder"),
+        "{err}"
+    );
+}
+
+#[test]
 fn prisma_folders_are_migrations_in_name_order() {
     let folder = read("prisma");
     assert_eq!(folder.layout, Layout::Prisma);
