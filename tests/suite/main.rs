@@ -1,6 +1,6 @@
 //! The integration tests, one binary: every test file is a module, so the
 //! tests share one server (`common::shared_server`) and one CPU lock
-//! (`common::cpus_alone`), and run three at a time across files
+//! (`common::cpus_alone`), and run four at a time across files
 //! (`.cargo/config.toml` sets `RUST_TEST_THREADS`: the scenarios wait on
 //! their clocks more than they compute) instead of one file after another.
 //! The tests that need the machine alone are in `alone/`, which runs first. `cargo test --test suite outage::` runs one file's

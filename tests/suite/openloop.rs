@@ -52,16 +52,20 @@ fn hlog_counts(path: &std::path::Path) -> Vec<(u64, u64)> {
 fn a_rate_below_capacity_is_kept_and_the_interval_log_holds_every_transaction() {
     let _cpus = cpus_shared();
     let mut run = ShortRun::on_shared_server(&reference());
-    run.args.rate = Some(800.0);
+    // 400 a second: below what four scenarios on one free core leave this
+    // one (about 780 a second with a neighbour's busy core, HOG=1: at 800 the
+    // schedule fell 107 ms behind).
+    run.args.rate = Some(400.0);
     run.args.duration = Some(Duration::from_secs(5));
     let report = run.execute(Mode::LoadOnly);
     let load = &report.strategies[0];
 
-    // 4,000 scheduled; a Poisson count varies by about 1.6%, the bound is 5%.
+    // 2,000 scheduled; a Poisson count varies by about 2.2% (45), the bound
+    // is 7.5% (150, more than three times that).
     let transactions = load.summary.transactions;
     assert!(
-        (3_800..=4_200).contains(&transactions),
-        "--rate 800 for 5 s: {transactions} transactions"
+        (1_850..=2_150).contains(&transactions),
+        "--rate 400 for 5 s: {transactions} transactions"
     );
     assert_eq!(load.summary.failed, 0);
     for row in &load.seconds {

@@ -18,7 +18,7 @@
 //!    ([`operator::OperatorServer`], [`managed::ManagedServer`],
 //!    [`server::start_throwaway_server`]).
 //! 3. **The CPUs.** Every test that runs a scenario takes [`cpus_shared`]
-//!    (libtest runs three tests of this binary at once) or, when its timing bounds
+//!    (libtest runs four tests of this binary at once) or, when its timing bounds
 //!    need the CPUs to itself, [`cpus_alone`]; such a test goes in `alone/`,
 //!    whose tests run first (`alone/mod.rs` says why).
 //! 4. **What it leaves behind**, checked only among the processes and folders
@@ -73,7 +73,7 @@ use stallbench::workload::WorkloadFile;
 static CPUS: RwLock<()> = RwLock::new(());
 
 /// For a test that may run beside the binary's other tests (libtest runs
-/// three at a time): its scenario's shape does not depend on having the CPUs.
+/// four at a time): its scenario's shape does not depend on having the CPUs.
 pub fn cpus_shared() -> RwLockReadGuard<'static, ()> {
     CPUS.read().unwrap_or_else(PoisonError::into_inner)
 }
