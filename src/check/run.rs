@@ -64,9 +64,10 @@ pub enum Outcome {
     Measured(Box<MeasuredRun>),
     /// No result, and why: it could not run (a statement the server
     /// refused on the schema and rows the earlier migrations leave: the
-    /// error, with its file, line and fix), or a table it locks holds no
-    /// rows, so its stall would be measured on nothing. The other
-    /// migrations are checked all the same.
+    /// error, with its file, line and fix; then `statements` is empty and
+    /// it is not applied), it could not be measured (no run fits its
+    /// tables), or a table it locks holds no rows, so its stall would be
+    /// measured on nothing. The other migrations are checked all the same.
     NoResult(String),
 }
 
@@ -339,7 +340,7 @@ async fn check_migration(
             let design = match design::design_run(config, &migration, &tables) {
                 Ok(design) => design,
                 Err(Error::BadInput(error)) => {
-                    let reason = format!("it could not run: {error}");
+                    let reason = format!("it could not be measured: {error}");
                     return Ok(no_result(migration, statements, reason));
                 }
                 Err(error) => return Err(error),
