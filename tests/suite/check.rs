@@ -53,6 +53,11 @@ fn strategy<'a>(migration: &'a Value, strategy: &str) -> &'a Value {
     find(&migration["strategies"], "strategy", strategy, &what)
 }
 
+/// check.json of the check whose results folder is `out`.
+fn check_json(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap()
+}
+
 /// A migrations folder `migrations` in `dir` holding `files` (name, SQL).
 fn migrations_folder(dir: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
     let migrations = dir.join("migrations");
@@ -122,8 +127,7 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
         "{check_md}"
     );
 
-    let check: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    let check = check_json(&out);
     assert_eq!(check["verdict"], "fail");
     for (index, name) in NEW.iter().enumerate() {
         let expected = if index < 3 { "fail" } else { "pass" };
@@ -250,9 +254,7 @@ fn a_statement_that_cannot_run_is_a_row_naming_its_file_and_line_and_the_others_
             .assert();
         let stdout = stdout_of(&assert);
         let code = assert.get_output().status.code();
-        let json: Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap())
-                .unwrap();
+        let json = check_json(&out);
         (code, stdout, json)
     };
     let error = format!(
@@ -384,8 +386,7 @@ fn a_report_terminated_mid_run_makes_the_migration_invalid_and_exit_4() {
         stdout.contains("INVALID  0002_note.sql: the report failed at "),
         "{stdout}"
     );
-    let check: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    let check = check_json(&out);
     assert_eq!(check["verdict"], "invalid");
     assert_eq!(migration(&check, "0002_note.sql")["verdict"], "invalid");
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
@@ -434,8 +435,7 @@ fn a_rename_that_breaks_the_application_fails_and_retry_does_not_fix_it() {
     let stdout = stdout_of(&assert);
     assert.code(3);
 
-    let check: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    let check = check_json(&out);
     let rename = migration(&check, "0002_rename.sql");
     assert_eq!(rename["verdict"], "fail", "{rename}");
     let broken = rename["broken"].to_string();
@@ -506,8 +506,7 @@ fn a_diesel_project_with_schema_qualified_names_is_checked_as_diesel_runs_it() {
     let stdout = stdout_of(&assert);
     // naive waits 2.5 s behind the 3 s report: over the 1 s budget, as deployed.
     assert.code(3);
-    let check: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    let check = check_json(&out);
     let note = migration(&check, "2026-08-01-000000_person_note");
     assert_eq!(note["verdict"], "fail", "{note}");
     let person = lock_on(&note["statements"][0], "person");
