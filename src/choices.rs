@@ -89,6 +89,26 @@ impl Layout {
         }
     }
 
+    /// How a migration of this layout runs outside a transaction, as its tool
+    /// marks it (what `CREATE INDEX CONCURRENTLY` needs): the end of a fix.
+    pub fn outside_a_transaction(self) -> &'static str {
+        match self {
+            Layout::Numbered | Layout::PlainSql => {
+                "that your tool runs outside one (sqlx: `-- no-transaction` as its first line)"
+            }
+            Layout::UpDown => {
+                "holding that statement alone (golang-migrate then runs it outside one; sqlx \
+                 needs `-- no-transaction` as its first line)"
+            }
+            Layout::Dbmate => "marked `-- migrate:up transaction:false`",
+            Layout::Goose => "marked `-- +goose NO TRANSACTION`",
+            Layout::Flyway => "with `executeInTransaction=false` in its `.sql.conf`",
+            Layout::Prisma => "holding that statement alone",
+            Layout::Diesel => "with `run_in_transaction = false` in its `metadata.toml`",
+            Layout::Sqitch => "whose deploy script has no BEGIN and COMMIT around it",
+        }
+    }
+
     /// `numbered|up-down|...`, for messages.
     pub fn choices() -> String {
         let names: Vec<&str> = (Layout::value_variants().iter())

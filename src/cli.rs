@@ -102,9 +102,18 @@ pub struct CheckArgs {
     /// Your own SQL that fills the tables the earlier migrations made (instead of --rows).
     #[arg(long, value_name = "FILE", conflicts_with = "rows")]
     pub seed: Option<PathBuf>,
-    /// Rows generated per table from the catalogs [default: 100000].
-    #[arg(long, value_name = "N")]
-    pub rows: Option<u64>,
+    /// Rows generated per table from the catalogs, N for every table or TABLE=N for one
+    /// (repeatable) [default: 100000].
+    #[arg(long, value_name = "N|TABLE=N", value_parser = rows_arg)]
+    pub rows: Vec<RowsArg>,
+    /// A table's rows in production, TABLE=N (repeatable): a statement that rewrites or scans it
+    /// under a lock that blocks traffic gets its hold estimated at that size, against the budget.
+    #[arg(long = "table-rows", value_name = "TABLE=N", value_parser = table_rows_arg)]
+    pub table_rows: Vec<(String, u64)>,
+    /// Read every table's rows from a production or staging server's statistics
+    /// (pg_class.reltuples, read-only, no row read), as --table-rows for each.
+    #[arg(long, value_name = "URL")]
+    pub sizes_from: Option<String>,
     /// The traffic: `read` (primary-key reads), `read-write` (also single-row updates and
     /// inserts), or a pgbench script FILE [default: reads, and writes where the migration blocks them].
     #[arg(long, value_name = "read|read-write|FILE", value_parser = load_arg)]
@@ -370,6 +379,44 @@ fn search_path_arg(value: &str) -> Result<String, String> {
             .collect::<Vec<_>>()
             .join(", ")),
     }
+}
+
+/// `check --rows`: a count for every table, or `TABLE=N` for one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowsArg {
+    /// `N`: every table without a count of its own.
+    Every(u64),
+    /// `TABLE=N`: this table.
+    Table(String, u64),
+}
+
+/// `--rows`'s value: `N` or `TABLE=N`.
+fn rows_arg(text: &str) -> Result<RowsArg, String> {
+    match text.split_once('=') {
+        None => text.trim().parse().map(RowsArg::Every).map_err(|_| {
+            format!("{text:?} is not a row count; give N or TABLE=N, e.g. 100000 or orders=5000")
+        }),
+        Some(_) => table_rows_arg(text).map(|(table, rows)| RowsArg::Table(table, rows)),
+    }
+}
+
+/// `TABLE=N`, as `--table-rows` and `--rows` take it: a table name
+/// (`orders`, `app.orders`) and a whole number of rows (`50000000`, `50_000_000`).
+fn table_rows_arg(text: &str) -> Result<(String, u64), String> {
+    let fix = "give TABLE=N, e.g. orders=50000000 or app.orders=50_000_000";
+    let Some((table, rows)) = text.split_once('=') else {
+        return Err(format!("{text:?} has no '='; {fix}"));
+    };
+    let table = table.trim();
+    if table.is_empty() {
+        return Err(format!("{text:?} names no table; {fix}"));
+    }
+    let rows = rows
+        .trim()
+        .replace(['_', ','], "")
+        .parse()
+        .map_err(|_| format!("{text:?}: {rows:?} is not a row count; {fix}"))?;
+    Ok((table.to_string(), rows))
 }
 
 /// `--load`'s value: any word but `read` and `read-write` is a file's path.

@@ -64,6 +64,37 @@ pub fn breakage(run: &StrategyReport) -> Option<Breakage> {
     })
 }
 
+/// Why the load of `run` is not the application: its own statements failed
+/// before the migration's first try (a foreign key its inserts violate,
+/// 23503; a column it names that does not exist), so the stall measured is
+/// that of a broken traffic, and the run has no result. `None` when the load
+/// ran clean until the migration (waits and lost connections aside).
+pub fn broken_load(run: &StrategyReport) -> Option<String> {
+    let first_try_s = run.attempts.first().map_or(f64::INFINITY, |a| a.started_s);
+    let first_try_second = first_try_s.max(0.0).floor();
+    let before: Vec<_> = failure_kinds(&run.failures)
+        .into_iter()
+        .filter(|total| breaks_the_application(&total.kind))
+        .filter(|total| {
+            run.failures.iter().any(|failure| {
+                failure.kind == total.kind
+                    && failure.message == total.message
+                    && f64::from(failure.second) < first_try_second
+            })
+        })
+        .collect();
+    let main = before.first()?;
+    let failed: u64 = before.iter().map(|total| total.count).sum();
+    Some(format!(
+        "the load's own statements failed before the migration started ({} failed, {} {}), \
+         so the traffic measured is not the application's; give it with --load FILE (or \
+         --seed FILE for rows it can use)",
+        format_thousands(failed),
+        main.kind,
+        main.message
+    ))
+}
+
 /// Whether a failure of this kind is the application's code meeting the new
 /// schema, not a wait, a timeout or a lost connection.
 fn breaks_the_application(kind: &FailureKind) -> bool {
@@ -162,10 +193,20 @@ mod tests {
             "the application broke: 46,105 of 50,112 transactions failed after it \
              (42703 column \"qty\" does not exist)"
         );
-        // The same kind failing before the migration is the load's own.
+        assert_eq!(broken_load(&run), None);
+        // The same kind failing before the migration is the load's own: no
+        // breakage, and the load itself is broken.
         run.failures
             .push(failure(0, "42703", "column \"qty\" does not exist", 1));
         assert_eq!(breakage(&run), None);
+        let reason = broken_load(&run).unwrap();
+        assert!(
+            reason.starts_with(
+                "the load's own statements failed before the migration started (46,106 failed, \
+                 42703 column \"qty\" does not exist)"
+            ),
+            "{reason}"
+        );
     }
 
     #[test]

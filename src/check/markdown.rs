@@ -1,7 +1,8 @@
 //! `check.md`, the report a pull request shows: the verdict line first, then
 //! one section per migration with its statements (locks, what they block,
-//! rewrites, scans, how long each ran and held its locks), the fix, and the
-//! measured row of each strategy. The same text goes to the GitHub step summary.
+//! rewrites, scans, how long each ran and held its locks), the holds at the
+//! production sizes, the fixes, and the measured row of each strategy. The
+//! same text goes to the GitHub step summary.
 
 use std::fmt::Write as _;
 
@@ -12,7 +13,7 @@ use crate::export::ci::comment_marker;
 use crate::export::format::{format_ms, format_thousands, trim_number};
 use crate::export::markdown::{render_table, table_cell};
 use crate::export::table::{Align, Table};
-use crate::metrics::lock_trace::{Blocks, RelationKind, TracedLock, TracedStatement};
+use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedLock, TracedStatement};
 use crate::results::{CHECK_MD, DDL_LOCKS_CSV, OutputFile, PR_COMMENT_MD, TIMELINE_PNG};
 
 /// The longest statement text a table cell shows; the rest is in ddl_locks.csv.
@@ -103,15 +104,48 @@ fn migration_section(report: &CheckReport, checked: &CheckedMigration, judged: &
             table_cell(&judged.broken.join("; "))
         );
     }
-    let advice: Vec<&str> = [judged.fix.as_deref(), judged.recommended.as_deref()]
-        .into_iter()
-        .flatten()
-        .collect();
-    if !advice.is_empty() {
-        let _ = writeln!(text, "{}.\n", table_cell(&advice.join("; ")));
+    match judged.fixes.len() {
+        0 | 1 => {
+            let advice: Vec<&str> = (judged.fixes.iter().map(String::as_str))
+                .chain(judged.recommended.as_deref())
+                .collect();
+            if !advice.is_empty() {
+                let _ = writeln!(text, "{}.\n", table_cell(&advice.join("; ")));
+            }
+        }
+        _ => {
+            text.push_str("Fixes, one per statement that blocked traffic:\n\n");
+            for fix in &judged.fixes {
+                let _ = writeln!(text, "- {}.", table_cell(fix));
+            }
+            text.push('\n');
+            if let Some(recommended) = &judged.recommended {
+                let _ = writeln!(text, "{}.\n", table_cell(recommended));
+            }
+        }
     }
-    text.push_str(&render_table(&statements_table(&checked.statements)));
+    text.push_str(&render_table(&statements_table(checked)));
     text.push('\n');
+    for estimate in &checked.estimates {
+        let size = match estimate.production_rows {
+            Some(_) => String::new(),
+            None => format!(
+                "; the hold grows with the table: give its production size (--table-rows \
+                 {}=N, or --sizes-from URL) to judge it there",
+                estimate.relation
+            ),
+        };
+        let _ = writeln!(
+            text,
+            "- Statement {} {}: {}{size}.",
+            estimate.statement,
+            estimate.what(),
+            estimate.figures()
+        );
+    }
+    if !checked.estimates.is_empty() {
+        text.push('\n');
+    }
     match &checked.outcome {
         Outcome::NoResult(_) => {}
         Outcome::NotMeasured => {
@@ -140,8 +174,11 @@ fn migration_section(report: &CheckReport, checked: &CheckedMigration, judged: &
 }
 
 /// One row per statement: what it locked and what that blocks, rewrites,
-/// scans, how long it ran and held its locks.
-fn statements_table(statements: &[TracedStatement]) -> Table {
+/// scans, how long it ran and held its locks. A table the migration created
+/// blocks no one; a lock an earlier statement of the same transaction took
+/// is `already held (statement N)`, and what the statement does under it
+/// still blocks.
+fn statements_table(checked: &CheckedMigration) -> Table {
     let mut table = Table::new(&[
         ("#", Align::Right),
         ("statement", Align::Left),
@@ -152,7 +189,11 @@ fn statements_table(statements: &[TracedStatement]) -> Table {
         ("ms", Align::Right),
         ("held ms", Align::Right),
     ]);
-    for statement in statements {
+    let statements = &checked.statements;
+    let is_new = |lock: &TracedLock| {
+        lock.kind == RelationKind::Table && !checked.existing_tables.contains(&lock.relation)
+    };
+    for (index, statement) in statements.iter().enumerate() {
         // Tables and sequences, each with its strongest lock; an index goes with its table.
         let mut shown: Vec<&TracedLock> = Vec::new();
         for lock in statement
@@ -164,15 +205,30 @@ fn statements_table(statements: &[TracedStatement]) -> Table {
                 shown.push(lock);
             }
         }
-        let locks: Vec<String> = shown
+        let mut locks: Vec<String> = shown
             .iter()
             .map(|lock| format!("{} on {}", lock.mode.sql_name(), lock.relation))
             .collect();
-        let blocks: Vec<String> = shown
+        let mut blocks: Vec<String> = shown
             .iter()
             .filter(|lock| lock.blocks() != Blocks::Nothing)
-            .map(|lock| format!("{} on {}", lock.blocks().words(), lock.relation))
+            .map(|lock| match is_new(lock) {
+                true => format!("no one ({} is new)", lock.relation),
+                false => format!("{} on {}", lock.blocks().words(), lock.relation),
+            })
             .collect();
+        for (relation, mode, by) in already_held(&statements[..index], statement) {
+            locks.push(format!(
+                "{} on {relation}, already held (statement {by})",
+                mode.sql_name()
+            ));
+            if mode.blocks() != Blocks::Nothing && checked.existing_tables.contains(&relation) {
+                blocks.push(format!(
+                    "{} on {relation} (held since statement {by})",
+                    mode.blocks().words()
+                ));
+            }
+        }
         let tables = || {
             statement
                 .locks
@@ -196,6 +252,71 @@ fn statements_table(statements: &[TracedStatement]) -> Table {
         ]);
     }
     table
+}
+
+/// The table locks that `statement` works under but an earlier statement of
+/// its transaction took (in `earlier`): on a table it locked, a stronger
+/// mode than its own (or the mode, for a table it rewrote or scanned
+/// without taking a lock), and, when it took none, on the tables its text
+/// names. Each with the mode held and the statement that took it.
+fn already_held(
+    earlier: &[TracedStatement],
+    statement: &TracedStatement,
+) -> Vec<(String, LockMode, u32)> {
+    let taken_before = |relation: &str| {
+        earlier
+            .iter()
+            .filter(|before| before.step == statement.step)
+            .flat_map(|before| before.locks.iter().map(move |lock| (before, lock)))
+            .filter(|(_, lock)| lock.taken && lock.kind == RelationKind::Table)
+            .filter(|(_, lock)| lock.relation == relation)
+            .max_by_key(|(before, lock)| (lock.mode, std::cmp::Reverse(before.statement)))
+            .map(|(before, lock)| (lock.relation.clone(), lock.mode, before.statement))
+    };
+    let mut held: Vec<(String, LockMode, u32)> = Vec::new();
+    for lock in statement
+        .locks
+        .iter()
+        .filter(|l| l.kind == RelationKind::Table)
+    {
+        let stronger =
+            taken_before(&lock.relation).filter(|(_, mode, _)| !lock.taken || *mode > lock.mode);
+        if let Some(entry) = stronger
+            && !held.iter().any(|(seen, _, _)| *seen == entry.0)
+        {
+            held.push(entry);
+        }
+    }
+    if statement.locks.iter().all(|lock| !lock.taken) {
+        let words: Vec<String> = statement
+            .sql
+            .to_lowercase()
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .map(str::to_string)
+            .collect();
+        let named = |relation: &str| {
+            let relation = relation.to_lowercase();
+            let bare = relation.rsplit('.').next().unwrap_or(&relation);
+            words.iter().any(|word| {
+                *word == relation || word == bare || word.ends_with(&format!(".{bare}"))
+            })
+        };
+        for before in earlier
+            .iter()
+            .filter(|before| before.step == statement.step)
+        {
+            for lock in &before.locks {
+                let relation = &lock.relation;
+                if lock.kind == RelationKind::Table
+                    && named(relation)
+                    && !held.iter().any(|(seen, _, _)| seen == relation)
+                {
+                    held.extend(taken_before(relation));
+                }
+            }
+        }
+    }
+    held
 }
 
 /// The measured row of each strategy.
@@ -317,6 +438,70 @@ mod tests {
         );
         let long = "x".repeat(100);
         assert_eq!(shortened(&long).len(), STATEMENT_CHARS + 3);
+    }
+
+    /// Statement 2 alters a table statement 1 already locked (the trace sees
+    /// no new lock), statement 3 scans it under that lock, statement 4
+    /// creates a table, statement 5 builds an index under the lock: none of
+    /// them reads as safe or as a risk it is not.
+    #[test]
+    fn a_lock_already_held_is_named_and_a_new_table_blocks_no_one() {
+        let mut report = two_migrations();
+        let (checked, _) = &mut report.migrations[0];
+        let first = checked.statements[0].clone();
+        let numbered = |number: u32, sql: &str, locks: Vec<TracedLock>| TracedStatement {
+            statement: number,
+            sql: sql.to_string(),
+            locks,
+            ..first.clone()
+        };
+        let lock = |relation: &str, taken: bool, scanned: bool| TracedLock {
+            relation: relation.to_string(),
+            taken,
+            scanned: Some(scanned),
+            ..first.locks[0].clone()
+        };
+        checked.statements.extend([
+            numbered(
+                2,
+                "ALTER TABLE public.orders ALTER COLUMN note SET DEFAULT ''",
+                Vec::new(),
+            ),
+            numbered(
+                3,
+                "ALTER TABLE orders ADD CONSTRAINT known CHECK (total IS NOT NULL)",
+                vec![lock("orders", false, true)],
+            ),
+            numbered(
+                4,
+                "CREATE TABLE notes (id int)",
+                vec![lock("notes", true, false)],
+            ),
+            numbered(
+                5,
+                "CREATE INDEX ON orders (note)",
+                vec![TracedLock {
+                    mode: LockMode::Share,
+                    ..lock("orders", true, true)
+                }],
+            ),
+        ]);
+        let table = render_table(&statements_table(checked));
+        for row in [
+            "| 2 | ALTER TABLE public.orders ALTER COLUMN note SET DEFAULT '' | ACCESS EXCLUSIVE on \
+             orders, already held (statement 1) | reads and writes on orders (held since statement \
+             1) | no | no |",
+            "| 3 | ALTER TABLE orders ADD CONSTRAINT known CHECK (total IS NOT NULL) | ACCESS EXCLUSIVE \
+             on orders, already held (statement 1) | reads and writes on orders (held since \
+             statement 1) | no | orders |",
+            "| 4 | CREATE TABLE notes (id int) | ACCESS EXCLUSIVE on notes | no one (notes is new) |",
+            // Its own SHARE, under statement 1's ACCESS EXCLUSIVE: reads wait too.
+            "| 5 | CREATE INDEX ON orders (note) | SHARE on orders; ACCESS EXCLUSIVE on orders, \
+             already held (statement 1) | writes on orders; reads and writes on orders (held \
+             since statement 1) | no | orders |",
+        ] {
+            assert!(table.contains(row), "{row}\n{table}");
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! - [`run`]: the check's course on one throwaway server (trace, design,
 //!   measure, apply, migration by migration);
 //! - [`design`]: a migration's trace -> the `Config` of its measured run;
+//! - [`sizes`]: production sizes, and the holds of rewrites and scans there;
 //! - [`verdict`]: each migration judged against the budgets, with its fix;
 //! - [`report`] and [`markdown`]: `check.csv`, `check.json`, `junit.xml`, `check.md`.
 
@@ -20,6 +21,7 @@ pub mod migrations;
 pub mod report;
 pub mod rows;
 pub mod run;
+pub mod sizes;
 pub mod verdict;
 
 use std::future::Future;
@@ -87,15 +89,12 @@ fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error>
     )?;
     let mut lines = format!("{}\n", report.verdict_line().replace("**", ""));
     for (checked, judged) in &report.migrations {
-        let detail = [
-            judged.invalid.as_deref(),
-            judged.fix.as_deref(),
-            judged.recommended.as_deref(),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join("; ");
+        let detail = (judged.invalid.iter())
+            .chain(&judged.fixes)
+            .chain(&judged.recommended)
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("; ");
         let verdict = judged.verdict.words();
         lines.push_str(&match detail.is_empty() {
             true => format!("{verdict}  {}\n", checked.migration.name),

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::run::{CheckRun, CheckedMigration, Outcome};
-use super::verdict::{Judged, MigrationVerdict, judge};
+use super::sizes::SizeEstimate;
+use super::verdict::{Judged, Judging, MigrationVerdict, judge};
 use crate::config::{Budgets, CheckConfig, Data};
 use crate::expect::Verdict;
 use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
@@ -44,11 +45,17 @@ impl CheckReport {
     pub fn new(config: &CheckConfig, run: CheckRun) -> CheckReport {
         let deploy = config.deploy.name.clone();
         let recommend = config.recommend.name.clone();
+        let judging = Judging {
+            deploy: &deploy,
+            recommend: &recommend,
+            max_stall_s: config.budgets.max_stall_s,
+            layout: run.layout,
+        };
         let migrations = run
             .migrations
             .into_iter()
             .map(|checked| {
-                let judged = judge(&checked, &deploy, &recommend);
+                let judged = judge(&checked, &judging);
                 (checked, judged)
             })
             .collect();
@@ -62,10 +69,17 @@ impl CheckReport {
             clients: config.clients,
             data: match &config.data {
                 Data::Seed { path, .. } => format!("the rows of --seed {}", path.display()),
-                Data::Rows(rows) => format!(
-                    "{} generated rows per table",
-                    crate::export::format::format_thousands(*rows)
-                ),
+                Data::Rows(rows) => {
+                    let count = crate::export::format::format_thousands;
+                    let own: Vec<String> = (rows.tables.iter())
+                        .map(|(table, rows)| format!(", {} in {table}", count(*rows)))
+                        .collect();
+                    format!(
+                        "{} generated rows per table{}",
+                        count(rows.every_table),
+                        own.concat()
+                    )
+                }
             },
             server_version: run.server_version,
             earlier: run.earlier,
@@ -229,7 +243,7 @@ impl CheckReport {
                 ddl_outcome: None,
                 done_after_s: None,
                 broken: judged.broken.join("; "),
-                fix: judged.fix.clone().unwrap_or_default(),
+                fix: judged.fixes.join("; "),
             };
             let Outcome::Measured(run) = &checked.outcome else {
                 records.push(base);
@@ -315,9 +329,8 @@ impl CheckReport {
                 } else if judged.verdict != MigrationVerdict::Fail {
                     JunitOutcome::Passed
                 } else {
-                    let body: Vec<&str> = [judged.fix.as_deref(), judged.recommended.as_deref()]
-                        .into_iter()
-                        .flatten()
+                    let body: Vec<&str> = (judged.fixes.iter().map(String::as_str))
+                        .chain(judged.recommended.as_deref())
                         .collect();
                     JunitOutcome::Failed {
                         message: format!("{}: {}", self.deploy, judged.broken.join("; ")),
@@ -388,7 +401,7 @@ pub struct CheckRecord {
     pub done_after_s: Option<f64>,
     /// The budgets the deployed run broke, separated by `; `.
     pub broken: String,
-    /// The fix, for a migration that breaks a budget.
+    /// The fixes, for a migration that breaks a budget, separated by `; `.
     pub fix: String,
 }
 
@@ -413,7 +426,7 @@ struct MigrationJson {
     path: String,
     verdict: MigrationVerdict,
     broken: Vec<String>,
-    fix: Option<String>,
+    fixes: Vec<String>,
     recommended: Option<String>,
     fixed_by_recommended: Option<bool>,
     not_measured: Option<String>,
@@ -424,6 +437,9 @@ struct MigrationJson {
     results: Option<String>,
     trace_ms: f64,
     statements: Vec<StatementJson>,
+    /// The statements that read or rewrite a whole table under a lock that
+    /// blocks traffic, with their holds at the production sizes given.
+    estimates: Vec<SizeEstimate>,
     strategies: Vec<CheckRecord>,
 }
 
@@ -489,7 +505,7 @@ impl MigrationJson {
             path: checked.migration.path.display().to_string(),
             verdict: judged.verdict,
             broken: judged.broken.clone(),
-            fix: judged.fix.clone(),
+            fixes: judged.fixes.clone(),
             recommended: judged.recommended.clone(),
             fixed_by_recommended: judged.fixed_by_recommended,
             not_measured: judged.not_measured.clone(),
@@ -499,6 +515,7 @@ impl MigrationJson {
             results: run.map(|run| run.folder.display().to_string()),
             trace_ms: (checked.trace_ms * 1000.0).round() / 1000.0,
             statements: checked.statements.iter().map(StatementJson::new).collect(),
+            estimates: checked.estimates.clone(),
             strategies: records
                 .iter()
                 .filter(|record| record.migration == *name && !record.strategy.is_empty())
@@ -531,6 +548,16 @@ pub(crate) mod tests {
                 }],
                 in_transaction: true,
             }],
+        }
+    }
+
+    /// How the tests' checks are judged: `naive` against `retry`, a 1 s stall budget.
+    pub(crate) fn judging() -> Judging<'static> {
+        Judging {
+            deploy: "naive",
+            recommend: "retry",
+            max_stall_s: 1,
+            layout: crate::choices::Layout::Numbered,
         }
     }
 
@@ -569,6 +596,8 @@ pub(crate) mod tests {
             migration: migration("0002_add_note", add),
             statements: traced(add, LockMode::AccessExclusive),
             trace_ms: 3.0,
+            existing_tables: vec!["orders".to_string()],
+            estimates: Vec::new(),
             outcome: Outcome::Measured(Box::new(MeasuredRun {
                 load: "4 clients: primary-key reads on orders".to_string(),
                 blocker: "a report holding ACCESS SHARE on orders for 12 s".to_string(),
@@ -583,12 +612,14 @@ pub(crate) mod tests {
             migration: migration("0003_notes", create),
             statements: Vec::new(),
             trace_ms: 1.0,
+            existing_tables: Vec::new(),
+            estimates: Vec::new(),
             outcome: Outcome::NotMeasured,
         };
         let migrations = [measured, not_measured]
             .into_iter()
             .map(|checked| {
-                let judged = judge(&checked, "naive", "retry");
+                let judged = judge(&checked, &judging());
                 (checked, judged)
             })
             .collect();
@@ -621,7 +652,7 @@ pub(crate) mod tests {
         };
         run.report.strategies[0].summary.invalid =
             "the report failed at 6.1 s, 2.1 s into its 12 s hold".to_string();
-        *judged = judge(checked, "naive", "retry");
+        *judged = judge(checked, &judging());
         assert_eq!(judged.verdict, MigrationVerdict::Invalid);
         assert_eq!(report.exit_code(), 4);
         assert_eq!(
@@ -646,7 +677,7 @@ pub(crate) mod tests {
         let mut report = two_migrations();
         let (checked, judged) = &mut report.migrations[1];
         checked.outcome = Outcome::NoResult("table notes holds no rows (...)".to_string());
-        *judged = judge(checked, "naive", "retry");
+        *judged = judge(checked, &judging());
         assert_eq!(judged.verdict, MigrationVerdict::Invalid);
         assert_eq!(report.exit_code(), 4);
         assert_eq!(
@@ -658,7 +689,7 @@ pub(crate) mod tests {
         // When no migration has a result, nothing was checked: bad input.
         let (checked, judged) = &mut report.migrations[0];
         checked.outcome = Outcome::NoResult("it could not run: ...".to_string());
-        *judged = judge(checked, "naive", "retry");
+        *judged = judge(checked, &judging());
         assert_eq!(report.exit_code(), 2);
     }
 
@@ -682,17 +713,93 @@ pub(crate) mod tests {
             Some("fixed by retry: longest stall 0 s")
         );
         assert!(
-            judged
-                .fix
-                .as_deref()
-                .unwrap()
-                .starts_with("ALTER TABLE blocks reads and writes on orders for"),
+            judged.fixes[0].starts_with("ALTER TABLE blocks reads and writes on orders for"),
             "{judged:?}"
         );
         assert_eq!(
             report.migrations[1].1.verdict,
             MigrationVerdict::NotMeasured
         );
+    }
+
+    /// A rewrite of a table given 50 million rows in production: its hold
+    /// there, estimated from the trace, breaks the stall budget for every
+    /// strategy (retry shortens the wait, not the hold), and the fix is the
+    /// statement's own; with a budget the estimate keeps, it is no failure.
+    #[test]
+    fn a_hold_estimated_over_the_budget_fails_every_strategy() {
+        use crate::check::sizes::{SizeEstimate, SizeSource};
+        let mut report = two_migrations();
+        let (checked, judged) = &mut report.migrations[0];
+        let retype = "ALTER TABLE orders ALTER COLUMN amount TYPE bigint";
+        checked.statements[0].sql = retype.to_string();
+        checked.statements[0].locks[0].rewritten = true;
+        checked.estimates = vec![SizeEstimate {
+            statement: 1,
+            sql: retype.to_string(),
+            relation: "orders".to_string(),
+            mode: LockMode::AccessExclusive,
+            rewritten: true,
+            sorts: false,
+            measured_ms: 140.0,
+            held_ms: 150.0,
+            measured_rows: 100_000,
+            production_rows: Some(50_000_000),
+            source: Some(SizeSource::TableRows),
+            estimated_hold_ms: Some(70_010.0),
+        }];
+        *judged = judge(checked, &judging());
+        assert_eq!(judged.verdict, MigrationVerdict::Fail);
+        assert_eq!(
+            judged.broken[0],
+            "rewrites orders under ACCESS EXCLUSIVE for about 70.01 s at 50,000,000 rows \
+             (--table-rows; an estimate; budget 1 s)"
+        );
+        assert_eq!(judged.fixed_by_recommended, Some(false));
+        assert_eq!(
+            judged.recommended.as_deref(),
+            Some(
+                "retry does not fix it: it shortens the wait for the lock, not the hold, \
+                 about 70.01 s at the production size"
+            )
+        );
+        assert_eq!(
+            judged.fixes,
+            [format!(
+                "`{retype}` rewrites orders under ACCESS EXCLUSIVE: 140 ms for 100,000 rows, so \
+                 about 70.01 s at 50,000,000 rows (--table-rows; an estimate, scaled by rows); \
+                 lock_timeout and retry do not shorten a hold: add a column of the new type, \
+                 backfill it in batches, and swap (or change to a binary-coercible type, which \
+                 skips the rewrite)"
+            )]
+        );
+        assert!(
+            report
+                .verdict_line()
+                .ends_with("0002_add_note; retry does not keep it within the budget."),
+            "{}",
+            report.verdict_line()
+        );
+        let json: serde_json::Value =
+            serde_json::from_slice(&report.files().unwrap()[1].bytes).unwrap();
+        let estimate = &json["migrations"][0]["estimates"][0];
+        assert_eq!(estimate["production_rows"], 50_000_000);
+        assert_eq!(estimate["source"], "table_rows");
+
+        // A budget of 100 s keeps the hold: the measured stall alone is judged.
+        let (checked, _) = &report.migrations[0];
+        let judged = judge(
+            checked,
+            &Judging {
+                max_stall_s: 100,
+                ..judging()
+            },
+        );
+        assert!(
+            !judged.broken.iter().any(|b| b.contains("estimate")),
+            "{judged:?}"
+        );
+        assert_eq!(judged.fixed_by_recommended, Some(true));
     }
 
     #[test]

@@ -21,6 +21,7 @@ use tokio_postgres::error::SqlState;
 use super::design::{self, RunDesign, TableFacts};
 use super::migrations::{Layout, Migration, MigrationStep, read_folder, split_new};
 use super::rows::{TableFill, fill_tables};
+use super::sizes::{self, ProductionSizes, SizeEstimate, same_table};
 use crate::config::{CheckConfig, Config, Data};
 use crate::database::{Database, error_text};
 use crate::error::Error;
@@ -52,6 +53,12 @@ pub struct CheckedMigration {
     pub statements: Vec<TracedStatement>,
     /// How long the trace took, in ms (the statements and the trace's own queries).
     pub trace_ms: f64,
+    /// The tables it locked that existed before it, as the trace names them
+    /// (a table it creates blocks no one).
+    pub existing_tables: Vec<String>,
+    /// Its statements that rewrite or scan one of those tables under a lock
+    /// that blocks traffic, with their holds at the production sizes given.
+    pub estimates: Vec<SizeEstimate>,
     pub outcome: Outcome,
 }
 
@@ -90,6 +97,8 @@ pub struct MeasuredRun {
 /// What a whole check found, migration by migration, with its timings.
 #[derive(Debug, Clone)]
 pub struct CheckRun {
+    /// The folder's layout, detected or given.
+    pub layout: Layout,
     pub migrations: Vec<CheckedMigration>,
     /// How many migrations came before the new ones.
     pub earlier: usize,
@@ -116,6 +125,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         ),
     );
     let mut run = CheckRun {
+        layout,
         migrations: Vec::new(),
         earlier: earlier.len(),
         server_start_s: None,
@@ -125,6 +135,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
     if new.is_empty() {
         return Ok(run);
     }
+    let sizes = production_sizes(config).await?;
     let base = design::base_config(config);
     let started = Instant::now();
     let mut target = Database::open(&base).await?;
@@ -145,8 +156,14 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason.to_string()));
         }
-        let checked =
-            check_migration(config, &mut target, migration, &run.unfilled, interrupt).await?;
+        let checked = check_migration(
+            config,
+            &mut target,
+            migration,
+            (&run.unfilled, &sizes),
+            interrupt,
+        )
+        .await?;
         match &checked.outcome {
             Outcome::NoResult(_) if checked.statements.is_empty() => say(
                 config,
@@ -223,7 +240,15 @@ async fn prepare_database(
                     )
                 })
             };
-            let fills = fill_tables(&client, &schemas, *rows, config.seed, &mut on_filled).await?;
+            let fills = fill_tables(&client, &schemas, rows, config.seed, &mut on_filled).await?;
+            for (given, _) in &rows.tables {
+                if !fills.iter().any(|fill| same_table(given, &fill.table)) {
+                    stderrln!(
+                        "warning: --rows {given}=N: no table {given} among the tables the \
+                         earlier migrations made; name one of them, e.g. orders or public.orders"
+                    );
+                }
+            }
             for fill in fills {
                 if let Some(reason) = fill.skipped {
                     stderrln!("warning: table {} not filled: {reason}", fill.table);
@@ -287,12 +312,41 @@ async fn set_search_path(
         })
 }
 
-/// Traces, plans and measures one migration; the work database is as before.
+/// `--table-rows` and what `--sizes-from` reads, said on stderr.
+async fn production_sizes(config: &CheckConfig) -> Result<ProductionSizes, Error> {
+    let from_server = match &config.sizes_from {
+        None => Vec::new(),
+        Some(url) => {
+            let read = sizes::read_sizes(url).await?;
+            say(
+                config,
+                format!(
+                    "production sizes: {} tables from --sizes-from {}",
+                    read.tables.len(),
+                    crate::database::redact_url(url)
+                ),
+            );
+            if !read.without_statistics.is_empty() {
+                stderrln!(
+                    "warning: --sizes-from: no statistics for {} (never vacuumed or analyzed \
+                     there); give their sizes with --table-rows TABLE=N",
+                    read.without_statistics.join(", ")
+                );
+            }
+            read.tables
+        }
+    };
+    Ok(ProductionSizes::new(&config.table_rows, from_server))
+}
+
+/// Traces, plans and measures one migration; the work database is as
+/// before. `unfilled` names the tables the generator left empty, `sizes` the
+/// production sizes given.
 async fn check_migration(
     config: &CheckConfig,
     target: &mut Database,
     migration: Migration,
-    unfilled: &[String],
+    (unfilled, sizes): (&[String], &ProductionSizes),
     interrupt: &Interrupt,
 ) -> Result<CheckedMigration, Error> {
     let started = Instant::now();
@@ -300,6 +354,8 @@ async fn check_migration(
         migration,
         statements,
         trace_ms: started.elapsed().as_secs_f64() * 1000.0,
+        existing_tables: Vec::new(),
+        estimates: Vec::new(),
         outcome: Outcome::NoResult(reason),
     };
     let statements = match trace_migration(config, target, &migration).await {
@@ -330,9 +386,19 @@ async fn check_migration(
             tables.push((facts, mode));
         }
     }
+    let existing_tables: Vec<String> = tables.iter().map(|(facts, _)| facts.name.clone()).collect();
     if let Some(reason) = empty_table(config, &client, &tables, unfilled).await? {
-        return Ok(no_result(migration, statements, reason));
+        return Ok(CheckedMigration {
+            existing_tables,
+            ..no_result(migration, statements, reason)
+        });
     }
+    let names: Vec<(String, String)> = tables
+        .iter()
+        .map(|(facts, _)| (facts.name.clone(), facts.sql_name.clone()))
+        .collect();
+    let measured_rows = sizes::generated_rows(&client, &names).await?;
+    let estimates = sizes::estimates(&statements, &measured_rows, sizes);
     drop(client);
     let outcome = match tables.is_empty() {
         true => Outcome::NotMeasured,
@@ -341,7 +407,11 @@ async fn check_migration(
                 Ok(design) => design,
                 Err(Error::BadInput(error)) => {
                     let reason = format!("it could not be measured: {error}");
-                    return Ok(no_result(migration, statements, reason));
+                    return Ok(CheckedMigration {
+                        existing_tables,
+                        estimates,
+                        ..no_result(migration, statements, reason)
+                    });
                 }
                 Err(error) => return Err(error),
             };
@@ -354,6 +424,8 @@ async fn check_migration(
         migration,
         statements,
         trace_ms,
+        existing_tables,
+        estimates,
         outcome,
     })
 }

@@ -1,15 +1,19 @@
 //! The verdict on each migration, as plain data for every format: whether
-//! it keeps the budgets the way it is deployed, which budget it breaks, the
-//! fix (from the statement whose lock did the damage), and whether the
+//! it keeps the budgets the way it is deployed (a hold estimated at a
+//! production size included), which budget it breaks, a fix for each
+//! statement that did damage (only statements on tables that existed before
+//! the migration: a table it creates blocks no one), and whether the
 //! recommended strategy keeps it within budget.
 
 use serde::{Deserialize, Serialize};
 
-use super::breakage::{breakage, breakage_fix};
+use super::breakage::{breakage, breakage_fix, broken_load};
 use super::run::{CheckedMigration, Outcome};
+use super::sizes::SizeEstimate;
+use crate::choices::Layout;
 use crate::expect::{Bound, ExpectationResult, Verdict};
-use crate::export::format::trim_number;
-use crate::metrics::lock_trace::{Blocks, TracedLock, TracedStatement, strongest_table_locks};
+use crate::export::format::{format_latency, trim_number};
+use crate::metrics::lock_trace::{Blocks, RelationKind, TracedLock, TracedStatement};
 use crate::metrics::{RunReport, StrategyReport};
 use crate::strategy::statements::statement_words;
 
@@ -43,14 +47,28 @@ impl MigrationVerdict {
     }
 }
 
+/// What every migration of a check is judged by.
+#[derive(Debug, Clone, Copy)]
+pub struct Judging<'a> {
+    /// The strategy the budgets judge (`--deploy`).
+    pub deploy: &'a str,
+    /// The strategy measured beside it (`--recommend`).
+    pub recommend: &'a str,
+    /// The stall budget a hold estimated at a production size must keep.
+    pub max_stall_s: u32,
+    /// The folder's layout: how a fix says to run a statement outside a transaction.
+    pub layout: Layout,
+}
+
 /// The judgement of one migration, built once, rendered by every format.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judged {
     pub verdict: MigrationVerdict,
     /// The budgets the deploy strategy broke, in words: `longest stall 3 s (budget 1 s)`.
     pub broken: Vec<String>,
-    /// For a failed migration: what blocked whom, for how long, and the fix.
-    pub fix: Option<String>,
+    /// For a failed migration, one per statement that did damage, the worst
+    /// first: what it blocked, for how long, and its fix.
+    pub fixes: Vec<String>,
     /// Whether the recommended strategy keeps every budget; `None` when it did not run.
     pub fixed_by_recommended: Option<bool>,
     /// `fixed by retry: longest stall 0 s`, or `retry does not fix it: ...`.
@@ -61,13 +79,14 @@ pub struct Judged {
     pub invalid: Option<String>,
 }
 
-/// Judges `checked`: `deploy` and `recommend` name the strategies.
-pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judged {
+/// Judges `checked` by `judging`.
+pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
+    let (deploy, recommend) = (judging.deploy, judging.recommend);
     if let Outcome::NoResult(error) = &checked.outcome {
         return Judged {
             verdict: MigrationVerdict::Invalid,
             broken: Vec::new(),
-            fix: None,
+            fixes: Vec::new(),
             fixed_by_recommended: None,
             recommended: None,
             not_measured: None,
@@ -78,7 +97,7 @@ pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judge
         return Judged {
             verdict: MigrationVerdict::NotMeasured,
             broken: Vec::new(),
-            fix: None,
+            fixes: Vec::new(),
             fixed_by_recommended: None,
             recommended: None,
             not_measured: Some(
@@ -96,15 +115,24 @@ pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judge
     let deployed = strategy(&run.report, deploy);
     // A migration that breaks the application fails whatever the budgets say.
     let deployed_breakage = deployed.and_then(breakage);
+    // A hold at the production size no strategy shortens: it fails every one.
+    let too_long: Vec<&SizeEstimate> = (checked.estimates.iter())
+        .filter(|estimate| estimate.over(judging.max_stall_s))
+        .collect();
+    let over_budget: Vec<String> = of(deploy)
+        .into_iter()
+        .filter(|result| result.verdict == Verdict::Fail)
+        .map(budget_words)
+        .collect();
     let broken: Vec<String> = deployed_breakage
         .iter()
         .map(|breakage| breakage.words())
         .chain(
-            of(deploy)
-                .into_iter()
-                .filter(|result| result.verdict == Verdict::Fail)
-                .map(budget_words),
+            too_long
+                .iter()
+                .map(|estimate| hold_words(estimate, judging.max_stall_s)),
         )
+        .chain(over_budget.iter().cloned())
         .collect();
     let recommended_results = of(recommend);
     let recommended_run = strategy(&run.report, recommend);
@@ -116,35 +144,65 @@ pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judge
         && is_valid(recommend))
     .then(|| {
         recommended_breakage.is_none()
+            && too_long.is_empty()
             && recommended_results
                 .iter()
                 .all(|r| r.verdict == Verdict::Pass)
     });
-    let invalid = deployed
-        .filter(|deployed| !deployed.summary.invalid.is_empty())
-        .map(|deployed| deployed.summary.invalid.clone());
+    let invalid = match deployed {
+        Some(deployed) if !deployed.summary.invalid.is_empty() => {
+            Some(deployed.summary.invalid.clone())
+        }
+        Some(deployed) => broken_load(deployed),
+        None => None,
+    };
     let verdict = match (&invalid, broken.is_empty()) {
         (Some(_), _) => MigrationVerdict::Invalid,
         (None, true) => MigrationVerdict::Pass,
         (None, false) => MigrationVerdict::Fail,
     };
-    let fix = match (verdict, deployed, &deployed_breakage) {
-        (MigrationVerdict::Fail, _, Some(breakage)) => {
-            Some(breakage_fix(&checked.statements, breakage))
+    let mut fixes = Vec::new();
+    if verdict == MigrationVerdict::Fail {
+        if let Some(breakage) = &deployed_breakage {
+            fixes.push(breakage_fix(&checked.statements, breakage));
         }
-        (MigrationVerdict::Fail, Some(deployed), None) => {
-            fix_sentence(&checked.statements, deployed)
+        fixes.extend(
+            too_long
+                .iter()
+                .map(|estimate| hold_fix(&checked.statements, estimate, judging)),
+        );
+        if let (Some(deployed), false) = (deployed, over_budget.is_empty()) {
+            let estimated = |statement: &TracedStatement| {
+                too_long.iter().any(|e| e.statement == statement.statement)
+            };
+            let others: Vec<TracedStatement> = (checked.statements.iter())
+                .filter(|statement| !estimated(statement))
+                .cloned()
+                .collect();
+            fixes.extend(lock_fixes(
+                &others,
+                &checked.existing_tables,
+                deployed,
+                judging.layout,
+            ));
         }
-        _ => None,
-    };
+    }
     let recommended = match (verdict, fixed_by_recommended, recommended_run) {
         (MigrationVerdict::Fail, Some(fixed), Some(report)) => {
             let stall = format!("longest stall {} s", report.summary.longest_stall_s);
+            let longest_hold_ms = (too_long.iter())
+                .filter_map(|estimate| estimate.estimated_hold_ms)
+                .fold(0.0, f64::max);
             Some(match (fixed, &recommended_breakage) {
                 (true, _) => format!("fixed by {recommend}: {stall}"),
                 (false, Some(breakage)) => {
                     format!("{recommend} does not fix it: {}", breakage.words())
                 }
+                (false, None) if !too_long.is_empty() => format!(
+                    "{recommend} does not fix it: it shortens the wait for the lock, not the \
+                     hold, about {} at the production size",
+                    format_latency(longest_hold_ms)
+                ),
                 (false, None) => format!("{recommend} does not fix it: {stall}"),
             })
         }
@@ -153,7 +211,7 @@ pub fn judge(checked: &CheckedMigration, deploy: &str, recommend: &str) -> Judge
     Judged {
         verdict,
         broken,
-        fix,
+        fixes,
         fixed_by_recommended,
         recommended,
         not_measured: None,
@@ -178,30 +236,106 @@ fn budget_words(result: &ExpectationResult) -> String {
     }
 }
 
-/// `CREATE INDEX blocks writes on orders for 1.8 s: use CREATE INDEX
-/// CONCURRENTLY, ...`: the statement whose lock on a table blocks the most
-/// (the longest held among equals), what it blocks, for how long the
-/// deployed migration ran (its lock wait included), and the fix.
-pub fn fix_sentence(statements: &[TracedStatement], deployed: &StrategyReport) -> Option<String> {
-    let (statement, lock) = strongest_table_locks(statements)
-        .into_iter()
-        .filter(|(_, lock)| lock.blocks() != Blocks::Nothing)
-        .max_by(|(a, x), (b, y)| {
-            (x.blocks(), x.mode)
-                .cmp(&(y.blocks(), y.mode))
-                .then(a.held_ms.total_cmp(&b.held_ms))
-        })?;
-    let (what, fix) = advice(statement, lock);
-    let seconds = trim_number(deployed.summary.ddl_total_ms / 1000.0, 1);
-    Some(format!(
-        "{what} blocks {} on {} for {seconds} s: {fix}",
-        lock.blocks().words(),
-        lock.relation
-    ))
+/// `rewrites orders under ACCESS EXCLUSIVE for about 70 s at 50,000,000
+/// rows (an estimate; budget 1 s)`: a hold over the stall budget, as `broken` says it.
+fn hold_words(estimate: &SizeEstimate, max_stall_s: u32) -> String {
+    format!(
+        "{} for about {} at {} rows ({}; an estimate; budget {max_stall_s} s)",
+        estimate.what(),
+        format_latency(estimate.estimated_hold_ms.unwrap_or_default()),
+        crate::export::format::format_thousands(estimate.production_rows.unwrap_or_default()),
+        estimate.source.map_or("", |source| source.flag())
+    )
 }
 
-/// What the statement is, in a few words, and how to do it without the stall.
-fn advice(statement: &TracedStatement, lock: &TracedLock) -> (String, &'static str) {
+/// The fix of a statement whose hold at the production size is over the
+/// budget: `` `ALTER TABLE ...` rewrites orders under ACCESS EXCLUSIVE: 140
+/// ms for 100,000 rows, so about 70 s at 50,000,000 rows (...); no strategy
+/// shortens a hold: add a column of the new type, ... ``.
+fn hold_fix(statements: &[TracedStatement], estimate: &SizeEstimate, judging: &Judging) -> String {
+    let advice = statements
+        .iter()
+        .find(|statement| statement.statement == estimate.statement)
+        .and_then(|statement| {
+            let lock = statement
+                .locks
+                .iter()
+                .find(|lock| lock.relation == estimate.relation)?;
+            Some(advice(statement, lock, judging.layout).1)
+        })
+        .unwrap_or_else(|| "avoid reading the whole table under that lock".to_string());
+    format!(
+        "`{}` {}: {}; lock_timeout and retry do not shorten a hold: {advice}",
+        estimate.sql.trim(),
+        estimate.what(),
+        estimate.figures()
+    )
+}
+
+/// One fix per statement that blocks traffic on a table that existed
+/// before the migration (`existing_tables`), the one that blocks the most
+/// first (the longest held among equals), with how long the deployed
+/// migration ran (its lock wait included); statements with the same fix are
+/// one sentence naming their tables: `CREATE INDEX blocks writes on orders
+/// for 1.8 s: use CREATE INDEX CONCURRENTLY, ...`.
+pub fn lock_fixes(
+    statements: &[TracedStatement],
+    existing_tables: &[String],
+    deployed: &StrategyReport,
+    layout: Layout,
+) -> Vec<String> {
+    let mut risky: Vec<(&TracedStatement, &TracedLock)> = statements
+        .iter()
+        .filter_map(|statement| {
+            let lock = (statement.locks.iter())
+                .filter(|lock| lock.kind == RelationKind::Table && lock.blocks() != Blocks::Nothing)
+                .filter(|lock| existing_tables.contains(&lock.relation))
+                .max_by_key(|lock| (lock.blocks(), lock.mode))?;
+            Some((statement, lock))
+        })
+        .collect();
+    risky.sort_by(|(a, x), (b, y)| {
+        (y.blocks(), y.mode)
+            .cmp(&(x.blocks(), x.mode))
+            .then(b.held_ms.total_cmp(&a.held_ms))
+    });
+    // (what, what it blocks, fix) with the tables, in the order found.
+    let mut sentences: Vec<(String, Blocks, String, Vec<&str>)> = Vec::new();
+    for (statement, lock) in risky {
+        let (what, fix) = advice(statement, lock, layout);
+        match sentences
+            .iter_mut()
+            .find(|(w, b, f, _)| *w == what && *b == lock.blocks() && *f == fix)
+        {
+            Some((_, _, _, tables)) if !tables.contains(&lock.relation.as_str()) => {
+                tables.push(&lock.relation)
+            }
+            Some(_) => {}
+            None => sentences.push((what, lock.blocks(), fix, vec![&lock.relation])),
+        }
+    }
+    let seconds = trim_number(deployed.summary.ddl_total_ms / 1000.0, 1);
+    sentences
+        .into_iter()
+        .enumerate()
+        .map(|(index, (what, blocks, fix, tables))| {
+            let how_long = match index {
+                0 => format!(" for {seconds} s"),
+                _ => String::new(),
+            };
+            format!(
+                "{what} blocks {} on {}{how_long}: {fix}",
+                blocks.words(),
+                tables.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// What the statement is, in a few words, and how to do it without the
+/// stall, in a form that fits it: NOT VALID only for `ALTER TABLE ... ADD`,
+/// CONCURRENTLY in a migration its tool runs outside a transaction (`layout`).
+fn advice(statement: &TracedStatement, lock: &TracedLock, layout: Layout) -> (String, String) {
     let words = statement_words(&statement.sql)
         .into_iter()
         .next()
@@ -219,17 +353,23 @@ fn advice(statement: &TracedStatement, lock: &TracedLock) -> (String, &'static s
             .join(" ")
     };
     let scanned = lock.scanned == Some(true);
-    match (first(2).as_str(), first(3).as_str()) {
-        ("CREATE INDEX", _) | (_, "CREATE UNIQUE INDEX") if !has("CONCURRENTLY") => (
-            first(2).replace("CREATE UNIQUE", "CREATE UNIQUE INDEX"),
-            "use CREATE INDEX CONCURRENTLY, in a migration of its own (it cannot run in a \
-             transaction)",
-        ),
-        _ if (has("FOREIGN") || has("REFERENCES")) && !not_valid && scanned => (
+    let alters = first(2) == "ALTER TABLE";
+    let (what, fix) = match (first(2).as_str(), first(3).as_str()) {
+        ("CREATE INDEX", _) | (_, "CREATE UNIQUE INDEX") if !has("CONCURRENTLY") => {
+            return (
+                first(2).replace("CREATE UNIQUE", "CREATE UNIQUE INDEX"),
+                format!(
+                    "use CREATE INDEX CONCURRENTLY, which cannot run in a transaction: in a \
+                     migration of its own {}",
+                    layout.outside_a_transaction()
+                ),
+            );
+        }
+        _ if (has("FOREIGN") || has("REFERENCES")) && alters && !not_valid && scanned => (
             "ADD FOREIGN KEY".to_string(),
             "add it NOT VALID, then VALIDATE CONSTRAINT in a migration of its own",
         ),
-        _ if has("CHECK") && has("ADD") && !not_valid && scanned => (
+        _ if has("CHECK") && has("ADD") && alters && !not_valid && scanned => (
             "ADD CHECK".to_string(),
             "add it NOT VALID, then VALIDATE CONSTRAINT in a migration of its own",
         ),
@@ -245,7 +385,8 @@ fn advice(statement: &TracedStatement, lock: &TracedLock) -> (String, &'static s
         ),
         _ if lock.rewritten && has("TYPE") => (
             "ALTER COLUMN ... TYPE (a rewrite)".to_string(),
-            "add a column of the new type, fill it in batches, then switch over",
+            "add a column of the new type, backfill it in batches, and swap (or change to a \
+             binary-coercible type, which skips the rewrite)",
         ),
         _ if lock.rewritten => (
             format!("{} (a rewrite)", first(2)),
@@ -256,7 +397,8 @@ fn advice(statement: &TracedStatement, lock: &TracedLock) -> (String, &'static s
             "its lock queued behind the long transaction, and the traffic behind it: set \
              lock_timeout and retry (as --recommend retry does)",
         ),
-    }
+    };
+    (what, fix.to_string())
 }
 
 #[cfg(test)]
@@ -288,8 +430,12 @@ mod tests {
         let report = reference_report();
         let naive = &report.strategies[0];
         let seconds = trim_number(naive.summary.ddl_total_ms / 1000.0, 1);
+        let orders = ["orders".to_string()];
         let fix = |sql: &str, mode, rewritten, scanned| {
-            fix_sentence(&[statement(sql, mode, rewritten, scanned)], naive).unwrap()
+            let statement = statement(sql, mode, rewritten, scanned);
+            let mut fixes = lock_fixes(&[statement], &orders, naive, Layout::Goose);
+            assert_eq!(fixes.len(), 1, "{fixes:?}");
+            fixes.remove(0)
         };
         assert_eq!(
             fix(
@@ -300,7 +446,8 @@ mod tests {
             ),
             format!(
                 "CREATE INDEX blocks writes on orders for {seconds} s: use CREATE INDEX \
-                 CONCURRENTLY, in a migration of its own (it cannot run in a transaction)"
+                 CONCURRENTLY, which cannot run in a transaction: in a migration of its own \
+                 marked `-- +goose NO TRANSACTION`"
             )
         );
         assert!(
@@ -336,6 +483,82 @@ mod tests {
             false,
             false,
         );
-        assert_eq!(fix_sentence(&[harmless], naive), None);
+        assert!(lock_fixes(&[harmless], &orders, naive, Layout::Goose).is_empty());
+    }
+
+    /// The migration of the issue: a new table with a foreign key, columns
+    /// added to two existing tables, a plain index. The new table blocks no
+    /// one and gets no fix (no NOT VALID inside CREATE TABLE); each risk on an
+    /// existing table gets one, the same fix once for both tables.
+    #[test]
+    fn fixes_fit_the_statements_on_existing_tables_only() {
+        let report = reference_report();
+        let naive = &report.strategies[0];
+        let on = |relation: &str, mode, scanned| TracedLock {
+            relation: relation.into(),
+            kind: RelationKind::Table,
+            mode,
+            taken: true,
+            rewritten: false,
+            scanned: Some(scanned),
+        };
+        let numbered = |number: u32, sql: &str, locks: Vec<TracedLock>| TracedStatement {
+            statement: number,
+            locks,
+            ..statement(sql, LockMode::AccessShare, false, false)
+        };
+        let statements = [
+            numbered(
+                1,
+                "CREATE TABLE invites (id bigint PRIMARY KEY, user_id bigint NOT NULL \
+                 REFERENCES users (id))",
+                vec![
+                    on("invites", LockMode::AccessExclusive, false),
+                    on("users", LockMode::ShareRowExclusive, false),
+                ],
+            ),
+            numbered(
+                2,
+                "ALTER TABLE orders ADD COLUMN note text",
+                vec![on("orders", LockMode::AccessExclusive, false)],
+            ),
+            numbered(
+                3,
+                "ALTER TABLE users ADD COLUMN invited boolean",
+                vec![on("users", LockMode::AccessExclusive, false)],
+            ),
+            numbered(
+                4,
+                "CREATE INDEX orders_note ON orders (note)",
+                vec![on("orders", LockMode::Share, true)],
+            ),
+        ];
+        let existing = ["orders".to_string(), "users".to_string()];
+        let fixes = lock_fixes(&statements, &existing, naive, Layout::Diesel);
+        let seconds = trim_number(naive.summary.ddl_total_ms / 1000.0, 1);
+        assert_eq!(fixes.len(), 3, "{fixes:#?}");
+        assert!(
+            fixes[0].starts_with(&format!(
+                "ALTER TABLE blocks reads and writes on orders, users for {seconds} s: its \
+                 lock queued"
+            )),
+            "{fixes:#?}"
+        );
+        assert!(
+            fixes[1].starts_with("CREATE TABLE blocks writes on users: its lock queued"),
+            "{fixes:#?}"
+        );
+        assert!(
+            fixes[2].starts_with(
+                "CREATE INDEX blocks writes on orders: use CREATE INDEX \
+                 CONCURRENTLY"
+            ) && fixes[2].ends_with("with `run_in_transaction = false` in its `metadata.toml`"),
+            "{fixes:#?}"
+        );
+        let text = fixes.join(" ");
+        assert!(
+            !text.contains("invites") && !text.contains("NOT VALID"),
+            "{text}"
+        );
     }
 }

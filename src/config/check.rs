@@ -7,7 +7,7 @@ use std::time::Duration;
 
 pub use crate::choices::BlockerChoice;
 use crate::choices::{Layout, TransactionMode};
-use crate::cli::{CheckArgs, LoadArg};
+use crate::cli::{CheckArgs, LoadArg, RowsArg};
 use crate::error::Error;
 use crate::script;
 use crate::server::ServerRequest;
@@ -54,8 +54,16 @@ const AFTER_BLOCKER: Duration = Duration::from_secs(4);
 pub enum Data {
     /// `--seed FILE`: the user's SQL, run once the earlier migrations ran.
     Seed { path: PathBuf, sql: String },
-    /// `--rows N` generated per table from the catalogs.
-    Rows(u64),
+    /// `--rows` generated from the catalogs.
+    Rows(RowCounts),
+}
+
+/// How many rows to generate: `--rows N` for every table, `--rows TABLE=N` for one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowCounts {
+    pub every_table: u64,
+    /// Tables given their own count, as named on the command line.
+    pub tables: Vec<(String, u64)>,
 }
 
 /// The traffic of each measured run.
@@ -91,6 +99,10 @@ pub struct CheckConfig {
     pub selection: Selection,
     pub transaction: TransactionMode,
     pub data: Data,
+    /// `--table-rows TABLE=N`: tables' rows in production, for the hold estimates.
+    pub table_rows: Vec<(String, u64)>,
+    /// `--sizes-from URL`: a server whose statistics give every table's rows in production.
+    pub sizes_from: Option<String>,
     pub load: LoadChoice,
     pub clients: u32,
     pub blocker: BlockerChoice,
@@ -148,6 +160,8 @@ impl CheckConfig {
             selection: parse_selection(args),
             transaction: args.transaction.unwrap_or_default(),
             data: parse_data(args)?,
+            table_rows: args.table_rows.clone(),
+            sizes_from: args.sizes_from.clone(),
             load: parse_load_choice(args.load.as_ref())?,
             clients: parse_clients(args.clients)?,
             blocker: args.blocker.unwrap_or(BlockerChoice::Auto),
@@ -219,7 +233,29 @@ fn parse_data(args: &CheckArgs) -> Result<Data, Error> {
             sql,
         });
     }
-    Ok(Data::Rows(args.rows.unwrap_or(DEFAULT_ROWS)))
+    let mut counts = RowCounts {
+        every_table: DEFAULT_ROWS,
+        tables: Vec::new(),
+    };
+    let mut every = args.rows.iter().filter_map(|rows| match rows {
+        RowsArg::Every(count) => Some(*count),
+        RowsArg::Table(..) => None,
+    });
+    if let Some(count) = every.next() {
+        counts.every_table = count;
+    }
+    if let Some(again) = every.next() {
+        return Err(Error::bad_input(format!(
+            "--rows {again}: --rows N is given twice; give one count for every table, and \
+             TABLE=N for a table of its own"
+        )));
+    }
+    for rows in &args.rows {
+        if let RowsArg::Table(table, count) = rows {
+            counts.tables.push((table.clone(), *count));
+        }
+    }
+    Ok(Data::Rows(counts))
 }
 
 fn parse_load_choice(arg: Option<&LoadArg>) -> Result<LoadChoice, Error> {
@@ -325,6 +361,74 @@ mod tests {
         assert_eq!(config(CheckArgs::default()).unwrap().search_path, None);
     }
 
+    /// `check` parsed from `flags`, or the message of clap or of the config.
+    fn parsed(flags: &[&str]) -> Result<CheckConfig, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let mut line = vec!["stallbench", "check", dir.path().to_str().unwrap()];
+        line.extend(flags);
+        line.extend(["--out", out.to_str().unwrap()]);
+        let cli = crate::cli::Cli::try_parse_from(line).map_err(|err| err.to_string())?;
+        let crate::cli::Command::Check { dir, args } = cli.command else {
+            panic!("not check");
+        };
+        CheckConfig::new(&dir, &args).map_err(|err| err.to_string())
+    }
+
+    #[test]
+    fn rows_and_production_sizes_are_per_table() {
+        let config = parsed(&[
+            "--rows",
+            "500",
+            "--rows",
+            "orders=20",
+            "--table-rows",
+            "app.orders=50_000_000",
+            "--table-rows",
+            "users=1,200",
+            "--sizes-from",
+            "postgres://reader@staging/app",
+        ])
+        .unwrap();
+        assert_eq!(
+            config.data,
+            Data::Rows(RowCounts {
+                every_table: 500,
+                tables: vec![("orders".to_string(), 20)]
+            })
+        );
+        assert_eq!(
+            config.table_rows,
+            [
+                ("app.orders".to_string(), 50_000_000),
+                ("users".to_string(), 1200)
+            ]
+        );
+        assert_eq!(
+            config.sizes_from.as_deref(),
+            Some("postgres://reader@staging/app")
+        );
+        for (flags, message) in [
+            (
+                &["--rows", "5", "--rows", "6"][..],
+                "--rows N is given twice",
+            ),
+            (&["--rows", "many"], "\"many\" is not a row count"),
+            (
+                &["--table-rows", "orders"],
+                "\"orders\" has no '='; give TABLE=N",
+            ),
+            (&["--table-rows", "=5"], "names no table"),
+            (
+                &["--table-rows", "orders=lots"],
+                "\"lots\" is not a row count",
+            ),
+        ] {
+            let error = parsed(flags).unwrap_err();
+            assert!(error.contains(message), "{flags:?}: {error}");
+        }
+    }
+
     #[test]
     fn a_file_is_refused_naming_its_folder_and_since() {
         let dir = tempfile::tempdir().unwrap();
@@ -348,7 +452,14 @@ mod tests {
         let config = config(CheckArgs::default()).unwrap();
         assert_eq!(config.selection, Selection::LastN(1));
         assert_eq!(config.transaction, TransactionMode::PerFile);
-        assert_eq!(config.data, Data::Rows(100_000));
+        assert_eq!(
+            config.data,
+            Data::Rows(RowCounts {
+                every_table: 100_000,
+                tables: Vec::new()
+            })
+        );
+        assert!(config.table_rows.is_empty() && config.sizes_from.is_none());
         assert_eq!(config.hold, Duration::from_secs(10));
         assert_eq!(config.duration, Duration::from_millis(15_000));
         assert_eq!(config.clients, 4);

@@ -33,6 +33,7 @@ pub use blocker::{BlockerConfig, BlockerKind};
 pub use check::Selection;
 pub use check::{
     BLOCKER_AT, BlockerChoice, Budgets, CheckConfig, DDL_AT, DEFAULT_ROWS, Data, LoadChoice,
+    RowCounts,
 };
 pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;

@@ -447,7 +447,7 @@ fn a_rename_that_breaks_the_application_fails_and_retry_does_not_fix_it() {
             && broken.contains("(42703 column \\\"hide_media\\\" "),
         "{broken}"
     );
-    let fix = rename["fix"].as_str().unwrap();
+    let fix = rename["fixes"][0].as_str().unwrap();
     assert!(
         fix.starts_with("`ALTER TABLE items RENAME COLUMN hide_media TO hide_images` breaks")
             && fix.contains("expand/contract")

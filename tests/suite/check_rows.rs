@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use crate::common::{connect, start_throwaway_server};
 use stallbench::check::rows::{TableFill, fill_tables};
+use stallbench::config::RowCounts;
 
 const SCHEMA: &str = r#"
 CREATE SCHEMA app;
@@ -77,11 +78,21 @@ INSERT INTO app.statuses VALUES (1, 'open'), (2, 'closed');
 /// Rows per table: enough for the keys to collide if they could; the
 /// benchmark's 100,000 with `CHECK_ROWS=100000` (the fill's time is printed
 /// with --nocapture).
-fn rows() -> u64 {
-    std::env::var("CHECK_ROWS")
-        .ok()
-        .and_then(|rows| rows.parse().ok())
-        .unwrap_or(20_000)
+fn rows() -> RowCounts {
+    every(
+        std::env::var("CHECK_ROWS")
+            .ok()
+            .and_then(|rows| rows.parse().ok())
+            .unwrap_or(20_000),
+    )
+}
+
+/// `--rows N`: the same count for every table.
+fn every(rows: u64) -> RowCounts {
+    RowCounts {
+        every_table: rows,
+        tables: Vec::new(),
+    }
 }
 
 fn fill_of<'a>(fills: &'a [TableFill], table: &str) -> &'a TableFill {
@@ -99,9 +110,10 @@ fn every_table_is_filled_and_keeps_its_constraints_or_is_named_and_skipped() {
     runtime.block_on(async {
         let client = connect(&url).await;
         client.batch_execute(SCHEMA).await.unwrap();
-        let rows = rows();
+        let counts = rows();
+        let rows = counts.every_table;
         let started = Instant::now();
-        let fills = fill_tables(&client, &["app"], rows, 42, &mut |_, _, _| {})
+        let fills = fill_tables(&client, &["app"], &counts, 42, &mut |_, _, _| {})
             .await
             .unwrap_or_else(|err| panic!("{err}"));
         eprintln!("filled in {:.2?}: {fills:#?}", started.elapsed());
@@ -193,13 +205,13 @@ fn the_same_seed_gives_the_same_rows() {
             );
             client.batch_execute(&sql).await.unwrap();
         }
-        fill_tables(&client, &["a"], 1000, 7, &mut |_, _, _| {})
+        fill_tables(&client, &["a"], &every(1000), 7, &mut |_, _, _| {})
             .await
             .unwrap();
-        fill_tables(&client, &["b"], 1000, 7, &mut |_, _, _| {})
+        fill_tables(&client, &["b"], &every(1000), 7, &mut |_, _, _| {})
             .await
             .unwrap();
-        fill_tables(&client, &["c"], 1000, 8, &mut |_, _, _| {})
+        fill_tables(&client, &["c"], &every(1000), 8, &mut |_, _, _| {})
             .await
             .unwrap();
         let digest = |schema: &str| {
@@ -242,7 +254,14 @@ fn cycles_unknown_types_and_narrow_keys_are_named_and_the_rest_filled() {
             )
             .await
             .unwrap();
-        let fills = fill_tables(&client, &["s"], 500, 1, &mut |_, _, _| {}).await.unwrap();
+        // `--rows 500 --rows s.e=40`: e gets its own count, named with its schema.
+        let counts = RowCounts {
+            every_table: 500,
+            tables: vec![("s.e".to_string(), 40)],
+        };
+        let fills = fill_tables(&client, &["s"], &counts, 1, &mut |_, _, _| {})
+            .await
+            .unwrap();
         eprintln!("{fills:#?}");
         for table in ["a", "b"] {
             let reason = fill_of(&fills, table).skipped.as_deref().unwrap();
@@ -262,7 +281,7 @@ fn cycles_unknown_types_and_narrow_keys_are_named_and_the_rest_filled() {
             "{reason}"
         );
         // e's key to d is nullable and d is empty: NULL.
-        assert_eq!(fill_of(&fills, "e").rows, 500);
+        assert_eq!(fill_of(&fills, "e").rows, 40);
         let f = fill_of(&fills, "f");
         assert_eq!(f.rows, 2, "{f:?}");
         assert!(

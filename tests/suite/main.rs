@@ -13,6 +13,7 @@ mod alone;
 mod check;
 mod check_migrations;
 mod check_rows;
+mod check_sizes;
 mod ci;
 mod cli;
 mod concurrent;

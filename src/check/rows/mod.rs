@@ -25,6 +25,7 @@ mod values;
 use serde::Serialize;
 use tokio_postgres::Client;
 
+use crate::config::RowCounts;
 use crate::error::Error;
 use catalog::{Catalog, Table};
 use recipe::{RecipeInput, TableRecipe, quote_ident};
@@ -52,15 +53,15 @@ pub const TOOL_TABLES: [&str; 1] = ["__diesel_schema_migrations"];
 /// The fix a skipped table's reason ends with.
 const SEED_FIX: &str = "give its rows with --seed FILE (your own SQL)";
 
-/// Fills every table of `schemas` with `rows_per_table` generated rows
-/// (parents first), the same rows for the same `seed`; returns each table's
+/// Fills every table of `schemas` with generated rows, as many as `counts`
+/// gives it (parents first), the same rows for the same `seed`; returns each table's
 /// outcome in the order filled, and gives each to `on_filled` as it is done
 /// with how many are done and how many there are (for progress lines).
 /// Fails only when the server does (runtime).
 pub async fn fill_tables(
     client: &Client,
     schemas: &[&str],
-    rows_per_table: u64,
+    counts: &RowCounts,
     seed: u64,
     on_filled: &mut dyn FnMut(&TableFill, usize, usize),
 ) -> Result<Vec<TableFill>, Error> {
@@ -86,12 +87,24 @@ pub async fn fill_tables(
         let nulled = (0..catalog.tables[at].foreign_keys.len())
             .map(|key| order.nulled.contains(&(at, key)))
             .collect();
-        let fill = fill_table(client, &catalog, at, nulled, cycle, rows_per_table, seed).await?;
+        let rows = rows_of(counts, &catalog.tables[at]);
+        let fill = fill_table(client, &catalog, at, nulled, cycle, rows, seed).await?;
         on_filled(&fill, fills.len() + 1, order.tables.len());
         fills.push(fill);
     }
     analyze(client, &catalog.tables).await?;
     Ok(fills)
+}
+
+/// The rows `counts` gives `table`: its own count (named `orders` or
+/// `public.orders`), else the count for every table.
+fn rows_of(counts: &RowCounts, table: &Table) -> u64 {
+    let name = table.sql_name.replace('"', "");
+    counts
+        .tables
+        .iter()
+        .find(|(given, _)| crate::check::sizes::same_table(given, &name))
+        .map_or(counts.every_table, |(_, rows)| *rows)
 }
 
 async fn fill_table(

@@ -1,0 +1,223 @@
+//! `check` at production sizes (issue 32): a table rewrite that takes
+//! milliseconds on the generated rows holds ACCESS EXCLUSIVE for minutes at
+//! the size `--table-rows` gives, which no strategy shortens, so it fails
+//! for `retry` too; a migration that creates a table and changes two others
+//! gets a fix per risky statement on the existing tables, none for the new
+//! one; `--sizes-from` reads a real server's statistics.
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// The migration of the issue's `retry` pass: a type change that rewrites `orders`.
+const RETYPE: &str = "0002_amount_bigint.sql";
+/// A new table with a foreign key, columns on two existing tables, a plain
+/// index, a CHECK on `users` that reads it whole: one transaction.
+const INVITES: &str = "0003_invites.sql";
+
+fn migration<'a>(check: &'a Value, name: &str) -> &'a Value {
+    (check["migrations"].as_array().unwrap().iter())
+        .find(|migration| migration["name"] == name)
+        .unwrap_or_else(|| panic!("no migration {name} in {check:#}"))
+}
+
+/// The production server of the test: `users` with 200,000 rows, analyzed
+/// (its statistics are what `--sizes-from` reads), and a table never
+/// analyzed, which has none.
+fn production_database() -> TestDatabase {
+    let shared = shared_server();
+    let database = shared.empty_database();
+    shared.execute(
+        &database.name,
+        "CREATE TABLE users (id bigint PRIMARY KEY, name text NOT NULL);
+         INSERT INTO users SELECT i, 'user ' || i FROM generate_series(1, 200000) i;
+         CREATE TABLE fresh (id int);
+         CREATE TABLE events (id int, at date) PARTITION BY RANGE (at);
+         CREATE TABLE events_2025 PARTITION OF events FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
+         CREATE TABLE events_2026 PARTITION OF events FOR VALUES FROM ('2026-01-01') TO ('2027-01-01');
+         INSERT INTO events SELECT i, DATE '2025-06-01' + (i % 400) FROM generate_series(1, 4000) i;
+         ANALYZE users; ANALYZE events_2025; ANALYZE events_2026;",
+    );
+    database
+}
+
+#[test]
+fn sizes_from_reads_the_statistics_of_a_real_server() {
+    let production = production_database();
+    let url = &production.url;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let sizes = runtime
+        .block_on(stallbench::check::sizes::read_sizes(url))
+        .unwrap_or_else(|err| panic!("{err}"));
+    let rows = |table: &str| {
+        (sizes.tables.iter())
+            .find(|size| size.table == table)
+            .map(|size| size.rows)
+    };
+    assert_eq!(rows("public.users"), Some(200_000), "{sizes:?}");
+    // A partitioned table: its partitions' rows; the partitions are not listed.
+    assert_eq!(rows("public.events"), Some(4000), "{sizes:?}");
+    assert_eq!(rows("public.events_2025"), None, "{sizes:?}");
+    assert_eq!(sizes.without_statistics, ["public.fresh"], "{sizes:?}");
+
+    let error = runtime
+        .block_on(stallbench::check::sizes::read_sizes(
+            "host=/nonexistent port=1 user=nobody dbname=none connect_timeout=2",
+        ))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("--sizes-from host=/nonexistent")
+            && error.contains("cannot connect")
+            && error.contains("--table-rows TABLE=N"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_rewrite_at_production_size_fails_retry_too_and_fixes_fit_the_existing_tables() {
+    require_postgres();
+    let _cpus = cpus_shared();
+    let production = production_database();
+    let dir = tempfile::tempdir().unwrap();
+    let migrations = dir.path().join("migrations");
+    std::fs::create_dir(&migrations).unwrap();
+    let files = [
+        (
+            "0001_init.sql",
+            "CREATE TABLE users (id bigint PRIMARY KEY, name text NOT NULL);\n\
+             CREATE TABLE orders (id bigint PRIMARY KEY, user_id bigint NOT NULL REFERENCES \
+             users (id), amount integer NOT NULL, created_at timestamptz NOT NULL DEFAULT now());\n",
+        ),
+        (
+            RETYPE,
+            "ALTER TABLE orders ALTER COLUMN amount TYPE bigint;\n",
+        ),
+        (
+            INVITES,
+            "CREATE TABLE invites (id bigint PRIMARY KEY, user_id bigint NOT NULL REFERENCES \
+             users (id), code text NOT NULL);\n\
+             ALTER TABLE orders ADD COLUMN invite_id bigint;\n\
+             ALTER TABLE users ADD CONSTRAINT name_present CHECK (name <> '');\n\
+             CREATE INDEX orders_created_at ON orders (created_at);\n",
+        ),
+    ];
+    for (name, sql) in files {
+        std::fs::write(migrations.join(name), sql).unwrap();
+    }
+    let out = dir.path().join("out");
+    // Deployed with retry, as the issue's user did: one run per migration, and
+    // no blocker: the holds at production size come from the trace.
+    let assert = stallbench_command()
+        .arg("check")
+        .arg(&migrations)
+        .args(["--new", "2", "--deploy", "retry", "--rows", "1000"])
+        .args([
+            "--table-rows",
+            "orders=50_000_000",
+            "--sizes-from",
+            &production.url,
+        ])
+        .args([
+            "--blocker",
+            "none",
+            "--hold",
+            "1s",
+            "--duration",
+            "3s",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .assert();
+    let stdout = stdout_of(&assert);
+    assert.code(3);
+    let check: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+
+    // The rewrite: measured on 1,000 rows, estimated at 50 million, over
+    // the 1 s budget, which retry's lock_timeout cannot change.
+    let retype = migration(&check, RETYPE);
+    assert_eq!(retype["verdict"], "fail", "{retype:#}");
+    let estimate = &retype["estimates"][0];
+    assert_eq!(
+        (
+            &estimate["relation"],
+            &estimate["rewritten"],
+            &estimate["measured_rows"],
+            &estimate["production_rows"],
+            &estimate["source"]
+        ),
+        (
+            &Value::from("orders"),
+            &Value::from(true),
+            &Value::from(1000),
+            &Value::from(50_000_000),
+            &Value::from("table_rows")
+        ),
+        "{estimate:#}"
+    );
+    // Scaled by 50,000: at least 49,999 times the statement's own time.
+    let measured_ms = estimate["measured_ms"].as_f64().unwrap();
+    let hold_ms = estimate["estimated_hold_ms"].as_f64().unwrap();
+    assert!(
+        hold_ms >= 49_999.0 * measured_ms && hold_ms > 1000.0,
+        "{estimate:#}"
+    );
+    // The type change also breaks the load's prepared reads of orders
+    // (0A000, once per client), which the check names first.
+    let broken: Vec<&str> = (retype["broken"].as_array().unwrap().iter())
+        .map(|broken| broken.as_str().unwrap())
+        .collect();
+    assert!(
+        broken[0].starts_with("the application broke: ")
+            && broken[0].ends_with("(0A000 cached plan must not change result type)"),
+        "{broken:?}"
+    );
+    assert!(
+        broken[1].starts_with("rewrites orders under ACCESS EXCLUSIVE for about ")
+            && broken[1].ends_with(" at 50,000,000 rows (--table-rows; an estimate; budget 1 s)"),
+        "{broken:?}"
+    );
+    let fix = retype["fixes"][1].as_str().unwrap();
+    assert!(
+        fix.starts_with("`ALTER TABLE orders ALTER COLUMN amount TYPE bigint` rewrites orders")
+            && fix.contains("lock_timeout and retry do not shorten a hold")
+            && fix.contains("backfill it in batches, and swap"),
+        "{fix}"
+    );
+    assert!(
+        stdout.contains(&format!("FAIL  {RETYPE}")) && !stdout.contains("fixed by retry"),
+        "{stdout}"
+    );
+
+    // The new table: no fix names it, no NOT VALID inside CREATE TABLE; the
+    // index built under the ALTER's ACCESS EXCLUSIVE gets CONCURRENTLY.
+    let invites = migration(&check, INVITES);
+    assert_eq!(invites["verdict"], "fail", "{invites:#}");
+    let fixes = invites["fixes"].to_string();
+    assert!(
+        !fixes.contains("invites") && !fixes.contains("NOT VALID"),
+        "{fixes}"
+    );
+    assert!(
+        fixes.contains("`CREATE INDEX orders_created_at ON orders (created_at)` reads the whole of orders under ACCESS EXCLUSIVE")
+            && fixes.contains("use CREATE INDEX CONCURRENTLY, which cannot run in a transaction: in a migration of its own that your tool runs outside one"),
+        "{fixes}"
+    );
+    // users' CHECK reads it whole: at the 200,000 rows --sizes-from read.
+    let users = (invites["estimates"].as_array().unwrap().iter())
+        .find(|estimate| estimate["relation"] == "users")
+        .unwrap_or_else(|| panic!("{invites:#}"));
+    assert_eq!(
+        (&users["production_rows"], &users["source"]),
+        (&Value::from(200_000), &Value::from("sizes_from")),
+        "{users:#}"
+    );
+    let check_md = std::fs::read_to_string(out.join("check.md")).unwrap();
+    assert!(
+        check_md.contains("no one (invites is new)")
+            && check_md.contains("(--sizes-from; an estimate, scaled by rows)"),
+        "{check_md}"
+    );
+}
