@@ -135,7 +135,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
     if new.is_empty() {
         return Ok(run);
     }
-    let sizes = production_sizes(config).await?;
+    let sizes = sizes::production_sizes(config).await?;
     let base = design::base_config(config);
     let started = Instant::now();
     let mut target = Database::open(&base).await?;
@@ -310,33 +310,6 @@ async fn set_search_path(
                  separated by commas, as SET search_path takes them"
             ))
         })
-}
-
-/// `--table-rows` and what `--sizes-from` reads, said on stderr.
-async fn production_sizes(config: &CheckConfig) -> Result<ProductionSizes, Error> {
-    let from_server = match &config.sizes_from {
-        None => Vec::new(),
-        Some(url) => {
-            let read = sizes::read_sizes(url).await?;
-            say(
-                config,
-                format!(
-                    "production sizes: {} tables from --sizes-from {}",
-                    read.tables.len(),
-                    crate::database::redact_url(url)
-                ),
-            );
-            if !read.without_statistics.is_empty() {
-                stderrln!(
-                    "warning: --sizes-from: no statistics for {} (never vacuumed or analyzed \
-                     there); give their sizes with --table-rows TABLE=N",
-                    read.without_statistics.join(", ")
-                );
-            }
-            read.tables
-        }
-    };
-    Ok(ProductionSizes::new(&config.table_rows, from_server))
 }
 
 /// Traces, plans and measures one migration; the work database is as

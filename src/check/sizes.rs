@@ -22,6 +22,7 @@
 use serde::Serialize;
 use tokio_postgres::Client;
 
+use crate::config::CheckConfig;
 use crate::conninfo::{ConnSettings, Tls};
 use crate::database::{error_text, redact_url};
 use crate::error::Error;
@@ -113,6 +114,32 @@ pub fn same_table(a: &str, b: &str) -> bool {
 pub struct ServerSizes {
     pub tables: Vec<TableSize>,
     pub without_statistics: Vec<String>,
+}
+
+/// `--table-rows` over what `--sizes-from` reads, said on stderr (unless `--quiet`).
+pub async fn production_sizes(config: &CheckConfig) -> Result<ProductionSizes, Error> {
+    let from_server = match &config.sizes_from {
+        None => Vec::new(),
+        Some(url) => {
+            let read = read_sizes(url).await?;
+            if !config.quiet {
+                stderrln!(
+                    "production sizes: {} tables from --sizes-from {}",
+                    read.tables.len(),
+                    redact_url(url)
+                );
+            }
+            if !read.without_statistics.is_empty() {
+                stderrln!(
+                    "warning: --sizes-from: no statistics for {} (never vacuumed or analyzed \
+                     there); give their sizes with --table-rows TABLE=N",
+                    read.without_statistics.join(", ")
+                );
+            }
+            read.tables
+        }
+    };
+    Ok(ProductionSizes::new(&config.table_rows, from_server))
 }
 
 /// The rows of every user table of the server at `url`, from its statistics

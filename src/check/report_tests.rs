@@ -1,0 +1,322 @@
+//! Tests of `check::report`: the verdict line, the exit code and the files, from
+//! hand-made checks (`two_migrations`), which `check::markdown`'s tests use too.
+
+use std::path::PathBuf;
+
+use super::*;
+use crate::check::migrations::{Migration, MigrationStatement, MigrationStep};
+use crate::check::run::MeasuredRun;
+use crate::expect::{Bound, Expectation, evaluate};
+use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock};
+use crate::testing::reference_report;
+
+fn migration(name: &str, sql: &str) -> Migration {
+    Migration {
+        name: name.to_string(),
+        path: PathBuf::from(format!("migrations/{name}.sql")),
+        version: name[..4].to_string(),
+        steps: vec![MigrationStep {
+            statements: vec![MigrationStatement {
+                sql: sql.to_string(),
+                line: 1,
+            }],
+            in_transaction: true,
+        }],
+    }
+}
+
+/// How the tests' checks are judged: `naive` against `retry`, a 1 s stall budget.
+pub(crate) fn judging() -> Judging<'static> {
+    Judging {
+        deploy: "naive",
+        recommend: "retry",
+        max_stall_s: 1,
+        layout: crate::choices::Layout::Numbered,
+    }
+}
+
+fn traced(sql: &str, mode: LockMode) -> Vec<TracedStatement> {
+    vec![TracedStatement {
+        step: 1,
+        statement: 1,
+        sql: sql.to_string(),
+        duration_ms: 0.5,
+        held_ms: 0.5,
+        locks: vec![TracedLock {
+            relation: "orders".into(),
+            kind: RelationKind::Table,
+            mode,
+            taken: true,
+            rewritten: false,
+            scanned: Some(false),
+        }],
+    }]
+}
+
+/// A check of two migrations: the reference add-column run (naive stalls,
+/// retry does not) and a new table that locks nothing that existed.
+pub(crate) fn two_migrations() -> CheckReport {
+    let report = reference_report();
+    let expectations: Vec<Expectation> = ["naive", "retry"]
+        .into_iter()
+        .map(|strategy| Expectation {
+            strategy: strategy.to_string(),
+            bound: Bound::MaxLongestStallS(1),
+            source: "check --max-stall".to_string(),
+        })
+        .collect();
+    let add = "ALTER TABLE orders ADD COLUMN note text";
+    let measured = CheckedMigration {
+        migration: migration("0002_add_note", add),
+        statements: traced(add, LockMode::AccessExclusive),
+        trace_ms: 3.0,
+        existing_tables: vec!["orders".to_string()],
+        estimates: Vec::new(),
+        outcome: Outcome::Measured(Box::new(MeasuredRun {
+            load: "4 clients: primary-key reads on orders".to_string(),
+            blocker: "a report holding ACCESS SHARE on orders for 12 s".to_string(),
+            blocks: Blocks::ReadsAndWrites,
+            results: evaluate(&expectations, &report),
+            report,
+            folder: PathBuf::from("results/check/0002_add_note"),
+        })),
+    };
+    let create = "CREATE TABLE notes (id int)";
+    let not_measured = CheckedMigration {
+        migration: migration("0003_notes", create),
+        statements: Vec::new(),
+        trace_ms: 1.0,
+        existing_tables: Vec::new(),
+        estimates: Vec::new(),
+        outcome: Outcome::NotMeasured,
+    };
+    let migrations = [measured, not_measured]
+        .into_iter()
+        .map(|checked| {
+            let judged = judge(&checked, &judging());
+            (checked, judged)
+        })
+        .collect();
+    CheckReport {
+        dir: PathBuf::from("migrations"),
+        out_dir: PathBuf::from("results/check"),
+        deploy: "naive".to_string(),
+        recommend: "retry".to_string(),
+        budgets: Budgets {
+            max_stall_s: 1,
+            max_p99_ms: None,
+            max_failed: None,
+        },
+        hold_s: 12.0,
+        clients: 4,
+        data: "100,000 generated rows per table".to_string(),
+        server_version: "15.8".to_string(),
+        earlier: 1,
+        unfilled: Vec::new(),
+        migrations,
+    }
+}
+
+#[test]
+fn a_deployed_run_that_did_not_happen_is_no_result_and_exit_4() {
+    let mut report = two_migrations();
+    let (checked, judged) = &mut report.migrations[0];
+    let Outcome::Measured(run) = &mut checked.outcome else {
+        panic!("the first migration is measured");
+    };
+    run.report.strategies[0].summary.invalid =
+        "the report failed at 6.1 s, 2.1 s into its 12 s hold".to_string();
+    *judged = judge(checked, &judging());
+    assert_eq!(judged.verdict, MigrationVerdict::Invalid);
+    assert_eq!(report.exit_code(), 4);
+    assert_eq!(
+        report.verdict_line(),
+        "**INVALID**: 1 of 2 new migrations did not run as written, so the check has no \
+         result for them: 0002_add_note (the report failed at 6.1 s, 2.1 s into its 12 s hold)."
+    );
+    let files = report.files().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&files[1].bytes).unwrap();
+    assert_eq!(json["verdict"], "invalid");
+    assert_eq!(json["migrations"][0]["verdict"], "invalid");
+    let junit = String::from_utf8(files[2].bytes.clone()).unwrap();
+    assert!(junit.contains("failures=\"0\" errors=\"1\""), "{junit}");
+    assert!(
+        junit.contains("<error message=\"no result\">the report failed at 6.1 s"),
+        "{junit}"
+    );
+}
+
+#[test]
+fn a_migration_with_no_result_keeps_the_others_failures_in_the_headline() {
+    let mut report = two_migrations();
+    let (checked, judged) = &mut report.migrations[1];
+    checked.outcome = Outcome::NoResult("table notes holds no rows (...)".to_string());
+    *judged = judge(checked, &judging());
+    assert_eq!(judged.verdict, MigrationVerdict::Invalid);
+    assert_eq!(report.exit_code(), 4);
+    assert_eq!(
+        report.verdict_line(),
+        "**INVALID**: 1 of 2 new migrations did not run as written, so the check has no \
+         result for them: 0003_notes (table notes holds no rows (...)). Besides, 1 of 2 \
+         breaks the budget as deployed (naive): 0002_add_note."
+    );
+    // When no migration has a result, nothing was checked: bad input.
+    let (checked, judged) = &mut report.migrations[0];
+    checked.outcome = Outcome::NoResult("it could not run: ...".to_string());
+    *judged = judge(checked, &judging());
+    assert_eq!(report.exit_code(), 2);
+}
+
+#[test]
+fn the_verdict_names_the_failed_migration_and_what_retry_does() {
+    let report = two_migrations();
+    assert_eq!(report.exit_code(), 3);
+    let naive_stall = reference_report().strategies[0].summary.longest_stall_s;
+    assert_eq!(
+        report.verdict_line(),
+        "**FAIL**: 1 of 2 new migrations breaks the budget as deployed (naive; longest stall \
+         <= 1 s): 0002_add_note; retry keeps it within the budget."
+    );
+    let (_, judged) = &report.migrations[0];
+    assert_eq!(
+        judged.broken,
+        [format!("longest stall {naive_stall} s (budget 1 s)")]
+    );
+    assert_eq!(
+        judged.recommended.as_deref(),
+        Some("fixed by retry: longest stall 0 s")
+    );
+    assert!(
+        judged.fixes[0].starts_with("ALTER TABLE blocks reads and writes on orders for"),
+        "{judged:?}"
+    );
+    assert_eq!(
+        report.migrations[1].1.verdict,
+        MigrationVerdict::NotMeasured
+    );
+}
+
+/// A rewrite of a table given 50 million rows in production: its hold
+/// there, estimated from the trace, breaks the stall budget for every
+/// strategy (retry shortens the wait, not the hold), and the fix is the
+/// statement's own; with a budget the estimate keeps, it is no failure.
+#[test]
+fn a_hold_estimated_over_the_budget_fails_every_strategy() {
+    use crate::check::sizes::{SizeEstimate, SizeSource};
+    let mut report = two_migrations();
+    let (checked, judged) = &mut report.migrations[0];
+    let retype = "ALTER TABLE orders ALTER COLUMN amount TYPE bigint";
+    checked.statements[0].sql = retype.to_string();
+    checked.statements[0].locks[0].rewritten = true;
+    checked.estimates = vec![SizeEstimate {
+        statement: 1,
+        sql: retype.to_string(),
+        relation: "orders".to_string(),
+        mode: LockMode::AccessExclusive,
+        rewritten: true,
+        sorts: false,
+        measured_ms: 140.0,
+        held_ms: 150.0,
+        measured_rows: 100_000,
+        production_rows: Some(50_000_000),
+        source: Some(SizeSource::TableRows),
+        estimated_hold_ms: Some(70_010.0),
+    }];
+    *judged = judge(checked, &judging());
+    assert_eq!(judged.verdict, MigrationVerdict::Fail);
+    assert_eq!(
+        judged.broken[0],
+        "rewrites orders under ACCESS EXCLUSIVE for about 70.01 s at 50,000,000 rows \
+         (--table-rows; an estimate; budget 1 s)"
+    );
+    assert_eq!(judged.fixed_by_recommended, Some(false));
+    assert_eq!(
+        judged.recommended.as_deref(),
+        Some(
+            "retry does not fix it: it shortens the wait for the lock, not the hold, \
+             about 70.01 s at the production size"
+        )
+    );
+    assert_eq!(
+        judged.fixes,
+        [format!(
+            "`{retype}` rewrites orders under ACCESS EXCLUSIVE: 140 ms for 100,000 rows, so \
+             about 70.01 s at 50,000,000 rows (--table-rows; an estimate, scaled by rows); \
+             lock_timeout and retry do not shorten a hold: add a column of the new type, \
+             backfill it in batches, and swap (or change to a binary-coercible type, which \
+             skips the rewrite)"
+        )]
+    );
+    assert!(
+        report
+            .verdict_line()
+            .ends_with("0002_add_note; retry does not keep it within the budget."),
+        "{}",
+        report.verdict_line()
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&report.files().unwrap()[1].bytes).unwrap();
+    let estimate = &json["migrations"][0]["estimates"][0];
+    assert_eq!(estimate["production_rows"], 50_000_000);
+    assert_eq!(estimate["source"], "table_rows");
+
+    // A budget of 100 s keeps the hold: the measured stall alone is judged.
+    let (checked, _) = &report.migrations[0];
+    let judged = judge(
+        checked,
+        &Judging {
+            max_stall_s: 100,
+            ..judging()
+        },
+    );
+    assert!(
+        !judged.broken.iter().any(|b| b.contains("estimate")),
+        "{judged:?}"
+    );
+    assert_eq!(judged.fixed_by_recommended, Some(true));
+}
+
+#[test]
+fn check_csv_is_one_record_per_migration_and_strategy() {
+    let files = two_migrations().files().unwrap();
+    let csv = String::from_utf8(files[0].bytes.clone()).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "migration,verdict,strategy,role,blocks,within_budget,longest_stall_s,\
+         zero_tps_seconds,worst_second_tps,lat_p99_ms,lat_max_ms,failed,ddl_tries,\
+         ddl_outcome,done_after_s,broken,fix"
+    );
+    assert!(lines[1].starts_with("0002_add_note,fail,naive,deployed,reads_and_writes,false,"));
+    assert!(lines[2].starts_with("0002_add_note,fail,retry,recommended,reads_and_writes,true,0,"));
+    assert_eq!(lines[3], "0003_notes,not_measured,,,,,,,,,,,,,,,");
+    let records: Vec<CheckRecord> = ::csv::Reader::from_reader(csv.as_bytes())
+        .deserialize()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(records, two_migrations().records());
+}
+
+#[test]
+fn check_json_and_junit_hold_every_migration() {
+    let files = two_migrations().files().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&files[1].bytes).unwrap();
+    assert_eq!(json["verdict"], "fail");
+    let first = &json["migrations"][0];
+    assert_eq!(
+        first["statements"][0]["locks"][0]["blocks"],
+        "reads_and_writes"
+    );
+    assert_eq!(first["strategies"].as_array().unwrap().len(), 2);
+    assert_eq!(json["migrations"][1]["verdict"], "not_measured");
+    let junit = String::from_utf8(files[2].bytes.clone()).unwrap();
+    assert!(junit.contains("tests=\"2\" failures=\"1\""), "{junit}");
+    assert!(
+        junit.contains("<testcase classname=\"stallbench.check\" name=\"0003_notes\"/>"),
+        "{junit}"
+    );
+    assert!(
+        junit.contains("<failure message=\"naive: longest stall"),
+        "{junit}"
+    );
+}
