@@ -1,7 +1,6 @@
 //! Rank on signal, not on noise (issue 26): three identical copies of one
-//! retry strategy tie, with repeats (their ranges overlap) and without (their
-//! steady seconds' noise band), while naive, which stalls, ranks last and
-//! ties nothing; a sweep of retry's lock_timeout writes a folder per value,
+//! retry strategy tie with repeats (their ranges overlap), while naive, which
+//! stalls, ranks last and ties nothing, with repeats and without; a sweep of retry's lock_timeout writes a folder per value,
 //! sweep.csv and sweep.png, and a lock_timeout longer than the report's hold
 //! stalls as naive does; `plot DIR` redraws a repeat folder and a sweep folder.
 //!
@@ -122,8 +121,14 @@ fn three_copies_of_retry_tie_with_repeats_and_without_and_naive_ranks_last() {
     }
     assert!(summary_md.contains("| 4 | naive | "), "{summary_md}");
 
-    // Without repeats (each strategy's first run alone), the copies tie
-    // through their steady seconds' band.
+    // Without repeats (each strategy's first run alone), naive still ranks
+    // last on its stall. Whether the copies tie is left to one run's noise:
+    // a single run's worst second moves with where the queued requests land
+    // against a second's boundary, and in one of ten idle runs (flaky.sh on
+    // 58d1a12) two copies' worst seconds were 0.93 and 1.06 of the median,
+    // outside each other's band. The band rule itself is the unit tests'
+    // (metrics::ranking), on figures that make it certain; the tie of
+    // identical copies is asserted above, on three repeats' ranges.
     let first_runs = RunReport {
         workload: report.workload.clone(),
         strategies: report
@@ -135,14 +140,12 @@ fn three_copies_of_retry_tie_with_repeats_and_without_and_naive_ranks_last() {
         interruption: None,
     };
     let (names, ranks, decided, figures) = ranked(&first_runs);
-    assert_eq!(names, ["retry", "retry-b", "retry-c", "naive"], "{figures}");
-    assert_eq!(ranks, [1, 1, 1, 4], "{figures}");
-    assert!(decided[3].is_some(), "{figures}");
-    let headline = stallbench::export::sentences::headline(&rank_strategies(&first_runs));
-    assert!(
-        headline.starts_with("retry, retry-b and retry-c tie: worst second "),
-        "{headline}"
-    );
+    assert_eq!(names[3], "naive", "{figures}");
+    assert_eq!(ranks[3], 4, "{figures}");
+    assert_eq!(decided[3], Some(Criterion::LongestStall), "{figures}");
+    let mut copies = names[..3].to_vec();
+    copies.sort();
+    assert_eq!(copies, ["retry", "retry-b", "retry-c"], "{figures}");
     let run_json = std::fs::read_to_string(run.out.join("run.json")).unwrap();
     assert!(run_json.contains("\"repeat\": 3"), "{run_json}");
     let workload_toml = std::fs::read_to_string(run.out.join("workload.toml")).unwrap();
