@@ -155,6 +155,21 @@ impl fmt::Display for TransactionMode {
     }
 }
 
+/// Which new migrations `check` runs under traffic (`--measure`); the others
+/// are judged from their lock trace alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Measure {
+    /// Every migration that locks a table that existed before it.
+    #[default]
+    All,
+    /// Only those its trace flags: a lock that blocks traffic on such a
+    /// table, or a rename or drop the application may use.
+    Flagged,
+    /// None (`--trace-only`): seconds, for every pull request.
+    None,
+}
+
 /// How statements are sent, as pgbench's `-M`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum Protocol {

@@ -6,7 +6,9 @@ use std::time::Duration;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
 
-use crate::choices::{BlockerChoice, BlockerKind, Layout, Protocol, Recycling, TransactionMode};
+use crate::choices::{
+    BlockerChoice, BlockerKind, Layout, Measure, Protocol, Recycling, TransactionMode,
+};
 use crate::duration::DurationParser;
 use crate::strategy::{NamedStrategy, PRESET_NAMES, preset};
 
@@ -114,6 +116,15 @@ pub struct CheckArgs {
     /// (pg_class.reltuples, read-only, no row read), as --table-rows for each.
     #[arg(long, value_name = "URL")]
     pub sizes_from: Option<String>,
+    /// Which new migrations run under traffic: `all`, `flagged` (those whose trace shows a lock
+    /// that blocks traffic, or a rename or drop) or `none`; the others are judged from their
+    /// trace alone [default: all].
+    #[arg(long, value_name = "WHICH")]
+    pub measure: Option<Measure>,
+    /// Judge every new migration from its trace alone, without the traffic runs (--measure
+    /// none): seconds, for every pull request; a hold over the budget at --table-rows fails.
+    #[arg(long, conflicts_with = "measure")]
+    pub trace_only: bool,
     /// The traffic: `read` (primary-key reads), `read-write` (also single-row updates and
     /// inserts), or a pgbench script FILE [default: reads, and writes where the migration blocks them].
     #[arg(long, value_name = "read|read-write|FILE", value_parser = load_arg)]

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use super::report::CheckReport;
 use super::run::{CheckedMigration, Outcome};
 use super::verdict::{Judged, MigrationVerdict};
+use crate::choices::Measure;
 use crate::export::ci::comment_marker;
 use crate::export::format::{format_ms, format_thousands, trim_number};
 use crate::export::markdown::{render_table, table_cell};
@@ -46,15 +47,25 @@ pub fn check_text(report: &CheckReport) -> String {
         "# stallbench check: {}\n",
         table_cell(&report.dir.display().to_string())
     );
+    let runs = match report.measure {
+        Measure::None => "traced and judged from its trace alone (--trace-only)".to_string(),
+        measure => format!(
+            "traced, then {}run under {} clients behind a long transaction held {} s, deployed \
+             with `{}` and with `{}` beside it",
+            match measure {
+                Measure::Flagged => "if its trace flagged it (--measure flagged), ",
+                _ => "",
+            },
+            report.clients,
+            trim_number(report.hold_s, 1),
+            report.deploy,
+            report.recommend,
+        ),
+    };
     let _ = writeln!(
         text,
-        "Each new migration was traced, then run under {} clients behind a long transaction \
-         held {} s, deployed with `{}` and with `{}` beside it, on the schema of {} earlier \
-         migrations and {} (PostgreSQL {}). Budget, as deployed: {}.\n",
-        report.clients,
-        trim_number(report.hold_s, 1),
-        report.deploy,
-        report.recommend,
+        "Each new migration was {runs}, on the schema of {} earlier migrations and {} \
+         (PostgreSQL {}). Budget, as deployed: {}.\n",
         report.earlier,
         report.data,
         report.server_version,
@@ -148,6 +159,19 @@ fn migration_section(report: &CheckReport, checked: &CheckedMigration, judged: &
     }
     match &checked.outcome {
         Outcome::NoResult(_) => {}
+        Outcome::Traced(flags) => {
+            let _ = writeln!(
+                text,
+                "Not run under traffic: {}.\n",
+                judged.not_measured.as_deref().unwrap_or_default()
+            );
+            for flag in flags {
+                let _ = writeln!(text, "- Flagged: {}.", table_cell(flag));
+            }
+            if !flags.is_empty() {
+                text.push('\n');
+            }
+        }
         Outcome::NotMeasured => {
             let _ = writeln!(
                 text,

@@ -90,6 +90,7 @@ fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error>
     let mut lines = format!("{}\n", report.verdict_line().replace("**", ""));
     for (checked, judged) in &report.migrations {
         let detail = (judged.invalid.iter())
+            .chain(&judged.flags)
             .chain(&judged.fixes)
             .chain(&judged.recommended)
             .map(String::as_str)

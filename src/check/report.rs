@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::run::{CheckRun, CheckedMigration, Outcome};
 use super::sizes::SizeEstimate;
 use super::verdict::{Judged, Judging, MigrationVerdict, judge};
+use crate::choices::Measure;
 use crate::config::{Budgets, CheckConfig, Data};
 use crate::expect::Verdict;
 use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
@@ -37,6 +38,8 @@ pub struct CheckReport {
     pub earlier: usize,
     /// Tables the generator could not fill.
     pub unfilled: Vec<String>,
+    /// Which migrations ran under traffic (`--measure`).
+    pub measure: Measure,
     pub migrations: Vec<(CheckedMigration, Judged)>,
 }
 
@@ -84,6 +87,7 @@ impl CheckReport {
             server_version: run.server_version,
             earlier: run.earlier,
             unfilled: run.unfilled,
+            measure: config.measure,
             migrations,
         }
     }
@@ -93,6 +97,14 @@ impl CheckReport {
         self.migrations
             .iter()
             .filter(|(_, judged)| judged.verdict == MigrationVerdict::Fail)
+            .collect()
+    }
+
+    /// The migrations judged from their trace alone that need a measured run.
+    pub fn flagged(&self) -> Vec<&(CheckedMigration, Judged)> {
+        self.migrations
+            .iter()
+            .filter(|(_, judged)| judged.verdict == MigrationVerdict::Flagged)
             .collect()
     }
 
@@ -180,6 +192,21 @@ impl CheckReport {
                 reasons.join("; ")
             );
         }
+        let flagged: Vec<&str> = (self.flagged().into_iter())
+            .map(|(m, _)| m.migration.name.as_str())
+            .collect();
+        let also_flagged = match flagged.len() {
+            0 => String::new(),
+            n => format!(
+                " {n} of {count} judged from the trace alone {} a lock that blocks traffic or a \
+                 rename, which only a measured run can judge (--measure flagged): {}.",
+                if n == 1 { "shows" } else { "show" },
+                flagged.join(", ")
+            ),
+        };
+        if failed.is_empty() && !flagged.is_empty() {
+            return format!("**flagged**:{also_flagged}");
+        }
         if failed.is_empty() {
             return format!(
                 "**pass**: {count} new {} within budget as deployed ({}): {}.",
@@ -198,6 +225,7 @@ impl CheckReport {
             .map(|(m, _)| m.migration.name.as_str())
             .collect();
         let recommended = match (fixed.len(), failed.len()) {
+            _ if self.measure == Measure::None => "; no strategy shortens a hold".to_string(),
             (0, 1) => format!("; {} does not keep it within the budget", self.recommend),
             (1, 1) => format!("; {} keeps it within the budget", self.recommend),
             (0, _) => format!("; {} does not keep any of them within it", self.recommend),
@@ -207,7 +235,8 @@ impl CheckReport {
             _ => format!("; {} keeps {} within it", self.recommend, fixed.join(", ")),
         };
         format!(
-            "**FAIL**: {} of {count} new {} {} the budget as deployed ({}; {}): {}{recommended}.",
+            "**FAIL**: {} of {count} new {} {} the budget as deployed ({}; {}): \
+             {}{recommended}.{also_flagged}",
             failed.len(),
             plural(count),
             if failed.len() == 1 { "breaks" } else { "break" },
@@ -295,6 +324,7 @@ impl CheckReport {
             .collect();
         let file = CheckJson {
             verdict: match self.exit_code() {
+                0 if !self.flagged().is_empty() => "flagged",
                 0 => "pass",
                 crate::error::exit_code::INVALID | crate::error::exit_code::BAD_INPUT => "invalid",
                 _ => "fail",
@@ -325,6 +355,10 @@ impl CheckReport {
                     JunitOutcome::Error {
                         message: "no result".to_string(),
                         body: reason.clone(),
+                    }
+                } else if judged.verdict == MigrationVerdict::Flagged {
+                    JunitOutcome::Skipped {
+                        message: format!("flagged, not measured: {}", judged.flags.join("; ")),
                     }
                 } else if judged.verdict != MigrationVerdict::Fail {
                     JunitOutcome::Passed
@@ -408,7 +442,8 @@ pub struct CheckRecord {
 /// `check.json`.
 #[derive(Serialize)]
 struct CheckJson<'a> {
-    /// `pass`, `fail` (exit 3) or `invalid` (exit 4).
+    /// `pass`, `flagged` (exit 0: a migration judged from its trace alone
+    /// needs a measured run), `fail` (exit 3) or `invalid` (exit 4).
     verdict: &'a str,
     deploy: &'a str,
     recommend: &'a str,
@@ -430,6 +465,8 @@ struct MigrationJson {
     recommended: Option<String>,
     fixed_by_recommended: Option<bool>,
     not_measured: Option<String>,
+    /// What its trace flags for a measured run (verdict `flagged`).
+    flags: Vec<String>,
     /// Why the deployed run is no result (verdict `invalid`).
     invalid: Option<String>,
     load: Option<String>,
@@ -498,7 +535,7 @@ impl MigrationJson {
         let name = &checked.migration.name;
         let run = match &checked.outcome {
             Outcome::Measured(run) => Some(run),
-            Outcome::NotMeasured | Outcome::NoResult(_) => None,
+            Outcome::NotMeasured | Outcome::NoResult(_) | Outcome::Traced(_) => None,
         };
         MigrationJson {
             name: name.clone(),
@@ -509,6 +546,7 @@ impl MigrationJson {
             recommended: judged.recommended.clone(),
             fixed_by_recommended: judged.fixed_by_recommended,
             not_measured: judged.not_measured.clone(),
+            flags: judged.flags.clone(),
             invalid: judged.invalid.clone(),
             load: run.map(|run| run.load.clone()),
             blocker: run.map(|run| run.blocker.clone()),

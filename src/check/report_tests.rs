@@ -113,6 +113,7 @@ pub(crate) fn two_migrations() -> CheckReport {
         server_version: "15.8".to_string(),
         earlier: 1,
         unfilled: Vec::new(),
+        measure: crate::choices::Measure::All,
         migrations,
     }
 }
@@ -319,4 +320,62 @@ fn check_json_and_junit_hold_every_migration() {
         junit.contains("<failure message=\"naive: longest stall"),
         "{junit}"
     );
+}
+
+/// `--trace-only`: a migration whose trace shows a lock that blocks traffic
+/// is flagged, not failed (exit 0, check.json `flagged`, a skipped test
+/// case); one with nothing that blocks passes from its trace.
+#[test]
+fn a_traced_migration_is_flagged_for_a_measured_run() {
+    let mut report = two_migrations();
+    report.measure = crate::choices::Measure::None;
+    let (checked, judged) = &mut report.migrations[0];
+    let flags = crate::check::verdict::trace_flags(&checked.statements, &checked.existing_tables);
+    assert_eq!(
+        flags,
+        [
+            "statement 1 (ALTER TABLE) takes ACCESS EXCLUSIVE on orders, which blocks reads and \
+          writes while it waits for the lock and runs"
+        ]
+    );
+    checked.outcome = Outcome::Traced(flags);
+    *judged = judge(checked, &judging());
+    assert_eq!(judged.verdict, MigrationVerdict::Flagged);
+    assert_eq!(report.exit_code(), 0);
+    assert_eq!(
+        report.verdict_line(),
+        "**flagged**: 1 of 2 judged from the trace alone shows a lock that blocks traffic or a \
+         rename, which only a measured run can judge (--measure flagged): 0002_add_note."
+    );
+    let files = report.files().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&files[1].bytes).unwrap();
+    assert_eq!(json["verdict"], "flagged");
+    assert_eq!(json["migrations"][0]["verdict"], "flagged");
+    let junit = String::from_utf8(files[2].bytes.clone()).unwrap();
+    assert!(
+        junit.contains("<skipped message=\"flagged, not measured: statement 1 (ALTER TABLE)"),
+        "{junit}"
+    );
+    let text = crate::check::markdown::check_text(&report);
+    assert!(
+        text.contains("was traced and judged from its trace alone (--trace-only)")
+            && text.contains("- Flagged: statement 1 (ALTER TABLE) takes ACCESS EXCLUSIVE"),
+        "{text}"
+    );
+
+    // A rename is flagged as one, whatever its lock.
+    let (checked, _) = &mut report.migrations[0];
+    let rename = TracedStatement {
+        sql: "ALTER TABLE orders RENAME COLUMN total TO amount".to_string(),
+        ..checked.statements[0].clone()
+    };
+    let flags = crate::check::verdict::trace_flags(&[rename], &checked.existing_tables);
+    assert!(
+        flags[0].contains("renames, drops or retypes what orders holds"),
+        "{flags:?}"
+    );
+    // Nothing on a table that existed before: a pass from the trace.
+    assert!(crate::check::verdict::trace_flags(&checked.statements, &[]).is_empty());
+    checked.outcome = Outcome::Traced(Vec::new());
+    assert_eq!(judge(checked, &judging()).verdict, MigrationVerdict::Pass);
 }

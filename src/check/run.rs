@@ -8,7 +8,8 @@
 //!    from the trace; each strategy's run on a fresh copy of the database
 //!    (`CREATE DATABASE ... TEMPLATE`), so every strategy meets the schema and
 //!    rows the earlier migrations left and no run's migration reaches the
-//!    next; then the migration is applied for real, for the next one.
+//!    next (unless `--measure` leaves it to its trace); then the migration
+//!    is applied for real, for the next one.
 //!
 //! Each measured migration gets a results folder of its own, the files of a
 //! `compare` (timeline, attempts, `ddl_locks.csv`, summary, charts).
@@ -22,6 +23,7 @@ use super::design::{self, RunDesign, TableFacts};
 use super::migrations::{Layout, Migration, MigrationStep, read_folder, split_new};
 use super::rows::{TableFill, fill_tables};
 use super::sizes::{self, ProductionSizes, SizeEstimate, same_table};
+use crate::choices::Measure;
 use crate::config::{CheckConfig, Config, Data};
 use crate::database::{Database, error_text};
 use crate::error::Error;
@@ -69,6 +71,10 @@ pub enum Outcome {
     NotMeasured,
     /// Boxed: a run report is large beside the empty variant.
     Measured(Box<MeasuredRun>),
+    /// Judged from its trace alone (`--measure flagged` or `none`): what the
+    /// trace flags for a measured run, one line per statement (none: nothing
+    /// in it blocks traffic).
+    Traced(Vec<String>),
     /// No result, and why: it could not run (a statement the server
     /// refused on the schema and rows the earlier migrations leave: the
     /// error, with its file, line and fix; then `statements` is empty and
@@ -373,9 +379,16 @@ async fn check_migration(
     let measured_rows = sizes::generated_rows(&client, &names).await?;
     let estimates = sizes::estimates(&statements, &measured_rows, sizes);
     drop(client);
-    let outcome = match tables.is_empty() {
-        true => Outcome::NotMeasured,
-        false => {
+    let flags = super::verdict::trace_flags(&statements, &existing_tables);
+    let runs = match config.measure {
+        Measure::All => true,
+        Measure::Flagged => !flags.is_empty(),
+        Measure::None => false,
+    };
+    let outcome = match (tables.is_empty(), runs) {
+        (true, _) => Outcome::NotMeasured,
+        (false, false) => Outcome::Traced(flags),
+        (false, true) => {
             let design = match design::design_run(config, &migration, &tables) {
                 Ok(design) => design,
                 Err(Error::BadInput(error)) => {

@@ -18,7 +18,7 @@ use crate::metrics::{RunReport, StrategyReport};
 use crate::strategy::statements::statement_words;
 
 /// What the check says about one migration. In check.csv and check.json as
-/// `pass`, `fail`, `invalid` or `not_measured`.
+/// `pass`, `fail`, `invalid`, `not_measured` or `flagged`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MigrationVerdict {
@@ -33,6 +33,9 @@ pub enum MigrationVerdict {
     Invalid,
     /// It locks no table that existed before it: nothing for traffic to wait on.
     NotMeasured,
+    /// Judged from its trace alone (`--trace-only`), which shows a lock that
+    /// blocks traffic or a rename or drop: only a measured run can judge it.
+    Flagged,
 }
 
 impl MigrationVerdict {
@@ -43,6 +46,7 @@ impl MigrationVerdict {
             MigrationVerdict::Fail => "FAIL",
             MigrationVerdict::Invalid => "INVALID",
             MigrationVerdict::NotMeasured => "not measured",
+            MigrationVerdict::Flagged => "flagged",
         }
     }
 }
@@ -75,6 +79,9 @@ pub struct Judged {
     pub recommended: Option<String>,
     /// Why it was not measured, for a migration that was not.
     pub not_measured: Option<String>,
+    /// What its trace flags for a measured run, for one judged from its
+    /// trace alone (`--measure`): one line per statement.
+    pub flags: Vec<String>,
     /// Why the deployed run is no result, for an invalid migration.
     pub invalid: Option<String>,
 }
@@ -90,8 +97,12 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
             fixed_by_recommended: None,
             recommended: None,
             not_measured: None,
+            flags: Vec::new(),
             invalid: Some(error.clone()),
         };
+    }
+    if let Outcome::Traced(flags) = &checked.outcome {
+        return judge_trace(checked, flags, judging);
     }
     let Outcome::Measured(run) = &checked.outcome else {
         return Judged {
@@ -103,6 +114,7 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
             not_measured: Some(
                 "it locks no table that existed before it, so no traffic waits on it".to_string(),
             ),
+            flags: Vec::new(),
             invalid: None,
         };
     };
@@ -215,8 +227,88 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
         fixed_by_recommended,
         recommended,
         not_measured: None,
+        flags: Vec::new(),
         invalid,
     }
+}
+
+/// The judgement of a migration from its trace alone (`flags`, see
+/// [`trace_flags`]): `fail` when a hold at a production size is over the
+/// stall budget (no strategy shortens it), `flagged` when the trace shows
+/// what only a measured run can judge, else `pass`.
+fn judge_trace(checked: &CheckedMigration, flags: &[String], judging: &Judging) -> Judged {
+    let too_long: Vec<&SizeEstimate> = (checked.estimates.iter())
+        .filter(|estimate| estimate.over(judging.max_stall_s))
+        .collect();
+    let verdict = match (too_long.is_empty(), flags.is_empty()) {
+        (false, _) => MigrationVerdict::Fail,
+        (true, false) => MigrationVerdict::Flagged,
+        (true, true) => MigrationVerdict::Pass,
+    };
+    Judged {
+        verdict,
+        broken: (too_long.iter())
+            .map(|estimate| hold_words(estimate, judging.max_stall_s))
+            .collect(),
+        fixes: (too_long.iter())
+            .map(|estimate| hold_fix(&checked.statements, estimate, judging))
+            .collect(),
+        fixed_by_recommended: None,
+        recommended: None,
+        not_measured: Some(match flags.is_empty() {
+            true => "judged from its trace alone, which shows no lock that blocks traffic on a \
+                     table that existed before it"
+                .to_string(),
+            false => "judged from its trace alone (--measure): not run under traffic".to_string(),
+        }),
+        flags: flags.to_vec(),
+        invalid: None,
+    }
+}
+
+/// What a migration's trace shows that only a measured run can judge, one
+/// line per statement: a lock that blocks traffic on a table that existed
+/// before it (it queues behind a long transaction, and the traffic behind
+/// it), or a rename, a drop or a type change of such a table's columns,
+/// which the application as it ran before may still use.
+pub fn trace_flags(statements: &[TracedStatement], existing_tables: &[String]) -> Vec<String> {
+    let mut flags = Vec::new();
+    for statement in statements {
+        let words = statement_words(&statement.sql)
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let has = |word: &str| words.iter().any(|w| w == word);
+        let what = words.iter().take(2).cloned().collect::<Vec<_>>().join(" ");
+        let Some(lock) = (statement.locks.iter())
+            .filter(|lock| lock.kind == RelationKind::Table)
+            .filter(|lock| existing_tables.contains(&lock.relation))
+            .max_by_key(|lock| (lock.blocks(), lock.mode))
+        else {
+            continue;
+        };
+        let changes_names = has("RENAME")
+            || (what == "ALTER TABLE" && has("DROP") && !has("CONSTRAINT") && !has("DEFAULT"))
+            || (what == "ALTER TABLE" && has("TYPE"))
+            || what == "DROP TABLE";
+        if changes_names {
+            flags.push(format!(
+                "statement {} ({what}) renames, drops or retypes what {} holds, which the \
+                 application as it runs may still use",
+                statement.statement, lock.relation
+            ));
+        } else if lock.blocks() != Blocks::Nothing {
+            flags.push(format!(
+                "statement {} ({what}) takes {} on {}, which blocks {} while it waits for the \
+                 lock and runs",
+                statement.statement,
+                lock.mode.sql_name(),
+                lock.relation,
+                lock.blocks().words()
+            ));
+        }
+    }
+    flags
 }
 
 fn strategy<'a>(report: &'a RunReport, name: &str) -> Option<&'a StrategyReport> {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use crate::choices::BlockerChoice;
-use crate::choices::{Layout, TransactionMode};
+use crate::choices::{Layout, Measure, TransactionMode};
 use crate::cli::{CheckArgs, LoadArg, RowsArg};
 use crate::error::Error;
 use crate::script;
@@ -103,6 +103,8 @@ pub struct CheckConfig {
     pub table_rows: Vec<(String, u64)>,
     /// `--sizes-from URL`: a server whose statistics give every table's rows in production.
     pub sizes_from: Option<String>,
+    /// Which new migrations run under traffic (`--measure`, `--trace-only`).
+    pub measure: Measure,
     pub load: LoadChoice,
     pub clients: u32,
     pub blocker: BlockerChoice,
@@ -162,6 +164,10 @@ impl CheckConfig {
             data: parse_data(args)?,
             table_rows: args.table_rows.clone(),
             sizes_from: args.sizes_from.clone(),
+            measure: match args.trace_only {
+                true => Measure::None,
+                false => args.measure.unwrap_or_default(),
+            },
             load: parse_load_choice(args.load.as_ref())?,
             clients: parse_clients(args.clients)?,
             blocker: args.blocker.unwrap_or(BlockerChoice::Auto),
@@ -408,6 +414,13 @@ mod tests {
             config.sizes_from.as_deref(),
             Some("postgres://reader@staging/app")
         );
+        assert_eq!(parsed(&["--trace-only"]).unwrap().measure, Measure::None);
+        assert_eq!(
+            parsed(&["--measure", "flagged"]).unwrap().measure,
+            Measure::Flagged
+        );
+        let both = parsed(&["--trace-only", "--measure", "all"]).unwrap_err();
+        assert!(both.contains("cannot be used with"), "{both}");
         for (flags, message) in [
             (
                 &["--rows", "5", "--rows", "6"][..],
@@ -460,6 +473,7 @@ mod tests {
             })
         );
         assert!(config.table_rows.is_empty() && config.sizes_from.is_none());
+        assert_eq!(config.measure, Measure::All);
         assert_eq!(config.hold, Duration::from_secs(10));
         assert_eq!(config.duration, Duration::from_millis(15_000));
         assert_eq!(config.clients, 4);

@@ -3,8 +3,9 @@
 //! key) break the budget as deployed and `retry` keeps them within it; the
 //! same three done safely pass; the traces show the rewrite, the locks and
 //! what they block; the files a pipeline reads are all there. One run of the
-//! whole folder on short clocks (the blocker held 3 s, 7 s per strategy)
-//! serves every assertion.
+//! whole folder on short clocks (the blocker held 3 s, 7 s per strategy;
+//! `--measure flagged` leaves CONCURRENTLY, whose trace blocks nothing, to
+//! its trace) serves every assertion.
 
 use std::path::Path;
 
@@ -89,6 +90,9 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
             "7s",
             "--rows",
             "10000",
+            // CONCURRENTLY's trace flags nothing: judged from it, not run.
+            "--measure",
+            "flagged",
         ])
         .arg("--out")
         .arg(&out)
@@ -185,9 +189,17 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
 
     // The safe ones: CONCURRENTLY blocks nothing; NOT VALID gives up rather
     // than queue, VALIDATE holds a lock that blocks nothing.
-    let lock = lock_on(&migration(&check, NEW[4])["statements"][0], "orders");
+    let concurrently = migration(&check, NEW[4]);
+    let lock = lock_on(&concurrently["statements"][0], "orders");
     assert_eq!(lock["mode"], "ShareUpdateExclusiveLock");
     assert_eq!(lock["blocks"], "nothing");
+    assert!(
+        concurrently["not_measured"]
+            .as_str()
+            .unwrap()
+            .starts_with("judged from its trace alone, which shows no lock that blocks traffic"),
+        "{concurrently}"
+    );
     let not_valid = migration(&check, NEW[5]);
     assert_eq!(strategy(not_valid, "naive")["within_budget"], true);
 
@@ -203,9 +215,10 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
         assert!(folder(&out, NEW[1]).join(file).is_file(), "{file}");
     }
 
-    // check.csv: a row per migration and strategy; junit.xml: a case per migration.
+    // check.csv: a row per migration and strategy (one for the migration not
+    // run); junit.xml: a case per migration.
     let csv = std::fs::read_to_string(out.join("check.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 2 * NEW.len(), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 2 * (NEW.len() - 1) + 1, "{csv}");
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert_eq!(junit.matches("<testcase ").count(), NEW.len(), "{junit}");
     assert!(junit.contains("failures=\"3\""), "{junit}");

@@ -3,7 +3,8 @@
 //! the size `--table-rows` gives, which no strategy shortens, so it fails
 //! for `retry` too; a migration that creates a table and changes two others
 //! gets a fix per risky statement on the existing tables, none for the new
-//! one; `--sizes-from` reads a real server's statistics.
+//! one; `--sizes-from` reads a real server's statistics; `--trace-only`
+//! judges the example folder from its traces alone.
 
 use serde_json::Value;
 
@@ -219,5 +220,78 @@ fn a_rewrite_at_production_size_fails_retry_too_and_fixes_fit_the_existing_table
         check_md.contains("no one (invites is new)")
             && check_md.contains("(--sizes-from; an estimate, scaled by rows)"),
         "{check_md}"
+    );
+}
+
+/// `--trace-only` on the example folder, with orders at 50 million rows: no
+/// run under traffic; the three unsafe migrations read or rewrite orders
+/// under a lock that blocks traffic, which at that size is over the budget
+/// for any strategy (exit 3); the safe ones that still take a blocking lock
+/// for a moment are flagged for a measured run; CONCURRENTLY passes.
+#[test]
+fn trace_only_fails_the_holds_at_production_size_and_flags_the_rest() {
+    require_postgres();
+    let _cpus = cpus_shared();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/migrations");
+    let started = std::time::Instant::now();
+    let assert = stallbench_command()
+        .arg("check")
+        .arg(&examples)
+        .args(["--new", "6", "--trace-only", "--rows", "1000"])
+        .args(["--table-rows", "orders=50000000", "--quiet", "--out"])
+        .arg(&out)
+        .assert();
+    let stdout = stdout_of(&assert);
+    assert.code(3);
+    eprintln!("check --trace-only took {:.1?}", started.elapsed());
+    let check: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    let verdicts: Vec<(&str, &str)> = (check["migrations"].as_array().unwrap().iter())
+        .map(|m| (m["name"].as_str().unwrap(), m["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("0002_orders_add_tracking_token.sql", "fail"),
+            ("0003_orders_index_created_at.sql", "fail"),
+            ("0004_orders_customer_fk_cascade.sql", "fail"),
+            ("0005_payments_add_reference_safely.sql", "flagged"),
+            ("0006_orders_index_status_concurrently.sql", "pass"),
+            ("0007_payments_order_fk_not_valid.sql", "flagged"),
+        ],
+        "{stdout}"
+    );
+    // Nothing ran under traffic: no strategy rows, no results folders.
+    for migration in check["migrations"].as_array().unwrap() {
+        assert_eq!(
+            migration["strategies"],
+            Value::Array(Vec::new()),
+            "{migration:#}"
+        );
+        assert_eq!(migration["results"], Value::Null, "{migration:#}");
+    }
+    let index = migration(&check, "0003_orders_index_created_at.sql");
+    assert!(
+        index["fixes"][0]
+            .as_str()
+            .unwrap()
+            .contains("scaled by rows x log rows: an index build sorts"),
+        "{index:#}"
+    );
+    let flagged = migration(&check, "0005_payments_add_reference_safely.sql");
+    assert!(
+        flagged["flags"][0]
+            .as_str()
+            .unwrap()
+            .contains("takes ACCESS EXCLUSIVE on payments, which blocks reads and writes"),
+        "{flagged:#}"
+    );
+    assert!(
+        stdout.starts_with("FAIL: 3 of 6 new migrations break the budget as deployed")
+            && stdout
+                .contains("2 of 6 judged from the trace alone show a lock that blocks traffic"),
+        "{stdout}"
     );
 }
