@@ -37,7 +37,8 @@ fn find<'a>(list: &'a Value, key: &str, value: &str, what: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{what}"))
 }
 
-fn migration<'a>(check: &'a Value, name: &str) -> &'a Value {
+/// Migration `name` of check.json (the check_sizes tests use it too).
+pub(crate) fn migration<'a>(check: &'a Value, name: &str) -> &'a Value {
     let what = format!("{name} is not in check.json");
     find(&check["migrations"], "name", name, &what)
 }
@@ -55,7 +56,7 @@ fn strategy<'a>(migration: &'a Value, strategy: &str) -> &'a Value {
 }
 
 /// check.json of the check whose results folder is `out`.
-fn check_json(out: &Path) -> Value {
+pub(crate) fn check_json(out: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap()
 }
 

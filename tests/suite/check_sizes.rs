@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+use crate::check::{check_json, migration};
 use crate::common::*;
 
 /// The migration of the issue's `retry` pass: a type change that rewrites `orders`.
@@ -15,12 +16,6 @@ const RETYPE: &str = "0002_amount_bigint.sql";
 /// A new table with a foreign key, columns on two existing tables, a plain
 /// index, a CHECK on `users` that reads it whole: one transaction.
 const INVITES: &str = "0003_invites.sql";
-
-fn migration<'a>(check: &'a Value, name: &str) -> &'a Value {
-    (check["migrations"].as_array().unwrap().iter())
-        .find(|migration| migration["name"] == name)
-        .unwrap_or_else(|| panic!("no migration {name} in {check:#}"))
-}
 
 /// The production server of the test: `users` with 200,000 rows, analyzed
 /// (its statistics are what `--sizes-from` reads), and a table never
@@ -133,8 +128,7 @@ fn a_rewrite_at_production_size_fails_retry_too_and_fixes_fit_the_existing_table
         .assert();
     let stdout = stdout_of(&assert);
     assert.code(3);
-    let check: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    let check = check_json(&out);
 
     // The rewrite: measured on 1,000 rows, estimated at 50 million, over
     // the 1 s budget, which retry's lock_timeout cannot change.
@@ -246,8 +240,7 @@ fn trace_only_fails_the_holds_at_production_size_and_flags_the_rest() {
     let stdout = stdout_of(&assert);
     assert.code(3);
     eprintln!("check --trace-only took {:.1?}", started.elapsed());
-    let check: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("check.json")).unwrap()).unwrap();
+    let check = check_json(&out);
     let verdicts: Vec<(&str, &str)> = (check["migrations"].as_array().unwrap().iter())
         .map(|m| (m["name"].as_str().unwrap(), m["verdict"].as_str().unwrap()))
         .collect();
