@@ -14,7 +14,9 @@ use crate::export::ci::comment_marker;
 use crate::export::format::{format_ms, format_thousands, trim_number};
 use crate::export::markdown::{render_table, table_cell};
 use crate::export::table::{Align, Table};
-use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedLock, TracedStatement};
+use crate::metrics::lock_trace::{
+    Blocks, LockMode, RelationKind, TracedLock, TracedStatement, held_before,
+};
 use crate::results::{CHECK_MD, DDL_LOCKS_CSV, OutputFile, PR_COMMENT_MD, TIMELINE_PNG};
 
 /// The longest statement text a table cell shows; the rest is in ddl_locks.csv.
@@ -288,14 +290,7 @@ fn already_held(
     statement: &TracedStatement,
 ) -> Vec<(String, LockMode, u32)> {
     let taken_before = |relation: &str| {
-        earlier
-            .iter()
-            .filter(|before| before.step == statement.step)
-            .flat_map(|before| before.locks.iter().map(move |lock| (before, lock)))
-            .filter(|(_, lock)| lock.taken && lock.kind == RelationKind::Table)
-            .filter(|(_, lock)| lock.relation == relation)
-            .max_by_key(|(before, lock)| (lock.mode, std::cmp::Reverse(before.statement)))
-            .map(|(before, lock)| (lock.relation.clone(), lock.mode, before.statement))
+        held_before(earlier, statement, relation).map(|(mode, by)| (relation.to_string(), mode, by))
     };
     let mut held: Vec<(String, LockMode, u32)> = Vec::new();
     for lock in statement

@@ -27,7 +27,7 @@ use crate::conninfo::{ConnSettings, Tls};
 use crate::database::{error_text, redact_url};
 use crate::error::Error;
 use crate::export::format::{format_latency, format_thousands};
-use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement};
+use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement, held_before};
 use crate::strategy::statements::statement_words;
 
 /// Where a table's production size came from. In check.json as
@@ -313,14 +313,8 @@ pub fn estimates(
     let mut found: Vec<SizeEstimate> = Vec::new();
     for (index, statement) in statements.iter().enumerate() {
         for lock in &statement.locks {
-            let held_before = statements[..index]
-                .iter()
-                .filter(|before| before.step == statement.step)
-                .flat_map(|before| &before.locks)
-                .filter(|before| before.taken && before.relation == lock.relation)
-                .map(|before| before.mode)
-                .max();
-            let mode = held_before.map_or(lock.mode, |held| held.max(lock.mode));
+            let held = held_before(&statements[..index], statement, &lock.relation);
+            let mode = held.map_or(lock.mode, |(held, _)| held.max(lock.mode));
             let whole_table = lock.rewritten || lock.scanned == Some(true);
             if lock.kind != RelationKind::Table || mode.blocks() == Blocks::Nothing || !whole_table
             {

@@ -237,6 +237,24 @@ pub fn holds_ms(durations_ms: &[f64]) -> Vec<f64> {
     holds
 }
 
+/// The strongest lock an earlier statement (in `earlier`) of `statement`'s
+/// transaction took on `relation`, with that statement's number (the first
+/// among equals): the lock `statement` works under although the trace sees
+/// it take none (the session holds it already).
+pub fn held_before(
+    earlier: &[TracedStatement],
+    statement: &TracedStatement,
+    relation: &str,
+) -> Option<(LockMode, u32)> {
+    earlier
+        .iter()
+        .filter(|before| before.step == statement.step)
+        .flat_map(|before| before.locks.iter().map(move |lock| (before, lock)))
+        .filter(|(_, lock)| lock.taken && lock.relation == relation)
+        .max_by_key(|(before, lock)| (lock.mode, std::cmp::Reverse(before.statement)))
+        .map(|(before, lock)| (lock.mode, before.statement))
+}
+
 /// The strongest lock the trace found on each table (by what it blocks, then
 /// by mode), with the statement that took it: the tables in the order the
 /// trace first locked them.
