@@ -14,6 +14,7 @@
 //! - [`verdict`]: each migration judged against the budgets, with its fix;
 //! - [`report`] and [`markdown`]: `check.csv`, `check.json`, `junit.xml`, `check.md`.
 
+pub mod apply;
 pub mod breakage;
 pub mod design;
 pub mod markdown;

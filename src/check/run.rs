@@ -17,10 +17,10 @@
 use std::time::Instant;
 
 use tokio_postgres::Client;
-use tokio_postgres::error::SqlState;
 
+use super::apply::apply;
 use super::design::{self, RunDesign, TableFacts};
-use super::migrations::{Layout, Migration, MigrationStep, read_folder, split_new};
+use super::migrations::{Layout, Migration, read_folder, split_new};
 use super::rows::{TableFill, fill_tables};
 use super::sizes::{self, ProductionSizes, SizeEstimate, same_table};
 use crate::choices::Measure;
@@ -158,6 +158,11 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
     );
     results::create_folder(&config.out_dir)?;
     prepare_database(config, &mut target, (layout, &earlier), &mut run, interrupt).await?;
+    // A table an earlier new migration makes is new when they deploy together:
+    // empty, and no traffic uses it yet.
+    let client = target.connect(Role::Check).await?;
+    let deployed_tables = user_tables(&client).await?;
+    drop(client);
     for migration in new {
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason.to_string()));
@@ -166,7 +171,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
             config,
             &mut target,
             migration,
-            (&run.unfilled, &sizes),
+            (&run.unfilled, &sizes, &deployed_tables),
             interrupt,
         )
         .await?;
@@ -295,6 +300,22 @@ async fn user_schemas(client: &Client) -> Result<Vec<String>, Error> {
     Ok(rows.iter().map(|row| row.get(0)).collect())
 }
 
+/// The tables and partitioned tables of the user's schemas, as
+/// `format('%I.%I')` names them (as [`TableFacts::sql_name`] does).
+async fn user_tables(client: &Client) -> Result<Vec<String>, Error> {
+    let rows = client
+        .query(
+            "SELECT format('%I.%I', n.nspname, c.relname) \
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relkind IN ('r', 'p') AND n.nspname NOT LIKE 'pg\\_%' \
+             AND n.nspname <> 'information_schema'",
+            &[],
+        )
+        .await
+        .map_err(|err| Error::runtime(format!("listing the tables: {}", error_text(&err))))?;
+    Ok(rows.iter().map(|row| row.get(0)).collect())
+}
+
 /// `--search-path`: the database's own `search_path`, as a project sets it
 /// (a database setting is not copied with the database, so each copy gets it).
 async fn set_search_path(
@@ -320,12 +341,13 @@ async fn set_search_path(
 
 /// Traces, plans and measures one migration; the work database is as
 /// before. `unfilled` names the tables the generator left empty, `sizes` the
-/// production sizes given.
+/// production sizes given, `deployed` the tables that exist before the new
+/// migrations deploy (as [`user_tables`] names them).
 async fn check_migration(
     config: &CheckConfig,
     target: &mut Database,
     migration: Migration,
-    (unfilled, sizes): (&[String], &ProductionSizes),
+    (unfilled, sizes, deployed): (&[String], &ProductionSizes, &[String]),
     interrupt: &Interrupt,
 ) -> Result<CheckedMigration, Error> {
     let started = Instant::now();
@@ -361,7 +383,9 @@ async fn check_migration(
     let client = target.connect(Role::Check).await?;
     let mut tables: Vec<(TableFacts, LockMode)> = Vec::new();
     for (name, mode) in design::locked_tables(&statements) {
-        if let Some(facts) = design::table_facts(&client, &name).await? {
+        if let Some(facts) = design::table_facts(&client, &name).await?
+            && deployed.contains(&facts.sql_name)
+        {
             tables.push((facts, mode));
         }
     }
@@ -619,89 +643,6 @@ async fn back_to_work_database(target: &mut Database) -> Result<(), Error> {
         .await
 }
 
-/// Applies `migration` to the current database for real, step by step as the
-/// tool would: a transaction per step, a statement outside one on its own.
-async fn apply(target: &Database, migration: &Migration) -> Result<(), Error> {
-    let client = target.connect(Role::Setup).await?;
-    for step in &migration.steps {
-        apply_step(&client, step).await.map_err(|err| {
-            if let Some((line, command)) = psql_command(migration) {
-                return Error::bad_input(format!(
-                    "{} line {line}: `{command}` is a psql meta-command: the check sends SQL \
-                     to the server, not to psql, so a script written for psql (variables, \
-                     \\gexec, \\i) cannot run here ({}); write the values into the SQL",
-                    migration.path.display(),
-                    error_text(&err)
-                ));
-            }
-            Error::bad_input(format!(
-                "{}: applying it failed: {}; {}fix the migration (the check applies every \
-                 earlier migration, and each new one before the next)",
-                migration.path.display(),
-                error_text(&err),
-                newer_server_hint(&err, target.server_version_num)
-            ))
-        })?;
-    }
-    Ok(())
-}
-
-/// The first line of `migration` that is a psql meta-command (`\set x ...`,
-/// `\gexec` at a statement's end), with its line number in the file.
-fn psql_command(migration: &Migration) -> Option<(usize, String)> {
-    migration
-        .steps
-        .iter()
-        .flat_map(|step| &step.statements)
-        .find_map(|statement| {
-            statement
-                .sql
-                .lines()
-                .enumerate()
-                .find_map(|(offset, line)| {
-                    let command = line.trim_start();
-                    let meta = command.starts_with('\\') || command.contains(")\\g");
-                    meta.then(|| (statement.line + offset, command.to_string()))
-                })
-        })
-}
-
-/// For a syntax error or an unsupported feature on a server older than the
-/// newest major: the project may run a newer PostgreSQL (`subquery in FROM
-/// must have an alias` is an error on 15, valid on 16).
-fn newer_server_hint(err: &tokio_postgres::Error, server_version_num: u32) -> String {
-    let major = server_version_num / 10_000;
-    let syntax = err.code().is_some_and(|code| {
-        *code == SqlState::SYNTAX_ERROR || *code == SqlState::FEATURE_NOT_SUPPORTED
-    });
-    match syntax && major < crate::server::NEWEST_MAJOR {
-        true => format!(
-            "the throwaway server is PostgreSQL {major}; if the project runs a newer one, \
-             give --pg-version {} (or the project's major), else ",
-            major + 1
-        ),
-        false => String::new(),
-    }
-}
-
-async fn apply_step(client: &Client, step: &MigrationStep) -> Result<(), tokio_postgres::Error> {
-    if step.in_transaction {
-        client.batch_execute("BEGIN").await?;
-    }
-    for statement in &step.statements {
-        if let Err(err) = client.batch_execute(&statement.sql).await {
-            if step.in_transaction {
-                let _ = client.batch_execute("ROLLBACK").await;
-            }
-            return Err(err);
-        }
-    }
-    if step.in_transaction {
-        client.batch_execute("COMMIT").await?;
-    }
-    Ok(())
-}
-
 fn names(migrations: &[Migration]) -> String {
     match migrations.is_empty() {
         true => "none".to_string(),
@@ -747,45 +688,5 @@ impl<'a> Progress<'a> {
 fn say(config: &CheckConfig, line: String) {
     if !config.quiet {
         stderrln!("{line}");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::check::migrations::MigrationStatement;
-
-    fn migration(statements: &[(usize, &str)]) -> Migration {
-        Migration {
-            name: "role.sql".into(),
-            path: "deploy/role.sql".into(),
-            version: "role".into(),
-            steps: vec![MigrationStep {
-                statements: statements
-                    .iter()
-                    .map(|(line, sql)| MigrationStatement {
-                        sql: sql.to_string(),
-                        line: *line,
-                    })
-                    .collect(),
-                in_transaction: true,
-            }],
-        }
-    }
-
-    #[test]
-    fn a_psql_meta_command_is_found_with_its_line() {
-        let script = migration(&[
-            (1, "CREATE TABLE a (id int)"),
-            (3, "\\set name `cat /run/secrets/name`\n\nCREATE ROLE :name"),
-        ]);
-        assert_eq!(
-            psql_command(&script),
-            Some((3, "\\set name `cat /run/secrets/name`".to_string()))
-        );
-        let gexec = migration(&[(2, "SELECT 'CREATE DATABASE x'\nWHERE true)\\gexec")]);
-        assert_eq!(psql_command(&gexec).map(|(line, _)| line), Some(3));
-        let plain = migration(&[(1, "SELECT 'a\\b' AS backslash")]);
-        assert_eq!(psql_command(&plain), None);
     }
 }

@@ -61,7 +61,7 @@ pub(crate) fn check_json(out: &Path) -> Value {
 }
 
 /// A migrations folder `migrations` in `dir` holding `files` (name, SQL).
-fn migrations_folder(dir: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
+pub(crate) fn migrations_folder(dir: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
     let migrations = dir.join("migrations");
     std::fs::create_dir(&migrations).unwrap();
     for (name, sql) in files {

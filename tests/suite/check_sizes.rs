@@ -304,3 +304,62 @@ fn trace_only_fails_the_holds_at_production_size_and_flags_the_rest() {
         "{stdout}"
     );
 }
+
+/// Two new migrations that deploy together: the first makes `boards`, the
+/// second indexes it and points it at `orders`. `boards` is empty in
+/// production when the index is built, as it is here, so it is new and
+/// blocks no one, not a table the generator left empty (no result, exit 4:
+/// umami's `19_add_session_replay` on `board`, made by `16_boards`); the
+/// foreign key's lock on `orders`, which existed before, is flagged.
+#[test]
+fn a_table_an_earlier_new_migration_makes_is_new_not_unfilled() {
+    require_postgres();
+    let _cpus = cpus_shared();
+    let dir = tempfile::tempdir().unwrap();
+    let migrations = crate::check::migrations_folder(
+        dir.path(),
+        &[
+            (
+                "0001_orders.sql",
+                "CREATE TABLE orders (id bigint PRIMARY KEY, total int NOT NULL);\n",
+            ),
+            (
+                "0002_boards.sql",
+                "CREATE TABLE boards (id bigint PRIMARY KEY, name text NOT NULL);\n",
+            ),
+            (
+                "0003_boards_index.sql",
+                "CREATE INDEX boards_name ON boards (name);\n\
+                 ALTER TABLE boards ADD COLUMN order_id bigint REFERENCES orders (id);\n",
+            ),
+        ],
+    );
+    let out = dir.path().join("out");
+    let assert = stallbench_command()
+        .arg("check")
+        .arg(&migrations)
+        .args([
+            "--new",
+            "2",
+            "--trace-only",
+            "--rows",
+            "1000",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .assert();
+    let stdout = stdout_of(&assert);
+    assert.code(0);
+    let check = check_json(&out);
+    let index = migration(&check, "0003_boards_index.sql");
+    assert_eq!(index["verdict"], "flagged", "{index:#}\n{stdout}");
+    let flags = index["flags"].to_string();
+    assert!(
+        flags.contains("on orders") && !flags.contains("on boards"),
+        "{flags}"
+    );
+    let check_md = std::fs::read_to_string(out.join("check.md")).unwrap();
+    assert!(check_md.contains("no one (boards is new)"), "{check_md}");
+    assert!(!check_md.contains("holds no rows"), "{check_md}");
+}
