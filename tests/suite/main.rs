@@ -3,13 +3,19 @@
 //! (`common::cpus_alone`), and run four at a time across files
 //! (`.cargo/config.toml` sets `RUST_TEST_THREADS`: the scenarios wait on
 //! their clocks more than they compute) instead of one file after another.
-//! The tests that need the machine alone are in `alone/`, which runs first. `cargo test --test suite outage::` runs one file's
+//! The tests that need the machine alone are in `alone/`, which runs first
+//! (libtest starts tests in the order of their names); the bundled
+//! workloads' end-to-end runs (`bundled`, 35-50 s each) and the `check`
+//! runs come next, so the longest tests start early and short ones fill the
+//! end (last in the order, they left two threads idle for the suite's last
+//! 30 s). `cargo test --test suite outage::` runs one file's
 //! tests. `tests/hostile.rs` stays a binary of its own: it installs a bounded
 //! global allocator.
 
 mod common;
 
 mod alone;
+mod bundled;
 mod check;
 mod check_migrations;
 mod check_rows;
@@ -46,4 +52,3 @@ mod tls;
 mod truths;
 mod wait_hold;
 mod wire;
-mod workloads;

@@ -13,10 +13,10 @@
 //!
 //! [`cpus_alone`]: crate::common::cpus_alone
 
+mod bundled;
 mod connections;
 mod faults;
 mod interrupt;
 mod openloop;
 mod pool;
 mod wait_hold;
-mod workloads;

@@ -4,7 +4,7 @@
 //! 1. **A workload**, built from [`workload::reference`] (the lab's outage on
 //!    a 6 s clock) or the other builders in [`workload`], changed field by
 //!    field. Keep clocks short: the stall's shape is time-scaled, and a few
-//!    seconds show it; the lab's 24 s run is `tests/workloads.rs`'s alone.
+//!    seconds show it; the lab's 24 s run is `tests/suite/bundled.rs`'s alone.
 //! 2. **Where it runs.** [`ShortRun::on_shared_server`] gives the run a
 //!    database of its own on the test binary's one shared server
 //!    ([`shared::shared_server`]), with the workload's tables copied from a

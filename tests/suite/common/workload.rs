@@ -5,7 +5,7 @@
 //! is one edit here.
 //!
 //! [`reference`] is the lab's outage on a 6 s clock; the lab's own 24 s run
-//! is the bundled `add-column`, which `tests/workloads.rs` runs.
+//! is the bundled `add-column`, which `tests/suite/bundled.rs` runs.
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
 //! workloads run beside other tests: their expectations count seconds without
 //! a transaction, which locks cause, not a busy CPU; `create-index`, whose
 //! index builds on 500,000 rows must end before its run does, runs alone
-//! (`alone::workloads`).
+//! (`alone::bundled`).
 //! A failing expectation exits 3 with a valid junit.xml.
 
 use std::path::Path;

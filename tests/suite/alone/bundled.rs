@@ -1,8 +1,8 @@
 //! The bundled `create-index` workload, whose index builds on 500,000 rows
-//! must end before its run does (the others: `crate::workloads`).
+//! must end before its run does (the others: `crate::bundled`).
 
+use crate::bundled::passes_its_expectations_now;
 use crate::common::*;
-use crate::workloads::passes_its_expectations_now;
 
 #[test]
 fn create_index() {
