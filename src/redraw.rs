@@ -1,13 +1,15 @@
-//! `stallbench plot DIR`: the charts of a results folder drawn again from its
-//! files, without a database.
+//! `stallbench plot DIR`: the charts and `report.html` of a results folder
+//! drawn again from its files, without a database.
 
 use std::path::Path;
 
 use crate::error::Error;
+use crate::export::Exporter as _;
 use crate::{export, plot, results};
 
-/// `stallbench plot DIR`: re-draws the charts from the folder's files; in a
-/// sweep's folder `sweep.png` and the charts of every value's folder.
+/// `stallbench plot DIR`: re-draws the charts and the page from the folder's
+/// files; in a sweep's folder `sweep.png` and the charts and page of every
+/// value's folder.
 pub fn redraw_charts(dir: &Path) -> Result<(), Error> {
     let bad_input = |err: anyhow::Error| Error::bad_input(format!("{err:#}"));
     let mut paths: Vec<String> = Vec::new();
@@ -30,12 +32,16 @@ pub fn redraw_charts(dir: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Re-draws the charts of one results folder; the paths drawn.
+/// Re-draws the charts and the page of one results folder; the paths written.
 fn redraw_folder(dir: &Path) -> Result<Vec<String>, Error> {
     let report = export::read_report(dir).map_err(|err| Error::bad_input(format!("{err:#}")))?;
     let drawn = plot::draw_all(&report, dir)?;
-    Ok(drawn
-        .iter()
+    let page = export::html::ReportHtml
+        .render(&report)
+        .map_err(|err| Error::runtime(format!("{err:#}")))?;
+    results::write_files(dir, &page).map_err(|err| Error::runtime(format!("{err:#}")))?;
+    Ok((drawn.iter().copied())
+        .chain([results::REPORT_HTML])
         .map(|name| dir.join(name).display().to_string())
         .collect())
 }

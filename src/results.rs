@@ -35,6 +35,8 @@ pub const TIMELINE_PNG: &str = "timeline.png";
 pub const LATENCY_PNG: &str = "latency.png";
 /// File name of the p99-latency-over-time chart.
 pub const LATENCY_TIMELINE_PNG: &str = "latency-timeline.png";
+/// File name of the page a person opens: the verdict, the tables and the interactive timelines.
+pub const REPORT_HTML: &str = "report.html";
 /// The application pool's chart, written only for a run with the pool.
 pub const POOL_PNG: &str = "pool.png";
 /// File name of a sweep's figures, one row per value and strategy.
@@ -66,7 +68,7 @@ pub const CHECK_CSV: &str = "check.csv";
 const CHECK_FILE_NAMES: [&str; 4] = [CHECK_MD, CHECK_JSON, CHECK_CSV, JUNIT_XML];
 
 /// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 20] = [
+const RUN_FILE_NAMES: [&str; 21] = [
     TIMELINE_CSV,
     ATTEMPTS_CSV,
     DDL_LOCKS_CSV,
@@ -87,6 +89,7 @@ const RUN_FILE_NAMES: [&str; 20] = [
     SERVER_LOG,
     SWEEP_CSV,
     SWEEP_PNG,
+    REPORT_HTML,
 ];
 
 /// One file of a results folder, rendered in memory.

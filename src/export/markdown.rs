@@ -43,41 +43,47 @@ pub fn summary_markdown(report: &RunReport) -> String {
     let mut text = String::new();
     // Writing into a String cannot fail, hence the ignored results.
     let _ = writeln!(text, "# {}\n", report.workload);
-    let partial = report
-        .interruption
-        .as_ref()
-        .and_then(|interruption| interruption.partial.as_ref());
     for line in opening_lines(report) {
         let _ = writeln!(text, "{line}\n");
     }
     text.push_str(&summary_table(report));
     text.push('\n');
-    let runs = labelled_runs(report);
-    for strategy in &runs {
-        let sentence = match partial.filter(|cut| cut.strategy == strategy.strategy) {
-            Some(cut) => partial_sentence(strategy, cut),
-            None if !strategy.summary.invalid.is_empty() => format!(
-                "{} {}",
-                invalid_sentence(&strategy.summary),
-                strategy_sentence(strategy)
-            ),
-            None => strategy_sentence(strategy),
-        };
+    for sentence in run_sentences(report) {
         let _ = writeln!(text, "{sentence}\n");
     }
-    for sentence in runs.iter().filter_map(|run| failures_sentence(run)) {
-        let _ = writeln!(text, "{sentence}\n");
-    }
-    for strategy in &runs {
-        if let Some(sentence) = pool_sentence(&strategy.summary) {
-            let _ = writeln!(text, "{sentence}\n");
-        }
-    }
-    for strategy in &runs {
+    for strategy in &labelled_runs(report) {
         text.push_str(&lock_chain_markdown(strategy));
     }
     text.push_str(&ranking_markdown(report));
     text
+}
+
+/// What each strategy did, one sentence per strategy (a partial or an invalid
+/// run says so), then its failures and its pool, as `summary.md` and
+/// `report.html` say it.
+pub fn run_sentences(report: &RunReport) -> Vec<String> {
+    let partial = report
+        .interruption
+        .as_ref()
+        .and_then(|interruption| interruption.partial.as_ref());
+    let runs = labelled_runs(report);
+    let mut sentences = Vec::new();
+    for strategy in &runs {
+        sentences.push(
+            match partial.filter(|cut| cut.strategy == strategy.strategy) {
+                Some(cut) => partial_sentence(strategy, cut),
+                None if !strategy.summary.invalid.is_empty() => format!(
+                    "{} {}",
+                    invalid_sentence(&strategy.summary),
+                    strategy_sentence(strategy)
+                ),
+                None => strategy_sentence(strategy),
+            },
+        );
+    }
+    sentences.extend(runs.iter().filter_map(|run| failures_sentence(run)));
+    sentences.extend(runs.iter().filter_map(|run| pool_sentence(&run.summary)));
+    sentences
 }
 
 /// The summary figures of `summary.md` as a Markdown table, one row per
@@ -87,7 +93,7 @@ pub fn summary_table(report: &RunReport) -> String {
 }
 
 /// The summary columns of `summary.md`: long titles, latencies by [`format_ms`].
-const SUMMARY_COLUMNS: &[Column<SummaryRow>] = &[
+pub(crate) const SUMMARY_COLUMNS: &[Column<SummaryRow>] = &[
     Column::new("strategy", Left, |r| r.text(strategy_cell)),
     Column::new("transactions", Right, |r| {
         r.cell(|s| s.transactions as f64, |n| format!("{n:.0}"))
@@ -165,7 +171,7 @@ pub const RANKING_RULE: &str = "Ranked by whether the migration completed (or th
     intervals for the median) overlap tie. Strategies tied on every criterion share a rank.";
 
 /// The ranking columns of `summary.md`, in rank order: long titles, latencies by [`format_ms`].
-const RANKING_COLUMNS: &[Column<RankedRow>] = &[
+pub(crate) const RANKING_COLUMNS: &[Column<RankedRow>] = &[
     Column::new("rank", Right, |r| r.rank.to_string()),
     Column::new("strategy", Left, |r| r.row.strategy.clone()),
     Column::new("decided by", Left, |r| r.decided_by.clone()),

@@ -16,6 +16,7 @@ pub mod csv;
 pub mod format;
 pub mod hgrm;
 pub mod hlog;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
@@ -44,7 +45,7 @@ pub trait Exporter {
 }
 
 /// Every file exporter: timeline CSV, attempts CSV, lock trace CSV, locks CSV, failures CSV, summary CSV/JSON/Markdown,
-/// `.hgrm` and `.hlog` files.
+/// `.hgrm` and `.hlog` files, `report.html`.
 /// The charts are not exporters; `plot::draw_all` draws them.
 pub fn all_exporters() -> Vec<Box<dyn Exporter>> {
     vec![
@@ -58,6 +59,7 @@ pub fn all_exporters() -> Vec<Box<dyn Exporter>> {
         Box::new(markdown::SummaryMarkdown),
         Box::new(hgrm::HgrmFiles),
         Box::new(hlog::HlogFiles),
+        Box::new(html::ReportHtml),
     ]
 }
 

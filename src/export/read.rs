@@ -7,19 +7,22 @@ use anyhow::{Context, bail};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use crate::metrics::lock_trace::{RelationKind, TracedStatement};
 use crate::metrics::locks::SecondLocks;
 use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
 
 use super::csv::{
-    AttemptRecord, LockTraceRecord, TimelineRecord, header_of, statements_from_records,
+    AttemptRecord, FailureRecord, LockRecord, LockTraceRecord, TimelineRecord, header_of,
+    statements_from_records,
 };
 use super::hgrm::parse_percentile_distribution;
 use crate::results::{
-    ATTEMPTS_CSV, DDL_LOCKS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV, hgrm_file_name,
+    ATTEMPTS_CSV, DDL_LOCKS_CSV, FAILURES_CSV, LOCKS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV,
+    hgrm_file_name,
 };
 
 /// Reads a results folder back (timeline.csv, ddl_attempts.csv, summary.csv, ddl_locks.csv,
-/// latency-*.hgrm) into a RunReport, one entry per run (strategy and repeat) as summary.csv
+/// locks.csv, failures.csv, latency-*.hgrm) into a RunReport, one entry per run (strategy and repeat) as summary.csv
 /// lists them, with `latency.histogram = None` and percentiles from the .hgrm files (a
 /// strategy's repeats share its file), so `stallbench plot DIR` can redraw the charts. The
 /// workload name comes from summary.json.
@@ -85,7 +88,40 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
         target.lock_trace = statements;
     }
 
+    let locks_path = required_file(dir, LOCKS_CSV)?;
+    for (line, record) in read_records::<LockRecord>(&locks_path)? {
+        let target = find_strategy(
+            &mut strategies,
+            &record.strategy,
+            record.repeat,
+            &locks_path,
+            line,
+        )?;
+        target.locks.samples.push(record.into_sample());
+    }
+
+    let failures_path = required_file(dir, FAILURES_CSV)?;
+    for (line, record) in read_records::<FailureRecord>(&failures_path)? {
+        let target = find_strategy(
+            &mut strategies,
+            &record.strategy,
+            record.repeat,
+            &failures_path,
+            line,
+        )?;
+        target.failures.push(record.into_count());
+    }
+
     for strategy in &mut strategies {
+        // locks.csv names no table: a lock on a relation is on the DDL's
+        // table when its trace locks exactly one.
+        if let Some(table) = only_table(&strategy.lock_trace) {
+            for sample in &mut strategy.locks.samples {
+                if sample.wait_event == "relation" || sample.granted {
+                    sample.relation = table.clone();
+                }
+            }
+        }
         let path = dir.join(hgrm_file_name(&strategy.strategy));
         if path.exists() {
             let text = std::fs::read_to_string(&path)
@@ -99,6 +135,16 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
         strategies,
         interruption: None,
     })
+}
+
+/// The one table `trace` locks; `None` for none or several.
+fn only_table(trace: &[TracedStatement]) -> Option<String> {
+    let mut tables = (trace.iter())
+        .flat_map(|statement| &statement.locks)
+        .filter(|lock| lock.kind == RelationKind::Table)
+        .map(|lock| lock.relation.clone());
+    let first = tables.next()?;
+    tables.all(|table| table == first).then_some(first)
 }
 
 /// The blocker window a summary row records, if it has both ends.

@@ -264,6 +264,27 @@ impl LockRecord {
             repeat: run.repeat(),
         }
     }
+
+    /// The sample this row records; its relation is not in the file (empty).
+    pub fn into_sample(self) -> LockSample {
+        LockSample {
+            t_s: self.t_s,
+            pid: self.pid,
+            role: self.role,
+            state: self.state,
+            wait_event_type: self.wait_event_type,
+            wait_event: self.wait_event,
+            lock_mode: self.lock_mode,
+            relation: String::new(),
+            granted: self.granted,
+            blocked_by: self
+                .blocked_by
+                .split_whitespace()
+                .map(str::to_string)
+                .collect(),
+            wait_ms: self.wait_ms,
+        }
+    }
 }
 
 /// Writes `timeline.csv`: one row per strategy and second, zero seconds included.
@@ -349,6 +370,16 @@ impl FailureRecord {
             message: failure.message.clone(),
             count: failure.count,
             repeat: run.repeat(),
+        }
+    }
+
+    /// The count this row records.
+    pub fn into_count(self) -> FailureCount {
+        FailureCount {
+            second: self.second,
+            kind: self.sqlstate,
+            message: self.message,
+            count: self.count,
         }
     }
 }

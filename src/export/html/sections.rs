@@ -1,0 +1,104 @@
+//! The page's text, written as HTML in Rust so that it reads without a
+//! script: the heading, the opening lines (a stop, the rows written), the
+//! ranking with its headline and notes, the summary table and what each
+//! strategy did. The tables are the ones `summary.md` builds
+//! ([`markdown::SUMMARY_COLUMNS`], [`markdown::RANKING_COLUMNS`]), laid out
+//! as HTML; [`escape`] is the one HTML escaper of the crate.
+
+use std::fmt::Write as _;
+
+use crate::export::markdown::{self, RANKING_RULE, run_sentences};
+use crate::export::sentences::opening_lines;
+use crate::export::table::{self, Align, Table, invalid_notes, ranking};
+use crate::metrics::RunReport;
+
+/// The `<header>` and `<main>` text of `report`'s page, escaped; the charts
+/// go in `<div id="timelines">`, which the script fills.
+pub fn body(report: &RunReport) -> String {
+    let mut html = String::new();
+    // Writing into a String cannot fail, hence the ignored results.
+    let _ = writeln!(html, "<header>\n<h1>{}</h1>", escape(&report.workload));
+    for line in opening_lines(report) {
+        let _ = writeln!(html, "<p class=\"alert\">{}</p>", escape(&line));
+    }
+    match ranking(report) {
+        Some(ranking) => {
+            let _ = writeln!(
+                html,
+                "<p class=\"verdict\">{}</p>",
+                escape(&ranking.headline)
+            );
+            html.push_str("</header>\n<main>\n<section id=\"ranking\">\n<h2>Ranking</h2>\n");
+            html.push_str(&render_table(&Table::build(
+                markdown::RANKING_COLUMNS,
+                &ranking.rows,
+            )));
+            for note in &ranking.notes {
+                let _ = writeln!(html, "<p class=\"alert\">{}</p>", escape(note));
+            }
+            let _ = writeln!(html, "<p class=\"rule\">{}</p>", escape(RANKING_RULE));
+            html.push_str("</section>\n");
+        }
+        None => {
+            for note in invalid_notes(report) {
+                let _ = writeln!(html, "<p class=\"alert\">{}</p>", escape(&note));
+            }
+            html.push_str("</header>\n<main>\n");
+        }
+    }
+    html.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
+    html.push_str(&render_table(&Table::build(
+        markdown::SUMMARY_COLUMNS,
+        &table::summary_rows(report),
+    )));
+    for sentence in run_sentences(report) {
+        let _ = writeln!(html, "<p>{}</p>", escape(&sentence));
+    }
+    html.push_str("</section>\n");
+    html.push_str(
+        "<section id=\"timelines\" aria-label=\"Timelines per strategy\">\n<h2>Timelines</h2>\n\
+         <p class=\"hint\">Hover a second for its figures and its lock chain; drag to zoom, \
+         double-click to zoom out, click a legend entry to hide its line.</p>\n\
+         <noscript><p>The charts need JavaScript; the figures are in timeline.csv and \
+         the PNG charts beside this page.</p></noscript>\n</section>\n</main>\n",
+    );
+    html
+}
+
+/// `table` as an HTML table, every cell escaped; numbers aligned right.
+pub fn render_table(table: &Table) -> String {
+    let class = |align: &Align| match align {
+        Align::Left => "",
+        Align::Right => " class=\"num\"",
+    };
+    let mut html = String::from("<div class=\"table\"><table>\n<thead><tr>");
+    for (title, align) in table.header.iter().zip(&table.align) {
+        let _ = write!(html, "<th{}>{}</th>", class(align), escape(title));
+    }
+    html.push_str("</tr></thead>\n<tbody>\n");
+    for row in &table.rows {
+        html.push_str("<tr>");
+        for (cell, align) in row.iter().zip(&table.align) {
+            let _ = write!(html, "<td{}>{}</td>", class(align), escape(cell));
+        }
+        html.push_str("</tr>\n");
+    }
+    html.push_str("</tbody>\n</table></div>\n");
+    html
+}
+
+/// `text` safe as HTML element content and as a quoted attribute value.
+pub fn escape(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&#39;"),
+            other => escaped.push(other),
+        }
+    }
+    escaped
+}
