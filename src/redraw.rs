@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::export::Exporter as _;
 use crate::{export, plot, results};
 
 /// `stallbench plot DIR`: re-draws the charts and the page from the folder's
@@ -36,10 +35,11 @@ pub fn redraw_charts(dir: &Path) -> Result<(), Error> {
 fn redraw_folder(dir: &Path) -> Result<Vec<String>, Error> {
     let report = export::read_report(dir).map_err(|err| Error::bad_input(format!("{err:#}")))?;
     let drawn = plot::draw_all(&report, dir)?;
-    let page = export::html::ReportHtml
-        .render(&report)
+    let bounds =
+        export::read::read_expectations(dir).map_err(|err| Error::bad_input(format!("{err:#}")))?;
+    let page = export::html::run_page_file(&report, &bounds)
         .map_err(|err| Error::runtime(format!("{err:#}")))?;
-    results::write_files(dir, &page).map_err(|err| Error::runtime(format!("{err:#}")))?;
+    results::write_files(dir, &[page]).map_err(|err| Error::runtime(format!("{err:#}")))?;
     Ok((drawn.iter().copied())
         .chain([results::REPORT_HTML])
         .map(|name| dir.join(name).display().to_string())

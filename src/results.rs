@@ -37,6 +37,8 @@ pub const LATENCY_PNG: &str = "latency.png";
 pub const LATENCY_TIMELINE_PNG: &str = "latency-timeline.png";
 /// File name of the page a person opens: the verdict, the tables and the interactive timelines.
 pub const REPORT_HTML: &str = "report.html";
+/// A screenshot of `report.html` (`scripts/report-screenshot.sh`), kept in the README's example folder.
+pub const REPORT_PNG: &str = "report.png";
 /// The application pool's chart, written only for a run with the pool.
 pub const POOL_PNG: &str = "pool.png";
 /// File name of a sweep's figures, one row per value and strategy.
@@ -68,7 +70,7 @@ pub const CHECK_CSV: &str = "check.csv";
 const CHECK_FILE_NAMES: [&str; 4] = [CHECK_MD, CHECK_JSON, CHECK_CSV, JUNIT_XML];
 
 /// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 21] = [
+const RUN_FILE_NAMES: [&str; 22] = [
     TIMELINE_CSV,
     ATTEMPTS_CSV,
     DDL_LOCKS_CSV,
@@ -90,6 +92,7 @@ const RUN_FILE_NAMES: [&str; 21] = [
     SWEEP_CSV,
     SWEEP_PNG,
     REPORT_HTML,
+    REPORT_PNG,
 ];
 
 /// One file of a results folder, rendered in memory.

@@ -389,7 +389,7 @@ impl CheckReport {
 /// `base` with the measured figures of `strategy`.
 fn figures(strategy: &StrategyReport, base: CheckRecord) -> CheckRecord {
     let row = run_figures(strategy);
-    let round = |value: f64| (value * 1000.0).round() / 1000.0;
+    let round = crate::export::format::round3;
     let started_s = strategy.attempts.first().map(|attempt| attempt.started_s);
     CheckRecord {
         longest_stall_s: Some(row.longest_stall_s),
@@ -506,7 +506,7 @@ struct LockJson {
 
 impl StatementJson {
     fn new(statement: &TracedStatement) -> StatementJson {
-        let round = |ms: f64| (ms * 1000.0).round() / 1000.0;
+        let round = crate::export::format::round3;
         StatementJson {
             step: statement.step,
             statement: statement.statement,
@@ -551,7 +551,7 @@ impl MigrationJson {
             load: run.map(|run| run.load.clone()),
             blocker: run.map(|run| run.blocker.clone()),
             results: run.map(|run| run.folder.display().to_string()),
-            trace_ms: (checked.trace_ms * 1000.0).round() / 1000.0,
+            trace_ms: crate::export::format::round3(checked.trace_ms),
             statements: checked.statements.iter().map(StatementJson::new).collect(),
             estimates: checked.estimates.clone(),
             strategies: records

@@ -143,9 +143,7 @@ pub async fn execute_plan_until(
 fn run_file<'a>(config: &'a Config, target: &'a Database) -> RunFile<'a> {
     RunFile {
         // Milliseconds are plenty for a start that takes a second or more.
-        server_start_s: target
-            .server_start_s
-            .map(|seconds| (seconds * 1000.0).round() / 1000.0),
+        server_start_s: target.server_start_s.map(crate::export::format::round3),
         ..RunFile::new(config, &target.description, &target.server_version)
     }
 }

@@ -138,7 +138,7 @@ const NO_POOL: &str = "no pool (run with --rate and --pool-size)";
 /// A latency as `summary.csv` shows it, rounded to 3 decimals, so that the
 /// file and the verdict agree.
 fn as_in_summary_csv(value_ms: f64) -> f64 {
-    (value_ms * 1000.0).round() / 1000.0
+    crate::export::format::round3(value_ms)
 }
 
 #[cfg(test)]

@@ -10,6 +10,13 @@
 
 use crate::metrics::spread::Spread;
 
+/// `value` rounded to 3 decimals, as the files write figures (`2975.118`,
+/// not `2975.1176470588234`), so what a verdict or a page reads is what the
+/// CSV shows.
+pub fn round3(value: f64) -> f64 {
+    (value * 1000.0).round() / 1000.0
+}
+
 /// A latency in ms for a table cell whose title says `ms`, with a precision
 /// that suits its size: `1.25`, `420.0`, `9700`.
 pub fn format_ms(ms: f64) -> String {

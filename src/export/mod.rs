@@ -79,7 +79,7 @@ pub fn write_all(report: &RunReport, dir: &Path) -> anyhow::Result<()> {
 /// `summary` with its float figures rounded to 3 decimals, so the files show
 /// `2975.118` rather than `2975.1176470588234`.
 pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
-    let round = |value: f64| (value * 1000.0).round() / 1000.0;
+    let round = format::round3;
     Summary {
         mean_tps: round(summary.mean_tps),
         lat_p50_ms: round(summary.lat_p50_ms),

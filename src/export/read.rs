@@ -11,14 +11,15 @@ use crate::metrics::lock_trace::{RelationKind, TracedStatement};
 use crate::metrics::locks::SecondLocks;
 use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
 
+use super::ci::ExpectationRecord;
 use super::csv::{
     AttemptRecord, FailureRecord, LockRecord, LockTraceRecord, TimelineRecord, header_of,
     statements_from_records,
 };
 use super::hgrm::parse_percentile_distribution;
 use crate::results::{
-    ATTEMPTS_CSV, DDL_LOCKS_CSV, FAILURES_CSV, LOCKS_CSV, SUMMARY_CSV, SUMMARY_JSON, TIMELINE_CSV,
-    hgrm_file_name,
+    ATTEMPTS_CSV, DDL_LOCKS_CSV, EXPECTATIONS_CSV, FAILURES_CSV, LOCKS_CSV, SUMMARY_CSV,
+    SUMMARY_JSON, TIMELINE_CSV, hgrm_file_name,
 };
 
 /// Reads a results folder back (timeline.csv, ddl_attempts.csv, summary.csv, ddl_locks.csv,
@@ -112,16 +113,23 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
         target.failures.push(record.into_count());
     }
 
-    for strategy in &mut strategies {
-        // locks.csv names no table: a lock on a relation is on the DDL's
-        // table when its trace locks exactly one.
-        if let Some(table) = only_table(&strategy.lock_trace) {
-            for sample in &mut strategy.locks.samples {
+    // locks.csv names no table: a lock on a relation is on the DDL's table
+    // when its trace (kept with a strategy's first run) locks exactly one.
+    for index in 0..strategies.len() {
+        let name = strategies[index].strategy.clone();
+        let table = (strategies.iter())
+            .filter(|strategy| strategy.strategy == name)
+            .find_map(|strategy| only_table(&strategy.lock_trace));
+        if let Some(table) = table {
+            for sample in &mut strategies[index].locks.samples {
                 if sample.wait_event == "relation" || sample.granted {
                     sample.relation = table.clone();
                 }
             }
         }
+    }
+
+    for strategy in &mut strategies {
         let path = dir.join(hgrm_file_name(&strategy.strategy));
         if path.exists() {
             let text = std::fs::read_to_string(&path)
@@ -135,6 +143,19 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
         strategies,
         interruption: None,
     })
+}
+
+/// The CI bounds' verdicts of the folder (`expectations.csv`); none when
+/// the file is missing (a check's migration folder has none).
+pub fn read_expectations(dir: &Path) -> anyhow::Result<Vec<ExpectationRecord>> {
+    let path = dir.join(EXPECTATIONS_CSV);
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    Ok(read_records::<ExpectationRecord>(&path)?
+        .into_iter()
+        .map(|(_, record)| record)
+        .collect())
 }
 
 /// The one table `trace` locks; `None` for none or several.

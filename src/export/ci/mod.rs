@@ -21,7 +21,7 @@ use crate::expect::{ExpectationResult, Verdict};
 use crate::results::{EXPECTATIONS_CSV, OutputFile};
 
 pub use pr_comment::pr_comment;
-pub use sections::{NO_BOUNDS, comment_marker, verdict_markdown};
+pub use sections::{NO_BOUNDS, bounds_verdict, comment_marker, verdict_markdown};
 pub use step_summary::{
     append_github_step_summary, append_to_step_summary, github_step_summary_path,
 };
@@ -77,16 +77,19 @@ pub fn report_lines(results: &[ExpectationResult]) -> Vec<String> {
 }
 
 /// The files the results folder `out_dir` gets once `report`'s verdicts are
-/// known: `expectations.csv`, `junit.xml`, then `pr-comment.md`.
+/// known: `expectations.csv`, `junit.xml`, `pr-comment.md`, and
+/// `report.html` again, now with the verdicts.
 pub fn result_files(
     report: &RunReport,
     results: &[ExpectationResult],
     out_dir: &Path,
 ) -> anyhow::Result<Vec<OutputFile>> {
+    let records: Vec<ExpectationRecord> = results.iter().map(ExpectationRecord::new).collect();
     Ok(vec![
         expectations_csv(results)?,
         junit_xml(&report.workload, results),
         pr_comment(report, results, out_dir),
+        crate::export::html::run_page_file(report, &records)?,
     ])
 }
 

@@ -43,30 +43,12 @@ pub const NO_BOUNDS: &str = "no bounds: the workload has no [expect.*] and no --
 /// `**FAIL**: 1 of 3 bounds failed:` and a list of the failed ones with their
 /// measured values; or `**no bounds**: ...` when there were none.
 pub fn verdict_markdown(results: &[ExpectationResult]) -> String {
-    if results.is_empty() {
-        let (head, rest) = NO_BOUNDS.split_once(": ").unwrap_or((NO_BOUNDS, ""));
-        return format!("**{head}**: {}.\n", table_cell(rest));
+    let verdicts: Vec<Verdict> = results.iter().map(|result| result.verdict).collect();
+    let (head, rest) = bounds_verdict(&verdicts);
+    if !verdicts.contains(&Verdict::Fail) {
+        return format!("**{head}**: {}.\n", table_cell(&rest));
     }
-    let count = |verdict: Verdict| results.iter().filter(|r| r.verdict == verdict).count();
-    let (failed, skipped) = (count(Verdict::Fail), count(Verdict::Skipped));
-    let bounds = |n: usize| if n == 1 { "bound" } else { "bounds" };
-    let skipped_note = match skipped {
-        0 => String::new(),
-        n => format!(" ({n} skipped: the strategy did not run)"),
-    };
-    if failed == 0 {
-        let met = results.len() - skipped;
-        return format!(
-            "**pass**: {met} of {} {} met{skipped_note}.\n",
-            results.len(),
-            bounds(results.len())
-        );
-    }
-    let mut text = format!(
-        "**FAIL**: {failed} of {} {} failed{skipped_note}:\n\n",
-        results.len(),
-        bounds(results.len())
-    );
+    let mut text = format!("**{head}**: {rest}:\n\n");
     for result in results.iter().filter(|r| r.verdict == Verdict::Fail) {
         let _ = writeln!(
             text,
@@ -76,6 +58,44 @@ pub fn verdict_markdown(results: &[ExpectationResult]) -> String {
         );
     }
     text
+}
+
+/// The verdict of `verdicts` (one per bound) in two parts: `pass` and `3 of
+/// 3 bounds met`, `FAIL` and `1 of 3 bounds failed (1 skipped: ...)`, or
+/// `no bounds` and why that passes.
+pub fn bounds_verdict(verdicts: &[Verdict]) -> (&'static str, String) {
+    if verdicts.is_empty() {
+        let (head, rest) = NO_BOUNDS.split_once(": ").unwrap_or((NO_BOUNDS, ""));
+        return (head, rest.to_string());
+    }
+    let count = |wanted: Verdict| verdicts.iter().filter(|v| **v == wanted).count();
+    let (failed, skipped) = (count(Verdict::Fail), count(Verdict::Skipped));
+    let bounds = if verdicts.len() == 1 {
+        "bound"
+    } else {
+        "bounds"
+    };
+    let skipped_note = match skipped {
+        0 => String::new(),
+        n => format!(" ({n} skipped: the strategy did not run)"),
+    };
+    match failed {
+        0 => (
+            "pass",
+            format!(
+                "{} of {} {bounds} met{skipped_note}",
+                verdicts.len() - skipped,
+                verdicts.len()
+            ),
+        ),
+        _ => (
+            "FAIL",
+            format!(
+                "{failed} of {} {bounds} failed{skipped_note}",
+                verdicts.len()
+            ),
+        ),
+    }
 }
 
 /// The bounds' columns: a failure in bold, a skipped strategy measured as `not run`.

@@ -38,12 +38,14 @@
   }
 
   // The index of the second that holds x (not the nearest point): the
-  // charts are stepped, so second 10 spans 10.0 to 11.0.
+  // charts are stepped, so second 10 spans 10.0 to 11.0; none past the
+  // strategy's last second. uPlot keeps it in cursor.idxs (cursor.idx is
+  // the nearest point).
   function secondIndex(u, seriesIdx, closestIdx, xValue) {
     var x = u.data[0];
-    if (xValue === null || xValue === undefined || !x.length) return closestIdx;
+    if (xValue === null || xValue === undefined || x.length < 2) return null;
+    if (xValue >= x[x.length - 1]) return null;
     var lo = 0, hi = x.length - 2;
-    if (hi < 0) return closestIdx;
     if (xValue < x[0]) return 0;
     while (lo < hi) {
       var mid = (lo + hi + 1) >> 1;
@@ -58,19 +60,19 @@
     return function (u) {
       var ctx = u.ctx, b = u.bbox;
       var px = function (x) { return u.valToPos(x, "x", true); };
-      var minWidth = Math.max(1, b.width / 300);
+      var minWidthPx = Math.max(1, b.width / 300);
       ctx.save();
       ctx.beginPath();
       ctx.rect(b.left, b.top, b.width, b.height);
       ctx.clip();
-      if (s.blocker) {
+      if (s.blocker_s) {
         ctx.fillStyle = color("--blocker");
-        ctx.fillRect(px(s.blocker[0]), b.top, Math.max(minWidth, px(s.blocker[1]) - px(s.blocker[0])), b.height);
+        ctx.fillRect(px(s.blocker_s[0]), b.top, Math.max(minWidthPx, px(s.blocker_s[1]) - px(s.blocker_s[0])), b.height);
       }
       var bar = Math.max(3, b.height / 25);
       s.attempts.forEach(function (a) {
         var ok = a.outcome === "ok";
-        var x0 = px(a.started_s), x1 = Math.max(px(a.ended_s), x0 + minWidth);
+        var x0 = px(a.started_s), x1 = Math.max(px(a.ended_s), x0 + minWidthPx);
         ctx.fillStyle = color(ok ? "--ok" : "--failed");
         ctx.fillRect(x0, b.top, x1 - x0, b.height);
         var solid = color(ok ? "--ok-bar" : "--failed-bar");
@@ -79,7 +81,7 @@
         ctx.fillStyle = solid;
         ctx.fillRect(x0, b.top, (granted === null ? x1 : granted) - x0, bar);
         ctx.globalAlpha = 1;
-        if (granted !== null) ctx.fillRect(granted, b.top, Math.max(minWidth, x1 - granted), bar);
+        if (granted !== null) ctx.fillRect(granted, b.top, Math.max(minWidthPx, x1 - granted), bar);
       });
       ctx.restore();
     };
@@ -91,7 +93,7 @@
       width: width,
       height: spec.height || 170,
       cursor: { sync: { key: SYNC, setSeries: false }, drag: { x: true, y: false }, dataIdx: secondIndex },
-      scales: { x: { time: false, range: function () { return [0, data.x_max_s]; } }, y: spec.y },
+      scales: { x: { time: false, range: fullOrZoomed }, y: spec.y },
       axes: [
         { stroke: color("--text"), grid: { stroke: color("--rule"), width: 0.5 } },
         { label: spec.unit, stroke: color("--text"), grid: { stroke: color("--rule"), width: 0.5 }, size: 60,
@@ -107,6 +109,16 @@
     u.root.setAttribute("aria-label", label);
     charts.push({ strategy: s.name, panel: spec.name, u: u });
     return u;
+  }
+
+  // The x range: every chart spans the longest timeline, unless zoomed (a
+  // drag asks for less than this chart's data spans).
+  function fullOrZoomed(u, min, max) {
+    var x = u.data[0];
+    if (min === null || max === null || !x.length || (min <= x[0] && max >= x[x.length - 1])) {
+      return [0, data.x_max_s];
+    }
+    return [min, max];
   }
 
   // A log axis with one line per power of ten, not per minor step.
@@ -152,7 +164,8 @@
     list.push([{ name: "waiters", unit: "sessions", height: 140, y: { range: [0, data.waiters_max] },
       data: [x, extend(s.waiters), extend(s.behind_ddl)],
       series: [line("lock waiters", "--waiters"), line("behind the DDL", "--behind")] },
-      s.name + ": sessions waiting for a lock per second, up to " + Math.max.apply(null, [0].concat(s.waiters))]);
+      s.name + ": sessions waiting for a lock per second, up to " +
+        s.waiters.reduce(function (m, w) { return Math.max(m, w); }, 0)]);
     if (s.failure_kinds.length) {
       var palette = ["--max", "--p99", "--waiters", "--behind", "--p50", "--tps"];
       var failMax = 1;
@@ -173,7 +186,7 @@
       p.appendChild(sw);
       p.appendChild(document.createTextNode(text));
     }
-    if (s.blocker) item("--blocker", "blocker " + fmt(s.blocker[0], 1) + "-" + fmt(s.blocker[1], 1) + " s");
+    if (s.blocker_s) item("--blocker", "blocker " + fmt(s.blocker_s[0], 1) + "-" + fmt(s.blocker_s[1], 1) + " s");
     if (s.attempts.length) {
       item("--failed-bar", "failed DDL try");
       item("--ok-bar", "DDL try that succeeded (the bar on top: light while waiting for the lock, solid once granted)");
@@ -227,10 +240,12 @@
   var active = null;
   function showSecond(s) {
     return function (u) {
-      var i = u.cursor.idx;
-      if (u !== active || i === null || i === undefined || u.cursor.left < 0) return;
-      if (i >= s.second.length) i = s.second.length - 1;
-      if (i < 0) return;
+      if (u !== active) return;
+      var i = u.cursor.idxs ? u.cursor.idxs[0] : null;
+      if (i === null || i === undefined || u.cursor.left < 0 || i >= s.second.length) {
+        readout.hidden = true;
+        return;
+      }
       render(secondFigures(s, i));
     };
   }
@@ -273,7 +288,8 @@
   // The browser tests' hook (#selftest=STRATEGY:SECOND): hovers that second
   // of the strategy's TPS chart and writes what the page did into #selftest.
   function selftest(spec) {
-    var parts = spec.split(":");
+    var cut = spec.lastIndexOf(":");
+    var parts = [spec.slice(0, cut), spec.slice(cut + 1)];
     var result = { errors: window.__errors.slice(), canvases: document.querySelectorAll("canvas").length,
       charts: charts.length, blank: [], hover: null, synced: [],
       resources: performance.getEntriesByType("resource").length, pwned: window.__pwned !== undefined };
@@ -290,11 +306,11 @@
       var rect = target.u.over.getBoundingClientRect();
       active = target.u;
       target.u.over.dispatchEvent(new MouseEvent("mousemove", {
-        clientX: rect.left + target.u.valToPos(second + 0.5, "x"),
+        clientX: rect.left + target.u.valToPos(second + 0.8, "x"),
         clientY: rect.top + rect.height / 2, bubbles: true }));
       result.hover = { strategy: readout.dataset.strategy || null, second: Number(readout.dataset.second),
         tps: Number(readout.dataset.tps), chain: readout.dataset.chain || "", text: readout.textContent };
-      result.synced = charts.map(function (c) { return c.u.cursor.idx; });
+      result.synced = charts.map(function (c) { return c.u.cursor.idxs ? c.u.cursor.idxs[0] : null; });
     }
     result.errors = window.__errors.slice();
     document.getElementById("selftest").textContent = JSON.stringify(result);

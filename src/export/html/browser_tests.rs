@@ -168,7 +168,7 @@ fn a_hostile_page_runs_none_of_its_text_and_shows_it() {
     let text = HOSTILE.join(" ");
     let report = hostile_report(&text);
     let name = report.strategies[0].strategy.clone();
-    let seen = open(&run_page(&report).unwrap(), &format!("{name}:5"));
+    let seen = open(&run_page(&report, &[]).unwrap(), &format!("{name}:5"));
     assert!(!seen.pwned, "{seen:?}");
     assert_eq!(seen.errors, Vec::<String>::new(), "{seen:?}");
     let hover = seen.hover.as_ref().expect("the hover");

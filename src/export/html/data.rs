@@ -6,10 +6,11 @@
 
 use serde::Serialize;
 
+use crate::export::format::round3;
 use crate::export::sentences::describe_chain;
 use crate::metrics::locks::{LockSample, chain, is_worse_moment};
 use crate::metrics::repeats::chart_report;
-use crate::metrics::{AttemptOutcome, DdlState, RunReport, StrategyReport};
+use crate::metrics::{AttemptOutcome, DdlState, RunReport, SecondRow, StrategyReport};
 
 /// Everything the page's script draws, serialised once into the page.
 #[derive(Debug, Serialize)]
@@ -51,8 +52,8 @@ pub struct StrategyData {
     /// The repeats' lowest and highest TPS per second; empty for one run.
     pub tps_low: Vec<f64>,
     pub tps_high: Vec<f64>,
-    /// When the blocker's transaction was open, in s.
-    pub blocker: Option<[f64; 2]>,
+    /// When the blocker's transaction was open: start and end.
+    pub blocker_s: Option<[f64; 2]>,
     pub attempts: Vec<AttemptData>,
     /// Failure kinds (`55P03 lock timeout`) and, per kind, the count per second.
     pub failure_kinds: Vec<String>,
@@ -127,7 +128,7 @@ pub fn page_data(report: &RunReport) -> PageData {
 /// One strategy's columns; `band` is its repeats' TPS range per second.
 fn strategy_data(strategy: &StrategyReport, band: &[(f64, f64)]) -> StrategyData {
     let seconds = &strategy.seconds;
-    let latency = |figure: fn(&crate::metrics::SecondRow) -> f64| -> Vec<Option<f64>> {
+    let latency = |figure: fn(&SecondRow) -> f64| -> Vec<Option<f64>> {
         (seconds.iter())
             .map(|row| (row.tps + row.failed > 0).then(|| round3(figure(row))))
             .collect()
@@ -147,9 +148,14 @@ fn strategy_data(strategy: &StrategyReport, band: &[(f64, f64)]) -> StrategyData
             .map(|row| strategy.locks.second(row.second).waiting_behind_ddl)
             .collect(),
         ddl_state: seconds.iter().map(|row| row.ddl_state).collect(),
-        tps_low: band.iter().map(|(low, _)| *low).collect(),
-        tps_high: band.iter().map(|(_, high)| *high).collect(),
-        blocker: (strategy.blocker.as_ref())
+        // The band follows the longest repeat; the chart, the median run.
+        tps_low: (band.iter().take(seconds.len()))
+            .map(|(low, _)| *low)
+            .collect(),
+        tps_high: (band.iter().take(seconds.len()))
+            .map(|(_, high)| *high)
+            .collect(),
+        blocker_s: (strategy.blocker.as_ref())
             .map(|window| [round3(window.started_s), round3(window.ended_s)]),
         attempts: (strategy.attempts.iter())
             .map(|attempt| AttemptData {
@@ -229,9 +235,4 @@ pub fn chains_per_second(samples: &[LockSample], seconds: usize) -> (Vec<String>
         })
         .collect();
     (chains, chain_at)
-}
-
-/// Three decimals, as the CSV files write figures.
-fn round3(value: f64) -> f64 {
-    (value * 1000.0).round() / 1000.0
 }

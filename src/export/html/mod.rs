@@ -28,6 +28,7 @@ use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
 use super::Exporter;
+use super::ci::ExpectationRecord;
 use crate::metrics::RunReport;
 use crate::results::{OutputFile, REPORT_HTML};
 
@@ -44,7 +45,8 @@ addEventListener('error',function(e){__errors.push(String(e.message))});\
 addEventListener('unhandledrejection',function(e){__errors.push(String(e.reason))});\
 addEventListener('securitypolicyviolation',function(e){__errors.push('CSP: '+e.violatedDirective)});";
 
-/// Writes `report.html`.
+/// Writes `report.html` without bounds; once the verdicts are known,
+/// `ci::result_files` writes it again with them.
 pub struct ReportHtml;
 
 impl Exporter for ReportHtml {
@@ -53,21 +55,29 @@ impl Exporter for ReportHtml {
     }
 
     fn render(&self, report: &RunReport) -> anyhow::Result<Vec<OutputFile>> {
-        Ok(vec![OutputFile {
-            name: REPORT_HTML.to_string(),
-            bytes: run_page(report)?.into_bytes(),
-        }])
+        Ok(vec![run_page_file(report, &[])?])
     }
 }
 
-/// The whole page of a run's results folder.
-pub fn run_page(report: &RunReport) -> anyhow::Result<String> {
+/// The whole page of a run's results folder, with its CI bounds' verdicts.
+pub fn run_page(report: &RunReport, bounds: &[ExpectationRecord]) -> anyhow::Result<String> {
     let data = serde_json::to_string(&data::page_data(report))?;
     Ok(assemble(
         &format!("{} - stallbench", report.workload),
-        &sections::body(report),
+        &sections::body(report, bounds),
         &data,
     ))
+}
+
+/// `report.html` of a run's results folder, with its CI bounds' verdicts.
+pub fn run_page_file(
+    report: &RunReport,
+    bounds: &[ExpectationRecord],
+) -> anyhow::Result<OutputFile> {
+    Ok(OutputFile {
+        name: REPORT_HTML.to_string(),
+        bytes: run_page(report, bounds)?.into_bytes(),
+    })
 }
 
 /// The page: `title` and `body` are HTML (escaped already), `data` the JSON
@@ -77,7 +87,7 @@ fn assemble(title: &str, body: &str, data: &str) -> String {
     let uplot = uplot_script();
     let style = format!("{UPLOT_CSS}\n{PAGE_CSS}");
     let policy = format!(
-        "default-src 'none'; script-src {} {} {}; style-src {}; img-src data:; \
+        "default-src 'none'; script-src {} {} {}; style-src {}; \
          base-uri 'none'; form-action 'none'",
         csp_hash(ERRORS_JS),
         csp_hash(&uplot),
@@ -99,7 +109,7 @@ fn assemble(title: &str, body: &str, data: &str) -> String {
     page.push_str(&style);
     page.push_str("</style>\n</head>\n<body>\n");
     page.push_str(body);
-    page.push_str("<aside id=\"readout\" aria-live=\"polite\" hidden></aside>\n");
+    page.push_str("<aside id=\"readout\" aria-live=\"off\" hidden></aside>\n");
     page.push_str("<pre id=\"selftest\" hidden></pre>\n");
     page.push_str("<script type=\"application/json\" id=\"stallbench-data\">");
     page.push_str(&script_json(data));

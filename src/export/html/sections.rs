@@ -1,25 +1,39 @@
 //! The page's text, written as HTML in Rust so that it reads without a
 //! script: the heading, the opening lines (a stop, the rows written), the
-//! ranking with its headline and notes, the summary table and what each
-//! strategy did. The tables are the ones `summary.md` builds
+//! ranking with its headline and notes, the bounds with their verdicts, the
+//! summary table and what each strategy did. The tables are the ones `summary.md` builds
 //! ([`markdown::SUMMARY_COLUMNS`], [`markdown::RANKING_COLUMNS`]), laid out
 //! as HTML; [`escape`] is the one HTML escaper of the crate.
 
 use std::fmt::Write as _;
 
+use crate::expect::Verdict;
+use crate::export::ci::{ExpectationRecord, bounds_verdict};
 use crate::export::markdown::{self, RANKING_RULE, run_sentences};
 use crate::export::sentences::opening_lines;
-use crate::export::table::{self, Align, Table, invalid_notes, ranking};
+use crate::export::table::{self, Align, Column, Table, invalid_notes, ranking};
 use crate::metrics::RunReport;
 
 /// The `<header>` and `<main>` text of `report`'s page, escaped; the charts
-/// go in `<div id="timelines">`, which the script fills.
-pub fn body(report: &RunReport) -> String {
+/// go in `<div id="timelines">`, which the script fills. `bounds` are the
+/// CI bounds with their verdicts (none: the page says nothing of bounds).
+pub fn body(report: &RunReport, bounds: &[ExpectationRecord]) -> String {
     let mut html = String::new();
     // Writing into a String cannot fail, hence the ignored results.
     let _ = writeln!(html, "<header>\n<h1>{}</h1>", escape(&report.workload));
     for line in opening_lines(report) {
         let _ = writeln!(html, "<p class=\"alert\">{}</p>", escape(&line));
+    }
+    if !bounds.is_empty() {
+        let verdicts: Vec<Verdict> = bounds.iter().map(|bound| bound.verdict).collect();
+        let (head, rest) = bounds_verdict(&verdicts);
+        let _ = writeln!(
+            html,
+            "<p class=\"verdict bounds-{}\">{}: {}. <a href=\"#bounds\">The bounds</a></p>",
+            escape(&head.to_lowercase().replace(' ', "-")),
+            escape(head),
+            escape(&rest)
+        );
     }
     match ranking(report) {
         Some(ranking) => {
@@ -46,6 +60,11 @@ pub fn body(report: &RunReport) -> String {
             html.push_str("</header>\n<main>\n");
         }
     }
+    if !bounds.is_empty() {
+        html.push_str("<section id=\"bounds\">\n<h2>Bounds</h2>\n");
+        html.push_str(&render_table(&Table::build(BOUND_COLUMNS, bounds)));
+        html.push_str("</section>\n");
+    }
     html.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
     html.push_str(&render_table(&Table::build(
         markdown::SUMMARY_COLUMNS,
@@ -64,6 +83,23 @@ pub fn body(report: &RunReport) -> String {
     );
     html
 }
+
+/// The bounds' columns, as `expectations.csv` has them.
+const BOUND_COLUMNS: &[Column<ExpectationRecord>] = &[
+    Column::new("result", Align::Left, |r| match r.verdict {
+        Verdict::Pass => "pass".to_string(),
+        Verdict::Fail => "FAIL".to_string(),
+        Verdict::Skipped => "skipped".to_string(),
+    }),
+    Column::new("strategy", Align::Left, |r| r.strategy.clone()),
+    Column::new("expectation", Align::Left, |r| r.expectation.clone()),
+    Column::new("limit", Align::Left, |r| r.limit.clone()),
+    Column::new("measured", Align::Left, |r| match r.verdict {
+        Verdict::Skipped => "not run".to_string(),
+        _ => r.measured.clone(),
+    }),
+    Column::new("source", Align::Left, |r| r.source.clone()),
+];
 
 /// `table` as an HTML table, every cell escaped; numbers aligned right.
 pub fn render_table(table: &Table) -> String {

@@ -13,7 +13,11 @@ use crate::testing::reference_report;
 /// The page of `results/example`, drawn from its files as `stallbench plot` does.
 pub(super) fn example_page() -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/example");
-    run_page(&read_report(&dir).unwrap()).unwrap()
+    run_page(
+        &read_report(&dir).unwrap(),
+        &crate::export::read::read_expectations(&dir).unwrap(),
+    )
+    .unwrap()
 }
 
 /// The JSON document of `page`, unescaped as the browser reads it.
@@ -40,6 +44,12 @@ fn the_example_page_is_under_400_kb_and_holds_each_second_and_chain() {
         "{chain}"
     );
     assert!(page.contains("<p class=\"verdict\">retry "), "the headline");
+    // results/example's three bounds, from its expectations.csv.
+    assert!(
+        page.contains(">pass: 3 of 3 bounds met. <a href=\"#bounds\">"),
+        "the bounds' verdict"
+    );
+    assert_eq!(page.matches("<td>pass</td>").count(), 3, "a row per bound");
 }
 
 #[test]
@@ -98,7 +108,7 @@ fn a_one_hour_page_of_four_strategies_is_under_2_mb() {
             run
         })
         .collect();
-    let page = run_page(&report).unwrap();
+    let page = run_page(&report, &[]).unwrap();
     assert!(page.len() < 2_000_000, "{} bytes", page.len());
 }
 
@@ -187,7 +197,7 @@ pub(super) fn hostile_report(text: &str) -> crate::metrics::RunReport {
 #[test]
 fn hostile_text_stays_text_in_every_field() {
     for text in HOSTILE {
-        let page = run_page(&hostile_report(text)).unwrap();
+        let page = run_page(&hostile_report(text), &[]).unwrap();
         assert_eq!(page.matches("<script").count(), 4, "{text}: {page}");
         assert_eq!(page.matches("</script>").count(), 4, "{text}");
         assert!(!page.contains("<img"), "{text}");
@@ -212,7 +222,7 @@ proptest::proptest! {
     /// and the data reads back as written.
     #[test]
     fn any_text_keeps_the_page_whole(text in "\\PC{0,40}") {
-        let page = run_page(&hostile_report(&text)).unwrap();
+        let page = run_page(&hostile_report(&text), &[]).unwrap();
         proptest::prop_assert_eq!(page.matches("<script").count(), 4);
         proptest::prop_assert_eq!(page.matches("</script>").count(), 4);
         let data = page_data_of(&page);
