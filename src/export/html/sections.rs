@@ -3,7 +3,7 @@
 //! ranking with its headline and notes, the bounds with their verdicts, the
 //! summary table and what each strategy did. The tables are the ones `summary.md` builds
 //! ([`markdown::SUMMARY_COLUMNS`], [`markdown::RANKING_COLUMNS`]), laid out
-//! as HTML; [`escape`] is the one HTML escaper of the crate.
+//! as HTML, every text through [`escape`].
 
 use std::fmt::Write as _;
 
@@ -123,18 +123,9 @@ pub fn render_table(table: &Table) -> String {
     html
 }
 
-/// `text` safe as HTML element content and as a quoted attribute value.
+/// `text` safe as HTML element content and as a quoted attribute value:
+/// the crate's one markup escaper, `junit`'s, whose entities and character
+/// references HTML reads as XML does.
 pub fn escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            other => escaped.push(other),
-        }
-    }
-    escaped
+    crate::export::junit::xml_escape(text)
 }
