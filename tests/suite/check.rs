@@ -88,7 +88,7 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
             "--hold",
             "3s",
             "--duration",
-            "7s",
+            "6s",
             "--rows",
             "10000",
             // CONCURRENTLY's trace flags nothing: judged from it, not run.

@@ -1,4 +1,4 @@
-//! Rank on signal, not on noise (issue 26): three identical copies of one
+//! Rank on signal, not on noise (issue 26): two identical copies of one
 //! retry strategy tie with repeats (their ranges overlap), while naive, which
 //! stalls, ranks last and ties nothing, with repeats and without; a sweep of retry's lock_timeout writes a folder per value,
 //! sweep.csv and sweep.png, and a lock_timeout longer than the report's hold
@@ -29,15 +29,15 @@ use stallbench::plan::Plan;
 use stallbench::workload::WorkloadFile;
 
 /// [`small_reference`] (20,000 orders) on the 6 s clock above: naive and
-/// three identical copies of retry (`retry`, `retry-b`, `retry-c`) of 400 ms
+/// two identical copies of retry (`retry`, `retry-b`) of 400 ms
 /// tries a second apart.
-fn three_copies() -> WorkloadFile {
+fn two_copies() -> WorkloadFile {
     let mut workload = small_reference();
     workload.load.rate = Some(500.0);
     workload.blocker = Some(report("3s", "2.3s"));
     workload.ddl = Some(ddl("3.2s", ADD_NOTE));
     workload.strategies = vec![plain("naive")];
-    for name in ["retry", "retry-b", "retry-c"] {
+    for name in ["retry", "retry-b"] {
         workload
             .strategies
             .push(retry(name, "400ms", "600ms", "600ms"));
@@ -77,11 +77,11 @@ fn ranked(report: &RunReport) -> (Vec<String>, Vec<usize>, Vec<Option<Criterion>
 }
 
 #[test]
-fn three_copies_of_retry_tie_with_repeats_and_without_and_naive_ranks_last() {
+fn two_copies_of_retry_tie_with_repeats_and_without_and_naive_ranks_last() {
     require_postgres();
     // Beside other tests: the open loop's seconds hold about 500 whatever they do.
     let _cpus = cpus_shared();
-    let run = ShortRun::throwaway(&three_copies());
+    let run = ShortRun::throwaway(&two_copies());
 
     // --repeat 3: each strategy three times, interleaved.
     let args = CommonArgs {
@@ -94,32 +94,32 @@ fn three_copies_of_retry_tie_with_repeats_and_without_and_naive_ranks_last() {
         .iter()
         .map(|s| (s.strategy.clone(), s.repeat()))
         .collect();
-    assert_eq!(order.len(), 12);
-    assert_eq!(order[4], ("naive".to_string(), 2), "{order:?}");
-    assert_eq!(order[11], ("retry-c".to_string(), 3), "{order:?}");
+    assert_eq!(order.len(), 9);
+    assert_eq!(order[3], ("naive".to_string(), 2), "{order:?}");
+    assert_eq!(order[8], ("retry-b".to_string(), 3), "{order:?}");
     let (names, ranks, decided, figures) = ranked(&report);
-    assert_eq!(names, ["retry", "retry-b", "retry-c", "naive"], "{figures}");
-    assert_eq!(ranks, [1, 1, 1, 4], "{figures}");
-    assert_eq!(decided[..3], [None, None, None]);
-    assert!(decided[3].is_some());
+    assert_eq!(names, ["retry", "retry-b", "naive"], "{figures}");
+    assert_eq!(ranks, [1, 1, 3], "{figures}");
+    assert_eq!(decided[..2], [None, None]);
+    assert!(decided[2].is_some());
 
     // The files: a repeat column, a row per run; the ranking says they tie.
     let timeline: Vec<TimelineRecord> = read_records(&run.out.join("timeline.csv"));
-    assert_eq!(timeline.iter().filter(|row| row.repeat == 3).count(), 4 * 6);
+    assert_eq!(timeline.iter().filter(|row| row.repeat == 3).count(), 3 * 6);
     let summaries: Vec<Summary> = read_records(&run.out.join("summary.csv"));
-    assert_eq!(summaries.len(), 12);
+    assert_eq!(summaries.len(), 9);
     let summary_md = std::fs::read_to_string(run.out.join("summary.md")).unwrap();
     assert!(
-        summary_md.contains("retry, retry-b and retry-c tie: worst second "),
+        summary_md.contains("retry and retry-b tie: worst second "),
         "{summary_md}"
     );
-    for name in ["retry", "retry-b", "retry-c"] {
+    for name in ["retry", "retry-b"] {
         assert!(
             summary_md.contains(&format!("| 1 | {name} | tie |")),
             "{summary_md}"
         );
     }
-    assert!(summary_md.contains("| 4 | naive | "), "{summary_md}");
+    assert!(summary_md.contains("| 3 | naive | "), "{summary_md}");
 
     // Without repeats (each strategy's first run alone), naive still ranks
     // last on its stall. Whether the copies tie is left to one run's noise:
@@ -140,12 +140,12 @@ fn three_copies_of_retry_tie_with_repeats_and_without_and_naive_ranks_last() {
         interruption: None,
     };
     let (names, ranks, decided, figures) = ranked(&first_runs);
-    assert_eq!(names[3], "naive", "{figures}");
-    assert_eq!(ranks[3], 4, "{figures}");
-    assert_eq!(decided[3], Some(Criterion::LongestStall), "{figures}");
-    let mut copies = names[..3].to_vec();
+    assert_eq!(names[2], "naive", "{figures}");
+    assert_eq!(ranks[2], 3, "{figures}");
+    assert_eq!(decided[2], Some(Criterion::LongestStall), "{figures}");
+    let mut copies = names[..2].to_vec();
     copies.sort();
-    assert_eq!(copies, ["retry", "retry-b", "retry-c"], "{figures}");
+    assert_eq!(copies, ["retry", "retry-b"], "{figures}");
     let run_json = std::fs::read_to_string(run.out.join("run.json")).unwrap();
     assert!(run_json.contains("\"repeat\": 3"), "{run_json}");
     let workload_toml = std::fs::read_to_string(run.out.join("workload.toml")).unwrap();
@@ -165,7 +165,7 @@ fn a_lock_timeout_sweep_writes_a_folder_per_value_and_the_longest_stalls_like_na
     require_postgres();
     // Beside the load-only test: an open loop of 500/s does not need the CPUs to itself.
     let _cpus = cpus_shared();
-    let mut workload = three_copies();
+    let mut workload = two_copies();
     workload.strategies.truncate(2);
     let run = ShortRun::throwaway(&workload);
     // 2.5 s outlasts the report's wait of 2.1 s: the ALTER waits as naive's does.
@@ -259,7 +259,7 @@ fn a_bad_sweep_value_is_refused_before_anything_runs() {
 fn a_repeated_run_says_where_it_is_and_what_is_left_and_prints_medians() {
     require_postgres();
     let _cpus = cpus_shared();
-    let run = ShortRun::throwaway(&three_copies());
+    let run = ShortRun::throwaway(&two_copies());
     let assert = stallbench_command()
         .args(["run", run.workload.to_str().unwrap(), "--load-only"])
         .args(["--duration", "2s", "--repeat", "2", "--out"])
