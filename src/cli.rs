@@ -167,6 +167,9 @@ pub struct CheckArgs {
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Open report.html with the desktop's opener (xdg-open, open) when the check ends.
+    #[arg(long)]
+    pub open: bool,
     #[command(flatten)]
     pub server: ServerArgs,
 }
@@ -242,6 +245,9 @@ pub struct CommonArgs {
     /// environment turns it off).
     #[arg(long, conflicts_with = "quiet")]
     pub progress: bool,
+    /// Open report.html with the desktop's opener (xdg-open, open) when the run ends.
+    #[arg(long)]
+    pub open: bool,
     /// Set a script variable, like pgbench -D (repeatable): --set scale=10.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub variables: Vec<String>,

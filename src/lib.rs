@@ -56,8 +56,9 @@ pub mod metrics;
 pub mod plot;
 pub mod results;
 
-// The program's edges: errors and exit codes.
+// The program's edges: errors and exit codes, the page's name and its opener.
 pub mod error;
+pub mod opener;
 
 #[cfg(test)]
 pub(crate) mod testing;
@@ -79,7 +80,9 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             redraw::redraw_charts(&dir)?;
             Ok(error::exit_code::SUCCESS)
         }
-        Command::Check { dir, args } => check::check(&config::CheckConfig::new(&dir, &args)?),
+        Command::Check { dir, args } => {
+            check::check(&config::CheckConfig::new(&dir, &args)?, args.open)
+        }
         Command::Compare {
             workload,
             strategies,

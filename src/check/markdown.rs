@@ -17,7 +17,9 @@ use crate::export::table::{Align, Table};
 use crate::metrics::lock_trace::{
     Blocks, LockMode, RelationKind, TracedLock, TracedStatement, held_before,
 };
-use crate::results::{CHECK_MD, DDL_LOCKS_CSV, OutputFile, PR_COMMENT_MD, TIMELINE_PNG};
+use crate::results::{
+    CHECK_MD, DDL_LOCKS_CSV, OutputFile, PR_COMMENT_MD, REPORT_HTML, TIMELINE_PNG,
+};
 
 /// The longest statement text a table cell shows; the rest is in ddl_locks.csv.
 const STATEMENT_CHARS: usize = 90;
@@ -35,15 +37,32 @@ pub fn check_md(report: &CheckReport) -> OutputFile {
 /// the step finds its earlier comment to update.
 pub fn pr_comment(report: &CheckReport) -> OutputFile {
     let marker = comment_marker(&format!("check/{}", report.dir.display()));
+    let page = report.out_dir.join(REPORT_HTML);
     OutputFile {
         name: PR_COMMENT_MD.to_string(),
-        bytes: format!("{marker}\n{}", check_text(report)).into_bytes(),
+        bytes: format!(
+            "{marker}\n{}Open `{}` in this job's artifacts: this report with each measured \
+             migration's runs, second by second.\n",
+            check_text(report),
+            page.display()
+        )
+        .into_bytes(),
     }
 }
 
 /// The whole text of `check.md`.
 pub fn check_text(report: &CheckReport) -> String {
     let mut text = format!("{}\n\n", report.verdict_line());
+    text.push_str(&intro(report));
+    for (checked, judged) in &report.migrations {
+        text.push_str(&migration_section(report, checked, judged));
+    }
+    text
+}
+
+/// The heading and what was done to every migration, before the sections.
+pub(super) fn intro(report: &CheckReport) -> String {
+    let mut text = String::new();
     let _ = writeln!(
         text,
         "# stallbench check: {}\n",
@@ -79,13 +98,16 @@ pub fn check_text(report: &CheckReport) -> String {
     if !report.unfilled.is_empty() {
         text.push('\n');
     }
-    for (checked, judged) in &report.migrations {
-        text.push_str(&migration_section(report, checked, judged));
-    }
     text
 }
 
-fn migration_section(report: &CheckReport, checked: &CheckedMigration, judged: &Judged) -> String {
+/// One migration's section: its verdict, what breaks, the fixes, its
+/// statements, the holds at production sizes and its measured rows.
+pub(super) fn migration_section(
+    report: &CheckReport,
+    checked: &CheckedMigration,
+    judged: &Judged,
+) -> String {
     let mut text = format!(
         "## {}: {}\n\n",
         table_cell(&checked.migration.name),
@@ -548,7 +570,11 @@ mod tests {
         let comment = String::from_utf8(pr_comment(&report).bytes).unwrap();
         assert_eq!(
             comment,
-            format!("<!-- stallbench:check/migrations -->\n{text}")
+            format!(
+                "<!-- stallbench:check/migrations -->\n{text}Open `results/check/report.html` in \
+                 this job's artifacts: this report with each measured migration's runs, second \
+                 by second.\n"
+            )
         );
     }
 }

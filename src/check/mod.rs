@@ -12,13 +12,15 @@
 //! - [`design`]: a migration's trace -> the `Config` of its measured run;
 //! - [`sizes`]: production sizes, and the holds of rewrites and scans there;
 //! - [`verdict`]: each migration judged against the budgets, with its fix;
-//! - [`report`] and [`markdown`]: `check.csv`, `check.json`, `junit.xml`, `check.md`.
+//! - [`report`] and [`markdown`]: `check.csv`, `check.json`, `junit.xml`, `check.md`;
+//! - [`page`]: `report.html`, check.md as a page linking to each run's page.
 
 pub mod apply;
 pub mod breakage;
 pub mod design;
 pub mod markdown;
 pub mod migrations;
+pub mod page;
 pub mod report;
 pub mod rows;
 pub mod run;
@@ -36,13 +38,15 @@ use crate::{output, results};
 
 use report::CheckReport;
 
-/// `stallbench check`: runs the check, writes its files, prints the verdict
-/// and a line per migration on stdout; exit code 3 when a migration breaks a
-/// budget as deployed, else 0.
-pub fn check(config: &CheckConfig) -> Result<i32, Error> {
+/// `stallbench check`: runs the check, writes its files, prints the verdict,
+/// a line per migration and the page's name on stdout (`open` starts the
+/// desktop's opener on it); exit code 3 when a migration breaks a budget as
+/// deployed, else 0.
+pub fn check(config: &CheckConfig, open: bool) -> Result<i32, Error> {
     let result = stop::on_runtime(run_until_stopped(config, stop::stop_signal()))?;
     let report = CheckReport::new(config, result?);
     write_report(config, &report)?;
+    crate::opener::name_the_page(&config.out_dir, open)?;
     Ok(report.exit_code())
 }
 
@@ -73,11 +77,15 @@ async fn run_until_stopped(
     )))
 }
 
-/// Writes check.md, pr-comment.md, check.csv, check.json and junit.xml, appends check.md to
+/// Writes check.md, pr-comment.md, report.html, check.csv, check.json and junit.xml, appends check.md to
 /// the GitHub step summary when `GITHUB_STEP_SUMMARY` is set, and prints the
 /// verdict and one line per migration.
 fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error> {
-    let mut files = vec![markdown::check_md(report), markdown::pr_comment(report)];
+    let mut files = vec![
+        markdown::check_md(report),
+        markdown::pr_comment(report),
+        page::check_page(report)?,
+    ];
     files.extend(report.files()?);
     results::create_folder(&config.out_dir)?;
     for replaced in &config.replaced_files {

@@ -30,11 +30,14 @@ use runs::{plan_values, run_plan};
 const SERVER_DEATH_GRACE: Duration = Duration::from_millis(200);
 
 /// `stallbench compare` and `stallbench run`: the plan of the command line,
-/// run until it ends or is stopped, then its expectations; the exit code.
+/// run until it ends or is stopped, then its expectations and the page's
+/// name; the exit code.
 pub fn compare(workload: Option<&str>, mode: Mode, args: &CommonArgs) -> Result<i32, Error> {
     let plan = Plan::new(workload, mode, args)?;
     let reports = stop::on_runtime(execute_plan_until(&plan, stop::stop_signal()))??;
-    judging::check_plan_expectations(&plan, &reports)
+    let exit_code = judging::check_plan_expectations(&plan, &reports)?;
+    crate::opener::name_the_page(&plan.base.out_dir, args.open)?;
+    Ok(exit_code)
 }
 
 /// The whole benchmark of one config on an async runtime: target, setup, each

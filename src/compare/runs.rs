@@ -182,6 +182,12 @@ fn write_point_files(plan: &Plan, point: usize, reports: &[RunReport]) -> Result
         let files = export::sweep::render(sweep, &plan.base.workload_name, &records)?;
         results::write_files(&plan.base.out_dir, &files)?;
         plot::draw_sweep(&records, sweep, &plan.base.out_dir.join(results::SWEEP_PNG))?;
+        export::html::pages::write_sweep_page(
+            &plan.base.out_dir,
+            sweep,
+            &plan.base.workload_name,
+            &records,
+        )?;
     }
     Ok(())
 }

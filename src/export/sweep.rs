@@ -71,11 +71,19 @@ pub fn summary_markdown(sweep: &Sweep, workload: &str, records: &[SweepRecord]) 
     text
 }
 
-/// The value folders, in order, each once.
+/// The value folders, in order, each once, as Markdown code: `` `lock_timeout=1s/` ``.
 fn folders(sweep: &Sweep, records: &[SweepRecord]) -> Vec<String> {
+    value_folders(sweep, records)
+        .iter()
+        .map(|folder| format!("`{folder}/`"))
+        .collect()
+}
+
+/// The value folders' names, in order, each once.
+pub fn value_folders(sweep: &Sweep, records: &[SweepRecord]) -> Vec<String> {
     let mut folders: Vec<String> = Vec::new();
     for record in records {
-        let folder = format!("`{}/`", sweep.folder(&record.value));
+        let folder = sweep.folder(&record.value);
         if !folders.contains(&folder) {
             folders.push(folder);
         }

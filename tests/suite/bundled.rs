@@ -8,8 +8,10 @@
 //! `create-index`, whose index builds on 500,000 rows must end before its
 //! run does, runs alone on a throwaway server, as a first run does
 //! (`alone::bundled`).
-//! A failing expectation exits 3 with a valid junit.xml.
+//! A failing expectation exits 3 with a valid junit.xml; stdout's last line
+//! names the page, which `--open` hands to the desktop's opener.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use crate::common::*;
@@ -159,19 +161,52 @@ fn lock_upgrade_deadlock_records_40p01() {
     assert!(summary_md.contains("deadlock detected"), "{summary_md}");
 }
 
+/// Also: stdout's last line names the page, and `--open` hands it to the
+/// desktop's opener (here a script on PATH that writes down what it got).
 #[test]
 fn a_failing_expectation_exits_3_with_junit() {
     let _cpus = cpus_shared();
     let run = ShortRun::on_shared_server(&reference());
     let out = &run.out;
-    run.command("run")
-        .args(["--load-only", "--duration", "2s"])
+    let bin = tempfile::tempdir().unwrap();
+    let opened = bin.path().join("opened");
+    let opener = bin.path().join("xdg-open");
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\necho \"$1\" > {}.tmp && mv {0}.tmp {0}\n",
+            opened.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let assert = run
+        .command("run")
+        .args(["--load-only", "--duration", "2s", "--open"])
         .args(["--expect", "load.max_p99_ms=0.001"])
+        .env("PATH", path)
         .assert()
         .code(3)
         .stdout(predicate::str::contains(
             "FAIL  load.max_p99_ms <= 0.001 ms: measured",
         ));
+    let page = out.join("report.html");
+    let stdout = stdout_of(&assert);
+    assert_eq!(
+        stdout.lines().last().unwrap(),
+        format!("open {}", page.display())
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !opened.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let got = std::fs::read_to_string(&opened).expect("--open started xdg-open");
+    assert_eq!(got.trim_end(), page.display().to_string());
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert!(junit.starts_with("<?xml"), "{junit}");
     assert!(junit.contains("failures=\"1\""), "{junit}");

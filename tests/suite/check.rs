@@ -216,6 +216,26 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
         assert!(folder(&out, NEW[1]).join(file).is_file(), "{file}");
     }
 
+    // The page: check.md's sections, each measured migration's timelines
+    // and a link to its folder's page (none for the one judged from its
+    // trace); stdout's last line names it.
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains("<h2>0002_orders_add_tracking_token.sql: <strong>FAIL</strong></h2>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<a href=\"0002_orders_add_tracking_token/report.html\">"),
+        "{page}"
+    );
+    assert!(folder(&out, NEW[0]).join("report.html").is_file());
+    assert!(!page.contains(&format!("<a href=\"{}", NEW[4].replace(".sql", ""))));
+    assert_eq!(page.matches(" class=\"timelines\"").count(), NEW.len() - 1);
+    assert_eq!(
+        stdout.lines().last().unwrap(),
+        format!("open {}", out.join("report.html").display())
+    );
+
     // check.csv: a row per migration and strategy (one for the migration not
     // run); junit.xml: a case per migration.
     let csv = std::fs::read_to_string(out.join("check.csv")).unwrap();

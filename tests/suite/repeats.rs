@@ -221,15 +221,41 @@ fn a_lock_timeout_sweep_writes_a_folder_per_value_and_the_longest_stalls_like_na
         "{summary_md}"
     );
     assert!(summary_md.contains("; 2500ms stalled "), "{summary_md}");
+    // The sweep's page: its sentences, its table, sweep.png inline, a link
+    // to each value's page; no script.
+    let page = std::fs::read_to_string(run.out.join("report.html")).unwrap();
+    assert!(page.contains("; 2500ms stalled "), "{page}");
+    assert!(page.contains("<td>2500ms</td>"), "{page}");
+    assert!(page.contains("src=\"data:image/png;base64,iVBOR"), "{page}");
+    for folder in [
+        "lock_timeout=100ms",
+        "lock_timeout=300ms",
+        "lock_timeout=2500ms",
+    ] {
+        assert!(
+            page.contains(&format!("<a href=\"{folder}/report.html\">")),
+            "{page}"
+        );
+        assert!(run.out.join(folder).join("report.html").is_file());
+    }
+    assert!(!page.contains("<script"), "{page}");
 
-    // plot DIR redraws sweep.png and every value's charts.
+    // plot DIR redraws sweep.png, its page and every value's charts.
     std::fs::remove_file(run.out.join("sweep.png")).unwrap();
+    std::fs::remove_file(run.out.join("report.html")).unwrap();
     std::fs::remove_file(run.out.join("lock_timeout=300ms").join("timeline.png")).unwrap();
     stallbench_command()
         .args(["plot", run.out.to_str().unwrap()])
         .assert()
         .success();
     assert!(run.out.join("sweep.png").is_file());
+    // The same heading and links (the figures come from sweep.csv's
+    // rounded ones now, so a cell may round the other way).
+    let redrawn = std::fs::read_to_string(run.out.join("report.html")).unwrap();
+    let heading = |page: &str| page[..page.find("</h1>").unwrap()].to_string();
+    let links = |page: &str| page[page.find("<section id=\"values\">").unwrap()..].to_string();
+    assert_eq!(heading(&redrawn), heading(&page));
+    assert_eq!(links(&redrawn), links(&page));
     assert!(
         run.out
             .join("lock_timeout=300ms")

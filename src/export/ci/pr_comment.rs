@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::export::markdown::table_cell;
 use crate::metrics::RunReport;
-use crate::results::{OutputFile, PR_COMMENT_MD, TIMELINE_PNG};
+use crate::results::{OutputFile, PR_COMMENT_MD, REPORT_HTML, TIMELINE_PNG};
 
 use super::sections::{
     bounds_table, comment_marker, ranking_section, strategies_section, verdict_markdown,
@@ -43,11 +43,12 @@ fn pr_comment_text(report: &RunReport, results: &[ExpectationResult], out_dir: &
             bounds_table(results)
         ));
     }
-    let chart = out_dir.join(TIMELINE_PNG);
     text.push_str(&format!(
-        "Chart: `{}` in this job's artifacts (the results folder `{}`).\n",
-        chart.display(),
-        out_dir.display()
+        "Open `{}` in this job's artifacts (the results folder `{}`): every second of every \
+         strategy, its lock chain and the ranking on one page; the chart alone: `{}`.\n",
+        out_dir.join(REPORT_HTML).display(),
+        out_dir.display(),
+        out_dir.join(TIMELINE_PNG).display(),
     ));
     text
 }
@@ -90,7 +91,9 @@ mod tests {
         assert!(text.contains("- retry: 0 s at 0 tps; 5 tries, ok after 12.0 s;"));
         assert!(text.contains("<details><summary>All 2 bounds</summary>"));
         assert!(text.ends_with(
-            "Chart: `results/ci/timeline.png` in this job's artifacts (the results folder `results/ci`).\n"
+            "Open `results/ci/report.html` in this job's artifacts (the results folder \
+             `results/ci`): every second of every strategy, its lock chain and the ranking on \
+             one page; the chart alone: `results/ci/timeline.png`.\n"
         ));
     }
 

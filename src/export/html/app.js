@@ -1,11 +1,13 @@
 // stallbench report.html: draws each strategy's timelines from the JSON in
 // #stallbench-data with uPlot, marks the blocker and the DDL tries on them,
 // and shows the figures and the lock chain of the hovered second in
-// #readout. Text goes on the page through textContent only.
+// #readout. Text goes on the page through textContent only. The JSON is one
+// run's figures (drawn into #timelines), or `runs`, each drawn into the
+// element it names with a cursor of its own (check: one run per migration).
 (function () {
   "use strict";
-  var data = JSON.parse(document.getElementById("stallbench-data").textContent);
-  var root = document.getElementById("timelines");
+  var doc = JSON.parse(document.getElementById("stallbench-data").textContent);
+  var runs = doc.runs || [{ target: "timelines", label: "", data: doc }];
   var readout = document.getElementById("readout");
   var css = getComputedStyle(document.documentElement);
   function color(name) { return css.getPropertyValue(name).trim(); }
@@ -88,12 +90,12 @@
   }
 
   function chart(target, s, spec, label) {
-    var width = Math.max(320, target.clientWidth || root.clientWidth || 900);
+    var width = Math.max(320, target.clientWidth || s.root.clientWidth || 900);
     var opts = {
       width: width,
       height: spec.height || 170,
-      cursor: { sync: { key: SYNC, setSeries: false }, drag: { x: true, y: false }, dataIdx: secondIndex },
-      scales: { x: { time: false, range: fullOrZoomed }, y: spec.y },
+      cursor: { sync: { key: s.sync, setSeries: false }, drag: { x: true, y: false }, dataIdx: secondIndex },
+      scales: { x: { time: false, range: fullOrZoomed(s.axes.x_max_s) }, y: spec.y },
       axes: [
         { stroke: color("--text"), grid: { stroke: color("--rule"), width: 0.5 } },
         { label: spec.unit, stroke: color("--text"), grid: { stroke: color("--rule"), width: 0.5 }, size: 60,
@@ -111,14 +113,16 @@
     return u;
   }
 
-  // The x range: every chart spans the longest timeline, unless zoomed (a
-  // drag asks for less than this chart's data spans).
-  function fullOrZoomed(u, min, max) {
-    var x = u.data[0];
-    if (min === null || max === null || !x.length || (min <= x[0] && max >= x[x.length - 1])) {
-      return [0, data.x_max_s];
-    }
-    return [min, max];
+  // The x range: every chart of a run spans its longest timeline, xMax,
+  // unless zoomed (a drag asks for less than this chart's data spans).
+  function fullOrZoomed(xMax) {
+    return function (u, min, max) {
+      var x = u.data[0];
+      if (min === null || max === null || !x.length || (min <= x[0] && max >= x[x.length - 1])) {
+        return [0, xMax];
+      }
+      return [min, max];
+    };
   }
 
   // A log axis with one line per power of ten, not per minor step.
@@ -141,14 +145,14 @@
   function describeTps(s) {
     var zero = s.tps.filter(function (t) { return t === 0; }).length;
     var max = s.tps.reduce(function (m, t) { return Math.max(m, t); }, 0);
-    return s.name + ": transactions per second over " + s.second.length + " s, up to " + max +
+    return s.label + ": transactions per second over " + s.second.length + " s, up to " + max +
       ", " + zero + " s at 0";
   }
 
   function panels(s) {
     var x = xs(s);
     var list = [];
-    var tps = { name: "tps", unit: "tps", y: { range: [0, data.tps_max] }, data: [x, extend(s.tps)],
+    var tps = { name: "tps", unit: "tps", y: { range: [0, s.axes.tps_max] }, data: [x, extend(s.tps)],
       series: [line("tps", "--tps", { fill: color("--tps-fill") })] };
     if (s.tps_low.length) {
       tps.data.push(extend(s.tps_high), extend(s.tps_low));
@@ -157,14 +161,14 @@
     }
     list.push([tps, describeTps(s)]);
     list.push([{ name: "latency", unit: "ms (log)", height: 190,
-      y: { distr: 3, log: 10, range: [data.latency_min_ms, data.latency_max_ms] },
+      y: { distr: 3, log: 10, range: [s.axes.latency_min_ms, s.axes.latency_max_ms] },
       data: [x, extend(s.p50_ms), extend(s.p99_ms), extend(s.max_ms)],
       series: [line("p50 ms", "--p50"), line("p99 ms", "--p99"), line("max ms", "--max")] },
-      s.name + ": latency per second, p50, p99 and max, log scale"]);
-    list.push([{ name: "waiters", unit: "sessions", height: 140, y: { range: [0, data.waiters_max] },
+      s.label + ": latency per second, p50, p99 and max, log scale"]);
+    list.push([{ name: "waiters", unit: "sessions", height: 140, y: { range: [0, s.axes.waiters_max] },
       data: [x, extend(s.waiters), extend(s.behind_ddl)],
       series: [line("lock waiters", "--waiters"), line("behind the DDL", "--behind")] },
-      s.name + ": sessions waiting for a lock per second, up to " +
+      s.label + ": sessions waiting for a lock per second, up to " +
         s.waiters.reduce(function (m, w) { return Math.max(m, w); }, 0)]);
     if (s.failure_kinds.length) {
       var palette = ["--max", "--p99", "--waiters", "--behind", "--p50", "--tps"];
@@ -173,7 +177,7 @@
       list.push([{ name: "failures", unit: "failed/s", height: 140, y: { range: [0, failMax * 1.15] },
         data: [x].concat(s.failures.map(extend)),
         series: s.failure_kinds.map(function (kind, i) { return line(kind, palette[i % palette.length]); }) },
-        s.name + ": failed transactions per second by kind"]);
+        s.label + ": failed transactions per second by kind"]);
     }
     return list;
   }
@@ -228,7 +232,7 @@
       if (s.failures[k][i]) failures.push(s.failures[k][i] + " " + kind);
     });
     return {
-      strategy: s.name, second: s.second[i], tps: s.tps[i], failed: s.failed[i],
+      strategy: s.name, label: s.label, second: s.second[i], tps: s.tps[i], failed: s.failed[i],
       p50: s.p50_ms[i], p99: s.p99_ms[i], max: s.max_ms[i], waiters: s.waiters[i],
       ddl: s.ddl_state[i], failures: failures,
       chain: s.chain_at[i] < 0 ? "" : s.chains[s.chain_at[i]]
@@ -257,7 +261,7 @@
     readout.dataset.second = f.second;
     readout.dataset.tps = f.tps;
     readout.dataset.chain = f.chain;
-    readout.appendChild(el("strong", f.strategy + ", second " + f.second + " (" + f.second + "-" + (f.second + 1) + " s)"));
+    readout.appendChild(el("strong", f.label + ", second " + f.second + " (" + f.second + "-" + (f.second + 1) + " s)"));
     readout.appendChild(el("div", f.tps + " tps, " + f.failed + " failed; latency p50 " + fmt(f.p50, 1) +
       " ms, p99 " + fmt(f.p99, 1) + " ms, max " + fmt(f.max, 1) + " ms"));
     readout.appendChild(el("div", f.waiters + " waiting for a lock; DDL " + f.ddl));
@@ -265,17 +269,25 @@
     readout.appendChild(el("div", f.chain ? f.chain : "no one waited for a lock", "chain"));
   }
 
-  data.strategies.forEach(function (s) {
-    var section = el("section", null, "strategy");
-    section.appendChild(el("h3", s.name));
-    section.appendChild(spansLegend(s));
-    root.appendChild(section);
-    panels(s).forEach(function (pair) {
-      var box = el("div", null, "chart");
-      section.appendChild(box);
-      chart(box, s, pair[0], pair[1]);
+  runs.forEach(function (run, r) {
+    var root = document.getElementById(run.target);
+    if (!root) return;
+    run.data.strategies.forEach(function (s) {
+      s.axes = run.data;
+      s.root = root;
+      s.sync = SYNC + "-" + r;
+      s.label = run.label ? run.label + ": " + s.name : s.name;
+      var section = el("section", null, "strategy");
+      section.appendChild(el("h3", s.name));
+      section.appendChild(spansLegend(s));
+      root.appendChild(section);
+      panels(s).forEach(function (pair) {
+        var box = el("div", null, "chart");
+        section.appendChild(box);
+        chart(box, s, pair[0], pair[1]);
+      });
+      section.appendChild(figuresTable(s));
     });
-    section.appendChild(figuresTable(s));
   });
 
   addEventListener("resize", function () {

@@ -26,25 +26,25 @@ static BROWSER: Mutex<()> = Mutex::new(());
 
 /// What the page's self-test saw.
 #[derive(Debug, Deserialize)]
-struct SelfTest {
-    errors: Vec<String>,
-    canvases: u32,
-    charts: u32,
-    blank: Vec<String>,
-    hover: Option<Hover>,
-    synced: Vec<Option<u32>>,
-    resources: u32,
-    pwned: bool,
+pub(crate) struct SelfTest {
+    pub errors: Vec<String>,
+    pub canvases: u32,
+    pub charts: u32,
+    pub blank: Vec<String>,
+    pub hover: Option<Hover>,
+    pub synced: Vec<Option<u32>>,
+    pub resources: u32,
+    pub pwned: bool,
 }
 
 /// The readout after the hover.
 #[derive(Debug, Deserialize)]
-struct Hover {
-    strategy: Option<String>,
-    second: f64,
-    tps: f64,
-    chain: String,
-    text: String,
+pub(crate) struct Hover {
+    pub strategy: Option<String>,
+    pub second: f64,
+    pub tps: f64,
+    pub chain: String,
+    pub text: String,
 }
 
 fn chromium() -> PathBuf {
@@ -65,7 +65,7 @@ fn chromium() -> PathBuf {
 
 /// Opens `page` (written into a temp folder) at `#selftest=spec` and returns
 /// what the page's self-test wrote.
-fn open(page: &str, spec: &str) -> SelfTest {
+pub(crate) fn open(page: &str, spec: &str) -> SelfTest {
     let _browser = BROWSER
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());

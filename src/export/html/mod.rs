@@ -20,8 +20,11 @@
 //! so no string can close the element; the script puts text on the page
 //! with `textContent` only. A Content-Security-Policy allows exactly the
 //! page's three scripts and its one style (by their SHA-256) and no request.
+//! A check's page holds every measured migration's timelines ([`runs_page`]);
+//! a sweep's has its table and chart and links to each value's page ([`pages`]).
 
 pub mod data;
+pub mod pages;
 pub mod sections;
 
 use base64::Engine as _;
@@ -67,6 +70,41 @@ pub fn run_page(report: &RunReport, bounds: &[ExpectationRecord]) -> anyhow::Res
         &sections::body(report, bounds),
         &data,
     ))
+}
+
+/// One run's timelines on a page of several: drawn into the element whose
+/// id is `target`, its readout naming it `label` (a check's migration).
+pub struct PageRun<'a> {
+    pub target: String,
+    pub label: String,
+    pub report: &'a RunReport,
+}
+
+/// A page whose `body` (HTML, escaped already) holds an element for each
+/// run of `runs`, where the script draws that run's timelines, each with a
+/// cursor of its own.
+pub fn runs_page(title: &str, body: &str, runs: &[PageRun]) -> anyhow::Result<String> {
+    #[derive(serde::Serialize)]
+    struct Entry<'a> {
+        target: &'a str,
+        label: &'a str,
+        data: data::PageData,
+    }
+    #[derive(serde::Serialize)]
+    struct Document<'a> {
+        runs: Vec<Entry<'a>>,
+    }
+    let document = Document {
+        runs: runs
+            .iter()
+            .map(|run| Entry {
+                target: &run.target,
+                label: &run.label,
+                data: data::page_data(run.report),
+            })
+            .collect(),
+    };
+    Ok(assemble(title, body, &serde_json::to_string(&document)?))
 }
 
 /// `report.html` of a run's results folder, with its CI bounds' verdicts.
@@ -151,6 +189,6 @@ fn csp_hash(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod browser_tests;
+pub(crate) mod browser_tests;
 #[cfg(test)]
 mod tests;
