@@ -133,15 +133,8 @@ fn assemble(title: &str, body: &str, data: &str) -> String {
         csp_hash(&style),
     );
     let mut page = String::with_capacity(uplot.len() + data.len() + body.len() + 40_000);
-    page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    page.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"");
-    page.push_str(&policy);
-    page.push_str(
-        "\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
-    );
-    page.push_str("<title>");
-    page.push_str(&sections::escape(title));
-    page.push_str("</title>\n<script>");
+    page.push_str(&head_start(title, &policy));
+    page.push_str("\n<script>");
     page.push_str(ERRORS_JS);
     page.push_str("</script>\n<style>");
     page.push_str(&style);
@@ -157,6 +150,18 @@ fn assemble(title: &str, body: &str, data: &str) -> String {
     page.push_str(APP_JS);
     page.push_str("</script>\n</body>\n</html>\n");
     page
+}
+
+/// A page's opening up to its `<title>` (`title` escaped here) under the
+/// Content-Security-Policy `policy`; every page of the crate starts so.
+fn head_start(title: &str, policy: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{policy}\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>",
+        sections::escape(title)
+    )
 }
 
 /// uPlot with its licence in front, in place of its banner (a comment

@@ -13,7 +13,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use pulldown_cmark::{Alignment, Event, Options, Parser, Tag, TagEnd};
 
 use super::sections::{escape, render_table};
-use super::{PAGE_CSS, csp_hash};
+use super::{PAGE_CSS, csp_hash, head_start};
 use crate::config::Sweep;
 use crate::export::sweep::{self, SweepRecord};
 use crate::results::{self, OutputFile, REPORT_HTML, SWEEP_PNG};
@@ -26,14 +26,8 @@ pub fn static_page(title: &str, body: &str) -> String {
         csp_hash(PAGE_CSS)
     );
     let mut page = String::with_capacity(body.len() + PAGE_CSS.len() + 1_000);
-    page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    let _ = writeln!(
-        page,
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"{policy}\">"
-    );
-    page.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    let _ = writeln!(page, "<title>{}</title>", escape(title));
-    let _ = writeln!(page, "<style>{PAGE_CSS}</style>\n</head>\n<body>");
+    page.push_str(&head_start(title, &policy));
+    let _ = writeln!(page, "\n<style>{PAGE_CSS}</style>\n</head>\n<body>");
     page.push_str(body);
     page.push_str("</body>\n</html>\n");
     page
