@@ -383,6 +383,9 @@ async fn check_migration(
     let client = target.connect(Role::Check).await?;
     let mut tables: Vec<(TableFacts, LockMode)> = Vec::new();
     for (name, mode) in design::locked_tables(&statements) {
+        if super::rows::is_tool_table(&name) {
+            continue;
+        }
         if let Some(facts) = design::table_facts(&client, &name).await?
             && deployed.contains(&facts.sql_name)
         {

@@ -45,10 +45,31 @@ pub struct TableFill {
     pub note: Option<String>,
 }
 
-/// Tables a migration tool keeps its applied versions in, which the check
-/// makes as the tool does (diesel's): never filled, since they hold no data
-/// the traffic reads (and a project may forbid writes to them by trigger).
-pub const TOOL_TABLES: [&str; 1] = ["__diesel_schema_migrations"];
+/// Tables a migration tool keeps its applied versions in (diesel's, which
+/// the check makes as diesel does, and the ones a tool's generated SQL
+/// writes to, such as Alembic's `UPDATE alembic_version`): never filled
+/// and never in the load, since they hold no data the traffic reads (and a
+/// project may forbid writes to them by trigger).
+pub const TOOL_TABLES: [&str; 11] = [
+    "__diesel_schema_migrations",
+    "_sqlx_migrations",
+    "_prisma_migrations",
+    "alembic_version",
+    "django_migrations",
+    "schema_migrations",
+    "ar_internal_metadata",
+    "knex_migrations",
+    "knex_migrations_lock",
+    "flyway_schema_history",
+    "goose_db_version",
+];
+
+/// Whether `name` (bare or `schema.table`, as the trace names it) is a
+/// migration tool's own table.
+pub fn is_tool_table(name: &str) -> bool {
+    let bare = name.rsplit('.').next().unwrap_or(name).trim_matches('"');
+    TOOL_TABLES.contains(&bare)
+}
 
 /// The fix a skipped table's reason ends with.
 const SEED_FIX: &str = "give its rows with --seed FILE (your own SQL)";
@@ -76,7 +97,7 @@ pub async fn fill_tables(
     let order = order::fill_order(&catalog);
     let mut fills = Vec::new();
     for &at in &order.tables {
-        if TOOL_TABLES.contains(&catalog.tables[at].name.as_str()) {
+        if is_tool_table(&catalog.tables[at].name) {
             continue;
         }
         let cycle = order
@@ -254,4 +275,18 @@ async fn analyze(client: &Client, tables: &[Table]) -> Result<(), Error> {
 
 fn runtime(context: &str, err: tokio_postgres::Error) -> Error {
     Error::Runtime(anyhow::Error::new(err).context(context.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_tool_table;
+
+    #[test]
+    fn a_tools_own_table_is_known_bare_qualified_or_quoted() {
+        assert!(is_tool_table("alembic_version"));
+        assert!(is_tool_table("public.schema_migrations"));
+        assert!(is_tool_table("app.\"django_migrations\""));
+        assert!(!is_tool_table("orders"));
+        assert!(!is_tool_table("alembic_version_history"));
+    }
 }
