@@ -178,6 +178,7 @@ pub fn start(
                 run_over: stop_rx.clone(),
                 rollback: config.objects.rolls_back_ddl(),
                 lock_activity: observes_ddl.then_some(ddl_activity_rx),
+                invalid_indexes_before: None,
             };
             Some((tokio::spawn(ddl::run_ddl(injector)), cancel))
         }

@@ -92,6 +92,21 @@ pub fn last_part(name: &str) -> &str {
     name.rsplit('.').next().unwrap_or(name)
 }
 
+/// Whether a statement of `step` builds an index concurrently (`CREATE
+/// [UNIQUE] INDEX CONCURRENTLY`, `REINDEX ... CONCURRENTLY`), which leaves an
+/// INVALID index behind when it fails.
+pub fn builds_index_concurrently(step: &str) -> bool {
+    statement_words(step).iter().any(|words| {
+        let word = |index: usize| words.get(index).map_or("", String::as_str);
+        let concurrently = words.iter().any(|w| w == "CONCURRENTLY");
+        concurrently
+            && matches!(
+                (word(0), word(1)),
+                ("CREATE", "INDEX" | "UNIQUE") | ("REINDEX", _)
+            )
+    })
+}
+
 /// A statement that PostgreSQL refuses inside a transaction block (`CREATE INDEX
 /// CONCURRENTLY`, `REINDEX ... CONCURRENTLY`, `VACUUM`, ...): a `set_local`
 /// strategy runs it with a session-level `SET` instead of wrapping it.
@@ -319,6 +334,25 @@ mod tests {
         ));
         assert!(!rewrites_table("VACUUM orders"));
         assert!(!rewrites_table("CREATE INDEX ON orders (total)"));
+    }
+
+    #[test]
+    fn a_concurrent_index_build_is_read_from_the_text() {
+        assert!(builds_index_concurrently(
+            "CREATE INDEX CONCURRENTLY orders_note_idx ON orders (note)"
+        ));
+        assert!(builds_index_concurrently(
+            "create unique index concurrently if not exists \"Orders_Idx\" on \"Orders\" (id)"
+        ));
+        assert!(builds_index_concurrently(
+            "REINDEX INDEX CONCURRENTLY orders_note_idx"
+        ));
+        assert!(!builds_index_concurrently(
+            "CREATE INDEX orders_note_idx ON orders (note)"
+        ));
+        assert!(!builds_index_concurrently(
+            "DROP INDEX CONCURRENTLY orders_note_idx"
+        ));
     }
 
     fn outside(step: &str) -> Option<&'static str> {

@@ -1,11 +1,13 @@
 //! What became of the DDL is said as it was: a retry schedule longer than the
 //! run is `cut_off` with the tries it made, never `gave_up`; a try that fails
 //! with an error other than a lock timeout is named on stdout with its
-//! SQLSTATE and message.
+//! SQLSTATE and message; a concurrent build that timed out is dropped
+//! before the next try.
 
 use crate::common::workload::{self, ddl, report};
 use crate::common::*;
-use stallbench::metrics::Summary;
+use stallbench::export::csv::AttemptRecord;
+use stallbench::metrics::{AttemptOutcome, Summary};
 use stallbench::workload::{BackoffFile, WorkloadFile};
 
 /// Runs `strategy` of `workload` and returns its stdout, its summary and summary.md.
@@ -91,5 +93,41 @@ fn a_ddl_error_other_than_a_lock_timeout_is_named_on_stdout() {
     assert!(
         stdout.contains("naive: not ranked, invalid: the DDL failed at 1."),
         "{stdout}"
+    );
+}
+
+#[test]
+fn a_concurrent_build_that_timed_out_leaves_no_invalid_index_in_the_next_tries_way() {
+    // The report holds orders from 1 s to 2.5 s; retry's first try of the
+    // concurrent build (1.5 s) times out at 2 s waiting for it, leaving an
+    // INVALID orders_total_idx; the next try (3 s) drops it first, then
+    // builds (without that, it fails: 42P07, the relation already exists).
+    // On 20,000 rows the build is quick, so the first try's wait for the
+    // report is its longest.
+    let mut workload = workload::small_reference();
+    workload.load.duration = "5s".into();
+    workload.blocker = Some(report("1s", "1.5s"));
+    workload.ddl = Some(ddl(
+        "1.5s",
+        "CREATE INDEX CONCURRENTLY orders_total_idx ON orders (total)",
+    ));
+    workload.reset = "DROP INDEX IF EXISTS orders_total_idx".into();
+    let _cpus = cpus_shared();
+    let run = ShortRun::on_shared_server(&workload);
+    run.command("run")
+        .args(["--strategy", "retry"])
+        .assert()
+        .success();
+    let attempts: Vec<AttemptRecord> = read_records(&run.out.join("ddl_attempts.csv"));
+    assert_eq!(
+        attempts[0].outcome,
+        AttemptOutcome::LockTimeout,
+        "{attempts:?}"
+    );
+    assert!(attempts.len() >= 2, "{attempts:?}");
+    assert_eq!(
+        attempts.last().unwrap().outcome,
+        AttemptOutcome::Ok,
+        "{attempts:?}"
     );
 }

@@ -14,6 +14,7 @@
 //! and the schedule goes on. A strategy of one try fails with its one try.
 
 pub mod abort;
+mod invalid_index;
 mod terminate;
 pub mod trace;
 
@@ -28,7 +29,9 @@ use super::RunClock;
 use super::reopen::{HeldSession, SharedCancel, is_connection_lost};
 use crate::metrics::failures::FailureKind;
 use crate::metrics::{AttemptOutcome, DdlActivity, DdlAttempt};
-use crate::strategy::statements::{must_run_outside_transaction, rewrites_table};
+use crate::strategy::statements::{
+    builds_index_concurrently, must_run_outside_transaction, rewrites_table,
+};
 use crate::strategy::{RetryPolicy, Strategy};
 
 /// How long a running attempt may go on after the load ended before it is cancelled.
@@ -62,6 +65,10 @@ pub struct DdlInjector {
     pub rollback: bool,
     /// What the lock observer last saw the DDL session do; `None` without an observer.
     pub lock_activity: Option<watch::Receiver<DdlActivity>>,
+    /// For a step that builds an index concurrently, the invalid indexes
+    /// there were before its first try (`run_ddl` reads them; start with
+    /// `None`): a later try drops the others first ([`invalid_index`]).
+    pub invalid_indexes_before: Option<Vec<i64>>,
 }
 
 /// What the DDL injector is doing, for the progress line: a short text, and
@@ -123,6 +130,12 @@ pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
         if *injector.run_over.borrow() {
             break;
         }
+        injector.invalid_indexes_before = match builds_index_concurrently(&sql) {
+            true => invalid_index::invalid_indexes(&injector.session.client)
+                .await
+                .ok(),
+            false => None,
+        };
         let step_attempts = match injector.strategy.clone() {
             Strategy::Plain => plain(&injector, &sql, index == 0).await,
             Strategy::LockTimeoutRetry(policy) => retry(&mut injector, &sql, &policy, None).await,
@@ -398,6 +411,17 @@ async fn run_try(
     local_settings: Option<&str>,
 ) -> Result<(), tokio_postgres::Error> {
     let client = &injector.session.client;
+    if try_number > 1
+        && let Some(before) = &injector.invalid_indexes_before
+    {
+        let dropped = invalid_index::drop_left_behind(client, before).await?;
+        if !dropped.is_empty() {
+            injector.say(format!(
+                "try {try_number}: dropped the invalid index {} an earlier try left",
+                dropped.join(", ")
+            ));
+        }
+    }
     let wrapped = local_settings.is_some() || injector.rollback;
     let statement = async {
         let result = client
