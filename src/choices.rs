@@ -94,7 +94,9 @@ impl Layout {
     pub fn outside_a_transaction(self) -> &'static str {
         match self {
             Layout::Numbered | Layout::PlainSql => {
-                "that your tool runs outside one (sqlx: `-- no-transaction` as its first line)"
+                "that your tool runs outside one (sqlx: `-- no-transaction` as its first line; \
+                 Django: `atomic = False`; Rails: `disable_ddl_transaction!`; \
+                 Knex: `exports.config = { transaction: false }`; Alembic: an `autocommit_block()`)"
             }
             Layout::UpDown => {
                 "holding that statement alone (golang-migrate then runs it outside one; sqlx \

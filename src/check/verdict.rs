@@ -14,7 +14,7 @@ use crate::choices::Layout;
 use crate::expect::{Bound, ExpectationResult, Verdict};
 use crate::export::format::{format_latency, trim_number};
 use crate::metrics::lock_trace::{Blocks, RelationKind, TracedLock, TracedStatement};
-use crate::metrics::{RunReport, StrategyReport};
+use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
 use crate::strategy::statements::statement_words;
 
 /// What the check says about one migration. In check.csv and check.json as
@@ -201,7 +201,14 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
     }
     let recommended = match (verdict, fixed_by_recommended, recommended_run) {
         (MigrationVerdict::Fail, Some(fixed), Some(report)) => {
-            let stall = format!("longest stall {} s", report.summary.longest_stall_s);
+            let stall = match report.summary.ddl_outcome {
+                DdlOutcome::CutOff => format!(
+                    "longest stall at least {} s (the run ended before the migration did: \
+                     lengthen --duration)",
+                    report.summary.longest_stall_s
+                ),
+                _ => format!("longest stall {} s", report.summary.longest_stall_s),
+            };
             let longest_hold_ms = (too_long.iter())
                 .filter_map(|estimate| estimate.estimated_hold_ms)
                 .fold(0.0, f64::max);

@@ -229,7 +229,7 @@ pub enum DdlState {
 }
 
 /// How one DDL attempt ended. In `ddl_attempts.csv` as its snake_case name:
-/// `ok`, `lock_timeout`, `error`, `gave_up`.
+/// `ok`, `lock_timeout`, `error`, `gave_up`, `cut_off`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AttemptOutcome {
@@ -240,6 +240,10 @@ pub enum AttemptOutcome {
     Error,
     /// The last allowed try failed; the strategy stops.
     GaveUp,
+    /// Still running when the run ended: stallbench cancelled it once the
+    /// grace after the load was over (its 57014 is stallbench's, not the
+    /// migration's).
+    CutOff,
 }
 
 /// One try of the migration, timed on the run clock.

@@ -132,7 +132,8 @@ pub enum DdlOutcome {
     /// The strategy stopped trying (its last allowed try timed out waiting for the lock).
     GaveUp,
     /// The end of the run came while the strategy still had tries left (its
-    /// schedule is longer than the run): not a verdict on the strategy.
+    /// schedule is longer than the run), or while a try still ran (and
+    /// stallbench cancelled it): not a verdict on the strategy.
     CutOff,
     /// An error the strategy does not retry.
     Error,
@@ -310,7 +311,7 @@ pub fn summarize(
             AttemptOutcome::Ok => DdlOutcome::Ok,
             AttemptOutcome::GaveUp => DdlOutcome::GaveUp,
             // A lock timeout with tries left is last only when the run ended first.
-            AttemptOutcome::LockTimeout => DdlOutcome::CutOff,
+            AttemptOutcome::LockTimeout | AttemptOutcome::CutOff => DdlOutcome::CutOff,
             AttemptOutcome::Error => DdlOutcome::Error,
         },
     };

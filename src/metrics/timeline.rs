@@ -76,9 +76,10 @@ pub fn ddl_state_in(second: u32, attempts: &[DdlAttempt]) -> DdlState {
         Some(last) => match last.outcome {
             AttemptOutcome::Ok => DdlState::Done,
             AttemptOutcome::LockTimeout if attempts.last() != Some(last) => DdlState::Backoff,
-            AttemptOutcome::LockTimeout | AttemptOutcome::Error | AttemptOutcome::GaveUp => {
-                DdlState::Failed
-            }
+            AttemptOutcome::LockTimeout
+            | AttemptOutcome::Error
+            | AttemptOutcome::GaveUp
+            | AttemptOutcome::CutOff => DdlState::Failed,
         },
     }
 }

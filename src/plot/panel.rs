@@ -180,9 +180,10 @@ pub(super) fn mark_attempts<Y: Ranged<ValueType = f64>>(
     for attempt in &strategy.attempts {
         let colour = match attempt.outcome {
             AttemptOutcome::Ok => ATTEMPT_OK,
-            AttemptOutcome::LockTimeout | AttemptOutcome::Error | AttemptOutcome::GaveUp => {
-                ATTEMPT_FAILED
-            }
+            AttemptOutcome::LockTimeout
+            | AttemptOutcome::Error
+            | AttemptOutcome::GaveUp
+            | AttemptOutcome::CutOff => ATTEMPT_FAILED,
         };
         let start = attempt.started_s;
         let end = attempt.ended_s.max(start + min_width_s);

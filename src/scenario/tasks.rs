@@ -19,6 +19,7 @@ use std::time::Duration;
 use rand::SeedableRng;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
+use tokio_postgres::error::SqlState;
 use tokio_postgres::{CancelToken, NoTls};
 use tokio_util::sync::CancellationToken;
 
@@ -39,7 +40,7 @@ use crate::config::Config;
 use crate::database::Database;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
-use crate::metrics::{DdlActivity, DdlAttempt, LiveCounters, PoolGauge, Recorder};
+use crate::metrics::{AttemptOutcome, DdlActivity, DdlAttempt, LiveCounters, PoolGauge, Recorder};
 use crate::role::Role;
 use crate::strategy::NamedStrategy;
 
@@ -566,12 +567,79 @@ async fn finish_ddl(
         }
         joined
     } else {
-        notes.warnings.push(format!(
-            "{strategy_name}: the DDL was still running {} s after the load ended; it was cancelled",
-            ddl::GRACE_AFTER_RUN.as_secs()
-        ));
         let _ = cancel.cancel_query().await;
-        task.await
+        let mut joined = task.await;
+        if let Ok(attempts) = &mut joined {
+            notes
+                .warnings
+                .push(cut_off_by_the_end(strategy_name, attempts));
+        }
+        joined
     };
     joined.map_err(|err| Error::runtime(format!("DDL task: {err}")))
+}
+
+/// Marks the try that stallbench cancelled, still running [`ddl::GRACE_AFTER_RUN`]
+/// after the load ended, as `cut_off` (its 57014 is stallbench's, not the
+/// migration's), and says so; a try that ended before the cancel came is
+/// kept, with what it means for the figures.
+fn cut_off_by_the_end(strategy_name: &str, attempts: &mut [DdlAttempt]) -> String {
+    let grace_s = ddl::GRACE_AFTER_RUN.as_secs();
+    let Some(last) = attempts.last_mut() else {
+        return format!("{strategy_name}: the DDL did not start before the load ended");
+    };
+    let cancelled = last.outcome == AttemptOutcome::Error
+        && last.sqlstate.as_ref().and_then(|kind| kind.sqlstate())
+            == Some(&SqlState::QUERY_CANCELED);
+    if cancelled {
+        last.outcome = AttemptOutcome::CutOff;
+        return format!(
+            "{strategy_name}: the DDL was still running {grace_s} s after the load ended; \
+             stallbench cancelled it (try {}: cut_off), so its stall is longer than measured: \
+             lengthen --duration to see it end",
+            last.attempt
+        );
+    }
+    format!(
+        "{strategy_name}: the DDL ended at {:.1} s, more than {grace_s} s after the load did, \
+         so the load saw only part of it: lengthen --duration",
+        last.ended_s
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::failures::FailureKind;
+    use crate::metrics::test_attempt;
+
+    #[test]
+    fn a_try_stallbench_cancelled_at_the_end_is_cut_off_and_one_that_ended_is_kept() {
+        let mut cancelled = vec![test_attempt(1, 1.5, 11.5, AttemptOutcome::Error)];
+        cancelled[0].sqlstate = Some(FailureKind::Server(SqlState::QUERY_CANCELED));
+        let said = cut_off_by_the_end("naive", &mut cancelled);
+        assert_eq!(cancelled[0].outcome, AttemptOutcome::CutOff);
+        assert!(
+            said.starts_with(
+                "naive: the DDL was still running 5 s after the load ended; \
+                 stallbench cancelled it (try 1: cut_off)"
+            ),
+            "{said}"
+        );
+
+        let mut ended = vec![test_attempt(4, 1.5, 11.57, AttemptOutcome::Ok)];
+        let said = cut_off_by_the_end("retry", &mut ended);
+        assert_eq!(ended[0].outcome, AttemptOutcome::Ok);
+        assert_eq!(
+            said,
+            "retry: the DDL ended at 11.6 s, more than 5 s after the load did, \
+             so the load saw only part of it: lengthen --duration"
+        );
+
+        // Another error is the migration's own.
+        let mut failed = vec![test_attempt(1, 1.5, 2.0, AttemptOutcome::Error)];
+        failed[0].sqlstate = Some(FailureKind::Server(SqlState::UNDEFINED_COLUMN));
+        cut_off_by_the_end("naive", &mut failed);
+        assert_eq!(failed[0].outcome, AttemptOutcome::Error);
+    }
 }

@@ -63,6 +63,7 @@ pub fn partial_sentence(strategy: &StrategyReport, partial: &PartialStrategy) ->
                 AttemptOutcome::LockTimeout => "lock timeout",
                 AttemptOutcome::Error => "error",
                 AttemptOutcome::GaveUp => "gave up",
+                AttemptOutcome::CutOff => "cut off by the run's end",
             },
             match &last.sqlstate {
                 None => String::new(),

@@ -478,6 +478,7 @@ fn final_status(last: &DdlAttempt) -> String {
         AttemptOutcome::Error | AttemptOutcome::LockTimeout => {
             format!("failed at try {}", last.attempt)
         }
+        AttemptOutcome::CutOff => format!("try {} cut off by the run's end", last.attempt),
     }
 }
 
