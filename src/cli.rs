@@ -157,8 +157,8 @@ pub struct CheckArgs {
     /// Each strategy's load duration [default: the blocker's hold plus 5 s].
     #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
     pub duration: Option<Duration>,
-    /// Results folder [default: results/check-<UTC timestamp>]; check.md, check.json, check.csv,
-    /// junit.xml and a folder per measured migration.
+    /// Results folder [default: results/check-<UTC timestamp>]; report.html, check.md,
+    /// check.json, check.csv, junit.xml, pr-comment.md and a folder per measured migration.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Replace the files of an earlier check in --out.

@@ -37,6 +37,7 @@ use crate::stop::{self, Ending, StopCause};
 use crate::{output, results};
 
 use report::CheckReport;
+use verdict::MigrationVerdict;
 
 /// `stallbench check`: runs the check, writes its files, prints the verdict,
 /// a line per migration and the page's name on stdout (`open` starts the
@@ -98,7 +99,11 @@ fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error>
     )?;
     let mut lines = format!("{}\n", report.verdict_line().replace("**", ""));
     for (checked, judged) in &report.migrations {
+        let not_measured = (judged.verdict == MigrationVerdict::NotMeasured)
+            .then_some(judged.not_measured.as_ref())
+            .flatten();
         let detail = (judged.invalid.iter())
+            .chain(not_measured)
             .chain(&judged.flags)
             .chain(&judged.fixes)
             .chain(&judged.recommended)

@@ -13,7 +13,7 @@ use super::sizes::SizeEstimate;
 use crate::choices::Layout;
 use crate::expect::{Bound, ExpectationResult, Verdict};
 use crate::export::format::{format_latency, trim_number};
-use crate::metrics::lock_trace::{Blocks, RelationKind, TracedLock, TracedStatement};
+use crate::metrics::lock_trace::{Blocks, RelationKind, TracedLock, TracedStatement, held_before};
 use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
 use crate::strategy::statements::statement_words;
 
@@ -111,9 +111,13 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
             fixes: Vec::new(),
             fixed_by_recommended: None,
             recommended: None,
-            not_measured: Some(
-                "it locks no table that existed before it, so no traffic waits on it".to_string(),
-            ),
+            not_measured: Some(match checked.statements.is_empty() {
+                true => "it holds no SQL statement (an empty file, or a step of your tool \
+                         that printed no SQL, such as Django's RunPython)"
+                    .to_string(),
+                false => "it locks no table that existed before it, so no traffic waits on it"
+                    .to_string(),
+            }),
             flags: Vec::new(),
             invalid: None,
         };
@@ -385,10 +389,21 @@ pub fn lock_fixes(
 ) -> Vec<String> {
     let mut risky: Vec<(&TracedStatement, &TracedLock)> = statements
         .iter()
-        .filter_map(|statement| {
+        .enumerate()
+        .filter_map(|(index, statement)| {
+            // A lock the transaction already holds as strongly neither queues
+            // nor blocks anyone new: the earlier statement's fix covers it,
+            // unless this one reads or rewrites the table under it (longer held).
+            let held_already = |lock: &TracedLock| {
+                let works_under = lock.scanned == Some(true) || lock.rewritten;
+                !works_under
+                    && held_before(&statements[..index], statement, &lock.relation)
+                        .is_some_and(|(held, _)| lock.mode.covered_by(held))
+            };
             let lock = (statement.locks.iter())
                 .filter(|lock| lock.kind == RelationKind::Table && lock.blocks() != Blocks::Nothing)
                 .filter(|lock| existing_tables.contains(&lock.relation))
+                .filter(|lock| !held_already(lock))
                 .max_by_key(|lock| (lock.blocks(), lock.mode))?;
             Some((statement, lock))
         })
@@ -583,6 +598,43 @@ mod tests {
             false,
         );
         assert!(lock_fixes(&[harmless], &orders, naive, Layout::Goose).is_empty());
+    }
+
+    /// Django's "alter field" on a foreign key: DROP CONSTRAINT (ACCESS
+    /// EXCLUSIVE), SET NOT NULL (scans under it), ADD CONSTRAINT ... FOREIGN
+    /// KEY, whose SHARE ROW EXCLUSIVE the transaction already holds as ACCESS
+    /// EXCLUSIVE: it cannot queue, so it gets no "queued" fix of its own.
+    #[test]
+    fn a_lock_the_transaction_already_holds_gets_no_fix_of_its_own() {
+        let report = reference_report();
+        let naive = &report.strategies[0];
+        let drop = statement(
+            "ALTER TABLE orders DROP CONSTRAINT orders_user_fk",
+            LockMode::AccessExclusive,
+            false,
+            false,
+        );
+        let add = TracedStatement {
+            statement: 2,
+            ..statement(
+                "ALTER TABLE orders ADD CONSTRAINT orders_user_fk FOREIGN KEY \
+                 (user_id) REFERENCES users (id) DEFERRABLE INITIALLY DEFERRED",
+                LockMode::ShareRowExclusive,
+                false,
+                false,
+            )
+        };
+        let fixes = lock_fixes(
+            &[drop, add],
+            &["orders".to_string()],
+            naive,
+            Layout::Numbered,
+        );
+        assert_eq!(fixes.len(), 1, "{fixes:#?}");
+        assert!(
+            fixes[0].starts_with("ALTER TABLE blocks reads and writes on orders"),
+            "{fixes:#?}"
+        );
     }
 
     /// The migration of the issue: a new table with a foreign key, columns

@@ -109,6 +109,16 @@ impl LockMode {
         CONFLICTS[self as usize][other as usize]
     }
 
+    /// Whether a transaction that holds `held` takes this mode on the same
+    /// relation without waiting, whatever other sessions hold: every mode
+    /// this one conflicts with, `held` conflicts with too, so no other
+    /// session holds one. (ShareLock does not cover SHARE UPDATE EXCLUSIVE.)
+    pub fn covered_by(self, held: LockMode) -> bool {
+        MODES
+            .iter()
+            .all(|&other| !self.conflicts_with(other) || held.conflicts_with(other))
+    }
+
     /// What this lock stops the application doing: its reads take ACCESS
     /// SHARE, its writes ROW EXCLUSIVE.
     pub fn blocks(self) -> Blocks {
@@ -283,6 +293,21 @@ pub fn strongest_table_locks(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_held_lock_covers_the_modes_whose_conflicts_it_shares() {
+        use LockMode::*;
+        for mode in MODES {
+            assert!(mode.covered_by(AccessExclusive), "{mode:?}");
+            assert!(mode.covered_by(mode), "{mode:?}");
+        }
+        assert!(ShareRowExclusive.covered_by(Exclusive));
+        assert!(RowExclusive.covered_by(ShareRowExclusive));
+        assert!(AccessShare.covered_by(RowShare));
+        // SHARE does not conflict with SHARE UPDATE EXCLUSIVE, which does with itself.
+        assert!(!ShareUpdateExclusive.covered_by(Share));
+        assert!(!AccessExclusive.covered_by(ShareRowExclusive));
+    }
 
     #[test]
     fn the_conflict_table_is_symmetric_and_matches_the_documentation() {
