@@ -372,7 +372,7 @@ fn a_bad_flag_and_a_bad_outcome_name_their_column() {
     let error = read_report(dir.path()).unwrap_err().to_string();
     assert!(
         error.ends_with(
-            "line 2: column outcome is \"fine\", not one of ok, lock_timeout, error, gave_up"
+            "line 2: column outcome is \"fine\", not one of ok, lock_timeout, error, gave_up, cut_off"
         ),
         "{error}"
     );
