@@ -40,7 +40,11 @@ const PLACEHOLDERS: [(&str, &str); 5] = [
 /// Files the quoted commands name that exist only where a user runs them: a
 /// command naming one is parsed, but its `Config` is not built (it would only
 /// say that the file is missing).
-const RUN_TIME_FILES: [(&str, &str); 6] = [
+const RUN_TIME_FILES: [(&str, &str); 7] = [
+    (
+        "sql-migrations",
+        "the SQL a code-based tool recorded (docs/check.md, SQL from code-based tools)",
+    ),
     (
         "read.sql",
         "the user's own script (docs/workloads.md, No TOML needed)",
