@@ -166,11 +166,22 @@ fn current_pid_namespace() -> anyhow::Result<String> {
     Ok(link.to_string_lossy().into_owned())
 }
 
-/// A postmaster still runs in `folder`: its `postmaster.pid` names a live
-/// process whose command line holds the folder (a harness killed a moment ago
-/// leaves a server that is still shutting down).
+/// A postmaster still runs in `folder`, the primary's or the standby's:
+/// its `postmaster.pid` names a live process whose command line holds the
+/// folder (a harness killed a moment ago leaves a server that is still
+/// shutting down).
 fn postmaster_running(folder: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(folder.join("data").join("postmaster.pid")) else {
+    [
+        folder.join("data"),
+        folder.join(super::standby::FOLDER).join("data"),
+    ]
+    .iter()
+    .any(|data_dir| running_in(folder, data_dir))
+}
+
+/// The postmaster of `data_dir`, in `folder`, still runs.
+fn running_in(folder: &Path, data_dir: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(data_dir.join("postmaster.pid")) else {
         return false;
     };
     let Some(pid) = text

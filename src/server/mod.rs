@@ -25,11 +25,12 @@ mod cache;
 mod download;
 mod leftovers;
 mod package;
+mod postmaster;
+mod standby;
 mod user;
 
 use std::ffi::OsString;
-use std::fs::File;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Mutex, PoisonError};
@@ -43,6 +44,8 @@ pub use binaries::{
 };
 pub use cache::SYSTEM_CACHE;
 pub use package::{DEFAULT_REGISTRY, NEWEST_MAJOR, SUPPORTED_MAJORS};
+pub use standby::CloneMethod;
+use standby::Standby;
 use user::{as_user, chown, server_user};
 
 /// The port number names the socket file (`.s.PGSQL.5432`); no TCP listener is opened.
@@ -73,12 +76,32 @@ pub struct Server {
     binaries: ServerBinaries,
     /// The structured log this server's version writes.
     log_format: LogFormat,
+    /// The hot standby of [`Server::start_with_standby`]; stopped first.
+    standby: Option<Standby>,
 }
 
 impl Server {
     /// Runs initdb of `binaries` and starts the server with room for
     /// `max_connections` sessions; returns once it accepts connections.
     pub async fn start(binaries: &ServerBinaries, max_connections: u32) -> anyhow::Result<Server> {
+        Server::launch(binaries, max_connections, false).await
+    }
+
+    /// [`Server::start`], and a streaming hot standby of it beside it
+    /// ([`standby`]); returns once the standby has replayed the primary's
+    /// WAL up to the moment it started.
+    pub async fn start_with_standby(
+        binaries: &ServerBinaries,
+        max_connections: u32,
+    ) -> anyhow::Result<Server> {
+        Server::launch(binaries, max_connections, true).await
+    }
+
+    async fn launch(
+        binaries: &ServerBinaries,
+        max_connections: u32,
+        with_standby: bool,
+    ) -> anyhow::Result<Server> {
         let begun = Instant::now();
         let bin_dir = binaries.bin_dir.clone();
         let base = temp_base();
@@ -92,78 +115,29 @@ impl Server {
             chown(folder.path(), user)?;
         }
         let data_dir = folder.path().join("data");
-        let startup_log_path = folder.path().join(STARTUP_LOG);
-
-        let mut initdb = Command::new(bin_dir.join("initdb"));
-        initdb
-            .arg("-D")
-            .arg(&data_dir)
-            .args(initdb_options(binaries.major))
-            .current_dir(folder.path())
-            .stdin(Stdio::null());
-        as_user(&mut initdb, owner.as_ref());
-        let output = initdb
-            .output()
-            .with_context(|| format!("running {}", bin_dir.join("initdb").display()))?;
-        if !output.status.success() {
-            bail!(
-                "initdb failed ({}):\n{}{}",
-                output.status,
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            );
+        initdb(binaries, folder.path(), &data_dir, owner.as_ref())?;
+        let method = CloneMethod::for_bin_dir(&bin_dir);
+        let standby_dirs = match with_standby {
+            true => Some(standby::make_folder(folder.path(), owner.as_ref())?),
+            false => None,
+        };
+        if let (Some((_, standby_data)), CloneMethod::ColdCopy) = (&standby_dirs, method) {
+            standby::cold_copy(&data_dir, standby_data, owner.as_ref())?;
         }
 
         let log_format = structured_log_format(binaries.major);
-        let startup_log = File::create(&startup_log_path)
-            .with_context(|| format!("creating {}", startup_log_path.display()))?;
-        let mut postgres = Command::new(bin_dir.join("postgres"));
-        postgres
-            .arg("-D")
-            .arg(&data_dir)
-            .arg("-k")
-            .arg(folder.path())
-            .arg("-p")
-            .arg(PORT.to_string())
-            .arg("-c")
-            .arg(format!("max_connections={max_connections}"))
-            .args([
-                "-c",
-                "listen_addresses=",
-                "-c",
-                "log_lock_waits=on",
-                "-c",
-                "deadlock_timeout=1s",
-                "-c",
-                "log_line_prefix=%m [%p] ",
-                // Log times in UTC, which stallbench converts to the run clock.
-                "-c",
-                "log_timezone=UTC",
-            ])
-            .args(log_collector_settings(folder.path(), log_format))
-            .current_dir(folder.path())
-            // Its own process group: a terminal's Ctrl-C reaches the harness, which stops it in order.
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(
-                startup_log
-                    .try_clone()
-                    .context("duplicating the startup log handle")?,
-            )
-            .stderr(startup_log);
-        as_user(&mut postgres, owner.as_ref());
-        // SAFETY: prctl is async-signal-safe; it only sets a flag of the child process.
-        unsafe {
-            postgres.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
+        let mut settings = vec![format!("max_connections={max_connections}")];
+        if with_standby {
+            settings.extend(standby::primary_settings());
         }
-        let child = postgres
-            .spawn()
-            .with_context(|| format!("starting {}", bin_dir.join("postgres").display()))?;
+        let child = postmaster::spawn(
+            &bin_dir,
+            &data_dir,
+            folder.path(),
+            owner.as_ref(),
+            log_format,
+            &settings,
+        )?;
         let mut server = Server {
             child: Mutex::new(Some(child)),
             started: Instant::now(),
@@ -171,10 +145,67 @@ impl Server {
             folder: Some(folder),
             binaries: binaries.clone(),
             log_format,
+            standby: None,
         };
         server.wait_ready(max_connections).await?;
+        if let Some((standby_folder, standby_data)) = standby_dirs {
+            if method == CloneMethod::BaseBackup {
+                standby::base_backup(&bin_dir, server.socket_dir(), &standby_data, owner.as_ref())?;
+            }
+            let standby = Standby::spawn(
+                binaries,
+                (&standby_folder, &standby_data),
+                server.socket_dir(),
+                owner.as_ref(),
+                max_connections,
+                method,
+            )?;
+            server.standby = Some(standby);
+            server.wait_standby().await?;
+        }
         server.start_duration = begun.elapsed();
         Ok(server)
+    }
+
+    /// Waits until the new standby accepts connections and has replayed
+    /// what the primary wrote until now.
+    async fn wait_standby(&self) -> anyhow::Result<()> {
+        let standby = self.standby.as_ref().expect("called with a standby");
+        standby.wait_ready().await?;
+        self.standby_caught_up(Duration::from_secs(30))
+            .await
+            .map_err(|err| anyhow!("{err:#}; the standby's log:\n{}", standby.log_tail()))
+    }
+
+    /// Waits until the standby has replayed everything the primary had
+    /// written when asked, for up to `limit` (see [`standby::catch_up`]).
+    pub async fn standby_caught_up(&self, limit: Duration) -> anyhow::Result<()> {
+        let Some(standby_config) = self.standby_connection_config() else {
+            bail!("this throwaway server has no standby");
+        };
+        let primary = connect(&self.connection_config()).await?;
+        let standby = connect(&standby_config).await?;
+        standby::catch_up(&primary, &standby, limit).await
+    }
+
+    /// Connection settings for the standby, if the server has one.
+    pub fn standby_connection_config(&self) -> Option<tokio_postgres::Config> {
+        Some(self.standby.as_ref()?.connection_config())
+    }
+
+    /// How the standby was cloned, if the server has one.
+    pub fn standby_method(&self) -> Option<CloneMethod> {
+        Some(self.standby.as_ref()?.method)
+    }
+
+    /// The standby's readable log (inside the temp folder), if the server has one.
+    pub fn standby_log_path(&self) -> Option<PathBuf> {
+        Some(self.standby.as_ref()?.log_path())
+    }
+
+    /// The standby's exit status, once it has exited.
+    pub fn standby_exit_status(&self) -> Option<ExitStatus> {
+        self.standby.as_ref()?.exit_status()
     }
 
     /// Connection settings for this server (socket, user postgres, database postgres).
@@ -307,33 +338,57 @@ impl Server {
 
     /// Stops the server (fast shutdown, then kill after 10 s) and removes its folder.
     pub fn stop(&mut self) {
+        if let Some(standby) = &mut self.standby {
+            standby.stop();
+        }
         let child = self.child.get_mut().unwrap_or_else(PoisonError::into_inner);
-        if let Some(mut child) = child.take()
-            && !matches!(child.try_wait(), Ok(Some(_)))
-        {
-            // SAFETY: plain kill(2) on our own child's pid, not yet reaped.
-            unsafe {
-                libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-            }
-            let deadline = Instant::now() + Duration::from_secs(10);
-            loop {
-                match child.try_wait() {
-                    Ok(Some(_)) => break,
-                    Ok(None) if Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(20))
-                    }
-                    _ => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        break;
-                    }
-                }
-            }
+        if let Some(mut child) = child.take() {
+            postmaster::stop(&mut child);
         }
         if let Some(folder) = self.folder.take() {
             let _ = folder.close();
         }
     }
+}
+
+/// Runs initdb of `binaries` into `data_dir`, in `folder`, as `owner`.
+fn initdb(
+    binaries: &ServerBinaries,
+    folder: &Path,
+    data_dir: &Path,
+    owner: Option<&user::ServerUser>,
+) -> anyhow::Result<()> {
+    let initdb = binaries.bin_dir.join("initdb");
+    let mut command = Command::new(&initdb);
+    command
+        .arg("-D")
+        .arg(data_dir)
+        .args(initdb_options(binaries.major))
+        .current_dir(folder)
+        .stdin(Stdio::null());
+    as_user(&mut command, owner);
+    let output = command
+        .output()
+        .with_context(|| format!("running {}", initdb.display()))?;
+    if !output.status.success() {
+        bail!(
+            "initdb failed ({}):\n{}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// A session on a throwaway server, for the harness's own questions.
+async fn connect(config: &tokio_postgres::Config) -> anyhow::Result<tokio_postgres::Client> {
+    let (client, connection) = config
+        .connect(tokio_postgres::NoTls)
+        .await
+        .context("connecting to the throwaway server")?;
+    tokio::spawn(connection);
+    Ok(client)
 }
 
 impl Drop for Server {
@@ -403,7 +458,9 @@ fn log_collector_settings(folder: &Path, format: LogFormat) -> Vec<OsString> {
 /// Where server folders go, so that the socket path fits `sockaddr_un`:
 /// `$TMPDIR` if short enough, else `/tmp`.
 fn temp_base() -> PathBuf {
-    let socket_name_len = format!("/.s.PGSQL.{PORT}").len() + 20;
+    // The folder's random name, the standby's folder, the socket's name.
+    let socket_name_len =
+        20 + format!("/{}", standby::FOLDER).len() + format!("/.s.PGSQL.{PORT}").len();
     let base = std::env::temp_dir();
     if base.as_os_str().len() + socket_name_len < MAX_SOCKET_PATH {
         base

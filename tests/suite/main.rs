@@ -46,6 +46,7 @@ mod repeats;
 mod reset;
 mod restart;
 mod scripts;
+mod standby;
 mod stderr;
 mod strategies;
 mod tls;
