@@ -26,6 +26,28 @@ pub fn from_word<T: ValueEnum>(key: &str, word: &str) -> Result<T, Error> {
     })
 }
 
+/// Which server a party of the run talks to (`[load] on`, `[blocker] on`,
+/// `--load-on`, `--blocker-on`); the DDL always runs on the primary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Side {
+    /// The server the migration runs on.
+    #[default]
+    Primary,
+    /// The hot standby beside it (`--replica`, `[replica]`), read-only.
+    Replica,
+}
+
+impl Side {
+    /// `primary` or `replica`, as the files and flags write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Primary => "primary",
+            Side::Replica => "replica",
+        }
+    }
+}
+
 /// A migration tool's folder layout (`--layout`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]

@@ -7,7 +7,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::choices::{
-    BlockerChoice, BlockerKind, Layout, Measure, Protocol, Recycling, TransactionMode,
+    BlockerChoice, BlockerKind, Layout, Measure, Protocol, Recycling, Side, TransactionMode,
 };
 use crate::duration::DurationParser;
 use crate::strategy::{NamedStrategy, PRESET_NAMES, preset};
@@ -209,6 +209,16 @@ pub struct CommonArgs {
     /// tables; the rows they insert, update and delete stay, and are counted per table.
     #[arg(long)]
     pub allow_writes: bool,
+    /// Start a streaming hot standby beside the throwaway server (as [replica] does), for
+    /// --load-on replica and --blocker-on replica.
+    #[arg(long)]
+    pub replica: bool,
+    /// The server the load's clients run on [default: [load] on, else primary].
+    #[arg(long, value_name = "SERVER")]
+    pub load_on: Option<Side>,
+    /// The server the blocker holds its transaction on [default: [blocker] on, else primary].
+    #[arg(long, value_name = "SERVER")]
+    pub blocker_on: Option<Side>,
     /// Number of client workers, each on its own connection (overrides [load] clients).
     #[arg(long)]
     pub clients: Option<u32>,

@@ -219,6 +219,9 @@ pub async fn measure_strategy(
     interrupt: &Interrupt,
     lock_trace: Vec<TracedStatement>,
 ) -> Result<MeasuredStrategy, Error> {
+    // The reset and the trace took their locks on the primary; the standby
+    // replays them, and the clock starts once it has.
+    target.replica_caught_up().await?;
     let log_start = server_log_len(target);
     let (mut measured, notes) =
         scenario::run_strategy(target, config, strategy, seed, interrupt).await?;

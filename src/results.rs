@@ -58,6 +58,9 @@ pub const PR_COMMENT_MD: &str = "pr-comment.md";
 /// The throwaway server's log: the name the server writes it under, and the
 /// name the results folder keeps it under (`Database::copy_server_log`).
 pub const SERVER_LOG: &str = "server.log";
+/// The hot standby's log, as the results folder keeps it (its recovery
+/// conflicts name the report that held replay up).
+pub const REPLICA_SERVER_LOG: &str = "replica-server.log";
 
 /// File name of `check`'s report for a pull request (Markdown, its verdict first).
 pub const CHECK_MD: &str = "check.md";
@@ -70,7 +73,7 @@ pub const CHECK_CSV: &str = "check.csv";
 const CHECK_FILE_NAMES: [&str; 4] = [CHECK_MD, CHECK_JSON, CHECK_CSV, JUNIT_XML];
 
 /// Every fixed file name a run writes; `latency-<strategy>.hgrm` and `.hlog` come on top.
-const RUN_FILE_NAMES: [&str; 22] = [
+const RUN_FILE_NAMES: [&str; 23] = [
     TIMELINE_CSV,
     ATTEMPTS_CSV,
     DDL_LOCKS_CSV,
@@ -89,6 +92,7 @@ const RUN_FILE_NAMES: [&str; 22] = [
     JUNIT_XML,
     PR_COMMENT_MD,
     SERVER_LOG,
+    REPLICA_SERVER_LOG,
     SWEEP_CSV,
     SWEEP_PNG,
     REPORT_HTML,

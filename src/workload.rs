@@ -37,6 +37,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
         include_str!("../workloads/lock-upgrade-deadlock.toml"),
     ),
     ("pgbench", include_str!("../workloads/pgbench.toml")),
+    (
+        "replica-report",
+        include_str!("../workloads/replica-report.toml"),
+    ),
 ];
 
 /// The default workload of `compare` and `run`.
@@ -65,6 +69,23 @@ pub struct WorkloadFile {
     /// `[sweep]`: one setting varied across runs (`--sweep` wins over it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepFile>,
+    /// `[replica]`: a streaming hot standby beside the throwaway server (`--replica`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<ReplicaFile>,
+}
+
+/// `[replica]`: a hot standby of the throwaway server, and the standby's
+/// settings that decide what its replay does behind a long report.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicaFile {
+    /// How long replay waits for a conflicting query before cancelling it
+    /// (PostgreSQL's default 30s; `-1` waits forever).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_standby_streaming_delay: Option<String>,
+    /// Whether the standby tells the primary which rows its queries still need.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_standby_feedback: Option<bool>,
 }
 
 /// `[sweep]`: `name = "retry.lock_timeout"`, `values = ["100ms", "500ms", "2s"]`,
@@ -104,6 +125,9 @@ pub struct LoadFile {
     /// How statements are sent: `simple`, `extended` or `prepared` (`--protocol`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+    /// The server the clients run on: `primary` (the default) or `replica` (`--load-on`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on: Option<String>,
 }
 
 /// `[load.pool]`: the application pool, as the pool flags set it.
@@ -152,6 +176,10 @@ pub struct BlockerFile {
     pub at: String,
     pub hold: String,
     pub sql: String,
+    /// The server it holds its transaction on: `primary` (the default) or
+    /// `replica` (`--blocker-on`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on: Option<String>,
 }
 
 /// `[ddl]`: the migration, one statement (`sql`) or several run one after
@@ -259,12 +287,14 @@ pub fn from_flags() -> LoadedWorkload {
                 pool: None,
                 repeat: None,
                 protocol: None,
+                on: None,
             },
             blocker: None,
             ddl: None,
             strategies: vec![preset("naive"), preset("retry")],
             expect: BTreeMap::new(),
             sweep: None,
+            replica: None,
         },
         source: "workload from flags".to_string(),
         folder: None,

@@ -246,6 +246,7 @@ pub fn design_run(
         seed: check.seed,
         repeat: 1,
         sweep: None,
+        replica: None,
     };
     Ok(RunDesign {
         config,

@@ -166,6 +166,7 @@ mod tests {
             at: "2s".into(),
             hold: "5s".into(),
             sql: "SELECT count(*) FROM orders".into(),
+            on: None,
         }
     }
 

@@ -15,6 +15,7 @@ mod objects;
 mod out_dir;
 mod pool;
 mod repetition;
+mod replica;
 mod server;
 mod strategies;
 
@@ -42,6 +43,7 @@ pub use load::{LoadConfig, MAX_CLIENTS, Protocol, WeightedScript};
 pub use objects::{Objects, rollback_blind_spots};
 pub use pool::{PoolConfig, Recycling};
 pub use repetition::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
+pub use replica::ReplicaConfig;
 pub use server::{parse_server, server_from_environment};
 
 use blocker::{check_blocker_ends, parse_blocker};
@@ -50,6 +52,7 @@ use load::parse_load;
 use objects::{check_in_place_writes, parse_objects};
 use out_dir::parse_out_dir;
 use repetition::{args_at, parse_repeat, parse_sweep};
+use replica::parse_replica;
 use strategies::{parse_strategies, select_strategies, with_lock_timeout};
 
 /// What the command asked for.
@@ -110,6 +113,9 @@ pub struct Config {
     /// The setting `--sweep` varies and its values; `None` without a sweep,
     /// and in the config of one of its values (see [`Config::at_sweep_value`]).
     pub sweep: Option<Sweep>,
+    /// The hot standby beside the throwaway server, and who runs on it;
+    /// `None` without `[replica]` or `--replica`.
+    pub replica: Option<ReplicaConfig>,
 }
 
 /// Where the run happens.
@@ -193,6 +199,7 @@ impl Config {
         let database = database_of(args)?;
         let objects = parse_objects(args, &database, strategies.len(), &file.reset, source)?;
         check_in_place_writes(objects, &load.scripts, blocker.as_ref())?;
+        let replica = parse_replica(source, file, args, &database, &load, blocker.as_ref())?;
         let ci = in_ci();
 
         Ok(Config {
@@ -216,6 +223,7 @@ impl Config {
             seed: args.seed.unwrap_or_else(rand::random),
             repeat,
             sweep,
+            replica,
         })
     }
 }

@@ -19,13 +19,14 @@ use crate::config::{self, Config, ConnLimit, ConnectionNeeds, FreeSlots, Objects
 use crate::conninfo::{ConnSettings, Tls};
 use crate::error::Error;
 use crate::fingerprint::{self, Fingerprint, ObjectKind};
-use crate::results::SERVER_LOG;
+use crate::results::{REPLICA_SERVER_LOG, SERVER_LOG};
 use crate::role::Role;
 use crate::server::{Server, find_binaries};
 use crate::serverlog::StructuredLog;
 use crate::strategy::statements::check_rollback;
 
 mod connector;
+mod replica;
 mod sessions;
 
 use connector::describe_url;
@@ -55,6 +56,9 @@ pub struct Database {
     /// connections), in seconds; `None` on `--db-url`.
     pub server_start_s: Option<f64>,
     server: Option<Server>,
+    /// Where the throwaway server's hot standby is reached, if it has one
+    /// (the database name is `base`'s, see [`Database::connector_on`]).
+    replica: Option<tokio_postgres::Config>,
     /// The harness's own schema, or the user's objects (`--in-place`).
     objects: Objects,
     /// `--in-place`: the INVALID indexes there before the run, which are not the run's doing.
@@ -72,8 +76,7 @@ impl Database {
     /// back on this server, before anything runs.
     pub async fn open(config: &Config) -> Result<Database, Error> {
         let needs = config.connection_needs();
-        let mut target =
-            Database::connect_first(&config.database, config.objects, &needs, config.quiet).await?;
+        let mut target = Database::connect_first(config, &needs).await?;
         if config.objects.own_schema() {
             target.lock_schema().await?;
         }
@@ -111,23 +114,19 @@ impl Database {
     /// Starts the throwaway server sized for `needs`, or resolves `--db-url` and
     /// checks that it has `needs` free connection slots; asks the server its version.
     /// Finding the server binaries may download them, with progress unless `quiet`.
-    async fn connect_first(
-        database: &config::DatabaseSpec,
-        objects: Objects,
-        needs: &ConnectionNeeds,
-        quiet: bool,
-    ) -> Result<Database, Error> {
+    async fn connect_first(config: &Config, needs: &ConnectionNeeds) -> Result<Database, Error> {
+        let objects = config.objects;
         needs.ensure_open_files().map_err(Error::runtime)?;
-        let (settings, server, description) = match database {
+        let (settings, server, description) = match &config.database {
             config::DatabaseSpec::Throwaway { server } => {
                 let request = server.clone();
+                let quiet = config.quiet;
                 let binaries = tokio::task::spawn_blocking(move || find_binaries(&request, quiet))
                     .await
                     .context("finding the server binaries")??;
-                let server = Server::start(&binaries, needs.throwaway_max_connections())
-                    .await
-                    .context("starting the throwaway PostgreSQL server")?;
-                let description = format!("throwaway server ({})", server.bin_dir().display());
+                let server =
+                    replica::start_server(&binaries, needs, config.replica.as_ref()).await?;
+                let description = replica::describe(&server);
                 // No PG* variable and no password file: the throwaway server is ours alone.
                 let resolved = ConnSettings::resolve(
                     &format!("{} sslmode=disable", server.connection_string()),
@@ -173,6 +172,10 @@ impl Database {
             server_start_s: server
                 .as_ref()
                 .map(|server| server.start_duration().as_secs_f64()),
+            replica: match &server {
+                Some(server) => replica::standby_base(server)?,
+                None => None,
+            },
             server,
             objects,
             invalid_before: Vec::new(),
@@ -229,7 +232,16 @@ impl Database {
     /// What [`Database::connect_with_settings`] needs, owned: the load workers
     /// connect on their own runtime, so the connection task runs there too.
     pub fn connector(&self, role: Role, settings: &[(String, String)]) -> Connector {
-        let mut config = self.base.clone();
+        self.connector_with(self.base.clone(), role, settings)
+    }
+
+    /// [`Database::connector`] of `config` (the primary's or the standby's).
+    fn connector_with(
+        &self,
+        mut config: tokio_postgres::Config,
+        role: Role,
+        settings: &[(String, String)],
+    ) -> Connector {
         let mut options = config.get_options().unwrap_or_default().to_string();
         if self.objects.own_schema() {
             options.push_str(&format!(" -c search_path={SCHEMA}"));
@@ -477,12 +489,20 @@ impl Database {
             .map_err(|err| Error::runtime(format!("{sql}: {}", error_text(&err))))
     }
 
-    /// Copies the throwaway server's log to `dir/server.log`; no-op on `--db-url`.
+    /// Copies the throwaway server's log to `dir/server.log`, and its
+    /// standby's to `dir/replica-server.log`; no-op on `--db-url`.
     pub fn copy_server_log(&self, dir: &Path) -> Result<(), Error> {
-        if let Some(log) = self.server_log() {
-            let to = dir.join(SERVER_LOG);
-            std::fs::copy(&log, &to)
-                .with_context(|| format!("copying the server log to {}", to.display()))?;
+        let standby_log = self.server.as_ref().and_then(Server::standby_log_path);
+        let logs = [
+            (self.server_log(), SERVER_LOG),
+            (standby_log, REPLICA_SERVER_LOG),
+        ];
+        for (log, name) in logs {
+            if let Some(log) = log {
+                let to = dir.join(name);
+                std::fs::copy(&log, &to)
+                    .with_context(|| format!("copying the server log to {}", to.display()))?;
+            }
         }
         Ok(())
     }

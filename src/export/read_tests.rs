@@ -123,6 +123,7 @@ fn the_example_folders_render_again_byte_for_byte() {
         "results/example",
         "results/example-open-loop",
         "results/example-pool",
+        "results/example-replica",
     ]
     .map(String::from)
     .to_vec();

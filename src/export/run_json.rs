@@ -46,6 +46,9 @@ pub struct RunFile<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<PoolRecord>,
     pub rate_tps: Option<f64>,
+    /// The hot standby beside the throwaway server and who ran on it; absent without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replica: Option<ReplicaRecord<'a>>,
     /// How many times each strategy ran, interleaved (`--repeat`); absent for once.
     #[serde(skip_serializing_if = "ran_once")]
     pub repeat: u32,
@@ -74,6 +77,16 @@ pub struct RunFile<'a> {
 /// Whether the strategies ran once each, as without `--repeat`.
 fn ran_once(repeat: &u32) -> bool {
     *repeat == 1
+}
+
+/// The replica's placements and settings, in `run.json`.
+#[derive(Debug, Serialize)]
+pub struct ReplicaRecord<'a> {
+    /// `primary` or `replica`.
+    pub blocker_on: &'static str,
+    pub load_on: &'static str,
+    /// The standby's own settings, `name=value`.
+    pub standby_settings: &'a [String],
 }
 
 /// The application pool's settings, in `run.json`.
@@ -168,6 +181,11 @@ impl<'a> RunFile<'a> {
                 timeout_ms: pool.wait_timeout.as_secs_f64() * 1000.0,
             }),
             rate_tps: load.rate_tps,
+            replica: config.replica.as_ref().map(|replica| ReplicaRecord {
+                blocker_on: replica.blocker_on.name(),
+                load_on: replica.load_on.name(),
+                standby_settings: &replica.standby_settings,
+            }),
             repeat: config.repeat,
             scripts: load.scripts.iter().map(ScriptRecord::new).collect(),
             seed: config.seed,
@@ -312,7 +330,7 @@ mod tests {
             server_start_s: kept["server_start_s"].as_f64(),
             ..RunFile::new(
                 &compare_config(&args),
-                "throwaway server (/usr/lib/postgresql/15/bin)",
+                kept["target"].as_str().unwrap(),
                 "15.18 (Debian 15.18-0+deb12u1)",
             )
         }
@@ -326,6 +344,16 @@ mod tests {
     fn the_example_run_json_renders_again_byte_for_byte() {
         let (rendered, example) = rerendered("example", &["add-column"]);
         assert_eq!(rendered, example);
+    }
+
+    #[test]
+    fn the_replica_example_run_json_renders_again_byte_for_byte() {
+        let (rendered, example) = rerendered("example-replica", &["replica-report"]);
+        assert_eq!(rendered, example);
+        assert!(
+            example.contains("with a hot standby (basebackup)"),
+            "{example}"
+        );
     }
 
     #[test]

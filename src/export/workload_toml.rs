@@ -11,8 +11,9 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::bounds::ExpectFile;
+use crate::choices::Side;
 use crate::config::Expectation;
-use crate::config::{BlockerConfig, Config, DdlConfig, LoadConfig, Protocol};
+use crate::config::{BlockerConfig, Config, DdlConfig, LoadConfig, Protocol, ReplicaConfig};
 use crate::strategy::{Backoff, Jitter, NamedStrategy, RetryPolicy, Schedule, Strategy};
 use crate::workload::{
     BackoffFile, BlockerFile, DdlFile, LoadFile, PoolFile, ScriptFile, StrategyFile, SweepFile,
@@ -51,8 +52,14 @@ pub fn resolved_workload(config: &Config) -> WorkloadFile {
         description: config.description.clone(),
         setup: config.setup_sql.clone(),
         reset: config.reset_sql.clone(),
-        load: load_file(&config.load, config.repeat),
-        blocker: config.blocker.as_ref().map(blocker_file),
+        load: LoadFile {
+            on: on_replica(ReplicaConfig::load_on(config.replica.as_ref())),
+            ..load_file(&config.load, config.repeat)
+        },
+        blocker: config.blocker.as_ref().map(|blocker| BlockerFile {
+            on: on_replica(ReplicaConfig::blocker_on(config.replica.as_ref())),
+            ..blocker_file(blocker)
+        }),
         ddl: config.ddl.as_ref().map(ddl_file),
         strategies,
         expect: expect_tables(config),
@@ -60,6 +67,7 @@ pub fn resolved_workload(config: &Config) -> WorkloadFile {
             name: sweep.name(),
             values: sweep.values.clone(),
         }),
+        replica: config.replica.as_ref().map(|replica| replica.file.clone()),
     }
 }
 
@@ -97,7 +105,13 @@ fn load_file(load: &LoadConfig, repeat: u32) -> LoadFile {
             max_in_flight: pool.max_in_flight,
         }),
         repeat: (repeat > 1).then_some(repeat),
+        on: None,
     }
+}
+
+/// `on = "replica"`, or no key for the primary (the default).
+fn on_replica(side: Side) -> Option<String> {
+    (side == Side::Replica).then(|| side.name().to_string())
 }
 
 fn blocker_file(blocker: &BlockerConfig) -> BlockerFile {
@@ -106,6 +120,7 @@ fn blocker_file(blocker: &BlockerConfig) -> BlockerFile {
         at: text(blocker.at),
         hold: text(blocker.hold),
         sql: blocker.sql.clone(),
+        on: None,
     }
 }
 

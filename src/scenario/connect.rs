@@ -10,7 +10,8 @@ use tokio_postgres::Client;
 use super::load::{self, LoadRuntime};
 use super::pool::PoolApp;
 use super::reopen::HeldSession;
-use crate::config::Config;
+use crate::choices::Side;
+use crate::config::{Config, ReplicaConfig};
 use crate::database::Database;
 use crate::error::Error;
 use crate::role::{ClientKind, Role};
@@ -47,7 +48,7 @@ pub async fn connect_sessions(
         ),
         Some(settings) => {
             let role = Role::Pool(client_kind(config));
-            let connector = target.connector(role, &strategy.settings);
+            let connector = target.connector_on(load_side(config), role, &strategy.settings);
             let opening = PoolApp::open(connector, settings.clone(), config.load.clone(), seed);
             let pool = load_runtime
                 .spawn(opening)
@@ -61,11 +62,12 @@ pub async fn connect_sessions(
         false => None,
     };
     let blocker = match &config.blocker {
-        Some(blocker) => Some(
-            target
-                .connect_with_settings(Role::Blocker(blocker.kind), &strategy.settings)
-                .await?,
-        ),
+        Some(blocker) => {
+            let side = ReplicaConfig::blocker_on(config.replica.as_ref());
+            let connector =
+                target.connector_on(side, Role::Blocker(blocker.kind), &strategy.settings);
+            Some(connector.connect().await?)
+        }
         None => None,
     };
     let ddl = match &config.ddl {
@@ -107,7 +109,8 @@ async fn connect_workers(
     let protocol = config.load.protocol;
     let seeds = crate::script::RandomSeeds::new(seed, config.load.clients);
     for client_id in 0..config.load.clients {
-        let connector = target.connector(Role::Client(kind, client_id + 1), &strategy.settings);
+        let role = Role::Client(kind, client_id + 1);
+        let connector = target.connector_on(load_side(config), role, &strategy.settings);
         let first = connector.clone();
         let to_prepare = scripts.clone();
         let connected = load_runtime.spawn(async move {
@@ -156,6 +159,11 @@ fn ddl_settings(
         ));
     }
     settings
+}
+
+/// The server the load's clients run on.
+fn load_side(config: &Config) -> Side {
+    ReplicaConfig::load_on(config.replica.as_ref())
 }
 
 /// What the load's clients are called: `reader` when every script only reads.

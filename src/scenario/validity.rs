@@ -20,8 +20,9 @@
 //! exits [`crate::error::exit_code::INVALID`].
 
 use crate::bounds::Bound;
+use crate::choices::Side;
 use crate::config::Expectation;
-use crate::config::{BlockerConfig, BlockerKind, Config};
+use crate::config::{BlockerConfig, BlockerKind, Config, ReplicaConfig};
 use crate::metrics::failures::FailureKind;
 use crate::metrics::{AttemptOutcome, DdlAttempt, DdlOutcome, RunReport};
 use crate::strategy::{NamedStrategy, Strategy};
@@ -50,7 +51,8 @@ pub fn invalid_reason(
         .zip(measured.blocker.as_ref())
         .and_then(|(planned, result)| {
             let load_end_s = config.load.duration.as_secs_f64();
-            blocker_failure(planned, result, strategy, load_end_s)
+            let on_replica = ReplicaConfig::blocker_on(config.replica.as_ref()) == Side::Replica;
+            blocker_failure(planned, result, strategy, (load_end_s, on_replica))
         });
     blocker.or_else(|| ddl_failure(&measured.attempts))
 }
@@ -83,13 +85,14 @@ pub fn unexpected_invalid(expectations: &[Expectation], report: &RunReport) -> V
 
 const DDL_FAILED: &str = "the DDL failed";
 
-/// The blocker's failure, unless it held to its planned end (or the load's)
-/// or its strategy ended it.
+/// The blocker's failure, unless it held to its planned end (or the load's),
+/// its strategy ended it, or, `on_replica`, the standby's replay cancelled
+/// it (40001, a recovery conflict: `max_standby_streaming_delay` at work).
 fn blocker_failure(
     planned: &BlockerConfig,
     result: &BlockerResult,
     strategy: &NamedStrategy,
-    load_end_s: f64,
+    (load_end_s, on_replica): (f64, bool),
 ) -> Option<String> {
     let error = result.error.as_deref()?;
     let planned_end_s = (planned.at + planned.hold).as_secs_f64();
@@ -98,7 +101,7 @@ fn blocker_failure(
         return None;
     }
     let sqlstate = sqlstate_of(error);
-    if matches!(sqlstate, Some("55P03" | "40P01")) {
+    if matches!(sqlstate, Some("55P03" | "40P01")) || (on_replica && sqlstate == Some("40001")) {
         return None;
     }
     let terminates = matches!(
@@ -207,7 +210,12 @@ mod tests {
             4.01,
             "relation \"acounts\" does not exist (SQLSTATE 42P01)",
         );
-        let reason = blocker_failure(&report(4, 12), &failed, &named(Strategy::Plain, &[]), 24.0);
+        let reason = blocker_failure(
+            &report(4, 12),
+            &failed,
+            &named(Strategy::Plain, &[]),
+            (24.0, false),
+        );
         assert_eq!(
             reason.as_deref(),
             Some(
@@ -226,19 +234,35 @@ mod tests {
             every: Duration::from_secs(1),
         };
         let plain = named(Strategy::Plain, &[]);
-        assert!(blocker_failure(&report(4, 12), &terminated, &named(kill, &[]), 24.0).is_none());
-        assert!(blocker_failure(&report(4, 12), &terminated, &plain, 24.0).is_some());
+        assert!(
+            blocker_failure(
+                &report(4, 12),
+                &terminated,
+                &named(kill, &[]),
+                (24.0, false)
+            )
+            .is_none()
+        );
+        assert!(blocker_failure(&report(4, 12), &terminated, &plain, (24.0, false)).is_some());
         let closed = ended(2.0, 4.0, "the server closed the session");
         let timeout = named(
             Strategy::Plain,
             &[("idle_in_transaction_session_timeout", "2s")],
         );
-        assert!(blocker_failure(&report(2, 8), &closed, &timeout, 14.0).is_none());
+        assert!(blocker_failure(&report(2, 8), &closed, &timeout, (14.0, false)).is_none());
         // Cancelled as the load ended, before its planned end.
         let cancelled = ended(4.0, 10.0, "canceling statement (SQLSTATE 57014)");
-        assert!(blocker_failure(&report(4, 12), &cancelled, &plain, 10.0).is_none());
+        assert!(blocker_failure(&report(4, 12), &cancelled, &plain, (10.0, false)).is_none());
         let deadlock = ended(2.0, 3.0, "deadlock detected (SQLSTATE 40P01)");
-        assert!(blocker_failure(&report(2, 0), &deadlock, &plain, 10.0).is_none());
+        assert!(blocker_failure(&report(2, 0), &deadlock, &plain, (10.0, false)).is_none());
+        // A standby's replay cancels a report that holds it up: the scenario's doing there only.
+        let conflict = ended(
+            2.0,
+            4.0,
+            "canceling statement due to conflict with recovery (SQLSTATE 40001)",
+        );
+        assert!(blocker_failure(&report(2, 8), &conflict, &plain, (10.0, true)).is_none());
+        assert!(blocker_failure(&report(2, 8), &conflict, &plain, (10.0, false)).is_some());
     }
 
     #[test]

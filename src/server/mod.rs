@@ -84,24 +84,27 @@ impl Server {
     /// Runs initdb of `binaries` and starts the server with room for
     /// `max_connections` sessions; returns once it accepts connections.
     pub async fn start(binaries: &ServerBinaries, max_connections: u32) -> anyhow::Result<Server> {
-        Server::launch(binaries, max_connections, false).await
+        Server::launch(binaries, max_connections, None).await
     }
 
     /// [`Server::start`], and a streaming hot standby of it beside it
-    /// ([`standby`]); returns once the standby has replayed the primary's
-    /// WAL up to the moment it started.
+    /// ([`standby`]) with `standby_settings` (`name=value`) on its command
+    /// line; returns once the standby has replayed the primary's WAL up to
+    /// the moment it started.
     pub async fn start_with_standby(
         binaries: &ServerBinaries,
         max_connections: u32,
+        standby_settings: &[String],
     ) -> anyhow::Result<Server> {
-        Server::launch(binaries, max_connections, true).await
+        Server::launch(binaries, max_connections, Some(standby_settings)).await
     }
 
     async fn launch(
         binaries: &ServerBinaries,
         max_connections: u32,
-        with_standby: bool,
+        standby_settings: Option<&[String]>,
     ) -> anyhow::Result<Server> {
+        let with_standby = standby_settings.is_some();
         let begun = Instant::now();
         let bin_dir = binaries.bin_dir.clone();
         let base = temp_base();
@@ -157,7 +160,7 @@ impl Server {
                 (&standby_folder, &standby_data),
                 server.socket_dir(),
                 owner.as_ref(),
-                max_connections,
+                (max_connections, standby_settings.unwrap_or_default()),
                 method,
             )?;
             server.standby = Some(standby);
@@ -191,6 +194,15 @@ impl Server {
     /// Connection settings for the standby, if the server has one.
     pub fn standby_connection_config(&self) -> Option<tokio_postgres::Config> {
         Some(self.standby.as_ref()?.connection_config())
+    }
+
+    /// A libpq-style connection string for the standby, if the server has one.
+    pub fn standby_connection_string(&self) -> Option<String> {
+        let standby = self.standby.as_ref()?;
+        Some(format!(
+            "host={} port={PORT} user=postgres dbname=postgres",
+            standby.folder().display()
+        ))
     }
 
     /// How the standby was cloned, if the server has one.

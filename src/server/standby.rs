@@ -163,10 +163,11 @@ impl Standby {
         (folder, data_dir): (&Path, &Path),
         primary_folder: &Path,
         owner: Option<&ServerUser>,
-        max_connections: u32,
+        (max_connections, extra_settings): (u32, &[String]),
         method: CloneMethod,
     ) -> anyhow::Result<Standby> {
-        let settings = standby_settings(primary_folder, binaries.major, max_connections);
+        let mut settings = standby_settings(primary_folder, binaries.major, max_connections);
+        settings.extend(extra_settings.iter().cloned());
         let log_format = structured_log_format(binaries.major);
         let child = postmaster::spawn(
             &binaries.bin_dir,
@@ -193,6 +194,11 @@ impl Standby {
             .dbname("postgres")
             .connect_timeout(Duration::from_secs(5));
         config
+    }
+
+    /// `standby/` in the primary's folder, holding its socket.
+    pub(super) fn folder(&self) -> &Path {
+        &self.folder
     }
 
     /// The standby's readable log.

@@ -30,6 +30,7 @@ fn alter_type() -> WorkloadFile {
         strategies: vec![plain("naive"), retry("retry", "500ms", "1s", "5s")],
         expect: [("naive".to_string(), naive_bounds)].into(),
         sweep: None,
+        replica: None,
     }
 }
 
@@ -149,6 +150,7 @@ fn held_then_failed() -> WorkloadFile {
         strategies: vec![plain("naive")],
         expect: Default::default(),
         sweep: None,
+        replica: None,
     }
 }
 

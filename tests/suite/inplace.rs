@@ -48,6 +48,7 @@ fn one_step_in_place(name: &str, description: &str, ddl_sql: &str) -> WorkloadFi
         strategies: vec![plain("naive")],
         expect: Default::default(),
         sweep: None,
+        replica: None,
     }
 }
 

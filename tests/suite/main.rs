@@ -43,10 +43,11 @@ mod ranking;
 mod readme;
 mod reconnect;
 mod repeats;
+mod replica;
 mod reset;
 mod restart;
 mod scripts;
-mod standby;
+
 mod stderr;
 mod strategies;
 mod tls;

@@ -44,6 +44,7 @@ END $$;
         strategies: vec![plain("naive"), rename],
         expect: Default::default(),
         sweep: None,
+        replica: None,
     }
 }
 

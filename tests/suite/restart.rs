@@ -34,6 +34,7 @@ fn restart_mid_migration() -> WorkloadFile {
         strategies: vec![retry("retry", "1s", "3s", "3s")],
         expect: Default::default(),
         sweep: None,
+        replica: None,
     }
 }
 
@@ -193,6 +194,7 @@ fn terminated_mid_migration() -> WorkloadFile {
         }],
         expect: Default::default(),
         sweep: None,
+        replica: None,
     }
 }
 

@@ -34,6 +34,7 @@ pub(crate) fn rewrite() -> WorkloadFile {
         strategies: vec![plain("naive")],
         expect: Default::default(),
         sweep: None,
+        replica: None,
     }
 }
 
@@ -88,6 +89,7 @@ INSERT INTO orders (qty) SELECT g % 7 FROM generate_series(1, 10000) g;
         strategies: vec![plain("naive")],
         expect: Default::default(),
         sweep: None,
+        replica: None,
     }
 }
 

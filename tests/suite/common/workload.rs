@@ -87,6 +87,7 @@ pub fn reference() -> WorkloadFile {
         strategies: vec![plain("naive"), retry("retry", "500ms", "1s", "5s")],
         expect: Default::default(),
         sweep: None,
+        replica: None,
     }
 }
 
@@ -129,6 +130,7 @@ pub fn load(clients: u32, duration: &str, scripts: Vec<ScriptFile>) -> LoadFile 
         pool: None,
         protocol: None,
         repeat: None,
+        on: None,
     }
 }
 
@@ -150,6 +152,7 @@ pub fn report(at: &str, hold: &str) -> BlockerFile {
         at: at.into(),
         hold: hold.into(),
         sql: "SELECT count(*) FROM orders".into(),
+        on: None,
     }
 }
 

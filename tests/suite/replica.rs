@@ -1,15 +1,21 @@
-//! A streaming hot standby beside the throwaway server, where the replica's
-//! outage will be measured: cloned with `pg_basebackup` where the binaries
-//! have it and by a cold copy where they do not (downloaded builds), it
-//! replays what the primary writes, refuses writes, streams under its own
-//! name, and goes with the server, leaving no process and no folder.
+//! The outage on the replica. A streaming hot standby beside the throwaway
+//! server, cloned with `pg_basebackup` where the binaries have it and by a
+//! cold copy where they do not (downloaded builds), replays what the primary
+//! writes, refuses writes, streams under its own name, and goes with the
+//! server, leaving no process and no folder. With the readers and the report
+//! on it, an `ADD COLUMN` on the primary stalls the readers whether or not
+//! the migration retries: its lock is taken on the primary at once, and
+//! replayed behind the report.
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
+use stallbench::metrics::Summary;
 use stallbench::server::{CloneMethod, Server, ServerBinaries};
+use stallbench::workload::ReplicaFile;
 use tokio_postgres::error::SqlState;
 
+use crate::common::workload::{self, report};
 use crate::common::*;
 
 /// A plain client of the server `config` names.
@@ -26,7 +32,7 @@ fn streams_and_stops(binaries: &ServerBinaries, method: CloneMethod) {
     let _cpus = cpus_shared();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let server = runtime
-        .block_on(Server::start_with_standby(binaries, 100))
+        .block_on(Server::start_with_standby(binaries, 100, &[]))
         .unwrap();
     assert_eq!(server.standby_method(), Some(method));
     runtime.block_on(async {
@@ -89,4 +95,37 @@ fn binaries_without_pg_basebackup_clone_the_standby_by_a_cold_copy() {
         ..installed.clone()
     };
     streams_and_stops(&binaries, CloneMethod::ColdCopy);
+}
+
+#[test]
+fn retry_on_the_primary_stalls_the_readers_on_the_replica_as_naive_does() {
+    // Readers and a report (1 s to 5 s) on the standby; ADD COLUMN on the
+    // primary at 1.5 s, granted at once there; the standby replays it only
+    // once the report ends, and its readers queue behind the replay.
+    let _cpus = cpus_shared();
+    let mut workload = workload::small_reference();
+    workload.replica = Some(ReplicaFile::default());
+    workload.load.on = Some("replica".into());
+    workload.blocker = Some(stallbench::workload::BlockerFile {
+        on: Some("replica".into()),
+        ..report("1s", "4s")
+    });
+    let run = ShortRun::throwaway(&workload);
+    let assert = run.command("compare").assert().success();
+    let stdout = stdout_of(&assert);
+    let summaries: Vec<Summary> = read_records(&run.out.join("summary.csv"));
+    for summary in &summaries {
+        assert!(summary.zero_tps_seconds >= 2, "{summary:?}\n{stdout}");
+        assert_eq!(summary.ddl_outcome, "ok", "{summary:?}");
+    }
+    let retry = summaries.iter().find(|s| s.strategy == "retry").unwrap();
+    assert_eq!(
+        retry.ddl_attempts, 1,
+        "retry's first try is granted on the primary: {retry:?}"
+    );
+    let run_json = std::fs::read_to_string(run.out.join("run.json")).unwrap();
+    assert!(run_json.contains("with a hot standby ("), "{run_json}");
+    assert!(run_json.contains("\"load_on\": \"replica\""), "{run_json}");
+    assert!(run.out.join("replica-server.log").is_file());
+    assert_run_stopped_its_server(&run.out);
 }

@@ -1,0 +1,249 @@
+//! `[replica]` and `--replica`: a streaming hot standby beside the throwaway
+//! server, and which server the load (`[load] on`, `--load-on`) and the
+//! blocker (`[blocker] on`, `--blocker-on`) run on. The DDL always runs on
+//! the primary. A standby is read-only: only readers and a report (or an
+//! idle transaction) go there.
+
+use std::time::Duration;
+
+use super::{BlockerConfig, DatabaseSpec, LoadConfig};
+use crate::choices::{BlockerKind, Side, from_word};
+use crate::cli::CommonArgs;
+use crate::duration::parse_duration;
+use crate::error::Error;
+use crate::role::ClientKind;
+use crate::workload::{ReplicaFile, WorkloadFile};
+
+/// The standby of a run and who runs on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicaConfig {
+    /// The server the load's clients run on.
+    pub load_on: Side,
+    /// The server the blocker holds its transaction on.
+    pub blocker_on: Side,
+    /// The standby's own settings, `name=value`, as its command line takes them.
+    pub standby_settings: Vec<String>,
+    /// `[replica]` as given (checked), for the resolved workload.
+    pub file: ReplicaFile,
+}
+
+impl ReplicaConfig {
+    /// The server `side` of the load, `Primary` without a replica.
+    pub fn load_on(replica: Option<&ReplicaConfig>) -> Side {
+        replica.map_or(Side::Primary, |replica| replica.load_on)
+    }
+
+    /// The server of the blocker, `Primary` without a replica.
+    pub fn blocker_on(replica: Option<&ReplicaConfig>) -> Side {
+        replica.map_or(Side::Primary, |replica| replica.blocker_on)
+    }
+}
+
+/// The replica of a run from `[replica]`, the placements and the flags;
+/// `None` when nothing asks for one. `load` and `blocker` are the parsed
+/// sections, which the standby must be able to serve.
+pub(super) fn parse_replica(
+    source: &str,
+    file: &WorkloadFile,
+    args: &CommonArgs,
+    database: &DatabaseSpec,
+    load: &LoadConfig,
+    blocker: Option<&BlockerConfig>,
+) -> Result<Option<ReplicaConfig>, Error> {
+    let load_on = match (args.load_on, &file.load.on) {
+        (Some(side), _) => side,
+        (None, Some(word)) => from_word(&format!("{source}: [load] on"), word)?,
+        (None, None) => Side::Primary,
+    };
+    let blocker_on = match (
+        args.blocker_on,
+        file.blocker.as_ref().and_then(|b| b.on.as_ref()),
+    ) {
+        (Some(side), _) => side,
+        (None, Some(word)) => from_word(&format!("{source}: [blocker] on"), word)?,
+        (None, None) => Side::Primary,
+    };
+    let asked = args.replica || file.replica.is_some();
+    let placed = [("the load", load_on), ("the blocker", blocker_on)]
+        .into_iter()
+        .find(|(_, side)| *side == Side::Replica);
+    if let (false, Some((who, _))) = (asked, placed) {
+        return Err(Error::bad_input(format!(
+            "{source}: {who} runs on the replica, and there is none: add [replica] to the \
+             workload or pass --replica"
+        )));
+    }
+    if !asked {
+        return Ok(None);
+    }
+    if let DatabaseSpec::Url(_) = database {
+        return Err(Error::bad_input(
+            "--replica starts a hot standby beside the throwaway server, and this run has \
+             --db-url (or DATABASE_URL): drop it to run on a throwaway pair (a standby of your \
+             own is not supported yet)"
+                .to_string(),
+        ));
+    }
+    let scripts = load.scripts.iter().map(|weighted| &weighted.script);
+    if load_on == Side::Replica && ClientKind::of_scripts(scripts) != ClientKind::Reader {
+        let writers: Vec<&str> = (load.scripts.iter())
+            .filter(|weighted| ClientKind::of_scripts([&weighted.script]) != ClientKind::Reader)
+            .map(|weighted| weighted.source.as_str())
+            .collect();
+        return Err(Error::bad_input(format!(
+            "{source}: the load runs on the replica, which is read-only, and these scripts \
+             write: {}; keep the load on the primary or give it scripts that only read",
+            writers.join(", ")
+        )));
+    }
+    if let Some(blocker) = blocker
+        && blocker_on == Side::Replica
+        && blocker.kind == BlockerKind::Writer
+    {
+        return Err(Error::bad_input(format!(
+            "{source}: the blocker runs on the replica, which is read-only, and it is a writer; \
+             hold a report there (kind = \"report\") or keep the writer on the primary"
+        )));
+    }
+    let settings = file.replica.clone().unwrap_or_default();
+    Ok(Some(ReplicaConfig {
+        load_on,
+        blocker_on,
+        standby_settings: standby_settings(source, &settings)?,
+        file: settings,
+    }))
+}
+
+/// The standby's settings of `[replica]`: the delay for both kinds of WAL
+/// (streamed and archived), and the feedback.
+fn standby_settings(source: &str, file: &ReplicaFile) -> Result<Vec<String>, Error> {
+    let mut settings = Vec::new();
+    if let Some(delay) = &file.max_standby_streaming_delay {
+        let value = match delay.trim() {
+            "-1" => "-1".to_string(),
+            text => {
+                let key = format!("{source}: [replica] max_standby_streaming_delay");
+                let delay: Duration = parse_duration(&key, text)?;
+                format!("{}ms", delay.as_millis())
+            }
+        };
+        settings.push(format!("max_standby_streaming_delay={value}"));
+        settings.push(format!("max_standby_archive_delay={value}"));
+    }
+    if let Some(feedback) = file.hot_standby_feedback {
+        let word = if feedback { "on" } else { "off" };
+        settings.push(format!("hot_standby_feedback={word}"));
+    }
+    Ok(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    /// The error `Config::new` gives a `compare` command line.
+    fn refused(args: &[&str]) -> String {
+        let Command::Compare {
+            workload,
+            strategies,
+            common,
+        } = Cli::try_parse_from(args).unwrap().command
+        else {
+            panic!("not a compare command");
+        };
+        let mode = crate::config::Mode::Compare { strategies };
+        match crate::config::Config::new(workload.as_deref(), mode, &common) {
+            Ok(_) => panic!("{args:?} was accepted"),
+            Err(err) => err.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_party_on_a_replica_needs_one_a_throwaway_server_and_only_reads() {
+        let message = refused(&[
+            "stallbench",
+            "compare",
+            "add-column",
+            "--load-on",
+            "replica",
+        ]);
+        assert!(
+            message.contains("the load runs on the replica, and there is none: add [replica]"),
+            "{message}"
+        );
+        let message = refused(&[
+            "stallbench",
+            "compare",
+            "replica-report",
+            "--db-url",
+            "postgres://db.example/app",
+        ]);
+        assert!(
+            message.starts_with("--replica starts a hot standby"),
+            "{message}"
+        );
+        let message = refused(&[
+            "stallbench",
+            "compare",
+            "pgbench",
+            "--replica",
+            "--load-on",
+            "replica",
+        ]);
+        assert!(
+            message.contains(
+                "the load runs on the replica, which is read-only, and these scripts write"
+            ),
+            "{message}"
+        );
+        let message = refused(&[
+            "stallbench",
+            "compare",
+            "replica-report",
+            "--blocker-kind",
+            "writer",
+            "--blocker",
+            "UPDATE orders SET total = total WHERE id = 1",
+        ]);
+        assert!(
+            message.contains("the blocker runs on the replica"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn the_standby_settings_are_read_from_the_replica_table() {
+        let file = ReplicaFile {
+            max_standby_streaming_delay: Some("2s".into()),
+            hot_standby_feedback: Some(true),
+        };
+        assert_eq!(
+            standby_settings("w", &file).unwrap(),
+            [
+                "max_standby_streaming_delay=2000ms",
+                "max_standby_archive_delay=2000ms",
+                "hot_standby_feedback=on"
+            ]
+        );
+        let forever = ReplicaFile {
+            max_standby_streaming_delay: Some("-1".into()),
+            hot_standby_feedback: None,
+        };
+        assert_eq!(
+            standby_settings("w", &forever).unwrap()[0],
+            "max_standby_streaming_delay=-1"
+        );
+        let bad = ReplicaFile {
+            max_standby_streaming_delay: Some("soon".into()),
+            hot_standby_feedback: None,
+        };
+        assert!(
+            standby_settings("w", &bad)
+                .unwrap_err()
+                .to_string()
+                .contains("w: [replica] max_standby_streaming_delay")
+        );
+    }
+}
