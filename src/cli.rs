@@ -281,8 +281,8 @@ pub struct CommonArgs {
     /// Vary one setting across runs of the same compare: NAME=V1,V2,... with NAME a
     /// strategy's lock_timeout (retry.lock_timeout), blocker.hold, clients, rate or a --set
     /// variable; a results folder per value, and sweep.csv and sweep.png beside them.
-    #[arg(long, value_name = "NAME=V1,V2,...")]
-    pub sweep: Option<String>,
+    #[arg(long, value_name = "NAME=V1,V2,...", value_parser = SweepArg::parse)]
+    pub sweep: Option<SweepArg>,
     /// How scripts send statements, as pgbench -M: `prepared` (each statement prepared
     /// once per connection), `extended` (parsed each time) or `simple` (variables
     /// substituted into the text) [default: prepared].
@@ -444,6 +444,57 @@ fn table_rows_arg(text: &str) -> Result<(String, u64), String> {
         .parse()
         .map_err(|_| format!("{text:?}: {rows:?} is not a row count; {fix}"))?;
     Ok((table.to_string(), rows))
+}
+
+/// `--sweep NAME=V1,V2,...`: the setting's name and its values, each
+/// trimmed, in order. Which names a sweep takes is checked by `config`
+/// (`parse_sweep`); each value by the flag or key it stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepArg {
+    /// The setting: `retry.lock_timeout`, `blocker.hold`, `clients`, `rate` or a `--set` variable.
+    pub name: String,
+    /// Its values, in the order they run.
+    pub values: Vec<String>,
+    /// The flag's value as written, for messages (`--sweep retry.max_tries=1,2: ...`).
+    pub written: String,
+}
+
+impl SweepArg {
+    /// `--sweep`'s value parser: `NAME=V1,V2,...` with at least one value,
+    /// none empty, none twice. The error says what is wrong and the fix;
+    /// clap names the flag and the value.
+    pub fn parse(text: &str) -> Result<SweepArg, String> {
+        let Some((name, values)) = text.split_once('=') else {
+            return Err(
+                "expected NAME=V1,V2,..., e.g. --sweep retry.lock_timeout=100ms,500ms,2s".into(),
+            );
+        };
+        let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+        check_sweep_values(&values)?;
+        Ok(SweepArg {
+            name: name.trim().to_string(),
+            values,
+            written: text.to_string(),
+        })
+    }
+}
+
+/// A sweep's values, `--sweep`'s or a `[sweep]` table's (trimmed): at least
+/// one, none empty, none twice. The error is the problem and its fix, without
+/// where it was written (the caller, or clap, says that).
+pub fn check_sweep_values(values: &[String]) -> Result<(), String> {
+    if values.iter().all(String::is_empty) {
+        return Err("no values; list them, e.g. 100ms,500ms,2s".into());
+    }
+    if values.iter().any(String::is_empty) {
+        return Err("an empty value; separate the values by single commas".into());
+    }
+    for (index, value) in values.iter().enumerate() {
+        if values[..index].contains(value) {
+            return Err(format!("{value} is listed twice; list each value once"));
+        }
+    }
+    Ok(())
 }
 
 /// `--load`'s value: any word but `read` and `read-write` is a file's path.

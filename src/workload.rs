@@ -410,7 +410,7 @@ fn describe_toml_error(source: &str, text: &str, err: &toml::de::Error) -> Strin
 }
 
 /// One `key = value` (or table header) of a TOML document, with where it is written.
-struct Entry {
+struct TomlEntry {
     /// Dotted from the document's root: `load.scripts.sql`.
     key: String,
     /// From the key to the end of the value (a header table: the header line).
@@ -438,7 +438,12 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
     innermost.or_else(before).map(|entry| entry.key.clone())
 }
 
-fn collect_entries(table: &toml::de::DeTable, prefix: &str, depth: usize, out: &mut Vec<Entry>) {
+fn collect_entries(
+    table: &toml::de::DeTable,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<TomlEntry>,
+) {
     for (key, value) in table.iter() {
         let dotted = if prefix.is_empty() {
             key.get_ref().to_string()
@@ -446,7 +451,7 @@ fn collect_entries(table: &toml::de::DeTable, prefix: &str, depth: usize, out: &
             format!("{prefix}.{}", key.get_ref())
         };
         let (key_span, value_span) = (key.span(), value.span());
-        out.push(Entry {
+        out.push(TomlEntry {
             key: dotted.clone(),
             span: key_span.start.min(value_span.start)..key_span.end.max(value_span.end),
             depth,
@@ -459,7 +464,7 @@ fn collect_value_entries(
     value: &toml::de::DeValue,
     prefix: &str,
     depth: usize,
-    out: &mut Vec<Entry>,
+    out: &mut Vec<TomlEntry>,
 ) {
     match value {
         toml::de::DeValue::Table(table) => collect_entries(table, prefix, depth, out),

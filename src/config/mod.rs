@@ -193,7 +193,7 @@ impl Config {
         let repeat = parse_repeat(source, &file.load, args)?;
         let sweep = match at {
             Some(_) => None,
-            None => parse_sweep(source, file.sweep.as_ref(), args.sweep.as_deref())?,
+            None => parse_sweep(source, file.sweep.as_ref(), args.sweep.as_ref())?,
         };
         let output = parse_out_dir(args.out.as_deref(), args.force, &file.name)?;
         let database = database_of(args)?;

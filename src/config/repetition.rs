@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::cli::CommonArgs;
+use crate::cli::{CommonArgs, SweepArg, check_sweep_values};
 use crate::duration::parse_duration;
 use crate::error::Error;
 use crate::workload::{LoadFile, SweepFile};
@@ -145,34 +145,33 @@ pub(super) fn parse_repeat(source: &str, file: &LoadFile, args: &CommonArgs) -> 
 }
 
 /// `--sweep NAME=V1,V2,...`, else `[sweep]`; `None` without either. The
-/// values are checked where they are applied ([`args_at`], and a strategy's
+/// flag's values were checked as clap read it ([`SweepArg::parse`]), the
+/// table's are checked here the same way ([`check_sweep_values`]); each value
+/// itself is checked where it is applied ([`args_at`], and a strategy's
 /// `lock_timeout` in `strategies.rs`).
 pub(super) fn parse_sweep(
     source: &str,
     file: Option<&SweepFile>,
-    flag: Option<&str>,
+    flag: Option<&SweepArg>,
 ) -> Result<Option<Sweep>, Error> {
-    let (given, name, values) = match (flag, file) {
+    match (flag, file) {
         (Some(flag), _) => {
-            let given = format!("--sweep {flag}");
-            let Some((name, values)) = flag.split_once('=') else {
-                return Err(Error::bad_input(format!(
-                    "{given}: expected NAME=V1,V2,..., e.g. --sweep retry.lock_timeout=100ms,500ms,2s"
-                )));
-            };
-            let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
-            (given, name.trim().to_string(), values)
+            let setting = parse_setting(&format!("--sweep {}", flag.written), &flag.name)?;
+            Ok(Some(Sweep {
+                setting,
+                values: flag.values.clone(),
+            }))
         }
-        (None, Some(file)) => (
-            format!("{source}: [sweep] name = \"{}\"", file.name),
-            file.name.trim().to_string(),
-            file.values.iter().map(|v| v.trim().to_string()).collect(),
-        ),
-        (None, None) => return Ok(None),
-    };
-    let setting = parse_setting(&given, &name)?;
-    check_values(&given, &values)?;
-    Ok(Some(Sweep { setting, values }))
+        (None, Some(file)) => {
+            let given = format!("{source}: [sweep] name = \"{}\"", file.name);
+            let setting = parse_setting(&given, file.name.trim())?;
+            let values: Vec<String> = file.values.iter().map(|v| v.trim().to_string()).collect();
+            check_sweep_values(&values)
+                .map_err(|problem| Error::bad_input(format!("{given}: {problem}")))?;
+            Ok(Some(Sweep { setting, values }))
+        }
+        (None, None) => Ok(None),
+    }
 }
 
 /// The setting a sweep's name stands for.
@@ -196,28 +195,6 @@ fn parse_setting(given: &str, name: &str) -> Result<SweepSetting, Error> {
             "{given}: no setting named; sweep {names}"
         ))),
     }
-}
-
-/// At least one value, none empty, none twice.
-fn check_values(given: &str, values: &[String]) -> Result<(), Error> {
-    if values.iter().all(String::is_empty) {
-        return Err(Error::bad_input(format!(
-            "{given}: no values; list them, e.g. 100ms,500ms,2s"
-        )));
-    }
-    if values.iter().any(String::is_empty) {
-        return Err(Error::bad_input(format!(
-            "{given}: an empty value; separate the values by single commas"
-        )));
-    }
-    for (index, value) in values.iter().enumerate() {
-        if values[..index].contains(value) {
-            return Err(Error::bad_input(format!(
-                "{given}: {value} is listed twice; list each value once"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// `args` with the flag that `setting` stands for set to `value`, no sweep of
@@ -271,8 +248,10 @@ pub(super) fn args_at(
 mod tests {
     use super::*;
 
+    /// `--sweep flag`, read as clap reads it, then by [`parse_sweep`].
     fn sweep(flag: &str) -> Result<Sweep, String> {
-        parse_sweep("w", None, Some(flag))
+        let flag = SweepArg::parse(flag)?;
+        parse_sweep("w", None, Some(&flag))
             .map(Option::unwrap)
             .map_err(|error| error.to_string())
     }
@@ -331,6 +310,15 @@ mod tests {
                 .contains("1 is listed twice")
         );
         assert!(sweep("=1,2").unwrap_err().contains("no setting named"));
+        // A [sweep] table's values are checked as the flag's are.
+        let file = SweepFile {
+            name: "clients".into(),
+            values: vec!["2".into(), " 2".into()],
+        };
+        assert_eq!(
+            parse_sweep("w", Some(&file), None).unwrap_err().to_string(),
+            "w: [sweep] name = \"clients\": 2 is listed twice; list each value once"
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub struct Tls {
 
 /// What is checked of the server's certificate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Check {
+enum ServerCertCheck {
     Nothing,
     Chain,
     ChainAndName,
@@ -43,8 +43,8 @@ impl Tls {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let check = check_for(ssl);
         let verifier: Arc<dyn ServerCertVerifier> = match check {
-            Check::Nothing => Arc::new(NoCheck(provider.clone())),
-            Check::Chain | Check::ChainAndName => {
+            ServerCertCheck::Nothing => Arc::new(NoCheck(provider.clone())),
+            ServerCertCheck::Chain | ServerCertCheck::ChainAndName => {
                 let roots = match &ssl.root_cert {
                     Some(root_cert) => load_roots(root_cert)?,
                     None => {
@@ -63,7 +63,7 @@ impl Tls {
                             format!("sslrootcert: {err}; give a PEM file of CA certificates")
                         })?;
                 match check {
-                    Check::Chain => Arc::new(ChainOnly(webpki)),
+                    ServerCertCheck::Chain => Arc::new(ChainOnly(webpki)),
                     _ => webpki,
                 }
             }
@@ -139,14 +139,14 @@ impl Tls {
 
 /// libpq's rule: verify-ca checks the chain, verify-full also the name; the
 /// weaker modes check the chain when a root certificate file is given.
-fn check_for(ssl: &SslSettings) -> Check {
+fn check_for(ssl: &SslSettings) -> ServerCertCheck {
     match ssl.mode {
-        SslMode::VerifyFull => Check::ChainAndName,
-        SslMode::VerifyCa => Check::Chain,
+        SslMode::VerifyFull => ServerCertCheck::ChainAndName,
+        SslMode::VerifyCa => ServerCertCheck::Chain,
         SslMode::Disable | SslMode::Allow | SslMode::Prefer | SslMode::Require => {
             match ssl.root_cert {
-                Some(RootCert::File(_)) => Check::Chain,
-                _ => Check::Nothing,
+                Some(RootCert::File(_)) => ServerCertCheck::Chain,
+                _ => ServerCertCheck::Nothing,
             }
         }
     }
@@ -332,20 +332,26 @@ mod tests {
     #[test]
     fn what_each_sslmode_checks() {
         let file = Some(RootCert::File(PathBuf::from("ca.pem")));
-        assert_eq!(check_for(&ssl(SslMode::Require, None)), Check::Nothing);
-        assert_eq!(check_for(&ssl(SslMode::Prefer, None)), Check::Nothing);
+        assert_eq!(
+            check_for(&ssl(SslMode::Require, None)),
+            ServerCertCheck::Nothing
+        );
+        assert_eq!(
+            check_for(&ssl(SslMode::Prefer, None)),
+            ServerCertCheck::Nothing
+        );
         // libpq: require with a root certificate file behaves as verify-ca.
         assert_eq!(
             check_for(&ssl(SslMode::Require, file.clone())),
-            Check::Chain
+            ServerCertCheck::Chain
         );
         assert_eq!(
             check_for(&ssl(SslMode::VerifyCa, file.clone())),
-            Check::Chain
+            ServerCertCheck::Chain
         );
         assert_eq!(
             check_for(&ssl(SslMode::VerifyFull, file)),
-            Check::ChainAndName
+            ServerCertCheck::ChainAndName
         );
     }
 

@@ -9,7 +9,7 @@ use tokio_postgres::Client;
 
 use super::Database;
 use crate::error::Error;
-use crate::metrics::writes::{RowCounters, RowCounts};
+use crate::metrics::writes::{RowCounters, WriteCounts};
 use crate::role::Role;
 use crate::stop::{SchemaFate, ServerFate};
 
@@ -136,7 +136,7 @@ impl Database {
             let counters: RowCounters = rows
                 .iter()
                 .map(|row| {
-                    let rows = RowCounts {
+                    let rows = WriteCounts {
                         inserted: row.get(1),
                         updated: row.get(2),
                         deleted: row.get(3),

@@ -123,7 +123,7 @@ pub fn is_worse_moment(moment: &[LockSample], worst_so_far: &[LockSample]) -> bo
 }
 
 /// How bad one sample moment is, in the order [`is_worse_moment`] compares.
-struct Severity {
+struct MomentSeverity {
     /// Anyone waits (a wait PostgreSQL 13 does not time still counts).
     waits: bool,
     /// Every waiter names the session it waits for.
@@ -136,10 +136,10 @@ struct Severity {
     longest_wait_ms: f64,
 }
 
-fn severity(moment: &[LockSample]) -> Severity {
+fn severity(moment: &[LockSample]) -> MomentSeverity {
     let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
     let is_ddl = |role: &String| Role::parse(role) == Some(Role::Ddl);
-    Severity {
+    MomentSeverity {
         waits: !waiting.is_empty(),
         blockers_named: waiting.iter().all(|s| !s.blocked_by.is_empty()),
         behind_ddl: waiting

@@ -8,21 +8,21 @@ use std::collections::BTreeMap;
 
 /// Rows inserted, updated and deleted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RowCounts {
+pub struct WriteCounts {
     pub inserted: i64,
     pub updated: i64,
     pub deleted: i64,
 }
 
 /// The server's cumulative row counters, by table (`schema.table`).
-pub type RowCounters = BTreeMap<String, RowCounts>;
+pub type RowCounters = BTreeMap<String, WriteCounts>;
 
 /// What a run wrote to one table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableWrites {
     /// `schema.table`.
     pub table: String,
-    pub rows: RowCounts,
+    pub rows: WriteCounts,
 }
 
 /// The tables whose counters grew from `before` to `after`, with by how much
@@ -32,12 +32,12 @@ pub fn rows_written(before: &RowCounters, after: &RowCounters) -> Vec<TableWrite
         .iter()
         .filter_map(|(table, now)| {
             let was = before.get(table).copied().unwrap_or_default();
-            let rows = RowCounts {
+            let rows = WriteCounts {
                 inserted: (now.inserted - was.inserted).max(0),
                 updated: (now.updated - was.updated).max(0),
                 deleted: (now.deleted - was.deleted).max(0),
             };
-            (rows != RowCounts::default()).then(|| TableWrites {
+            (rows != WriteCounts::default()).then(|| TableWrites {
                 table: table.clone(),
                 rows,
             })
@@ -69,8 +69,8 @@ pub fn rows_written_cell(written: Option<&[TableWrites]>) -> String {
 mod tests {
     use super::*;
 
-    fn counts(inserted: i64, updated: i64, deleted: i64) -> RowCounts {
-        RowCounts {
+    fn counts(inserted: i64, updated: i64, deleted: i64) -> WriteCounts {
+        WriteCounts {
             inserted,
             updated,
             deleted,

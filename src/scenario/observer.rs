@@ -117,7 +117,7 @@ pub struct DdlActivityWatch {
 }
 
 /// A session as one sample sees it, before roles are resolved.
-struct Session {
+struct SampledSession {
     pid: u32,
     role: Role,
     state: String,
@@ -213,7 +213,7 @@ async fn sample_until_stopped(
         let rows = client.query(&statement, &[]).await?;
         let t_s = clock.now_s();
         let second = clock.second_now();
-        let mut sessions: Vec<Session> = rows
+        let mut sessions: Vec<SampledSession> = rows
             .iter()
             .map(|row| session_of(row, session_prefix))
             .collect();
@@ -263,7 +263,7 @@ fn activity_of(state: &str, wait_event_type: &str) -> DdlActivity {
 
 /// Gives each wait the server did not time its time since the observer first
 /// saw it (see [`WaitSightings`]).
-fn time_untimed_waits(sightings: &mut WaitSightings, t_s: f64, sessions: &mut [Session]) {
+fn time_untimed_waits(sightings: &mut WaitSightings, t_s: f64, sessions: &mut [SampledSession]) {
     let waits: Vec<WaitKey> = sessions
         .iter()
         .filter_map(|session| {
@@ -295,12 +295,12 @@ async fn prepare_sample(
 }
 
 /// One row of [`SAMPLE_SQL`] as a session, its role resolved from `session_prefix`.
-fn session_of(row: &Row, session_prefix: &str) -> Session {
+fn session_of(row: &Row, session_prefix: &str) -> SampledSession {
     let pid = row.get::<_, i32>(0) as u32;
     let application_name: String = row.get(1);
     let waiting_mode: Option<String> = row.get(5);
     let holding_mode: Option<String> = row.get(8);
-    Session {
+    SampledSession {
         pid,
         role: Role::of_session(session_prefix, &application_name, pid),
         state: row.get(2),
@@ -334,7 +334,7 @@ fn session_of(row: &Row, session_prefix: &str) -> Session {
 /// waiters to `live` and the head of the queue to `queue_status`.
 fn record_sample(
     output: &mut ObserverOutput,
-    sessions: &[Session],
+    sessions: &[SampledSession],
     t_s: f64,
     second: u32,
     live: &LiveCounters,
@@ -367,7 +367,7 @@ fn record_sample(
 }
 
 /// The sessions of one sample that wait for a lock or block a waiting session.
-fn lock_moment(t_s: f64, sessions: &[Session]) -> Vec<LockSample> {
+fn lock_moment(t_s: f64, sessions: &[SampledSession]) -> Vec<LockSample> {
     let role = |pid: u32| {
         sessions
             .iter()
@@ -473,8 +473,8 @@ mod tests {
         assert_eq!(activity_of("idle in transaction", ""), DdlActivity::Idle);
     }
 
-    fn session(pid: u32, role: &str, waiting: Option<&str>, blocked_by: &[u32]) -> Session {
-        Session {
+    fn session(pid: u32, role: &str, waiting: Option<&str>, blocked_by: &[u32]) -> SampledSession {
+        SampledSession {
             pid,
             role: Role::parse(role).unwrap(),
             state: "active".into(),

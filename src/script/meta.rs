@@ -15,7 +15,7 @@ const META_COMMANDS: &str = "\\set, \\sleep, \\if, \\elif, \\else, \\endif, \\gs
 
 /// Where a meta-command is: its line, and the column of its backslash.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Place {
+pub(super) struct MetaCommandPlace {
     pub line: usize,
     pub column: usize,
 }
@@ -40,7 +40,11 @@ fn words_without_comment(arguments: &str) -> Vec<&str> {
 
 impl ScriptBuilder {
     /// Handles a meta-command; `text` is what follows the backslash.
-    pub(super) fn meta_command(&mut self, text: &str, place: Place) -> Result<(), ScriptError> {
+    pub(super) fn meta_command(
+        &mut self,
+        text: &str,
+        place: MetaCommandPlace,
+    ) -> Result<(), ScriptError> {
         let leading = text.len() - text.trim_start().len();
         let trimmed = text.trim_start();
         let word_end = trimmed.find(char::is_whitespace).unwrap_or(trimmed.len());
@@ -112,7 +116,7 @@ impl ScriptBuilder {
         command: &str,
         text: &str,
         offset: usize,
-        place: Place,
+        place: MetaCommandPlace,
     ) -> Result<super::Expr, ScriptError> {
         let parsed = parse_expression(text, &mut |name| self.slot_of(name));
         parsed.map_err(
@@ -144,7 +148,7 @@ impl ScriptBuilder {
         &mut self,
         arguments: &str,
         offset: usize,
-        place: Place,
+        place: MetaCommandPlace,
     ) -> Result<(), ScriptError> {
         let line = place.line;
         let skipped = arguments.len() - arguments.trim_start().len();

@@ -11,7 +11,7 @@
 
 use super::ScriptError;
 use super::builder::ScriptBuilder;
-use super::meta::Place;
+use super::meta::MetaCommandPlace;
 
 /// Where the scanner is inside SQL text.
 #[derive(Debug, Clone, Copy)]
@@ -180,7 +180,7 @@ impl Scanner<'_> {
         self.builder.finish_statement()?;
         self.paren_depth = 0;
         let (command_text, end, continuation_lines) = meta_command_text(self.text, self.index + 1);
-        let place = Place {
+        let place = MetaCommandPlace {
             line: self.line,
             column: self.text[self.line_start..self.index].chars().count() + 1,
         };

@@ -7,14 +7,14 @@
 use super::{DeadlockEdge, DeadlockStatement};
 
 /// The parts of `process PID <verb>MODE on OBJECT after MS ms`.
-pub(super) struct LockReport<'a> {
+pub(super) struct LockWaitMessage<'a> {
     pub mode: &'a str,
     pub object: &'a str,
     pub waited_ms: f64,
 }
 
 /// Parses a lock report message; `verb` is `"still waiting for "` or `"acquired "`.
-pub(super) fn parse_lock_report<'a>(message: &'a str, verb: &str) -> Option<LockReport<'a>> {
+pub(super) fn parse_lock_report<'a>(message: &'a str, verb: &str) -> Option<LockWaitMessage<'a>> {
     let rest = message.strip_prefix("process ")?;
     let (pid_text, rest) = rest.split_once(' ')?;
     parse_pid(pid_text)?;
@@ -28,7 +28,7 @@ pub(super) fn parse_lock_report<'a>(message: &'a str, verb: &str) -> Option<Lock
         return None;
     }
     let waited_ms = parse_milliseconds(rest.strip_suffix(" ms")?)?;
-    Some(LockReport {
+    Some(LockWaitMessage {
         mode,
         object,
         waited_ms,

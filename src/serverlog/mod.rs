@@ -24,7 +24,7 @@ mod samples;
 pub use records::{LogFormat, StructuredLog};
 
 use crate::metrics::locks::group_repeated;
-use records::Severity;
+use records::LogSeverity;
 use tokio_postgres::error::SqlState;
 
 /// Everything about lock waits that the server log says.
@@ -124,11 +124,11 @@ pub fn parse_server_log(format: LogFormat, text: &str) -> ServerLogFacts {
     for record in records::read_records(format, text) {
         // An error ends the statement that waited (a lock timeout, a cancel):
         // a later "still waiting" of the process is a new wait.
-        if !matches!(record.severity, Severity::Log) {
+        if !matches!(record.severity, LogSeverity::Log) {
             open_waits.retain(|(pid, _)| *pid != record.pid);
         }
         match record.severity {
-            Severity::Log => {
+            LogSeverity::Log => {
                 if let Some(report) =
                     message::parse_lock_report(&record.message, "still waiting for ")
                 {
@@ -174,7 +174,7 @@ pub fn parse_server_log(format: LogFormat, text: &str) -> ServerLogFacts {
                     });
                 }
             }
-            Severity::Error if record.sql_state == SqlState::T_R_DEADLOCK_DETECTED.code() => {
+            LogSeverity::Error if record.sql_state == SqlState::T_R_DEADLOCK_DETECTED.code() => {
                 let (edges, statements) = message::parse_deadlock_detail(&record.detail);
                 facts.deadlocks.push(Deadlock {
                     logged_at: record.logged_at,

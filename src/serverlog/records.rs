@@ -74,7 +74,7 @@ pub(super) struct LogRecord {
     pub pid: u32,
     /// `LOG`, `ERROR`, ...
     #[serde(rename = "error_severity")]
-    pub severity: Severity,
+    pub severity: LogSeverity,
     /// SQLSTATE, e.g. `40P01`; jsonlog leaves it out for `00000`.
     #[serde(rename = "state_code", alias = "sql_state_code", default)]
     pub sql_state: String,
@@ -88,7 +88,7 @@ pub(super) struct LogRecord {
 /// The severities the lock facts look at; every other one is `Other`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
-pub(super) enum Severity {
+pub(super) enum LogSeverity {
     Log,
     Error,
     #[serde(other)]
@@ -140,7 +140,7 @@ mod tests {
             LogRecord {
                 logged_at: "2026-10-11 05:22:09.881 UTC".to_string(),
                 pid: 174,
-                severity: Severity::Error,
+                severity: LogSeverity::Error,
                 sql_state: "40P01".to_string(),
                 message: "deadlock detected".to_string(),
                 detail: "Process 174 waits for AccessExclusiveLock on relation 16387 of database \
@@ -153,7 +153,7 @@ mod tests {
             }
         );
         // A LOG record has no state_code and the acquired line no detail.
-        assert_eq!(records[2].severity, Severity::Log);
+        assert_eq!(records[2].severity, LogSeverity::Log);
         assert_eq!(records[2].sql_state, "");
         assert_eq!(records[2].detail, "");
     }
@@ -193,7 +193,7 @@ mod tests {
             records[0].detail,
             "Process 174 waits for ShareLock on transaction 900; blocked by process 173."
         );
-        assert_eq!(records[1].severity, Severity::Log);
+        assert_eq!(records[1].severity, LogSeverity::Log);
         assert_eq!(records[1].logged_at, "2026-10-11 05:22:09.882 UTC");
         assert_eq!(records[1].detail, "");
     }
@@ -208,7 +208,7 @@ mod tests {
         assert!(
             records
                 .iter()
-                .all(|record| record.severity == Severity::Other)
+                .all(|record| record.severity == LogSeverity::Other)
         );
     }
 

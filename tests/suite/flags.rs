@@ -141,6 +141,23 @@ fn flag_mistakes_are_bad_input_naming_the_flag() {
         .code(2)
         .stderr(predicate::str::contains("report, writer, idle"));
     stallbench(dir.path())
+        .args(["compare", "-f", "read.sql", "--ddl", "SELECT 1"])
+        .args(["--sweep", "clients=1,2,1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "invalid value 'clients=1,2,1' for '--sweep <NAME=V1,V2,...>': \
+             1 is listed twice; list each value once",
+        ));
+    stallbench(dir.path())
+        .args(["compare", "-f", "read.sql", "--ddl", "SELECT 1"])
+        .args(["--sweep", "retry.max_tries=1, 2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--sweep retry.max_tries=1, 2: retry.max_tries cannot be swept",
+        ));
+    stallbench(dir.path())
         .args(["compare", "-f", "read.sql"])
         .assert()
         .code(2)

@@ -20,7 +20,7 @@
 
 use crate::common::workload::{ADD_NOTE, ddl, plain, report, retry};
 use crate::common::*;
-use stallbench::cli::CommonArgs;
+use stallbench::cli::{CommonArgs, SweepArg};
 use stallbench::export::csv::TimelineRecord;
 use stallbench::export::sweep::SweepRecord;
 use stallbench::metrics::ranking::{Criterion, rank_strategies, ranks};
@@ -170,7 +170,7 @@ fn a_lock_timeout_sweep_writes_a_folder_per_value_and_the_longest_stalls_like_na
     let run = ShortRun::throwaway(&workload);
     // 2.5 s outlasts the report's wait of 2.1 s: the ALTER waits as naive's does.
     let args = CommonArgs {
-        sweep: Some("retry.lock_timeout=100ms,300ms,2500ms".to_string()),
+        sweep: Some(SweepArg::parse("retry.lock_timeout=100ms,300ms,2500ms").unwrap()),
         ..run.args.clone()
     };
     let reports = run_plan(&run, &args);

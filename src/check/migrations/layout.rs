@@ -11,7 +11,7 @@ pub use crate::choices::Layout;
 
 /// One entry of a migrations folder: a file, or a folder (Prisma's, diesel's).
 #[derive(Debug, Clone)]
-pub(super) struct Entry {
+pub(super) struct FolderEntry {
     pub name: String,
     pub path: PathBuf,
     pub is_dir: bool,
@@ -76,7 +76,7 @@ impl PartialOrd for Number {
 }
 
 /// What `layout` makes of `entry`.
-pub(super) fn fit(layout: Layout, entry: &Entry) -> Fit {
+pub(super) fn fit(layout: Layout, entry: &FolderEntry) -> Fit {
     if entry.name.starts_with('.') {
         return Fit::Ignored;
     }
@@ -110,7 +110,7 @@ pub(super) fn fit(layout: Layout, entry: &Entry) -> Fit {
 
 /// `0001_init.sql`, `0001-init.sql`, `0001.sql`: digits, then `_`, `-` or `.`;
 /// not an up/down pair, and without another tool's section markers.
-fn numbered(entry: &Entry) -> Fit {
+fn numbered(entry: &FolderEntry) -> Fit {
     let name = &entry.name;
     if name.ends_with(".up.sql") || name.ends_with(".down.sql") {
         return Fit::No;
@@ -132,7 +132,7 @@ fn numbered(entry: &Entry) -> Fit {
 }
 
 /// `0001_init.up.sql` (a migration) and `0001_init.down.sql` (ignored).
-fn up_down(entry: &Entry) -> Fit {
+fn up_down(entry: &FolderEntry) -> Fit {
     let Some((digits, rest)) = leading_digits(&entry.name) else {
         return Fit::No;
     };
@@ -149,7 +149,7 @@ fn up_down(entry: &Entry) -> Fit {
 }
 
 /// A numbered file whose lines include the tool's up marker (dbmate, goose).
-fn sectioned(entry: &Entry, is_up: fn(&str) -> bool) -> Fit {
+fn sectioned(entry: &FolderEntry, is_up: fn(&str) -> bool) -> Fit {
     let Some((digits, _)) = leading_digits(&entry.name) else {
         return Fit::No;
     };
@@ -186,7 +186,7 @@ pub(super) fn goose_annotation(line: &str) -> Option<&str> {
 /// Flyway: `V<version>__<description>.sql` (version parts split by `.` or
 /// `_`), `R__<description>.sql` (repeatable: applied after every versioned
 /// one, by description), `U<version>__...` (undo, ignored).
-fn flyway(entry: &Entry) -> Fit {
+fn flyway(entry: &FolderEntry) -> Fit {
     let name = &entry.name;
     let stem = name.trim_end_matches(".sql");
     if let Some(description) = stem.strip_prefix("R__") {
@@ -227,7 +227,7 @@ fn flyway(entry: &Entry) -> Fit {
 }
 
 /// Prisma: a folder `<digits>_<name>` holding `migration.sql`, in name order.
-fn prisma(entry: &Entry) -> Fit {
+fn prisma(entry: &FolderEntry) -> Fit {
     let file = entry.path.join("migration.sql");
     let Some((digits, rest)) = leading_digits(&entry.name) else {
         return Fit::Ignored;
@@ -245,7 +245,7 @@ fn prisma(entry: &Entry) -> Fit {
 /// diesel: a folder `<version>_<name>` holding `up.sql`, the version digits
 /// and dashes (`2019-02-26-002946`, `00000000000000`). diesel orders its
 /// migrations by the version without its dashes, compared as text.
-fn diesel(entry: &Entry) -> Fit {
+fn diesel(entry: &FolderEntry) -> Fit {
     let file = entry.path.join("up.sql");
     let Some((version, _name)) = entry.name.split_once('_') else {
         return Fit::Ignored;
@@ -261,7 +261,7 @@ fn diesel(entry: &Entry) -> Fit {
     })
 }
 
-fn version_fit(entry: &Entry, digits: &str) -> Fit {
+fn version_fit(entry: &FolderEntry, digits: &str) -> Fit {
     Fit::Migration(Naming {
         file: entry.path.clone(),
         version: digits.to_string(),
@@ -282,7 +282,7 @@ mod tests {
     use super::*;
 
     fn fit_of(layout: Layout, name: &str, text: &str) -> Fit {
-        let entry = Entry {
+        let entry = FolderEntry {
             name: name.to_string(),
             path: PathBuf::from(name),
             is_dir: false,

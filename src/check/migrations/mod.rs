@@ -22,7 +22,7 @@ use clap::ValueEnum;
 use serde::Serialize;
 
 use crate::error::Error;
-use layout::{Entry, Fit, Naming};
+use layout::{Fit, FolderEntry, Naming};
 
 pub use crate::choices::{Layout, TransactionMode};
 pub use crate::config::Selection;
@@ -183,7 +183,7 @@ pub fn split_new(
 }
 
 /// The entries of `dir` by name, each `.sql` file with its text.
-fn list_entries(dir: &Path) -> Result<Vec<Entry>, Error> {
+fn list_entries(dir: &Path) -> Result<Vec<FolderEntry>, Error> {
     let unreadable = |err: std::io::Error| {
         Error::bad_input(format!(
             "{}: cannot read the migrations folder: {err}; give the folder that holds \
@@ -203,7 +203,7 @@ fn list_entries(dir: &Path) -> Result<Vec<Entry>, Error> {
         } else {
             String::new()
         };
-        entries.push(Entry {
+        entries.push(FolderEntry {
             name,
             path,
             is_dir,
@@ -227,8 +227,8 @@ fn read_text(path: &Path) -> Result<String, Error> {
 fn forced_layout(
     dir: &Path,
     layout: Layout,
-    entries: &[Entry],
-) -> Result<Vec<(Entry, Naming)>, Error> {
+    entries: &[FolderEntry],
+) -> Result<Vec<(FolderEntry, Naming)>, Error> {
     let mut found = Vec::new();
     let mut misfits = Vec::new();
     for entry in entries {
@@ -260,8 +260,11 @@ fn forced_layout(
 }
 
 /// The one layout the migrations of `entries` share, and those migrations.
-fn detect_layout(dir: &Path, entries: &[Entry]) -> Result<(Layout, Vec<(Entry, Naming)>), Error> {
-    let mut claims: Vec<(Layout, &Entry, Option<Naming>)> = Vec::new();
+fn detect_layout(
+    dir: &Path,
+    entries: &[FolderEntry],
+) -> Result<(Layout, Vec<(FolderEntry, Naming)>), Error> {
+    let mut claims: Vec<(Layout, &FolderEntry, Option<Naming>)> = Vec::new();
     let mut unmatched = Vec::new();
     for entry in entries {
         let claim = (Layout::value_variants().iter().copied())
@@ -342,13 +345,13 @@ fn detect_layout(dir: &Path, entries: &[Entry]) -> Result<(Layout, Vec<(Entry, N
 
 /// Whether an entry no layout claims is one the user may have meant as a
 /// migration (a `.sql` file), rather than something beside them.
-fn is_candidate(entry: &Entry) -> bool {
+fn is_candidate(entry: &FolderEntry) -> bool {
     !entry.is_dir && !entry.name.starts_with('.') && entry.name.ends_with(".sql")
 }
 
 fn read_migration(
     layout: Layout,
-    entry: Entry,
+    entry: FolderEntry,
     naming: Naming,
     mode: TransactionMode,
 ) -> Result<Migration, Error> {

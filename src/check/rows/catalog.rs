@@ -13,26 +13,26 @@ use tokio_postgres::Client;
 pub(super) struct Catalog {
     /// Ordinary and partitioned tables (not partitions: rows go through
     /// their parent), by name.
-    pub tables: Vec<Table>,
+    pub tables: Vec<CatalogTable>,
     pub types: HashMap<u32, TypeInfo>,
     /// Each enum's labels in their order.
     pub enum_labels: HashMap<u32, Vec<String>>,
 }
 
 #[derive(Debug, Clone)]
-pub(super) struct Table {
+pub(super) struct CatalogTable {
     pub oid: u32,
     pub name: String,
     /// `"schema"."name"`, quoted for SQL.
     pub sql_name: String,
-    pub columns: Vec<Column>,
+    pub columns: Vec<CatalogColumn>,
     pub unique_keys: Vec<UniqueKey>,
     pub foreign_keys: Vec<ForeignKey>,
-    pub checks: Vec<Check>,
+    pub checks: Vec<CheckConstraint>,
 }
 
 #[derive(Debug, Clone)]
-pub(super) struct Column {
+pub(super) struct CatalogColumn {
     pub attnum: i16,
     pub name: String,
     pub type_oid: u32,
@@ -68,7 +68,7 @@ pub(super) struct ForeignKey {
 }
 
 #[derive(Debug, Clone)]
-pub(super) struct Check {
+pub(super) struct CheckConstraint {
     pub name: String,
     pub columns: Vec<i16>,
     /// `CHECK (...)` as pg_get_constraintdef writes it.
@@ -158,11 +158,11 @@ pub(super) async fn read_catalog(
     client: &Client,
     schemas: &[&str],
 ) -> Result<Catalog, tokio_postgres::Error> {
-    let mut tables: Vec<Table> = client
+    let mut tables: Vec<CatalogTable> = client
         .query(TABLES, &[&schemas])
         .await?
         .iter()
-        .map(|row| Table {
+        .map(|row| CatalogTable {
             oid: row.get(0),
             name: row.get(1),
             sql_name: row.get(2),
@@ -181,7 +181,7 @@ pub(super) async fn read_catalog(
         let Some(&at) = index.get(&row.get::<_, u32>(0)) else {
             continue;
         };
-        tables[at].columns.push(Column {
+        tables[at].columns.push(CatalogColumn {
             attnum: row.get(1),
             name: row.get(2),
             type_oid: row.get(3),
@@ -218,7 +218,7 @@ pub(super) async fn read_catalog(
                 parent_columns: row.get(6),
             });
         } else {
-            tables[at].checks.push(Check {
+            tables[at].checks.push(CheckConstraint {
                 name,
                 columns,
                 definition: row.get(7),

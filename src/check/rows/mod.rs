@@ -27,7 +27,7 @@ use tokio_postgres::Client;
 
 use crate::config::RowCounts;
 use crate::error::Error;
-use catalog::{Catalog, Table};
+use catalog::{Catalog, CatalogTable};
 use recipe::{RecipeInput, TableRecipe, quote_ident};
 
 /// What the generator did with one table.
@@ -119,7 +119,7 @@ pub async fn fill_tables(
 
 /// The rows `counts` gives `table`: its own count (named `orders` or
 /// `public.orders`), else the count for every table.
-fn rows_of(counts: &RowCounts, table: &Table) -> u64 {
+fn rows_of(counts: &RowCounts, table: &CatalogTable) -> u64 {
     let name = table.sql_name.replace('"', "");
     counts
         .tables
@@ -195,7 +195,7 @@ async fn fill_table(
 /// committed, else why the server refused the rows (rolled back).
 async fn run_plan(
     client: &Client,
-    table: &Table,
+    table: &CatalogTable,
     plan: &TableRecipe,
 ) -> Result<Option<String>, Error> {
     let context = format!("filling table {}", table.sql_name);
@@ -234,7 +234,7 @@ async fn run_plan(
 
 /// Why the server refused a table's generated rows, naming a CHECK (with its
 /// definition when that is short: a real project's can run to pages).
-fn refusal(table: &Table, error: &tokio_postgres::error::DbError) -> String {
+fn refusal(table: &CatalogTable, error: &tokio_postgres::error::DbError) -> String {
     const SHORT: usize = 80;
     let check = error
         .constraint()
@@ -262,7 +262,7 @@ async fn count(client: &Client, sql: &str) -> Result<u64, Error> {
 }
 
 /// ANALYZE the schema's tables, so plans see the new rows.
-async fn analyze(client: &Client, tables: &[Table]) -> Result<(), Error> {
+async fn analyze(client: &Client, tables: &[CatalogTable]) -> Result<(), Error> {
     if tables.is_empty() {
         return Ok(());
     }

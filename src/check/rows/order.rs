@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::catalog::{Catalog, Table};
+use super::catalog::{Catalog, CatalogTable};
 
 /// The fill order, the foreign keys left NULL, and the tables no order can fill.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -111,7 +111,7 @@ pub(super) fn fill_order(catalog: &Catalog) -> FillOrder {
 }
 
 /// Whether every column of a key may be NULL.
-pub(super) fn is_nullable(table: &Table, columns: &[i16]) -> bool {
+pub(super) fn is_nullable(table: &CatalogTable, columns: &[i16]) -> bool {
     columns.iter().all(|attnum| {
         table
             .columns
@@ -143,14 +143,14 @@ fn reaches(edges: &[&Edge], from: usize, to: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::catalog::{Column, ForeignKey};
+    use super::super::catalog::{CatalogColumn, ForeignKey};
     use super::*;
 
-    fn table(oid: u32, name: &str, keys: &[(u32, bool)]) -> Table {
+    fn table(oid: u32, name: &str, keys: &[(u32, bool)]) -> CatalogTable {
         let columns = keys
             .iter()
             .enumerate()
-            .map(|(at, &(_, not_null))| Column {
+            .map(|(at, &(_, not_null))| CatalogColumn {
                 attnum: at as i16 + 1,
                 name: format!("c{at}"),
                 type_oid: 23,
@@ -174,7 +174,7 @@ mod tests {
                 parent_columns: vec!["id".into()],
             })
             .collect();
-        Table {
+        CatalogTable {
             oid,
             name: name.into(),
             sql_name: name.into(),

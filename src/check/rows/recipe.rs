@@ -19,10 +19,10 @@
 //!   them), the insert computes the reference; else a nullable one is set by
 //!   an UPDATE after it, and a NOT NULL one cannot be filled.
 
-use super::catalog::{Catalog, Column, ForeignKey, Table};
+use super::catalog::{Catalog, CatalogColumn, CatalogTable, ForeignKey};
 use super::checks::{check_bounds, check_choices};
 use super::order::is_nullable;
-use super::values::{self, Resolved, Source, ValueType, draw};
+use super::values::{self, ResolvedType, Source, ValueKind, draw};
 
 /// What one table's fill runs: an INSERT, then the statements after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub(super) struct TableRecipe {
 /// What the plan of one table starts from.
 pub(super) struct RecipeInput<'a> {
     pub catalog: &'a Catalog,
-    pub table: &'a Table,
+    pub table: &'a CatalogTable,
     /// Per foreign key: whether it is left NULL to break a cycle.
     pub nulled: Vec<bool>,
     /// Per foreign key: the parent's rows whose key is set (ignored for a self-reference).
@@ -54,7 +54,7 @@ enum Fill {
     Server,
     /// A generated value; `index` is the row's number for it when distinct.
     Value {
-        value_type: ValueType,
+        value_type: ValueKind,
         distinct_index: Option<String>,
     },
     /// A column of a parent's row (join, the column's place in the key).
@@ -64,10 +64,10 @@ enum Fill {
 }
 
 struct ColumnPlan<'a> {
-    column: &'a Column,
+    column: &'a CatalogColumn,
     fill: Fill,
     /// A value type for a column left to its default, should a key need it.
-    spare: Option<ValueType>,
+    spare: Option<ValueKind>,
     /// It has a default (else the server leaves it NULL).
     has_default: bool,
     /// Its default (or identity) gives every row its own value.
@@ -129,9 +129,9 @@ pub(super) fn table_recipe(input: &RecipeInput<'_>) -> Result<TableRecipe, Strin
 }
 
 impl<'a> Planner<'a> {
-    fn column_plan(&self, column: &'a Column) -> Result<ColumnPlan<'a>, String> {
+    fn column_plan(&self, column: &'a CatalogColumn) -> Result<ColumnPlan<'a>, String> {
         let catalog = self.input.catalog;
-        let Resolved {
+        let ResolvedType {
             value,
             base_name,
             domain_not_null,
@@ -179,7 +179,7 @@ impl<'a> Planner<'a> {
 
     /// The values the CHECKs on this column alone allow, when the generator
     /// can read them (see `checks`), else `value`.
-    fn checked_value(&self, column: &Column, value: Option<ValueType>) -> Option<ValueType> {
+    fn checked_value(&self, column: &CatalogColumn, value: Option<ValueKind>) -> Option<ValueKind> {
         let checks = || {
             self.input
                 .table
@@ -188,9 +188,9 @@ impl<'a> Planner<'a> {
                 .filter(|check| check.columns == [column.attnum])
         };
         if let Some(choices) = checks().find_map(|check| check_choices(&check.definition)) {
-            return Some(ValueType::OneOf(choices));
+            return Some(ValueKind::OneOf(choices));
         }
-        let Some((lowest, highest)) = value.as_ref().and_then(ValueType::whole_range) else {
+        let Some((lowest, highest)) = value.as_ref().and_then(ValueKind::whole_range) else {
             return value;
         };
         let Some((low, high)) =
@@ -208,7 +208,7 @@ impl<'a> Planner<'a> {
         let (low, high) = (low.max(lowest), high.min(highest));
         // No number fits: the server will name the CHECK.
         (low <= high)
-            .then_some(ValueType::IntRange { low, high })
+            .then_some(ValueKind::IntRange { low, high })
             .or(value)
     }
 
@@ -364,7 +364,7 @@ impl<'a> Planner<'a> {
                 self.columns[place]
                     .spare
                     .as_ref()
-                    .map(ValueType::distinct_values)
+                    .map(ValueKind::distinct_values)
             })?;
         let value_type = self.columns[place].spare.take()?;
         self.columns[place].fill = Fill::Value {
@@ -452,7 +452,7 @@ impl<'a> Planner<'a> {
         let plan = &mut self.columns[place];
         let sequence = plan.column.sequence.as_deref()?;
         let value_type = values::resolve(self.input.catalog, plan.column).value?;
-        if !matches!(plan.fill, Fill::Server) || !matches!(value_type, ValueType::Int { .. }) {
+        if !matches!(plan.fill, Fill::Server) || !matches!(value_type, ValueKind::Int { .. }) {
             return None;
         }
         plan.fill = Fill::Value {
@@ -502,7 +502,7 @@ impl<'a> Planner<'a> {
                 matches!(
                     &plan.fill,
                     Fill::Value {
-                        value_type: ValueType::Date | ValueType::Timestamp,
+                        value_type: ValueKind::Date | ValueKind::Timestamp,
                         ..
                     }
                 )
@@ -599,7 +599,7 @@ fn numbered_rows(table_sql: &str, columns: &[String]) -> String {
 }
 
 /// Sets a nullable self-reference of each row to the row whose number is half its own.
-fn self_reference_update(table: &Table, key: &ForeignKey) -> String {
+fn self_reference_update(table: &CatalogTable, key: &ForeignKey) -> String {
     let rows = numbered_rows(&table.sql_name, &key.parent_columns);
     let assignments: Vec<String> = key
         .columns

@@ -6,11 +6,11 @@
 //! Dates and timestamps of one row share their draw and step by the column's
 //! place, so a later column is later (`ends_at > starts_at`).
 
-use super::catalog::{Catalog, Column};
+use super::catalog::{Catalog, CatalogColumn};
 
 /// The kinds of value the generator can produce, after domains are resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum ValueType {
+pub(super) enum ValueKind {
     Int {
         bits: u32,
     },
@@ -38,13 +38,13 @@ pub(super) enum ValueType {
         low: i64,
         high: i64,
     },
-    Array(Box<ValueType>),
+    Array(Box<ValueKind>),
 }
 
 /// What a column needs beyond its type, from its domain chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Resolved {
-    pub value: Option<ValueType>,
+pub(super) struct ResolvedType {
+    pub value: Option<ValueKind>,
     /// The base type's name, for a message when it is unknown.
     pub base_name: String,
     pub domain_not_null: bool,
@@ -53,7 +53,7 @@ pub(super) struct Resolved {
 
 /// The value type of `column`, following domains to their base type; `None`
 /// in `value` when the generator does not know the type.
-pub(super) fn resolve(catalog: &Catalog, column: &Column) -> Resolved {
+pub(super) fn resolve(catalog: &Catalog, column: &CatalogColumn) -> ResolvedType {
     let mut oid = column.type_oid;
     let mut typmod = column.typmod;
     let mut domain_not_null = false;
@@ -70,7 +70,7 @@ pub(super) fn resolve(catalog: &Catalog, column: &Column) -> Resolved {
             _ => break,
         }
     }
-    Resolved {
+    ResolvedType {
         value: value_type(catalog, oid, typmod),
         base_name: catalog
             .types
@@ -81,10 +81,10 @@ pub(super) fn resolve(catalog: &Catalog, column: &Column) -> Resolved {
     }
 }
 
-fn value_type(catalog: &Catalog, oid: u32, typmod: i32) -> Option<ValueType> {
+fn value_type(catalog: &Catalog, oid: u32, typmod: i32) -> Option<ValueKind> {
     let info = catalog.types.get(&oid)?;
     if info.kind == 'e' {
-        return catalog.enum_labels.get(&oid).cloned().map(ValueType::OneOf);
+        return catalog.enum_labels.get(&oid).cloned().map(ValueKind::OneOf);
     }
     if info.category == 'A' && info.element != 0 {
         let element = catalog.types.get(&info.element)?;
@@ -94,41 +94,41 @@ fn value_type(catalog: &Catalog, oid: u32, typmod: i32) -> Option<ValueType> {
             info.element
         };
         return value_type(catalog, element_oid, -1)
-            .map(|element| ValueType::Array(Box::new(element)));
+            .map(|element| ValueKind::Array(Box::new(element)));
     }
     let modifier = (typmod >= 0).then_some(typmod);
     Some(match info.name.as_str() {
-        "int2" => ValueType::Int { bits: 16 },
-        "int4" => ValueType::Int { bits: 32 },
-        "int8" => ValueType::Int { bits: 64 },
+        "int2" => ValueKind::Int { bits: 16 },
+        "int4" => ValueKind::Int { bits: 32 },
+        "int8" => ValueKind::Int { bits: 64 },
         "numeric" => numeric(modifier),
-        "float4" | "float8" => ValueType::Float,
+        "float4" | "float8" => ValueKind::Float,
         // varchar(n) and char(n) store n + 4 in the typmod.
-        "varchar" | "bpchar" => ValueType::Text {
+        "varchar" | "bpchar" => ValueKind::Text {
             max_chars: modifier.map(|m| (m - 4).max(1) as u32),
         },
-        "name" => ValueType::Text {
+        "name" => ValueKind::Text {
             max_chars: Some(63),
         },
-        "bool" => ValueType::Bool,
-        "date" => ValueType::Date,
-        "timestamp" | "timestamptz" => ValueType::Timestamp,
-        "time" | "timetz" => ValueType::Time,
-        "interval" => ValueType::Interval,
-        "uuid" => ValueType::Uuid,
-        "json" | "jsonb" => ValueType::Json,
-        "bytea" => ValueType::Bytea,
-        "inet" | "cidr" => ValueType::Inet,
+        "bool" => ValueKind::Bool,
+        "date" => ValueKind::Date,
+        "timestamp" | "timestamptz" => ValueKind::Timestamp,
+        "time" | "timetz" => ValueKind::Time,
+        "interval" => ValueKind::Interval,
+        "uuid" => ValueKind::Uuid,
+        "json" | "jsonb" => ValueKind::Json,
+        "bytea" => ValueKind::Bytea,
+        "inet" | "cidr" => ValueKind::Inet,
         // text, citext and other string types.
-        _ if info.category == 'S' => ValueType::Text { max_chars: None },
+        _ if info.category == 'S' => ValueKind::Text { max_chars: None },
         _ => return None,
     })
 }
 
 /// numeric(p, s): the typmod is ((p << 16) | s) + 4; unconstrained: 6 digits and 2 decimals.
-fn numeric(modifier: Option<i32>) -> ValueType {
+fn numeric(modifier: Option<i32>) -> ValueKind {
     let Some(modifier) = modifier else {
-        return ValueType::Numeric {
+        return ValueKind::Numeric {
             integer_digits: 6,
             scale: 2,
         };
@@ -137,30 +137,30 @@ fn numeric(modifier: Option<i32>) -> ValueType {
     // The scale is signed since PostgreSQL 15 (numeric(2, -3)); a negative one rounds to tens.
     let scale = (modifier - 4) & 0xffff;
     let scale = if scale > 0x7ff { 0 } else { scale };
-    ValueType::Numeric {
+    ValueKind::Numeric {
         integer_digits: (precision - scale).clamp(0, 9) as u32,
         scale: scale.clamp(0, 4) as u32,
     }
 }
 
-impl ValueType {
+impl ValueKind {
     /// How many distinct values it can take (`u64::MAX`: more than any fill).
     pub fn distinct_values(&self) -> u64 {
         match self {
-            ValueType::Int { bits: 16 } => i16::MAX as u64,
-            ValueType::Int { bits: 32 } => i32::MAX as u64,
-            ValueType::Numeric {
+            ValueKind::Int { bits: 16 } => i16::MAX as u64,
+            ValueKind::Int { bits: 32 } => i32::MAX as u64,
+            ValueKind::Numeric {
                 integer_digits,
                 scale,
             } => 10u64.pow(integer_digits + scale) - 1,
-            ValueType::Text {
+            ValueKind::Text {
                 max_chars: Some(chars),
             } if *chars < 19 => 10u64.pow(*chars) - 1,
-            ValueType::Bool => 2,
-            ValueType::Time => 86_399,
-            ValueType::OneOf(values) => values.len() as u64,
-            ValueType::IntRange { low, high } => range_span(*low, *high),
-            ValueType::Array(element) => element.distinct_values(),
+            ValueKind::Bool => 2,
+            ValueKind::Time => 86_399,
+            ValueKind::OneOf(values) => values.len() as u64,
+            ValueKind::IntRange { low, high } => range_span(*low, *high),
+            ValueKind::Array(element) => element.distinct_values(),
             _ => u64::MAX,
         }
     }
@@ -196,17 +196,17 @@ pub(super) fn draw(index: &str, seed: i64) -> String {
 }
 
 /// The SQL expression of a value of `value_type`, distinct per row when `distinct`.
-pub(super) fn value_sql(value_type: &ValueType, source: &Source<'_>, distinct: bool) -> String {
+pub(super) fn value_sql(value_type: &ValueKind, source: &Source<'_>, distinct: bool) -> String {
     let i = source.index;
     let place = source.time_place;
     let draw = source.draw();
     let row_draw = draw_of_row(source);
     match value_type {
-        ValueType::Int { .. } if distinct => format!("({i})"),
-        ValueType::Int { bits: 16 } => format!("1 + {draw} % 1000"),
-        ValueType::Int { bits: 32 } => format!("1 + {draw} % 1000000"),
-        ValueType::Int { .. } => format!("1 + {draw} % 1000000000"),
-        ValueType::Numeric {
+        ValueKind::Int { .. } if distinct => format!("({i})"),
+        ValueKind::Int { bits: 16 } => format!("1 + {draw} % 1000"),
+        ValueKind::Int { bits: 32 } => format!("1 + {draw} % 1000000"),
+        ValueKind::Int { .. } => format!("1 + {draw} % 1000000000"),
+        ValueKind::Numeric {
             integer_digits,
             scale,
         } => {
@@ -220,34 +220,34 @@ pub(super) fn value_sql(value_type: &ValueType, source: &Source<'_>, distinct: b
             };
             format!("({whole})::numeric / {unit}")
         }
-        ValueType::Float if distinct => format!("({i})::float8"),
-        ValueType::Float => format!("(1 + {draw} % 1000000)::float8 / 100"),
-        ValueType::Text { max_chars } if distinct => distinct_text(*max_chars, source),
-        ValueType::Text { max_chars } => {
+        ValueKind::Float if distinct => format!("({i})::float8"),
+        ValueKind::Float => format!("(1 + {draw} % 1000000)::float8 / 100"),
+        ValueKind::Text { max_chars } if distinct => distinct_text(*max_chars, source),
+        ValueKind::Text { max_chars } => {
             let chars = max_chars.unwrap_or(16).min(16);
             format!("substr(md5(({draw})::text), 1, {chars})")
         }
-        ValueType::Bool if distinct => format!("({i}) % 2 = 0"),
-        ValueType::Bool => format!("{draw} % 2 = 0"),
-        ValueType::Date if distinct => format!("DATE '2000-01-01' + ({i})::int + {place}"),
-        ValueType::Date => format!("DATE '2020-01-01' + ({row_draw} % 1826)::int + {place}"),
-        ValueType::Timestamp if distinct => format!(
+        ValueKind::Bool if distinct => format!("({i}) % 2 = 0"),
+        ValueKind::Bool => format!("{draw} % 2 = 0"),
+        ValueKind::Date if distinct => format!("DATE '2000-01-01' + ({i})::int + {place}"),
+        ValueKind::Date => format!("DATE '2020-01-01' + ({row_draw} % 1826)::int + {place}"),
+        ValueKind::Timestamp if distinct => format!(
             "TIMESTAMP '2000-01-01' + ({i}) * INTERVAL '1 second' + {place} * INTERVAL '1 hour'"
         ),
-        ValueType::Timestamp => format!(
+        ValueKind::Timestamp => format!(
             "TIMESTAMP '2020-01-01' + ({row_draw} % 157680000) * INTERVAL '1 second' \
              + {place} * INTERVAL '1 hour'"
         ),
-        ValueType::Time if distinct => format!("TIME '00:00' + ({i}) * INTERVAL '1 second'"),
-        ValueType::Time => format!("TIME '00:00' + ({draw} % 86400) * INTERVAL '1 second'"),
-        ValueType::Interval if distinct => format!("({i}) * INTERVAL '1 minute'"),
-        ValueType::Interval => format!("({draw} % 10000) * INTERVAL '1 minute'"),
-        ValueType::Uuid => format!("md5('{}/' || ({i}))::uuid", source.seed),
-        ValueType::Json => format!("jsonb_build_object('n', {i}, 'v', {draw} % 1000)"),
-        ValueType::Bytea => format!("decode(md5('{}/' || ({i})), 'hex')", source.seed),
-        ValueType::Inet if distinct => format!("INET '10.0.0.0' + ({i})"),
-        ValueType::Inet => format!("INET '10.0.0.0' + {draw} % 16777216"),
-        ValueType::OneOf(values) => {
+        ValueKind::Time if distinct => format!("TIME '00:00' + ({i}) * INTERVAL '1 second'"),
+        ValueKind::Time => format!("TIME '00:00' + ({draw} % 86400) * INTERVAL '1 second'"),
+        ValueKind::Interval if distinct => format!("({i}) * INTERVAL '1 minute'"),
+        ValueKind::Interval => format!("({draw} % 10000) * INTERVAL '1 minute'"),
+        ValueKind::Uuid => format!("md5('{}/' || ({i}))::uuid", source.seed),
+        ValueKind::Json => format!("jsonb_build_object('n', {i}, 'v', {draw} % 1000)"),
+        ValueKind::Bytea => format!("decode(md5('{}/' || ({i})), 'hex')", source.seed),
+        ValueKind::Inet if distinct => format!("INET '10.0.0.0' + ({i})"),
+        ValueKind::Inet => format!("INET '10.0.0.0' + {draw} % 16777216"),
+        ValueKind::OneOf(values) => {
             let list = values
                 .iter()
                 .map(|value| literal(value))
@@ -259,11 +259,11 @@ pub(super) fn value_sql(value_type: &ValueType, source: &Source<'_>, distinct: b
                 values.len()
             )
         }
-        ValueType::IntRange { low, .. } if distinct => format!("{low} + (({i}) - 1)"),
-        ValueType::IntRange { low, high } => {
+        ValueKind::IntRange { low, .. } if distinct => format!("{low} + (({i}) - 1)"),
+        ValueKind::IntRange { low, high } => {
             format!("{low} + {draw} % {}", range_span(*low, *high))
         }
-        ValueType::Array(element) => format!("ARRAY[{}]", value_sql(element, source, distinct)),
+        ValueKind::Array(element) => format!("ARRAY[{}]", value_sql(element, source, distinct)),
     }
 }
 
@@ -273,18 +273,18 @@ fn range_span(low: i64, high: i64) -> u64 {
     span.clamp(0, i128::from(i64::MAX)) as u64
 }
 
-impl ValueType {
+impl ValueKind {
     /// The whole numbers this numeric type holds, for bounds a CHECK leaves open.
     pub fn whole_range(&self) -> Option<(i64, i64)> {
         match self {
-            ValueType::Int { bits: 16 } => Some((i16::MIN.into(), i16::MAX.into())),
-            ValueType::Int { bits: 32 } => Some((i32::MIN.into(), i32::MAX.into())),
-            ValueType::Int { .. } => Some((i64::MIN, i64::MAX)),
-            ValueType::Numeric { integer_digits, .. } => {
+            ValueKind::Int { bits: 16 } => Some((i16::MIN.into(), i16::MAX.into())),
+            ValueKind::Int { bits: 32 } => Some((i32::MIN.into(), i32::MAX.into())),
+            ValueKind::Int { .. } => Some((i64::MIN, i64::MAX)),
+            ValueKind::Numeric { integer_digits, .. } => {
                 let most = 10i64.pow(*integer_digits) - 1;
                 Some((-most, most))
             }
-            ValueType::Float => Some((-1_000_000_000_000_000, 1_000_000_000_000_000)),
+            ValueKind::Float => Some((-1_000_000_000_000_000, 1_000_000_000_000_000)),
             _ => None,
         }
     }
@@ -296,7 +296,7 @@ fn draw_of_row(source: &Source<'_>) -> String {
 }
 
 /// `name-42`, or `42` when the name does not fit the length; the caller
-/// keeps the rows within [`ValueType::distinct_values`].
+/// keeps the rows within [`ValueKind::distinct_values`].
 fn distinct_text(max_chars: Option<u32>, source: &Source<'_>) -> String {
     let i = source.index;
     let digits = source.rows.max(1).ilog10() + 1;
@@ -336,21 +336,21 @@ mod tests {
 
     #[test]
     fn distinct_values_come_from_the_row_number() {
-        let text = ValueType::Text { max_chars: None };
+        let text = ValueKind::Text { max_chars: None };
         assert_eq!(
             value_sql(&text, &source("email"), true),
             "'email-' || (g.i)"
         );
-        let short = ValueType::Text { max_chars: Some(8) };
+        let short = ValueKind::Text { max_chars: Some(8) };
         assert_eq!(value_sql(&short, &source("email"), true), "(g.i)::text");
         assert_eq!(short.distinct_values(), 99_999_999);
-        let int = ValueType::Int { bits: 32 };
+        let int = ValueKind::Int { bits: 32 };
         assert_eq!(value_sql(&int, &source("id"), true), "(g.i)");
         assert_eq!(
             value_sql(&int, &source("qty"), false),
             "1 + (hashint8extended((g.i)::int8, 7) & 9223372036854775807) % 1000000"
         );
-        let mood = ValueType::OneOf(vec!["sad".into(), "it's ok".into()]);
+        let mood = ValueKind::OneOf(vec!["sad".into(), "it's ok".into()]);
         assert_eq!(
             value_sql(&mood, &source("mood"), true),
             "(ARRAY['sad', 'it''s ok'])[1 + ((g.i) - 1) % 2]"
@@ -363,19 +363,19 @@ mod tests {
         // numeric(10, 2)
         assert_eq!(
             numeric(Some(((10 << 16) | 2) + 4)),
-            ValueType::Numeric {
+            ValueKind::Numeric {
                 integer_digits: 8,
                 scale: 2
             }
         );
         assert_eq!(
             numeric(Some(((4 << 16) | 4) + 4)),
-            ValueType::Numeric {
+            ValueKind::Numeric {
                 integer_digits: 0,
                 scale: 4
             }
         );
-        let money = ValueType::Numeric {
+        let money = ValueKind::Numeric {
             integer_digits: 3,
             scale: 2,
         };

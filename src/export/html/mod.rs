@@ -85,19 +85,19 @@ pub struct PageRun<'a> {
 /// cursor of its own.
 pub fn runs_page(title: &str, body: &str, runs: &[PageRun]) -> anyhow::Result<String> {
     #[derive(serde::Serialize)]
-    struct Entry<'a> {
+    struct PageRunJson<'a> {
         target: &'a str,
         label: &'a str,
         data: data::PageData,
     }
     #[derive(serde::Serialize)]
     struct Document<'a> {
-        runs: Vec<Entry<'a>>,
+        runs: Vec<PageRunJson<'a>>,
     }
     let document = Document {
         runs: runs
             .iter()
-            .map(|run| Entry {
+            .map(|run| PageRunJson {
                 target: &run.target,
                 label: &run.label,
                 data: data::page_data(run.report),
