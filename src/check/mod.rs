@@ -71,10 +71,30 @@ async fn run_until_stopped(
             ..
         } => error.to_string(),
     };
+    let measured = std::fs::read_dir(&config.out_dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|entry| entry.path().is_dir())
+                .count()
+        })
+        .unwrap_or(0);
+    let kept = match measured {
+        0 => {
+            // The folder made for the results, still empty.
+            let _ = std::fs::remove_dir(&config.out_dir);
+            "no migration was measured yet, so nothing was written".to_string()
+        }
+        count => format!(
+            "the {count} migration{} measured so far {} in {}, each in its folder (no check.md: \
+             run the check again to judge them)",
+            if count == 1 { "" } else { "s" },
+            if count == 1 { "is" } else { "are" },
+            config.out_dir.display()
+        ),
+    };
     Err(Error::runtime(format!(
-        "interrupted by {reason}; the server was stopped; the migrations measured so far are \
-         in {}",
-        config.out_dir.display()
+        "interrupted by {reason}; the server was stopped; {kept}"
     )))
 }
 

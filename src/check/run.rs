@@ -157,7 +157,9 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         ),
     );
     results::create_folder(&config.out_dir)?;
-    prepare_database(config, &mut target, (layout, &earlier), &mut run, interrupt).await?;
+    // Applying and filling can take minutes: a stop drops them mid-way.
+    let preparing = prepare_database(config, &mut target, (layout, &earlier), &mut run, interrupt);
+    interrupt.unless_fired(preparing).await?;
     // A table an earlier new migration makes is new when they deploy together:
     // empty, and no traffic uses it yet.
     let client = target.connect(Role::Check).await?;
@@ -184,7 +186,11 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
                     checked.migration.name
                 ),
             ),
-            _ => apply(&target, &checked.migration).await?,
+            _ => {
+                interrupt
+                    .unless_fired(apply(&target, &checked.migration))
+                    .await?
+            }
         }
         run.migrations.push(checked);
     }

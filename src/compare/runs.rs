@@ -1,8 +1,6 @@
 //! The runs of a plan in order, each after its reset (checked against the
 //! first run's tables), with the files of its point written after each one.
 
-use std::future::Future;
-
 use crate::config::Config;
 use crate::database::{self, Database};
 use crate::error::Error;
@@ -42,7 +40,7 @@ pub(super) async fn run_plan(
             target.reset(&workload_source, &config.reset_sql).await?;
             target.fingerprint(database::SCHEMA, &[]).await
         };
-        let fingerprint = unless_interrupted(interrupt, reset).await?;
+        let fingerprint = interrupt.unless_fired(reset).await?;
         match &first_fingerprint {
             None => first_fingerprint = Some(fingerprint.clone()),
             Some(first) => check_reset(
@@ -111,22 +109,22 @@ async fn prepare(
     workload_source: &str,
 ) -> Result<Traces, Error> {
     let config = &plan.base;
-    unless_interrupted(
-        interrupt,
-        target.prepare_schema(workload_source, &config.setup_sql, &config.load.variables),
-    )
-    .await?;
+    interrupt
+        .unless_fired(target.prepare_schema(
+            workload_source,
+            &config.setup_sql,
+            &config.load.variables,
+        ))
+        .await?;
     if target.server_log().is_none() && !config.quiet {
         stderrln!(
             "note: on --db-url the server log is not available to stallbench; \
              lock waits longer than deadlock_timeout are in the server's own log"
         );
     }
-    unless_interrupted(
-        interrupt,
-        preflight::check_before_load(plan, target, workload_source),
-    )
-    .await
+    interrupt
+        .unless_fired(preflight::check_before_load(plan, target, workload_source))
+        .await
 }
 
 /// The lock trace of `strategy` before its run: strategies that run the same
@@ -143,11 +141,15 @@ async fn lock_trace(
     if let Some((_, trace)) = traces.iter().find(|(traced, _)| *traced == key) {
         return Ok(trace.clone());
     }
-    let trace = unless_interrupted(
-        interrupt,
-        measure::trace_before_run(config, target, strategy, workload_source, fingerprint),
-    )
-    .await?;
+    let trace = interrupt
+        .unless_fired(measure::trace_before_run(
+            config,
+            target,
+            strategy,
+            workload_source,
+            fingerprint,
+        ))
+        .await?;
     traces.push((key, trace.clone()));
     Ok(trace)
 }
@@ -224,16 +226,4 @@ fn check_reset(
         "{workload_source}: {problem}, {}",
         described.join("; ")
     )))
-}
-
-/// `work` (a phase before the load, with nothing measured to keep), unless
-/// `interrupt` fires first.
-async fn unless_interrupted<T>(
-    interrupt: &Interrupt,
-    work: impl Future<Output = Result<T, Error>>,
-) -> Result<T, Error> {
-    tokio::select! {
-        result = work => result,
-        _ = interrupt.fired() => Err(Error::runtime(interrupt.reason().unwrap_or_default())),
-    }
 }

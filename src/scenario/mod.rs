@@ -149,6 +149,20 @@ impl Interrupt {
     pub fn token(&self) -> CancellationToken {
         self.token.clone()
     }
+
+    /// `work`'s result, unless this fires first: then `work` is dropped
+    /// mid-way (its sessions close; a statement still running on the server
+    /// ends with the server, or when it sees its client gone) and the reason
+    /// is the error.
+    pub async fn unless_fired<T>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        tokio::select! {
+            result = work => result,
+            _ = self.fired() => Err(Error::runtime(self.reason().unwrap_or_default())),
+        }
+    }
 }
 
 /// What a strategy run produced besides its measurements: things to tell the user.

@@ -348,7 +348,7 @@ impl Server {
         written.join("\n")
     }
 
-    /// Stops the server (fast shutdown, then kill after 10 s) and removes its folder.
+    /// Stops the server (immediate shutdown, then kill after 10 s), its standby first, and removes its folder.
     pub fn stop(&mut self) {
         if let Some(standby) = &mut self.standby {
             standby.stop();

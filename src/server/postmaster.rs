@@ -1,6 +1,8 @@
 //! Starting and stopping one postmaster, the primary's or the standby's: the
 //! command line the harness always gives it, and the stop that every exit
-//! path runs (fast shutdown, then SIGKILL after 10 s).
+//! path runs: an immediate shutdown (SIGQUIT), since the folder is removed
+//! right after and a fast shutdown's checkpoint would only write, for
+//! seconds after a big fill, what is then deleted; SIGKILL after 10 s.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -15,7 +17,7 @@ use super::user::{ServerUser, as_user};
 use super::{PORT, STARTUP_LOG, log_collector_settings};
 use crate::serverlog::LogFormat;
 
-/// How long a fast shutdown may take before the postmaster is killed.
+/// How long a shutdown may take before the postmaster is killed.
 const STOP_LIMIT: Duration = Duration::from_secs(10);
 
 /// Spawns `postgres` of `bin_dir` on `data_dir`, its socket, logs and
@@ -85,15 +87,16 @@ pub(super) fn spawn(
         .with_context(|| format!("starting {}", bin_dir.join("postgres").display()))
 }
 
-/// Stops `child` if it still runs: SIGINT (fast shutdown), then SIGKILL
-/// after [`STOP_LIMIT`]; reaps it either way.
+/// Stops `child` if it still runs: SIGQUIT (immediate shutdown: its
+/// backends end at once, no checkpoint), then SIGKILL after [`STOP_LIMIT`];
+/// reaps it either way.
 pub(super) fn stop(child: &mut Child) {
     if matches!(child.try_wait(), Ok(Some(_))) {
         return;
     }
     // SAFETY: plain kill(2) on our own child's pid, not yet reaped.
     unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+        libc::kill(child.id() as libc::pid_t, libc::SIGQUIT);
     }
     let deadline = Instant::now() + STOP_LIMIT;
     loop {

@@ -20,6 +20,7 @@ mod check;
 mod check_migrations;
 mod check_rows;
 mod check_sizes;
+mod check_stop;
 mod ci;
 mod cli;
 mod concurrent;
