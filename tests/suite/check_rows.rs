@@ -71,6 +71,19 @@ CREATE TABLE app.codes (
     id integer PRIMARY KEY,
     code text NOT NULL CHECK (code ~ '^[A-Z]{3}$')
 );
+CREATE TABLE app.reports (
+    id serial PRIMARY KEY,
+    order_id bigint REFERENCES app.orders,
+    customer_id bigint REFERENCES app.customers,
+    reason text NOT NULL,
+    CHECK (num_nonnulls(order_id, customer_id) = 1)
+);
+CREATE TABLE app.links (
+    id serial PRIMARY KEY,
+    url text,
+    path text,
+    CHECK ((url IS NULL) <> (path IS NULL))
+);
 CREATE TABLE app.statuses (id integer PRIMARY KEY, name text NOT NULL);
 INSERT INTO app.statuses VALUES (1, 'open'), (2, 'closed');
 "#;
@@ -126,7 +139,8 @@ fn every_table_is_filled_and_keeps_its_constraints_or_is_named_and_skipped() {
         parent_first("customers", "orders");
         parent_first("orders", "order_items");
         parent_first("categories", "favourites");
-        for table in ["customers", "categories", "orders", "order_items", "favourites"] {
+        let tables = ["customers", "categories", "orders", "order_items", "favourites"];
+        for table in tables.into_iter().chain(["reports", "links"]) {
             let fill = fill_of(&fills, table);
             assert_eq!((fill.rows, &fill.skipped), (rows, &None), "{fill:?}");
             let counted: i64 = client
@@ -172,6 +186,9 @@ fn every_table_is_filled_and_keeps_its_constraints_or_is_named_and_skipped() {
         assert_eq!(one("SELECT count(*) FROM app.orders WHERE shipped <= placed").await, 0);
         assert_eq!(one("SELECT count(DISTINCT rating) FROM app.orders").await, 5);
         assert!(one("SELECT count(DISTINCT category_id) FROM app.favourites").await > rows / 2);
+        // The CHECKs that say which column holds a value: one of the two does.
+        assert_eq!(one("SELECT count(*) FROM app.reports WHERE order_id IS NOT NULL").await, rows);
+        assert_eq!(one("SELECT count(*) FROM app.links WHERE url IS NOT NULL").await, rows);
         // Every constraint holds, checked again by the server.
         client
             .batch_execute(
@@ -183,7 +200,7 @@ fn every_table_is_filled_and_keeps_its_constraints_or_is_named_and_skipped() {
         // ANALYZE ran.
         assert_eq!(
             one("SELECT count(*) FROM pg_stat_user_tables WHERE schemaname = 'app' AND last_analyze IS NOT NULL").await,
-            7
+            9
         );
     });
 }

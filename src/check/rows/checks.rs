@@ -85,6 +85,15 @@ fn comparison(text: &str) -> Option<(&str, f64)> {
     (ends && value.abs() < 1e15).then_some((operator, value))
 }
 
+/// Whether a CHECK's definition tests which of its columns are NULL
+/// (`IS NULL`, `IS NOT NULL`, `num_nulls(`, `num_nonnulls(`), as
+/// `pg_get_constraintdef` writes it.
+pub(super) fn null_tests(definition: &str) -> bool {
+    ["IS NULL", "IS NOT NULL", "num_nulls(", "num_nonnulls("]
+        .iter()
+        .any(|test| definition.contains(test))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

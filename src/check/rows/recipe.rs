@@ -20,7 +20,7 @@
 //!   an UPDATE after it, and a NOT NULL one cannot be filled.
 
 use super::catalog::{Catalog, CatalogColumn, CatalogTable, ForeignKey};
-use super::checks::{check_bounds, check_choices};
+use super::checks::{check_bounds, check_choices, null_tests};
 use super::order::is_nullable;
 use super::values::{self, ResolvedType, Source, ValueKind, draw};
 
@@ -119,6 +119,7 @@ pub(super) fn table_recipe(input: &RecipeInput<'_>) -> Result<TableRecipe, Strin
     for key in &input.table.unique_keys {
         planner.make_distinct(&key.name, &key.columns);
     }
+    planner.null_combinations();
     let after_sql = planner.self_references()?;
     Ok(TableRecipe {
         rows: planner.rows,
@@ -210,6 +211,35 @@ impl<'a> Planner<'a> {
         (low <= high)
             .then_some(ValueKind::IntRange { low, high })
             .or(value)
+    }
+
+    /// Meets the CHECKs that say which of several columns hold a value
+    /// (`num_nonnulls(post_id, comment_id) = 1`, `(a IS NULL) <> (b IS
+    /// NULL)`, `a IS NOT NULL OR b IS NOT NULL`): the first of its columns
+    /// that gets a value keeps it, the other nullable ones are NULL, which
+    /// each of these forms allows.
+    fn null_combinations(&mut self) {
+        for check in &self.input.table.checks {
+            if check.columns.len() < 2 || !null_tests(&check.definition) {
+                continue;
+            }
+            let mut attnums = check.columns.clone();
+            attnums.sort_unstable();
+            let places: Vec<usize> = (attnums.iter())
+                .filter_map(|attnum| self.position(*attnum))
+                .collect();
+            let valued = |plan: &ColumnPlan| !matches!(plan.fill, Fill::Server) || plan.has_default;
+            let Some(&kept) = places.iter().find(|&&place| valued(&self.columns[place])) else {
+                continue;
+            };
+            for &place in places.iter().filter(|&&place| place != kept) {
+                let plan = &mut self.columns[place];
+                if !plan.column.not_null {
+                    plan.fill = Fill::Expression(format!("NULL::{}", plan.column.type_sql));
+                    plan.spare = None;
+                }
+            }
+        }
     }
 
     fn position(&self, attnum: i16) -> Option<usize> {
