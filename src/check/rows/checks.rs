@@ -85,18 +85,84 @@ fn comparison(text: &str) -> Option<(&str, f64)> {
     (ends && value.abs() < 1e15).then_some((operator, value))
 }
 
-/// Whether a CHECK's definition tests which of its columns are NULL
-/// (`IS NULL`, `IS NOT NULL`, `num_nulls(`, `num_nonnulls(`), as
-/// `pg_get_constraintdef` writes it.
-pub(super) fn null_tests(definition: &str) -> bool {
-    ["IS NULL", "IS NOT NULL", "num_nulls(", "num_nonnulls("]
-        .iter()
-        .any(|test| definition.contains(test))
+/// Whether a CHECK says that exactly one of its columns holds a value, in
+/// the two forms `pg_get_constraintdef` writes for it:
+/// `CHECK ((num_nonnulls(a, b, c) = 1))` and `CHECK (((a IS NULL) <> (b IS
+/// NULL)))`. Rows with every column set meet the other usual forms (`a IS
+/// NOT NULL OR b IS NOT NULL`, `(a IS NULL) = (b IS NULL)`), so only these
+/// need columns left NULL.
+pub(super) fn exactly_one_value(definition: &str) -> bool {
+    let mut body = definition
+        .trim()
+        .strip_prefix("CHECK")
+        .unwrap_or(definition)
+        .trim();
+    while let Some(inner) = body
+        .strip_prefix('(')
+        .and_then(|rest| rest.strip_suffix(')'))
+    {
+        // Only a pair of parentheses around the whole: `(a) <> (b)` is not one.
+        if !balanced(inner) {
+            break;
+        }
+        body = inner.trim();
+    }
+    if let Some(list) = body
+        .strip_prefix("num_nonnulls(")
+        .and_then(|rest| rest.strip_suffix(") = 1"))
+    {
+        return !list.contains(['(', ')']);
+    }
+    match body.split_once(" <> ") {
+        Some((left, right)) => [left, right].iter().all(|side| {
+            side.strip_prefix('(')
+                .and_then(|test| test.strip_suffix(" IS NULL)"))
+                .is_some_and(|column| !column.contains(['(', ')', ' ']))
+        }),
+        None => false,
+    }
+}
+
+/// Whether every parenthesis of `text` closes within it, none before it opens.
+fn balanced(text: &str) -> bool {
+    let mut depth = 0i32;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    depth == 0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_exactly_one_forms_are_read_as_such() {
+        assert!(exactly_one_value(
+            "CHECK ((num_nonnulls(post_report_id, comment_report_id, community_report_id) = 1))"
+        ));
+        assert!(exactly_one_value(
+            "CHECK (((url IS NULL) <> (path IS NULL)))"
+        ));
+        // Every column set meets these: nothing to leave NULL.
+        assert!(!exactly_one_value(
+            "CHECK (((followed_at IS NULL) = (follow_pending IS NULL)))"
+        ));
+        assert!(!exactly_one_value(
+            "CHECK (((a IS NOT NULL) OR (b IS NOT NULL)))"
+        ));
+        assert!(!exactly_one_value("CHECK ((num_nonnulls(a, b) = 2))"));
+        assert!(!exactly_one_value(
+            "CHECK ((((kind = 'x'::k) AND (num_nonnulls(a, b) = 1)) OR (kind = 'y'::k)))"
+        ));
+    }
 
     #[test]
     fn in_lists_are_read_from_their_definition() {

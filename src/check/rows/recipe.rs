@@ -20,7 +20,7 @@
 //!   an UPDATE after it, and a NOT NULL one cannot be filled.
 
 use super::catalog::{Catalog, CatalogColumn, CatalogTable, ForeignKey};
-use super::checks::{check_bounds, check_choices, null_tests};
+use super::checks::{check_bounds, check_choices, exactly_one_value};
 use super::order::is_nullable;
 use super::values::{self, ResolvedType, Source, ValueKind, draw};
 
@@ -213,14 +213,13 @@ impl<'a> Planner<'a> {
             .or(value)
     }
 
-    /// Meets the CHECKs that say which of several columns hold a value
-    /// (`num_nonnulls(post_id, comment_id) = 1`, `(a IS NULL) <> (b IS
-    /// NULL)`, `a IS NOT NULL OR b IS NOT NULL`): the first of its columns
-    /// that gets a value keeps it, the other nullable ones are NULL, which
-    /// each of these forms allows.
+    /// Meets the CHECKs that say exactly one of several columns holds a
+    /// value (`num_nonnulls(post_id, comment_id) = 1`, `(a IS NULL) <> (b IS
+    /// NULL)`): the first of its columns that gets a value keeps it, the
+    /// other nullable ones are NULL.
     fn null_combinations(&mut self) {
         for check in &self.input.table.checks {
-            if check.columns.len() < 2 || !null_tests(&check.definition) {
+            if check.columns.len() < 2 || !exactly_one_value(&check.definition) {
                 continue;
             }
             let mut attnums = check.columns.clone();
