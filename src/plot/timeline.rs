@@ -19,7 +19,7 @@ use super::panel::{
     CountAxis, RunMarks, SecondsAxis, draw_strip_frame, mark_attempts, shade_blocker_windows,
     step_points, timeline_duration_s,
 };
-use crate::metrics::{RunReport, StrategyReport};
+use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
 
 /// The TPS line and its shading.
 const TPS_LINE: RGBColor = RGBColor(31, 119, 180);
@@ -222,8 +222,13 @@ fn draw_lock_strip(
 fn panel_caption(strategy: &StrategyReport, repeated: bool) -> String {
     let s = &strategy.summary;
     let mut caption = headline(strategy);
-    if s.ddl_attempts > 0 {
-        caption.push_str(&format!(", DDL outcome {}", s.ddl_outcome));
+    match s.ddl_outcome {
+        _ if s.ddl_attempts == 0 => {}
+        // Its stall went on past the chart: say so, and how to see it end.
+        DdlOutcome::CutOff => {
+            caption.push_str(", DDL cut off by the run's end: lengthen --duration")
+        }
+        outcome => caption.push_str(&format!(", DDL outcome {outcome}")),
     }
     if repeated {
         caption.push_str("; line: median of the repeats, band: their range");
@@ -256,6 +261,18 @@ mod tests {
             ["transactions per second", "sessions waiting on a lock"]
         );
         assert_eq!(timeline_key(RunMarks::of(&reference_report())).len(), 6);
+    }
+
+    #[test]
+    fn a_panel_cut_off_by_the_runs_end_says_so_and_how_to_see_the_end() {
+        let mut report = reference_report();
+        let retry = &mut report.strategies[1];
+        assert!(panel_caption(retry, false).ends_with(", DDL outcome ok"));
+        retry.summary.ddl_outcome = DdlOutcome::CutOff;
+        assert!(
+            panel_caption(retry, false)
+                .ends_with(", DDL cut off by the run's end: lengthen --duration")
+        );
     }
 
     #[test]
