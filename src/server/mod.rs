@@ -44,6 +44,7 @@ pub use binaries::{
 };
 pub use cache::SYSTEM_CACHE;
 pub use package::{DEFAULT_REGISTRY, NEWEST_MAJOR, SUPPORTED_MAJORS};
+use postmaster::NotReady;
 pub use standby::CloneMethod;
 use standby::Standby;
 use user::{as_user, chown, server_user};
@@ -277,10 +278,12 @@ impl Server {
     }
 
     async fn wait_ready(&mut self, max_connections: u32) -> anyhow::Result<()> {
-        let deadline = Instant::now() + Duration::from_secs(30);
         let config = self.connection_config();
-        loop {
-            if let Some(status) = self.exit_status() {
+        let ready =
+            postmaster::wait_accepting(&config, Duration::from_secs(30), || self.exit_status());
+        match ready.await {
+            Ok(()) => Ok(()),
+            Err(NotReady::Exited(status)) => {
                 // Shared memory and semaphores grow with max_connections: the usual cause of a big run's failure.
                 let sizing = match max_connections > DEFAULT_MAX_CONNECTIONS {
                     true => format!(
@@ -293,22 +296,12 @@ impl Server {
                 bail!(
                     "the throwaway server exited during startup ({status}){sizing}; its log:\n{}",
                     self.log_tail()
-                );
+                )
             }
-            match config.connect(tokio_postgres::NoTls).await {
-                Ok((client, connection)) => {
-                    drop(client);
-                    let _ = connection.await;
-                    return Ok(());
-                }
-                Err(err) if Instant::now() > deadline => {
-                    bail!(
-                        "the throwaway server did not accept connections within 30 s ({err}); its log:\n{}",
-                        self.log_tail()
-                    );
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(25)).await,
-            }
+            Err(NotReady::TimedOut(err)) => bail!(
+                "the throwaway server did not accept connections within 30 s ({err}); its log:\n{}",
+                self.log_tail()
+            ),
         }
     }
 
@@ -340,12 +333,7 @@ impl Server {
 
     /// The last lines of the startup log and of the readable log, for error messages.
     fn log_tail(&self) -> String {
-        let parts = [
-            read_tail(&self.socket_dir().join(STARTUP_LOG), 20),
-            read_tail(&self.log_path(), 20),
-        ];
-        let written: Vec<String> = parts.into_iter().filter(|part| !part.is_empty()).collect();
-        written.join("\n")
+        postmaster::log_tail(self.socket_dir())
     }
 
     /// Stops the server (immediate shutdown, then kill after 10 s), its standby first, and removes its folder.

@@ -8,13 +8,13 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
 use super::user::{ServerUser, as_user};
-use super::{PORT, STARTUP_LOG, log_collector_settings};
+use super::{PORT, STARTUP_LOG, TEXT_LOG, log_collector_settings, read_tail};
 use crate::serverlog::LogFormat;
 
 /// How long a shutdown may take before the postmaster is killed.
@@ -110,4 +110,48 @@ pub(super) fn stop(child: &mut Child) {
             }
         }
     }
+}
+
+/// Why a postmaster never accepted a connection.
+pub(super) enum NotReady {
+    /// It exited first, with this status.
+    Exited(ExitStatus),
+    /// It was still refusing when the time was up, with this last error.
+    TimedOut(tokio_postgres::Error),
+}
+
+/// Waits until the postmaster `config` reaches accepts a connection,
+/// trying every 25 ms for up to `limit`; `exit_status` says whether it has
+/// exited meanwhile.
+pub(super) async fn wait_accepting(
+    config: &tokio_postgres::Config,
+    limit: Duration,
+    exit_status: impl Fn() -> Option<ExitStatus>,
+) -> Result<(), NotReady> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = exit_status() {
+            return Err(NotReady::Exited(status));
+        }
+        match config.connect(tokio_postgres::NoTls).await {
+            Ok((client, connection)) => {
+                drop(client);
+                let _ = connection.await;
+                return Ok(());
+            }
+            Err(err) if Instant::now() > deadline => return Err(NotReady::TimedOut(err)),
+            Err(_) => tokio::time::sleep(Duration::from_millis(25)).await,
+        }
+    }
+}
+
+/// The last lines of the startup log and of the readable log in `folder`,
+/// for error messages.
+pub(super) fn log_tail(folder: &Path) -> String {
+    let parts = [
+        read_tail(&folder.join(STARTUP_LOG), 20),
+        read_tail(&folder.join(TEXT_LOG), 20),
+    ];
+    let written: Vec<String> = parts.into_iter().filter(|part| !part.is_empty()).collect();
+    written.join("\n")
 }

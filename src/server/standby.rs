@@ -18,10 +18,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use super::postmaster::{self, NotReady};
 use super::user::{ServerUser, as_user, chown};
-use super::{
-    PORT, STARTUP_LOG, ServerBinaries, TEXT_LOG, postmaster, read_tail, structured_log_format,
-};
+use super::{PORT, ServerBinaries, TEXT_LOG, structured_log_format};
 
 /// The standby's folder inside the primary's.
 pub(super) const FOLDER: &str = "standby";
@@ -209,28 +208,18 @@ impl Standby {
     /// Waits until the standby accepts connections (it refuses them while
     /// it starts and until its replay is consistent).
     pub(super) async fn wait_ready(&self) -> anyhow::Result<()> {
-        let deadline = Instant::now() + START_LIMIT;
         let config = self.connection_config();
-        loop {
-            if let Some(status) = self.exit_status() {
-                bail!(
-                    "the standby exited during startup ({status}); its log:\n{}",
-                    self.log_tail()
-                );
-            }
-            match config.connect(tokio_postgres::NoTls).await {
-                Ok((client, connection)) => {
-                    drop(client);
-                    let _ = connection.await;
-                    return Ok(());
-                }
-                Err(err) if Instant::now() > deadline => bail!(
-                    "the standby did not accept connections within {} s ({err}); its log:\n{}",
-                    START_LIMIT.as_secs(),
-                    self.log_tail()
-                ),
-                Err(_) => tokio::time::sleep(Duration::from_millis(25)).await,
-            }
+        match postmaster::wait_accepting(&config, START_LIMIT, || self.exit_status()).await {
+            Ok(()) => Ok(()),
+            Err(NotReady::Exited(status)) => bail!(
+                "the standby exited during startup ({status}); its log:\n{}",
+                self.log_tail()
+            ),
+            Err(NotReady::TimedOut(err)) => bail!(
+                "the standby did not accept connections within {} s ({err}); its log:\n{}",
+                START_LIMIT.as_secs(),
+                self.log_tail()
+            ),
         }
     }
 
@@ -242,12 +231,7 @@ impl Standby {
 
     /// The last lines of its startup log and readable log, for error messages.
     pub(super) fn log_tail(&self) -> String {
-        let parts = [
-            read_tail(&self.folder.join(STARTUP_LOG), 20),
-            read_tail(&self.log_path(), 20),
-        ];
-        let written: Vec<String> = parts.into_iter().filter(|part| !part.is_empty()).collect();
-        written.join("\n")
+        postmaster::log_tail(&self.folder)
     }
 
     /// Stops the standby (before the primary, whose walsender then has no
