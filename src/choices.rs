@@ -6,7 +6,7 @@
 use std::fmt;
 
 use clap::ValueEnum;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 
@@ -28,7 +28,7 @@ pub fn from_word<T: ValueEnum>(key: &str, word: &str) -> Result<T, Error> {
 
 /// Which server a party of the run talks to (`[load] on`, `[blocker] on`,
 /// `--load-on`, `--blocker-on`); the DDL always runs on the primary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Side {
     /// The server the migration runs on.

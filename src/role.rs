@@ -68,6 +68,8 @@ pub enum Role {
     Ddl,
     /// The second session `kill-blockers` terminates the DDL's blockers from: `killer`.
     Killer,
+    /// The session `replica-aware` looks at the replica from: `replica-watch`.
+    ReplicaWatch,
     /// The lock observer's session: `observer`.
     Observer,
     /// The target's short sessions, one at a time: `admin` (the server's
@@ -88,9 +90,10 @@ pub enum Role {
 }
 
 /// The roles whose name is one fixed word, with that word.
-const FIXED_NAMES: [(Role, &str); 11] = [
+const FIXED_NAMES: [(Role, &str); 12] = [
     (Role::Ddl, "ddl"),
     (Role::Killer, "killer"),
+    (Role::ReplicaWatch, "replica-watch"),
     (Role::Observer, "observer"),
     (Role::Admin, "admin"),
     (Role::Setup, "setup"),

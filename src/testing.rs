@@ -78,6 +78,7 @@ pub fn repeated_report() -> RunReport {
         workload: first.workload,
         strategies,
         interruption: None,
+        load_on: crate::choices::Side::Primary,
     }
 }
 
@@ -87,6 +88,7 @@ pub fn reference_report() -> RunReport {
         workload: "add-column".to_string(),
         strategies: vec![naive(), retry()],
         interruption: None,
+        load_on: crate::choices::Side::Primary,
     }
 }
 

@@ -198,7 +198,8 @@ pub struct DdlFile {
 #[serde(deny_unknown_fields)]
 pub struct StrategyFile {
     pub name: String,
-    /// `plain`, `lock-timeout-retry`, `kill-blockers`, `kill-lock-holders` or `wait-for-idle`.
+    /// `plain`, `lock-timeout-retry`, `kill-blockers`, `kill-lock-holders`,
+    /// `wait-for-idle` or `replica-aware`.
     pub kind: Option<String>,
     pub lock_timeout: Option<String>,
     pub statement_timeout: Option<String>,
@@ -210,11 +211,14 @@ pub struct StrategyFile {
     pub set_local: Option<bool>,
     /// `kill-blockers`: how long to wait before terminating the DDL's blockers.
     pub grace: Option<String>,
-    /// `wait-for-idle`: the transaction age that counts as "not idle";
+    /// `wait-for-idle` and `replica-aware`: the transaction age that counts as "not idle";
     /// `kill-blockers`: the transaction age a blocker must reach to be terminated.
     pub older_than: Option<String>,
     /// `kill-blockers`: how often to look for blockers and terminate them.
     pub every: Option<String>,
+    /// `replica-aware`: the longest wait before a try for the replica's old transactions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_at_most: Option<String>,
     /// This strategy's own migration steps, instead of `[ddl]`'s (e.g. `CREATE INDEX CONCURRENTLY`).
     pub ddl: Option<Vec<String>>,
     /// Settings for every session of this strategy's run, e.g.

@@ -23,7 +23,7 @@ use super::design::{self, RunDesign, TableFacts};
 use super::migrations::{Layout, Migration, read_folder, split_new};
 use super::rows::{TableFill, fill_tables};
 use super::sizes::{self, ProductionSizes, SizeEstimate, same_table};
-use crate::choices::Measure;
+use crate::choices::{Measure, Side};
 use crate::config::{CheckConfig, Config, Data};
 use crate::database::{Database, error_text};
 use crate::error::Error;
@@ -561,6 +561,7 @@ async fn measure(
         workload: config.workload_name.clone(),
         strategies: Vec::new(),
         interruption: None,
+        load_on: Side::Primary,
     };
     for (index, strategy) in config.strategies.iter().enumerate() {
         copy_work_database(check, target).await?;

@@ -12,7 +12,7 @@ use std::pin::pin;
 use std::time::Duration;
 
 use crate::cli::CommonArgs;
-use crate::config::{self, Config, Mode};
+use crate::config::{self, Config, Mode, ReplicaConfig};
 use crate::database::Database;
 use crate::error::Error;
 use crate::export::console;
@@ -105,6 +105,7 @@ pub async fn execute_plan_until(
             workload: point.config.workload_name.clone(),
             strategies: Vec::new(),
             interruption: None,
+            load_on: ReplicaConfig::load_on(point.config.replica.as_ref()),
         })
         .collect();
     let result = run_until_stopped(plan, &target, stop, &mut reports).await;

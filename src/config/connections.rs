@@ -24,7 +24,7 @@ pub struct ConnectionNeeds {
     pub clients: u32,
     /// Open loop (`--rate`): the clients are a pool, sized by `--pool-size` or `--clients`.
     pub open_loop: bool,
-    /// One session each, by role: `blocker`, `ddl`, `killer`, `observer`, `admin`.
+    /// One session each, by role: `blocker`, `ddl`, `killer`, `replica-watch`, `observer`, `admin`.
     pub sessions: Vec<&'static str>,
 }
 
@@ -40,6 +40,10 @@ impl Config {
             sessions.push("ddl");
             if self.strategies.iter().any(|s| s.strategy.needs_killer()) {
                 sessions.push("killer");
+            }
+            let watches_replica = self.strategies.iter().any(|s| s.strategy.watches_replica());
+            if watches_replica && self.replica.is_some() {
+                sessions.push("replica-watch");
             }
         }
         if self.observe_locks {

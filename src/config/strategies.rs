@@ -168,10 +168,24 @@ fn parse_kind(what: &str, kind: &str, file: &StrategyFile) -> Result<Strategy, E
                 retry: parse_retry(what, file)?,
             })
         }
+        "replica-aware" => {
+            let mut allowed = RETRY_KEYS.to_vec();
+            allowed.extend(["older_than", "wait_at_most"]);
+            check_keys(what, kind, file, &allowed)?;
+            let duration = |key: &str, value: &Option<String>, default: u64| match value {
+                Some(text) => parse_duration(&format!("{what}: {key}"), text),
+                None => Ok(Duration::from_secs(default)),
+            };
+            Ok(Strategy::ReplicaAware {
+                older_than: duration("older_than", &file.older_than, 1)?,
+                wait_at_most: duration("wait_at_most", &file.wait_at_most, 30)?,
+                retry: parse_retry(what, file)?,
+            })
+        }
         other => Err(Error::bad_input(format!(
             "{what}: unknown kind \"{other}\"; use \"plain\", \"lock-timeout-retry\", \
-             \"kill-blockers\", \"kill-lock-holders\" or \"wait-for-idle\", or leave kind \
-             out to use a preset ({})",
+             \"kill-blockers\", \"kill-lock-holders\", \"wait-for-idle\" or \
+             \"replica-aware\", or leave kind out to use a preset ({})",
             PRESET_NAMES.join(", ")
         ))),
     }
@@ -212,6 +226,7 @@ fn check_keys(what: &str, kind: &str, file: &StrategyFile, allowed: &[&str]) -> 
         ("grace", file.grace.is_some()),
         ("older_than", file.older_than.is_some()),
         ("every", file.every.is_some()),
+        ("wait_at_most", file.wait_at_most.is_some()),
     ];
     match given
         .iter()
@@ -438,12 +453,12 @@ pub(super) fn with_lock_timeout(
     };
     let lock_timeout = parse_lock_timeout(&given, text)?;
     let slot = match &mut named.strategy {
-        Strategy::LockTimeoutRetry(retry) | Strategy::WaitForIdle { retry, .. } => {
-            match &mut retry.schedule {
-                Schedule::Uniform { lock_timeout, .. } => Some(lock_timeout),
-                Schedule::Steps(_) => None,
-            }
-        }
+        Strategy::LockTimeoutRetry(retry)
+        | Strategy::WaitForIdle { retry, .. }
+        | Strategy::ReplicaAware { retry, .. } => match &mut retry.schedule {
+            Schedule::Uniform { lock_timeout, .. } => Some(lock_timeout),
+            Schedule::Steps(_) => None,
+        },
         Strategy::KillLockHolders { lock_timeout, .. } => Some(lock_timeout),
         Strategy::Plain | Strategy::KillBlockers { .. } => None,
     };
@@ -667,7 +682,7 @@ mod tests {
             message,
             "unknown strategy \"yolo\"; w defines: naive, retry; the other presets are: gitlab, \
              pgroll, reshape, postgres-ai, strong-migrations, pg-osc, django-pgmigrate, kill-blockers, \
-             wait-for-idle, or all"
+             wait-for-idle, replica-aware, or all"
         );
         let message = pick_strategy("w", &[], "yolo").unwrap_err().to_string();
         assert!(

@@ -362,6 +362,7 @@ mod tests {
                 strategy_report(second),
             ],
             interruption: None,
+            load_on: crate::choices::Side::Primary,
         };
         let results = evaluate(&[expectation("retry", Bound::MaxFailed(2))], &report);
         let verdicts: Vec<Verdict> = results.iter().map(|r| r.verdict).collect();

@@ -37,6 +37,7 @@ pub fn retry_only_report() -> RunReport {
         workload: "add-column".to_string(),
         strategies: vec![strategy_report(summary("retry"))],
         interruption: None,
+        load_on: crate::choices::Side::Primary,
     }
 }
 
@@ -54,6 +55,7 @@ pub fn mixed_results() -> Vec<ExpectationResult> {
         workload: "add-column".to_string(),
         strategies: vec![strategy_report(summary("retry")), strategy_report(odd)],
         interruption: None,
+        load_on: crate::choices::Side::Primary,
     };
     let expectations = vec![
         expectation("retry", Bound::MaxP99Ms(600.0)),

@@ -7,6 +7,7 @@ use anyhow::{Context, bail};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use crate::choices::Side;
 use crate::metrics::lock_trace::{RelationKind, TracedStatement};
 use crate::metrics::locks::SecondLocks;
 use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
@@ -18,7 +19,7 @@ use super::csv::{
 };
 use super::hgrm::parse_percentile_distribution;
 use crate::results::{
-    ATTEMPTS_CSV, DDL_LOCKS_CSV, EXPECTATIONS_CSV, FAILURES_CSV, LOCKS_CSV, SUMMARY_CSV,
+    ATTEMPTS_CSV, DDL_LOCKS_CSV, EXPECTATIONS_CSV, FAILURES_CSV, LOCKS_CSV, RUN_JSON, SUMMARY_CSV,
     SUMMARY_JSON, TIMELINE_CSV, hgrm_file_name,
 };
 
@@ -142,7 +143,33 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
         workload,
         strategies,
         interruption: None,
+        load_on: read_load_on(&dir.join(RUN_JSON))?,
     })
+}
+
+/// The server the load ran on, from `run.json`'s `replica.load_on`: the
+/// primary when the run had no replica, or the folder has no `run.json`.
+fn read_load_on(path: &Path) -> anyhow::Result<Side> {
+    #[derive(Deserialize)]
+    struct RunOnly {
+        replica: Option<ReplicaOnly>,
+    }
+    #[derive(Deserialize)]
+    struct ReplicaOnly {
+        load_on: Side,
+    }
+    if !path.is_file() {
+        return Ok(Side::Primary);
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    match serde_json::from_str::<RunOnly>(&text) {
+        Ok(run) => Ok(run.replica.map_or(Side::Primary, |replica| replica.load_on)),
+        Err(error) => bail!(
+            "{}: not the run.json this version writes ({error}); rerun the benchmark or fix the file",
+            path.display()
+        ),
+    }
 }
 
 /// The CI bounds' verdicts of the folder (`expectations.csv`); none when

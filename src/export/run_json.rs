@@ -376,6 +376,7 @@ mod tests {
             workload: "add-column".to_string(),
             strategies: vec![crate::metrics::StrategyReport::from_summary(summary)],
             interruption: None,
+            load_on: crate::choices::Side::Primary,
         };
         let file = RunFile::new(&config, "throwaway server", "15.18")
             .stopped_early(
@@ -395,6 +396,7 @@ mod tests {
             workload: "add-column".to_string(),
             strategies: Vec::new(),
             interruption: None,
+            load_on: crate::choices::Side::Primary,
         };
         let file = RunFile::new(&config, "throwaway server", "15.18")
             .stopped_early(&before_any, "setup SQL failed")

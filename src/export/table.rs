@@ -12,7 +12,7 @@ use crate::metrics::{RankingRow, RunReport, Summary, rank_strategies};
 
 use super::format::format_spread;
 
-use super::sentences::{decided_by_cell, headline, window_note};
+use super::sentences::{decided_by_cell, headline, on_server, replica_notes, window_note};
 
 /// How a column's cells line up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,16 +92,18 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
         workload: report.workload.clone(),
         strategies: whole.into_iter().cloned().collect(),
         interruption: None,
+        load_on: report.load_on,
     };
     if whole.by_strategy().len() < 2 {
         return None;
     }
     let places = rank_strategies(&whole);
     let ranks = ranks(&places);
-    let headline = headline(&places);
+    let headline = on_server(headline(&places), report.load_on);
     let notes = places
         .iter()
         .filter_map(|place| window_note(&place.row))
+        .chain(replica_notes(&places, report.load_on))
         .chain(partial.iter().map(|strategy| {
             format!(
                 "{}: not ranked, its run was interrupted ({}).",

@@ -170,6 +170,16 @@ fn strategy_file(named: &NamedStrategy) -> StrategyFile {
             add_retry(&mut file, retry);
             "wait-for-idle"
         }
+        Strategy::ReplicaAware {
+            older_than,
+            wait_at_most,
+            retry,
+        } => {
+            file.older_than = Some(text(*older_than));
+            file.wait_at_most = Some(text(*wait_at_most));
+            add_retry(&mut file, retry);
+            "replica-aware"
+        }
     };
     file.kind = Some(kind.to_string());
     file
@@ -399,7 +409,7 @@ ddl_outcome = "ok"
             "--db-url",
             "postgres://app:Secret-pw@db.example.com/shop",
         ]);
-        assert_eq!(config.strategies.len(), 13);
+        assert_eq!(config.strategies.len(), 14);
         let (text, again) = rerun(&config, dir.path());
         assert_same_workload(&config, &again);
         assert_eq!(again.load.clients, 5);

@@ -34,6 +34,7 @@ pub use summary::{
 };
 pub use timeline::build_timeline;
 
+use crate::choices::Side;
 use failures::FailureKind;
 
 /// Everything one `compare` or `run` produced: one entry per run in run order.
@@ -45,6 +46,8 @@ pub struct RunReport {
     pub strategies: Vec<StrategyReport>,
     /// Set when the run was stopped before its end: what every output opens with.
     pub interruption: Option<Interruption>,
+    /// The server the load ran on: its figures (TPS, latency, stalls) are that server's.
+    pub load_on: Side,
 }
 
 impl RunReport {
@@ -264,8 +267,9 @@ pub struct DdlAttempt {
     /// When the statement got its lock and how long it waited and held it, as
     /// the lock observer saw it; `None` when no observer ran.
     pub lock: Option<LockPhases>,
-    /// How long `wait-for-idle` waited for old transactions to end before
-    /// this try started (0 for every other strategy).
+    /// How long `wait-for-idle` (or `replica-aware`, on the replica) waited
+    /// for old transactions to end before this try started (0 for every
+    /// other strategy).
     pub idle_wait_ms: f64,
     /// The sessions the strategy terminated during (or right after) this try.
     pub terminated: Vec<TerminatedSession>,

@@ -34,6 +34,7 @@ pub fn chart_report(report: &RunReport) -> ChartReport {
             workload: report.workload.clone(),
             strategies: groups.iter().map(|runs| median_strategy(runs)).collect(),
             interruption: report.interruption.clone(),
+            load_on: report.load_on,
         },
         tps_bands: groups.iter().map(|runs| tps_band(runs)).collect(),
     }
@@ -145,6 +146,7 @@ mod tests {
             workload: "add-column".to_string(),
             strategies: vec![naive(1, 1.0, 9), naive(2, 0.5, 10), naive(3, 1.5, 8)],
             interruption: None,
+            load_on: crate::choices::Side::Primary,
         };
         let chart = chart_report(&report);
         assert_eq!(chart.report.strategies.len(), 1);

@@ -31,6 +31,8 @@ pub struct Sessions {
     pub ddl: Option<HeldSession>,
     /// The second session `kill-blockers` terminates blockers from.
     pub killer: Option<HeldSession>,
+    /// The session on the replica `replica-aware` looks at before each try.
+    pub replica_watch: Option<HeldSession>,
 }
 
 /// Opens every session the run needs, load workers first.
@@ -83,6 +85,13 @@ pub async fn connect_sessions(
         }
         _ => None,
     };
+    let replica_watch = match &config.ddl {
+        Some(_) if strategy.strategy.watches_replica() && target.has_replica() => {
+            let connector = target.connector_on(Side::Replica, Role::ReplicaWatch, &[]);
+            Some(HeldSession::open(connector).await?)
+        }
+        _ => None,
+    };
     Ok(Sessions {
         workers,
         pool,
@@ -90,6 +99,7 @@ pub async fn connect_sessions(
         blocker,
         ddl,
         killer,
+        replica_watch,
     })
 }
 

@@ -166,6 +166,7 @@ pub fn start(
                 session,
                 cancel: cancel.clone(),
                 killer: sessions.killer,
+                replica_watch: sessions.replica_watch,
                 clock,
                 at: ddl.at,
                 steps: strategy

@@ -46,6 +46,15 @@ pub enum Strategy {
         older_than: Duration,
         retry: RetryPolicy,
     },
+    /// Before each try, wait (at most `wait_at_most`) while a transaction
+    /// older than `older_than` on the replica holds a lock on a table the
+    /// migration names, since the replica replays the migration's lock behind
+    /// it; then try as `retry` says. Without a replica, `retry` alone.
+    ReplicaAware {
+        older_than: Duration,
+        wait_at_most: Duration,
+        retry: RetryPolicy,
+    },
 }
 
 /// The settings of a retrying strategy.
@@ -186,6 +195,12 @@ impl Strategy {
     pub fn needs_killer(&self) -> bool {
         matches!(self, Strategy::KillBlockers { .. })
     }
+
+    /// Whether the DDL injector needs a session on the replica, to look
+    /// there before each try (`replica-aware`).
+    pub fn watches_replica(&self) -> bool {
+        matches!(self, Strategy::ReplicaAware { .. })
+    }
 }
 
 impl NamedStrategy {
@@ -239,6 +254,17 @@ impl NamedStrategy {
             Strategy::WaitForIdle { older_than, retry } => format!(
                 "wait-for-idle: before each try wait until no transaction older than {} holds a \
                  lock on a workload table; {}",
+                humantime::format_duration(*older_than),
+                describe_retry(retry)
+            ),
+            Strategy::ReplicaAware {
+                older_than,
+                wait_at_most,
+                retry,
+            } => format!(
+                "replica-aware: before each try wait (at most {}) while a transaction older than \
+                 {} on the replica holds a lock on a table the migration names; {}",
+                humantime::format_duration(*wait_at_most),
                 humantime::format_duration(*older_than),
                 describe_retry(retry)
             ),
@@ -323,9 +349,9 @@ mod tests {
     /// (lock_timeout ms, sleep ms) of the first `tries` tries of a preset, for a fixed seed.
     fn schedule_ms(name: &str, tries: u32) -> Vec<(u128, u128)> {
         let policy = match preset(name).unwrap().strategy {
-            Strategy::LockTimeoutRetry(policy) | Strategy::WaitForIdle { retry: policy, .. } => {
-                policy
-            }
+            Strategy::LockTimeoutRetry(policy)
+            | Strategy::WaitForIdle { retry: policy, .. }
+            | Strategy::ReplicaAware { retry: policy, .. } => policy,
             other => panic!("{name} is not a retrying strategy: {other:?}"),
         };
         let mut rng = rng();

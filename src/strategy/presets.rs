@@ -243,6 +243,24 @@ pub const PRESETS: &[Preset] = &[
             retry: reference_retry(),
         },
     },
+    Preset {
+        name: "replica-aware",
+        source: PresetSource {
+            repository: "stallbench",
+            file: "src/scenario/ddl/replica_wait.rs",
+            values: "stallbench's own, credited to no tool (none of the published recipes looks at \
+                     replicas): before each try wait, at most 30 s (wait_at_most, PostgreSQL's \
+                     default max_standby_streaming_delay), while a transaction older than 1 s \
+                     (older_than) on the replica holds a lock on a table the migration names, \
+                     since the replica replays the migration's lock behind it; then try as \
+                     retry. Without a replica it is retry",
+        },
+        strategy: || Strategy::ReplicaAware {
+            older_than: secs(1),
+            wait_at_most: secs(30),
+            retry: reference_retry(),
+        },
+    },
 ];
 
 /// The preset names, in the order `--strategies all` runs them.
@@ -561,6 +579,20 @@ mod tests {
             panic!("wait-for-idle is not a WaitForIdle strategy");
         };
         assert_eq!(older_than, secs(1));
+        assert_eq!(Strategy::LockTimeoutRetry(retry), strategy_of("retry"));
+    }
+
+    #[test]
+    fn replica_aware_preset_waits_at_most_thirty_seconds_for_the_replica() {
+        let Strategy::ReplicaAware {
+            older_than,
+            wait_at_most,
+            retry,
+        } = strategy_of("replica-aware")
+        else {
+            panic!("replica-aware is not a ReplicaAware strategy");
+        };
+        assert_eq!((older_than, wait_at_most), (secs(1), secs(30)));
         assert_eq!(Strategy::LockTimeoutRetry(retry), strategy_of("retry"));
     }
 }

@@ -98,10 +98,12 @@ fn binaries_without_pg_basebackup_clone_the_standby_by_a_cold_copy() {
 }
 
 #[test]
-fn retry_on_the_primary_stalls_the_readers_on_the_replica_as_naive_does() {
+fn retry_on_the_primary_stalls_the_readers_on_the_replica_and_replica_aware_does_not() {
     // Readers and a report (1 s to 5 s) on the standby; ADD COLUMN on the
     // primary at 1.5 s, granted at once there; the standby replays it only
     // once the report ends, and its readers queue behind the replay.
+    // replica-aware waits for the report on the standby (0.5 s old at the
+    // DDL's start, so older_than is below that), then ALTERs.
     let _cpus = cpus_shared();
     let mut workload = workload::small_reference();
     workload.replica = Some(ReplicaFile::default());
@@ -110,18 +112,45 @@ fn retry_on_the_primary_stalls_the_readers_on_the_replica_as_naive_does() {
         on: Some("replica".into()),
         ..report("1s", "4s")
     });
+    workload
+        .strategies
+        .push(stallbench::workload::StrategyFile {
+            name: "replica-aware".into(),
+            kind: Some("replica-aware".into()),
+            older_than: Some("300ms".into()),
+            lock_timeout: Some("500ms".into()),
+            ..Default::default()
+        });
     let run = ShortRun::throwaway(&workload);
     let assert = run.command("compare").assert().success();
     let stdout = stdout_of(&assert);
     let summaries: Vec<Summary> = read_records(&run.out.join("summary.csv"));
     for summary in &summaries {
-        assert!(summary.zero_tps_seconds >= 2, "{summary:?}\n{stdout}");
         assert_eq!(summary.ddl_outcome, "ok", "{summary:?}");
+        assert_eq!(summary.ddl_attempts, 1, "one try each: {summary:?}");
     }
-    let retry = summaries.iter().find(|s| s.strategy == "retry").unwrap();
-    assert_eq!(
-        retry.ddl_attempts, 1,
-        "retry's first try is granted on the primary: {retry:?}"
+    let [naive, retry, aware] = ["naive", "retry", "replica-aware"]
+        .map(|name| summaries.iter().find(|s| s.strategy == name).unwrap());
+    assert!(naive.zero_tps_seconds >= 2, "{naive:?}\n{stdout}");
+    assert!(retry.zero_tps_seconds >= 2, "{retry:?}\n{stdout}");
+    assert!(aware.zero_tps_seconds == 0, "{aware:?}\n{stdout}");
+    let attempts = std::fs::read_to_string(run.out.join("ddl_attempts.csv")).unwrap();
+    let aware_try = attempts
+        .lines()
+        .find(|line| line.starts_with("replica-aware,"))
+        .unwrap();
+    let started_s: f64 = aware_try.split(',').nth(2).unwrap().parse().unwrap();
+    assert!(
+        started_s >= 4.5,
+        "replica-aware tries once the report ends at 5 s: {aware_try}"
+    );
+    assert!(
+        stdout.contains("Load on the replica: replica-aware kept"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("retry: done on the primary at ") && stdout.contains("after 1 try, yet"),
+        "{stdout}"
     );
     let run_json = std::fs::read_to_string(run.out.join("run.json")).unwrap();
     assert!(run_json.contains("with a hot standby ("), "{run_json}");

@@ -2,16 +2,19 @@
 //! headline, its notes and completion cells, what a strategy cost the
 //! clients, and the lock chain in words. The figures come from `metrics`;
 //! only the words live here; what a strategy cost the clients is in `costs.rs`,
-//! what its DDL did and what failed in `strategy.rs`.
+//! what its DDL did and what failed in `strategy.rs`, what a load on the
+//! replica means in `replica.rs`.
 
 mod costs;
 mod interruption;
+mod replica;
 mod strategy;
 
 use std::borrow::Cow;
 
 pub use costs::{losses, pool_sentence, wait_and_hold};
 pub use interruption::{applied_clause, interruption_line, opening_lines, partial_sentence};
+pub use replica::{on_server, replica_notes};
 pub use strategy::{failures_sentence, invalid_sentence, strategy_sentence};
 
 use crate::metrics::locks::ChainLink;

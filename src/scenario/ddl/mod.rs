@@ -15,6 +15,7 @@
 
 pub mod abort;
 mod invalid_index;
+mod replica_wait;
 mod terminate;
 pub mod trace;
 
@@ -37,7 +38,7 @@ use crate::strategy::{RetryPolicy, Strategy};
 /// How long a running attempt may go on after the load ended before it is cancelled.
 pub const GRACE_AFTER_RUN: Duration = Duration::from_secs(5);
 
-/// How often `wait-for-idle` looks for old transactions.
+/// How often `wait-for-idle` and `replica-aware` look for old transactions.
 const POLL_EVERY: Duration = Duration::from_millis(100);
 
 /// Everything the injector needs; it owns its connections.
@@ -48,6 +49,8 @@ pub struct DdlInjector {
     pub cancel: SharedCancel,
     /// A second connection, for `kill-blockers` (terminates the DDL's blockers while the DDL waits).
     pub killer: Option<HeldSession>,
+    /// A session on the replica, for `replica-aware` (looks there before each try).
+    pub replica_watch: Option<HeldSession>,
     pub clock: RunClock,
     /// When the migration starts, on the run clock.
     pub at: Duration,
@@ -138,11 +141,24 @@ pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
         };
         let step_attempts = match injector.strategy.clone() {
             Strategy::Plain => plain(&injector, &sql, index == 0).await,
-            Strategy::LockTimeoutRetry(policy) => retry(&mut injector, &sql, &policy, None).await,
+            Strategy::LockTimeoutRetry(policy) => {
+                retry(&mut injector, &sql, &policy, BeforeTry::Nothing).await
+            }
             Strategy::WaitForIdle {
                 older_than,
                 retry: policy,
-            } => retry(&mut injector, &sql, &policy, Some(older_than)).await,
+            } => retry(&mut injector, &sql, &policy, BeforeTry::Idle { older_than }).await,
+            Strategy::ReplicaAware {
+                older_than,
+                wait_at_most,
+                retry: policy,
+            } => {
+                let before = BeforeTry::IdleReplica {
+                    older_than,
+                    wait_at_most,
+                };
+                retry(&mut injector, &sql, &policy, before).await
+            }
             Strategy::KillBlockers {
                 grace,
                 older_than,
@@ -190,14 +206,29 @@ async fn plain(injector: &DdlInjector, sql: &str, first_step: bool) -> Vec<DdlAt
     vec![attempt]
 }
 
-/// Tries with a lock_timeout, sleeping between tries; with `wait_for_idle`,
-/// first waits until no transaction older than that holds a workload table.
-/// A try that lost the session counts as failed; the next opens it again.
+/// What a retrying strategy waits for before each try.
+#[derive(Debug, Clone, Copy)]
+enum BeforeTry {
+    /// Nothing: `retry`.
+    Nothing,
+    /// No transaction older than `older_than` holds a workload table (`wait-for-idle`).
+    Idle { older_than: Duration },
+    /// No transaction older than `older_than` on the replica holds a table
+    /// the migration names, for at most `wait_at_most` (`replica-aware`).
+    IdleReplica {
+        older_than: Duration,
+        wait_at_most: Duration,
+    },
+}
+
+/// Tries with a lock_timeout, sleeping between tries, each try after what
+/// `before` waits for. A try that lost the session counts as failed; the
+/// next opens it again.
 async fn retry(
     injector: &mut DdlInjector,
     sql: &str,
     policy: &RetryPolicy,
-    wait_for_idle: Option<Duration>,
+    before: BeforeTry,
 ) -> Vec<DdlAttempt> {
     let clock = injector.clock;
     let mut rng = rand::rngs::SmallRng::seed_from_u64(injector.seed);
@@ -211,15 +242,26 @@ async fn retry(
             return attempts;
         }
         let idle_wait_started_s = clock.now_s();
-        if let Some(older_than) = wait_for_idle
-            && !wait_until_idle(injector, older_than, try_number).await
-        {
+        let waited = match before {
+            BeforeTry::Nothing => true,
+            BeforeTry::Idle { older_than } => {
+                wait_until_idle(injector, older_than, try_number).await
+            }
+            BeforeTry::IdleReplica {
+                older_than,
+                wait_at_most,
+            } => {
+                replica_wait::wait_for_replica(injector, sql, older_than, wait_at_most, try_number)
+                    .await
+            }
+        };
+        if !waited {
             injector.say(format!("stopped before try {try_number}: the run ended"));
             return attempts;
         }
-        let idle_wait_ms = match wait_for_idle {
-            Some(_) => (clock.now_s() - idle_wait_started_s) * 1000.0,
-            None => 0.0,
+        let idle_wait_ms = match before {
+            BeforeTry::Nothing => 0.0,
+            _ => (clock.now_s() - idle_wait_started_s) * 1000.0,
         };
         // No try starts once the run is over (a stop cancels the one running).
         if *injector.run_over.borrow() {

@@ -227,7 +227,10 @@ async fn reopen_for_try(injector: &mut DdlInjector, try_number: u32) -> bool {
 /// The workload tables (ordinary or partitioned, visible on the search path)
 /// that `sql` names, schema-qualified and quoted for `LOCK TABLE`. A DDL such as
 /// `ALTER TABLE orders ADD CONSTRAINT ... REFERENCES customers` names both.
-async fn lock_tables(client: &Client, sql: &str) -> Result<Vec<String>, tokio_postgres::Error> {
+pub(super) async fn lock_tables(
+    client: &Client,
+    sql: &str,
+) -> Result<Vec<String>, tokio_postgres::Error> {
     const TABLES_SQL: &str = "\
         SELECT format('%I.%I', n.nspname, c.relname)
         FROM pg_class c
