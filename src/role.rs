@@ -70,6 +70,8 @@ pub enum Role {
     Killer,
     /// The session `replica-aware` looks at the replica from: `replica-watch`.
     ReplicaWatch,
+    /// The replica observer's session on the standby: `replica-observer`.
+    ReplicaObserver,
     /// The lock observer's session: `observer`.
     Observer,
     /// The target's short sessions, one at a time: `admin` (the server's
@@ -90,10 +92,11 @@ pub enum Role {
 }
 
 /// The roles whose name is one fixed word, with that word.
-const FIXED_NAMES: [(Role, &str); 12] = [
+const FIXED_NAMES: [(Role, &str); 13] = [
     (Role::Ddl, "ddl"),
     (Role::Killer, "killer"),
     (Role::ReplicaWatch, "replica-watch"),
+    (Role::ReplicaObserver, "replica-observer"),
     (Role::Observer, "observer"),
     (Role::Admin, "admin"),
     (Role::Setup, "setup"),

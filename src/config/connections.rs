@@ -48,6 +48,9 @@ impl Config {
         }
         if self.observe_locks {
             sessions.push("observer");
+            if self.replica.is_some() {
+                sessions.push("replica-observer");
+            }
         }
         sessions.push("admin");
         if self.objects.own_schema() {

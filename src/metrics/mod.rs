@@ -14,6 +14,7 @@ pub mod locks;
 pub mod ranking;
 pub mod recorder;
 pub mod repeats;
+pub mod replica;
 pub mod spread;
 pub mod summary;
 pub mod timeline;
@@ -186,6 +187,8 @@ pub struct SecondRow {
     pub reconnects: u64,
     /// The application pool's figures (`--pool-size`); `None` for the lean connections.
     pub pool: Option<PoolRow>,
+    /// The hot standby's figures (`--replica`); `None` for a run without one.
+    pub replica: Option<replica::ReplicaRow>,
 }
 
 /// One second of the application pool (`--rate` with `--pool-size`).
@@ -377,6 +380,7 @@ pub(crate) fn test_second(second: u32, tps: u64) -> SecondRow {
         conn_lost: 0,
         reconnects: 0,
         pool: None,
+        replica: None,
     }
 }
 

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::ranking::worst_seconds;
+use super::replica::ReplicaRow;
 use super::spread::median;
 use super::writes::{TableWrites, rows_written_cell};
 use super::{AttemptOutcome, BlockerWindow, DdlAttempt, PoolRow, SecondRow};
@@ -119,6 +120,13 @@ pub struct Summary {
     /// other than its lock), e.g. `the report failed at 0.0 s: relation
     /// "acounts" does not exist`; empty for a valid run (see `scenario::validity`).
     pub invalid: String,
+    /// The hot standby (`--replica`): the highest replay lag of any second,
+    /// in seconds; empty for a run without one.
+    pub replica_max_lag_s: Option<f64>,
+    /// The seconds in which the standby's replay waited for a lock.
+    pub replica_replay_waiting_s: Option<u32>,
+    /// Queries the standby cancelled for recovery conflicts during the run.
+    pub replica_cancelled: Option<u64>,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -318,6 +326,9 @@ pub fn summarize(
     let pool = PoolSummary::new(seconds);
     let worst = worst_seconds(seconds, attempts);
     let baseline_tps = baseline_tps(seconds, blocker);
+    // The standby's seconds; `None` for a run without one.
+    let replica_rows: Vec<ReplicaRow> = seconds.iter().filter_map(|row| row.replica).collect();
+    let replica = (!replica_rows.is_empty()).then_some(replica_rows);
     Summary {
         strategy: strategy.to_string(),
         transactions,
@@ -380,6 +391,15 @@ pub fn summarize(
         ok_p50_ms: Some(facts.ok_latency.p50_ms),
         ok_p99_ms: Some(facts.ok_latency.p99_ms),
         ok_max_ms: Some(facts.ok_latency.max_ms),
+        replica_max_lag_s: replica
+            .as_ref()
+            .map(|rows| rows.iter().map(|row| row.lag_s).fold(0.0, f64::max)),
+        replica_replay_waiting_s: replica
+            .as_ref()
+            .map(|rows| rows.iter().filter(|row| row.replay_waiting).count() as u32),
+        replica_cancelled: replica
+            .as_ref()
+            .map(|rows| rows.iter().map(|row| row.cancelled).sum()),
     }
 }
 

@@ -50,6 +50,7 @@ pub fn build_timeline(
                         in_use: gauge.in_use,
                     }
                 }),
+                replica: None,
             }
         })
         .collect()

@@ -290,7 +290,7 @@ mod tests {
         let (_keep, dir) = output_dir();
         // An odd count, so that the grid's last row has an empty cell.
         let mut names = ALL_STRATEGIES.to_vec();
-        if names.len() % 2 == 0 {
+        if names.len().is_multiple_of(2) {
             names.push("retry-b");
         }
         let report = report_with_strategies(&names);

@@ -10,6 +10,7 @@
 use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks};
 use crate::metrics::recorder::p99_ms;
+use crate::metrics::replica::{ReplicaSample, replica_seconds};
 use crate::metrics::writes::TableWrites;
 use crate::metrics::{
     DdlAttempt, DdlPoll, LatencyDistribution, LatencyFigures, LatencyIntervals, PoolFacts,
@@ -47,6 +48,9 @@ pub struct Measured {
     pub lock_worst: Vec<LockSample>,
     /// When the lock observer was without a connection.
     pub observer_gaps: Vec<ObserverGap>,
+    /// The replica observer's looks at the standby, in time order; `None`
+    /// for a run without a standby (or without observers).
+    pub replica_samples: Option<Vec<ReplicaSample>>,
     /// Why the run ended before its time (Ctrl-C, the server's death, ...); `None` if it ran to its end.
     pub interrupted: Option<String>,
     /// When the run was interrupted, in seconds on its clock; `None` if it ran to its end.
@@ -99,7 +103,7 @@ pub fn assemble_report(
         .blocker
         .as_ref()
         .map(|result| result.window.clone());
-    let seconds = build_timeline(
+    let mut seconds = build_timeline(
         measured.duration_s,
         &measured.recorder,
         &measured.lock_waiters,
@@ -108,6 +112,12 @@ pub fn assemble_report(
         blocker_window.as_ref(),
         &measured.attempts,
     );
+    if let Some(samples) = &measured.replica_samples {
+        let replica = replica_seconds(samples, measured.duration_s);
+        for (row, replica) in seconds.iter_mut().zip(replica) {
+            row.replica = Some(replica);
+        }
+    }
     // The unfinished count in the run's latency (their age a lower bound), in no second's.
     let mut latency_us = measured.recorder.total_latency_us();
     for &age_us in &measured.unfinished_ages_us {
@@ -209,6 +219,9 @@ fn whole_seconds_only(mut measured: Measured) -> Measured {
         .retain(|attempt| attempt.started_s < end_s);
     measured.lock_samples.retain(|sample| sample.t_s < end_s);
     measured.observer_gaps.retain(|gap| gap.lost_s < end_s);
+    if let Some(samples) = &mut measured.replica_samples {
+        samples.retain(|sample| sample.at_s < end_s);
+    }
     if measured.lock_worst.iter().any(|sample| sample.t_s >= end_s) {
         measured.lock_worst.clear();
     }
@@ -254,6 +267,7 @@ mod tests {
             lock_samples: Vec::new(),
             lock_worst: Vec::new(),
             observer_gaps: Vec::new(),
+            replica_samples: None,
             interrupted: None,
             interrupted_at_s: None,
             unfinished_ages_us: vec![4_100_000],

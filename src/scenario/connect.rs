@@ -33,6 +33,9 @@ pub struct Sessions {
     pub killer: Option<HeldSession>,
     /// The session on the replica `replica-aware` looks at before each try.
     pub replica_watch: Option<HeldSession>,
+    /// The replica observer's session on the standby, when locks are observed
+    /// and the run has a standby.
+    pub replica_observer: Option<Client>,
 }
 
 /// Opens every session the run needs, load workers first.
@@ -92,6 +95,13 @@ pub async fn connect_sessions(
         }
         _ => None,
     };
+    let replica_observer = match config.observe_locks && target.has_replica() {
+        true => {
+            let connector = target.connector_on(Side::Replica, Role::ReplicaObserver, &[]);
+            Some(connector.connect().await?)
+        }
+        false => None,
+    };
     Ok(Sessions {
         workers,
         pool,
@@ -100,6 +110,7 @@ pub async fn connect_sessions(
         ddl,
         killer,
         replica_watch,
+        replica_observer,
     })
 }
 

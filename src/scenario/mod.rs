@@ -25,6 +25,7 @@ pub mod pool;
 pub mod precise_timer;
 pub mod progress;
 pub mod reopen;
+pub mod replica_observer;
 pub mod txn;
 pub mod validity;
 

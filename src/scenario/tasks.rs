@@ -35,6 +35,7 @@ use super::load::{self, LoadRuntime};
 use super::observer::{self, ObserverOutput};
 use super::pool::{PoolOutcome, run_pool_app};
 use super::progress;
+use super::replica_observer::{ReplicaObserved, observe_replica};
 use super::{Interrupt, Measured, RunClock, RunNotes};
 use crate::config::Config;
 use crate::database::Database;
@@ -65,6 +66,7 @@ pub struct RunningTasks {
     /// Turns true when the load ends (the observer stops, the DDL starts no new try).
     stop: watch::Sender<bool>,
     observer: Option<JoinHandle<ObserverOutput>>,
+    replica_observer: Option<JoinHandle<ReplicaObserved>>,
     blocker: Option<(JoinHandle<BlockerResult>, CancelToken)>,
     ddl: Option<(JoinHandle<Vec<DdlAttempt>>, SharedCancel)>,
     /// How a stop confirms that the DDL's transaction was rolled back.
@@ -199,6 +201,9 @@ pub fn start(
             arrivals.clone(),
         ))
     });
+    let replica_observer = sessions
+        .replica_observer
+        .map(|client| tokio::spawn(observe_replica(client, clock, stop_rx.clone())));
     RunningTasks {
         clock,
         live,
@@ -208,6 +213,7 @@ pub fn start(
         pool,
         stop,
         observer,
+        replica_observer,
         blocker,
         ddl,
         ddl_watch: DdlWatch {
@@ -361,6 +367,14 @@ pub async fn wind_down(
     if let Some(message) = &observed.error {
         notes.warnings.push(message.clone());
     }
+    let replica_samples = match running.replica_observer {
+        Some(task) => {
+            let replica = task.await.unwrap_or_default();
+            notes.warnings.extend(replica.error);
+            Some(replica.samples)
+        }
+        None => None,
+    };
     notes.roles = observed.roles;
     if let Some(task) = running.progress {
         task.abort();
@@ -396,6 +410,7 @@ pub async fn wind_down(
         lock_samples: observed.samples,
         lock_worst: observed.worst,
         observer_gaps: observed.gaps,
+        replica_samples,
         interrupted: interrupt.reason().map(str::to_string),
         interrupted_at_s: interrupt.fired_at_s(&clock),
         // Counted once the run's sessions are gone (`run_strategy`).

@@ -134,6 +134,11 @@ fn retry_on_the_primary_stalls_the_readers_on_the_replica_and_replica_aware_does
     assert!(naive.zero_tps_seconds >= 2, "{naive:?}\n{stdout}");
     assert!(retry.zero_tps_seconds >= 2, "{retry:?}\n{stdout}");
     assert!(aware.zero_tps_seconds == 0, "{aware:?}\n{stdout}");
+    // The replica observer saw replay wait behind the report, and lag grow.
+    assert!(naive.replica_replay_waiting_s >= Some(2), "{naive:?}");
+    assert!(naive.replica_max_lag_s >= Some(1.5), "{naive:?}");
+    assert_eq!(aware.replica_replay_waiting_s, Some(0), "{aware:?}");
+    assert_eq!(naive.replica_cancelled, Some(0), "{naive:?}");
     let attempts = std::fs::read_to_string(run.out.join("ddl_attempts.csv")).unwrap();
     let aware_try = attempts
         .lines()

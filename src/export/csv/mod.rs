@@ -13,6 +13,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::metrics::failures::{FailureCount, FailureKind};
 use crate::metrics::locks::{LockSample, SecondLocks};
+use crate::metrics::replica::ReplicaRow;
 use crate::metrics::{
     AttemptOutcome, DdlAttempt, DdlState, LockPhases, PoolRow, RunReport, SecondRow,
     StrategyReport, TerminatedSession,
@@ -63,6 +64,15 @@ pub struct TimelineRecord {
     pub pool_rejected: Option<u64>,
     pub in_flight: Option<u64>,
     pub pool_in_use: Option<u64>,
+    /// The hot standby's columns (`--replica`), empty for a run without one:
+    /// the replay lag (seconds, bytes), whether replay waited for a lock, the
+    /// standby's lock waiters, the queries it cancelled for recovery conflicts.
+    #[serde(serialize_with = "cells::optional_three_decimals")]
+    pub replica_lag_s: Option<f64>,
+    pub replica_lag_bytes: Option<u64>,
+    pub replica_replay_waiting: Option<u8>,
+    pub replica_lock_waiters: Option<u32>,
+    pub replica_cancelled: Option<u64>,
     /// Which repeat of the strategy, from 1.
     pub repeat: u32,
 }
@@ -96,6 +106,11 @@ impl TimelineRecord {
             pool_rejected: row.pool.map(|pool| pool.rejected),
             in_flight: row.pool.map(|pool| pool.in_flight),
             pool_in_use: row.pool.map(|pool| pool.in_use),
+            replica_lag_s: row.replica.map(|replica| replica.lag_s),
+            replica_lag_bytes: row.replica.map(|replica| replica.lag_bytes),
+            replica_replay_waiting: row.replica.map(|replica| u8::from(replica.replay_waiting)),
+            replica_lock_waiters: row.replica.map(|replica| replica.lock_waiters),
+            replica_cancelled: row.replica.map(|replica| replica.cancelled),
             repeat: run.repeat(),
         }
     }
@@ -109,6 +124,17 @@ impl TimelineRecord {
             rejected: self.pool_rejected.unwrap_or(0),
             in_flight: self.in_flight.unwrap_or(0),
             in_use: self.pool_in_use.unwrap_or(0),
+        })
+    }
+
+    /// The standby's figures of the second, if the row has them.
+    fn replica_row(&self) -> Option<ReplicaRow> {
+        Some(ReplicaRow {
+            lag_s: self.replica_lag_s?,
+            lag_bytes: self.replica_lag_bytes.unwrap_or(0),
+            replay_waiting: self.replica_replay_waiting == Some(1),
+            lock_waiters: self.replica_lock_waiters.unwrap_or(0),
+            cancelled: self.replica_cancelled.unwrap_or(0),
         })
     }
 
@@ -132,6 +158,7 @@ impl TimelineRecord {
             conn_lost: self.conn_lost,
             reconnects: self.reconnects,
             pool: self.pool_row(),
+            replica: self.replica_row(),
         };
         let locks = SecondLocks {
             waiting_behind_ddl: self.waiting_behind_ddl,
@@ -502,7 +529,9 @@ mod tests {
             "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,\
              lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms,\
              timeouts,skipped,lag_ms,behind_schedule,conn_lost,reconnects,\
-             pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use,repeat"
+             pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use,\
+             replica_lag_s,replica_lag_bytes,replica_replay_waiting,replica_lock_waiters,\
+             replica_cancelled,repeat"
         );
     }
 
@@ -604,7 +633,7 @@ mod tests {
         // A zero second of naive, blocker on, DDL running; ms with 3 decimals.
         assert!(
             rows.contains(
-                &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0,,,,,,,1"
+                &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0,,,,,,,,,,,,1"
             ),
             "{text}"
         );
@@ -617,7 +646,7 @@ mod tests {
         let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
         assert!(
             text.contains(
-                "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0,,,,,,,1\n"
+                "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0,,,,,,,,,,,,1\n"
             ),
             "{text}"
         );
@@ -634,7 +663,7 @@ mod tests {
             .lines()
             .find(|line| line.starts_with("retry,3,"))
             .unwrap();
-        assert!(line.ends_with(",4,3,,,,,,,1"), "{line}");
+        assert!(line.ends_with(",4,3,,,,,,,,,,,,1"), "{line}");
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
         let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
         let (row_back, _) = back[SAMPLE_SECONDS as usize + 3].second_row();
@@ -717,13 +746,39 @@ mod tests {
             .find(|line| line.starts_with("naive,6,"))
             .unwrap();
         assert!(
-            line.ends_with(",0,0,1003.007,2.500,158,2,193,4,1"),
+            line.ends_with(",0,0,1003.007,2.500,158,2,193,4,,,,,,1"),
             "{line}"
         );
         let mut reader = ::csv::Reader::from_reader(text.as_bytes());
         let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
         let (row_back, _) = back[6].second_row();
         assert_eq!(&row_back, &report.strategies[0].seconds[6]);
+    }
+
+    #[test]
+    fn the_replica_columns_come_before_the_repeat_and_read_back() {
+        let mut report = reference_report();
+        report.strategies[0].seconds[8].replica = Some(ReplicaRow {
+            lag_s: 2.2004,
+            lag_bytes: 640,
+            replay_waiting: true,
+            lock_waiters: 4,
+            cancelled: 1,
+        });
+        let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
+        let line = text
+            .lines()
+            .find(|line| line.starts_with("naive,8,"))
+            .unwrap();
+        assert!(line.ends_with(",,,,,,,2.200,640,1,4,1,1"), "{line}");
+        let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+        let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
+        let (row_back, _) = back[8].second_row();
+        let expected = ReplicaRow {
+            lag_s: 2.2,
+            ..report.strategies[0].seconds[8].replica.unwrap()
+        };
+        assert_eq!(row_back.replica, Some(expected));
     }
 
     #[test]
@@ -740,7 +795,8 @@ mod tests {
              unfinished_oldest_ms,pool_timeouts,pool_timeouts_worst,pool_rejected,pool_wait_p99_ms,\
              pool_wait_p99_worst_ms,db_p99_ms,in_flight_max,pool_in_use_max,pool_dry_at_s,\
              worst_second_tps,worst_second_p99_ms,rows_written,repeat,baseline_tps,worst_second_share,\
-             ok_p50_ms,ok_p99_ms,ok_max_ms,invalid"
+             ok_p50_ms,ok_p99_ms,ok_max_ms,invalid,replica_max_lag_s,replica_replay_waiting_s,\
+             replica_cancelled"
         );
         assert!(lines.next().unwrap().starts_with("naive,"));
         assert!(lines.next().unwrap().starts_with("retry,"));

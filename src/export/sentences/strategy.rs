@@ -63,7 +63,27 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
     }
     append_losses(&mut sentence, strategy);
     sentence.push('.');
+    if let Some(replica) = replica_clause(s) {
+        let _ = write!(sentence, " On the replica: {replica}.");
+    }
     sentence
+}
+
+/// What the standby went through: "replay waited for a lock in 10 s, lag up
+/// to 10.1 s, 2 queries cancelled"; `None` for a run without a standby.
+fn replica_clause(summary: &Summary) -> Option<String> {
+    let max_lag_s = summary.replica_max_lag_s?;
+    let waiting_s = summary.replica_replay_waiting_s.unwrap_or(0);
+    let waited = match waiting_s {
+        0 => "replay never waited for a lock".to_string(),
+        seconds => format!("replay waited for a lock in {seconds} s"),
+    };
+    let cancelled = match summary.replica_cancelled.unwrap_or(0) {
+        0 => "no query cancelled".to_string(),
+        1 => "1 query cancelled (recovery conflict)".to_string(),
+        count => format!("{count} queries cancelled (recovery conflict)"),
+    };
+    Some(format!("{waited}, lag up to {max_lag_s:.1} s, {cancelled}"))
 }
 
 /// How many kinds of failure [`failures_sentence`] names, most frequent first.
@@ -136,6 +156,30 @@ mod tests {
     use crate::export::markdown::summary_markdown;
     use crate::metrics::failures::test_failure as failure;
     use crate::testing::reference_report;
+
+    #[test]
+    fn a_run_with_a_standby_says_what_its_replay_went_through() {
+        let mut report = reference_report();
+        let naive = &mut report.strategies[0];
+        assert!(!strategy_sentence(naive).contains("replica"));
+        naive.summary.replica_max_lag_s = Some(10.06);
+        naive.summary.replica_replay_waiting_s = Some(10);
+        naive.summary.replica_cancelled = Some(0);
+        assert!(
+            strategy_sentence(naive).ends_with(
+                ". On the replica: replay waited for a lock in 10 s, lag up to 10.1 s, no query \
+                 cancelled."
+            ),
+            "{}",
+            strategy_sentence(naive)
+        );
+        naive.summary.replica_replay_waiting_s = Some(0);
+        naive.summary.replica_cancelled = Some(2);
+        assert!(strategy_sentence(naive).ends_with(
+            "replay never waited for a lock, lag up to 10.1 s, 2 queries cancelled (recovery \
+                 conflict)."
+        ));
+    }
 
     #[test]
     fn failures_sentence_names_the_kinds_their_share_and_when() {
