@@ -381,7 +381,7 @@ fn report(captured: &[CapturedStatement], out: &Path) {
     let fixmes = write::fixme_count(captured);
     if fixmes > 0 {
         stderrln!(
-            "capture: {fixmes} parameters unresolved: search {} for FIXME and give them values",
+            "capture: unresolved parameters: {fixmes}; search {} for FIXME and give them values",
             out.display()
         );
     }

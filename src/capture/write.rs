@@ -139,8 +139,8 @@ fn header(source: &Source, statements: &[CapturedStatement]) -> String {
     let fixmes = fixme_count(statements);
     if fixmes > 0 {
         lines.push(format!(
-            "FIXME: {fixmes} parameters were not resolved and are set to 1; search this file \
-             for FIXME and give them values."
+            "Unresolved parameters: {fixmes}, each set to 1; search this file for FIXME and \
+             give them values."
         ));
     }
     lines.push(
