@@ -420,12 +420,13 @@ fn target_at(tokens: &[Token], index: usize, tables: &[TableRef], query: &str) -
     if is_keyword(before(1), "offset") {
         return Target::Offset;
     }
-    // col <op> $n
+    // =, <>, <, >, LIKE, ...
     let comparison = |token: Option<&Token>| {
         matches!(token.map(|t| &t.kind), Some(TokenKind::Symbol(s)) if COMPARISONS.contains(&s.as_str()))
             || WORD_COMPARISONS.iter().any(|w| is_keyword(token, w))
     };
-    if comparison(before(1))
+    // col <op> $n, col BETWEEN $n ...
+    if (comparison(before(1)) || is_keyword(before(1), "between"))
         && let Some(target) = column(
             index
                 .checked_sub(2)
@@ -444,16 +445,7 @@ fn target_at(tokens: &[Token], index: usize, tables: &[TableRef], query: &str) -
     {
         return target;
     }
-    // col BETWEEN $n AND $m
-    if is_keyword(before(1), "between") {
-        if let Some(target) = column(
-            index
-                .checked_sub(2)
-                .and_then(|end| column_before(tokens, end)),
-        ) {
-            return target;
-        }
-    }
+    // col BETWEEN $m AND $n
     if is_keyword(before(1), "and")
         && matches!(before(2).map(|t| &t.kind), Some(TokenKind::Param(_)))
         && is_keyword(before(3), "between")

@@ -152,6 +152,30 @@ fn capture_writes_each_statement_with_its_share_and_ranges() {
     assert!(!text.contains("note 1"), "{text}");
     assert_loads(&written, &url, 3);
 
+    // --top 1 keeps the most called statement; --tables keeps those touching a table.
+    let top = dir.path().join("top.toml");
+    stallbench_command()
+        .args([
+            "capture", "--db-url", &url, "--top", "1", "--tables", "items",
+        ])
+        .arg("--out")
+        .arg(&top)
+        .assert()
+        .code(0);
+    let file = stallbench::workload::load(top.to_str().unwrap())
+        .unwrap()
+        .file;
+    assert_eq!(file.load.scripts.len(), 1);
+    assert_eq!(script_with(&file, "WHERE id = :p1;").1, 1000);
+    stallbench_command()
+        .args(["capture", "--db-url", &url, "--tables", "orders", "--out"])
+        .arg(dir.path().join("none.toml"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "check the names in --tables orders",
+        ));
+
     // The file runs on the server as captured.
     let out = dir.path().join("run");
     stallbench_quiet("run", &written, &out)
