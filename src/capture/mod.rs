@@ -386,3 +386,22 @@ fn report(captured: &[CapturedStatement], out: &Path) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_must_be_a_writable_file_path_and_the_check_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("w.toml");
+        check_writable(&new).unwrap();
+        assert!(!new.exists());
+        let message = check_writable(dir.path()).unwrap_err().to_string();
+        assert!(message.contains("is a folder"), "{message}");
+        let message = check_writable(&dir.path().join("no/w.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("does not exist"), "{message}");
+    }
+}

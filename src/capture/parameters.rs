@@ -460,16 +460,16 @@ fn target_at(tokens: &[Token], index: usize, tables: &[TableRef], query: &str) -
     if let Some(target) = in_list(tokens, index, tables) {
         return target;
     }
-    if let Some(target) = insert_value(tokens, index, tables) {
+    if let Some(target) = insert_value(tokens, index) {
         return target;
     }
     Target::Unknown(context(tokens, index, query))
 }
 
-/// `col IN ($1, $2)`, `col NOT IN (...)`. (`col = ANY ($1)` takes an array, which a
-/// `\set` cannot make: it stays unknown.)
+/// `col IN ($1, $2)`, `col NOT IN (...)`. (`col = ANY ($1)` takes an array,
+/// which a `\set` cannot make: it stays unknown.)
 fn in_list(tokens: &[Token], index: usize, tables: &[TableRef]) -> Option<Target> {
-    let open = list_open(tokens, index)?;
+    let (open, _) = list_item(tokens, index)?;
     let keyword_at = open.checked_sub(1)?;
     if !is_keyword(tokens.get(keyword_at), "in") {
         return None;
@@ -483,12 +483,6 @@ fn in_list(tokens: &[Token], index: usize, tables: &[TableRef]) -> Option<Target
         tables: candidates(tables, qualifier.as_deref()),
         column: ColumnName::Named(column),
     })
-}
-
-/// The index of the `(` of the list the parameter at `index` is an item of
-/// (items being parameters, values and commas), and its position in it.
-fn list_open(tokens: &[Token], index: usize) -> Option<usize> {
-    list_item(tokens, index).map(|(open, _)| open)
 }
 
 /// The `(` of the parenthesised list that holds the parameter at `index` at
@@ -513,7 +507,7 @@ fn list_item(tokens: &[Token], index: usize) -> Option<(usize, usize)> {
 
 /// `INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)`: the column at the
 /// parameter's position, or the table's column at that position without a list.
-fn insert_value(tokens: &[Token], index: usize, tables: &[TableRef]) -> Option<Target> {
+fn insert_value(tokens: &[Token], index: usize) -> Option<Target> {
     let (open, position) = list_item(tokens, index)?;
     // The tuple follows VALUES, or `),` of an earlier tuple.
     let mut before = open.checked_sub(1)?;
@@ -537,10 +531,6 @@ fn insert_value(tokens: &[Token], index: usize, tables: &[TableRef]) -> Option<T
     } else {
         ColumnName::Position(position + 1)
     };
-    let table = tables
-        .iter()
-        .find(|t| t.name == table)
-        .map_or(table, |t| t.name.clone());
     Some(Target::Column {
         tables: vec![table],
         column,
@@ -751,6 +741,43 @@ mod tests {
         assert_eq!(resolved.tables.len(), 1);
         let resolved = resolve("SELECT * FROM generate_series($1, $2) g");
         assert!(resolved.tables.is_empty(), "{resolved:?}");
+    }
+
+    #[test]
+    fn statements_as_orms_send_them() {
+        assert_eq!(
+            targets(
+                r#"SELECT "users"."id", "users"."email" FROM "users" WHERE "users"."id" = $1 LIMIT $2"#
+            ),
+            vec![named(&["users"], "id"), Target::Limit]
+        );
+        assert_eq!(
+            targets(
+                r#"UPDATE "accounts" SET "balance" = $1, "updated_at" = $2 WHERE "accounts"."id" = $3"#
+            ),
+            vec![
+                named(&["accounts"], "balance"),
+                named(&["accounts"], "updated_at"),
+                named(&["accounts"], "id")
+            ]
+        );
+        assert_eq!(
+            targets(
+                r#"INSERT INTO "events" ("kind", "created_at") VALUES ($1, $2) RETURNING "id""#
+            ),
+            vec![named(&["events"], "kind"), named(&["events"], "created_at")]
+        );
+        assert_eq!(
+            targets(
+                "SELECT * FROM orders WHERE customer_id IN \
+                 (SELECT id FROM customers WHERE city = $1) ORDER BY id LIMIT $2 OFFSET $3"
+            ),
+            vec![
+                named(&["orders", "customers"], "city"),
+                Target::Limit,
+                Target::Offset
+            ]
+        );
     }
 
     #[test]
