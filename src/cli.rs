@@ -76,6 +76,34 @@ pub enum Command {
         #[command(flatten)]
         args: CheckArgs,
     },
+    /// Write the traffic a server sees (pg_stat_statements) as a workload file that `run`
+    /// and `compare` take: one script per statement, weighted by its share of the calls.
+    Capture {
+        #[command(flatten)]
+        args: CaptureArgs,
+    },
+}
+
+/// The flags of `capture`; `capture::CaptureOptions::new` reads them, once.
+#[derive(Debug, Clone, Args)]
+pub struct CaptureArgs {
+    /// PostgreSQL connection URL of the server whose traffic to capture (read-only; the
+    /// database needs the extension pg_stat_statements).
+    #[arg(long)]
+    pub db_url: String,
+    /// The workload file to write, e.g. workload.toml.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Keep the N most called statements [default: as many as cover 95% of the calls].
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
+    /// Keep only the statements that touch these tables, comma separated (orders,app.items).
+    #[arg(long, value_delimiter = ',', value_name = "TABLES")]
+    pub tables: Vec<String>,
+    /// Measure the rate: count the calls over this window (e.g. 60s) instead of using the
+    /// cumulative counts, which give the mix but not the rate.
+    #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
+    pub window: Option<Duration>,
 }
 
 /// The flags of `check`; `config::CheckConfig::new` reads them, once.

@@ -20,6 +20,7 @@
 pub mod output;
 
 // Front doors: one module per command.
+pub mod capture;
 pub mod check;
 pub mod compare;
 pub mod redraw;
@@ -80,6 +81,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             redraw::redraw_charts(&dir)?;
             Ok(error::exit_code::SUCCESS)
         }
+        Command::Capture { args } => capture::capture(&args),
         Command::Check { dir, args } => {
             check::check(&config::CheckConfig::new(&dir, &args)?, args.open)
         }

@@ -192,7 +192,10 @@ fn check_flags(arguments: Vec<String>) -> Result<(), String> {
                 (false, None) => return Ok(()),
             },
             // check reads a folder named on the command line: not fuzzed with paths.
-            Command::Plot { .. } | Command::Workloads | Command::Check { .. } => return Ok(()),
+            Command::Plot { .. }
+            | Command::Workloads
+            | Command::Check { .. }
+            | Command::Capture { .. } => return Ok(()),
         };
         // Only bundled workloads: a fuzzed path could name any file on the machine.
         if workload

@@ -16,6 +16,7 @@ mod common;
 
 mod alone;
 mod bundled;
+mod capture;
 mod check;
 mod check_migrations;
 mod check_rows;

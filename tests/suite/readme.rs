@@ -416,7 +416,9 @@ fn check_command(arguments: &[String]) -> Result<Checked, String> {
             let mode = Mode::of_run(load_only, strategy).map_err(|err| err.to_string())?;
             (workload, mode, common)
         }
-        Command::Plot { .. } | Command::Workloads => return Ok(Checked::Parsed),
+        Command::Plot { .. } | Command::Workloads | Command::Capture { .. } => {
+            return Ok(Checked::Parsed);
+        }
         Command::Check { dir, mut args } => {
             if RUN_TIME_FILES
                 .iter()
