@@ -43,11 +43,13 @@ fn below_capacity_a_request_hardly_waits_for_a_connection() {
     for tag in ["Tag=total,", "Tag=pool_wait,", "Tag=db,"] {
         assert_eq!(hlog.matches(tag).count(), 4, "{tag}\n{hlog}");
     }
-    // timeline.csv ends with the pool's columns, and they read back.
+    // timeline.csv has the pool's columns before the replica's, and they read back.
     let timeline = std::fs::read_to_string(run.out.join("timeline.csv")).unwrap();
     assert!(
         timeline.lines().next().unwrap().ends_with(
-            ",pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use,repeat"
+            ",pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use,\
+             replica_lag_s,replica_lag_bytes,replica_replay_waiting,replica_lock_waiters,\
+             replica_cancelled,repeat"
         ),
         "{timeline}"
     );
