@@ -241,6 +241,10 @@ pub struct CommonArgs {
     /// --load-on replica and --blocker-on replica.
     #[arg(long)]
     pub replica: bool,
+    /// Your own hot standby of the --db-url server (read-only use), for --load-on replica,
+    /// --blocker-on replica and replica-aware; it must be in recovery.
+    #[arg(long, value_name = "URL")]
+    pub replica_url: Option<String>,
     /// The server the load's clients run on [default: [load] on, else primary].
     #[arg(long, value_name = "SERVER")]
     pub load_on: Option<Side>,

@@ -83,6 +83,9 @@ pub async fn execute_plan_until(
             target.server_version,
             started.elapsed().as_secs_f64()
         );
+        if let Some(standby) = target.users_standby() {
+            stderrln!("replica: {standby}, in recovery (read only: readers, a report, looks)");
+        }
     }
     for line in config::rollback_blind_spots(config) {
         output::write_stdout(&format!("{line}\n"))?;

@@ -25,6 +25,9 @@ pub struct ReplicaConfig {
     pub standby_settings: Vec<String>,
     /// `[replica]` as given (checked), for the resolved workload.
     pub file: ReplicaFile,
+    /// `--replica-url`: the user's own standby of the `--db-url` server;
+    /// `None` for the throwaway server's standby.
+    pub url: Option<String>,
 }
 
 impl ReplicaConfig {
@@ -63,7 +66,7 @@ pub(super) fn parse_replica(
         (None, Some(word)) => from_word(&format!("{source}: [blocker] on"), word)?,
         (None, None) => Side::Primary,
     };
-    let asked = args.replica || file.replica.is_some();
+    let asked = args.replica || file.replica.is_some() || args.replica_url.is_some();
     let placed = [("the load", load_on), ("the blocker", blocker_on)]
         .into_iter()
         .find(|(_, side)| *side == Side::Replica);
@@ -76,13 +79,33 @@ pub(super) fn parse_replica(
     if !asked {
         return Ok(None);
     }
-    if let DatabaseSpec::Url(_) = database {
-        return Err(Error::bad_input(
-            "--replica starts a hot standby beside the throwaway server, and this run has \
-             --db-url (or DATABASE_URL): drop it to run on a throwaway pair (a standby of your \
-             own is not supported yet)"
-                .to_string(),
-        ));
+    let settings = file.replica.clone().unwrap_or_default();
+    let standby_settings = standby_settings(source, &settings)?;
+    match (database, &args.replica_url) {
+        (DatabaseSpec::Throwaway { .. }, Some(_)) => {
+            return Err(Error::bad_input(
+                "--replica-url names your own standby of a --db-url server, and this run has \
+                 the throwaway server, whose standby --replica starts: drop --replica-url, or \
+                 add --db-url"
+                    .to_string(),
+            ));
+        }
+        (DatabaseSpec::Url(_), None) => {
+            return Err(Error::bad_input(
+                "this run asks for a replica ([replica], --replica or a party on it) and has \
+                 --db-url (or DATABASE_URL): name your hot standby of that server with \
+                 --replica-url, or drop --db-url to run on a throwaway pair"
+                    .to_string(),
+            ));
+        }
+        (DatabaseSpec::Url(_), Some(_)) if !standby_settings.is_empty() => {
+            return Err(Error::bad_input(format!(
+                "{source}: [replica] sets the throwaway standby's settings ({}), and your \
+                 standby (--replica-url) keeps its own: remove them from [replica]",
+                standby_settings.join(", ")
+            )));
+        }
+        _ => {}
     }
     let scripts = load.scripts.iter().map(|weighted| &weighted.script);
     if load_on == Side::Replica && ClientKind::of_scripts(scripts) != ClientKind::Reader {
@@ -105,12 +128,12 @@ pub(super) fn parse_replica(
              hold a report there (kind = \"report\") or keep the writer on the primary"
         )));
     }
-    let settings = file.replica.clone().unwrap_or_default();
     Ok(Some(ReplicaConfig {
         load_on,
         blocker_on,
-        standby_settings: standby_settings(source, &settings)?,
+        standby_settings,
         file: settings,
+        url: args.replica_url.clone(),
     }))
 }
 
@@ -181,7 +204,21 @@ mod tests {
             "postgres://db.example/app",
         ]);
         assert!(
-            message.starts_with("--replica starts a hot standby"),
+            message.contains(
+                "has --db-url (or DATABASE_URL): name your hot standby of that \
+                              server with --replica-url"
+            ),
+            "{message}"
+        );
+        let message = refused(&[
+            "stallbench",
+            "compare",
+            "replica-report",
+            "--replica-url",
+            "postgres://standby.example/app",
+        ]);
+        assert!(
+            message.starts_with("--replica-url names your own standby of a --db-url server"),
             "{message}"
         );
         let message = refused(&[
@@ -244,6 +281,39 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("w: [replica] max_standby_streaming_delay")
+        );
+    }
+
+    #[test]
+    fn your_own_standby_is_named_with_replica_url_beside_db_url() {
+        let cli = Cli::try_parse_from([
+            "stallbench",
+            "compare",
+            "replica-report",
+            "--db-url",
+            "postgres://db.example/app",
+            "--replica-url",
+            "postgres://app:secret@standby.example/app",
+        ])
+        .unwrap();
+        let Command::Compare {
+            workload,
+            strategies,
+            common,
+        } = cli.command
+        else {
+            panic!("not a compare command");
+        };
+        let mode = crate::config::Mode::Compare { strategies };
+        let config = crate::config::Config::new(workload.as_deref(), mode, &common).unwrap();
+        let replica = config.replica.unwrap();
+        assert_eq!(
+            replica.url.as_deref(),
+            Some("postgres://app:secret@standby.example/app")
+        );
+        assert_eq!(
+            (replica.load_on, replica.blocker_on),
+            (Side::Replica, Side::Replica)
         );
     }
 }

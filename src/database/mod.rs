@@ -56,9 +56,10 @@ pub struct Database {
     /// connections), in seconds; `None` on `--db-url`.
     pub server_start_s: Option<f64>,
     server: Option<Server>,
-    /// Where the throwaway server's hot standby is reached, if it has one
-    /// (the database name is `base`'s, see [`Database::connector_on`]).
-    replica: Option<tokio_postgres::Config>,
+    /// Where the run's hot standby is reached, if it has one: the throwaway
+    /// server's, or the user's (`--replica-url`); the database name is
+    /// `base`'s, see [`Database::connector_on`].
+    replica: Option<replica::Standby>,
     /// The harness's own schema, or the user's objects (`--in-place`).
     objects: Objects,
     /// `--in-place`: the INVALID indexes there before the run, which are not the run's doing.
@@ -172,9 +173,13 @@ impl Database {
             server_start_s: server
                 .as_ref()
                 .map(|server| server.start_duration().as_secs_f64()),
-            replica: match &server {
-                Some(server) => replica::standby_base(server)?,
-                None => None,
+            replica: match (
+                &server,
+                config.replica.as_ref().and_then(|r| r.url.as_ref()),
+            ) {
+                (Some(server), _) => replica::throwaway_standby(server)?,
+                (None, Some(url)) => Some(replica::users_standby(url)?),
+                (None, None) => None,
             },
             server,
             objects,
@@ -195,6 +200,7 @@ impl Database {
         target.server_version_num = row.get::<_, i32>(0) as u32;
         if target.server.is_none() {
             target.check_free_slots(&client, needs).await?;
+            target.check_users_standby().await?;
         }
         Ok(target)
     }

@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use super::{Connector, Database};
+use super::connector::describe_url;
+use super::{Connector, Database, error_text, redact_url};
 use crate::choices::Side;
 use crate::config::{ConnectionNeeds, ReplicaConfig};
-use crate::conninfo::ConnSettings;
+use crate::conninfo::{ConnSettings, Tls};
 use crate::error::Error;
 use crate::role::Role;
 use crate::server::{Server, ServerBinaries};
@@ -47,15 +48,55 @@ pub(super) fn describe(server: &Server) -> String {
     }
 }
 
-/// The standby's connection settings, as the primary's are resolved (no
-/// PG* variable, no TLS: the pair is ours alone); `None` without a standby.
-pub(super) fn standby_base(server: &Server) -> Result<Option<tokio_postgres::Config>, Error> {
+/// Where the run's hot standby is reached: its connection settings, TLS
+/// and how output names it.
+#[derive(Clone)]
+pub(super) struct Standby {
+    config: tokio_postgres::Config,
+    tls: Tls,
+    hosts: String,
+    /// The throwaway's `hot standby`, or `--replica-url` without its password.
+    description: String,
+    /// `--replica-url`: the user's own standby, which the run only reads from.
+    users: bool,
+}
+
+/// The throwaway server's standby, as the primary's settings are resolved
+/// (no PG* variable, no TLS: the pair is ours alone); `None` without one.
+pub(super) fn throwaway_standby(server: &Server) -> Result<Option<Standby>, Error> {
     let Some(connection) = server.standby_connection_string() else {
         return Ok(None);
     };
     let resolved = ConnSettings::resolve(&format!("{connection} sslmode=disable"), &|_| None)
         .map_err(Error::runtime)?;
-    Ok(Some(resolved.settings.tokio_config()))
+    let tls = Tls::new(&resolved.settings.ssl).map_err(Error::runtime)?;
+    Ok(Some(Standby {
+        config: resolved.settings.tokio_config(),
+        tls,
+        hosts: resolved.settings.host_list(),
+        description: "hot standby".to_string(),
+        users: false,
+    }))
+}
+
+/// The user's standby of `--replica-url`, resolved as `--db-url` is (libpq's
+/// rules, PG* variables, the password file, TLS).
+pub(super) fn users_standby(url: &str) -> Result<Standby, Error> {
+    let shown = redact_url(url);
+    let resolved = ConnSettings::resolve(url, &|name| std::env::var(name).ok())
+        .map_err(|err| Error::bad_input(format!("--replica-url {shown}: {err}")))?;
+    for warning in &resolved.warnings {
+        stderrln!("warning: --replica-url: {warning}");
+    }
+    let tls = Tls::new(&resolved.settings.ssl)
+        .map_err(|err| Error::bad_input(format!("--replica-url {shown}: {err}")))?;
+    Ok(Standby {
+        config: resolved.settings.tokio_config(),
+        tls,
+        hosts: resolved.settings.host_list(),
+        description: describe_url(url, &resolved.settings),
+        users: true,
+    })
 }
 
 impl Database {
@@ -64,14 +105,27 @@ impl Database {
     pub fn connector_on(&self, side: Side, role: Role, settings: &[(String, String)]) -> Connector {
         match (side, &self.replica) {
             (Side::Replica, Some(standby)) => {
-                let mut config = standby.clone();
+                let mut config = standby.config.clone();
                 if let Some(dbname) = self.base.get_dbname() {
                     config.dbname(dbname);
                 }
-                self.connector_with(config, role, settings)
+                let mut connector = self.connector_with(config, role, settings);
+                connector.tls = standby.tls.clone();
+                connector.hosts = standby.hosts.clone();
+                connector.description = standby.description.clone();
+                connector
             }
             _ => self.connector(role, settings),
         }
+    }
+
+    /// `--replica-url` as output names it (no password); `None` for the
+    /// throwaway's standby or none.
+    pub fn users_standby(&self) -> Option<&str> {
+        self.replica
+            .as_ref()
+            .filter(|standby| standby.users)
+            .map(|standby| standby.description.as_str())
     }
 
     /// Whether the target has a hot standby.
@@ -82,12 +136,84 @@ impl Database {
     /// Waits until the standby has replayed what the primary wrote so far (a
     /// reset's DDL, a trace's); no-op without one.
     pub async fn replica_caught_up(&self) -> Result<(), Error> {
-        match &self.server {
-            Some(server) if self.replica.is_some() => server
+        match (&self.server, &self.replica) {
+            (Some(server), Some(_)) => server
                 .standby_caught_up(CATCH_UP_LIMIT)
                 .await
                 .map_err(Error::Runtime),
-            _ => Ok(()),
+            (None, Some(standby)) => self.users_standby_caught_up(standby).await,
+            (_, None) => Ok(()),
+        }
+    }
+
+    /// `--replica-url`: checks that the user's standby answers and is in
+    /// recovery (a primary named by mistake would take the readers' and the
+    /// report's load as a second primary); no-op without one.
+    pub(super) async fn check_users_standby(&self) -> Result<(), Error> {
+        let Some(standby) = self.replica.as_ref().filter(|standby| standby.users) else {
+            return Ok(());
+        };
+        let shown = &standby.description;
+        let client = self
+            .connector_on(Side::Replica, Role::Admin, &[])
+            .connect()
+            .await
+            .map_err(|err| Error::runtime(format!("--replica-url {shown}: {err}")))?;
+        let row = client
+            .query_one("SELECT pg_is_in_recovery()", &[])
+            .await
+            .map_err(|err| {
+                Error::runtime(format!("--replica-url {shown}: {}", error_text(&err)))
+            })?;
+        if !row.get::<_, bool>(0) {
+            return Err(Error::bad_input(format!(
+                "--replica-url {shown}: that server is not a standby (pg_is_in_recovery() is \
+                 false); name a hot standby of the --db-url server"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Waits until the user's standby has replayed the primary's WAL up to
+    /// where it is now; an error naming `--replica-url` after [`CATCH_UP_LIMIT`].
+    async fn users_standby_caught_up(&self, standby: &Standby) -> Result<(), Error> {
+        let shown = &standby.description;
+        let failed = |err: tokio_postgres::Error| {
+            Error::runtime(format!("--replica-url {shown}: {}", error_text(&err)))
+        };
+        let primary = self.connect_without_schema(Role::Admin).await?;
+        let position: String = primary
+            .query_one("SELECT pg_current_wal_lsn()::text", &[])
+            .await
+            .map_err(|err| {
+                Error::runtime(format!("the primary's WAL position: {}", error_text(&err)))
+            })?
+            .get(0);
+        let replica = self
+            .connector_on(Side::Replica, Role::Admin, &[])
+            .connect()
+            .await?;
+        let deadline = tokio::time::Instant::now() + CATCH_UP_LIMIT;
+        loop {
+            let replayed: bool = replica
+                .query_one(
+                    "SELECT coalesce(pg_last_wal_replay_lsn() >= $1::text::pg_lsn, false)",
+                    &[&position],
+                )
+                .await
+                .map_err(failed)?
+                .get(0);
+            if replayed {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() > deadline {
+                return Err(Error::runtime(format!(
+                    "--replica-url {shown}: the standby has not replayed the primary's WAL up \
+                     to {position} within {} s; is it a streaming standby of the --db-url server?",
+                    CATCH_UP_LIMIT.as_secs()
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 }

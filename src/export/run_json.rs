@@ -87,6 +87,9 @@ pub struct ReplicaRecord<'a> {
     pub load_on: &'static str,
     /// The standby's own settings, `name=value`.
     pub standby_settings: &'a [String],
+    /// `--replica-url` without its password; absent for the throwaway's standby.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// The application pool's settings, in `run.json`.
@@ -185,6 +188,7 @@ impl<'a> RunFile<'a> {
                 blocker_on: replica.blocker_on.name(),
                 load_on: replica.load_on.name(),
                 standby_settings: &replica.standby_settings,
+                url: replica.url.as_deref().map(crate::database::redact_url),
             }),
             repeat: config.repeat,
             scripts: load.scripts.iter().map(ScriptRecord::new).collect(),

@@ -97,14 +97,11 @@ fn binaries_without_pg_basebackup_clone_the_standby_by_a_cold_copy() {
     streams_and_stops(&binaries, CloneMethod::ColdCopy);
 }
 
-#[test]
-fn retry_on_the_primary_stalls_the_readers_on_the_replica_and_replica_aware_does_not() {
-    // Readers and a report (1 s to 5 s) on the standby; ADD COLUMN on the
-    // primary at 1.5 s, granted at once there; the standby replays it only
-    // once the report ends, and its readers queue behind the replay.
-    // replica-aware waits for the report on the standby (0.5 s old at the
-    // DDL's start, so older_than is below that), then ALTERs.
-    let _cpus = cpus_shared();
+/// The lab on the standby, small: readers and a report (1 s to 5 s) on the
+/// standby, ADD COLUMN on the primary at 1.5 s; naive, retry and
+/// replica-aware (the report is 0.5 s old at the DDL's start, so its
+/// older_than is below that).
+fn readers_and_report_on_the_replica() -> stallbench::workload::WorkloadFile {
     let mut workload = workload::small_reference();
     workload.replica = Some(ReplicaFile::default());
     workload.load.on = Some("replica".into());
@@ -121,7 +118,15 @@ fn retry_on_the_primary_stalls_the_readers_on_the_replica_and_replica_aware_does
             lock_timeout: Some("500ms".into()),
             ..Default::default()
         });
-    let run = ShortRun::throwaway(&workload);
+    workload
+}
+
+#[test]
+fn retry_on_the_primary_stalls_the_readers_on_the_replica_and_replica_aware_does_not() {
+    // The standby replays the ADD COLUMN only once the report ends, and its
+    // readers queue behind the replay; replica-aware waits for the report.
+    let _cpus = cpus_shared();
+    let run = ShortRun::throwaway(&readers_and_report_on_the_replica());
     let assert = run.command("compare").assert().success();
     let stdout = stdout_of(&assert);
     let summaries: Vec<Summary> = read_records(&run.out.join("summary.csv"));
@@ -162,4 +167,51 @@ fn retry_on_the_primary_stalls_the_readers_on_the_replica_and_replica_aware_does
     assert!(run_json.contains("\"load_on\": \"replica\""), "{run_json}");
     assert!(run.out.join("replica-server.log").is_file());
     assert_run_stopped_its_server(&run.out);
+}
+
+#[test]
+fn your_own_standby_of_a_db_url_server_is_named_with_replica_url() {
+    // The test's own pair stands in for a staging primary and its standby.
+    let _cpus = cpus_shared();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(Server::start_with_standby(server_binaries(), 100, &[]))
+        .unwrap();
+    let primary = server.connection_string();
+    let standby = server.standby_connection_string().unwrap();
+    let mut workload = readers_and_report_on_the_replica();
+    workload
+        .strategies
+        .retain(|strategy| strategy.name != "naive");
+    let run = ShortRun::throwaway(&workload);
+
+    // A primary named as the standby is refused before anything runs.
+    let assert = run
+        .command("compare")
+        .args(["--db-url", &primary, "--replica-url", &primary])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("that server is not a standby (pg_is_in_recovery() is false)"),
+        "{stderr}"
+    );
+
+    let assert = run
+        .command("compare")
+        .args(["--db-url", &primary, "--replica-url", &standby])
+        .assert()
+        .success();
+    let stdout = stdout_of(&assert);
+    let summaries: Vec<Summary> = read_records(&run.out.join("summary.csv"));
+    let [retry, aware] = ["retry", "replica-aware"]
+        .map(|name| summaries.iter().find(|s| s.strategy == name).unwrap());
+    assert!(retry.zero_tps_seconds >= 2, "{retry:?}\n{stdout}");
+    assert!(retry.replica_replay_waiting_s >= Some(2), "{retry:?}");
+    assert_eq!(aware.zero_tps_seconds, 0, "{aware:?}\n{stdout}");
+    let run_json = std::fs::read_to_string(run.out.join("run.json")).unwrap();
+    assert!(run_json.contains("\"url\": \"host="), "{run_json}");
+    // No log of a standby that is not ours.
+    assert!(!run.out.join("replica-server.log").exists());
+    stop_and_check(server);
 }
