@@ -425,6 +425,12 @@ pub(super) fn headline(strategy: &StrategyReport) -> String {
         tries if s.ddl_outcome == DdlOutcome::Ok => text.push_str(&format!(", {tries} tries")),
         tries => text.push_str(&format!(", {tries} tries, {}", s.ddl_outcome)),
     }
+    if let Some(seconds) = s.replica_replay_waiting_s.filter(|seconds| *seconds > 0) {
+        let lag_s = s.replica_max_lag_s.unwrap_or(0.0);
+        text.push_str(&format!(
+            ", replica replay waited {seconds} s (lag up to {lag_s:.1} s)"
+        ));
+    }
     text
 }
 
@@ -586,6 +592,13 @@ mod tests {
         assert_eq!(
             headline(&report.strategies[1]),
             "retry: 0 s at 0 tps, 5 tries"
+        );
+        let mut on_replica = unobserved;
+        on_replica.summary.replica_replay_waiting_s = Some(11);
+        on_replica.summary.replica_max_lag_s = Some(10.02);
+        assert_eq!(
+            headline(&on_replica),
+            "naive: 9 s at 0 tps, DDL took 9.7 s, replica replay waited 11 s (lag up to 10.0 s)"
         );
     }
 

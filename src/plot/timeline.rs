@@ -25,6 +25,8 @@ use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
 const TPS_LINE: RGBColor = RGBColor(31, 119, 180);
 /// The lock waiters line and its shading.
 const LOCK_WAITERS_LINE: RGBColor = RGBColor(148, 103, 189);
+/// The hot standby's lock waiters line, and the seconds its replay waited.
+const REPLICA_WAITERS_LINE: RGBColor = RGBColor(23, 190, 207);
 
 /// Draws `timeline.png` to `path`: one panel per strategy, stacked up to 3 strategies and
 /// in a grid of 2 columns beyond (see [`timeline_size`](super::layout::timeline_size)), all
@@ -53,8 +55,9 @@ pub fn draw_timeline_with_bands(
         .with_context(|| format!("drawing {}", path.display()))
 }
 
-/// The key of `timeline.png`, on one line: its lines, then the marks the run has.
-fn timeline_key(marks: RunMarks) -> Vec<(&'static str, KeySwatch)> {
+/// The key of `timeline.png`, on one line: its lines (the standby's with
+/// one), then the marks the run has.
+fn timeline_key(marks: RunMarks, replica: bool) -> Vec<(&'static str, KeySwatch)> {
     let mut key = vec![
         ("transactions per second", KeySwatch::Line(TPS_LINE)),
         (
@@ -62,8 +65,19 @@ fn timeline_key(marks: RunMarks) -> Vec<(&'static str, KeySwatch)> {
             KeySwatch::Line(LOCK_WAITERS_LINE),
         ),
     ];
+    if replica {
+        key.push(("on the replica", KeySwatch::Line(REPLICA_WAITERS_LINE)));
+    }
     key.extend(marks.key());
     key
+}
+
+/// Whether any second of the report has the hot standby's figures.
+fn has_replica(report: &RunReport) -> bool {
+    report
+        .strategies
+        .iter()
+        .any(|strategy| strategy.seconds.iter().any(|row| row.replica.is_some()))
 }
 
 fn draw_timeline_png(
@@ -71,7 +85,7 @@ fn draw_timeline_png(
     tps_bands: &[Vec<(f64, f64)>],
     path: &Path,
 ) -> anyhow::Result<()> {
-    let key = timeline_key(RunMarks::of(report));
+    let key = timeline_key(RunMarks::of(report), has_replica(report));
     let duration_s = timeline_duration_s(report);
     let band_top = tps_bands
         .iter()
@@ -92,7 +106,11 @@ fn draw_timeline_png(
     let max_waiters = report
         .strategies
         .iter()
-        .flat_map(|strategy| strategy.seconds.iter().map(|row| row.lock_waiters))
+        .flat_map(|strategy| strategy.seconds.iter())
+        .map(|row| {
+            let replica = row.replica.map_or(0, |replica| replica.lock_waiters);
+            row.lock_waiters.max(replica)
+        })
         .max()
         .unwrap_or(0)
         .max(1);
@@ -197,7 +215,8 @@ where
 }
 
 /// The strip under a strategy's TPS part: the most sessions waiting on a lock in each
-/// second, as a step line on the same x axis, with the blocker window shaded.
+/// second, as a step line on the same x axis, with the blocker window shaded; with a
+/// hot standby, its waiters too, and the seconds its replay waited for a lock shaded.
 /// The y axis runs from 0 to a little above `max_waiters`, labelled with whole numbers.
 fn draw_lock_strip(
     strategy: &StrategyReport,
@@ -214,6 +233,28 @@ fn draw_lock_strip(
         LOCK_WAITERS_LINE.mix(0.15).filled(),
     ))?;
     chart.draw_series(line_segments(&steps, LOCK_WAITERS_LINE.stroke_width(2)))?;
+    if strategy.seconds.iter().any(|row| row.replica.is_some()) {
+        let top = chart.y_range().end;
+        chart.draw_series(
+            (strategy.seconds.iter())
+                .filter(|row| row.replica.is_some_and(|replica| replica.replay_waiting))
+                .map(|row| {
+                    let start = f64::from(row.second);
+                    Rectangle::new(
+                        [(start, 0.0), (start + 1.0, top)],
+                        REPLICA_WAITERS_LINE.mix(0.15).filled(),
+                    )
+                }),
+        )?;
+        let replica_steps = step_points(strategy, |row| {
+            row.replica
+                .map_or(0.0, |replica| f64::from(replica.lock_waiters))
+        });
+        chart.draw_series(line_segments(
+            &replica_steps,
+            REPLICA_WAITERS_LINE.stroke_width(2),
+        ))?;
+    }
     Ok(())
 }
 
@@ -252,7 +293,7 @@ mod tests {
 
     #[test]
     fn the_key_of_a_load_only_run_names_its_lines_only() {
-        let labels: Vec<&str> = timeline_key(RunMarks::of(&load_only_report()))
+        let labels: Vec<&str> = timeline_key(RunMarks::of(&load_only_report()), false)
             .into_iter()
             .map(|(label, _)| label)
             .collect();
@@ -260,7 +301,10 @@ mod tests {
             labels,
             ["transactions per second", "sessions waiting on a lock"]
         );
-        assert_eq!(timeline_key(RunMarks::of(&reference_report())).len(), 6);
+        assert_eq!(
+            timeline_key(RunMarks::of(&reference_report()), false).len(),
+            6
+        );
     }
 
     #[test]
@@ -278,7 +322,7 @@ mod tests {
     #[test]
     fn the_key_fits_on_its_line() {
         register_embedded_font().unwrap();
-        let width_px = crate::plot::layout::key_width_px(&timeline_key(RunMarks::ALL));
+        let width_px = crate::plot::layout::key_width_px(&timeline_key(RunMarks::ALL, true));
         assert!(
             width_px <= crate::plot::layout::TIMELINE_WIDTH_PX as i32 - 20,
             "{width_px} px"
