@@ -59,7 +59,7 @@ pub struct Database {
     /// Where the run's hot standby is reached, if it has one: the throwaway
     /// server's, or the user's (`--replica-url`); the database name is
     /// `base`'s, see [`Database::connector_on`].
-    replica: Option<replica::Standby>,
+    replica: Option<replica::StandbyEndpoint>,
     /// The harness's own schema, or the user's objects (`--in-place`).
     objects: Objects,
     /// `--in-place`: the INVALID indexes there before the run, which are not the run's doing.

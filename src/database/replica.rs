@@ -51,7 +51,7 @@ pub(super) fn describe(server: &Server) -> String {
 /// Where the run's hot standby is reached: its connection settings, TLS
 /// and how output names it.
 #[derive(Clone)]
-pub(super) struct Standby {
+pub(super) struct StandbyEndpoint {
     config: tokio_postgres::Config,
     tls: Tls,
     hosts: String,
@@ -63,14 +63,14 @@ pub(super) struct Standby {
 
 /// The throwaway server's standby, as the primary's settings are resolved
 /// (no PG* variable, no TLS: the pair is ours alone); `None` without one.
-pub(super) fn throwaway_standby(server: &Server) -> Result<Option<Standby>, Error> {
+pub(super) fn throwaway_standby(server: &Server) -> Result<Option<StandbyEndpoint>, Error> {
     let Some(connection) = server.standby_connection_string() else {
         return Ok(None);
     };
     let resolved = ConnSettings::resolve(&format!("{connection} sslmode=disable"), &|_| None)
         .map_err(Error::runtime)?;
     let tls = Tls::new(&resolved.settings.ssl).map_err(Error::runtime)?;
-    Ok(Some(Standby {
+    Ok(Some(StandbyEndpoint {
         config: resolved.settings.tokio_config(),
         tls,
         hosts: resolved.settings.host_list(),
@@ -81,7 +81,7 @@ pub(super) fn throwaway_standby(server: &Server) -> Result<Option<Standby>, Erro
 
 /// The user's standby of `--replica-url`, resolved as `--db-url` is (libpq's
 /// rules, PG* variables, the password file, TLS).
-pub(super) fn users_standby(url: &str) -> Result<Standby, Error> {
+pub(super) fn users_standby(url: &str) -> Result<StandbyEndpoint, Error> {
     let shown = redact_url(url);
     let resolved = ConnSettings::resolve(url, &|name| std::env::var(name).ok())
         .map_err(|err| Error::bad_input(format!("--replica-url {shown}: {err}")))?;
@@ -90,7 +90,7 @@ pub(super) fn users_standby(url: &str) -> Result<Standby, Error> {
     }
     let tls = Tls::new(&resolved.settings.ssl)
         .map_err(|err| Error::bad_input(format!("--replica-url {shown}: {err}")))?;
-    Ok(Standby {
+    Ok(StandbyEndpoint {
         config: resolved.settings.tokio_config(),
         tls,
         hosts: resolved.settings.host_list(),
@@ -176,7 +176,7 @@ impl Database {
 
     /// Waits until the user's standby has replayed the primary's WAL up to
     /// where it is now; an error naming `--replica-url` after [`CATCH_UP_LIMIT`].
-    async fn users_standby_caught_up(&self, standby: &Standby) -> Result<(), Error> {
+    async fn users_standby_caught_up(&self, standby: &StandbyEndpoint) -> Result<(), Error> {
         let shown = &standby.description;
         let failed = |err: tokio_postgres::Error| {
             Error::runtime(format!("--replica-url {shown}: {}", error_text(&err)))
