@@ -170,6 +170,18 @@
       series: [line("lock waiters", "--waiters"), line("behind the DDL", "--behind")] },
       s.label + ": sessions waiting for a lock per second, up to " +
         s.waiters.reduce(function (m, w) { return Math.max(m, w); }, 0)]);
+    if (s.replica) {
+      var r = s.replica;
+      var maxLag = r.lag_s.reduce(function (m, v) { return Math.max(m, v); }, 0);
+      var maxWaiting = r.waiters.reduce(function (m, v) { return Math.max(m, v); }, 0);
+      var waited = r.replay_waiting.filter(function (w) { return w === 1; }).length;
+      list.push([{ name: "replica", unit: "s, sessions", height: 140,
+        y: { range: [0, Math.max(1, maxLag, maxWaiting) * 1.15] },
+        data: [x, extend(r.lag_s), extend(r.waiters)],
+        series: [line("replay lag s", "--replica"), line("waiting on the replica", "--behind")] },
+        s.label + ": the hot standby per second, replay lag up to " + fmt(maxLag, 1) +
+          " s, replay waited for a lock in " + waited + " s"]);
+    }
     if (s.failure_kinds.length) {
       var palette = ["--max", "--p99", "--waiters", "--behind", "--p50", "--tps"];
       var failMax = 1;
@@ -207,15 +219,17 @@
       filled = true;
       var table = el("table");
       var head = el("tr");
-      ["second", "tps", "failed", "p50 ms", "p99 ms", "max ms", "lock waiters", "behind DDL", "ddl", "lock chain"]
-        .forEach(function (t) { head.appendChild(el("th", t)); });
+      var names = ["second", "tps", "failed", "p50 ms", "p99 ms", "max ms", "lock waiters", "behind DDL", "ddl", "lock chain"];
+      if (s.replica) names.push("replay lag s", "waiting on the replica");
+      names.forEach(function (t) { head.appendChild(el("th", t)); });
       table.appendChild(el("thead")).appendChild(head);
       var body = el("tbody");
       s.second.forEach(function (sec, i) {
         var row = el("tr");
-        [sec, s.tps[i], s.failed[i], fmt(s.p50_ms[i], 3), fmt(s.p99_ms[i], 3), fmt(s.max_ms[i], 3),
-          s.waiters[i], s.behind_ddl[i], s.ddl_state[i], s.chain_at[i] < 0 ? "" : s.chains[s.chain_at[i]]]
-          .forEach(function (v) { row.appendChild(el("td", String(v))); });
+        var cells = [sec, s.tps[i], s.failed[i], fmt(s.p50_ms[i], 3), fmt(s.p99_ms[i], 3), fmt(s.max_ms[i], 3),
+          s.waiters[i], s.behind_ddl[i], s.ddl_state[i], s.chain_at[i] < 0 ? "" : s.chains[s.chain_at[i]]];
+        if (s.replica) cells.push(fmt(s.replica.lag_s[i], 3), s.replica.waiters[i]);
+        cells.forEach(function (v) { row.appendChild(el("td", String(v))); });
         body.appendChild(row);
       });
       table.appendChild(body);
@@ -235,7 +249,10 @@
       strategy: s.name, label: s.label, second: s.second[i], tps: s.tps[i], failed: s.failed[i],
       p50: s.p50_ms[i], p99: s.p99_ms[i], max: s.max_ms[i], waiters: s.waiters[i],
       ddl: s.ddl_state[i], failures: failures,
-      chain: s.chain_at[i] < 0 ? "" : s.chains[s.chain_at[i]]
+      chain: s.chain_at[i] < 0 ? "" : s.chains[s.chain_at[i]],
+      replica: s.replica ? "replica: replay lag " + fmt(s.replica.lag_s[i], 1) + " s, " +
+        s.replica.waiters[i] + " waiting for a lock" +
+        (s.replica.replay_waiting[i] ? ", replay waited for a lock" : "") : ""
     };
   }
 
@@ -265,6 +282,7 @@
     readout.appendChild(el("div", f.tps + " tps, " + f.failed + " failed; latency p50 " + fmt(f.p50, 1) +
       " ms, p99 " + fmt(f.p99, 1) + " ms, max " + fmt(f.max, 1) + " ms"));
     readout.appendChild(el("div", f.waiters + " waiting for a lock; DDL " + f.ddl));
+    if (f.replica) readout.appendChild(el("div", f.replica));
     f.failures.forEach(function (text) { readout.appendChild(el("div", "failed: " + text)); });
     readout.appendChild(el("div", f.chain ? f.chain : "no one waited for a lock", "chain"));
   }

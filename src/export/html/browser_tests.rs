@@ -164,6 +164,25 @@ fn the_example_page_draws_every_chart_and_reads_naive_second_10() {
 }
 
 #[test]
+fn the_replica_example_page_draws_the_standby_and_reads_it_in_retry_second_10() {
+    let page = super::tests::example_page_of("results/example-replica");
+    let seen = open(&page, "retry:10");
+    assert_eq!(seen.errors, Vec::<String>::new(), "{seen:?}");
+    // Three strategies, each TPS, latency, lock waiters and the standby.
+    assert_eq!((seen.charts, seen.canvases), (12, 12), "{seen:?}");
+    assert_eq!(seen.blank, Vec::<String>::new(), "charts that drew nothing");
+    let hover = seen.hover.as_ref().expect("the hover");
+    assert_eq!((hover.second, hover.tps), (10.0, 0.0), "{hover:?}");
+    assert!(
+        hover.text.contains("replica: replay lag ")
+            && hover
+                .text
+                .contains("4 waiting for a lock, replay waited for a lock"),
+        "{hover:?}"
+    );
+}
+
+#[test]
 fn a_hostile_page_runs_none_of_its_text_and_shows_it() {
     let text = HOSTILE.join(" ");
     let report = hostile_report(&text);

@@ -62,6 +62,20 @@ pub struct StrategyData {
     /// at that second's worst moment (-1: no one waited).
     pub chains: Vec<String>,
     pub chain_at: Vec<i32>,
+    /// The hot standby's columns; absent for a run without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replica: Option<ReplicaData>,
+}
+
+/// One strategy's hot standby, per second (`replica_*` of `timeline.csv`).
+#[derive(Debug, Serialize)]
+pub struct ReplicaData {
+    /// The highest replay lag of the second, in s.
+    pub lag_s: Vec<f64>,
+    /// The most sessions waiting for a lock on the standby.
+    pub waiters: Vec<u32>,
+    /// 1 when the standby's replay waited for a lock in the second.
+    pub replay_waiting: Vec<u8>,
 }
 
 /// One DDL try as time spans, in s on the run clock.
@@ -171,7 +185,27 @@ fn strategy_data(strategy: &StrategyReport, band: &[(f64, f64)]) -> StrategyData
         failures,
         chains,
         chain_at,
+        replica: replica_data(seconds),
     }
+}
+
+/// The standby's columns of `seconds`; `None` for a run without one.
+fn replica_data(seconds: &[SecondRow]) -> Option<ReplicaData> {
+    if seconds.iter().all(|row| row.replica.is_none()) {
+        return None;
+    }
+    let rows: Vec<_> = seconds
+        .iter()
+        .map(|row| row.replica.unwrap_or_default())
+        .collect();
+    Some(ReplicaData {
+        lag_s: rows.iter().map(|row| round3(row.lag_s)).collect(),
+        waiters: rows.iter().map(|row| row.lock_waiters).collect(),
+        replay_waiting: rows
+            .iter()
+            .map(|row| u8::from(row.replay_waiting))
+            .collect(),
+    })
 }
 
 /// The failure kinds of `strategy` (`55P03 canceling statement due to lock

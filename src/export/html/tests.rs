@@ -12,7 +12,12 @@ use crate::testing::reference_report;
 
 /// The page of `results/example`, drawn from its files as `stallbench plot` does.
 pub(super) fn example_page() -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/example");
+    example_page_of("results/example")
+}
+
+/// The page of the example folder `folder`, drawn as `stallbench plot` does.
+pub(super) fn example_page_of(folder: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
     run_page(
         &read_report(&dir).unwrap(),
         &crate::export::read::read_expectations(&dir).unwrap(),
