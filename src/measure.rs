@@ -264,7 +264,13 @@ pub async fn measure_strategy(
         invalid_indexes,
     };
     let interrupted = measured.interrupted.clone();
-    let invalid = scenario::validity::invalid_reason(config, strategy, &measured);
+    // A standby lost mid-run: the replica's figures after it are not the scenario's.
+    let standby_gone = match measured.interrupted {
+        Some(_) => None,
+        None => target.standby_gone().await,
+    };
+    let invalid =
+        standby_gone.or_else(|| scenario::validity::invalid_reason(config, strategy, &measured));
     if let Some(reason) = &invalid {
         stderrln!("{}: invalid: {reason}", strategy.name);
     }

@@ -128,6 +128,29 @@ impl Database {
             .map(|standby| standby.description.as_str())
     }
 
+    /// Why the run's standby is gone, if it is: the throwaway's exited (its
+    /// status), or the user's no longer answers; `None` while it runs, or
+    /// without one. Asked after each strategy's run: a standby lost mid-run
+    /// makes the run no result (`scenario::validity`).
+    pub async fn standby_gone(&self) -> Option<String> {
+        let standby = self.replica.as_ref()?;
+        match &self.server {
+            Some(server) => server
+                .standby_exit_status()
+                .map(|status| format!("the hot standby exited during the run ({status})")),
+            None => {
+                let connector = self.connector_on(Side::Replica, Role::Admin, &[]);
+                match connector.connect().await {
+                    Ok(_) => None,
+                    Err(err) => Some(format!(
+                        "the standby {} stopped answering during the run ({err})",
+                        standby.description
+                    )),
+                }
+            }
+        }
+    }
+
     /// Whether the target has a hot standby.
     pub fn has_replica(&self) -> bool {
         self.replica.is_some()
@@ -137,10 +160,15 @@ impl Database {
     /// reset's DDL, a trace's); no-op without one.
     pub async fn replica_caught_up(&self) -> Result<(), Error> {
         match (&self.server, &self.replica) {
-            (Some(server), Some(_)) => server
-                .standby_caught_up(CATCH_UP_LIMIT)
-                .await
-                .map_err(Error::Runtime),
+            (Some(server), Some(_)) => match server.standby_exit_status() {
+                Some(status) => Err(Error::runtime(format!(
+                    "the throwaway hot standby exited ({status}); no strategy runs after it"
+                ))),
+                None => server
+                    .standby_caught_up(CATCH_UP_LIMIT)
+                    .await
+                    .map_err(Error::Runtime),
+            },
             (None, Some(standby)) => self.users_standby_caught_up(standby).await,
             (_, None) => Ok(()),
         }

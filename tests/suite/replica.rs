@@ -215,3 +215,69 @@ fn your_own_standby_of_a_db_url_server_is_named_with_replica_url() {
     assert!(!run.out.join("replica-server.log").exists());
     stop_and_check(server);
 }
+
+/// The pid of the standby's postmaster among `harness`'s children, once it is up.
+fn standby_of(harness: u32) -> u32 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let standby = children_of(harness).into_iter().find(|pid| {
+            // The postmaster, not pg_basebackup, which names the same folder before it.
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            cmdline
+                .split('\0')
+                .next()
+                .unwrap_or("")
+                .ends_with("/postgres")
+                && cmdline.contains("/standby/data\0")
+        });
+        if let Some(pid) = standby {
+            return pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no standby within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_standby_killed_mid_run_makes_the_run_no_result_and_leaves_nothing() {
+    // The readers on the standby, the report on the primary: only the
+    // standby's death can make this run no result.
+    let _cpus = cpus_shared();
+    let mut workload = readers_and_report_on_the_replica();
+    workload
+        .strategies
+        .retain(|strategy| strategy.name == "naive");
+    workload.blocker = Some(report("1s", "4s"));
+    let run = ShortRun::throwaway(&workload);
+    let tmpdir = private_tmpdir();
+    let mut harness = crate::faults::stallbench()
+        .arg("run")
+        .arg(&run.workload)
+        .args(["--strategy", "naive", "--quiet", "--out"])
+        .arg(&run.out)
+        .env("TMPDIR", tmpdir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let standby = standby_of(harness.id());
+    // The 4 readers and the replica observer are connected: the clock starts.
+    crate::faults::wait_for_sessions(standby, 5);
+    std::thread::sleep(Duration::from_millis(1500));
+    crate::faults::kill(standby, libc::SIGKILL);
+    let status = harness.wait().unwrap();
+    let stderr = crate::faults::stderr_of(&mut harness);
+    assert_eq!(status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("naive: invalid: the hot standby exited during the run ("),
+        "{stderr}"
+    );
+    let summaries: Vec<Summary> = read_records(&run.out.join("summary.csv"));
+    assert!(summaries[0].invalid.starts_with("the hot standby exited"));
+    assert!(summaries[0].transactions > 0, "what was measured stays");
+    assert_nothing_left_in(tmpdir.path());
+}
