@@ -555,6 +555,14 @@ pub fn in_ci() -> bool {
 /// The config of a `compare` command line, as `run` builds it (for tests).
 #[cfg(test)]
 pub(crate) fn compare_config(args: &[&str]) -> crate::config::Config {
+    try_compare_config(args).unwrap()
+}
+
+/// [`compare_config`], or the error `Config::new` gives (for tests).
+#[cfg(test)]
+pub(crate) fn try_compare_config(
+    args: &[&str],
+) -> Result<crate::config::Config, crate::error::Error> {
     let cli = Cli::try_parse_from(args).unwrap();
     let Command::Compare {
         workload,
@@ -565,5 +573,5 @@ pub(crate) fn compare_config(args: &[&str]) -> crate::config::Config {
         panic!("not a compare command: {args:?}");
     };
     let mode = crate::config::Mode::Compare { strategies };
-    crate::config::Config::new(workload.as_deref(), mode, &common).unwrap()
+    crate::config::Config::new(workload.as_deref(), mode, &common)
 }

@@ -163,21 +163,11 @@ fn standby_settings(source: &str, file: &ReplicaFile) -> Result<Vec<String>, Err
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
+    use crate::cli::{compare_config, try_compare_config};
 
     /// The error `Config::new` gives a `compare` command line.
     fn refused(args: &[&str]) -> String {
-        let Command::Compare {
-            workload,
-            strategies,
-            common,
-        } = Cli::try_parse_from(args).unwrap().command
-        else {
-            panic!("not a compare command");
-        };
-        let mode = crate::config::Mode::Compare { strategies };
-        match crate::config::Config::new(workload.as_deref(), mode, &common) {
+        match try_compare_config(args) {
             Ok(_) => panic!("{args:?} was accepted"),
             Err(err) => err.to_string(),
         }
@@ -286,7 +276,7 @@ mod tests {
 
     #[test]
     fn your_own_standby_is_named_with_replica_url_beside_db_url() {
-        let cli = Cli::try_parse_from([
+        let config = compare_config(&[
             "stallbench",
             "compare",
             "replica-report",
@@ -294,18 +284,7 @@ mod tests {
             "postgres://db.example/app",
             "--replica-url",
             "postgres://app:secret@standby.example/app",
-        ])
-        .unwrap();
-        let Command::Compare {
-            workload,
-            strategies,
-            common,
-        } = cli.command
-        else {
-            panic!("not a compare command");
-        };
-        let mode = crate::config::Mode::Compare { strategies };
-        let config = crate::config::Config::new(workload.as_deref(), mode, &common).unwrap();
+        ]);
         let replica = config.replica.unwrap();
         assert_eq!(
             replica.url.as_deref(),
