@@ -36,6 +36,11 @@ pub(super) async fn run_plan(
         let config = plan.config_of(planned);
         let strategy = plan.strategy_of(planned);
         let reset = async {
+            if let Some(replica) = &config.replica {
+                target
+                    .use_standby_settings(&replica.standby_settings)
+                    .await?;
+            }
             target.clear_sessions().await?;
             target.reset(&workload_source, &config.reset_sql).await?;
             target.fingerprint(database::SCHEMA, &[]).await

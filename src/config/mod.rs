@@ -199,7 +199,7 @@ impl Config {
         let database = database_of(args)?;
         let objects = parse_objects(args, &database, strategies.len(), &file.reset, source)?;
         check_in_place_writes(objects, &load.scripts, blocker.as_ref())?;
-        let replica = parse_replica(source, file, args, &database, &load, blocker.as_ref())?;
+        let replica = parse_replica(source, file, args, (&database, at), &load, blocker.as_ref())?;
         let ci = in_ci();
 
         Ok(Config {

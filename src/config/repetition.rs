@@ -27,6 +27,12 @@ pub enum SweepSetting {
     Rate,
     /// A script variable (`scale`), as `--set NAME=VALUE`.
     Variable(String),
+    /// The standby's `max_standby_streaming_delay`
+    /// (`replica.max_standby_streaming_delay`), as its `[replica]` key.
+    StandbyDelay,
+    /// The standby's `hot_standby_feedback` (`replica.hot_standby_feedback`),
+    /// as its `[replica]` key: `on` or `off`.
+    StandbyFeedback,
 }
 
 /// One setting and the values a sweep runs it at, in order.
@@ -45,11 +51,26 @@ impl SweepSetting {
         parse_setting("", name).ok()
     }
 
+    /// Its name as written: `retry.lock_timeout`, `blocker.hold`, `clients`, `scale`.
+    pub fn name(&self) -> String {
+        match self {
+            SweepSetting::LockTimeout { strategy } => format!("{strategy}.lock_timeout"),
+            SweepSetting::BlockerHold => "blocker.hold".to_string(),
+            SweepSetting::Clients => "clients".to_string(),
+            SweepSetting::Rate => "rate".to_string(),
+            SweepSetting::Variable(name) => name.clone(),
+            SweepSetting::StandbyDelay => "replica.max_standby_streaming_delay".to_string(),
+            SweepSetting::StandbyFeedback => "replica.hot_standby_feedback".to_string(),
+        }
+    }
+
     /// Whether its values are durations (the chart's x axis is then logarithmic).
     pub fn is_duration(&self) -> bool {
         matches!(
             self,
-            SweepSetting::LockTimeout { .. } | SweepSetting::BlockerHold
+            SweepSetting::LockTimeout { .. }
+                | SweepSetting::BlockerHold
+                | SweepSetting::StandbyDelay
         )
     }
 }
@@ -57,13 +78,7 @@ impl SweepSetting {
 impl Sweep {
     /// The setting's name as written: `retry.lock_timeout`, `blocker.hold`, `clients`, `scale`.
     pub fn name(&self) -> String {
-        match &self.setting {
-            SweepSetting::LockTimeout { strategy } => format!("{strategy}.lock_timeout"),
-            SweepSetting::BlockerHold => "blocker.hold".to_string(),
-            SweepSetting::Clients => "clients".to_string(),
-            SweepSetting::Rate => "rate".to_string(),
-            SweepSetting::Variable(name) => name.clone(),
-        }
+        self.setting.name()
     }
 
     /// The setting's short name, for the column of `sweep.csv` and sentences:
@@ -75,6 +90,8 @@ impl Sweep {
             SweepSetting::Clients => "clients",
             SweepSetting::Rate => "rate",
             SweepSetting::Variable(name) => name,
+            SweepSetting::StandbyDelay => "max_standby_streaming_delay",
+            SweepSetting::StandbyFeedback => "hot_standby_feedback",
         }
     }
 
@@ -176,13 +193,16 @@ pub(super) fn parse_sweep(
 
 /// The setting a sweep's name stands for.
 fn parse_setting(given: &str, name: &str) -> Result<SweepSetting, Error> {
-    let names = "a strategy's lock_timeout (retry.lock_timeout), blocker.hold, clients, rate \
-                 or a script variable";
+    let names = "a strategy's lock_timeout (retry.lock_timeout), blocker.hold, clients, rate, \
+                 replica.max_standby_streaming_delay, replica.hot_standby_feedback or a script \
+                 variable";
     match name.split_once('.') {
         Some((strategy, "lock_timeout")) if !strategy.is_empty() => Ok(SweepSetting::LockTimeout {
             strategy: strategy.to_string(),
         }),
         Some(("blocker", "hold")) => Ok(SweepSetting::BlockerHold),
+        Some(("replica", "max_standby_streaming_delay")) => Ok(SweepSetting::StandbyDelay),
+        Some(("replica", "hot_standby_feedback")) => Ok(SweepSetting::StandbyFeedback),
         Some(_) => Err(Error::bad_input(format!(
             "{given}: {name} cannot be swept; sweep {names}"
         ))),
@@ -198,8 +218,9 @@ fn parse_setting(given: &str, name: &str) -> Result<SweepSetting, Error> {
 }
 
 /// `args` with the flag that `setting` stands for set to `value`, no sweep of
-/// its own, writing into `out`; a strategy's `lock_timeout` has no flag and is
-/// applied to the strategy instead (`strategies::with_lock_timeout`).
+/// its own, writing into `out`; a strategy's `lock_timeout` and the standby's
+/// settings have no flag and are applied to the strategy
+/// (`strategies::with_lock_timeout`) and to `[replica]` (`replica.rs`) instead.
 pub(super) fn args_at(
     setting: &SweepSetting,
     args: &CommonArgs,
@@ -221,7 +242,9 @@ pub(super) fn args_at(
         ))
     };
     match setting {
-        SweepSetting::LockTimeout { .. } => {}
+        SweepSetting::LockTimeout { .. }
+        | SweepSetting::StandbyDelay
+        | SweepSetting::StandbyFeedback => {}
         SweepSetting::BlockerHold => {
             args.workload.blocker_hold = Some(parse_duration("--blocker-hold", value)?)
         }
@@ -275,6 +298,14 @@ mod tests {
             SweepSetting::BlockerHold
         );
         assert_eq!(sweep("clients=1,2").unwrap().setting, SweepSetting::Clients);
+        let delay = sweep("replica.max_standby_streaming_delay=1s,30s").unwrap();
+        assert_eq!(delay.setting, SweepSetting::StandbyDelay);
+        assert_eq!(delay.name(), "replica.max_standby_streaming_delay");
+        assert_eq!(delay.folder("1s"), "max_standby_streaming_delay=1s");
+        assert!(delay.is_duration());
+        let feedback = sweep("replica.hot_standby_feedback=on,off").unwrap();
+        assert_eq!(feedback.setting, SweepSetting::StandbyFeedback);
+        assert!(!feedback.is_duration());
         assert_eq!(sweep("rate=100,200").unwrap().setting, SweepSetting::Rate);
         let scale = sweep("scale=1,5,10").unwrap();
         assert_eq!(scale.setting, SweepSetting::Variable("scale".into()));

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use super::repetition::SweepSetting;
 use super::{BlockerConfig, DatabaseSpec, LoadConfig};
 use crate::choices::{BlockerKind, Side, from_word};
 use crate::cli::CommonArgs;
@@ -45,11 +46,13 @@ impl ReplicaConfig {
 /// The replica of a run from `[replica]`, the placements and the flags;
 /// `None` when nothing asks for one. `load` and `blocker` are the parsed
 /// sections, which the standby must be able to serve.
+/// `at` is the sweep value the config is built for: a sweep of the standby's
+/// settings sets its `[replica]` key.
 pub(super) fn parse_replica(
     source: &str,
     file: &WorkloadFile,
     args: &CommonArgs,
-    database: &DatabaseSpec,
+    (database, at): (&DatabaseSpec, Option<(&SweepSetting, &str)>),
     load: &LoadConfig,
     blocker: Option<&BlockerConfig>,
 ) -> Result<Option<ReplicaConfig>, Error> {
@@ -77,9 +80,18 @@ pub(super) fn parse_replica(
         )));
     }
     if !asked {
+        if let Some((setting @ (SweepSetting::StandbyDelay | SweepSetting::StandbyFeedback), _)) =
+            at
+        {
+            return Err(Error::bad_input(format!(
+                "--sweep {}: the run has no standby to set it on: add [replica] to the workload \
+                 or pass --replica",
+                setting.name()
+            )));
+        }
         return Ok(None);
     }
-    let settings = file.replica.clone().unwrap_or_default();
+    let settings = at_sweep_value(file.replica.clone().unwrap_or_default(), at)?;
     let standby_settings = standby_settings(source, &settings)?;
     match (database, &args.replica_url) {
         (DatabaseSpec::Throwaway { .. }, Some(_)) => {
@@ -135,6 +147,31 @@ pub(super) fn parse_replica(
         file: settings,
         url: args.replica_url.clone(),
     }))
+}
+
+/// `[replica]` with the standby's setting of a sweep value set (`at`).
+fn at_sweep_value(
+    mut file: ReplicaFile,
+    at: Option<(&SweepSetting, &str)>,
+) -> Result<ReplicaFile, Error> {
+    match at {
+        Some((SweepSetting::StandbyDelay, value)) => {
+            file.max_standby_streaming_delay = Some(value.to_string());
+        }
+        Some((SweepSetting::StandbyFeedback, value)) => {
+            file.hot_standby_feedback = Some(match value.trim() {
+                "on" | "true" => true,
+                "off" | "false" => false,
+                other => {
+                    return Err(Error::bad_input(format!(
+                        "--sweep replica.hot_standby_feedback={other}: the values are on and off"
+                    )));
+                }
+            });
+        }
+        _ => {}
+    }
+    Ok(file)
 }
 
 /// The standby's settings of `[replica]`: the delay for both kinds of WAL

@@ -128,6 +128,18 @@ impl Database {
             .map(|standby| standby.description.as_str())
     }
 
+    /// Runs the throwaway standby with `standby_settings` (a sweep over its
+    /// settings restarts it); no-op when it runs with them, or on `--db-url`.
+    pub async fn use_standby_settings(&self, standby_settings: &[String]) -> Result<(), Error> {
+        match (&self.server, &self.replica) {
+            (Some(server), Some(_)) => server
+                .use_standby_settings(standby_settings)
+                .await
+                .map_err(Error::Runtime),
+            _ => Ok(()),
+        }
+    }
+
     /// Why the run's standby is gone, if it is: the throwaway's exited (its
     /// status), or the user's no longer answers; `None` while it runs, or
     /// without one. Asked after each strategy's run: a standby lost mid-run

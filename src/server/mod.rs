@@ -181,6 +181,25 @@ impl Server {
             .map_err(|err| anyhow!("{err:#}; the standby's log:\n{}", standby.log_tail()))
     }
 
+    /// Restarts the standby with `standby_settings` (`name=value`) unless it
+    /// runs with them already; returns once it has caught up again.
+    pub async fn use_standby_settings(&self, standby_settings: &[String]) -> anyhow::Result<()> {
+        let Some(standby) = &self.standby else {
+            bail!("this throwaway server has no standby");
+        };
+        if standby.runs_with(standby_settings) {
+            return Ok(());
+        }
+        let owner = server_user()?;
+        standby.restart(
+            &self.binaries,
+            self.socket_dir(),
+            owner.as_ref(),
+            standby_settings,
+        )?;
+        self.wait_standby().await
+    }
+
     /// Waits until the standby has replayed everything the primary had
     /// written when asked, for up to `limit` (see [`standby::catch_up`]).
     pub async fn standby_caught_up(&self, limit: Duration) -> anyhow::Result<()> {

@@ -149,6 +149,11 @@ pub(super) struct Standby {
     child: Mutex<Option<Child>>,
     /// `standby/` in the primary's folder: data, socket, logs.
     folder: PathBuf,
+    data_dir: PathBuf,
+    /// The primary's `max_connections`, which the standby must match.
+    max_connections: u32,
+    /// The settings it runs with beyond its own (`[replica]`'s).
+    extra_settings: Mutex<Vec<String>>,
     pub(super) method: CloneMethod,
 }
 
@@ -165,22 +170,71 @@ impl Standby {
         (max_connections, extra_settings): (u32, &[String]),
         method: CloneMethod,
     ) -> anyhow::Result<Standby> {
-        let mut settings = standby_settings(primary_folder, binaries.major, max_connections);
+        let standby = Standby {
+            child: Mutex::new(None),
+            folder: folder.to_path_buf(),
+            data_dir: data_dir.to_path_buf(),
+            max_connections,
+            extra_settings: Mutex::new(Vec::new()),
+            method,
+        };
+        standby.start(binaries, primary_folder, owner, extra_settings)?;
+        Ok(standby)
+    }
+
+    /// Starts its postmaster with `extra_settings` beyond its own.
+    fn start(
+        &self,
+        binaries: &ServerBinaries,
+        primary_folder: &Path,
+        owner: Option<&ServerUser>,
+        extra_settings: &[String],
+    ) -> anyhow::Result<()> {
+        let mut settings = standby_settings(primary_folder, binaries.major, self.max_connections);
         settings.extend(extra_settings.iter().cloned());
-        let log_format = structured_log_format(binaries.major);
         let child = postmaster::spawn(
             &binaries.bin_dir,
-            data_dir,
-            folder,
+            &self.data_dir,
+            &self.folder,
             owner,
-            log_format,
+            structured_log_format(binaries.major),
             &settings,
         )?;
-        Ok(Standby {
-            child: Mutex::new(Some(child)),
-            folder: folder.to_path_buf(),
-            method,
-        })
+        *self.child.lock().unwrap_or_else(PoisonError::into_inner) = Some(child);
+        *self
+            .extra_settings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = extra_settings.to_vec();
+        Ok(())
+    }
+
+    /// Whether it runs with `extra_settings` beyond its own.
+    pub(super) fn runs_with(&self, extra_settings: &[String]) -> bool {
+        *self
+            .extra_settings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            == extra_settings
+    }
+
+    /// Stops it and starts it again on its data with `extra_settings` (a
+    /// sweep over its settings); the caller waits until it is ready.
+    pub(super) fn restart(
+        &self,
+        binaries: &ServerBinaries,
+        primary_folder: &Path,
+        owner: Option<&ServerUser>,
+        extra_settings: &[String],
+    ) -> anyhow::Result<()> {
+        let running = self
+            .child
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut child) = running {
+            postmaster::stop(&mut child);
+        }
+        self.start(binaries, primary_folder, owner, extra_settings)
     }
 
     /// Connection settings for the standby (its socket, user and database postgres).

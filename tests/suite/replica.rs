@@ -281,3 +281,36 @@ fn a_standby_killed_mid_run_makes_the_run_no_result_and_leaves_nothing() {
     assert!(summaries[0].transactions > 0, "what was measured stays");
     assert_nothing_left_in(tmpdir.path());
 }
+
+#[test]
+fn a_sweep_of_the_standbys_delay_trades_stalled_readers_for_a_cancelled_report() {
+    // The report on the standby from 1 s to 5 s, ADD COLUMN at 1.5 s: with a
+    // 1 s delay replay cancels the report, with 30 s the readers wait for it.
+    let _cpus = cpus_shared();
+    let mut workload = readers_and_report_on_the_replica();
+    workload
+        .strategies
+        .retain(|strategy| strategy.name == "naive");
+    let run = ShortRun::throwaway(&workload);
+    let assert = run
+        .command("compare")
+        .args(["--sweep", "replica.max_standby_streaming_delay=1s,30s"])
+        .assert()
+        .success();
+    let stdout = stdout_of(&assert);
+    let at = |value: &str| -> Summary {
+        let folder = run.out.join(format!("max_standby_streaming_delay={value}"));
+        read_records::<Summary>(&folder.join("summary.csv")).remove(0)
+    };
+    let (short, long) = (at("1s"), at("30s"));
+    assert_eq!(short.replica_cancelled, Some(1), "{short:?}\n{stdout}");
+    assert!(short.zero_tps_seconds <= 1, "{short:?}");
+    assert!(
+        short.invalid.is_empty(),
+        "a cancelled report is the scenario's doing: {short:?}"
+    );
+    assert_eq!(long.replica_cancelled, Some(0), "{long:?}");
+    assert!(long.zero_tps_seconds >= 2, "{long:?}\n{stdout}");
+    let log = std::fs::read_to_string(run.out.join("sweep.csv")).unwrap();
+    assert!(log.contains("max_standby_streaming_delay"), "{log}");
+}
