@@ -212,8 +212,7 @@ async fn execute(client: &Client, shown: &str, sql: &str) -> Result<(), Error> {
 /// window's first snapshot is a transaction of its own: a transaction left
 /// open across the window would hold back the server's xmin horizon, so
 /// that the traffic's updates could not prune their dead row versions and
-/// slowed down while capture measured them (pgbench's TPC-B-like updates
-/// did, by about a tenth).
+/// could slow down while capture measured them (docs/capture.md, What it reads).
 async fn read_calls(
     client: &Client,
     options: &CaptureOptions,
