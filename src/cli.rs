@@ -154,7 +154,8 @@ pub struct CheckArgs {
     #[arg(long, conflicts_with = "measure")]
     pub trace_only: bool,
     /// The traffic: `read` (primary-key reads), `read-write` (also single-row updates and
-    /// inserts), or a pgbench script FILE [default: reads, and writes where the migration blocks them].
+    /// inserts), a pgbench script FILE, or a workload FILE.toml (its weighted scripts, clients
+    /// and rate, e.g. from `capture`) [default: reads, and writes where the migration blocks them].
     #[arg(long, value_name = "read|read-write|FILE", value_parser = load_arg)]
     pub load: Option<LoadArg>,
     /// Load clients, each on its own connection [default: 4].

@@ -2,9 +2,11 @@
 //! `pg_stat_statements`, written as a workload file that `run` and `compare`
 //! take unchanged.
 //!
-//! Everything is read in one `BEGIN TRANSACTION READ ONLY` (capture never
-//! writes): the statements of the connected database ([`statements`]), with
-//! `--window` a second snapshot W later and the difference; each kept
+//! Everything is read in `BEGIN TRANSACTION READ ONLY` (capture never
+//! writes; with `--window` the first snapshot in a transaction of its own,
+//! so none stays open across the window): the statements of the connected
+//! database ([`statements`]), with `--window` a second snapshot W later and
+//! the difference, and the database's client backends (for `[load] clients`); each kept
 //! statement's `$n` resolved to a column ([`parameters`]) and a range from
 //! the catalogs ([`catalog`]); then the file ([`write`]), written once at
 //! the end. `--out` is checked before anything is read, so a long window
@@ -131,17 +133,9 @@ async fn read_workload(
 ) -> Result<(String, Vec<CapturedStatement>), Error> {
     let shown = redact_url(&options.db_url);
     let client = connect(&options.db_url, &shown).await?;
-    let begin = match options.window {
-        // The window leaves the transaction idle between the snapshots.
-        Some(_) => "BEGIN TRANSACTION READ ONLY; SET LOCAL idle_in_transaction_session_timeout = 0",
-        None => "BEGIN TRANSACTION READ ONLY",
-    };
-    client
-        .batch_execute(begin)
-        .await
-        .map_err(|err| Error::runtime(format!("capture: {shown}: {}", error_text(&err))))?;
     let session = statements::check_extension(&client, &shown).await?;
     let (seen, window) = read_calls(&client, options, &shown, &session).await?;
+    let backends = statements::client_backends(&client, &shown).await?;
     let work = users_work(&client, seen, &options.tables).await?;
     let statements_seen = work.len();
     let total_calls: i64 = work.iter().map(|(stats, _, _)| stats.calls).sum();
@@ -175,10 +169,7 @@ async fn read_workload(
             parameters,
         });
     }
-    client
-        .batch_execute("COMMIT")
-        .await
-        .map_err(|err| Error::runtime(format!("capture: {shown}: {}", error_text(&err))))?;
+    execute(&client, &shown, "COMMIT").await?;
     let source = Source {
         target: shown,
         database: session.database.clone(),
@@ -187,6 +178,7 @@ async fn read_workload(
         statements_seen,
         top: options.top,
         tables: options.tables.clone(),
+        backends,
     };
     Ok((write::render(&source, &captured), captured))
 }
@@ -207,17 +199,32 @@ async fn connect(url: &str, shown: &str) -> Result<Client, Error> {
         .map_err(|err| Error::runtime(format!("cannot connect to {shown}: {}", error_text(&err))))
 }
 
+/// Runs `sql` (`BEGIN ...`, `COMMIT`) on capture's connection.
+async fn execute(client: &Client, shown: &str, sql: &str) -> Result<(), Error> {
+    client
+        .batch_execute(sql)
+        .await
+        .map_err(|err| Error::runtime(format!("capture: {shown}: {}", error_text(&err))))
+}
+
 /// The statements' calls: cumulative, or over `--window` (two snapshots).
+/// Returns inside the read-only transaction the rest is read in. The
+/// window's first snapshot is a transaction of its own: a transaction left
+/// open across the window would hold back the server's xmin horizon, so
+/// that the traffic's updates could not prune their dead row versions and
+/// could slow down while capture measured them (docs/capture.md, What it reads).
 async fn read_calls(
     client: &Client,
     options: &CaptureOptions,
     shown: &str,
     session: &statements::Session,
 ) -> Result<(Vec<StatementStats>, Option<Window>), Error> {
+    execute(client, shown, "BEGIN TRANSACTION READ ONLY").await?;
     let before = statements::snapshot(client, shown, session).await?;
     let Some(window) = options.window else {
         return Ok((before, None));
     };
+    execute(client, shown, "COMMIT").await?;
     let started = Instant::now();
     let total_s = window.as_secs();
     while started.elapsed() < window {
@@ -226,6 +233,7 @@ async fn read_calls(
         let done_s = started.elapsed().as_secs().min(total_s);
         stderrln!("capture: {done_s} of {total_s} s");
     }
+    execute(client, shown, "BEGIN TRANSACTION READ ONLY").await?;
     let after = statements::snapshot(client, shown, session).await?;
     let seconds = started.elapsed().as_secs_f64();
     let calls = statements::difference(&before, &after).ok_or_else(|| {

@@ -126,6 +126,29 @@ pub async fn snapshot(
         .collect())
 }
 
+/// The other client backends connected to the database now (capture's own
+/// connection not counted): the application's connections, from which
+/// `[load] clients` is derived (see `write::clients`).
+pub async fn client_backends(client: &Client, shown: &str) -> Result<u32, Error> {
+    let row = client
+        .query_one(
+            &format!(
+                "{MARKER} SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND backend_type = 'client backend' \
+                 AND pid <> pg_backend_pid()"
+            ),
+            &[],
+        )
+        .await
+        .map_err(|err| {
+            Error::runtime(format!(
+                "capture: {shown}: reading pg_stat_activity: {}",
+                error_text(&err)
+            ))
+        })?;
+    Ok(u32::try_from(row.get::<_, i64>(0)).unwrap_or(u32::MAX))
+}
+
 fn privilege_error(shown: &str, session: &Session) -> Error {
     Error::bad_input(format!(
         "--db-url {shown}: user {} cannot see other users' statements in pg_stat_statements \

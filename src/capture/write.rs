@@ -12,8 +12,10 @@ use crate::workload::ScriptFile;
 
 /// The `LIMIT` a script uses for `LIMIT $n` (the real values are not in pg_stat_statements).
 pub const LIMIT_CONSTANT: i64 = 10;
-/// Load clients of the written file: connections the open loop's arrivals share.
-const CLIENTS: u32 = 4;
+/// The fewest load clients a written file has.
+const MIN_CLIENTS: u32 = 4;
+/// Load clients per client connection seen on the database (see [`clients`]).
+const CLIENTS_PER_BACKEND: u32 = 2;
 /// The written file's load duration.
 const DURATION: &str = "60s";
 
@@ -49,6 +51,8 @@ pub struct Source {
     /// `--top N`, else the 95% rule.
     pub top: Option<usize>,
     pub tables: Vec<String>,
+    /// The other client connections on the database when the statements were read.
+    pub backends: u32,
 }
 
 /// What `--window` measured.
@@ -61,7 +65,7 @@ pub struct Window {
 pub fn render(source: &Source, statements: &[CapturedStatement]) -> String {
     let mut out = header(source, statements);
     out.push_str(&top_keys(source));
-    out.push_str(&load_section(statements));
+    out.push_str(&load_section(source, statements));
     let kept_calls: i64 = statements.iter().map(|s| s.calls).sum();
     for (index, statement) in statements.iter().enumerate() {
         out.push('\n');
@@ -69,6 +73,18 @@ pub fn render(source: &Source, statements: &[CapturedStatement]) -> String {
     }
     out.push_str(STRATEGIES);
     out
+}
+
+/// `[load] clients`: twice the client connections seen on the database, at
+/// least [`MIN_CLIENTS`]. The replay runs each statement as a transaction of
+/// its own, a commit (and a WAL flush for a write) each where the
+/// application committed once per transaction, so a connection does less
+/// per second than the application's did; the open loop keeps the rate
+/// whatever the clients, and spare clients let it catch up after a pause.
+pub fn clients(backends: u32) -> u32 {
+    backends
+        .saturating_mul(CLIENTS_PER_BACKEND)
+        .clamp(MIN_CLIENTS, crate::config::MAX_CLIENTS)
 }
 
 /// The number of parameters written as FIXME.
@@ -122,6 +138,14 @@ fn header(source: &Source, statements: &[CapturedStatement]) -> String {
                 .to_string(),
         ),
     }
+    lines.push(format!(
+        "Clients: {}: twice the {} client connections seen on database {} (at least \
+         {MIN_CLIENTS}): each statement runs as a transaction of its own, a commit each, so a \
+         connection does less per second than the application's did; --clients overrides it.",
+        clients(source.backends),
+        source.backends,
+        source.database
+    ));
     lines.push(
         "Privacy: no value of a user table is in this file except the ends of ranges (the \
          ends of a column's pg_stats histogram and most common values, or its min and max), \
@@ -198,8 +222,11 @@ fn top_keys(source: &Source) -> String {
     toml::to_string(&top).expect("plain strings serialize") + "\n"
 }
 
-fn load_section(statements: &[CapturedStatement]) -> String {
-    let mut text = format!("[load]\nclients = {CLIENTS}\nduration = \"{DURATION}\"\n");
+fn load_section(source: &Source, statements: &[CapturedStatement]) -> String {
+    let mut text = format!(
+        "[load]\nclients = {}\nduration = \"{DURATION}\"\n",
+        clients(source.backends)
+    );
     match total_rate(statements) {
         Some(rate) => text.push_str(&format!("rate = {:.1}\n", rate.max(0.1))),
         None => text.push_str("# rate: unknown (see the header)\n"),
@@ -385,6 +412,15 @@ mod tests {
             "{text}"
         );
         crate::script::parse("test", &text).unwrap();
+    }
+
+    #[test]
+    fn clients_are_twice_the_connections_seen_and_at_least_four() {
+        assert_eq!(clients(0), 4);
+        assert_eq!(clients(1), 4);
+        assert_eq!(clients(4), 8);
+        assert_eq!(clients(30), 60);
+        assert_eq!(clients(u32::MAX), crate::config::MAX_CLIENTS);
     }
 
     #[test]

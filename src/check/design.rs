@@ -25,7 +25,7 @@ use crate::bounds::Bound;
 use crate::config::Expectation;
 use crate::config::{
     self, BLOCKER_AT, BlockerChoice, BlockerConfig, BlockerKind, CheckConfig, Config, DDL_AT,
-    DdlConfig, LoadChoice, LoadConfig, Objects, WeightedScript,
+    DdlConfig, LoadChoice, LoadConfig, Objects, WeightedScript, WorkloadLoad,
 };
 use crate::database::error_text;
 use crate::error::Error;
@@ -183,11 +183,16 @@ pub fn design_run(
     let writes = match &check.load {
         LoadChoice::Auto => blocks >= Blocks::Writes,
         LoadChoice::ReadWrite => true,
-        LoadChoice::Read | LoadChoice::Script(_) => false,
+        LoadChoice::Read | LoadChoice::Script(_) | LoadChoice::Workload(_) => false,
     };
     let (scripts, load) = match &check.load {
         LoadChoice::Script(script) => (vec![script.clone()], script.script.name.clone()),
+        LoadChoice::Workload(workload) => (workload.scripts.clone(), workload_words(workload)),
         _ => load_scripts(tables, writes)?,
+    };
+    let rate_tps = match &check.load {
+        LoadChoice::Workload(workload) => workload.rate_tps,
+        _ => None,
     };
     let load = format!("{} clients: {load}", check.clients);
     let blocker = blocker_of(check, &strongest.0, blocks);
@@ -219,7 +224,7 @@ pub fn design_run(
             duration: check.duration,
             scripts,
             variables: Vec::new(),
-            rate_tps: None,
+            rate_tps,
             latency_limit: None,
             client_timeout: None,
             pool: None,
@@ -254,6 +259,24 @@ pub fn design_run(
         load,
         blocker: blocker_words,
     })
+}
+
+/// A workload file's load in words: `--load w.toml: 01-read (weight 800),
+/// 02-update (weight 200), 450 transactions/s`.
+fn workload_words(workload: &WorkloadLoad) -> String {
+    let scripts: Vec<String> = workload
+        .scripts
+        .iter()
+        .map(|weighted| format!("{} (weight {})", weighted.script.name, weighted.weight))
+        .collect();
+    let pace = match workload.rate_tps {
+        Some(rate) => format!(
+            "{} transactions/s",
+            crate::export::format::trim_number(rate, 1)
+        ),
+        None => "closed loop".to_string(),
+    };
+    format!("{}: {}, {pace}", workload.source, scripts.join(", "))
 }
 
 /// The name of a migration's results folder: its name without `.sql`

@@ -10,6 +10,7 @@
 //! - [`run`]: the check's course on one throwaway server (trace, design,
 //!   measure, apply, migration by migration);
 //! - [`design`]: a migration's trace -> the `Config` of its measured run;
+//! - [`load_tables`]: `--load FILE.toml`'s tables must be in check's database;
 //! - [`sizes`]: production sizes, and the holds of rewrites and scans there;
 //! - [`verdict`]: each migration judged against the budgets, with its fix;
 //! - [`report`] and [`markdown`]: `check.csv`, `check.json`, `junit.xml`, `check.md`;
@@ -18,6 +19,7 @@
 pub mod apply;
 pub mod breakage;
 pub mod design;
+pub mod load_tables;
 pub mod markdown;
 pub mod migrations;
 pub mod page;

@@ -24,7 +24,7 @@ use super::migrations::{Layout, Migration, read_folder, split_new};
 use super::rows::{TableFill, fill_tables};
 use super::sizes::{self, ProductionSizes, SizeEstimate, same_table};
 use crate::choices::{Measure, Side};
-use crate::config::{CheckConfig, Config, Data};
+use crate::config::{CheckConfig, Config, Data, LoadChoice};
 use crate::database::{Database, error_text};
 use crate::error::Error;
 use crate::expect::{self, ExpectationResult};
@@ -164,6 +164,9 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
     // empty, and no traffic uses it yet.
     let client = target.connect(Role::Check).await?;
     let deployed_tables = user_tables(&client).await?;
+    if let LoadChoice::Workload(workload) = &config.load {
+        super::load_tables::check_workload_tables(&client, workload).await?;
+    }
     drop(client);
     for migration in new {
         if let Some(reason) = interrupt.reason() {

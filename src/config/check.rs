@@ -13,7 +13,9 @@ use crate::script;
 use crate::server::ServerRequest;
 use crate::strategy::{NamedStrategy, preset};
 
-use super::load::{MAX_CLIENTS, WeightedScript};
+use crate::workload;
+
+use super::load::{MAX_CLIENTS, WeightedScript, load_scripts};
 use super::out_dir::parse_out_dir;
 use super::server::parse_server;
 
@@ -77,6 +79,23 @@ pub enum LoadChoice {
     ReadWrite,
     /// `--load FILE`: the user's pgbench script.
     Script(WeightedScript),
+    /// `--load FILE.toml`: a workload file's scripts, clients and rate.
+    Workload(WorkloadLoad),
+}
+
+/// The load of a workload file given as `--load FILE.toml` (e.g. one
+/// `capture` wrote): its weighted `[[load.scripts]]`, its `[load] clients`
+/// and open-loop `rate`. Its duration is not used: every run of a check
+/// lasts as long as its blocker needs.
+#[derive(Debug, Clone)]
+pub struct WorkloadLoad {
+    pub scripts: Vec<WeightedScript>,
+    /// `[load] clients`; `--clients` wins over it.
+    pub clients: u32,
+    /// `[load] rate`: transactions per second over all clients; `None` for a closed loop.
+    pub rate_tps: Option<f64>,
+    /// `--load PATH`, as messages name it.
+    pub source: String,
 }
 
 /// The limits the deployed migration must keep (each inclusive).
@@ -155,6 +174,7 @@ impl CheckConfig {
         let hold = args.hold.unwrap_or(DEFAULT_HOLD);
         let duration = parse_run_duration(args.duration, hold)?;
         let output = parse_out_dir(args.out.as_deref(), args.force, "check")?;
+        let load = parse_load_choice(args.load.as_ref())?;
         Ok(CheckConfig {
             dir: dir.to_path_buf(),
             layout: args.layout,
@@ -168,8 +188,8 @@ impl CheckConfig {
                 true => Measure::None,
                 false => args.measure.unwrap_or_default(),
             },
-            load: parse_load_choice(args.load.as_ref())?,
-            clients: parse_clients(args.clients)?,
+            clients: parse_clients(args.clients.or(load.file_clients()))?,
+            load,
             blocker: args.blocker.unwrap_or(BlockerChoice::Auto),
             hold,
             duration,
@@ -264,13 +284,28 @@ fn parse_data(args: &CheckArgs) -> Result<Data, Error> {
     Ok(Data::Rows(counts))
 }
 
+impl LoadChoice {
+    /// A workload file's `[load] clients`, the default of `--clients`.
+    fn file_clients(&self) -> Option<u32> {
+        match self {
+            LoadChoice::Workload(workload) => Some(workload.clients),
+            _ => None,
+        }
+    }
+}
+
+/// `--load`: read, read-write, a workload file (`.toml`) or a pgbench script.
 fn parse_load_choice(arg: Option<&LoadArg>) -> Result<LoadChoice, Error> {
     let path = match arg {
         None => return Ok(LoadChoice::Auto),
         Some(LoadArg::Read) => return Ok(LoadChoice::Read),
         Some(LoadArg::ReadWrite) => return Ok(LoadChoice::ReadWrite),
-        Some(LoadArg::Script(path)) => path.to_string_lossy(),
+        Some(LoadArg::Script(path)) => path,
     };
+    if path.extension().is_some_and(|ext| ext == "toml") {
+        return parse_workload_load(path).map(LoadChoice::Workload);
+    }
+    let path = path.to_string_lossy();
     let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|err| {
         Error::bad_input(format!(
@@ -285,6 +320,39 @@ fn parse_load_choice(arg: Option<&LoadArg>) -> Result<LoadChoice, Error> {
         text,
         source: format!("--load {path}"),
     }))
+}
+
+/// `--load FILE.toml`: the workload file's scripts, clients and rate.
+fn parse_workload_load(path: &Path) -> Result<WorkloadLoad, Error> {
+    let shown = path.display();
+    if !path.is_file() {
+        return Err(Error::bad_input(format!(
+            "--load {shown}: no such file; give read, read-write, a pgbench script or a \
+             workload file (.toml), e.g. one `stallbench capture` wrote"
+        )));
+    }
+    let loaded = workload::load(&path.to_string_lossy())?;
+    let scripts = load_scripts(&loaded)?;
+    let file = &loaded.file.load;
+    if file.clients == 0 {
+        return Err(Error::bad_input(format!(
+            "--load {shown}: [load] clients = 0; need at least 1 client"
+        )));
+    }
+    if let Some(rate) = file.rate
+        && !(rate.is_finite() && rate > 0.0)
+    {
+        return Err(Error::bad_input(format!(
+            "--load {shown}: [load] rate = {rate}: the rate must be a positive number of \
+             transactions per second, e.g. 200, or left out for a closed loop"
+        )));
+    }
+    Ok(WorkloadLoad {
+        scripts,
+        clients: file.clients,
+        rate_tps: file.rate,
+        source: format!("--load {shown}"),
+    })
 }
 
 fn parse_clients(clients: Option<u32>) -> Result<u32, Error> {
@@ -517,5 +585,79 @@ mod tests {
         );
         let error = CheckConfig::new(Path::new("/no/such/folder"), &CheckArgs::default());
         assert_eq!(error.unwrap_err().exit_code(), 2);
+    }
+
+    /// A workload file with two weighted scripts, `[load]` keys given by `load`.
+    fn workload_file(dir: &Path, load: &str) -> String {
+        let path = dir.join("w.toml");
+        let text = format!(
+            "name = \"w\"\ndescription = \"d\"\nsetup = \"\"\n[load]\n{load}\nduration = \"60s\"\n\
+             [[load.scripts]]\nname = \"read\"\nsql = \"SELECT 1;\"\nweight = 800\n\
+             [[load.scripts]]\nname = \"write\"\nsql = \"SELECT 2;\"\nweight = 200\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn a_toml_load_is_a_workloads_scripts_clients_and_rate() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = workload_file(dir.path(), "clients = 8\nrate = 450.5");
+        let config = parsed(&["--load", &path]).unwrap();
+        let LoadChoice::Workload(load) = &config.load else {
+            panic!("not a workload: {:?}", config.load);
+        };
+        let scripts: Vec<(&str, u32)> = load
+            .scripts
+            .iter()
+            .map(|s| (s.script.name.as_str(), s.weight))
+            .collect();
+        assert_eq!(scripts, vec![("read", 800), ("write", 200)]);
+        assert_eq!(load.rate_tps, Some(450.5));
+        assert_eq!(config.clients, 8);
+        // --clients wins over the file's.
+        assert_eq!(
+            parsed(&["--load", &path, "--clients", "3"])
+                .unwrap()
+                .clients,
+            3
+        );
+        // Without a rate: a closed loop.
+        let path = workload_file(dir.path(), "clients = 2");
+        let config = parsed(&["--load", &path]).unwrap();
+        let LoadChoice::Workload(load) = &config.load else {
+            panic!("not a workload");
+        };
+        assert_eq!((load.rate_tps, config.clients), (None, 2));
+    }
+
+    #[test]
+    fn a_bad_toml_load_names_the_file_and_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = workload_file(dir.path(), "clients = 0");
+        let err = parsed(&["--load", &path]).unwrap_err();
+        assert!(
+            err.contains("[load] clients = 0; need at least 1 client"),
+            "{err}"
+        );
+        let path = workload_file(dir.path(), "clients = 4\nrate = -1.0");
+        let err = parsed(&["--load", &path]).unwrap_err();
+        assert!(
+            err.contains("[load] rate = -1: the rate must be a positive"),
+            "{err}"
+        );
+        let missing = dir.path().join("none.toml");
+        let err = parsed(&["--load", missing.to_str().unwrap()]).unwrap_err();
+        assert!(err.contains("none.toml: no such file;"), "{err}");
+        // A path not ending in .toml is still one pgbench script.
+        let script = dir.path().join("read.sql");
+        std::fs::write(&script, "SELECT 1;\n").unwrap();
+        let config = parsed(&["--load", script.to_str().unwrap()]).unwrap();
+        assert!(
+            matches!(config.load, LoadChoice::Script(_)),
+            "{:?}",
+            config.load
+        );
+        assert_eq!(config.clients, DEFAULT_CLIENTS);
     }
 }

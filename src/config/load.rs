@@ -317,7 +317,7 @@ fn check_shell(source: &str, scripts: &[WeightedScript], allow_shell: bool) -> R
 }
 
 /// The workload's `[[load.scripts]]`.
-fn load_scripts(loaded: &LoadedWorkload) -> Result<Vec<WeightedScript>, Error> {
+pub(super) fn load_scripts(loaded: &LoadedWorkload) -> Result<Vec<WeightedScript>, Error> {
     let source = &loaded.source;
     let scripts = &loaded.file.load.scripts;
     if scripts.is_empty() {

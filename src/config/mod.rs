@@ -34,7 +34,7 @@ pub use blocker::{BlockerConfig, BlockerKind};
 pub use check::Selection;
 pub use check::{
     BLOCKER_AT, BlockerChoice, Budgets, CheckConfig, DDL_AT, DEFAULT_ROWS, Data, LoadChoice,
-    RowCounts,
+    RowCounts, WorkloadLoad,
 };
 pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;

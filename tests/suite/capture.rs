@@ -3,8 +3,9 @@
 //! the written workload has each of them with its share as weight, `\set`
 //! ranges from the column's statistics (a skewed column Zipfian), loads as
 //! `run` and `compare` read it, and runs. With `--window` the calls over the
-//! window give the rate. A database without the extension is refused with
-//! the fix.
+//! window give the rate, and replayed for 3 s on a copy of the database it
+//! keeps each statement's share of the calls (within 10 points). A database
+//! without the extension is refused with the fix.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -95,6 +96,86 @@ fn assert_loads(path: &Path, url: &str, scripts: usize) {
     )
     .unwrap();
     assert_eq!(compare.strategies.len(), 2);
+}
+
+/// Fidelity: the captured `file` replayed for 3 s (`run --load-only
+/// --in-place --allow-writes`) on a copy of the database makes each
+/// statement's share of the calls in the copy's pg_stat_statements within
+/// 10 points of its captured share (its weight, per mille).
+fn assert_replay_keeps_the_shares(
+    server: &OperatorServer,
+    url: &str,
+    (workload, file): (&Path, &WorkloadFile),
+    dir: &Path,
+) {
+    psql(
+        server,
+        url,
+        &["-c", "CREATE DATABASE replay TEMPLATE postgres"],
+    );
+    psql(server, url, &["-c", "SELECT pg_stat_statements_reset()"]);
+    let copy = url.replace("dbname=postgres", "dbname=replay");
+    stallbench_quiet("run", workload, &dir.join("replay"))
+        .args([
+            "--load-only",
+            "--db-url",
+            &copy,
+            "--in-place",
+            "--allow-writes",
+        ])
+        .args(["--duration", "3s"])
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(0);
+    let counts = psql_output(
+        server,
+        url,
+        "SELECT query || E'\\t' || sum(calls) FROM pg_stat_statements \
+         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'replay') GROUP BY query",
+    );
+    // Each script's statement as the server normalised it: `:pN` is `$N`.
+    let statements: Vec<(String, u32)> = file
+        .load
+        .scripts
+        .iter()
+        .map(|script| {
+            let sql = script.sql.as_deref().unwrap();
+            let statement = sql.lines().last().unwrap().trim_end_matches(';');
+            (statement.replace(":p", "$"), script.weight)
+        })
+        .collect();
+    let calls: Vec<u64> = statements
+        .iter()
+        .map(|(statement, _)| {
+            counts
+                .lines()
+                .filter_map(|line| line.split_once('\t'))
+                .filter(|(query, _)| query == statement)
+                .map(|(_, calls)| calls.parse::<u64>().unwrap())
+                .sum()
+        })
+        .collect();
+    let total: u64 = calls.iter().sum();
+    assert!(total > 100, "replayed calls: {calls:?}\n{counts}");
+    for ((statement, weight), calls) in statements.iter().zip(&calls) {
+        let replayed = *calls as f64 / total as f64;
+        let captured = f64::from(*weight) / 1000.0;
+        eprintln!(
+            "replay: {statement}: {calls} calls, {replayed:.3} of them; captured {captured:.3}"
+        );
+        assert!(
+            (replayed - captured).abs() <= 0.10,
+            "{statement}: {:.1}% of the replay's calls, {:.1}% captured\n{counts}",
+            replayed * 100.0,
+            captured * 100.0
+        );
+    }
+}
+
+/// What psql prints for `sql` (unaligned, tuples only).
+fn psql_output(server: &OperatorServer, url: &str, sql: &str) -> String {
+    let output = server.run("psql", &["-X", "-At", "-d", url, "-c", sql]);
+    String::from_utf8(output.stdout).unwrap()
 }
 
 #[test]
@@ -217,6 +298,7 @@ fn capture_writes_each_statement_with_its_share_and_ranges() {
     assert_weight_near(script_with(&file, "WHERE id = :p1;").1, 500, "by id");
     assert_weight_near(script_with(&file, "WHERE owner = :p1;").1, 333, "by owner");
     assert!(text.contains("calls/s -- write"), "{text}");
+    assert_replay_keeps_the_shares(&server, &url, (&windowed, &file), dir.path());
 
     // A database of the same server without the extension.
     psql(&server, &url, &["-c", "CREATE DATABASE bare"]);

@@ -22,6 +22,7 @@ mod check_migrations;
 mod check_rows;
 mod check_sizes;
 mod check_stop;
+mod check_workload;
 mod ci;
 mod cli;
 mod concurrent;
