@@ -46,6 +46,7 @@ pub mod scenario;
 pub mod script;
 pub mod server;
 pub mod serverlog;
+pub mod sql_scan;
 pub mod sql_split;
 pub mod stop;
 pub mod strategy;

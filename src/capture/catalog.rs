@@ -16,8 +16,8 @@
 
 use tokio_postgres::Client;
 
-use super::parameters::ColumnName;
 use crate::error::Error;
+use crate::sql_scan::ColumnName;
 
 /// A most common value this many times above the uniform share makes a column skewed.
 pub const SKEW_FACTOR: f64 = 10.0;
@@ -28,7 +28,7 @@ pub const MARKER: &str = "/* stallbench capture */";
 
 /// A relation the statement names, as the catalogs resolved it.
 #[derive(Debug, Clone)]
-pub struct Relation {
+pub struct KnownRelation {
     /// The name as written in the statement (`orders`, `app.orders`).
     pub written: String,
     pub oid: u32,
@@ -36,7 +36,7 @@ pub struct Relation {
     pub name: String,
 }
 
-impl Relation {
+impl KnownRelation {
     /// `schema.name`, each part quoted only where needed.
     pub fn qualified(&self) -> String {
         format!(
@@ -81,7 +81,7 @@ pub enum RangeSource {
 
 /// Resolves each of `names` (as written in statements) to a relation on the
 /// server, by the capture session's `search_path`; names that are no relation are left out.
-pub async fn relations(client: &Client, names: &[String]) -> Result<Vec<Relation>, Error> {
+pub async fn relations(client: &Client, names: &[String]) -> Result<Vec<KnownRelation>, Error> {
     let quoted: Vec<String> = names.iter().map(|name| quote_name(name)).collect();
     let rows = client
         .query(
@@ -95,7 +95,7 @@ pub async fn relations(client: &Client, names: &[String]) -> Result<Vec<Relation
         .map_err(|err| catalog_error("resolving the statements' tables", &err))?;
     Ok(rows
         .iter()
-        .map(|row| Relation {
+        .map(|row| KnownRelation {
             written: names[row.get::<_, i32>(0) as usize - 1].clone(),
             oid: row.get(1),
             schema: row.get(2),
@@ -106,8 +106,8 @@ pub async fn relations(client: &Client, names: &[String]) -> Result<Vec<Relation
 
 /// A column of one of `tables` (tried in order), as the catalogs know it.
 #[derive(Debug, Clone)]
-pub struct Column {
-    pub relation: Relation,
+pub struct KnownColumn {
+    pub relation: KnownRelation,
     pub name: String,
     /// `format_type`'s name, e.g. `integer`, `numeric(10,2)`.
     pub type_name: String,
@@ -115,7 +115,7 @@ pub struct Column {
     pub category: String,
 }
 
-impl Column {
+impl KnownColumn {
     /// `table.column` as the file names it.
     pub fn label(&self) -> String {
         format!(
@@ -129,9 +129,9 @@ impl Column {
 /// The first of `tables` that has `column`.
 pub async fn column(
     client: &Client,
-    tables: &[&Relation],
+    tables: &[&KnownRelation],
     column: &ColumnName,
-) -> Result<Option<Column>, Error> {
+) -> Result<Option<KnownColumn>, Error> {
     for relation in tables {
         let (filter, name, position) = match column {
             ColumnName::Named(name) => ("a.attname = $2", name.clone(), 0_i64),
@@ -148,7 +148,7 @@ pub async fn column(
             .await
             .map_err(|err| catalog_error("reading a column's type", &err))?;
         if let Some(row) = row {
-            return Ok(Some(Column {
+            return Ok(Some(KnownColumn {
                 relation: (*relation).clone(),
                 name: row.get(0),
                 type_name: row.get(1),
@@ -160,7 +160,7 @@ pub async fn column(
 }
 
 /// How a parameter compared with `column` gets its values.
-pub async fn generator(client: &Client, column: &Column) -> Result<Generator, Error> {
+pub async fn generator(client: &Client, column: &KnownColumn) -> Result<Generator, Error> {
     match column.category.as_str() {
         "N" => range(client, column).await,
         "B" => Ok(Generator::Boolean {
@@ -187,7 +187,7 @@ struct ColumnStats {
 }
 
 /// `Generator::Range` of a numeric column, from its statistics, else its min and max.
-async fn range(client: &Client, column: &Column) -> Result<Generator, Error> {
+async fn range(client: &Client, column: &KnownColumn) -> Result<Generator, Error> {
     let stats = statistics(client, column).await?;
     let mut ends: Vec<f64> = stats
         .common_values
@@ -230,7 +230,7 @@ pub fn is_skewed(top_frequency: Option<f32>, distinct: Option<f64>) -> bool {
 }
 
 /// The column's row of `pg_stats` (the table's own, not its inheritance tree's).
-async fn statistics(client: &Client, column: &Column) -> Result<ColumnStats, Error> {
+async fn statistics(client: &Client, column: &KnownColumn) -> Result<ColumnStats, Error> {
     let row = client
         .query_opt(
             "SELECT (s.histogram_bounds::text::text[])[1], \
@@ -264,7 +264,7 @@ async fn statistics(client: &Client, column: &Column) -> Result<ColumnStats, Err
 }
 
 /// `SELECT min(col), max(col)` of the column: the only read of a user table.
-async fn min_max(client: &Client, column: &Column) -> Result<Vec<f64>, Error> {
+async fn min_max(client: &Client, column: &KnownColumn) -> Result<Vec<f64>, Error> {
     let name = quote_name(&column.name);
     let sql = format!(
         "{MARKER} SELECT min({name})::float8, max({name})::float8 FROM {}",

@@ -13,7 +13,6 @@
 //! never ends on a path it cannot write.
 
 pub mod catalog;
-pub mod parameters;
 pub mod statements;
 pub mod write;
 
@@ -28,10 +27,10 @@ use crate::conninfo::{ConnSettings, Tls};
 use crate::database::{error_text, redact_url};
 use crate::error::{Error, exit_code};
 use crate::role::{StatementEffect, statement_effect};
-use catalog::{Generator, Relation};
-use parameters::{Resolved, Target};
+use crate::sql_scan::{self as parameters, ParameterTarget, ScannedStatement};
+use catalog::{Generator, KnownRelation};
 use statements::StatementStats;
-use write::{CapturedStatement, LIMIT_CONSTANT, Source, Window};
+use write::{CaptureSource, CapturedStatement, LIMIT_CONSTANT, Window};
 
 /// The share of calls the kept statements cover without `--top`.
 pub const COVERED_SHARE: f64 = 0.95;
@@ -170,7 +169,7 @@ async fn read_workload(
         });
     }
     execute(&client, &shown, "COMMIT").await?;
-    let source = Source {
+    let source = CaptureSource {
         target: shown,
         database: session.database.clone(),
         captured_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
@@ -217,7 +216,7 @@ async fn read_calls(
     client: &Client,
     options: &CaptureOptions,
     shown: &str,
-    session: &statements::Session,
+    session: &statements::CaptureSession,
 ) -> Result<(Vec<StatementStats>, Option<Window>), Error> {
     execute(client, shown, "BEGIN TRANSACTION READ ONLY").await?;
     let before = statements::snapshot(client, shown, session).await?;
@@ -252,8 +251,8 @@ async fn users_work(
     client: &Client,
     seen: Vec<StatementStats>,
     tables: &[String],
-) -> Result<Vec<(StatementStats, Resolved, Vec<Relation>)>, Error> {
-    let candidates: Vec<(StatementStats, Resolved)> = seen
+) -> Result<Vec<(StatementStats, ScannedStatement, Vec<KnownRelation>)>, Error> {
+    let candidates: Vec<(StatementStats, ScannedStatement)> = seen
         .into_iter()
         .filter(|stats| stats.calls > 0 && statements::is_users_work(&stats.query))
         .map(|stats| {
@@ -270,12 +269,12 @@ async fn users_work(
     let known = catalog::relations(client, &names).await?;
     let mut work = Vec::new();
     for (stats, resolved) in candidates {
-        let relations: Vec<Relation> = resolved
+        let relations: Vec<KnownRelation> = resolved
             .tables
             .iter()
             .filter_map(|t| known.iter().find(|r| r.written == t.name).cloned())
             .collect();
-        if !relations.is_empty() && relations.iter().all(Relation::is_system) {
+        if !relations.is_empty() && relations.iter().all(KnownRelation::is_system) {
             continue;
         }
         if !tables.is_empty() && !touches(&resolved, &relations, tables) {
@@ -287,7 +286,7 @@ async fn users_work(
 }
 
 /// Whether the statement names one of `tables` (`orders` or `app.orders`).
-fn touches(resolved: &Resolved, relations: &[Relation], tables: &[String]) -> bool {
+fn touches(resolved: &ScannedStatement, relations: &[KnownRelation], tables: &[String]) -> bool {
     tables.iter().any(|wanted| {
         relations
             .iter()
@@ -300,26 +299,26 @@ fn touches(resolved: &Resolved, relations: &[Relation], tables: &[String]) -> bo
 /// generators of the columns already looked up (a column is read once).
 async fn generators(
     client: &Client,
-    resolved: &Resolved,
-    relations: &[Relation],
+    resolved: &ScannedStatement,
+    relations: &[KnownRelation],
     cache: &mut BTreeMap<(u32, String), Generator>,
 ) -> Result<Vec<(u32, Generator)>, Error> {
     let mut out = Vec::new();
     for (number, target) in &resolved.parameters {
         let generator = match target {
-            Target::Limit => Generator::Constant {
+            ParameterTarget::Limit => Generator::Constant {
                 value: LIMIT_CONSTANT,
                 why: "LIMIT: a constant (the real values are not in pg_stat_statements)".into(),
             },
-            Target::Offset => Generator::Constant {
+            ParameterTarget::Offset => Generator::Constant {
                 value: 0,
                 why: "OFFSET: a constant (the real values are not in pg_stat_statements)".into(),
             },
-            Target::Unknown(context) => Generator::Fixme {
+            ParameterTarget::Unknown(context) => Generator::Fixme {
                 what: format!("in `{context}`: not compared with a column"),
             },
-            Target::Column { tables, column } => {
-                let candidates: Vec<&Relation> = tables
+            ParameterTarget::KnownColumn { tables, column } => {
+                let candidates: Vec<&KnownRelation> = tables
                     .iter()
                     .filter_map(|name| relations.iter().find(|r| r.written == *name))
                     .collect();
@@ -359,7 +358,11 @@ fn describe_column(column: &parameters::ColumnName) -> String {
 
 /// No statement with calls: the statistics were just reset, nothing ran
 /// in the window, or `--tables` left nothing.
-fn nothing_captured(shown: &str, session: &statements::Session, options: &CaptureOptions) -> Error {
+fn nothing_captured(
+    shown: &str,
+    session: &statements::CaptureSession,
+    options: &CaptureOptions,
+) -> Error {
     let database = &session.database;
     let fix = match (&options.window, options.tables.is_empty()) {
         (_, false) => format!(

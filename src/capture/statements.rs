@@ -24,7 +24,7 @@ pub struct StatementStats {
 
 /// Who capture is connected as, and where.
 #[derive(Debug, Clone)]
-pub struct Session {
+pub struct CaptureSession {
     pub user: String,
     pub database: String,
 }
@@ -37,7 +37,7 @@ const WORK_WORDS: &[&str] = &[
 
 /// Checks that the extension is installed in the database and its library
 /// loaded; `shown` names the target in the error.
-pub async fn check_extension(client: &Client, shown: &str) -> Result<Session, Error> {
+pub async fn check_extension(client: &Client, shown: &str) -> Result<CaptureSession, Error> {
     let row = client
         .query_one(
             "SELECT current_user::text, current_database()::text, \
@@ -47,7 +47,7 @@ pub async fn check_extension(client: &Client, shown: &str) -> Result<Session, Er
         )
         .await
         .map_err(|err| Error::runtime(format!("capture: {shown}: {}", error_text(&err))))?;
-    let session = Session {
+    let session = CaptureSession {
         user: row.get(0),
         database: row.get(1),
     };
@@ -76,7 +76,7 @@ pub async fn check_extension(client: &Client, shown: &str) -> Result<Session, Er
 pub async fn snapshot(
     client: &Client,
     shown: &str,
-    session: &Session,
+    session: &CaptureSession,
 ) -> Result<Vec<StatementStats>, Error> {
     let failed = |err: tokio_postgres::Error| {
         if err.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE) {
@@ -149,7 +149,7 @@ pub async fn client_backends(client: &Client, shown: &str) -> Result<u32, Error>
     Ok(u32::try_from(row.get::<_, i64>(0)).unwrap_or(u32::MAX))
 }
 
-fn privilege_error(shown: &str, session: &Session) -> Error {
+fn privilege_error(shown: &str, session: &CaptureSession) -> Error {
     Error::bad_input(format!(
         "--db-url {shown}: user {} cannot see other users' statements in pg_stat_statements \
          (<insufficient privilege>); run GRANT pg_read_all_stats TO {} as a superuser, or \

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::catalog::{Generator, RangeSource, ZIPF_PARAMETER};
-use super::parameters::{variable, with_variables};
+use crate::sql_scan::{variable, with_variables};
 use crate::workload::ScriptFile;
 
 /// The `LIMIT` a script uses for `LIMIT $n` (the real values are not in pg_stat_statements).
@@ -38,7 +38,7 @@ pub struct CapturedStatement {
 
 /// Where and how the statements were captured, for the header.
 #[derive(Debug, Clone)]
-pub struct Source {
+pub struct CaptureSource {
     /// The target as output names it (no password).
     pub target: String,
     pub database: String,
@@ -62,7 +62,7 @@ pub struct Window {
 }
 
 /// The workload file's text.
-pub fn render(source: &Source, statements: &[CapturedStatement]) -> String {
+pub fn render(source: &CaptureSource, statements: &[CapturedStatement]) -> String {
     let mut out = header(source, statements);
     out.push_str(&top_keys(source));
     out.push_str(&load_section(source, statements));
@@ -101,7 +101,7 @@ pub fn total_rate(statements: &[CapturedStatement]) -> Option<f64> {
     statements.iter().map(|s| s.calls_per_s).sum()
 }
 
-fn header(source: &Source, statements: &[CapturedStatement]) -> String {
+fn header(source: &CaptureSource, statements: &[CapturedStatement]) -> String {
     let covered: f64 = statements.iter().map(|s| s.share).sum();
     let cut = match source.top {
         Some(top) => format!("--top {top}"),
@@ -117,7 +117,7 @@ fn header(source: &Source, statements: &[CapturedStatement]) -> String {
             source.database, source.target, source.captured_at
         ),
         format!(
-            "Source: pg_stat_statements. Of {} statements of users' work{tables}, {} are kept \
+            "CaptureSource: pg_stat_statements. Of {} statements of users' work{tables}, {} are kept \
              ({cut}), covering {:.1}% of their calls; each is one script, weighted by its \
              share of the calls kept (per mille).",
             source.statements_seen,
@@ -204,7 +204,7 @@ fn wrap(line: &str, width: usize) -> Vec<String> {
 }
 
 /// `name`, `description` and `setup` (empty: the tables are the server's, `--in-place`).
-fn top_keys(source: &Source) -> String {
+fn top_keys(source: &CaptureSource) -> String {
     #[derive(Serialize)]
     struct Top<'a> {
         name: String,
@@ -222,7 +222,7 @@ fn top_keys(source: &Source) -> String {
     toml::to_string(&top).expect("plain strings serialize") + "\n"
 }
 
-fn load_section(source: &Source, statements: &[CapturedStatement]) -> String {
+fn load_section(source: &CaptureSource, statements: &[CapturedStatement]) -> String {
     let mut text = format!(
         "[load]\nclients = {}\nduration = \"{DURATION}\"\n",
         clients(source.backends)

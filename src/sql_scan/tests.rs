@@ -2,14 +2,14 @@
 
 use super::*;
 
-fn named(tables: &[&str], column: &str) -> Target {
-    Target::Column {
+fn named(tables: &[&str], column: &str) -> ParameterTarget {
+    ParameterTarget::KnownColumn {
         tables: tables.iter().map(|t| t.to_string()).collect(),
         column: ColumnName::Named(column.to_string()),
     }
 }
 
-fn targets(query: &str) -> Vec<Target> {
+fn targets(query: &str) -> Vec<ParameterTarget> {
     resolve(query)
         .parameters
         .into_iter()
@@ -84,7 +84,7 @@ fn in_lists_any_and_between() {
     );
     assert!(matches!(
         targets("SELECT * FROM t WHERE id = ANY ($1)")[..],
-        [Target::Unknown(_)]
+        [ParameterTarget::Unknown(_)]
     ));
     assert_eq!(
         targets("SELECT * FROM t WHERE k BETWEEN $1 AND $2"),
@@ -96,7 +96,11 @@ fn in_lists_any_and_between() {
 fn limit_and_offset() {
     assert_eq!(
         targets("SELECT * FROM t WHERE k = $1 ORDER BY k LIMIT $2 OFFSET $3"),
-        vec![named(&["t"], "k"), Target::Limit, Target::Offset]
+        vec![
+            named(&["t"], "k"),
+            ParameterTarget::Limit,
+            ParameterTarget::Offset
+        ]
     );
 }
 
@@ -106,7 +110,7 @@ fn update_set_and_where() {
     assert_eq!(
         targets("UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2"),
         vec![
-            Target::Unknown("= abalance + $1 WHERE aid =".into()),
+            ParameterTarget::Unknown("= abalance + $1 WHERE aid =".into()),
             named(&["pgbench_accounts"], "aid")
         ]
     );
@@ -142,11 +146,11 @@ fn insert_values_match_the_column_list_or_the_positions() {
     assert_eq!(
         targets("INSERT INTO app.t VALUES ($1, $2)"),
         vec![
-            Target::Column {
+            ParameterTarget::KnownColumn {
                 tables: vec!["app.t".into()],
                 column: ColumnName::Position(1)
             },
-            Target::Column {
+            ParameterTarget::KnownColumn {
                 tables: vec!["app.t".into()],
                 column: ColumnName::Position(2)
             },
@@ -166,7 +170,7 @@ fn delete_and_quoted_names() {
 fn a_parameter_in_a_function_is_unknown_with_its_context() {
     assert_eq!(
         targets("SELECT pg_sleep($1)"),
-        vec![Target::Unknown("SELECT pg_sleep($1)".into())]
+        vec![ParameterTarget::Unknown("SELECT pg_sleep($1)".into())]
     );
 }
 
@@ -184,7 +188,7 @@ fn statements_as_orms_send_them() {
         targets(
             r#"SELECT "users"."id", "users"."email" FROM "users" WHERE "users"."id" = $1 LIMIT $2"#
         ),
-        vec![named(&["users"], "id"), Target::Limit]
+        vec![named(&["users"], "id"), ParameterTarget::Limit]
     );
     assert_eq!(
         targets(
@@ -207,8 +211,8 @@ fn statements_as_orms_send_them() {
         ),
         vec![
             named(&["orders", "customers"], "city"),
-            Target::Limit,
-            Target::Offset
+            ParameterTarget::Limit,
+            ParameterTarget::Offset
         ]
     );
 }

@@ -1,5 +1,5 @@
-//! What each `$n` of a normalised statement (as pg_stat_statements shows
-//! it) stands for: the column it is compared with, set to or inserted into,
+//! What a normalised statement (as pg_stat_statements shows it) names: its
+//! tables (with their aliases), and what each `$n` stands for: the column it is compared with, set to or inserted into,
 //! a `LIMIT` or `OFFSET`, or nothing this scanner recognises.
 //!
 //! A small hand-written scanner over the statement's tokens, not a SQL
@@ -8,11 +8,13 @@
 //! `INSERT INTO t (cols) VALUES ($n, ...)` and `LIMIT`/`OFFSET $n`, and the
 //! tables of `FROM`, `JOIN`, `UPDATE`, `INSERT INTO`, `DELETE FROM`, `USING`
 //! and `MERGE INTO` with their aliases. The catalogs then decide which of the statement's tables has
-//! the column (`catalog.rs`); whatever is left is a FIXME in the file.
+//! the column (`capture/catalog.rs`); whatever is left is a FIXME in the file. `capture` resolves the
+//! parameters; `check --load FILE.toml` reads the tables a workload's
+//! scripts name.
 
 /// One token of a statement, with its byte range in the text.
 #[derive(Debug, Clone, PartialEq)]
-struct Token {
+struct SqlToken {
     kind: TokenKind,
     start: usize,
     end: usize,
@@ -32,9 +34,9 @@ enum TokenKind {
 
 /// What one `$n` stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum ParameterTarget {
     /// A column of one of `tables` (the candidates, most likely first).
-    Column {
+    KnownColumn {
         tables: Vec<String>,
         column: ColumnName,
     },
@@ -64,9 +66,9 @@ pub struct TableRef {
 
 /// The parameters of a statement, in order of their number, each with what it stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub struct ScannedStatement {
     pub tables: Vec<TableRef>,
-    pub parameters: Vec<(u32, Target)>,
+    pub parameters: Vec<(u32, ParameterTarget)>,
 }
 
 /// Words after which a name is a table (and what follows it may be an alias).
@@ -113,10 +115,10 @@ const COMPARISONS: &[&str] = &["=", "<>", "!=", "<", ">", "<=", ">="];
 const WORD_COMPARISONS: &[&str] = &["like", "ilike"];
 
 /// Resolves every `$n` of `query` (a normalised statement text).
-pub fn resolve(query: &str) -> Resolved {
+pub fn resolve(query: &str) -> ScannedStatement {
     let tokens = tokenize(query);
     let tables = tables(&tokens);
-    let mut parameters: Vec<(u32, Target)> = Vec::new();
+    let mut parameters: Vec<(u32, ParameterTarget)> = Vec::new();
     for (index, token) in tokens.iter().enumerate() {
         let TokenKind::Param(number) = token.kind else {
             continue;
@@ -124,13 +126,13 @@ pub fn resolve(query: &str) -> Resolved {
         let target = target_at(&tokens, index, &tables, query);
         match parameters.iter_mut().find(|(n, _)| *n == number) {
             // A parameter used twice: the first use that resolves wins.
-            Some((_, existing @ Target::Unknown(_))) => *existing = target,
+            Some((_, existing @ ParameterTarget::Unknown(_))) => *existing = target,
             Some(_) => {}
             None => parameters.push((number, target)),
         }
     }
     parameters.sort_by_key(|(number, _)| *number);
-    Resolved { tables, parameters }
+    ScannedStatement { tables, parameters }
 }
 
 /// `query` with each `$n` written as `:p<n>`, pgbench's variable, outside
@@ -155,7 +157,7 @@ pub fn variable(number: u32) -> String {
 }
 
 /// The tokens of `text`; comments are skipped.
-fn tokenize(text: &str) -> Vec<Token> {
+fn tokenize(text: &str) -> Vec<SqlToken> {
     let bytes = text.as_bytes();
     let mut tokens = Vec::new();
     let mut index = 0;
@@ -254,7 +256,7 @@ fn tokenize(text: &str) -> Vec<Token> {
                 TokenKind::Symbol(text[start..index].to_string())
             }
         };
-        tokens.push(Token {
+        tokens.push(SqlToken {
             kind,
             start,
             end: index,
@@ -279,23 +281,23 @@ fn end_of_quoted(bytes: &[u8], start: usize, quote: u8) -> usize {
     bytes.len()
 }
 
-fn word(token: Option<&Token>) -> Option<&str> {
+fn word(token: Option<&SqlToken>) -> Option<&str> {
     match token.map(|token| &token.kind) {
         Some(TokenKind::Word { text, .. }) => Some(text),
         _ => None,
     }
 }
 
-fn is_keyword(token: Option<&Token>, keyword: &str) -> bool {
+fn is_keyword(token: Option<&SqlToken>, keyword: &str) -> bool {
     matches!(token.map(|t| &t.kind), Some(TokenKind::Word { text, quoted: false }) if text == keyword)
 }
 
-fn is_symbol(token: Option<&Token>, symbol: &str) -> bool {
+fn is_symbol(token: Option<&SqlToken>, symbol: &str) -> bool {
     matches!(token.map(|t| &t.kind), Some(TokenKind::Symbol(text)) if text == symbol)
 }
 
 /// The tables of the statement, in order of appearance, each with its alias.
-fn tables(tokens: &[Token]) -> Vec<TableRef> {
+fn tables(tokens: &[SqlToken]) -> Vec<TableRef> {
     let mut tables: Vec<TableRef> = Vec::new();
     let mut index = 0;
     while index < tokens.len() {
@@ -349,7 +351,7 @@ fn tables(tokens: &[Token]) -> Vec<TableRef> {
 
 /// A name, `schema.name` or `name` (quoted parts kept as written, unquoted),
 /// starting at `index`, and the index after it.
-fn qualified_name(tokens: &[Token], index: usize) -> Option<(String, usize)> {
+fn qualified_name(tokens: &[SqlToken], index: usize) -> Option<(String, usize)> {
     let first = word(tokens.get(index))?;
     if NOT_ALIASES.contains(&first)
         && !matches!(tokens[index].kind, TokenKind::Word { quoted: true, .. })
@@ -369,7 +371,7 @@ fn qualified_name(tokens: &[Token], index: usize) -> Option<(String, usize)> {
 
 /// A column reference that ends at `end` (inclusive): `col` or `alias.col`,
 /// as (qualifier, column).
-fn column_before(tokens: &[Token], end: usize) -> Option<(Option<String>, String)> {
+fn column_before(tokens: &[SqlToken], end: usize) -> Option<(Option<String>, String)> {
     let column = word(tokens.get(end))?.to_string();
     if end >= 2 && is_symbol(tokens.get(end - 1), ".") {
         let qualifier = word(tokens.get(end - 2))?.to_string();
@@ -379,7 +381,7 @@ fn column_before(tokens: &[Token], end: usize) -> Option<(Option<String>, String
 }
 
 /// A column reference that starts at `start`: `col` or `alias.col`.
-fn column_after(tokens: &[Token], start: usize) -> Option<(Option<String>, String)> {
+fn column_after(tokens: &[SqlToken], start: usize) -> Option<(Option<String>, String)> {
     let first = word(tokens.get(start))?.to_string();
     if is_symbol(tokens.get(start + 1), ".") {
         let column = word(tokens.get(start + 2))?.to_string();
@@ -406,22 +408,27 @@ fn candidates(tables: &[TableRef], qualifier: Option<&str>) -> Vec<String> {
 }
 
 /// What the parameter at token `index` stands for.
-fn target_at(tokens: &[Token], index: usize, tables: &[TableRef], query: &str) -> Target {
+fn target_at(
+    tokens: &[SqlToken],
+    index: usize,
+    tables: &[TableRef],
+    query: &str,
+) -> ParameterTarget {
     let before = |back: usize| index.checked_sub(back).and_then(|i| tokens.get(i));
     let column = |found: Option<(Option<String>, String)>| {
-        found.map(|(qualifier, column)| Target::Column {
+        found.map(|(qualifier, column)| ParameterTarget::KnownColumn {
             tables: candidates(tables, qualifier.as_deref()),
             column: ColumnName::Named(column),
         })
     };
     if is_keyword(before(1), "limit") {
-        return Target::Limit;
+        return ParameterTarget::Limit;
     }
     if is_keyword(before(1), "offset") {
-        return Target::Offset;
+        return ParameterTarget::Offset;
     }
     // =, <>, <, >, LIKE, ...
-    let comparison = |token: Option<&Token>| {
+    let comparison = |token: Option<&SqlToken>| {
         matches!(token.map(|t| &t.kind), Some(TokenKind::Symbol(s)) if COMPARISONS.contains(&s.as_str()))
             || WORD_COMPARISONS.iter().any(|w| is_keyword(token, w))
     };
@@ -463,12 +470,12 @@ fn target_at(tokens: &[Token], index: usize, tables: &[TableRef], query: &str) -
     if let Some(target) = insert_value(tokens, index) {
         return target;
     }
-    Target::Unknown(context(tokens, index, query))
+    ParameterTarget::Unknown(context(tokens, index, query))
 }
 
 /// `col IN ($1, $2)`, `col NOT IN (...)`. (`col = ANY ($1)` takes an array,
 /// which a `\set` cannot make: it stays unknown.)
-fn in_list(tokens: &[Token], index: usize, tables: &[TableRef]) -> Option<Target> {
+fn in_list(tokens: &[SqlToken], index: usize, tables: &[TableRef]) -> Option<ParameterTarget> {
     let (open, _) = list_item(tokens, index)?;
     let keyword_at = open.checked_sub(1)?;
     if !is_keyword(tokens.get(keyword_at), "in") {
@@ -479,7 +486,7 @@ fn in_list(tokens: &[Token], index: usize, tables: &[TableRef]) -> Option<Target
         false => keyword_at.checked_sub(1)?,
     };
     let (qualifier, column) = column_before(tokens, column_end)?;
-    Some(Target::Column {
+    Some(ParameterTarget::KnownColumn {
         tables: candidates(tables, qualifier.as_deref()),
         column: ColumnName::Named(column),
     })
@@ -487,7 +494,7 @@ fn in_list(tokens: &[Token], index: usize, tables: &[TableRef]) -> Option<Target
 
 /// The `(` of the parenthesised list that holds the parameter at `index` at
 /// depth 0, and the parameter's position in it (from 0).
-fn list_item(tokens: &[Token], index: usize) -> Option<(usize, usize)> {
+fn list_item(tokens: &[SqlToken], index: usize) -> Option<(usize, usize)> {
     let mut position = 0;
     let mut depth = 0;
     let mut at = index;
@@ -507,7 +514,7 @@ fn list_item(tokens: &[Token], index: usize) -> Option<(usize, usize)> {
 
 /// `INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)`: the column at the
 /// parameter's position, or the table's column at that position without a list.
-fn insert_value(tokens: &[Token], index: usize) -> Option<Target> {
+fn insert_value(tokens: &[SqlToken], index: usize) -> Option<ParameterTarget> {
     let (open, position) = list_item(tokens, index)?;
     // The tuple follows VALUES, or `),` of an earlier tuple.
     let mut before = open.checked_sub(1)?;
@@ -531,14 +538,14 @@ fn insert_value(tokens: &[Token], index: usize) -> Option<Target> {
     } else {
         ColumnName::Position(position + 1)
     };
-    Some(Target::Column {
+    Some(ParameterTarget::KnownColumn {
         tables: vec![table],
         column,
     })
 }
 
 /// The `(` that the `)` at `close` closes.
-fn matching_open(tokens: &[Token], close: usize) -> Option<usize> {
+fn matching_open(tokens: &[SqlToken], close: usize) -> Option<usize> {
     let mut depth = 0;
     for at in (0..=close).rev() {
         if is_symbol(tokens.get(at), ")") {
@@ -554,7 +561,7 @@ fn matching_open(tokens: &[Token], close: usize) -> Option<usize> {
 }
 
 /// A few tokens around the parameter at `index`, as written, for a FIXME.
-fn context(tokens: &[Token], index: usize, query: &str) -> String {
+fn context(tokens: &[SqlToken], index: usize, query: &str) -> String {
     let from = tokens[index.saturating_sub(3)].start;
     let to = tokens[(index + 3).min(tokens.len() - 1)].end;
     query[from..to]
@@ -564,5 +571,4 @@ fn context(tokens: &[Token], index: usize, query: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "parameters_tests.rs"]
 mod tests;
