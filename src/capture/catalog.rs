@@ -66,6 +66,11 @@ pub enum Generator {
     },
     /// `random(0, 1)`, sent as `0`/`1`, which a boolean reads.
     Boolean { column: String },
+    /// A random string of `width` digits (`random(10^(width-1), 10^width - 1)`),
+    /// which a text column reads from a prepared statement's parameter:
+    /// `width` is the column's `avg_width` in pg_stats, at most its declared
+    /// length and [`MAX_DIGITS`].
+    Digits { column: String, width: u32 },
     /// A fixed value, and why.
     Constant { value: i64, why: String },
     /// Not resolved: `\set pN 1` and a FIXME saying what it is compared with.
@@ -166,6 +171,13 @@ pub async fn generator(client: &Client, column: &KnownColumn) -> Result<Generato
         "B" => Ok(Generator::Boolean {
             column: column.label(),
         }),
+        "S" => Ok(Generator::Digits {
+            column: column.label(),
+            width: digits_width(
+                statistics(client, column).await?.avg_width,
+                &column.type_name,
+            ),
+        }),
         _ => Ok(Generator::Fixme {
             what: format!(
                 "{} ({}): a script's \\set makes numbers only",
@@ -184,6 +196,23 @@ struct ColumnStats {
     top_frequency: Option<f32>,
     /// `n_distinct` made a count (a negative one is a fraction of the rows).
     distinct: Option<f64>,
+    /// The average width of its values, in bytes.
+    avg_width: Option<i32>,
+}
+
+/// The most digits a text parameter gets: `\set` computes in 64-bit integers.
+pub const MAX_DIGITS: u32 = 18;
+
+/// How many digits a text column's random string gets: its values' average
+/// width (8 without statistics), at most its declared length
+/// (`character varying(20)`) and [`MAX_DIGITS`], at least 1.
+fn digits_width(avg_width: Option<i32>, type_name: &str) -> u32 {
+    let declared = type_name
+        .split_once('(')
+        .and_then(|(_, rest)| rest.trim_end_matches(')').parse::<u32>().ok())
+        .unwrap_or(MAX_DIGITS);
+    let average = avg_width.map_or(8, |width| width.max(1) as u32);
+    average.min(declared).clamp(1, MAX_DIGITS)
 }
 
 /// `Generator::Range` of a numeric column, from its statistics, else its min and max.
@@ -237,7 +266,8 @@ async fn statistics(client: &Client, column: &KnownColumn) -> Result<ColumnStats
              (s.histogram_bounds::text::text[])[cardinality(s.histogram_bounds::text::text[])], \
              s.most_common_vals::text::text[], s.most_common_freqs[1], \
              CASE WHEN s.n_distinct >= 0 THEN s.n_distinct::float8 \
-                  ELSE -s.n_distinct * greatest(c.reltuples, 0)::float8 END \
+                  ELSE -s.n_distinct * greatest(c.reltuples, 0)::float8 END, \
+             s.avg_width \
              FROM pg_stats s JOIN pg_class c ON c.oid = $4 \
              WHERE s.schemaname = $1 AND s.tablename = $2 AND s.attname = $3 \
              ORDER BY s.inherited LIMIT 1",
@@ -260,6 +290,7 @@ async fn statistics(client: &Client, column: &KnownColumn) -> Result<ColumnStats
         common_values: row.get::<_, Option<Vec<String>>>(2).unwrap_or_default(),
         top_frequency: row.get(3),
         distinct: row.get::<_, Option<f64>>(4).filter(|d| *d > 0.0),
+        avg_width: row.get(5),
     })
 }
 
@@ -329,5 +360,14 @@ mod tests {
         assert_eq!(quote_name("app.Orders"), "\"app\".\"Orders\"");
         assert_eq!(quote_if_needed("orders"), "orders");
         assert_eq!(quote_if_needed("createdAt"), "\"createdAt\"");
+    }
+
+    #[test]
+    fn a_text_parameter_is_as_wide_as_the_columns_values_within_bounds() {
+        assert_eq!(digits_width(Some(5), "text"), 5);
+        assert_eq!(digits_width(None, "text"), 8);
+        assert_eq!(digits_width(Some(40), "character varying(12)"), 12);
+        assert_eq!(digits_width(Some(40), "text"), MAX_DIGITS);
+        assert_eq!(digits_width(Some(0), "character(1)"), 1);
     }
 }

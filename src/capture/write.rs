@@ -316,6 +316,17 @@ pub fn script_text(statement: &CapturedStatement) -> String {
                 format!("${number}: {column} (boolean)"),
                 "random(0, 1)".to_string(),
             ),
+            Generator::Digits { column, width } => (
+                format!(
+                    "${number}: {column} (text), a random string of {width} digits (its average \
+                     width), sent as text by --protocol prepared or extended"
+                ),
+                format!(
+                    "random({}, {})",
+                    10u64.pow(width - 1),
+                    10u64.pow(*width) - 1
+                ),
+            ),
             Generator::Constant { value, why } => (format!("${number}: {why}"), value.to_string()),
             Generator::Fixme { what } => (
                 format!("FIXME: queryid {}: ${number} {what}", statement.queryid),
@@ -395,6 +406,26 @@ mod tests {
              -- $2: LIMIT, a constant\n\
              \\set p2 10\n\
              SELECT total FROM orders WHERE customer_id = :p1 LIMIT :p2;\n"
+        );
+        crate::script::parse("test", &text).unwrap();
+    }
+
+    #[test]
+    fn a_text_parameter_is_a_random_string_of_its_columns_width() {
+        let text = script_text(&statement(vec![(
+            1,
+            Generator::Digits {
+                column: "public.orders.status".into(),
+                width: 3,
+            },
+        )]));
+        assert!(
+            text.starts_with(
+                "-- $1: public.orders.status (text), a random string of 3 digits (its average \
+                 width), sent as text by --protocol prepared or extended\n\\set p1 random(100, \
+                 999)\n"
+            ),
+            "{text}"
         );
         crate::script::parse("test", &text).unwrap();
     }
