@@ -57,8 +57,6 @@ pub(super) struct StandbyEndpoint {
     hosts: String,
     /// The throwaway's `hot standby`, or `--replica-url` without its password.
     description: String,
-    /// `--replica-url`: the user's own standby, which the run only reads from.
-    users: bool,
 }
 
 /// The throwaway server's standby, as the primary's settings are resolved
@@ -75,7 +73,6 @@ pub(super) fn throwaway_standby(server: &Server) -> Result<Option<StandbyEndpoin
         tls,
         hosts: resolved.settings.host_list(),
         description: "hot standby".to_string(),
-        users: false,
     }))
 }
 
@@ -95,7 +92,6 @@ pub(super) fn users_standby(url: &str) -> Result<StandbyEndpoint, Error> {
         tls,
         hosts: resolved.settings.host_list(),
         description: describe_url(url, &resolved.settings),
-        users: true,
     })
 }
 
@@ -124,7 +120,7 @@ impl Database {
     pub fn users_standby(&self) -> Option<&str> {
         self.replica
             .as_ref()
-            .filter(|standby| standby.users)
+            .filter(|_| self.server.is_none())
             .map(|standby| standby.description.as_str())
     }
 
@@ -190,7 +186,8 @@ impl Database {
     /// recovery (a primary named by mistake would take the readers' and the
     /// report's load as a second primary); no-op without one.
     pub(super) async fn check_users_standby(&self) -> Result<(), Error> {
-        let Some(standby) = self.replica.as_ref().filter(|standby| standby.users) else {
+        // A standby without a throwaway server is the user's (`--replica-url`).
+        let Some(standby) = self.replica.as_ref().filter(|_| self.server.is_none()) else {
             return Ok(());
         };
         let shown = &standby.description;
