@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # The PostgreSQL-majors matrix: for each major (13 to 18 unless named), the
-# outage scenario through `stallbench compare --pg-version N` and the
-# strategies test with STALLBENCH_PG_VERSION=N, then one Markdown table:
-# major, exact version, server start time, naive zero-tps seconds, the naive
-# DDL's lock wait, retry zero-tps seconds, lock chain found, server-log facts
-# found, pass/fail.
+# outage scenario through `stallbench compare --pg-version N`, the same
+# outage on a hot standby (`replica-report`), and the strategies tests with
+# STALLBENCH_PG_VERSION=N, then one Markdown table: major, exact version,
+# server start time, naive zero-tps seconds, the naive DDL's lock wait, retry
+# zero-tps seconds, lock chain found, server-log facts found, the replica's
+# zero-tps seconds under naive, retry and replica-aware, pass/fail.
 #
 # The scenario is the bundled add-column on a 14 s clock (report from 2 s held
 # 8 s, ALTER at 3 s) with the workload's own bounds: naive has at least 5
 # zero-tps seconds, retry none and finishes. A row passes when those bounds
 # hold (compare exits 0), the server is the major asked for, the lock chain and
-# the server log's lock waits were found, and the strategies test passes.
+# the server log's lock waits were found, the replica run meets its own bounds
+# on the same clock (naive and retry stall the standby's readers at least 5 s,
+# replica-aware at most 1 s), and the strategies tests pass.
 #
 # Usage: scripts/pg-majors.sh [MAJOR ...]
 # Needs cargo and jq; a major neither installed nor cached is downloaded from
@@ -30,7 +33,7 @@ fi
 unset STALLBENCH_PG_BIN STALLBENCH_PG_VERSION STALLBENCH_OFFLINE
 
 cargo build --quiet
-cargo test --quiet --test strategies --no-run 2>/dev/null
+cargo test --quiet --test suite --no-run 2>/dev/null
 # The test checks that no server of the harness outlives it by scanning every
 # process: where we may, it runs in its own pid namespace, blind to the servers
 # of other runs on the machine.
@@ -44,10 +47,10 @@ mkdir -p "$folder"
 
 # One row of the table, for major $1, from its folder $2.
 row() {
-    local major=$1 dir=$2 compare_code=$3 test_code=$4
+    local major=$1 dir=$2 compare_code=$3 test_code=$4 replica_code=$5
     local out="$dir/results"
     if [ ! -f "$out/run.json" ] || [ ! -f "$out/summary.json" ]; then
-        echo "| $major | - | - | - | - | - | no | no | fail (compare exit $compare_code, see $dir) |"
+        echo "| $major | - | - | - | - | - | no | no | - | fail (compare exit $compare_code, see $dir) |"
         return
     fi
     local version start naive_zero ddl_wait retry_zero chain log verdict
@@ -74,10 +77,15 @@ row() {
     [ "$chain" = yes ] || why+=("no lock chain")
     [ "$log" = yes ] || why+=("no server-log facts")
     [ "$test_code" = 0 ] || why+=("strategies test failed")
+    [ "$replica_code" = 0 ] || why+=("replica compare exit $replica_code")
+    local replica=-
+    if [ -f "$dir/replica/summary.json" ]; then
+        replica=$(jq -r '[.strategies[] | .zero_tps_seconds | tostring] | join(" / ")' "$dir/replica/summary.json")
+    fi
     if [ ${#why[@]} -gt 0 ]; then
         verdict="fail ($(IFS=,; echo "${why[*]}" | sed 's/,/, /g'))"
     fi
-    echo "| $major | $version | ${start} s | $naive_zero | ${ddl_wait} s | $retry_zero | $chain | $log | $verdict |"
+    echo "| $major | $version | ${start} s | $naive_zero | ${ddl_wait} s | $retry_zero | $chain | $log | $replica | $verdict |"
 }
 
 rows=()
@@ -89,16 +97,20 @@ for major in "${majors[@]}"; do
     "$stallbench" compare add-column --pg-version "$major" \
         --duration 14s --blocker-at 2s --blocker-hold 8s --ddl-at 3s \
         --quiet --out "$dir/results" >"$dir/compare.txt" 2>&1 || compare_code=$?
+    replica_code=0
+    "$stallbench" compare replica-report --pg-version "$major" \
+        --duration 14s --blocker-at 2s --blocker-hold 8s --ddl-at 3s \
+        --quiet --out "$dir/replica" >"$dir/replica.txt" 2>&1 || replica_code=$?
     test_code=0
-    STALLBENCH_PG_VERSION=$major "${isolate[@]}" cargo test --quiet --test strategies \
+    STALLBENCH_PG_VERSION=$major "${isolate[@]}" cargo test --quiet --test suite strategies:: \
         >"$dir/strategies-test.txt" 2>&1 || test_code=$?
-    rows+=("$(row "$major" "$dir" "$compare_code" "$test_code")")
+    rows+=("$(row "$major" "$dir" "$compare_code" "$test_code" "$replica_code")")
     echo "${rows[-1]}" >&2
 done
 
 echo
-echo "| major | version | server start | naive zero-tps s | naive DDL wait | retry zero-tps s | lock chain | server log | result |"
-echo "| ---: | :--- | ---: | ---: | ---: | ---: | :--- | :--- | :--- |"
+echo "| major | version | server start | naive zero-tps s | naive DDL wait | retry zero-tps s | lock chain | server log | replica zero-tps s (naive / retry / replica-aware) | result |"
+echo "| ---: | :--- | ---: | ---: | ---: | ---: | :--- | :--- | :--- | :--- |"
 printf '%s\n' "${rows[@]}"
 echo
 echo "results and test output: $folder/"
