@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
-# Benchmark: stallbench `run --load-only` against `pgbench -M prepared`, same
-# server, script, clients and duration, alternating ROUNDS times, each run on
-# freshly built and vacuumed tables (the read script, SELECT 1, and pgbench's
-# built-in tpcb-like and select-only at scale 1, `-b NAME` on both sides); the lock observer's cost (load-only TPS
-# with and without it); the open-loop scheduler's cost; the application pool's
-# cost (--pool-size 4 against the lean open loop, SELECT 1); open-loop schedule lag
+# Benchmark: stallbench `run --load-only` against pgbench, same server, script,
+# clients, protocol and duration, alternating ROUNDS times, each run on freshly
+# built and vacuumed tables: the read script, SELECT 1, and pgbench's built-in
+# tpcb-like, simple-update and select-only at scale 1 (`-b NAME` on both
+# sides), at each "protocol:clients" of MODES. Then the lock observer's cost
+# (load-only TPS with and without it, at 4 and 64 clients, on the read script
+# and tpcb-like); the open-loop scheduler's cost; the application pool's cost
+# (--pool-size 4 against the lean open loop, SELECT 1); open-loop schedule lag
 # and latency against `pgbench -R`; the cost of TLS (`sslmode=require` against
-# `sslmode=disable` on a TCP listener, both clients); then the peak RSS of the
+# `sslmode=disable` on a TCP listener, both clients); the peak RSS of the
 # default `compare`; with MANY=N, both clients at N connections on a server of
-# their own. Prints figures; asserts nothing.
+# their own. Ends with a summary, one line per ratio: `ahead` (its 95% interval
+# lies above 1.00), `at parity` (it contains 1.00) or `behind`. Prints
+# figures; asserts nothing.
 #
-#   scripts/bench-vs-pgbench.sh            # 4 clients, 10 s per run, 6 rounds
-#   CLIENTS=8 DURATION=20 ROUNDS=5 scripts/bench-vs-pgbench.sh
-#   ALT_ROUNDS=2 ...                          # rounds of the observer, scheduler, open-loop and TLS comparisons (default ROUNDS)
-#   LONG_S=600 scripts/bench-vs-pgbench.sh   # also peak RSS of a 60 s and a 600 s run
-#   PROFILE=1 scripts/bench-vs-pgbench.sh    # also where the client's cycles go (needs valgrind and strace)
-#   MANY=1000 scripts/bench-vs-pgbench.sh    # also N clients each: tps and peak RSS (ALT_ROUNDS rounds)
-#   BIN=/path/to/stallbench scripts/...       # measure that build instead of building this tree
-#   SCRIPTS="read-order select-1" ...         # only these scripts' rounds (a build before -b existed has no built-ins)
+# The server runs with synchronous_commit = off: a commit does not wait for the
+# disk's flush, which neither client controls and which varies from run to run,
+# so the round trips the clients make bound the rate.
+#
+#   scripts/bench-vs-pgbench.sh            # 6 rounds of 10 s per case
+#   ROUNDS=6 DURATION=5 scripts/bench-vs-pgbench.sh   # the run docs/benchmark.md quotes
+#   MODES="prepared:4 prepared:32" ...     # protocol:clients cases (default prepared:4 prepared:32 simple:4 extended:4)
+#   SCRIPTS="read-order tpcb-like" ...     # only these scripts' cases
+#   CLIENTS=8 ...                          # the clients of the other rounds (default 4)
+#   OBSERVER_CLIENTS="4 64" ...            # the lock observer's rounds (default $CLIENTS 64)
+#   ALT_ROUNDS=2 ...                       # rounds of the observer, scheduler, open-loop and TLS comparisons (default ROUNDS)
+#   LONG_S=600 scripts/bench-vs-pgbench.sh # also peak RSS of a 60 s and a 600 s run
+#   PROFILE=1 scripts/bench-vs-pgbench.sh  # also where the client's cycles go (needs valgrind and strace)
+#   MANY=1000 scripts/bench-vs-pgbench.sh  # also N clients each: tps and peak RSS (ALT_ROUNDS rounds)
+#   BIN=/path/to/stallbench scripts/...    # measure that build instead of building this tree
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,7 +70,7 @@ if command -v openssl >/dev/null; then
   tls=(-c ssl=on -c "ssl_cert_file=$work/server.crt" -c "ssl_key_file=$work/server.key")
 fi
 "${as_pg[@]}" "$PG_BIN/postgres" -D "$work/data" -k "$work" -p "$PORT" -c listen_addresses=127.0.0.1 \
-  "${tls[@]}" >"$work/server.log" 2>&1 &
+  -c synchronous_commit=off "${tls[@]}" >"$work/server.log" 2>&1 &
 server_pid=$!
 stop_server() {
   "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$work/data" stop -m fast >/dev/null 2>&1 || kill "$server_pid" 2>/dev/null
@@ -130,30 +141,32 @@ summary_of() {
   python3 -c "import json,sys; s=json.load(open(sys.argv[1] + '/summary.json'))['strategies'][0]; print(*(s[k] for k in sys.argv[2:]))" "$@"
 }
 
-# One run of script $1 for $2 seconds, on the server's unix socket or on the
-# connection string $3; each prints "tps transactions user_s system_s sleeps".
-# A built-in script ($1 is tpcb-like or select-only) runs on pgbench's tables
-# at scale 1: `pgbench -i` before each pgbench run, the bundled workload
-# `pgbench` (the same tables) for stallbench.
-is_builtin() { [ "$1" = tpcb-like ] || [ "$1" = select-only ]; }
+# One run of script $1 for $2 seconds with $3 clients in protocol $4, on the
+# server's unix socket or on the connection string $5; each prints
+# "tps transactions user_s system_s sleeps". A built-in script ($1 is
+# tpcb-like, simple-update or select-only) runs on pgbench's tables at scale
+# 1: `pgbench -i` before each pgbench run, the bundled workload `pgbench` (the
+# same tables) for stallbench.
+is_builtin() { [ "$1" = tpcb-like ] || [ "$1" = simple-update ] || [ "$1" = select-only ]; }
 run_pgbench() {
   local cpu tps txns conninfo=() script=(-f "$work/$1.sql")
-  if [ -n "${3:-}" ]; then conninfo=("$3"); fi
+  if [ -n "${5:-}" ]; then conninfo=("$5"); fi
   if is_builtin "$1"; then
     "$PGBENCH" -i -q -s 1 "${conninfo[@]}" >/dev/null 2>&1
     script=(-b "$1")
   else
     fresh_tables
   fi
-  cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$2" "${script[@]}" "${conninfo[@]}")
+  cpu=$(cpu_of "$work/pgbench.out" "$PGBENCH" -n -M "$4" -c "$3" -T "$2" "${script[@]}" "${conninfo[@]}")
   tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench.out" | head -n 1)
   txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/pgbench.out")
   echo "$tps $txns $cpu"
 }
 run_stallbench() {
   local cpu workload=("$work/$1.toml")
-  if is_builtin "$1"; then workload=(pgbench -b "$1" --set scale=1 --protocol prepared --clients "$CLIENTS"); fi
-  cpu=$(cpu_of /dev/null "$BIN" run "${workload[@]}" --load-only --quiet --duration "$2s" --db-url "${3:-$URL}" --out "$work/out-run" --force)
+  if is_builtin "$1"; then workload=(pgbench -b "$1" --set scale=1); fi
+  cpu=$(cpu_of /dev/null "$BIN" run "${workload[@]}" --clients "$3" --protocol "$4" --load-only --quiet \
+    --duration "$2s" --db-url "${5:-$URL}" --out "$work/out-run" --force)
   echo "$(summary_of "$work/out-run" mean_tps transactions) $cpu"
   rm -rf "$work/out-run"
 }
@@ -163,45 +176,60 @@ run_stallbench() {
 # connecting and writing the results folder (charts) do not count.
 SHORT=${SHORT:-2}
 
-echo "stallbench $($BIN --version | cut -d' ' -f2) vs $("$PGBENCH" --version); $CLIENTS clients, ${DURATION}s per run, $ROUNDS rounds, $(nproc) cores"
-for name in ${SCRIPTS:-read-order select-1 tpcb-like select-only}; do
-  rounds="$work/$name.rounds"
-  : >"$rounds"
-  for round in $(seq "$ROUNDS"); do
-    # Odd rounds run pgbench first, even rounds stallbench first, so a drift in
-    # the machine's speed does not favour one side.
-    if [ $((round % 2)) = 1 ]; then order="pgbench stallbench"; else order="stallbench pgbench"; fi
-    line="  $name round $round:"
-    for tool in $order; do
-      read -r tps rest < <("run_$tool" "$name" "$DURATION")
-      echo "$round $tool $tps $rest" >>"$rounds"
-      line="$line $tool $tps tps,"
-    done
-    echo "${line%,}"
-  done
-  for tool in pgbench stallbench; do
-    echo "short $tool $("run_$tool" "$name" "$SHORT")" >>"$rounds"
-  done
-  python3 - "$rounds" "$name" <<'PY'
+# The geometric mean of the per-round ratios (python's argv: the ratios) with
+# a 95% bootstrap interval (10,000 resamples of the rounds, fixed seed), and
+# where that puts stallbench: `ahead` (the interval lies above 1.00), `at
+# parity` (it contains 1.00) or `behind`. Prints "mean low high verdict".
+cat >"$work/interval.py" <<'PY'
 import math, random, statistics, sys
+logs = [math.log(float(r)) for r in sys.argv[1:]]
+rng = random.Random(1)
+means = sorted(statistics.mean(rng.choices(logs, k=len(logs))) for _ in range(10_000))
+low, high = math.exp(means[250]), math.exp(means[9_749])
+verdict = "ahead" if low > 1 else "behind" if high < 1 else "at parity"
+print(f"{math.exp(statistics.mean(logs)):.3f} {low:.3f} {high:.3f} {verdict}")
+PY
+# One line per figure for the summary at the end.
+: >"$work/summary"
+
+# The cases: each script at each "protocol:clients" of MODES. The rounds are
+# pairs run back to back, so the machine's drift mostly cancels within a pair.
+MODES=${MODES:-prepared:$CLIENTS prepared:32 simple:$CLIENTS extended:$CLIENTS}
+echo "stallbench $($BIN --version | cut -d' ' -f2) vs $("$PGBENCH" --version); ${DURATION}s per run, $ROUNDS rounds, $(nproc) cores"
+echo "cases: scripts ${SCRIPTS:-read-order select-1 tpcb-like simple-update select-only} at protocol:clients $MODES"
+for mode in $MODES; do
+  protocol=${mode%%:*} clients=${mode##*:}
+  for name in ${SCRIPTS:-read-order select-1 tpcb-like simple-update select-only}; do
+    label="$name, $clients clients, -M $protocol"
+    rounds="$work/$name-$protocol-$clients.rounds"
+    : >"$rounds"
+    for round in $(seq "$ROUNDS"); do
+      # Odd rounds run pgbench first, even rounds stallbench first, so a drift in
+      # the machine's speed does not favour one side.
+      if [ $((round % 2)) = 1 ]; then order="pgbench stallbench"; else order="stallbench pgbench"; fi
+      line="  $label, round $round:"
+      for tool in $order; do
+        read -r tps rest < <("run_$tool" "$name" "$DURATION" "$clients" "$protocol")
+        echo "$round $tool $tps $rest" >>"$rounds"
+        line="$line $tool $tps tps,"
+      done
+      echo "${line%,}"
+    done
+    for tool in pgbench stallbench; do
+      echo "short $tool $("run_$tool" "$name" "$SHORT" "$clients" "$protocol")" >>"$rounds"
+    done
+    python3 - "$rounds" "$label" "$work/interval.py" "$work/summary" <<'PY'
+import statistics, subprocess, sys
 rows = [line.split() for line in open(sys.argv[1])]
-name = sys.argv[2]
+label = sys.argv[2]
 long = {tool: [r for r in rows if r[0] != "short" and r[1] == tool] for tool in ("stallbench", "pgbench")}
 short = {r[1]: r for r in rows if r[0] == "short"}
 mean = {tool: statistics.mean(float(r[2]) for r in long[tool]) for tool in long}
 by_round = {(r[0], r[1]): float(r[2]) for r in rows if r[0] != "short"}
 ratios = sorted(by_round[(n, "stallbench")] / by_round[(n, "pgbench")] for n, tool in by_round if tool == "pgbench")
-print(f"{name}: stallbench {mean['stallbench']:.1f} tps, pgbench {mean['pgbench']:.1f} tps, "
-      f"ratio stallbench/pgbench {mean['stallbench'] / mean['pgbench']:.3f} "
-      f"(per round: median {statistics.median(ratios):.3f}, {ratios[0]:.3f} to {ratios[-1]:.3f})")
-# The rounds are pairs run back to back, so the machine's drift mostly cancels
-# within a pair: the geometric mean of the per-round ratios, with a 95% bootstrap
-# interval (10,000 resamples of the rounds, fixed seed).
-logs = [math.log(r) for r in ratios]
-rng = random.Random(1)
-means = sorted(statistics.mean(rng.choices(logs, k=len(logs))) for _ in range(10_000))
-print(f"{name}: per-round ratio, geometric mean {math.exp(statistics.mean(logs)):.3f} "
-      f"(95% interval {math.exp(means[250]):.3f} to {math.exp(means[9_749]):.3f}, {len(ratios)} rounds)")
+geo, low, high, verdict = subprocess.run([sys.executable, sys.argv[3], *map(str, ratios)], check=True,
+                                         capture_output=True, text=True).stdout.split(maxsplit=3)
+verdict = verdict.strip()
 cpu = {}
 for tool in long:
     txns = statistics.mean(float(r[3]) for r in long[tool]) - float(short[tool][3])
@@ -209,10 +237,16 @@ for tool in long:
     system = statistics.mean(float(r[5]) for r in long[tool]) - float(short[tool][5])
     sleeps = statistics.mean(float(r[6]) for r in long[tool]) - float(short[tool][6])
     cpu[tool] = (user / txns * 1e6, system / txns * 1e6, sleeps / txns)
-print(f"{name}: client CPU per transaction: " + ", ".join(
+print(f"{label}: stallbench {mean['stallbench']:.1f} tps, pgbench {mean['pgbench']:.1f} tps; "
+      f"per-round ratio stallbench/pgbench, geometric mean {geo} (95% interval {low} to {high}, "
+      f"{len(ratios)} rounds from {ratios[0]:.3f} to {ratios[-1]:.3f}): {verdict}")
+print(f"{label}: client CPU per transaction: " + ", ".join(
     f"{tool} {cpu[tool][0] + cpu[tool][1]:.1f} us (user {cpu[tool][0]:.1f}, system {cpu[tool][1]:.1f}; "
     f"{cpu[tool][2]:.2f} sleeps)" for tool in ("stallbench", "pgbench")))
+with open(sys.argv[4], "a") as summary:
+    summary.write(f"{label}: stallbench/pgbench {geo} ({low} to {high}): {verdict}\n")
 PY
+  done
 done
 
 # Mean TPS of `run --load-only` on script $1 with flags $2 and with flags $3,
@@ -234,9 +268,37 @@ alternate() {
   ratio_line "$a" "$b"
 }
 
-# The lock observer's cost: with and without it.
-read -r mean_with mean_without ratio <<<"$(alternate read-order "" --no-observer)"
-echo "lock observer: $mean_with tps with it, $mean_without tps without, ratio $ratio (cost $(python3 -c "print(f'{(1 - $ratio) * 100:.1f}')")%)"
+# The lock observer's cost: load-only tps with it against without it
+# (--no-observer), on the read script and on tpcb-like, at each of
+# OBSERVER_CLIENTS, ALT_ROUNDS rounds of alternating order: the geometric mean
+# of the per-round ratios with its 95% interval. The observer costs at most 2%
+# where the interval's lower end is above 0.98.
+for clients in ${OBSERVER_CLIENTS:-$CLIENTS 64}; do
+  for name in read-order tpcb-like; do
+    workload=("$work/$name.toml")
+    if is_builtin "$name"; then workload=(pgbench -b "$name" --set scale=1); fi
+    ratios="" line="  lock observer, $name, $clients clients:"
+    for round in $(seq "$ALT_ROUNDS"); do
+      if [ $((round % 2)) = 1 ]; then order="with without"; else order="without with"; fi
+      for side in $order; do
+        flags=()
+        if [ "$side" = without ]; then flags=(--no-observer); fi
+        "$BIN" run "${workload[@]}" --clients "$clients" --load-only --quiet "${flags[@]}" --duration "${DURATION}s" \
+          --db-url "$URL" --out "$work/out-observer" --force >/dev/null
+        tps=$(summary_of "$work/out-observer" mean_tps)
+        rm -rf "$work/out-observer"
+        if [ "$side" = with ]; then with=$tps; else without=$tps; fi
+      done
+      ratios="$ratios $(python3 -c "print(f'{$with / $without:.4f}')")"
+      line="$line $with/$without,"
+    done
+    echo "${line%,} tps with/without"
+    read -r geo low high _ < <(python3 "$work/interval.py" $ratios)
+    cheap=$(python3 -c "print('yes' if $low > 0.98 else 'no')")
+    echo "lock observer, $name, $clients clients: tps with/without, geometric mean $geo (95% interval $low to $high, $ALT_ROUNDS rounds); costs at most 2%: $cheap"
+    echo "lock observer, $name, $clients clients: with/without $geo ($low to $high): costs at most 2%: $cheap" >>"$work/summary"
+  done
+done
 
 # The open-loop scheduler's cost: a --rate far above capacity (every arrival is
 # already due, so the clients never sleep) against the closed loop, on SELECT 1.
@@ -259,7 +321,7 @@ echo "application pool: $mean_pool tps with --pool-size 4, $mean_lean tps on 4 l
 # first and the last second left out: stallbench's timeline.csv (lag_ms and
 # lat_mean_ms per second, weighted by tps), pgbench's per-second aggregate log.
 # stallbench runs without its lock observer: this compares the clients.
-capacity=$(awk '$1 != "short" && $2 == "pgbench" { tps += $3; n++ } END { printf "%d", tps / n }' "$work/read-order.rounds")
+capacity=$(awk '$1 != "short" && $2 == "pgbench" { tps += $3; n++ } END { printf "%d", tps / n }' "$work/read-order-prepared-$CLIENTS.rounds")
 # One open-loop run of pgbench at rate $1; prints "lag_ms latency_ms".
 open_pgbench() {
   fresh_tables
@@ -344,7 +406,7 @@ else
     line="  round $round:"
     for sslmode in $modes; do
       for tool in $order; do
-        read -r tps _ < <("run_$tool" read-order "$DURATION" "$TCP sslmode=$sslmode")
+        read -r tps _ < <("run_$tool" read-order "$DURATION" "$CLIENTS" prepared "$TCP sslmode=$sslmode")
         echo "$tool $sslmode $tps" >>"$rounds"
         line="$line $tool $sslmode $tps tps,"
       done
@@ -531,3 +593,6 @@ for tool in ("stallbench", "pgbench"):
                       for calls, failed, name in top) + ")")
 PY
 fi
+
+echo "summary:"
+sed 's/^/  /' "$work/summary"

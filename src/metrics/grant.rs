@@ -3,11 +3,12 @@
 //! session queued behind it) and the time it held the lock (a table rewrite,
 //! an index build). The server keeps no record of when a lock was granted, so
 //! the lock observer polls what the DDL session is doing every
-//! [`GRANT_POLL_EVERY_MS`] and this module places the grant between those
-//! polls, after the run, as plain data.
+//! [`GRANT_POLL_EVERY_MS`] while a try runs, and this module places the
+//! grant between those polls, after the run, as plain data.
 
-/// How often the lock observer polls the DDL session, in milliseconds: the
-/// resolution of [`LockPhases`] (longer while a full lock sample runs).
+/// How often the lock observer polls the DDL session while a try runs, in
+/// milliseconds: the resolution of [`LockPhases`] (longer while a full lock
+/// sample runs).
 pub const GRANT_POLL_EVERY_MS: u64 = 20;
 
 use tokio_postgres::error::SqlState;

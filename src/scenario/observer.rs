@@ -1,12 +1,12 @@
-//! The lock observer: on its own connection, samples `pg_stat_activity`,
-//! `pg_blocking_pids` and `pg_locks` 5 times a second, and keeps who waited
-//! for whom. Needs no superuser: roles come from `application_name`, lock
+//! The lock observer: on its own connection, samples `pg_stat_activity`
+//! 5 times a second, with `pg_locks` and `pg_blocking_pids` when a session
+//! waits for a lock, and keeps who waited for whom. Needs no superuser: roles come from `application_name`, lock
 //! modes and blockers from `pg_locks` and `pg_blocking_pids`, which every
 //! user may read; only another user's state and wait event stay hidden.
 //!
-//! Between samples it polls the DDL session alone, every 20 ms, from
-//! `pg_stat_activity` (which takes no lock-manager lock): whether it waits
-//! for a lock or runs. The DDL injector follows that live for the progress
+//! Between samples, while a DDL try runs, it polls the DDL session alone,
+//! every 20 ms, from `pg_stat_activity` (which takes no lock-manager lock):
+//! whether it waits for a lock or runs. The DDL injector follows that live for the progress
 //! line, and the run's report places each attempt's lock grant from it.
 //!
 //! A lost session (a restart, a terminated backend) is opened again and the
@@ -42,9 +42,23 @@ WHERE application_name = $1 AND datname = current_database()
 
 /// One row per client session of this database (but the observer): what it
 /// waits for (if anything), the strongest lock it holds on a workload table,
-/// and who blocks it. `pg_locks` is read once per sample.
+/// and who blocks it.
+///
+/// `pg_locks` is read once per sample, and only when a session waits for a
+/// heavyweight lock (or hides its state from this user): reading it takes
+/// every lock-manager partition's lock, which the load's sessions need to
+/// take their own locks, so a sample without a waiter reads
+/// `pg_stat_activity` alone (the one-time filter skips the `locks` scan).
+/// Nothing is lost: a sample keeps only waiters and their blockers.
 const SAMPLE_SQL: &str = "\
-WITH locks AS MATERIALIZED (
+WITH activity AS MATERIALIZED (
+    SELECT a.pid, a.application_name, a.state, a.wait_event_type, a.wait_event
+    FROM pg_stat_activity a
+    WHERE a.datname = current_database()
+      AND a.pid <> pg_backend_pid()
+      AND a.backend_type = 'client backend'
+),
+locks AS MATERIALIZED (
     SELECT l.pid, l.mode, l.granted, l.locktype, l.waitstart,
            coalesce(c.relname::text, l.locktype) AS object,
            (c.relkind IN ('r', 'p') AND n.nspname = ANY (current_schemas(false))) AS on_workload_table
@@ -52,6 +66,7 @@ WITH locks AS MATERIALIZED (
     LEFT JOIN pg_class c ON c.oid = l.relation
     LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE l.pid IS NOT NULL
+      AND EXISTS (SELECT FROM activity WHERE wait_event_type = 'Lock' OR state IS NULL)
 )
 SELECT a.pid,
        coalesce(a.application_name, ''),
@@ -62,7 +77,7 @@ SELECT a.pid,
        (extract(epoch FROM clock_timestamp() - w.waitstart) * 1000)::float8,
        h.mode, h.object,
        CASE WHEN w.pid IS NULL THEN '{}'::int4[] ELSE pg_blocking_pids(a.pid) END
-FROM pg_stat_activity a
+FROM activity a
 LEFT JOIN LATERAL (
     SELECT * FROM locks WHERE locks.pid = a.pid AND NOT locks.granted LIMIT 1
 ) w ON true
@@ -73,10 +88,7 @@ LEFT JOIN LATERAL (
         'ShareUpdateExclusiveLock', 'ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock',
         'AccessExclusiveLock'], locks.mode) DESC
     LIMIT 1
-) h ON true
-WHERE a.datname = current_database()
-  AND a.pid <> pg_backend_pid()
-  AND a.backend_type = 'client backend'";
+) h ON true";
 
 /// What the observer saw during one strategy.
 #[derive(Debug, Default)]
@@ -114,6 +126,9 @@ pub struct DdlActivityWatch {
     pub application_name: String,
     /// The latest poll's answer, for the DDL injector's progress line.
     pub activity: watch::Sender<DdlActivity>,
+    /// True while a DDL try runs: only then is the session polled (a poll
+    /// outside a try places nothing).
+    pub try_running: watch::Receiver<bool>,
 }
 
 /// A session as one sample sees it, before roles are resolved.
@@ -199,10 +214,19 @@ async fn sample_until_stopped(
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut poll_ticker = tokio::time::interval(Duration::from_millis(GRANT_POLL_EVERY_MS));
     poll_ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut try_running = ddl.as_ref().map(|ddl| ddl.try_running.clone());
     loop {
+        let polling = try_running
+            .as_ref()
+            .is_some_and(|running| *running.borrow());
         let sample_now = tokio::select! {
             _ = ticker.tick() => true,
-            _ = poll_ticker.tick(), if ddl.is_some() => false,
+            _ = poll_ticker.tick(), if polling => false,
+            () = try_started_or_ended(&mut try_running) => {
+                // Poll at once, and every GRANT_POLL_EVERY_MS from now.
+                poll_ticker.reset();
+                false
+            }
             _ = stop.wait_for(|stopped| *stopped) => return Ok(()),
         };
         if let (false, Some(ddl), Some(statement)) = (sample_now, ddl, &ddl_poll) {
@@ -227,6 +251,18 @@ async fn sample_until_stopped(
             &reports.queue_status,
         );
     }
+}
+
+/// Resolves when a DDL try starts or ends; never without a DDL session to
+/// poll, nor once the injector is done (`try_running` is then `None`).
+async fn try_started_or_ended(try_running: &mut Option<watch::Receiver<bool>>) {
+    if let Some(running) = try_running
+        && running.changed().await.is_ok()
+    {
+        return;
+    }
+    *try_running = None;
+    std::future::pending().await
 }
 
 /// Polls what the DDL session is doing and tells `ddl.activity` at once.
@@ -280,18 +316,22 @@ fn time_untimed_waits(sightings: &mut WaitSightings, t_s: f64, sessions: &mut [S
     }
 }
 
-/// Prepares [`SAMPLE_SQL`] for the server's version: `pg_locks.waitstart`
+/// [`SAMPLE_SQL`] for a server of `server_version_num`: `pg_locks.waitstart`
 /// exists from PostgreSQL 14 on; before, every wait is timed from its first sighting.
+pub fn sample_sql(server_version_num: u32) -> String {
+    if server_version_num >= 140000 {
+        SAMPLE_SQL.to_string()
+    } else {
+        SAMPLE_SQL.replace("l.waitstart", "NULL::timestamptz AS waitstart")
+    }
+}
+
+/// Prepares [`sample_sql`] for the server's version.
 async fn prepare_sample(
     client: &Client,
     server_version_num: u32,
 ) -> Result<Statement, tokio_postgres::Error> {
-    let sql = if server_version_num >= 140000 {
-        SAMPLE_SQL.to_string()
-    } else {
-        SAMPLE_SQL.replace("l.waitstart", "NULL::timestamptz AS waitstart")
-    };
-    client.prepare(&sql).await
+    client.prepare(&sample_sql(server_version_num)).await
 }
 
 /// One row of [`SAMPLE_SQL`] as a session, its role resolved from `session_prefix`.

@@ -129,8 +129,10 @@ pub fn start(
 
     let (stop, stop_rx) = watch::channel(false);
     let (queue_tx, queue_rx) = watch::channel(String::new());
-    // The observer polls the DDL session; the injector follows it for the progress line.
+    // The observer polls the DDL session while a try runs; the injector
+    // follows it for the progress line.
     let (ddl_activity_tx, ddl_activity_rx) = watch::channel(DdlActivity::Idle);
+    let (try_running_tx, try_running_rx) = watch::channel(false);
     let observes_ddl = sessions.observer.is_some() && sessions.ddl.is_some();
     let observer = sessions.observer.map(|session| {
         let reports = observer::LiveReports {
@@ -139,6 +141,7 @@ pub fn start(
             ddl: observes_ddl.then(|| observer::DdlActivityWatch {
                 application_name: target.application_name(Role::Ddl),
                 activity: ddl_activity_tx,
+                try_running: try_running_rx,
             }),
         };
         tokio::spawn(observer::observe(
@@ -181,7 +184,10 @@ pub fn start(
                 status: status_tx,
                 run_over: stop_rx.clone(),
                 rollback: config.objects.rolls_back_ddl(),
-                lock_activity: observes_ddl.then_some(ddl_activity_rx),
+                observed: observes_ddl.then_some(ddl::ObservedTries {
+                    activity: ddl_activity_rx,
+                    try_running: try_running_tx,
+                }),
                 invalid_indexes_before: None,
             };
             Some((tokio::spawn(ddl::run_ddl(injector)), cancel))

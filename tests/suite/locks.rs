@@ -72,3 +72,74 @@ fn a_session_outside_the_harness_is_named_external_at_the_root() {
     // On --db-url the harness has no server log of its own: it says nothing, and does not fail.
     assert!(naive.locks.server_log.is_empty());
 }
+
+/// The lock observer's sample reads `pg_locks` (which takes every
+/// lock-manager lock the load needs) only while a session waits for a lock:
+/// a lock held with no one waiting leaves the scan unexecuted, and one
+/// waiter runs it.
+#[test]
+fn the_observer_reads_pg_locks_only_while_a_session_waits() {
+    let _cpus = cpus_shared();
+    let database = shared_server().empty_database();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let observer = connect(&database.url).await;
+        let holder = connect(&database.url).await;
+        let waiter = connect(&database.url).await;
+        let version: i32 = observer
+            .query_one("SELECT current_setting('server_version_num')::int", &[])
+            .await
+            .unwrap()
+            .get(0);
+        let explain = format!(
+            "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) {}",
+            stallbench::scenario::observer::sample_sql(version as u32)
+        );
+        let lock_scan = async || -> String {
+            let plan: Vec<String> = observer
+                .query(&explain, &[])
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| row.get(0))
+                .collect();
+            plan.iter()
+                .find(|line| line.contains("Function Scan on pg_lock_status"))
+                .unwrap_or_else(|| panic!("no scan of pg_locks in the plan:\n{}", plan.join("\n")))
+                .clone()
+        };
+        holder.batch_execute("CREATE TABLE gate (id int)").await.unwrap();
+        holder
+            .batch_execute("BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE")
+            .await
+            .unwrap();
+        let quiet = lock_scan().await;
+        assert!(quiet.contains("never executed"), "{quiet}");
+
+        let waiting = tokio::spawn(async move { waiter.query("SELECT * FROM gate", &[]).await });
+        let mut waits = 0;
+        for _ in 0..200 {
+            waits = observer
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity \
+                     WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                    &[],
+                )
+                .await
+                .unwrap()
+                .get::<_, i64>(0);
+            if waits > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(waits, 1, "the waiter never queued for the lock");
+        let busy = lock_scan().await;
+        assert!(
+            !busy.contains("never executed") && busy.contains("loops=1"),
+            "{busy}"
+        );
+        holder.batch_execute("COMMIT").await.unwrap();
+        waiting.await.unwrap().unwrap();
+    });
+}

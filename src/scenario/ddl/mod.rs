@@ -66,12 +66,20 @@ pub struct DdlInjector {
     pub run_over: watch::Receiver<bool>,
     /// Roll each try's transaction back once the statement finished (`--in-place` without `--apply`).
     pub rollback: bool,
-    /// What the lock observer last saw the DDL session do; `None` without an observer.
-    pub lock_activity: Option<watch::Receiver<DdlActivity>>,
+    /// The lock observer's watch on the DDL session; `None` without an observer.
+    pub observed: Option<ObservedTries>,
     /// For a step that builds an index concurrently, the invalid indexes
     /// there were before its first try (`run_ddl` reads them; start with
     /// `None`): a later try drops the others first ([`invalid_index`]).
     pub invalid_indexes_before: Option<Vec<i64>>,
+}
+
+/// The DDL injector's side of the lock observer's polls of its session.
+pub struct ObservedTries {
+    /// What the observer last saw the DDL session do.
+    pub activity: watch::Receiver<DdlActivity>,
+    /// True while a try runs: the observer polls the session only then.
+    pub try_running: watch::Sender<bool>,
 }
 
 /// What the DDL injector is doing, for the progress line: a short text, and
@@ -474,20 +482,21 @@ async fn run_try(
         }
         result
     };
-    let Some(activity) = &injector.lock_activity else {
+    let Some(observed) = &injector.observed else {
         return statement.await;
     };
-    let mut activity = activity.clone();
+    let mut activity = observed.activity.clone();
     // What the observer saw before this try is not this try.
     activity.mark_unchanged();
+    observed.try_running.send_replace(true);
     tokio::pin!(statement);
-    loop {
+    let result = loop {
         tokio::select! {
-            result = &mut statement => return result,
+            result = &mut statement => break result,
             changed = activity.changed() => {
                 if changed.is_err() {
                     // The observer stopped: the statement goes on unwatched.
-                    return statement.await;
+                    break statement.await;
                 }
                 let seen = *activity.borrow_and_update();
                 if let Some(text) = lock_status(try_number, sql, seen) {
@@ -495,7 +504,9 @@ async fn run_try(
                 }
             }
         }
-    }
+    };
+    observed.try_running.send_replace(false);
+    result
 }
 
 /// The progress text once the observer sees try `try_number` (of `sql`) do
