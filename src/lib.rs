@@ -54,6 +54,7 @@ pub mod strategy;
 // What was measured, and what is made of it (export also holds the console tables).
 pub mod expect;
 pub mod export;
+pub mod gate;
 pub mod metrics;
 pub mod plot;
 pub mod results;

@@ -7,13 +7,13 @@
 use std::fmt::Write as _;
 
 use super::report::CheckReport;
-use super::run::{CheckedMigration, Outcome};
-use super::verdict::{Judged, MigrationVerdict};
 use crate::choices::Measure;
 use crate::export::ci::comment_marker;
 use crate::export::format::{format_ms, format_thousands, trim_number};
 use crate::export::markdown::{render_table, table_cell};
 use crate::export::table::{Align, Table};
+use crate::gate::checked::{CheckedMigration, Outcome};
+use crate::gate::verdict::{Judged, MigrationVerdict};
 use crate::metrics::lock_trace::{
     Blocks, LockMode, RelationKind, TracedLock, TracedStatement, held_before,
 };

@@ -17,7 +17,6 @@
 //! - [`page`]: `report.html`, check.md as a page linking to each run's page.
 
 pub mod apply;
-pub mod breakage;
 pub mod design;
 pub mod load_tables;
 pub mod markdown;
@@ -26,8 +25,6 @@ pub mod page;
 pub mod report;
 pub mod rows;
 pub mod run;
-pub mod sizes;
-pub mod verdict;
 
 use std::future::Future;
 
@@ -38,8 +35,8 @@ use crate::scenario::Interrupt;
 use crate::stop::{self, Ending, StopCause};
 use crate::{output, results};
 
+use crate::gate::verdict::MigrationVerdict;
 use report::CheckReport;
-use verdict::MigrationVerdict;
 
 /// `stallbench check`: runs the check, writes its files, prints the verdict,
 /// a line per migration and the page's name on stdout (`open` starts the
@@ -58,7 +55,7 @@ pub fn check(config: &CheckConfig, open: bool) -> Result<i32, Error> {
 async fn run_until_stopped(
     config: &CheckConfig,
     stop: impl Future<Output = String>,
-) -> Result<run::CheckRun, Error> {
+) -> Result<crate::gate::checked::CheckRun, Error> {
     let interrupt = Interrupt::default();
     let running = run::run_check(config, &interrupt);
     let never_fails = std::future::pending::<Error>();

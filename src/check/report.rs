@@ -7,13 +7,13 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::run::{CheckRun, CheckedMigration, Outcome};
-use super::sizes::SizeEstimate;
-use super::verdict::{Judged, Judging, MigrationVerdict, judge};
 use crate::choices::Measure;
 use crate::config::{Budgets, CheckConfig, Data};
 use crate::expect::Verdict;
 use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
+use crate::gate::checked::{CheckRun, CheckedMigration, Outcome};
+use crate::gate::sizes::SizeEstimate;
+use crate::gate::verdict::{Judged, Judging, MigrationVerdict, judge};
 use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement};
 use crate::metrics::ranking::run_figures;
 use crate::metrics::{DdlOutcome, StrategyReport};

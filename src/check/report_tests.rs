@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::check::migrations::{Migration, MigrationStatement, MigrationStep};
-use crate::check::run::MeasuredRun;
 use crate::expect::{Bound, Expectation, evaluate};
+use crate::gate::checked::MeasuredRun;
 use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock};
 use crate::testing::reference_report;
 
@@ -203,7 +203,7 @@ fn the_verdict_names_the_failed_migration_and_what_retry_does() {
 /// statement's own; with a budget the estimate keeps, it is no failure.
 #[test]
 fn a_hold_estimated_over_the_budget_fails_every_strategy() {
-    use crate::check::sizes::{SizeEstimate, SizeSource};
+    use crate::gate::sizes::{SizeEstimate, SizeSource};
     let mut report = two_migrations();
     let (checked, judged) = &mut report.migrations[0];
     let retype = "ALTER TABLE orders ALTER COLUMN amount TYPE bigint";
@@ -330,7 +330,7 @@ fn a_traced_migration_is_flagged_for_a_measured_run() {
     let mut report = two_migrations();
     report.measure = crate::choices::Measure::None;
     let (checked, judged) = &mut report.migrations[0];
-    let flags = crate::check::verdict::trace_flags(&checked.statements, &checked.existing_tables);
+    let flags = crate::gate::verdict::trace_flags(&checked.statements, &checked.existing_tables);
     assert_eq!(
         flags,
         [
@@ -369,13 +369,13 @@ fn a_traced_migration_is_flagged_for_a_measured_run() {
         sql: "ALTER TABLE orders RENAME COLUMN total TO amount".to_string(),
         ..checked.statements[0].clone()
     };
-    let flags = crate::check::verdict::trace_flags(&[rename], &checked.existing_tables);
+    let flags = crate::gate::verdict::trace_flags(&[rename], &checked.existing_tables);
     assert!(
         flags[0].contains("renames, drops or retypes what orders holds"),
         "{flags:?}"
     );
     // Nothing on a table that existed before: a pass from the trace.
-    assert!(crate::check::verdict::trace_flags(&checked.statements, &[]).is_empty());
+    assert!(crate::gate::verdict::trace_flags(&checked.statements, &[]).is_empty());
     checked.outcome = Outcome::Traced(Vec::new());
     assert_eq!(judge(checked, &judging()).verdict, MigrationVerdict::Pass);
 }

@@ -22,16 +22,17 @@ use super::apply::apply;
 use super::design::{self, RunDesign, TableFacts};
 use super::migrations::{Layout, Migration, read_folder, split_new};
 use super::rows::{TableFill, fill_tables};
-use super::sizes::{self, ProductionSizes, SizeEstimate, same_table};
 use crate::choices::{Measure, Side};
 use crate::config::{CheckConfig, Config, Data, LoadChoice};
 use crate::database::{Database, error_text};
 use crate::error::Error;
-use crate::expect::{self, ExpectationResult};
+use crate::expect;
 use crate::export::{run_json::RunFile, workload_toml};
+use crate::gate::checked::{CheckRun, CheckedMigration, MeasuredRun, Outcome};
+use crate::gate::sizes::{self, ProductionSizes, same_table};
 use crate::measure::measure_strategy;
 use crate::metrics::RunReport;
-use crate::metrics::lock_trace::{Blocks, LockMode, TracedStatement};
+use crate::metrics::lock_trace::{LockMode, TracedStatement};
 use crate::role::Role;
 use crate::scenario::Interrupt;
 use crate::scenario::ddl::trace::{TraceEnd, TraceError, TraceStep, rolls_back, trace_steps};
@@ -46,74 +47,6 @@ const RUN_DATABASE: &str = "stallbench_check_run";
 const DIESEL_TABLE: &str = "CREATE TABLE IF NOT EXISTS __diesel_schema_migrations (\
      version VARCHAR(50) PRIMARY KEY NOT NULL, \
      run_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)";
-
-/// One new migration as the check found it.
-#[derive(Debug, Clone)]
-pub struct CheckedMigration {
-    pub migration: Migration,
-    /// Its lock trace, statement by statement.
-    pub statements: Vec<TracedStatement>,
-    /// How long the trace took, in ms (the statements and the trace's own queries).
-    pub trace_ms: f64,
-    /// The tables it locked that existed before it, as the trace names them
-    /// (a table it creates blocks no one).
-    pub existing_tables: Vec<String>,
-    /// Its statements that rewrite or scan one of those tables under a lock
-    /// that blocks traffic, with their holds at the production sizes given.
-    pub estimates: Vec<SizeEstimate>,
-    pub outcome: Outcome,
-}
-
-/// Whether a migration was measured under traffic.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    /// It locks no table that existed before it: nothing for traffic to wait on.
-    NotMeasured,
-    /// Boxed: a run report is large beside the empty variant.
-    Measured(Box<MeasuredRun>),
-    /// Judged from its trace alone (`--measure flagged` or `none`): what the
-    /// trace flags for a measured run, one line per statement (none: nothing
-    /// in it blocks traffic).
-    Traced(Vec<String>),
-    /// No result, and why: it could not run (a statement the server
-    /// refused on the schema and rows the earlier migrations leave: the
-    /// error, with its file, line and fix; then `statements` is empty and
-    /// it is not applied), it could not be measured (no run fits its
-    /// tables), or a table it locks holds no rows, so its stall would be
-    /// measured on nothing. The other migrations are checked all the same.
-    NoResult(String),
-}
-
-/// A migration's measured runs: one per strategy, deploy first.
-#[derive(Debug, Clone)]
-pub struct MeasuredRun {
-    /// The load in words.
-    pub load: String,
-    /// The blocker in words.
-    pub blocker: String,
-    /// What the strongest lock on a table the load touches blocks.
-    pub blocks: Blocks,
-    pub report: RunReport,
-    /// Every budget checked on every strategy.
-    pub results: Vec<ExpectationResult>,
-    /// The migration's results folder.
-    pub folder: std::path::PathBuf,
-}
-
-/// What a whole check found, migration by migration, with its timings.
-#[derive(Debug, Clone)]
-pub struct CheckRun {
-    /// The folder's layout, detected or given.
-    pub layout: Layout,
-    pub migrations: Vec<CheckedMigration>,
-    /// How many migrations came before the new ones.
-    pub earlier: usize,
-    /// The throwaway server's start, in seconds.
-    pub server_start_s: Option<f64>,
-    pub server_version: String,
-    /// Tables the generator could not fill, with the reason.
-    pub unfilled: Vec<String>,
-}
 
 /// Runs the check `config` describes; `interrupt` ends it early.
 pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<CheckRun, Error> {
@@ -415,7 +348,7 @@ async fn check_migration(
     let measured_rows = sizes::generated_rows(&client, &names).await?;
     let estimates = sizes::estimates(&statements, &measured_rows, sizes);
     drop(client);
-    let flags = super::verdict::trace_flags(&statements, &existing_tables);
+    let flags = crate::gate::verdict::trace_flags(&statements, &existing_tables);
     let runs = match config.measure {
         Measure::All => true,
         Measure::Flagged => !flags.is_empty(),

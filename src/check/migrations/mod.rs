@@ -26,6 +26,7 @@ use layout::{Fit, FolderEntry, Naming};
 
 pub use crate::choices::{Layout, TransactionMode};
 pub use crate::config::Selection;
+pub use crate::gate::checked::{Migration, MigrationStatement, MigrationStep};
 
 /// A migrations folder in apply order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -34,37 +35,6 @@ pub struct MigrationFolder {
     pub dir: PathBuf,
     pub layout: Layout,
     pub migrations: Vec<Migration>,
-}
-
-/// One migration: a file (for Prisma, a folder's `migration.sql`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Migration {
-    /// The file's name (`0002_add_index.sql`), or the Prisma folder's.
-    pub name: String,
-    /// The SQL file, under the folder as given.
-    pub path: PathBuf,
-    /// Its version as its name writes it (`0002`, `1.2`; `R` for Flyway's
-    /// repeatable migrations; the name without `.sql` for plain SQL).
-    pub version: String,
-    /// The transactions (and statements outside any) in the order they run.
-    pub steps: Vec<MigrationStep>,
-}
-
-/// Statements run together: in one transaction, or, outside any, one
-/// statement that commits on its own (such a step holds exactly one).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MigrationStep {
-    pub statements: Vec<MigrationStatement>,
-    pub in_transaction: bool,
-}
-
-/// One SQL statement of a migration file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MigrationStatement {
-    /// From its first token (comments before it left out), without its `;`.
-    pub sql: String,
-    /// The file's line (from 1) its first token is on.
-    pub line: usize,
 }
 
 /// Reads the migrations folder `dir`: its layout (`layout`, else detected

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::breakage::{breakage, breakage_fix, broken_load};
-use super::run::{CheckedMigration, Outcome};
+use super::checked::{CheckedMigration, Outcome};
 use super::sizes::SizeEstimate;
 use crate::choices::Layout;
 use crate::expect::{Bound, ExpectationResult, Verdict};

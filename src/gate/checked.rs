@@ -1,0 +1,113 @@
+//! The gate's plain data: the migrations a check reads (files, steps,
+//! statements) and what it found for each (its trace, its size estimates,
+//! its measured runs or why there are none), read by the judging in
+//! [`super::verdict`] and by the renderers in `export::check_report`.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::sizes::SizeEstimate;
+use crate::choices::Layout;
+use crate::expect::ExpectationResult;
+use crate::metrics::RunReport;
+use crate::metrics::lock_trace::{Blocks, TracedStatement};
+
+/// One migration: a file (for Prisma, a folder's `migration.sql`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Migration {
+    /// The file's name (`0002_add_index.sql`), or the Prisma folder's.
+    pub name: String,
+    /// The SQL file, under the folder as given.
+    pub path: PathBuf,
+    /// Its version as its name writes it (`0002`, `1.2`; `R` for Flyway's
+    /// repeatable migrations; the name without `.sql` for plain SQL).
+    pub version: String,
+    /// The transactions (and statements outside any) in the order they run.
+    pub steps: Vec<MigrationStep>,
+}
+
+/// Statements run together: in one transaction, or, outside any, one
+/// statement that commits on its own (such a step holds exactly one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MigrationStep {
+    pub statements: Vec<MigrationStatement>,
+    pub in_transaction: bool,
+}
+
+/// One SQL statement of a migration file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MigrationStatement {
+    /// From its first token (comments before it left out), without its `;`.
+    pub sql: String,
+    /// The file's line (from 1) its first token is on.
+    pub line: usize,
+}
+
+/// One new migration as the check found it.
+#[derive(Debug, Clone)]
+pub struct CheckedMigration {
+    pub migration: Migration,
+    /// Its lock trace, statement by statement.
+    pub statements: Vec<TracedStatement>,
+    /// How long the trace took, in ms (the statements and the trace's own queries).
+    pub trace_ms: f64,
+    /// The tables it locked that existed before it, as the trace names them
+    /// (a table it creates blocks no one).
+    pub existing_tables: Vec<String>,
+    /// Its statements that rewrite or scan one of those tables under a lock
+    /// that blocks traffic, with their holds at the production sizes given.
+    pub estimates: Vec<SizeEstimate>,
+    pub outcome: Outcome,
+}
+
+/// Whether a migration was measured under traffic.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// It locks no table that existed before it: nothing for traffic to wait on.
+    NotMeasured,
+    /// Boxed: a run report is large beside the empty variant.
+    Measured(Box<MeasuredRun>),
+    /// Judged from its trace alone (`--measure flagged` or `none`): what the
+    /// trace flags for a measured run, one line per statement (none: nothing
+    /// in it blocks traffic).
+    Traced(Vec<String>),
+    /// No result, and why: it could not run (a statement the server
+    /// refused on the schema and rows the earlier migrations leave: the
+    /// error, with its file, line and fix; then `statements` is empty and
+    /// it is not applied), it could not be measured (no run fits its
+    /// tables), or a table it locks holds no rows, so its stall would be
+    /// measured on nothing. The other migrations are checked all the same.
+    NoResult(String),
+}
+
+/// A migration's measured runs: one per strategy, deploy first.
+#[derive(Debug, Clone)]
+pub struct MeasuredRun {
+    /// The load in words.
+    pub load: String,
+    /// The blocker in words.
+    pub blocker: String,
+    /// What the strongest lock on a table the load touches blocks.
+    pub blocks: Blocks,
+    pub report: RunReport,
+    /// Every budget checked on every strategy.
+    pub results: Vec<ExpectationResult>,
+    /// The migration's results folder.
+    pub folder: std::path::PathBuf,
+}
+
+/// What a whole check found, migration by migration, with its timings.
+#[derive(Debug, Clone)]
+pub struct CheckRun {
+    /// The folder's layout, detected or given.
+    pub layout: Layout,
+    pub migrations: Vec<CheckedMigration>,
+    /// How many migrations came before the new ones.
+    pub earlier: usize,
+    /// The throwaway server's start, in seconds.
+    pub server_start_s: Option<f64>,
+    pub server_version: String,
+    /// Tables the generator could not fill, with the reason.
+    pub unfilled: Vec<String>,
+}
