@@ -19,10 +19,7 @@
 pub mod apply;
 pub mod design;
 pub mod load_tables;
-pub mod markdown;
 pub mod migrations;
-pub mod page;
-pub mod report;
 pub mod rows;
 pub mod run;
 
@@ -30,13 +27,13 @@ use std::future::Future;
 
 use crate::config::CheckConfig;
 use crate::error::Error;
+use crate::export::check_report::{CheckReport, check_md, check_page};
 use crate::export::ci;
 use crate::scenario::Interrupt;
 use crate::stop::{self, Ending, StopCause};
 use crate::{output, results};
 
 use crate::gate::verdict::MigrationVerdict;
-use report::CheckReport;
 
 /// `stallbench check`: runs the check, writes its files, prints the verdict,
 /// a line per migration and the page's name on stdout (`open` starts the
@@ -102,9 +99,9 @@ async fn run_until_stopped(
 /// verdict and one line per migration.
 fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error> {
     let mut files = vec![
-        markdown::check_md(report),
-        markdown::pr_comment(report),
-        page::check_page(report)?,
+        check_md::check_md(report),
+        check_md::pr_comment(report),
+        check_page::check_page(report)?,
     ];
     files.extend(report.files()?);
     results::create_folder(&config.out_dir)?;
@@ -114,7 +111,7 @@ fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error>
     results::write_files(&config.out_dir, &files)?;
     ci::append_to_step_summary(
         ci::github_step_summary_path().as_deref(),
-        &markdown::check_text(report),
+        &check_md::check_text(report),
     )?;
     let mut lines = format!("{}\n", report.verdict_line().replace("**", ""));
     for (checked, judged) in &report.migrations {

@@ -1,12 +1,12 @@
-//! Tests of `check::report`: the verdict line, the exit code and the files, from
-//! hand-made checks (`two_migrations`), which `check::markdown`'s tests use too.
+//! Tests of `export::check_report`: the verdict line, the exit code and the files, from
+//! hand-made checks (`two_migrations`), which `check_md` and `check_page`'s tests use too.
 
 use std::path::PathBuf;
 
 use super::*;
-use crate::check::migrations::{Migration, MigrationStatement, MigrationStep};
 use crate::expect::{Bound, Expectation, evaluate};
 use crate::gate::checked::MeasuredRun;
+use crate::gate::checked::{Migration, MigrationStatement, MigrationStep};
 use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock};
 use crate::testing::reference_report;
 
@@ -356,7 +356,7 @@ fn a_traced_migration_is_flagged_for_a_measured_run() {
         junit.contains("<skipped message=\"flagged, not measured: statement 1 (ALTER TABLE)"),
         "{junit}"
     );
-    let text = crate::check::markdown::check_text(&report);
+    let text = crate::export::check_report::check_md::check_text(&report);
     assert!(
         text.contains("was traced and judged from its trace alone (--trace-only)")
             && text.contains("- Flagged: statement 1 (ALTER TABLE) takes ACCESS EXCLUSIVE"),

@@ -1,7 +1,12 @@
 //! What the check writes beside the migrations' results folders: the
 //! judged migrations as one [`CheckReport`], rendered as `check.csv` (one
 //! [`CheckRecord`] per migration and strategy), `check.json` and `junit.xml`
-//! (one test case per migration) here, and as `check.md` in `markdown`.
+//! (one test case per migration) here, and as `check.md`, the PR comment and
+//! the console's text in [`check_md`], `report.html` in [`check_page`]. The
+//! check front door only calls these; the data they read lives in `gate`.
+
+pub mod check_md;
+pub mod check_page;
 
 use std::path::PathBuf;
 
@@ -564,5 +569,4 @@ impl MigrationJson {
 }
 
 #[cfg(test)]
-#[path = "report_tests.rs"]
 pub(crate) mod tests;

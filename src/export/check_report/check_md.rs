@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::report::CheckReport;
+use super::CheckReport;
 use crate::choices::Measure;
 use crate::export::ci::comment_marker;
 use crate::export::format::{format_ms, format_thousands, trim_number};
@@ -469,7 +469,7 @@ fn or_nothing(text: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::report::tests::two_migrations;
+    use crate::export::check_report::tests::two_migrations;
 
     #[test]
     fn long_statements_are_cut_on_one_line() {

@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
-use super::markdown::{intro, migration_section};
-use super::report::CheckReport;
+use super::CheckReport;
+use super::check_md::{intro, migration_section};
 use crate::export::html::pages::{href, markdown_html};
 use crate::export::html::sections::escape;
 use crate::export::html::{PageRun, runs_page};
@@ -64,7 +64,7 @@ pub fn check_page(report: &CheckReport) -> anyhow::Result<OutputFile> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::report::tests::two_migrations;
+    use crate::export::check_report::tests::two_migrations;
 
     #[test]
     fn the_page_has_each_section_and_links_the_measured_migration_to_its_page() {
