@@ -51,7 +51,8 @@ pub mod sql_split;
 pub mod stop;
 pub mod strategy;
 
-// What was measured, and what is made of it (export also holds the console tables).
+// What was measured, and what is made of it (export also holds the console tables;
+// gate: the migration gate's findings and their judging).
 pub mod expect;
 pub mod export;
 pub mod gate;

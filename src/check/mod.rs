@@ -11,10 +11,13 @@
 //!   measure, apply, migration by migration);
 //! - [`design`]: a migration's trace -> the `Config` of its measured run;
 //! - [`load_tables`]: `--load FILE.toml`'s tables must be in check's database;
-//! - [`sizes`]: production sizes, and the holds of rewrites and scans there;
-//! - [`verdict`]: each migration judged against the budgets, with its fix;
-//! - [`report`] and [`markdown`]: `check.csv`, `check.json`, `junit.xml`, `check.md`;
-//! - [`page`]: `report.html`, check.md as a page linking to each run's page.
+//! - [`apply`]: a migration applied for real, for the next one.
+//!
+//! What it found is the `gate` stage's plain data (`gate::checked`), judged
+//! there (`gate::verdict`, with `gate::sizes` and `gate::breakage`); its files
+//! (`check.csv`, `check.json`, `junit.xml`, `check.md`, `pr-comment.md`,
+//! `report.html`) are rendered by `export::check_report`; this module only
+//! writes them and prints the verdict.
 
 pub mod apply;
 pub mod design;
