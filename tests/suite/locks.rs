@@ -108,7 +108,10 @@ fn the_observer_reads_pg_locks_only_while_a_session_waits() {
                 .unwrap_or_else(|| panic!("no scan of pg_locks in the plan:\n{}", plan.join("\n")))
                 .clone()
         };
-        holder.batch_execute("CREATE TABLE gate (id int)").await.unwrap();
+        holder
+            .batch_execute("CREATE TABLE gate (id int)")
+            .await
+            .unwrap();
         holder
             .batch_execute("BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE")
             .await
