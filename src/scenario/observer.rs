@@ -35,7 +35,7 @@ pub const SAMPLE_EVERY: Duration = Duration::from_millis(200);
 /// What the DDL session (by its `application_name`, `$1`) is doing. Its
 /// parallel workers (an index rebuild's) share the name: the backend type tells.
 const DDL_POLL_SQL: &str = "\
-SELECT coalesce(state, ''), coalesce(wait_event_type, '')
+SELECT coalesce(state, ''), coalesce(wait_event_type, ''), coalesce(wait_event, '')
 FROM pg_stat_activity
 WHERE application_name = $1 AND datname = current_database()
   AND backend_type = 'client backend'";
@@ -222,11 +222,11 @@ async fn sample_until_stopped(
         let sample_now = tokio::select! {
             _ = ticker.tick() => true,
             _ = poll_ticker.tick(), if polling => false,
-            () = try_started_or_ended(&mut try_running) => {
-                // Poll at once, and every GRANT_POLL_EVERY_MS from now.
-                poll_ticker.reset();
-                false
-            }
+            // Poll at once, then on the ticker's own grid: not reset to the
+            // try's start, or the poll deadlock_timeout (1 s) after the
+            // start would land in the instant the waiting session wakes to
+            // check for a deadlock, outside its lock wait, and read as a grant.
+            () = try_started_or_ended(&mut try_running) => false,
             _ = stop.wait_for(|stopped| *stopped) => return Ok(()),
         };
         if let (false, Some(ddl), Some(statement)) = (sample_now, ddl, &ddl_poll) {
@@ -277,7 +277,7 @@ async fn poll_ddl(
         .await?;
     let t_s = clock.now_s();
     let activity = match row {
-        Some(row) => activity_of(row.get(0), row.get(1)),
+        Some(row) => activity_of(row.get(0), row.get(1), row.get(2)),
         None => DdlActivity::Idle,
     };
     ddl.activity.send_if_modified(|latest| {
@@ -288,11 +288,15 @@ async fn poll_ddl(
     Ok(DdlPoll { t_s, activity })
 }
 
-/// A session's activity from its `pg_stat_activity` `state` and `wait_event_type`.
-fn activity_of(state: &str, wait_event_type: &str) -> DdlActivity {
-    match (state, wait_event_type) {
-        ("active", "Lock") => DdlActivity::WaitingForLock,
-        ("active", _) => DdlActivity::Running,
+/// A session's activity from its `pg_stat_activity` `state`, `wait_event_type`
+/// and `wait_event`. Waiting for the lock manager's own locks counts as waiting
+/// for a lock: a session in a lock wait wakes after `deadlock_timeout` to check
+/// for a deadlock, which takes every lock-manager lock, and a poll in that
+/// instant must not read the wait as over.
+fn activity_of(state: &str, wait_event_type: &str, wait_event: &str) -> DdlActivity {
+    match (state, wait_event_type, wait_event) {
+        ("active", "Lock", _) | ("active", "LWLock", "LockManager") => DdlActivity::WaitingForLock,
+        ("active", _, _) => DdlActivity::Running,
         _ => DdlActivity::Idle,
     }
 }
@@ -506,11 +510,26 @@ mod tests {
 
     #[test]
     fn the_ddl_session_waits_only_for_a_lock() {
-        assert_eq!(activity_of("active", "Lock"), DdlActivity::WaitingForLock);
-        assert_eq!(activity_of("active", "IO"), DdlActivity::Running);
-        assert_eq!(activity_of("active", ""), DdlActivity::Running);
-        assert_eq!(activity_of("idle", "Client"), DdlActivity::Idle);
-        assert_eq!(activity_of("idle in transaction", ""), DdlActivity::Idle);
+        let waiting = DdlActivity::WaitingForLock;
+        assert_eq!(activity_of("active", "Lock", "relation"), waiting);
+        assert_eq!(activity_of("active", "LWLock", "LockManager"), waiting);
+        assert_eq!(
+            activity_of("active", "LWLock", "WALWrite"),
+            DdlActivity::Running
+        );
+        assert_eq!(
+            activity_of("active", "IO", "DataFileRead"),
+            DdlActivity::Running
+        );
+        assert_eq!(activity_of("active", "", ""), DdlActivity::Running);
+        assert_eq!(
+            activity_of("idle", "Client", "ClientRead"),
+            DdlActivity::Idle
+        );
+        assert_eq!(
+            activity_of("idle in transaction", "", ""),
+            DdlActivity::Idle
+        );
     }
 
     fn session(pid: u32, role: &str, waiting: Option<&str>, blocked_by: &[u32]) -> SampledSession {
