@@ -5,7 +5,7 @@
 //! Everything is read in `BEGIN TRANSACTION READ ONLY` (capture never
 //! writes; with `--window` the first snapshot in a transaction of its own,
 //! so none stays open across the window): the statements of the connected
-//! database ([`statements`]), with `--window` a second snapshot W later and
+//! database ([`stat_statements`]), with `--window` a second snapshot W later and
 //! the difference, and the database's client backends (for `[load] clients`); each kept
 //! statement's `$n` resolved to a column ([`parameters`]) and a range from
 //! the catalogs ([`catalog`]); then the file ([`write`]), written once at
@@ -13,7 +13,7 @@
 //! never ends on a path it cannot write.
 
 pub mod catalog;
-pub mod statements;
+pub mod stat_statements;
 pub mod write;
 
 use std::collections::BTreeMap;
@@ -29,7 +29,7 @@ use crate::error::{Error, exit_code};
 use crate::role::{StatementEffect, statement_effect};
 use crate::sql_scan::{self as parameters, ParameterTarget, ScannedStatement};
 use catalog::{Generator, KnownRelation};
-use statements::StatementStats;
+use stat_statements::StatementStats;
 use write::{CaptureSource, CapturedStatement, LIMIT_CONSTANT, Window};
 
 /// The share of calls the kept statements cover without `--top`.
@@ -132,13 +132,13 @@ async fn read_workload(
 ) -> Result<(String, Vec<CapturedStatement>), Error> {
     let shown = redact_url(&options.db_url);
     let client = connect(&options.db_url, &shown).await?;
-    let session = statements::check_extension(&client, &shown).await?;
+    let session = stat_statements::check_extension(&client, &shown).await?;
     let (seen, window) = read_calls(&client, options, &shown, &session).await?;
-    let backends = statements::client_backends(&client, &shown).await?;
+    let backends = stat_statements::client_backends(&client, &shown).await?;
     let work = users_work(&client, seen, &options.tables).await?;
     let statements_seen = work.len();
     let total_calls: i64 = work.iter().map(|(stats, _, _)| stats.calls).sum();
-    let kept_ids: Vec<i64> = statements::most_called(
+    let kept_ids: Vec<i64> = stat_statements::most_called(
         work.iter().map(|(stats, _, _)| stats.clone()).collect(),
         options.top,
         COVERED_SHARE,
@@ -216,10 +216,10 @@ async fn read_calls(
     client: &Client,
     options: &CaptureOptions,
     shown: &str,
-    session: &statements::CaptureSession,
+    session: &stat_statements::CaptureSession,
 ) -> Result<(Vec<StatementStats>, Option<Window>), Error> {
     execute(client, shown, "BEGIN TRANSACTION READ ONLY").await?;
-    let before = statements::snapshot(client, shown, session).await?;
+    let before = stat_statements::snapshot(client, shown, session).await?;
     let Some(window) = options.window else {
         return Ok((before, None));
     };
@@ -233,9 +233,9 @@ async fn read_calls(
         stderrln!("capture: {done_s} of {total_s} s");
     }
     execute(client, shown, "BEGIN TRANSACTION READ ONLY").await?;
-    let after = statements::snapshot(client, shown, session).await?;
+    let after = stat_statements::snapshot(client, shown, session).await?;
     let seconds = started.elapsed().as_secs_f64();
-    let calls = statements::difference(&before, &after).ok_or_else(|| {
+    let calls = stat_statements::difference(&before, &after).ok_or_else(|| {
         Error::bad_input(format!(
             "--db-url {shown}: pg_stat_statements was reset (or statements evicted) during \
              the --window; capture again, without resetting it meanwhile"
@@ -244,7 +244,7 @@ async fn read_calls(
     Ok((calls, Some(Window { seconds })))
 }
 
-/// The users' statements among `seen` (see [`statements::is_users_work`]),
+/// The users' statements among `seen` (see [`stat_statements::is_users_work`]),
 /// without those that name only system relations, and with `--tables` only
 /// those that touch one of them; each with its parameters and its relations.
 async fn users_work(
@@ -254,7 +254,7 @@ async fn users_work(
 ) -> Result<Vec<(StatementStats, ScannedStatement, Vec<KnownRelation>)>, Error> {
     let candidates: Vec<(StatementStats, ScannedStatement)> = seen
         .into_iter()
-        .filter(|stats| stats.calls > 0 && statements::is_users_work(&stats.query))
+        .filter(|stats| stats.calls > 0 && stat_statements::is_users_work(&stats.query))
         .map(|stats| {
             let resolved = parameters::resolve(&stats.query);
             (stats, resolved)
@@ -360,7 +360,7 @@ fn describe_column(column: &parameters::ColumnName) -> String {
 /// in the window, or `--tables` left nothing.
 fn nothing_captured(
     shown: &str,
-    session: &statements::CaptureSession,
+    session: &stat_statements::CaptureSession,
     options: &CaptureOptions,
 ) -> Error {
     let database = &session.database;

@@ -7,7 +7,7 @@
 //! - [`migrations`]: reading a migrations folder (layouts, order, which
 //!   migrations are new, statements and their transactions);
 //! - [`rows`]: generating rows for the schema the earlier migrations built;
-//! - [`run`]: the check's course on one throwaway server (trace, design,
+//! - [`course`]: the check's course on one throwaway server (trace, design,
 //!   measure, apply, migration by migration);
 //! - [`design`]: a migration's trace -> the `Config` of its measured run;
 //! - [`load_tables`]: `--load FILE.toml`'s tables must be in check's database;
@@ -20,11 +20,11 @@
 //! writes them and prints the verdict.
 
 pub mod apply;
+pub mod course;
 pub mod design;
 pub mod load_tables;
 pub mod migrations;
 pub mod rows;
-pub mod run;
 
 use std::future::Future;
 
@@ -57,7 +57,7 @@ async fn run_until_stopped(
     stop: impl Future<Output = String>,
 ) -> Result<crate::gate::checked::CheckRun, Error> {
     let interrupt = Interrupt::default();
-    let running = run::run_check(config, &interrupt);
+    let running = course::run_check(config, &interrupt);
     let never_fails = std::future::pending::<Error>();
     let reason = match stop::until_stopped(running, &interrupt, stop, never_fails).await {
         Ending::Finished(result) => return result,

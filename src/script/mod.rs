@@ -12,8 +12,8 @@
 //! The work is split by job: `scanner` splits the text into SQL and
 //! meta-commands, `builder` and `meta` turn them into commands, `parser` reads
 //! expressions into `expression`'s tree, `eval` and `functions` evaluate them
-//! (`prng` is PostgreSQL's generator), `value` holds variables, `run` steps
-//! through a transaction, `results` stores `\gset`/`\aset` rows, `shell` runs
+//! (`prng` is PostgreSQL's generator), `value` holds variables, `step` steps
+//! through a transaction, `result_sets` stores `\gset`/`\aset` rows, `shell` runs
 //! `\shell`, and `builtin` holds pgbench's built-in scripts.
 //!
 //! What is supported and how it differs from pgbench is in `docs/scripts.md`.
@@ -26,10 +26,10 @@ mod functions;
 mod meta;
 mod parser;
 mod prng;
-mod results;
-mod run;
+mod result_sets;
 mod scanner;
 pub mod shell;
+mod step;
 mod value;
 
 #[cfg(test)]
@@ -45,8 +45,8 @@ use builder::ScriptBuilder;
 pub use eval::{EvalError, Evaluator};
 pub use expression::{Expr, Function};
 pub use prng::{Prng, RandomSeeds};
-pub use results::ResultSet;
-pub use run::{Cursor, ScriptFailure, Step};
+pub use result_sets::ResultSet;
+pub use step::{Cursor, ScriptFailure, Step};
 pub use value::{Scalar, Value, Vars};
 
 /// A problem found while parsing a script. Displays as

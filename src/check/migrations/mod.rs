@@ -11,8 +11,8 @@
 //! layout, or several, is bad input (exit 2) that names the files and
 //! `--layout`.
 
+mod folder_layout;
 mod git;
-mod layout;
 mod sqitch;
 mod steps;
 
@@ -22,7 +22,7 @@ use clap::ValueEnum;
 use serde::Serialize;
 
 use crate::error::Error;
-use layout::{Fit, FolderEntry, Naming};
+use folder_layout::{Fit, FolderEntry, Naming};
 
 pub use crate::choices::{Layout, TransactionMode};
 pub use crate::config::Selection;
@@ -202,7 +202,7 @@ fn forced_layout(
     let mut found = Vec::new();
     let mut misfits = Vec::new();
     for entry in entries {
-        match layout::fit(layout, entry) {
+        match folder_layout::fit(layout, entry) {
             Fit::Migration(naming) => found.push((entry.clone(), naming)),
             Fit::Companion | Fit::Ignored => {}
             Fit::No => misfits.push(entry.name.as_str()),
@@ -239,7 +239,7 @@ fn detect_layout(
     for entry in entries {
         let claim = (Layout::value_variants().iter().copied())
             .filter(|layout| !matches!(layout, Layout::PlainSql | Layout::Sqitch))
-            .find_map(|layout| match layout::fit(layout, entry) {
+            .find_map(|layout| match folder_layout::fit(layout, entry) {
                 Fit::Migration(naming) => Some((layout, Some(naming))),
                 Fit::Companion => Some((layout, None)),
                 Fit::Ignored | Fit::No => None,

@@ -27,7 +27,7 @@
 //! `ALTER TYPE ... ADD VALUE` runs in a transaction on PostgreSQL 12 and
 //! later, every major the harness supports, so it stays in its transaction.
 
-use super::layout::{Layout, dbmate_marker, goose_annotation};
+use super::folder_layout::{Layout, dbmate_marker, goose_annotation};
 use super::{MigrationStatement, MigrationStep, TransactionMode};
 use crate::error::Error;
 use crate::sql_split::{split_located, split_statements};

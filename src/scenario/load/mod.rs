@@ -44,8 +44,8 @@ use crate::metrics::recorder::WorkerPart;
 use crate::pgwire::{WireCancel, WireConnection, WireError, WireStatement};
 use crate::script;
 
-mod run;
 mod session;
+mod transaction;
 use session::{Lost, Session};
 
 /// A single-threaded runtime on its own OS thread for the load workers, as
@@ -239,7 +239,7 @@ pub async fn run_worker(
             &client.scripts[index].script,
             &client.session.prepared[index],
         );
-        let run = run::Run {
+        let run = transaction::Run {
             connection,
             script,
             prepared,
@@ -255,7 +255,7 @@ pub async fn run_worker(
             Some(timeout) => {
                 let transaction = run.script(vars, prng, buffers);
                 let deadline = start.scheduled + timeout;
-                run::run_until(transaction, deadline, &client.session.cancel).await
+                transaction::run_until(transaction, deadline, &client.session.cancel).await
             }
         };
         let outcome = result.err().unwrap_or(TxnOutcome::Done);
@@ -318,7 +318,7 @@ enum Admit {
 /// One pgbench client while it runs: its session, its scripts' variables,
 /// its random stream, its schedule and its recording. The phases of a
 /// transaction: when it starts (now, or [`Client::next_arrival`]), whether it
-/// is sent ([`Client::admit`]), running it ([`run::Run::script`], in
+/// is sent ([`Client::admit`]), running it ([`transaction::Run::script`], in
 /// [`run_worker`]), recording how it ended ([`Recording::record`]) and what a
 /// failure leaves to repair ([`Client::recover`]).
 struct Client {
@@ -327,7 +327,7 @@ struct Client {
     total_weight: u32,
     vars: Vec<script::Vars>,
     /// What a transaction reuses from the last one (parameters, rows).
-    buffers: run::Buffers,
+    buffers: transaction::Buffers,
     /// Draws the script and the open loop's arrivals.
     rng: rand::rngs::SmallRng,
     /// The scripts' random functions (PostgreSQL's generator, as pgbench's).
@@ -383,7 +383,7 @@ impl Client {
                 .map(|weighted| weighted.script.new_vars(automatic, &variables))
                 .collect(),
             scripts,
-            buffers: run::Buffers::default(),
+            buffers: transaction::Buffers::default(),
             rng: rand::rngs::SmallRng::seed_from_u64(seed.wrapping_add(u64::from(client_id))),
             prng,
             protocol,
