@@ -1,13 +1,15 @@
 //! The lock observer: on its own connection, samples `pg_stat_activity`
 //! 5 times a second, with `pg_locks` and `pg_blocking_pids` when a session
-//! waits for a lock, and keeps who waited for whom. Needs no superuser: roles come from `application_name`, lock
-//! modes and blockers from `pg_locks` and `pg_blocking_pids`, which every
-//! user may read; only another user's state and wait event stay hidden.
+//! waits for a lock, and keeps who waited for whom. Needs no superuser: roles
+//! come from `application_name`, lock modes and blockers from `pg_locks` and
+//! `pg_blocking_pids`, which every user may read; only another user's state
+//! and wait event stay hidden.
 //!
 //! Between samples, while a DDL try runs, it polls the DDL session alone,
 //! every 20 ms, from `pg_stat_activity` (which takes no lock-manager lock):
-//! whether it waits for a lock or runs. The DDL injector follows that live for the progress
-//! line, and the run's report places each attempt's lock grant from it.
+//! whether it waits for a lock or runs. The DDL injector follows that live
+//! for the progress line, and the run's report places each attempt's lock
+//! grant from it.
 //!
 //! A lost session (a restart, a terminated backend) is opened again and the
 //! sampling goes on; the time without one is kept as a gap the report names.
