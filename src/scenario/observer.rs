@@ -512,26 +512,23 @@ mod tests {
 
     #[test]
     fn the_ddl_session_waits_only_for_a_lock() {
-        let waiting = DdlActivity::WaitingForLock;
-        assert_eq!(activity_of("active", "Lock", "relation"), waiting);
-        assert_eq!(activity_of("active", "LWLock", "LockManager"), waiting);
-        assert_eq!(
-            activity_of("active", "LWLock", "WALWrite"),
-            DdlActivity::Running
-        );
-        assert_eq!(
-            activity_of("active", "IO", "DataFileRead"),
-            DdlActivity::Running
-        );
-        assert_eq!(activity_of("active", "", ""), DdlActivity::Running);
-        assert_eq!(
-            activity_of("idle", "Client", "ClientRead"),
-            DdlActivity::Idle
-        );
-        assert_eq!(
-            activity_of("idle in transaction", "", ""),
-            DdlActivity::Idle
-        );
+        use DdlActivity::{Idle, Running, WaitingForLock};
+        let cases = [
+            (("active", "Lock", "relation"), WaitingForLock),
+            (("active", "LWLock", "LockManager"), WaitingForLock),
+            (("active", "LWLock", "WALWrite"), Running),
+            (("active", "IO", "DataFileRead"), Running),
+            (("active", "", ""), Running),
+            (("idle", "Client", "ClientRead"), Idle),
+            (("idle in transaction", "", ""), Idle),
+        ];
+        for ((state, event_type, event), seen) in cases {
+            assert_eq!(
+                activity_of(state, event_type, event),
+                seen,
+                "{state} {event_type} {event}"
+            );
+        }
     }
 
     fn session(pid: u32, role: &str, waiting: Option<&str>, blocked_by: &[u32]) -> SampledSession {
