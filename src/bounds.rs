@@ -10,9 +10,11 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::metrics::DdlOutcome;
 
 /// Every expectation key, in the order they are listed and checked.
-pub const KEYS: [&str; 11] = [
+pub const KEYS: [&str; 13] = [
     "max_zero_tps_seconds",
     "min_zero_tps_seconds",
+    "max_replica_zero_tps_seconds",
+    "min_replica_zero_tps_seconds",
     "max_longest_stall_s",
     "min_worst_second_tps",
     "max_worst_second_p99_ms",
@@ -39,6 +41,11 @@ pub struct ExpectFile {
     pub max_zero_tps_seconds: Option<u32>,
     /// At least this many seconds with no completed transaction (the outage must reproduce).
     pub min_zero_tps_seconds: Option<u32>,
+    /// With the load on both servers: at most this many seconds in which the
+    /// replica's clients completed no transaction.
+    pub max_replica_zero_tps_seconds: Option<u32>,
+    /// With the load on both servers: at least this many such seconds on the replica.
+    pub min_replica_zero_tps_seconds: Option<u32>,
     /// The longest stall is at most this many seconds.
     pub max_longest_stall_s: Option<u32>,
     /// Every second of the DDL window completed at least this many transactions.
@@ -104,6 +111,10 @@ impl ExpectFile {
                 .map(|limit| Ok(Bound::MaxZeroTpsSeconds(limit))),
             self.min_zero_tps_seconds
                 .map(|limit| Ok(Bound::MinZeroTpsSeconds(limit))),
+            self.max_replica_zero_tps_seconds
+                .map(|limit| Ok(Bound::MaxReplicaZeroTpsSeconds(limit))),
+            self.min_replica_zero_tps_seconds
+                .map(|limit| Ok(Bound::MinReplicaZeroTpsSeconds(limit))),
             self.max_longest_stall_s
                 .map(|limit| Ok(Bound::MaxLongestStallS(limit))),
             self.min_worst_second_tps
@@ -151,6 +162,12 @@ impl ExpectFile {
         match bound {
             Bound::MaxZeroTpsSeconds(limit) => self.max_zero_tps_seconds = Some(*limit),
             Bound::MinZeroTpsSeconds(limit) => self.min_zero_tps_seconds = Some(*limit),
+            Bound::MaxReplicaZeroTpsSeconds(limit) => {
+                self.max_replica_zero_tps_seconds = Some(*limit);
+            }
+            Bound::MinReplicaZeroTpsSeconds(limit) => {
+                self.min_replica_zero_tps_seconds = Some(*limit);
+            }
             Bound::MaxLongestStallS(limit) => self.max_longest_stall_s = Some(*limit),
             Bound::MinWorstSecondTps(limit) => self.min_worst_second_tps = Some(*limit),
             Bound::MaxWorstSecondP99Ms(limit) => self.max_worst_second_p99_ms = Some(*limit),
@@ -174,6 +191,10 @@ pub enum Bound {
     MaxZeroTpsSeconds(u32),
     /// `zero_tps_seconds >= limit`.
     MinZeroTpsSeconds(u32),
+    /// `replica_zero_tps_seconds <= limit`; a run without a load on both servers fails it.
+    MaxReplicaZeroTpsSeconds(u32),
+    /// `replica_zero_tps_seconds >= limit`; a run without a load on both servers fails it.
+    MinReplicaZeroTpsSeconds(u32),
     /// `longest_stall_s <= limit`.
     MaxLongestStallS(u32),
     /// `worst_second_tps >= limit`: the lowest TPS of a second of the DDL window.
@@ -205,6 +226,8 @@ impl Bound {
         let key = match self {
             Bound::MaxZeroTpsSeconds(_) => "max_zero_tps_seconds",
             Bound::MinZeroTpsSeconds(_) => "min_zero_tps_seconds",
+            Bound::MaxReplicaZeroTpsSeconds(_) => "max_replica_zero_tps_seconds",
+            Bound::MinReplicaZeroTpsSeconds(_) => "min_replica_zero_tps_seconds",
             Bound::MaxLongestStallS(_) => "max_longest_stall_s",
             Bound::MinWorstSecondTps(_) => "min_worst_second_tps",
             Bound::MaxWorstSecondP99Ms(_) => "max_worst_second_p99_ms",
@@ -224,8 +247,12 @@ impl Bound {
     /// The limit for people, e.g. `<= 600 ms`, `>= 3` or `= ok`.
     pub fn limit_text(&self) -> String {
         match self {
-            Bound::MaxZeroTpsSeconds(limit) => format!("<= {limit}"),
-            Bound::MinZeroTpsSeconds(limit) => format!(">= {limit}"),
+            Bound::MaxZeroTpsSeconds(limit) | Bound::MaxReplicaZeroTpsSeconds(limit) => {
+                format!("<= {limit}")
+            }
+            Bound::MinZeroTpsSeconds(limit) | Bound::MinReplicaZeroTpsSeconds(limit) => {
+                format!(">= {limit}")
+            }
             Bound::MaxLongestStallS(limit) => format!("<= {limit}"),
             Bound::MinWorstSecondTps(limit) => format!(">= {limit} tps"),
             Bound::MaxWorstSecondP99Ms(limit)
@@ -280,6 +307,14 @@ pub(crate) fn parse_bound(key: &str, value: &str) -> Result<Bound, String> {
         "min_zero_tps_seconds" => value
             .parse()
             .map(Bound::MinZeroTpsSeconds)
+            .map_err(|_| whole("seconds", "3"))?,
+        "max_replica_zero_tps_seconds" => value
+            .parse()
+            .map(Bound::MaxReplicaZeroTpsSeconds)
+            .map_err(|_| whole("seconds", "0"))?,
+        "min_replica_zero_tps_seconds" => value
+            .parse()
+            .map(Bound::MinReplicaZeroTpsSeconds)
             .map_err(|_| whole("seconds", "3"))?,
         "max_longest_stall_s" => value
             .parse()

@@ -48,6 +48,48 @@ impl Side {
     }
 }
 
+/// Which servers the load's clients run on (`[load] on`, `--load-on`).
+/// With `both`, each server gets `clients` clients of the same scripts: the
+/// timeline's load columns are the primary's, its `replica_tps` columns the
+/// replica's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadOn {
+    /// The server the migration runs on.
+    #[default]
+    Primary,
+    /// The hot standby only: the load's figures are the replica's.
+    Replica,
+    /// Both servers at once, `clients` clients on each.
+    Both,
+}
+
+impl LoadOn {
+    /// `primary`, `replica` or `both`, as the files and flags write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadOn::Primary => "primary",
+            LoadOn::Replica => "replica",
+            LoadOn::Both => "both",
+        }
+    }
+
+    /// The server whose clients the timeline's load columns (`tps`,
+    /// `lat_*`, `failed`) count: the primary, unless the load runs on the
+    /// replica only.
+    pub fn main_side(self) -> Side {
+        match self {
+            LoadOn::Replica => Side::Replica,
+            LoadOn::Primary | LoadOn::Both => Side::Primary,
+        }
+    }
+
+    /// Whether clients run on the replica (alone or beside the primary's).
+    pub fn on_replica(self) -> bool {
+        self != LoadOn::Primary
+    }
+}
+
 /// A migration tool's folder layout (`--layout`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]

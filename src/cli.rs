@@ -7,7 +7,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::choices::{
-    BlockerChoice, BlockerKind, Layout, Measure, Protocol, Recycling, Side, TransactionMode,
+    BlockerChoice, BlockerKind, Layout, LoadOn, Measure, Protocol, Recycling, Side, TransactionMode,
 };
 use crate::duration::DurationParser;
 use crate::strategy::{NamedStrategy, PRESET_NAMES, preset};
@@ -246,9 +246,10 @@ pub struct CommonArgs {
     /// --blocker-on replica and replica-aware; it must be in recovery.
     #[arg(long, value_name = "URL")]
     pub replica_url: Option<String>,
-    /// The server the load's clients run on [default: [load] on, else primary].
+    /// The servers the load's clients run on; both: --clients on each [default: [load] on,
+    /// else primary].
     #[arg(long, value_name = "SERVER")]
-    pub load_on: Option<Side>,
+    pub load_on: Option<LoadOn>,
     /// The server the blocker holds its transaction on [default: [blocker] on, else primary].
     #[arg(long, value_name = "SERVER")]
     pub blocker_on: Option<Side>,

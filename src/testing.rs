@@ -78,7 +78,7 @@ pub fn repeated_report() -> RunReport {
         workload: first.workload,
         strategies,
         interruption: None,
-        load_on: crate::choices::Side::Primary,
+        load_on: crate::choices::LoadOn::Primary,
     }
 }
 
@@ -88,7 +88,7 @@ pub fn reference_report() -> RunReport {
         workload: "add-column".to_string(),
         strategies: vec![naive(), retry()],
         interruption: None,
-        load_on: crate::choices::Side::Primary,
+        load_on: crate::choices::LoadOn::Primary,
     }
 }
 
@@ -303,5 +303,6 @@ pub fn neutral_run() -> RunFigures {
         ddl_tries: 1,
         ddl_outcome: DdlOutcome::Ok,
         blocker_outcome: "ok".to_string(),
+        judged_on_replica: false,
     }
 }

@@ -125,7 +125,8 @@ pub struct LoadFile {
     /// How statements are sent: `simple`, `extended` or `prepared` (`--protocol`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
-    /// The server the clients run on: `primary` (the default) or `replica` (`--load-on`).
+    /// The servers the clients run on: `primary` (the default), `replica`, or
+    /// `both` (`clients` clients on each) (`--load-on`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on: Option<String>,
 }

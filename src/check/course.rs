@@ -22,7 +22,7 @@ use super::apply::apply;
 use super::design::{self, RunDesign, TableFacts};
 use super::migrations::{Layout, Migration, read_folder, split_new};
 use super::rows::{TableFill, fill_tables};
-use crate::choices::{Measure, Side};
+use crate::choices::Measure;
 use crate::config::{CheckConfig, Config, Data, LoadChoice};
 use crate::database::{Database, error_text};
 use crate::error::Error;
@@ -497,7 +497,7 @@ async fn measure(
         workload: config.workload_name.clone(),
         strategies: Vec::new(),
         interruption: None,
-        load_on: Side::Primary,
+        load_on: crate::choices::LoadOn::Primary,
     };
     for (index, strategy) in config.strategies.iter().enumerate() {
         copy_work_database(check, target).await?;

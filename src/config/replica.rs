@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::repetition::SweepSetting;
 use super::{BlockerConfig, DatabaseSpec, LoadConfig};
-use crate::choices::{BlockerKind, Side, from_word};
+use crate::choices::{BlockerKind, LoadOn, Side, from_word};
 use crate::cli::CommonArgs;
 use crate::duration::parse_duration;
 use crate::error::Error;
@@ -18,8 +18,8 @@ use crate::workload::{ReplicaFile, WorkloadFile};
 /// The standby of a run and who runs on it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplicaConfig {
-    /// The server the load's clients run on.
-    pub load_on: Side,
+    /// The servers the load's clients run on.
+    pub load_on: LoadOn,
     /// The server the blocker holds its transaction on.
     pub blocker_on: Side,
     /// The standby's own settings, `name=value`, as its command line takes them.
@@ -32,9 +32,9 @@ pub struct ReplicaConfig {
 }
 
 impl ReplicaConfig {
-    /// The server `side` of the load, `Primary` without a replica.
-    pub fn load_on(replica: Option<&ReplicaConfig>) -> Side {
-        replica.map_or(Side::Primary, |replica| replica.load_on)
+    /// The servers of the load, the primary without a replica.
+    pub fn load_on(replica: Option<&ReplicaConfig>) -> LoadOn {
+        replica.map_or(LoadOn::Primary, |replica| replica.load_on)
     }
 
     /// The server of the blocker, `Primary` without a replica.
@@ -59,7 +59,7 @@ pub(super) fn parse_replica(
     let load_on = match (args.load_on, &file.load.on) {
         (Some(side), _) => side,
         (None, Some(word)) => from_word(&format!("{source}: [load] on"), word)?,
-        (None, None) => Side::Primary,
+        (None, None) => LoadOn::Primary,
     };
     let blocker_on = match (
         args.blocker_on,
@@ -70,9 +70,12 @@ pub(super) fn parse_replica(
         (None, None) => Side::Primary,
     };
     let asked = args.replica || file.replica.is_some() || args.replica_url.is_some();
-    let placed = [("the load", load_on), ("the blocker", blocker_on)]
-        .into_iter()
-        .find(|(_, side)| *side == Side::Replica);
+    let placed = [
+        ("the load", load_on.on_replica()),
+        ("the blocker", blocker_on == Side::Replica),
+    ]
+    .into_iter()
+    .find(|(_, on_replica)| *on_replica);
     if let (false, Some((who, _))) = (asked, placed) {
         return Err(Error::bad_input(format!(
             "{source}: {who} runs on the replica, and there is none: add [replica] to the \
@@ -120,7 +123,7 @@ pub(super) fn parse_replica(
         _ => {}
     }
     let scripts = load.scripts.iter().map(|weighted| &weighted.script);
-    if load_on == Side::Replica && ClientKind::of_scripts(scripts) != ClientKind::Reader {
+    if load_on.on_replica() && ClientKind::of_scripts(scripts) != ClientKind::Reader {
         let writers: Vec<&str> = (load.scripts.iter())
             .filter(|weighted| ClientKind::of_scripts([&weighted.script]) != ClientKind::Reader)
             .map(|weighted| weighted.source.as_str())
@@ -129,6 +132,12 @@ pub(super) fn parse_replica(
             "{source}: the load runs on the replica, which is read-only, and these scripts \
              write: {}; keep the load on the primary or give it scripts that only read",
             writers.join(", ")
+        )));
+    }
+    if load_on == LoadOn::Both && (load.rate_tps.is_some() || load.pool.is_some()) {
+        return Err(Error::bad_input(format!(
+            "{source}: the load runs on both servers, which only the closed-loop clients do: \
+             drop --rate (rate_tps) and the pool, or run the load on one server"
         )));
     }
     if let Some(blocker) = blocker
@@ -329,7 +338,7 @@ mod tests {
         );
         assert_eq!(
             (replica.load_on, replica.blocker_on),
-            (Side::Replica, Side::Replica)
+            (LoadOn::Replica, Side::Replica)
         );
     }
 }

@@ -78,6 +78,14 @@ fn measure(bound: &Bound, strategy: &StrategyReport) -> (String, bool) {
             let value = summary.zero_tps_seconds;
             (value.to_string(), value >= *limit)
         }
+        Bound::MaxReplicaZeroTpsSeconds(limit) => match summary.replica_zero_tps_seconds {
+            None => (NO_REPLICA_LOAD.to_string(), false),
+            Some(value) => (value.to_string(), value <= *limit),
+        },
+        Bound::MinReplicaZeroTpsSeconds(limit) => match summary.replica_zero_tps_seconds {
+            None => (NO_REPLICA_LOAD.to_string(), false),
+            Some(value) => (value.to_string(), value >= *limit),
+        },
         Bound::MaxLongestStallS(limit) => {
             let value = summary.longest_stall_s;
             (value.to_string(), value <= *limit)
@@ -134,6 +142,10 @@ fn measure(bound: &Bound, strategy: &StrategyReport) -> (String, bool) {
 /// What a pool bound measures on a run without the application pool: it fails,
 /// since what CI asked to bound was not measured.
 const NO_POOL: &str = "no pool (run with --rate and --pool-size)";
+
+/// What a bound on the replica's clients measures on a run whose load ran
+/// on one server: it fails, since what it bounds was not measured.
+const NO_REPLICA_LOAD: &str = "no load on the replica beside the primary ([load] on = \"both\")";
 
 /// A latency as `summary.csv` shows it, rounded to 3 decimals, so that the
 /// file and the verdict agree.
@@ -270,6 +282,27 @@ mod tests {
     }
 
     #[test]
+    fn replica_bounds_read_the_replicas_clients_and_fail_without_them() {
+        let mut report = retry_only_report();
+        for bound in [
+            Bound::MaxReplicaZeroTpsSeconds(100),
+            Bound::MinReplicaZeroTpsSeconds(0),
+        ] {
+            assert_eq!(verdict_of(bound, &report).1, Verdict::Fail);
+        }
+        report.strategies[0].summary.replica_zero_tps_seconds = Some(9);
+        let cases = [
+            (Bound::MinReplicaZeroTpsSeconds(9), Verdict::Pass),
+            (Bound::MinReplicaZeroTpsSeconds(10), Verdict::Fail),
+            (Bound::MaxReplicaZeroTpsSeconds(9), Verdict::Pass),
+            (Bound::MaxReplicaZeroTpsSeconds(8), Verdict::Fail),
+        ];
+        for (bound, verdict) in cases {
+            assert_eq!(verdict_of(bound, &report), ("9".to_string(), verdict));
+        }
+    }
+
+    #[test]
     fn pool_bounds_pass_at_the_limit_fail_above_it_and_fail_without_a_pool() {
         let without_pool = retry_only_report();
         for bound in [Bound::MaxPoolTimeouts(1_000), Bound::MaxPoolWaitP99Ms(1e6)] {
@@ -362,7 +395,7 @@ mod tests {
                 strategy_report(second),
             ],
             interruption: None,
-            load_on: crate::choices::Side::Primary,
+            load_on: crate::choices::LoadOn::Primary,
         };
         let results = evaluate(&[expectation("retry", Bound::MaxFailed(2))], &report);
         let verdicts: Vec<Verdict> = results.iter().map(|r| r.verdict).collect();

@@ -37,7 +37,7 @@ pub fn retry_only_report() -> RunReport {
         workload: "add-column".to_string(),
         strategies: vec![strategy_report(summary("retry"))],
         interruption: None,
-        load_on: crate::choices::Side::Primary,
+        load_on: crate::choices::LoadOn::Primary,
     }
 }
 
@@ -55,7 +55,7 @@ pub fn mixed_results() -> Vec<ExpectationResult> {
         workload: "add-column".to_string(),
         strategies: vec![strategy_report(summary("retry")), strategy_report(odd)],
         interruption: None,
-        load_on: crate::choices::Side::Primary,
+        load_on: crate::choices::LoadOn::Primary,
     };
     let expectations = vec![
         expectation("retry", Bound::MaxP99Ms(600.0)),

@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::choices::Side;
+use crate::choices::LoadOn;
 use crate::metrics::lock_trace::{RelationKind, TracedStatement};
 use crate::metrics::locks::SecondLocks;
 use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
@@ -149,22 +149,24 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
 
 /// The server the load ran on, from `run.json`'s `replica.load_on`: the
 /// primary when the run had no replica, or the folder has no `run.json`.
-fn read_load_on(path: &Path) -> anyhow::Result<Side> {
+fn read_load_on(path: &Path) -> anyhow::Result<LoadOn> {
     #[derive(Deserialize)]
     struct RunOnly {
         replica: Option<ReplicaOnly>,
     }
     #[derive(Deserialize)]
     struct ReplicaOnly {
-        load_on: Side,
+        load_on: LoadOn,
     }
     if !path.is_file() {
-        return Ok(Side::Primary);
+        return Ok(LoadOn::Primary);
     }
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     match serde_json::from_str::<RunOnly>(&text) {
-        Ok(run) => Ok(run.replica.map_or(Side::Primary, |replica| replica.load_on)),
+        Ok(run) => Ok(run
+            .replica
+            .map_or(LoadOn::Primary, |replica| replica.load_on)),
         Err(error) => bail!(
             "{}: not the run.json this version writes ({error}); rerun the benchmark or fix the file",
             path.display()

@@ -380,7 +380,7 @@ mod tests {
             workload: "add-column".to_string(),
             strategies: vec![crate::metrics::StrategyReport::from_summary(summary)],
             interruption: None,
-            load_on: crate::choices::Side::Primary,
+            load_on: crate::choices::LoadOn::Primary,
         };
         let file = RunFile::new(&config, "throwaway server", "15.18")
             .stopped_early(
@@ -400,7 +400,7 @@ mod tests {
             workload: "add-column".to_string(),
             strategies: Vec::new(),
             interruption: None,
-            load_on: crate::choices::Side::Primary,
+            load_on: crate::choices::LoadOn::Primary,
         };
         let file = RunFile::new(&config, "throwaway server", "15.18")
             .stopped_early(&before_any, "setup SQL failed")

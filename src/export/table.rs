@@ -99,7 +99,7 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
     }
     let places = rank_strategies(&whole);
     let ranks = ranks(&places);
-    let headline = on_server(headline(&places), report.load_on);
+    let headline = on_server(headline(&places), &places, report.load_on);
     let notes = places
         .iter()
         .filter_map(|place| window_note(&place.row))

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::bounds::ExpectFile;
-use crate::choices::Side;
+use crate::choices::{LoadOn, Side};
 use crate::config::Expectation;
 use crate::config::{BlockerConfig, Config, DdlConfig, LoadConfig, Protocol, ReplicaConfig};
 use crate::strategy::{Backoff, Jitter, NamedStrategy, RetryPolicy, Schedule, Strategy};
@@ -53,7 +53,7 @@ pub fn resolved_workload(config: &Config) -> WorkloadFile {
         setup: config.setup_sql.clone(),
         reset: config.reset_sql.clone(),
         load: LoadFile {
-            on: on_replica(ReplicaConfig::load_on(config.replica.as_ref())),
+            on: load_on(ReplicaConfig::load_on(config.replica.as_ref())),
             ..load_file(&config.load, config.repeat)
         },
         blocker: config.blocker.as_ref().map(|blocker| BlockerFile {
@@ -107,6 +107,11 @@ fn load_file(load: &LoadConfig, repeat: u32) -> LoadFile {
         repeat: (repeat > 1).then_some(repeat),
         on: None,
     }
+}
+
+/// `on = "replica"` or `"both"`, or no key for the primary (the default).
+fn load_on(load_on: LoadOn) -> Option<String> {
+    load_on.on_replica().then(|| load_on.name().to_string())
 }
 
 /// `on = "replica"`, or no key for the primary (the default).

@@ -35,7 +35,7 @@ pub use summary::{
 };
 pub use timeline::build_timeline;
 
-use crate::choices::Side;
+use crate::choices::LoadOn;
 use failures::FailureKind;
 
 /// Everything one `compare` or `run` produced: one entry per run in run order.
@@ -47,8 +47,9 @@ pub struct RunReport {
     pub strategies: Vec<StrategyReport>,
     /// Set when the run was stopped before its end: what every output opens with.
     pub interruption: Option<Interruption>,
-    /// The server the load ran on: its figures (TPS, latency, stalls) are that server's.
-    pub load_on: Side,
+    /// The servers the load ran on: the figures of `seconds` (TPS, latency,
+    /// stalls) are its main side's, `replica_load` the replica's beside them.
+    pub load_on: LoadOn,
 }
 
 impl RunReport {
@@ -189,6 +190,57 @@ pub struct SecondRow {
     pub pool: Option<PoolRow>,
     /// The hot standby's figures (`--replica`); `None` for a run without one.
     pub replica: Option<replica::ReplicaRow>,
+    /// The replica's clients when the load runs on both servers (`[load] on
+    /// = "both"`); `None` otherwise (a load on one server is in the columns above).
+    pub replica_load: Option<ReplicaLoadRow>,
+}
+
+impl SecondRow {
+    /// The second as the replica's clients saw it, when the load ran on both
+    /// servers: their figures in place of the primary's, every other column
+    /// as it is (the primary's load-side counters zero). `None` otherwise.
+    pub fn on_replica(&self) -> Option<SecondRow> {
+        let load = self.replica_load?;
+        Some(SecondRow {
+            tps: load.tps,
+            failed: load.failed,
+            lat_mean_ms: load.lat_mean_ms,
+            lat_p50_ms: load.lat_p50_ms,
+            lat_p99_ms: load.lat_p99_ms,
+            lat_max_ms: load.lat_max_ms,
+            timeouts: 0,
+            skipped: 0,
+            lag_ms: 0.0,
+            behind_schedule: 0,
+            conn_lost: 0,
+            reconnects: 0,
+            pool: None,
+            replica_load: None,
+            ..self.clone()
+        })
+    }
+}
+
+/// The timeline as the replica's clients saw it (see [`SecondRow::on_replica`]);
+/// `None` unless the load ran on both servers.
+pub fn replica_view(seconds: &[SecondRow]) -> Option<Vec<SecondRow>> {
+    seconds.first()?.replica_load?;
+    seconds.iter().map(SecondRow::on_replica).collect()
+}
+
+/// One second of the replica's clients beside the primary's (`[load] on =
+/// "both"`): `timeline.csv`'s `replica_tps` .. `replica_lat_max_ms`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ReplicaLoadRow {
+    /// Transactions the replica's clients completed in this second.
+    pub tps: u64,
+    /// Transactions of theirs that failed in this second (a recovery-conflict
+    /// cancellation, 40001, among them).
+    pub failed: u64,
+    pub lat_mean_ms: f64,
+    pub lat_p50_ms: f64,
+    pub lat_p99_ms: f64,
+    pub lat_max_ms: f64,
 }
 
 /// One second of the application pool (`--rate` with `--pool-size`).
@@ -381,6 +433,7 @@ pub(crate) fn test_second(second: u32, tps: u64) -> SecondRow {
         reconnects: 0,
         pool: None,
         replica: None,
+        replica_load: None,
     }
 }
 

@@ -146,7 +146,7 @@ mod tests {
             workload: "add-column".to_string(),
             strategies: vec![naive(1, 1.0, 9), naive(2, 0.5, 10), naive(3, 1.5, 8)],
             interruption: None,
-            load_on: crate::choices::Side::Primary,
+            load_on: crate::choices::LoadOn::Primary,
         };
         let chart = chart_report(&report);
         assert_eq!(chart.report.strategies.len(), 1);

@@ -6,7 +6,7 @@ use super::ranking::worst_seconds;
 use super::replica::ReplicaRow;
 use super::spread::median;
 use super::writes::{TableWrites, rows_written_cell};
-use super::{AttemptOutcome, BlockerWindow, DdlAttempt, PoolRow, SecondRow};
+use super::{AttemptOutcome, BlockerWindow, DdlAttempt, PoolRow, SecondRow, replica_view};
 
 /// One row of `summary.csv` / `summary.json` / `summary.md`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -127,6 +127,14 @@ pub struct Summary {
     pub replica_replay_waiting_s: Option<u32>,
     /// Queries the standby cancelled for recovery conflicts during the run.
     pub replica_cancelled: Option<u64>,
+    /// The replica's clients, when the load runs on both servers (the
+    /// columns above are then the primary's): their seconds with no
+    /// completed transaction; empty for a load on one server.
+    pub replica_zero_tps_seconds: Option<u32>,
+    /// Their longest stall, as `longest_stall_s` counts it, in seconds.
+    pub replica_longest_stall_s: Option<u32>,
+    /// Their transactions that failed (a query the standby cancelled, 40001, among them).
+    pub replica_failed: Option<u64>,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -329,6 +337,7 @@ pub fn summarize(
     // The standby's seconds; `None` for a run without one.
     let replica_rows: Vec<ReplicaRow> = seconds.iter().filter_map(|row| row.replica).collect();
     let replica = (!replica_rows.is_empty()).then_some(replica_rows);
+    let replica_load = replica_view(seconds);
     Summary {
         strategy: strategy.to_string(),
         transactions,
@@ -400,6 +409,15 @@ pub fn summarize(
         replica_cancelled: replica
             .as_ref()
             .map(|rows| rows.iter().map(|row| row.cancelled).sum()),
+        replica_zero_tps_seconds: replica_load
+            .as_ref()
+            .map(|rows| rows.iter().filter(|row| row.tps == 0).count() as u32),
+        replica_longest_stall_s: replica_load
+            .as_ref()
+            .map(|rows| longest_stall_s(rows, blocker)),
+        replica_failed: replica_load
+            .as_ref()
+            .map(|rows| rows.iter().map(|row| row.failed).sum()),
     }
 }
 

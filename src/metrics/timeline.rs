@@ -1,7 +1,8 @@
 //! Turns what a run recorded into the per-second rows of `timeline.csv`.
 
 use super::{
-    AttemptOutcome, BlockerWindow, DdlAttempt, DdlState, PoolGauge, PoolRow, Recorder, SecondRow,
+    AttemptOutcome, BlockerWindow, DdlAttempt, DdlState, PoolGauge, PoolRow, Recorder,
+    ReplicaLoadRow, SecondRow,
 };
 
 /// One row per second `0..duration_s`, zero seconds included.
@@ -51,6 +52,25 @@ pub fn build_timeline(
                     }
                 }),
                 replica: None,
+                replica_load: None,
+            }
+        })
+        .collect()
+}
+
+/// The replica's clients per second `0..duration_s` (a load on both
+/// servers), from their own recorder.
+pub fn replica_load_rows(duration_s: u32, recorder: &Recorder) -> Vec<ReplicaLoadRow> {
+    (0..duration_s)
+        .map(|second| {
+            let figures = recorder.second(second).copied().unwrap_or_default();
+            ReplicaLoadRow {
+                tps: figures.completed,
+                failed: figures.failed,
+                lat_mean_ms: figures.mean_ms,
+                lat_p50_ms: figures.p50_ms,
+                lat_p99_ms: figures.p99_ms,
+                lat_max_ms: figures.max_ms,
             }
         })
         .collect()

@@ -388,7 +388,7 @@ mod tests {
             workload: "empty".to_string(),
             strategies: Vec::new(),
             interruption: None,
-            load_on: crate::choices::Side::Primary,
+            load_on: crate::choices::LoadOn::Primary,
         };
         let path = dir.join("latency-timeline-nothing.png");
         draw_latency_timeline(&nothing, &path).unwrap();

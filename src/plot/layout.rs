@@ -405,6 +405,9 @@ pub(super) enum KeySwatch {
 pub(super) fn headline(strategy: &StrategyReport) -> String {
     let s = &strategy.summary;
     let mut text = format!("{}: {} s at 0 tps", strategy.strategy, s.zero_tps_seconds);
+    if let Some(replica_zero_s) = s.replica_zero_tps_seconds {
+        text.push_str(&format!(" (primary), {replica_zero_s} s (replica)"));
+    }
     let lock = strategy.attempts.last().and_then(|attempt| attempt.lock);
     match s.ddl_attempts {
         0 => {}
@@ -599,6 +602,13 @@ mod tests {
         assert_eq!(
             headline(&on_replica),
             "naive: 9 s at 0 tps, DDL took 9.7 s, replica replay waited 11 s (lag up to 10.0 s)"
+        );
+        on_replica.summary.zero_tps_seconds = 0;
+        on_replica.summary.replica_zero_tps_seconds = Some(9);
+        assert!(
+            headline(&on_replica).starts_with("naive: 0 s at 0 tps (primary), 9 s (replica), "),
+            "{}",
+            headline(&on_replica)
         );
     }
 

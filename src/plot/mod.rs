@@ -131,7 +131,7 @@ mod tests {
             workload: "empty".to_string(),
             strategies: Vec::new(),
             interruption: None,
-            load_on: crate::choices::Side::Primary,
+            load_on: crate::choices::LoadOn::Primary,
         };
         let path = dir.join("timeline-nothing.png");
         draw_timeline(&nothing, &path).unwrap();
@@ -146,7 +146,7 @@ mod tests {
             workload: "add-column-with-a-rather-long-workload-name".to_string(),
             strategies: Vec::new(),
             interruption: None,
-            load_on: crate::choices::Side::Primary,
+            load_on: crate::choices::LoadOn::Primary,
         };
         for (index, name) in [
             "naive",

@@ -56,7 +56,7 @@ pub(super) fn report_with_strategies(names: &[&str]) -> RunReport {
         workload: sample.workload.clone(),
         strategies: Vec::new(),
         interruption: None,
-        load_on: crate::choices::Side::Primary,
+        load_on: crate::choices::LoadOn::Primary,
     };
     for (index, name) in names.iter().enumerate() {
         let mut strategy = sample.strategies[index % 2].clone();

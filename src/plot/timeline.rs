@@ -25,7 +25,8 @@ use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
 const TPS_LINE: RGBColor = RGBColor(31, 119, 180);
 /// The lock waiters line and its shading.
 const LOCK_WAITERS_LINE: RGBColor = RGBColor(148, 103, 189);
-/// The hot standby's lock waiters line, and the seconds its replay waited.
+/// The hot standby's lines: its clients' TPS beside the primary's (a load
+/// on both servers), its lock waiters, and the seconds its replay waited.
 const REPLICA_WAITERS_LINE: RGBColor = RGBColor(23, 190, 207);
 
 /// Draws `timeline.png` to `path`: one panel per strategy, stacked up to 3 strategies and
@@ -95,7 +96,11 @@ fn draw_timeline_png(
     let max_tps = (report
         .strategies
         .iter()
-        .flat_map(|strategy| strategy.seconds.iter().map(|row| row.tps))
+        .flat_map(|strategy| strategy.seconds.iter())
+        .map(|row| {
+            row.replica_load
+                .map_or(row.tps, |load| load.tps.max(row.tps))
+        })
         .max()
         .unwrap_or(0)
         .max(8) as f64)
@@ -184,6 +189,19 @@ fn draw_timeline_panel(
         TPS_LINE.mix(0.12).filled(),
     ))?;
     chart.draw_series(line_segments(&steps, TPS_LINE.stroke_width(2)))?;
+    if strategy
+        .seconds
+        .iter()
+        .any(|row| row.replica_load.is_some())
+    {
+        let replica_steps = step_points(strategy, |row| {
+            row.replica_load.map_or(0.0, |load| load.tps as f64)
+        });
+        chart.draw_series(line_segments(
+            &replica_steps,
+            REPLICA_WAITERS_LINE.stroke_width(2),
+        ))?;
+    }
 
     mark_attempts(
         &mut chart,
@@ -364,6 +382,38 @@ mod tests {
         }
         // The cell right of the last panel stays empty.
         assert_eq!(count_line_pixels(count as u32), 0);
+    }
+
+    #[test]
+    fn a_load_on_both_servers_draws_the_replicas_tps_in_its_panel() {
+        let (_keep, dir) = output_dir();
+        let mut report = report_with_strategies(&["naive", "retry"]);
+        for row in &mut report.strategies[0].seconds {
+            row.replica_load = Some(crate::metrics::ReplicaLoadRow {
+                tps: row.tps / 2,
+                ..Default::default()
+            });
+        }
+        let path = dir.join("timeline-both.png");
+        draw_timeline(&report, &path).unwrap();
+        let (width, _, pixels) = decode_rgb(&path);
+        let cyan = [
+            REPLICA_WAITERS_LINE.0,
+            REPLICA_WAITERS_LINE.1,
+            REPLICA_WAITERS_LINE.2,
+        ];
+        let layout = TimelineLayout::new(2);
+        let cyan_pixels = |index: u32| {
+            let (left, top) = layout.panel_origin_px(index);
+            (top..top + TIMELINE_PANEL_HEIGHT_PX)
+                .flat_map(|y| {
+                    (left..left + layout.column_width_px).map(move |x| (y * width + x) as usize)
+                })
+                .filter(|&pixel| pixels[pixel] == cyan)
+                .count()
+        };
+        assert!(cyan_pixels(0) > 500, "naive: {} pixels", cyan_pixels(0));
+        assert_eq!(cyan_pixels(1), 0, "retry had no load on the replica");
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::blocker::BlockerResult;
 use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks};
 use crate::metrics::recorder::p99_ms;
 use crate::metrics::replica::{ReplicaSample, replica_seconds};
+use crate::metrics::timeline::replica_load_rows;
 use crate::metrics::writes::TableWrites;
 use crate::metrics::{
     DdlAttempt, DdlPoll, LatencyDistribution, LatencyFigures, LatencyIntervals, PoolFacts,
@@ -27,6 +28,9 @@ pub struct Measured {
     pub started_unix_s: f64,
     /// What the load workers measured, every second settled.
     pub recorder: Recorder,
+    /// What the replica's clients measured, when the load ran on both
+    /// servers (`recorder` is then the primary's); `None` otherwise.
+    pub replica_recorder: Option<Recorder>,
     /// Most sessions seen waiting on a lock, per second.
     pub lock_waiters: Vec<u32>,
     /// Open loop: transactions behind schedule at the end of each second.
@@ -112,6 +116,12 @@ pub fn assemble_report(
         blocker_window.as_ref(),
         &measured.attempts,
     );
+    if let Some(recorder) = &measured.replica_recorder {
+        let replica_load = replica_load_rows(measured.duration_s, recorder);
+        for (row, load) in seconds.iter_mut().zip(replica_load) {
+            row.replica_load = Some(load);
+        }
+    }
     if let Some(samples) = &measured.replica_samples {
         let replica = replica_seconds(samples, measured.duration_s);
         for (row, replica) in seconds.iter_mut().zip(replica) {
@@ -257,6 +267,7 @@ mod tests {
             duration_s: 4,
             started_unix_s: 1_700_000_000.5,
             recorder: recorder(&[0, 1, 3], 2_000),
+            replica_recorder: None,
             lock_waiters: vec![0, 3, 5],
             behind_schedule: vec![],
             lost_connections: 2,
@@ -332,6 +343,46 @@ mod tests {
         assert_eq!(report.intervals.started_unix_s, 1_700_000_000.5);
         let interval_seconds: Vec<u32> = report.intervals.per_second.iter().map(|i| i.0).collect();
         assert_eq!(interval_seconds, [0, 1, 3]);
+    }
+
+    #[test]
+    fn the_replicas_clients_beside_the_primarys_get_their_own_columns_and_judge_the_ranking() {
+        let both = Measured {
+            replica_recorder: Some(recorder(&[0, 1], 3_000)),
+            ..measured(None, vec![test_attempt(1, 1.5, 1.6, AttemptOutcome::Ok)])
+        };
+        let report = assemble_report("retry", 1, both, AfterRun::default());
+
+        let primary: Vec<u64> = report.seconds.iter().map(|row| row.tps).collect();
+        assert_eq!(primary, [1, 1, 0, 1]);
+        let replica: Vec<u64> = (report.seconds.iter())
+            .map(|row| row.replica_load.unwrap().tps)
+            .collect();
+        assert_eq!(replica, [1, 1, 0, 0]);
+        assert!((report.seconds[0].replica_load.unwrap().lat_max_ms - 3.0).abs() < 0.01);
+        let summary = &report.summary;
+        assert_eq!(
+            (summary.zero_tps_seconds, summary.replica_zero_tps_seconds),
+            (1, Some(2))
+        );
+        assert_eq!(
+            (summary.longest_stall_s, summary.replica_longest_stall_s),
+            (1, Some(2))
+        );
+        assert_eq!(summary.transactions, 3, "the primary's only");
+
+        let figures = crate::metrics::ranking::run_figures(&report);
+        assert!(
+            figures.judged_on_replica,
+            "the replica fared worse: {figures:?}"
+        );
+        assert_eq!(figures.zero_tps_seconds, 2);
+        assert_eq!(figures.transactions, 2);
+
+        let alone = assemble_report("retry", 1, measured(None, Vec::new()), AfterRun::default());
+        assert!(alone.seconds.iter().all(|row| row.replica_load.is_none()));
+        assert_eq!(alone.summary.replica_zero_tps_seconds, None);
+        assert!(!crate::metrics::ranking::run_figures(&alone).judged_on_replica);
     }
 
     #[test]

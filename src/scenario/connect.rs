@@ -10,7 +10,7 @@ use tokio_postgres::Client;
 use super::load::{self, LoadRuntime};
 use super::pool::PoolApp;
 use super::reopen::HeldSession;
-use crate::choices::Side;
+use crate::choices::{LoadOn, Side};
 use crate::config::{Config, ReplicaConfig};
 use crate::database::Database;
 use crate::error::Error;
@@ -21,6 +21,9 @@ use crate::strategy::NamedStrategy;
 pub struct Sessions {
     /// One per client, connected and prepared on the load runtime; none with the application pool.
     pub workers: Vec<load::Worker>,
+    /// The replica's clients when the load runs on both servers (`workers`
+    /// are then the primary's); empty otherwise.
+    pub replica_workers: Vec<load::Worker>,
     /// The application pool (`--rate` with `--pool-size`), its connections open, on the load runtime.
     pub pool: Option<PoolApp>,
     /// The lock observer's session, when locks are observed.
@@ -46,14 +49,23 @@ pub async fn connect_sessions(
     seed: u64,
     load_runtime: &LoadRuntime,
 ) -> Result<Sessions, Error> {
+    let load_on = ReplicaConfig::load_on(config.replica.as_ref());
     let (workers, pool) = match &config.load.pool {
         None => (
-            connect_workers(target, config, strategy, seed, load_runtime).await?,
+            connect_workers(
+                target,
+                load_on.main_side(),
+                config,
+                strategy,
+                seed,
+                load_runtime,
+            )
+            .await?,
             None,
         ),
         Some(settings) => {
             let role = Role::Pool(client_kind(config));
-            let connector = target.connector_on(load_side(config), role, &strategy.settings);
+            let connector = target.connector_on(load_on.main_side(), role, &strategy.settings);
             let opening = PoolApp::open(connector, settings.clone(), config.load.clone(), seed);
             let pool = load_runtime
                 .spawn(opening)
@@ -61,6 +73,12 @@ pub async fn connect_sessions(
                 .map_err(|err| Error::runtime(format!("opening the connection pool: {err}")))??;
             (Vec::new(), Some(pool))
         }
+    };
+    let replica_workers = match load_on {
+        LoadOn::Both => {
+            connect_workers(target, Side::Replica, config, strategy, seed, load_runtime).await?
+        }
+        LoadOn::Primary | LoadOn::Replica => Vec::new(),
     };
     let observer = match config.observe_locks {
         true => Some(HeldSession::open(target.connector(Role::Observer, &[])).await?),
@@ -104,6 +122,7 @@ pub async fn connect_sessions(
     };
     Ok(Sessions {
         workers,
+        replica_workers,
         pool,
         observer,
         blocker,
@@ -114,10 +133,11 @@ pub async fn connect_sessions(
     })
 }
 
-/// Connects the load workers one after another and prepares their statements,
-/// on the load runtime so that their sockets belong to its I/O driver.
+/// Connects the load workers on `side` one after another and prepares their
+/// statements, on the load runtime so that their sockets belong to its I/O driver.
 async fn connect_workers(
     target: &Database,
+    side: Side,
     config: &Config,
     strategy: &NamedStrategy,
     seed: u64,
@@ -128,10 +148,15 @@ async fn connect_workers(
     let mut workers = Vec::with_capacity(config.load.clients as usize);
     let kind = client_kind(config);
     let protocol = config.load.protocol;
+    // The replica's clients beside the primary's draw their own numbers.
+    let seed = match side {
+        Side::Primary => seed,
+        Side::Replica => seed ^ REPLICA_CLIENTS_SEED,
+    };
     let seeds = crate::script::RandomSeeds::new(seed, config.load.clients);
     for client_id in 0..config.load.clients {
         let role = Role::Client(kind, client_id + 1);
-        let connector = target.connector_on(load_side(config), role, &strategy.settings);
+        let connector = target.connector_on(side, role, &strategy.settings);
         let first = connector.clone();
         let to_prepare = scripts.clone();
         let connected = load_runtime.spawn(async move {
@@ -160,6 +185,9 @@ async fn connect_workers(
     Ok(workers)
 }
 
+/// Mixed into the run's seed for the replica's clients (a load on both servers).
+const REPLICA_CLIENTS_SEED: u64 = 0x5eed_7e91_1ca0;
+
 /// How often the DDL's backend checks that the harness is still there while
 /// it runs or waits for a lock (`client_connection_check_interval`, 14+).
 const DDL_CONNECTION_CHECK_MS: u32 = 1000;
@@ -180,11 +208,6 @@ fn ddl_settings(
         ));
     }
     settings
-}
-
-/// The server the load's clients run on.
-fn load_side(config: &Config) -> Side {
-    ReplicaConfig::load_on(config.replica.as_ref())
 }
 
 /// What the load's clients are called: `reader` when every script only reads.

@@ -61,6 +61,9 @@ pub struct RunningTasks {
     arrivals: Option<Arc<Arrivals>>,
     recorder: JoinHandle<Recorder>,
     workers: Vec<WorkerTask>,
+    /// The replica's clients beside the primary's, with their own recorder;
+    /// `None` unless the load runs on both servers.
+    replica_load: Option<(JoinHandle<Recorder>, Vec<WorkerTask>)>,
     /// The application pool's task and the token that makes its last requests give up.
     pool: Option<(JoinHandle<PoolOutcome>, CancellationToken)>,
     /// Turns true when the load ends (the observer stops, the DDL starts no new try).
@@ -110,6 +113,28 @@ pub fn start(
         load_runtime,
         interrupt,
     );
+    // The replica's clients count into a recorder and live counters of their
+    // own: the progress line and the lock figures stay the primary's.
+    let replica_load = (!sessions.replica_workers.is_empty()).then(|| {
+        let (replica_tx, replica_rx) = mpsc::unbounded_channel();
+        let recorder = spawn_recorder(
+            clock,
+            sessions.replica_workers.len(),
+            replica_rx,
+            interrupt.clone(),
+        );
+        let replica_live = Arc::new(LiveCounters::new(clock.duration_s()));
+        let workers = start_workers(
+            sessions.replica_workers,
+            clock,
+            &None,
+            &replica_live,
+            &replica_tx,
+            load_runtime,
+            interrupt,
+        );
+        (recorder, workers)
+    });
     let pool = match (sessions.pool, &arrivals) {
         (Some(app), Some(arrivals)) => {
             let abandon = CancellationToken::new();
@@ -216,6 +241,7 @@ pub fn start(
         arrivals,
         recorder,
         workers,
+        replica_load,
         pool,
         stop,
         observer,
@@ -331,18 +357,26 @@ pub async fn wind_down(
         ),
         None => None,
     };
-    let mut workers = finish_workers(running.workers, last_transaction, &mut notes).await;
+    let (mut workers, replica_load) = match running.replica_load {
+        None => (
+            finish_workers(running.workers, last_transaction, &mut notes).await,
+            None,
+        ),
+        Some((recorder, replica_workers)) => {
+            let mut replica_notes = RunNotes::default();
+            let (workers, replica_workers) = tokio::join!(
+                finish_workers(running.workers, last_transaction, &mut notes),
+                finish_workers(replica_workers, last_transaction, &mut replica_notes),
+            );
+            notes.warnings.extend(
+                (replica_notes.warnings.into_iter())
+                    .map(|warning| format!("on the replica: {warning}")),
+            );
+            (workers, Some((recorder, replica_workers)))
+        }
+    };
     let pool = finish_pool(running.pool, &mut workers, &mut notes).await;
-    if let Some(oldest_us) = workers.unfinished_ages_us.iter().max() {
-        notes.warnings.push(format!(
-            "{strategy_name}: {} transactions were still in flight {} ms after the end of the load \
-             and were cancelled; they count as unfinished, their age (up to {:.1} s) as a lower \
-             bound of their latency",
-            workers.unfinished_ages_us.len(),
-            last_transaction.as_millis(),
-            *oldest_us as f64 / 1e6
-        ));
-    }
+    warn_of_unfinished(strategy_name, "", &workers, last_transaction, &mut notes);
     // A task that failed loses its own part only: the run is written, marked interrupted.
     let blocker = finish_blocker(running.blocker, strategy_name, &mut notes)
         .await
@@ -390,6 +424,33 @@ pub async fn wind_down(
         .await
         .map_err(|err| Error::runtime(format!("recorder task: {err}")))?;
     notes.failed_by_kind = recorder.failed_by_kind().into_iter().collect();
+    let replica_recorder = match replica_load {
+        Some((task, replica_workers)) => {
+            let replica_recorder = task
+                .await
+                .map_err(|err| Error::runtime(format!("the replica's recorder task: {err}")))?;
+            for (kind, count) in replica_recorder.failed_by_kind() {
+                match notes
+                    .failed_by_kind
+                    .iter_mut()
+                    .find(|(known, _)| *known == kind)
+                {
+                    Some((_, total)) => *total += count,
+                    None => notes.failed_by_kind.push((kind, count)),
+                }
+            }
+            let on_replica = "on the replica, ";
+            warn_of_unfinished(
+                strategy_name,
+                on_replica,
+                &replica_workers,
+                last_transaction,
+                &mut notes,
+            );
+            Some(replica_recorder)
+        }
+        None => None,
+    };
 
     // Cut at the last whole second when interrupted (by the end, the cut is the duration).
     let duration_s = interrupt
@@ -406,6 +467,7 @@ pub async fn wind_down(
         duration_s,
         started_unix_s: clock.started_unix_s(),
         recorder,
+        replica_recorder,
         lock_waiters,
         behind_schedule: live.behind_schedule(duration_s),
         lost_connections: workers.lost_connections,
@@ -443,6 +505,28 @@ pub async fn wind_down(
 fn interrupted_by<T: Default>(interrupt: &Interrupt, error: Error) -> T {
     interrupt.fire(error.to_string());
     T::default()
+}
+
+/// Warns of the transactions still in flight at the end of the load that
+/// were cancelled (`whose`: `""` for the load's, `on the replica, ` for the
+/// replica's clients beside it).
+fn warn_of_unfinished(
+    strategy_name: &str,
+    whose: &str,
+    workers: &WorkersEnded,
+    last_transaction: Duration,
+    notes: &mut RunNotes,
+) {
+    if let Some(oldest_us) = workers.unfinished_ages_us.iter().max() {
+        notes.warnings.push(format!(
+            "{strategy_name}: {whose}{} transactions were still in flight {} ms after the end of \
+             the load and were cancelled; they count as unfinished, their age (up to {:.1} s) as \
+             a lower bound of their latency",
+            workers.unfinished_ages_us.len(),
+            last_transaction.as_millis(),
+            *oldest_us as f64 / 1e6
+        ));
+    }
 }
 
 /// How the load workers ended, added up.

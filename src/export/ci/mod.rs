@@ -231,7 +231,7 @@ mod tests {
             workload: "w".to_string(),
             strategies: Vec::new(),
             interruption: None,
-            load_on: crate::choices::Side::Primary,
+            load_on: crate::choices::LoadOn::Primary,
         };
         let files = result_files(&report, &[], dir.path()).unwrap();
         let message = format!("{:#}", write(&files[0]).unwrap_err());

@@ -15,8 +15,8 @@ use crate::metrics::failures::{FailureCount, FailureKind};
 use crate::metrics::locks::{LockSample, SecondLocks};
 use crate::metrics::replica::ReplicaRow;
 use crate::metrics::{
-    AttemptOutcome, DdlAttempt, DdlState, LockPhases, PoolRow, RunReport, SecondRow,
-    StrategyReport, TerminatedSession,
+    AttemptOutcome, DdlAttempt, DdlState, LockPhases, PoolRow, ReplicaLoadRow, RunReport,
+    SecondRow, StrategyReport, TerminatedSession,
 };
 
 pub use lock_trace::{LockTraceCsv, LockTraceRecord, statements_from_records};
@@ -73,6 +73,18 @@ pub struct TimelineRecord {
     pub replica_replay_waiting: Option<u8>,
     pub replica_lock_waiters: Option<u32>,
     pub replica_cancelled: Option<u64>,
+    /// The replica's clients when the load runs on both servers (the load
+    /// columns above are then the primary's), empty otherwise.
+    pub replica_tps: Option<u64>,
+    pub replica_failed: Option<u64>,
+    #[serde(serialize_with = "cells::optional_three_decimals")]
+    pub replica_lat_mean_ms: Option<f64>,
+    #[serde(serialize_with = "cells::optional_three_decimals")]
+    pub replica_lat_p50_ms: Option<f64>,
+    #[serde(serialize_with = "cells::optional_three_decimals")]
+    pub replica_lat_p99_ms: Option<f64>,
+    #[serde(serialize_with = "cells::optional_three_decimals")]
+    pub replica_lat_max_ms: Option<f64>,
     /// Which repeat of the strategy, from 1.
     pub repeat: u32,
 }
@@ -111,6 +123,12 @@ impl TimelineRecord {
             replica_replay_waiting: row.replica.map(|replica| u8::from(replica.replay_waiting)),
             replica_lock_waiters: row.replica.map(|replica| replica.lock_waiters),
             replica_cancelled: row.replica.map(|replica| replica.cancelled),
+            replica_tps: row.replica_load.map(|load| load.tps),
+            replica_failed: row.replica_load.map(|load| load.failed),
+            replica_lat_mean_ms: row.replica_load.map(|load| load.lat_mean_ms),
+            replica_lat_p50_ms: row.replica_load.map(|load| load.lat_p50_ms),
+            replica_lat_p99_ms: row.replica_load.map(|load| load.lat_p99_ms),
+            replica_lat_max_ms: row.replica_load.map(|load| load.lat_max_ms),
             repeat: run.repeat(),
         }
     }
@@ -138,6 +156,18 @@ impl TimelineRecord {
         })
     }
 
+    /// The replica's clients' figures of the second, if the row has them.
+    fn replica_load_row(&self) -> Option<ReplicaLoadRow> {
+        Some(ReplicaLoadRow {
+            tps: self.replica_tps?,
+            failed: self.replica_failed.unwrap_or(0),
+            lat_mean_ms: self.replica_lat_mean_ms.unwrap_or(0.0),
+            lat_p50_ms: self.replica_lat_p50_ms.unwrap_or(0.0),
+            lat_p99_ms: self.replica_lat_p99_ms.unwrap_or(0.0),
+            lat_max_ms: self.replica_lat_max_ms.unwrap_or(0.0),
+        })
+    }
+
     /// The second and its lock figures, as [`TimelineRecord::new`] took them.
     pub fn second_row(&self) -> (SecondRow, SecondLocks) {
         let row = SecondRow {
@@ -159,6 +189,7 @@ impl TimelineRecord {
             reconnects: self.reconnects,
             pool: self.pool_row(),
             replica: self.replica_row(),
+            replica_load: self.replica_load_row(),
         };
         let locks = SecondLocks {
             waiting_behind_ddl: self.waiting_behind_ddl,

@@ -24,7 +24,8 @@ fn timeline_header_is_exact() {
          timeouts,skipped,lag_ms,behind_schedule,conn_lost,reconnects,\
          pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use,\
          replica_lag_s,replica_lag_bytes,replica_replay_waiting,replica_lock_waiters,\
-         replica_cancelled,repeat"
+         replica_cancelled,replica_tps,replica_failed,replica_lat_mean_ms,replica_lat_p50_ms,\
+         replica_lat_p99_ms,replica_lat_max_ms,repeat"
     );
 }
 
@@ -126,7 +127,7 @@ fn timeline_has_one_row_per_strategy_and_second() {
     // A zero second of naive, blocker on, DDL running; ms with 3 decimals.
     assert!(
         rows.contains(
-            &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0,,,,,,,,,,,,1"
+            &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0,,,,,,,,,,,,,,,,,,1"
         ),
         "{text}"
     );
@@ -139,7 +140,7 @@ fn open_loop_figures_come_before_the_pool_columns() {
     let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
     assert!(
         text.contains(
-            "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0,,,,,,,,,,,,1\n"
+            "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0,,,,,,,,,,,,,,,,,,1\n"
         ),
         "{text}"
     );
@@ -156,7 +157,7 @@ fn lost_connections_and_reconnects_come_before_the_pool_columns() {
         .lines()
         .find(|line| line.starts_with("retry,3,"))
         .unwrap();
-    assert!(line.ends_with(",4,3,,,,,,,,,,,,1"), "{line}");
+    assert!(line.ends_with(",4,3,,,,,,,,,,,,,,,,,,1"), "{line}");
     let mut reader = ::csv::Reader::from_reader(text.as_bytes());
     let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
     let (row_back, _) = back[SAMPLE_SECONDS as usize + 3].second_row();
@@ -239,7 +240,7 @@ fn the_pool_columns_come_before_the_repeat_and_read_back() {
         .find(|line| line.starts_with("naive,6,"))
         .unwrap();
     assert!(
-        line.ends_with(",0,0,1003.007,2.500,158,2,193,4,,,,,,1"),
+        line.ends_with(",0,0,1003.007,2.500,158,2,193,4,,,,,,,,,,,,1"),
         "{line}"
     );
     let mut reader = ::csv::Reader::from_reader(text.as_bytes());
@@ -263,7 +264,7 @@ fn the_replica_columns_come_before_the_repeat_and_read_back() {
         .lines()
         .find(|line| line.starts_with("naive,8,"))
         .unwrap();
-    assert!(line.ends_with(",,,,,,,2.200,640,1,4,1,1"), "{line}");
+    assert!(line.ends_with(",,,,,,,2.200,640,1,4,1,,,,,,,1"), "{line}");
     let mut reader = ::csv::Reader::from_reader(text.as_bytes());
     let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
     let (row_back, _) = back[8].second_row();
@@ -272,6 +273,33 @@ fn the_replica_columns_come_before_the_repeat_and_read_back() {
         ..report.strategies[0].seconds[8].replica.unwrap()
     };
     assert_eq!(row_back.replica, Some(expected));
+}
+
+#[test]
+fn the_replicas_clients_come_after_the_standby_and_read_back() {
+    let mut report = reference_report();
+    let load = ReplicaLoadRow {
+        tps: 812,
+        failed: 1,
+        lat_mean_ms: 4.9,
+        lat_p50_ms: 4.5,
+        lat_p99_ms: 9.25,
+        lat_max_ms: 10_043.0,
+    };
+    report.strategies[0].seconds[8].replica_load = Some(load);
+    let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
+    let line = text
+        .lines()
+        .find(|line| line.starts_with("naive,8,"))
+        .unwrap();
+    assert!(
+        line.ends_with(",,,,,812,1,4.900,4.500,9.250,10043.000,1"),
+        "{line}"
+    );
+    let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+    let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
+    assert_eq!(back[8].second_row().0.replica_load, Some(load));
+    assert_eq!(back[7].second_row().0.replica_load, None);
 }
 
 #[test]
@@ -289,7 +317,7 @@ fn summary_header_is_the_serde_field_names() {
          pool_wait_p99_worst_ms,db_p99_ms,in_flight_max,pool_in_use_max,pool_dry_at_s,\
          worst_second_tps,worst_second_p99_ms,rows_written,repeat,baseline_tps,worst_second_share,\
          ok_p50_ms,ok_p99_ms,ok_max_ms,invalid,replica_max_lag_s,replica_replay_waiting_s,\
-         replica_cancelled"
+         replica_cancelled,replica_zero_tps_seconds,replica_longest_stall_s,replica_failed"
     );
     assert!(lines.next().unwrap().starts_with("naive,"));
     assert!(lines.next().unwrap().starts_with("retry,"));

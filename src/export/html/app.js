@@ -145,8 +145,14 @@
   function describeTps(s) {
     var zero = s.tps.filter(function (t) { return t === 0; }).length;
     var max = s.tps.reduce(function (m, t) { return Math.max(m, t); }, 0);
-    return s.label + ": transactions per second over " + s.second.length + " s, up to " + max +
+    var text = s.label + ": transactions per second over " + s.second.length + " s, up to " + max +
       ", " + zero + " s at 0";
+    if (s.replica && s.replica.tps) {
+      var replicaZero = s.replica.tps.filter(function (t) { return t === 0; }).length;
+      text += "; on the replica up to " + s.replica.tps.reduce(function (m, t) { return Math.max(m, t); }, 0) +
+        ", " + replicaZero + " s at 0";
+    }
+    return text;
   }
 
   function panels(s) {
@@ -158,6 +164,10 @@
       tps.data.push(extend(s.tps_high), extend(s.tps_low));
       tps.series.push(line("repeats' highest", "--band", { width: 0.5 }), line("repeats' lowest", "--band", { width: 0.5 }));
       tps.bands = [{ series: [2, 3], fill: color("--band") }];
+    }
+    if (s.replica && s.replica.tps) {
+      tps.data.push(extend(s.replica.tps));
+      tps.series.push(line("replica tps", "--replica"));
     }
     list.push([tps, describeTps(s)]);
     list.push([{ name: "latency", unit: "ms (log)", height: 190,
@@ -221,6 +231,7 @@
       var head = el("tr");
       var names = ["second", "tps", "failed", "p50 ms", "p99 ms", "max ms", "lock waiters", "behind DDL", "ddl", "lock chain"];
       if (s.replica) names.push("replay lag s", "waiting on the replica");
+      if (s.replica && s.replica.tps) names.push("replica tps");
       names.forEach(function (t) { head.appendChild(el("th", t)); });
       table.appendChild(el("thead")).appendChild(head);
       var body = el("tbody");
@@ -229,6 +240,7 @@
         var cells = [sec, s.tps[i], s.failed[i], fmt(s.p50_ms[i], 3), fmt(s.p99_ms[i], 3), fmt(s.max_ms[i], 3),
           s.waiters[i], s.behind_ddl[i], s.ddl_state[i], s.chain_at[i] < 0 ? "" : s.chains[s.chain_at[i]]];
         if (s.replica) cells.push(fmt(s.replica.lag_s[i], 3), s.replica.waiters[i]);
+        if (s.replica && s.replica.tps) cells.push(s.replica.tps[i]);
         cells.forEach(function (v) { row.appendChild(el("td", String(v))); });
         body.appendChild(row);
       });
@@ -250,7 +262,8 @@
       p50: s.p50_ms[i], p99: s.p99_ms[i], max: s.max_ms[i], waiters: s.waiters[i],
       ddl: s.ddl_state[i], failures: failures,
       chain: s.chain_at[i] < 0 ? "" : s.chains[s.chain_at[i]],
-      replica: s.replica ? "replica: replay lag " + fmt(s.replica.lag_s[i], 1) + " s, " +
+      replica: s.replica ? "replica: " + (s.replica.tps ? s.replica.tps[i] + " tps, " : "") +
+        "replay lag " + fmt(s.replica.lag_s[i], 1) + " s, " +
         s.replica.waiters[i] + " waiting for a lock" +
         (s.replica.replay_waiting[i] ? ", replay waited for a lock" : "") : ""
     };

@@ -76,6 +76,9 @@ pub struct ReplicaData {
     pub waiters: Vec<u32>,
     /// 1 when the standby's replay waited for a lock in the second.
     pub replay_waiting: Vec<u8>,
+    /// The replica's clients' TPS, with the load on both servers; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tps: Option<Vec<u64>>,
 }
 
 /// One DDL try as time spans, in s on the run clock.
@@ -107,6 +110,11 @@ pub fn page_data(report: &RunReport) -> PageData {
     let tps_max = (strategies.iter())
         .flat_map(|strategy| strategy.tps.iter().map(|tps| *tps as f64))
         .chain(strategies.iter().flat_map(|s| s.tps_high.iter().copied()))
+        .chain(
+            (strategies.iter())
+                .filter_map(|s| s.replica.as_ref()?.tps.as_ref())
+                .flat_map(|tps| tps.iter().map(|tps| *tps as f64)),
+        )
         .fold(1.0, f64::max);
     let latencies = || {
         (strategies.iter()).flat_map(|strategy| {
@@ -204,6 +212,9 @@ fn replica_data(seconds: &[SecondRow]) -> Option<ReplicaData> {
         replay_waiting: rows
             .iter()
             .map(|row| u8::from(row.replay_waiting))
+            .collect(),
+        tps: (seconds.iter())
+            .map(|row| row.replica_load.map(|load| load.tps))
             .collect(),
     })
 }

@@ -1,33 +1,64 @@
-//! The words of a run whose load ran on the replica: the headline says which
-//! server its figures are, and a note says why a strategy whose migration
-//! was done on the primary still stalled the replica's readers.
+//! The words of a run whose load ran on the replica (alone, or beside the
+//! primary's): the headline says which server its figures are, and a note
+//! says why a strategy whose migration was done on the primary still stalled
+//! the replica's readers.
 
-use crate::choices::Side;
+use crate::choices::LoadOn;
 use crate::metrics::Place;
 
 use super::super::format::{format_count, format_seconds};
 
 /// The headline with the server its figures come from: `Load on the
-/// replica: <headline>`; the headline alone on the primary.
-pub fn on_server(headline: String, load_on: Side) -> String {
+/// replica: <headline>`; with the load on both servers, which server judged
+/// which strategy (the one whose clients fared worse); the headline alone on
+/// the primary.
+pub fn on_server(headline: String, places: &[Place], load_on: LoadOn) -> String {
     match load_on {
-        Side::Primary => headline,
-        Side::Replica => format!("Load on the replica: {headline}"),
+        LoadOn::Primary => headline,
+        LoadOn::Replica => format!("Load on the replica: {headline}"),
+        LoadOn::Both => {
+            let (on_replica, on_primary): (Vec<&Place>, Vec<&Place>) =
+                places.iter().partition(|place| judged_on_replica(place));
+            let names = |places: &[&Place]| -> String {
+                let names: Vec<&str> = places
+                    .iter()
+                    .map(|place| place.row.strategy.as_str())
+                    .collect();
+                names.join(", ")
+            };
+            let judged = match (on_replica.is_empty(), on_primary.is_empty()) {
+                (true, _) => "the primary's clients fared worse for every strategy".to_string(),
+                (false, true) => "the replica's clients fared worse for every strategy".to_string(),
+                (false, false) => format!(
+                    "judged by the replica for {}, by the primary for {}",
+                    names(&on_replica),
+                    names(&on_primary)
+                ),
+            };
+            format!("Load on both servers ({judged}): {headline}")
+        }
     }
+}
+
+/// Whether the place's figures are the replica's clients' (a load on both servers).
+fn judged_on_replica(place: &Place) -> bool {
+    place.row.runs.iter().any(|run| run.judged_on_replica)
 }
 
 /// With the load on the replica, one note per strategy whose migration was
 /// done on the primary while the replica's readers stalled: "retry: done on
 /// the primary at 6.0 s after 1 try, yet the replica's readers stalled 10 s
 /// (9 s at 0 tps): the replica replays the migration's lock behind its own
-/// long transactions, which a lock_timeout on the primary cannot see." None
+/// long transactions, which a lock_timeout on the primary cannot see." With
+/// the load on both servers, only for a strategy judged by the replica. None
 /// on the primary.
-pub fn replica_notes(places: &[Place], load_on: Side) -> Vec<String> {
-    if load_on == Side::Primary {
+pub fn replica_notes(places: &[Place], load_on: LoadOn) -> Vec<String> {
+    if load_on == LoadOn::Primary {
         return Vec::new();
     }
     places
         .iter()
+        .filter(|place| load_on == LoadOn::Replica || judged_on_replica(place))
         .filter_map(|place| {
             let row = &place.row;
             let done_at_s = row.migration_done_at_s()?;
@@ -75,7 +106,7 @@ mod tests {
     #[test]
     fn a_migration_done_on_the_primary_that_stalled_the_replica_is_explained() {
         assert_eq!(
-            replica_notes(&replica_places(), Side::Replica),
+            replica_notes(&replica_places(), LoadOn::Replica),
             vec![
                 "retry: done on the primary at 6.0 s after 1 try, yet the replica's readers \
                  stalled 10 s (9 s at 0 tps): the replica replays the migration's lock behind \
@@ -86,11 +117,35 @@ mod tests {
 
     #[test]
     fn the_primary_needs_no_replica_words() {
-        assert!(replica_notes(&replica_places(), Side::Primary).is_empty());
-        assert_eq!(on_server("x.".into(), Side::Primary), "x.");
+        let places = replica_places();
+        assert!(replica_notes(&places, LoadOn::Primary).is_empty());
+        assert_eq!(on_server("x.".into(), &places, LoadOn::Primary), "x.");
         assert_eq!(
-            on_server("x.".into(), Side::Replica),
+            on_server("x.".into(), &places, LoadOn::Replica),
             "Load on the replica: x."
+        );
+    }
+
+    #[test]
+    fn with_both_servers_loaded_the_headline_names_the_server_that_judged_each_strategy() {
+        let mut places = replica_places();
+        assert_eq!(
+            on_server("x.".into(), &places, LoadOn::Both),
+            "Load on both servers (the primary's clients fared worse for every strategy): x."
+        );
+        assert!(replica_notes(&places, LoadOn::Both).is_empty());
+        let retry = places
+            .iter_mut()
+            .find(|place| place.row.strategy == "retry");
+        retry.unwrap().row.runs[0].judged_on_replica = true;
+        assert_eq!(
+            on_server("x.".into(), &places, LoadOn::Both),
+            "Load on both servers (judged by the replica for retry, by the primary for \
+             replica-aware): x."
+        );
+        assert_eq!(
+            replica_notes(&places, LoadOn::Both),
+            replica_notes(&places, LoadOn::Replica)
         );
     }
 }

@@ -25,7 +25,15 @@ pub fn invalid_sentence(summary: &Summary) -> String {
 /// the lock and held it 0.0 s."
 pub fn strategy_sentence(strategy: &StrategyReport) -> String {
     let s = &strategy.summary;
-    let mut sentence = format!("{}: {} s at 0 tps; ", s.strategy, s.zero_tps_seconds);
+    // With the load on both servers the opening figure is the primary's.
+    let on_primary = match s.replica_zero_tps_seconds {
+        Some(_) => " on the primary",
+        None => "",
+    };
+    let mut sentence = format!(
+        "{}: {} s at 0 tps{on_primary}; ",
+        s.strategy, s.zero_tps_seconds
+    );
     let detail = match strategy.attempts.last() {
         Some(last) if s.ddl_outcome != DdlOutcome::Ok && !last.message.is_empty() => {
             format!(" ({}: {})", last.sqlstate_cell(), last.message)
@@ -70,9 +78,18 @@ pub fn strategy_sentence(strategy: &StrategyReport) -> String {
 }
 
 /// What the standby went through: "replay waited for a lock in 10 s, lag up
-/// to 10.1 s, 2 queries cancelled"; `None` for a run without a standby.
+/// to 10.1 s, 2 queries cancelled", after what its clients felt when the
+/// load ran on both servers ("its clients 9 s at 0 tps, longest stall 10 s,
+/// "); `None` for a run without a standby.
 fn replica_clause(summary: &Summary) -> Option<String> {
     let max_lag_s = summary.replica_max_lag_s?;
+    let clients = match summary.replica_zero_tps_seconds {
+        Some(zero_tps_s) => format!(
+            "its clients {zero_tps_s} s at 0 tps, longest stall {} s, ",
+            summary.replica_longest_stall_s.unwrap_or(0)
+        ),
+        None => String::new(),
+    };
     let waiting_s = summary.replica_replay_waiting_s.unwrap_or(0);
     let waited = match waiting_s {
         0 => "replay never waited for a lock".to_string(),
@@ -83,7 +100,9 @@ fn replica_clause(summary: &Summary) -> Option<String> {
         1 => "1 query cancelled (recovery conflict)".to_string(),
         count => format!("{count} queries cancelled (recovery conflict)"),
     };
-    Some(format!("{waited}, lag up to {max_lag_s:.1} s, {cancelled}"))
+    Some(format!(
+        "{clients}{waited}, lag up to {max_lag_s:.1} s, {cancelled}"
+    ))
 }
 
 /// How many kinds of failure [`failures_sentence`] names, most frequent first.
@@ -179,6 +198,20 @@ mod tests {
             "replay never waited for a lock, lag up to 10.1 s, 2 queries cancelled (recovery \
                  conflict)."
         ));
+        naive.summary.replica_zero_tps_seconds = Some(9);
+        naive.summary.replica_longest_stall_s = Some(10);
+        let both = strategy_sentence(naive);
+        assert!(
+            both.starts_with("naive: 9 s at 0 tps on the primary; "),
+            "{both}"
+        );
+        assert!(
+            both.contains(
+                "On the replica: its clients 9 s at 0 tps, longest stall 10 s, replay never \
+                 waited"
+            ),
+            "{both}"
+        );
     }
 
     #[test]

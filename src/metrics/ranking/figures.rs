@@ -6,7 +6,7 @@
 use super::super::failures::failure_kinds;
 use super::super::spread::Spread;
 use super::super::summary::{baseline_seconds, baseline_tps, share_of_baseline};
-use super::super::{DdlAttempt, DdlOutcome, SecondRow, StrategyReport};
+use super::super::{DdlAttempt, DdlOutcome, SecondRow, StrategyReport, replica_view};
 use super::MASS_FAILURE_SHARE;
 
 /// The stretch of the run clock the migration touched, in seconds.
@@ -128,6 +128,10 @@ pub struct RunFigures {
     pub ddl_outcome: DdlOutcome,
     /// How the blocker ended: `none`, `ok` or `failed: <server message>`.
     pub blocker_outcome: String,
+    /// With the load on both servers, whether the figures of traffic above
+    /// are the replica's clients' (they fared worse in their worst second
+    /// than the primary's); false for a load on one server.
+    pub judged_on_replica: bool,
 }
 
 impl RunFigures {
@@ -155,41 +159,89 @@ fn share(part: f64, whole: f64) -> f64 {
     if whole > 0.0 { part / whole } else { 0.0 }
 }
 
-/// The ranking figures of one run.
+/// The ranking figures of one run. With the load on both servers, the
+/// traffic figures are those of the server whose clients fared worse (the
+/// lower worst second, then the longer stall): a strategy that keeps the
+/// primary flowing and stalls the replica is judged by the replica.
 pub fn run_figures(strategy: &StrategyReport) -> RunFigures {
+    let summary = &strategy.summary;
+    let primary = figures_of(
+        strategy,
+        &strategy.seconds,
+        LoadTotals {
+            transactions: summary.transactions,
+            failed: summary.failed,
+            longest_stall_s: summary.longest_stall_s,
+            zero_tps_seconds: summary.zero_tps_seconds,
+        },
+    );
+    let Some(replica_seconds) = replica_view(&strategy.seconds) else {
+        return primary;
+    };
+    let replica = RunFigures {
+        judged_on_replica: true,
+        main_failure: None,
+        ..figures_of(
+            strategy,
+            &replica_seconds,
+            LoadTotals {
+                transactions: replica_seconds.iter().map(|row| row.tps).sum(),
+                failed: summary.replica_failed.unwrap_or(0),
+                longest_stall_s: summary.replica_longest_stall_s.unwrap_or(0),
+                zero_tps_seconds: summary.replica_zero_tps_seconds.unwrap_or(0),
+            },
+        )
+    };
+    let replica_worse = (replica.worst_second_share(), primary.longest_stall_s)
+        < (primary.worst_second_share(), replica.longest_stall_s);
+    if replica_worse { replica } else { primary }
+}
+
+/// The totals of one server's clients over a run, for [`figures_of`].
+struct LoadTotals {
+    transactions: u64,
+    failed: u64,
+    longest_stall_s: u32,
+    zero_tps_seconds: u32,
+}
+
+/// The ranking figures of a run whose traffic is `seconds` (the run's own,
+/// or the replica's clients' beside them) and `load`.
+fn figures_of(strategy: &StrategyReport, seconds: &[SecondRow], load: LoadTotals) -> RunFigures {
     let summary = &strategy.summary;
     let WorstSeconds {
         window,
         worst_second_tps,
         worst_second_p99_ms,
         window_max_latency_ms,
-    } = worst_seconds(&strategy.seconds, &strategy.attempts);
+    } = worst_seconds(seconds, &strategy.attempts);
     let migration_done_at_s = if summary.ddl_outcome == DdlOutcome::Ok {
         strategy.attempts.last().map(|last| last.ended_s)
     } else {
         None
     };
     let blocker = strategy.blocker.as_ref();
-    let baseline_tps = baseline_tps(&strategy.seconds, blocker);
+    let baseline_tps = baseline_tps(seconds, blocker);
     RunFigures {
         window,
         worst_second_tps,
         worst_second_p99_ms,
         window_max_latency_ms,
         baseline_tps,
-        steady_shares: steady_shares(baseline_seconds(&strategy.seconds, blocker), baseline_tps),
-        steady_p99_ms: steady_p99_ms(baseline_seconds(&strategy.seconds, blocker)),
-        failed_transactions: summary.failed,
-        transactions: summary.transactions,
+        steady_shares: steady_shares(baseline_seconds(seconds, blocker), baseline_tps),
+        steady_p99_ms: steady_p99_ms(baseline_seconds(seconds, blocker)),
+        failed_transactions: load.failed,
+        transactions: load.transactions,
         main_failure: failure_kinds(&strategy.failures)
             .first()
             .map(|total| format!("{} {}", total.kind, total.message)),
-        longest_stall_s: summary.longest_stall_s,
-        zero_tps_seconds: summary.zero_tps_seconds,
+        longest_stall_s: load.longest_stall_s,
+        zero_tps_seconds: load.zero_tps_seconds,
         migration_done_at_s,
         ddl_tries: summary.ddl_attempts,
         ddl_outcome: summary.ddl_outcome,
         blocker_outcome: summary.blocker_outcome.clone(),
+        judged_on_replica: false,
     }
 }
 
