@@ -287,6 +287,30 @@ mod tests {
     }
 
     #[test]
+    fn a_load_on_both_servers_is_closed_loop_and_reads_only() {
+        let config = compare_config(&["stallbench", "compare", "replica-report"]);
+        assert_eq!(config.replica.unwrap().load_on, LoadOn::Both);
+        let message = refused(&["stallbench", "compare", "replica-report", "--rate", "100"]);
+        assert!(
+            message
+                .contains("the load runs on both servers, which only the closed-loop clients do"),
+            "{message}"
+        );
+        let message = refused(&[
+            "stallbench",
+            "compare",
+            "pgbench",
+            "--replica",
+            "--load-on",
+            "both",
+        ]);
+        assert!(
+            message.contains("the load runs on the replica, which is read-only"),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn the_standby_settings_are_read_from_the_replica_table() {
         let file = ReplicaFile {
             max_standby_streaming_delay: Some("2s".into()),
@@ -338,7 +362,7 @@ mod tests {
         );
         assert_eq!(
             (replica.load_on, replica.blocker_on),
-            (LoadOn::Replica, Side::Replica)
+            (LoadOn::Both, Side::Replica)
         );
     }
 }

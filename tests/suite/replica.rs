@@ -125,8 +125,11 @@ fn readers_and_report_on_the_replica() -> stallbench::workload::WorkloadFile {
 fn retry_on_the_primary_stalls_the_readers_on_the_replica_and_replica_aware_does_not() {
     // The standby replays the ADD COLUMN only once the report ends, and its
     // readers queue behind the replay; replica-aware waits for the report.
+    // Readers on both servers: the primary's never stall.
     let _cpus = cpus_shared();
-    let run = ShortRun::throwaway(&readers_and_report_on_the_replica());
+    let mut workload = readers_and_report_on_the_replica();
+    workload.load.on = Some("both".into());
+    let run = ShortRun::throwaway(&workload);
     let assert = run.command("compare").assert().success();
     let stdout = stdout_of(&assert);
     let summaries: Vec<Summary> = read_records(&run.out.join("summary.csv"));
@@ -136,9 +139,23 @@ fn retry_on_the_primary_stalls_the_readers_on_the_replica_and_replica_aware_does
     }
     let [naive, retry, aware] = ["naive", "retry", "replica-aware"]
         .map(|name| summaries.iter().find(|s| s.strategy == name).unwrap());
-    assert!(naive.zero_tps_seconds >= 2, "{naive:?}\n{stdout}");
-    assert!(retry.zero_tps_seconds >= 2, "{retry:?}\n{stdout}");
-    assert!(aware.zero_tps_seconds == 0, "{aware:?}\n{stdout}");
+    // The replica's readers stall behind the replay, the primary's do not.
+    assert!(
+        naive.replica_zero_tps_seconds >= Some(2),
+        "{naive:?}\n{stdout}"
+    );
+    assert!(
+        retry.replica_zero_tps_seconds >= Some(2),
+        "{retry:?}\n{stdout}"
+    );
+    assert_eq!(
+        aware.replica_zero_tps_seconds,
+        Some(0),
+        "{aware:?}\n{stdout}"
+    );
+    for summary in &summaries {
+        assert_eq!(summary.zero_tps_seconds, 0, "the primary's: {summary:?}");
+    }
     // The replica observer saw replay wait behind the report, and lag grow.
     assert!(naive.replica_replay_waiting_s >= Some(2), "{naive:?}");
     assert!(naive.replica_max_lag_s >= Some(1.5), "{naive:?}");
@@ -155,8 +172,22 @@ fn retry_on_the_primary_stalls_the_readers_on_the_replica_and_replica_aware_does
         "replica-aware tries once the report ends at 5 s: {aware_try}"
     );
     assert!(
-        stdout.contains("Load on the replica: replica-aware kept"),
+        stdout.contains("Load on both servers (") && stdout.contains("): replica-aware kept"),
         "{stdout}"
+    );
+    let timeline = std::fs::read_to_string(run.out.join("timeline.csv")).unwrap();
+    let header: Vec<&str> = timeline.lines().next().unwrap().split(',').collect();
+    let replica_tps = header
+        .iter()
+        .position(|name| *name == "replica_tps")
+        .unwrap();
+    let naive_replica_tps: Vec<u64> = (timeline.lines())
+        .filter(|line| line.starts_with("naive,"))
+        .map(|line| line.split(',').nth(replica_tps).unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        naive_replica_tps.first() > Some(&0) && naive_replica_tps.contains(&0),
+        "the replica's readers read, then stalled: {naive_replica_tps:?}"
     );
     assert!(
         stdout.contains("retry: done on the primary at ") && stdout.contains("after 1 try, yet"),
@@ -164,7 +195,7 @@ fn retry_on_the_primary_stalls_the_readers_on_the_replica_and_replica_aware_does
     );
     let run_json = std::fs::read_to_string(run.out.join("run.json")).unwrap();
     assert!(run_json.contains("with a hot standby ("), "{run_json}");
-    assert!(run_json.contains("\"load_on\": \"replica\""), "{run_json}");
+    assert!(run_json.contains("\"load_on\": \"both\""), "{run_json}");
     assert!(run.out.join("replica-server.log").is_file());
     assert_run_stopped_its_server(&run.out);
 }
