@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::repetition::SweepSetting;
-use super::{BlockerConfig, DatabaseSpec, LoadConfig};
+use super::{BlockerConfig, DatabaseSpec, LoadConfig, WeightedScript};
 use crate::choices::{BlockerKind, LoadOn, Side, from_word};
 use crate::cli::CommonArgs;
 use crate::duration::parse_duration;
@@ -122,10 +122,20 @@ pub(super) fn parse_replica(
         }
         _ => {}
     }
+    let reads_only = |weighted: &&WeightedScript| {
+        ClientKind::of_scripts([&weighted.script]) == ClientKind::Reader
+    };
+    if load_on == LoadOn::Both && !load.scripts.iter().any(|weighted| reads_only(&weighted)) {
+        return Err(Error::bad_input(format!(
+            "{source}: the load runs on both servers, and the replica's clients run the \
+             scripts that only read: this load has none; add a script that only reads, or \
+             keep the load on the primary"
+        )));
+    }
     let scripts = load.scripts.iter().map(|weighted| &weighted.script);
-    if load_on.on_replica() && ClientKind::of_scripts(scripts) != ClientKind::Reader {
+    if load_on == LoadOn::Replica && ClientKind::of_scripts(scripts) != ClientKind::Reader {
         let writers: Vec<&str> = (load.scripts.iter())
-            .filter(|weighted| ClientKind::of_scripts([&weighted.script]) != ClientKind::Reader)
+            .filter(|weighted| !reads_only(weighted))
             .map(|weighted| weighted.source.as_str())
             .collect();
         return Err(Error::bad_input(format!(
@@ -305,9 +315,24 @@ mod tests {
             "both",
         ]);
         assert!(
-            message.contains("the load runs on the replica, which is read-only"),
+            message.contains(
+                "the replica's clients run the scripts that only read: this load has none"
+            ),
             "{message}"
         );
+        let mixed = compare_config(&[
+            "stallbench",
+            "compare",
+            "pgbench",
+            "--replica",
+            "--load-on",
+            "both",
+            "-b",
+            "tpcb-like",
+            "-b",
+            "select-only",
+        ]);
+        assert_eq!(mixed.replica.unwrap().load_on, LoadOn::Both);
     }
 
     #[test]

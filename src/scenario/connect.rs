@@ -134,7 +134,9 @@ pub async fn connect_sessions(
 }
 
 /// Connects the load workers on `side` one after another and prepares their
-/// statements, on the load runtime so that their sockets belong to its I/O driver.
+/// statements, on the load runtime so that their sockets belong to its I/O
+/// driver. The replica's clients run the load's scripts that only read (all
+/// of them when the whole load is on the replica, as the config checked).
 async fn connect_workers(
     target: &Database,
     side: Side,
@@ -143,10 +145,19 @@ async fn connect_workers(
     seed: u64,
     load_runtime: &LoadRuntime,
 ) -> Result<Vec<load::Worker>, Error> {
-    let scripts = Arc::new(config.load.scripts.clone());
+    let (scripts, kind) = match side {
+        Side::Primary => (config.load.scripts.clone(), client_kind(config)),
+        Side::Replica => (
+            (config.load.scripts.iter())
+                .filter(|weighted| ClientKind::of_scripts([&weighted.script]) == ClientKind::Reader)
+                .cloned()
+                .collect(),
+            ClientKind::Reader,
+        ),
+    };
+    let scripts = Arc::new(scripts);
     let variables = Arc::new(config.load.variables.clone());
     let mut workers = Vec::with_capacity(config.load.clients as usize);
-    let kind = client_kind(config);
     let protocol = config.load.protocol;
     // The replica's clients beside the primary's draw their own numbers.
     let seed = match side {
