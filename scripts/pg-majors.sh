@@ -80,7 +80,7 @@ row() {
     [ "$replica_code" = 0 ] || why+=("replica compare exit $replica_code")
     local replica=-
     if [ -f "$dir/replica/summary.json" ]; then
-        replica=$(jq -r '[.strategies[] | .zero_tps_seconds | tostring] | join(" / ")' "$dir/replica/summary.json")
+        replica=$(jq -r '[.strategies[] | .replica_zero_tps_seconds | tostring] | join(" / ")' "$dir/replica/summary.json")
     fi
     if [ ${#why[@]} -gt 0 ]; then
         verdict="fail ($(IFS=,; echo "${why[*]}" | sed 's/,/, /g'))"
