@@ -113,28 +113,7 @@ pub fn start(
         load_runtime,
         interrupt,
     );
-    // The replica's clients count into a recorder and live counters of their
-    // own: the progress line and the lock figures stay the primary's.
-    let replica_load = (!sessions.replica_workers.is_empty()).then(|| {
-        let (replica_tx, replica_rx) = mpsc::unbounded_channel();
-        let recorder = spawn_recorder(
-            clock,
-            sessions.replica_workers.len(),
-            replica_rx,
-            interrupt.clone(),
-        );
-        let replica_live = Arc::new(LiveCounters::new(clock.duration_s()));
-        let workers = start_workers(
-            sessions.replica_workers,
-            clock,
-            &None,
-            &replica_live,
-            &replica_tx,
-            load_runtime,
-            interrupt,
-        );
-        (recorder, workers)
-    });
+    let replica_load = start_replica_load(sessions.replica_workers, clock, load_runtime, interrupt);
     let pool = match (sessions.pool, &arrivals) {
         (Some(app), Some(arrivals)) => {
             let abandon = CancellationToken::new();
@@ -258,6 +237,33 @@ pub fn start(
     }
 }
 
+/// Starts the replica's clients beside the primary's (a load on both
+/// servers); `None` without them. They count into a recorder and live
+/// counters of their own: the progress line and the lock figures stay the primary's.
+fn start_replica_load(
+    workers: Vec<load::Worker>,
+    clock: RunClock,
+    load_runtime: &LoadRuntime,
+    interrupt: &Interrupt,
+) -> Option<(JoinHandle<Recorder>, Vec<WorkerTask>)> {
+    if workers.is_empty() {
+        return None;
+    }
+    let (parts_tx, parts_rx) = mpsc::unbounded_channel();
+    let recorder = spawn_recorder(clock, workers.len(), parts_rx, interrupt.clone());
+    let live = Arc::new(LiveCounters::new(clock.duration_s()));
+    let tasks = start_workers(
+        workers,
+        clock,
+        &None,
+        &live,
+        &parts_tx,
+        load_runtime,
+        interrupt,
+    );
+    Some((recorder, tasks))
+}
+
 /// Starts the load workers on the load runtime, which hand their
 /// measurements to the recorder through `parts_tx`; returns each worker's
 /// task with the handle that cancels its query. The workers stop early when `interrupt` fires.
@@ -357,24 +363,13 @@ pub async fn wind_down(
         ),
         None => None,
     };
-    let (mut workers, replica_load) = match running.replica_load {
-        None => (
-            finish_workers(running.workers, last_transaction, &mut notes).await,
-            None,
-        ),
-        Some((recorder, replica_workers)) => {
-            let mut replica_notes = RunNotes::default();
-            let (workers, replica_workers) = tokio::join!(
-                finish_workers(running.workers, last_transaction, &mut notes),
-                finish_workers(replica_workers, last_transaction, &mut replica_notes),
-            );
-            notes.warnings.extend(
-                (replica_notes.warnings.into_iter())
-                    .map(|warning| format!("on the replica: {warning}")),
-            );
-            (workers, Some((recorder, replica_workers)))
-        }
-    };
+    let (mut workers, replica_load) = finish_both_loads(
+        running.workers,
+        running.replica_load,
+        last_transaction,
+        &mut notes,
+    )
+    .await;
     let pool = finish_pool(running.pool, &mut workers, &mut notes).await;
     warn_of_unfinished(strategy_name, "", &workers, last_transaction, &mut notes);
     // A task that failed loses its own part only: the run is written, marked interrupted.
@@ -426,28 +421,8 @@ pub async fn wind_down(
     notes.failed_by_kind = recorder.failed_by_kind().into_iter().collect();
     let replica_recorder = match replica_load {
         Some((task, replica_workers)) => {
-            let replica_recorder = task
-                .await
-                .map_err(|err| Error::runtime(format!("the replica's recorder task: {err}")))?;
-            for (kind, count) in replica_recorder.failed_by_kind() {
-                match notes
-                    .failed_by_kind
-                    .iter_mut()
-                    .find(|(known, _)| *known == kind)
-                {
-                    Some((_, total)) => *total += count,
-                    None => notes.failed_by_kind.push((kind, count)),
-                }
-            }
-            let on_replica = "on the replica, ";
-            warn_of_unfinished(
-                strategy_name,
-                on_replica,
-                &replica_workers,
-                last_transaction,
-                &mut notes,
-            );
-            Some(replica_recorder)
+            let ended = (strategy_name, &replica_workers, last_transaction);
+            Some(finish_replica_recorder(task, ended, &mut notes).await?)
         }
         None => None,
     };
@@ -505,6 +480,54 @@ pub async fn wind_down(
 fn interrupted_by<T: Default>(interrupt: &Interrupt, error: Error) -> T {
     interrupt.fire(error.to_string());
     T::default()
+}
+
+/// Finishes the load's workers and, with a load on both servers, the
+/// replica's beside them (at once, so both get the same grace); returns how
+/// each side's ended, the replica's with its recorder's task.
+async fn finish_both_loads(
+    workers: Vec<WorkerTask>,
+    replica_load: Option<(JoinHandle<Recorder>, Vec<WorkerTask>)>,
+    last_transaction: Duration,
+    notes: &mut RunNotes,
+) -> (WorkersEnded, Option<(JoinHandle<Recorder>, WorkersEnded)>) {
+    let Some((recorder, replica_workers)) = replica_load else {
+        return (finish_workers(workers, last_transaction, notes).await, None);
+    };
+    let mut replica_notes = RunNotes::default();
+    let (ended, replica_ended) = tokio::join!(
+        finish_workers(workers, last_transaction, notes),
+        finish_workers(replica_workers, last_transaction, &mut replica_notes),
+    );
+    notes.warnings.extend(
+        (replica_notes.warnings.into_iter()).map(|warning| format!("on the replica: {warning}")),
+    );
+    (ended, Some((recorder, replica_ended)))
+}
+
+/// The replica's clients' recorder once every hand-over is in; their
+/// failures join the run's by kind, and their unfinished transactions get a warning.
+async fn finish_replica_recorder(
+    task: JoinHandle<Recorder>,
+    (strategy_name, workers, last_transaction): (&str, &WorkersEnded, Duration),
+    notes: &mut RunNotes,
+) -> Result<Recorder, Error> {
+    let recorder = task
+        .await
+        .map_err(|err| Error::runtime(format!("the replica's recorder task: {err}")))?;
+    for (kind, count) in recorder.failed_by_kind() {
+        match notes
+            .failed_by_kind
+            .iter_mut()
+            .find(|(known, _)| *known == kind)
+        {
+            Some((_, total)) => *total += count,
+            None => notes.failed_by_kind.push((kind, count)),
+        }
+    }
+    let whose = "on the replica, ";
+    warn_of_unfinished(strategy_name, whose, workers, last_transaction, notes);
+    Ok(recorder)
 }
 
 /// Warns of the transactions still in flight at the end of the load that
