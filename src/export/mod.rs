@@ -102,6 +102,7 @@ pub(crate) fn rounded_summary(summary: &Summary) -> Summary {
         baseline_tps: round(summary.baseline_tps),
         worst_second_share: round(summary.worst_second_share),
         replica_max_lag_s: summary.replica_max_lag_s.map(round),
+        replica_lat_max_ms: summary.replica_lat_max_ms.map(round),
         ok_p50_ms: summary.ok_p50_ms.map(round),
         ok_p99_ms: summary.ok_p99_ms.map(round),
         ok_max_ms: summary.ok_max_ms.map(round),

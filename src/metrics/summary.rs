@@ -135,6 +135,9 @@ pub struct Summary {
     pub replica_longest_stall_s: Option<u32>,
     /// Their transactions that failed (a query the standby cancelled, 40001, among them).
     pub replica_failed: Option<u64>,
+    /// The highest latency of a transaction of theirs, in ms (the highest
+    /// per-second max: their whole-run histogram is not kept).
+    pub replica_lat_max_ms: Option<f64>,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -418,6 +421,9 @@ pub fn summarize(
         replica_failed: replica_load
             .as_ref()
             .map(|rows| rows.iter().map(|row| row.failed).sum()),
+        replica_lat_max_ms: replica_load
+            .as_ref()
+            .map(|rows| rows.iter().map(|row| row.lat_max_ms).fold(0.0, f64::max)),
     }
 }
 

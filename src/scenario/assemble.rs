@@ -369,6 +369,10 @@ mod tests {
             (summary.longest_stall_s, summary.replica_longest_stall_s),
             (1, Some(2))
         );
+        assert!(
+            (summary.replica_lat_max_ms.unwrap() - 3.0).abs() < 0.01,
+            "{summary:?}"
+        );
         assert_eq!(summary.transactions, 3, "the primary's only");
 
         let figures = crate::metrics::ranking::run_figures(&report);

@@ -317,7 +317,8 @@ fn summary_header_is_the_serde_field_names() {
          pool_wait_p99_worst_ms,db_p99_ms,in_flight_max,pool_in_use_max,pool_dry_at_s,\
          worst_second_tps,worst_second_p99_ms,rows_written,repeat,baseline_tps,worst_second_share,\
          ok_p50_ms,ok_p99_ms,ok_max_ms,invalid,replica_max_lag_s,replica_replay_waiting_s,\
-         replica_cancelled,replica_zero_tps_seconds,replica_longest_stall_s,replica_failed"
+         replica_cancelled,replica_zero_tps_seconds,replica_longest_stall_s,replica_failed,\
+         replica_lat_max_ms"
     );
     assert!(lines.next().unwrap().starts_with("naive,"));
     assert!(lines.next().unwrap().starts_with("retry,"));
