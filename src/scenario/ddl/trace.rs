@@ -327,12 +327,12 @@ impl Tracer<'_> {
             self.watcher.batch_execute("COMMIT").await?;
         }
         result?;
-        let wal_bytes = wal_since(self.session, wal_before).await;
         let duration_ms = started
             .elapsed()
             .saturating_sub(watch.held_up())
             .as_secs_f64()
             * 1000.0;
+        let wal_bytes = wal_since(self.session, wal_before).await;
         let after = self.snapshot(false).await?;
         let mut locks: Vec<TracedLock> = watch
             .seen
