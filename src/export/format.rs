@@ -74,6 +74,22 @@ pub fn format_thousands(count: u64) -> String {
     text
 }
 
+/// A size in bytes with PostgreSQL's units (as `pg_size_pretty` writes
+/// them, 1 kB = 1024 bytes), one decimal from kB on: `640 bytes`, `52.0 kB`,
+/// `24.8 MB`, `1.2 GB`.
+pub fn format_bytes(bytes: f64) -> String {
+    const KB: f64 = 1024.0;
+    if bytes < KB {
+        format!("{bytes:.0} bytes")
+    } else if bytes < KB * KB {
+        format!("{:.1} kB", bytes / KB)
+    } else if bytes < KB * KB * KB {
+        format!("{:.1} MB", bytes / (KB * KB))
+    } else {
+        format!("{:.1} GB", bytes / (KB * KB * KB))
+    }
+}
+
 /// Seconds with one decimal: `8.41` -> `8.4`.
 pub fn format_seconds(seconds: f64) -> String {
     format!("{seconds:.1}")
@@ -133,6 +149,15 @@ mod tests {
         assert_eq!(format_thousands(999), "999");
         assert_eq!(format_thousands(2_100), "2,100");
         assert_eq!(format_thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn sizes_take_postgresqls_units() {
+        assert_eq!(format_bytes(0.0), "0 bytes");
+        assert_eq!(format_bytes(640.0), "640 bytes");
+        assert_eq!(format_bytes(53_248.0), "52.0 kB");
+        assert_eq!(format_bytes(25_996_288.0), "24.8 MB");
+        assert_eq!(format_bytes(1_288_490_189.0), "1.2 GB");
     }
 
     #[test]

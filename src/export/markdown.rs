@@ -6,10 +6,13 @@
 use std::fmt::Write as _;
 
 use crate::metrics::locks::chain;
+use crate::metrics::spread::Spread;
 use crate::metrics::{RunReport, StrategyReport};
 
 use super::Exporter;
-use super::format::{format_count, format_ms, format_seconds, format_spread, format_thousands};
+use super::format::{
+    format_bytes, format_count, format_ms, format_seconds, format_spread, format_thousands,
+};
 use super::sentences::{
     describe_chain, failures_sentence, invalid_sentence, labelled_runs, migration_done_cell,
     opening_lines, partial_sentence, pool_sentence, strategy_sentence, worst_share,
@@ -118,6 +121,7 @@ pub(crate) const SUMMARY_COLUMNS: &[Column<SummaryRow>] = &[
         r.cell(|s| s.ddl_total_ms / 1000.0, format_seconds)
     }),
     Column::new("outcome", Left, |r| r.text(|s| s.ddl_outcome.to_string())),
+    Column::new("DDL WAL", Right, wal_cell),
     Column::new("max lock waiters", Right, |r| {
         r.cell(|s| f64::from(s.max_lock_waiters), format_count)
     }),
@@ -125,6 +129,18 @@ pub(crate) const SUMMARY_COLUMNS: &[Column<SummaryRow>] = &[
         r.cell(|s| s.failed as f64, format_count)
     }),
 ];
+
+/// The WAL the strategy's DDL tries wrote (`24.8 MB`), over its runs whose
+/// WAL is known; empty when none is.
+fn wal_cell(row: &SummaryRow) -> String {
+    let known: Vec<f64> = (row.runs.iter())
+        .filter_map(|summary| summary.wal_bytes)
+        .map(|bytes| bytes as f64)
+        .collect();
+    Spread::of(&known).map_or(String::new(), |spread| {
+        format_spread(&spread, format_bytes, "")
+    })
+}
 
 /// The `## Ranking` section: a table of the strategies in rank order (best first)
 /// and the headline sentence; empty when the run has fewer than 2 strategies.
@@ -300,7 +316,8 @@ mod tests {
 
     #[test]
     fn summary_md_has_heading_table_and_sentences() {
-        let report = reference_report();
+        let mut report = reference_report();
+        report.strategies[0].summary.wal_bytes = Some(640);
         let files = SummaryMarkdown.render(&report).unwrap();
         assert_eq!(files[0].name, SUMMARY_MD);
         let text = String::from_utf8(files[0].bytes.clone()).unwrap();
@@ -308,13 +325,20 @@ mod tests {
         assert!(text.starts_with("# add-column\n"), "{text}");
         assert!(text.contains(
             "| strategy | transactions | mean tps | zero-tps s | longest stall s | p50 ms | p99 ms \
-             | p99.9 ms | max ms | DDL tries | DDL total s | outcome | max lock waiters | failed |"
+             | p99.9 ms | max ms | DDL tries | DDL total s | outcome | DDL WAL | max lock waiters \
+             | failed |"
         ));
         let naive_row = text.lines().find(|l| l.starts_with("| naive |")).unwrap();
         assert!(naive_row.contains("| 9 | 9 |"), "{naive_row}");
-        assert!(naive_row.contains("| 1 | 9.7 | ok |"), "{naive_row}");
+        assert!(
+            naive_row.contains("| 1 | 9.7 | ok | 640 bytes |"),
+            "{naive_row}"
+        );
         let retry_row = text.lines().find(|l| l.starts_with("| retry |")).unwrap();
-        assert!(retry_row.contains("| 5 | 12.0 | ok |"), "{retry_row}");
+        assert!(
+            retry_row.contains("| 5 | 12.0 | ok |  |"),
+            "unknown WAL: {retry_row}"
+        );
         assert!(
             text.contains(
                 "naive: 9 s at 0 tps; the DDL finished ok after 9.7 s; \

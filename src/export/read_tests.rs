@@ -224,6 +224,37 @@ fn a_repeated_run_reads_back_run_by_run() {
 }
 
 #[test]
+fn the_wal_of_each_try_statement_and_strategy_reads_back() {
+    let mut report = reference_report();
+    let naive = &mut report.strategies[0];
+    naive.attempts[0].wal_bytes = Some(584);
+    naive.summary.wal_bytes = Some(584);
+    naive.lock_trace = vec![crate::metrics::lock_trace::TracedStatement {
+        step: 1,
+        statement: 1,
+        sql: "ALTER TABLE orders ADD COLUMN note text".to_string(),
+        duration_ms: 1.5,
+        held_ms: 1.5,
+        locks: Vec::new(),
+        wal_bytes: Some(448),
+    }];
+    let dir = tempfile::tempdir().unwrap();
+    write_all(&report, dir.path()).unwrap();
+    let read = read_report(dir.path()).unwrap();
+    let (naive, retry) = (&read.strategies[0], &read.strategies[1]);
+    assert_eq!(naive.attempts[0].wal_bytes, Some(584));
+    assert_eq!(naive.summary.wal_bytes, Some(584));
+    assert_eq!(naive.lock_trace[0].wal_bytes, Some(448));
+    assert!(
+        retry
+            .attempts
+            .iter()
+            .all(|attempt| attempt.wal_bytes.is_none())
+    );
+    assert_eq!(retry.summary.wal_bytes, None);
+}
+
+#[test]
 fn a_summary_without_a_column_names_it_and_the_fix() {
     let dir = tempfile::tempdir().unwrap();
     write_all(&reference_report(), dir.path()).unwrap();

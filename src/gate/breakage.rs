@@ -218,6 +218,7 @@ mod tests {
             duration_ms: 1.0,
             held_ms: 1.0,
             locks: Vec::new(),
+            wal_bytes: None,
         };
         let broke = Breakage {
             failed: 10,

@@ -385,6 +385,7 @@ mod tests {
             duration_ms: 140.0,
             held_ms: 150.0,
             locks,
+            wal_bytes: None,
         }
     }
 

@@ -536,6 +536,7 @@ mod tests {
                 rewritten,
                 scanned: Some(scanned),
             }],
+            wal_bytes: None,
         }
     }
 

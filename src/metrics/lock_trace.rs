@@ -206,6 +206,10 @@ pub struct TracedStatement {
     pub held_ms: f64,
     /// The relations it locked or changed; empty for a statement that touches none (`SET ...`).
     pub locks: Vec<TracedLock>,
+    /// The WAL the server wrote while it ran, in bytes (on the quiet server
+    /// of the trace, its own; a rewrite writes the whole table and its
+    /// indexes); `None` when it could not be read.
+    pub wal_bytes: Option<u64>,
 }
 
 /// One lock a traced statement holds on one relation, with what the statement did to it.
@@ -402,6 +406,7 @@ mod tests {
             duration_ms: 1.0,
             held_ms: 1.0,
             locks,
+            wal_bytes: None,
         };
         let statements = [
             statement(

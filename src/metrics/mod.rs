@@ -328,6 +328,12 @@ pub struct DdlAttempt {
     pub idle_wait_ms: f64,
     /// The sessions the strategy terminated during (or right after) this try.
     pub terminated: Vec<TerminatedSession>,
+    /// The WAL the server wrote during the try, in bytes: its WAL insert
+    /// position read in the DDL's session just before the try and just
+    /// after it (every session's WAL in that time, a writing load's
+    /// included); `None` when a position could not be read (the session was
+    /// lost, the try never started).
+    pub wal_bytes: Option<u64>,
 }
 
 impl DdlAttempt {
@@ -408,6 +414,7 @@ pub(crate) fn test_attempt(
         lock: None,
         idle_wait_ms: 0.0,
         terminated: Vec::new(),
+        wal_bytes: None,
     }
 }
 

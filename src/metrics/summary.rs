@@ -138,6 +138,10 @@ pub struct Summary {
     /// The highest latency of a transaction of theirs, in ms (the highest
     /// per-second max: their whole-run histogram is not kept).
     pub replica_lat_max_ms: Option<f64>,
+    /// The WAL the server wrote during the strategy's DDL tries, in bytes:
+    /// the sum of the tries' `wal_bytes` that are known (see [`wal_bytes`]);
+    /// empty without a try whose WAL is known.
+    pub wal_bytes: Option<u64>,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -424,7 +428,15 @@ pub fn summarize(
         replica_lat_max_ms: replica_load
             .as_ref()
             .map(|rows| rows.iter().map(|row| row.lat_max_ms).fold(0.0, f64::max)),
+        wal_bytes: wal_bytes(attempts),
     }
+}
+
+/// The WAL of `attempts` added up: the sum of the tries whose WAL is known
+/// (a try that lost its session is not in it); `None` when no try's is.
+pub fn wal_bytes(attempts: &[DdlAttempt]) -> Option<u64> {
+    let known: Vec<u64> = attempts.iter().filter_map(|a| a.wal_bytes).collect();
+    (!known.is_empty()).then(|| known.iter().sum())
 }
 
 /// The pool's per-second figures added up: totals and worst seconds (zeros
@@ -586,6 +598,24 @@ mod tests {
         assert_eq!(summary.lost_connections, 1);
         assert!((summary.lat_max_ms - 2000.0).abs() < 2.0);
         assert!((summary.lat_p50_ms - 2.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn the_wal_of_a_strategy_is_the_sum_of_its_known_tries() {
+        let mut attempts = vec![
+            attempt(1, 1.0, 1.5, AttemptOutcome::LockTimeout),
+            attempt(2, 2.5, 2.75, AttemptOutcome::LockTimeout),
+            attempt(3, 4.0, 4.5, AttemptOutcome::Ok),
+        ];
+        assert_eq!(wal_bytes(&[]), None, "no DDL");
+        assert_eq!(wal_bytes(&attempts), None, "no try's WAL known");
+        attempts[0].wal_bytes = Some(120);
+        attempts[2].wal_bytes = Some(25_996_288);
+        assert_eq!(
+            wal_bytes(&attempts),
+            Some(25_996_408),
+            "the lost try is left out"
+        );
     }
 
     #[test]

@@ -121,6 +121,11 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
         .find("## 0002_orders_add_tracking_token.sql")
         .unwrap()..];
     let column_add = &column_add[..column_add[3..].find("\n## ").unwrap()];
+    // The rewrite's WAL (10,000 rows: about 1.5 MB), in the statement table.
+    assert!(
+        column_add.contains("| ms | held ms | WAL |") && column_add.contains(" MB |\n"),
+        "{column_add}"
+    );
     assert!(
         column_add.contains("(a rewrite) blocks reads and writes on orders for")
             && column_add.contains("; fixed by retry: longest stall"),
@@ -149,6 +154,11 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
     assert_eq!(orders["blocks"], "reads_and_writes");
     // One statement in its file's transaction: held from its start to the commit.
     assert!(statement["held_ms"].as_f64() >= statement["duration_ms"].as_f64());
+    // A rewrite of 10,000 rows writes them again: over a megabyte of WAL.
+    assert!(
+        statement["wal_bytes"].as_u64() > Some(1_000_000),
+        "{statement}"
+    );
     assert_eq!(strategy(add, "retry")["within_budget"], true);
     assert!(
         add["blocker"]

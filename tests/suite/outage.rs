@@ -333,7 +333,8 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
     assert_eq!(
         first_line("ddl_attempts.csv"),
         "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message,\
-         lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated,repeat"
+         lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated,\
+         wal_bytes,repeat"
     );
     let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     for strategy in ["naive", "retry"] {

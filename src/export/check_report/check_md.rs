@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use super::CheckReport;
 use crate::choices::Measure;
 use crate::export::ci::comment_marker;
-use crate::export::format::{format_ms, format_thousands, trim_number};
+use crate::export::format::{format_bytes, format_ms, format_thousands, trim_number};
 use crate::export::markdown::{render_table, table_cell};
 use crate::export::table::{Align, Table};
 use crate::gate::checked::{CheckedMigration, Outcome};
@@ -222,7 +222,8 @@ pub(super) fn migration_section(
 }
 
 /// One row per statement: what it locked and what that blocks, rewrites,
-/// scans, how long it ran and held its locks. A table the migration created
+/// scans, how long it ran and held its locks, and the WAL it wrote (what
+/// every standby receives and replays; `?` when unknown). A table the migration created
 /// blocks no one; a lock an earlier statement of the same transaction took
 /// is `already held (statement N)`, and what the statement does under it
 /// still blocks.
@@ -236,6 +237,7 @@ fn statements_table(checked: &CheckedMigration) -> Table {
         ("scan", Align::Left),
         ("ms", Align::Right),
         ("held ms", Align::Right),
+        ("WAL", Align::Right),
     ]);
     let statements = &checked.statements;
     let is_new = |lock: &TracedLock| {
@@ -297,6 +299,9 @@ fn statements_table(checked: &CheckedMigration) -> Table {
             scan,
             format_ms(statement.duration_ms),
             format_ms(statement.held_ms),
+            statement
+                .wal_bytes
+                .map_or("?".to_string(), |bytes| format_bytes(bytes as f64)),
         ]);
     }
     table
@@ -556,7 +561,7 @@ mod tests {
         let failed = &text[text.find("## 0002_add_note: **FAIL**").unwrap()..];
         assert!(failed.contains(
             "| 1 | ALTER TABLE orders ADD COLUMN note text | ACCESS EXCLUSIVE on orders | reads and \
-             writes on orders | no | no | 0.50 | 0.50 |"
+             writes on orders | no | no | 0.50 | 0.50 | 640 bytes |"
         ), "{failed}");
         assert!(
             failed.contains("| naive (deployed) | **over** |"),

@@ -493,6 +493,8 @@ struct StatementJson {
     sql: String,
     duration_ms: f64,
     held_ms: f64,
+    /// The WAL the server wrote while the statement ran; `null` when unknown.
+    wal_bytes: Option<u64>,
     locks: Vec<LockJson>,
 }
 
@@ -518,6 +520,7 @@ impl StatementJson {
             sql: statement.sql.clone(),
             duration_ms: round(statement.duration_ms),
             held_ms: round(statement.held_ms),
+            wal_bytes: statement.wal_bytes,
             locks: statement
                 .locks
                 .iter()

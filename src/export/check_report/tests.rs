@@ -50,6 +50,7 @@ fn traced(sql: &str, mode: LockMode) -> Vec<TracedStatement> {
             rewritten: false,
             scanned: Some(false),
         }],
+        wal_bytes: Some(640),
     }]
 }
 
@@ -308,6 +309,7 @@ fn check_json_and_junit_hold_every_migration() {
         first["statements"][0]["locks"][0]["blocks"],
         "reads_and_writes"
     );
+    assert_eq!(first["statements"][0]["wal_bytes"], 640);
     assert_eq!(first["strategies"].as_array().unwrap().len(), 2);
     assert_eq!(json["migrations"][1]["verdict"], "not_measured");
     let junit = String::from_utf8(files[2].bytes.clone()).unwrap();

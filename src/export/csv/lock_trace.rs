@@ -42,6 +42,9 @@ pub struct LockTraceRecord {
     #[serde(serialize_with = "cells::three_decimals")]
     pub held_ms: f64,
     pub sql: String,
+    /// The WAL the server wrote while the statement ran in the trace, in
+    /// bytes (the same on each of its rows); empty when unknown.
+    pub wal_bytes: Option<u64>,
 }
 
 impl LockTraceRecord {
@@ -61,6 +64,7 @@ impl LockTraceRecord {
             statement_ms: statement.duration_ms,
             held_ms: statement.held_ms,
             sql: statement.sql.clone(),
+            wal_bytes: statement.wal_bytes,
         };
         match statement.locks.is_empty() {
             true => vec![row(None)],
@@ -106,6 +110,7 @@ pub fn statements_from_records(
                 duration_ms: record.statement_ms,
                 held_ms: record.held_ms,
                 locks: Vec::new(),
+                wal_bytes: record.wal_bytes,
             });
         }
         if let Some(lock) = record.lock() {
@@ -151,6 +156,7 @@ mod tests {
                 duration_ms: 0.05,
                 held_ms: 3.25,
                 locks: Vec::new(),
+                wal_bytes: None,
             },
             TracedStatement {
                 step: 1,
@@ -176,6 +182,7 @@ mod tests {
                         scanned: None,
                     },
                 ],
+                wal_bytes: Some(25_996_288),
             },
         ]
     }
@@ -190,16 +197,21 @@ mod tests {
         assert_eq!(
             lines[0],
             "strategy,step,statement,relation,kind,mode,blocks,taken,rewritten,scanned,\
-             statement_ms,held_ms,sql"
+             statement_ms,held_ms,sql,wal_bytes"
         );
         assert_eq!(
             lines[1],
-            "naive,1,1,,,,,0,0,,0.050,3.250,SET lock_timeout = '1s'"
+            "naive,1,1,,,,,0,0,,0.050,3.250,SET lock_timeout = '1s',"
         );
         assert_eq!(
             lines[2],
             "naive,1,2,orders,table,AccessExclusiveLock,reads_and_writes,1,1,1,3.200,3.200,\
-             ALTER TABLE orders ADD COLUMN token uuid DEFAULT gen_random_uuid()"
+             ALTER TABLE orders ADD COLUMN token uuid DEFAULT gen_random_uuid(),25996288"
+        );
+        assert!(
+            lines[3].ends_with(",25996288"),
+            "each lock's row: {}",
+            lines[3]
         );
         assert_eq!(lines.len(), 4);
         let records: Vec<LockTraceRecord> = ::csv::Reader::from_reader(text.as_bytes())

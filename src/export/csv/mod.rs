@@ -231,6 +231,8 @@ pub struct AttemptRecord {
     /// The sessions the strategy terminated, `report (pid 4242); reader-2 (pid 4250)`.
     #[serde(with = "cells::sessions")]
     pub terminated: Vec<TerminatedSession>,
+    /// The WAL the server wrote during the try, in bytes; empty when unknown.
+    pub wal_bytes: Option<u64>,
     /// Which repeat of the strategy, from 1.
     pub repeat: u32,
 }
@@ -253,6 +255,7 @@ impl AttemptRecord {
             held_waiting_ms: attempt.lock.map(|lock| lock.held_waiting_ms),
             idle_wait_ms: attempt.idle_wait_ms,
             terminated: attempt.terminated.clone(),
+            wal_bytes: attempt.wal_bytes,
             repeat: run.repeat(),
         }
     }
@@ -278,6 +281,7 @@ impl AttemptRecord {
             },
             idle_wait_ms: self.idle_wait_ms,
             terminated: self.terminated.clone(),
+            wal_bytes: self.wal_bytes,
         }
     }
 }

@@ -171,17 +171,42 @@ fn attempts_header_is_exact_and_figures_are_rounded() {
     assert_eq!(
         lines.next().unwrap(),
         "strategy,attempt,started_s,ended_s,waited_ms,outcome,sqlstate,message,\
-         lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated,repeat"
+         lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated,\
+         wal_bytes,repeat"
     );
     assert_eq!(
         lines.next().unwrap(),
-        "naive,1,6.000,15.700,9700.0,ok,,,15.400,9400.0,300.0,0.0,0.0,,1"
+        "naive,1,6.000,15.700,9700.0,ok,,,15.400,9400.0,300.0,0.0,0.0,,,1"
     );
     assert_eq!(
         lines.next().unwrap(),
         "retry,1,6.000,6.500,500.0,lock_timeout,55P03,canceling statement due to lock timeout,\
-         ,500.0,0.0,0.0,0.0,,1"
+         ,500.0,0.0,0.0,0.0,,,1"
     );
+}
+
+#[test]
+fn the_wal_of_a_try_is_in_bytes_before_the_repeat_and_reads_back() {
+    let mut report = reference_report();
+    report.strategies[0].attempts[0].wal_bytes = Some(25_996_288);
+    report.strategies[1].attempts[0].wal_bytes = Some(0);
+    let text = rendered(&AttemptsCsv, &report, ATTEMPTS_CSV);
+    let rows: Vec<&str> = text.lines().collect();
+    assert!(rows[1].ends_with(",0.0,,25996288,1"), "{}", rows[1]);
+    assert!(rows[2].ends_with(",0.0,,0,1"), "{}", rows[2]);
+    assert!(
+        rows[3].ends_with(",0.0,,,1"),
+        "unknown is empty: {}",
+        rows[3]
+    );
+    let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+    let records: Vec<AttemptRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
+    let back: Vec<Option<u64>> = records.iter().map(|r| r.attempt().wal_bytes).collect();
+    let written: Vec<Option<u64>> = (report.strategies.iter())
+        .flat_map(|strategy| strategy.attempts.iter().map(|attempt| attempt.wal_bytes))
+        .collect();
+    assert_eq!(back, written);
+    assert_eq!(back[..3], [Some(25_996_288), Some(0), None]);
 }
 
 #[test]
@@ -201,7 +226,7 @@ fn terminated_sessions_are_one_cell_that_reads_back() {
     let text = rendered(&AttemptsCsv, &report, ATTEMPTS_CSV);
     let row = text.lines().nth(2).unwrap();
     assert!(
-        row.ends_with(",report (pid 4242); external:4250 (pid 4250),1"),
+        row.ends_with(",report (pid 4242); external:4250 (pid 4250),,1"),
         "{row}"
     );
     let mut reader = ::csv::Reader::from_reader(text.as_bytes());
@@ -220,7 +245,7 @@ fn a_message_with_a_comma_and_a_quote_round_trips() {
     let rows: Vec<::csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
     assert_eq!(rows.len(), 6);
     assert_eq!(&rows[1][7], message);
-    assert_eq!(rows[1].len(), 15);
+    assert_eq!(rows[1].len(), 16);
 }
 
 #[test]
@@ -318,7 +343,7 @@ fn summary_header_is_the_serde_field_names() {
          worst_second_tps,worst_second_p99_ms,rows_written,repeat,baseline_tps,worst_second_share,\
          ok_p50_ms,ok_p99_ms,ok_max_ms,invalid,replica_max_lag_s,replica_replay_waiting_s,\
          replica_cancelled,replica_zero_tps_seconds,replica_longest_stall_s,replica_failed,\
-         replica_lat_max_ms"
+         replica_lat_max_ms,wal_bytes"
     );
     assert!(lines.next().unwrap().starts_with("naive,"));
     assert!(lines.next().unwrap().starts_with("retry,"));

@@ -18,6 +18,7 @@ mod invalid_index;
 mod replica_wait;
 mod terminate;
 pub mod trace;
+mod wal;
 
 use std::time::Duration;
 
@@ -34,6 +35,7 @@ use crate::strategy::statements::{
     builds_index_concurrently, must_run_outside_transaction, rewrites_table,
 };
 use crate::strategy::{RetryPolicy, Strategy};
+use wal::{wal_position, wal_since};
 
 /// How long a running attempt may go on after the load ended before it is cancelled.
 pub const GRACE_AFTER_RUN: Duration = Duration::from_secs(5);
@@ -206,10 +208,16 @@ async fn plain(injector: &DdlInjector, sql: &str, first_step: bool) -> Vec<DdlAt
         return vec![setup_failed(clock, &err)];
     }
     injector.say("try 1 waiting");
+    let client = &injector.session.client;
+    let wal_before = wal_position(client).await;
     let started_s = clock.now_s();
     let result = run_try(injector, 1, sql, None).await;
+    let ended_s = clock.now_s();
     // Its one try is its last: a lock timeout (the step's own SET) gives up.
-    let attempt = finish_attempt(1, started_s, clock.now_s(), result, true);
+    let attempt = DdlAttempt {
+        wal_bytes: wal_since(client, wal_before).await,
+        ..finish_attempt(1, started_s, ended_s, result, true)
+    };
     injector.say(final_status(&attempt));
     vec![attempt]
 }
@@ -278,18 +286,23 @@ async fn retry(
         }
         injector.say(format!("try {try_number} waiting"));
         let mut started_s = clock.now_s();
+        let mut wal_before = None;
         let result = match try_settings(&injector.session.client, sql, policy, try_number).await {
             Ok(local_settings) => {
+                // Read before the try's clock starts: the round trip is not in `waited_ms`.
+                wal_before = wal_position(&injector.session.client).await;
                 started_s = clock.now_s();
                 run_try(injector, try_number, sql, local_settings.as_deref()).await
             }
             Err(err) => Err(err),
         };
+        let ended_s = clock.now_s();
         lost = result.as_ref().is_err_and(is_connection_lost);
         let is_last = try_number >= max_tries;
         let attempt = DdlAttempt {
             idle_wait_ms,
-            ..finish_attempt(try_number, started_s, clock.now_s(), result, is_last)
+            wal_bytes: wal_since(&injector.session.client, wal_before).await,
+            ..finish_attempt(try_number, started_s, ended_s, result, is_last)
         };
         let timed_out = attempt.outcome == AttemptOutcome::LockTimeout;
         attempts.push(attempt);
@@ -423,6 +436,7 @@ fn finish_attempt(
             lock: None,
             idle_wait_ms: 0.0,
             terminated: Vec::new(),
+            wal_bytes: None,
         },
         Err(err) => {
             let is_lock_timeout = err.code() == Some(&SqlState::LOCK_NOT_AVAILABLE);
@@ -576,6 +590,7 @@ fn failed_attempt(
         lock: None,
         idle_wait_ms: 0.0,
         terminated: Vec::new(),
+        wal_bytes: None,
     }
 }
 

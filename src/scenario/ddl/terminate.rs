@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use tokio_postgres::Client;
 
+use super::wal::{wal_position, wal_since};
 use super::{DdlInjector, final_status, finish_attempt, goes_on, run_try, setup_failed, tries};
 use crate::metrics::{AttemptOutcome, DdlAttempt, TerminatedSession};
 use crate::role::Role;
@@ -46,6 +47,7 @@ pub(super) async fn kill_blockers(
         Err(err) => return vec![setup_failed(clock, &err)],
     };
     injector.say("try 1 waiting");
+    let wal_before = wal_position(client).await;
     let started_s = clock.now_s();
     let mut terminated: Vec<TerminatedSession> = Vec::new();
     let result = {
@@ -83,8 +85,10 @@ pub(super) async fn kill_blockers(
             _ = killer => unreachable!("the killer loop never ends"),
         }
     };
-    let mut attempt = finish_attempt(1, started_s, clock.now_s(), result, true);
+    let ended_s = clock.now_s();
+    let mut attempt = finish_attempt(1, started_s, ended_s, result, true);
     attempt.terminated = terminated;
+    attempt.wal_bytes = wal_since(client, wal_before).await;
     injector.say(final_status(&attempt));
     vec![attempt]
 }
@@ -173,11 +177,14 @@ pub(super) async fn kill_lock_holders(
             return attempts;
         }
         injector.say(format!("try {try_number} waiting"));
+        let wal_before = wal_position(&injector.session.client).await;
         let started_s = clock.now_s();
         let result = run_try(injector, try_number, sql, Some(&lock)).await;
+        let ended_s = clock.now_s();
         lost = result.as_ref().is_err_and(is_connection_lost);
         let is_last = try_number >= max_tries;
-        let mut attempt = finish_attempt(try_number, started_s, clock.now_s(), result, is_last);
+        let mut attempt = finish_attempt(try_number, started_s, ended_s, result, is_last);
+        attempt.wal_bytes = wal_since(&injector.session.client, wal_before).await;
         let timed_out = attempt.outcome == AttemptOutcome::LockTimeout;
         if !goes_on(timed_out, lost, is_last) {
             injector.say(final_status(&attempt));
@@ -298,6 +305,7 @@ fn names_no_table(injector: &DdlInjector, sql: &str) -> DdlAttempt {
         lock: None,
         idle_wait_ms: 0.0,
         terminated: Vec::new(),
+        wal_bytes: None,
     }
 }
 

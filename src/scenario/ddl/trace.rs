@@ -19,6 +19,10 @@
 //! scans cannot be read (they are not in the session's open transaction), so
 //! they are left unknown.
 //!
+//! Around each statement the session reads the server's WAL position
+//! ([`super::wal`]): on the quiet server of the trace, the WAL between the
+//! two reads is the statement's own (a rewrite writes the whole table).
+//!
 //! The caller chooses how the trace ends ([`TraceEnd`]): rolled back, every
 //! step in one transaction (possible when every statement may run in a
 //! transaction block, see [`rolls_back`]), so the schema is as before; or as
@@ -34,6 +38,7 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::Client;
 
+use super::wal::{wal_position, wal_since};
 use crate::database::error_text;
 use crate::error::Error;
 use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock, TracedStatement, holds_ms};
@@ -138,10 +143,14 @@ pub async fn trace_steps(
         .query_one("SELECT pg_backend_pid()", &[])
         .await?
         .get(0);
+    // Asked once outside a transaction: a failed read inside the trace's
+    // transaction would abort it.
+    let wal_readable = wal_position(session).await.is_some();
     let mut tracer = Tracer {
         session,
         watcher,
         pid,
+        wal_readable,
         server_version_num,
         statements: Vec::new(),
         created_indexes: Vec::new(),
@@ -185,6 +194,9 @@ struct Tracer<'a> {
     session: &'a Client,
     watcher: &'a Client,
     pid: i32,
+    /// The server tells its WAL position (read before the trace): the
+    /// statements' WAL is measured.
+    wal_readable: bool,
     server_version_num: u32,
     statements: Vec<TracedStatement>,
     created_indexes: Vec<String>,
@@ -253,9 +265,11 @@ impl Tracer<'_> {
                 continue;
             }
             let number = self.statements.len() as u32 + 1;
+            let wal_before = self.wal_position().await;
             let started = Instant::now();
             self.run(step, number, sql).await?;
             let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+            let wal_bytes = wal_since(self.session, wal_before).await;
             let after = self.snapshot(true).await?;
             let locks = changes(&before, &after, true);
             self.statements.push(TracedStatement {
@@ -265,6 +279,7 @@ impl Tracer<'_> {
                 duration_ms,
                 held_ms: duration_ms,
                 locks,
+                wal_bytes,
             });
             before = after;
         }
@@ -291,6 +306,7 @@ impl Tracer<'_> {
         let before = self.snapshot(false).await?;
         self.hold_every_table(&before).await?;
         let mut watch = Watch::default();
+        let wal_before = self.wal_position().await;
         let started = Instant::now();
         let result = {
             let statement = self.run(step, number, sql);
@@ -316,6 +332,7 @@ impl Tracer<'_> {
             .saturating_sub(watch.held_up())
             .as_secs_f64()
             * 1000.0;
+        let wal_bytes = wal_since(self.session, wal_before).await;
         let after = self.snapshot(false).await?;
         let mut locks: Vec<TracedLock> = watch
             .seen
@@ -337,6 +354,7 @@ impl Tracer<'_> {
             duration_ms,
             held_ms: duration_ms,
             locks,
+            wal_bytes,
         });
         Ok(())
     }
@@ -351,6 +369,14 @@ impl Tracer<'_> {
             }
         }
         Ok(self.watcher.batch_execute(&sql).await?)
+    }
+
+    /// The server's WAL position, where the trace measures WAL; else `None`.
+    async fn wal_position(&self) -> Option<u64> {
+        match self.wal_readable {
+            true => wal_position(self.session).await,
+            false => None,
+        }
     }
 
     /// Runs one statement of the migration; its failure names it.

@@ -66,7 +66,8 @@ fn a_rewrite_waits_for_the_lock_then_holds_it_and_wait_for_idle_waits_first() {
     let header = csv.lines().next().unwrap();
     assert!(
         header.ends_with(
-            ",lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated,repeat"
+            ",lock_granted_s,lock_wait_ms,lock_held_ms,held_waiting_ms,idle_wait_ms,terminated,\
+             wal_bytes,repeat"
         ),
         "{header}"
     );
