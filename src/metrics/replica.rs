@@ -11,8 +11,10 @@
 
 use std::collections::VecDeque;
 
+use super::locks::LockSample;
+
 /// One look at the standby, on the run clock.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReplicaSample {
     pub at_s: f64,
     /// The age of the oldest WAL received and not yet replayed, in seconds.
@@ -26,6 +28,10 @@ pub struct ReplicaSample {
     /// Queries the standby has cancelled for recovery conflicts so far
     /// (`pg_stat_database_conflicts`, this database, since the server started).
     pub conflicts_total: u64,
+    /// The standby's sessions that waited for a lock or blocked a waiter at
+    /// this look (the startup process as `startup`), as the lock observer
+    /// keeps the primary's; empty when no one waited.
+    pub locks: Vec<LockSample>,
 }
 
 /// One second of the replica in `timeline.csv` (`replica_*` columns).
@@ -132,6 +138,7 @@ mod tests {
             replay_waiting: waiting,
             lock_waiters: u32::from(waiting) * 4,
             conflicts_total,
+            locks: Vec::new(),
         }
     }
 

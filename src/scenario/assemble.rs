@@ -8,7 +8,7 @@
 //! that second, so every file of the strategy covers the same seconds.
 
 use super::blocker::BlockerResult;
-use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks};
+use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks, across_servers};
 use crate::metrics::recorder::p99_ms;
 use crate::metrics::replica::{ReplicaSample, replica_seconds};
 use crate::metrics::writes::TableWrites;
@@ -127,6 +127,10 @@ pub fn assemble_report(
     let mut failures = measured.recorder.failures();
     failures.retain(|failure| failure.second < measured.duration_s);
     let pool = pool_facts(&measured);
+    let standby_moments =
+        (measured.replica_samples.iter().flatten()).map(|look| look.locks.as_slice());
+    let (lock_samples, lock_worst) =
+        across_servers(measured.lock_samples, measured.lock_worst, standby_moments);
     let facts = RunFacts {
         repeat,
         lost_connections: measured.lost_connections,
@@ -162,8 +166,8 @@ pub fn assemble_report(
         summary,
         locks: LockReport {
             per_second: measured.lock_per_second,
-            samples: measured.lock_samples,
-            worst: measured.lock_worst,
+            samples: lock_samples,
+            worst: lock_worst,
             server_log: after_run.server_log,
             observer_gaps: measured.observer_gaps,
         },
@@ -400,6 +404,7 @@ mod tests {
             granted: false,
             blocked_by: vec!["report".to_string()],
             wait_ms: 100.0,
+            server: crate::choices::Side::Primary,
         }
     }
 

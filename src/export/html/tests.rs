@@ -130,6 +130,7 @@ fn sample(t_s: f64, role: &str, granted: bool, blocked_by: &[&str]) -> LockSampl
         granted,
         blocked_by: blocked_by.iter().map(|role| role.to_string()).collect(),
         wait_ms: 10.0,
+        server: crate::choices::Side::Primary,
     }
 }
 
