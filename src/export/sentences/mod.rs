@@ -363,7 +363,12 @@ fn describe_link(link: &ChainLink) -> String {
         format!(" on {}", link.relation)
     };
     if link.holds {
-        return format!("{who} holds {}{on}", link.lock_mode);
+        // A holder only the standby's log named: its lock's mode is not known.
+        let mode = match (link.lock_mode.is_empty(), on_replica) {
+            (true, true) => "a lock",
+            _ => link.lock_mode.as_str(),
+        };
+        return format!("{who} holds {mode}{on}");
     }
     let replays = on_replica && link.roles.iter().all(|role| role == "startup");
     let blocked_by = match (link.blocked_by.is_empty(), replays) {
