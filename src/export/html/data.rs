@@ -231,9 +231,10 @@ fn failures_by_kind(strategy: &StrategyReport) -> (Vec<String>, Vec<Vec<u64>>) {
 }
 
 /// The lock chain at each second's worst moment (the samples taken at one
-/// instant on one server are one moment; the worst as `is_worse_moment` orders them, the
-/// rule the summary's "lock queue at its worst" uses), in the summary's
-/// words: each distinct chain once, and per second its index or -1.
+/// instant on one server are one moment; the worst as `is_worse_moment`
+/// orders them, the rule the summary's "lock queue at its worst" uses), in
+/// the summary's words: each distinct chain once, and per second its index
+/// or -1.
 pub fn chains_per_second(samples: &[LockSample], seconds: usize) -> (Vec<String>, Vec<i32>) {
     let mut worst: Vec<Vec<LockSample>> = vec![Vec::new(); seconds];
     let mut moment_start = 0;
