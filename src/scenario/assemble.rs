@@ -235,6 +235,7 @@ fn whole_seconds_only(mut measured: Measured) -> Measured {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::choices::Side;
     use crate::metrics::recorder::{WorkerPart, WorkerSecond};
     use crate::metrics::{AttemptOutcome, BlockerWindow, DdlActivity, DdlState, test_attempt};
 
@@ -404,7 +405,7 @@ mod tests {
             granted: false,
             blocked_by: vec!["report".to_string()],
             wait_ms: 100.0,
-            server: crate::choices::Side::Primary,
+            server: Side::Primary,
         }
     }
 
@@ -432,5 +433,38 @@ mod tests {
         );
         assert_eq!(report.summary.interrupted, "Ctrl-C (SIGINT)");
         assert_eq!(report.summary.transactions, 2);
+    }
+
+    #[test]
+    fn the_standby_s_lock_samples_join_the_primary_s_and_its_worse_moment_wins() {
+        let look = |at_s: f64| {
+            let mut locks = crate::metrics::locks::replica_moment();
+            for sample in &mut locks {
+                sample.t_s = at_s;
+            }
+            ReplicaSample {
+                at_s,
+                locks,
+                ..ReplicaSample::default()
+            }
+        };
+        let mut observed = measured(None, Vec::new());
+        observed.lock_samples = vec![lock_sample(1.0)];
+        observed.lock_worst = vec![lock_sample(1.0)];
+        observed.replica_samples = Some(vec![look(0.5), look(2.5)]);
+        let report = assemble_report("naive", 1, observed, AfterRun::default());
+        let servers: Vec<(f64, Side)> = (report.locks.samples.iter())
+            .map(|sample| (sample.t_s, sample.server))
+            .collect();
+        assert_eq!(servers.len(), 13);
+        assert_eq!(
+            servers[6],
+            (1.0, Side::Primary),
+            "in time order: {servers:?}"
+        );
+        // The standby's four readers behind replay beat the primary's lone ddl.
+        assert_eq!(report.locks.worst.len(), 6);
+        assert!(report.locks.worst.iter().all(|s| s.server == Side::Replica));
+        assert_eq!(report.locks.worst[0].t_s, 0.5, "the first of equal moments");
     }
 }
