@@ -347,7 +347,8 @@ fn log_len(log: Option<serverlog::StructuredLog>) -> u64 {
 /// replica observer saw (the startup process's pid included); and, where a
 /// look of the observer saw replay wait blocked by no one it could name,
 /// the log's conflicting session named as its blocker in `measured`. Empty
-/// without a throwaway standby.
+/// without a throwaway standby, and before PostgreSQL 14, whose standby
+/// does not log these waits (no `log_recovery_conflict_waits`).
 fn replica_log_sentences(
     target: &Database,
     from: u64,
@@ -359,6 +360,9 @@ fn replica_log_sentences(
     ) else {
         return Vec::new();
     };
+    if target.server_version_num < 140000 {
+        return Vec::new();
+    }
     let Ok(bytes) = std::fs::read(&log.path) else {
         return Vec::new();
     };
