@@ -29,6 +29,7 @@ use crate::error::Error;
 use crate::fingerprint::{self, Fingerprint};
 use crate::metrics::interruption::{AppliedStep, PartialStrategy};
 use crate::metrics::lock_trace::TracedStatement;
+use crate::metrics::replica::{LoggedReplayWait, name_replay_blockers};
 use crate::metrics::{self, StrategyReport};
 use crate::role::Role;
 use crate::scenario::ddl::trace::{TraceEnd, TraceError, TraceStep, rolls_back, trace_steps};
@@ -223,6 +224,7 @@ pub async fn measure_strategy(
     // replays them, and the clock starts once it has.
     target.replica_caught_up().await?;
     let log_start = server_log_len(target);
+    let replica_log_start = log_len(target.replica_structured_log());
     let (mut measured, notes) =
         scenario::run_strategy(target, config, strategy, seed, interrupt).await?;
     print_notes(
@@ -252,15 +254,21 @@ pub async fn measure_strategy(
             invalid_indexes.join(", ")
         );
     }
+    let mut server_log = server_log_sentences(
+        target,
+        log_start,
+        &notes.roles,
+        measured.started_unix_s,
+        !measured.lock_worst.is_empty(),
+    );
+    server_log.extend(replica_log_sentences(
+        target,
+        replica_log_start,
+        &mut measured,
+    ));
     let after_run = scenario::AfterRun {
         lock_trace,
-        server_log: server_log_sentences(
-            target,
-            log_start,
-            &notes.roles,
-            measured.started_unix_s,
-            !measured.lock_worst.is_empty(),
-        ),
+        server_log,
         invalid_indexes,
     };
     let interrupted = measured.interrupted.clone();
@@ -325,10 +333,69 @@ fn print_notes(config: &Config, strategy: &str, notes: &scenario::RunNotes, inte
 
 /// The current size of the throwaway server's structured log, where a strategy's part begins.
 fn server_log_len(target: &Database) -> u64 {
-    target
-        .structured_log()
-        .and_then(|log| std::fs::metadata(log.path).ok())
+    log_len(target.structured_log())
+}
+
+/// The current size of `log`, where a strategy's part begins; 0 without one.
+fn log_len(log: Option<serverlog::StructuredLog>) -> u64 {
+    log.and_then(|log| std::fs::metadata(log.path).ok())
         .map_or(0, |meta| meta.len())
+}
+
+/// What the throwaway standby's log says about the run since `from`: its
+/// recovery-conflict waits, as sentences naming sessions by the roles the
+/// replica observer saw (the startup process's pid included); and, where a
+/// look of the observer saw replay wait blocked by no one it could name,
+/// the log's conflicting session named as its blocker in `measured`. Empty
+/// without a throwaway standby, and before PostgreSQL 14, whose standby
+/// does not log these waits (no `log_recovery_conflict_waits`).
+fn replica_log_sentences(
+    target: &Database,
+    from: u64,
+    measured: &mut scenario::Measured,
+) -> Vec<String> {
+    let (Some(log), Some(looks)) = (
+        target.replica_structured_log(),
+        measured.replica_samples.as_mut(),
+    ) else {
+        return Vec::new();
+    };
+    if target.server_version_num < 140000 {
+        return Vec::new();
+    }
+    let Ok(bytes) = std::fs::read(&log.path) else {
+        return Vec::new();
+    };
+    let part = bytes.get(from as usize..).unwrap_or_default();
+    let waits = serverlog::parse_recovery_waits(log.format, &String::from_utf8_lossy(part));
+    let roles: std::collections::BTreeMap<u32, String> = (looks.iter())
+        .flat_map(|look| &look.locks)
+        .map(|sample| (sample.pid, sample.role.clone()))
+        .collect();
+    let role_of = |pid: u32| {
+        roles
+            .get(&pid)
+            .cloned()
+            .unwrap_or_else(|| Role::External(pid).to_string())
+    };
+    let started_unix_s = measured.started_unix_s;
+    let clock_s = |logged_at: &str| serverlog::run_clock_s(logged_at, started_unix_s);
+    let logged: Vec<LoggedReplayWait> = (waits.iter())
+        .filter_map(|wait| {
+            let (from_s, to_s) = serverlog::recovery_wait_span(wait, &clock_s)?;
+            let conflicting = (wait.conflicting.iter())
+                .map(|&pid| (pid, role_of(pid)))
+                .collect();
+            Some(LoggedReplayWait {
+                from_s,
+                to_s,
+                conflicting,
+            })
+        })
+        .collect();
+    name_replay_blockers(looks, &logged);
+    let time_of = |logged_at: &str| serverlog::run_clock_time(logged_at, started_unix_s);
+    serverlog::recovery_sentences(&waits, &role_of, &time_of)
 }
 
 /// What the server log says about lock waits since `from` (one strategy's part),

@@ -87,12 +87,16 @@ pub enum Role {
     Trace,
     /// The session that watches the trace's locks during a statement outside a transaction: `trace-watcher`.
     TraceWatcher,
+    /// The hot standby's startup process, which replays the primary's WAL
+    /// and the locks the primary's DDL took: `startup` (no session of the
+    /// run; the replica observer names it by its backend type).
+    Startup,
     /// A session not of this run, by its backend pid: `external:4242`.
     External(u32),
 }
 
 /// The roles whose name is one fixed word, with that word.
-const FIXED_NAMES: [(Role, &str); 13] = [
+const FIXED_NAMES: [(Role, &str); 14] = [
     (Role::Ddl, "ddl"),
     (Role::Killer, "killer"),
     (Role::ReplicaWatch, "replica-watch"),
@@ -106,6 +110,7 @@ const FIXED_NAMES: [(Role, &str); 13] = [
     (Role::SchemaLock, "lock"),
     (Role::Trace, "trace"),
     (Role::TraceWatcher, "trace-watcher"),
+    (Role::Startup, "startup"),
 ];
 
 impl fmt::Display for Role {

@@ -220,6 +220,11 @@ impl Database {
         self.server.as_ref().map(Server::structured_log)
     }
 
+    /// The throwaway standby's structured log, if we run one.
+    pub fn replica_structured_log(&self) -> Option<StructuredLog> {
+        self.server.as_ref()?.standby_structured_log()
+    }
+
     /// A new connection for `role`, with `search_path` set to the harness's schema (unless `--in-place`).
     pub async fn connect(&self, role: Role) -> Result<Client, Error> {
         self.connect_with_settings(role, &[]).await

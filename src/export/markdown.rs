@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use crate::choices::Side;
 use crate::metrics::locks::chain;
 use crate::metrics::spread::Spread;
 use crate::metrics::{RunReport, StrategyReport};
@@ -252,8 +253,12 @@ pub fn lock_chain_markdown(strategy: &StrategyReport) -> String {
                 let Some(sample) = locks.worst.iter().find(|s| s.pid == *pid) else {
                     continue;
                 };
+                let role = match sample.server {
+                    Side::Primary => role.clone(),
+                    Side::Replica => format!("{role} (replica)"),
+                };
                 table.push(vec![
-                    role.clone(),
+                    role,
                     pid.to_string(),
                     format!("{} on {}", sample.lock_mode, sample.relation),
                     if sample.granted { "yes" } else { "waiting" }.to_string(),

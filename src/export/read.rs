@@ -91,7 +91,8 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
     }
 
     let locks_path = required_file(dir, LOCKS_CSV)?;
-    for (line, record) in read_records::<LockRecord>(&locks_path)? {
+    // `server` came after the rest: a folder without it was sampled on the primary.
+    for (line, record) in read_records_since::<LockRecord>(&locks_path, 1)? {
         let target = find_strategy(
             &mut strategies,
             &record.strategy,
@@ -335,6 +336,16 @@ fn read_attempts(path: &Path) -> anyhow::Result<Vec<(u64, RunKey, DdlAttempt)>> 
 /// The records of a CSV file whose header must be the fields of `R` (or the first of them),
 /// with their line numbers. Errors name the file, the line and the column.
 fn read_records<R: DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<(u64, R)>> {
+    read_records_since::<R>(path, 0)
+}
+
+/// [`read_records`] of a file whose last `added` columns came in a later
+/// version (fields with `#[serde(default)]`): a header without them is the
+/// earlier version's, and its rows read with their defaults.
+fn read_records_since<R: DeserializeOwned>(
+    path: &Path,
+    added: usize,
+) -> anyhow::Result<Vec<(u64, R)>> {
     let expected = header_of::<R>();
     // Spaces around a value are forgiven, as people edit these files by hand.
     let mut reader = ::csv::ReaderBuilder::new()
@@ -345,7 +356,10 @@ fn read_records<R: DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<(u64, R)
         .headers()
         .with_context(|| format!("reading {}", path.display()))?
         .clone();
-    check_header(path, &header, expected)?;
+    let earlier = &expected[..expected.len().saturating_sub(added)];
+    if !header.iter().eq(earlier.iter().copied()) {
+        check_header(path, &header, expected)?;
+    }
     let mut records = Vec::new();
     for record in reader.records() {
         // The reader is not flexible: a row with a missing or extra column is an error here.

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::export::write_all;
+use crate::choices::Side;
 use crate::metrics::DdlState;
 use crate::testing::{open_loop_report, reference_report};
 
@@ -451,4 +452,43 @@ fn a_strategy_missing_from_the_summary_is_explained() {
             path.display()
         )
     );
+}
+
+#[test]
+fn locks_csv_reads_its_server_and_a_folder_without_the_column_reads_as_primary() {
+    let mut report = reference_report();
+    let mut replica = crate::metrics::locks::replica_moment();
+    for sample in &mut replica {
+        sample.t_s = 9.0;
+    }
+    report.strategies[0].locks.samples.extend(replica);
+    let dir = tempfile::tempdir().unwrap();
+    write_all(&report, dir.path()).unwrap();
+    let servers = |dir: &Path| -> Vec<Side> {
+        let read = read_report(dir).unwrap();
+        read.strategies[0]
+            .locks
+            .samples
+            .iter()
+            .map(|s| s.server)
+            .collect()
+    };
+    let written = servers(dir.path());
+    assert_eq!(written.iter().filter(|s| **s == Side::Replica).count(), 6);
+    // The same file as a version before the column wrote it.
+    let path = dir.path().join(LOCKS_CSV);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let earlier: String = text
+        .lines()
+        .map(|line| line.rsplit_once(',').unwrap().0.to_string() + "\n")
+        .collect();
+    assert!(earlier.starts_with("strategy,t_s,pid,role,"), "{earlier}");
+    std::fs::write(&path, earlier).unwrap();
+    let read_earlier = servers(dir.path());
+    assert_eq!(read_earlier.len(), written.len());
+    assert!(read_earlier.iter().all(|s| *s == Side::Primary));
+    // A header with a column of its own is still an error naming it.
+    std::fs::write(&path, text.replacen(",server", ",host", 1)).unwrap();
+    let error = read_report(dir.path()).unwrap_err().to_string();
+    assert!(error.contains("no column server"), "{error}");
 }

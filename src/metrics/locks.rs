@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use crate::choices::Side;
 use crate::role::Role;
 
 /// One session at one sample moment that waited for a lock or blocked another session.
@@ -11,7 +12,8 @@ pub struct LockSample {
     /// When the sample was taken, on the run clock.
     pub t_s: f64,
     pub pid: u32,
-    /// `reader-3`, `report`, `ddl`, `observer`, or `external:<pid>` for sessions not of this run.
+    /// `reader-3`, `report`, `ddl`, `observer`, `startup` (the standby's
+    /// replay), or `external:<pid>` for sessions not of this run.
     pub role: String,
     /// `pg_stat_activity.state`; empty when hidden (another user's session without pg_read_all_stats).
     pub state: String,
@@ -27,6 +29,9 @@ pub struct LockSample {
     pub blocked_by: Vec<String>,
     /// How long it has waited for the lock (0 when granted).
     pub wait_ms: f64,
+    /// The server it was sampled on: the primary (the lock observer) or the
+    /// hot standby (the replica observer).
+    pub server: Side,
 }
 
 /// When the lock observer first saw each wait, for waits the server does not
@@ -122,15 +127,44 @@ pub fn is_worse_moment(moment: &[LockSample], worst_so_far: &[LockSample]) -> bo
         .is_gt()
 }
 
+/// The lock samples of both servers, in time order, and the worst moment
+/// across them: the primary's (`primary_worst`), unless one of the standby's
+/// `standby_moments` (each look's sessions) is worse by [`is_worse_moment`],
+/// where the startup process replaying the DDL's lock counts as the DDL.
+/// One moment is one server's: the two observers sample apart.
+pub fn across_servers<'a>(
+    primary: Vec<LockSample>,
+    primary_worst: Vec<LockSample>,
+    standby_moments: impl IntoIterator<Item = &'a [LockSample]>,
+) -> (Vec<LockSample>, Vec<LockSample>) {
+    let mut samples = primary;
+    let mut standby_worst: &[LockSample] = &[];
+    for moment in standby_moments {
+        samples.extend_from_slice(moment);
+        if is_worse_moment(moment, standby_worst) {
+            standby_worst = moment;
+        }
+    }
+    // Stable: each server's samples keep their order.
+    samples.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    let worst = if is_worse_moment(standby_worst, &primary_worst) {
+        standby_worst.to_vec()
+    } else {
+        primary_worst
+    };
+    (samples, worst)
+}
+
 /// How bad one sample moment is, in the order [`is_worse_moment`] compares.
 struct MomentSeverity {
     /// Anyone waits (a wait PostgreSQL 13 does not time still counts).
     waits: bool,
     /// Every waiter names the session it waits for.
     blockers_named: bool,
-    /// Sessions waiting behind the DDL.
+    /// Sessions waiting behind the DDL (or, on the standby, behind the
+    /// startup process replaying its lock).
     behind_ddl: usize,
-    /// The DDL itself waits.
+    /// The DDL itself (or its replay) waits.
     ddl_waits: bool,
     /// The longest wait among the waiters.
     longest_wait_ms: f64,
@@ -138,7 +172,9 @@ struct MomentSeverity {
 
 fn severity(moment: &[LockSample]) -> MomentSeverity {
     let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
-    let is_ddl = |role: &String| Role::parse(role) == Some(Role::Ddl);
+    // On the standby the startup process replays the DDL's lock: who waits
+    // behind it waits behind the DDL.
+    let is_ddl = |role: &String| matches!(Role::parse(role), Some(Role::Ddl | Role::Startup));
     MomentSeverity {
         waits: !waiting.is_empty(),
         blockers_named: waiting.iter().all(|s| !s.blocked_by.is_empty()),
@@ -163,6 +199,8 @@ pub struct ChainLink {
     pub holds: bool,
     pub blocked_by: Vec<String>,
     pub wait_ms: f64,
+    /// The server the group's sessions were sampled on.
+    pub server: Side,
 }
 
 /// Orders the sessions of one sample moment as a chain: the roots (blocking others
@@ -207,6 +245,7 @@ pub fn chain(worst: &[LockSample]) -> Vec<ChainLink> {
                     && link.relation == sample.relation
                     && link.holds == sample.granted
                     && link.blocked_by == sample.blocked_by
+                    && link.server == sample.server
                     && !sample.granted
             });
             match same {
@@ -223,6 +262,7 @@ pub fn chain(worst: &[LockSample]) -> Vec<ChainLink> {
                     holds: sample.granted,
                     blocked_by: sample.blocked_by.clone(),
                     wait_ms: sample.wait_ms,
+                    server: sample.server,
                 }),
             }
         }
@@ -271,6 +311,7 @@ pub(crate) fn sample(
         granted,
         blocked_by: blocked_by.iter().map(|s| s.to_string()).collect(),
         wait_ms: if granted { 0.0 } else { 2300.0 },
+        server: Side::Primary,
     }
 }
 
@@ -285,6 +326,25 @@ pub(crate) fn reference_moment() -> Vec<LockSample> {
         sample(91, "reader-2", "AccessShareLock", false, &["ddl"]),
         sample(93, "reader-4", "AccessShareLock", false, &["ddl"]),
     ]
+}
+
+/// The replica's moment of the issue, for unit tests: the report (3026) on
+/// the standby holds `orders`, the startup process (2950) replays the DDL's
+/// AccessExclusiveLock behind it, four readers wait behind the replay.
+#[cfg(test)]
+pub(crate) fn replica_moment() -> Vec<LockSample> {
+    let mut moment = vec![
+        sample(3031, "reader-1", "AccessShareLock", false, &["startup"]),
+        sample(2950, "startup", "AccessExclusiveLock", false, &["report"]),
+        sample(3026, "report", "AccessShareLock", true, &[]),
+        sample(3032, "reader-2", "AccessShareLock", false, &["startup"]),
+        sample(3033, "reader-3", "AccessShareLock", false, &["startup"]),
+        sample(3034, "reader-4", "AccessShareLock", false, &["startup"]),
+    ];
+    for sample in &mut moment {
+        sample.server = Side::Replica;
+    }
+    moment
 }
 
 #[cfg(test)]
@@ -444,5 +504,46 @@ mod tests {
             ["ddl", "reader-pool ×2", "reader-3"]
         );
         assert!(group_repeated(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_standby_s_moment_is_the_worst_when_the_primary_s_is_milder() {
+        let replica = replica_moment();
+        // On the primary, at most one reader waited behind the DDL, briefly.
+        let primary: Vec<LockSample> = reference_moment()
+            .into_iter()
+            .filter(|s| matches!(s.role.as_str(), "report" | "ddl" | "reader-1"))
+            .collect();
+        let (samples, worst) =
+            across_servers(primary.clone(), primary.clone(), [replica.as_slice()]);
+        assert_eq!(worst, replica);
+        assert_eq!(samples.len(), primary.len() + replica.len());
+        // The four readers behind the replay count as behind the DDL.
+        let links = chain(&worst);
+        let roles: Vec<&str> = links.iter().map(|l| l.roles[0].as_str()).collect();
+        assert_eq!(roles, ["report", "startup", "reader-1"]);
+        assert!(links.iter().all(|link| link.server == Side::Replica));
+        // A worse primary keeps its own moment; no standby moment, the primary's.
+        let (_, worst) = across_servers(reference_moment(), reference_moment(), [&replica[..3]]);
+        assert_eq!(worst, reference_moment());
+        let (samples, worst) = across_servers(primary.clone(), primary.clone(), []);
+        assert_eq!((samples, worst), (primary.clone(), primary));
+    }
+
+    #[test]
+    fn samples_of_both_servers_are_in_time_order() {
+        let mut late = replica_moment();
+        for sample in &mut late {
+            sample.t_s = 9.0;
+        }
+        let (samples, _) = across_servers(reference_moment(), Vec::new(), [late.as_slice()]);
+        let mut early = replica_moment();
+        for sample in &mut early {
+            sample.t_s = 1.0;
+        }
+        let (with_early, _) = across_servers(reference_moment(), Vec::new(), [early.as_slice()]);
+        assert_eq!(samples[0].server, Side::Primary);
+        assert_eq!(with_early[0].server, Side::Replica);
+        assert!(with_early.windows(2).all(|pair| pair[0].t_s <= pair[1].t_s));
     }
 }

@@ -11,8 +11,11 @@
 
 use std::collections::VecDeque;
 
+use super::locks::LockSample;
+use crate::role::Role;
+
 /// One look at the standby, on the run clock.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReplicaSample {
     pub at_s: f64,
     /// The age of the oldest WAL received and not yet replayed, in seconds.
@@ -26,6 +29,10 @@ pub struct ReplicaSample {
     /// Queries the standby has cancelled for recovery conflicts so far
     /// (`pg_stat_database_conflicts`, this database, since the server started).
     pub conflicts_total: u64,
+    /// The standby's sessions that waited for a lock or blocked a waiter at
+    /// this look (the startup process as `startup`), as the lock observer
+    /// keeps the primary's; empty when no one waited.
+    pub locks: Vec<LockSample>,
 }
 
 /// One second of the replica in `timeline.csv` (`replica_*` columns).
@@ -105,6 +112,60 @@ pub fn replica_seconds(samples: &[ReplicaSample], duration_s: u32) -> Vec<Replic
     rows
 }
 
+/// One wait of the standby's replay the standby's log reported: from when
+/// to when on the run clock, and the sessions it waited for (pid and role).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedReplayWait {
+    /// When replay began to wait, in seconds on the run clock.
+    pub from_s: f64,
+    /// When it stopped waiting (`f64::INFINITY` when the log does not say).
+    pub to_s: f64,
+    /// The log's `Conflicting process` pids with their roles.
+    pub conflicting: Vec<(u32, String)>,
+}
+
+/// Names the blocker of the startup process in each of `looks` where it
+/// waited blocked by no session the look saw, from the standby log's wait
+/// covering that look: its conflicting sessions become the startup
+/// process's blockers, and each one the look lacks joins it as holding a
+/// lock (its mode unknown: left empty) on the relation replay waits for.
+pub fn name_replay_blockers(looks: &mut [ReplicaSample], logged: &[LoggedReplayWait]) {
+    for look in looks {
+        let Some(startup) = look.locks.iter().position(|s| {
+            Role::parse(&s.role) == Some(Role::Startup) && !s.granted && s.blocked_by.is_empty()
+        }) else {
+            continue;
+        };
+        let Some(wait) = logged
+            .iter()
+            .find(|wait| wait.from_s <= look.at_s && look.at_s <= wait.to_s)
+        else {
+            continue;
+        };
+        let replay = look.locks[startup].clone();
+        look.locks[startup].blocked_by = (wait.conflicting.iter())
+            .map(|(_, role)| role.clone())
+            .collect();
+        for (pid, role) in &wait.conflicting {
+            if look.locks.iter().any(|s| s.pid == *pid) {
+                continue;
+            }
+            look.locks.push(LockSample {
+                pid: *pid,
+                role: role.clone(),
+                state: String::new(),
+                wait_event_type: String::new(),
+                wait_event: String::new(),
+                lock_mode: String::new(),
+                granted: true,
+                blocked_by: Vec::new(),
+                wait_ms: 0.0,
+                ..replay.clone()
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +193,7 @@ mod tests {
             replay_waiting: waiting,
             lock_waiters: u32::from(waiting) * 4,
             conflicts_total,
+            locks: Vec::new(),
         }
     }
 
@@ -159,5 +221,51 @@ mod tests {
         );
         assert_eq!((rows[2].lag_s, rows[2].replay_waiting), (1.0, false));
         assert_eq!(rows[3], ReplicaRow::default());
+    }
+
+    #[test]
+    fn the_log_names_the_replay_s_blocker_where_the_look_did_not() {
+        use crate::metrics::locks::replica_moment;
+        let unnamed = |at_s: f64| {
+            let mut locks = replica_moment();
+            locks.retain(|s| s.role != "report");
+            for sample in &mut locks {
+                sample.t_s = at_s;
+                if sample.role == "startup" {
+                    sample.blocked_by.clear();
+                }
+            }
+            ReplicaSample {
+                at_s,
+                locks,
+                ..ReplicaSample::default()
+            }
+        };
+        let mut looks = vec![unnamed(5.0), unnamed(7.0), replica_sample_named(7.2)];
+        let logged = [LoggedReplayWait {
+            from_s: 6.0,
+            to_s: 16.1,
+            conflicting: vec![(3026, "report".to_string())],
+        }];
+        name_replay_blockers(&mut looks, &logged);
+        // Before the logged wait: nothing to name.
+        assert!(looks[0].locks.iter().all(|s| s.pid != 3026));
+        // In it: the startup process is blocked by the report, which holds a lock.
+        let startup = looks[1].locks.iter().find(|s| s.role == "startup").unwrap();
+        assert_eq!(startup.blocked_by, ["report"]);
+        let report = looks[1].locks.iter().find(|s| s.pid == 3026).unwrap();
+        assert!(report.granted && report.lock_mode.is_empty());
+        assert_eq!((report.relation.as_str(), report.t_s), ("orders", 7.0));
+        assert_eq!(report.server, crate::choices::Side::Replica);
+        // A look that named the blocker itself stays as it was.
+        assert_eq!(looks[2], replica_sample_named(7.2));
+    }
+
+    fn replica_sample_named(at_s: f64) -> ReplicaSample {
+        ReplicaSample {
+            at_s,
+            locks: crate::metrics::locks::replica_moment(),
+            ..ReplicaSample::default()
+        }
     }
 }

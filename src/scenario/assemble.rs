@@ -8,7 +8,7 @@
 //! that second, so every file of the strategy covers the same seconds.
 
 use super::blocker::BlockerResult;
-use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks};
+use crate::metrics::locks::{LockReport, LockSample, ObserverGap, SecondLocks, across_servers};
 use crate::metrics::recorder::p99_ms;
 use crate::metrics::replica::{ReplicaSample, replica_seconds};
 use crate::metrics::timeline::replica_load_rows;
@@ -137,6 +137,10 @@ pub fn assemble_report(
     let mut failures = measured.recorder.failures();
     failures.retain(|failure| failure.second < measured.duration_s);
     let pool = pool_facts(&measured);
+    let standby_moments =
+        (measured.replica_samples.iter().flatten()).map(|look| look.locks.as_slice());
+    let (lock_samples, lock_worst) =
+        across_servers(measured.lock_samples, measured.lock_worst, standby_moments);
     let facts = RunFacts {
         repeat,
         lost_connections: measured.lost_connections,
@@ -172,8 +176,8 @@ pub fn assemble_report(
         summary,
         locks: LockReport {
             per_second: measured.lock_per_second,
-            samples: measured.lock_samples,
-            worst: measured.lock_worst,
+            samples: lock_samples,
+            worst: lock_worst,
             server_log: after_run.server_log,
             observer_gaps: measured.observer_gaps,
         },
@@ -241,6 +245,7 @@ fn whole_seconds_only(mut measured: Measured) -> Measured {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::choices::Side;
     use crate::metrics::recorder::{WorkerPart, WorkerSecond};
     use crate::metrics::{AttemptOutcome, BlockerWindow, DdlActivity, DdlState, test_attempt};
 
@@ -455,6 +460,7 @@ mod tests {
             granted: false,
             blocked_by: vec!["report".to_string()],
             wait_ms: 100.0,
+            server: Side::Primary,
         }
     }
 
@@ -482,5 +488,38 @@ mod tests {
         );
         assert_eq!(report.summary.interrupted, "Ctrl-C (SIGINT)");
         assert_eq!(report.summary.transactions, 2);
+    }
+
+    #[test]
+    fn the_standby_s_lock_samples_join_the_primary_s_and_its_worse_moment_wins() {
+        let look = |at_s: f64| {
+            let mut locks = crate::metrics::locks::replica_moment();
+            for sample in &mut locks {
+                sample.t_s = at_s;
+            }
+            ReplicaSample {
+                at_s,
+                locks,
+                ..ReplicaSample::default()
+            }
+        };
+        let mut observed = measured(None, Vec::new());
+        observed.lock_samples = vec![lock_sample(1.0)];
+        observed.lock_worst = vec![lock_sample(1.0)];
+        observed.replica_samples = Some(vec![look(0.5), look(2.5)]);
+        let report = assemble_report("naive", 1, observed, AfterRun::default());
+        let servers: Vec<(f64, Side)> = (report.locks.samples.iter())
+            .map(|sample| (sample.t_s, sample.server))
+            .collect();
+        assert_eq!(servers.len(), 13);
+        assert_eq!(
+            servers[6],
+            (1.0, Side::Primary),
+            "in time order: {servers:?}"
+        );
+        // The standby's four readers behind replay beat the primary's lone ddl.
+        assert_eq!(report.locks.worst.len(), 6);
+        assert!(report.locks.worst.iter().all(|s| s.server == Side::Replica));
+        assert_eq!(report.locks.worst[0].t_s, 0.5, "the first of equal moments");
     }
 }

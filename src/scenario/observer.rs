@@ -23,6 +23,7 @@ use tokio_postgres::{Client, Row, Statement};
 
 use super::RunClock;
 use super::reopen::{HeldSession, is_connection_lost};
+use crate::choices::Side;
 use crate::database::error_text;
 use crate::metrics::grant::GRANT_POLL_EVERY_MS;
 use crate::metrics::locks::{
@@ -133,16 +134,17 @@ pub struct DdlActivityWatch {
     pub try_running: watch::Receiver<bool>,
 }
 
-/// A session as one sample sees it, before roles are resolved.
-struct SampledSession {
-    pid: u32,
-    role: Role,
+/// A session as one sample sees it, before roles are resolved (the replica
+/// observer samples the standby's sessions the same way).
+pub(super) struct SampledSession {
+    pub(super) pid: u32,
+    pub(super) role: Role,
     state: String,
     wait_event_type: String,
     wait_event: String,
     /// The lock mode and object it waits for, and for how long in ms (`None`
     /// where the server does not say: see [`WaitSightings`]).
-    waiting: Option<(String, String, Option<f64>)>,
+    pub(super) waiting: Option<(String, String, Option<f64>)>,
     holding: Option<(String, String)>,
     blocked_by: Vec<u32>,
 }
@@ -305,7 +307,11 @@ fn activity_of(state: &str, wait_event_type: &str, wait_event: &str) -> DdlActiv
 
 /// Gives each wait the server did not time its time since the observer first
 /// saw it (see [`WaitSightings`]).
-fn time_untimed_waits(sightings: &mut WaitSightings, t_s: f64, sessions: &mut [SampledSession]) {
+pub(super) fn time_untimed_waits(
+    sightings: &mut WaitSightings,
+    t_s: f64,
+    sessions: &mut [SampledSession],
+) {
     let waits: Vec<WaitKey> = sessions
         .iter()
         .filter_map(|session| {
@@ -341,7 +347,7 @@ async fn prepare_sample(
 }
 
 /// One row of [`SAMPLE_SQL`] as a session, its role resolved from `session_prefix`.
-fn session_of(row: &Row, session_prefix: &str) -> SampledSession {
+pub(super) fn session_of(row: &Row, session_prefix: &str) -> SampledSession {
     let pid = row.get::<_, i32>(0) as u32;
     let application_name: String = row.get(1);
     let waiting_mode: Option<String> = row.get(5);
@@ -389,7 +395,7 @@ fn record_sample(
     for session in sessions {
         output.roles.entry(session.pid).or_insert(session.role);
     }
-    let moment = lock_moment(t_s, sessions);
+    let moment = lock_moment(t_s, sessions, Side::Primary);
     let waiting: Vec<&LockSample> = moment.iter().filter(|s| !s.granted).collect();
     live.record_lock_waiters(second, waiting.len() as u32);
     queue_status.send_replace(head_of_queue(&moment));
@@ -412,8 +418,9 @@ fn record_sample(
     output.samples.extend(moment);
 }
 
-/// The sessions of one sample that wait for a lock or block a waiting session.
-fn lock_moment(t_s: f64, sessions: &[SampledSession]) -> Vec<LockSample> {
+/// The sessions of one sample taken on `server` that wait for a lock or
+/// block a waiting session.
+pub(super) fn lock_moment(t_s: f64, sessions: &[SampledSession], server: Side) -> Vec<LockSample> {
     let role = |pid: u32| {
         sessions
             .iter()
@@ -449,6 +456,7 @@ fn lock_moment(t_s: f64, sessions: &[SampledSession]) -> Vec<LockSample> {
                 granted,
                 blocked_by: s.blocked_by.iter().map(|&pid| role(pid)).collect(),
                 wait_ms,
+                server,
             }
         })
         .collect()
@@ -556,7 +564,7 @@ mod tests {
             // PostgreSQL 13 says nothing of the ddl's wait; 14 timed the reader's.
             sessions[1].waiting.as_mut().unwrap().2 = None;
             time_untimed_waits(&mut sightings, t_s, &mut sessions);
-            lock_moment(t_s, &sessions)
+            lock_moment(t_s, &sessions, Side::Primary)
         };
         assert_eq!(untimed(6.0)[1].wait_ms, 0.0);
         let moment = untimed(8.5);
@@ -574,7 +582,7 @@ mod tests {
             session(91, "reader-2", Some("AccessShareLock"), &[108]),
             session(95, "reader-3", None, &[]),
         ];
-        let moment = lock_moment(8.0, &sessions);
+        let moment = lock_moment(8.0, &sessions, Side::Primary);
         let roles: Vec<&str> = moment.iter().map(|s| s.role.as_str()).collect();
         assert_eq!(roles, ["report", "ddl", "reader-1", "reader-2"]);
         assert!(moment[0].granted);
@@ -596,7 +604,7 @@ mod tests {
             session(90, "reader-1", Some("AccessShareLock"), &[108]),
         ];
         assert_eq!(
-            head_of_queue(&lock_moment(8.0, &sessions)),
+            head_of_queue(&lock_moment(8.0, &sessions, Side::Primary)),
             "ddl is being granted its lock (8.2 s); 1 reader behind ddl"
         );
     }

@@ -235,6 +235,16 @@ impl Server {
         Some(self.standby.as_ref()?.log_path())
     }
 
+    /// The standby's structured log (the recovery-conflict waits are read
+    /// from it), if the server has one.
+    pub fn standby_structured_log(&self) -> Option<StructuredLog> {
+        let (_, file_name) = structured_log_names(self.log_format);
+        Some(StructuredLog {
+            path: self.standby.as_ref()?.folder().join(file_name),
+            format: self.log_format,
+        })
+    }
+
     /// The standby's exit status, once it has exited.
     pub fn standby_exit_status(&self) -> Option<ExitStatus> {
         self.standby.as_ref()?.exit_status()

@@ -49,6 +49,26 @@ pub(super) fn parse_holders_and_queue(detail: &str) -> Option<(Vec<u32>, Vec<u32
     Some((holders, queue))
 }
 
+/// Parses `recovery <state> after MS ms: CONFLICT` (the standby's
+/// recovery-conflict wait); `state` is `"still waiting"` or `"finished waiting"`.
+pub(super) fn parse_recovery_wait<'a>(message: &'a str, state: &str) -> Option<(f64, &'a str)> {
+    let rest = message.strip_prefix("recovery ")?.strip_prefix(state)?;
+    let (waited, conflict) = rest.strip_prefix(" after ")?.split_once(" ms: ")?;
+    if conflict.is_empty() {
+        return None;
+    }
+    Some((parse_milliseconds(waited)?, conflict))
+}
+
+/// Parses `Conflicting process: 16590.` (or `Conflicting processes: 16601, 16602.`).
+pub(super) fn parse_conflicting(detail: &str) -> Option<Vec<u32>> {
+    let rest = detail
+        .strip_prefix("Conflicting process: ")
+        .or_else(|| detail.strip_prefix("Conflicting processes: "))?;
+    let rest = rest.trim_end();
+    parse_pid_list(rest.strip_suffix('.').unwrap_or(rest))
+}
+
 /// The wait-for edges and statements of a deadlock's detail, one per line:
 /// `Process 174 waits for MODE on OBJECT; blocked by process 173.` and
 /// `Process 174: STATEMENT`; other lines continue the statement before them.

@@ -1,4 +1,5 @@
-//! Lock-wait facts read from the throwaway server's structured log.
+//! Lock-wait facts read from the throwaway server's structured log (and,
+//! in `recovery`, the recovery-conflict waits of its hot standby's).
 //!
 //! The server writes each message twice (see `server.rs`): as readable text,
 //! `server.log`, kept in the results folder for people, and as data, jsonlog
@@ -18,10 +19,12 @@
 
 mod message;
 mod records;
+mod recovery;
 #[cfg(test)]
 mod samples;
 
 pub use records::{LogFormat, StructuredLog};
+pub use recovery::{RecoveryWait, parse_recovery_waits, recovery_sentences, recovery_wait_span};
 
 use crate::metrics::locks::group_repeated;
 use records::LogSeverity;
@@ -302,18 +305,21 @@ fn slowest_acquisition(acquired: &[LockAcquired]) -> Option<&LockAcquired> {
 /// UTC) on the run clock that started at `started_unix_s`: `9.3 s`, as stdout
 /// and `summary.md` count time. Text that is not such a time is returned unchanged.
 pub fn run_clock_time(logged_at: &str, started_unix_s: f64) -> String {
-    let Some(utc) = logged_at.strip_suffix(" UTC") else {
-        return logged_at.to_string();
-    };
-    match humantime::parse_rfc3339_weak(utc) {
-        Ok(at) => {
-            let unix_s = at
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |since| since.as_secs_f64());
-            format!("{:.1} s", unix_s - started_unix_s)
-        }
-        Err(_) => logged_at.to_string(),
+    match run_clock_s(logged_at, started_unix_s) {
+        Some(at_s) => format!("{at_s:.1} s"),
+        None => logged_at.to_string(),
     }
+}
+
+/// A server log time (`2026-10-11 05:20:41.755 UTC`) in seconds on the run
+/// clock that started at `started_unix_s`; `None` for text that is not such a time.
+pub fn run_clock_s(logged_at: &str, started_unix_s: f64) -> Option<f64> {
+    let utc = logged_at.strip_suffix(" UTC")?;
+    let at = humantime::parse_rfc3339_weak(utc).ok()?;
+    let unix_s = at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |since| since.as_secs_f64());
+    Some(unix_s - started_unix_s)
 }
 
 /// Roles of the pids joined with ", " (a repeated one once with its count);

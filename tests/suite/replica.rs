@@ -10,6 +10,8 @@
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
+use stallbench::choices::Side;
+use stallbench::export::csv::LockRecord;
 use stallbench::metrics::Summary;
 use stallbench::server::{CloneMethod, Server, ServerBinaries};
 use stallbench::workload::ReplicaFile;
@@ -197,7 +199,60 @@ fn retry_on_the_primary_stalls_the_readers_on_the_replica_and_replica_aware_does
     assert!(run_json.contains("with a hot standby ("), "{run_json}");
     assert!(run_json.contains("\"load_on\": \"both\""), "{run_json}");
     assert!(run.out.join("replica-server.log").is_file());
+    assert_the_chain_reads_across_servers(&run.out, &stdout);
     assert_run_stopped_its_server(&run.out);
+}
+
+/// The lock queue of the replica in `out` (the run above): the standby's
+/// samples in `locks.csv`, naive's worst moment in `summary.md` read across
+/// servers, and the standby's log naming the report on stdout.
+fn assert_the_chain_reads_across_servers(out: &std::path::Path, stdout: &str) {
+    let locks: Vec<LockRecord> = read_records(&out.join("locks.csv"));
+    let on_replica = |strategy: &str, role: &str| {
+        (locks.iter())
+            .filter(|l| l.strategy == strategy && l.server == Side::Replica)
+            .filter(|l| l.role == role || l.role.starts_with(&format!("{role}-")))
+            .collect::<Vec<_>>()
+    };
+    let replay = on_replica("naive", "startup");
+    assert!(
+        replay.iter().any(|l| !l.granted
+            && l.lock_mode == "AccessExclusiveLock"
+            && l.blocked_by == "report"),
+        "naive: replay waits for the report on the standby: {replay:?}"
+    );
+    let readers = on_replica("naive", "reader");
+    assert!(
+        readers
+            .iter()
+            .any(|l| !l.granted && l.blocked_by == "startup"),
+        "naive: the readers wait behind replay: {readers:?}"
+    );
+    assert!(
+        on_replica("replica-aware", "startup").is_empty(),
+        "replica-aware: replay never waits"
+    );
+    let summary_md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let (_, worst) = summary_md
+        .split_once("## naive: the lock queue at its worst (")
+        .unwrap_or_else(|| panic!("{summary_md}"));
+    let chain = worst.lines().nth(2).unwrap();
+    assert!(
+        chain.starts_with("report (replica, pid ")
+            && chain.contains(" holds AccessShareLock on orders <- startup (replica, pid ")
+            && chain.contains(
+                " replays AccessExclusiveLock on orders from ddl (primary), blocked by report <- reader-"
+            )
+            && (chain.ends_with(" wait for AccessShareLock on orders, blocked by startup")
+                || chain.ends_with(" waits for AccessShareLock on orders, blocked by startup")),
+        "{chain}"
+    );
+    assert!(
+        stdout.contains("naive: replica: recovery conflict on lock (")
+            && stdout.contains("startup still waiting after ")
+            && stdout.contains(" ms for report; finished waiting after "),
+        "{stdout}"
+    );
 }
 
 #[test]

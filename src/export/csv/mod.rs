@@ -11,6 +11,7 @@ pub mod sweep;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::choices::Side;
 use crate::metrics::failures::{FailureCount, FailureKind};
 use crate::metrics::locks::{LockSample, SecondLocks};
 use crate::metrics::replica::ReplicaRow;
@@ -306,6 +307,10 @@ pub struct LockRecord {
     pub wait_ms: f64,
     /// Which repeat of the strategy, from 1.
     pub repeat: u32,
+    /// The server the session was sampled on: `primary` or `replica` (the
+    /// hot standby); `primary` in folders written before the column.
+    #[serde(default)]
+    pub server: Side,
 }
 
 impl LockRecord {
@@ -324,6 +329,7 @@ impl LockRecord {
             blocked_by: sample.blocked_by.join(" "),
             wait_ms: sample.wait_ms,
             repeat: run.repeat(),
+            server: sample.server,
         }
     }
 
@@ -345,6 +351,7 @@ impl LockRecord {
                 .map(str::to_string)
                 .collect(),
             wait_ms: self.wait_ms,
+            server: self.server,
         }
     }
 }

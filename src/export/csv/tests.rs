@@ -77,17 +77,18 @@ fn locks_csv_has_the_exact_header_and_roles_as_blockers() {
             granted: false,
             blocked_by: vec!["report".into(), "external:4242".into()],
             wait_ms: 2300.04,
+            server: crate::choices::Side::Primary,
         });
     let text = rendered(&LocksCsv, &report, LOCKS_CSV);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], header_of::<LockRecord>().join(","));
     assert_eq!(
         lines[0],
-        "strategy,t_s,pid,role,state,wait_event_type,wait_event,lock_mode,granted,blocked_by,wait_ms,repeat"
+        "strategy,t_s,pid,role,state,wait_event_type,wait_event,lock_mode,granted,blocked_by,wait_ms,repeat,server"
     );
     assert_eq!(
         lines[1],
-        "naive,8.200,108,ddl,active,Lock,relation,AccessExclusiveLock,0,report external:4242,2300.0,1"
+        "naive,8.200,108,ddl,active,Lock,relation,AccessExclusiveLock,0,report external:4242,2300.0,1,primary"
     );
     assert_eq!(lines.len(), 2);
 }
@@ -98,13 +99,59 @@ fn the_example_locks_csv_reads_and_writes_byte_for_byte() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join(example)
             .join(LOCKS_CSV);
-        let original = std::fs::read(&path).unwrap();
-        let mut reader = ::csv::Reader::from_reader(original.as_slice());
+        let original = std::fs::read_to_string(&path).unwrap();
+        let mut reader = ::csv::Reader::from_reader(original.as_bytes());
         let records: Vec<LockRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
         assert!(!records.is_empty(), "{example}");
+        assert!(
+            records.iter().all(|r| r.server == Side::Primary),
+            "{example}"
+        );
         let again = csv_file(LOCKS_CSV, records.into_iter()).unwrap();
-        assert!(again.bytes == original, "{example}");
+        assert_eq!(
+            String::from_utf8(again.bytes).unwrap(),
+            with_server_column(&original),
+            "{example}"
+        );
     }
+}
+
+/// `locks.csv` as it reads with the `server` column: a folder written before
+/// the column reads as sampled on the primary.
+fn with_server_column(original: &str) -> String {
+    if original
+        .lines()
+        .next()
+        .is_some_and(|header| header.ends_with(",server"))
+    {
+        return original.to_string();
+    }
+    let mut lines = original.lines();
+    let mut text = format!("{},server\n", lines.next().unwrap_or_default());
+    for line in lines {
+        text.push_str(&format!("{line},primary\n"));
+    }
+    text
+}
+
+#[test]
+fn a_replica_sample_reads_back_with_its_server() {
+    let mut report = reference_report();
+    let mut sample =
+        crate::metrics::locks::sample(2950, "startup", "AccessExclusiveLock", false, &["report"]);
+    sample.server = Side::Replica;
+    report.strategies[0].locks.samples.push(sample.clone());
+    let text = rendered(&LocksCsv, &report, LOCKS_CSV);
+    let line = text.lines().nth(1).unwrap();
+    assert!(line.ends_with(",2300.0,1,replica"), "{line}");
+    let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+    let record: LockRecord = reader.deserialize().next().unwrap().unwrap();
+    let read = record.into_sample();
+    assert_eq!(read.server, Side::Replica);
+    assert_eq!(
+        (read.role.as_str(), read.blocked_by),
+        ("startup", vec!["report".to_string()])
+    );
 }
 
 #[test]

@@ -242,16 +242,17 @@ fn failures_by_kind(strategy: &StrategyReport) -> (Vec<String>, Vec<Vec<u64>>) {
 }
 
 /// The lock chain at each second's worst moment (the samples taken at one
-/// instant are one moment; the worst as `is_worse_moment` orders them, the
-/// rule the summary's "lock queue at its worst" uses), in the summary's
-/// words: each distinct chain once, and per second its index or -1.
+/// instant on one server are one moment; the worst as `is_worse_moment`
+/// orders them, the rule the summary's "lock queue at its worst" uses), in
+/// the summary's words: each distinct chain once, and per second its index
+/// or -1.
 pub fn chains_per_second(samples: &[LockSample], seconds: usize) -> (Vec<String>, Vec<i32>) {
     let mut worst: Vec<Vec<LockSample>> = vec![Vec::new(); seconds];
     let mut moment_start = 0;
     while moment_start < samples.len() {
-        let t_s = samples[moment_start].t_s;
+        let (t_s, server) = (samples[moment_start].t_s, samples[moment_start].server);
         let moment_end = (samples[moment_start..].iter())
-            .position(|sample| sample.t_s != t_s)
+            .position(|sample| sample.t_s != t_s || sample.server != server)
             .map_or(samples.len(), |offset| moment_start + offset);
         let moment = &samples[moment_start..moment_end];
         let second = t_s.max(0.0) as usize;

@@ -130,6 +130,7 @@ fn sample(t_s: f64, role: &str, granted: bool, blocked_by: &[&str]) -> LockSampl
         granted,
         blocked_by: blocked_by.iter().map(|role| role.to_string()).collect(),
         wait_ms: 10.0,
+        server: crate::choices::Side::Primary,
     }
 }
 
@@ -233,4 +234,29 @@ proptest::proptest! {
         let data = page_data_of(&page);
         proptest::prop_assert_eq!(data["workload"].as_str().unwrap(), format!("w {text}"));
     }
+}
+
+#[test]
+fn samples_of_both_servers_at_one_instant_are_two_moments() {
+    use crate::export::sentences::describe_chain;
+    use crate::metrics::locks::{chain, reference_moment, replica_moment};
+    let primary = reference_moment();
+    let mut replica = replica_moment();
+    let mut samples = [primary.clone(), replica.clone()].concat();
+    // Both at 8.2 s, as bad as each other: the first seen stays the worst.
+    let (chains, chain_at) = data::chains_per_second(&samples, 10);
+    assert_eq!(chains, [describe_chain(&chain(&primary))]);
+    assert_eq!(chain_at[8], 0);
+    // The standby's readers waited longer: its chain is the second's.
+    for sample in replica.iter_mut().filter(|s| !s.granted) {
+        sample.wait_ms = 5_000.0;
+    }
+    samples = [primary, replica.clone()].concat();
+    let (chains, chain_at) = data::chains_per_second(&samples, 10);
+    assert_eq!(chains, [describe_chain(&chain(&replica))]);
+    assert!(
+        chains[0].starts_with("report (replica, pid 3026) holds "),
+        "{chains:?}"
+    );
+    assert_eq!(chain_at[8], 0);
 }

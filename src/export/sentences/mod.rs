@@ -17,6 +17,7 @@ pub use interruption::{applied_clause, interruption_line, opening_lines, partial
 pub use replica::{on_server, replica_notes};
 pub use strategy::{failures_sentence, invalid_sentence, strategy_sentence};
 
+use crate::choices::Side;
 use crate::metrics::locks::ChainLink;
 use crate::metrics::locks::group_repeated;
 use crate::metrics::ranking::tied_first;
@@ -333,43 +334,66 @@ pub fn labelled_runs(report: &RunReport) -> Vec<Cow<'_, StrategyReport>> {
 }
 
 /// The chain in words, root first:
-/// `report (pid 100) holds AccessShareLock on orders <- ddl (pid 108) waits for AccessExclusiveLock, blocked by report <- reader-1..4 wait for AccessShareLock, blocked by ddl`.
+/// `report (pid 100) holds AccessShareLock on orders <- ddl (pid 108) waits for AccessExclusiveLock on orders, blocked by report <- reader-1..4 wait for AccessShareLock on orders, blocked by ddl`.
+/// Sessions of the hot standby say so, and its startup process replays the
+/// DDL's lock: `report (replica, pid 3026) holds AccessShareLock on orders <-
+/// startup (replica, pid 2950) replays AccessExclusiveLock on orders from ddl
+/// (primary), blocked by report <- reader-1..4 (replica) wait for AccessShareLock
+/// on orders, blocked by startup`.
 pub fn describe_chain(links: &[ChainLink]) -> String {
     links
         .iter()
-        .map(|link| {
-            let who = if link.roles.len() == 1 {
-                format!("{} (pid {})", link.roles[0], link.pids[0])
-            } else {
-                compact_roles(&link.roles)
-            };
-            let on = if link.relation.is_empty() {
-                String::new()
-            } else {
-                format!(" on {}", link.relation)
-            };
-            if link.holds {
-                format!("{who} holds {}{on}", link.lock_mode)
-            } else {
-                let verb = if link.roles.len() == 1 {
-                    "waits"
-                } else {
-                    "wait"
-                };
-                // No blocker: the lock was being handed over at that instant.
-                let blocked_by = if link.blocked_by.is_empty() {
-                    "no one (being granted)".to_string()
-                } else {
-                    link.blocked_by.join(", ")
-                };
-                format!(
-                    "{who} {verb} for {}{on}, blocked by {blocked_by}",
-                    link.lock_mode
-                )
-            }
-        })
+        .map(describe_link)
         .collect::<Vec<_>>()
         .join(" <- ")
+}
+
+/// One link of [`describe_chain`].
+fn describe_link(link: &ChainLink) -> String {
+    let on_replica = link.server == Side::Replica;
+    let who = match (link.roles.len(), on_replica) {
+        (1, false) => format!("{} (pid {})", link.roles[0], link.pids[0]),
+        (1, true) => format!("{} (replica, pid {})", link.roles[0], link.pids[0]),
+        (_, false) => compact_roles(&link.roles),
+        (_, true) => format!("{} (replica)", compact_roles(&link.roles)),
+    };
+    let on = if link.relation.is_empty() {
+        String::new()
+    } else {
+        format!(" on {}", link.relation)
+    };
+    if link.holds {
+        // A holder only the standby's log named: its lock's mode is not known.
+        let mode = match (link.lock_mode.is_empty(), on_replica) {
+            (true, true) => "a lock",
+            _ => link.lock_mode.as_str(),
+        };
+        return format!("{who} holds {mode}{on}");
+    }
+    let replays = on_replica && link.roles.iter().all(|role| role == "startup");
+    let blocked_by = match (link.blocked_by.is_empty(), replays) {
+        (false, _) => link.blocked_by.join(", "),
+        // The conflicting session was neither sampled nor logged.
+        (true, true) => "a session not seen".to_string(),
+        // No blocker: the lock was being handed over at that instant.
+        (true, false) => "no one (being granted)".to_string(),
+    };
+    if replays {
+        // Replay takes the locks the primary logged: the run's DDL's.
+        return format!(
+            "{who} replays {}{on} from ddl (primary), blocked by {blocked_by}",
+            link.lock_mode
+        );
+    }
+    let verb = if link.roles.len() == 1 {
+        "waits"
+    } else {
+        "wait"
+    };
+    format!(
+        "{who} {verb} for {}{on}, blocked by {blocked_by}",
+        link.lock_mode
+    )
 }
 
 /// `reader-1..4` for consecutive `reader-N` (or `client-N`) roles, else the
@@ -645,6 +669,30 @@ mod tests {
             "ddl (pid 108) waits for AccessExclusiveLock on orders, blocked by no one \
              (being granted) <- reader-1 (pid 90) waits for AccessShareLock on orders, \
              blocked by ddl"
+        );
+    }
+
+    #[test]
+    fn the_chain_on_the_replica_names_the_server_and_the_replay() {
+        use crate::metrics::locks::{chain, replica_moment};
+        assert_eq!(
+            describe_chain(&chain(&replica_moment())),
+            "report (replica, pid 3026) holds AccessShareLock on orders \
+             <- startup (replica, pid 2950) replays AccessExclusiveLock on orders from ddl \
+             (primary), blocked by report \
+             <- reader-1..4 (replica) wait for AccessShareLock on orders, blocked by startup"
+        );
+        // Replay's blocker neither sampled nor logged: not "being granted".
+        let mut unnamed = replica_moment();
+        unnamed.retain(|s| s.role != "report");
+        unnamed[1].blocked_by.clear();
+        assert!(
+            describe_chain(&chain(&unnamed)).starts_with(
+                "startup (replica, pid 2950) replays AccessExclusiveLock on orders from ddl \
+                 (primary), blocked by a session not seen <- "
+            ),
+            "{}",
+            describe_chain(&chain(&unnamed))
         );
     }
 
