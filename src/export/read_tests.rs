@@ -3,8 +3,8 @@
 //! the line and the fix.
 
 use super::*;
-use crate::export::write_all;
 use crate::choices::Side;
+use crate::export::write_all;
 use crate::metrics::DdlState;
 use crate::testing::{open_loop_report, reference_report};
 
