@@ -22,7 +22,9 @@ use tokio_postgres::Client;
 
 use super::migrations::Migration;
 use crate::bounds::Bound;
+use crate::choices::{LoadOn, Side};
 use crate::config::Expectation;
+use crate::config::ReplicaConfig;
 use crate::config::{
     self, BLOCKER_AT, BlockerChoice, BlockerConfig, BlockerKind, CheckConfig, Config, DDL_AT,
     DdlConfig, LoadChoice, LoadConfig, Objects, WeightedScript, WorkloadLoad,
@@ -165,6 +167,18 @@ pub struct RunDesign {
     pub load: String,
     /// The blocker in words: `a writer holding ROW EXCLUSIVE on orders for 3 s`.
     pub blocker: String,
+    /// `--replica`: the runs with the report on the standby (see
+    /// [`replica_runs`]); `None` without `--replica`.
+    pub replica: Option<ReplicaDesign>,
+}
+
+/// A migration's runs with the report on the hot standby (`--replica`).
+#[derive(Debug, Clone)]
+pub struct ReplicaDesign {
+    /// The config of the runs, for `scenario::run_strategy` and the exporters.
+    pub config: Config,
+    /// The blocker in words: `a report holding ACCESS SHARE on orders for 10 s on the hot standby`.
+    pub blocker: String,
 }
 
 /// The design of `migration`'s run: `tables` are the facts of the tables the
@@ -253,13 +267,68 @@ pub fn design_run(
         sweep: None,
         replica: None,
     };
+    let replica = check
+        .replica
+        .then(|| replica_runs(&config, &strongest.0, check));
     Ok(RunDesign {
         config,
         blocks,
         load,
         blocker: blocker_words,
+        replica,
     })
 }
+
+/// The standby of a check with `--replica`: the load's clients on both
+/// servers (the standby's run the scripts that only read), the blocker on `blocker_on`.
+fn check_standby(blocker_on: Side) -> ReplicaConfig {
+    ReplicaConfig {
+        load_on: LoadOn::Both,
+        blocker_on,
+        standby_settings: Vec::new(),
+        file: Default::default(),
+        url: None,
+    }
+}
+
+/// The config of a migration's runs with the report on the hot standby
+/// (`--replica`): `primary`'s strategies and load, the readers on both
+/// servers, and a report on `table` held as long on the standby (a standby
+/// is read-only, and only ACCESS EXCLUSIVE is replayed there, which a report
+/// conflicts with), unless the check has no blocker. No budgets as
+/// expectations: the gate judges the replica's stall (`gate::replica`). Its
+/// folder is `replica` in the migration's.
+pub fn replica_runs(primary: &Config, table: &TableFacts, check: &CheckConfig) -> ReplicaDesign {
+    let blocker = primary.blocker.as_ref().map(|_| BlockerConfig {
+        kind: BlockerKind::Report,
+        at: BLOCKER_AT,
+        hold: check.hold,
+        sql: format!("SELECT count(*) FROM {}", table.sql_name),
+        source: "check's report on the standby".to_string(),
+    });
+    let words = match &blocker {
+        None => "no blocker".to_string(),
+        Some(blocker) => format!(
+            "a report holding ACCESS SHARE on {} for {} s on the hot standby",
+            table.name,
+            crate::export::format::trim_number(blocker.hold.as_secs_f64(), 1)
+        ),
+    };
+    let config = Config {
+        blocker,
+        expectations: Vec::new(),
+        out_dir: primary.out_dir.join(REPLICA_FOLDER),
+        replica: Some(check_standby(Side::Replica)),
+        ..primary.clone()
+    };
+    ReplicaDesign {
+        config,
+        blocker: words,
+    }
+}
+
+/// The folder of a migration's runs with the report on the standby, in the migration's.
+pub const REPLICA_FOLDER: &str = "replica";
 
 /// A workload file's load in words: `--load w.toml: 01-read (weight 800),
 /// 02-update (weight 200), 450 transactions/s`.
@@ -305,9 +374,14 @@ pub fn base_config(check: &CheckConfig) -> Config {
         version: String::new(),
         steps: Vec::new(),
     };
-    design_run(check, &migration, &[(table, LockMode::AccessExclusive)])
+    let config = design_run(check, &migration, &[(table, LockMode::AccessExclusive)])
         .expect("the base design builds")
-        .config
+        .config;
+    // With `--replica` the server starts with a standby, sized for clients on both.
+    Config {
+        replica: check.replica.then(|| check_standby(Side::Primary)),
+        ..config
+    }
 }
 
 /// The migration's steps as DDL steps: a transaction's statements joined in
