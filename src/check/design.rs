@@ -34,6 +34,7 @@ use crate::error::Error;
 use crate::metrics::lock_trace::{Blocks, LockMode, TracedStatement, strongest_table_locks};
 use crate::scenario::ddl::trace::NAME;
 use crate::script;
+use crate::workload::ReplicaFile;
 
 /// How many of a table's first rows a table without an integer key is read and written at.
 const OFFSET_ROWS: i64 = 1000;
@@ -280,13 +281,23 @@ pub fn design_run(
 }
 
 /// The standby of a check with `--replica`: the load's clients on both
-/// servers (the standby's run the scripts that only read), the blocker on `blocker_on`.
+/// servers (the standby's run the scripts that only read), the blocker on
+/// `blocker_on`, and `hot_standby_feedback = on`. Without the feedback, the
+/// primary's writes prune rows the report on the standby still sees, and
+/// the standby's replay stops behind the report for that snapshot conflict
+/// before it reaches the migration's lock: the lag shows, the lock's stall
+/// of the readers depends on which comes first. With it, what replay waits
+/// for is the lock, the check's subject, every time.
 fn check_standby(blocker_on: Side) -> ReplicaConfig {
+    let file = ReplicaFile {
+        hot_standby_feedback: Some(true),
+        ..Default::default()
+    };
     ReplicaConfig {
         load_on: LoadOn::Both,
         blocker_on,
-        standby_settings: Vec::new(),
-        file: Default::default(),
+        standby_settings: vec!["hot_standby_feedback=on".to_string()],
+        file,
         url: None,
     }
 }

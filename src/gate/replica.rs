@@ -79,11 +79,11 @@ pub fn replica_stall(run: &MeasuredRun, strategy: &str) -> Option<ReplicaStall> 
 
 /// The fix of a migration that stalls the replica's readers.
 pub fn replica_fix() -> String {
-    "The standby replays the migration's ACCESS EXCLUSIVE lock behind its own long \
-     transactions, and its readers queue behind the replay: deploy with `replica-aware` (it \
-     waits, within a bound, until no transaction on the replica holds the table, then tries \
-     as retry does), or lower the standby's max_standby_streaming_delay, which cancels the \
-     report instead"
+    "ACCESS EXCLUSIVE on the standby: its replay waits behind the standby's own long \
+     transactions, and the readers there queue behind the replay: deploy with `replica-aware` \
+     (it waits, within a bound, until no transaction on the replica holds the table, then \
+     tries as retry does), or lower the standby's max_standby_streaming_delay, which cancels \
+     the report instead"
         .to_string()
 }
 
