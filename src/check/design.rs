@@ -306,7 +306,8 @@ fn check_standby(blocker_on: Side) -> ReplicaConfig {
 /// (`--replica`): `primary`'s strategies and load, the readers on both
 /// servers, and a report on `table` held as long on the standby (a standby
 /// is read-only, and only ACCESS EXCLUSIVE is replayed there, which a report
-/// conflicts with), unless the check has no blocker. No budgets as
+/// conflicts with), unless the check has no blocker; the migration starts
+/// [`REPORT_AGE`] after the report (at most half its hold). No budgets as
 /// expectations: the gate judges the replica's stall (`gate::replica`). Its
 /// folder is `replica` in the migration's.
 pub fn replica_runs(primary: &Config, table: &TableFacts, check: &CheckConfig) -> ReplicaDesign {
@@ -325,8 +326,15 @@ pub fn replica_runs(primary: &Config, table: &TableFacts, check: &CheckConfig) -
             crate::export::format::trim_number(blocker.hold.as_secs_f64(), 1)
         ),
     };
+    // The migration starts once the report is older than `replica-aware`'s
+    // `older_than` (1 s), as production's long report is, and before it ends.
+    let ddl = primary.ddl.clone().map(|ddl| DdlConfig {
+        at: BLOCKER_AT + (check.hold / 2).min(REPORT_AGE),
+        ..ddl
+    });
     let config = Config {
         blocker,
+        ddl,
         expectations: Vec::new(),
         out_dir: primary.out_dir.join(REPLICA_FOLDER),
         replica: Some(check_standby(Side::Replica)),
@@ -340,6 +348,10 @@ pub fn replica_runs(primary: &Config, table: &TableFacts, check: &CheckConfig) -
 
 /// The folder of a migration's runs with the report on the standby, in the migration's.
 pub const REPLICA_FOLDER: &str = "replica";
+
+/// How old the report on the standby is when the migration starts (at most
+/// half its hold).
+const REPORT_AGE: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// A workload file's load in words: `--load w.toml: 01-read (weight 800),
 /// 02-update (weight 200), 450 transactions/s`.
