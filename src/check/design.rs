@@ -666,6 +666,67 @@ mod tests {
         );
     }
 
+    /// `--replica`: the runs on the standby hold a report there (a writer
+    /// cannot run on a standby) that is 1.5 s old when the migration starts,
+    /// load both servers, judge no expectation, and write to `replica/`.
+    #[test]
+    fn the_replica_runs_hold_a_report_on_the_standby_and_load_both_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = crate::cli::CheckArgs {
+            replica: true,
+            out: Some(dir.path().join("out")),
+            ..Default::default()
+        };
+        let check = CheckConfig::new(dir.path(), &args).unwrap();
+        let migration = Migration {
+            name: "0002_index.sql".into(),
+            path: dir.path().join("0002_index.sql"),
+            version: "0002".into(),
+            steps: Vec::new(),
+        };
+        let design = design_run(&check, &migration, &[(orders(true), LockMode::Share)]).unwrap();
+        assert_eq!(design.config.replica, None, "the primary's runs as before");
+        assert_eq!(
+            design.config.blocker.as_ref().unwrap().kind,
+            BlockerKind::Writer
+        );
+        let replica = design.replica.unwrap();
+        let config = &replica.config;
+        let blocker = config.blocker.as_ref().unwrap();
+        assert_eq!(blocker.kind, BlockerKind::Report);
+        assert_eq!(blocker.sql, "SELECT count(*) FROM stallbench.orders");
+        assert_eq!(
+            config.ddl.as_ref().unwrap().at,
+            std::time::Duration::from_millis(2500)
+        );
+        let standby = config.replica.as_ref().unwrap();
+        assert_eq!(
+            (standby.load_on, standby.blocker_on),
+            (LoadOn::Both, Side::Replica)
+        );
+        assert_eq!(standby.standby_settings, ["hot_standby_feedback=on"]);
+        assert!(config.expectations.is_empty());
+        assert!(!design.config.expectations.is_empty());
+        assert_eq!(config.out_dir, design.config.out_dir.join("replica"));
+        assert_eq!(
+            replica.blocker,
+            "a report holding ACCESS SHARE on orders for 10 s on the hot standby"
+        );
+        let base = base_config(&check);
+        assert_eq!(base.replica.as_ref().map(|r| r.load_on), Some(LoadOn::Both));
+        let without = CheckConfig {
+            replica: false,
+            ..check
+        };
+        assert!(
+            design_run(&without, &migration, &[(orders(true), LockMode::Share)])
+                .unwrap()
+                .replica
+                .is_none()
+        );
+        assert_eq!(base_config(&without).replica, None);
+    }
+
     #[test]
     fn a_table_without_an_integer_key_is_read_at_one_of_its_first_rows() {
         let table = TableFacts {

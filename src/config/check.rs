@@ -548,6 +548,30 @@ mod tests {
         }
     }
 
+    /// `--replica` runs the load's reads on the standby too: a script that
+    /// only writes has nothing to run there, and is refused naming the file.
+    #[test]
+    fn replica_needs_a_load_that_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = dir.path().join("write.sql");
+        std::fs::write(&write, "UPDATE orders SET total = total WHERE id = 1;\n").unwrap();
+        let read = dir.path().join("read.sql");
+        std::fs::write(&read, "SELECT total FROM orders WHERE id = 1;\n").unwrap();
+        let (write, read) = (write.to_str().unwrap(), read.to_str().unwrap());
+        let err = parsed(&["--replica", "--load", write]).unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "--load {write}: --replica runs the load's scripts that only read on the \
+                 standby too, and this load has none; add a script that only reads, or drop \
+                 --replica"
+            )
+        );
+        assert!(parsed(&["--load", write]).is_ok());
+        assert!(parsed(&["--replica", "--load", read]).unwrap().replica);
+        assert!(!parsed(&[]).unwrap().replica);
+    }
+
     #[test]
     fn a_file_is_refused_naming_its_folder_and_since() {
         let dir = tempfile::tempdir().unwrap();
