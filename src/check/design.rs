@@ -400,9 +400,11 @@ pub fn base_config(check: &CheckConfig) -> Config {
     let config = design_run(check, &migration, &[(table, LockMode::AccessExclusive)])
         .expect("the base design builds")
         .config;
-    // With `--replica` the server starts with a standby, sized for clients on both.
+    // With `--replica` the server starts with a standby, sized for clients on
+    // both; not for a check that runs nothing under traffic (`--trace-only`).
+    let standby = check.replica && check.measure != crate::choices::Measure::None;
     Config {
-        replica: check.replica.then(|| check_standby(Side::Primary)),
+        replica: standby.then(|| check_standby(Side::Primary)),
         ..config
     }
 }
@@ -714,6 +716,15 @@ mod tests {
         );
         let base = base_config(&check);
         assert_eq!(base.replica.as_ref().map(|r| r.load_on), Some(LoadOn::Both));
+        let trace_only = CheckConfig {
+            measure: crate::choices::Measure::None,
+            ..check.clone()
+        };
+        assert_eq!(
+            base_config(&trace_only).replica,
+            None,
+            "no standby to trace"
+        );
         let without = CheckConfig {
             replica: false,
             ..check
