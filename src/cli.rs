@@ -186,6 +186,11 @@ pub struct CheckArgs {
     /// Each strategy's load duration [default: the blocker's hold plus 5 s].
     #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
     pub duration: Option<Duration>,
+    /// Start a hot standby beside the throwaway server and run each measured migration once
+    /// more per strategy with the report on the standby and readers on both servers: the
+    /// replica's stall counts against --max-stall.
+    #[arg(long)]
+    pub replica: bool,
     /// Results folder [default: results/check-<UTC timestamp>]; report.html, check.md,
     /// check.json, check.csv, junit.xml, pr-comment.md and a folder per measured migration.
     #[arg(long)]

@@ -28,7 +28,7 @@ use crate::database::{Database, error_text};
 use crate::error::Error;
 use crate::expect;
 use crate::export::{run_json::RunFile, workload_toml};
-use crate::gate::checked::{CheckRun, CheckedMigration, MeasuredRun, Outcome};
+use crate::gate::checked::{CheckRun, CheckedMigration, MeasuredRun, Outcome, ReplicaRuns};
 use crate::gate::sizes::{self, ProductionSizes, same_table};
 use crate::measure::measure_strategy;
 use crate::metrics::RunReport;
@@ -479,7 +479,8 @@ fn line_of(migration: &Migration, sql: &str) -> String {
 }
 
 /// Runs each strategy of `design` on its own copy of the work database and
-/// writes the migration's results folder.
+/// writes the migration's results folder; with `--replica`, then each again
+/// with the report on the standby, in the folder's `replica`.
 async fn measure(
     check: &CheckConfig,
     target: &mut Database,
@@ -492,12 +493,53 @@ async fn measure(
         check,
         format!("load: {}; blocker: {}", design.load, design.blocker),
     );
+    let report = run_strategies(check, target, config, statements, interrupt).await?;
+    let results = expect::evaluate(&config.expectations, &report);
+    let replica = match design.replica {
+        None => None,
+        Some(replica) => {
+            say(
+                check,
+                format!(
+                    "on the replica: readers on both servers; blocker: {}",
+                    replica.blocker
+                ),
+            );
+            let report =
+                run_strategies(check, target, &replica.config, statements, interrupt).await?;
+            Some(ReplicaRuns {
+                blocker: replica.blocker,
+                report,
+                folder: replica.config.out_dir.clone(),
+            })
+        }
+    };
+    Ok(MeasuredRun {
+        load: design.load,
+        blocker: design.blocker,
+        blocks: design.blocks,
+        report,
+        results,
+        folder: config.out_dir.clone(),
+        replica,
+    })
+}
+
+/// Runs each strategy of `config` on its own copy of the work database,
+/// writing its results folder after each.
+async fn run_strategies(
+    check: &CheckConfig,
+    target: &mut Database,
+    config: &Config,
+    statements: &[TracedStatement],
+    interrupt: &Interrupt,
+) -> Result<RunReport, Error> {
     open_results_folder(check, config, target)?;
     let mut report = RunReport {
         workload: config.workload_name.clone(),
         strategies: Vec::new(),
         interruption: None,
-        load_on: crate::choices::LoadOn::Primary,
+        load_on: crate::config::ReplicaConfig::load_on(config.replica.as_ref()),
     };
     for (index, strategy) in config.strategies.iter().enumerate() {
         copy_work_database(check, target).await?;
@@ -527,15 +569,7 @@ async fn measure(
             return Err(Error::runtime(reason));
         }
     }
-    let results = expect::evaluate(&config.expectations, &report);
-    Ok(MeasuredRun {
-        load: design.load,
-        blocker: design.blocker,
-        blocks: design.blocks,
-        report,
-        results,
-        folder: config.out_dir.clone(),
-    })
+    Ok(report)
 }
 
 /// The migration's folder with `run.json` and `workload.toml`; an earlier

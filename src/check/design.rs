@@ -22,7 +22,9 @@ use tokio_postgres::Client;
 
 use super::migrations::Migration;
 use crate::bounds::Bound;
+use crate::choices::{LoadOn, Side};
 use crate::config::Expectation;
+use crate::config::ReplicaConfig;
 use crate::config::{
     self, BLOCKER_AT, BlockerChoice, BlockerConfig, BlockerKind, CheckConfig, Config, DDL_AT,
     DdlConfig, LoadChoice, LoadConfig, Objects, WeightedScript, WorkloadLoad,
@@ -32,6 +34,7 @@ use crate::error::Error;
 use crate::metrics::lock_trace::{Blocks, LockMode, TracedStatement, strongest_table_locks};
 use crate::scenario::ddl::trace::NAME;
 use crate::script;
+use crate::workload::ReplicaFile;
 
 /// How many of a table's first rows a table without an integer key is read and written at.
 const OFFSET_ROWS: i64 = 1000;
@@ -165,6 +168,18 @@ pub struct RunDesign {
     pub load: String,
     /// The blocker in words: `a writer holding ROW EXCLUSIVE on orders for 3 s`.
     pub blocker: String,
+    /// `--replica`: the runs with the report on the standby (see
+    /// [`replica_runs`]); `None` without `--replica`.
+    pub replica: Option<ReplicaDesign>,
+}
+
+/// A migration's runs with the report on the hot standby (`--replica`).
+#[derive(Debug, Clone)]
+pub struct ReplicaDesign {
+    /// The config of the runs, for `scenario::run_strategy` and the exporters.
+    pub config: Config,
+    /// The blocker in words: `a report holding ACCESS SHARE on orders for 10 s on the hot standby`.
+    pub blocker: String,
 }
 
 /// The design of `migration`'s run: `tables` are the facts of the tables the
@@ -253,13 +268,90 @@ pub fn design_run(
         sweep: None,
         replica: None,
     };
+    let replica = check
+        .replica
+        .then(|| replica_runs(&config, &strongest.0, check));
     Ok(RunDesign {
         config,
         blocks,
         load,
         blocker: blocker_words,
+        replica,
     })
 }
+
+/// The standby of a check with `--replica`: the load's clients on both
+/// servers (the standby's run the scripts that only read), the blocker on
+/// `blocker_on`, and `hot_standby_feedback = on`. Without the feedback, the
+/// primary's writes prune rows the report on the standby still sees, and
+/// the standby's replay stops behind the report for that snapshot conflict
+/// before it reaches the migration's lock: the lag shows, the lock's stall
+/// of the readers depends on which comes first. With it, what replay waits
+/// for is the lock, the check's subject, every time.
+fn check_standby(blocker_on: Side) -> ReplicaConfig {
+    let file = ReplicaFile {
+        hot_standby_feedback: Some(true),
+        ..Default::default()
+    };
+    ReplicaConfig {
+        load_on: LoadOn::Both,
+        blocker_on,
+        standby_settings: vec!["hot_standby_feedback=on".to_string()],
+        file,
+        url: None,
+    }
+}
+
+/// The config of a migration's runs with the report on the hot standby
+/// (`--replica`): `primary`'s strategies and load, the readers on both
+/// servers, and a report on `table` held as long on the standby (a standby
+/// is read-only, and only ACCESS EXCLUSIVE is replayed there, which a report
+/// conflicts with), unless the check has no blocker; the migration starts
+/// [`REPORT_AGE`] after the report (at most half its hold). No budgets as
+/// expectations: the gate judges the replica's stall (`gate::replica`). Its
+/// folder is `replica` in the migration's.
+pub fn replica_runs(primary: &Config, table: &TableFacts, check: &CheckConfig) -> ReplicaDesign {
+    let blocker = primary.blocker.as_ref().map(|_| BlockerConfig {
+        kind: BlockerKind::Report,
+        at: BLOCKER_AT,
+        hold: check.hold,
+        sql: format!("SELECT count(*) FROM {}", table.sql_name),
+        source: "check's report on the standby".to_string(),
+    });
+    let words = match &blocker {
+        None => "no blocker".to_string(),
+        Some(blocker) => format!(
+            "a report holding ACCESS SHARE on {} for {} s on the hot standby",
+            table.name,
+            crate::export::format::trim_number(blocker.hold.as_secs_f64(), 1)
+        ),
+    };
+    // The migration starts once the report is older than `replica-aware`'s
+    // `older_than` (1 s), as production's long report is, and before it ends.
+    let ddl = primary.ddl.clone().map(|ddl| DdlConfig {
+        at: BLOCKER_AT + (check.hold / 2).min(REPORT_AGE),
+        ..ddl
+    });
+    let config = Config {
+        blocker,
+        ddl,
+        expectations: Vec::new(),
+        out_dir: primary.out_dir.join(REPLICA_FOLDER),
+        replica: Some(check_standby(Side::Replica)),
+        ..primary.clone()
+    };
+    ReplicaDesign {
+        config,
+        blocker: words,
+    }
+}
+
+/// The folder of a migration's runs with the report on the standby, in the migration's.
+pub const REPLICA_FOLDER: &str = "replica";
+
+/// How old the report on the standby is when the migration starts (at most
+/// half its hold).
+const REPORT_AGE: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// A workload file's load in words: `--load w.toml: 01-read (weight 800),
 /// 02-update (weight 200), 450 transactions/s`.
@@ -305,9 +397,16 @@ pub fn base_config(check: &CheckConfig) -> Config {
         version: String::new(),
         steps: Vec::new(),
     };
-    design_run(check, &migration, &[(table, LockMode::AccessExclusive)])
+    let config = design_run(check, &migration, &[(table, LockMode::AccessExclusive)])
         .expect("the base design builds")
-        .config
+        .config;
+    // With `--replica` the server starts with a standby, sized for clients on
+    // both; not for a check that runs nothing under traffic (`--trace-only`).
+    let standby = check.replica && check.measure != crate::choices::Measure::None;
+    Config {
+        replica: standby.then(|| check_standby(Side::Primary)),
+        ..config
+    }
 }
 
 /// The migration's steps as DDL steps: a transaction's statements joined in
@@ -567,6 +666,76 @@ mod tests {
             words,
             "primary-key reads, single-row updates and inserts on orders"
         );
+    }
+
+    /// `--replica`: the runs on the standby hold a report there (a writer
+    /// cannot run on a standby) that is 1.5 s old when the migration starts,
+    /// load both servers, judge no expectation, and write to `replica/`.
+    #[test]
+    fn the_replica_runs_hold_a_report_on_the_standby_and_load_both_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = crate::cli::CheckArgs {
+            replica: true,
+            out: Some(dir.path().join("out")),
+            ..Default::default()
+        };
+        let check = CheckConfig::new(dir.path(), &args).unwrap();
+        let migration = Migration {
+            name: "0002_index.sql".into(),
+            path: dir.path().join("0002_index.sql"),
+            version: "0002".into(),
+            steps: Vec::new(),
+        };
+        let design = design_run(&check, &migration, &[(orders(true), LockMode::Share)]).unwrap();
+        assert_eq!(design.config.replica, None, "the primary's runs as before");
+        assert_eq!(
+            design.config.blocker.as_ref().unwrap().kind,
+            BlockerKind::Writer
+        );
+        let replica = design.replica.unwrap();
+        let config = &replica.config;
+        let blocker = config.blocker.as_ref().unwrap();
+        assert_eq!(blocker.kind, BlockerKind::Report);
+        assert_eq!(blocker.sql, "SELECT count(*) FROM stallbench.orders");
+        assert_eq!(
+            config.ddl.as_ref().unwrap().at,
+            std::time::Duration::from_millis(2500)
+        );
+        let standby = config.replica.as_ref().unwrap();
+        assert_eq!(
+            (standby.load_on, standby.blocker_on),
+            (LoadOn::Both, Side::Replica)
+        );
+        assert_eq!(standby.standby_settings, ["hot_standby_feedback=on"]);
+        assert!(config.expectations.is_empty());
+        assert!(!design.config.expectations.is_empty());
+        assert_eq!(config.out_dir, design.config.out_dir.join("replica"));
+        assert_eq!(
+            replica.blocker,
+            "a report holding ACCESS SHARE on orders for 10 s on the hot standby"
+        );
+        let base = base_config(&check);
+        assert_eq!(base.replica.as_ref().map(|r| r.load_on), Some(LoadOn::Both));
+        let trace_only = CheckConfig {
+            measure: crate::choices::Measure::None,
+            ..check.clone()
+        };
+        assert_eq!(
+            base_config(&trace_only).replica,
+            None,
+            "no standby to trace"
+        );
+        let without = CheckConfig {
+            replica: false,
+            ..check
+        };
+        assert!(
+            design_run(&without, &migration, &[(orders(true), LockMode::Share)])
+                .unwrap()
+                .replica
+                .is_none()
+        );
+        assert_eq!(base_config(&without).replica, None);
     }
 
     #[test]

@@ -146,6 +146,9 @@ pub struct CheckConfig {
     pub server: ServerRequest,
     /// Seed of the load's random keys and of the generated rows.
     pub seed: u64,
+    /// `--replica`: the throwaway server has a hot standby, and each measured
+    /// migration runs once more per strategy with the report on the standby.
+    pub replica: bool,
 }
 
 impl CheckConfig {
@@ -175,6 +178,9 @@ impl CheckConfig {
         let duration = parse_run_duration(args.duration, hold)?;
         let output = parse_out_dir(args.out.as_deref(), args.force, "check")?;
         let load = parse_load_choice(args.load.as_ref())?;
+        if args.replica {
+            check_replica_load(&load)?;
+        }
         Ok(CheckConfig {
             dir: dir.to_path_buf(),
             layout: args.layout,
@@ -207,6 +213,7 @@ impl CheckConfig {
             ci: super::in_ci(),
             server: parse_server(&args.server, &|name| std::env::var(name).ok())?,
             seed: rand::random(),
+            replica: args.replica,
         })
     }
 
@@ -238,6 +245,37 @@ fn parse_run_duration(given: Option<Duration>, hold: Duration) -> Result<Duratio
         )));
     }
     Ok(duration)
+}
+
+/// `--replica`: the standby's clients run the load's scripts that only read,
+/// in a closed loop (as `[load] on = "both"` does), so a `--load FILE` needs
+/// one such script and no rate.
+fn check_replica_load(load: &LoadChoice) -> Result<(), Error> {
+    let (scripts, source, rate) = match load {
+        LoadChoice::Script(script) => (std::slice::from_ref(script), &script.source, None),
+        LoadChoice::Workload(workload) => (
+            workload.scripts.as_slice(),
+            &workload.source,
+            workload.rate_tps,
+        ),
+        LoadChoice::Auto | LoadChoice::Read | LoadChoice::ReadWrite => return Ok(()),
+    };
+    let reads_only = |weighted: &WeightedScript| {
+        crate::role::ClientKind::of_scripts([&weighted.script]) == crate::role::ClientKind::Reader
+    };
+    if !scripts.iter().any(reads_only) {
+        return Err(Error::bad_input(format!(
+            "{source}: --replica runs the load's scripts that only read on the standby too, and \
+             this load has none; add a script that only reads, or drop --replica"
+        )));
+    }
+    if rate.is_some() {
+        return Err(Error::bad_input(format!(
+            "{source}: --replica runs the load on both servers, which only the closed-loop \
+             clients do, and this workload sets a rate; remove [load] rate, or drop --replica"
+        )));
+    }
+    Ok(())
 }
 
 /// `--new N`, `--since FILE` or `--git-base REF` (clap allows one); the last one by default.
@@ -508,6 +546,30 @@ mod tests {
             let error = parsed(flags).unwrap_err();
             assert!(error.contains(message), "{flags:?}: {error}");
         }
+    }
+
+    /// `--replica` runs the load's reads on the standby too: a script that
+    /// only writes has nothing to run there, and is refused naming the file.
+    #[test]
+    fn replica_needs_a_load_that_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = dir.path().join("write.sql");
+        std::fs::write(&write, "UPDATE orders SET total = total WHERE id = 1;\n").unwrap();
+        let read = dir.path().join("read.sql");
+        std::fs::write(&read, "SELECT total FROM orders WHERE id = 1;\n").unwrap();
+        let (write, read) = (write.to_str().unwrap(), read.to_str().unwrap());
+        let err = parsed(&["--replica", "--load", write]).unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "--load {write}: --replica runs the load's scripts that only read on the \
+                 standby too, and this load has none; add a script that only reads, or drop \
+                 --replica"
+            )
+        );
+        assert!(parsed(&["--load", write]).is_ok());
+        assert!(parsed(&["--replica", "--load", read]).unwrap().replica);
+        assert!(!parsed(&[]).unwrap().replica);
     }
 
     #[test]

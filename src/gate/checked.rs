@@ -95,6 +95,21 @@ pub struct MeasuredRun {
     pub results: Vec<ExpectationResult>,
     /// The migration's results folder.
     pub folder: std::path::PathBuf,
+    /// `--replica`: the same strategies run again with the report on the
+    /// hot standby and readers on both servers; `None` without `--replica`.
+    pub replica: Option<ReplicaRuns>,
+}
+
+/// A migration's runs with the report on the hot standby (`check --replica`):
+/// one per strategy, deploy first, the load on both servers
+/// (`Summary::replica_*` are the standby's clients and replay).
+#[derive(Debug, Clone)]
+pub struct ReplicaRuns {
+    /// The blocker in words: `a report holding ACCESS SHARE on orders for 10 s on the hot standby`.
+    pub blocker: String,
+    pub report: RunReport,
+    /// Their results folder (`replica` in the migration's).
+    pub folder: PathBuf,
 }
 
 /// What a whole check found, migration by migration, with its timings.

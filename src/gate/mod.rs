@@ -6,9 +6,11 @@
 //! - [`checked`]: the migrations read and what the check found for each;
 //! - [`sizes`]: production sizes, and the holds of rewrites and scans there;
 //! - [`breakage`]: the errors a migration's runs caused, and their fixes;
+//! - [`replica`]: `check --replica`: the standby's readers' stall, judged;
 //! - [`verdict`]: each migration judged against the budgets, with its fix.
 
 pub mod breakage;
 pub mod checked;
+pub mod replica;
 pub mod sizes;
 pub mod verdict;

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::breakage::{breakage, breakage_fix, broken_load};
 use super::checked::{CheckedMigration, Outcome};
+use super::replica::{replica_fix, replica_stall};
 use super::sizes::SizeEstimate;
 use crate::choices::Layout;
 use crate::expect::{Bound, ExpectationResult, Verdict};
@@ -150,6 +151,14 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
         )
         .chain(over_budget.iter().cloned())
         .collect();
+    // `--replica`: the deployed run with the report on the standby.
+    let deployed_on_replica = replica_stall(run, deploy);
+    let replica_over =
+        (deployed_on_replica.as_ref()).filter(|stall| stall.over(judging.max_stall_s));
+    let broken: Vec<String> = (broken.into_iter())
+        .chain(replica_over.map(|stall| stall.words(judging.max_stall_s)))
+        .collect();
+    let recommended_on_replica = replica_stall(run, recommend);
     let recommended_results = of(recommend);
     let recommended_run = strategy(&run.report, recommend);
     let recommended_breakage = recommended_run.and_then(breakage);
@@ -164,6 +173,8 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
             && recommended_results
                 .iter()
                 .all(|r| r.verdict == Verdict::Pass)
+            && (recommended_on_replica.as_ref())
+                .is_none_or(|stall| stall.invalid.is_empty() && !stall.over(judging.max_stall_s))
     });
     let invalid = match deployed {
         Some(deployed) if !deployed.summary.invalid.is_empty() => {
@@ -172,6 +183,11 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
         Some(deployed) => broken_load(deployed),
         None => None,
     };
+    let invalid = invalid.or_else(|| {
+        (deployed_on_replica.as_ref())
+            .filter(|stall| !stall.invalid.is_empty())
+            .map(|stall| format!("with the report on the replica: {}", stall.invalid))
+    });
     let verdict = match (&invalid, broken.is_empty()) {
         (Some(_), _) => MigrationVerdict::Invalid,
         (None, true) => MigrationVerdict::Pass,
@@ -202,6 +218,9 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
                 judging.layout,
             ));
         }
+        if replica_over.is_some() {
+            fixes.push(replica_fix());
+        }
     }
     let recommended = match (verdict, fixed_by_recommended, recommended_run) {
         (MigrationVerdict::Fail, Some(fixed), Some(report)) => {
@@ -212,6 +231,16 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
                     report.summary.longest_stall_s
                 ),
                 _ => format!("longest stall {} s", report.summary.longest_stall_s),
+            };
+            let stall = match &recommended_on_replica {
+                Some(on_replica) if on_replica.over(judging.max_stall_s) => {
+                    on_replica.words(judging.max_stall_s)
+                }
+                Some(on_replica) => format!(
+                    "{stall}; the replica's readers {} s",
+                    on_replica.longest_stall_s
+                ),
+                None => stall,
             };
             let longest_hold_ms = (too_long.iter())
                 .filter_map(|estimate| estimate.estimated_hold_ms)

@@ -19,6 +19,7 @@ mod bundled;
 mod capture;
 mod check;
 mod check_migrations;
+mod check_replica;
 mod check_rows;
 mod check_sizes;
 mod check_stop;

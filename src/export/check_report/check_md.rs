@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use super::CheckReport;
+use super::replica_cells::ReplicaCell;
 use crate::choices::Measure;
 use crate::export::ci::comment_marker;
 use crate::export::format::{format_bytes, format_ms, format_thousands, trim_number};
@@ -92,6 +93,15 @@ pub(super) fn intro(report: &CheckReport) -> String {
         report.server_version,
         report.budgets_words()
     );
+    if report.replica && report.measure != Measure::None {
+        let _ = writeln!(
+            text,
+            "With `--replica`, each measured migration ran once more per strategy with the \
+             report on the throwaway server's hot standby and the readers on both servers: the \
+             standby replays the migration's ACCESS EXCLUSIVE lock behind the report there, \
+             which a lock_timeout on the primary cannot see.\n"
+        );
+    }
     for unfilled in &report.unfilled {
         let _ = writeln!(text, "- not filled: {}", table_cell(unfilled));
     }
@@ -216,9 +226,62 @@ pub(super) fn migration_section(
                 "\nResults: `{}` ({TIMELINE_PNG}, {DDL_LOCKS_CSV}, ...).\n",
                 run.folder.display()
             );
+            if let Some(replica) = &run.replica {
+                let _ = writeln!(
+                    text,
+                    "On the replica, with {} and the readers on both servers:\n",
+                    table_cell(&replica.blocker)
+                );
+                text.push_str(&render_table(&replica_table(report, checked)));
+                let _ = writeln!(text, "\nResults: `{}`.\n", replica.folder.display());
+            }
         }
     }
     text
+}
+
+/// `--replica`: one row per strategy's run with the report on the standby:
+/// what its readers there felt, how long replay waited, the lag, the
+/// queries cancelled and its readers' failures.
+fn replica_table(report: &CheckReport, checked: &CheckedMigration) -> Table {
+    let mut table = Table::new(&[
+        ("strategy", Align::Left),
+        ("budget", Align::Left),
+        ("replica stall s", Align::Right),
+        ("replica zero-tps s", Align::Right),
+        ("replay waited s", Align::Right),
+        ("max replay lag s", Align::Right),
+        ("cancelled", Align::Right),
+        ("replica failed", Align::Right),
+        // WAL volume (issue 33): a `WAL` column from `CheckRecord::wal_bytes`
+        // (`Summary::wal_bytes`) goes here, beside the lag it causes.
+    ]);
+    let seconds = |value: &ReplicaCell<u32>| value.cell_text();
+    let cell = |value: &ReplicaCell<u64>| value.cell_text();
+    let records = report.records();
+    for record in records
+        .iter()
+        .filter(|record| record.migration == checked.migration.name && record.on_replica())
+    {
+        let lag = match record.replica_max_lag_s {
+            ReplicaCell::Present(Some(lag)) => trim_number(lag, 1),
+            _ => String::new(),
+        };
+        table.push(vec![
+            format!("{} ({})", record.strategy, record.role),
+            match record.within_budget {
+                Some(false) => "**over**".to_string(),
+                _ => "within".to_string(),
+            },
+            seconds(&record.replica_longest_stall_s),
+            seconds(&record.replica_zero_tps_seconds),
+            seconds(&record.replica_replay_waiting_s),
+            lag,
+            cell(&record.replica_cancelled),
+            cell(&record.replica_failed),
+        ]);
+    }
+    table
 }
 
 /// One row per statement: what it locked and what that blocks, rewrites,
@@ -380,10 +443,11 @@ fn strategies_table(report: &CheckReport, checked: &CheckedMigration) -> Table {
         ("migration", Align::Left),
     ]);
     let records = report.records();
-    for record in records
-        .iter()
-        .filter(|record| record.migration == checked.migration.name && !record.strategy.is_empty())
-    {
+    for record in records.iter().filter(|record| {
+        record.migration == checked.migration.name
+            && !record.strategy.is_empty()
+            && !record.on_replica()
+    }) {
         let number = |value: Option<f64>| value.map_or(String::new(), format_ms);
         let done = match (record.ddl_outcome, record.done_after_s) {
             (_, Some(seconds)) => format!("done after {} s", trim_number(seconds, 1)),

@@ -7,6 +7,7 @@
 
 pub mod check_md;
 pub mod check_page;
+pub mod replica_cells;
 
 use std::path::PathBuf;
 
@@ -23,6 +24,7 @@ use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement
 use crate::metrics::ranking::run_figures;
 use crate::metrics::{DdlOutcome, StrategyReport};
 use crate::results::{CHECK_CSV, CHECK_JSON, OutputFile};
+use replica_cells::{ReplicaCell, with_replica_cells};
 
 /// A whole check as every format shows it: the settings that frame the
 /// figures and each migration with its judgement.
@@ -45,6 +47,8 @@ pub struct CheckReport {
     pub unfilled: Vec<String>,
     /// Which migrations ran under traffic (`--measure`).
     pub measure: Measure,
+    /// `--replica`: each measured migration also ran with the report on the hot standby.
+    pub replica: bool,
     pub migrations: Vec<(CheckedMigration, Judged)>,
 }
 
@@ -93,6 +97,7 @@ impl CheckReport {
             earlier: run.earlier,
             unfilled: run.unfilled,
             measure: config.measure,
+            replica: config.replica,
             migrations,
         }
     }
@@ -144,7 +149,14 @@ impl CheckReport {
     /// The budgets in words: `longest stall <= 1 s, p99 <= 200 ms`.
     pub fn budgets_words(&self) -> String {
         let budgets = &self.budgets;
-        let mut words = vec![format!("longest stall <= {} s", budgets.max_stall_s)];
+        let on_replica = match self.replica {
+            true => " (the replica's readers too)",
+            false => "",
+        };
+        let mut words = vec![format!(
+            "longest stall <= {} s{on_replica}",
+            budgets.max_stall_s
+        )];
         if let Some(ms) = budgets.max_p99_ms {
             words.push(format!(
                 "p99 <= {} ms",
@@ -278,7 +290,14 @@ impl CheckReport {
                 done_after_s: None,
                 broken: judged.broken.join("; "),
                 fix: judged.fixes.join("; "),
+                replica_zero_tps_seconds: ReplicaCell::Absent,
+                replica_longest_stall_s: ReplicaCell::Absent,
+                replica_failed: ReplicaCell::Absent,
+                replica_replay_waiting_s: ReplicaCell::Absent,
+                replica_max_lag_s: ReplicaCell::Absent,
+                replica_cancelled: ReplicaCell::Absent,
             };
+            let base = with_replica_cells(base, self.replica, None);
             let Outcome::Measured(run) = &checked.outcome else {
                 records.push(base);
                 continue;
@@ -289,13 +308,26 @@ impl CheckReport {
                     .iter()
                     .filter(|result| result.expectation.strategy == strategy.strategy)
                     .all(|result| result.verdict == Verdict::Pass);
-                records.push(CheckRecord {
+                let record = CheckRecord {
                     strategy: strategy.strategy.clone(),
                     role: self.role_of(&strategy.strategy).to_string(),
                     blocks: Some(run.blocks),
                     within_budget: Some(within),
                     ..figures(strategy, base.clone())
-                });
+                };
+                records.push(with_replica_cells(record, self.replica, Some(strategy)));
+            }
+            let replica_runs = run.replica.iter().flat_map(|r| &r.report.strategies);
+            for strategy in replica_runs {
+                let stall = crate::gate::replica::ReplicaStall::of(strategy);
+                let record = CheckRecord {
+                    strategy: strategy.strategy.clone(),
+                    role: format!("{}{REPLICA_ROLE}", self.role_of(&strategy.strategy)),
+                    blocks: Some(run.blocks),
+                    within_budget: Some(!stall.over(self.budgets.max_stall_s)),
+                    ..figures(strategy, base.clone())
+                };
+                records.push(with_replica_cells(record, true, Some(strategy)));
             }
         }
         records
@@ -421,7 +453,11 @@ pub struct CheckRecord {
     /// The migration's verdict: `pass`, `fail`, `invalid` or `not_measured`.
     pub verdict: MigrationVerdict,
     pub strategy: String,
-    /// `deployed` (`--deploy`, which the budgets judge) or `recommended`.
+    /// `deployed` (`--deploy`, which the budgets judge) or `recommended`;
+    /// `deployed-replica` and `recommended-replica` for their runs with the
+    /// report on the hot standby (`--replica`), whose figures of traffic are
+    /// those of the server whose clients fared worse, as the ranking judges
+    /// a load on both servers.
     pub role: String,
     /// What the strongest lock on a table the load touches blocks.
     pub blocks: Option<Blocks>,
@@ -442,7 +478,39 @@ pub struct CheckRecord {
     pub broken: String,
     /// The fixes, for a migration that breaks a budget, separated by `; `.
     pub fix: String,
+    /// `--replica` (these columns only then): the hot standby's clients'
+    /// seconds with no completed transaction, in the `*-replica` rows.
+    #[serde(default, skip_serializing_if = "ReplicaCell::is_absent")]
+    pub replica_zero_tps_seconds: ReplicaCell<u32>,
+    /// The standby's clients' longest stall, in seconds, in the `*-replica` rows.
+    #[serde(default, skip_serializing_if = "ReplicaCell::is_absent")]
+    pub replica_longest_stall_s: ReplicaCell<u32>,
+    /// The standby's clients' failed transactions (40001 among them), in the `*-replica` rows.
+    #[serde(default, skip_serializing_if = "ReplicaCell::is_absent")]
+    pub replica_failed: ReplicaCell<u64>,
+    /// The seconds in which the standby's replay waited for a lock.
+    #[serde(default, skip_serializing_if = "ReplicaCell::is_absent")]
+    pub replica_replay_waiting_s: ReplicaCell<u32>,
+    /// The highest replay lag of any second, in seconds.
+    #[serde(default, skip_serializing_if = "ReplicaCell::is_absent")]
+    pub replica_max_lag_s: ReplicaCell<f64>,
+    /// Queries the standby cancelled for recovery conflicts.
+    #[serde(default, skip_serializing_if = "ReplicaCell::is_absent")]
+    pub replica_cancelled: ReplicaCell<u64>,
+    // WAL volume (issue 33): `wal_bytes: ReplicaCell<u64>` goes here, from
+    // `Summary::wal_bytes`, filled in `replica_cells::with_replica_cells`.
 }
+
+impl CheckRecord {
+    /// Whether the row is a run with the report on the hot standby
+    /// (`check --replica`, role `deployed-replica` or `recommended-replica`).
+    pub fn on_replica(&self) -> bool {
+        self.role.ends_with(REPLICA_ROLE)
+    }
+}
+
+/// The end of the role of a run with the report on the standby.
+const REPLICA_ROLE: &str = "-replica";
 
 /// `check.json`.
 #[derive(Serialize)]
@@ -477,6 +545,12 @@ struct MigrationJson {
     load: Option<String>,
     blocker: Option<String>,
     results: Option<String>,
+    /// `--replica`: the blocker of the runs with the report on the standby.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replica_blocker: Option<String>,
+    /// `--replica`: their results folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replica_results: Option<String>,
     trace_ms: f64,
     statements: Vec<StatementJson>,
     /// The statements that read or rewrite a whole table under a lock that
@@ -545,6 +619,7 @@ impl MigrationJson {
             Outcome::Measured(run) => Some(run),
             Outcome::NotMeasured | Outcome::NoResult(_) | Outcome::Traced(_) => None,
         };
+        let replica = run.and_then(|run| run.replica.as_ref());
         MigrationJson {
             name: name.clone(),
             path: checked.migration.path.display().to_string(),
@@ -559,6 +634,8 @@ impl MigrationJson {
             load: run.map(|run| run.load.clone()),
             blocker: run.map(|run| run.blocker.clone()),
             results: run.map(|run| run.folder.display().to_string()),
+            replica_blocker: replica.map(|replica| replica.blocker.clone()),
+            replica_results: replica.map(|replica| replica.folder.display().to_string()),
             trace_ms: crate::export::format::round3(checked.trace_ms),
             statements: checked.statements.iter().map(StatementJson::new).collect(),
             estimates: checked.estimates.clone(),

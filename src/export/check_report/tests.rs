@@ -80,6 +80,7 @@ pub(crate) fn two_migrations() -> CheckReport {
             results: evaluate(&expectations, &report),
             report,
             folder: PathBuf::from("results/check/0002_add_note"),
+            replica: None,
         })),
     };
     let create = "CREATE TABLE notes (id int)";
@@ -115,6 +116,7 @@ pub(crate) fn two_migrations() -> CheckReport {
         earlier: 1,
         unfilled: Vec::new(),
         measure: crate::choices::Measure::All,
+        replica: false,
         migrations,
     }
 }
@@ -380,4 +382,191 @@ fn a_traced_migration_is_flagged_for_a_measured_run() {
     assert!(crate::gate::verdict::trace_flags(&checked.statements, &[]).is_empty());
     checked.outcome = Outcome::Traced(Vec::new());
     assert_eq!(judge(checked, &judging()).verdict, MigrationVerdict::Pass);
+}
+
+/// `two_migrations` checked with `--replica`: the add-column migration's
+/// runs with the report on the standby stall the replica's readers 9 s
+/// under naive and under retry (retry's lock_timeout cannot see the report).
+fn two_migrations_on_a_replica() -> CheckReport {
+    let mut report = two_migrations();
+    report.replica = true;
+    let (checked, judged) = &mut report.migrations[0];
+    let Outcome::Measured(run) = &mut checked.outcome else {
+        panic!("the first migration is measured");
+    };
+    let mut on_replica = reference_report();
+    on_replica.load_on = crate::choices::LoadOn::Both;
+    for strategy in &mut on_replica.strategies {
+        let summary = &mut strategy.summary;
+        summary.replica_longest_stall_s = Some(9);
+        summary.replica_zero_tps_seconds = Some(8);
+        summary.replica_replay_waiting_s = Some(11);
+        summary.replica_max_lag_s = Some(9.8);
+        summary.replica_cancelled = Some(0);
+        summary.replica_failed = Some(0);
+    }
+    run.replica = Some(crate::gate::checked::ReplicaRuns {
+        blocker: "a report holding ACCESS SHARE on orders for 12 s on the hot standby".to_string(),
+        report: on_replica,
+        folder: PathBuf::from("results/check/0002_add_note/replica"),
+    });
+    *judged = judge(checked, &judging());
+    report
+}
+
+#[test]
+fn a_replica_stall_over_the_budget_fails_and_retry_does_not_fix_it() {
+    let report = two_migrations_on_a_replica();
+    let (_, judged) = &report.migrations[0];
+    assert_eq!(judged.verdict, MigrationVerdict::Fail);
+    let replica_words = "stalls the replica's readers 9 s (budget 1 s): the standby's replay of \
+                         its lock waited 11 s behind the report there, which lock_timeout on the \
+                         primary cannot see";
+    assert_eq!(judged.broken.last().unwrap(), replica_words, "{judged:#?}");
+    assert!(
+        judged
+            .fixes
+            .last()
+            .unwrap()
+            .contains("deploy with `replica-aware`"),
+        "{judged:#?}"
+    );
+    assert_eq!(judged.fixed_by_recommended, Some(false));
+    assert_eq!(
+        judged.recommended.as_deref(),
+        Some(format!("retry does not fix it: {replica_words}").as_str())
+    );
+    assert_eq!(
+        report.verdict_line(),
+        "**FAIL**: 1 of 2 new migrations breaks the budget as deployed (naive; longest stall \
+         <= 1 s (the replica's readers too)): 0002_add_note; retry does not keep it within the \
+         budget."
+    );
+
+    // A deployed run that keeps the primary flowing fails on the replica alone.
+    let (checked, _) = &report.migrations[0];
+    let judged = judge(
+        checked,
+        &Judging {
+            deploy: "retry",
+            recommend: "retry",
+            ..judging()
+        },
+    );
+    assert_eq!(judged.verdict, MigrationVerdict::Fail);
+    assert_eq!(judged.broken, [replica_words]);
+    assert_eq!(judged.fixed_by_recommended, None);
+
+    // Within the budget on the replica: the primary's verdict alone.
+    let mut report = two_migrations_on_a_replica();
+    let (checked, _) = &mut report.migrations[0];
+    let Outcome::Measured(run) = &mut checked.outcome else {
+        panic!("the first migration is measured");
+    };
+    for strategy in &mut run.replica.as_mut().unwrap().report.strategies {
+        strategy.summary.replica_longest_stall_s = Some(1);
+    }
+    let judged = judge(checked, &judging());
+    assert_eq!(judged, judge_without_replica(checked), "{judged:#?}");
+}
+
+/// `checked` judged as if the check had run without `--replica`, but for
+/// the recommended sentence, which names the replica's readers' stall.
+fn judge_without_replica(checked: &CheckedMigration) -> Judged {
+    let mut checked = checked.clone();
+    let Outcome::Measured(run) = &mut checked.outcome else {
+        panic!("measured");
+    };
+    run.replica = None;
+    let mut judged = judge(&checked, &judging());
+    judged.recommended = judged
+        .recommended
+        .map(|sentence| format!("{sentence}; the replica's readers 1 s"));
+    judged
+}
+
+#[test]
+fn check_csv_and_json_get_the_replica_columns_with_replica_only() {
+    let files = two_migrations_on_a_replica().files().unwrap();
+    let csv = String::from_utf8(files[0].bytes.clone()).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "migration,verdict,strategy,role,blocks,within_budget,longest_stall_s,\
+         zero_tps_seconds,worst_second_tps,lat_p99_ms,lat_max_ms,failed,ddl_tries,\
+         ddl_outcome,done_after_s,broken,fix,replica_zero_tps_seconds,replica_longest_stall_s,\
+         replica_failed,replica_replay_waiting_s,replica_max_lag_s,replica_cancelled"
+    );
+    assert_eq!(lines.len(), 6, "{csv}");
+    assert!(
+        lines[1].starts_with("0002_add_note,fail,naive,deployed,"),
+        "{csv}"
+    );
+    assert!(lines[1].ends_with(",,,,,,"), "{csv}");
+    assert!(
+        lines[3].starts_with("0002_add_note,fail,naive,deployed-replica,reads_and_writes,false,"),
+        "{csv}"
+    );
+    assert!(lines[3].ends_with(",8,9,0,11,9.8,0"), "{csv}");
+    assert!(
+        lines[4]
+            .starts_with("0002_add_note,fail,retry,recommended-replica,reads_and_writes,false,"),
+        "{csv}"
+    );
+    assert_eq!(lines[5], "0003_notes,not_measured,,,,,,,,,,,,,,,,,,,,,");
+    let records: Vec<CheckRecord> = ::csv::Reader::from_reader(csv.as_bytes())
+        .deserialize()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(records, two_migrations_on_a_replica().records());
+
+    let json: serde_json::Value = serde_json::from_slice(&files[1].bytes).unwrap();
+    let first = &json["migrations"][0];
+    assert_eq!(
+        first["replica_results"],
+        "results/check/0002_add_note/replica"
+    );
+    assert_eq!(first["strategies"].as_array().unwrap().len(), 4);
+    assert_eq!(first["strategies"][2]["replica_longest_stall_s"], 9);
+    assert_eq!(
+        first["strategies"][0]["replica_longest_stall_s"],
+        serde_json::Value::Null
+    );
+    // Without --replica the keys are not there at all.
+    let files = two_migrations().files().unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&files[1].bytes).unwrap();
+    let first = &json["migrations"][0];
+    assert!(first.get("replica_results").is_none(), "{first}");
+    assert!(
+        first["strategies"][0]
+            .get("replica_longest_stall_s")
+            .is_none()
+    );
+}
+
+#[test]
+fn check_md_has_a_replica_table_below_the_runs_on_the_primary() {
+    let report = two_migrations_on_a_replica();
+    let text = check_md::check_text(&report);
+    assert!(
+        text.contains(
+            "On the replica, with a report holding ACCESS SHARE on orders for 12 s on the hot \
+             standby and the readers on both servers:"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("| naive (deployed-replica) | **over** | 9 | 8 | 11 | 9.8 | 0 | 0 |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Results: `results/check/0002_add_note/replica`."),
+        "{text}"
+    );
+    // The main table keeps the runs with the report on the primary only.
+    assert_eq!(text.matches("(deployed-replica)").count(), 1, "{text}");
+    assert!(
+        !check_md::check_text(&two_migrations()).contains("replica"),
+        "without --replica check.md never says replica"
+    );
 }
