@@ -105,7 +105,7 @@ fn retry_keeps_the_primary_within_the_budget_and_fails_on_the_replica() {
     assert!(
         csv.lines().next().unwrap().ends_with(
             ",broken,fix,replica_zero_tps_seconds,replica_longest_stall_s,replica_failed,\
-             replica_replay_waiting_s,replica_max_lag_s,replica_cancelled"
+             replica_replay_waiting_s,replica_max_lag_s,replica_cancelled,wal_bytes"
         ),
         "{csv}"
     );

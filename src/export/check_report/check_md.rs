@@ -242,7 +242,7 @@ pub(super) fn migration_section(
 
 /// `--replica`: one row per strategy's run with the report on the standby:
 /// what its readers there felt, how long replay waited, the lag, the
-/// queries cancelled and its readers' failures.
+/// queries cancelled, its readers' failures and the WAL its DDL wrote.
 fn replica_table(report: &CheckReport, checked: &CheckedMigration) -> Table {
     let mut table = Table::new(&[
         ("strategy", Align::Left),
@@ -253,8 +253,7 @@ fn replica_table(report: &CheckReport, checked: &CheckedMigration) -> Table {
         ("max replay lag s", Align::Right),
         ("cancelled", Align::Right),
         ("replica failed", Align::Right),
-        // WAL volume (issue 33): a `WAL` column from `CheckRecord::wal_bytes`
-        // (`Summary::wal_bytes`) goes here, beside the lag it causes.
+        ("DDL WAL", Align::Right),
     ]);
     let seconds = |value: &ReplicaCell<u32>| value.cell_text();
     let cell = |value: &ReplicaCell<u64>| value.cell_text();
@@ -279,6 +278,10 @@ fn replica_table(report: &CheckReport, checked: &CheckedMigration) -> Table {
             lag,
             cell(&record.replica_cancelled),
             cell(&record.replica_failed),
+            match record.wal_bytes {
+                ReplicaCell::Present(Some(bytes)) => format_bytes(bytes as f64),
+                _ => String::new(),
+            },
         ]);
     }
     table

@@ -296,6 +296,7 @@ impl CheckReport {
                 replica_replay_waiting_s: ReplicaCell::Absent,
                 replica_max_lag_s: ReplicaCell::Absent,
                 replica_cancelled: ReplicaCell::Absent,
+                wal_bytes: ReplicaCell::Absent,
             };
             let base = with_replica_cells(base, self.replica, None);
             let Outcome::Measured(run) = &checked.outcome else {
@@ -497,8 +498,10 @@ pub struct CheckRecord {
     /// Queries the standby cancelled for recovery conflicts.
     #[serde(default, skip_serializing_if = "ReplicaCell::is_absent")]
     pub replica_cancelled: ReplicaCell<u64>,
-    // WAL volume (issue 33): `wal_bytes: ReplicaCell<u64>` goes here, from
-    // `Summary::wal_bytes`, filled in `replica_cells::with_replica_cells`.
+    /// The WAL the strategy's DDL tries wrote, in bytes (`summary.csv`'s
+    /// `wal_bytes`): what the standby received and replayed.
+    #[serde(default, skip_serializing_if = "ReplicaCell::is_absent")]
+    pub wal_bytes: ReplicaCell<u64>,
 }
 
 impl CheckRecord {

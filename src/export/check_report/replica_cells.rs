@@ -78,6 +78,7 @@ pub fn with_replica_cells(
         ),
         replica_max_lag_s: ReplicaCell::Present(summary.and_then(|s| s.replica_max_lag_s)),
         replica_cancelled: ReplicaCell::Present(summary.and_then(|s| s.replica_cancelled)),
+        wal_bytes: ReplicaCell::Present(summary.and_then(|s| s.wal_bytes)),
         ..record
     }
 }

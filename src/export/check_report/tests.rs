@@ -404,6 +404,7 @@ fn two_migrations_on_a_replica() -> CheckReport {
         summary.replica_max_lag_s = Some(9.8);
         summary.replica_cancelled = Some(0);
         summary.replica_failed = Some(0);
+        summary.wal_bytes = Some(640);
     }
     run.replica = Some(crate::gate::checked::ReplicaRuns {
         blocker: "a report holding ACCESS SHARE on orders for 12 s on the hot standby".to_string(),
@@ -495,25 +496,25 @@ fn check_csv_and_json_get_the_replica_columns_with_replica_only() {
         "migration,verdict,strategy,role,blocks,within_budget,longest_stall_s,\
          zero_tps_seconds,worst_second_tps,lat_p99_ms,lat_max_ms,failed,ddl_tries,\
          ddl_outcome,done_after_s,broken,fix,replica_zero_tps_seconds,replica_longest_stall_s,\
-         replica_failed,replica_replay_waiting_s,replica_max_lag_s,replica_cancelled"
+         replica_failed,replica_replay_waiting_s,replica_max_lag_s,replica_cancelled,wal_bytes"
     );
     assert_eq!(lines.len(), 6, "{csv}");
     assert!(
         lines[1].starts_with("0002_add_note,fail,naive,deployed,"),
         "{csv}"
     );
-    assert!(lines[1].ends_with(",,,,,,"), "{csv}");
+    assert!(lines[1].ends_with(",,,,,,,"), "{csv}");
     assert!(
         lines[3].starts_with("0002_add_note,fail,naive,deployed-replica,reads_and_writes,false,"),
         "{csv}"
     );
-    assert!(lines[3].ends_with(",8,9,0,11,9.8,0"), "{csv}");
+    assert!(lines[3].ends_with(",8,9,0,11,9.8,0,640"), "{csv}");
     assert!(
         lines[4]
             .starts_with("0002_add_note,fail,retry,recommended-replica,reads_and_writes,false,"),
         "{csv}"
     );
-    assert_eq!(lines[5], "0003_notes,not_measured,,,,,,,,,,,,,,,,,,,,,");
+    assert_eq!(lines[5], "0003_notes,not_measured,,,,,,,,,,,,,,,,,,,,,,");
     let records: Vec<CheckRecord> = ::csv::Reader::from_reader(csv.as_bytes())
         .deserialize()
         .collect::<Result<_, _>>()
