@@ -28,6 +28,14 @@ const LOCK_WAITERS_LINE: RGBColor = RGBColor(148, 103, 189);
 /// The hot standby's lines: its clients' TPS beside the primary's (a load
 /// on both servers), its lock waiters, and the seconds its replay waited.
 const REPLICA_WAITERS_LINE: RGBColor = RGBColor(23, 190, 207);
+/// The standby's replay lag, thin, scaled so that the run's highest lag
+/// reaches 80% of the panel (the captions give the lag in seconds).
+const REPLAY_LAG_LINE: RGBColor = RGBColor(255, 127, 14);
+
+/// The replay lag's line style, in the panels and the key.
+fn replay_lag_style() -> ShapeStyle {
+    REPLAY_LAG_LINE.stroke_width(1)
+}
 
 /// Draws `timeline.png` to `path`: one panel per strategy, stacked up to 3 strategies and
 /// in a grid of 2 columns beyond (see [`timeline_size`](super::layout::timeline_size)), all
@@ -60,7 +68,7 @@ pub fn draw_timeline_with_bands(
 /// one), then the marks the run has.
 fn timeline_key(marks: RunMarks, replica: bool) -> Vec<(&'static str, KeySwatch)> {
     let mut key = vec![
-        ("transactions per second", KeySwatch::Line(TPS_LINE)),
+        ("TPS", KeySwatch::Line(TPS_LINE)),
         (
             "sessions waiting on a lock",
             KeySwatch::Line(LOCK_WAITERS_LINE),
@@ -68,6 +76,7 @@ fn timeline_key(marks: RunMarks, replica: bool) -> Vec<(&'static str, KeySwatch)
     ];
     if replica {
         key.push(("on the replica", KeySwatch::Line(REPLICA_WAITERS_LINE)));
+        key.push(("replay lag", KeySwatch::ThinLine(replay_lag_style())));
     }
     key.extend(marks.key());
     key
@@ -108,6 +117,7 @@ fn draw_timeline_png(
     // At least 8, so that a nearly idle run still gets whole-number ticks;
     // headroom above the highest second for the attempt bars.
     let y_top = max_tps * 1.25;
+    let lag_top_s = lag_axis_top_s(report);
     let max_waiters = report
         .strategies
         .iter()
@@ -134,7 +144,8 @@ fn draw_timeline_png(
                 .position(|other| other.strategy == strategy.strategy)
                 .and_then(|index| tps_bands.get(index))
                 .map_or(&[][..], Vec::as_slice);
-            draw_timeline_panel(strategy, band, &tps_part, duration_s, y_top)?;
+            let tops = (y_top, lag_top_s);
+            draw_timeline_panel(strategy, band, &tps_part, duration_s, tops)?;
             let lock_strip = match max_failed {
                 Some(max_failed) => {
                     let (failures_strip, lock_strip) =
@@ -149,14 +160,27 @@ fn draw_timeline_png(
     )
 }
 
+/// The top of the replay lag's scale, in seconds: a quarter above the
+/// highest lag of any strategy, 1 s at least; `None` without a standby.
+fn lag_axis_top_s(report: &RunReport) -> Option<f64> {
+    has_replica(report).then(|| {
+        let max_lag_s = (report.strategies.iter())
+            .flat_map(|strategy| strategy.seconds.iter())
+            .filter_map(|row| row.replica.map(|replica| replica.lag_s))
+            .fold(0.0, f64::max);
+        (max_lag_s * 1.25).max(1.0)
+    })
+}
+
 /// The TPS part of one strategy's panel: blocker shading, the repeats' band (if
-/// any), TPS, and a bar per DDL attempt near the top.
+/// any), TPS, and a bar per DDL attempt near the top; with a standby, its
+/// clients' TPS and its replay lag on a scale of its own up to `tops.1`.
 fn draw_timeline_panel(
     strategy: &StrategyReport,
     band: &[(f64, f64)],
     panel: &DrawingArea<BitMapBackend, Shift>,
     duration_s: f64,
-    y_top: f64,
+    (y_top, lag_top_s): (f64, Option<f64>),
 ) -> anyhow::Result<()> {
     let mut chart = ChartBuilder::on(panel)
         .margin_top(6)
@@ -166,7 +190,8 @@ fn draw_timeline_panel(
         .caption(panel_caption(strategy, !band.is_empty()), text_style(16))
         .x_label_area_size(28)
         .y_label_area_size(72)
-        .build_cartesian_2d(SecondsAxis::new(duration_s), 0.0..y_top)?;
+        .build_cartesian_2d(SecondsAxis::new(duration_s), 0.0..y_top)?
+        .set_secondary_coord(SecondsAxis::new(duration_s), 0.0..lag_top_s.unwrap_or(1.0));
     chart
         .configure_mesh()
         .light_line_style(WHITE.mix(0.0))
@@ -201,6 +226,11 @@ fn draw_timeline_panel(
             &replica_steps,
             REPLICA_WAITERS_LINE.stroke_width(2),
         ))?;
+    }
+
+    if lag_top_s.is_some() {
+        let lag_steps = step_points(strategy, |row| row.replica.map_or(0.0, |r| r.lag_s));
+        chart.draw_secondary_series(line_segments(&lag_steps, replay_lag_style()))?;
     }
 
     mark_attempts(
@@ -315,10 +345,7 @@ mod tests {
             .into_iter()
             .map(|(label, _)| label)
             .collect();
-        assert_eq!(
-            labels,
-            ["transactions per second", "sessions waiting on a lock"]
-        );
+        assert_eq!(labels, ["TPS", "sessions waiting on a lock"]);
         assert_eq!(
             timeline_key(RunMarks::of(&reference_report()), false).len(),
             6
@@ -414,6 +441,36 @@ mod tests {
         };
         assert!(cyan_pixels(0) > 500, "naive: {} pixels", cyan_pixels(0));
         assert_eq!(cyan_pixels(1), 0, "retry had no load on the replica");
+    }
+
+    #[test]
+    fn a_run_with_a_standby_draws_its_replay_lag_in_the_panel() {
+        let (_keep, dir) = output_dir();
+        let mut report = report_with_strategies(&["naive", "retry"]);
+        for (second, row) in report.strategies[0].seconds.iter_mut().enumerate() {
+            row.replica = Some(crate::metrics::replica::ReplicaRow {
+                lag_s: second as f64,
+                ..Default::default()
+            });
+        }
+        let path = dir.join("timeline-lag.png");
+        draw_timeline(&report, &path).unwrap();
+        let (width, _, pixels) = decode_rgb(&path);
+        let orange = [REPLAY_LAG_LINE.0, REPLAY_LAG_LINE.1, REPLAY_LAG_LINE.2];
+        let layout = TimelineLayout::new(2);
+        // Orange pixels in the upper half of a panel's TPS part.
+        let high_orange_pixels = |index: u32| {
+            let (left, top) = layout.panel_origin_px(index);
+            (top..top + TIMELINE_PANEL_HEIGHT_PX / 2)
+                .flat_map(|y| {
+                    (left..left + layout.column_width_px).map(move |x| (y * width + x) as usize)
+                })
+                .filter(|&pixel| pixels[pixel] == orange)
+                .count()
+        };
+        assert!(high_orange_pixels(0) > 50, "naive: {}", high_orange_pixels(0));
+        // retry had no standby figures: its lag line lies at 0.
+        assert_eq!(high_orange_pixels(1), 0);
     }
 
     #[test]
