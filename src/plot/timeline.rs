@@ -468,7 +468,11 @@ mod tests {
                 .filter(|&pixel| pixels[pixel] == orange)
                 .count()
         };
-        assert!(high_orange_pixels(0) > 50, "naive: {}", high_orange_pixels(0));
+        assert!(
+            high_orange_pixels(0) > 50,
+            "naive: {}",
+            high_orange_pixels(0)
+        );
         // retry had no standby figures: its lag line lies at 0.
         assert_eq!(high_orange_pixels(1), 0);
     }

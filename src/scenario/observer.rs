@@ -43,6 +43,27 @@ FROM pg_stat_activity
 WHERE application_name = $1 AND datname = current_database()
   AND backend_type = 'client backend'";
 
+/// The joins of a lock sample, shared with the replica observer's look: a
+/// session's lock wait (`w`, from the `locks` CTE) and the strongest lock it
+/// holds on a workload table (`h`), for each session `a`.
+macro_rules! lock_sample_joins {
+    () => {
+        "
+LEFT JOIN LATERAL (
+    SELECT * FROM locks WHERE locks.pid = a.pid AND NOT locks.granted LIMIT 1
+) w ON true
+LEFT JOIN LATERAL (
+    SELECT * FROM locks
+    WHERE locks.pid = a.pid AND locks.granted AND locks.on_workload_table
+    ORDER BY array_position(ARRAY['AccessShareLock', 'RowShareLock', 'RowExclusiveLock',
+        'ShareUpdateExclusiveLock', 'ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock',
+        'AccessExclusiveLock'], locks.mode) DESC
+    LIMIT 1
+) h ON true"
+    };
+}
+pub(super) use lock_sample_joins;
+
 /// One row per client session of this database (but the observer): what it
 /// waits for (if anything), the strongest lock it holds on a workload table,
 /// and who blocks it.
@@ -53,7 +74,8 @@ WHERE application_name = $1 AND datname = current_database()
 /// take their own locks, so a sample without a waiter reads
 /// `pg_stat_activity` alone (the one-time filter skips the `locks` scan).
 /// Nothing is lost: a sample keeps only waiters and their blockers.
-const SAMPLE_SQL: &str = "\
+const SAMPLE_SQL: &str = concat!(
+    "\
 WITH activity AS MATERIALIZED (
     SELECT a.pid, a.application_name, a.state, a.wait_event_type, a.wait_event
     FROM pg_stat_activity a
@@ -81,17 +103,9 @@ SELECT a.pid,
        h.mode, h.object,
        CASE WHEN w.pid IS NULL THEN '{}'::int4[] ELSE pg_blocking_pids(a.pid) END
 FROM activity a
-LEFT JOIN LATERAL (
-    SELECT * FROM locks WHERE locks.pid = a.pid AND NOT locks.granted LIMIT 1
-) w ON true
-LEFT JOIN LATERAL (
-    SELECT * FROM locks
-    WHERE locks.pid = a.pid AND locks.granted AND locks.on_workload_table
-    ORDER BY array_position(ARRAY['AccessShareLock', 'RowShareLock', 'RowExclusiveLock',
-        'ShareUpdateExclusiveLock', 'ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock',
-        'AccessExclusiveLock'], locks.mode) DESC
-    LIMIT 1
-) h ON true";
+",
+    lock_sample_joins!()
+);
 
 /// What the observer saw during one strategy.
 #[derive(Debug, Default)]

@@ -21,7 +21,9 @@ use tokio::sync::watch;
 use tokio_postgres::{Client, Row};
 
 use super::RunClock;
-use super::observer::{SampledSession, lock_moment, session_of, time_untimed_waits};
+use super::observer::{
+    SampledSession, lock_moment, lock_sample_joins, session_of, time_untimed_waits,
+};
 use crate::choices::Side;
 use crate::metrics::locks::WaitSightings;
 use crate::metrics::replica::{LagClock, ReplicaSample};
@@ -39,7 +41,8 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(200);
 /// `pg_locks` is read only when a session waits for a heavyweight lock (the
 /// one-time filter skips the `locks` scan otherwise, as the lock observer's
 /// does): reading it takes every lock-manager partition's lock.
-const LOOK_SQL: &str = "\
+const LOOK_SQL: &str = concat!(
+    "\
 WITH look AS MATERIALIZED (
     SELECT (pg_last_wal_receive_lsn() - '0/0'::pg_lsn)::int8 AS received,
            (pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::int8 AS replayed,
@@ -86,24 +89,17 @@ sessions AS (
                 ELSE pg_blocking_pids(a.pid) END AS blocked_by,
            a.is_startup
     FROM activity a
-    LEFT JOIN LATERAL (
-        SELECT * FROM locks WHERE locks.pid = a.pid AND NOT locks.granted LIMIT 1
-    ) w ON true
-    LEFT JOIN LATERAL (
-        SELECT * FROM locks
-        WHERE locks.pid = a.pid AND locks.granted AND locks.on_workload_table
-        ORDER BY array_position(ARRAY['AccessShareLock', 'RowShareLock', 'RowExclusiveLock',
-            'ShareUpdateExclusiveLock', 'ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock',
-            'AccessExclusiveLock'], locks.mode) DESC
-        LIMIT 1
-    ) h ON true
+",
+    lock_sample_joins!(),
+    "
     WHERE w.pid IS NOT NULL OR h.pid IS NOT NULL
 )
 SELECT s.pid, s.application_name, s.state, s.wait_event_type, s.wait_event,
        s.waiting_mode, s.waiting_object, s.waited_ms, s.holding_mode, s.holding_object,
        s.blocked_by, s.is_startup,
        look.received, look.replayed, look.conflicts
-FROM look LEFT JOIN sessions s ON true";
+FROM look LEFT JOIN sessions s ON true"
+);
 
 /// The column of [`LOOK_SQL`] after the session's: whether it is the startup process.
 const IS_STARTUP: usize = 11;
