@@ -24,6 +24,9 @@ use crate::metrics::{RunReport, SecondRow, StrategyReport};
 
 /// The p99 line (and, fainter, the max).
 const LATENCY_P99_LINE: RGBColor = RGBColor(217, 95, 2);
+/// The p99 of the standby's clients (a load on both servers), in the
+/// standby's colour of `timeline.png`.
+const REPLICA_P99_LINE: RGBColor = RGBColor(23, 190, 207);
 /// The p50 line.
 const LATENCY_P50_LINE: RGBColor = RGBColor(31, 119, 180);
 /// The mark of a second in which no transaction ended.
@@ -48,17 +51,29 @@ pub fn draw_latency_timeline(report: &RunReport, path: &Path) -> anyhow::Result<
 fn latency_timeline_key(
     seconds_without_latency: bool,
     marks: RunMarks,
+    replica_load: bool,
 ) -> Vec<(&'static str, KeySwatch)> {
     let mut key = vec![
-        ("p99 of the second", KeySwatch::Line(LATENCY_P99_LINE)),
+        ("p99", KeySwatch::Line(LATENCY_P99_LINE)),
         ("p50", KeySwatch::ThinLine(p50_style())),
         ("max", KeySwatch::ThinLine(max_style())),
     ];
+    if replica_load {
+        key.push(("replica p99", KeySwatch::Line(REPLICA_P99_LINE)));
+    }
     if seconds_without_latency {
         key.push(("no transaction ended", KeySwatch::Box(NO_TRANSACTIONS_MARK)));
     }
     key.extend(marks.key());
     key
+}
+
+/// Whether the load of `report` ran on both servers (its seconds have the
+/// standby's clients' figures).
+fn has_replica_load(report: &RunReport) -> bool {
+    (report.strategies.iter())
+        .flat_map(|strategy| &strategy.seconds)
+        .any(|row| row.replica_load.is_some())
 }
 
 /// Whether some second of `report` has no latency to draw (no transaction in it).
@@ -71,7 +86,11 @@ fn has_seconds_without_latency(report: &RunReport) -> bool {
 }
 
 fn draw_latency_timeline_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
-    let key = latency_timeline_key(has_seconds_without_latency(report), RunMarks::of(report));
+    let key = latency_timeline_key(
+        has_seconds_without_latency(report),
+        RunMarks::of(report),
+        has_replica_load(report),
+    );
     let duration_s = timeline_duration_s(report);
     let y_axis = latency_axis(report);
     let max_failed = max_failed_per_second(report);
@@ -114,7 +133,15 @@ fn latency_axis(report: &RunReport) -> LogAxis {
         .strategies
         .iter()
         .flat_map(|strategy| &strategy.seconds)
-        .flat_map(|row| [row.lat_p50_ms, row.lat_p99_ms, row.lat_max_ms]);
+        .flat_map(|row| {
+            let replica_p99_ms = row.replica_load.map_or(0.0, |load| load.lat_p99_ms);
+            [
+                row.lat_p50_ms,
+                row.lat_p99_ms,
+                row.lat_max_ms,
+                replica_p99_ms,
+            ]
+        });
     LogAxis::around(values, (0.0, 2.0))
 }
 
@@ -197,6 +224,10 @@ fn draw_latency_lines(
     for run in positive_step_runs(strategy, |row| row.lat_p99_ms) {
         chart.draw_series(line_segments(&run, LATENCY_P99_LINE.stroke_width(2)))?;
     }
+    let replica_p99_ms = |row: &SecondRow| row.replica_load.map_or(0.0, |load| load.lat_p99_ms);
+    for run in positive_step_runs(strategy, replica_p99_ms) {
+        chart.draw_series(line_segments(&run, REPLICA_P99_LINE.stroke_width(2)))?;
+    }
     Ok(())
 }
 
@@ -263,12 +294,17 @@ mod tests {
         let key = latency_timeline_key(
             has_seconds_without_latency(&load_only),
             RunMarks::of(&load_only),
+            false,
         );
         let labels: Vec<&str> = key.into_iter().map(|(label, _)| label).collect();
-        assert_eq!(labels, ["p99 of the second", "p50", "max"]);
+        assert_eq!(labels, ["p99", "p50", "max"]);
         // The sample run has seconds at 0 tps: their mark is in its key.
         let sample = reference_report();
-        let key = latency_timeline_key(has_seconds_without_latency(&sample), RunMarks::of(&sample));
+        let key = latency_timeline_key(
+            has_seconds_without_latency(&sample),
+            RunMarks::of(&sample),
+            false,
+        );
         assert_eq!(key.len(), 8);
     }
 
@@ -276,11 +312,38 @@ mod tests {
     fn the_key_fits_on_its_line() {
         register_embedded_font().unwrap();
         let width_px =
-            crate::plot::layout::key_width_px(&latency_timeline_key(true, RunMarks::ALL));
+            crate::plot::layout::key_width_px(&latency_timeline_key(true, RunMarks::ALL, true));
         assert!(
             width_px <= crate::plot::layout::TIMELINE_WIDTH_PX as i32 - 20,
             "{width_px} px"
         );
+    }
+
+    #[test]
+    fn a_load_on_both_servers_draws_the_replicas_p99_in_its_panel() {
+        let (_keep, dir) = output_dir();
+        let mut report = reference_report();
+        for row in &mut report.strategies[0].seconds {
+            row.replica_load = Some(crate::metrics::ReplicaLoadRow {
+                tps: 100,
+                lat_p99_ms: 5.0,
+                ..Default::default()
+            });
+        }
+        let path = dir.join("latency-timeline-both.png");
+        draw_latency_timeline(&report, &path).unwrap();
+        let (width, _, pixels) = decode_rgb(&path);
+        let cyan = [REPLICA_P99_LINE.0, REPLICA_P99_LINE.1, REPLICA_P99_LINE.2];
+        let layout = TimelineLayout::latency(2);
+        let cyan_pixels = |index: u32| {
+            let (_, top) = layout.panel_origin_px(index);
+            (top..top + LATENCY_TIMELINE_PANEL_HEIGHT_PX)
+                .flat_map(|y| (0..width).map(move |x| (y * width + x) as usize))
+                .filter(|&pixel| pixels[pixel] == cyan)
+                .count()
+        };
+        assert!(cyan_pixels(0) > 300, "naive: {}", cyan_pixels(0));
+        assert_eq!(cyan_pixels(1), 0, "retry had no load on the replica");
     }
 
     #[test]
