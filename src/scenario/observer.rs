@@ -43,6 +43,24 @@ FROM pg_stat_activity
 WHERE application_name = $1 AND datname = current_database()
   AND backend_type = 'client backend'";
 
+/// The rows of a lock sample's `locks` CTE after its own columns: the
+/// locked object's name, whether it is a workload table (a table on the
+/// search path), from `pg_locks` of live sessions. Shared with the replica
+/// observer's look.
+macro_rules! lock_rows {
+    () => {
+        "
+           coalesce(c.relname::text, l.locktype) AS object,
+           (c.relkind IN ('r', 'p') AND n.nspname = ANY (current_schemas(false))) AS on_workload_table
+    FROM pg_locks l
+    LEFT JOIN pg_class c ON c.oid = l.relation
+    LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE l.pid IS NOT NULL
+"
+    };
+}
+pub(super) use lock_rows;
+
 /// The joins of a lock sample, shared with the replica observer's look: a
 /// session's lock wait (`w`, from the `locks` CTE) and the strongest lock it
 /// holds on a workload table (`h`), for each session `a`.
@@ -84,13 +102,9 @@ WITH activity AS MATERIALIZED (
       AND a.backend_type = 'client backend'
 ),
 locks AS MATERIALIZED (
-    SELECT l.pid, l.mode, l.granted, l.locktype, l.waitstart,
-           coalesce(c.relname::text, l.locktype) AS object,
-           (c.relkind IN ('r', 'p') AND n.nspname = ANY (current_schemas(false))) AS on_workload_table
-    FROM pg_locks l
-    LEFT JOIN pg_class c ON c.oid = l.relation
-    LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE l.pid IS NOT NULL
+    SELECT l.pid, l.mode, l.granted, l.locktype, l.waitstart,",
+    lock_rows!(),
+    "\
       AND EXISTS (SELECT FROM activity WHERE wait_event_type = 'Lock' OR state IS NULL)
 )
 SELECT a.pid,

@@ -22,7 +22,7 @@ use tokio_postgres::{Client, Row};
 
 use super::RunClock;
 use super::observer::{
-    SampledSession, lock_moment, lock_sample_joins, session_of, time_untimed_waits,
+    SampledSession, lock_moment, lock_rows, lock_sample_joins, session_of, time_untimed_waits,
 };
 use crate::choices::Side;
 use crate::metrics::locks::WaitSightings;
@@ -60,13 +60,9 @@ activity AS MATERIALIZED (
            OR (a.backend_type = 'client backend' AND a.datname = current_database()))
 ),
 locks AS MATERIALIZED (
-    SELECT l.pid, l.mode, l.granted, l.locktype, l.database, l.relation, l.waitstart,
-           coalesce(c.relname::text, l.locktype) AS object,
-           (c.relkind IN ('r', 'p') AND n.nspname = ANY (current_schemas(false))) AS on_workload_table
-    FROM pg_locks l
-    LEFT JOIN pg_class c ON c.oid = l.relation
-    LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE l.pid IS NOT NULL
+    SELECT l.pid, l.mode, l.granted, l.locktype, l.database, l.relation, l.waitstart,",
+    lock_rows!(),
+    "\
       AND EXISTS (SELECT FROM activity
                   WHERE wait_event_type = 'Lock' OR (state IS NULL AND NOT is_startup))
 ),
