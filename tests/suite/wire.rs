@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use stallbench::pgwire::{ConnectError, WireConnection, WireError};
+use stallbench::pgwire::{ConnectError, Statement, WireConnection, WireError};
 use stallbench::server::Server;
 use tokio_postgres::error::SqlState;
 
@@ -101,10 +101,19 @@ async fn logins() {
             }
             other => panic!("{user}: a missing parameter was not reported: {other:?}"),
         }
+        // The session is the user's own: the server says so in the result.
+        let mut results = Vec::new();
         connection
-            .execute(&statement, &[user.to_string()])
+            .run_statement_for_rows(Statement::Prepared(&statement), [Some(user)], &mut results)
             .await
             .unwrap_or_else(|err| panic!("{user}: execute failed: {err}"));
+        let last_rows: Vec<&[Option<String>]> =
+            results.iter().map(|set| set.last_row.as_slice()).collect();
+        assert_eq!(
+            last_rows,
+            [[Some("t".to_string())].as_slice()],
+            "{user}: SELECT current_user = '{user}' did not answer true"
+        );
         connection.terminate().await;
     }
 
