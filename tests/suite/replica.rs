@@ -78,8 +78,18 @@ fn streams_and_stops(binaries: &ServerBinaries, method: CloneMethod) {
 
 #[test]
 fn a_standby_replays_what_the_primary_writes_and_goes_with_it() {
+    // The suite's binaries are a full installation (scripts/test installs
+    // Debian's postgresql), which has pg_basebackup: the standby is a base
+    // backup. The folder without it is the next test's.
     let binaries = server_binaries();
-    streams_and_stops(binaries, CloneMethod::for_bin_dir(&binaries.bin_dir));
+    let basebackup = binaries.bin_dir.join("pg_basebackup");
+    assert!(
+        basebackup.is_file(),
+        "{}: missing; the suite runs on a full PostgreSQL installation \
+         (scripts/test installs Debian's postgresql)",
+        basebackup.display()
+    );
+    streams_and_stops(binaries, CloneMethod::BaseBackup);
 }
 
 #[test]
@@ -99,7 +109,7 @@ fn binaries_without_pg_basebackup_clone_the_standby_by_a_cold_copy() {
     streams_and_stops(&binaries, CloneMethod::ColdCopy);
 }
 
-/// The lab on the standby, small: readers and a report (1 s to 5 s) on the
+/// The reference experiment on the standby, small: readers and a report (1 s to 5 s) on the
 /// standby, ADD COLUMN on the primary at 1.5 s; naive, retry and
 /// replica-aware (the report is 0.5 s old at the DDL's start, so its
 /// older_than is below that).
