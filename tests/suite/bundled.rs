@@ -1,5 +1,5 @@
 //! Every bundled workload runs end to end, as shipped (`add-column` and
-//! `pgbench`, the lab's 24 s run, on a 13 s clock), and passes its own CI
+//! `pgbench`, the reference experiment's 24 s run, on a 13 s clock), and passes its own CI
 //! expectations: the risky strategy reproduces its stall, the safe one
 //! avoids it. They run with `--db-url` on a new database of the shared
 //! server (the workload's setup runs there; a throwaway server's start is
@@ -16,6 +16,7 @@ use std::path::Path;
 
 use crate::common::*;
 use predicates::prelude::*;
+use stallbench::metrics::{DdlOutcome, Summary};
 
 /// Runs `compare WORKLOAD` as shipped, on a new database of the shared
 /// server, and checks that every expectation passed (exit 0).
@@ -84,10 +85,10 @@ fn attempts_csv(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("out/ddl_attempts.csv")).unwrap()
 }
 
-/// The lab's outage (add-column and pgbench hold its 24 s clock) on 13 s: the
+/// The reference experiment's outage (add-column and pgbench hold its 24 s clock) on 13 s: the
 /// report from 2 s to 10 s, the ALTER at 3 s, naive stalled about 6 s (its
 /// expectation: at least 5 seconds at zero), retry done at 10 s and 3 s left
-/// for its traffic to recover. The same shape on the lab's clock is the
+/// for its traffic to recover. The same shape on the reference experiment's clock is the
 /// README's example folder, `results/example/`.
 const OUTAGE_ON_13_S: [&str; 8] = [
     "--duration",
@@ -100,16 +101,37 @@ const OUTAGE_ON_13_S: [&str; 8] = [
     "3s",
 ];
 
+/// The figures of `strategy` in the run `dir` holds.
+fn summary_of(dir: &Path, strategy: &str) -> Summary {
+    let summaries: Vec<Summary> = read_records(&dir.join("out/summary.csv"));
+    summaries
+        .into_iter()
+        .find(|summary| summary.strategy == strategy)
+        .unwrap_or_else(|| panic!("no {strategy} row in {}", dir.display()))
+}
+
+/// The outage and its fix, pinned here rather than only in the workload's
+/// TOML (a looser expectation there must not pass this test): naive at zero
+/// for at least 5 whole seconds behind the 8 s report, retry never at zero
+/// and its ALTER applied.
+fn naive_stalls_and_retry_flows(dir: &Path) {
+    let naive = summary_of(dir, "naive");
+    let retry = summary_of(dir, "retry");
+    assert!(naive.zero_tps_seconds >= 5, "naive: {naive:?}");
+    assert_eq!(retry.zero_tps_seconds, 0, "retry: {retry:?}");
+    assert_eq!(retry.ddl_outcome, DdlOutcome::Ok, "retry: {retry:?}");
+}
+
 #[test]
 fn add_column() {
-    let _cpus = cpus_shared();
-    passes_its_expectations_with("add-column", &OUTAGE_ON_13_S);
+    let dir = passes_its_expectations_with("add-column", &OUTAGE_ON_13_S);
+    naive_stalls_and_retry_flows(dir.path());
 }
 
 #[test]
 fn pgbench() {
-    let _cpus = cpus_shared();
-    passes_its_expectations_with("pgbench", &OUTAGE_ON_13_S);
+    let dir = passes_its_expectations_with("pgbench", &OUTAGE_ON_13_S);
+    naive_stalls_and_retry_flows(dir.path());
 }
 
 #[test]
@@ -130,7 +152,17 @@ fn add_foreign_key() {
 
 #[test]
 fn set_not_null() {
-    passes_its_expectations("set-not-null");
+    let dir = passes_its_expectations("set-not-null");
+    // SET NOT NULL's scan under ACCESS EXCLUSIVE stops reads for at least
+    // 2 whole seconds; the CHECK ... NOT VALID path never does, and applies.
+    let naive = summary_of(dir.path(), "naive");
+    let not_valid = summary_of(dir.path(), "check-not-valid");
+    assert!(naive.zero_tps_seconds >= 2, "naive: {naive:?}");
+    assert_eq!(
+        not_valid.zero_tps_seconds, 0,
+        "check-not-valid: {not_valid:?}"
+    );
+    assert_eq!(not_valid.ddl_outcome, DdlOutcome::Ok, "{not_valid:?}");
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! Shared pieces of the integration tests. A new test that runs a scenario
 //! usually needs four of them:
 //!
-//! 1. **A workload**, built from [`workload::reference`] (the lab's outage on
+//! 1. **A workload**, built from [`workload::reference`] (the reference experiment's outage on
 //!    a 6 s clock) or the other builders in [`workload`], changed field by
 //!    field. Keep clocks short: the stall's shape is time-scaled, and a few
-//!    seconds show it; the lab's 24 s run is `tests/suite/bundled.rs`'s alone.
+//!    seconds show it; the reference experiment's 24 s run is `tests/suite/bundled.rs`'s alone.
 //! 2. **Where it runs.** [`ShortRun::on_shared_server`] gives the run a
 //!    database of its own on the test binary's one shared server
 //!    ([`shared::shared_server`]), with the workload's tables copied from a
@@ -72,16 +72,62 @@ use stallbench::workload::WorkloadFile;
 
 static CPUS: RwLock<()> = RwLock::new(());
 
+thread_local! {
+    /// Whether this thread holds [`CPUS`] already (shared or alone).
+    static HOLDS_CPUS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The test's hold on [`CPUS`], shared or alone; released on drop.
+pub struct CpuHold<G> {
+    _guard: G,
+}
+
+impl<G> Drop for CpuHold<G> {
+    fn drop(&mut self) {
+        HOLDS_CPUS.with(|holds| holds.set(false));
+    }
+}
+
+/// Marks this thread as holding [`CPUS`]. A second hold on one thread is a
+/// re-entrant read of a std `RwLock`, which may deadlock (or panic) when a
+/// `cpus_alone` writer queues between the two reads: it fails at once here,
+/// naming the fix, instead of hanging one run in fifty.
+fn mark_held() {
+    HOLDS_CPUS.with(|holds| {
+        assert!(
+            !holds.replace(true),
+            "this test takes the CPU lock twice (cpus_shared/cpus_alone): \
+             take it once per test path, in the test or in its helper, not both"
+        );
+    });
+}
+
+#[test]
+fn taking_the_cpu_lock_twice_on_one_thread_fails_at_once() {
+    let _cpus = cpus_shared();
+    let again = std::panic::catch_unwind(|| drop(cpus_shared())).unwrap_err();
+    let message = again
+        .downcast_ref::<&str>()
+        .expect("a panic with a message");
+    assert!(message.contains("takes the CPU lock twice"), "{message}");
+}
+
 /// For a test that may run beside the binary's other tests (libtest runs
 /// four at a time): its scenario's shape does not depend on having the CPUs.
-pub fn cpus_shared() -> RwLockReadGuard<'static, ()> {
-    CPUS.read().unwrap_or_else(PoisonError::into_inner)
+pub fn cpus_shared() -> CpuHold<RwLockReadGuard<'static, ()>> {
+    mark_held();
+    CpuHold {
+        _guard: CPUS.read().unwrap_or_else(PoisonError::into_inner),
+    }
 }
 
 /// For a test whose timing bounds (a schedule's lag, an exit within seconds)
 /// need the CPUs to itself: no other test of the binary runs meanwhile.
-pub fn cpus_alone() -> RwLockWriteGuard<'static, ()> {
-    CPUS.write().unwrap_or_else(PoisonError::into_inner)
+pub fn cpus_alone() -> CpuHold<RwLockWriteGuard<'static, ()>> {
+    mark_held();
+    CpuHold {
+        _guard: CPUS.write().unwrap_or_else(PoisonError::into_inner),
+    }
 }
 
 /// Fails (never skips) when the PostgreSQL server binaries are missing.
