@@ -117,6 +117,63 @@ fn a_folder_read_back_can_be_written_again() {
     assert!(!again.path().join("latency-naive.hgrm").exists());
 }
 
+/// Fails naming the file, the first line that differs (both versions) and
+/// how to make the committed examples anew, unless `rendered` is
+/// `committed` byte for byte.
+fn assert_renders_as_committed(example: &str, name: &str, committed: &[u8], rendered: &[u8]) {
+    if committed == rendered {
+        return;
+    }
+    let committed = String::from_utf8_lossy(committed);
+    let rendered = String::from_utf8_lossy(rendered);
+    let (mut old_lines, mut new_lines) = (committed.lines(), rendered.lines());
+    let mut line = 1;
+    let (old, new) = loop {
+        match (old_lines.next(), new_lines.next()) {
+            (Some(old), Some(new)) if old == new => line += 1,
+            (old, new) => {
+                break (
+                    old.unwrap_or("(end of file)"),
+                    new.unwrap_or("(end of file)"),
+                );
+            }
+        }
+    };
+    panic!(
+        "{example}/{name}: line {line} is not what this version renders from the folder\n\
+         committed: {old}\n\
+         rendered:  {new}\n\
+         A change of format that is meant needs the example folders made anew from real runs: \
+         scripts/regenerate-examples.sh (about 7 minutes), then commit results/example*/"
+    );
+}
+
+#[test]
+fn a_changed_example_file_is_named_with_its_first_differing_line() {
+    let failure = std::panic::catch_unwind(|| {
+        assert_renders_as_committed(
+            "results/example",
+            "summary.csv",
+            b"a,b\n1,2\n",
+            b"a,b\n1,3\n",
+        )
+    })
+    .unwrap_err();
+    let message = failure.downcast_ref::<String>().unwrap();
+    assert!(
+        message.starts_with("results/example/summary.csv: line 2 "),
+        "{message}"
+    );
+    assert!(
+        message.contains("committed: 1,2\nrendered:  1,3\n"),
+        "{message}"
+    );
+    assert!(
+        message.contains("scripts/regenerate-examples.sh"),
+        "{message}"
+    );
+}
+
 #[test]
 fn the_example_folders_render_again_byte_for_byte() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -143,11 +200,7 @@ fn the_example_folders_render_again_byte_for_byte() {
     let workload = &reports[0].workload;
     for file in crate::export::sweep::render(&sweep, workload, &again).unwrap() {
         let original = std::fs::read(sweep_dir.join(&file.name)).unwrap();
-        assert!(
-            original == file.bytes,
-            "results/example-sweep/{}",
-            file.name
-        );
+        assert_renders_as_committed("results/example-sweep", &file.name, &original, &file.bytes);
     }
     for value in &sweep.values {
         examples.push(format!("results/example-sweep/{}", sweep.folder(value)));
@@ -165,7 +218,7 @@ fn the_example_folders_render_again_byte_for_byte() {
         for exporter in exporters {
             for file in exporter.render(&report).unwrap() {
                 let original = std::fs::read(dir.join(&file.name)).unwrap();
-                assert!(original == file.bytes, "{example}/{}", file.name);
+                assert_renders_as_committed(example, &file.name, &original, &file.bytes);
             }
         }
     }
