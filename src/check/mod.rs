@@ -1,4 +1,4 @@
-//! `stallbench check DIR`: the migration gate (issue 27). Each new migration
+//! `stallbench check DIR`: the migration gate. Each new migration
 //! of a project's migrations folder is traced (the locks each statement
 //! takes, rewrites, scans) and measured under traffic, the way it is
 //! deployed and the recommended way, with the same Database, Scenario,

@@ -1,4 +1,4 @@
-//! The migration gate's stage (issue 27): what `check` found for each
+//! The migration gate's stage: what `check` found for each
 //! migration, and the judging of it against the budgets. Plain data and
 //! pure functions (save `sizes`' read of `--production-url`'s statistics);
 //! the `check` front door fills these in, `export::check_report` renders them.

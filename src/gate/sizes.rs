@@ -1,4 +1,4 @@
-//! Production sizes (issue 32): the rows each table holds where the
+//! Production sizes: the rows each table holds where the
 //! migration will really run, and what a statement that reads or rewrites a
 //! whole table under a lock that blocks traffic would hold there.
 //!

@@ -4,7 +4,7 @@
 //! Tokio's timer wheel has millisecond resolution and rounds a deadline up,
 //! so a worker that sleeps until an arrival wakes up to a millisecond late;
 //! since open-loop latency counts from the scheduled instant, that lateness
-//! would be reported as the database's slowness (issue 14). Instead each
+//! would be reported as the database's slowness. Instead each
 //! open-loop worker owns one Linux `timerfd` on `CLOCK_MONOTONIC` (the clock
 //! of `std::time::Instant`), registered with the load runtime's epoll
 //! reactor: the kernel's high-resolution timer makes the descriptor readable

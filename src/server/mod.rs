@@ -9,7 +9,7 @@
 //! run ([`leftovers`]).
 //!
 //! Its logging collector writes every message twice into the server's folder:
-//! as readable text (`server.log`, with the reference lab's settings, copied to
+//! as readable text (`server.log`, with the reference experiment's settings, copied to
 //! the results folder for people) and as data for `serverlog` to read (jsonlog
 //! where the server has it, PostgreSQL 15 and later, else csvlog). What the
 //! postmaster says before the collector takes over, such as why it could not

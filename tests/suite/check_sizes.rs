@@ -1,4 +1,4 @@
-//! `check` at production sizes (issue 32): a table rewrite that takes
+//! `check` at production sizes: a table rewrite that takes
 //! milliseconds on the generated rows holds ACCESS EXCLUSIVE for minutes at
 //! the size `--table-rows` gives, which no strategy shortens, so it fails
 //! for `retry` too; a migration that creates a table and changes two others

@@ -212,7 +212,7 @@ fn a_failed_setup_leaves_no_server_and_no_temp_folder() {
         .code(2)
         .stderr(predicate::str::contains("setup SQL failed"))
         .stderr(predicate::str::contains("no_such_table"));
-    // Nothing was measured: the run removes the folder it made (issue 22); the
+    // Nothing was measured: the run removes the folder it made; the
     // server's message is in the error.
     assert!(
         !run.out.exists(),

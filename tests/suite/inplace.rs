@@ -1,6 +1,6 @@
 //! `--in-place` against a server set up like a managed one (TLS only, a
 //! non-superuser `app` owning `public.orders`): the naive ALTER on the user's
-//! own table stalls the load as in the lab while retry does not, and the table
+//! own table stalls the load as in the reference experiment while retry does not, and the table
 //! has exactly its columns and rows afterwards (each step is rolled back); a
 //! step that cannot be rolled back, or `--apply` without reset SQL, is refused
 //! before anything runs; `--apply` commits.

@@ -1,4 +1,4 @@
-//! Rank on signal, not on noise (issue 26): two identical copies of one
+//! Rank on signal, not on noise: two identical copies of one
 //! retry strategy tie with repeats (their ranges overlap), while naive, which
 //! stalls, ranks last and ties nothing, with repeats and without; a sweep of retry's lock_timeout writes a folder per value,
 //! sweep.csv and sweep.png, and a lock_timeout longer than the report's hold

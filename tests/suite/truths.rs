@@ -1,4 +1,4 @@
-//! Small truths (issue 22, item 8): each line stallbench prints says what is
+//! Small truths: each line stallbench prints says what is
 //! so. The runs are short and on the shared server; each test states the
 //! message it checks.
 

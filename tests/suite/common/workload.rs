@@ -4,7 +4,7 @@
 //! (`workload.load.duration = "4s".into()`), and a new key of the file model
 //! is one edit here.
 //!
-//! [`reference`] is the lab's outage on a 6 s clock; the lab's own 24 s run
+//! [`reference`] is the reference experiment's outage on a 6 s clock; the reference experiment's own 24 s run
 //! is the bundled `add-column`, which `tests/suite/bundled.rs` runs.
 
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use stallbench::workload::{
     BackoffFile, BlockerFile, DdlFile, LoadFile, ScriptFile, StrategyFile, WorkloadFile,
 };
 
-/// The lab's tables: 1,000 customers and 200,000 orders with an index on `customer_id`.
+/// The reference experiment's tables: 1,000 customers and 200,000 orders with an index on `customer_id`.
 pub const REFERENCE_TABLES: &str = "\
 CREATE TABLE customers (id int PRIMARY KEY, name text NOT NULL);
 CREATE TABLE orders (
@@ -28,7 +28,7 @@ ANALYZE customers;
 ANALYZE orders;
 ";
 
-/// The lab's read: the orders of a random customer.
+/// The reference experiment's read: the orders of a random customer.
 pub const READ_ORDER: &str = "\
 \\set c random(1, 1000)
 SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;
@@ -70,7 +70,7 @@ ANALYZE orders;
     )
 }
 
-/// The lab's outage on a 6 s clock: 4 clients read orders; a report holds the
+/// The reference experiment's outage on a 6 s clock: 4 clients read orders; a report holds the
 /// table from 1 s to 5 s; the ALTER starts at 1.5 s. naive waits about 3.5 s,
 /// and its readers with it (seconds 2, 3 and 4 have no transaction); retry
 /// (500 ms tries, 1 s then 2 s apart) times out at 2 s and 3.5 s and gets the
@@ -92,7 +92,7 @@ pub fn reference() -> WorkloadFile {
 }
 
 /// [`reference`] on a table of 20,000 orders, for a test whose subject is not
-/// the data (a server's start and stop, signals, output): loading the lab's
+/// the data (a server's start and stop, signals, output): loading the reference experiment's
 /// 200,000 rows into a server of the harness's own would only cost time.
 pub fn small_reference() -> WorkloadFile {
     let mut workload = reference();
