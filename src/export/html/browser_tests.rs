@@ -5,9 +5,12 @@
 //! it caught, the requests it made, the charts that drew nothing, the
 //! readout, where every synchronised chart's cursor went.
 //!
-//! chromium comes from `.ci/run` (`apt-get install chromium`); without it
-//! these tests fail with the command that installs it (never skipped).
-//! `STALLBENCH_CHROMIUM` names another binary.
+//! They are the unit tier's only tests that need more than the crate: they
+//! are marked `#[ignore]` so that `cargo test --lib` needs no browser, and
+//! `scripts/test` (the README's test command, which CI runs) runs them with
+//! `--include-ignored` after installing chromium; without chromium they fail
+//! with the command that installs it. `STALLBENCH_CHROMIUM` names another
+//! binary.
 
 use std::io::Read as _;
 use std::os::unix::process::CommandExt as _;
@@ -138,6 +141,7 @@ fn dump_dom(profile: &Path, url: &str) -> String {
 }
 
 #[test]
+#[ignore = "opens chromium; scripts/test runs it (cargo test -- --include-ignored)"]
 fn the_example_page_draws_every_chart_and_reads_naive_second_10() {
     let seen = open(&example_page(), "naive:10");
     assert_eq!(seen.errors, Vec::<String>::new(), "{seen:?}");
@@ -164,6 +168,7 @@ fn the_example_page_draws_every_chart_and_reads_naive_second_10() {
 }
 
 #[test]
+#[ignore = "opens chromium; scripts/test runs it (cargo test -- --include-ignored)"]
 fn the_replica_example_page_draws_the_standby_and_reads_it_in_retry_second_10() {
     let page = super::tests::example_page_of("results/example-replica");
     let seen = open(&page, "retry:10");
@@ -186,6 +191,7 @@ fn the_replica_example_page_draws_the_standby_and_reads_it_in_retry_second_10() 
 }
 
 #[test]
+#[ignore = "opens chromium; scripts/test runs it (cargo test -- --include-ignored)"]
 fn a_hostile_page_runs_none_of_its_text_and_shows_it() {
     let text = HOSTILE.join(" ");
     let report = hostile_report(&text);
