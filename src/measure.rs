@@ -266,7 +266,7 @@ pub async fn measure_strategy(
         replica_log_start,
         &mut measured,
     ));
-    let after_run = scenario::AfterRun {
+    let server_notes = scenario::ServerNotes {
         lock_trace,
         server_log,
         invalid_indexes,
@@ -286,7 +286,7 @@ pub async fn measure_strategy(
     let partial = interrupted
         .as_ref()
         .map(|_| stop::partial(config, &strategy.name, &measured));
-    let mut report = scenario::assemble_report(&strategy.name, repeat, measured, after_run);
+    let mut report = scenario::assemble_report(&strategy.name, repeat, measured, server_notes);
     report.summary.invalid = invalid.unwrap_or_default();
     Ok(MeasuredStrategy {
         report,

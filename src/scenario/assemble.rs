@@ -81,7 +81,7 @@ pub struct PoolMeasured {
 /// What the server tells about a run outside its clock: the lock trace taken
 /// before it, and what is read after the wind-down, before the report is assembled.
 #[derive(Debug, Clone, Default)]
-pub struct AfterRun {
+pub struct ServerNotes {
     /// The DDL's lock trace, taken on the quiet server before the run.
     pub lock_trace: Vec<crate::metrics::lock_trace::TracedStatement>,
     /// Sentences from the throwaway server's log about this run (empty on `--db-url`).
@@ -96,7 +96,7 @@ pub fn assemble_report(
     strategy: &str,
     repeat: u32,
     measured: Measured,
-    after_run: AfterRun,
+    server_notes: ServerNotes,
 ) -> StrategyReport {
     let measured = match measured.interrupted {
         Some(_) => whole_seconds_only(measured),
@@ -145,7 +145,7 @@ pub fn assemble_report(
         repeat,
         lost_connections: measured.lost_connections,
         blocker_error: measured.blocker.and_then(|result| result.error),
-        invalid_indexes: after_run.invalid_indexes,
+        invalid_indexes: server_notes.invalid_indexes,
         reconnect_failures: measured.recorder.reconnect_failures(),
         max_disconnected_ms: measured.recorder.max_disconnected_ms(),
         interrupted: measured.interrupted.clone(),
@@ -178,7 +178,7 @@ pub fn assemble_report(
             per_second: measured.lock_per_second,
             samples: lock_samples,
             worst: lock_worst,
-            server_log: after_run.server_log,
+            server_log: server_notes.server_log,
             observer_gaps: measured.observer_gaps,
         },
         intervals: LatencyIntervals {
@@ -188,7 +188,7 @@ pub fn assemble_report(
             db,
         },
         failures,
-        lock_trace: after_run.lock_trace,
+        lock_trace: server_notes.lock_trace,
     }
 }
 
@@ -302,12 +302,12 @@ mod tests {
             error: Some("canceling statement due to user request (57014)".to_string()),
         };
         let attempts = vec![test_attempt(1, 1.5, 2.75, AttemptOutcome::Ok)];
-        let after_run = AfterRun {
+        let server_notes = ServerNotes {
             server_log: vec!["ddl waited 1.0 s for report".to_string()],
             invalid_indexes: vec!["orders_a_idx".to_string(), "orders_b_idx".to_string()],
-            ..AfterRun::default()
+            ..ServerNotes::default()
         };
-        let report = assemble_report("naive", 1, measured(Some(blocker), attempts), after_run);
+        let report = assemble_report("naive", 1, measured(Some(blocker), attempts), server_notes);
 
         assert_eq!(report.strategy, "naive");
         let tps: Vec<u64> = report.seconds.iter().map(|row| row.tps).collect();
@@ -356,7 +356,7 @@ mod tests {
             replica_recorder: Some(recorder(&[0, 1], 3_000)),
             ..measured(None, vec![test_attempt(1, 1.5, 1.6, AttemptOutcome::Ok)])
         };
-        let report = assemble_report("retry", 1, both, AfterRun::default());
+        let report = assemble_report("retry", 1, both, ServerNotes::default());
 
         let primary: Vec<u64> = report.seconds.iter().map(|row| row.tps).collect();
         assert_eq!(primary, [1, 1, 0, 1]);
@@ -388,7 +388,12 @@ mod tests {
         assert_eq!(figures.zero_tps_seconds, 2);
         assert_eq!(figures.transactions, 2);
 
-        let alone = assemble_report("retry", 1, measured(None, Vec::new()), AfterRun::default());
+        let alone = assemble_report(
+            "retry",
+            1,
+            measured(None, Vec::new()),
+            ServerNotes::default(),
+        );
         assert!(alone.seconds.iter().all(|row| row.replica_load.is_none()));
         assert_eq!(alone.summary.replica_zero_tps_seconds, None);
         assert!(!crate::metrics::ranking::run_figures(&alone).judged_on_replica);
@@ -407,13 +412,18 @@ mod tests {
             "retry",
             1,
             measured(Some(blocker), Vec::new()),
-            AfterRun::default(),
+            ServerNotes::default(),
         );
         assert_eq!(with_blocker.summary.blocker_outcome, "ok");
         assert_eq!(with_blocker.summary.invalid_indexes, "");
         assert!(with_blocker.locks.server_log.is_empty());
 
-        let without = assemble_report("load", 1, measured(None, Vec::new()), AfterRun::default());
+        let without = assemble_report(
+            "load",
+            1,
+            measured(None, Vec::new()),
+            ServerNotes::default(),
+        );
         assert_eq!(without.summary.blocker_outcome, "none");
         assert!(without.blocker.is_none());
         assert!(without.seconds.iter().all(|row| !row.blocker_active));
@@ -434,7 +444,7 @@ mod tests {
             poll(2.4, DdlActivity::Running),
             poll(2.8, DdlActivity::Running),
         ]);
-        let report = assemble_report("naive", 1, observed, AfterRun::default());
+        let report = assemble_report("naive", 1, observed, ServerNotes::default());
         let timed_out = report.attempts[0].lock.unwrap();
         assert_eq!(timed_out.granted_s, None);
         assert!((timed_out.wait_ms - 500.0).abs() < 1e-6);
@@ -443,7 +453,8 @@ mod tests {
         assert!((done.wait_ms - 400.0).abs() < 1e-6);
         assert!((done.held_ms - 600.0).abs() < 1e-6);
 
-        let unobserved = assemble_report("naive", 1, measured(None, attempts), AfterRun::default());
+        let unobserved =
+            assemble_report("naive", 1, measured(None, attempts), ServerNotes::default());
         assert!(unobserved.attempts.iter().all(|a| a.lock.is_none()));
     }
 
@@ -475,7 +486,7 @@ mod tests {
         interrupted.lock_samples = vec![lock_sample(2.8), lock_sample(3.2)];
         interrupted.lock_worst = vec![lock_sample(3.2)];
         interrupted.interrupted = Some("Ctrl-C (SIGINT)".to_string());
-        let report = assemble_report("naive", 1, interrupted, AfterRun::default());
+        let report = assemble_report("naive", 1, interrupted, ServerNotes::default());
 
         assert_eq!(report.seconds.len(), 3);
         assert_eq!(report.locks.per_second.len(), 3);
@@ -507,7 +518,7 @@ mod tests {
         observed.lock_samples = vec![lock_sample(1.0)];
         observed.lock_worst = vec![lock_sample(1.0)];
         observed.replica_samples = Some(vec![look(0.5), look(2.5)]);
-        let report = assemble_report("naive", 1, observed, AfterRun::default());
+        let report = assemble_report("naive", 1, observed, ServerNotes::default());
         let servers: Vec<(f64, Side)> = (report.locks.samples.iter())
             .map(|sample| (sample.t_s, sample.server))
             .collect();

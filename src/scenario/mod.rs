@@ -29,7 +29,7 @@ pub mod replica_observer;
 pub mod txn;
 pub mod validity;
 
-pub use assemble::{AfterRun, Measured, assemble_report};
+pub use assemble::{Measured, ServerNotes, assemble_report};
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
