@@ -115,7 +115,8 @@ pub struct CheckArgs {
     /// The last N migrations are the new ones [default: 1, without --since or --git-base].
     #[arg(long = "new", value_name = "N", conflicts_with_all = ["since", "git_base"])]
     pub new: Option<usize>,
-    /// The migrations after this file are the new ones.
+    /// This migration and every one after it are the new ones: its file or folder name
+    /// (0005_index.sql), its path, or its version (5).
     #[arg(long, value_name = "FILE", conflicts_with = "git_base")]
     pub since: Option<PathBuf>,
     /// The migrations added or changed since this git revision are the new ones (git diff --name-only).

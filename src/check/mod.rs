@@ -43,8 +43,19 @@ use crate::gate::verdict::MigrationVerdict;
 /// desktop's opener on it); exit code 3 when a migration breaks a budget as
 /// deployed, else 0.
 pub fn check(config: &CheckConfig, open: bool) -> Result<i32, Error> {
-    let result = stop::on_runtime(run_until_stopped(config, stop::stop_signal()))?;
-    let report = CheckReport::new(config, result?);
+    let existed = config.out_dir.exists();
+    let result = stop::on_runtime(run_until_stopped(config, stop::stop_signal()));
+    let run = match result.and_then(|run| run) {
+        Ok(run) => run,
+        Err(error) => {
+            // The results folder made for this check, still empty: nothing to keep.
+            if !existed {
+                let _ = std::fs::remove_dir(&config.out_dir);
+            }
+            return Err(error);
+        }
+    };
+    let report = CheckReport::new(config, run);
     write_report(config, &report)?;
     crate::opener::name_the_page(&config.out_dir, open)?;
     Ok(report.exit_code())

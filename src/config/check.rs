@@ -322,6 +322,16 @@ fn parse_data(args: &CheckArgs) -> Result<Data, Error> {
     Ok(Data::Rows(counts))
 }
 
+impl RowCounts {
+    /// The rows asked for `table` (`orders` or `public.orders`): its own
+    /// count, else the count for every table.
+    pub fn of(&self, table: &str) -> u64 {
+        (self.tables.iter())
+            .find(|(given, _)| crate::gate::sizes::same_table(given, table))
+            .map_or(self.every_table, |(_, rows)| *rows)
+    }
+}
+
 impl LoadChoice {
     /// A workload file's `[load] clients`, the default of `--clients`.
     fn file_clients(&self) -> Option<u32> {
@@ -570,6 +580,28 @@ mod tests {
         assert!(parsed(&["--load", write]).is_ok());
         assert!(parsed(&["--replica", "--load", read]).unwrap().replica);
         assert!(!parsed(&[]).unwrap().replica);
+    }
+
+    /// `--since FILE` makes FILE itself new (the migrations tests check the
+    /// split), and its help says so.
+    #[test]
+    fn the_help_of_since_says_the_file_itself_is_new() {
+        let help = <crate::cli::Cli as clap::CommandFactory>::command()
+            .find_subcommand_mut("check")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let since = &help[help.find("--since <FILE>").unwrap()..];
+        let since = since.split("\n\n").next().unwrap().split_whitespace();
+        let words = since.collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains("This migration and every one after it are the new ones"),
+            "{words}"
+        );
+        assert_eq!(
+            parsed(&["--since", "0005_index.sql"]).unwrap().selection,
+            Selection::Since(PathBuf::from("0005_index.sql"))
+        );
     }
 
     #[test]

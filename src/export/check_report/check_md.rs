@@ -13,7 +13,7 @@ use crate::export::ci::comment_marker;
 use crate::export::format::{format_bytes, format_ms, format_thousands, trim_number};
 use crate::export::markdown::{render_table, table_cell};
 use crate::export::table::{Align, Table};
-use crate::gate::checked::{CheckedMigration, Outcome};
+use crate::gate::checked::{CheckedMigration, Outcome, Unordered};
 use crate::gate::verdict::{Judged, MigrationVerdict};
 use crate::metrics::lock_trace::{
     Blocks, LockMode, RelationKind, TracedLock, TracedStatement, held_before,
@@ -33,32 +33,143 @@ pub fn check_md(report: &CheckReport) -> OutputFile {
     }
 }
 
-/// `pr-comment.md`: what a CI step posts on the pull request, `check.md`
-/// after the marker line (`<!-- stallbench:check/<folder> -->`) by which
-/// the step finds its earlier comment to update.
+/// The longest `pr-comment.md`, in bytes (so in characters too): under
+/// GitHub's 65,536 characters for a comment, with room for what a CI step adds.
+pub const PR_COMMENT_MAX: usize = 60_000;
+
+/// The part of [`PR_COMMENT_MAX`] kept for the list of the migrations whose
+/// sections do not fit, and the closing lines.
+const LEFT_OUT_ROOM: usize = 6_000;
+
+/// `pr-comment.md`: what a CI step posts on the pull request, after the
+/// marker line (`<!-- stallbench:check/<folder> -->`) by which the step
+/// finds its earlier comment to update: `check.md`'s verdict and
+/// introduction, then the migrations' sections worst first (failed, no
+/// result, flagged, then the others) as many as fit in [`PR_COMMENT_MAX`];
+/// the others are listed by name, and check.md and report.html have them all.
 pub fn pr_comment(report: &CheckReport) -> OutputFile {
-    let marker = comment_marker(&format!("check/{}", report.dir.display()));
-    let page = report.out_dir.join(REPORT_HTML);
     OutputFile {
         name: PR_COMMENT_MD.to_string(),
-        bytes: format!(
-            "{marker}\n{}Open `{}` in this job's artifacts: this report with each measured \
-             migration's runs, second by second.\n",
-            check_text(report),
-            page.display()
-        )
-        .into_bytes(),
+        bytes: pr_comment_text(report, PR_COMMENT_MAX).into_bytes(),
     }
+}
+
+/// The text of `pr-comment.md`, at most `max_bytes` long.
+fn pr_comment_text(report: &CheckReport, max_bytes: usize) -> String {
+    let marker = comment_marker(&format!("check/{}", report.dir.display()));
+    let page = report.out_dir.join(REPORT_HTML);
+    let check_md = report.out_dir.join(CHECK_MD);
+    let mut text = format!("{marker}\n{}\n\n{}", report.verdict_line(), intro(report));
+    if let Some(unordered) = &report.unordered {
+        text.push_str(&unordered_section(unordered));
+    }
+    let mut worst_first: Vec<&(CheckedMigration, Judged)> = report.migrations.iter().collect();
+    worst_first.sort_by_key(|(_, judged)| severity(judged.verdict));
+    let mut left_out: Vec<&(CheckedMigration, Judged)> = Vec::new();
+    for migration in worst_first {
+        let (checked, judged) = migration;
+        let section = migration_section(report, checked, judged);
+        let fits = text.len() + section.len() + LEFT_OUT_ROOM <= max_bytes;
+        match left_out.is_empty() && fits {
+            true => text.push_str(&section),
+            false => left_out.push(migration),
+        }
+    }
+    if !left_out.is_empty() {
+        text.push_str(&left_out_list(&left_out, &check_md, &page));
+    }
+    let _ = writeln!(
+        text,
+        "Open `{}` in this job's artifacts: this report with each measured migration's runs, \
+         second by second.",
+        page.display()
+    );
+    cut_to(text, max_bytes)
+}
+
+/// The order of the PR comment's sections: failed, no result, flagged, then the others.
+fn severity(verdict: MigrationVerdict) -> u8 {
+    match verdict {
+        MigrationVerdict::Fail => 0,
+        MigrationVerdict::Invalid => 1,
+        MigrationVerdict::Flagged => 2,
+        MigrationVerdict::Pass | MigrationVerdict::NotMeasured => 3,
+    }
+}
+
+/// The migrations whose sections did not fit in the PR comment, one line
+/// each while they fit in [`LEFT_OUT_ROOM`], and where to read them.
+fn left_out_list(
+    left_out: &[&(CheckedMigration, Judged)],
+    check_md: &std::path::Path,
+    page: &std::path::Path,
+) -> String {
+    let mut text = format!(
+        "## {} more migration{}\n\nA pull request comment holds at most {} characters, so \
+         {} here by name only, worst first; `{}` and `{}` in this job's artifacts have every \
+         section.\n\n",
+        left_out.len(),
+        if left_out.len() == 1 { "" } else { "s" },
+        format_thousands(PR_COMMENT_MAX as u64),
+        if left_out.len() == 1 {
+            "it is"
+        } else {
+            "they are"
+        },
+        check_md.display(),
+        page.display()
+    );
+    let room = LEFT_OUT_ROOM - 1_000;
+    for (index, (checked, judged)) in left_out.iter().enumerate() {
+        let line = format!(
+            "- {}: {}\n",
+            table_cell(&checked.migration.name),
+            judged.verdict.words()
+        );
+        if text.len() + line.len() > room {
+            let _ = writeln!(text, "- and {} more", left_out.len() - index);
+            break;
+        }
+        text.push_str(&line);
+    }
+    text.push('\n');
+    text
+}
+
+/// `text` cut at its last line end within `max_bytes`, saying so, when longer.
+fn cut_to(text: String, max_bytes: usize) -> String {
+    const CUT: &str = "\n(cut here: the comment reached its size limit; check.md has the rest)\n";
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let mut end = max_bytes - CUT.len();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = text[..end].rfind('\n').unwrap_or(end);
+    format!("{}{CUT}", &text[..end])
 }
 
 /// The whole text of `check.md`.
 pub fn check_text(report: &CheckReport) -> String {
     let mut text = format!("{}\n\n", report.verdict_line());
     text.push_str(&intro(report));
+    if let Some(unordered) = &report.unordered {
+        text.push_str(&unordered_section(unordered));
+    }
     for (checked, judged) in &report.migrations {
         text.push_str(&migration_section(report, checked, judged));
     }
     text
+}
+
+/// The section of migrations the tool would not apply after the others.
+fn unordered_section(unordered: &Unordered) -> String {
+    format!(
+        "## {}: **FAIL**\n\nNot applied as the tool would deploy it: {}.\n\n",
+        table_cell(&unordered.migrations.join(", ")),
+        table_cell(&unordered.reason)
+    )
 }
 
 /// The heading and what was done to every migration, before the sections.
@@ -69,6 +180,20 @@ pub(super) fn intro(report: &CheckReport) -> String {
         "# stallbench check: {}\n",
         table_cell(&report.dir.display().to_string())
     );
+    if report.unordered.is_some() {
+        let _ = writeln!(
+            text,
+            "Nothing was run: the check applies the earlier migrations, then the new ones, as \
+             the tool deploys them, and the tool would not apply the new ones so.\n"
+        );
+        for note in &report.notes {
+            let _ = writeln!(text, "- {}", table_cell(note));
+        }
+        if !report.notes.is_empty() {
+            text.push('\n');
+        }
+        return text;
+    }
     let runs = match report.measure {
         Measure::None => "traced and judged from its trace alone (--trace-only)".to_string(),
         measure => format!(
@@ -105,7 +230,13 @@ pub(super) fn intro(report: &CheckReport) -> String {
     for unfilled in &report.unfilled {
         let _ = writeln!(text, "- not filled: {}", table_cell(unfilled));
     }
-    if !report.unfilled.is_empty() {
+    for fewer in &report.fewer_rows {
+        let _ = writeln!(text, "- fewer rows: {}", table_cell(fewer));
+    }
+    for note in &report.notes {
+        let _ = writeln!(text, "- {}", table_cell(note));
+    }
+    if !(report.unfilled.is_empty() && report.fewer_rows.is_empty() && report.notes.is_empty()) {
         text.push('\n');
     }
     text
@@ -194,10 +325,16 @@ pub(super) fn migration_section(
     match &checked.outcome {
         Outcome::NoResult(_) => {}
         Outcome::Traced(flags) => {
+            // The reason says it was not run (judged from its trace alone): once.
             let _ = writeln!(
                 text,
-                "Not run under traffic: {}.\n",
-                judged.not_measured.as_deref().unwrap_or_default()
+                "{}.\n",
+                capitalized(
+                    judged
+                        .not_measured
+                        .as_deref()
+                        .unwrap_or("not run under traffic")
+                )
             );
             for flag in flags {
                 let _ = writeln!(text, "- Flagged: {}.", table_cell(flag));
@@ -517,6 +654,14 @@ fn shortened(sql: &str) -> String {
     }
 }
 
+/// `text` with its first letter in capitals.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or(String::new(), |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
 fn listed(names: Vec<&str>) -> String {
     match names.is_empty() {
         true => "no".to_string(),
@@ -615,6 +760,85 @@ mod tests {
         ] {
             assert!(table.contains(row), "{row}\n{table}");
         }
+    }
+
+    /// A check of `count` migrations, every third from `fail_from` on
+    /// failing (the measured add-column), the others creating a table.
+    fn many_migrations(count: usize, fail_from: usize) -> CheckReport {
+        let mut report = two_migrations();
+        let failing = report.migrations[0].clone();
+        let quiet = report.migrations[1].clone();
+        report.migrations = (0..count)
+            .map(|index| {
+                let (mut checked, judged) = match index >= fail_from && index % 3 == 0 {
+                    true => failing.clone(),
+                    false => quiet.clone(),
+                };
+                checked.migration.name = format!("{index:04}_a_migration_with_a_long_name.sql");
+                (checked, judged)
+            })
+            .collect();
+        report
+    }
+
+    /// 400 migrations, the failing ones last in apply order: the comment
+    /// stays under its limit, shows the failures' sections first and lists
+    /// the rest by name, pointing to check.md and report.html.
+    #[test]
+    fn the_pr_comment_fits_whatever_the_count_worst_first() {
+        let report = many_migrations(400, 200);
+        let full = check_text(&report);
+        assert!(full.len() > 2 * PR_COMMENT_MAX, "{}", full.len());
+        let comment = String::from_utf8(pr_comment(&report).bytes).unwrap();
+        assert!(comment.len() <= PR_COMMENT_MAX, "{}", comment.len());
+        assert!(
+            comment.starts_with(&format!(
+                "<!-- stallbench:check/migrations -->\n{}\n\n# stallbench check",
+                report.verdict_line()
+            )),
+            "{comment}"
+        );
+        let sections: Vec<&str> = comment
+            .lines()
+            .filter(|line| line.starts_with("## 0"))
+            .collect();
+        assert!(sections.len() > 5, "{sections:?}");
+        assert!(
+            sections.iter().all(|line| line.ends_with("**FAIL**")),
+            "failures first: {sections:?}"
+        );
+        assert!(
+            comment.contains(
+                "more migrations\n\nA pull request comment holds at most 60,000 \
+                 characters, so they are here by name only, worst first; \
+                 `results/check/check.md` and `results/check/report.html`"
+            ),
+            "{comment}"
+        );
+        assert!(
+            comment.contains("- 0399_a_migration_with_a_long_name.sql: FAIL\n")
+                || comment.contains("\n- and "),
+            "{comment}"
+        );
+        assert!(comment.ends_with("second by second.\n"), "{comment}");
+
+        // Even when one section alone is longer than the limit, it is cut.
+        let mut huge = many_migrations(1, 0);
+        huge.migrations[0].0.migration.name = "0001_".to_string() + &"x".repeat(70_000);
+        let comment = String::from_utf8(pr_comment(&huge).bytes).unwrap();
+        assert!(comment.len() <= PR_COMMENT_MAX, "{}", comment.len());
+    }
+
+    /// A migration judged from its trace alone says it was not run once.
+    #[test]
+    fn a_traced_migration_says_once_that_it_was_not_run() {
+        let mut report = two_migrations();
+        report.measure = Measure::Flagged;
+        let (checked, judged) = &mut report.migrations[0];
+        checked.outcome = Outcome::Traced(vec!["statement 1 takes a lock".to_string()]);
+        *judged = crate::gate::verdict::judge(checked, &super::super::tests::judging());
+        let text = check_text(&report).to_lowercase();
+        assert_eq!(text.matches("run under traffic").count(), 1, "{text}");
     }
 
     #[test]
