@@ -20,7 +20,7 @@ use tokio_postgres::Client;
 
 use super::apply::apply;
 use super::design::{self, RunDesign, TableFacts};
-use super::migrations::{Layout, Migration, read_folder, split_new};
+use super::migrations::{Layout, Migration, Split, read_folder_with, split_new};
 use super::rows::{TableFill, fill_tables};
 use crate::choices::Measure;
 use crate::config::{CheckConfig, Config, Data, LoadChoice};
@@ -50,9 +50,17 @@ const DIESEL_TABLE: &str = "CREATE TABLE IF NOT EXISTS __diesel_schema_migration
 
 /// Runs the check `config` describes; `interrupt` ends it early.
 pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<CheckRun, Error> {
-    let folder = read_folder(&config.dir, config.layout, config.transaction)?;
+    let folder = read_folder_with(&config.dir, &config.folder_rules())?;
     let layout = folder.layout;
-    let (earlier, new) = split_new(folder, &config.selection)?;
+    let Split {
+        earlier,
+        new,
+        notes,
+        unordered,
+    } = split_new(folder, &config.selection)?;
+    for note in &notes {
+        say(config, format!("note: {note}"));
+    }
     say(
         config,
         format!(
@@ -71,10 +79,10 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         server_version: String::new(),
         unfilled: Vec::new(),
         fewer_rows: Vec::new(),
-        notes: Vec::new(),
-        unordered: None,
+        notes,
+        unordered,
     };
-    if new.is_empty() {
+    if new.is_empty() || run.unordered.is_some() {
         return Ok(run);
     }
     let sizes = sizes::production_sizes(config).await?;
@@ -388,7 +396,7 @@ async fn check_migration(
     let client = target.connect(Role::Check).await?;
     let mut tables: Vec<(TableFacts, LockMode)> = Vec::new();
     for (name, mode) in design::locked_tables(&statements) {
-        if super::rows::is_tool_table(&name) {
+        if super::rows::is_tool_table(&name) || config.is_tool_table(&name) {
             continue;
         }
         if let Some(facts) = design::table_facts(&client, &name).await?

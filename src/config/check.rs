@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::check::migrations::FolderRules;
 pub use crate::choices::BlockerChoice;
-use crate::choices::{Layout, Measure, TransactionMode};
+use crate::choices::{FileOrder, Layout, Measure, OutOfOrder, TransactionMode};
 use crate::cli::{CheckArgs, LoadArg, RowsArg};
 use crate::error::Error;
 use crate::script;
@@ -117,6 +118,18 @@ pub struct CheckConfig {
     pub search_path: Option<String>,
     pub selection: Selection,
     pub transaction: TransactionMode,
+    /// `--files GLOB`: which files are migrations, instead of a layout's names.
+    pub files: Vec<String>,
+    /// `--down-files GLOB`: the down files beside them, not applied.
+    pub down_files: Vec<String>,
+    /// `--order`: how the files `--files` picks are ordered.
+    pub order: FileOrder,
+    /// `--out-of-order`: what the tool does with a new migration that sorts
+    /// before an applied one; `None`: what the layout's tool does.
+    pub out_of_order: Option<OutOfOrder>,
+    /// `--tool-table NAME`: the migrator's own bookkeeping tables, which get
+    /// no rows and no traffic.
+    pub tool_tables: Vec<String>,
     pub data: Data,
     /// `--table-rows TABLE=N`: tables' rows in production, for the hold estimates.
     pub table_rows: Vec<(String, u64)>,
@@ -187,6 +200,11 @@ impl CheckConfig {
             search_path: args.search_path.clone(),
             selection: parse_selection(args),
             transaction: args.transaction.unwrap_or_default(),
+            files: args.files.clone(),
+            down_files: args.down_files.clone(),
+            order: args.order.unwrap_or_default(),
+            out_of_order: args.out_of_order,
+            tool_tables: args.tool_table.clone(),
             data: parse_data(args)?,
             table_rows: args.table_rows.clone(),
             sizes_from: args.sizes_from.clone(),
@@ -215,6 +233,25 @@ impl CheckConfig {
             seed: rand::random(),
             replica: args.replica,
         })
+    }
+
+    /// How to read the migrations folder: `--layout`, `--transaction`,
+    /// `--files`, `--down-files`, `--order` and `--out-of-order`.
+    pub fn folder_rules(&self) -> FolderRules {
+        FolderRules {
+            layout: self.layout,
+            transaction: self.transaction,
+            files: self.files.clone(),
+            down_files: self.down_files.clone(),
+            order: self.order,
+            out_of_order: self.out_of_order,
+        }
+    }
+
+    /// Whether `table` (`migrations` or `public.migrations`) is one that
+    /// `--tool-table` names.
+    pub fn is_tool_table(&self, table: &str) -> bool {
+        (self.tool_tables.iter()).any(|tool| crate::gate::sizes::same_table(tool, table))
     }
 
     /// The strategies each migration runs with: deploy, then recommend (once if they are one).
@@ -318,6 +355,10 @@ fn parse_data(args: &CheckArgs) -> Result<Data, Error> {
         if let RowsArg::Table(table, count) = rows {
             counts.tables.push((table.clone(), *count));
         }
+    }
+    // The generator leaves a table asked no rows alone.
+    for table in &args.tool_table {
+        counts.tables.push((table.clone(), 0));
     }
     Ok(Data::Rows(counts))
 }

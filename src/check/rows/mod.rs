@@ -97,7 +97,8 @@ pub async fn fill_tables(
     let order = order::fill_order(&catalog);
     let mut fills = Vec::new();
     for &at in &order.tables {
-        if is_tool_table(&catalog.tables[at].name) {
+        // A tool's table, or one asked no rows (`--rows T=0`, `--tool-table T`): left alone.
+        if is_tool_table(&catalog.tables[at].name) || rows_of(counts, &catalog.tables[at]) == 0 {
             continue;
         }
         let cycle = order
