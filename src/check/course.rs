@@ -215,7 +215,10 @@ async fn prepare_database(
             };
             let fills = fill_tables(&client, &schemas, rows, config.seed, &mut on_filled).await?;
             for (given, _) in &rows.tables {
-                if !fills.iter().any(|fill| same_table(given, &fill.table)) {
+                // A migrator's own table (--tool-table) may be one it makes itself.
+                let known = config.is_tool_table(given)
+                    || fills.iter().any(|fill| same_table(given, &fill.table));
+                if !known {
                     stderrln!(
                         "warning: --rows {given}=N: no table {given} among the tables the \
                          earlier migrations made; name one of them, e.g. orders or public.orders"

@@ -319,14 +319,16 @@ fn detect_layout(
         ))),
         [] => Err(Error::bad_input(format!(
             "{dir_name}: {} match{} no migration tool's names (0001_init.sql, \
-             0001_init.up.sql, V1__init.sql, ...); rename them so their order shows, \
-             or give --layout plain-sql to apply the .sql files in name order",
+             0001_init.up.sql, V1__init.sql, ...); say which files are migrations with \
+             --files GLOB (e.g. --files '*.sql'), or give --layout plain-sql to apply the \
+             .sql files in name order",
             name_list(&unmatched),
             if unmatched.len() == 1 { "es" } else { "" }
         ))),
         [layout] if !unmatched.is_empty() => Err(Error::bad_input(format!(
             "{dir_name}: {} not named as the {layout} migrations beside {} are (like {}); \
-             name {} as one, or move {} out of the folder",
+             name {} as one, move {} out of the folder, or read the folder as it is with \
+             --files GLOB and --down-files GLOB",
             is_are(&unmatched),
             if unmatched.len() == 1 { "it" } else { "them" },
             layout.example(),
@@ -360,7 +362,9 @@ fn detect_layout(
                 .collect::<Vec<_>>();
             Err(Error::bad_input(format!(
                 "{dir_name}: the files mix layouts: {}; keep one tool's migrations in the \
-                 folder, or choose the layout with --layout {choices}",
+                 folder, choose the layout with --layout {choices}, or read the folder as it \
+                 is with --files GLOB and --down-files GLOB (e.g. --files '*.up.sql' \
+                 --down-files '*.down.sql')",
                 examples.join(", ")
             )))
         }

@@ -97,8 +97,18 @@ pub async fn fill_tables(
     let order = order::fill_order(&catalog);
     let mut fills = Vec::new();
     for &at in &order.tables {
-        // A tool's table, or one asked no rows (`--rows T=0`, `--tool-table T`): left alone.
-        if is_tool_table(&catalog.tables[at].name) || rows_of(counts, &catalog.tables[at]) == 0 {
+        if is_tool_table(&catalog.tables[at].name) {
+            continue;
+        }
+        // Asked no rows (`--rows T=0`, `--tool-table T`): left alone, as it is.
+        if rows_of(counts, &catalog.tables[at]) == 0 {
+            fills.push(TableFill {
+                table: catalog.tables[at].name.clone(),
+                rows: 0,
+                kept: 0,
+                skipped: None,
+                note: None,
+            });
             continue;
         }
         let cycle = order
