@@ -254,3 +254,105 @@ fn a_folder_outside_any_repository_is_bad_input() {
         "{err}"
     );
 }
+
+/// A repository of its own at `root`, its files committed on `main`, then
+/// a branch `feature` checked out.
+fn committed(root: &Path, files: &[(&str, &str)]) {
+    git(root, &["init", "--quiet", "--initial-branch=main"]);
+    for (name, text) in files {
+        let path = root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    git(root, &["add", "."]);
+    git(root, &["commit", "--quiet", "-m", "main"]);
+    git(root, &["checkout", "--quiet", "-b", "feature"]);
+}
+
+/// Sqitch: the new changes are the plan's new lines. A change reworked on
+/// the branch is new in its new line; its earlier script, now
+/// `users@v1.0.sql` (added), is not.
+#[test]
+fn sqitch_changes_are_new_by_the_plans_new_lines() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    let line = |name: &str| format!("{name} 2024-01-01T00:00:00Z Ann <ann@example.com> # {name}\n");
+    let plan = format!(
+        "%syntax-version=1.0.0\n%project=app\n\n{}{}",
+        line("users"),
+        line("email")
+    );
+    committed(
+        root,
+        &[
+            ("sqitch.plan", &plan),
+            ("deploy/users.sql", "CREATE TABLE users (id int);\n"),
+            (
+                "deploy/email.sql",
+                "ALTER TABLE users ADD COLUMN email text;\n",
+            ),
+        ],
+    );
+    let reworked = format!(
+        "{plan}@v1.0 2024-01-02T00:00:00Z Ann <ann@example.com> # release\n{}{}",
+        line("index"),
+        line("users")
+    );
+    write(root, "sqitch.plan", &reworked);
+    write(
+        &root.join("deploy"),
+        "users@v1.0.sql",
+        "CREATE TABLE users (id int);\n",
+    );
+    write(
+        &root.join("deploy"),
+        "users.sql",
+        "CREATE TABLE users (id bigint);\n",
+    );
+    write(
+        &root.join("deploy"),
+        "index.sql",
+        "CREATE INDEX ON users (email);\n",
+    );
+    let split = split(root, "main");
+    let names = |migrations: &[stallbench::check::migrations::Migration]| {
+        (migrations.iter())
+            .map(|m| m.path.file_name().unwrap().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&split.earlier), ["users@v1.0.sql", "email.sql"]);
+    assert_eq!(names(&split.new), ["index.sql", "users.sql"]);
+    assert!(split.unordered.is_none() && split.notes.is_empty());
+}
+
+/// Flyway applies a changed repeatable migration again, after the
+/// versioned ones: it is new, and no version is out of order with it.
+#[test]
+fn a_changed_flyway_repeatable_migration_is_new() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    committed(
+        root,
+        &[
+            ("V1__init.sql", "CREATE TABLE users (id int);\n"),
+            ("R__a_views.sql", "CREATE OR REPLACE VIEW a AS SELECT 1;\n"),
+            ("R__b_views.sql", "CREATE OR REPLACE VIEW b AS SELECT 1;\n"),
+        ],
+    );
+    write(
+        root,
+        "R__a_views.sql",
+        "CREATE OR REPLACE VIEW a AS SELECT 2;\n",
+    );
+    write(
+        root,
+        "V2__email.sql",
+        "ALTER TABLE users ADD COLUMN email text;\n",
+    );
+    let folder = read_folder(root, None, TransactionMode::PerFile).unwrap();
+    let split = split_new(folder, &Selection::GitBase("main".to_string())).unwrap();
+    let new: Vec<&str> = split.new.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(new, ["V2__email.sql", "R__a_views.sql"]);
+    assert!(split.unordered.is_none(), "{:?}", split.unordered);
+    assert!(split.notes.is_empty(), "{:?}", split.notes);
+}

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::MigrationFolder;
+use super::{Layout, MigrationFolder};
 use crate::error::Error;
 use crate::sql_split::split_located;
 
@@ -35,13 +35,21 @@ enum Change {
 /// and HEAD, and notes on the earlier ones changed since.
 pub(super) fn changes(folder: &MigrationFolder, reference: &str) -> Result<GitChanges, Error> {
     let (base, changed) = changed_files(&folder.dir, reference)?;
+    if folder.layout == Layout::Sqitch {
+        return Ok(GitChanges {
+            added: plan_added(folder, &base),
+            notes: Vec::new(),
+        });
+    }
     let mut added = Vec::new();
     let mut notes = Vec::new();
     for migration in &folder.migrations {
         let relative = migration.path.strip_prefix(&folder.dir).ok();
         let change = relative.and_then(|relative| changed.get(relative));
-        added.push(change == Some(&Change::Added));
-        if change != Some(&Change::Modified) {
+        // Flyway applies a repeatable migration again whenever it changes.
+        let repeatable = folder.layout == Layout::Flyway && migration.version == "R";
+        added.push(change == Some(&Change::Added) || (repeatable && change.is_some()));
+        if change != Some(&Change::Modified) || repeatable {
             continue;
         }
         let Some(relative) = relative else { continue };
@@ -62,6 +70,30 @@ pub(super) fn changes(folder: &MigrationFolder, reference: &str) -> Result<GitCh
         }
     }
     Ok(GitChanges { added, notes })
+}
+
+/// Sqitch's new changes: the plan's lines added since `base` (a change
+/// reworked since is new in its new line; its earlier script, renamed
+/// `name@tag.sql`, is not).
+fn plan_added(folder: &MigrationFolder, base: &str) -> Vec<bool> {
+    let before = git(
+        &folder.dir,
+        &["show", &format!("{base}:./{}", super::sqitch::PLAN)],
+    )
+    .unwrap_or_default();
+    let before = super::sqitch::plan_change_names(&before);
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    (folder.migrations.iter())
+        .map(|migration| {
+            let count = seen.entry(migration.name.as_str()).or_default();
+            *count += 1;
+            let in_base = before
+                .iter()
+                .filter(|name| **name == migration.name)
+                .count();
+            *count > in_base
+        })
+        .collect()
 }
 
 /// The statements of a migration's text without comments before each and

@@ -120,10 +120,17 @@ pub(super) fn out_of_order(
     is_new: &[bool],
     notes: &mut Vec<String>,
 ) -> Option<Unordered> {
-    let newest_earlier = is_new.iter().rposition(|is_new| !is_new)?;
+    // Flyway's repeatable migrations run after the versioned ones whenever
+    // they change: no version to be out of order with.
+    let versioned = |index: usize| {
+        !(folder.layout == Layout::Flyway && folder.migrations[index].version == "R")
+    };
+    let newest_earlier = (0..is_new.len())
+        .rev()
+        .find(|&index| !is_new[index] && versioned(index))?;
     let applied = &folder.migrations[newest_earlier];
     let early: Vec<&str> = (0..newest_earlier)
-        .filter(|&index| is_new[index])
+        .filter(|&index| is_new[index] && versioned(index))
         .map(|index| folder.migrations[index].name.as_str())
         .collect();
     if early.is_empty() {
