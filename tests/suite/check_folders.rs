@@ -181,6 +181,11 @@ fn a_migration_the_tool_would_not_apply_fails_with_its_files_written() {
             .contains("## 0002_note.up.sql: **FAIL**\n\nNot applied as the tool would deploy it"),
         "{comment}"
     );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains("Not applied as the tool would deploy it"),
+        "report.html"
+    );
     // Told that the tool applies it (sqlx), the check goes on to measure it.
     let folder = stallbench::check::migrations::read_folder_with(
         &root,

@@ -164,7 +164,7 @@ pub fn check_text(report: &CheckReport) -> String {
 }
 
 /// The section of migrations the tool would not apply after the others.
-fn unordered_section(unordered: &Unordered) -> String {
+pub(super) fn unordered_section(unordered: &Unordered) -> String {
     format!(
         "## {}: **FAIL**\n\nNot applied as the tool would deploy it: {}.\n\n",
         table_cell(&unordered.migrations.join(", ")),
