@@ -30,7 +30,7 @@ use std::future::Future;
 
 use crate::config::CheckConfig;
 use crate::error::Error;
-use crate::export::check_report::{CheckReport, check_md, check_page};
+use crate::export::check_report::{CheckReport, check_md, check_page, pr_comment};
 use crate::export::ci;
 use crate::scenario::Interrupt;
 use crate::stop::{self, Ending, StopCause};
@@ -114,7 +114,7 @@ async fn run_until_stopped(
 fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error> {
     let mut files = vec![
         check_md::check_md(report),
-        check_md::pr_comment(report),
+        pr_comment::pr_comment(report),
         check_page::check_page(report)?,
     ];
     files.extend(report.files()?);

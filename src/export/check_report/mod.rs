@@ -1,12 +1,14 @@
 //! What the check writes beside the migrations' results folders: the
 //! judged migrations as one [`CheckReport`], rendered as `check.csv` (one
 //! [`CheckRecord`] per migration and strategy), `check.json` and `junit.xml`
-//! (one test case per migration) here, and as `check.md`, the PR comment and
-//! the console's text in [`check_md`], `report.html` in [`check_page`]. The
+//! (one test case per migration) here, and as `check.md` and the console's
+//! text in [`check_md`], the PR comment in [`pr_comment`], `report.html` in
+//! [`check_page`]. The
 //! check front door only calls these; the data they read lives in `gate`.
 
 pub mod check_md;
 pub mod check_page;
+pub mod pr_comment;
 pub mod replica_cells;
 
 use std::path::PathBuf;
