@@ -29,10 +29,11 @@ pub enum Selection {
     /// migration's file or folder name (`0005_index.sql`), its path, or its
     /// version (`5`, as written in its name).
     Since(PathBuf),
-    /// `--git-base REF`: the migrations whose file was added or changed since
-    /// the merge base of REF and HEAD (what a pull request adds), committed
-    /// or not, untracked files included (a migration written but not yet
-    /// added is new). They must come last in apply order.
+    /// `--git-base REF`: the migrations whose file was added since the merge
+    /// base of REF and HEAD (what a pull request adds), committed or not,
+    /// untracked files included (a migration written but not yet added is
+    /// new); Sqitch's by the plan's new lines. One that sorts before an
+    /// earlier one is applied after them if the tool does so (`--out-of-order`).
     GitBase(String),
 }
 
