@@ -190,6 +190,51 @@ impl fmt::Display for Layout {
     }
 }
 
+/// What the migration tool does with a migration not yet applied whose
+/// version sorts before one already applied (`--out-of-order`): a pull
+/// request's migration written before the base branch's newest one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutOfOrder {
+    /// Applies it after the applied ones (Prisma, sqlx, diesel, dbmate,
+    /// Sqitch; Flyway with `outOfOrder=true`, goose with `-allow-missing`).
+    Apply,
+    /// Refuses to migrate (Flyway, goose).
+    Refuse,
+    /// Never applies it: it records only the newest version applied (golang-migrate).
+    Skip,
+}
+
+impl OutOfOrder {
+    /// What the tool of `layout` does when not told otherwise: Flyway and
+    /// goose refuse, golang-migrate (the `up-down` layout's tool, beside
+    /// sqlx) skips, the others apply.
+    pub fn of_layout(layout: Layout) -> OutOfOrder {
+        match layout {
+            Layout::Flyway | Layout::Goose => OutOfOrder::Refuse,
+            Layout::UpDown => OutOfOrder::Skip,
+            Layout::Numbered
+            | Layout::Dbmate
+            | Layout::Prisma
+            | Layout::Diesel
+            | Layout::Sqitch
+            | Layout::PlainSql => OutOfOrder::Apply,
+        }
+    }
+}
+
+/// How the files `--files` picks are ordered (`--order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileOrder {
+    /// By the number the name starts with, compared as a number (`0010`
+    /// after `9`); names with the same number (or none) by name.
+    #[default]
+    Number,
+    /// By name, byte by byte.
+    Name,
+}
+
 /// How the tool wraps the statements of a file in transactions (`--transaction`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]

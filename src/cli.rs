@@ -7,7 +7,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::choices::{
-    BlockerChoice, BlockerKind, Layout, LoadOn, Measure, Protocol, Recycling, Side, TransactionMode,
+    BlockerChoice, BlockerKind, FileOrder, Layout, LoadOn, Measure, OutOfOrder, Protocol,
+    Recycling, Side, TransactionMode,
 };
 use crate::duration::DurationParser;
 use crate::strategy::{NamedStrategy, PRESET_NAMES, preset};
@@ -32,6 +33,8 @@ pub fn parse() -> Cli {
 }
 
 /// The subcommands.
+// Parsed once per process: the size of its largest variant (`check`'s flags) costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run every strategy of a workload in turn on one target and compare them (the main job).
@@ -115,12 +118,39 @@ pub struct CheckArgs {
     /// The last N migrations are the new ones [default: 1, without --since or --git-base].
     #[arg(long = "new", value_name = "N", conflicts_with_all = ["since", "git_base"])]
     pub new: Option<usize>,
-    /// The migrations after this file are the new ones.
+    /// This migration and every one after it are the new ones: its file or folder name
+    /// (0005_index.sql), its path, or its version (5).
     #[arg(long, value_name = "FILE", conflicts_with = "git_base")]
     pub since: Option<PathBuf>,
-    /// The migrations added or changed since this git revision are the new ones (git diff --name-only).
+    /// The migrations added since the merge base of this git revision and HEAD are the new ones
+    /// (git diff, untracked files too); one changed since, but there before, is an earlier one.
     #[arg(long, value_name = "REF")]
     pub git_base: Option<String>,
+    /// Which files of the folder are migrations, a glob of their names (`*` any characters,
+    /// `?` one; repeatable), e.g. '*.up.sql': read the folder as it is, instead of a
+    /// layout's names; every other file is listed as not read.
+    #[arg(long, value_name = "GLOB")]
+    pub files: Vec<String>,
+    /// With --files: the down files beside the migrations, which the tool does not apply, a
+    /// glob of their names (repeatable), e.g. '*.down.sql'.
+    #[arg(long, value_name = "GLOB", requires = "files")]
+    pub down_files: Vec<String>,
+    /// With --files: `number` (the number a name starts with, as a number; names with the same
+    /// number by name, as a migrator that accepts them does) or `name` (byte order)
+    /// [default: number].
+    #[arg(long, value_name = "ORDER", requires = "files")]
+    pub order: Option<FileOrder>,
+    /// What the tool does with a new migration (--git-base) whose version sorts before one
+    /// already applied: `apply` it after them (Prisma, sqlx, diesel, dbmate, Sqitch), `refuse`
+    /// to migrate (Flyway, goose) or `skip` it forever (golang-migrate) [default: the layout's
+    /// tool's: refuse for flyway and goose, skip for up-down, apply for the others].
+    #[arg(long, value_name = "RULE")]
+    pub out_of_order: Option<OutOfOrder>,
+    /// The migrator's own bookkeeping table (repeatable), which the check leaves alone: no
+    /// generated rows, no traffic. Prisma's, diesel's, sqlx's, Flyway's and a few others' are
+    /// known.
+    #[arg(long, value_name = "TABLE")]
+    pub tool_table: Vec<String>,
     /// How the migration tool runs a file: each in one transaction, each statement in its own, or none
     /// [default: per-file].
     #[arg(long, value_name = "MODE")]

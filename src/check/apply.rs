@@ -15,14 +15,8 @@ pub async fn apply(target: &Database, migration: &Migration) -> Result<(), Error
     let client = target.connect(Role::Setup).await?;
     for step in &migration.steps {
         apply_step(&client, step).await.map_err(|err| {
-            if let Some((line, command)) = psql_command(migration) {
-                return Error::bad_input(format!(
-                    "{} line {line}: `{command}` is a psql meta-command: the check sends SQL \
-                     to the server, not to psql, so a script written for psql (variables, \
-                     \\gexec, \\i) cannot run here ({}); write the values into the SQL",
-                    migration.path.display(),
-                    error_text(&err)
-                ));
+            if let Some(error) = meta_command_error(migration, &error_text(&err)) {
+                return error;
             }
             Error::bad_input(format!(
                 "{}: applying it failed: {}; {}fix the migration (the check applies every \
@@ -34,6 +28,19 @@ pub async fn apply(target: &Database, migration: &Migration) -> Result<(), Error
         })?;
     }
     Ok(())
+}
+
+/// The error of `migration` when it holds a psql meta-command (which the
+/// server refused with `server_error`, a syntax error at the backslash),
+/// naming the command and its line.
+pub fn meta_command_error(migration: &Migration, server_error: &str) -> Option<Error> {
+    let (line, command) = psql_command(migration)?;
+    Some(Error::bad_input(format!(
+        "{} line {line}: `{command}` is a psql meta-command: the check sends SQL to the \
+         server, not to psql, so a script written for psql (variables, \\gexec, \\i) cannot \
+         run here ({server_error}); write the values into the SQL",
+        migration.path.display(),
+    )))
 }
 
 /// The first line of `migration` that is a psql meta-command (`\set x ...`,

@@ -20,7 +20,7 @@ use tokio_postgres::Client;
 
 use super::apply::apply;
 use super::design::{self, RunDesign, TableFacts};
-use super::migrations::{Layout, Migration, read_folder, split_new};
+use super::migrations::{Layout, Migration, Split, read_folder_with, split_new};
 use super::rows::{TableFill, fill_tables};
 use crate::choices::Measure;
 use crate::config::{CheckConfig, Config, Data, LoadChoice};
@@ -50,9 +50,17 @@ const DIESEL_TABLE: &str = "CREATE TABLE IF NOT EXISTS __diesel_schema_migration
 
 /// Runs the check `config` describes; `interrupt` ends it early.
 pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<CheckRun, Error> {
-    let folder = read_folder(&config.dir, config.layout, config.transaction)?;
+    let folder = read_folder_with(&config.dir, &config.folder_rules())?;
     let layout = folder.layout;
-    let (earlier, new) = split_new(folder, &config.selection)?;
+    let Split {
+        earlier,
+        new,
+        notes,
+        unordered,
+    } = split_new(folder, &config.selection)?;
+    for note in &notes {
+        say(config, format!("note: {note}"));
+    }
     say(
         config,
         format!(
@@ -70,8 +78,11 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         server_start_s: None,
         server_version: String::new(),
         unfilled: Vec::new(),
+        fewer_rows: Vec::new(),
+        notes,
+        unordered,
     };
-    if new.is_empty() {
+    if new.is_empty() || run.unordered.is_some() {
         return Ok(run);
     }
     let sizes = sizes::production_sizes(config).await?;
@@ -101,11 +112,14 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         super::load_tables::check_workload_tables(&client, workload).await?;
     }
     drop(client);
+    // New migrations that could not run, so were not applied: a later one
+    // that cannot run may miss what they would have made.
+    let mut not_applied: Vec<String> = Vec::new();
     for migration in new {
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason.to_string()));
         }
-        let checked = check_migration(
+        let mut checked = check_migration(
             config,
             &mut target,
             migration,
@@ -113,15 +127,21 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
             interrupt,
         )
         .await?;
-        match &checked.outcome {
-            Outcome::NoResult(_) if checked.statements.is_empty() => say(
-                config,
-                format!(
-                    "{}: not applied (it could not run), so the next migrations meet the \
-                     schema without it",
-                    checked.migration.name
-                ),
-            ),
+        match &mut checked.outcome {
+            Outcome::NoResult(reason) if checked.statements.is_empty() => {
+                if names_something_missing(reason) {
+                    reason.push_str(&after_not_applied(&not_applied));
+                }
+                say(
+                    config,
+                    format!(
+                        "{}: not applied (it could not run), so the next migrations meet the \
+                         schema without it",
+                        checked.migration.name
+                    ),
+                );
+                not_applied.push(checked.migration.name.clone());
+            }
             _ => {
                 interrupt
                     .unless_fired(apply(&target, &checked.migration))
@@ -195,7 +215,10 @@ async fn prepare_database(
             };
             let fills = fill_tables(&client, &schemas, rows, config.seed, &mut on_filled).await?;
             for (given, _) in &rows.tables {
-                if !fills.iter().any(|fill| same_table(given, &fill.table)) {
+                // A migrator's own table (--tool-table) may be one it makes itself.
+                let known = config.is_tool_table(given)
+                    || fills.iter().any(|fill| same_table(given, &fill.table));
+                if !known {
                     stderrln!(
                         "warning: --rows {given}=N: no table {given} among the tables the \
                          earlier migrations made; name one of them, e.g. orders or public.orders"
@@ -203,12 +226,13 @@ async fn prepare_database(
                 }
             }
             for fill in fills {
-                if let Some(reason) = fill.skipped {
+                if let Some(reason) = &fill.skipped {
                     stderrln!("warning: table {} not filled: {reason}", fill.table);
                     run.unfilled.push(format!("{}: {reason}", fill.table));
                 }
-                if let Some(note) = fill.note {
-                    say(config, format!("table {}: {note}", fill.table));
+                if let Some(fewer) = fewer_rows(&fill, rows.of(&fill.table)) {
+                    say(config, format!("table {fewer}"));
+                    run.fewer_rows.push(fewer);
                 }
             }
         }
@@ -226,6 +250,30 @@ async fn prepare_database(
         ),
     );
     Ok(())
+}
+
+/// `statuses: 2 rows, not 100,000: ...`: a table that got fewer rows than
+/// `asked`, its count and why; `None` when it got them all (or none, which
+/// `skipped` says).
+fn fewer_rows(fill: &TableFill, asked: u64) -> Option<String> {
+    let count = crate::export::format::format_thousands;
+    let why = match (fill.kept, &fill.note) {
+        (0, None) => return None,
+        (0, Some(note)) => note.clone(),
+        (_, _) => "those the earlier migrations inserted (a table that holds rows is kept as \
+                   it is, not filled)"
+            .to_string(),
+    };
+    let got = fill.rows + fill.kept;
+    (got < asked).then(|| {
+        format!(
+            "{}: {} row{}, not {}, {why}",
+            fill.table,
+            count(got),
+            if got == 1 { "" } else { "s" },
+            count(asked)
+        )
+    })
 }
 
 /// The schemas the migrations made or use (`public` among them), not the
@@ -281,6 +329,32 @@ async fn set_search_path(
         })
 }
 
+/// Whether a migration's error is the server's "does not exist" (a table,
+/// column, type, function or schema missing, by SQLSTATE), the error of a
+/// migration that comes after one that did not apply.
+fn names_something_missing(reason: &str) -> bool {
+    ["42P01", "42703", "42704", "42883", "3F000"]
+        .iter()
+        .any(|code| reason.contains(&format!("(SQLSTATE {code})")))
+}
+
+/// What a migration that could not run follows: ` (after 0002_x.sql, which
+/// could not run either and was not applied: what it makes is missing)`.
+fn after_not_applied(not_applied: &[String]) -> String {
+    match not_applied {
+        [] => String::new(),
+        [one] => format!(
+            " (after {one}, which could not run either and was not applied: what it makes \
+             is missing, so fix {one} first)"
+        ),
+        [first, ..] => format!(
+            " (after {} new migrations that could not run and were not applied, the first \
+             {first}: what they make is missing, so fix {first} first)",
+            not_applied.len()
+        ),
+    }
+}
+
 /// Traces, plans and measures one migration; the work database is as
 /// before. `unfilled` names the tables the generator left empty, `sizes` the
 /// production sizes given, `deployed` the tables that exist before the new
@@ -325,7 +399,7 @@ async fn check_migration(
     let client = target.connect(Role::Check).await?;
     let mut tables: Vec<(TableFacts, LockMode)> = Vec::new();
     for (name, mode) in design::locked_tables(&statements) {
-        if super::rows::is_tool_table(&name) {
+        if super::rows::is_tool_table(&name) || config.is_tool_table(&name) {
             continue;
         }
         if let Some(facts) = design::table_facts(&client, &name).await?
@@ -450,13 +524,17 @@ async fn trace_migration(
         match trace_steps(&session, &watcher, &steps, target.server_version_num, end).await {
             Ok(traced) => Ok(traced.statements),
             Err(TraceError::Session(error)) => Err(error),
-            Err(TraceError::Statement { sql, message, .. }) => Err(Error::bad_input(format!(
-                "{}{}: {message}; the statement cannot run on the schema the earlier \
-                 migrations and the rows leave; fix it, or check the earlier migrations \
-                 (and --seed)",
-                migration.path.display(),
-                line_of(migration, &sql)
-            ))),
+            Err(TraceError::Statement { sql, message, .. }) => Err(
+                super::apply::meta_command_error(migration, &message).unwrap_or_else(|| {
+                    Error::bad_input(format!(
+                        "{}{}: {message}; the statement cannot run on the schema the earlier \
+                         migrations and the rows leave; fix it, or check the earlier \
+                         migrations (and --seed)",
+                        migration.path.display(),
+                        line_of(migration, &sql)
+                    ))
+                }),
+            ),
         }
     }
     .await;

@@ -30,7 +30,7 @@ use std::future::Future;
 
 use crate::config::CheckConfig;
 use crate::error::Error;
-use crate::export::check_report::{CheckReport, check_md, check_page};
+use crate::export::check_report::{CheckReport, check_md, check_page, pr_comment};
 use crate::export::ci;
 use crate::scenario::Interrupt;
 use crate::stop::{self, Ending, StopCause};
@@ -43,8 +43,19 @@ use crate::gate::verdict::MigrationVerdict;
 /// desktop's opener on it); exit code 3 when a migration breaks a budget as
 /// deployed, else 0.
 pub fn check(config: &CheckConfig, open: bool) -> Result<i32, Error> {
-    let result = stop::on_runtime(run_until_stopped(config, stop::stop_signal()))?;
-    let report = CheckReport::new(config, result?);
+    let existed = config.out_dir.exists();
+    let result = stop::on_runtime(run_until_stopped(config, stop::stop_signal()));
+    let run = match result.and_then(|run| run) {
+        Ok(run) => run,
+        Err(error) => {
+            // The results folder made for this check, still empty: nothing to keep.
+            if !existed {
+                let _ = std::fs::remove_dir(&config.out_dir);
+            }
+            return Err(error);
+        }
+    };
+    let report = CheckReport::new(config, run);
     write_report(config, &report)?;
     crate::opener::name_the_page(&config.out_dir, open)?;
     Ok(report.exit_code())
@@ -103,7 +114,7 @@ async fn run_until_stopped(
 fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error> {
     let mut files = vec![
         check_md::check_md(report),
-        check_md::pr_comment(report),
+        pr_comment::pr_comment(report),
         check_page::check_page(report)?,
     ];
     files.extend(report.files()?);

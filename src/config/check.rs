@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::check::migrations::FolderRules;
 pub use crate::choices::BlockerChoice;
-use crate::choices::{Layout, Measure, TransactionMode};
+use crate::choices::{FileOrder, Layout, Measure, OutOfOrder, TransactionMode};
 use crate::cli::{CheckArgs, LoadArg, RowsArg};
 use crate::error::Error;
 use crate::script;
@@ -28,10 +29,11 @@ pub enum Selection {
     /// migration's file or folder name (`0005_index.sql`), its path, or its
     /// version (`5`, as written in its name).
     Since(PathBuf),
-    /// `--git-base REF`: the migrations whose file was added or changed since
-    /// the merge base of REF and HEAD (what a pull request adds), committed
-    /// or not, untracked files included (a migration written but not yet
-    /// added is new). They must come last in apply order.
+    /// `--git-base REF`: the migrations whose file was added since the merge
+    /// base of REF and HEAD (what a pull request adds), committed or not,
+    /// untracked files included (a migration written but not yet added is
+    /// new); Sqitch's by the plan's new lines. One that sorts before an
+    /// earlier one is applied after them if the tool does so (`--out-of-order`).
     GitBase(String),
 }
 
@@ -117,6 +119,18 @@ pub struct CheckConfig {
     pub search_path: Option<String>,
     pub selection: Selection,
     pub transaction: TransactionMode,
+    /// `--files GLOB`: which files are migrations, instead of a layout's names.
+    pub files: Vec<String>,
+    /// `--down-files GLOB`: the down files beside them, not applied.
+    pub down_files: Vec<String>,
+    /// `--order`: how the files `--files` picks are ordered.
+    pub order: FileOrder,
+    /// `--out-of-order`: what the tool does with a new migration that sorts
+    /// before an applied one; `None`: what the layout's tool does.
+    pub out_of_order: Option<OutOfOrder>,
+    /// `--tool-table NAME`: the migrator's own bookkeeping tables, which get
+    /// no rows and no traffic.
+    pub tool_tables: Vec<String>,
     pub data: Data,
     /// `--table-rows TABLE=N`: tables' rows in production, for the hold estimates.
     pub table_rows: Vec<(String, u64)>,
@@ -187,6 +201,11 @@ impl CheckConfig {
             search_path: args.search_path.clone(),
             selection: parse_selection(args),
             transaction: args.transaction.unwrap_or_default(),
+            files: args.files.clone(),
+            down_files: args.down_files.clone(),
+            order: args.order.unwrap_or_default(),
+            out_of_order: args.out_of_order,
+            tool_tables: args.tool_table.clone(),
             data: parse_data(args)?,
             table_rows: args.table_rows.clone(),
             sizes_from: args.sizes_from.clone(),
@@ -215,6 +234,25 @@ impl CheckConfig {
             seed: rand::random(),
             replica: args.replica,
         })
+    }
+
+    /// How to read the migrations folder: `--layout`, `--transaction`,
+    /// `--files`, `--down-files`, `--order` and `--out-of-order`.
+    pub fn folder_rules(&self) -> FolderRules {
+        FolderRules {
+            layout: self.layout,
+            transaction: self.transaction,
+            files: self.files.clone(),
+            down_files: self.down_files.clone(),
+            order: self.order,
+            out_of_order: self.out_of_order,
+        }
+    }
+
+    /// Whether `table` (`migrations` or `public.migrations`) is one that
+    /// `--tool-table` names.
+    pub fn is_tool_table(&self, table: &str) -> bool {
+        (self.tool_tables.iter()).any(|tool| crate::gate::sizes::same_table(tool, table))
     }
 
     /// The strategies each migration runs with: deploy, then recommend (once if they are one).
@@ -319,7 +357,21 @@ fn parse_data(args: &CheckArgs) -> Result<Data, Error> {
             counts.tables.push((table.clone(), *count));
         }
     }
+    // The generator leaves a table asked no rows alone.
+    for table in &args.tool_table {
+        counts.tables.push((table.clone(), 0));
+    }
     Ok(Data::Rows(counts))
+}
+
+impl RowCounts {
+    /// The rows asked for `table` (`orders` or `public.orders`): its own
+    /// count, else the count for every table.
+    pub fn of(&self, table: &str) -> u64 {
+        (self.tables.iter())
+            .find(|(given, _)| crate::gate::sizes::same_table(given, table))
+            .map_or(self.every_table, |(_, rows)| *rows)
+    }
 }
 
 impl LoadChoice {
@@ -570,6 +622,28 @@ mod tests {
         assert!(parsed(&["--load", write]).is_ok());
         assert!(parsed(&["--replica", "--load", read]).unwrap().replica);
         assert!(!parsed(&[]).unwrap().replica);
+    }
+
+    /// `--since FILE` makes FILE itself new (the migrations tests check the
+    /// split), and its help says so.
+    #[test]
+    fn the_help_of_since_says_the_file_itself_is_new() {
+        let help = <crate::cli::Cli as clap::CommandFactory>::command()
+            .find_subcommand_mut("check")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let since = &help[help.find("--since <FILE>").unwrap()..];
+        let since = since.split("\n\n").next().unwrap().split_whitespace();
+        let words = since.collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains("This migration and every one after it are the new ones"),
+            "{words}"
+        );
+        assert_eq!(
+            parsed(&["--since", "0005_index.sql"]).unwrap().selection,
+            Selection::Since(PathBuf::from("0005_index.sql"))
+        );
     }
 
     #[test]

@@ -125,4 +125,26 @@ pub struct CheckRun {
     pub server_version: String,
     /// Tables the generator could not fill, with the reason.
     pub unfilled: Vec<String>,
+    /// Tables that got fewer rows than asked, each with its count and why:
+    /// `statuses: 2 rows, those the earlier migrations inserted (kept as they are)`.
+    pub fewer_rows: Vec<String>,
+    /// What the reader should know about the folder and the rows, one
+    /// sentence each: files no rule read, an earlier migration changed since
+    /// `--git-base`.
+    pub notes: Vec<String>,
+    /// New migrations the migration tool would not apply after the others
+    /// (or a folder it cannot order): the check's failure, with nothing run.
+    pub unordered: Option<Unordered>,
+}
+
+/// Migrations the tool would refuse to order, or skip: a new one whose
+/// version sorts before a migration already applied where the tool does not
+/// apply such a one (golang-migrate, goose, Flyway without `outOfOrder`), or
+/// two with one version. The check writes its files with this as the failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unordered {
+    /// The migrations it concerns, by name.
+    pub migrations: Vec<String>,
+    /// Why, and the fix.
+    pub reason: String,
 }

@@ -49,6 +49,9 @@ pub(super) enum OrderKey {
     Version(Vec<Number>),
     Repeatable(String),
     Name(String),
+    /// `--order number`: the number a name starts with, then the name (so
+    /// two files with one number keep an order, as some migrators accept).
+    NumberThenName(Number, String),
 }
 
 /// A run of decimal digits compared by value, however long: leading zeros
@@ -57,7 +60,7 @@ pub(super) enum OrderKey {
 pub(super) struct Number(String);
 
 impl Number {
-    fn new(digits: &str) -> Number {
+    pub(super) fn new(digits: &str) -> Number {
         let trimmed = digits.trim_start_matches('0');
         Number(trimmed.to_string())
     }
@@ -270,7 +273,7 @@ fn version_fit(entry: &FolderEntry, digits: &str) -> Fit {
 }
 
 /// The leading ASCII digits of `name` (at least one) and the rest.
-fn leading_digits(name: &str) -> Option<(&str, &str)> {
+pub(super) fn leading_digits(name: &str) -> Option<(&str, &str)> {
     let end = name
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(name.len());

@@ -1,43 +1,119 @@
-//! `--git-base REF`: the migrations whose files were added or changed since
-//! the merge base of REF and HEAD (`git merge-base`, then `git diff
-//! --name-only` against the working tree, so uncommitted changes count),
-//! plus untracked files (`git ls-files --others --exclude-standard`). Git
-//! runs in the migrations folder, so the folder's own repository answers.
+//! `--git-base REF`: the migrations whose files were added since the merge
+//! base of REF and HEAD (`git merge-base`, then `git diff --name-status`
+//! against the working tree, so uncommitted changes count), plus untracked
+//! files (`git ls-files --others --exclude-standard`). A migration that was
+//! there at the merge base is an earlier one even when its file changed
+//! since: the tool applied it where the base is deployed and does not apply
+//! it again. A change beyond its comments is noted. Git runs in the
+//! migrations folder, so the folder's own repository answers.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::MigrationFolder;
+use super::{Layout, MigrationFolder};
 use crate::error::Error;
+use crate::sql_split::split_located;
 
-/// The index of the first new migration of `folder` by `--git-base
-/// reference` (the count when none changed); the new ones must be last.
-pub(super) fn first_changed(folder: &MigrationFolder, reference: &str) -> Result<usize, Error> {
-    let changed = changed_files(&folder.dir, reference)?;
-    let is_new = |index: usize| {
-        let path = &folder.migrations[index].path;
-        path.strip_prefix(&folder.dir)
-            .is_ok_and(|relative| changed.contains(relative))
-    };
-    let count = folder.migrations.len();
-    let first = (0..count).find(|&index| is_new(index)).unwrap_or(count);
-    if let Some(kept) = (first..count).find(|&index| !is_new(index)) {
-        let migrations = &folder.migrations;
-        return Err(Error::bad_input(format!(
-            "--git-base {reference}: {} changed since {reference} but {} after it did not; \
-             the gate applies the new migrations after all the others, so they must come \
-             last: give the changed one a later version, or choose the new ones with \
-             --new N or --since FILE",
-            migrations[first].name, migrations[kept].name
-        )));
-    }
-    Ok(first)
+/// What `--git-base` found in a folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct GitChanges {
+    /// Per migration of the folder, in its order: added since the merge base.
+    pub added: Vec<bool>,
+    /// Earlier migrations whose statements changed since, one sentence each.
+    pub notes: Vec<String>,
 }
 
-/// The files under `dir` (relative to it) added or changed since the merge
-/// base of `reference` and HEAD, and the untracked ones.
-fn changed_files(dir: &Path, reference: &str) -> Result<HashSet<PathBuf>, Error> {
+/// How a file differs from the merge base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    Added,
+    Modified,
+}
+
+/// The migrations of `folder` added since the merge base of `reference`
+/// and HEAD, and notes on the earlier ones changed since.
+pub(super) fn changes(folder: &MigrationFolder, reference: &str) -> Result<GitChanges, Error> {
+    let (base, changed) = changed_files(&folder.dir, reference)?;
+    if folder.layout == Layout::Sqitch {
+        return Ok(GitChanges {
+            added: plan_added(folder, &base),
+            notes: Vec::new(),
+        });
+    }
+    let mut added = Vec::new();
+    let mut notes = Vec::new();
+    for migration in &folder.migrations {
+        let relative = migration.path.strip_prefix(&folder.dir).ok();
+        let change = relative.and_then(|relative| changed.get(relative));
+        // Flyway applies a repeatable migration again whenever it changes.
+        let repeatable = folder.layout == Layout::Flyway && migration.version == "R";
+        added.push(change == Some(&Change::Added) || (repeatable && change.is_some()));
+        if change != Some(&Change::Modified) || repeatable {
+            continue;
+        }
+        let Some(relative) = relative else { continue };
+        let before = git(
+            &folder.dir,
+            &["show", &format!("{base}:./{}", relative.display())],
+        )
+        .unwrap_or_default();
+        let now = std::fs::read_to_string(&migration.path).unwrap_or_default();
+        if statements(&before) != statements(&now) {
+            notes.push(format!(
+                "{} changed since {reference} beyond its comments, but it was there before: \
+                 the tool applied it where {reference} is deployed and does not apply it again \
+                 (Prisma, Flyway and sqlx refuse a changed one), so the check applies it as it \
+                 is now, among the earlier migrations; put the change in a new migration",
+                migration.name
+            ));
+        }
+    }
+    Ok(GitChanges { added, notes })
+}
+
+/// Sqitch's new changes: the plan's lines added since `base` (a change
+/// reworked since is new in its new line; its earlier script, renamed
+/// `name@tag.sql`, is not).
+fn plan_added(folder: &MigrationFolder, base: &str) -> Vec<bool> {
+    let before = git(
+        &folder.dir,
+        &["show", &format!("{base}:./{}", super::sqitch::PLAN)],
+    )
+    .unwrap_or_default();
+    let before = super::sqitch::plan_change_names(&before);
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    (folder.migrations.iter())
+        .map(|migration| {
+            let count = seen.entry(migration.name.as_str()).or_default();
+            *count += 1;
+            let in_base = before
+                .iter()
+                .filter(|name| **name == migration.name)
+                .count();
+            *count > in_base
+        })
+        .collect()
+}
+
+/// The statements of a migration's text without comments before each and
+/// with its blanks collapsed: what a change of comments leaves as it was.
+fn statements(text: &str) -> Vec<String> {
+    split_located(text)
+        .into_iter()
+        .map(|statement| {
+            statement
+                .sql
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// The merge base of `reference` and HEAD, and the files under `dir`
+/// (relative to it) added or modified since it, untracked ones as added.
+fn changed_files(dir: &Path, reference: &str) -> Result<(String, HashMap<PathBuf, Change>), Error> {
     git(dir, &["rev-parse", "--show-toplevel"]).map_err(|stderr| {
         Error::bad_input(format!(
             "{}: --git-base needs the folder in a git repository, and git says: {stderr}; \
@@ -70,14 +146,16 @@ fn changed_files(dir: &Path, reference: &str) -> Result<HashSet<PathBuf>, Error>
              clone?); fetch the history (actions/checkout with fetch-depth: 0)"
         ))
     })?;
+    let base = base.trim().to_string();
     let diff = git(
         dir,
         &[
             "diff",
-            "--name-only",
+            "--name-status",
+            "--no-renames",
             "-z",
             "--relative",
-            base.trim(),
+            &base,
             "--",
             ".",
         ],
@@ -95,12 +173,20 @@ fn changed_files(dir: &Path, reference: &str) -> Result<HashSet<PathBuf>, Error>
         ],
     )
     .map_err(|stderr| Error::runtime(format!("git ls-files in {}: {stderr}", dir.display())))?;
-    Ok(diff
-        .split('\0')
-        .chain(untracked.split('\0'))
-        .filter(|path| !path.is_empty())
-        .map(PathBuf::from)
-        .collect())
+    let mut changed = HashMap::new();
+    let mut fields = diff.split('\0');
+    while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+        let change = match status {
+            "A" => Change::Added,
+            "M" | "T" => Change::Modified,
+            _ => continue,
+        };
+        changed.insert(PathBuf::from(path), change);
+    }
+    for path in untracked.split('\0').filter(|path| !path.is_empty()) {
+        changed.insert(PathBuf::from(path), Change::Added);
+    }
+    Ok((base, changed))
 }
 
 /// Runs `git -C dir args`: its stdout, or its stderr when it fails. A git

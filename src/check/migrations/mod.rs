@@ -3,16 +3,22 @@
 //! are new (`--new N`, `--since FILE`, `--git-base REF`), and each one's
 //! statements with the transactions they run in (`--transaction`).
 //!
-//! - [`layout`]: the tools' file names and orders;
+//! - [`folder_layout`]: the tools' file names and orders;
+//! - [`neutral`]: any folder read by `--files` and `--down-files` globs;
 //! - [`steps`]: a file's statements and transactions;
-//! - [`git`]: the files changed since a git ref.
+//! - [`ordering`]: which migrations are new, and whether the tool would
+//!   apply them after the others;
+//! - [`git`]: the files added or changed since a git ref.
 //!
 //! Everything here is plain data or an [`Error`]: a folder that fits no
 //! layout, or several, is bad input (exit 2) that names the files and
-//! `--layout`.
+//! `--layout` (or `--files`). A new migration the tool would not apply after
+//! the others is no error but the check's failure ([`Split::unordered`]).
 
 mod folder_layout;
 mod git;
+mod neutral;
+mod ordering;
 mod sqitch;
 mod steps;
 
@@ -24,9 +30,11 @@ use serde::Serialize;
 use crate::error::Error;
 use folder_layout::{Fit, FolderEntry, Naming};
 
-pub use crate::choices::{Layout, TransactionMode};
+pub use crate::choices::{FileOrder, Layout, OutOfOrder, TransactionMode};
 pub use crate::config::Selection;
-pub use crate::gate::checked::{Migration, MigrationStatement, MigrationStep};
+pub use crate::gate::checked::{Migration, MigrationStatement, MigrationStep, Unordered};
+pub use neutral::glob_match;
+pub use ordering::{Split, split_new};
 
 /// A migrations folder in apply order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -35,6 +43,29 @@ pub struct MigrationFolder {
     pub dir: PathBuf,
     pub layout: Layout,
     pub migrations: Vec<Migration>,
+    /// What the tool does with a new migration that sorts before an applied
+    /// one (`--out-of-order`, else the layout's tool's way).
+    pub out_of_order: OutOfOrder,
+    /// Pairs of migrations (indexes, in order) with one version, which the
+    /// tool refuses.
+    pub same_version: Vec<(usize, usize)>,
+    /// The files `--files` and `--down-files` left unread, by name.
+    pub unread: Vec<String>,
+}
+
+/// How to read a migrations folder: `--layout` and `--transaction`, and the
+/// layout-neutral rules that replace a layout's file names (`--files`,
+/// `--down-files`, `--order`) and its tool's order rule (`--out-of-order`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FolderRules {
+    pub layout: Option<Layout>,
+    pub transaction: TransactionMode,
+    /// Globs of the files that are migrations; none: the layout's names.
+    pub files: Vec<String>,
+    /// Globs of the down files beside them, which the tool does not apply.
+    pub down_files: Vec<String>,
+    pub order: FileOrder,
+    pub out_of_order: Option<OutOfOrder>,
 }
 
 /// Reads the migrations folder `dir`: its layout (`layout`, else detected
@@ -45,7 +76,30 @@ pub fn read_folder(
     layout: Option<Layout>,
     mode: TransactionMode,
 ) -> Result<MigrationFolder, Error> {
+    let rules = FolderRules {
+        layout,
+        transaction: mode,
+        ..FolderRules::default()
+    };
+    read_folder_with(dir, &rules)
+}
+
+/// Reads the migrations folder `dir` by `rules` (see [`read_folder`]):
+/// with `--files`, the files the globs name, in `--order`, each read as
+/// `--layout`'s files are (plain SQL without it).
+pub fn read_folder_with(dir: &Path, rules: &FolderRules) -> Result<MigrationFolder, Error> {
+    let layout = rules.layout;
+    if !rules.files.is_empty() {
+        return read_neutral(dir, rules);
+    }
     let plan = dir.join(sqitch::PLAN);
+    if !rules.down_files.is_empty() {
+        return Err(Error::bad_input(format!(
+            "--down-files {}: it says which files beside the migrations are down files, and \
+             --files says which are migrations; give --files too (e.g. --files '*.up.sql')",
+            rules.down_files.join(" ")
+        )));
+    }
     match (layout, plan.is_file()) {
         (None | Some(Layout::Sqitch), true) => return read_sqitch(dir, &plan),
         (Some(Layout::Sqitch), false) => {
@@ -59,35 +113,62 @@ pub fn read_folder(
         _ => {}
     }
     let entries = list_entries(dir)?;
-    let (layout, mut found) = match layout {
+    let (layout, found) = match layout {
         Some(layout) => (layout, forced_layout(dir, layout, &entries)?),
         None => detect_layout(dir, &entries)?,
     };
+    folder_of(dir, layout, found, rules, Vec::new())
+}
+
+/// The folder of the migrations `found` (each with its place), sorted.
+fn folder_of(
+    dir: &Path,
+    layout: Layout,
+    mut found: Vec<(FolderEntry, Naming)>,
+    rules: &FolderRules,
+    unread: Vec<String>,
+) -> Result<MigrationFolder, Error> {
     found.sort_by(|(_, a), (_, b)| a.order.cmp(&b.order));
-    for pair in found.windows(2) {
-        let [(first, a), (second, b)] = pair else {
-            unreachable!("windows of two")
-        };
-        if a.order == b.order {
-            return Err(Error::bad_input(format!(
-                "{}: {} and {} have the same version {}; the tool would refuse them, \
-                 so renumber one",
-                dir.display(),
-                first.name,
-                second.name,
-                b.version
-            )));
-        }
-    }
+    let same_version = (1..found.len())
+        .filter(|&index| found[index - 1].1.order == found[index].1.order)
+        .map(|index| (index - 1, index))
+        .collect();
     let migrations = found
         .into_iter()
-        .map(|(entry, naming)| read_migration(layout, entry, naming, mode))
+        .map(|(entry, naming)| read_migration(layout, entry, naming, rules.transaction))
         .collect::<Result<_, _>>()?;
     Ok(MigrationFolder {
         dir: dir.to_path_buf(),
         layout,
         migrations,
+        out_of_order: (rules.out_of_order).unwrap_or(OutOfOrder::of_layout(layout)),
+        same_version,
+        unread,
     })
+}
+
+/// The folder read by `--files` and `--down-files` (see [`neutral`]).
+fn read_neutral(dir: &Path, rules: &FolderRules) -> Result<MigrationFolder, Error> {
+    let layout = rules.layout.unwrap_or(Layout::PlainSql);
+    if matches!(layout, Layout::Prisma | Layout::Diesel | Layout::Sqitch) {
+        return Err(Error::bad_input(format!(
+            "--files with --layout {layout}: --files picks the files at the folder's top, and \
+             {layout} keeps its migrations elsewhere; drop --files, or give a layout whose \
+             migrations are files (e.g. --layout plain-sql)"
+        )));
+    }
+    let entries = list_entries(dir)?;
+    let (found, unread) =
+        neutral::neutral_entries(&entries, &rules.files, &rules.down_files, rules.order);
+    if found.is_empty() {
+        return Err(Error::bad_input(format!(
+            "{}: --files {}: no file of the folder matches; give globs of the migrations' \
+             names, e.g. --files '*.up.sql'",
+            dir.display(),
+            rules.files.join(" ")
+        )));
+    }
+    folder_of(dir, layout, found, rules, unread)
 }
 
 /// A Sqitch project: its plan's changes in order, each script run as psql
@@ -119,37 +200,10 @@ fn read_sqitch(dir: &Path, plan: &Path) -> Result<MigrationFolder, Error> {
         dir: dir.to_path_buf(),
         layout: Layout::Sqitch,
         migrations,
+        out_of_order: OutOfOrder::Apply,
+        same_version: Vec::new(),
+        unread: Vec::new(),
     })
-}
-
-/// Splits the folder's migrations into those before the new ones (the
-/// schema they meet) and the new ones, both in apply order.
-pub fn split_new(
-    folder: MigrationFolder,
-    selection: &Selection,
-) -> Result<(Vec<Migration>, Vec<Migration>), Error> {
-    let count = folder.migrations.len();
-    let first_new = match selection {
-        Selection::LastN(0) => {
-            return Err(Error::bad_input(
-                "--new 0: that checks no migration; give the number of new migrations, \
-                 e.g. --new 1",
-            ));
-        }
-        Selection::LastN(n) if *n > count => {
-            return Err(Error::bad_input(format!(
-                "--new {n}: {} holds {count} migration{}; give at most {count}",
-                folder.dir.display(),
-                if count == 1 { "" } else { "s" }
-            )));
-        }
-        Selection::LastN(n) => count - n,
-        Selection::Since(file) => since_position(&folder, file)?,
-        Selection::GitBase(reference) => git::first_changed(&folder, reference)?,
-    };
-    let mut earlier = folder.migrations;
-    let new = earlier.split_off(first_new);
-    Ok((earlier, new))
 }
 
 /// The entries of `dir` by name, each `.sql` file with its text.
@@ -265,14 +319,16 @@ fn detect_layout(
         ))),
         [] => Err(Error::bad_input(format!(
             "{dir_name}: {} match{} no migration tool's names (0001_init.sql, \
-             0001_init.up.sql, V1__init.sql, ...); rename them so their order shows, \
-             or give --layout plain-sql to apply the .sql files in name order",
+             0001_init.up.sql, V1__init.sql, ...); say which files are migrations with \
+             --files GLOB (e.g. --files '*.sql'), or give --layout plain-sql to apply the \
+             .sql files in name order",
             name_list(&unmatched),
             if unmatched.len() == 1 { "es" } else { "" }
         ))),
         [layout] if !unmatched.is_empty() => Err(Error::bad_input(format!(
             "{dir_name}: {} not named as the {layout} migrations beside {} are (like {}); \
-             name {} as one, or move {} out of the folder",
+             name {} as one, move {} out of the folder, or read the folder as it is with \
+             --files GLOB and --down-files GLOB",
             is_are(&unmatched),
             if unmatched.len() == 1 { "it" } else { "them" },
             layout.example(),
@@ -306,7 +362,9 @@ fn detect_layout(
                 .collect::<Vec<_>>();
             Err(Error::bad_input(format!(
                 "{dir_name}: the files mix layouts: {}; keep one tool's migrations in the \
-                 folder, or choose the layout with --layout {choices}",
+                 folder, choose the layout with --layout {choices}, or read the folder as it \
+                 is with --files GLOB and --down-files GLOB (e.g. --files '*.up.sql' \
+                 --down-files '*.down.sql')",
                 examples.join(", ")
             )))
         }
@@ -348,36 +406,6 @@ fn read_migration(
         path: naming.file,
         version: naming.version,
         steps,
-    })
-}
-
-/// The index of the migration `--since FILE` names.
-fn since_position(folder: &MigrationFolder, file: &Path) -> Result<usize, Error> {
-    let given = file.to_string_lossy();
-    let canonical = |path: &Path| path.canonicalize().ok();
-    let wanted = canonical(file).or_else(|| canonical(&folder.dir.join(file)));
-    let names_it = |migration: &Migration| {
-        let own_folder = migration
-            .path
-            .parent()
-            .filter(|_| matches!(folder.layout, Layout::Prisma | Layout::Diesel));
-        migration.name == given
-            || migration.version == given
-            || (wanted.is_some()
-                && [Some(migration.path.as_path()), own_folder]
-                    .into_iter()
-                    .flatten()
-                    .any(|path| canonical(path) == wanted))
-    };
-    folder.migrations.iter().position(names_it).ok_or_else(|| {
-        let last = folder.migrations.last().map_or(String::new(), |migration| {
-            format!(", e.g. {}", migration.name)
-        });
-        Error::bad_input(format!(
-            "--since {given}: no migration of {} has that name, path or version; \
-                 give the first new one{last}",
-            folder.dir.display()
-        ))
     })
 }
 

@@ -67,6 +67,15 @@ pub(super) fn plan_changes(dir: &Path, plan: &Path, plan_text: &str) -> Result<V
     Ok(changes)
 }
 
+/// The changes a plan's text lists, in order (a reworked change once per
+/// line that names it).
+pub(super) fn plan_change_names(plan_text: &str) -> Vec<&str> {
+    plan_text
+        .lines()
+        .filter_map(|line| change_name(line.trim()))
+        .collect()
+}
+
 /// The change a plan line names: its first word, unless the line is blank,
 /// a comment, a pragma or a tag.
 fn change_name(line: &str) -> Option<&str> {

@@ -195,7 +195,8 @@ fn diesel_folders_are_migrations_in_version_order_and_metadata_says_no_transacti
     );
     // A migration is named by its folder, its file, or its version.
     let since = |given: &str| {
-        let (earlier, new) = split_new(folder.clone(), &Selection::Since(given.into())).unwrap();
+        let Split { earlier, new, .. } =
+            split_new(folder.clone(), &Selection::Since(given.into())).unwrap();
         (earlier.len(), new.len())
     };
     assert_eq!(since("2026-06-03-220228-0000_index_email"), (2, 1));
@@ -336,28 +337,112 @@ fn a_folder_of_mixed_layouts_is_refused_naming_the_files() {
     assert!(err.contains("cannot read the migrations folder"), "{err}");
 }
 
+/// Two migrations of one version: the tool refuses the folder. Both
+/// earlier: bad input naming `--files`, the way to read a folder whose
+/// migrator accepts them; one new: the check's failure, naming the new one.
 #[test]
 fn two_migrations_of_one_version_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("0001_a.sql"), "SELECT 1;").unwrap();
     std::fs::write(dir.path().join("1_b.sql"), "SELECT 2;").unwrap();
-    let err = read_folder(dir.path(), None, TransactionMode::PerFile)
+    std::fs::write(dir.path().join("0002_c.sql"), "SELECT 3;").unwrap();
+    let folder = read_folder(dir.path(), None, TransactionMode::PerFile).unwrap();
+    let err = split_new(folder.clone(), &Selection::LastN(1))
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("0001_a.sql and 1_b.sql have the same version"),
+        err.contains("0001_a.sql and 1_b.sql have the same version 1")
+            && err.contains("--files GLOB"),
         "{err}"
+    );
+    let split = split_new(folder, &Selection::LastN(2)).unwrap();
+    assert_eq!(
+        split.unordered,
+        Some(Unordered {
+            migrations: vec!["0001_a.sql".to_string(), "1_b.sql".to_string()],
+            reason: "0001_a.sql and 1_b.sql have the same version 1, which the numbered tool \
+                     refuses; renumber 1_b.sql"
+                .to_string()
+        })
+    );
+    // Read by --files in number order, both are migrations, in name order.
+    let rules = FolderRules {
+        files: vec!["*.sql".to_string()],
+        ..FolderRules::default()
+    };
+    let folder = read_folder_with(dir.path(), &rules).unwrap();
+    assert_eq!(names(&folder), ["0001_a.sql", "1_b.sql", "0002_c.sql"]);
+    assert!(
+        split_new(folder, &Selection::LastN(2))
+            .unwrap()
+            .unordered
+            .is_none()
+    );
+}
+
+/// The rule of each layout's tool for a new migration that sorts before an
+/// applied one, as `--git-base` meets it (here by hand: the new ones are
+/// marked, as git would).
+#[test]
+fn a_migration_before_the_newest_applied_one_follows_the_tools_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["0001_a.up.sql", "0003_c.up.sql"] {
+        std::fs::write(dir.path().join(name), "SELECT 1;").unwrap();
+    }
+    std::fs::write(dir.path().join("0002_b.up.sql"), "SELECT 2;").unwrap();
+    let folder = read_folder(dir.path(), None, TransactionMode::PerFile).unwrap();
+    assert_eq!(folder.out_of_order, OutOfOrder::Skip);
+    let is_new = [false, true, false];
+    let mut notes = Vec::new();
+    let skipped = ordering::out_of_order(&folder, &is_new, &mut notes).unwrap();
+    assert_eq!(skipped.migrations, ["0002_b.up.sql"]);
+    assert!(
+        skipped.reason.starts_with(
+            "0002_b.up.sql sorts before 0003_c.up.sql, which is applied where the base is \
+             deployed, and golang-migrate records only the newest version applied, so it never \
+             applies it; give it a version after 0003 (sqlx applies them: give --out-of-order \
+             apply)"
+        ),
+        "{}",
+        skipped.reason
+    );
+    let applied = MigrationFolder {
+        out_of_order: OutOfOrder::Apply,
+        ..folder.clone()
+    };
+    assert_eq!(ordering::out_of_order(&applied, &is_new, &mut notes), None);
+    assert_eq!(
+        notes,
+        [
+            "0002_b.up.sql sorts before 0003_c.up.sql, which is applied where the base is \
+          deployed; the tool (--out-of-order apply) applies what is not yet applied, so the \
+          check applies it after it"
+        ]
+    );
+    let flyway = MigrationFolder {
+        layout: Layout::Flyway,
+        out_of_order: OutOfOrder::Refuse,
+        ..folder
+    };
+    let refused = ordering::out_of_order(&flyway, &is_new, &mut notes).unwrap();
+    assert!(
+        refused.reason.contains(
+            "and Flyway refuses to migrate then; give it a version after \
+             0003, or let the tool apply it (outOfOrder=true) and give --out-of-order apply"
+        ),
+        "{}",
+        refused.reason
     );
 }
 
 #[test]
 fn selections_pick_the_last_migrations() {
     let folder = read("flyway");
-    let (earlier, new) = split_new(folder.clone(), &Selection::LastN(2)).unwrap();
+    let Split { earlier, new, .. } = split_new(folder.clone(), &Selection::LastN(2)).unwrap();
     assert_eq!(earlier.len(), 2);
     assert_eq!(new[0].name, "V1.10__index_email.sql");
     let since = |given: &str| {
-        let (_, new) = split_new(folder.clone(), &Selection::Since(given.into())).unwrap();
+        let Split { new, .. } = split_new(folder.clone(), &Selection::Since(given.into())).unwrap();
         new.into_iter().map(|m| m.name).collect::<Vec<_>>()
     };
     assert_eq!(
@@ -374,12 +459,12 @@ fn selections_pick_the_last_migrations() {
     );
     let path = fixture("flyway").join("R__users_view.sql");
     assert_eq!(since(path.to_str().unwrap()), ["R__users_view.sql"]);
-    let (earlier, new) = split_new(folder.clone(), &Selection::LastN(4)).unwrap();
+    let Split { earlier, new, .. } = split_new(folder.clone(), &Selection::LastN(4)).unwrap();
     assert_eq!((earlier.len(), new.len()), (0, 4));
 
     let prisma = read("prisma");
     let folder_path = fixture("prisma").join("20240102120000_add_email");
-    let (_, new) = split_new(prisma, &Selection::Since(folder_path)).unwrap();
+    let Split { new, .. } = split_new(prisma, &Selection::Since(folder_path)).unwrap();
     assert_eq!(new.len(), 1);
 }
 

@@ -100,6 +100,17 @@ pub async fn fill_tables(
         if is_tool_table(&catalog.tables[at].name) {
             continue;
         }
+        // Asked no rows (`--rows T=0`, `--tool-table T`): left alone, as it is.
+        if rows_of(counts, &catalog.tables[at]) == 0 {
+            fills.push(TableFill {
+                table: catalog.tables[at].name.clone(),
+                rows: 0,
+                kept: 0,
+                skipped: None,
+                note: None,
+            });
+            continue;
+        }
         let cycle = order
             .cycles
             .iter()

@@ -9,18 +9,15 @@ use std::fmt::Write as _;
 use super::CheckReport;
 use super::replica_cells::ReplicaCell;
 use crate::choices::Measure;
-use crate::export::ci::comment_marker;
 use crate::export::format::{format_bytes, format_ms, format_thousands, trim_number};
 use crate::export::markdown::{render_table, table_cell};
 use crate::export::table::{Align, Table};
-use crate::gate::checked::{CheckedMigration, Outcome};
+use crate::gate::checked::{CheckedMigration, Outcome, Unordered};
 use crate::gate::verdict::{Judged, MigrationVerdict};
 use crate::metrics::lock_trace::{
     Blocks, LockMode, RelationKind, TracedLock, TracedStatement, held_before,
 };
-use crate::results::{
-    CHECK_MD, DDL_LOCKS_CSV, OutputFile, PR_COMMENT_MD, REPORT_HTML, TIMELINE_PNG,
-};
+use crate::results::{CHECK_MD, DDL_LOCKS_CSV, OutputFile, TIMELINE_PNG};
 
 /// The longest statement text a table cell shows; the rest is in ddl_locks.csv.
 const STATEMENT_CHARS: usize = 90;
@@ -33,32 +30,26 @@ pub fn check_md(report: &CheckReport) -> OutputFile {
     }
 }
 
-/// `pr-comment.md`: what a CI step posts on the pull request, `check.md`
-/// after the marker line (`<!-- stallbench:check/<folder> -->`) by which
-/// the step finds its earlier comment to update.
-pub fn pr_comment(report: &CheckReport) -> OutputFile {
-    let marker = comment_marker(&format!("check/{}", report.dir.display()));
-    let page = report.out_dir.join(REPORT_HTML);
-    OutputFile {
-        name: PR_COMMENT_MD.to_string(),
-        bytes: format!(
-            "{marker}\n{}Open `{}` in this job's artifacts: this report with each measured \
-             migration's runs, second by second.\n",
-            check_text(report),
-            page.display()
-        )
-        .into_bytes(),
-    }
-}
-
 /// The whole text of `check.md`.
 pub fn check_text(report: &CheckReport) -> String {
     let mut text = format!("{}\n\n", report.verdict_line());
     text.push_str(&intro(report));
+    if let Some(unordered) = &report.unordered {
+        text.push_str(&unordered_section(unordered));
+    }
     for (checked, judged) in &report.migrations {
         text.push_str(&migration_section(report, checked, judged));
     }
     text
+}
+
+/// The section of migrations the tool would not apply after the others.
+pub(super) fn unordered_section(unordered: &Unordered) -> String {
+    format!(
+        "## {}: **FAIL**\n\nNot applied as the tool would deploy it: {}.\n\n",
+        table_cell(&unordered.migrations.join(", ")),
+        table_cell(&unordered.reason)
+    )
 }
 
 /// The heading and what was done to every migration, before the sections.
@@ -69,6 +60,20 @@ pub(super) fn intro(report: &CheckReport) -> String {
         "# stallbench check: {}\n",
         table_cell(&report.dir.display().to_string())
     );
+    if report.unordered.is_some() {
+        let _ = writeln!(
+            text,
+            "Nothing was run: the check applies the earlier migrations, then the new ones, as \
+             the tool deploys them, and the tool would not apply the new ones so.\n"
+        );
+        for note in &report.notes {
+            let _ = writeln!(text, "- {}", table_cell(note));
+        }
+        if !report.notes.is_empty() {
+            text.push('\n');
+        }
+        return text;
+    }
     let runs = match report.measure {
         Measure::None => "traced and judged from its trace alone (--trace-only)".to_string(),
         measure => format!(
@@ -105,7 +110,13 @@ pub(super) fn intro(report: &CheckReport) -> String {
     for unfilled in &report.unfilled {
         let _ = writeln!(text, "- not filled: {}", table_cell(unfilled));
     }
-    if !report.unfilled.is_empty() {
+    for fewer in &report.fewer_rows {
+        let _ = writeln!(text, "- fewer rows: {}", table_cell(fewer));
+    }
+    for note in &report.notes {
+        let _ = writeln!(text, "- {}", table_cell(note));
+    }
+    if !(report.unfilled.is_empty() && report.fewer_rows.is_empty() && report.notes.is_empty()) {
         text.push('\n');
     }
     text
@@ -194,10 +205,16 @@ pub(super) fn migration_section(
     match &checked.outcome {
         Outcome::NoResult(_) => {}
         Outcome::Traced(flags) => {
+            // The reason says it was not run (judged from its trace alone): once.
             let _ = writeln!(
                 text,
-                "Not run under traffic: {}.\n",
-                judged.not_measured.as_deref().unwrap_or_default()
+                "{}.\n",
+                capitalized(
+                    judged
+                        .not_measured
+                        .as_deref()
+                        .unwrap_or("not run under traffic")
+                )
             );
             for flag in flags {
                 let _ = writeln!(text, "- Flagged: {}.", table_cell(flag));
@@ -517,6 +534,14 @@ fn shortened(sql: &str) -> String {
     }
 }
 
+/// `text` with its first letter in capitals.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or(String::new(), |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
 fn listed(names: Vec<&str>) -> String {
     match names.is_empty() {
         true => "no".to_string(),
@@ -617,6 +642,18 @@ mod tests {
         }
     }
 
+    /// A migration judged from its trace alone says it was not run once.
+    #[test]
+    fn a_traced_migration_says_once_that_it_was_not_run() {
+        let mut report = two_migrations();
+        report.measure = Measure::Flagged;
+        let (checked, judged) = &mut report.migrations[0];
+        checked.outcome = Outcome::Traced(vec!["statement 1 takes a lock".to_string()]);
+        *judged = crate::gate::verdict::judge(checked, &super::super::tests::judging());
+        let text = check_text(&report).to_lowercase();
+        assert_eq!(text.matches("run under traffic").count(), 1, "{text}");
+    }
+
     #[test]
     fn check_md_starts_with_the_verdict_then_a_section_per_migration() {
         let report = two_migrations();
@@ -639,7 +676,9 @@ mod tests {
             "{failed}"
         );
         assert!(text.contains("## 0003_notes: not measured\n"), "{text}");
-        let comment = String::from_utf8(pr_comment(&report).bytes).unwrap();
+        let comment =
+            String::from_utf8(crate::export::check_report::pr_comment::pr_comment(&report).bytes)
+                .unwrap();
         assert_eq!(
             comment,
             format!(

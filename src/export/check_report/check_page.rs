@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::CheckReport;
-use super::check_md::{intro, migration_section};
+use super::check_md::{intro, migration_section, unordered_section};
 use crate::export::html::pages::{href, markdown_html};
 use crate::export::html::sections::escape;
 use crate::export::html::{PageRun, runs_page};
@@ -25,6 +25,11 @@ pub fn check_page(report: &CheckReport) -> anyhow::Result<OutputFile> {
          to zoom, double-click to zoom out.</p>",
         markdown_html(&report.verdict_line())
     );
+    if let Some(unordered) = &report.unordered {
+        body.push_str("<section class=\"migration\">\n");
+        body.push_str(&markdown_html(&unordered_section(unordered)));
+        body.push_str("</section>\n");
+    }
     let mut runs = Vec::new();
     for (checked, judged) in &report.migrations {
         body.push_str("<section class=\"migration\">\n");

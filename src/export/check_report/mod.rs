@@ -1,12 +1,14 @@
 //! What the check writes beside the migrations' results folders: the
 //! judged migrations as one [`CheckReport`], rendered as `check.csv` (one
 //! [`CheckRecord`] per migration and strategy), `check.json` and `junit.xml`
-//! (one test case per migration) here, and as `check.md`, the PR comment and
-//! the console's text in [`check_md`], `report.html` in [`check_page`]. The
+//! (one test case per migration) here, and as `check.md` and the console's
+//! text in [`check_md`], the PR comment in [`pr_comment`], `report.html` in
+//! [`check_page`]. The
 //! check front door only calls these; the data they read lives in `gate`.
 
 pub mod check_md;
 pub mod check_page;
+pub mod pr_comment;
 pub mod replica_cells;
 
 use std::path::PathBuf;
@@ -17,7 +19,7 @@ use crate::choices::Measure;
 use crate::config::{Budgets, CheckConfig, Data};
 use crate::expect::Verdict;
 use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
-use crate::gate::checked::{CheckRun, CheckedMigration, Outcome};
+use crate::gate::checked::{CheckRun, CheckedMigration, Outcome, Unordered};
 use crate::gate::sizes::SizeEstimate;
 use crate::gate::verdict::{Judged, Judging, MigrationVerdict, judge};
 use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement};
@@ -45,6 +47,13 @@ pub struct CheckReport {
     pub earlier: usize,
     /// Tables the generator could not fill.
     pub unfilled: Vec<String>,
+    /// Tables that got fewer rows than asked, with their count and why.
+    pub fewer_rows: Vec<String>,
+    /// What the reader should know about the folder (see [`CheckRun::notes`]).
+    pub notes: Vec<String>,
+    /// New migrations the tool would not apply after the others: the
+    /// check's failure, nothing measured.
+    pub unordered: Option<Unordered>,
     /// Which migrations ran under traffic (`--measure`).
     pub measure: Measure,
     /// `--replica`: each measured migration also ran with the report on the hot standby.
@@ -86,8 +95,13 @@ impl CheckReport {
                     let own: Vec<String> = (rows.tables.iter())
                         .map(|(table, rows)| format!(", {} in {table}", count(*rows)))
                         .collect();
+                    let fewer = match run.fewer_rows.len() {
+                        0 => String::new(),
+                        1 => " (fewer in 1 table, listed below)".to_string(),
+                        n => format!(" (fewer in {n} tables, listed below)"),
+                    };
                     format!(
-                        "{} generated rows per table{}",
+                        "{} generated rows per table{}{fewer}",
                         count(rows.every_table),
                         own.concat()
                     )
@@ -96,6 +110,9 @@ impl CheckReport {
             server_version: run.server_version,
             earlier: run.earlier,
             unfilled: run.unfilled,
+            fewer_rows: run.fewer_rows,
+            notes: run.notes,
+            unordered: run.unordered,
             measure: config.measure,
             replica: config.replica,
             migrations,
@@ -131,6 +148,9 @@ impl CheckReport {
     /// a migration's deployed run is no result, else 3 when one breaks a
     /// budget as deployed, else 0.
     pub fn exit_code(&self) -> i32 {
+        if self.unordered.is_some() {
+            return crate::error::exit_code::EXPECTATION_FAILED;
+        }
         let could_not_run = |(checked, _): &(CheckedMigration, Judged)| {
             matches!(checked.outcome, Outcome::NoResult(_))
         };
@@ -171,6 +191,14 @@ impl CheckReport {
 
     /// The verdict sentence, the first line of check.md and of stdout.
     pub fn verdict_line(&self) -> String {
+        if let Some(unordered) = &self.unordered {
+            return format!(
+                "**FAIL**: the migration tool would not apply {} where the check puts new \
+                 migrations, so nothing was run: {}.",
+                unordered.migrations.join(", "),
+                unordered.reason
+            );
+        }
         let failed = self.failed();
         let count = self.migrations.len();
         let plural = |n: usize| if n == 1 { "migration" } else { "migrations" };
@@ -372,6 +400,8 @@ impl CheckReport {
             max_stall_s: self.budgets.max_stall_s,
             max_p99_ms: self.budgets.max_p99_ms,
             max_failed: self.budgets.max_failed,
+            unordered: self.unordered.as_ref(),
+            notes: &self.notes,
             migrations,
         };
         let mut bytes = serde_json::to_vec_pretty(&file)?;
@@ -385,7 +415,17 @@ impl CheckReport {
     /// One test case per migration; a failed one names the broken budgets,
     /// the fix and what the recommended strategy did.
     fn junit(&self) -> OutputFile {
-        let cases = self
+        let unordered = self.unordered.iter().flat_map(|unordered| {
+            unordered.migrations.iter().map(|name| JunitCase {
+                classname: "stallbench.check".to_string(),
+                name: name.clone(),
+                outcome: JunitOutcome::Failed {
+                    message: "the migration tool would not apply it here".to_string(),
+                    body: unordered.reason.clone(),
+                },
+            })
+        });
+        let cases: Vec<JunitCase> = self
             .migrations
             .iter()
             .map(|(checked, judged)| {
@@ -418,7 +458,7 @@ impl CheckReport {
             .collect();
         JunitSuite {
             name: format!("stallbench check {}", self.dir.display()),
-            cases,
+            cases: unordered.chain(cases).collect(),
         }
         .file()
     }
@@ -526,6 +566,13 @@ struct CheckJson<'a> {
     max_stall_s: u32,
     max_p99_ms: Option<f64>,
     max_failed: Option<u64>,
+    /// New migrations the tool would not apply after the others (verdict
+    /// `fail`, nothing run); absent when every one could be ordered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unordered: Option<&'a Unordered>,
+    /// What the reader should know about the folder: files no rule read,
+    /// earlier migrations changed since `--git-base`.
+    notes: &'a [String],
     migrations: Vec<MigrationJson>,
 }
 

@@ -50,7 +50,8 @@ fn yaml_document(path: &str) -> Yaml {
     documents.remove(0)
 }
 
-/// The step of stallbench's action that runs `stallbench check`.
+/// The step of stallbench's action that runs `stallbench check`: the one
+/// named so, whose script runs stallbench.
 fn action_check_step(action: &Yaml) -> &Yaml {
     let steps = action["runs"]["steps"]
         .as_vec()
@@ -58,23 +59,39 @@ fn action_check_step(action: &Yaml) -> &Yaml {
     steps
         .iter()
         .find(|step| {
-            step["run"]
-                .as_str()
-                .is_some_and(|run| run.contains("stallbench check"))
+            step["name"].as_str() == Some("stallbench check")
+                && step["run"]
+                    .as_str()
+                    .is_some_and(|run| run.contains("stallbench "))
         })
-        .expect("action.yml runs stallbench check")
+        .expect("action.yml has a step named stallbench check that runs it")
 }
 
-/// The shell line stallbench's action runs for a step's `with:` inputs: its
-/// check step's `run`, each `$NAME` of the step's env replaced by the input
-/// that env names (the step's value, else the input's default).
+/// The shell line stallbench's action runs for a step's `with:` inputs
+/// (see [`action_arguments`]), its arguments quoted back into one line.
 fn action_command_line(with: &Yaml) -> String {
+    let arguments = action_arguments(with, Path::new("."));
+    let words = arguments.iter().map(String::as_str);
+    format!("stallbench {}", shlex::try_join(words).unwrap())
+}
+
+/// The arguments stallbench's action gives stallbench for a step's `with:`
+/// inputs: its check step's `run`, run by bash in `dir` with the step's env
+/// (each variable the input it names: the step's value, else the input's
+/// default), `stallbench` a shell function that prints its arguments.
+fn action_arguments(with: &Yaml, dir: &Path) -> Vec<String> {
     let action = yaml_document(ACTION);
     let step = action_check_step(&action);
-    let mut line = step["run"].as_str().unwrap().to_string();
+    let run = step["run"].as_str().unwrap();
     let env = step["env"]
         .as_hash()
         .expect("the check step's inputs come as env");
+    let mut bash = std::process::Command::new("bash");
+    bash.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .arg("-c")
+        .arg(format!("stallbench() {{ printf '%s\\0' \"$@\"; }}\n{run}"));
     for (name, value) in env {
         let (name, value) = (name.as_str().unwrap(), value.as_str().unwrap());
         let input = value
@@ -85,9 +102,18 @@ fn action_command_line(with: &Yaml) -> String {
             .as_str()
             .or_else(|| action["inputs"][input]["default"].as_str())
             .unwrap_or_else(|| panic!("{ACTION}: input {input} has no value and no default"));
-        line = line.replace(&format!("${name}"), value);
+        bash.env(name, value);
     }
-    line
+    let output = bash.output().expect("bash runs");
+    assert!(
+        output.status.success(),
+        "{ACTION}: the check step's script failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed = String::from_utf8(output.stdout).unwrap();
+    let mut arguments: Vec<String> = printed.split('\0').map(str::to_string).collect();
+    assert_eq!(arguments.pop().as_deref(), Some(""), "{printed:?}");
+    arguments
 }
 
 /// Whether a step's `uses:` is stallbench's own action (`OWNER/stallbench@REF`).
@@ -391,6 +417,61 @@ fn a_wrong_file_or_an_unfilled_value_in_a_pipeline_is_caught() {
     );
 }
 
+/// Every input given: each becomes its flag (a list input one flag per
+/// word, a glob as written even where files match it), and the command
+/// parses with the real command-line definition.
+#[test]
+fn every_input_of_the_action_becomes_its_flag() {
+    let with = YamlLoader::load_from_str(
+        "migrations: db/migrations\n\
+         layout: up-down\n\
+         files: |\n  *.up.sql\n  0???.sql\n\
+         down-files: '*.down.sql *_down.sql'\n\
+         order: name\n\
+         out-of-order: apply\n\
+         tool-table: migrations\n\
+         rows: 10000 orders=500\n\
+         table-rows: orders=50000000 users=1200000\n\
+         sizes-from: postgres://reader@staging/app\n\
+         hold: 5s\n\
+         duration: 9s\n\
+         replica: 'true'\n",
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("0001_init.up.sql"), "").unwrap();
+    let arguments = action_arguments(&with[0], dir.path());
+    let line = arguments.join(" ");
+    for flags in [
+        "--layout up-down",
+        "--files *.up.sql --files 0???.sql",
+        "--down-files *.down.sql --down-files *_down.sql",
+        "--order name",
+        "--out-of-order apply",
+        "--tool-table migrations",
+        "--rows 10000 --rows orders=500",
+        "--table-rows orders=50000000 --table-rows users=1200000",
+        "--sizes-from postgres://reader@staging/app",
+        "--hold 5s --duration 9s --replica",
+    ] {
+        assert!(line.contains(flags), "{flags}: {line}");
+    }
+    let filled: Vec<String> = arguments.iter().map(|word| fill_ci_values(word)).collect();
+    if let Err(err) = check_command(&filled) {
+        panic!("{ACTION}: `{line}`: {err}");
+    }
+    // --seed instead of --rows, and replica false: no --replica.
+    let with = YamlLoader::load_from_str("migrations: db/migrations\nseed: my seed.sql\n").unwrap();
+    let arguments = action_arguments(&with[0], dir.path());
+    let at = arguments.iter().position(|word| word == "--seed").unwrap();
+    assert_eq!(arguments[at + 1], "my seed.sql");
+    assert!(
+        !arguments.contains(&"--replica".to_string()),
+        "{arguments:?}"
+    );
+    assert!(!arguments.contains(&"--rows".to_string()), "{arguments:?}");
+}
+
 #[test]
 fn the_action_builds_stallbench_from_its_own_source_and_passes_every_input_as_env() {
     let action = yaml_document(ACTION);
@@ -428,6 +509,33 @@ fn the_action_builds_stallbench_from_its_own_source_and_passes_every_input_as_en
             "{ACTION}: input {input} unused"
         );
     }
+    // The build is cached by stallbench's version and source alone (not by
+    // the PostgreSQL major, cached apart), and the log says when it was cold.
+    let caches: Vec<&Yaml> = (steps.iter())
+        .filter(|step| {
+            step["uses"]
+                .as_str()
+                .is_some_and(|uses| uses.starts_with("actions/cache@"))
+        })
+        .collect();
+    let build = caches
+        .iter()
+        .find(|step| step["id"].as_str() == Some("build-cache"))
+        .expect("a cache step with id build-cache");
+    let key = build["with"]["key"].as_str().unwrap();
+    assert!(
+        key.contains("${{ steps.source.outputs.version }}")
+            && key.contains("${{ steps.source.outputs.hash }}")
+            && !key.contains("pg-version"),
+        "{key}"
+    );
+    let install = (scripts.iter())
+        .find(|run| run.contains("cargo install"))
+        .unwrap();
+    assert!(
+        install.contains("cold cache") && install.contains("warm cache"),
+        "{install}"
+    );
     // With only the required input, the command parses and builds its config.
     let with = YamlLoader::load_from_str("migrations: db/migrations").unwrap();
     let line = fill_ci_values(&action_command_line(&with[0]));
