@@ -67,7 +67,7 @@ fn failure_lines(report: &RunReport) -> String {
 /// The summary figures the console shows, one row per strategy (with
 /// repeats, each figure's median and range over them).
 fn summary_rows(report: &RunReport) -> Table {
-    Table::build(SUMMARY_COLUMNS, &table::summary_rows(report))
+    table::summary_table(SUMMARY_COLUMNS, &table::summary_rows(report))
 }
 
 /// The console's summary columns: short titles, latencies in fixed decimals.

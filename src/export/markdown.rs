@@ -93,7 +93,10 @@ pub fn run_sentences(report: &RunReport) -> Vec<String> {
 /// The summary figures of `summary.md` as a Markdown table, one row per
 /// strategy (with repeats, each figure's median and range over them).
 pub fn summary_table(report: &RunReport) -> String {
-    render_table(&Table::build(SUMMARY_COLUMNS, &table::summary_rows(report)))
+    render_table(&table::summary_table(
+        SUMMARY_COLUMNS,
+        &table::summary_rows(report),
+    ))
 }
 
 /// The summary columns of `summary.md`: long titles, latencies by [`format_ms`].

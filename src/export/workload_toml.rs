@@ -95,6 +95,8 @@ fn load_file(load: &LoadConfig, repeat: u32) -> LoadFile {
         rate: load.rate_tps,
         client_timeout: load.client_timeout.map(text),
         latency_limit: load.latency_limit.map(text),
+        max_tries: (load.max_tries != 1).then_some(load.max_tries),
+        retry_lock_timeouts: load.retry_lock_timeouts.then_some(true),
         variables: load.variables.iter().cloned().collect(),
         protocol: (load.protocol != Protocol::default()).then(|| load.protocol.name().to_string()),
         pool: load.pool.as_ref().map(|pool| PoolFile {
