@@ -50,6 +50,7 @@ mod repeats;
 mod replica;
 mod reset;
 mod restart;
+mod retries;
 mod scripts;
 
 mod stderr;
