@@ -11,7 +11,11 @@
 #
 #   scripts/bench-retries.sh                          # 3 rounds of 10 s, 8 clients, 4 rows, 10 tries
 #   ROUNDS=3 DURATION=10 CLIENTS=8 HOT_ROWS=4 TRIES=10 scripts/bench-retries.sh
+#   SLEEP_MS=2 scripts/bench-retries.sh               # a pg_sleep of 2 ms between the read and the write
 #   BIN=/path/to/stallbench scripts/bench-retries.sh  # measure that build instead of building this tree
+#
+# stallbench runs without its lock observer (--no-observer): this compares the
+# clients, as the open-loop comparison of bench-vs-pgbench.sh does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +24,7 @@ DURATION=${DURATION:-10}
 CLIENTS=${CLIENTS:-8}
 HOT_ROWS=${HOT_ROWS:-4}
 TRIES=${TRIES:-10}
+SLEEP_MS=${SLEEP_MS:-0}
 
 if [ -z "${BIN:-}" ]; then
   cargo build --release --quiet
@@ -55,12 +60,12 @@ export PGHOST=$work PGUSER=postgres PGDATABASE=postgres
 URL="host=$work user=postgres dbname=postgres"
 
 SETUP="CREATE TABLE hot_rows (id int PRIMARY KEY, n int NOT NULL);
-INSERT INTO hot_rows SELECT g, 0 FROM generate_series(1, $HOT_ROWS) g;
-VACUUM ANALYZE hot_rows;"
+INSERT INTO hot_rows SELECT g, 0 FROM generate_series(1, $HOT_ROWS) g;"
 cat >"$work/rmw.sql" <<SQL
 \\set id random(1, $HOT_ROWS)
 BEGIN ISOLATION LEVEL SERIALIZABLE;
 SELECT n FROM hot_rows WHERE id = :id;
+$(if [ "$SLEEP_MS" != 0 ]; then echo "SELECT pg_sleep($SLEEP_MS / 1000.0);"; fi)
 UPDATE hot_rows SET n = n + 1 WHERE id = :id;
 COMMIT;
 SQL
@@ -76,7 +81,9 @@ TOML
 
 # Each prints "tps completed failed retried retries".
 run_pgbench() {
-  "$PG_BIN/psql" -q -X -v ON_ERROR_STOP=1 -c "DROP TABLE IF EXISTS hot_rows" -c "$SETUP" >/dev/null
+  # A fresh table, vacuumed as stallbench's setup vacuums its own.
+  "$PG_BIN/psql" -q -X -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
+    -c "DROP TABLE IF EXISTS hot_rows" -c "$SETUP" -c "VACUUM (ANALYZE) hot_rows" >/dev/null
   "$PGBENCH" -n -M prepared -c "$CLIENTS" -T "$DURATION" --max-tries "$TRIES" -f "$work/rmw.sql" \
     >"$work/pgbench.out" 2>/dev/null
   python3 - "$work/pgbench.out" <<'PY'
@@ -91,14 +98,14 @@ print(number(r"^tps = ([0-9.]+)"), number(r"^number of transactions actually pro
 PY
 }
 run_stallbench() {
-  "$BIN" run "$work/rmw.toml" --load-only --quiet --protocol prepared --max-tries "$TRIES" \
+  "$BIN" run "$work/rmw.toml" --load-only --quiet --no-observer --protocol prepared --max-tries "$TRIES" \
     --db-url "$URL" --out "$work/out" --force >/dev/null
   python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['strategies'][0]; print(s['mean_tps'], s['transactions'], s['failed'], s['retried'], s['retries'])" \
     "$work/out/summary.json"
   rm -rf "$work/out"
 }
 
-echo "stallbench $($BIN --version | cut -d' ' -f2) vs $("$PGBENCH" --version); SERIALIZABLE read-modify-write of $HOT_ROWS rows,"
+echo "stallbench $($BIN --version | cut -d' ' -f2) vs $("$PGBENCH" --version); SERIALIZABLE read-modify-write of $HOT_ROWS rows (sleep ${SLEEP_MS} ms),"
 echo "$CLIENTS clients, -M prepared, --max-tries $TRIES, ${DURATION}s per run, $ROUNDS rounds, $(nproc) cores"
 rounds="$work/rounds"
 : >"$rounds"

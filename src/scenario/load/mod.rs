@@ -254,9 +254,10 @@ pub async fn run_worker(
                     txn::transaction(&mut attempt, client.retry, window, rewind, &mut tries);
                 let result = match client.client_timeout {
                     None => tried.await,
-                    Some(_) => {
-                        let cancel = &client.session.cancel;
-                        transaction::run_until(tried, window.until, cancel).await
+                    Some(timeout) => {
+                        let (deadline, cancel) =
+                            (start.scheduled + timeout, &client.session.cancel);
+                        transaction::run_until(tried, deadline, cancel).await
                     }
                 };
                 let times = TxnTimes {
