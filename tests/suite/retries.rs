@@ -27,6 +27,16 @@ SELECT pg_sleep(0.01 + random() * 0.05);
 UPDATE hot_rows SET n = n + 1 WHERE id = 1;
 COMMIT;";
 
+/// [`READ_MODIFY_WRITE`] sent as one pipeline: a conflict fails the
+/// pipeline's statements up to its sync, and the whole script is tried again.
+const READ_MODIFY_WRITE_PIPELINED: &str = "\\startpipeline
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT n FROM hot_rows WHERE id = 1;
+SELECT pg_sleep(0.01 + random() * 0.05);
+UPDATE hot_rows SET n = n + 1 WHERE id = 1;
+COMMIT;
+\\endpipeline";
+
 /// The two rows updated in opposite orders by client 0 and client 1, with a
 /// sleep between: each holds its first row while it waits for the other's,
 /// a deadlock (40P01) the server finds after `deadlock_timeout` (100 ms here).
@@ -124,7 +134,7 @@ fn a_deadlock_is_retried_and_fails_only_when_its_tries_run_out() {
 }
 
 #[test]
-fn the_simple_protocol_and_the_application_pool_retry_the_same_way() {
+fn the_simple_protocol_the_application_pool_and_a_pipeline_retry_the_same_way() {
     let _cpus = cpus_shared();
     let workload = two_clients(READ_MODIFY_WRITE);
     let simple = ["--protocol", "simple", "--max-tries", "10"];
@@ -135,4 +145,10 @@ fn the_simple_protocol_and_the_application_pool_retry_the_same_way() {
         assert!(retried >= 3, "{flags:?}: {summary:?}");
         assert!(retries >= retried, "{flags:?}: {summary:?}");
     }
+    let pipelined = two_clients(READ_MODIFY_WRITE_PIPELINED);
+    let (summary, [retried, retries, serialization, _]) =
+        run_with(&pipelined, &["--protocol", "extended", "--max-tries", "10"]);
+    assert!(retried >= 3, "pipeline: {summary:?}");
+    assert!(retries >= retried, "pipeline: {summary:?}");
+    assert!(serialization * 4 <= retried, "pipeline: {summary:?}");
 }
