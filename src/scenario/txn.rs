@@ -186,9 +186,10 @@ impl RetryRule {
     }
 }
 
-/// When a transaction was due and when its last try must have begun.
+/// When a transaction was due, and until when a new try of it may start.
 #[derive(Debug, Clone, Copy)]
 pub struct TryWindow {
+    /// When it was due: `--latency-limit` counts from here.
     pub scheduled: Instant,
     /// The end of the load, or the transaction's `--client-timeout` deadline if earlier.
     pub until: Instant,
