@@ -304,9 +304,17 @@ pub struct CommonArgs {
     #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
     pub client_timeout: Option<Duration>,
     /// With --rate: skip transactions already this late behind schedule, counted as
-    /// `skipped` and never sent (pgbench -L), e.g. 500ms.
+    /// `skipped` and never sent (pgbench -L), e.g. 500ms; no retry starts past it either.
     #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
     pub latency_limit: Option<Duration>,
+    /// Try a transaction that failed with a serialization failure (40001) or a
+    /// deadlock (40P01) up to N times in all, as pgbench 15+ (0: until the load ends;
+    /// default 1: never again; overrides [load] max_tries).
+    #[arg(long, value_name = "N")]
+    pub max_tries: Option<u32>,
+    /// With --max-tries: retry lock timeouts (55P03) too, which pgbench does not.
+    #[arg(long)]
+    pub retry_lock_timeouts: bool,
     /// Load duration, e.g. 24s (overrides [load] duration).
     #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
     pub duration: Option<Duration>,

@@ -112,6 +112,12 @@ pub struct LoadFile {
     pub client_timeout: Option<String>,
     /// Open loop: skip transactions this late (`--latency-limit`).
     pub latency_limit: Option<String>,
+    /// Tries of a transaction that failed with 40001 or 40P01 (`--max-tries`); 1 if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tries: Option<u32>,
+    /// Retry lock timeouts (55P03) too (`--retry-lock-timeouts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_lock_timeouts: Option<bool>,
     /// Script variables, as `--set name=value` (the flags win over these).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub variables: BTreeMap<String, String>,
@@ -288,6 +294,8 @@ pub fn from_flags() -> LoadedWorkload {
                 rate: None,
                 client_timeout: None,
                 latency_limit: None,
+                max_tries: None,
+                retry_lock_timeouts: None,
                 variables: BTreeMap::new(),
                 pool: None,
                 repeat: None,

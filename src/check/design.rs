@@ -244,6 +244,8 @@ pub fn design_run(
             client_timeout: None,
             pool: None,
             protocol: Default::default(),
+            max_tries: 1,
+            retry_lock_timeouts: false,
         },
         blocker,
         ddl: Some(DdlConfig {

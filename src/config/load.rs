@@ -36,6 +36,12 @@ pub struct LoadConfig {
     pub pool: Option<PoolConfig>,
     /// How the scripts' statements are sent (`--protocol`, pgbench `-M`).
     pub protocol: Protocol,
+    /// The most tries of a transaction that failed with a serialization
+    /// failure or a deadlock (`--max-tries`, pgbench's); 0: until the load
+    /// ends; 1: never tried again.
+    pub max_tries: u32,
+    /// Lock timeouts (55P03) are retried too (`--retry-lock-timeouts`).
+    pub retry_lock_timeouts: bool,
 }
 
 impl LoadConfig {
@@ -82,6 +88,7 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
     check_shell(source, &scripts, args.allow_shell)?;
     let protocol = parse_protocol(source, file, args)?;
     check_pipelines(&scripts, protocol, pool.is_some())?;
+    let (max_tries, retry_lock_timeouts) = parse_retries(source, file, args)?;
     Ok(LoadConfig {
         clients,
         duration,
@@ -92,7 +99,27 @@ pub(super) fn parse_load(loaded: &LoadedWorkload, args: &CommonArgs) -> Result<L
         client_timeout: pacing.client_timeout,
         pool,
         protocol,
+        max_tries,
+        retry_lock_timeouts,
     })
+}
+
+/// `--max-tries`, else `[load] max_tries`, else 1; and whether lock timeouts
+/// are retried too, which needs more than one try. A run always has a
+/// duration, so 0 (no limit) is bounded by the load's end, as pgbench's `-T`.
+fn parse_retries(source: &str, file: &LoadFile, args: &CommonArgs) -> Result<(u32, bool), Error> {
+    let max_tries = args.max_tries.or(file.max_tries).unwrap_or(1);
+    let lock_timeouts = args.retry_lock_timeouts || file.retry_lock_timeouts.unwrap_or(false);
+    if lock_timeouts && max_tries == 1 {
+        let given = match args.retry_lock_timeouts {
+            true => "--retry-lock-timeouts".to_string(),
+            false => format!("{source}: [load] retry_lock_timeouts"),
+        };
+        return Err(Error::bad_input(format!(
+            "{given}: retries need more than one try; add --max-tries N (e.g. 10)"
+        )));
+    }
+    Ok((max_tries, lock_timeouts))
 }
 
 /// `--protocol`, else `[load] protocol`, else `prepared`.

@@ -336,6 +336,33 @@ mod tests {
     }
 
     #[test]
+    fn max_tries_defaults_to_one_and_lock_timeouts_need_more() {
+        let config = Config::new(None, compare(), &args()).unwrap();
+        assert_eq!(
+            (config.load.max_tries, config.load.retry_lock_timeouts),
+            (1, false)
+        );
+        let mut flags = args();
+        flags.max_tries = Some(0);
+        flags.retry_lock_timeouts = true;
+        let config = Config::new(None, compare(), &flags).unwrap();
+        assert_eq!(
+            (config.load.max_tries, config.load.retry_lock_timeouts),
+            (0, true)
+        );
+        flags.max_tries = None;
+        let message = Config::new(None, compare(), &flags)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.starts_with(
+                "--retry-lock-timeouts: retries need more than one try; add --max-tries N"
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn an_unknown_expect_lists_the_strategies_and_not_load() {
         let mut flags = args();
         flags.expect = vec!["nosuch.max_failed=0".into()];

@@ -25,6 +25,8 @@ pub enum SweepSetting {
     Clients,
     /// The open loop's rate (`rate`), as `--rate`.
     Rate,
+    /// The most tries of a transaction (`load.max_tries`), as `--max-tries`.
+    MaxTries,
     /// A script variable (`scale`), as `--set NAME=VALUE`.
     Variable(String),
     /// The standby's `max_standby_streaming_delay`
@@ -58,6 +60,7 @@ impl SweepSetting {
             SweepSetting::BlockerHold => "blocker.hold".to_string(),
             SweepSetting::Clients => "clients".to_string(),
             SweepSetting::Rate => "rate".to_string(),
+            SweepSetting::MaxTries => "load.max_tries".to_string(),
             SweepSetting::Variable(name) => name.clone(),
             SweepSetting::StandbyDelay => "replica.max_standby_streaming_delay".to_string(),
             SweepSetting::StandbyFeedback => "replica.hot_standby_feedback".to_string(),
@@ -89,6 +92,7 @@ impl Sweep {
             SweepSetting::BlockerHold => "hold",
             SweepSetting::Clients => "clients",
             SweepSetting::Rate => "rate",
+            SweepSetting::MaxTries => "max_tries",
             SweepSetting::Variable(name) => name,
             SweepSetting::StandbyDelay => "max_standby_streaming_delay",
             SweepSetting::StandbyFeedback => "hot_standby_feedback",
@@ -194,13 +198,14 @@ pub(super) fn parse_sweep(
 /// The setting a sweep's name stands for.
 fn parse_setting(given: &str, name: &str) -> Result<SweepSetting, Error> {
     let names = "a strategy's lock_timeout (retry.lock_timeout), blocker.hold, clients, rate, \
-                 replica.max_standby_streaming_delay, replica.hot_standby_feedback or a script \
+                 load.max_tries, replica.max_standby_streaming_delay, replica.hot_standby_feedback or a script \
                  variable";
     match name.split_once('.') {
         Some((strategy, "lock_timeout")) if !strategy.is_empty() => Ok(SweepSetting::LockTimeout {
             strategy: strategy.to_string(),
         }),
         Some(("blocker", "hold")) => Ok(SweepSetting::BlockerHold),
+        Some(("load", "max_tries")) => Ok(SweepSetting::MaxTries),
         Some(("replica", "max_standby_streaming_delay")) => Ok(SweepSetting::StandbyDelay),
         Some(("replica", "hot_standby_feedback")) => Ok(SweepSetting::StandbyFeedback),
         Some(_) => Err(Error::bad_input(format!(
@@ -235,10 +240,7 @@ pub(super) fn args_at(
     let not_a = |what: &str| {
         Error::bad_input(format!(
             "--sweep {}={value}: {value} is not {what}",
-            match setting {
-                SweepSetting::Clients => "clients",
-                _ => "rate",
-            }
+            setting.name()
         ))
     };
     match setting {
@@ -260,6 +262,13 @@ pub(super) fn args_at(
                 value
                     .parse()
                     .map_err(|_| not_a("a number of transactions per second"))?,
+            );
+        }
+        SweepSetting::MaxTries => {
+            args.max_tries = Some(
+                value
+                    .parse()
+                    .map_err(|_| not_a("a whole number of tries (0: no limit)"))?,
             );
         }
         SweepSetting::Variable(name) => args.variables.push(format!("{name}={value}")),
@@ -298,6 +307,21 @@ mod tests {
             SweepSetting::BlockerHold
         );
         assert_eq!(sweep("clients=1,2").unwrap().setting, SweepSetting::Clients);
+        let tries = sweep("load.max_tries=1,3,10").unwrap();
+        assert_eq!(tries.setting, SweepSetting::MaxTries);
+        assert_eq!(
+            (tries.name(), tries.folder("3")),
+            ("load.max_tries".into(), "max_tries=3".into())
+        );
+        let at = args_at(&tries.setting, &CommonArgs::default(), "3", "out".into()).unwrap();
+        assert_eq!(at.max_tries, Some(3));
+        let wrong = args_at(&tries.setting, &CommonArgs::default(), "x", "out".into());
+        assert!(
+            wrong
+                .unwrap_err()
+                .to_string()
+                .contains("x is not a whole number of tries")
+        );
         let delay = sweep("replica.max_standby_streaming_delay=1s,30s").unwrap();
         assert_eq!(delay.setting, SweepSetting::StandbyDelay);
         assert_eq!(delay.name(), "replica.max_standby_streaming_delay");

@@ -7,7 +7,7 @@ use crate::config::Sweep;
 use crate::export::format::{format_count, format_seconds, format_spread};
 use crate::export::sentences::{
     describe_chain, failures_sentence, labelled_runs, losses, migration_done_cell, opening_lines,
-    pool_sentence, worst_share,
+    pool_sentence, retries_sentence, worst_share,
 };
 use crate::export::sweep::{self, SweepRecord};
 use crate::export::table::{
@@ -59,7 +59,8 @@ pub fn summary_table(report: &RunReport) -> String {
 fn failure_lines(report: &RunReport) -> String {
     labelled_runs(report)
         .iter()
-        .filter_map(|run| failures_sentence(run))
+        .flat_map(|run| [failures_sentence(run), retries_sentence(&run.summary)])
+        .flatten()
         .map(|sentence| sentence + "\n")
         .collect()
 }
@@ -67,7 +68,7 @@ fn failure_lines(report: &RunReport) -> String {
 /// The summary figures the console shows, one row per strategy (with
 /// repeats, each figure's median and range over them).
 fn summary_rows(report: &RunReport) -> Table {
-    Table::build(SUMMARY_COLUMNS, &table::summary_rows(report))
+    table::summary_table(SUMMARY_COLUMNS, &table::summary_rows(report))
 }
 
 /// The console's summary columns: short titles, latencies in fixed decimals.

@@ -16,7 +16,8 @@ use super::format::{
 };
 use super::sentences::{
     describe_chain, failures_sentence, invalid_sentence, labelled_runs, migration_done_cell,
-    opening_lines, partial_sentence, pool_sentence, strategy_sentence, worst_share,
+    opening_lines, partial_sentence, pool_sentence, retries_sentence, strategy_sentence,
+    worst_share,
 };
 use super::table::{
     self, Align, Column, RankedRow, Ranking, SummaryRow, Table, invalid_notes, ranking,
@@ -86,6 +87,7 @@ pub fn run_sentences(report: &RunReport) -> Vec<String> {
         );
     }
     sentences.extend(runs.iter().filter_map(|run| failures_sentence(run)));
+    sentences.extend(runs.iter().filter_map(|run| retries_sentence(&run.summary)));
     sentences.extend(runs.iter().filter_map(|run| pool_sentence(&run.summary)));
     sentences
 }
@@ -93,7 +95,10 @@ pub fn run_sentences(report: &RunReport) -> Vec<String> {
 /// The summary figures of `summary.md` as a Markdown table, one row per
 /// strategy (with repeats, each figure's median and range over them).
 pub fn summary_table(report: &RunReport) -> String {
-    render_table(&Table::build(SUMMARY_COLUMNS, &table::summary_rows(report)))
+    render_table(&table::summary_table(
+        SUMMARY_COLUMNS,
+        &table::summary_rows(report),
+    ))
 }
 
 /// The summary columns of `summary.md`: long titles, latencies by [`format_ms`].
@@ -318,6 +323,27 @@ mod tests {
     use super::*;
     use crate::metrics::DdlOutcome;
     use crate::testing::reference_report;
+
+    #[test]
+    fn the_retry_columns_show_only_when_a_run_has_retry_figures() {
+        let mut report = reference_report();
+        let header = |report: &RunReport| summary_table(report).lines().next().unwrap().to_string();
+        assert!(!header(&report).contains("retried"), "{}", header(&report));
+        report.strategies[1].summary.failed_deadlock = 2;
+        assert!(
+            header(&report).ends_with(
+                "| failed | retried | retries | failed 40001 | failed 40P01 | failed 55P03 |"
+            ),
+            "{}",
+            header(&report)
+        );
+        let naive_row = summary_table(&report)
+            .lines()
+            .find(|line| line.starts_with("| naive "))
+            .unwrap()
+            .to_string();
+        assert!(naive_row.ends_with("| 0 | 0 | 0 | 0 | 0 |"), "{naive_row}");
+    }
 
     #[test]
     fn summary_md_has_heading_table_and_sentences() {

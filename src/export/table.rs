@@ -10,7 +10,7 @@ use crate::metrics::ranking::ranks;
 use crate::metrics::spread::Spread;
 use crate::metrics::{RankingRow, RunReport, Summary, rank_strategies};
 
-use super::format::format_spread;
+use super::format::{format_count, format_spread};
 
 use super::sentences::{decided_by_cell, headline, on_server, replica_notes, window_note};
 
@@ -193,6 +193,52 @@ impl SummaryRow {
         }
         values.join(" / ")
     }
+}
+
+/// The retry columns of a summary table (`--max-tries`): the transactions
+/// that needed more than one try, their extra tries, and the failures by the
+/// kinds a retry is about. Shown only when a run has one of them, so a run
+/// without retries reads as before.
+const RETRY_COLUMNS: &[Column<SummaryRow>] = &[
+    Column::new("retried", Align::Right, |r| {
+        r.cell(|s| s.retried as f64, format_count)
+    }),
+    Column::new("retries", Align::Right, |r| {
+        r.cell(|s| s.retries as f64, format_count)
+    }),
+    Column::new("failed 40001", Align::Right, |r| {
+        r.cell(|s| s.failed_serialization as f64, format_count)
+    }),
+    Column::new("failed 40P01", Align::Right, |r| {
+        r.cell(|s| s.failed_deadlock as f64, format_count)
+    }),
+    Column::new("failed 55P03", Align::Right, |r| {
+        r.cell(|s| s.failed_lock_timeout as f64, format_count)
+    }),
+];
+
+/// Whether a run retried, or failed with a kind a retry is about.
+pub fn has_retry_figures(summary: &Summary) -> bool {
+    summary.retried
+        + summary.failed_serialization
+        + summary.failed_deadlock
+        + summary.failed_lock_timeout
+        > 0
+}
+
+/// A summary table of `rows` in `columns`, with the retry columns after them
+/// when a run has retry figures (see [`has_retry_figures`]).
+pub fn summary_table(columns: &[Column<SummaryRow>], rows: &[SummaryRow]) -> Table {
+    let mut table = Table::build(columns, rows);
+    if rows.iter().flat_map(|row| &row.runs).any(has_retry_figures) {
+        let retries = Table::build(RETRY_COLUMNS, rows);
+        table.header.extend(retries.header);
+        table.align.extend(retries.align);
+        for (row, cells) in table.rows.iter_mut().zip(retries.rows) {
+            row.extend(cells);
+        }
+    }
+    table
 }
 
 /// One [`SummaryRow`] per strategy of `report`, in the order they first ran.

@@ -95,6 +95,8 @@ fn load_file(load: &LoadConfig, repeat: u32) -> LoadFile {
         rate: load.rate_tps,
         client_timeout: load.client_timeout.map(text),
         latency_limit: load.latency_limit.map(text),
+        max_tries: (load.max_tries != 1).then_some(load.max_tries),
+        retry_lock_timeouts: load.retry_lock_timeouts.then_some(true),
         variables: load.variables.iter().cloned().collect(),
         protocol: (load.protocol != Protocol::default()).then(|| load.protocol.name().to_string()),
         pool: load.pool.as_ref().map(|pool| PoolFile {
@@ -288,6 +290,8 @@ mod tests {
         assert_eq!(again.rate_tps, load.rate_tps);
         assert_eq!(again.latency_limit, load.latency_limit);
         assert_eq!(again.client_timeout, load.client_timeout);
+        assert_eq!(again.max_tries, load.max_tries);
+        assert_eq!(again.retry_lock_timeouts, load.retry_lock_timeouts);
         assert_eq!(again.pool, load.pool);
         let sorted = |pairs: &[(String, String)]| {
             let mut pairs = pairs.to_vec();
@@ -411,6 +415,9 @@ ddl_outcome = "ok"
             "5",
             "--blocker-hold",
             "3s",
+            "--max-tries",
+            "10",
+            "--retry-lock-timeouts",
             "--db-url",
             "postgres://app:Secret-pw@db.example.com/shop",
         ]);
@@ -418,6 +425,10 @@ ddl_outcome = "ok"
         let (text, again) = rerun(&config, dir.path());
         assert_same_workload(&config, &again);
         assert_eq!(again.load.clients, 5);
+        assert_eq!(
+            (again.load.max_tries, again.load.retry_lock_timeouts),
+            (10, true)
+        );
         assert_eq!(again.blocker.as_ref().unwrap().hold, Duration::from_secs(3));
         assert!(!text.contains("Secret-pw"), "{text}");
         assert!(!text.contains("db.example.com"), "{text}");

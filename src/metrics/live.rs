@@ -16,6 +16,8 @@ pub struct LiveCounters {
 struct LiveSlot {
     completed: AtomicU64,
     failed: AtomicU64,
+    retried: AtomicU64,
+    retries: AtomicU64,
     latency_sum_us: AtomicU64,
     latency_max_us: AtomicU64,
     lock_waiters: AtomicU64,
@@ -30,6 +32,9 @@ struct LiveSlot {
 pub struct LiveSecond {
     pub completed: u64,
     pub failed: u64,
+    /// Transactions that ended after more than one try (`--max-tries`), and their tries beyond the first.
+    pub retried: u64,
+    pub retries: u64,
     /// The mean and max latency of the transactions that ended, completed or failed.
     pub latency_mean_ms: f64,
     pub latency_max_ms: f64,
@@ -69,6 +74,14 @@ impl LiveCounters {
             slot.failed.fetch_add(1, Ordering::Relaxed);
             slot.latency_sum_us.fetch_add(latency_us, Ordering::Relaxed);
             slot.latency_max_us.fetch_max(latency_us, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a transaction that ended in `second` after `retries` tries beyond the first.
+    pub fn record_retries(&self, second: u32, retries: u64) {
+        if let Some(slot) = self.slots.get(second as usize) {
+            slot.retried.fetch_add(1, Ordering::Relaxed);
+            slot.retries.fetch_add(retries, Ordering::Relaxed);
         }
     }
 
@@ -131,6 +144,8 @@ impl LiveCounters {
         LiveSecond {
             completed,
             failed,
+            retried: slot.retried.load(Ordering::Relaxed),
+            retries: slot.retries.load(Ordering::Relaxed),
             latency_mean_ms: if ended == 0 {
                 0.0
             } else {

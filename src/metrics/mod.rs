@@ -186,6 +186,15 @@ pub struct SecondRow {
     pub conn_lost: u64,
     /// Connections opened again in this second after a loss.
     pub reconnects: u64,
+    /// Transactions that ended in this second after more than one try
+    /// (`--max-tries`), completed or failed, and their tries beyond the first.
+    pub retried: u64,
+    pub retries: u64,
+    /// Of `failed`, by kind: serialization failures (40001), deadlocks
+    /// (40P01), lock timeouts (55P03), each after its last try.
+    pub failed_serialization: u64,
+    pub failed_deadlock: u64,
+    pub failed_lock_timeout: u64,
     /// The application pool's figures (`--pool-size`); `None` for the lean connections.
     pub pool: Option<PoolRow>,
     /// The hot standby's figures (`--replica`); `None` for a run without one.
@@ -214,6 +223,11 @@ impl SecondRow {
             behind_schedule: 0,
             conn_lost: 0,
             reconnects: 0,
+            retried: 0,
+            retries: 0,
+            failed_serialization: 0,
+            failed_deadlock: 0,
+            failed_lock_timeout: 0,
             pool: None,
             replica_load: None,
             ..self.clone()
@@ -438,6 +452,11 @@ pub(crate) fn test_second(second: u32, tps: u64) -> SecondRow {
         behind_schedule: 0,
         conn_lost: 0,
         reconnects: 0,
+        retried: 0,
+        retries: 0,
+        failed_serialization: 0,
+        failed_deadlock: 0,
+        failed_lock_timeout: 0,
         pool: None,
         replica: None,
         replica_load: None,

@@ -142,6 +142,16 @@ pub struct Summary {
     /// the sum of the tries' `wal_bytes` that are known (see [`wal_bytes`]);
     /// empty without a try whose WAL is known.
     pub wal_bytes: Option<u64>,
+    /// Transactions that needed more than one try (`--max-tries`), completed
+    /// or failed at the end, and their tries beyond the first (pgbench's
+    /// `retried` and `retries`).
+    pub retried: u64,
+    pub retries: u64,
+    /// Of `failed`, by kind, each after its last try: serialization failures
+    /// (40001), deadlocks (40P01) and lock timeouts (55P03).
+    pub failed_serialization: u64,
+    pub failed_deadlock: u64,
+    pub failed_lock_timeout: u64,
 }
 
 /// How a strategy's DDL ended, judged by its last attempt. In `summary.csv`
@@ -429,6 +439,11 @@ pub fn summarize(
             .as_ref()
             .map(|rows| rows.iter().map(|row| row.lat_max_ms).fold(0.0, f64::max)),
         wal_bytes: wal_bytes(attempts),
+        retried: seconds.iter().map(|row| row.retried).sum(),
+        retries: seconds.iter().map(|row| row.retries).sum(),
+        failed_serialization: seconds.iter().map(|row| row.failed_serialization).sum(),
+        failed_deadlock: seconds.iter().map(|row| row.failed_deadlock).sum(),
+        failed_lock_timeout: seconds.iter().map(|row| row.failed_lock_timeout).sum(),
     }
 }
 

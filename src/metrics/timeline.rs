@@ -39,6 +39,11 @@ pub fn build_timeline(
                 behind_schedule: behind_schedule.get(second as usize).copied().unwrap_or(0),
                 conn_lost: figures.conn_lost,
                 reconnects: figures.reconnects,
+                retried: figures.retried,
+                retries: figures.retries,
+                failed_serialization: figures.failed_serialization,
+                failed_deadlock: figures.failed_deadlock,
+                failed_lock_timeout: figures.failed_lock_timeout,
                 pool: pool_gauges.map(|gauges| {
                     let measured = figures.pool.unwrap_or_default();
                     let gauge = gauges.get(second as usize).copied().unwrap_or_default();

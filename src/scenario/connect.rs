@@ -191,9 +191,19 @@ async fn connect_workers(
             protocol,
             client_timeout: config.load.client_timeout,
             latency_limit: config.load.latency_limit,
+            retry: retry_rule(&config.load),
         });
     }
     Ok(workers)
+}
+
+/// pgbench's retry rule as the load's settings give it.
+pub(super) fn retry_rule(load: &crate::config::LoadConfig) -> super::txn::RetryRule {
+    super::txn::RetryRule {
+        max_tries: load.max_tries,
+        latency_limit: load.latency_limit,
+        lock_timeouts: load.retry_lock_timeouts,
+    }
 }
 
 /// Mixed into the run's seed for the replica's clients (a load on both servers).

@@ -42,10 +42,15 @@ pub async fn report_each_second(
     }
 }
 
-/// `progress: 7.0 s, 0.0 tps, lat 0.000 ms max 0.000 ms, 0 failed, 4 waiting on locks, ddl: try 1 waiting`
+/// `progress: 7.0 s, 0.0 tps, lat 0.000 ms max 0.000 ms, 0 failed, 4 waiting on locks, ddl: try 1 waiting`;
+/// a second with retries says `0 failed, 3 retried, 5 retries, ...` as pgbench's `-P` does.
 pub fn progress_line(elapsed_s: u32, second: &LiveSecond, ddl_status: Option<&str>) -> String {
+    let retries = match second.retried {
+        0 => String::new(),
+        retried => format!(", {retried} retried, {} retries", second.retries),
+    };
     let mut line = format!(
-        "progress: {elapsed_s}.0 s, {:.1} tps, lat {:.3} ms max {:.3} ms, {} failed, {} waiting on locks",
+        "progress: {elapsed_s}.0 s, {:.1} tps, lat {:.3} ms max {:.3} ms, {} failed{retries}, {} waiting on locks",
         second.completed as f64,
         second.latency_mean_ms,
         second.latency_max_ms,

@@ -15,6 +15,18 @@
 //! unfinished (its age kept apart, in no second) if it did not; an
 //! interrupted run counts none of them, as they would end in the second it
 //! cuts.
+//!
+//! A transaction is tried as pgbench 15+ tries it ([`transaction`], for both
+//! engines): a try that failed with a serialization failure (40001) or a
+//! deadlock (40P01) is rolled back and tried again from the script's start,
+//! its state rewound (the variables as they were when the transaction began,
+//! so a failed try's `\gset` results are gone, and the random state, so its
+//! draws repeat), while [`RetryRule`] allows: fewer tries than `--max-tries`
+//! (0: no limit), within `--latency-limit` of its schedule, before the load's
+//! end and its `--client-timeout`. A lock timeout (55P03) is retried only
+//! with `--retry-lock-timeouts`. Its latency runs from when it was due to the
+//! end of its last try; one that needed more than one try counts as
+//! `retried`, its extra tries as `retries`, whether it completed or failed.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,7 +39,7 @@ use super::RunClock;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::{Failure, FailureKind};
 use crate::metrics::recorder::{WorkerPart, WorkerSecond};
-use crate::script::Script;
+use crate::script::{Prng, Script, Vars};
 
 /// How one transaction ended: a lean worker's, or one request of the application pool.
 #[derive(Debug)]
@@ -82,6 +94,8 @@ pub struct TxnTimes {
     pub lag: Option<Duration>,
     /// The application: its wait for a connection and its database time.
     pub pool: Option<PoolTimes>,
+    /// How many times it was tried: more than 1 after retries ([`transaction`]).
+    pub tries: u32,
 }
 
 /// What a request of the application pool spent waiting for a connection and in the database.
@@ -114,6 +128,147 @@ pub fn statements_are_stale(kind: &FailureKind) -> bool {
         *sqlstate == SqlState::FEATURE_NOT_SUPPORTED
             || *sqlstate == SqlState::INVALID_SQL_STATEMENT_NAME
     })
+}
+
+/// pgbench's rule for a try that failed (its `doRetry`): which failures are
+/// tried again, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryRule {
+    /// The most tries of one transaction (`--max-tries`); 0: no limit but
+    /// the others; 1 (the default): never tried again.
+    pub max_tries: u32,
+    /// No new try this long after the transaction was due (`--latency-limit`).
+    pub latency_limit: Option<Duration>,
+    /// Lock timeouts (55P03) are tried again too (`--retry-lock-timeouts`).
+    pub lock_timeouts: bool,
+}
+
+impl RetryRule {
+    /// One try per transaction: pgbench's default.
+    pub const ONE_TRY: RetryRule = RetryRule {
+        max_tries: 1,
+        latency_limit: None,
+        lock_timeouts: false,
+    };
+
+    /// Whether a failed try can ever be tried again.
+    #[inline]
+    pub fn retries(&self) -> bool {
+        self.max_tries != 1
+    }
+
+    /// Whether a failure of this kind is tried again: a serialization
+    /// failure or a deadlock, and a lock timeout when asked.
+    pub fn retryable(&self, kind: &FailureKind) -> bool {
+        kind.sqlstate().is_some_and(|sqlstate| {
+            *sqlstate == SqlState::T_R_SERIALIZATION_FAILURE
+                || *sqlstate == SqlState::T_R_DEADLOCK_DETECTED
+                || (self.lock_timeouts && *sqlstate == SqlState::LOCK_NOT_AVAILABLE)
+        })
+    }
+
+    /// Whether a transaction whose try number `tries` failed with `failure`
+    /// at `now` is tried again: a retryable kind, tries left, within the
+    /// latency limit of when it was due, and before `window.until`.
+    pub fn try_again(
+        &self,
+        failure: &Failure,
+        tries: u32,
+        window: TryWindow,
+        now: Instant,
+    ) -> bool {
+        self.retryable(&failure.kind)
+            && (self.max_tries == 0 || tries < self.max_tries)
+            && self
+                .latency_limit
+                .is_none_or(|limit| now.saturating_duration_since(window.scheduled) <= limit)
+            && now < window.until
+    }
+}
+
+/// When a transaction was due, and until when a new try of it may start.
+#[derive(Debug, Clone, Copy)]
+pub struct TryWindow {
+    /// When it was due: `--latency-limit` counts from here.
+    pub scheduled: Instant,
+    /// The end of the load, or the transaction's `--client-timeout` deadline if earlier.
+    pub until: Instant,
+}
+
+impl TryWindow {
+    /// The window of a transaction due at `scheduled` in a load that ends at `end`.
+    pub fn new(scheduled: Instant, end: Instant, client_timeout: Option<Duration>) -> TryWindow {
+        let until = match client_timeout {
+            Some(timeout) => end.min(scheduled + timeout),
+            None => end,
+        };
+        TryWindow { scheduled, until }
+    }
+}
+
+/// An engine's way to run a transaction's script once on its connection,
+/// and to roll back what a failed try left open.
+pub trait Attempt {
+    /// One try of the script; the error is how it ended when it did not complete.
+    fn try_once(
+        &mut self,
+        vars: &mut Vars,
+        prng: &mut Prng,
+    ) -> impl Future<Output = Result<(), TxnOutcome>>;
+
+    /// Rolls back the transaction a failed try left open, if it opened one;
+    /// false if the connection cannot go on (no more tries then).
+    fn roll_back(&mut self) -> impl Future<Output = bool>;
+}
+
+/// What a transaction rewinds to before a new try: its variables and random
+/// state as they were when it began. `saved` is a buffer of the script's
+/// variables kept from one transaction to the next (no allocation per
+/// transaction); `None` when the rule never retries.
+pub struct Rewind<'a> {
+    pub vars: &'a mut Vars,
+    pub saved: Option<&'a mut Vars>,
+    pub prng: &'a mut Prng,
+}
+
+/// Runs one transaction: a try of `attempt`, and more while `rule` allows,
+/// each after a rollback and a rewind; `tries` counts them as they start
+/// (read it even when the future is dropped, e.g. at a timeout). The error
+/// is how the last try ended.
+pub async fn transaction<A: Attempt>(
+    attempt: &mut A,
+    rule: RetryRule,
+    window: TryWindow,
+    state: Rewind<'_>,
+    tries: &mut u32,
+) -> Result<(), TxnOutcome> {
+    let Rewind { vars, saved, prng } = state;
+    *tries = 1;
+    if !rule.retries() {
+        return attempt.try_once(vars, prng).await;
+    }
+    let prng_at_start = prng.clone();
+    let mut saved = saved;
+    if let Some(saved) = saved.as_deref_mut() {
+        saved.copy_from(vars);
+    }
+    loop {
+        let outcome = match attempt.try_once(vars, prng).await {
+            Ok(()) => return Ok(()),
+            Err(outcome) => outcome,
+        };
+        let TxnOutcome::Failed(failure) = &outcome else {
+            return Err(outcome);
+        };
+        if !rule.try_again(failure, *tries, window, Instant::now()) || !attempt.roll_back().await {
+            return Err(outcome);
+        }
+        *tries += 1;
+        prng.clone_from(&prng_at_start);
+        if let Some(saved) = saved.as_deref() {
+            vars.copy_from(saved);
+        }
+    }
 }
 
 /// An engine's figures of its current second, handed to the recorder when
@@ -169,6 +324,9 @@ impl Recording {
         if let Some(lag) = times.lag {
             current.lag_sum_us += micros(lag);
             current.lag_count += 1;
+        }
+        if times.tries > 1 {
+            record_retries(current, live, second, times.tries);
         }
         match outcome {
             TxnOutcome::Done => {
@@ -256,6 +414,16 @@ impl Seconds {
     }
 }
 
+/// A transaction that needed `tries` tries (more than one): retried once,
+/// with `tries - 1` retries, whether it completed or failed at the end.
+#[cold]
+fn record_retries(current: &mut WorkerSecond, live: &LiveCounters, second: u32, tries: u32) {
+    let retries = u64::from(tries - 1);
+    current.retried += 1;
+    current.retries += retries;
+    live.record_retries(second, retries);
+}
+
 /// The application's part: the wait for a connection of a request that got
 /// an answer (completed, or failed with the server's or the script's error)
 /// or gave up at the pool, and the database time of one that completed. One
@@ -316,6 +484,7 @@ mod tests {
             ended: at(ended_ms),
             lag: None,
             pool: None,
+            tries: 1,
         }
     }
 
@@ -326,6 +495,184 @@ mod tests {
             seconds.extend(part.finished);
         }
         seconds
+    }
+
+    /// An engine whose tries fail with the SQLSTATEs of `plan` in turn, then
+    /// complete; it keeps what each try saw of the random state and of the
+    /// variable `g`, and sets `g` as a `\gset` would.
+    struct Scripted {
+        plan: Vec<&'static str>,
+        seen: Vec<(u64, Option<crate::script::Value>)>,
+        rollbacks: u32,
+        roll_back_works: bool,
+        g: usize,
+    }
+
+    impl Attempt for Scripted {
+        async fn try_once(&mut self, vars: &mut Vars, prng: &mut Prng) -> Result<(), TxnOutcome> {
+            self.seen.push((prng.next_u64(), vars.get(self.g).cloned()));
+            vars.set(self.g, crate::script::Value::Text("from a try".into()));
+            match self.plan.get(self.seen.len() - 1) {
+                None => Ok(()),
+                Some(code) => Err(TxnOutcome::server_error(
+                    SqlState::from_code(code),
+                    "m".into(),
+                )),
+            }
+        }
+
+        async fn roll_back(&mut self) -> bool {
+            self.rollbacks += 1;
+            self.roll_back_works
+        }
+    }
+
+    /// Runs a transaction whose tries fail as `plan` says under `rule`; returns
+    /// the failure's SQLSTATE (None: completed), the tries, and the engine.
+    async fn tried(
+        plan: &[&'static str],
+        rule: RetryRule,
+        window: TryWindow,
+    ) -> (Option<String>, u32, Scripted) {
+        tried_with(plan, rule, window, true).await
+    }
+
+    async fn tried_with(
+        plan: &[&'static str],
+        rule: RetryRule,
+        window: TryWindow,
+        roll_back_works: bool,
+    ) -> (Option<String>, u32, Scripted) {
+        let script = crate::script::parse("t", "\\set x 1\nSELECT :g;").unwrap();
+        let g = script.variable_slot("g").unwrap();
+        let automatic = crate::script::RandomSeeds::new(1, 1).client(0).1;
+        let mut vars = script.new_vars(automatic, &[]);
+        let mut saved = vars.clone();
+        let mut prng = Prng::new(42);
+        let mut engine = Scripted {
+            plan: plan.to_vec(),
+            seen: Vec::new(),
+            rollbacks: 0,
+            roll_back_works,
+            g,
+        };
+        let rewind = Rewind {
+            vars: &mut vars,
+            saved: Some(&mut saved),
+            prng: &mut prng,
+        };
+        let mut tries = 0;
+        let result = transaction(&mut engine, rule, window, rewind, &mut tries).await;
+        let code = result.err().map(|outcome| match outcome {
+            TxnOutcome::Failed(failure) => failure.kind.to_string(),
+            other => panic!("{other:?}"),
+        });
+        (code, tries, engine)
+    }
+
+    fn rule(max_tries: u32) -> RetryRule {
+        RetryRule {
+            max_tries,
+            ..RetryRule::ONE_TRY
+        }
+    }
+
+    fn open_window() -> TryWindow {
+        TryWindow::new(
+            Instant::now(),
+            Instant::now() + Duration::from_secs(60),
+            None,
+        )
+    }
+
+    #[tokio::test]
+    async fn a_serialization_failure_is_tried_again_from_the_start_of_the_script() {
+        let (code, tries, engine) = tried(&["40001", "40P01"], rule(10), open_window()).await;
+        assert_eq!((code, tries, engine.rollbacks), (None, 3, 2));
+        // Each try drew the same numbers and found `g` as the transaction began (undefined).
+        let first = engine.seen[0].clone();
+        assert_eq!(first.1, None);
+        assert!(
+            engine.seen.iter().all(|seen| *seen == first),
+            "{:?}",
+            engine.seen
+        );
+    }
+
+    #[tokio::test]
+    async fn tries_run_out_at_max_tries_and_the_last_failure_is_the_outcome() {
+        let (code, tries, _) = tried(&["40001", "40P01", "40P01"], rule(2), open_window()).await;
+        assert_eq!((code.as_deref(), tries), (Some("40P01"), 2));
+        // One try (the default): never again.
+        let (code, tries, engine) = tried(&["40001"], RetryRule::ONE_TRY, open_window()).await;
+        assert_eq!(
+            (code.as_deref(), tries, engine.rollbacks),
+            (Some("40001"), 1, 0)
+        );
+        // 0: no limit but the others.
+        let many = ["40001"; 30];
+        assert_eq!(tried(&many, rule(0), open_window()).await.1, 31);
+    }
+
+    #[tokio::test]
+    async fn only_serialization_failures_and_deadlocks_are_retried_unless_asked() {
+        for code in ["42P01", "57014", "55P03", "23505"] {
+            let (failed, tries, _) = tried(&[code], rule(5), open_window()).await;
+            assert_eq!((failed.as_deref(), tries), (Some(code), 1));
+        }
+        let locks = RetryRule {
+            lock_timeouts: true,
+            ..rule(5)
+        };
+        assert_eq!(tried(&["55P03"], locks, open_window()).await.1, 2);
+    }
+
+    #[tokio::test]
+    async fn no_new_try_past_the_window_or_the_latency_limit_or_a_failed_rollback() {
+        let now = Instant::now();
+        let over = TryWindow {
+            scheduled: now,
+            until: now,
+        };
+        assert_eq!(tried(&["40001"], rule(5), over).await.1, 1);
+        let late = RetryRule {
+            latency_limit: Some(Duration::from_millis(10)),
+            ..rule(5)
+        };
+        let long_ago = TryWindow {
+            scheduled: now - Duration::from_secs(1),
+            until: now + Duration::from_secs(60),
+        };
+        assert_eq!(tried(&["40001"], late, long_ago).await.1, 1);
+        assert_eq!(tried(&["40001"], late, open_window()).await.1, 2);
+        let (code, tries, engine) = tried_with(&["40001"], rule(5), open_window(), false).await;
+        assert_eq!(
+            (code.as_deref(), tries, engine.rollbacks),
+            (Some("40001"), 1, 1)
+        );
+        let window = TryWindow::new(
+            now,
+            now + Duration::from_secs(60),
+            Some(Duration::from_secs(2)),
+        );
+        assert_eq!(window.until, now + Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_retried_transaction_counts_as_retried_with_its_extra_tries() {
+        let interrupt = CancellationToken::new();
+        let (mut recording, received, clock, live) = recording(&interrupt);
+        let mut retried = times(clock, 100, 900);
+        retried.tries = 3;
+        recording.record(&TxnOutcome::Done, &retried);
+        let failed = Failure::new(FailureKind::Server(SqlState::T_R_DEADLOCK_DETECTED), "d");
+        retried.tries = 2;
+        recording.record(&TxnOutcome::Failed(failed), &retried);
+        recording.record(&TxnOutcome::Done, &times(clock, 100, 900));
+        recording.finish();
+        let seconds = handed_over(received);
+        assert_eq!((seconds[0].retried, seconds[0].retries), (2, 3));
+        assert_eq!((live.second(0).retried, live.second(0).retries), (2, 3));
     }
 
     #[test]

@@ -271,6 +271,21 @@ impl Vars {
         }
     }
 
+    /// Makes these variables what `other`'s are (the same script's), reusing
+    /// the strings already held: a retried transaction's rewind.
+    pub fn copy_from(&mut self, other: &Vars) {
+        debug_assert_eq!(self.values.len(), other.values.len());
+        for (mine, theirs) in self.values.iter_mut().zip(&other.values) {
+            match (mine, theirs) {
+                (Some(Value::Text(mine)), Some(Value::Text(theirs))) => {
+                    mine.clear();
+                    mine.push_str(theirs);
+                }
+                (mine, theirs) => mine.clone_from(theirs),
+            }
+        }
+    }
+
     /// Variables for `slot_count` slots, all undefined.
     pub(super) fn empty(slot_count: usize) -> Vars {
         Vars {

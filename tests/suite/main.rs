@@ -51,6 +51,7 @@ mod repeats;
 mod replica;
 mod reset;
 mod restart;
+mod retries;
 mod scripts;
 
 mod stderr;

@@ -322,7 +322,7 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
     };
     assert_eq!(
         first_line("timeline.csv"),
-        "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms,timeouts,skipped,lag_ms,behind_schedule,conn_lost,reconnects,pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use,replica_lag_s,replica_lag_bytes,replica_replay_waiting,replica_lock_waiters,replica_cancelled,replica_tps,replica_failed,replica_lat_mean_ms,replica_lat_p50_ms,replica_lat_p99_ms,replica_lat_max_ms,repeat"
+        "strategy,second,tps,failed,lat_mean_ms,lat_p50_ms,lat_p99_ms,lat_max_ms,lock_waiters,blocker_active,ddl_state,waiting_behind_ddl,oldest_wait_ms,timeouts,skipped,lag_ms,behind_schedule,conn_lost,reconnects,pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use,replica_lag_s,replica_lag_bytes,replica_replay_waiting,replica_lock_waiters,replica_cancelled,replica_tps,replica_failed,replica_lat_mean_ms,replica_lat_p50_ms,replica_lat_p99_ms,replica_lat_max_ms,repeat,retried,retries,failed_serialization,failed_deadlock,failed_lock_timeout"
     );
     assert_eq!(
         first_line("locks.csv"),

@@ -88,6 +88,14 @@ pub struct TimelineRecord {
     pub replica_lat_max_ms: Option<f64>,
     /// Which repeat of the strategy, from 1.
     pub repeat: u32,
+    /// Transactions that ended after more than one try (`--max-tries`), and
+    /// their tries beyond the first.
+    pub retried: u64,
+    pub retries: u64,
+    /// Of `failed`: serialization failures, deadlocks and lock timeouts.
+    pub failed_serialization: u64,
+    pub failed_deadlock: u64,
+    pub failed_lock_timeout: u64,
 }
 
 impl TimelineRecord {
@@ -131,6 +139,11 @@ impl TimelineRecord {
             replica_lat_p99_ms: row.replica_load.map(|load| load.lat_p99_ms),
             replica_lat_max_ms: row.replica_load.map(|load| load.lat_max_ms),
             repeat: run.repeat(),
+            retried: row.retried,
+            retries: row.retries,
+            failed_serialization: row.failed_serialization,
+            failed_deadlock: row.failed_deadlock,
+            failed_lock_timeout: row.failed_lock_timeout,
         }
     }
 
@@ -188,6 +201,11 @@ impl TimelineRecord {
             behind_schedule: self.behind_schedule,
             conn_lost: self.conn_lost,
             reconnects: self.reconnects,
+            retried: self.retried,
+            retries: self.retries,
+            failed_serialization: self.failed_serialization,
+            failed_deadlock: self.failed_deadlock,
+            failed_lock_timeout: self.failed_lock_timeout,
             pool: self.pool_row(),
             replica: self.replica_row(),
             replica_load: self.replica_load_row(),

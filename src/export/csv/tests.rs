@@ -25,7 +25,8 @@ fn timeline_header_is_exact() {
          pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use,\
          replica_lag_s,replica_lag_bytes,replica_replay_waiting,replica_lock_waiters,\
          replica_cancelled,replica_tps,replica_failed,replica_lat_mean_ms,replica_lat_p50_ms,\
-         replica_lat_p99_ms,replica_lat_max_ms,repeat"
+         replica_lat_p99_ms,replica_lat_max_ms,repeat,\
+         retried,retries,failed_serialization,failed_deadlock,failed_lock_timeout"
     );
 }
 
@@ -174,7 +175,7 @@ fn timeline_has_one_row_per_strategy_and_second() {
     // A zero second of naive, blocker on, DDL running; ms with 3 decimals.
     assert!(
         rows.contains(
-            &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0,,,,,,,,,,,,,,,,,,1"
+            &"naive,7,0,0,0.000,0.000,0.000,0.000,100,1,running,0,0.0,0,0,0.000,0,0,0,,,,,,,,,,,,,,,,,,1,0,0,0,0,0"
         ),
         "{text}"
     );
@@ -187,7 +188,7 @@ fn open_loop_figures_come_before_the_pool_columns() {
     let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
     assert!(
         text.contains(
-            "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0,,,,,,,,,,,,,,,,,,1\n"
+            "\nnaive,7,0,40,0.000,0.000,0.000,0.000,100,1,running,0,0.0,40,3,512.250,600,0,0,,,,,,,,,,,,,,,,,,1,0,0,0,0,0\n"
         ),
         "{text}"
     );
@@ -204,11 +205,36 @@ fn lost_connections_and_reconnects_come_before_the_pool_columns() {
         .lines()
         .find(|line| line.starts_with("retry,3,"))
         .unwrap();
-    assert!(line.ends_with(",4,3,,,,,,,,,,,,,,,,,,1"), "{line}");
+    assert!(
+        line.ends_with(",4,3,,,,,,,,,,,,,,,,,,1,0,0,0,0,0"),
+        "{line}"
+    );
     let mut reader = ::csv::Reader::from_reader(text.as_bytes());
     let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
     let (row_back, _) = back[SAMPLE_SECONDS as usize + 3].second_row();
     assert_eq!(&row_back, &report.strategies[1].seconds[3]);
+}
+
+#[test]
+fn the_retry_columns_come_after_the_repeat_and_read_back() {
+    let mut report = reference_report();
+    let row = &mut report.strategies[1].seconds[2];
+    row.failed = 4;
+    row.retried = 9;
+    row.retries = 14;
+    row.failed_serialization = 2;
+    row.failed_deadlock = 1;
+    row.failed_lock_timeout = 1;
+    let text = rendered(&TimelineCsv, &report, TIMELINE_CSV);
+    let line = text
+        .lines()
+        .find(|line| line.starts_with("retry,2,"))
+        .unwrap();
+    assert!(line.ends_with(",1,9,14,2,1,1"), "{line}");
+    let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+    let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
+    let (row_back, _) = back[SAMPLE_SECONDS as usize + 2].second_row();
+    assert_eq!(&row_back, &report.strategies[1].seconds[2]);
 }
 
 #[test]
@@ -312,7 +338,7 @@ fn the_pool_columns_come_before_the_repeat_and_read_back() {
         .find(|line| line.starts_with("naive,6,"))
         .unwrap();
     assert!(
-        line.ends_with(",0,0,1003.007,2.500,158,2,193,4,,,,,,,,,,,,1"),
+        line.ends_with(",0,0,1003.007,2.500,158,2,193,4,,,,,,,,,,,,1,0,0,0,0,0"),
         "{line}"
     );
     let mut reader = ::csv::Reader::from_reader(text.as_bytes());
@@ -336,7 +362,10 @@ fn the_replica_columns_come_before_the_repeat_and_read_back() {
         .lines()
         .find(|line| line.starts_with("naive,8,"))
         .unwrap();
-    assert!(line.ends_with(",,,,,,,2.200,640,1,4,1,,,,,,,1"), "{line}");
+    assert!(
+        line.ends_with(",,,,,,,2.200,640,1,4,1,,,,,,,1,0,0,0,0,0"),
+        "{line}"
+    );
     let mut reader = ::csv::Reader::from_reader(text.as_bytes());
     let back: Vec<TimelineRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
     let (row_back, _) = back[8].second_row();
@@ -365,7 +394,7 @@ fn the_replicas_clients_come_after_the_standby_and_read_back() {
         .find(|line| line.starts_with("naive,8,"))
         .unwrap();
     assert!(
-        line.ends_with(",,,,,812,1,4.900,4.500,9.250,10043.000,1"),
+        line.ends_with(",,,,,812,1,4.900,4.500,9.250,10043.000,1,0,0,0,0,0"),
         "{line}"
     );
     let mut reader = ::csv::Reader::from_reader(text.as_bytes());
@@ -390,7 +419,8 @@ fn summary_header_is_the_serde_field_names() {
          worst_second_tps,worst_second_p99_ms,rows_written,repeat,baseline_tps,worst_second_share,\
          ok_p50_ms,ok_p99_ms,ok_max_ms,invalid,replica_max_lag_s,replica_replay_waiting_s,\
          replica_cancelled,replica_zero_tps_seconds,replica_longest_stall_s,replica_failed,\
-         replica_lat_max_ms,wal_bytes"
+         replica_lat_max_ms,wal_bytes,retried,retries,failed_serialization,failed_deadlock,\
+         failed_lock_timeout"
     );
     assert!(lines.next().unwrap().starts_with("naive,"));
     assert!(lines.next().unwrap().starts_with("retry,"));

@@ -66,7 +66,7 @@ pub fn body(report: &RunReport, bounds: &[ExpectationRecord]) -> String {
         html.push_str("</section>\n");
     }
     html.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
-    html.push_str(&render_table(&Table::build(
+    html.push_str(&render_table(&table::summary_table(
         markdown::SUMMARY_COLUMNS,
         &table::summary_rows(report),
     )));

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 pub use costs::{losses, pool_sentence, wait_and_hold};
 pub use interruption::{applied_clause, interruption_line, opening_lines, partial_sentence};
 pub use replica::{on_server, replica_notes};
-pub use strategy::{failures_sentence, invalid_sentence, strategy_sentence};
+pub use strategy::{failures_sentence, invalid_sentence, retries_sentence, strategy_sentence};
 
 use crate::choices::Side;
 use crate::metrics::locks::ChainLink;

@@ -152,6 +152,44 @@ pub fn failures_sentence(strategy: &StrategyReport) -> Option<String> {
     Some(sentence)
 }
 
+/// What the retries (`--max-tries`) did, for stdout and `summary.md`;
+/// `None` if no transaction was retried, e.g. "naive: 312 transactions
+/// retried (1,024 retries, 0.31 per transaction); 3 failed after their last
+/// try: 40001 2, 40P01 1".
+pub fn retries_sentence(summary: &Summary) -> Option<String> {
+    if summary.retried == 0 {
+        return None;
+    }
+    let ended = (summary.transactions + summary.failed).max(1);
+    let mut sentence = format!(
+        "{}: {} transactions retried ({} retries, {:.2} per transaction)",
+        summary.strategy,
+        format_thousands(summary.retried),
+        format_thousands(summary.retries),
+        summary.retries as f64 / ended as f64
+    );
+    let kinds: Vec<String> = [
+        ("40001", summary.failed_serialization),
+        ("40P01", summary.failed_deadlock),
+        ("55P03", summary.failed_lock_timeout),
+    ]
+    .iter()
+    .filter(|(_, count)| *count > 0)
+    .map(|(code, count)| format!("{code} {}", format_thousands(*count)))
+    .collect();
+    if !kinds.is_empty() {
+        let failed =
+            summary.failed_serialization + summary.failed_deadlock + summary.failed_lock_timeout;
+        let _ = write!(
+            sentence,
+            "; {} failed after their last try: {}",
+            format_thousands(failed),
+            kinds.join(", ")
+        );
+    }
+    Some(sentence)
+}
+
 /// `ddl_outcome` in words: `ok`, `gave up`, `failed with an error`, `none`.
 fn outcome_words(outcome: DdlOutcome) -> &'static str {
     match outcome {
@@ -211,6 +249,28 @@ mod tests {
                  waited"
             ),
             "{both}"
+        );
+    }
+
+    #[test]
+    fn retries_sentence_says_how_many_were_retried_and_failed_after_their_last_try() {
+        let mut report = reference_report();
+        let summary = &mut report.strategies[0].summary;
+        assert_eq!(retries_sentence(summary), None);
+        summary.transactions = 9_997;
+        summary.failed = 3;
+        summary.retried = 312;
+        summary.retries = 1_024;
+        assert_eq!(
+            retries_sentence(summary).unwrap(),
+            "naive: 312 transactions retried (1,024 retries, 0.10 per transaction)"
+        );
+        summary.failed_serialization = 2;
+        summary.failed_deadlock = 1;
+        assert_eq!(
+            retries_sentence(summary).unwrap(),
+            "naive: 312 transactions retried (1,024 retries, 0.10 per transaction); 3 failed \
+             after their last try: 40001 2, 40P01 1"
         );
     }
 

@@ -49,6 +49,14 @@ pub struct SecondFigures {
     pub conn_lost: u64,
     /// Connections opened again in this second after a loss.
     pub reconnects: u64,
+    /// Transactions that ended after more than one try, and their extra tries.
+    pub retried: u64,
+    pub retries: u64,
+    /// Of `failed`: serialization failures (40001), deadlocks (40P01) and
+    /// lock timeouts (55P03), each after its last try.
+    pub failed_serialization: u64,
+    pub failed_deadlock: u64,
+    pub failed_lock_timeout: u64,
     /// The application pool's figures; `None` without a pool.
     pub pool: Option<PoolFigures>,
 }
@@ -183,9 +191,12 @@ impl Recorder {
             lag_count: part.lag_count,
             conn_lost: part.conn_lost,
             reconnects: part.reconnects,
+            retried: part.retried,
+            retries: part.retries,
             pool: part.pool.as_deref().map(pool_figures),
             ..SecondFigures::default()
         };
+        add_failures_by_kind(&mut figures, &part.failed_by_kind);
         if !latency.is_empty() {
             figures.completed = latency.len() - pending.failed_latency_count();
             figures.latency_count = latency.len();
@@ -375,6 +386,18 @@ impl From<WorkerSecond> for PendingSecond {
     }
 }
 
+/// Adds the failures of the kinds a retry is about to their own counts.
+fn add_failures_by_kind(figures: &mut SecondFigures, failed_by_kind: &BTreeMap<FailureKind, u64>) {
+    for (kind, count) in failed_by_kind {
+        match kind.sqlstate().map(|sqlstate| sqlstate.code()) {
+            Some("40001") => figures.failed_serialization += count,
+            Some("40P01") => figures.failed_deadlock += count,
+            Some("55P03") => figures.failed_lock_timeout += count,
+            _ => {}
+        }
+    }
+}
+
 /// Folds a late hand-over into a settled second's figures.
 fn add_late(figures: &mut SecondFigures, pending: &PendingSecond) {
     let part = &pending.counts;
@@ -392,6 +415,9 @@ fn add_late(figures: &mut SecondFigures, pending: &PendingSecond) {
     figures.skipped += part.skipped;
     figures.conn_lost += part.conn_lost;
     figures.reconnects += part.reconnects;
+    figures.retried += part.retried;
+    figures.retries += part.retries;
+    add_failures_by_kind(figures, &part.failed_by_kind);
     if let Some(pool) = &part.pool {
         // Counts stay exact; the late p99s only raise the second's.
         let late = pool_figures(pool);
@@ -561,6 +587,49 @@ mod tests {
         assert!((third.max_ms - 7.0).abs() < 0.01);
         assert!((third.mean_ms - 5.0).abs() < 0.01);
         assert_eq!(recorder.total_latency_us().len(), 4);
+    }
+
+    #[test]
+    fn retries_and_the_failures_a_retry_is_about_count_per_second_late_ones_too() {
+        let server = |code: &str| {
+            Failure::new(
+                FailureKind::Server(tokio_postgres::error::SqlState::from_code(code)),
+                "m",
+            )
+        };
+        let mut recorder = Recorder::new(2);
+        let mut first = part(0, 2, &[1_000], 3);
+        let finished = first.finished.as_mut().unwrap();
+        for code in ["40001", "40001", "40P01", "55P03", "42P01"] {
+            finished.add_failure(&server(code));
+        }
+        finished.retried = 3;
+        finished.retries = 7;
+        recorder.add(first, 3);
+        recorder.add(part(1, 2, &[], 10), 10);
+        let figures = *recorder.second(2).unwrap();
+        assert_eq!((figures.retried, figures.retries), (3, 7));
+        assert_eq!(
+            (
+                figures.failed,
+                figures.failed_serialization,
+                figures.failed_deadlock,
+                figures.failed_lock_timeout
+            ),
+            (5, 2, 1, 1)
+        );
+        // A late hand-over for the settled second.
+        let mut late = part(0, 2, &[], u32::MAX);
+        let finished = late.finished.as_mut().unwrap();
+        finished.add_failure(&server("40P01"));
+        finished.retried = 1;
+        finished.retries = 1;
+        recorder.add(late, 11);
+        let figures = *recorder.second(2).unwrap();
+        assert_eq!(
+            (figures.retried, figures.retries, figures.failed_deadlock),
+            (4, 8, 2)
+        );
     }
 
     #[test]

@@ -71,6 +71,10 @@ pub struct WorkerSecond {
     pub timeouts: u64,
     /// Transactions skipped for `--latency-limit` (never sent).
     pub skipped: u64,
+    /// Transactions that ended in this second after more than one try
+    /// (completed or failed), and their tries beyond the first.
+    pub retried: u64,
+    pub retries: u64,
     /// Open loop: the schedule lag (start minus scheduled start) of the
     /// transactions sent that ended in this second, summed, and their count.
     pub lag_sum_us: u64,
@@ -104,6 +108,8 @@ impl WorkerSecond {
             failed_by_message: BTreeMap::new(),
             timeouts: 0,
             skipped: 0,
+            retried: 0,
+            retries: 0,
             lag_sum_us: 0,
             lag_count: 0,
             conn_lost: 0,
@@ -123,6 +129,7 @@ impl WorkerSecond {
         self.latency_us.is_empty()
             && self.failed == 0
             && self.skipped == 0
+            && self.retried == 0
             && self.lag_count == 0
             && self.conn_lost == 0
             && self.reconnects == 0
@@ -171,6 +178,8 @@ impl WorkerSecond {
         }
         self.timeouts += other.timeouts;
         self.skipped += other.skipped;
+        self.retried += other.retried;
+        self.retries += other.retries;
         self.lag_sum_us += other.lag_sum_us;
         self.lag_count += other.lag_count;
         self.conn_lost += other.conn_lost;

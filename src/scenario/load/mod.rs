@@ -34,7 +34,10 @@ use tokio_util::sync::CancellationToken;
 use super::RunClock;
 use super::arrivals::Arrivals;
 use super::precise_timer::PreciseTimer;
-use super::txn::{Ended, Recording, TxnOutcome, TxnTimes, statements_are_stale};
+use super::txn;
+use super::txn::{
+    Ended, Recording, RetryRule, Rewind, TryWindow, TxnOutcome, TxnTimes, statements_are_stale,
+};
 use crate::config::{Protocol, WeightedScript};
 use crate::database::Connector;
 use crate::error::Error;
@@ -157,6 +160,8 @@ pub struct Worker {
     pub client_timeout: Option<Duration>,
     /// Open loop: skip a transaction this late behind its schedule.
     pub latency_limit: Option<Duration>,
+    /// Which failed tries are tried again (`--max-tries`).
+    pub retry: RetryRule,
 }
 
 /// The cancel handle of a worker's current connection, shared with the end of
@@ -226,50 +231,53 @@ pub async fn run_worker(
                 None => break,
             },
         };
-        match client.admit(start) {
-            Admit::Send => {}
-            Admit::NotSent => continue,
-            Admit::LoadOver => break,
-        }
-        // The transaction is made where it is awaited, here rather than in a
-        // method of its own, so that its future is not copied per transaction.
-        let index = client.pick_script();
-        let connection = &mut client.session.connection;
-        let (script, prepared) = (
-            &client.scripts[index].script,
-            &client.session.prepared[index],
-        );
-        let run = transaction::Run {
-            connection,
-            script,
-            prepared,
-            protocol: client.protocol,
-        };
-        let (vars, prng, buffers) = (
-            &mut client.vars[index],
-            &mut client.prng,
-            &mut client.buffers,
-        );
-        let result = match client.client_timeout {
-            None => run.script(vars, prng, buffers).await,
-            Some(timeout) => {
-                let transaction = run.script(vars, prng, buffers);
-                let deadline = start.scheduled + timeout;
-                transaction::run_until(transaction, deadline, &client.session.cancel).await
+        let (index, outcome, times) = match client.admit(start) {
+            Admit::Send => {
+                // The transaction is made where it is awaited, here rather than in a
+                // method of its own, so that its future is not copied per transaction.
+                let index = client.pick_script();
+                let mut attempt = transaction::Run {
+                    connection: &mut client.session.connection,
+                    script: &client.scripts[index].script,
+                    prepared: &client.session.prepared[index],
+                    protocol: client.protocol,
+                    buffers: &mut client.buffers,
+                };
+                let window = TryWindow::new(start.scheduled, client.end, client.client_timeout);
+                let rewind = Rewind {
+                    vars: &mut client.vars[index],
+                    saved: client.saved_vars.get_mut(index),
+                    prng: &mut client.prng,
+                };
+                let mut tries = 1;
+                let tried =
+                    txn::transaction(&mut attempt, client.retry, window, rewind, &mut tries);
+                let result = match client.client_timeout {
+                    None => tried.await,
+                    Some(timeout) => {
+                        let (deadline, cancel) =
+                            (start.scheduled + timeout, &client.session.cancel);
+                        transaction::run_until(tried, deadline, cancel).await
+                    }
+                };
+                let times = TxnTimes {
+                    scheduled: start.scheduled,
+                    ended: Instant::now(),
+                    lag: client.arrivals.is_some().then(|| start.lag()),
+                    pool: None,
+                    tries,
+                };
+                (Some(index), result.err().unwrap_or(TxnOutcome::Done), times)
             }
-        };
-        let outcome = result.err().unwrap_or(TxnOutcome::Done);
-        let times = TxnTimes {
-            scheduled: start.scheduled,
-            ended: Instant::now(),
-            lag: client.arrivals.is_some().then(|| start.lag()),
-            pool: None,
+            Admit::NotSent(outcome, times) => (None, outcome, times),
+            Admit::LoadOver => break,
         };
         if client.recording.record(&outcome, &times) == Ended::AfterTheLoad {
             break;
         }
         // Only a failure leaves something to repair: the healthy path never enters `recover`.
-        if !matches!(outcome, TxnOutcome::Done)
+        if let Some(index) = index
+            && !matches!(outcome, TxnOutcome::Done)
             && !client.recover(index, outcome, times.ended).await
         {
             break;
@@ -309,8 +317,8 @@ impl Start {
 /// What [`Client::admit`] decides about a transaction due to start.
 enum Admit {
     Send,
-    /// Skipped or timed out before it was sent (recorded).
-    NotSent,
+    /// Skipped or timed out before it was sent: how, and when, to record.
+    NotSent(TxnOutcome, TxnTimes),
     /// The load is over or interrupted: the worker stops.
     LoadOver,
 }
@@ -326,6 +334,11 @@ struct Client {
     scripts: Arc<Vec<WeightedScript>>,
     total_weight: u32,
     vars: Vec<script::Vars>,
+    /// A copy of each script's variables at the start of the transaction, for
+    /// a retry's rewind; empty when failed tries are never retried.
+    saved_vars: Vec<script::Vars>,
+    /// Which failed tries are tried again.
+    retry: RetryRule,
     /// What a transaction reuses from the last one (parameters, rows).
     buffers: transaction::Buffers,
     /// Draws the script and the open loop's arrivals.
@@ -366,6 +379,7 @@ impl Client {
             protocol,
             client_timeout,
             latency_limit,
+            retry,
         } = worker;
         let session = Session::new(
             connection,
@@ -375,13 +389,19 @@ impl Client {
             cancel,
             interrupt.clone(),
         );
+        let vars: Vec<script::Vars> = scripts
+            .iter()
+            .map(|weighted| weighted.script.new_vars(automatic, &variables))
+            .collect();
         Client {
             session,
             total_weight: scripts.iter().map(|weighted| weighted.weight).sum(),
-            vars: scripts
-                .iter()
-                .map(|weighted| weighted.script.new_vars(automatic, &variables))
-                .collect(),
+            saved_vars: match retry.retries() {
+                true => vars.clone(),
+                false => Vec::new(),
+            },
+            vars,
+            retry,
             scripts,
             buffers: transaction::Buffers::default(),
             rng: rand::rngs::SmallRng::seed_from_u64(seed.wrapping_add(u64::from(client_id))),
@@ -413,7 +433,7 @@ impl Client {
     /// Whether a transaction is sent. Not once the load is over (or
     /// interrupted); in an open loop, not when it is too late for
     /// `--latency-limit` (skipped) or past its `--client-timeout` already
-    /// (behind its schedule), either recorded here. A closed loop's
+    /// (behind its schedule). A closed loop's
     /// transaction starts when it is due, so only the end stops it.
     fn admit(&mut self, start: Start) -> Admit {
         let open_loop = self.arrivals.is_some();
@@ -444,9 +464,9 @@ impl Client {
             ended: start.started,
             lag: None,
             pool: None,
+            tries: 0,
         };
-        self.recording.record(&outcome, &times);
-        Admit::NotSent
+        Admit::NotSent(outcome, times)
     }
 
     /// The script of the next transaction, drawn by weight.

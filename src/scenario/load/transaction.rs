@@ -14,7 +14,7 @@ use crate::config::Protocol;
 use crate::metrics::failures::{Failure, FailureKind};
 use crate::pgwire::{Statement, WireCancel, WireConnection, WireError};
 use crate::scenario::commands::{self, Params};
-use crate::scenario::txn::TxnOutcome;
+use crate::scenario::txn::{Attempt, TxnOutcome};
 use crate::script::{Cursor, Prng, ResultSet, Script, SqlCommand, Step, Vars};
 
 /// How long a timed-out transaction has to end after a cancel request before
@@ -32,23 +32,30 @@ pub(super) struct Buffers {
     results: Vec<ResultSet>,
 }
 
-/// One transaction of `script` on a worker's connection.
+/// One transaction of `script` on a worker's connection, tried as
+/// [`crate::scenario::txn::transaction`] says.
 pub(super) struct Run<'a> {
     pub connection: &'a mut WireConnection,
     pub script: &'a Script,
     pub prepared: &'a PreparedScript,
     pub protocol: Protocol,
+    pub buffers: &'a mut Buffers,
+}
+
+impl Attempt for Run<'_> {
+    async fn try_once(&mut self, vars: &mut Vars, prng: &mut Prng) -> Result<(), TxnOutcome> {
+        self.script(vars, prng).await
+    }
+
+    async fn roll_back(&mut self) -> bool {
+        !self.script.opens_transaction() || self.connection.simple_query("ROLLBACK").await.is_ok()
+    }
 }
 
 impl Run<'_> {
     /// One execution of the script: one transaction in pgbench's sense. The
     /// error is how it ended when it did not complete.
-    pub(super) async fn script(
-        mut self,
-        vars: &mut Vars,
-        prng: &mut Prng,
-        buffers: &mut Buffers,
-    ) -> Result<(), TxnOutcome> {
+    async fn script(&mut self, vars: &mut Vars, prng: &mut Prng) -> Result<(), TxnOutcome> {
         let mut cursor = Cursor::default();
         // Syncs queued in the open pipeline, if one is open.
         let mut pipeline: Option<usize> = None;
@@ -59,7 +66,7 @@ impl Run<'_> {
             };
             let done = match step {
                 Step::Done => break Ok(()),
-                Step::Sql(sql) => self.sql(sql, pipeline.is_some(), vars, buffers).await,
+                Step::Sql(sql) => self.sql(sql, pipeline.is_some(), vars).await,
                 Step::Sleep { duration_us } => {
                     tokio::time::sleep(Duration::from_micros(duration_us)).await;
                     Ok(())
@@ -108,11 +115,11 @@ impl Run<'_> {
         sql: &SqlCommand,
         in_pipeline: bool,
         vars: &mut Vars,
-        buffers: &mut Buffers,
     ) -> Result<(), TxnOutcome> {
         if self.protocol == Protocol::Simple || sql.compound {
-            return self.simple(sql, vars, buffers).await;
+            return self.simple(sql, vars).await;
         }
+        let buffers = &mut *self.buffers;
         let no_null = buffers.params.write(sql, vars);
         let statement = match &self.prepared.statements[sql.number] {
             Some(prepared) if self.protocol == Protocol::Prepared => {
@@ -149,12 +156,8 @@ impl Run<'_> {
     }
 
     /// The simple query protocol: the text with variables substituted.
-    async fn simple(
-        &mut self,
-        sql: &SqlCommand,
-        vars: &mut Vars,
-        buffers: &mut Buffers,
-    ) -> Result<(), TxnOutcome> {
+    async fn simple(&mut self, sql: &SqlCommand, vars: &mut Vars) -> Result<(), TxnOutcome> {
+        let buffers = &mut *self.buffers;
         sql.render_simple(vars, &mut buffers.text);
         if sql.results.is_none() {
             return self

@@ -34,7 +34,9 @@ use tokio_util::task::TaskTracker;
 use super::RunClock;
 use super::arrivals::Arrivals;
 use super::load::{pick_script, wait_for_arrival};
-use super::txn::{Ended, PoolTimes, Recording, TxnOutcome, TxnTimes, micros};
+use super::txn::{
+    self, Ended, PoolTimes, Recording, RetryRule, Rewind, TryWindow, TxnOutcome, TxnTimes, micros,
+};
 use crate::config::{LoadConfig, PoolConfig, Protocol, Recycling, WeightedScript};
 use crate::database::{Connector, error_text};
 use crate::error::Error;
@@ -68,6 +70,8 @@ pub struct PoolApp {
     /// `--client-timeout` and `--latency-limit`, as for the lean connections.
     client_timeout: Option<Duration>,
     latency_limit: Option<Duration>,
+    /// Which failed tries are tried again (`--max-tries`), as for the lean connections.
+    retry: RetryRule,
 }
 
 impl PoolApp {
@@ -80,6 +84,7 @@ impl PoolApp {
         load: LoadConfig,
         seed: u64,
     ) -> Result<PoolApp, Error> {
+        let retry = super::connect::retry_rule(&load);
         let scripts = Arc::new(load.scripts);
         let describe = connector.describe();
         let connector_words = connector.clone();
@@ -120,6 +125,7 @@ impl PoolApp {
             seeds,
             client_timeout: load.client_timeout,
             latency_limit: load.latency_limit,
+            retry,
         })
     }
 }
@@ -180,6 +186,9 @@ struct Shared {
     client_timeout: Option<Duration>,
     /// A request checked out this late behind its schedule is skipped (`--latency-limit`).
     latency_limit: Option<Duration>,
+    retry: RetryRule,
+    /// When the load ends: no retry starts after it.
+    end: Instant,
     scripts: Arc<Vec<WeightedScript>>,
     protocol: Protocol,
     /// Fired by the wind-down: requests still waiting or running give up.
@@ -211,6 +220,8 @@ pub async fn run_pool_app(
         protocol: app.protocol,
         client_timeout: app.client_timeout,
         latency_limit: app.latency_limit,
+        retry: app.retry,
+        end: clock.end(),
         abandon,
         in_flight: AtomicU64::new(0),
         done: done_tx,
@@ -268,6 +279,7 @@ async fn dispatch(
                 checked_out: None,
                 ended: started,
                 outcome: TxnOutcome::Failed(Failure::rejected()),
+                tries: 0,
             });
             tokio::task::yield_now().await;
             continue;
@@ -300,6 +312,7 @@ async fn serve(
     mut rng: crate::script::Prng,
 ) {
     let asked = Instant::now();
+    let mut tries = 0;
     let deadline = shared.client_timeout.map(|timeout| scheduled + timeout);
     let checkout = tokio::select! {
         checkout = shared.pool.get() => Ok(checkout),
@@ -314,7 +327,19 @@ async fn serve(
             let late = checked_out.saturating_duration_since(scheduled);
             let outcome = match shared.latency_limit {
                 Some(limit) if late > limit => TxnOutcome::Skipped,
-                _ => transact(&shared, client, index, deadline, &mut vars, &mut rng).await,
+                _ => {
+                    let state = Rewind {
+                        vars: &mut vars,
+                        saved: None,
+                        prng: &mut rng,
+                    };
+                    let request = Request {
+                        index,
+                        scheduled,
+                        deadline,
+                    };
+                    transact(&shared, client, request, state, &mut tries).await
+                }
             };
             (Some(checked_out), outcome)
         }
@@ -325,6 +350,7 @@ async fn serve(
         checked_out,
         ended: Instant::now(),
         outcome,
+        tries,
     });
     shared.in_flight.fetch_sub(1, Ordering::Relaxed);
 }
@@ -337,7 +363,16 @@ async fn sleep_until_deadline(deadline: Option<Instant>) {
     }
 }
 
-/// Runs script `index` on `client` and hands the connection back, or takes
+/// Which script a request runs, when it was due and when it gives up.
+struct Request {
+    index: usize,
+    scheduled: Instant,
+    /// `--client-timeout` after it was due.
+    deadline: Option<Instant>,
+}
+
+/// Runs the request's script on `client` (tried as [`txn::transaction`]
+/// says, `tries` counting the tries) and hands the connection back, or takes
 /// it out of the pool when it broke, could not be cleaned up, or was given
 /// up mid-transaction (`--client-timeout`, or the end of the load): a cancel
 /// request stops its query, and a connection a late cancel could still hit
@@ -345,19 +380,35 @@ async fn sleep_until_deadline(deadline: Option<Instant>) {
 async fn transact(
     shared: &Shared,
     client: Object,
-    index: usize,
-    deadline: Option<Instant>,
-    vars: &mut crate::script::Vars,
-    rng: &mut crate::script::Prng,
+    request: Request,
+    state: Rewind<'_>,
+    tries: &mut u32,
 ) -> TxnOutcome {
+    let Request {
+        index,
+        scheduled,
+        deadline,
+    } = request;
     let script = &shared.scripts[index].script;
+    // Each request has its own variables: their copy for a rewind is made only when retrying.
+    let mut saved = shared.retry.retries().then(|| state.vars.clone());
+    let state = Rewind {
+        saved: saved.as_mut(),
+        ..state
+    };
+    let window = TryWindow::new(scheduled, shared.end, shared.client_timeout);
     let finished = {
-        let mut transaction = std::pin::pin!(request::run_script(
-            &client,
+        let mut attempt = request::Attempt {
+            client: &client,
             script,
-            shared.protocol,
-            vars,
-            rng
+            protocol: shared.protocol,
+        };
+        let mut transaction = std::pin::pin!(txn::transaction(
+            &mut attempt,
+            shared.retry,
+            window,
+            state,
+            tries
         ));
         let given_up = tokio::select! {
             result = &mut transaction => Ok(result),
@@ -443,6 +494,7 @@ async fn collect(
             scheduled: finished.scheduled,
             ended: finished.ended,
             lag: None,
+            tries: finished.tries,
             pool: Some(PoolTimes {
                 wait_us: micros(waited_until.saturating_duration_since(finished.asked)),
                 db_us: finished

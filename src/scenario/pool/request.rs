@@ -31,6 +31,30 @@ pub(super) struct Finished {
     /// `--max-in-flight` are failures of their own kinds; a connection that
     /// broke (or that the pool could not open) is lost and leaves the pool.
     pub outcome: TxnOutcome,
+    /// How many times its transaction was tried (0: never sent).
+    pub tries: u32,
+}
+
+/// One request's transaction on its checked-out connection, tried as
+/// [`crate::scenario::txn::transaction`] says.
+pub(super) struct Attempt<'a> {
+    pub client: &'a Object,
+    pub script: &'a Script,
+    pub protocol: Protocol,
+}
+
+impl crate::scenario::txn::Attempt for Attempt<'_> {
+    async fn try_once(
+        &mut self,
+        vars: &mut script::Vars,
+        prng: &mut script::Prng,
+    ) -> Result<(), TxnOutcome> {
+        run_script(self.client, self.script, self.protocol, vars, prng).await
+    }
+
+    async fn roll_back(&mut self) -> bool {
+        !self.script.opens_transaction() || self.client.batch_execute("ROLLBACK").await.is_ok()
+    }
 }
 
 /// A script parameter sent as text (`None`: SQL NULL, an undefined
@@ -83,7 +107,7 @@ pub(super) fn checkout_failed(err: PoolError) -> TxnOutcome {
 /// sense. Pipelines never come here (refused with the pool); a statement
 /// with `\gset`/`\aset` goes as a simple query, whose rows tokio-postgres
 /// returns as text, and so does any statement under `--protocol simple`.
-pub(super) async fn run_script(
+async fn run_script(
     client: &Object,
     script: &Script,
     protocol: Protocol,

@@ -50,7 +50,8 @@ fn below_capacity_a_request_hardly_waits_for_a_connection() {
             ",pool_wait_p99_ms,db_p99_ms,pool_timeouts,pool_rejected,in_flight,pool_in_use,\
              replica_lag_s,replica_lag_bytes,replica_replay_waiting,replica_lock_waiters,\
              replica_cancelled,replica_tps,replica_failed,replica_lat_mean_ms,replica_lat_p50_ms,\
-             replica_lat_p99_ms,replica_lat_max_ms,repeat"
+             replica_lat_p99_ms,replica_lat_max_ms,repeat,retried,retries,failed_serialization,\
+             failed_deadlock,failed_lock_timeout"
         ),
         "{timeline}"
     );

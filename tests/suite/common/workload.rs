@@ -126,6 +126,8 @@ pub fn load(clients: u32, duration: &str, scripts: Vec<ScriptFile>) -> LoadFile 
         rate: None,
         client_timeout: None,
         latency_limit: None,
+        max_tries: None,
+        retry_lock_timeouts: None,
         variables: Default::default(),
         pool: None,
         protocol: None,
