@@ -540,6 +540,7 @@ async fn run_strategies(
         strategies: Vec::new(),
         interruption: None,
         load_on: crate::config::ReplicaConfig::load_on(config.replica.as_ref()),
+        load_loop: crate::choices::LoadLoop::of_rate(config.load.rate_tps),
     };
     for (index, strategy) in config.strategies.iter().enumerate() {
         copy_work_database(check, target).await?;

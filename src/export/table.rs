@@ -12,7 +12,10 @@ use crate::metrics::{RankingRow, RunReport, Summary, rank_strategies};
 
 use super::format::format_spread;
 
-use super::sentences::{decided_by_cell, headline, on_server, replica_notes, window_note};
+use super::sentences::{
+    decided_by_cell, headline, on_server, replica_notes, stalled_latency_note, what_happened,
+    window_note,
+};
 
 /// How a column's cells line up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +75,12 @@ pub struct Ranking {
     pub rows: Vec<RankedRow>,
     /// The sentence that names the winner and its cost (see [`headline`]).
     pub headline: String,
-    /// Notes for strategies without a DDL window (see [`window_note`]).
+    /// What happened to traffic under each strategy and who ranked first
+    /// (see [`what_happened`]), said apart from the bounds' verdict.
+    pub what_happened: String,
+    /// Notes for strategies without a DDL window (see [`window_note`]), whose
+    /// worst-second latency is not a second's p99 (see [`stalled_latency_note`]),
+    /// on the replica, and not ranked.
     pub notes: Vec<String>,
 }
 
@@ -93,6 +101,7 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
         strategies: whole.into_iter().cloned().collect(),
         interruption: None,
         load_on: report.load_on,
+        load_loop: report.load_loop,
     };
     if whole.by_strategy().len() < 2 {
         return None;
@@ -100,9 +109,15 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
     let places = rank_strategies(&whole);
     let ranks = ranks(&places);
     let headline = on_server(headline(&places), &places, report.load_on);
+    let what_happened = what_happened(&places);
     let notes = places
         .iter()
         .filter_map(|place| window_note(&place.row))
+        .chain(
+            places
+                .iter()
+                .filter_map(|place| stalled_latency_note(&place.row)),
+        )
         .chain(replica_notes(&places, report.load_on))
         .chain(partial.iter().map(|strategy| {
             format!(
@@ -131,6 +146,7 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
     Some(Ranking {
         rows,
         headline,
+        what_happened,
         notes,
     })
 }
@@ -272,8 +288,14 @@ mod tests {
         assert_eq!(ranked, ["retry", "naive"]);
         assert!(!places.headline.contains("gitlab"), "{}", places.headline);
         assert_eq!(
-            places.notes,
-            ["gitlab: not ranked, its run was interrupted (Ctrl-C (SIGINT))."]
+            places.notes.last().unwrap(),
+            "gitlab: not ranked, its run was interrupted (Ctrl-C (SIGINT))."
+        );
+        assert!(
+            places
+                .notes
+                .iter()
+                .all(|note| !note.starts_with("gitlab: no "))
         );
         assert_eq!(
             strategy_cell(&report.strategies[2].summary),
@@ -306,7 +328,7 @@ mod tests {
         assert!(!places.headline.contains("gitlab"), "{}", places.headline);
         let note = "gitlab: not ranked, invalid: the report failed at 0.0 s, 0.0 s into its 12 s \
                     hold: relation \"acounts\" does not exist (SQLSTATE 42P01).";
-        assert_eq!(places.notes, [note]);
+        assert_eq!(places.notes.last().unwrap(), note);
         assert_eq!(
             strategy_cell(&report.strategies[2].summary),
             "gitlab (invalid)"

@@ -39,7 +39,9 @@ pub fn comment_marker(name: &str) -> String {
 pub const NO_BOUNDS: &str = "no bounds: the workload has no [expect.*] and no --expect was \
      given, so this run passes whatever it measured";
 
-/// The verdict as a Markdown paragraph: `**pass**: 3 of 3 bounds met.`;
+/// The verdict as a Markdown paragraph: `**pass**: 3 of 3 bounds met: the
+/// workload's expectations of each strategy hold.` (what the bounds say, not
+/// what happened to traffic: see [`what_happened_markdown`]);
 /// `**FAIL**: 1 of 3 bounds failed:` and a list of the failed ones with their
 /// measured values; or `**no bounds**: ...` when there were none.
 pub fn verdict_markdown(results: &[ExpectationResult]) -> String {
@@ -61,7 +63,7 @@ pub fn verdict_markdown(results: &[ExpectationResult]) -> String {
 }
 
 /// The verdict of `verdicts` (one per bound) in two parts: `pass` and `3 of
-/// 3 bounds met`, `FAIL` and `1 of 3 bounds failed (1 skipped: ...)`, or
+/// 3 bounds met: the workload's expectations of each strategy hold`, `FAIL` and `1 of 3 bounds failed (1 skipped: ...)`, or
 /// `no bounds` and why that passes.
 pub fn bounds_verdict(verdicts: &[Verdict]) -> (&'static str, String) {
     if verdicts.is_empty() {
@@ -83,7 +85,8 @@ pub fn bounds_verdict(verdicts: &[Verdict]) -> (&'static str, String) {
         0 => (
             "pass",
             format!(
-                "{} of {} {bounds} met{skipped_note}",
+                "{} of {} {bounds} met{skipped_note}: the workload's expectations of each \
+                 strategy hold",
                 verdicts.len() - skipped,
                 verdicts.len()
             ),
@@ -122,6 +125,19 @@ const EXPECTATION_COLUMNS: &[Column<ExpectationRecord>] = &[
 pub fn bounds_table(results: &[ExpectationResult]) -> String {
     let records: Vec<ExpectationRecord> = results.iter().map(ExpectationRecord::new).collect();
     render_table(&Table::build(EXPECTATION_COLUMNS, &records))
+}
+
+/// What happened to traffic, as a paragraph after the bounds' verdict:
+/// `**What happened**: naive stalled traffic for 10 s, ...`; empty with
+/// fewer than 2 strategies (no ranking).
+pub fn what_happened_markdown(report: &RunReport) -> String {
+    match ranking(report) {
+        Some(ranking) => format!(
+            "**What happened**: {}\n",
+            table_cell(&ranking.what_happened)
+        ),
+        None => String::new(),
+    }
 }
 
 /// `### Ranking`: the table and its headline; empty with fewer than 2 strategies.
@@ -181,7 +197,10 @@ mod tests {
         );
         let report = retry_only_report();
         let passed = evaluate(&[expectation("retry", Bound::MaxFailed(2))], &report);
-        assert_eq!(verdict_markdown(&passed), "**pass**: 1 of 1 bound met.\n");
+        assert_eq!(
+            verdict_markdown(&passed),
+            "**pass**: 1 of 1 bound met: the workload's expectations of each strategy hold.\n"
+        );
         let with_skipped = evaluate(
             &[
                 expectation("retry", Bound::MaxFailed(2)),
@@ -191,7 +210,8 @@ mod tests {
         );
         assert_eq!(
             verdict_markdown(&with_skipped),
-            "**pass**: 1 of 2 bounds met (1 skipped: the strategy did not run).\n"
+            "**pass**: 1 of 2 bounds met (1 skipped: the strategy did not run): the workload's \
+             expectations of each strategy hold.\n"
         );
         assert_eq!(
             verdict_markdown(&[]),

@@ -39,6 +39,11 @@ pub fn body(report: &RunReport, bounds: &[ExpectationRecord]) -> String {
         Some(ranking) => {
             let _ = writeln!(
                 html,
+                "<p class=\"verdict happened\">What happened: {}</p>",
+                escape(&ranking.what_happened)
+            );
+            let _ = writeln!(
+                html,
                 "<p class=\"verdict\">{}</p>",
                 escape(&ranking.headline)
             );
