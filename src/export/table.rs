@@ -8,7 +8,7 @@
 
 use crate::metrics::ranking::ranks;
 use crate::metrics::spread::Spread;
-use crate::metrics::{RankingRow, RunReport, Summary, rank_strategies};
+use crate::metrics::{RankingRow, RunReport, StrategyReport, Summary, rank_strategies};
 
 use super::format::format_spread;
 
@@ -88,21 +88,7 @@ pub struct Ranking {
 /// partial run and an invalid one are no result: each is named apart), or
 /// `None` when fewer than 2 strategies have one (however often each was repeated).
 pub fn ranking(report: &RunReport) -> Option<Ranking> {
-    let (whole, partial): (Vec<_>, Vec<_>) = report
-        .strategies
-        .iter()
-        .partition(|strategy| strategy.summary.interrupted.is_empty());
-    let (whole, invalid): (Vec<_>, Vec<_>) = whole
-        .into_iter()
-        .partition(|strategy| strategy.summary.invalid.is_empty());
-    // A stop cuts the last run short, so the others keep their run order.
-    let whole = RunReport {
-        workload: report.workload.clone(),
-        strategies: whole.into_iter().cloned().collect(),
-        interruption: None,
-        load_on: report.load_on,
-        load_loop: report.load_loop,
-    };
+    let (whole, partial, invalid) = whole_runs(report);
     if whole.by_strategy().len() < 2 {
         return None;
     }
@@ -149,6 +135,39 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
         what_happened,
         notes,
     })
+}
+
+/// `report` with only the runs that ended as written (a stop cuts the last
+/// run short, so the others keep their run order), then the partial runs and
+/// the invalid ones.
+fn whole_runs(report: &RunReport) -> (RunReport, Vec<&StrategyReport>, Vec<&StrategyReport>) {
+    let (whole, partial): (Vec<_>, Vec<_>) = report
+        .strategies
+        .iter()
+        .partition(|strategy| strategy.summary.interrupted.is_empty());
+    let (whole, invalid): (Vec<_>, Vec<_>) = whole
+        .into_iter()
+        .partition(|strategy| strategy.summary.invalid.is_empty());
+    let whole = RunReport {
+        workload: report.workload.clone(),
+        strategies: whole.into_iter().cloned().collect(),
+        interruption: None,
+        load_on: report.load_on,
+        load_loop: report.load_loop,
+    };
+    (whole, partial, invalid)
+}
+
+/// What happened to traffic under the runs of `report` that ended as
+/// written (see [`what_happened`]); with one strategy, without a ranking.
+/// `None` when no run ended as written.
+pub fn what_happened_of(report: &RunReport) -> Option<String> {
+    if let Some(ranking) = ranking(report) {
+        return Some(ranking.what_happened);
+    }
+    let (whole, _, _) = whole_runs(report);
+    let places = rank_strategies(&whole);
+    (!places.is_empty()).then(|| what_happened(&places))
 }
 
 /// The note that sets an invalid run apart: `naive: not ranked, invalid:

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use crate::export::markdown::{ranking_table, render_table, table_cell};
 use crate::export::sentences::strategy_sentence;
-use crate::export::table::{Align::Left, Column, Table, ranking};
+use crate::export::table::{Align::Left, Column, Table, ranking, what_happened_of};
 use crate::metrics::RunReport;
 
 use super::ExpectationRecord;
@@ -128,14 +128,11 @@ pub fn bounds_table(results: &[ExpectationResult]) -> String {
 }
 
 /// What happened to traffic, as a paragraph after the bounds' verdict:
-/// `**What happened**: naive stalled traffic for 10 s, ...`; empty with
-/// fewer than 2 strategies (no ranking).
+/// `**What happened**: naive stalled traffic for 10 s, ...`; empty when no
+/// run ended as written.
 pub fn what_happened_markdown(report: &RunReport) -> String {
-    match ranking(report) {
-        Some(ranking) => format!(
-            "**What happened**: {}\n",
-            table_cell(&ranking.what_happened)
-        ),
+    match what_happened_of(report) {
+        Some(happened) => format!("**What happened**: {}\n", table_cell(&happened)),
         None => String::new(),
     }
 }

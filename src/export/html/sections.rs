@@ -11,7 +11,7 @@ use crate::expect::Verdict;
 use crate::export::ci::{ExpectationRecord, bounds_verdict};
 use crate::export::markdown::{self, RANKING_RULE, run_sentences};
 use crate::export::sentences::opening_lines;
-use crate::export::table::{self, Align, Column, Table, invalid_notes, ranking};
+use crate::export::table::{self, Align, Column, Table, invalid_notes, ranking, what_happened_of};
 use crate::metrics::RunReport;
 
 /// The `<header>` and `<main>` text of `report`'s page, escaped; the charts
@@ -35,13 +35,15 @@ pub fn body(report: &RunReport, bounds: &[ExpectationRecord]) -> String {
             escape(&rest)
         );
     }
+    if let Some(happened) = what_happened_of(report) {
+        let _ = writeln!(
+            html,
+            "<p class=\"verdict happened\">What happened: {}</p>",
+            escape(&happened)
+        );
+    }
     match ranking(report) {
         Some(ranking) => {
-            let _ = writeln!(
-                html,
-                "<p class=\"verdict happened\">What happened: {}</p>",
-                escape(&ranking.what_happened)
-            );
             let _ = writeln!(
                 html,
                 "<p class=\"verdict\">{}</p>",

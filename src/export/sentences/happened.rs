@@ -14,7 +14,8 @@ use super::{format_share, join_names, worst_share};
 /// ranked first: "naive stalled traffic for 10 s, 9 s of them without a
 /// completed transaction; retry never stalled it (worst second 28% of its
 /// baseline). Ranked first: retry." It says what the run measured, whatever
-/// the workload's bounds expected of it. `places` in rank order.
+/// the workload's bounds expected of it. `places` in rank order; with one
+/// place, no ranking is named.
 pub fn what_happened(places: &[Place]) -> String {
     let clauses: Vec<String> = places
         .iter()
@@ -25,7 +26,7 @@ pub fn what_happened(places: &[Place]) -> String {
         .map(|place| place.row.strategy.as_str())
         .collect();
     let ranked = match first.len() {
-        0 => String::new(),
+        _ if places.len() < 2 => String::new(),
         1 => format!(" Ranked first: {}.", first[0]),
         _ => format!(" Ranked first, tied: {}.", join_names(&first)),
     };
@@ -132,6 +133,10 @@ mod tests {
             what_happened(&places),
             "retry never stalled traffic (worst second 57% of its baseline); naive stalled \
              traffic for 9 s, 9 s of them without a completed transaction. Ranked first: retry."
+        );
+        assert_eq!(
+            what_happened(&places[1..]),
+            "naive stalled traffic for 9 s, 9 s of them without a completed transaction."
         );
     }
 
