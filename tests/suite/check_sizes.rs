@@ -152,11 +152,21 @@ fn a_rewrite_at_production_size_fails_retry_too_and_fixes_fit_the_existing_table
         ),
         "{estimate:#}"
     );
-    // Scaled by 50,000: at least 49,999 times the statement's own time.
-    let measured_ms = estimate["measured_ms"].as_f64().unwrap();
-    let hold_ms = estimate["estimated_hold_ms"].as_f64().unwrap();
+    // 50,000 times 1,000 rows is too far to scale: its cost per row (its
+    // time less its time on the table emptied) is timed again on orders
+    // filled with 100,000 rows, and scaled to the 49,999,000 rows more.
+    let figure = |name: &str| estimate[name].as_f64().unwrap();
+    assert_eq!(estimate["fit_rows"], Value::from(100_000), "{estimate:#}");
+    let per_row_ms = (figure("rows_ms") - figure("fixed_ms")).max(0.0) / 100_000.0;
+    let hold_ms = figure("estimated_hold_ms");
     assert!(
-        hold_ms >= 49_999.0 * measured_ms && hold_ms > 1000.0,
+        (hold_ms - (figure("held_ms") + 49_999_000.0 * per_row_ms)).abs() < 1e-3
+            && hold_ms > 1000.0,
+        "{estimate:#}"
+    );
+    assert_eq!(
+        estimate["low_confidence"],
+        Value::from(false),
         "{estimate:#}"
     );
     // The type change also breaks the load's prepared reads of orders
@@ -228,7 +238,9 @@ fn a_rewrite_at_production_size_fails_retry_too_and_fixes_fit_the_existing_table
     let check_md = std::fs::read_to_string(out.join("check.md")).unwrap();
     assert!(
         check_md.contains("no one (invites is new)")
-            && check_md.contains("(--sizes-from; an estimate, scaled by rows)"),
+            && check_md.contains(
+                "(--sizes-from; an estimate, the part that grows with the rows scaled by rows)"
+            ),
         "{check_md}"
     );
 }
@@ -362,4 +374,73 @@ fn a_table_an_earlier_new_migration_makes_is_new_not_unfilled() {
     let check_md = std::fs::read_to_string(out.join("check.md")).unwrap();
     assert!(check_md.contains("no one (boards is new)"), "{check_md}");
     assert!(!check_md.contains("holds no rows"), "{check_md}");
+}
+
+/// The same `CREATE INDEX` estimated at 20,000,000 rows from 1,000
+/// generated rows and from the default 100,000: scaled whole, the first was
+/// eight times the second (166.78 s against 21.02 s), mostly the statement's
+/// fixed cost multiplied. With the fixed part taken out, and the cost per
+/// row of the table of 1,000 rows timed again at 100,000 (20,000 times
+/// 1,000 rows is too far to scale), the two agree within a factor of two.
+/// `--trace-only`: no run under traffic.
+#[test]
+fn an_index_estimate_at_production_size_hardly_depends_on_rows() {
+    require_postgres();
+    let _cpus = cpus_shared();
+    let dir = tempfile::tempdir().unwrap();
+    let migrations = crate::check::migrations_folder(
+        dir.path(),
+        &[
+            (
+                "0001_envelope.sql",
+                "CREATE TABLE envelope (id bigint PRIMARY KEY, sender text NOT NULL, \
+                 subject text NOT NULL, sent_at timestamptz NOT NULL DEFAULT now());\n",
+            ),
+            (
+                "0002_envelope_sender.sql",
+                "CREATE INDEX envelope_sender ON envelope (sender);\n",
+            ),
+        ],
+    );
+    let estimate_with = |rows: &[&str]| -> Value {
+        let out = dir.path().join(format!("out{}", rows.len()));
+        let output = stallbench_command()
+            .arg("check")
+            .arg(&migrations)
+            .args(["--new", "1", "--trace-only"])
+            .args(["--table-rows", "envelope=20000000", "--quiet", "--out"])
+            .arg(&out)
+            .args(rows)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(3), "{output:?}");
+        let check = check_json(&out);
+        migration(&check, "0002_envelope_sender.sql")["estimates"][0].clone()
+    };
+    let few = estimate_with(&["--rows", "1000"]);
+    let default = estimate_with(&[]);
+    let hold_ms = |estimate: &Value| estimate["estimated_hold_ms"].as_f64().unwrap();
+    let ratio = hold_ms(&few) / hold_ms(&default);
+    assert!(
+        (0.5..=2.0).contains(&ratio),
+        "{ratio}: {few:#}\n{default:#}"
+    );
+    assert_eq!(
+        (&few["measured_rows"], &default["measured_rows"]),
+        (&Value::from(1000), &Value::from(100_000))
+    );
+    // From 1,000 rows, 20,000 times: the cost per row is timed again at
+    // 100,000 rows, so the figure is not a lower-confidence one.
+    assert_eq!(
+        (&few["fit_rows"], &default["fit_rows"]),
+        (&Value::from(100_000), &Value::from(100_000))
+    );
+    for estimate in [&few, &default] {
+        assert_eq!(
+            estimate["low_confidence"],
+            Value::from(false),
+            "{estimate:#}"
+        );
+        assert!(estimate["fixed_ms"].as_f64().is_some(), "{estimate:#}");
+    }
 }

@@ -227,6 +227,7 @@ fn a_hold_estimated_over_the_budget_fails_every_strategy() {
         estimated_hold_ms: Some(70_010.0),
         fixed_ms: None,
         rows_ms: None,
+        fit_rows: None,
         low_confidence: false,
     }];
     *judged = judge(checked, &judging());
