@@ -23,7 +23,7 @@ use crate::strategy::statements::{Unrollable, first_unrollable};
 
 /// How many times each size is timed; the fastest counts (the machine's
 /// noise only ever adds time).
-pub const RUNS: usize = 3;
+pub const RUNS: usize = 5;
 
 /// A statement that ran longer than this on the generated rows in the trace
 /// is not timed again at that size: its fixed part is small beside it, and
