@@ -100,6 +100,13 @@ async fn refit(
         .map(|statement| statement.sql.clone())
         .collect();
     let statement = (before.as_slice(), estimate.sql.as_str());
-    let fit = fit_rows(client, target.server_version_num, statement, sql_name, 0.0).await;
+    let fit = fit_rows(
+        client,
+        target.server_version_num,
+        statement,
+        sql_name,
+        (0.0, 0.0),
+    )
+    .await;
     Ok(fit.map(|fit| estimate.clone().with_fit_at(filled_rows, fit)))
 }

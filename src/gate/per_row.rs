@@ -5,13 +5,13 @@
 //! A statement on a small table is mostly fixed cost (planning, catalog
 //! work, creating the index's files, the round trip): `CREATE INDEX` on
 //! 1,000 rows took 1.15 ms here, 0.43 ms of it on the same table emptied.
-//! Scaling the whole 1.15 ms to 20,000,000 rows gave a hold eight times the
-//! one scaled from 100,000 rows (166.78 s against 21.02 s). So the statement
-//! runs twice more on the quiet server, each time in a transaction that is
-//! rolled back: on the table as generated and on the table emptied by
-//! `TRUNCATE` (after the statements of the migration before it, which it may
-//! need), each the fastest of [`RUNS`] tries; the difference is what the rows
-//! cost.
+//! Scaled whole to 20,000,000 rows, a real project's index came out at
+//! 166.78 s from 1,000 rows and 21.02 s from 100,000. So the statement is
+//! timed again on the quiet server, each time in a transaction that is
+//! rolled back, after the statements of the migration before it (which it
+//! may need): on the table as generated and on the table emptied by
+//! `TRUNCATE`, each the fastest of [`RUNS`] tries; the difference is what
+//! the rows cost. Too few rows to scale that far are `check::calibrate`'s.
 
 use std::time::Instant;
 
@@ -26,8 +26,9 @@ use crate::strategy::statements::{Unrollable, first_unrollable};
 pub const RUNS: usize = 5;
 
 /// A statement that ran longer than this on the generated rows in the trace
-/// is not timed again at that size: its fixed part is small beside it, and
-/// the trace's time stands.
+/// (with the statements before it, which each try runs again) is not timed
+/// again at that size: its fixed part is small beside it, and the trace's
+/// time stands.
 const RETIME_UNDER_MS: f64 = 2_000.0;
 
 /// The statement's time on the table as generated and emptied, in ms.
@@ -42,7 +43,8 @@ pub struct RowFit {
 
 /// The statement `sql` timed on `table` (as SQL names it) as generated and
 /// emptied, after `before` (the migration's statements before it), in
-/// transactions rolled back; `traced_ms` is its time in the trace. `None`
+/// transactions rolled back; `traced_ms` is its time in the trace and
+/// `before_ms` theirs (0 when unknown: it is timed again). `None`
 /// when it cannot be timed so (a statement that must run outside a
 /// transaction, or one that fails on the emptied table): the estimate then
 /// scales its whole time.
@@ -51,7 +53,7 @@ pub async fn fit_rows(
     server_version_num: u32,
     (before, sql): (&[String], &str),
     table: &str,
-    traced_ms: f64,
+    (traced_ms, before_ms): (f64, f64),
 ) -> Option<RowFit> {
     let outside = |sql: &String| {
         matches!(
@@ -62,15 +64,16 @@ pub async fn fit_rows(
     if before.iter().chain([&sql.to_string()]).any(outside) {
         return None;
     }
+    let retime = traced_ms + before_ms < RETIME_UNDER_MS;
     let mut fixed_ms = f64::INFINITY;
-    let mut rows_ms = match traced_ms >= RETIME_UNDER_MS {
-        true => traced_ms,
-        false => f64::INFINITY,
+    let mut rows_ms = match retime {
+        true => f64::INFINITY,
+        false => traced_ms,
     };
     for _ in 0..RUNS {
         let empty = format!("TRUNCATE {table} CASCADE");
         fixed_ms = fixed_ms.min(timed(client, Some(&empty), before, sql).await?);
-        if traced_ms < RETIME_UNDER_MS {
+        if retime {
             rows_ms = rows_ms.min(timed(client, None, before, sql).await?);
         }
     }
@@ -117,19 +120,14 @@ pub async fn fit_estimates(
             fitted.push(estimate);
             continue;
         };
-        let before: Vec<String> = (statements.iter())
+        let earlier: Vec<&TracedStatement> = (statements.iter())
             .filter(|statement| statement.statement < estimate.statement)
-            .map(|statement| statement.sql.clone())
             .collect();
+        let before: Vec<String> = earlier.iter().map(|s| s.sql.clone()).collect();
+        let before_ms: f64 = earlier.iter().map(|s| s.duration_ms).sum();
         let statement = (before.as_slice(), estimate.sql.as_str());
-        let fit = fit_rows(
-            client,
-            server_version_num,
-            statement,
-            table_sql,
-            estimate.measured_ms,
-        )
-        .await;
+        let times = (estimate.measured_ms, before_ms);
+        let fit = fit_rows(client, server_version_num, statement, table_sql, times).await;
         fitted.push(estimate.with_fit(fit));
     }
     fitted
