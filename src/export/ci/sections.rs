@@ -137,16 +137,22 @@ pub fn what_happened_markdown(report: &RunReport) -> String {
     }
 }
 
-/// `### Ranking`: the table and its headline; empty with fewer than 2 strategies.
+/// `### Ranking`: the table, its headline and its notes (a worst second
+/// without transactions, a strategy measured over the whole run, one not
+/// ranked); empty with fewer than 2 strategies.
 pub fn ranking_section(report: &RunReport) -> String {
     let Some(ranking) = ranking(report) else {
         return String::new();
     };
-    format!(
+    let mut text = format!(
         "{SECTION} Ranking\n\n{}\n{}\n\n",
         ranking_table(&ranking),
         ranking.headline
-    )
+    );
+    for note in &ranking.notes {
+        let _ = writeln!(text, "{}\n", table_cell(note));
+    }
+    text
 }
 
 /// `### Strategies`: the sentence of `summary.md` for each strategy (with
@@ -223,6 +229,14 @@ mod tests {
         let ranking = ranking_section(&report);
         assert!(ranking.starts_with("### Ranking\n\n| rank |"), "{ranking}");
         assert!(ranking.contains("\nretry kept 57% of its baseline in its worst second"));
+        assert!(
+            ranking.ends_with(
+                "\n\nnaive: no transaction ended in second 6, so it has no p99; its worst-second \
+                 latency is the 9700 ms of the transactions stalled through it, which ended in \
+                 second 15.\n\n"
+            ),
+            "{ranking}"
+        );
         let strategies = strategies_section(&report);
         assert!(
             strategies.starts_with("### Strategies\n\n- naive: 9 s at 0 tps;"),
