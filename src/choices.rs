@@ -52,6 +52,32 @@ impl Side {
 /// With `both`, each server gets `clients` clients of the same scripts: the
 /// timeline's load columns are the primary's, its `replica_tps` columns the
 /// replica's.
+/// How the load's clients pace their transactions, which decides what its
+/// latency percentiles can show of a stall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadLoop {
+    /// Each client sends its next transaction when the last one ended (no
+    /// `--rate`): a stalled client sends nothing while it waits, so a stall
+    /// adds one slow transaction per client to the percentiles, not the many
+    /// the clients would have sent; the percentiles understate it.
+    #[default]
+    Closed,
+    /// Transactions start on a schedule (`--rate`) and their latency counts
+    /// from the scheduled start: every request that queued behind a stall counts.
+    Open,
+}
+
+impl LoadLoop {
+    /// The loop of a load with this `--rate` (none: closed).
+    pub fn of_rate(rate_tps: Option<f64>) -> LoadLoop {
+        match rate_tps {
+            Some(_) => LoadLoop::Open,
+            None => LoadLoop::Closed,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum LoadOn {

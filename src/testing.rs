@@ -21,6 +21,7 @@ pub const SAMPLE_SECONDS: u32 = 25;
 /// requests queue behind schedule, time out, and some are skipped.
 pub fn open_loop_report() -> RunReport {
     let mut report = reference_report();
+    report.load_loop = crate::choices::LoadLoop::Open;
     let naive = &mut report.strategies[0];
     for row in &mut naive.seconds {
         if (6..=14).contains(&row.second) {
@@ -79,6 +80,7 @@ pub fn repeated_report() -> RunReport {
         strategies,
         interruption: None,
         load_on: crate::choices::LoadOn::Primary,
+        load_loop: crate::choices::LoadLoop::Closed,
     }
 }
 
@@ -89,6 +91,7 @@ pub fn reference_report() -> RunReport {
         strategies: vec![naive(), retry()],
         interruption: None,
         load_on: crate::choices::LoadOn::Primary,
+        load_loop: crate::choices::LoadLoop::Closed,
     }
 }
 
@@ -290,6 +293,7 @@ pub fn neutral_run() -> RunFigures {
         }),
         worst_second_tps: 1000,
         worst_second_p99_ms: 10.0,
+        worst_latency: crate::metrics::ranking::WorstLatency::SecondP99,
         window_max_latency_ms: 20.0,
         baseline_tps: 1000.0,
         steady_shares: (1.0, 1.0),

@@ -278,7 +278,7 @@ fn fewer_rows(fill: &TableFill, asked: u64) -> Option<String> {
 
 /// The schemas the migrations made or use (`public` among them), not the
 /// server's own (`pg_catalog`, `information_schema`, `pg_toast`, ...).
-async fn user_schemas(client: &Client) -> Result<Vec<String>, Error> {
+pub(super) async fn user_schemas(client: &Client) -> Result<Vec<String>, Error> {
     let rows = client
         .query(
             "SELECT nspname::text FROM pg_namespace \
@@ -421,7 +421,18 @@ async fn check_migration(
         .collect();
     let measured_rows = sizes::generated_rows(&client, &names).await?;
     let estimates = sizes::estimates(&statements, &measured_rows, sizes);
+    let estimates = crate::gate::per_row::fit_estimates(
+        &client,
+        target.server_version_num,
+        &statements,
+        &names,
+        estimates,
+    )
+    .await;
     drop(client);
+    let estimates =
+        super::calibrate::refit_from_more_rows(config, target, &statements, &names, estimates)
+            .await?;
     let flags = crate::gate::verdict::trace_flags(&statements, &existing_tables);
     let runs = match config.measure {
         Measure::All => true,
@@ -618,6 +629,7 @@ async fn run_strategies(
         strategies: Vec::new(),
         interruption: None,
         load_on: crate::config::ReplicaConfig::load_on(config.replica.as_ref()),
+        load_loop: crate::choices::LoadLoop::of_rate(config.load.rate_tps),
     };
     for (index, strategy) in config.strategies.iter().enumerate() {
         copy_work_database(check, target).await?;
@@ -677,7 +689,10 @@ fn open_results_folder(
 
 /// Ends every session of the check and makes [`RUN_DATABASE`] a fresh copy
 /// of the work database, where the later connections go.
-async fn copy_work_database(config: &CheckConfig, target: &mut Database) -> Result<(), Error> {
+pub(super) async fn copy_work_database(
+    config: &CheckConfig,
+    target: &mut Database,
+) -> Result<(), Error> {
     target.clear_sessions().await?;
     target
         .run_on_home_database(&format!("DROP DATABASE IF EXISTS {RUN_DATABASE}"))
@@ -693,7 +708,7 @@ async fn copy_work_database(config: &CheckConfig, target: &mut Database) -> Resu
 }
 
 /// Back on the work database; the copy is dropped.
-async fn back_to_work_database(target: &mut Database) -> Result<(), Error> {
+pub(super) async fn back_to_work_database(target: &mut Database) -> Result<(), Error> {
     target.clear_sessions().await?;
     target.use_database(WORK_DATABASE);
     target

@@ -20,6 +20,7 @@
 //! writes them and prints the verdict.
 
 pub mod apply;
+mod calibrate;
 pub mod course;
 pub mod design;
 pub mod load_tables;

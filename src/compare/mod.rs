@@ -109,6 +109,7 @@ pub async fn execute_plan_until(
             strategies: Vec::new(),
             interruption: None,
             load_on: ReplicaConfig::load_on(point.config.replica.as_ref()),
+            load_loop: crate::choices::LoadLoop::of_rate(point.config.load.rate_tps),
         })
         .collect();
     let result = run_until_stopped(plan, &target, stop, &mut reports).await;

@@ -38,6 +38,7 @@ pub fn retry_only_report() -> RunReport {
         strategies: vec![strategy_report(summary("retry"))],
         interruption: None,
         load_on: crate::choices::LoadOn::Primary,
+        load_loop: crate::choices::LoadLoop::Closed,
     }
 }
 
@@ -56,6 +57,7 @@ pub fn mixed_results() -> Vec<ExpectationResult> {
         strategies: vec![strategy_report(summary("retry")), strategy_report(odd)],
         interruption: None,
         load_on: crate::choices::LoadOn::Primary,
+        load_loop: crate::choices::LoadLoop::Closed,
     };
     let expectations = vec![
         expectation("retry", Bound::MaxP99Ms(600.0)),

@@ -7,7 +7,7 @@ use crate::config::Sweep;
 use crate::export::format::{format_count, format_seconds, format_spread};
 use crate::export::sentences::{
     describe_chain, failures_sentence, labelled_runs, losses, migration_done_cell, opening_lines,
-    pool_sentence, retries_sentence, worst_share,
+    pool_sentence, retries_sentence, worst_latency_cell, worst_share,
 };
 use crate::export::sweep::{self, SweepRecord};
 use crate::export::table::{
@@ -144,8 +144,8 @@ const RANKING_COLUMNS: &[Column<RankedRow>] = &[
         format_spread(&r.row.zero_tps_seconds(), format_count, "")
     }),
     Column::new("worst %", Right, |r| worst_share(&r.row)),
-    Column::new("worst p99 ms", Right, |r| {
-        format_spread(&r.row.worst_second_p99_ms(), one_decimal, "")
+    Column::new("worst lat ms", Right, |r| {
+        worst_latency_cell(&r.row, one_decimal)
     }),
     Column::new("max ms", Right, |r| {
         format_spread(&r.row.window_max_latency_ms(), one_decimal, "")
@@ -225,12 +225,15 @@ mod tests {
         assert_eq!(
             &lines[5..],
             [
-                "rank  strategy  decided by                stall s  zero-tps s  worst %  \
-                 worst p99 ms  max ms  failed  done at s  tries  blocker",
-                "   1  retry     longest stall 0 s vs 9 s        0           0      57%         \
+                "rank  strategy  decided by                stall s  zero-tps s  worst %    \
+                 worst lat ms  max ms  failed  done at s  tries  blocker",
+                "   1  retry     longest stall 0 s vs 9 s        0           0      57%           \
                  420.0   500.0       0       18.0      5  ok",
-                "   2  naive     longest stall 9 s vs 0 s        9           9       0%        \
-                 9100.0  9700.0       0       15.7      1  ok",
+                "   2  naive     longest stall 9 s vs 0 s        9           9       0%  \
+                 9700.0 stalled  9700.0       0       15.7      1  ok",
+                "naive: no transaction ended in second 6, so it has no p99; its worst-second \
+                 latency is the 9700 ms of the transactions stalled through it, which ended in \
+                 second 15.",
                 "retry kept 57% of its baseline in its worst second (naive: 0%) and finished the \
                  migration 2.3 s later than naive.",
             ],

@@ -17,7 +17,7 @@ use super::format::{
 use super::sentences::{
     describe_chain, failures_sentence, invalid_sentence, labelled_runs, migration_done_cell,
     opening_lines, partial_sentence, pool_sentence, retries_sentence, strategy_sentence,
-    worst_share,
+    worst_latency_cell, worst_share,
 };
 use super::table::{
     self, Align, Column, RankedRow, Ranking, SummaryRow, Table, invalid_notes, ranking,
@@ -166,8 +166,9 @@ pub fn ranking_markdown(report: &RunReport) -> String {
         text,
         "{RANKING_RULE} \"decided by\" names the criterion that set a place apart from \
          the one above (the first place: from the second). Worst-second figures cover each \
-         strategy's DDL window (first attempt start to last attempt end plus 1 s); p99 is \
-         per second.\n"
+         strategy's DDL window (first attempt start to last attempt end plus 1 s); a \
+         second's latency is its p99, or for a second in which no transaction ended, the \
+         latency of the transactions stalled through it.\n"
     );
     for note in &ranking.notes {
         let _ = writeln!(text, "{note}\n");
@@ -185,7 +186,7 @@ pub fn ranking_table(ranking: &Ranking) -> String {
 pub const RANKING_RULE: &str = "Ranked by whether the migration completed (or there was \
     none), then whether under 1% of the transactions failed, then the longest stall, then the \
     worst second as a share of the strategy's own baseline (the median TPS of its seconds \
-    before the blocker started), then failed transactions, then the worst-second p99. \
+    before the blocker started), then failed transactions, then the worst-second latency. \
     Differences within the run's noise are ties: with one run per strategy a worst second's \
     share is as uncertain as the strategy's steady seconds stray from their median (5 points \
     at least), and \
@@ -207,8 +208,8 @@ pub(crate) const RANKING_COLUMNS: &[Column<RankedRow>] = &[
     Column::new("worst-second tps", Right, |r| {
         format_spread(&r.row.worst_second_tps(), thousands, "")
     }),
-    Column::new("worst-second p99 ms", Right, |r| {
-        format_spread(&r.row.worst_second_p99_ms(), format_ms, "")
+    Column::new("worst-second latency ms", Right, |r| {
+        worst_latency_cell(&r.row, format_ms)
     }),
     Column::new("max ms in window", Right, |r| {
         format_spread(&r.row.window_max_latency_ms(), format_ms, "")
@@ -394,7 +395,7 @@ mod tests {
         let ranking = &text[section..];
         assert!(ranking.contains(
             "| rank | strategy | decided by | longest stall s | zero-tps s | worst second % of \
-             baseline | worst-second tps | worst-second p99 ms | max ms in window | failed \
+             baseline | worst-second tps | worst-second latency ms | max ms in window | failed \
              | migration done at s | tries | blocker |"
         ));
         let rows: Vec<&str> = ranking
@@ -405,13 +406,21 @@ mod tests {
             rows,
             [
                 "| 1 | retry | longest stall 0 s vs 9 s | 0 | 0 | 57% | 1,700 | 420.0 | 500.0 | 0 | 18.0 | 5 | ok |",
-                "| 2 | naive | longest stall 9 s vs 0 s | 9 | 9 | 0% | 0 | 9100 | 9700 | 0 | 15.7 | 1 | ok |",
+                "| 2 | naive | longest stall 9 s vs 0 s | 9 | 9 | 0% | 0 | 9700 stalled | 9700 | 0 | 15.7 | 1 | ok |",
             ]
         );
         assert!(
             ranking.contains(
                 "\nretry kept 57% of its baseline in its worst second (naive: 0%) \
                  and finished the migration 2.3 s later than naive.\n"
+            ),
+            "{ranking}"
+        );
+        assert!(
+            ranking.contains(
+                "\nnaive: no transaction ended in second 6, so it has no p99; its worst-second \
+                 latency is the 9700 ms of the transactions stalled through it, which ended in \
+                 second 15.\n"
             ),
             "{ranking}"
         );

@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::choices::LoadOn;
+use crate::choices::{LoadLoop, LoadOn};
 use crate::metrics::lock_trace::{RelationKind, TracedStatement};
 use crate::metrics::locks::SecondLocks;
 use crate::metrics::{BlockerWindow, DdlAttempt, RunReport, SecondRow, StrategyReport, Summary};
@@ -140,34 +140,44 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
         }
     }
 
+    let (load_on, load_loop) = read_load(&dir.join(RUN_JSON))?;
     Ok(RunReport {
         workload,
         strategies,
         interruption: None,
-        load_on: read_load_on(&dir.join(RUN_JSON))?,
+        load_on,
+        load_loop,
     })
 }
 
-/// The server the load ran on, from `run.json`'s `replica.load_on`: the
-/// primary when the run had no replica, or the folder has no `run.json`.
-fn read_load_on(path: &Path) -> anyhow::Result<LoadOn> {
+/// What `run.json` says of the load: the server it ran on (its
+/// `replica.load_on`: the primary when the run had no replica) and its loop
+/// (its `loop`, or in a folder written before that field, `open` when it has a
+/// `rate_tps`); the primary and a closed loop when the folder has no `run.json`.
+fn read_load(path: &Path) -> anyhow::Result<(LoadOn, LoadLoop)> {
     #[derive(Deserialize)]
     struct RunOnly {
         replica: Option<ReplicaOnly>,
+        #[serde(rename = "loop")]
+        load_loop: Option<LoadLoop>,
+        rate_tps: Option<f64>,
     }
     #[derive(Deserialize)]
     struct ReplicaOnly {
         load_on: LoadOn,
     }
     if !path.is_file() {
-        return Ok(LoadOn::Primary);
+        return Ok((LoadOn::Primary, LoadLoop::Closed));
     }
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     match serde_json::from_str::<RunOnly>(&text) {
-        Ok(run) => Ok(run
-            .replica
-            .map_or(LoadOn::Primary, |replica| replica.load_on)),
+        Ok(run) => Ok((
+            run.replica
+                .map_or(LoadOn::Primary, |replica| replica.load_on),
+            run.load_loop
+                .unwrap_or_else(|| LoadLoop::of_rate(run.rate_tps)),
+        )),
         Err(error) => bail!(
             "{}: not the run.json this version writes ({error}); rerun the benchmark or fix the file",
             path.display()

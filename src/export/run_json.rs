@@ -11,6 +11,7 @@
 use anyhow::Context;
 use serde::Serialize;
 
+use crate::choices::LoadLoop;
 use crate::config::{BlockerConfig, BlockerKind, Config, DdlConfig, Objects, WeightedScript};
 #[cfg(doc)]
 use crate::database::Database;
@@ -39,6 +40,11 @@ pub struct RunFile<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<InterruptedRecord>,
     pub latency_limit_ms: Option<f64>,
+    /// `closed` (each client sends its next transaction when the last ended)
+    /// or `open` (`--rate`: on a schedule): what the latency percentiles can
+    /// show of a stall.
+    #[serde(rename = "loop")]
+    pub load_loop: LoadLoop,
     /// The strategies that did not start because the run was stopped before them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_run: Vec<String>,
@@ -175,6 +181,7 @@ impl<'a> RunFile<'a> {
             },
             interrupted: None,
             latency_limit_ms: load.latency_limit.map(|limit| limit.as_secs_f64() * 1000.0),
+            load_loop: LoadLoop::of_rate(load.rate_tps),
             not_run: Vec::new(),
             pool: load.pool.as_ref().map(|pool| PoolRecord {
                 connect_timeout_ms: pool.connect_timeout.as_secs_f64() * 1000.0,
@@ -381,6 +388,7 @@ mod tests {
             strategies: vec![crate::metrics::StrategyReport::from_summary(summary)],
             interruption: None,
             load_on: crate::choices::LoadOn::Primary,
+            load_loop: crate::choices::LoadLoop::Closed,
         };
         let file = RunFile::new(&config, "throwaway server", "15.18")
             .stopped_early(
@@ -401,6 +409,7 @@ mod tests {
             strategies: Vec::new(),
             interruption: None,
             load_on: crate::choices::LoadOn::Primary,
+            load_loop: crate::choices::LoadLoop::Closed,
         };
         let file = RunFile::new(&config, "throwaway server", "15.18")
             .stopped_early(&before_any, "setup SQL failed")

@@ -100,7 +100,7 @@ pub fn table(records: &[SweepRecord]) -> Table {
         ("stall s", Right),
         ("zero-tps s", Right),
         ("worst %", Right),
-        ("worst p99 ms", Right),
+        ("worst lat ms", Right),
         ("max ms", Right),
         ("failed", Right),
         ("tries", Right),

@@ -8,11 +8,14 @@
 
 use crate::metrics::ranking::ranks;
 use crate::metrics::spread::Spread;
-use crate::metrics::{RankingRow, RunReport, Summary, rank_strategies};
+use crate::metrics::{RankingRow, RunReport, StrategyReport, Summary, rank_strategies};
 
 use super::format::{format_count, format_spread};
 
-use super::sentences::{decided_by_cell, headline, on_server, replica_notes, window_note};
+use super::sentences::{
+    decided_by_cell, headline, on_server, replica_notes, stalled_latency_note, what_happened,
+    window_note,
+};
 
 /// How a column's cells line up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +75,12 @@ pub struct Ranking {
     pub rows: Vec<RankedRow>,
     /// The sentence that names the winner and its cost (see [`headline`]).
     pub headline: String,
-    /// Notes for strategies without a DDL window (see [`window_note`]).
+    /// What happened to traffic under each strategy and who ranked first
+    /// (see [`what_happened`]), said apart from the bounds' verdict.
+    pub what_happened: String,
+    /// Notes for strategies without a DDL window (see [`window_note`]), whose
+    /// worst-second latency is not a second's p99 (see [`stalled_latency_note`]),
+    /// on the replica, and not ranked.
     pub notes: Vec<String>,
 }
 
@@ -80,29 +88,22 @@ pub struct Ranking {
 /// partial run and an invalid one are no result: each is named apart), or
 /// `None` when fewer than 2 strategies have one (however often each was repeated).
 pub fn ranking(report: &RunReport) -> Option<Ranking> {
-    let (whole, partial): (Vec<_>, Vec<_>) = report
-        .strategies
-        .iter()
-        .partition(|strategy| strategy.summary.interrupted.is_empty());
-    let (whole, invalid): (Vec<_>, Vec<_>) = whole
-        .into_iter()
-        .partition(|strategy| strategy.summary.invalid.is_empty());
-    // A stop cuts the last run short, so the others keep their run order.
-    let whole = RunReport {
-        workload: report.workload.clone(),
-        strategies: whole.into_iter().cloned().collect(),
-        interruption: None,
-        load_on: report.load_on,
-    };
+    let (whole, partial, invalid) = whole_runs(report);
     if whole.by_strategy().len() < 2 {
         return None;
     }
     let places = rank_strategies(&whole);
     let ranks = ranks(&places);
     let headline = on_server(headline(&places), &places, report.load_on);
+    let what_happened = what_happened(&places);
     let notes = places
         .iter()
         .filter_map(|place| window_note(&place.row))
+        .chain(
+            places
+                .iter()
+                .filter_map(|place| stalled_latency_note(&place.row)),
+        )
         .chain(replica_notes(&places, report.load_on))
         .chain(partial.iter().map(|strategy| {
             format!(
@@ -131,8 +132,42 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
     Some(Ranking {
         rows,
         headline,
+        what_happened,
         notes,
     })
+}
+
+/// `report` with only the runs that ended as written (a stop cuts the last
+/// run short, so the others keep their run order), then the partial runs and
+/// the invalid ones.
+fn whole_runs(report: &RunReport) -> (RunReport, Vec<&StrategyReport>, Vec<&StrategyReport>) {
+    let (whole, partial): (Vec<_>, Vec<_>) = report
+        .strategies
+        .iter()
+        .partition(|strategy| strategy.summary.interrupted.is_empty());
+    let (whole, invalid): (Vec<_>, Vec<_>) = whole
+        .into_iter()
+        .partition(|strategy| strategy.summary.invalid.is_empty());
+    let whole = RunReport {
+        workload: report.workload.clone(),
+        strategies: whole.into_iter().cloned().collect(),
+        interruption: None,
+        load_on: report.load_on,
+        load_loop: report.load_loop,
+    };
+    (whole, partial, invalid)
+}
+
+/// What happened to traffic under the runs of `report` that ended as
+/// written (see [`what_happened`]); with one strategy, without a ranking.
+/// `None` when no run ended as written.
+pub fn what_happened_of(report: &RunReport) -> Option<String> {
+    if let Some(ranking) = ranking(report) {
+        return Some(ranking.what_happened);
+    }
+    let (whole, _, _) = whole_runs(report);
+    let places = rank_strategies(&whole);
+    (!places.is_empty()).then(|| what_happened(&places))
 }
 
 /// The note that sets an invalid run apart: `naive: not ranked, invalid:
@@ -318,8 +353,14 @@ mod tests {
         assert_eq!(ranked, ["retry", "naive"]);
         assert!(!places.headline.contains("gitlab"), "{}", places.headline);
         assert_eq!(
-            places.notes,
-            ["gitlab: not ranked, its run was interrupted (Ctrl-C (SIGINT))."]
+            places.notes.last().unwrap(),
+            "gitlab: not ranked, its run was interrupted (Ctrl-C (SIGINT))."
+        );
+        assert!(
+            places
+                .notes
+                .iter()
+                .all(|note| !note.starts_with("gitlab: no "))
         );
         assert_eq!(
             strategy_cell(&report.strategies[2].summary),
@@ -352,7 +393,7 @@ mod tests {
         assert!(!places.headline.contains("gitlab"), "{}", places.headline);
         let note = "gitlab: not ranked, invalid: the report failed at 0.0 s, 0.0 s into its 12 s \
                     hold: relation \"acounts\" does not exist (SQLSTATE 42P01).";
-        assert_eq!(places.notes, [note]);
+        assert_eq!(places.notes.last().unwrap(), note);
         assert_eq!(
             strategy_cell(&report.strategies[2].summary),
             "gitlab (invalid)"

@@ -11,6 +11,7 @@
 
 pub mod breakage;
 pub mod checked;
+pub mod per_row;
 pub mod replica;
 pub mod sizes;
 pub mod verdict;

@@ -250,9 +250,47 @@ pub struct SizeEstimate {
     /// The table's rows in production, when given.
     pub production_rows: Option<u64>,
     pub source: Option<SizeSource>,
-    /// The hold at the production size, in ms: the trace's hold with the
-    /// statement's time scaled by rows (never below the trace's).
+    /// The hold at the production size, in ms: the trace's hold plus what
+    /// the statement's part that grows with the rows adds at that size
+    /// (never below the trace's hold).
     pub estimated_hold_ms: Option<f64>,
+    /// The statement's time on the table emptied, in ms: its fixed part,
+    /// which does not grow with the rows (see [`per_row`](super::per_row));
+    /// `None` when it could not be timed so, and the whole time is scaled.
+    pub fixed_ms: Option<f64>,
+    /// Its time on `fit_rows` rows in the same timing as `fixed_ms`, in ms.
+    pub rows_ms: Option<f64>,
+    /// The rows `rows_ms` was timed at: `measured_rows`, or, when those were
+    /// too few to scale, the table filled again with more (see
+    /// `check::calibrate`); `None` when the whole time is scaled.
+    pub fit_rows: Option<u64>,
+    /// The production size is more than [`LOW_CONFIDENCE_FACTOR`] times
+    /// rows it was measured at, and those were fewer than
+    /// [`LOW_CONFIDENCE_ROWS`]: the figure is a lower-confidence one.
+    pub low_confidence: bool,
+}
+
+/// An estimate from fewer rows than this ...
+pub const LOW_CONFIDENCE_ROWS: u64 = 10_000;
+
+/// ... extrapolated more than this many times is a lower-confidence one: on
+/// a small table the rows' cost is a small part of the time measured, and
+/// what a sort or the cache does at millions of rows is far from it.
+pub const LOW_CONFIDENCE_FACTOR: f64 = 10_000.0;
+
+/// Whether an estimate at `production` rows from a cost timed at `rows` is
+/// a lower-confidence one.
+fn low_confidence(rows: u64, production: u64) -> bool {
+    rows < LOW_CONFIDENCE_ROWS && production as f64 > LOW_CONFIDENCE_FACTOR * rows as f64
+}
+
+/// What a statement's time grows with, at `rows`: the rows, or for an index
+/// build, which sorts them, the rows times their logarithm.
+fn units(rows: f64, sorts: bool) -> f64 {
+    match sorts && rows > 1.0 {
+        true => rows * rows.ln(),
+        false => rows,
+    }
 }
 
 impl SizeEstimate {
@@ -269,27 +307,90 @@ impl SizeEstimate {
         )
     }
 
-    /// The measurement and the estimate: `140 ms for 100,000 rows, about 70 s
-    /// at 50,000,000 rows (--table-rows; an estimate, scaled by rows)`; the
-    /// measurement alone when no size was given.
+    /// The measurement and the estimate: `140 ms for 100,000 rows (0.40 ms
+    /// of it fixed), so about 70 s at 50,000,000 rows (--table-rows; an
+    /// estimate, the part that grows with the rows scaled by rows)`, with a
+    /// warning when it is a lower-confidence one; the measurement alone when
+    /// no size was given.
     pub fn figures(&self) -> String {
+        let fixed = match (self.fixed_ms, self.fit_rows) {
+            (Some(fixed_ms), Some(rows)) if rows != self.measured_rows => format!(
+                " ({} fixed; its cost per row timed again at {} rows)",
+                format_latency(fixed_ms),
+                format_thousands(rows)
+            ),
+            (Some(fixed_ms), _) => format!(" ({} of it fixed)", format_latency(fixed_ms)),
+            (None, _) => String::new(),
+        };
         let measured = format!(
-            "{} for {} rows",
+            "{} for {} rows{fixed}",
             format_latency(self.measured_ms),
             format_thousands(self.measured_rows)
         );
-        match (self.estimated_hold_ms, self.production_rows, self.source) {
-            (Some(hold_ms), Some(rows), Some(source)) => format!(
-                "{measured}, so about {} at {} rows ({}; an estimate, scaled by {})",
-                format_latency(hold_ms),
-                format_thousands(rows),
-                source.flag(),
-                match self.sorts {
-                    true => "rows x log rows: an index build sorts",
-                    false => "rows",
-                }
+        let (Some(hold_ms), Some(rows), Some(source)) =
+            (self.estimated_hold_ms, self.production_rows, self.source)
+        else {
+            return measured;
+        };
+        let scaled = match self.fixed_ms {
+            Some(_) => "the part that grows with the rows scaled by",
+            None => "scaled by",
+        };
+        let timed_rows = self.fit_rows.unwrap_or(self.measured_rows);
+        let low_confidence = match self.low_confidence {
+            true => format!(
+                "; lower confidence: {} times the {} rows it was measured at, give --rows {} \
+                 or more",
+                format_thousands((rows as f64 / timed_rows as f64).round() as u64),
+                format_thousands(timed_rows),
+                format_thousands(LOW_CONFIDENCE_ROWS)
             ),
-            _ => measured,
+            false => String::new(),
+        };
+        format!(
+            "{measured}, so about {} at {} rows ({}; an estimate, {scaled} {}{low_confidence})",
+            format_latency(hold_ms),
+            format_thousands(rows),
+            source.flag(),
+            match self.sorts {
+                true => "rows x log rows: an index build sorts",
+                false => "rows",
+            }
+        )
+    }
+
+    /// The estimate again with the statement's time split by
+    /// [`per_row::fit_rows`](super::per_row::fit_rows): only the part that
+    /// grows with the rows is scaled. `None` leaves it as it is (the whole
+    /// time scaled).
+    pub fn with_fit(self, fit: Option<super::per_row::RowFit>) -> SizeEstimate {
+        match fit {
+            Some(fit) => {
+                let rows = self.measured_rows;
+                self.with_fit_at(rows, fit)
+            }
+            None => self,
+        }
+    }
+
+    /// The estimate again from `fit`, timed on the table at `fit_rows` rows:
+    /// the cost per row (per row times its logarithm for an index build)
+    /// there, times what the production size adds to the rows measured.
+    pub fn with_fit_at(self, fit_rows: u64, fit: super::per_row::RowFit) -> SizeEstimate {
+        let Some(production) = self.production_rows else {
+            return self;
+        };
+        let per_unit_ms =
+            (fit.rows_ms - fit.fixed_ms).max(0.0) / units(fit_rows as f64, self.sorts).max(1.0);
+        let added =
+            units(production as f64, self.sorts) - units(self.measured_rows as f64, self.sorts);
+        SizeEstimate {
+            estimated_hold_ms: Some(self.held_ms + (per_unit_ms * added).max(0.0)),
+            fixed_ms: Some(fit.fixed_ms),
+            rows_ms: Some(fit.rows_ms),
+            fit_rows: Some(fit_rows),
+            low_confidence: low_confidence(fit_rows, production),
+            ..self
         }
     }
 
@@ -332,13 +433,8 @@ pub fn estimates(
             }
             let size = sizes.of(&lock.relation);
             let sorts = builds_an_index(&statement.sql);
-            let scale = |production: u64| {
-                let (production, measured) = (production as f64, *rows as f64);
-                match sorts && measured > 1.0 {
-                    true => production * production.ln() / (measured * measured.ln()),
-                    false => production / measured,
-                }
-            };
+            let scale =
+                |production: u64| units(production as f64, sorts) / units(*rows as f64, sorts);
             found.push(SizeEstimate {
                 statement: statement.statement,
                 sql: statement.sql.clone(),
@@ -355,6 +451,10 @@ pub fn estimates(
                     let extra = statement.duration_ms * (scale(size.rows) - 1.0).max(0.0);
                     statement.held_ms + extra
                 }),
+                fixed_ms: None,
+                rows_ms: None,
+                fit_rows: None,
+                low_confidence: size.is_some_and(|size| low_confidence(*rows, size.rows)),
             });
         }
     }
@@ -398,6 +498,77 @@ mod tests {
             rewritten,
             scanned: Some(scanned),
         }
+    }
+
+    #[test]
+    fn only_the_part_that_grows_with_the_rows_is_scaled() {
+        // CREATE INDEX on 1,000 rows: 1.15 ms, 0.43 ms of it on the table
+        // emptied. Scaled whole to 20 million rows it is mostly fixed cost.
+        let index = [statement(
+            1,
+            "CREATE INDEX envelope_sender ON envelope (sender)",
+            vec![lock("envelope", LockMode::Share, false, true)],
+        )];
+        let index = [TracedStatement {
+            duration_ms: 1.15,
+            held_ms: 1.2,
+            ..index[0].clone()
+        }];
+        let measured = [("envelope".to_string(), 1000)];
+        let sizes = ProductionSizes::new(&[("envelope".to_string(), 20_000_000)], Vec::new());
+        let whole = estimates(&index, &measured, &sizes).remove(0);
+        let fitted_whole = whole.clone();
+        let units_ratio = 20e6 * 20e6f64.ln() / (1e3 * 1e3f64.ln());
+        assert!(
+            (whole.estimated_hold_ms.unwrap() - (1.2 + 1.15 * (units_ratio - 1.0))).abs() < 1e-6
+        );
+        assert!(whole.low_confidence, "20,000 times 1,000 rows");
+        let fitted = fitted_whole.with_fit(Some(super::super::per_row::RowFit {
+            fixed_ms: 0.43,
+            rows_ms: 1.15,
+        }));
+        let hold_ms = fitted.estimated_hold_ms.unwrap();
+        assert!(
+            (hold_ms - (1.2 + 0.72 * (units_ratio - 1.0))).abs() < 1e-6,
+            "{hold_ms}"
+        );
+        assert_eq!(
+            fitted.figures(),
+            "1.15 ms for 1,000 rows (0.43 ms of it fixed), so about 35.05 s at 20,000,000 rows \
+             (--table-rows; an estimate, the part that grows with the rows scaled by rows x log \
+             rows: an index build sorts; lower confidence: 20,000 times the 1,000 rows it was \
+             measured at, give --rows 10,000 or more)"
+        );
+        // Its cost per row timed again on the table filled with 100,000 rows
+        // (180 ms, 0.43 ms of it fixed): no longer a lower-confidence figure.
+        let refilled = whole.clone().with_fit_at(
+            100_000,
+            super::super::per_row::RowFit {
+                fixed_ms: 0.43,
+                rows_ms: 180.0,
+            },
+        );
+        assert!(!refilled.low_confidence);
+        let per_unit_ms = (180.0 - 0.43) / (1e5 * 1e5f64.ln());
+        let added = 20e6 * 20e6f64.ln() - 1e3 * 1e3f64.ln();
+        assert!((refilled.estimated_hold_ms.unwrap() - (1.2 + per_unit_ms * added)).abs() < 1e-6);
+        assert!(
+            refilled
+                .figures()
+                .starts_with("1.15 ms for 1,000 rows (0.43 ms fixed; its cost per row timed again at 100,000 rows), so about 52.44 s"),
+            "{}",
+            refilled.figures()
+        );
+        // From 100,000 rows, 2,000 times: not a lower-confidence figure.
+        let measured = [("envelope".to_string(), 100_000)];
+        assert!(!estimates(&index, &measured, &sizes)[0].low_confidence);
+        // No fit: the whole time stays scaled.
+        assert_eq!(
+            estimates(&index, &measured, &sizes)
+                .remove(0)
+                .with_fit(None),
+            estimates(&index, &measured, &sizes).remove(0)
+        );
     }
 
     #[test]

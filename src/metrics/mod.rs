@@ -35,7 +35,7 @@ pub use summary::{
 };
 pub use timeline::build_timeline;
 
-use crate::choices::LoadOn;
+use crate::choices::{LoadLoop, LoadOn};
 use failures::FailureKind;
 
 /// Everything one `compare` or `run` produced: one entry per run in run order.
@@ -50,6 +50,8 @@ pub struct RunReport {
     /// The servers the load ran on: the figures of `seconds` (TPS, latency,
     /// stalls) are its main side's, `replica_load` the replica's beside them.
     pub load_on: LoadOn,
+    /// Whether the clients ran a closed loop or an open one (`--rate`).
+    pub load_loop: LoadLoop,
 }
 
 impl RunReport {

@@ -35,6 +35,7 @@ pub fn chart_report(report: &RunReport) -> ChartReport {
             strategies: groups.iter().map(|runs| median_strategy(runs)).collect(),
             interruption: report.interruption.clone(),
             load_on: report.load_on,
+            load_loop: report.load_loop,
         },
         tps_bands: groups.iter().map(|runs| tps_band(runs)).collect(),
     }
@@ -147,6 +148,7 @@ mod tests {
             strategies: vec![naive(1, 1.0, 9), naive(2, 0.5, 10), naive(3, 1.5, 8)],
             interruption: None,
             load_on: crate::choices::LoadOn::Primary,
+            load_loop: crate::choices::LoadLoop::Closed,
         };
         let chart = chart_report(&report);
         assert_eq!(chart.report.strategies.len(), 1);

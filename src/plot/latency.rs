@@ -1,5 +1,7 @@
 //! `latency.png`: the whole run's latency by percentile, one curve per strategy, on a
-//! percentile axis that spreads the tail, where the strategies differ most.
+//! percentile axis that spreads the tail, where the strategies differ most. A
+//! closed loop's chart says under it that its percentiles understate a stall
+//! ([`loop_note`]), and each key entry counts the seconds without a completed transaction.
 
 use std::ops::Range;
 use std::path::Path;
@@ -11,6 +13,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::layout::{GRID, STRATEGY_COLOURS, line_segments, register_embedded_font, text_style};
+use crate::choices::LoadLoop;
 use crate::export::format::{format_latency, format_latency_label, trim_number};
 use crate::metrics::{RunReport, StrategyReport};
 
@@ -36,10 +39,50 @@ fn draw_latency_png(report: &RunReport, path: &Path) -> anyhow::Result<()> {
     if curves.is_empty() {
         draw_nothing_to_draw(&root, &title)?;
     } else {
-        draw_curves(&root, &title, &curves)?;
+        let note = loop_note(report);
+        let note_height_px = NOTE_LINE_PX * note.len() as u32;
+        let (chart_area, note_area) =
+            root.split_vertically(LATENCY_SIZE_PX.1 - note_height_px - NOTE_MARGIN_PX);
+        draw_curves(&chart_area, &title, &curves)?;
+        for (index, line) in note.iter().enumerate() {
+            note_area.draw_text(
+                line,
+                &text_style(14).pos(Pos::new(HPos::Center, VPos::Top)),
+                (
+                    LATENCY_SIZE_PX.0 as i32 / 2,
+                    (NOTE_LINE_PX * index as u32) as i32,
+                ),
+            )?;
+        }
     }
     root.present()?;
     Ok(())
+}
+
+/// The height of one line of the note under the chart, in pixels.
+const NOTE_LINE_PX: u32 = 20;
+
+/// The space under the note's last line, in pixels; none without a note.
+const NOTE_MARGIN_PX: u32 = 8;
+
+/// The lines under the chart of a closed-loop run: what its percentiles
+/// cannot show. A stalled client sends nothing while it waits, so a stall of
+/// 9 s adds one slow transaction per client, not the thousands of requests
+/// the clients would have sent: two strategies with the same curves up to
+/// p99.9 may differ by a 9 s outage. None for an open loop (`--rate`), whose
+/// latencies count from each request's scheduled start.
+pub fn loop_note(report: &RunReport) -> Vec<String> {
+    if report.load_loop == LoadLoop::Open {
+        return Vec::new();
+    }
+    vec![
+        "Closed loop: a stalled client sends nothing while it waits, so a stall adds one slow \
+         transaction per client to these percentiles,"
+            .to_string(),
+        "not the requests it held back: they understate the stall (see each key's seconds \
+         without a transaction); --rate draws the open-loop view."
+            .to_string(),
+    ]
 }
 
 /// The curves of the strategies with data. A strategy keeps its colour whether or not
@@ -137,15 +180,22 @@ fn draw_curves(
     Ok(())
 }
 
-/// A curve's key entry: the strategy and its whole-run p50, p99, p99.9 and max.
+/// A curve's key entry: the strategy and its whole-run p50, p99, p99.9 and
+/// max, then the seconds in which no transaction completed, when it had
+/// some: what the percentiles of a closed loop do not show.
 fn curve_label(strategy: &StrategyReport) -> String {
+    let summary = &strategy.summary;
+    let zero_tps = match summary.zero_tps_seconds {
+        0 => String::new(),
+        seconds => format!("; {seconds} s without a completed transaction"),
+    };
     format!(
-        "{}: p50 {}, p99 {}, p99.9 {}, max {}",
+        "{}: p50 {}, p99 {}, p99.9 {}, max {}{zero_tps}",
         strategy.strategy,
-        format_latency(strategy.summary.lat_p50_ms),
-        format_latency(strategy.summary.lat_p99_ms),
-        format_latency(strategy.summary.lat_p999_ms),
-        format_latency(strategy.summary.lat_max_ms)
+        format_latency(summary.lat_p50_ms),
+        format_latency(summary.lat_p99_ms),
+        format_latency(summary.lat_p999_ms),
+        format_latency(summary.lat_max_ms)
     )
 }
 
@@ -262,6 +312,41 @@ mod tests {
             "naive's curve or key is drawn"
         );
         assert!(count(STRATEGY_COLOURS[1]) > 100, "retry's curve is missing");
+    }
+
+    #[test]
+    fn a_closed_loop_s_chart_says_its_percentiles_understate_a_stall() {
+        let closed = reference_report();
+        let note = loop_note(&closed).join(" ");
+        assert!(
+            note.starts_with("Closed loop: a stalled client sends nothing while it waits")
+                && note.contains("they understate the stall")
+                && note.contains("--rate draws the open-loop view"),
+            "{note}"
+        );
+        assert_eq!(
+            curve_label(&closed.strategies[0]),
+            "naive: p50 1.20 ms, p99 2.16 ms, p99.9 5.47 s, max 9.62 s; 9 s without a \
+             completed transaction"
+        );
+        assert_eq!(
+            curve_label(&closed.strategies[1]),
+            "retry: p50 1.21 ms, p99 3.01 ms, p99.9 419 ms, max 496 ms"
+        );
+        assert!(loop_note(&crate::testing::open_loop_report()).is_empty());
+        // The note is drawn: the closed loop's bottom rows hold two lines of
+        // text, the open loop's only the axis title.
+        let (_keep, dir) = output_dir();
+        let dark_pixels_at_bottom = |report: &RunReport, name: &str| {
+            let path = dir.join(name);
+            draw_latency(report, &path).unwrap();
+            let (width, _, pixels) = decode_rgb(&path);
+            let bottom = &pixels[pixels.len() - 40 * width as usize..];
+            bottom.iter().filter(|pixel| pixel[0] < 100).count()
+        };
+        let closed_px = dark_pixels_at_bottom(&closed, "closed.png");
+        let open_px = dark_pixels_at_bottom(&crate::testing::open_loop_report(), "open.png");
+        assert!(closed_px > 4 * open_px, "{closed_px} vs {open_px}");
     }
 
     #[test]

@@ -452,6 +452,7 @@ mod tests {
             strategies: Vec::new(),
             interruption: None,
             load_on: crate::choices::LoadOn::Primary,
+            load_loop: crate::choices::LoadLoop::Closed,
         };
         let path = dir.join("latency-timeline-nothing.png");
         draw_latency_timeline(&nothing, &path).unwrap();

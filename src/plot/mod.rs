@@ -132,6 +132,7 @@ mod tests {
             strategies: Vec::new(),
             interruption: None,
             load_on: crate::choices::LoadOn::Primary,
+            load_loop: crate::choices::LoadLoop::Closed,
         };
         let path = dir.join("timeline-nothing.png");
         draw_timeline(&nothing, &path).unwrap();
@@ -147,6 +148,7 @@ mod tests {
             strategies: Vec::new(),
             interruption: None,
             load_on: crate::choices::LoadOn::Primary,
+            load_loop: crate::choices::LoadLoop::Closed,
         };
         for (index, name) in [
             "naive",

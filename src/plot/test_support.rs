@@ -57,6 +57,7 @@ pub(super) fn report_with_strategies(names: &[&str]) -> RunReport {
         strategies: Vec::new(),
         interruption: None,
         load_on: crate::choices::LoadOn::Primary,
+        load_loop: crate::choices::LoadLoop::Closed,
     };
     for (index, name) in names.iter().enumerate() {
         let mut strategy = sample.strategies[index % 2].clone();

@@ -152,11 +152,21 @@ fn a_rewrite_at_production_size_fails_retry_too_and_fixes_fit_the_existing_table
         ),
         "{estimate:#}"
     );
-    // Scaled by 50,000: at least 49,999 times the statement's own time.
-    let measured_ms = estimate["measured_ms"].as_f64().unwrap();
-    let hold_ms = estimate["estimated_hold_ms"].as_f64().unwrap();
+    // 50,000 times 1,000 rows is too far to scale: its cost per row (its
+    // time less its time on the table emptied) is timed again on orders
+    // filled with 100,000 rows, and scaled to the 49,999,000 rows more.
+    let figure = |name: &str| estimate[name].as_f64().unwrap();
+    assert_eq!(estimate["fit_rows"], Value::from(100_000), "{estimate:#}");
+    let per_row_ms = (figure("rows_ms") - figure("fixed_ms")).max(0.0) / 100_000.0;
+    let hold_ms = figure("estimated_hold_ms");
     assert!(
-        hold_ms >= 49_999.0 * measured_ms && hold_ms > 1000.0,
+        (hold_ms - (figure("held_ms") + 49_999_000.0 * per_row_ms)).abs() < 1e-3
+            && hold_ms > 1000.0,
+        "{estimate:#}"
+    );
+    assert_eq!(
+        estimate["low_confidence"],
+        Value::from(false),
         "{estimate:#}"
     );
     // The type change also breaks the load's prepared reads of orders
@@ -228,7 +238,9 @@ fn a_rewrite_at_production_size_fails_retry_too_and_fixes_fit_the_existing_table
     let check_md = std::fs::read_to_string(out.join("check.md")).unwrap();
     assert!(
         check_md.contains("no one (invites is new)")
-            && check_md.contains("(--sizes-from; an estimate, scaled by rows)"),
+            && check_md.contains(
+                "(--sizes-from; an estimate, the part that grows with the rows scaled by rows)"
+            ),
         "{check_md}"
     );
 }

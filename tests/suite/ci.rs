@@ -193,5 +193,9 @@ fn in_ci_a_run_without_bounds_says_so_and_progress_needs_the_flag() {
     let comment = read_comment(&bounded.out);
     let lines: Vec<&str> = comment.lines().collect();
     assert_eq!(lines[0], "<!-- stallbench:short-add-column -->");
-    assert_eq!(lines[3], "**pass**: 1 of 1 bound met.", "{comment}");
+    assert_eq!(
+        lines[3], "**pass**: 1 of 1 bound met: the workload's expectations of each strategy hold.",
+        "{comment}"
+    );
+    assert!(lines[5].starts_with("**What happened**: "), "{comment}");
 }

@@ -139,6 +139,7 @@ fn two_copies_of_retry_tie_with_repeats_and_without_and_naive_ranks_last() {
             .collect(),
         interruption: None,
         load_on: report.load_on,
+        load_loop: report.load_loop,
     };
     let (names, ranks, decided, figures) = ranked(&first_runs);
     assert_eq!(names[2], "naive", "{figures}");

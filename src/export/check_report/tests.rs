@@ -228,6 +228,10 @@ fn a_hold_estimated_over_the_budget_fails_every_strategy() {
         production_rows: Some(50_000_000),
         source: Some(SizeSource::TableRows),
         estimated_hold_ms: Some(70_010.0),
+        fixed_ms: None,
+        rows_ms: None,
+        fit_rows: None,
+        low_confidence: false,
     }];
     *judged = judge(checked, &judging());
     assert_eq!(judged.verdict, MigrationVerdict::Fail);

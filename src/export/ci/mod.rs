@@ -232,6 +232,7 @@ mod tests {
             strategies: Vec::new(),
             interruption: None,
             load_on: crate::choices::LoadOn::Primary,
+            load_loop: crate::choices::LoadLoop::Closed,
         };
         let files = result_files(&report, &[], dir.path()).unwrap();
         let message = format!("{:#}", write(&files[0]).unwrap_err());

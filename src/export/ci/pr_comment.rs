@@ -13,6 +13,7 @@ use crate::results::{OutputFile, PR_COMMENT_MD, REPORT_HTML, TIMELINE_PNG};
 
 use super::sections::{
     bounds_table, comment_marker, ranking_section, strategies_section, verdict_markdown,
+    what_happened_markdown,
 };
 use crate::expect::ExpectationResult;
 
@@ -34,6 +35,11 @@ fn pr_comment_text(report: &RunReport, results: &[ExpectationResult], out_dir: &
     ));
     text.push_str(&verdict_markdown(results));
     text.push('\n');
+    let happened = what_happened_markdown(report);
+    if !happened.is_empty() {
+        text.push_str(&happened);
+        text.push('\n');
+    }
     text.push_str(&ranking_section(report));
     text.push_str(&strategies_section(report));
     if !results.is_empty() {
@@ -80,7 +86,17 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], "<!-- stallbench:add-column -->");
         assert_eq!(lines[1], "## stallbench: add-column");
-        assert_eq!(lines[3], "**pass**: 2 of 2 bounds met.");
+        // What passed (the workload's bounds) apart from what happened.
+        assert_eq!(
+            lines[3],
+            "**pass**: 2 of 2 bounds met: the workload's expectations of each strategy hold."
+        );
+        assert_eq!(
+            lines[5],
+            "**What happened**: retry never stalled traffic (worst second 57% of its \
+             baseline); naive stalled traffic for 9 s, 9 s of them without a completed \
+             transaction. Ranked first: retry."
+        );
         let ranking = text.find("### Ranking").unwrap();
         let strategies = text.find("### Strategies").unwrap();
         assert!(ranking < strategies, "{text}");

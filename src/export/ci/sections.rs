@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use crate::export::markdown::{ranking_table, render_table, table_cell};
 use crate::export::sentences::strategy_sentence;
-use crate::export::table::{Align::Left, Column, Table, ranking};
+use crate::export::table::{Align::Left, Column, Table, ranking, what_happened_of};
 use crate::metrics::RunReport;
 
 use super::ExpectationRecord;
@@ -39,7 +39,9 @@ pub fn comment_marker(name: &str) -> String {
 pub const NO_BOUNDS: &str = "no bounds: the workload has no [expect.*] and no --expect was \
      given, so this run passes whatever it measured";
 
-/// The verdict as a Markdown paragraph: `**pass**: 3 of 3 bounds met.`;
+/// The verdict as a Markdown paragraph: `**pass**: 3 of 3 bounds met: the
+/// workload's expectations of each strategy hold.` (what the bounds say, not
+/// what happened to traffic: see [`what_happened_markdown`]);
 /// `**FAIL**: 1 of 3 bounds failed:` and a list of the failed ones with their
 /// measured values; or `**no bounds**: ...` when there were none.
 pub fn verdict_markdown(results: &[ExpectationResult]) -> String {
@@ -61,7 +63,7 @@ pub fn verdict_markdown(results: &[ExpectationResult]) -> String {
 }
 
 /// The verdict of `verdicts` (one per bound) in two parts: `pass` and `3 of
-/// 3 bounds met`, `FAIL` and `1 of 3 bounds failed (1 skipped: ...)`, or
+/// 3 bounds met: the workload's expectations of each strategy hold`, `FAIL` and `1 of 3 bounds failed (1 skipped: ...)`, or
 /// `no bounds` and why that passes.
 pub fn bounds_verdict(verdicts: &[Verdict]) -> (&'static str, String) {
     if verdicts.is_empty() {
@@ -83,7 +85,8 @@ pub fn bounds_verdict(verdicts: &[Verdict]) -> (&'static str, String) {
         0 => (
             "pass",
             format!(
-                "{} of {} {bounds} met{skipped_note}",
+                "{} of {} {bounds} met{skipped_note}: the workload's expectations of each \
+                 strategy hold",
                 verdicts.len() - skipped,
                 verdicts.len()
             ),
@@ -124,16 +127,32 @@ pub fn bounds_table(results: &[ExpectationResult]) -> String {
     render_table(&Table::build(EXPECTATION_COLUMNS, &records))
 }
 
-/// `### Ranking`: the table and its headline; empty with fewer than 2 strategies.
+/// What happened to traffic, as a paragraph after the bounds' verdict:
+/// `**What happened**: naive stalled traffic for 10 s, ...`; empty when no
+/// run ended as written.
+pub fn what_happened_markdown(report: &RunReport) -> String {
+    match what_happened_of(report) {
+        Some(happened) => format!("**What happened**: {}\n", table_cell(&happened)),
+        None => String::new(),
+    }
+}
+
+/// `### Ranking`: the table, its headline and its notes (a worst second
+/// without transactions, a strategy measured over the whole run, one not
+/// ranked); empty with fewer than 2 strategies.
 pub fn ranking_section(report: &RunReport) -> String {
     let Some(ranking) = ranking(report) else {
         return String::new();
     };
-    format!(
+    let mut text = format!(
         "{SECTION} Ranking\n\n{}\n{}\n\n",
         ranking_table(&ranking),
         ranking.headline
-    )
+    );
+    for note in &ranking.notes {
+        let _ = writeln!(text, "{}\n", table_cell(note));
+    }
+    text
 }
 
 /// `### Strategies`: the sentence of `summary.md` for each strategy (with
@@ -181,7 +200,10 @@ mod tests {
         );
         let report = retry_only_report();
         let passed = evaluate(&[expectation("retry", Bound::MaxFailed(2))], &report);
-        assert_eq!(verdict_markdown(&passed), "**pass**: 1 of 1 bound met.\n");
+        assert_eq!(
+            verdict_markdown(&passed),
+            "**pass**: 1 of 1 bound met: the workload's expectations of each strategy hold.\n"
+        );
         let with_skipped = evaluate(
             &[
                 expectation("retry", Bound::MaxFailed(2)),
@@ -191,7 +213,8 @@ mod tests {
         );
         assert_eq!(
             verdict_markdown(&with_skipped),
-            "**pass**: 1 of 2 bounds met (1 skipped: the strategy did not run).\n"
+            "**pass**: 1 of 2 bounds met (1 skipped: the strategy did not run): the workload's \
+             expectations of each strategy hold.\n"
         );
         assert_eq!(
             verdict_markdown(&[]),
@@ -206,6 +229,14 @@ mod tests {
         let ranking = ranking_section(&report);
         assert!(ranking.starts_with("### Ranking\n\n| rank |"), "{ranking}");
         assert!(ranking.contains("\nretry kept 57% of its baseline in its worst second"));
+        assert!(
+            ranking.ends_with(
+                "\n\nnaive: no transaction ended in second 6, so it has no p99; its worst-second \
+                 latency is the 9700 ms of the transactions stalled through it, which ended in \
+                 second 15.\n\n"
+            ),
+            "{ranking}"
+        );
         let strategies = strategies_section(&report);
         assert!(
             strategies.starts_with("### Strategies\n\n- naive: 9 s at 0 tps;"),

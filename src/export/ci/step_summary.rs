@@ -13,6 +13,7 @@ use crate::metrics::RunReport;
 
 use super::sections::{
     bounds_table, ranking_section, section, strategies_section, verdict_markdown,
+    what_happened_markdown,
 };
 use crate::expect::ExpectationResult;
 
@@ -71,6 +72,11 @@ fn step_summary_text(report: &RunReport, results: &[ExpectationResult]) -> Strin
     let mut text = format!("## stallbench: {}\n\n", table_cell(&report.workload));
     text.push_str(&verdict_markdown(results));
     text.push('\n');
+    let happened = what_happened_markdown(report);
+    if !happened.is_empty() {
+        text.push_str(&happened);
+        text.push('\n');
+    }
     text.push_str(&ranking_section(report));
     text.push_str(&strategies_section(report));
     text.push_str(&section("Key figures", &summary_table(report)));
@@ -118,7 +124,10 @@ mod tests {
         // The second append passed its one bound.
         let second = &text[text.rfind("## stallbench").unwrap()..];
         assert!(
-            second.contains("\n**pass**: 1 of 1 bound met.\n"),
+            second.contains(
+                "\n**pass**: 1 of 1 bound met: the workload's expectations of each strategy \
+                 hold.\n\n**What happened**: retry never stalled traffic"
+            ),
             "{second}"
         );
         assert_eq!(second.matches("| **FAIL** |").count(), 0);

@@ -11,7 +11,7 @@ use crate::expect::Verdict;
 use crate::export::ci::{ExpectationRecord, bounds_verdict};
 use crate::export::markdown::{self, RANKING_RULE, run_sentences};
 use crate::export::sentences::opening_lines;
-use crate::export::table::{self, Align, Column, Table, invalid_notes, ranking};
+use crate::export::table::{self, Align, Column, Table, invalid_notes, ranking, what_happened_of};
 use crate::metrics::RunReport;
 
 /// The `<header>` and `<main>` text of `report`'s page, escaped; the charts
@@ -33,6 +33,13 @@ pub fn body(report: &RunReport, bounds: &[ExpectationRecord]) -> String {
             escape(&head.to_lowercase().replace(' ', "-")),
             escape(head),
             escape(&rest)
+        );
+    }
+    if let Some(happened) = what_happened_of(report) {
+        let _ = writeln!(
+            html,
+            "<p class=\"verdict happened\">What happened: {}</p>",
+            escape(&happened)
         );
     }
     match ranking(report) {

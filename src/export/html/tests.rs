@@ -51,8 +51,25 @@ fn the_example_page_is_under_400_kb_and_holds_each_second_and_chain() {
     assert!(page.contains("<p class=\"verdict\">retry "), "the headline");
     // results/example's three bounds, from its expectations.csv.
     assert!(
-        page.contains(">pass: 3 of 3 bounds met. <a href=\"#bounds\">"),
+        page.contains(
+            ">pass: 3 of 3 bounds met: the workload&apos;s expectations of each strategy hold. \
+             <a href=\"#bounds\">"
+        ),
         "the bounds' verdict"
+    );
+    // What happened, apart from what the bounds expected: naive's outage.
+    assert!(
+        page.contains(
+            "<p class=\"verdict happened\">What happened: retry never stalled traffic (worst \
+             second 28% of its baseline); naive stalled traffic for 10 s, 9 s of them without \
+             a completed transaction. Ranked first: retry.</p>"
+        ),
+        "what happened"
+    );
+    // naive's worst second had no transaction: its latency is the stalled ones'.
+    assert!(
+        page.contains("<td class=\"num\">10052 stalled</td>"),
+        "naive's worst-second latency"
     );
     assert_eq!(page.matches("<td>pass</td>").count(), 3, "a row per bound");
 }

@@ -6,6 +6,7 @@
 //! replica means in `replica.rs`.
 
 mod costs;
+mod happened;
 mod interruption;
 mod replica;
 mod strategy;
@@ -13,6 +14,7 @@ mod strategy;
 use std::borrow::Cow;
 
 pub use costs::{losses, pool_sentence, wait_and_hold};
+pub use happened::{stalled_latency_note, what_happened, worst_latency_cell};
 pub use interruption::{applied_clause, interruption_line, opening_lines, partial_sentence};
 pub use replica::{on_server, replica_notes};
 pub use strategy::{failures_sentence, invalid_sentence, retries_sentence, strategy_sentence};
@@ -91,7 +93,7 @@ fn tie_sentence(places: &[Place], tied: &[Place]) -> String {
 }
 
 /// `a`, `a and b`, `a, b and c`.
-fn join_names(names: &[&str]) -> String {
+pub(super) fn join_names(names: &[&str]) -> String {
     match names {
         [] => String::new(),
         [one] => one.to_string(),
@@ -161,7 +163,7 @@ fn traffic_and_migration(places: &[Place]) -> String {
 }
 
 /// A fraction as a whole percentage, `<1%` for a share above 0 that rounds below 1%.
-fn format_share(share: f64) -> String {
+pub(super) fn format_share(share: f64) -> String {
     let percent = share * 100.0;
     if percent > 0.0 && percent < 1.0 {
         "<1%".to_string()
@@ -233,7 +235,7 @@ pub fn migration_done_cell(row: &RankingRow) -> String {
 /// second), with both figures, `place`'s first: `completed` (with repeats
 /// `completed 3 of 3 vs 2 of 3`), `failed 38% of transactions vs 0%`,
 /// `longest stall 9 s vs 0 s`, `worst second 2% vs 55% of baseline`,
-/// `failures 7 vs 0`, `worst-second p99 12.0 vs 1.50 ms`, or `tie` when every
+/// `failures 7 vs 0`, `worst-second latency 12.0 vs 1.50 ms`, or `tie` when every
 /// criterion tied: the place shares its rank. With repeats each figure is a
 /// median with its range (`longest stall 9 [8-10] s vs 0 s`).
 pub fn decided_by_cell(place: &Place, versus: &RankingRow) -> String {
@@ -275,7 +277,7 @@ pub fn decided_by_cell(place: &Place, versus: &RankingRow) -> String {
             both(RankingRow::failed_transactions, thousands, "")
         ),
         Criterion::WorstSecondP99 => format!(
-            "worst-second p99 {} ms",
+            "worst-second latency {} ms",
             both(RankingRow::worst_second_p99_ms, format_ms, "")
         ),
     }
@@ -545,12 +547,12 @@ mod tests {
         naive.runs[0].worst_second_p99_ms = 10.9;
         assert_eq!(cell(&retry, &naive), "tie", "under 10%");
         naive.runs[0].worst_second_p99_ms = 12.0;
-        assert_eq!(cell(&retry, &naive), "worst-second p99 12.0 vs 10.0 ms");
+        assert_eq!(cell(&retry, &naive), "worst-second latency 12.0 vs 10.0 ms");
         // The first place reads the same decision from its side.
         let ranked = sorted(vec![naive, retry]);
         assert_eq!(
             decided_by_cell(&ranked[0], &ranked[1].row),
-            "worst-second p99 10.0 vs 12.0 ms"
+            "worst-second latency 10.0 vs 12.0 ms"
         );
     }
 

@@ -53,33 +53,99 @@ pub struct WorstSeconds {
     pub window: Option<DdlWindow>,
     /// Lowest TPS of any second overlapping the window; 0 when the window holds no second.
     pub worst_second_tps: u64,
-    /// Highest per-second p99 latency in the window, in ms (per-second histograms
-    /// are not kept, so this is the worst second's p99, not a p99 of the window).
+    /// The highest latency a second of the window stands for, in ms (see
+    /// [`second_latency`]): a second in which transactions ended, its p99; a
+    /// second in which none did, the latency of the transactions stalled
+    /// through it. Per-second histograms are not kept, so this is the worst
+    /// second's figure, not a p99 of the window.
     pub worst_second_p99_ms: f64,
+    /// Where `worst_second_p99_ms` comes from.
+    pub worst_latency: WorstLatency,
     /// Highest latency of any transaction that completed in the window, in ms.
     pub window_max_latency_ms: f64,
+}
+
+/// Where a run's worst-second latency comes from: a second without an
+/// ended transaction has no percentile of its own, so it stands for the
+/// transactions that were stalled through it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WorstLatency {
+    /// The p99 of a second in which transactions ended (or no second of the
+    /// window had any figure: 0).
+    #[default]
+    SecondP99,
+    /// No transaction ended in second `stalled_s`; the figure is the
+    /// longest latency of those stalled through it, which ended in second `ended_s`.
+    Stalled { stalled_s: u32, ended_s: u32 },
+    /// No transaction ended in second `stalled_s` nor after it: the figure is
+    /// the time from its start to the run's end, a lower bound of the wait of
+    /// any transaction in flight through it.
+    NoneCompleted { stalled_s: u32 },
+}
+
+/// The latency second `index` of `seconds` stands for, in ms, and where it
+/// comes from. A second in which transactions ended: its p99. A second in
+/// which none ended: the highest latency of the first later second in
+/// which some did, when that latency reaches back into it (a transaction
+/// that ended in second `j` after `L` ms started before the end of second
+/// `k` only if `L > (j - k - 1) * 1000`); `None` when it does not (nothing
+/// was in flight through the second). None ended after it either: the time
+/// from its start to the end of the timeline, as a lower bound.
+pub fn second_latency(seconds: &[SecondRow], index: usize) -> Option<(f64, WorstLatency)> {
+    let ended = |row: &SecondRow| row.tps + row.failed > 0;
+    let row = seconds.get(index)?;
+    if ended(row) {
+        return Some((row.lat_p99_ms, WorstLatency::SecondP99));
+    }
+    let stalled_s = row.second;
+    match seconds[index + 1..].iter().find(|later| ended(later)) {
+        Some(later) => {
+            let reach_ms = f64::from(later.second - stalled_s - 1) * 1000.0;
+            (later.lat_max_ms > reach_ms).then_some((
+                later.lat_max_ms,
+                WorstLatency::Stalled {
+                    stalled_s,
+                    ended_s: later.second,
+                },
+            ))
+        }
+        None => {
+            let end_s = seconds.last().map_or(stalled_s + 1, |last| last.second + 1);
+            Some((
+                f64::from(end_s - stalled_s) * 1000.0,
+                WorstLatency::NoneCompleted { stalled_s },
+            ))
+        }
+    }
 }
 
 /// The worst seconds of the DDL window of a strategy's `seconds` and `attempts`.
 pub fn worst_seconds(seconds: &[SecondRow], attempts: &[DdlAttempt]) -> WorstSeconds {
     let window = ddl_window(seconds, attempts);
-    let seconds_in_window: Vec<&SecondRow> = seconds
-        .iter()
-        .filter(|row| match &window {
-            Some(window) => window.overlaps_second(row.second),
-            None => true,
-        })
-        .collect();
+    let in_window = |row: &SecondRow| match &window {
+        Some(window) => window.overlaps_second(row.second),
+        None => true,
+    };
+    let seconds_in_window: Vec<&SecondRow> = seconds.iter().filter(|row| in_window(row)).collect();
+    let mut worst_latency = (0.0, WorstLatency::SecondP99);
+    for (index, row) in seconds.iter().enumerate() {
+        if !in_window(row) {
+            continue;
+        }
+        if let Some(latency) = second_latency(seconds, index)
+            && latency.0 > worst_latency.0
+        {
+            worst_latency = latency;
+        }
+    }
     WorstSeconds {
         worst_second_tps: seconds_in_window
             .iter()
             .map(|row| row.tps)
             .min()
             .unwrap_or(0),
-        worst_second_p99_ms: seconds_in_window
-            .iter()
-            .map(|row| row.lat_p99_ms)
-            .fold(0.0, f64::max),
+        worst_second_p99_ms: worst_latency.0,
+        worst_latency: worst_latency.1,
         window_max_latency_ms: seconds_in_window
             .iter()
             .map(|row| row.lat_max_ms)
@@ -96,9 +162,11 @@ pub struct RunFigures {
     pub window: Option<DdlWindow>,
     /// Lowest TPS of any second overlapping the window; 0 when the window holds no second.
     pub worst_second_tps: u64,
-    /// Highest per-second p99 latency in the window, in ms (per-second histograms
-    /// are not kept, so this is the worst second's p99, not a p99 of the window).
+    /// The highest latency a second of the window stands for, in ms (see
+    /// [`WorstSeconds::worst_second_p99_ms`]).
     pub worst_second_p99_ms: f64,
+    /// Where `worst_second_p99_ms` comes from.
+    pub worst_latency: WorstLatency,
     /// Highest latency of any transaction that completed in the window, in ms.
     pub window_max_latency_ms: f64,
     /// The run's baseline: the median TPS of its seconds before the blocker started.
@@ -213,6 +281,7 @@ fn figures_of(strategy: &StrategyReport, seconds: &[SecondRow], load: LoadTotals
         window,
         worst_second_tps,
         worst_second_p99_ms,
+        worst_latency,
         window_max_latency_ms,
     } = worst_seconds(seconds, &strategy.attempts);
     let migration_done_at_s = if summary.ddl_outcome == DdlOutcome::Ok {
@@ -226,6 +295,7 @@ fn figures_of(strategy: &StrategyReport, seconds: &[SecondRow], load: LoadTotals
         window,
         worst_second_tps,
         worst_second_p99_ms,
+        worst_latency,
         window_max_latency_ms,
         baseline_tps,
         steady_shares: steady_shares(baseline_seconds(seconds, blocker), baseline_tps),
@@ -548,12 +618,112 @@ mod tests {
             })
         );
         assert_eq!(row.worst_second_tps, 0);
-        assert_eq!(row.worst_second_p99_ms, 3000.0);
+        // Second 2 had no transaction: it stands for those stalled through
+        // it, the slowest of which ended in second 4 after 3.6 s.
+        assert_eq!(row.worst_second_p99_ms, 3600.0);
+        assert_eq!(
+            row.worst_latency,
+            WorstLatency::Stalled {
+                stalled_s: 2,
+                ended_s: 4
+            }
+        );
         assert_eq!(row.window_max_latency_ms, 3600.0);
         assert_eq!(row.migration_done_at_s, Some(3.6));
         assert_eq!(row.ddl_tries, 1);
         assert_eq!(row.zero_tps_seconds, 2);
         assert_eq!(row.longest_stall_s, 2);
+    }
+
+    #[test]
+    fn a_second_without_transactions_has_no_p99_of_its_own() {
+        // results/example's naive: 52 tps in second 6, none in 7-15, then the
+        // stalled transactions end in second 16 after 10,052 ms, among 4,649
+        // fast ones whose p99 is 1.9 ms.
+        let mut seconds: Vec<SecondRow> = (0..20)
+            .map(|s| match s {
+                7..=15 => second(s, 0, 0.0, 0.0),
+                _ => second(s, 5000, 3.0, 9.0),
+            })
+            .collect();
+        seconds[6] = second(6, 52, 3.08, 3.08);
+        seconds[16] = second(16, 4649, 1.92, 10_051.6);
+        assert_eq!(
+            second_latency(&seconds, 7),
+            Some((
+                10_051.6,
+                WorstLatency::Stalled {
+                    stalled_s: 7,
+                    ended_s: 16
+                }
+            ))
+        );
+        assert_eq!(
+            second_latency(&seconds, 6),
+            Some((3.08, WorstLatency::SecondP99))
+        );
+        let worst = worst_seconds(&seconds, &[attempt(1, 6.05, 16.1, AttemptOutcome::Ok)]);
+        assert_eq!(worst.worst_second_tps, 0);
+        assert_eq!(worst.worst_second_p99_ms, 10_051.6);
+        assert_eq!(
+            worst.worst_latency,
+            WorstLatency::Stalled {
+                stalled_s: 7,
+                ended_s: 16
+            }
+        );
+        // A failed transaction ends a second too: its latency counts.
+        seconds[7].failed = 3;
+        seconds[7].lat_p99_ms = 40.0;
+        assert_eq!(
+            second_latency(&seconds, 7),
+            Some((40.0, WorstLatency::SecondP99))
+        );
+    }
+
+    #[test]
+    fn a_stall_that_lasts_to_the_end_has_none_completed() {
+        let seconds: Vec<SecondRow> = (0..10)
+            .map(|s| match s {
+                6.. => second(s, 0, 0.0, 0.0),
+                _ => second(s, 1000, 2.0, 5.0),
+            })
+            .collect();
+        let worst = worst_seconds(&seconds, &[attempt(1, 6.0, 9.5, AttemptOutcome::Ok)]);
+        assert_eq!(
+            worst.worst_second_p99_ms, 4000.0,
+            "seconds 6-9: at least 4 s"
+        );
+        assert_eq!(
+            worst.worst_latency,
+            WorstLatency::NoneCompleted { stalled_s: 6 }
+        );
+    }
+
+    #[test]
+    fn an_idle_second_that_nothing_stalled_through_has_no_figure() {
+        // Nothing ended in second 2 and the next transactions, in second 5,
+        // took 5 ms: none of them was in flight during second 2.
+        let seconds: Vec<SecondRow> = (0..8)
+            .map(|s| match s {
+                2..5 => second(s, 0, 0.0, 0.0),
+                _ => second(s, 100, 2.0, 5.0),
+            })
+            .collect();
+        assert_eq!(second_latency(&seconds, 2), None);
+        assert_eq!(
+            second_latency(&seconds, 4),
+            Some((
+                5.0,
+                WorstLatency::Stalled {
+                    stalled_s: 4,
+                    ended_s: 5
+                }
+            ))
+        );
+        let worst = worst_seconds(&seconds, &[attempt(1, 1.5, 3.0, AttemptOutcome::Ok)]);
+        assert_eq!(worst.worst_second_p99_ms, 2.0);
+        assert_eq!(worst.worst_latency, WorstLatency::SecondP99);
     }
 
     #[test]

@@ -19,5 +19,6 @@ mod faults;
 mod interrupt;
 mod openloop;
 mod pool;
+mod sizes;
 mod wait_hold;
 mod wal;
