@@ -5,12 +5,18 @@
 //!
 //! - [`checked`]: the migrations read and what the check found for each;
 //! - [`sizes`]: production sizes, and the holds of rewrites and scans there;
+//! - [`applied`]: whether a run applied its migration, with traffic after it;
 //! - [`breakage`]: the errors a migration's runs caused, and their fixes;
+//! - [`holds`]: a transaction's hold of its strongest lock, at production size;
 //! - [`replica`]: `check --replica`: the standby's readers' stall, judged;
+//! - [`traced`]: what the traces of migrations not run under traffic found;
 //! - [`verdict`]: each migration judged against the budgets, with its fix.
 
+pub mod applied;
 pub mod breakage;
 pub mod checked;
+pub mod holds;
 pub mod replica;
 pub mod sizes;
+pub mod traced;
 pub mod verdict;

@@ -7,8 +7,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::applied::{
+    apply_fix, needed_after_commit_s, not_applied, not_applied_words, not_shown_words,
+};
 use super::breakage::{breakage, breakage_fix, broken_load};
-use super::checked::{CheckedMigration, Outcome};
+use super::checked::{CheckedMigration, MeasuredRun, Outcome};
+use super::holds::{TransactionHold, transaction_holds};
 use super::replica::{replica_fix, replica_stall};
 use super::sizes::SizeEstimate;
 use crate::choices::Layout;
@@ -87,6 +91,14 @@ pub struct Judged {
     pub invalid: Option<String>,
 }
 
+impl Judged {
+    /// Whether the recommended strategy kept every budget but its run
+    /// cannot show it as a fix (its migration committed as the run ended).
+    pub fn fix_not_shown(&self) -> bool {
+        self.fixed_by_recommended.is_none() && self.recommended.is_some()
+    }
+}
+
 /// Judges `checked` by `judging`.
 pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
     let (deploy, recommend) = (judging.deploy, judging.recommend);
@@ -130,25 +142,23 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
             .collect()
     };
     let deployed = strategy(&run.report, deploy);
+    // A migration that does not apply as deployed fails: the deploy failed.
+    let deployed_not_applied = deployed
+        .filter(|run| run.summary.invalid.is_empty())
+        .and_then(|run| not_applied(run).map(|reason| (run, reason)));
     // A migration that breaks the application fails whatever the budgets say.
     let deployed_breakage = deployed.and_then(breakage);
     // A hold at the production size no strategy shortens: it fails every one.
-    let too_long: Vec<&SizeEstimate> = (checked.estimates.iter())
-        .filter(|estimate| estimate.over(judging.max_stall_s))
-        .collect();
+    let (too_long, hold_broken) = holds_over(checked, judging.max_stall_s);
     let over_budget: Vec<String> = of(deploy)
         .into_iter()
         .filter(|result| result.verdict == Verdict::Fail)
         .map(budget_words)
         .collect();
-    let broken: Vec<String> = deployed_breakage
-        .iter()
-        .map(|breakage| breakage.words())
-        .chain(
-            too_long
-                .iter()
-                .map(|estimate| hold_words(estimate, judging.max_stall_s)),
-        )
+    let broken: Vec<String> = (deployed_not_applied.iter())
+        .map(|(_, reason)| not_applied_words(reason))
+        .chain(deployed_breakage.iter().map(|breakage| breakage.words()))
+        .chain(hold_broken)
         .chain(over_budget.iter().cloned())
         .collect();
     // `--replica`: the deployed run with the report on the standby.
@@ -158,24 +168,7 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
     let broken: Vec<String> = (broken.into_iter())
         .chain(replica_over.map(|stall| stall.words(judging.max_stall_s)))
         .collect();
-    let recommended_on_replica = replica_stall(run, recommend);
-    let recommended_results = of(recommend);
-    let recommended_run = strategy(&run.report, recommend);
-    let recommended_breakage = recommended_run.and_then(breakage);
-    let is_valid =
-        |name: &str| strategy(&run.report, name).is_none_or(|s| s.summary.invalid.is_empty());
-    let fixed_by_recommended = (recommend != deploy
-        && !recommended_results.is_empty()
-        && is_valid(recommend))
-    .then(|| {
-        recommended_breakage.is_none()
-            && too_long.is_empty()
-            && recommended_results
-                .iter()
-                .all(|r| r.verdict == Verdict::Pass)
-            && (recommended_on_replica.as_ref())
-                .is_none_or(|stall| stall.invalid.is_empty() && !stall.over(judging.max_stall_s))
-    });
+    let recommended = judge_recommended(run, judging, &too_long);
     let invalid = match deployed {
         Some(deployed) if !deployed.summary.invalid.is_empty() => {
             Some(deployed.summary.invalid.clone())
@@ -195,8 +188,15 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
     };
     let mut fixes = Vec::new();
     if verdict == MigrationVerdict::Fail {
+        if let Some((deployed, _)) = &deployed_not_applied {
+            fixes.push(apply_fix(deployed, recommend));
+        }
         if let Some(breakage) = &deployed_breakage {
-            fixes.push(breakage_fix(&checked.statements, breakage));
+            fixes.push(breakage_fix(
+                &checked.statements,
+                breakage,
+                run.blamed_by_replay,
+            ));
         }
         fixes.extend(
             too_long
@@ -222,43 +222,9 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
             fixes.push(replica_fix());
         }
     }
-    let recommended = match (verdict, fixed_by_recommended, recommended_run) {
-        (MigrationVerdict::Fail, Some(fixed), Some(report)) => {
-            let stall = match report.summary.ddl_outcome {
-                DdlOutcome::CutOff => format!(
-                    "longest stall at least {} s (the run ended before the migration did: \
-                     lengthen --duration)",
-                    report.summary.longest_stall_s
-                ),
-                _ => format!("longest stall {} s", report.summary.longest_stall_s),
-            };
-            let stall = match &recommended_on_replica {
-                Some(on_replica) if on_replica.over(judging.max_stall_s) => {
-                    on_replica.words(judging.max_stall_s)
-                }
-                Some(on_replica) => format!(
-                    "{stall}; the replica's readers {} s",
-                    on_replica.longest_stall_s
-                ),
-                None => stall,
-            };
-            let longest_hold_ms = (too_long.iter())
-                .filter_map(|estimate| estimate.estimated_hold_ms)
-                .fold(0.0, f64::max);
-            Some(match (fixed, &recommended_breakage) {
-                (true, _) => format!("fixed by {recommend}: {stall}"),
-                (false, Some(breakage)) => {
-                    format!("{recommend} does not fix it: {}", breakage.words())
-                }
-                (false, None) if !too_long.is_empty() => format!(
-                    "{recommend} does not fix it: it shortens the wait for the lock, not the \
-                     hold, about {} at the production size",
-                    format_latency(longest_hold_ms)
-                ),
-                (false, None) => format!("{recommend} does not fix it: {stall}"),
-            })
-        }
-        _ => None,
+    let (fixed_by_recommended, recommended) = match recommended {
+        Some((fixed, words)) => (fixed, (verdict == MigrationVerdict::Fail).then_some(words)),
+        None => (None, None),
     };
     Judged {
         verdict,
@@ -272,14 +238,105 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
     }
 }
 
+/// What the recommended strategy did, when it ran beside the deployed one
+/// and its run is a result: whether it keeps every budget (`None` when its
+/// run cannot show it: its migration committed too close to the run's end,
+/// or not before it) and that in words: `fixed by retry: longest stall 0
+/// s`, `retry does not fix it: ...`, `not shown: ...`.
+fn judge_recommended(
+    run: &MeasuredRun,
+    judging: &Judging,
+    too_long: &[&SizeEstimate],
+) -> Option<(Option<bool>, String)> {
+    let (deploy, recommend) = (judging.deploy, judging.recommend);
+    let results: Vec<&ExpectationResult> = (run.results.iter())
+        .filter(|result| result.expectation.strategy == recommend)
+        .collect();
+    let report = strategy(&run.report, recommend)?;
+    if recommend == deploy || results.is_empty() || !report.summary.invalid.is_empty() {
+        return None;
+    }
+    let on_replica = replica_stall(run, recommend);
+    let replica_over = (on_replica.as_ref())
+        .is_some_and(|stall| !stall.invalid.is_empty() || stall.over(judging.max_stall_s));
+    let breakage = breakage(report);
+    let within = results.iter().all(|r| r.verdict == Verdict::Pass);
+    let stall = match report.summary.ddl_outcome {
+        DdlOutcome::CutOff => format!(
+            "longest stall at least {} s (the run ended before the migration did: \
+             lengthen --duration)",
+            report.summary.longest_stall_s
+        ),
+        _ => format!("longest stall {} s", report.summary.longest_stall_s),
+    };
+    let stall = match &on_replica {
+        Some(on_replica) if on_replica.over(judging.max_stall_s) => {
+            on_replica.words(judging.max_stall_s)
+        }
+        Some(on_replica) => format!(
+            "{stall}; the replica's readers {} s",
+            on_replica.longest_stall_s
+        ),
+        None => stall,
+    };
+    let does_not = |why: String| Some((Some(false), format!("{recommend} does not fix it: {why}")));
+    if let Some(breakage) = &breakage {
+        return does_not(breakage.words());
+    }
+    if !too_long.is_empty() {
+        let longest_hold_ms = (too_long.iter())
+            .filter_map(|estimate| estimate.estimated_hold_ms)
+            .fold(0.0, f64::max);
+        return does_not(format!(
+            "it shortens the wait for the lock, not the hold, about {} at the production size",
+            format_latency(longest_hold_ms)
+        ));
+    }
+    if !within || replica_over {
+        return does_not(stall);
+    }
+    let needed_s = needed_after_commit_s(judging.max_stall_s);
+    let extended = run.extended.iter().find(|e| e.strategy == recommend);
+    match report.summary.ddl_outcome {
+        DdlOutcome::GaveUp | DdlOutcome::Error => {
+            return does_not(not_applied(report).unwrap_or_default());
+        }
+        DdlOutcome::CutOff => {
+            return Some((
+                None,
+                format!(
+                    "not shown: {recommend}'s migration had not applied when the run ended at \
+                     {} s; lengthen --duration",
+                    report.seconds.len()
+                ),
+            ));
+        }
+        DdlOutcome::Ok | DdlOutcome::None => {}
+    }
+    if let Some(words) = not_shown_words(report, needed_s, extended.map(|e| e.run_s)) {
+        return Some((None, words));
+    }
+    let lengthened = extended.map_or(String::new(), |extended| {
+        format!(
+            " (its run lengthened from {} s to {} s, so that {} s of traffic followed its \
+             migration's commit)",
+            trim_number(extended.planned_s, 1),
+            trim_number(extended.run_s, 1),
+            trim_number(needed_s, 1)
+        )
+    });
+    Some((
+        Some(true),
+        format!("fixed by {recommend}: {stall}{lengthened}"),
+    ))
+}
+
 /// The judgement of a migration from its trace alone (`flags`, see
 /// [`trace_flags`]): `fail` when a hold at a production size is over the
 /// stall budget (no strategy shortens it), `flagged` when the trace shows
 /// what only a measured run can judge, else `pass`.
 fn judge_trace(checked: &CheckedMigration, flags: &[String], judging: &Judging) -> Judged {
-    let too_long: Vec<&SizeEstimate> = (checked.estimates.iter())
-        .filter(|estimate| estimate.over(judging.max_stall_s))
-        .collect();
+    let (too_long, hold_broken) = holds_over(checked, judging.max_stall_s);
     let verdict = match (too_long.is_empty(), flags.is_empty()) {
         (false, _) => MigrationVerdict::Fail,
         (true, false) => MigrationVerdict::Flagged,
@@ -287,9 +344,7 @@ fn judge_trace(checked: &CheckedMigration, flags: &[String], judging: &Judging) 
     };
     Judged {
         verdict,
-        broken: (too_long.iter())
-            .map(|estimate| hold_words(estimate, judging.max_stall_s))
-            .collect(),
+        broken: hold_broken,
         fixes: (too_long.iter())
             .map(|estimate| hold_fix(&checked.statements, estimate, judging))
             .collect(),
@@ -304,6 +359,26 @@ fn judge_trace(checked: &CheckedMigration, flags: &[String], judging: &Judging) 
         flags: flags.to_vec(),
         invalid: None,
     }
+}
+
+/// The holds at a production size over `max_stall_s`, which no strategy
+/// shortens: the statements' estimates that are over it alone or count in
+/// a transaction's hold that is (see [`transaction_holds`]), and the broken
+/// budgets in words: a transaction's hold for the statements it counts,
+/// each other statement's own.
+fn holds_over(checked: &CheckedMigration, max_stall_s: u32) -> (Vec<&SizeEstimate>, Vec<String>) {
+    let holds = transaction_holds(&checked.statements, &checked.estimates);
+    let holds: Vec<&TransactionHold> = holds.iter().filter(|h| h.over(max_stall_s)).collect();
+    let in_a_hold = |estimate: &SizeEstimate| holds.iter().any(|hold| hold.covers(estimate));
+    let too_long: Vec<&SizeEstimate> = (checked.estimates.iter())
+        .filter(|estimate| estimate.over(max_stall_s) || in_a_hold(estimate))
+        .collect();
+    let words = (too_long.iter())
+        .filter(|estimate| !in_a_hold(estimate))
+        .map(|estimate| hold_words(estimate, max_stall_s))
+        .chain((holds.iter()).map(|hold| format!("{} (budget {max_stall_s} s)", hold.words())))
+        .collect();
+    (too_long, words)
 }
 
 /// What a migration's trace shows that only a measured run can judge, one
@@ -393,8 +468,16 @@ fn hold_fix(statements: &[TracedStatement], estimate: &SizeEstimate, judging: &J
                 .locks
                 .iter()
                 .find(|lock| lock.relation == estimate.relation)?;
-            Some(advice(statement, lock, judging.layout).1)
+            let index = statements
+                .iter()
+                .position(|s| s.statement == statement.statement)?;
+            let under = held_before(&statements[..index], statement, &lock.relation)
+                .filter(|(held, _)| lock.mode.covered_by(*held))
+                .map(|(_, by)| by);
+            Some(advice(statement, lock, judging.layout, under).1)
         })
+        // The hold is the problem, not the queue: no lock_timeout here.
+        .filter(|advice| !advice.contains("lock_timeout"))
         .unwrap_or_else(|| "avoid reading the whole table under that lock".to_string());
     format!(
         "`{}` {}: {}; lock_timeout and retry do not shorten a hold: {advice}",
@@ -416,36 +499,48 @@ pub fn lock_fixes(
     deployed: &StrategyReport,
     layout: Layout,
 ) -> Vec<String> {
-    let mut risky: Vec<(&TracedStatement, &TracedLock)> = statements
+    let mut risky: Vec<(&TracedStatement, TracedLock, Option<u32>)> = statements
         .iter()
         .enumerate()
         .filter_map(|(index, statement)| {
             // A lock the transaction already holds as strongly neither queues
             // nor blocks anyone new: the earlier statement's fix covers it,
-            // unless this one reads or rewrites the table under it (longer held).
-            let held_already = |lock: &TracedLock| {
-                let works_under = lock.scanned == Some(true) || lock.rewritten;
-                !works_under
-                    && held_before(&statements[..index], statement, &lock.relation)
-                        .is_some_and(|(held, _)| lock.mode.covered_by(held))
+            // unless this one reads or rewrites the table under it: then the
+            // hold it extends is charged to it, at the mode held.
+            let under = |lock: &TracedLock| {
+                held_before(&statements[..index], statement, &lock.relation)
+                    .filter(|(held, _)| lock.mode.covered_by(*held))
             };
+            let works_under = |lock: &TracedLock| lock.scanned == Some(true) || lock.rewritten;
             let lock = (statement.locks.iter())
-                .filter(|lock| lock.kind == RelationKind::Table && lock.blocks() != Blocks::Nothing)
+                .filter(|lock| lock.kind == RelationKind::Table)
                 .filter(|lock| existing_tables.contains(&lock.relation))
-                .filter(|lock| !held_already(lock))
-                .max_by_key(|lock| (lock.blocks(), lock.mode))?;
-            Some((statement, lock))
+                .filter_map(|lock| match under(lock) {
+                    None => Some((lock.clone(), None)),
+                    Some((held, by)) if works_under(lock) => Some((
+                        TracedLock {
+                            mode: held.max(lock.mode),
+                            ..lock.clone()
+                        },
+                        Some(by),
+                    )),
+                    Some(_) => None,
+                })
+                .filter(|(lock, _)| lock.blocks() != Blocks::Nothing)
+                .max_by_key(|(lock, _)| (lock.blocks(), lock.mode))?;
+            Some((statement, lock.0, lock.1))
         })
         .collect();
-    risky.sort_by(|(a, x), (b, y)| {
+    risky.sort_by(|(a, x, _), (b, y, _)| {
         (y.blocks(), y.mode)
             .cmp(&(x.blocks(), x.mode))
             .then(b.held_ms.total_cmp(&a.held_ms))
     });
     // (what, what it blocks, fix) with the tables, in the order found.
     let mut sentences: Vec<(String, Blocks, String, Vec<&str>)> = Vec::new();
-    for (statement, lock) in risky {
-        let (what, fix) = advice(statement, lock, layout);
+    for (statement, lock, under) in &risky {
+        let (what, fix) = advice(statement, lock, layout, *under);
+        let lock = &lock;
         match sentences
             .iter_mut()
             .find(|(w, b, f, _)| *w == what && *b == lock.blocks() && *f == fix)
@@ -478,7 +573,16 @@ pub fn lock_fixes(
 /// What the statement is, in a few words, and how to do it without the
 /// stall, in a form that fits it: NOT VALID only for `ALTER TABLE ... ADD`,
 /// CONCURRENTLY in a migration its tool runs outside a transaction (`layout`).
-fn advice(statement: &TracedStatement, lock: &TracedLock, layout: Layout) -> (String, String) {
+///
+/// `under`: the earlier statement of its transaction whose lock it works
+/// under; such a statement queues for nothing, so its fix is never
+/// lock_timeout, and a backfill's is batches outside that transaction.
+fn advice(
+    statement: &TracedStatement,
+    lock: &TracedLock,
+    layout: Layout,
+    under: Option<u32>,
+) -> (String, String) {
     let words = statement_words(&statement.sql)
         .into_iter()
         .next()
@@ -497,6 +601,25 @@ fn advice(statement: &TracedStatement, lock: &TracedLock, layout: Layout) -> (St
     };
     let scanned = lock.scanned == Some(true);
     let alters = first(2) == "ALTER TABLE";
+    let backfill = ["UPDATE", "DELETE"].contains(&first(1).as_str())
+        || (first(2) == "INSERT INTO" && has("SELECT"));
+    if backfill {
+        let outside = match under {
+            Some(by) => format!(
+                "outside the transaction of statement {by} (whose lock it runs under, so the \
+                 traffic waits while it runs)"
+            ),
+            None => "outside any transaction that holds a lock on the table".to_string(),
+        };
+        return (
+            format!("{} (a backfill)", first(1)),
+            format!(
+                "run the backfill {outside}, in batches of a bounded number of rows (say \
+                 10,000, by key), each its own short transaction, in a migration of its own {}",
+                layout.outside_a_transaction()
+            ),
+        );
+    }
     let (what, fix) = match (first(2).as_str(), first(3).as_str()) {
         ("CREATE INDEX", _) | (_, "CREATE UNIQUE INDEX") if !has("CONCURRENTLY") => {
             return (
@@ -534,6 +657,12 @@ fn advice(statement: &TracedStatement, lock: &TracedLock, layout: Layout) -> (St
         _ if lock.rewritten => (
             format!("{} (a rewrite)", first(2)),
             "avoid rewriting the table under ACCESS EXCLUSIVE",
+        ),
+        _ if under.is_some() => (
+            first(2),
+            "it queues for nothing (an earlier statement of its transaction holds the lock) \
+             but reads the whole table under it: move it out of that transaction, to a \
+             migration of its own",
         ),
         _ => (
             first(2),
@@ -725,21 +854,63 @@ mod tests {
             )),
             "{fixes:#?}"
         );
+        // The index builds under the ACCESS EXCLUSIVE statement 2 holds:
+        // the hold it extends blocks reads and writes, charged to it.
         assert!(
-            fixes[1].starts_with("CREATE TABLE blocks writes on users: its lock queued"),
+            fixes[1].starts_with(
+                "CREATE INDEX blocks reads and writes on orders: use CREATE INDEX \
+                 CONCURRENTLY"
+            ) && fixes[1].ends_with("with `run_in_transaction = false` in its `metadata.toml`"),
             "{fixes:#?}"
         );
         assert!(
-            fixes[2].starts_with(
-                "CREATE INDEX blocks writes on orders: use CREATE INDEX \
-                 CONCURRENTLY"
-            ) && fixes[2].ends_with("with `run_in_transaction = false` in its `metadata.toml`"),
+            fixes[2].starts_with("CREATE TABLE blocks writes on users: its lock queued"),
             "{fixes:#?}"
         );
         let text = fixes.join(" ");
         assert!(
             !text.contains("invites") && !text.contains("NOT VALID"),
             "{text}"
+        );
+    }
+
+    /// An UPDATE backfill in the ALTER's transaction queues for nothing (the
+    /// ALTER holds ACCESS EXCLUSIVE already) and scans the table under it:
+    /// the hold it extends is charged to it, and its fix is batches outside
+    /// that transaction, never lock_timeout.
+    #[test]
+    fn a_backfill_under_an_alter_gets_batches_and_no_lock_timeout() {
+        let report = reference_report();
+        let naive = &report.strategies[0];
+        let alter = statement(
+            "ALTER TABLE orders ADD COLUMN depth integer",
+            LockMode::AccessExclusive,
+            false,
+            false,
+        );
+        let update = TracedStatement {
+            statement: 2,
+            ..statement(
+                "UPDATE orders SET depth = 0",
+                LockMode::RowExclusive,
+                false,
+                true,
+            )
+        };
+        let fixes = lock_fixes(
+            &[alter, update],
+            &["orders".to_string()],
+            naive,
+            Layout::Goose,
+        );
+        assert_eq!(fixes.len(), 2, "{fixes:#?}");
+        assert!(
+            fixes[1].starts_with(
+                "UPDATE (a backfill) blocks reads and writes on orders: run the backfill \
+                 outside the transaction of statement 1 (whose lock it runs under"
+            ) && fixes[1].contains("in batches of a bounded number of rows")
+                && !fixes[1].contains("lock_timeout"),
+            "{fixes:#?}"
         );
     }
 }
