@@ -34,29 +34,25 @@ pub fn measured_after_commit_s(run: &StrategyReport) -> Option<f64> {
     committed_at_s(run).map(|committed_s| (run_s - committed_s).max(0.0))
 }
 
-/// Why the migration did not apply in `run`, in words (`it gave up after 1
-/// try (55P03 canceling statement due to lock timeout)`); `None` when it
-/// applied or the run had no migration.
+/// Why the migration did not apply in `run`, in words (`it gave up waiting
+/// for its lock (55P03 canceling statement due to lock timeout)`); `None`
+/// when it applied or the run had no migration.
 pub fn not_applied(run: &StrategyReport) -> Option<String> {
     let last = run.attempts.last()?;
-    let tries = match run.summary.ddl_attempts {
-        1 => "1 try".to_string(),
-        count => format!("{count} tries"),
-    };
     let error = format!("{} {}", last.sqlstate_cell(), last.message.trim());
     match run.summary.ddl_outcome {
         DdlOutcome::Ok | DdlOutcome::None => None,
-        DdlOutcome::GaveUp => Some(format!("it gave up after {tries} ({error})")),
+        DdlOutcome::GaveUp => Some(format!("it gave up waiting for its lock ({error})")),
         DdlOutcome::Error => Some(format!("it failed at try {} ({error})", last.attempt)),
         DdlOutcome::CutOff => Some(format!(
-            "the run ended ({} s) before it applied, after {tries}",
+            "the run ended ({} s) before it applied",
             run.seconds.len()
         )),
     }
 }
 
 /// What the broken budgets say of a migration that did not apply as
-/// deployed: `the migration did not apply: it gave up after 1 try (55P03
+/// deployed: `the migration did not apply: it gave up waiting for its lock (55P03
 /// ...), so the deploy failed`.
 pub fn not_applied_words(reason: &str) -> String {
     format!("the migration did not apply: {reason}, so the deploy failed")
@@ -137,7 +133,7 @@ mod tests {
         assert!(
             not_applied(&retry)
                 .unwrap()
-                .starts_with("it gave up after "),
+                .starts_with("it gave up waiting for its lock ("),
             "{:?}",
             not_applied(&retry)
         );

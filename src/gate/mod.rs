@@ -7,6 +7,7 @@
 //! - [`sizes`]: production sizes, and the holds of rewrites and scans there;
 //! - [`applied`]: whether a run applied its migration, with traffic after it;
 //! - [`breakage`]: the errors a migration's runs caused, and their fixes;
+//! - [`fixes`]: a fix per statement that blocked traffic, fitting its form;
 //! - [`holds`]: a transaction's hold of its strongest lock, at production size;
 //! - [`replica`]: `check --replica`: the standby's readers' stall, judged;
 //! - [`traced`]: what the traces of migrations not run under traffic found;
@@ -15,6 +16,7 @@
 pub mod applied;
 pub mod breakage;
 pub mod checked;
+pub mod fixes;
 pub mod holds;
 pub mod replica;
 pub mod sizes;

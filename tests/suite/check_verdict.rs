@@ -48,7 +48,7 @@ fn a_migration_that_gives_up_as_deployed_fails_and_a_fix_needs_traffic_after_it(
     assert_eq!(note["verdict"], "fail", "{note}");
     let broken = note["broken"][0].as_str().unwrap();
     assert!(
-        broken.starts_with("the migration did not apply: it gave up after 1 try (55P03 "),
+        broken.starts_with("the migration did not apply: it gave up waiting for its lock (55P03 "),
         "{broken}"
     );
     let fix = note["fixes"][0].as_str().unwrap();
@@ -74,7 +74,7 @@ fn a_migration_that_gives_up_as_deployed_fails_and_a_fix_needs_traffic_after_it(
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     for text in [&check_md, &page] {
         assert!(
-            text.contains("the migration did not apply: it gave up after 1 try"),
+            text.contains("the migration did not apply: it gave up waiting for its lock"),
             "{text}"
         );
         assert!(text.contains("(its run lengthened from 5 s to "), "{text}");
