@@ -227,3 +227,57 @@ fn a_multi_statement_migration_is_blamed_and_held_per_transaction() {
         "{check_md}"
     );
 }
+
+/// A break whose message names nothing the migration made (a trigger's own
+/// error, P0001) is blamed by replaying the application's statements after
+/// each prefix of the migration on the quiet server: the CREATE TRIGGER,
+/// not the DROP INDEX after it (the first statement that drops something).
+#[test]
+fn a_break_the_message_does_not_name_is_blamed_by_replaying_prefixes() {
+    require_postgres();
+    let _cpus = cpus_shared();
+    let dir = tempfile::tempdir().unwrap();
+    let migrations = migrations_folder(
+        dir.path(),
+        &[
+            (
+                "0001_init.sql",
+                "CREATE TABLE items (id bigint PRIMARY KEY, name text NOT NULL);\n\
+                 CREATE INDEX items_name ON items (name);\n",
+            ),
+            (
+                "0002_closed.sql",
+                "ALTER TABLE items ADD COLUMN note text;\n\
+                 CREATE FUNCTION closed() RETURNS trigger LANGUAGE plpgsql AS $$\n\
+                 BEGIN RAISE EXCEPTION 'closed for the night'; END $$;\n\
+                 CREATE TRIGGER closed BEFORE INSERT ON items FOR EACH ROW EXECUTE FUNCTION closed();\n\
+                 DROP INDEX items_name;\n",
+            ),
+        ],
+    );
+    let out = dir.path().join("out");
+    let assert = stallbench_command()
+        .arg("check")
+        .arg(&migrations)
+        .args([
+            "--rows",
+            "1000",
+            "--blocker",
+            "none",
+            "--load",
+            "read-write",
+        ])
+        .args(["--hold", "1s", "--duration", "4s", "--quiet", "--out"])
+        .arg(&out)
+        .assert();
+    let stdout = stdout_of(&assert);
+    assert_eq!(assert.get_output().status.code(), Some(3), "{stdout}");
+    let check = check_json(&out);
+    let closed = migration(&check, "0002_closed.sql");
+    let fix = closed["fixes"][0].as_str().unwrap();
+    assert!(
+        fix.starts_with("`CREATE TRIGGER closed BEFORE INSERT ON items")
+            && fix.contains("(P0001 closed for the night)"),
+        "{closed}"
+    );
+}
