@@ -141,8 +141,8 @@ pub fn breakage_fix(
         }
     };
     format!(
-        "{what} breaks the application's statements ({}): {how}; retry and lock_timeout do \
-         not help",
+        "{what} breaks the application's statements ({}): {how}; retry and lock_timeout \
+         shorten a wait, not a break",
         breakage.main_failure
     )
 }
