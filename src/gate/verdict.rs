@@ -90,6 +90,9 @@ pub struct Judged {
     pub flags: Vec<String>,
     /// Why the deployed run is no result, for an invalid migration.
     pub invalid: Option<String>,
+    /// Why the migration did not apply as deployed (it gave up, failed or
+    /// was cut off): a failed deploy, which fails the gate.
+    pub not_applied: Option<String>,
 }
 
 impl Judged {
@@ -113,6 +116,7 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
             not_measured: None,
             flags: Vec::new(),
             invalid: Some(error.clone()),
+            not_applied: None,
         };
     }
     if let Outcome::Traced(flags) = &checked.outcome {
@@ -134,6 +138,7 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
             }),
             flags: Vec::new(),
             invalid: None,
+            not_applied: None,
         };
     };
     let of = |strategy: &str| -> Vec<&ExpectationResult> {
@@ -236,6 +241,7 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
         not_measured: None,
         flags: Vec::new(),
         invalid,
+        not_applied: deployed_not_applied.map(|(_, reason)| reason),
     }
 }
 
@@ -359,6 +365,7 @@ fn judge_trace(checked: &CheckedMigration, flags: &[String], judging: &Judging) 
         }),
         flags: flags.to_vec(),
         invalid: None,
+        not_applied: None,
     }
 }
 

@@ -43,6 +43,11 @@ fn a_migration_that_gives_up_as_deployed_fails_and_a_fix_needs_traffic_after_it(
         .assert();
     let stdout = stdout_of(&assert);
     assert_eq!(assert.get_output().status.code(), Some(3), "{stdout}");
+    assert!(
+        stdout.starts_with("FAIL: 1 of 1 new migration breaks the budget as deployed")
+            && stdout.contains("(0002_note.sql did not apply as deployed: a failed deploy)"),
+        "{stdout}"
+    );
     let check = check_json(&out);
     let note = migration(&check, "0002_note.sql");
     assert_eq!(note["verdict"], "fail", "{note}");

@@ -305,9 +305,20 @@ impl CheckReport {
             }
             _ => format!("; {} keeps {} within it", self.recommend, fixed.join(", ")),
         };
+        let not_applied: Vec<&str> = (failed.iter())
+            .filter(|(_, judged)| judged.not_applied.is_some())
+            .map(|(m, _)| m.migration.name.as_str())
+            .collect();
+        let not_applied = match not_applied.len() {
+            0 => String::new(),
+            _ => format!(
+                " ({} did not apply as deployed: a failed deploy)",
+                not_applied.join(", ")
+            ),
+        };
         format!(
             "**FAIL**: {} of {count} new {} {} the budget as deployed ({}; {}): \
-             {}{recommended}{not_shown_words}.{also_flagged}",
+             {}{not_applied}{recommended}{not_shown_words}.{also_flagged}",
             failed.len(),
             plural(count),
             if failed.len() == 1 { "breaks" } else { "break" },

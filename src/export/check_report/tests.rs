@@ -646,6 +646,13 @@ fn a_failed_deploy_fails_and_nothing_measured_is_never_within_budget() {
     );
     assert!(judged.fixes[0].starts_with("what would apply it: retry around your migration tool"));
     assert_eq!(report.exit_code(), 3);
+    assert!(
+        report
+            .verdict_line()
+            .contains("0002_add_note (0002_add_note did not apply as deployed: a failed deploy)"),
+        "{}",
+        report.verdict_line()
+    );
 
     report.migrations.remove(0);
     let line = report.verdict_line();
