@@ -58,17 +58,20 @@ pub fn not_applied_words(reason: &str) -> String {
     format!("the migration did not apply: {reason}, so the deploy failed")
 }
 
-/// The fix of a migration that did not apply as deployed: what would apply it.
+/// The fix of a migration that did not apply as deployed: why (so that a
+/// line of its own says it) and what would apply it.
 pub fn apply_fix(run: &StrategyReport, recommend: &str) -> String {
+    let why = not_applied(run).unwrap_or_default();
     match run.summary.ddl_outcome {
-        DdlOutcome::CutOff => "to see it apply, lengthen --duration (or --hold less): the run \
-             ended while it still waited or ran"
-            .to_string(),
+        DdlOutcome::CutOff => format!(
+            "{why}: to see it apply, lengthen --duration (or --hold less): the run ended while \
+             it still waited or ran"
+        ),
         _ => format!(
-            "what would apply it: retry around your migration tool (another try after a pause, \
-             as --recommend {recommend} does with a short lock_timeout), a longer lock_timeout \
-             (the traffic then queues behind it longer), or a deploy window in which no long \
-             transaction holds the table"
+            "{why}, so it never applied: what would apply it: retry around your migration tool \
+             (another try after a pause, as --recommend {recommend} does with a short \
+             lock_timeout), a longer lock_timeout (the traffic then queues behind it longer), \
+             or a deploy window in which no long transaction holds the table"
         ),
     }
 }

@@ -644,7 +644,11 @@ fn a_failed_deploy_fails_and_nothing_measured_is_never_within_budget() {
         judged.broken[0].starts_with("the migration did not apply: it gave up waiting"),
         "{judged:?}"
     );
-    assert!(judged.fixes[0].starts_with("what would apply it: retry around your migration tool"));
+    assert!(
+        judged.fixes[0].starts_with("it gave up waiting for its lock")
+            && judged.fixes[0].contains("what would apply it: retry around your migration tool"),
+        "{judged:?}"
+    );
     assert_eq!(report.exit_code(), 3);
     assert!(
         report
