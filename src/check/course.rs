@@ -21,6 +21,7 @@ use tokio_postgres::Client;
 use super::apply::apply;
 use super::design::{self, RunDesign, TableFacts};
 use super::migrations::{Layout, Migration, Split, read_folder_with, split_new};
+use super::replay::blame_by_replay;
 use super::rows::{TableFill, fill_tables};
 use crate::choices::Measure;
 use crate::config::{CheckConfig, Config, Data, LoadChoice};
@@ -28,7 +29,11 @@ use crate::database::{Database, error_text};
 use crate::error::Error;
 use crate::expect;
 use crate::export::{run_json::RunFile, workload_toml};
-use crate::gate::checked::{CheckRun, CheckedMigration, MeasuredRun, Outcome, ReplicaRuns};
+use crate::gate::applied::{committed_at_s, needed_after_commit_s, not_applied};
+use crate::gate::breakage::replay_needed;
+use crate::gate::checked::{
+    CheckRun, CheckedMigration, ExtendedRun, MeasuredRun, Outcome, ReplicaRuns,
+};
 use crate::gate::sizes::{self, ProductionSizes, same_table};
 use crate::measure::measure_strategy;
 use crate::metrics::RunReport;
@@ -582,8 +587,50 @@ async fn measure(
         check,
         format!("load: {}; blocker: {}", design.load, design.blocker),
     );
-    let report = run_strategies(check, target, config, statements, interrupt).await?;
-    let results = expect::evaluate(&config.expectations, &report);
+    let mut report = run_strategies(check, target, config, statements, interrupt).await?;
+    let mut results = expect::evaluate(&config.expectations, &report);
+    let mut extended = Vec::new();
+    if let Some((index, run_s)) = lengthened_run(check, config, &report, &results) {
+        let planned_s = config.load.duration.as_secs_f64();
+        say(
+            check,
+            format!(
+                "{}: its migration committed too close to the end of the {planned_s} s run to \
+                 show a fix; running it again for {run_s} s",
+                config.strategies[index].name
+            ),
+        );
+        let longer = Config {
+            load: crate::config::LoadConfig {
+                duration: std::time::Duration::from_secs_f64(run_s),
+                ..config.load.clone()
+            },
+            ..config.clone()
+        };
+        let (run, interrupted) =
+            run_strategy(check, target, &longer, index, statements, interrupt).await?;
+        report.strategies[index] = run;
+        export::write_all(&report, &config.out_dir)?;
+        plot::draw_all(&report, &config.out_dir)?;
+        if let Some(reason) = interrupted {
+            return Err(Error::runtime(reason));
+        }
+        results = expect::evaluate(&config.expectations, &report);
+        extended.push(ExtendedRun {
+            strategy: config.strategies[index].name.clone(),
+            planned_s,
+            run_s,
+        });
+    }
+    // The failure's message names no statement: replay to find the one to blame.
+    let breakage = (report.strategies.iter()).find_map(crate::gate::breakage::breakage);
+    let blamed_by_replay = match breakage {
+        Some(breakage) if replay_needed(statements, &breakage.main_failure) => {
+            let sqlstate = breakage.main_failure.split(' ').next().unwrap_or_default();
+            blame_by_replay(target, statements, &config.load.scripts, sqlstate).await?
+        }
+        _ => None,
+    };
     let replica = match design.replica {
         None => None,
         Some(replica) => {
@@ -611,7 +658,52 @@ async fn measure(
         results,
         folder: config.out_dir.clone(),
         replica,
+        extended,
+        blamed_by_replay,
     })
+}
+
+/// The recommended strategy's run to make longer, and its length in
+/// seconds: when the deployed run fails (a budget, a break, a migration that
+/// did not apply) and the recommended one kept every budget but its
+/// migration committed less than [`needed_after_commit_s`] before the end
+/// (or had not applied yet), so that its run cannot show a fix. At most
+/// twice `--duration`: a strategy that needs longer is `not shown`.
+fn lengthened_run(
+    check: &CheckConfig,
+    config: &Config,
+    report: &RunReport,
+    results: &[expect::ExpectationResult],
+) -> Option<(usize, f64)> {
+    let (deploy, recommend) = (&check.deploy.name, &check.recommend.name);
+    let passes = |name: &str| {
+        (results.iter())
+            .filter(|result| result.expectation.strategy == name)
+            .all(|result| result.verdict == expect::Verdict::Pass)
+    };
+    let index = (report.strategies.iter()).position(|run| run.strategy == *recommend)?;
+    let deployed = report
+        .strategies
+        .iter()
+        .find(|run| run.strategy == *deploy)?;
+    let deploy_fails = !passes(deploy)
+        || crate::gate::breakage::breakage(deployed).is_some()
+        || not_applied(deployed).is_some();
+    let recommended = &report.strategies[index];
+    let breaks = crate::gate::breakage::breakage(recommended).is_some();
+    if deploy == recommend || !deploy_fails || !passes(recommend) || breaks {
+        return None;
+    }
+    let planned_s = config.load.duration.as_secs_f64();
+    let bound_s = 2.0 * planned_s;
+    let needed_s = needed_after_commit_s(check.budgets.max_stall_s);
+    let run_s = match (recommended.summary.ddl_outcome, committed_at_s(recommended)) {
+        (_, Some(committed_s)) if planned_s - committed_s >= needed_s => return None,
+        (_, Some(committed_s)) => (committed_s + needed_s + 1.0).ceil().min(bound_s),
+        (crate::metrics::DdlOutcome::CutOff, None) => bound_s,
+        _ => return None,
+    };
+    Some((index, run_s))
 }
 
 /// Runs each strategy of `config` on its own copy of the work database,
@@ -631,35 +723,51 @@ async fn run_strategies(
         load_on: crate::config::ReplicaConfig::load_on(config.replica.as_ref()),
         load_loop: crate::choices::LoadLoop::of_rate(config.load.rate_tps),
     };
-    for (index, strategy) in config.strategies.iter().enumerate() {
-        copy_work_database(check, target).await?;
-        if !config.quiet {
-            stderrln!("== {} ({}) ==", strategy.name, strategy.describe());
-        }
-        let measured = measure_strategy(
-            config,
-            target,
-            strategy,
-            (config.seed.wrapping_add(index as u64), 1),
-            interrupt,
-            statements.to_vec(),
-        )
-        .await;
-        let back = back_to_work_database(target).await;
-        let measured = measured?;
-        back?;
-        if let Some(line) = &measured.ddl_error {
-            stderrln!("{}", line.trim_end());
-        }
-        report.strategies.push(measured.report);
+    for index in 0..config.strategies.len() {
+        let (run, interrupted) =
+            run_strategy(check, target, config, index, statements, interrupt).await?;
+        report.strategies.push(run);
         export::write_all(&report, &config.out_dir)?;
         plot::draw_all(&report, &config.out_dir)?;
         target.copy_server_log(&config.out_dir)?;
-        if let Some(reason) = measured.interrupted {
+        if let Some(reason) = interrupted {
             return Err(Error::runtime(reason));
         }
     }
     Ok(report)
+}
+
+/// Runs strategy `index` of `config` on its own copy of the work database;
+/// the run, and why it was interrupted if it was.
+async fn run_strategy(
+    check: &CheckConfig,
+    target: &mut Database,
+    config: &Config,
+    index: usize,
+    statements: &[TracedStatement],
+    interrupt: &Interrupt,
+) -> Result<(crate::metrics::StrategyReport, Option<String>), Error> {
+    let strategy = &config.strategies[index];
+    copy_work_database(check, target).await?;
+    if !config.quiet {
+        stderrln!("== {} ({}) ==", strategy.name, strategy.describe());
+    }
+    let measured = measure_strategy(
+        config,
+        target,
+        strategy,
+        (config.seed.wrapping_add(index as u64), 1),
+        interrupt,
+        statements.to_vec(),
+    )
+    .await;
+    let back = back_to_work_database(target).await;
+    let measured = measured?;
+    back?;
+    if let Some(line) = &measured.ddl_error {
+        stderrln!("{}", line.trim_end());
+    }
+    Ok((measured.report, measured.interrupted))
 }
 
 /// The migration's folder with `run.json` and `workload.toml`; an earlier

@@ -11,7 +11,8 @@
 //!   measure, apply, migration by migration);
 //! - [`design`]: a migration's trace -> the `Config` of its measured run;
 //! - [`load_tables`]: `--load FILE.toml`'s tables must be in check's database;
-//! - [`apply`]: a migration applied for real, for the next one.
+//! - [`apply`]: a migration applied for real, for the next one;
+//! - [`replay`]: the statement to blame for a break the failure's message does not name.
 //!
 //! What it found is the `gate` stage's plain data (`gate::checked`), judged
 //! there (`gate::verdict`, with `gate::sizes` and `gate::breakage`); its files
@@ -25,6 +26,7 @@ pub mod course;
 pub mod design;
 pub mod load_tables;
 pub mod migrations;
+pub mod replay;
 pub mod rows;
 
 use std::future::Future;

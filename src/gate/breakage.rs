@@ -13,7 +13,6 @@ use crate::export::format::format_thousands;
 use crate::metrics::StrategyReport;
 use crate::metrics::failures::{FailureKind, failure_kinds};
 use crate::metrics::lock_trace::TracedStatement;
-use crate::strategy::statements::statement_words;
 
 /// The failures a migration caused in one strategy's run.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,34 +112,146 @@ fn breaks_the_application(kind: &FailureKind) -> bool {
 }
 
 /// The fix for a migration that broke the application: the statement that
-/// renamed, dropped or retyped what the application uses (else the first),
-/// and the expand/contract way to make that change.
-pub fn breakage_fix(statements: &[TracedStatement], breakage: &Breakage) -> String {
-    let words_of = |statement: &TracedStatement| {
-        statement_words(&statement.sql)
-            .into_iter()
-            .next()
-            .unwrap_or_default()
+/// caused the failure (see [`blamed_statement`]; `blamed`, when the check
+/// found it by replaying the application's statements, wins), and the
+/// expand/contract way to make that change.
+pub fn breakage_fix(
+    statements: &[TracedStatement],
+    breakage: &Breakage,
+    blamed: Option<u32>,
+) -> String {
+    let statement = match blamed {
+        Some(number) => statements.iter().find(|s| s.statement == number),
+        None => blamed_statement(statements, &breakage.main_failure),
     };
-    let changes_a_name = |words: &[String]| {
-        words
-            .iter()
-            .any(|word| word == "RENAME" || word == "DROP" || word == "TYPE")
-    };
-    let statement = statements
-        .iter()
-        .find(|statement| changes_a_name(&words_of(statement)))
-        .or_else(|| statements.first());
     let what = statement.map_or_else(
         || "the migration".to_string(),
         |statement| format!("`{}`", statement.sql.trim()),
     );
+    let how = match breakage.main_failure.starts_with("23") {
+        // A constraint the application's writes as they are do not meet.
+        true => {
+            "the application as it runs writes rows the new constraint refuses: give a new \
+             NOT NULL column a DEFAULT (so inserts that do not name it still meet it), or add \
+             the constraint in a later release, once the application writes what it requires"
+        }
+        false => {
+            "change it the expand/contract way: add the new name (or column, or type) beside \
+             the old one, write both, move the reads, and drop the old one in a later release"
+        }
+    };
     format!(
-        "{what} breaks the application's statements ({}): change it the expand/contract \
-         way: add the new name (or column, or type) beside the old one, write both, move the \
-         reads, and drop the old one in a later release; retry and lock_timeout do not help",
+        "{what} breaks the application's statements ({}): {how}; retry and lock_timeout \
+         shorten a wait, not a break",
         breakage.main_failure
     )
+}
+
+/// The statement whose effect `failure` (`23502 null value in column "x"
+/// of relation "spaces" ...`) names: by its SQLSTATE, the statement that
+/// makes a column NOT NULL (23502), adds the constraint the message names or
+/// one of its kind on its table (class 23), renames or drops the column or
+/// table (42703, 42P01), changes a type (0A000); `None` when the message
+/// names nothing a statement made (then [`replay_needed`] says to replay).
+pub fn named_statement<'a>(
+    statements: &'a [TracedStatement],
+    failure: &str,
+) -> Option<&'a TracedStatement> {
+    let (code, message) = failure.split_once(' ').unwrap_or((failure, ""));
+    let names = quoted_names(message);
+    let first = names.first().map(String::as_str).unwrap_or_default();
+    let last = names.last().map(String::as_str).unwrap_or_default();
+    let find = |test: &dyn Fn(&Words) -> bool| {
+        statements
+            .iter()
+            .find(|statement| test(&Words::of(&statement.sql)))
+    };
+    match code {
+        // null value in column "x" of relation "t" violates not-null constraint
+        "23502" => find(&|w| w.has(first) && w.has("not") && w.has("null") && !w.has("drop")),
+        // ... violates check / unique / foreign key / exclusion constraint "c"
+        "23514" | "23505" | "23503" | "23P01" => find(&|w| w.has(last)).or_else(|| {
+            let table = names
+                .iter()
+                .rev()
+                .nth(1)
+                .map(String::as_str)
+                .unwrap_or(first);
+            let kind: &[&str] = match code {
+                "23514" => &["check"],
+                "23505" => &["unique", "primary"],
+                "23503" => &["references", "foreign"],
+                _ => &["exclude"],
+            };
+            find(&|w| w.has(table) && kind.iter().any(|word| w.has(word)))
+        }),
+        // column "x" (of relation "t") does not exist; relation "t" does not exist
+        "42703" | "42P01" | "42883" => {
+            find(&|w| w.has(first) && (w.has("rename") || w.has("drop")))
+        }
+        // cached plan must not change result type
+        "0A000" => find(&|w| w.has("type") && w.has("alter")),
+        _ => None,
+    }
+}
+
+/// The statement [`named_statement`] finds, else (the message names none)
+/// the first that renames, drops or retypes something, else the first.
+pub fn blamed_statement<'a>(
+    statements: &'a [TracedStatement],
+    failure: &str,
+) -> Option<&'a TracedStatement> {
+    named_statement(statements, failure).or_else(|| {
+        statements
+            .iter()
+            .find(|statement| {
+                let words = Words::of(&statement.sql);
+                words.has("rename") || words.has("drop") || words.has("type")
+            })
+            .or_else(|| statements.first())
+    })
+}
+
+/// Whether the statement to blame for `failure` cannot be read from its
+/// message, so the check replays the application's statements after each
+/// of the migration's, one prefix at a time, on the quiet server.
+pub fn replay_needed(statements: &[TracedStatement], failure: &str) -> bool {
+    statements.len() > 1 && named_statement(statements, failure).is_none()
+}
+
+/// The names a server message quotes (`"x"`), lower-cased.
+fn quoted_names(message: &str) -> Vec<String> {
+    message
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// A statement's identifiers and keywords, lower-cased and unquoted, a
+/// qualified name as its parts (`public.spaces`: `public`, `spaces`).
+struct Words(Vec<String>);
+
+impl Words {
+    fn of(sql: &str) -> Words {
+        let code: String = (sql.lines())
+            .map(|line| line.split("--").next().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n");
+        Words(
+            code.to_lowercase()
+                .replace('"', "")
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|word| !word.is_empty())
+                .map(str::to_string)
+                .collect(),
+        )
+    }
+
+    fn has(&self, word: &str) -> bool {
+        !word.is_empty() && self.0.iter().any(|w| w == word)
+    }
 }
 
 #[cfg(test)]
@@ -231,6 +342,7 @@ mod tests {
                 statement("ALTER TABLE orders RENAME COLUMN qty TO quantity"),
             ],
             &broke,
+            None,
         );
         assert!(
             fix.starts_with(
@@ -238,6 +350,69 @@ mod tests {
                  statements (42703 column \"qty\" does not exist): change it the expand/contract way"
             ),
             "{fix}"
+        );
+    }
+
+    /// A column added nullable, filled, made NOT NULL, then an index
+    /// dropped: the application's inserts (which do not write the column)
+    /// fail 23502, and the blame goes to SET NOT NULL, not to the DROP
+    /// INDEX nor to the nullable ADD COLUMN.
+    #[test]
+    fn the_blame_goes_to_the_statement_the_message_names() {
+        let numbered = |number: u32, sql: &str| TracedStatement {
+            step: 1,
+            statement: number,
+            sql: sql.into(),
+            duration_ms: 1.0,
+            held_ms: 1.0,
+            locks: Vec::new(),
+            wal_bytes: None,
+        };
+        let statements = [
+            numbered(1, "ALTER TABLE spaces ADD COLUMN depth INTEGER"),
+            numbered(2, "UPDATE spaces SET depth = 0"),
+            numbered(3, "ALTER TABLE \"spaces\" ALTER COLUMN depth SET NOT NULL"),
+            numbered(4, "DROP INDEX spaces_root_id"),
+        ];
+        let blamed = |failure: &str| blamed_statement(&statements, failure).map(|s| s.statement);
+        assert_eq!(
+            blamed(
+                "23502 null value in column \"depth\" of relation \"spaces\" violates \
+                 not-null constraint"
+            ),
+            Some(3)
+        );
+        assert!(!replay_needed(
+            &statements,
+            "23502 null value in column \"depth\" of relation \"spaces\""
+        ));
+        // A message naming nothing the migration made: replayed to find it.
+        assert!(replay_needed(
+            &statements,
+            "0A000 cached plan must not change result type"
+        ));
+        let renamed = [
+            numbered(1, "ALTER TABLE orders ADD COLUMN qty_new int"),
+            numbered(2, "ALTER TABLE orders RENAME COLUMN qty TO quantity"),
+        ];
+        assert_eq!(
+            named_statement(&renamed, "42703 column \"qty\" does not exist").map(|s| s.statement),
+            Some(2)
+        );
+        let checked = [
+            numbered(1, "ALTER TABLE orders ADD COLUMN kind text"),
+            numbered(
+                2,
+                "ALTER TABLE orders ADD CONSTRAINT kind_known CHECK (kind IS NOT NULL)",
+            ),
+        ];
+        assert_eq!(
+            named_statement(
+                &checked,
+                "23514 new row for relation \"orders\" violates check constraint \"kind_known\""
+            )
+            .map(|s| s.statement),
+            Some(2)
         );
     }
 }

@@ -98,6 +98,26 @@ pub struct MeasuredRun {
     /// `--replica`: the same strategies run again with the report on the
     /// hot standby and readers on both servers; `None` without `--replica`.
     pub replica: Option<ReplicaRuns>,
+    /// The strategies whose run was made longer than `--duration` so that
+    /// the load ran long enough after their migration committed.
+    pub extended: Vec<ExtendedRun>,
+    /// The statement (its number in the trace) after which the
+    /// application's failing statement first failed when the check replayed
+    /// it after each prefix of the migration on the quiet server: found only
+    /// when the failure's message names nothing a statement made.
+    pub blamed_by_replay: Option<u32>,
+}
+
+/// A strategy's run made longer than `--duration`: its migration committed
+/// too close to the end to show what it does to the traffic after it, so
+/// the strategy ran again for longer (within a bound).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtendedRun {
+    pub strategy: String,
+    /// The run's planned length (`--duration`), in seconds.
+    pub planned_s: f64,
+    /// The length it ran again with, in seconds.
+    pub run_s: f64,
 }
 
 /// A migration's runs with the report on the hot standby (`check --replica`):

@@ -7,14 +7,19 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::applied::{
+    apply_fix, needed_after_commit_s, not_applied, not_applied_words, not_shown_words,
+};
 use super::breakage::{breakage, breakage_fix, broken_load};
-use super::checked::{CheckedMigration, Outcome};
+use super::checked::{CheckedMigration, MeasuredRun, Outcome};
+use super::fixes::{advice, lock_fixes};
+use super::holds::{TransactionHold, transaction_holds};
 use super::replica::{replica_fix, replica_stall};
 use super::sizes::SizeEstimate;
 use crate::choices::Layout;
 use crate::expect::{Bound, ExpectationResult, Verdict};
 use crate::export::format::{format_latency, trim_number};
-use crate::metrics::lock_trace::{Blocks, RelationKind, TracedLock, TracedStatement, held_before};
+use crate::metrics::lock_trace::{Blocks, RelationKind, TracedStatement, held_before};
 use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
 use crate::strategy::statements::statement_words;
 
@@ -85,6 +90,17 @@ pub struct Judged {
     pub flags: Vec<String>,
     /// Why the deployed run is no result, for an invalid migration.
     pub invalid: Option<String>,
+    /// Why the migration did not apply as deployed (it gave up, failed or
+    /// was cut off): a failed deploy, which fails the gate.
+    pub not_applied: Option<String>,
+}
+
+impl Judged {
+    /// Whether the recommended strategy kept every budget but its run
+    /// cannot show it as a fix (its migration committed as the run ended).
+    pub fn fix_not_shown(&self) -> bool {
+        self.fixed_by_recommended.is_none() && self.recommended.is_some()
+    }
 }
 
 /// Judges `checked` by `judging`.
@@ -100,6 +116,7 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
             not_measured: None,
             flags: Vec::new(),
             invalid: Some(error.clone()),
+            not_applied: None,
         };
     }
     if let Outcome::Traced(flags) = &checked.outcome {
@@ -121,6 +138,7 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
             }),
             flags: Vec::new(),
             invalid: None,
+            not_applied: None,
         };
     };
     let of = |strategy: &str| -> Vec<&ExpectationResult> {
@@ -130,25 +148,23 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
             .collect()
     };
     let deployed = strategy(&run.report, deploy);
+    // A migration that does not apply as deployed fails: the deploy failed.
+    let deployed_not_applied = deployed
+        .filter(|run| run.summary.invalid.is_empty())
+        .and_then(|run| not_applied(run).map(|reason| (run, reason)));
     // A migration that breaks the application fails whatever the budgets say.
     let deployed_breakage = deployed.and_then(breakage);
     // A hold at the production size no strategy shortens: it fails every one.
-    let too_long: Vec<&SizeEstimate> = (checked.estimates.iter())
-        .filter(|estimate| estimate.over(judging.max_stall_s))
-        .collect();
+    let (too_long, hold_broken) = holds_over(checked, judging.max_stall_s);
     let over_budget: Vec<String> = of(deploy)
         .into_iter()
         .filter(|result| result.verdict == Verdict::Fail)
         .map(budget_words)
         .collect();
-    let broken: Vec<String> = deployed_breakage
-        .iter()
-        .map(|breakage| breakage.words())
-        .chain(
-            too_long
-                .iter()
-                .map(|estimate| hold_words(estimate, judging.max_stall_s)),
-        )
+    let broken: Vec<String> = (deployed_not_applied.iter())
+        .map(|(_, reason)| not_applied_words(reason))
+        .chain(deployed_breakage.iter().map(|breakage| breakage.words()))
+        .chain(hold_broken)
         .chain(over_budget.iter().cloned())
         .collect();
     // `--replica`: the deployed run with the report on the standby.
@@ -158,24 +174,7 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
     let broken: Vec<String> = (broken.into_iter())
         .chain(replica_over.map(|stall| stall.words(judging.max_stall_s)))
         .collect();
-    let recommended_on_replica = replica_stall(run, recommend);
-    let recommended_results = of(recommend);
-    let recommended_run = strategy(&run.report, recommend);
-    let recommended_breakage = recommended_run.and_then(breakage);
-    let is_valid =
-        |name: &str| strategy(&run.report, name).is_none_or(|s| s.summary.invalid.is_empty());
-    let fixed_by_recommended = (recommend != deploy
-        && !recommended_results.is_empty()
-        && is_valid(recommend))
-    .then(|| {
-        recommended_breakage.is_none()
-            && too_long.is_empty()
-            && recommended_results
-                .iter()
-                .all(|r| r.verdict == Verdict::Pass)
-            && (recommended_on_replica.as_ref())
-                .is_none_or(|stall| stall.invalid.is_empty() && !stall.over(judging.max_stall_s))
-    });
+    let recommended = judge_recommended(run, judging, &too_long);
     let invalid = match deployed {
         Some(deployed) if !deployed.summary.invalid.is_empty() => {
             Some(deployed.summary.invalid.clone())
@@ -195,8 +194,15 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
     };
     let mut fixes = Vec::new();
     if verdict == MigrationVerdict::Fail {
+        if let Some((deployed, _)) = &deployed_not_applied {
+            fixes.push(apply_fix(deployed, recommend));
+        }
         if let Some(breakage) = &deployed_breakage {
-            fixes.push(breakage_fix(&checked.statements, breakage));
+            fixes.push(breakage_fix(
+                &checked.statements,
+                breakage,
+                run.blamed_by_replay,
+            ));
         }
         fixes.extend(
             too_long
@@ -222,43 +228,9 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
             fixes.push(replica_fix());
         }
     }
-    let recommended = match (verdict, fixed_by_recommended, recommended_run) {
-        (MigrationVerdict::Fail, Some(fixed), Some(report)) => {
-            let stall = match report.summary.ddl_outcome {
-                DdlOutcome::CutOff => format!(
-                    "longest stall at least {} s (the run ended before the migration did: \
-                     lengthen --duration)",
-                    report.summary.longest_stall_s
-                ),
-                _ => format!("longest stall {} s", report.summary.longest_stall_s),
-            };
-            let stall = match &recommended_on_replica {
-                Some(on_replica) if on_replica.over(judging.max_stall_s) => {
-                    on_replica.words(judging.max_stall_s)
-                }
-                Some(on_replica) => format!(
-                    "{stall}; the replica's readers {} s",
-                    on_replica.longest_stall_s
-                ),
-                None => stall,
-            };
-            let longest_hold_ms = (too_long.iter())
-                .filter_map(|estimate| estimate.estimated_hold_ms)
-                .fold(0.0, f64::max);
-            Some(match (fixed, &recommended_breakage) {
-                (true, _) => format!("fixed by {recommend}: {stall}"),
-                (false, Some(breakage)) => {
-                    format!("{recommend} does not fix it: {}", breakage.words())
-                }
-                (false, None) if !too_long.is_empty() => format!(
-                    "{recommend} does not fix it: it shortens the wait for the lock, not the \
-                     hold, about {} at the production size",
-                    format_latency(longest_hold_ms)
-                ),
-                (false, None) => format!("{recommend} does not fix it: {stall}"),
-            })
-        }
-        _ => None,
+    let (fixed_by_recommended, recommended) = match recommended {
+        Some((fixed, words)) => (fixed, (verdict == MigrationVerdict::Fail).then_some(words)),
+        None => (None, None),
     };
     Judged {
         verdict,
@@ -269,7 +241,101 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
         not_measured: None,
         flags: Vec::new(),
         invalid,
+        not_applied: deployed_not_applied.map(|(_, reason)| reason),
     }
+}
+
+/// What the recommended strategy did, when it ran beside the deployed one
+/// and its run is a result: whether it keeps every budget (`None` when its
+/// run cannot show it: its migration committed too close to the run's end,
+/// or not before it) and that in words: `fixed by retry: longest stall 0
+/// s`, `retry does not fix it: ...`, `not shown: ...`.
+fn judge_recommended(
+    run: &MeasuredRun,
+    judging: &Judging,
+    too_long: &[&SizeEstimate],
+) -> Option<(Option<bool>, String)> {
+    let (deploy, recommend) = (judging.deploy, judging.recommend);
+    let results: Vec<&ExpectationResult> = (run.results.iter())
+        .filter(|result| result.expectation.strategy == recommend)
+        .collect();
+    let report = strategy(&run.report, recommend)?;
+    if recommend == deploy || results.is_empty() || !report.summary.invalid.is_empty() {
+        return None;
+    }
+    let on_replica = replica_stall(run, recommend);
+    let replica_over = (on_replica.as_ref())
+        .is_some_and(|stall| !stall.invalid.is_empty() || stall.over(judging.max_stall_s));
+    let breakage = breakage(report);
+    let within = results.iter().all(|r| r.verdict == Verdict::Pass);
+    let stall = match report.summary.ddl_outcome {
+        DdlOutcome::CutOff => format!(
+            "longest stall at least {} s (the run ended before the migration did: \
+             lengthen --duration)",
+            report.summary.longest_stall_s
+        ),
+        _ => format!("longest stall {} s", report.summary.longest_stall_s),
+    };
+    let stall = match &on_replica {
+        Some(on_replica) if on_replica.over(judging.max_stall_s) => {
+            on_replica.words(judging.max_stall_s)
+        }
+        Some(on_replica) => format!(
+            "{stall}; the replica's readers {} s",
+            on_replica.longest_stall_s
+        ),
+        None => stall,
+    };
+    let does_not = |why: String| Some((Some(false), format!("{recommend} does not fix it: {why}")));
+    if let Some(breakage) = &breakage {
+        return does_not(breakage.words());
+    }
+    if !too_long.is_empty() {
+        let longest_hold_ms = (too_long.iter())
+            .filter_map(|estimate| estimate.estimated_hold_ms)
+            .fold(0.0, f64::max);
+        return does_not(format!(
+            "it shortens the wait for the lock, not the hold, about {} at the production size",
+            format_latency(longest_hold_ms)
+        ));
+    }
+    if !within || replica_over {
+        return does_not(stall);
+    }
+    let needed_s = needed_after_commit_s(judging.max_stall_s);
+    let extended = run.extended.iter().find(|e| e.strategy == recommend);
+    match report.summary.ddl_outcome {
+        DdlOutcome::GaveUp | DdlOutcome::Error => {
+            return does_not(not_applied(report).unwrap_or_default());
+        }
+        DdlOutcome::CutOff => {
+            return Some((
+                None,
+                format!(
+                    "not shown: {recommend}'s migration had not applied when the run ended at \
+                     {} s; lengthen --duration",
+                    report.seconds.len()
+                ),
+            ));
+        }
+        DdlOutcome::Ok | DdlOutcome::None => {}
+    }
+    if let Some(words) = not_shown_words(report, needed_s, extended.map(|e| e.run_s)) {
+        return Some((None, words));
+    }
+    let lengthened = extended.map_or(String::new(), |extended| {
+        format!(
+            " (its run lengthened from {} s to {} s, so that {} s of traffic followed its \
+             migration's commit)",
+            trim_number(extended.planned_s, 1),
+            trim_number(extended.run_s, 1),
+            trim_number(needed_s, 1)
+        )
+    });
+    Some((
+        Some(true),
+        format!("fixed by {recommend}: {stall}{lengthened}"),
+    ))
 }
 
 /// The judgement of a migration from its trace alone (`flags`, see
@@ -277,9 +343,7 @@ pub fn judge(checked: &CheckedMigration, judging: &Judging) -> Judged {
 /// stall budget (no strategy shortens it), `flagged` when the trace shows
 /// what only a measured run can judge, else `pass`.
 fn judge_trace(checked: &CheckedMigration, flags: &[String], judging: &Judging) -> Judged {
-    let too_long: Vec<&SizeEstimate> = (checked.estimates.iter())
-        .filter(|estimate| estimate.over(judging.max_stall_s))
-        .collect();
+    let (too_long, hold_broken) = holds_over(checked, judging.max_stall_s);
     let verdict = match (too_long.is_empty(), flags.is_empty()) {
         (false, _) => MigrationVerdict::Fail,
         (true, false) => MigrationVerdict::Flagged,
@@ -287,9 +351,7 @@ fn judge_trace(checked: &CheckedMigration, flags: &[String], judging: &Judging) 
     };
     Judged {
         verdict,
-        broken: (too_long.iter())
-            .map(|estimate| hold_words(estimate, judging.max_stall_s))
-            .collect(),
+        broken: hold_broken,
         fixes: (too_long.iter())
             .map(|estimate| hold_fix(&checked.statements, estimate, judging))
             .collect(),
@@ -303,7 +365,28 @@ fn judge_trace(checked: &CheckedMigration, flags: &[String], judging: &Judging) 
         }),
         flags: flags.to_vec(),
         invalid: None,
+        not_applied: None,
     }
+}
+
+/// The holds at a production size over `max_stall_s`, which no strategy
+/// shortens: the statements' estimates that are over it alone or count in
+/// a transaction's hold that is (see [`transaction_holds`]), and the broken
+/// budgets in words: a transaction's hold for the statements it counts,
+/// each other statement's own.
+fn holds_over(checked: &CheckedMigration, max_stall_s: u32) -> (Vec<&SizeEstimate>, Vec<String>) {
+    let holds = transaction_holds(&checked.statements, &checked.estimates);
+    let holds: Vec<&TransactionHold> = holds.iter().filter(|h| h.over(max_stall_s)).collect();
+    let in_a_hold = |estimate: &SizeEstimate| holds.iter().any(|hold| hold.covers(estimate));
+    let too_long: Vec<&SizeEstimate> = (checked.estimates.iter())
+        .filter(|estimate| estimate.over(max_stall_s) || in_a_hold(estimate))
+        .collect();
+    let words = (too_long.iter())
+        .filter(|estimate| !in_a_hold(estimate))
+        .map(|estimate| hold_words(estimate, max_stall_s))
+        .chain((holds.iter()).map(|hold| format!("{} (budget {max_stall_s} s)", hold.words())))
+        .collect();
+    (too_long, words)
 }
 
 /// What a migration's trace shows that only a measured run can judge, one
@@ -393,8 +476,16 @@ fn hold_fix(statements: &[TracedStatement], estimate: &SizeEstimate, judging: &J
                 .locks
                 .iter()
                 .find(|lock| lock.relation == estimate.relation)?;
-            Some(advice(statement, lock, judging.layout).1)
+            let index = statements
+                .iter()
+                .position(|s| s.statement == statement.statement)?;
+            let under = held_before(&statements[..index], statement, &lock.relation)
+                .filter(|(held, _)| lock.mode.covered_by(*held))
+                .map(|(_, by)| by);
+            Some(advice(statement, lock, judging.layout, under).1)
         })
+        // The hold is the problem, not the queue: no lock_timeout here.
+        .filter(|advice| !advice.contains("lock_timeout"))
         .unwrap_or_else(|| "avoid reading the whole table under that lock".to_string());
     format!(
         "`{}` {}: {}; lock_timeout and retry do not shorten a hold: {advice}",
@@ -402,344 +493,4 @@ fn hold_fix(statements: &[TracedStatement], estimate: &SizeEstimate, judging: &J
         estimate.what(),
         estimate.figures()
     )
-}
-
-/// One fix per statement that blocks traffic on a table that existed
-/// before the migration (`existing_tables`), the one that blocks the most
-/// first (the longest held among equals), with how long the deployed
-/// migration ran (its lock wait included); statements with the same fix are
-/// one sentence naming their tables: `CREATE INDEX blocks writes on orders
-/// for 1.8 s: use CREATE INDEX CONCURRENTLY, ...`.
-pub fn lock_fixes(
-    statements: &[TracedStatement],
-    existing_tables: &[String],
-    deployed: &StrategyReport,
-    layout: Layout,
-) -> Vec<String> {
-    let mut risky: Vec<(&TracedStatement, &TracedLock)> = statements
-        .iter()
-        .enumerate()
-        .filter_map(|(index, statement)| {
-            // A lock the transaction already holds as strongly neither queues
-            // nor blocks anyone new: the earlier statement's fix covers it,
-            // unless this one reads or rewrites the table under it (longer held).
-            let held_already = |lock: &TracedLock| {
-                let works_under = lock.scanned == Some(true) || lock.rewritten;
-                !works_under
-                    && held_before(&statements[..index], statement, &lock.relation)
-                        .is_some_and(|(held, _)| lock.mode.covered_by(held))
-            };
-            let lock = (statement.locks.iter())
-                .filter(|lock| lock.kind == RelationKind::Table && lock.blocks() != Blocks::Nothing)
-                .filter(|lock| existing_tables.contains(&lock.relation))
-                .filter(|lock| !held_already(lock))
-                .max_by_key(|lock| (lock.blocks(), lock.mode))?;
-            Some((statement, lock))
-        })
-        .collect();
-    risky.sort_by(|(a, x), (b, y)| {
-        (y.blocks(), y.mode)
-            .cmp(&(x.blocks(), x.mode))
-            .then(b.held_ms.total_cmp(&a.held_ms))
-    });
-    // (what, what it blocks, fix) with the tables, in the order found.
-    let mut sentences: Vec<(String, Blocks, String, Vec<&str>)> = Vec::new();
-    for (statement, lock) in risky {
-        let (what, fix) = advice(statement, lock, layout);
-        match sentences
-            .iter_mut()
-            .find(|(w, b, f, _)| *w == what && *b == lock.blocks() && *f == fix)
-        {
-            Some((_, _, _, tables)) if !tables.contains(&lock.relation.as_str()) => {
-                tables.push(&lock.relation)
-            }
-            Some(_) => {}
-            None => sentences.push((what, lock.blocks(), fix, vec![&lock.relation])),
-        }
-    }
-    let seconds = trim_number(deployed.summary.ddl_total_ms / 1000.0, 1);
-    sentences
-        .into_iter()
-        .enumerate()
-        .map(|(index, (what, blocks, fix, tables))| {
-            let how_long = match index {
-                0 => format!(" for {seconds} s"),
-                _ => String::new(),
-            };
-            format!(
-                "{what} blocks {} on {}{how_long}: {fix}",
-                blocks.words(),
-                tables.join(", ")
-            )
-        })
-        .collect()
-}
-
-/// What the statement is, in a few words, and how to do it without the
-/// stall, in a form that fits it: NOT VALID only for `ALTER TABLE ... ADD`,
-/// CONCURRENTLY in a migration its tool runs outside a transaction (`layout`).
-fn advice(statement: &TracedStatement, lock: &TracedLock, layout: Layout) -> (String, String) {
-    let words = statement_words(&statement.sql)
-        .into_iter()
-        .next()
-        .unwrap_or_default();
-    let has = |word: &str| words.iter().any(|w| w == word);
-    let not_valid = words
-        .windows(2)
-        .any(|pair| pair[0] == "NOT" && pair[1] == "VALID");
-    let first = |count: usize| {
-        words
-            .iter()
-            .take(count)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let scanned = lock.scanned == Some(true);
-    let alters = first(2) == "ALTER TABLE";
-    let (what, fix) = match (first(2).as_str(), first(3).as_str()) {
-        ("CREATE INDEX", _) | (_, "CREATE UNIQUE INDEX") if !has("CONCURRENTLY") => {
-            return (
-                first(2).replace("CREATE UNIQUE", "CREATE UNIQUE INDEX"),
-                format!(
-                    "use CREATE INDEX CONCURRENTLY, which cannot run in a transaction: in a \
-                     migration of its own {}",
-                    layout.outside_a_transaction()
-                ),
-            );
-        }
-        _ if (has("FOREIGN") || has("REFERENCES")) && alters && !not_valid && scanned => (
-            "ADD FOREIGN KEY".to_string(),
-            "add it NOT VALID, then VALIDATE CONSTRAINT in a migration of its own",
-        ),
-        _ if has("CHECK") && has("ADD") && alters && !not_valid && scanned => (
-            "ADD CHECK".to_string(),
-            "add it NOT VALID, then VALIDATE CONSTRAINT in a migration of its own",
-        ),
-        _ if has("SET") && has("NOT") && has("NULL") && scanned => (
-            "SET NOT NULL".to_string(),
-            "add CHECK (column IS NOT NULL) NOT VALID, VALIDATE it in a migration of its own, \
-             then SET NOT NULL, which then skips the scan",
-        ),
-        _ if lock.rewritten && has("ADD") && has("DEFAULT") => (
-            "ADD COLUMN with a volatile DEFAULT (a rewrite)".to_string(),
-            "add the column without the default, then SET DEFAULT (new rows only) and fill \
-             the old rows in batches",
-        ),
-        _ if lock.rewritten && has("TYPE") => (
-            "ALTER COLUMN ... TYPE (a rewrite)".to_string(),
-            "add a column of the new type, backfill it in batches, and swap (or change to a \
-             binary-coercible type, which skips the rewrite)",
-        ),
-        _ if lock.rewritten => (
-            format!("{} (a rewrite)", first(2)),
-            "avoid rewriting the table under ACCESS EXCLUSIVE",
-        ),
-        _ => (
-            first(2),
-            "its lock queued behind the long transaction, and the traffic behind it: set \
-             lock_timeout and retry (as --recommend retry does)",
-        ),
-    };
-    (what, fix.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::metrics::lock_trace::{LockMode, RelationKind};
-    use crate::testing::reference_report;
-
-    fn statement(sql: &str, mode: LockMode, rewritten: bool, scanned: bool) -> TracedStatement {
-        TracedStatement {
-            step: 1,
-            statement: 1,
-            sql: sql.into(),
-            duration_ms: 40.0,
-            held_ms: 40.0,
-            locks: vec![TracedLock {
-                relation: "orders".into(),
-                kind: RelationKind::Table,
-                mode,
-                taken: true,
-                rewritten,
-                scanned: Some(scanned),
-            }],
-            wal_bytes: None,
-        }
-    }
-
-    #[test]
-    fn the_fix_names_the_statement_what_it_blocks_and_for_how_long() {
-        let report = reference_report();
-        let naive = &report.strategies[0];
-        let seconds = trim_number(naive.summary.ddl_total_ms / 1000.0, 1);
-        let orders = ["orders".to_string()];
-        let fix = |sql: &str, mode, rewritten, scanned| {
-            let statement = statement(sql, mode, rewritten, scanned);
-            let mut fixes = lock_fixes(&[statement], &orders, naive, Layout::Goose);
-            assert_eq!(fixes.len(), 1, "{fixes:?}");
-            fixes.remove(0)
-        };
-        assert_eq!(
-            fix(
-                "CREATE INDEX orders_created_at_idx ON orders (created_at)",
-                LockMode::Share,
-                false,
-                true
-            ),
-            format!(
-                "CREATE INDEX blocks writes on orders for {seconds} s: use CREATE INDEX \
-                 CONCURRENTLY, which cannot run in a transaction: in a migration of its own \
-                 marked `-- +goose NO TRANSACTION`"
-            )
-        );
-        assert!(
-            fix(
-                "ALTER TABLE orders ADD CONSTRAINT f FOREIGN KEY (customer_id) REFERENCES customers (id)",
-                LockMode::ShareRowExclusive,
-                false,
-                true
-            )
-            .starts_with("ADD FOREIGN KEY blocks writes on orders for")
-        );
-        assert!(
-            fix(
-                "ALTER TABLE orders ADD COLUMN token uuid DEFAULT gen_random_uuid()",
-                LockMode::AccessExclusive,
-                true,
-                true
-            )
-            .starts_with("ADD COLUMN with a volatile DEFAULT (a rewrite) blocks reads and writes")
-        );
-        assert!(
-            fix(
-                "ALTER TABLE orders ADD COLUMN note text",
-                LockMode::AccessExclusive,
-                false,
-                false
-            )
-            .ends_with("set lock_timeout and retry (as --recommend retry does)")
-        );
-        let harmless = statement(
-            "CREATE INDEX CONCURRENTLY i ON orders (total)",
-            LockMode::ShareUpdateExclusive,
-            false,
-            false,
-        );
-        assert!(lock_fixes(&[harmless], &orders, naive, Layout::Goose).is_empty());
-    }
-
-    /// Django's "alter field" on a foreign key: DROP CONSTRAINT (ACCESS
-    /// EXCLUSIVE), SET NOT NULL (scans under it), ADD CONSTRAINT ... FOREIGN
-    /// KEY, whose SHARE ROW EXCLUSIVE the transaction already holds as ACCESS
-    /// EXCLUSIVE: it cannot queue, so it gets no "queued" fix of its own.
-    #[test]
-    fn a_lock_the_transaction_already_holds_gets_no_fix_of_its_own() {
-        let report = reference_report();
-        let naive = &report.strategies[0];
-        let drop = statement(
-            "ALTER TABLE orders DROP CONSTRAINT orders_user_fk",
-            LockMode::AccessExclusive,
-            false,
-            false,
-        );
-        let add = TracedStatement {
-            statement: 2,
-            ..statement(
-                "ALTER TABLE orders ADD CONSTRAINT orders_user_fk FOREIGN KEY \
-                 (user_id) REFERENCES users (id) DEFERRABLE INITIALLY DEFERRED",
-                LockMode::ShareRowExclusive,
-                false,
-                false,
-            )
-        };
-        let fixes = lock_fixes(
-            &[drop, add],
-            &["orders".to_string()],
-            naive,
-            Layout::Numbered,
-        );
-        assert_eq!(fixes.len(), 1, "{fixes:#?}");
-        assert!(
-            fixes[0].starts_with("ALTER TABLE blocks reads and writes on orders"),
-            "{fixes:#?}"
-        );
-    }
-
-    /// The migration of the issue: a new table with a foreign key, columns
-    /// added to two existing tables, a plain index. The new table blocks no
-    /// one and gets no fix (no NOT VALID inside CREATE TABLE); each risk on an
-    /// existing table gets one, the same fix once for both tables.
-    #[test]
-    fn fixes_fit_the_statements_on_existing_tables_only() {
-        let report = reference_report();
-        let naive = &report.strategies[0];
-        let on = |relation: &str, mode, scanned| TracedLock {
-            relation: relation.into(),
-            kind: RelationKind::Table,
-            mode,
-            taken: true,
-            rewritten: false,
-            scanned: Some(scanned),
-        };
-        let numbered = |number: u32, sql: &str, locks: Vec<TracedLock>| TracedStatement {
-            statement: number,
-            locks,
-            ..statement(sql, LockMode::AccessShare, false, false)
-        };
-        let statements = [
-            numbered(
-                1,
-                "CREATE TABLE invites (id bigint PRIMARY KEY, user_id bigint NOT NULL \
-                 REFERENCES users (id))",
-                vec![
-                    on("invites", LockMode::AccessExclusive, false),
-                    on("users", LockMode::ShareRowExclusive, false),
-                ],
-            ),
-            numbered(
-                2,
-                "ALTER TABLE orders ADD COLUMN note text",
-                vec![on("orders", LockMode::AccessExclusive, false)],
-            ),
-            numbered(
-                3,
-                "ALTER TABLE users ADD COLUMN invited boolean",
-                vec![on("users", LockMode::AccessExclusive, false)],
-            ),
-            numbered(
-                4,
-                "CREATE INDEX orders_note ON orders (note)",
-                vec![on("orders", LockMode::Share, true)],
-            ),
-        ];
-        let existing = ["orders".to_string(), "users".to_string()];
-        let fixes = lock_fixes(&statements, &existing, naive, Layout::Diesel);
-        let seconds = trim_number(naive.summary.ddl_total_ms / 1000.0, 1);
-        assert_eq!(fixes.len(), 3, "{fixes:#?}");
-        assert!(
-            fixes[0].starts_with(&format!(
-                "ALTER TABLE blocks reads and writes on orders, users for {seconds} s: its \
-                 lock queued"
-            )),
-            "{fixes:#?}"
-        );
-        assert!(
-            fixes[1].starts_with("CREATE TABLE blocks writes on users: its lock queued"),
-            "{fixes:#?}"
-        );
-        assert!(
-            fixes[2].starts_with(
-                "CREATE INDEX blocks writes on orders: use CREATE INDEX \
-                 CONCURRENTLY"
-            ) && fixes[2].ends_with("with `run_in_transaction = false` in its `metadata.toml`"),
-            "{fixes:#?}"
-        );
-        let text = fixes.join(" ");
-        assert!(
-            !text.contains("invites") && !text.contains("NOT VALID"),
-            "{text}"
-        );
-    }
 }

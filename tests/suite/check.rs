@@ -1,9 +1,11 @@
 //! `stallbench check` gates examples/migrations/ on a real throwaway server:
 //! the three unsafe migrations (a volatile default, a plain index, a foreign
-//! key) break the budget as deployed and `retry` keeps them within it; the
-//! same three done safely pass; the traces show the rewrite, the locks and
+//! key) break the budget as deployed and `retry` keeps them within it; two
+//! of the same done "safely", with their own `lock_timeout`, give up behind
+//! the report as deployed (the file run once): a failed deploy, which
+//! `retry` applies; CONCURRENTLY passes; the traces show the rewrite, the locks and
 //! what they block; the files a pipeline reads are all there. One run of the
-//! whole folder on short clocks (the blocker held 3 s, 7 s per strategy;
+//! whole folder on short clocks (the blocker held 3 s, 9 s per strategy;
 //! `--measure flagged` leaves CONCURRENTLY, whose trace blocks nothing, to
 //! its trace) serves every assertion.
 
@@ -87,8 +89,10 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
             "6",
             "--hold",
             "3s",
+            // retry applies behind the report at about 5.5 s: 3 s of
+            // traffic must follow its commit for it to be called a fix.
             "--duration",
-            "6s",
+            "9s",
             "--rows",
             "10000",
             // CONCURRENTLY's trace flags nothing: judged from it, not run.
@@ -103,19 +107,18 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
     let stdout = stdout_of(&assert);
     assert.code(3);
 
-    // The verdict first, naming the three unsafe migrations and what retry does.
+    // The verdict first, naming the three unsafe migrations, the two that
+    // never applied as deployed, and what retry does.
     let check_md = std::fs::read_to_string(out.join("check.md")).unwrap();
     let verdict = check_md.lines().next().unwrap();
     assert!(
-        verdict.starts_with("**FAIL**: 3 of 6 new migrations break the budget as deployed"),
+        verdict.starts_with("**FAIL**: 5 of 6 new migrations break the budget as deployed"),
         "{verdict}"
     );
-    for unsafe_one in &NEW[..3] {
-        assert!(verdict.contains(unsafe_one), "{verdict}");
+    for failed in [NEW[0], NEW[1], NEW[2], NEW[3], NEW[5]] {
+        assert!(verdict.contains(failed), "{verdict}");
     }
-    for safe_one in &NEW[3..] {
-        assert!(!verdict.contains(safe_one), "{verdict}");
-    }
+    assert!(!verdict.contains(NEW[4]), "{verdict}");
     assert!(stdout.starts_with(&verdict.replace("**", "")), "{stdout}");
     let column_add = &check_md[check_md
         .find("## 0002_orders_add_tracking_token.sql")
@@ -140,8 +143,19 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
     let check = check_json(&out);
     assert_eq!(check["verdict"], "fail");
     for (index, name) in NEW.iter().enumerate() {
-        let expected = if index < 3 { "fail" } else { "pass" };
+        let expected = if index == 4 { "pass" } else { "fail" };
         assert_eq!(migration(&check, name)["verdict"], expected, "{name}");
+    }
+    // The lock_timeout of 500 ms gives up behind the 3 s report: never applied.
+    for gave_up in [NEW[3], NEW[5]] {
+        let gave_up = migration(&check, gave_up);
+        let broken = gave_up["broken"][0].as_str().unwrap();
+        assert!(
+            broken
+                .starts_with("the migration did not apply: it gave up waiting for its lock (55P03"),
+            "{gave_up}"
+        );
+        assert_eq!(gave_up["fixed_by_recommended"], true, "{gave_up}");
     }
 
     // The volatile default: orders rewritten under ACCESS EXCLUSIVE, held until the commit.
@@ -252,7 +266,7 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
     assert_eq!(csv.lines().count(), 1 + 2 * (NEW.len() - 1) + 1, "{csv}");
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert_eq!(junit.matches("<testcase ").count(), NEW.len(), "{junit}");
-    assert!(junit.contains("failures=\"3\""), "{junit}");
+    assert!(junit.contains("failures=\"5\""), "{junit}");
     let summary = std::fs::read_to_string(&step_summary).unwrap();
     assert!(summary.contains(verdict), "{summary}");
 }

@@ -24,6 +24,7 @@ mod check_replica;
 mod check_rows;
 mod check_sizes;
 mod check_stop;
+mod check_verdict;
 mod check_workload;
 mod ci;
 mod cli;

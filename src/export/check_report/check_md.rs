@@ -13,6 +13,7 @@ use crate::export::format::{format_bytes, format_ms, format_thousands, trim_numb
 use crate::export::markdown::{render_table, table_cell};
 use crate::export::table::{Align, Table};
 use crate::gate::checked::{CheckedMigration, Outcome, Unordered};
+use crate::gate::holds::transaction_holds;
 use crate::gate::verdict::{Judged, MigrationVerdict};
 use crate::metrics::lock_trace::{
     Blocks, LockMode, RelationKind, TracedLock, TracedStatement, held_before,
@@ -198,6 +199,9 @@ pub(super) fn migration_section(
             estimate.what(),
             estimate.figures()
         );
+    }
+    for hold in transaction_holds(&checked.statements, &checked.estimates) {
+        let _ = writeln!(text, "- Step {}: {}.", hold.step, hold.words());
     }
     if !checked.estimates.is_empty() {
         text.push('\n');

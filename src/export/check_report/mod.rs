@@ -20,7 +20,9 @@ use crate::config::{Budgets, CheckConfig, Data};
 use crate::expect::Verdict;
 use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
 use crate::gate::checked::{CheckRun, CheckedMigration, Outcome, Unordered};
+use crate::gate::holds::{TransactionHold, transaction_holds};
 use crate::gate::sizes::SizeEstimate;
+use crate::gate::traced::trace_findings;
 use crate::gate::verdict::{Judged, Judging, MigrationVerdict, judge};
 use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement};
 use crate::metrics::ranking::run_figures;
@@ -249,13 +251,38 @@ impl CheckReport {
                 flagged.join(", ")
             ),
         };
+        let traced = self.traced_only();
+        let trace_words = match traced.len() {
+            0 => String::new(),
+            n if n == count => format!(
+                " None ran under traffic ({}), so no stall was measured: {}.",
+                self.why_not_measured(),
+                trace_findings(&traced)
+            ),
+            n => format!(
+                " {n} of {count} did not run under traffic ({}), so no stall was measured for \
+                 them: {}.",
+                self.why_not_measured(),
+                trace_findings(&traced)
+            ),
+        };
         if failed.is_empty() && !flagged.is_empty() {
-            return format!("**flagged**:{also_flagged}");
+            return format!("**flagged**:{also_flagged}{trace_words}");
+        }
+        if failed.is_empty() && traced.len() == count {
+            return format!(
+                "**pass**: {count} new {} traced, none over a budget by the trace.{trace_words}",
+                plural(count),
+            );
         }
         if failed.is_empty() {
+            let measured = count - traced.len();
+            let of_count = match measured == count {
+                true => format!("{count} new {}", plural(count)),
+                false => format!("{measured} of {count} new {}", plural(count)),
+            };
             return format!(
-                "**pass**: {count} new {} within budget as deployed ({}): {}.",
-                plural(count),
+                "**pass**: {of_count} within budget as deployed ({}): {}.{trace_words}",
                 self.deploy,
                 self.budgets_words()
             );
@@ -269,8 +296,35 @@ impl CheckReport {
             .filter(|(_, judged)| judged.fixed_by_recommended == Some(true))
             .map(|(m, _)| m.migration.name.as_str())
             .collect();
+        let not_shown: Vec<&str> = (failed.iter())
+            .filter(|(_, judged)| judged.fix_not_shown())
+            .map(|(m, _)| m.migration.name.as_str())
+            .collect();
+        let not_shown_words = match not_shown.len() {
+            0 => String::new(),
+            _ => format!(
+                "; not shown whether {} keeps {} within it: its migration committed as its run \
+                 ended (lengthen --duration)",
+                self.recommend,
+                not_shown.join(", ")
+            ),
+        };
+        let not_fixed: Vec<&str> = (names.iter().copied())
+            .filter(|name| !fixed.contains(name) && !not_shown.contains(name))
+            .collect();
+        let named = |keeps: &str, which: &[&str]| match which.is_empty() {
+            true => String::new(),
+            false => format!(
+                "; {} {keeps} {} within it",
+                self.recommend,
+                which.join(", ")
+            ),
+        };
         let recommended = match (fixed.len(), failed.len()) {
             _ if self.measure == Measure::None => "; no strategy shortens a hold".to_string(),
+            _ if !not_shown.is_empty() => {
+                named("keeps", &fixed) + &named("does not keep", &not_fixed)
+            }
             (0, 1) => format!("; {} does not keep it within the budget", self.recommend),
             (1, 1) => format!("; {} keeps it within the budget", self.recommend),
             (0, _) => format!("; {} does not keep any of them within it", self.recommend),
@@ -279,9 +333,20 @@ impl CheckReport {
             }
             _ => format!("; {} keeps {} within it", self.recommend, fixed.join(", ")),
         };
+        let not_applied: Vec<&str> = (failed.iter())
+            .filter(|(_, judged)| judged.not_applied.is_some())
+            .map(|(m, _)| m.migration.name.as_str())
+            .collect();
+        let not_applied = match not_applied.len() {
+            0 => String::new(),
+            _ => format!(
+                " ({} did not apply as deployed: a failed deploy)",
+                not_applied.join(", ")
+            ),
+        };
         format!(
             "**FAIL**: {} of {count} new {} {} the budget as deployed ({}; {}): \
-             {}{recommended}.{also_flagged}",
+             {}{not_applied}{recommended}{not_shown_words}.{also_flagged}",
             failed.len(),
             plural(count),
             if failed.len() == 1 { "breaks" } else { "break" },
@@ -289,6 +354,37 @@ impl CheckReport {
             self.budgets_words(),
             names.join(", ")
         )
+    }
+
+    /// The migrations that did not run under traffic: judged from their
+    /// trace alone (`--measure`), or locking no table that existed before them.
+    pub fn traced_only(&self) -> Vec<&CheckedMigration> {
+        (self.migrations.iter())
+            .map(|(checked, _)| checked)
+            .filter(|checked| matches!(checked.outcome, Outcome::Traced(_) | Outcome::NotMeasured))
+            .collect()
+    }
+
+    /// Why the migrations of [`CheckReport::traced_only`] did not run under
+    /// traffic: `--trace-only`, `--measure flagged`, or that they lock no
+    /// table that existed before them.
+    fn why_not_measured(&self) -> String {
+        let outcomes = || {
+            self.traced_only()
+                .into_iter()
+                .map(|checked| &checked.outcome)
+        };
+        let mut why = Vec::new();
+        if outcomes().any(|outcome| matches!(outcome, Outcome::Traced(_))) {
+            why.push(match self.measure {
+                Measure::Flagged => "--measure flagged",
+                _ => "--trace-only",
+            });
+        }
+        if outcomes().any(|outcome| matches!(outcome, Outcome::NotMeasured)) {
+            why.push("or they lock no table that existed before them");
+        }
+        why.join(", ").trim_start_matches("or ").to_string()
     }
 
     /// `check.csv`, `check.json` and `junit.xml`.
@@ -402,6 +498,9 @@ impl CheckReport {
             max_failed: self.budgets.max_failed,
             unordered: self.unordered.as_ref(),
             notes: &self.notes,
+            measured: (self.migrations.iter())
+                .filter(|(checked, _)| matches!(checked.outcome, Outcome::Measured(_)))
+                .count(),
             migrations,
         };
         let mut bytes = serde_json::to_vec_pretty(&file)?;
@@ -573,6 +672,9 @@ struct CheckJson<'a> {
     /// What the reader should know about the folder: files no rule read,
     /// earlier migrations changed since `--git-base`.
     notes: &'a [String],
+    /// How many migrations ran under traffic; the others were only traced,
+    /// and no stall of theirs was measured (0 with `--trace-only`).
+    measured: usize,
     migrations: Vec<MigrationJson>,
 }
 
@@ -606,6 +708,9 @@ struct MigrationJson {
     /// The statements that read or rewrite a whole table under a lock that
     /// blocks traffic, with their holds at the production sizes given.
     estimates: Vec<SizeEstimate>,
+    /// A transaction's hold of its strongest lock at the production size,
+    /// where more than one statement's estimate makes it up.
+    transaction_holds: Vec<TransactionHold>,
     strategies: Vec<CheckRecord>,
 }
 
@@ -689,6 +794,7 @@ impl MigrationJson {
             trace_ms: crate::export::format::round3(checked.trace_ms),
             statements: checked.statements.iter().map(StatementJson::new).collect(),
             estimates: checked.estimates.clone(),
+            transaction_holds: transaction_holds(&checked.statements, &checked.estimates),
             strategies: records
                 .iter()
                 .filter(|record| record.migration == *name && !record.strategy.is_empty())

@@ -81,6 +81,8 @@ pub(crate) fn two_migrations() -> CheckReport {
             report,
             folder: PathBuf::from("results/check/0002_add_note"),
             replica: None,
+            extended: Vec::new(),
+            blamed_by_replay: None,
         })),
     };
     let create = "CREATE TABLE notes (id int)";
@@ -284,7 +286,9 @@ fn a_hold_estimated_over_the_budget_fails_every_strategy() {
         !judged.broken.iter().any(|b| b.contains("estimate")),
         "{judged:?}"
     );
-    assert_eq!(judged.fixed_by_recommended, Some(true));
+    // Kept, but a fix must be followed by the budget plus 2 s of traffic,
+    // 102 s, which the run did not have: not shown.
+    assert_eq!(judged.fixed_by_recommended, None);
 }
 
 #[test]
@@ -356,7 +360,11 @@ fn a_traced_migration_is_flagged_for_a_measured_run() {
     assert_eq!(
         report.verdict_line(),
         "**flagged**: 1 of 2 judged from the trace alone shows a lock that blocks traffic or a \
-         rename, which only a measured run can judge (--measure flagged): 0002_add_note."
+         rename, which only a measured run can judge (--measure flagged): 0002_add_note. \
+         None ran under traffic (--trace-only, or they lock no table that existed before them), \
+         so no stall was measured: the trace found 1 that locks no table that existed before \
+         it, 1 whose strongest lock on a table that existed before it is ACCESS EXCLUSIVE \
+         (blocks reads and writes); no rewrite, no whole-table scan of such a table."
     );
     let files = report.files().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&files[1].bytes).unwrap();
@@ -577,4 +585,96 @@ fn check_md_has_a_replica_table_below_the_runs_on_the_primary() {
         !check_md::check_text(&two_migrations()).contains("replica"),
         "without --replica check.md never says replica"
     );
+}
+
+/// retry kept the budget, but its migration committed half a second before
+/// the run ended: nothing was measured after it, so it is not called a fix,
+/// and every format says "not shown" instead.
+#[test]
+fn a_fix_without_traffic_after_its_commit_is_not_shown() {
+    let mut report = two_migrations();
+    let (checked, judged) = &mut report.migrations[0];
+    let Outcome::Measured(run) = &mut checked.outcome else {
+        panic!("the first migration is measured");
+    };
+    let retry = &mut run.report.strategies[1];
+    let run_s = retry.seconds.len() as f64;
+    retry.attempts.last_mut().unwrap().ended_s = run_s - 0.5;
+    *judged = judge(checked, &judging());
+    assert_eq!(judged.verdict, MigrationVerdict::Fail);
+    assert_eq!(judged.fixed_by_recommended, None);
+    let recommended = judged.recommended.clone().unwrap();
+    assert!(
+        recommended.starts_with("not shown: retry's migration committed at ")
+            && recommended.ends_with("lengthen --duration"),
+        "{recommended}"
+    );
+    assert!(
+        report.verdict_line().ends_with(
+            "0002_add_note; not shown whether retry keeps 0002_add_note within it: its \
+             migration committed as its run ended (lengthen --duration)."
+        ),
+        "{}",
+        report.verdict_line()
+    );
+    let text = crate::export::check_report::check_md::check_text(&report);
+    assert!(
+        text.contains(&recommended) && !text.contains("fixed by retry"),
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&report.files().unwrap()[1].bytes).unwrap();
+    assert_eq!(
+        json["migrations"][0]["fixed_by_recommended"],
+        serde_json::Value::Null
+    );
+    assert_eq!(json["migrations"][0]["recommended"], recommended.as_str());
+}
+
+/// A deployed run whose migration gave up fails, whatever its stall; a
+/// check whose migrations all lock no table that existed measured nothing,
+/// and its verdict never says "within budget".
+#[test]
+fn a_failed_deploy_fails_and_nothing_measured_is_never_within_budget() {
+    let mut report = two_migrations();
+    let (checked, judged) = &mut report.migrations[0];
+    let Outcome::Measured(run) = &mut checked.outcome else {
+        panic!("the first migration is measured");
+    };
+    let naive = &mut run.report.strategies[0];
+    naive.summary.ddl_outcome = crate::metrics::DdlOutcome::GaveUp;
+    run.results
+        .retain(|result| result.expectation.strategy != "naive");
+    *judged = judge(checked, &judging());
+    assert_eq!(judged.verdict, MigrationVerdict::Fail, "{judged:?}");
+    assert!(
+        judged.broken[0].starts_with("the migration did not apply: it gave up waiting"),
+        "{judged:?}"
+    );
+    assert!(
+        judged.fixes[0].starts_with("it gave up waiting for its lock")
+            && judged.fixes[0].contains("what would apply it: retry around your migration tool"),
+        "{judged:?}"
+    );
+    assert_eq!(report.exit_code(), 3);
+    assert!(
+        report
+            .verdict_line()
+            .contains("0002_add_note (0002_add_note did not apply as deployed: a failed deploy)"),
+        "{}",
+        report.verdict_line()
+    );
+
+    report.migrations.remove(0);
+    let line = report.verdict_line();
+    assert_eq!(
+        line,
+        "**pass**: 1 new migration traced, none over a budget by the trace. None ran under \
+         traffic (they lock no table that existed before them), so no stall was measured: the \
+         trace found 1 that locks no table that existed before it; no rewrite, no whole-table \
+         scan of such a table."
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&report.files().unwrap()[1].bytes).unwrap();
+    assert_eq!(json["measured"], 0);
 }
