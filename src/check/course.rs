@@ -193,7 +193,13 @@ async fn prepare_database(
                     )
                 })
             };
-            let fills = fill_tables(&client, &schemas, rows, config.seed, &mut on_filled).await?;
+            let mut more = Vec::new();
+            for _ in 1..fill_connections() {
+                more.push(target.connect(Role::Setup).await?);
+            }
+            let clients: Vec<&Client> = std::iter::once(&client).chain(&more).collect();
+            let fills = fill_tables(&clients, &schemas, rows, config.seed, &mut on_filled).await?;
+            drop(more);
             for (given, _) in &rows.tables {
                 if !fills.iter().any(|fill| same_table(given, &fill.table)) {
                     stderrln!(
@@ -226,6 +232,12 @@ async fn prepare_database(
         ),
     );
     Ok(())
+}
+
+/// The connections the rows are filled on: one per core, at most 4 (the
+/// tables of one step of the fill order go in at once, one on each).
+fn fill_connections() -> usize {
+    std::thread::available_parallelism().map_or(1, |cores| cores.get().min(4))
 }
 
 /// The schemas the migrations made or use (`public` among them), not the
