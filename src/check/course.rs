@@ -29,6 +29,7 @@ use crate::error::Error;
 use crate::expect;
 use crate::export::{run_json::RunFile, workload_toml};
 use crate::gate::checked::{CheckRun, CheckedMigration, MeasuredRun, Outcome, ReplicaRuns};
+use crate::gate::phases::{CheckPhases, MigrationPhases, RunPhase, seconds};
 use crate::gate::sizes::{self, ProductionSizes, same_table};
 use crate::measure::measure_strategy;
 use crate::metrics::RunReport;
@@ -70,6 +71,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         server_start_s: None,
         server_version: String::new(),
         unfilled: Vec::new(),
+        phases: CheckPhases::default(),
     };
     if new.is_empty() {
         return Ok(run);
@@ -78,6 +80,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
     let base = design::base_config(config);
     let started = Instant::now();
     let mut target = Database::open(&base).await?;
+    run.phases.server_start_s = seconds(started.elapsed());
     run.server_start_s = target.server_start_s;
     run.server_version = target.server_version.clone();
     say(
@@ -105,14 +108,19 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason.to_string()));
         }
+        let mut phases = MigrationPhases {
+            name: migration.name.clone(),
+            ..MigrationPhases::default()
+        };
         let checked = check_migration(
             config,
             &mut target,
             migration,
             (&run.unfilled, &sizes, &deployed_tables),
-            interrupt,
+            (interrupt, &mut phases),
         )
         .await?;
+        let applying = Instant::now();
         match &checked.outcome {
             Outcome::NoResult(_) if checked.statements.is_empty() => say(
                 config,
@@ -128,6 +136,9 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
                     .await?
             }
         }
+        phases.apply_s = seconds(applying.elapsed());
+        phases.trace_s = checked.trace_ms / 1000.0;
+        run.phases.migrations.push(phases);
         run.migrations.push(checked);
     }
     target.clear_sessions().await?;
@@ -170,6 +181,8 @@ async fn prepare_database(
             )
         });
     }
+    run.phases.earlier_migrations_s = seconds(started.elapsed());
+    let filling = Instant::now();
     let client = target.connect(Role::Setup).await?;
     match &config.data {
         Data::Seed { path, sql } => client.batch_execute(sql).await.map_err(|err| {
@@ -200,6 +213,7 @@ async fn prepare_database(
             let clients: Vec<&Client> = std::iter::once(&client).chain(&more).collect();
             let fills = fill_tables(&clients, &schemas, rows, config.seed, &mut on_filled).await?;
             drop(more);
+            run.phases.fill_rows = fills.iter().map(|fill| fill.rows).sum();
             for (given, _) in &rows.tables {
                 if !fills.iter().any(|fill| same_table(given, &fill.table)) {
                     stderrln!(
@@ -223,6 +237,10 @@ async fn prepare_database(
         .batch_execute("VACUUM ANALYZE")
         .await
         .map_err(|err| Error::runtime(format!("VACUUM ANALYZE: {}", error_text(&err))))?;
+    let fill_s = filling.elapsed().as_secs_f64();
+    run.phases.fill_s = seconds(filling.elapsed());
+    run.phases.fill_rows_per_s = (run.phases.fill_rows > 0 && fill_s > 0.0)
+        .then(|| (run.phases.fill_rows as f64 / fill_s).round());
     say(
         config,
         format!(
@@ -302,7 +320,7 @@ async fn check_migration(
     target: &mut Database,
     migration: Migration,
     (unfilled, sizes, deployed): (&[String], &ProductionSizes, &[String]),
-    interrupt: &Interrupt,
+    (interrupt, phases): (&Interrupt, &mut MigrationPhases),
 ) -> Result<CheckedMigration, Error> {
     let started = Instant::now();
     let no_result = |migration, statements, reason| CheckedMigration {
@@ -383,7 +401,7 @@ async fn check_migration(
                 Err(error) => return Err(error),
             };
             Outcome::Measured(Box::new(
-                measure(config, target, design, &statements, interrupt).await?,
+                measure(config, target, design, &statements, (interrupt, phases)).await?,
             ))
         }
     };
@@ -498,14 +516,14 @@ async fn measure(
     target: &mut Database,
     design: RunDesign,
     statements: &[TracedStatement],
-    interrupt: &Interrupt,
+    (interrupt, phases): (&Interrupt, &mut MigrationPhases),
 ) -> Result<MeasuredRun, Error> {
     let config = &design.config;
     say(
         check,
         format!("load: {}; blocker: {}", design.load, design.blocker),
     );
-    let report = run_strategies(check, target, config, statements, interrupt).await?;
+    let report = run_strategies(check, target, config, statements, (interrupt, phases)).await?;
     let results = expect::evaluate(&config.expectations, &report);
     let replica = match design.replica {
         None => None,
@@ -517,8 +535,8 @@ async fn measure(
                     replica.blocker
                 ),
             );
-            let report =
-                run_strategies(check, target, &replica.config, statements, interrupt).await?;
+            let runs = (interrupt, &mut *phases);
+            let report = run_strategies(check, target, &replica.config, statements, runs).await?;
             Some(ReplicaRuns {
                 blocker: replica.blocker,
                 report,
@@ -544,7 +562,7 @@ async fn run_strategies(
     target: &mut Database,
     config: &Config,
     statements: &[TracedStatement],
-    interrupt: &Interrupt,
+    (interrupt, phases): (&Interrupt, &mut MigrationPhases),
 ) -> Result<RunReport, Error> {
     open_results_folder(check, config, target)?;
     let mut report = RunReport {
@@ -554,7 +572,9 @@ async fn run_strategies(
         load_on: crate::config::ReplicaConfig::load_on(config.replica.as_ref()),
     };
     for (index, strategy) in config.strategies.iter().enumerate() {
+        let started = Instant::now();
         copy_work_database(check, target).await?;
+        let copy_s = seconds(started.elapsed());
         if !config.quiet {
             stderrln!("== {} ({}) ==", strategy.name, strategy.describe());
         }
@@ -577,6 +597,12 @@ async fn run_strategies(
         export::write_all(&report, &config.out_dir)?;
         plot::draw_all(&report, &config.out_dir)?;
         target.copy_server_log(&config.out_dir)?;
+        phases.runs.push(RunPhase {
+            strategy: strategy.name.clone(),
+            replica: config.replica.is_some(),
+            copy_s,
+            run_s: seconds(started.elapsed()),
+        });
         if let Some(reason) = measured.interrupted {
             return Err(Error::runtime(reason));
         }

@@ -125,4 +125,6 @@ pub struct CheckRun {
     pub server_version: String,
     /// Tables the generator could not fill, with the reason.
     pub unfilled: Vec<String>,
+    /// Where the check's time went.
+    pub phases: super::phases::CheckPhases,
 }

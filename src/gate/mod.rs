@@ -6,11 +6,13 @@
 //! - [`checked`]: the migrations read and what the check found for each;
 //! - [`sizes`]: production sizes, and the holds of rewrites and scans there;
 //! - [`breakage`]: the errors a migration's runs caused, and their fixes;
+//! - [`phases`]: where a check's time went, phase by phase;
 //! - [`replica`]: `check --replica`: the standby's readers' stall, judged;
 //! - [`verdict`]: each migration judged against the budgets, with its fix.
 
 pub mod breakage;
 pub mod checked;
+pub mod phases;
 pub mod replica;
 pub mod sizes;
 pub mod verdict;

@@ -7,6 +7,7 @@
 
 pub mod check_md;
 pub mod check_page;
+pub mod phase_lines;
 pub mod replica_cells;
 
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use crate::config::{Budgets, CheckConfig, Data};
 use crate::expect::Verdict;
 use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
 use crate::gate::checked::{CheckRun, CheckedMigration, Outcome};
+use crate::gate::phases::CheckPhases;
 use crate::gate::sizes::SizeEstimate;
 use crate::gate::verdict::{Judged, Judging, MigrationVerdict, judge};
 use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement};
@@ -50,6 +52,8 @@ pub struct CheckReport {
     /// `--replica`: each measured migration also ran with the report on the hot standby.
     pub replica: bool,
     pub migrations: Vec<(CheckedMigration, Judged)>,
+    /// Where the check's time went (the report's own time set once it is rendered).
+    pub phases: CheckPhases,
 }
 
 impl CheckReport {
@@ -99,6 +103,7 @@ impl CheckReport {
             measure: config.measure,
             replica: config.replica,
             migrations,
+            phases: run.phases,
         }
     }
 
@@ -373,6 +378,7 @@ impl CheckReport {
             max_p99_ms: self.budgets.max_p99_ms,
             max_failed: self.budgets.max_failed,
             migrations,
+            phases: &self.phases,
         };
         let mut bytes = serde_json::to_vec_pretty(&file)?;
         bytes.push(b'\n');
@@ -527,6 +533,8 @@ struct CheckJson<'a> {
     max_p99_ms: Option<f64>,
     max_failed: Option<u64>,
     migrations: Vec<MigrationJson>,
+    /// Where the check's time went, phase by phase.
+    phases: &'a CheckPhases,
 }
 
 /// One migration in `check.json`: its judgement, its trace (what

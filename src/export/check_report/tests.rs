@@ -118,6 +118,7 @@ pub(crate) fn two_migrations() -> CheckReport {
         measure: crate::choices::Measure::All,
         replica: false,
         migrations,
+        phases: Default::default(),
     }
 }
 
