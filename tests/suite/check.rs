@@ -143,7 +143,10 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
     let phases = &check["phases"];
     let seconds = |value: &Value| value.as_f64().unwrap_or_else(|| panic!("{phases:#}"));
     let filled = phases["fill_rows"].as_u64().unwrap();
-    assert!(filled >= 10_000 && filled.is_multiple_of(10_000), "{phases:#}");
+    assert!(
+        filled >= 10_000 && filled.is_multiple_of(10_000),
+        "{phases:#}"
+    );
     let rate = seconds(&phases["fill_rows_per_s"]);
     assert!((rate - filled as f64 / seconds(&phases["fill_s"])).abs() <= rate / 100.0);
     assert!(seconds(&phases["total_s"]) > seconds(&phases["fill_s"]) + 6.0 * 6.0);

@@ -3,7 +3,7 @@
 //! FROM generate_series` per table, parents first, so a table of 100,000
 //! rows costs about as much as the server takes to write them. The tables
 //! whose parents are all filled go in at once, one per connection, and each
-//! table's plain indexes and foreign key checks are set aside while its
+//! table's indexes that nothing depends on and foreign key checks are set aside while its
 //! rows go in ([`upkeep`]).
 //!
 //! - [`catalog`]: the schema's tables, columns, types, keys and CHECKs;
@@ -11,7 +11,7 @@
 //! - [`recipe`]: what each column gets, and how many rows fit;
 //! - [`values`]: a value of each type as an SQL expression of the row number;
 //! - [`checks`]: the CHECKs of one column it can satisfy (`IN` lists, bounds);
-//! - [`upkeep`]: plain indexes built after the rows, foreign keys checked once.
+//! - [`upkeep`]: indexes built after the rows, foreign keys checked once.
 //!
 //! A table the generator cannot fill (a CHECK its values break, a type it
 //! does not know, a cycle of NOT NULL foreign keys) is skipped with the
@@ -263,7 +263,7 @@ impl Filling<'_> {
     }
 }
 
-/// Runs a table's plan in a transaction of its own, its plain indexes and
+/// Runs a table's plan in a transaction of its own, its indexes and
 /// foreign key checks set aside while the rows go in (see `upkeep`): `None`
 /// when it committed, else why the server refused the rows (rolled back).
 async fn run_plan(

@@ -2,21 +2,25 @@
 //! of keeping each row's indexes and foreign keys up to date (a profile of
 //! a 20-table schema put three quarters of the fill there):
 //!
-//! - its plain indexes (not unique, not a key's, nothing depending on them)
-//!   are dropped in the fill's transaction and built again once the rows
-//!   are in, from their own definition (`pg_get_indexdef`): one sorted build
-//!   each instead of an insert per row, and the table ends with the indexes
-//!   the migrations made, under the same names;
+//! - its indexes that nothing depends on (no foreign key refers to them, no
+//!   comment, statistics target or CLUSTER mark to lose), its unique ones
+//!   and its unique constraints among them, are dropped in the fill's
+//!   transaction and made again once the rows are in, from their own
+//!   definition (`pg_get_indexdef`, `pg_get_constraintdef`): one sorted
+//!   build each instead of an insert per row in the order the rows come,
+//!   and the table ends with the indexes and constraints the migrations
+//!   made, under the same names. A duplicate is refused by the build, and
+//!   the table rolled back, as the insert refused it before;
 //! - its foreign keys' per-row checks (the server's internal triggers, a
 //!   query and a row lock on the parent per row) are turned off for the
 //!   insert and on again, and the rows are checked against each key in one
 //!   query instead. Only a superuser may turn them off; anyone else keeps
 //!   the per-row checks.
 //!
-//! Primary keys, unique and exclusion constraints stay in place: they refuse
-//! a duplicate row as before, and foreign keys may depend on them. It all
-//! happens in the table's own transaction, so a table whose rows are refused
-//! is rolled back to the indexes and triggers it had.
+//! Primary keys, exclusion constraints and the keys foreign keys refer to
+//! stay in place. It all happens in the table's own transaction, so a
+//! table whose rows are refused is rolled back to the indexes, constraints
+//! and triggers it had.
 
 use tokio_postgres::Client;
 
@@ -26,24 +30,29 @@ use super::recipe::quote_ident;
 /// What a table's fill set aside, to put back once its rows are in.
 #[derive(Debug, Default)]
 pub(super) struct SetAside {
-    /// The plain indexes dropped: (qualified name, `CREATE INDEX ...`).
+    /// The indexes dropped: (qualified name, `CREATE INDEX ...`).
     indexes: Vec<(String, String)>,
+    /// The unique constraints dropped: (name, `UNIQUE (...)`).
+    constraints: Vec<(String, String)>,
     /// The foreign key check triggers turned off.
     triggers: Vec<String>,
 }
 
-/// A table's plain indexes, as [`SetAside::indexes`] holds them: only an
-/// ordinary table's (a partitioned table's indexes have partitions of their
-/// own), valid, in the default tablespace, with no comment, statistics
-/// target, CLUSTER mark or dependent object to lose.
-const PLAIN_INDEXES: &str = "
+/// A table's indexes that no constraint owns, as [`SetAside::indexes`]
+/// holds them: only an ordinary table's (a partitioned table's indexes have
+/// partitions of their own), valid, in the default tablespace, with no
+/// comment, statistics target, CLUSTER mark or dependent object (a foreign
+/// key refers to a unique index) to lose.
+const INDEXES: &str = "
 SELECT format('%I.%I', n.nspname, ic.relname), pg_get_indexdef(i.indexrelid)
 FROM pg_index i
 JOIN pg_class ic ON ic.oid = i.indexrelid
 JOIN pg_namespace n ON n.oid = ic.relnamespace
 JOIN pg_class t ON t.oid = i.indrelid
 WHERE i.indrelid = $1 AND t.relkind = 'r'
-  AND NOT i.indisunique AND NOT i.indisprimary AND NOT i.indisexclusion
+  AND NOT i.indisprimary AND NOT i.indisexclusion
+  AND NOT EXISTS (SELECT FROM pg_constraint c
+                  WHERE c.conindid = i.indexrelid AND c.contype IN ('p', 'u', 'x'))
   AND i.indisvalid AND i.indisready AND i.indislive
   AND NOT i.indisclustered AND NOT i.indisreplident AND ic.reltablespace = 0
   AND NOT EXISTS (SELECT FROM pg_description d
@@ -53,6 +62,25 @@ WHERE i.indrelid = $1 AND t.relkind = 'r'
   AND NOT EXISTS (SELECT FROM pg_depend d
                   WHERE d.refobjid = i.indexrelid AND d.refclassid = 'pg_class'::regclass)
 ORDER BY i.indexrelid";
+
+/// A table's unique constraints whose index nothing depends on, as
+/// [`SetAside::constraints`] holds them, on the terms of [`INDEXES`].
+const UNIQUE_CONSTRAINTS: &str = "
+SELECT c.conname::text, pg_get_constraintdef(c.oid)
+FROM pg_constraint c
+JOIN pg_class t ON t.oid = c.conrelid
+JOIN pg_class ic ON ic.oid = c.conindid
+JOIN pg_index i ON i.indexrelid = c.conindid
+WHERE c.conrelid = $1 AND c.contype = 'u' AND t.relkind = 'r' AND ic.reltablespace = 0
+  AND i.indisvalid AND NOT i.indisclustered AND NOT i.indisreplident
+  AND NOT EXISTS (SELECT FROM pg_description d WHERE d.objoid IN (c.oid, c.conindid))
+  AND NOT EXISTS (SELECT FROM pg_attribute a
+                  WHERE a.attrelid = c.conindid AND a.attstattarget > 0)
+  AND NOT EXISTS (SELECT FROM pg_depend d
+                  WHERE d.refobjid = c.conindid AND d.refclassid = 'pg_class'::regclass)
+  AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.refobjid = c.oid
+                  AND d.refclassid = 'pg_constraint'::regclass AND d.objid <> c.conindid)
+ORDER BY c.oid";
 
 /// An ordinary table's enabled foreign key checks on insert and update.
 const CHECK_TRIGGERS: &str = "
@@ -73,7 +101,7 @@ pub(super) async fn is_superuser(client: &Client) -> Result<bool, tokio_postgres
     Ok(row.get(0))
 }
 
-/// Drops `table`'s plain indexes and turns off its foreign key checks (with
+/// Drops `table`'s indexes and unique constraints that nothing depends on, and turns off its foreign key checks (with
 /// `superuser`), in the transaction the caller opened.
 pub(super) async fn set_aside(
     client: &Client,
@@ -81,7 +109,13 @@ pub(super) async fn set_aside(
     superuser: bool,
 ) -> Result<SetAside, tokio_postgres::Error> {
     let indexes: Vec<(String, String)> = client
-        .query(PLAIN_INDEXES, &[&table.oid])
+        .query(INDEXES, &[&table.oid])
+        .await?
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    let constraints: Vec<(String, String)> = client
+        .query(UNIQUE_CONSTRAINTS, &[&table.oid])
         .await?
         .iter()
         .map(|row| (row.get(0), row.get(1)))
@@ -95,6 +129,18 @@ pub(super) async fn set_aside(
             .collect(),
         false => Vec::new(),
     };
+    if !constraints.is_empty() {
+        let drops: Vec<String> = (constraints.iter())
+            .map(|(name, _)| format!("DROP CONSTRAINT {}", quote_ident(name)))
+            .collect();
+        client
+            .batch_execute(&format!(
+                "ALTER TABLE {} {}",
+                table.sql_name,
+                drops.join(", ")
+            ))
+            .await?;
+    }
     if !indexes.is_empty() {
         let names: Vec<&str> = indexes.iter().map(|(name, _)| name.as_str()).collect();
         client
@@ -106,12 +152,16 @@ pub(super) async fn set_aside(
             .batch_execute(&alter_triggers(table, &triggers, "DISABLE"))
             .await?;
     }
-    Ok(SetAside { indexes, triggers })
+    Ok(SetAside {
+        indexes,
+        constraints,
+        triggers,
+    })
 }
 
 /// Puts back what [`set_aside`] took: the foreign key checks on, after one
 /// query per key finds no row pointing at no parent row (else why, and the
-/// caller rolls back), then the indexes built.
+/// caller rolls back), then the indexes and unique constraints made again.
 pub(super) async fn put_back(
     client: &Client,
     table: &CatalogTable,
@@ -133,6 +183,14 @@ pub(super) async fn put_back(
     }
     for (_, definition) in &aside.indexes {
         client.batch_execute(definition).await?;
+    }
+    for (name, definition) in &aside.constraints {
+        let sql = format!(
+            "ALTER TABLE {} ADD CONSTRAINT {} {definition}",
+            table.sql_name,
+            quote_ident(name)
+        );
+        client.batch_execute(&sql).await?;
     }
     Ok(None)
 }
