@@ -89,7 +89,7 @@ async fn refit(
     };
     let schemas = user_schemas(client).await?;
     let schemas: Vec<&str> = schemas.iter().map(String::as_str).collect();
-    fill_tables(client, &schemas, &counts, config.seed, &mut |_, _, _| {}).await?;
+    fill_tables(&[client], &schemas, &counts, config.seed, &mut |_, _, _| {}).await?;
     let filled = generated_rows(client, &[(name.clone(), sql_name.clone())]).await?;
     let filled_rows = filled.first().map_or(0, |(_, rows)| *rows);
     if filled_rows <= estimate.measured_rows {

@@ -1,7 +1,8 @@
 //! The check's course on one throwaway server, started once:
 //!
 //! 1. a database of its own (`stallbench_check`) gets the earlier
-//!    migrations, then the rows (`--seed` or generated), then `VACUUM ANALYZE`;
+//!    migrations, then the rows (`--seed` or generated, ANALYZEd as they
+//!    are), then `VACUUM` (`VACUUM ANALYZE` after `--seed`);
 //! 2. for each new migration, in order: its lock trace (in a transaction
 //!    rolled back when it is one transaction; otherwise, as deployed, on a
 //!    copy of the database that is dropped after); its run design (load, blocker)
@@ -34,6 +35,7 @@ use crate::gate::breakage::replay_needed;
 use crate::gate::checked::{
     CheckRun, CheckedMigration, ExtendedRun, MeasuredRun, Outcome, ReplicaRuns,
 };
+use crate::gate::phases::{CheckPhases, MigrationPhases, RunPhase, seconds};
 use crate::gate::sizes::{self, ProductionSizes, same_table};
 use crate::measure::measure_strategy;
 use crate::metrics::RunReport;
@@ -86,6 +88,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         fewer_rows: Vec::new(),
         notes,
         unordered,
+        phases: CheckPhases::default(),
     };
     if new.is_empty() || run.unordered.is_some() {
         return Ok(run);
@@ -94,6 +97,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
     let base = design::base_config(config);
     let started = Instant::now();
     let mut target = Database::open(&base).await?;
+    run.phases.server_start_s = seconds(started.elapsed());
     run.server_start_s = target.server_start_s;
     run.server_version = target.server_version.clone();
     say(
@@ -124,14 +128,19 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason.to_string()));
         }
+        let mut phases = MigrationPhases {
+            name: migration.name.clone(),
+            ..MigrationPhases::default()
+        };
         let mut checked = check_migration(
             config,
             &mut target,
             migration,
             (&run.unfilled, &sizes, &deployed_tables),
-            interrupt,
+            (interrupt, &mut phases),
         )
         .await?;
+        let applying = Instant::now();
         match &mut checked.outcome {
             Outcome::NoResult(reason) if checked.statements.is_empty() => {
                 if names_something_missing(reason) {
@@ -153,6 +162,9 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
                     .await?
             }
         }
+        phases.apply_s = seconds(applying.elapsed());
+        phases.trace_s = checked.trace_ms / 1000.0;
+        run.phases.migrations.push(phases);
         run.migrations.push(checked);
     }
     target.clear_sessions().await?;
@@ -195,6 +207,8 @@ async fn prepare_database(
             )
         });
     }
+    run.phases.earlier_migrations_s = seconds(started.elapsed());
+    let filling = Instant::now();
     let client = target.connect(Role::Setup).await?;
     match &config.data {
         Data::Seed { path, sql } => client.batch_execute(sql).await.map_err(|err| {
@@ -218,7 +232,14 @@ async fn prepare_database(
                     )
                 })
             };
-            let fills = fill_tables(&client, &schemas, rows, config.seed, &mut on_filled).await?;
+            let mut more = Vec::new();
+            for _ in 1..fill_connections() {
+                more.push(target.connect(Role::Setup).await?);
+            }
+            let clients: Vec<&Client> = std::iter::once(&client).chain(&more).collect();
+            let fills = fill_tables(&clients, &schemas, rows, config.seed, &mut on_filled).await?;
+            drop(more);
+            run.phases.fill_rows = fills.iter().map(|fill| fill.rows).sum();
             for (given, _) in &rows.tables {
                 // A migrator's own table (--tool-table) may be one it makes itself.
                 let known = config.is_tool_table(given)
@@ -242,10 +263,20 @@ async fn prepare_database(
             }
         }
     }
+    // Generated rows were ANALYZEd as the fill ended: a second ANALYZE of
+    // every table took 12 s of a 100 s fill on a 50-table project.
+    let vacuum = match config.data {
+        Data::Rows(_) => "VACUUM",
+        Data::Seed { .. } => "VACUUM ANALYZE",
+    };
     client
-        .batch_execute("VACUUM ANALYZE")
+        .batch_execute(vacuum)
         .await
-        .map_err(|err| Error::runtime(format!("VACUUM ANALYZE: {}", error_text(&err))))?;
+        .map_err(|err| Error::runtime(format!("{vacuum}: {}", error_text(&err))))?;
+    let fill_s = filling.elapsed().as_secs_f64();
+    run.phases.fill_s = seconds(filling.elapsed());
+    run.phases.fill_rows_per_s = (run.phases.fill_rows > 0 && fill_s > 0.0)
+        .then(|| (run.phases.fill_rows as f64 / fill_s).round());
     say(
         config,
         format!(
@@ -279,6 +310,12 @@ fn fewer_rows(fill: &TableFill, asked: u64) -> Option<String> {
             count(asked)
         )
     })
+}
+
+/// The connections the rows are filled on: one per core, at most 4 (the
+/// tables of one step of the fill order go in at once, one on each).
+fn fill_connections() -> usize {
+    std::thread::available_parallelism().map_or(1, |cores| cores.get().min(4))
 }
 
 /// The schemas the migrations made or use (`public` among them), not the
@@ -369,7 +406,7 @@ async fn check_migration(
     target: &mut Database,
     migration: Migration,
     (unfilled, sizes, deployed): (&[String], &ProductionSizes, &[String]),
-    interrupt: &Interrupt,
+    (interrupt, phases): (&Interrupt, &mut MigrationPhases),
 ) -> Result<CheckedMigration, Error> {
     let started = Instant::now();
     let no_result = |migration, statements, reason| CheckedMigration {
@@ -461,7 +498,7 @@ async fn check_migration(
                 Err(error) => return Err(error),
             };
             Outcome::Measured(Box::new(
-                measure(config, target, design, &statements, interrupt).await?,
+                measure(config, target, design, &statements, (interrupt, phases)).await?,
             ))
         }
     };
@@ -580,14 +617,15 @@ async fn measure(
     target: &mut Database,
     design: RunDesign,
     statements: &[TracedStatement],
-    interrupt: &Interrupt,
+    (interrupt, phases): (&Interrupt, &mut MigrationPhases),
 ) -> Result<MeasuredRun, Error> {
     let config = &design.config;
     say(
         check,
         format!("load: {}; blocker: {}", design.load, design.blocker),
     );
-    let mut report = run_strategies(check, target, config, statements, interrupt).await?;
+    let mut report =
+        run_strategies(check, target, config, statements, (interrupt, &mut *phases)).await?;
     let mut results = expect::evaluate(&config.expectations, &report);
     let mut extended = Vec::new();
     if let Some((index, run_s)) = lengthened_run(check, config, &report, &results) {
@@ -607,8 +645,15 @@ async fn measure(
             },
             ..config.clone()
         };
-        let (run, interrupted) =
-            run_strategy(check, target, &longer, index, statements, interrupt).await?;
+        let (run, interrupted) = run_strategy(
+            check,
+            target,
+            &longer,
+            index,
+            statements,
+            (interrupt, &mut *phases),
+        )
+        .await?;
         report.strategies[index] = run;
         export::write_all(&report, &config.out_dir)?;
         plot::draw_all(&report, &config.out_dir)?;
@@ -641,8 +686,8 @@ async fn measure(
                     replica.blocker
                 ),
             );
-            let report =
-                run_strategies(check, target, &replica.config, statements, interrupt).await?;
+            let runs = (interrupt, &mut *phases);
+            let report = run_strategies(check, target, &replica.config, statements, runs).await?;
             Some(ReplicaRuns {
                 blocker: replica.blocker,
                 report,
@@ -713,7 +758,7 @@ async fn run_strategies(
     target: &mut Database,
     config: &Config,
     statements: &[TracedStatement],
-    interrupt: &Interrupt,
+    (interrupt, phases): (&Interrupt, &mut MigrationPhases),
 ) -> Result<RunReport, Error> {
     open_results_folder(check, config, target)?;
     let mut report = RunReport {
@@ -724,8 +769,15 @@ async fn run_strategies(
         load_loop: crate::choices::LoadLoop::of_rate(config.load.rate_tps),
     };
     for index in 0..config.strategies.len() {
-        let (run, interrupted) =
-            run_strategy(check, target, config, index, statements, interrupt).await?;
+        let (run, interrupted) = run_strategy(
+            check,
+            target,
+            config,
+            index,
+            statements,
+            (interrupt, &mut *phases),
+        )
+        .await?;
         report.strategies.push(run);
         export::write_all(&report, &config.out_dir)?;
         plot::draw_all(&report, &config.out_dir)?;
@@ -745,10 +797,12 @@ async fn run_strategy(
     config: &Config,
     index: usize,
     statements: &[TracedStatement],
-    interrupt: &Interrupt,
+    (interrupt, phases): (&Interrupt, &mut MigrationPhases),
 ) -> Result<(crate::metrics::StrategyReport, Option<String>), Error> {
     let strategy = &config.strategies[index];
+    let started = Instant::now();
     copy_work_database(check, target).await?;
+    let copy_s = seconds(started.elapsed());
     if !config.quiet {
         stderrln!("== {} ({}) ==", strategy.name, strategy.describe());
     }
@@ -767,6 +821,12 @@ async fn run_strategy(
     if let Some(line) = &measured.ddl_error {
         stderrln!("{}", line.trim_end());
     }
+    phases.runs.push(RunPhase {
+        strategy: strategy.name.clone(),
+        replica: config.replica.is_some(),
+        copy_s,
+        run_s: seconds(started.elapsed()),
+    });
     Ok((measured.report, measured.interrupted))
 }
 

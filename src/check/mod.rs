@@ -30,11 +30,14 @@ pub mod replay;
 pub mod rows;
 
 use std::future::Future;
+use std::time::Instant;
 
 use crate::config::CheckConfig;
 use crate::error::Error;
+use crate::export::check_report::phase_lines::phase_lines;
 use crate::export::check_report::{CheckReport, check_md, check_page, pr_comment};
 use crate::export::ci;
+use crate::gate::phases::seconds;
 use crate::scenario::Interrupt;
 use crate::stop::{self, Ending, StopCause};
 use crate::{output, results};
@@ -46,6 +49,7 @@ use crate::gate::verdict::MigrationVerdict;
 /// desktop's opener on it); exit code 3 when a migration breaks a budget as
 /// deployed, else 0.
 pub fn check(config: &CheckConfig, open: bool) -> Result<i32, Error> {
+    let started = Instant::now();
     let existed = config.out_dir.exists();
     let result = stop::on_runtime(run_until_stopped(config, stop::stop_signal()));
     let run = match result.and_then(|run| run) {
@@ -58,10 +62,12 @@ pub fn check(config: &CheckConfig, open: bool) -> Result<i32, Error> {
             return Err(error);
         }
     };
+    let reporting = Instant::now();
     let report = CheckReport::new(config, run);
-    write_report(config, &report)?;
+    let exit_code = report.exit_code();
+    write_report(config, report, (started, reporting))?;
     crate::opener::name_the_page(&config.out_dir, open)?;
-    Ok(report.exit_code())
+    Ok(exit_code)
 }
 
 /// The check, unless `stop` (Ctrl-C, SIGTERM) comes first: then the run in
@@ -114,12 +120,21 @@ async fn run_until_stopped(
 /// Writes check.md, pr-comment.md, report.html, check.csv, check.json and junit.xml, appends check.md to
 /// the GitHub step summary when `GITHUB_STEP_SUMMARY` is set, and prints the
 /// verdict and one line per migration.
-fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error> {
+/// The report's time (`reporting` on) and the whole check's (`started` on)
+/// are in check.json's phases, rendered last, and in the console's last lines.
+fn write_report(
+    config: &CheckConfig,
+    mut report: CheckReport,
+    (started, reporting): (Instant, Instant),
+) -> Result<(), Error> {
+    let report = &mut report;
     let mut files = vec![
         check_md::check_md(report),
         pr_comment::pr_comment(report),
         check_page::check_page(report)?,
     ];
+    report.phases.report_s = seconds(reporting.elapsed());
+    report.phases.total_s = seconds(started.elapsed());
     files.extend(report.files()?);
     results::create_folder(&config.out_dir)?;
     for replaced in &config.replaced_files {
@@ -151,6 +166,7 @@ fn write_report(config: &CheckConfig, report: &CheckReport) -> Result<(), Error>
     }
     output::write_stdout(&lines)?;
     if !config.quiet {
+        stderrln!("{}", phase_lines(&report.phases).trim_end());
         stderrln!(
             "report: {}",
             config.out_dir.join(crate::results::CHECK_MD).display()

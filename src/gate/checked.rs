@@ -155,6 +155,8 @@ pub struct CheckRun {
     /// New migrations the migration tool would not apply after the others
     /// (or a folder it cannot order): the check's failure, with nothing run.
     pub unordered: Option<Unordered>,
+    /// Where the check's time went.
+    pub phases: super::phases::CheckPhases,
 }
 
 /// Migrations the tool would refuse to order, or skip: a new one whose

@@ -10,6 +10,7 @@
 //! - [`breakage`]: the errors a migration's runs caused, and their fixes;
 //! - [`fixes`]: a fix per statement that blocked traffic, fitting its form;
 //! - [`holds`]: a transaction's hold of its strongest lock, at production size;
+//! - [`phases`]: where a check's time went, phase by phase;
 //! - [`replica`]: `check --replica`: the standby's readers' stall, judged;
 //! - [`traced`]: what the traces of migrations not run under traffic found;
 //! - [`verdict`]: each migration judged against the budgets, with its fix.
@@ -20,6 +21,7 @@ pub mod checked;
 pub mod fixes;
 pub mod holds;
 pub mod per_row;
+pub mod phases;
 pub mod replica;
 pub mod sizes;
 pub mod traced;

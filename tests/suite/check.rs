@@ -142,6 +142,30 @@ fn the_example_migrations_are_gated_unsafe_ones_fail_and_retry_fixes_them() {
 
     let check = check_json(&out);
     assert_eq!(check["verdict"], "fail");
+    // Where the time went: the fill's rows and rate, each migration's runs.
+    let phases = &check["phases"];
+    let seconds = |value: &Value| value.as_f64().unwrap_or_else(|| panic!("{phases:#}"));
+    let filled = phases["fill_rows"].as_u64().unwrap();
+    assert!(
+        filled >= 10_000 && filled.is_multiple_of(10_000),
+        "{phases:#}"
+    );
+    let rate = seconds(&phases["fill_rows_per_s"]);
+    assert!((rate - filled as f64 / seconds(&phases["fill_s"])).abs() <= rate / 100.0);
+    assert!(seconds(&phases["total_s"]) > seconds(&phases["fill_s"]) + 6.0 * 6.0);
+    let timed: Vec<&str> = (phases["migrations"].as_array().unwrap().iter())
+        .map(|migration| migration["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(timed, NEW, "{phases:#}");
+    let runs = &phases["migrations"][0]["runs"];
+    assert_eq!(
+        (runs[0]["strategy"].as_str(), runs[1]["strategy"].as_str()),
+        (Some("naive"), Some("retry"))
+    );
+    assert!(
+        seconds(&runs[0]["run_s"]) >= 6.0
+            && seconds(&runs[0]["copy_s"]) < seconds(&runs[0]["run_s"])
+    );
     for (index, name) in NEW.iter().enumerate() {
         let expected = if index == 4 { "pass" } else { "fail" };
         assert_eq!(migration(&check, name)["verdict"], expected, "{name}");

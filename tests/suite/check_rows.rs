@@ -126,7 +126,7 @@ fn every_table_is_filled_and_keeps_its_constraints_or_is_named_and_skipped() {
         let counts = rows();
         let rows = counts.every_table;
         let started = Instant::now();
-        let fills = fill_tables(&client, &["app"], &counts, 42, &mut |_, _, _| {})
+        let fills = fill_tables(&[&client], &["app"], &counts, 42, &mut |_, _, _| {})
             .await
             .unwrap_or_else(|err| panic!("{err}"));
         eprintln!("filled in {:.2?}: {fills:#?}", started.elapsed());
@@ -222,13 +222,13 @@ fn the_same_seed_gives_the_same_rows() {
             );
             client.batch_execute(&sql).await.unwrap();
         }
-        fill_tables(&client, &["a"], &every(1000), 7, &mut |_, _, _| {})
+        fill_tables(&[&client], &["a"], &every(1000), 7, &mut |_, _, _| {})
             .await
             .unwrap();
-        fill_tables(&client, &["b"], &every(1000), 7, &mut |_, _, _| {})
+        fill_tables(&[&client], &["b"], &every(1000), 7, &mut |_, _, _| {})
             .await
             .unwrap();
-        fill_tables(&client, &["c"], &every(1000), 8, &mut |_, _, _| {})
+        fill_tables(&[&client], &["c"], &every(1000), 8, &mut |_, _, _| {})
             .await
             .unwrap();
         let digest = |schema: &str| {
@@ -276,7 +276,7 @@ fn cycles_unknown_types_and_narrow_keys_are_named_and_the_rest_filled() {
             every_table: 500,
             tables: vec![("s.e".to_string(), 40)],
         };
-        let fills = fill_tables(&client, &["s"], &counts, 1, &mut |_, _, _| {})
+        let fills = fill_tables(&[&client], &["s"], &counts, 1, &mut |_, _, _| {})
             .await
             .unwrap();
         eprintln!("{fills:#?}");
@@ -313,5 +313,139 @@ fn cycles_unknown_types_and_narrow_keys_are_named_and_the_rest_filled() {
             .unwrap()
             .get(0);
         assert_eq!(distinct, 500);
+    });
+}
+
+/// The indexes, constraints and triggers of `schema`, as the catalogs define them.
+async fn schema_definition(client: &tokio_postgres::Client, schema: &str) -> Vec<String> {
+    let sql = "SELECT 'index ' || pg_get_indexdef(i.indexrelid) || ' valid ' || i.indisvalid
+               FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+               WHERE c.relnamespace = $1::text::regnamespace
+               UNION ALL
+               SELECT 'constraint ' || conname || ' ' || pg_get_constraintdef(oid)
+               FROM pg_constraint WHERE connamespace = $1::text::regnamespace
+               UNION ALL
+               SELECT 'trigger ' || tgrelid::regclass || ' ' || tgfoid::regproc || ' ' || tgenabled::text
+               FROM pg_trigger WHERE tgrelid IN
+                   (SELECT oid FROM pg_class WHERE relnamespace = $1::text::regnamespace)
+               UNION ALL
+               SELECT 'comment ' || description FROM pg_description d
+               JOIN pg_class c ON c.oid = d.objoid WHERE c.relnamespace = $1::text::regnamespace
+               ORDER BY 1";
+    let rows = client.query(sql, &[&schema]).await.unwrap();
+    let mut lines: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
+    for line in &mut lines {
+        *line = line.replace(&format!("{schema}."), "");
+    }
+    lines
+}
+
+#[test]
+fn two_connections_fill_the_same_rows_and_leave_indexes_keys_and_triggers_as_they_were() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = start_throwaway_server(&runtime);
+    let url = server.connection_string();
+    runtime.block_on(async {
+        let client = connect(&url).await;
+        let second = connect(&url).await;
+        let tables = "
+            CREATE TABLE {s}.customers (id bigserial PRIMARY KEY, email text NOT NULL UNIQUE);
+            CREATE TABLE {s}.orders (
+                id bigserial PRIMARY KEY,
+                customer_id bigint NOT NULL REFERENCES {s}.customers,
+                placed timestamptz NOT NULL,
+                note text);
+            CREATE INDEX orders_customer ON {s}.orders (customer_id);
+            CREATE INDEX orders_placed ON {s}.orders (placed DESC) WHERE note IS NOT NULL;
+            CREATE INDEX orders_note ON {s}.orders (lower(note));
+            COMMENT ON INDEX {s}.orders_note IS 'kept as it is';
+            CREATE TABLE {s}.payments (
+                id bigserial PRIMARY KEY,
+                customer_id bigint REFERENCES {s}.customers ON DELETE CASCADE,
+                amount numeric(10, 2) NOT NULL);
+            CREATE INDEX payments_customer ON {s}.payments (customer_id);
+            CREATE UNIQUE INDEX payments_amount_id ON {s}.payments (amount, id);
+            CREATE TABLE {s}.flags (id serial PRIMARY KEY, name text NOT NULL);
+            CREATE UNIQUE INDEX flags_one ON {s}.flags ((name IS NOT NULL));
+            CREATE TABLE {s}.lines (
+                order_id bigint NOT NULL REFERENCES {s}.orders,
+                line integer NOT NULL,
+                PRIMARY KEY (order_id, line));
+            CREATE FUNCTION {s}.touch() RETURNS trigger LANGUAGE plpgsql
+                AS $$ BEGIN NEW.note := 'touched'; RETURN NEW; END $$;
+            CREATE TRIGGER touch BEFORE INSERT ON {s}.orders
+                FOR EACH ROW EXECUTE FUNCTION {s}.touch();";
+        for schema in ["one", "two"] {
+            let sql = format!("CREATE SCHEMA {schema};{}", tables.replace("{s}", schema));
+            client.batch_execute(&sql).await.unwrap();
+        }
+        let before = schema_definition(&client, "one").await;
+        assert_eq!(before, schema_definition(&client, "two").await);
+        fill_tables(&[&client], &["one"], &every(3000), 5, &mut |_, _, _| {})
+            .await
+            .unwrap();
+        let fills = fill_tables(
+            &[&client, &second],
+            &["two"],
+            &every(3000),
+            5,
+            &mut |_, _, _| {},
+        )
+        .await
+        .unwrap();
+        // A unique index whose duplicates the generator cannot foresee
+        // refuses the rows (at its build), and the table is skipped.
+        let flags = fill_of(&fills, "flags");
+        let reason = flags
+            .skipped
+            .as_deref()
+            .unwrap_or_else(|| panic!("{flags:?}"));
+        assert!(reason.contains("SQLSTATE 23505"), "{reason}");
+        assert!(
+            fills
+                .iter()
+                .all(|fill| fill.table == "flags" || fill.rows == 3000),
+            "{fills:#?}"
+        );
+        // Orders and payments share a step, each on its own connection: the same rows.
+        for table in ["customers", "orders", "payments", "lines"] {
+            let digest = |schema: &str| {
+                let sql = format!(
+                    "SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) FROM {schema}.{table} t"
+                );
+                let client = &client;
+                async move {
+                    client
+                        .query_one(&sql, &[])
+                        .await
+                        .unwrap()
+                        .get::<_, String>(0)
+                }
+            };
+            assert_eq!(digest("one").await, digest("two").await, "{table}");
+        }
+        // The user's trigger ran on every row; the keys' checks are on again.
+        let touched: i64 = client
+            .query_one(
+                "SELECT count(*) FROM two.orders WHERE note = 'touched'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(touched, 3000);
+        assert_eq!(schema_definition(&client, "one").await, before);
+        assert_eq!(schema_definition(&client, "two").await, before);
+        let orphan = client
+            .execute(
+                "INSERT INTO two.orders (customer_id, placed) VALUES (-1, now())",
+                &[],
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            orphan.code(),
+            Some(&tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION)
+        );
     });
 }

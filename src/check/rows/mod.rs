@@ -1,13 +1,17 @@
 //! Rows for the schemas the earlier migrations built, generated from the
 //! catalogs and written by the server itself: one `INSERT ... SELECT ...
 //! FROM generate_series` per table, parents first, so a table of 100,000
-//! rows costs about as much as the server takes to write them.
+//! rows costs about as much as the server takes to write them. The tables
+//! whose parents are all filled go in at once, one per connection, and each
+//! table's indexes that nothing depends on and foreign key checks are set aside while its
+//! rows go in ([`upkeep`]).
 //!
 //! - [`catalog`]: the schema's tables, columns, types, keys and CHECKs;
 //! - [`order`]: parents before children, cycles broken or named;
-//! - [`plan`]: what each column gets, and how many rows fit;
+//! - [`recipe`]: what each column gets, and how many rows fit;
 //! - [`values`]: a value of each type as an SQL expression of the row number;
-//! - [`checks`]: the CHECKs of one column it can satisfy (`IN` lists, bounds).
+//! - [`checks`]: the CHECKs of one column it can satisfy (`IN` lists, bounds);
+//! - [`upkeep`]: indexes built after the rows, foreign keys checked once.
 //!
 //! A table the generator cannot fill (a CHECK its values break, a type it
 //! does not know, a cycle of NOT NULL foreign keys) is skipped with the
@@ -20,7 +24,10 @@ mod catalog;
 mod checks;
 mod order;
 mod recipe;
+mod upkeep;
 mod values;
+
+use std::cell::RefCell;
 
 use serde::Serialize;
 use tokio_postgres::Client;
@@ -76,56 +83,110 @@ const SEED_FIX: &str = "give its rows with --seed FILE (your own SQL)";
 
 /// Fills every table of `schemas` with generated rows, as many as `counts`
 /// gives it (parents first), the same rows for the same `seed`; returns each table's
-/// outcome in the order filled, and gives each to `on_filled` as it is done
+/// outcome in the fill order, and gives each to `on_filled` as it is done
 /// with how many are done and how many there are (for progress lines).
-/// Fails only when the server does (runtime).
+/// The tables of one step of the order (whose parents are all filled) are
+/// filled at once, one on each of `clients` (connections to the same
+/// database). Fails only when the server does (runtime).
 pub async fn fill_tables(
-    client: &Client,
+    clients: &[&Client],
     schemas: &[&str],
     counts: &RowCounts,
     seed: u64,
     on_filled: &mut dyn FnMut(&TableFill, usize, usize),
 ) -> Result<Vec<TableFill>, Error> {
-    let catalog = catalog::read_catalog(client, schemas)
+    let first = clients
+        .first()
+        .ok_or_else(|| Error::runtime("filling the tables: no connection to fill them on"))?;
+    let catalog = catalog::read_catalog(first, schemas).await.map_err(|err| {
+        runtime(
+            &format!("reading the catalogs of schemas {}", schemas.join(", ")),
+            err,
+        )
+    })?;
+    let superuser = upkeep::is_superuser(first)
         .await
-        .map_err(|err| {
-            runtime(
-                &format!("reading the catalogs of schemas {}", schemas.join(", ")),
-                err,
-            )
-        })?;
+        .map_err(|err| runtime("asking whether the session is a superuser's", err))?;
     let order = order::fill_order(&catalog);
+    let jobs: Vec<TableJob> = (order.tables.iter().zip(&order.steps))
+        .filter(|(at, _)| !is_tool_table(&catalog.tables[**at].name))
+        .map(|(&at, &step)| TableJob {
+            at,
+            step,
+            cycle: (order.cycles.iter())
+                .find(|(table, _)| *table == at)
+                .map(|(_, cycle)| cycle.clone()),
+            nulled: (0..catalog.tables[at].foreign_keys.len())
+                .map(|key| order.nulled.contains(&(at, key)))
+                .collect(),
+            rows: rows_of(counts, &catalog.tables[at]),
+        })
+        .collect();
+    let filling = Filling {
+        catalog: &catalog,
+        seed,
+        superuser,
+    };
     let mut fills = Vec::new();
-    for &at in &order.tables {
-        if is_tool_table(&catalog.tables[at].name) {
-            continue;
-        }
-        // Asked no rows (`--rows T=0`, `--tool-table T`): left alone, as it is.
-        if rows_of(counts, &catalog.tables[at]) == 0 {
-            fills.push(TableFill {
-                table: catalog.tables[at].name.clone(),
-                rows: 0,
-                kept: 0,
-                skipped: None,
-                note: None,
-            });
-            continue;
-        }
-        let cycle = order
-            .cycles
+    for step in jobs.chunk_by(|a, b| a.step == b.step) {
+        let queue = RefCell::new(step.iter().enumerate());
+        let workers = clients
             .iter()
-            .find(|(table, _)| *table == at)
-            .map(|(_, cycle)| cycle.as_str());
-        let nulled = (0..catalog.tables[at].foreign_keys.len())
-            .map(|key| order.nulled.contains(&(at, key)))
+            .take(step.len())
+            .map(|client| filling.work_through(client, &queue));
+        let mut done: Vec<(usize, TableFill)> = futures_util::future::try_join_all(workers)
+            .await?
+            .into_iter()
+            .flatten()
             .collect();
-        let rows = rows_of(counts, &catalog.tables[at]);
-        let fill = fill_table(client, &catalog, at, nulled, cycle, rows, seed).await?;
-        on_filled(&fill, fills.len() + 1, order.tables.len());
-        fills.push(fill);
+        done.sort_by_key(|(at, _)| *at);
+        for (_, fill) in done {
+            on_filled(&fill, fills.len() + 1, jobs.len());
+            fills.push(fill);
+        }
     }
-    analyze(client, &catalog.tables).await?;
+    analyze(first, &catalog.tables).await?;
     Ok(fills)
+}
+
+/// One table to fill, as the fill order places it.
+struct TableJob {
+    /// Its index in the catalog's tables.
+    at: usize,
+    /// Its step of the order.
+    step: usize,
+    /// The cycle of NOT NULL foreign keys it is on, if any.
+    cycle: Option<String>,
+    /// Per foreign key: whether it is left NULL to break a cycle.
+    nulled: Vec<bool>,
+    rows: u64,
+}
+
+/// What every table's fill shares.
+struct Filling<'a> {
+    catalog: &'a Catalog,
+    seed: u64,
+    /// Whether foreign key checks may be turned off for the insert (see `upkeep`).
+    superuser: bool,
+}
+
+impl Filling<'_> {
+    /// Fills tables of `queue` on `client` until it is empty; returns each
+    /// with its place in the queue.
+    async fn work_through<'j>(
+        &self,
+        client: &Client,
+        queue: &RefCell<impl Iterator<Item = (usize, &'j TableJob)>>,
+    ) -> Result<Vec<(usize, TableFill)>, Error> {
+        let mut done = Vec::new();
+        loop {
+            let next = queue.borrow_mut().next();
+            let Some((place, job)) = next else {
+                return Ok(done);
+            };
+            done.push((place, self.fill_table(client, job).await?));
+        }
+    }
 }
 
 /// The rows `counts` gives `table`: its own count (named `orders` or
@@ -139,103 +200,119 @@ fn rows_of(counts: &RowCounts, table: &CatalogTable) -> u64 {
         .map_or(counts.every_table, |(_, rows)| *rows)
 }
 
-async fn fill_table(
-    client: &Client,
-    catalog: &Catalog,
-    at: usize,
-    nulled: Vec<bool>,
-    cycle: Option<&str>,
-    rows: u64,
-    seed: u64,
-) -> Result<TableFill, Error> {
-    let table = &catalog.tables[at];
-    let outcome = |rows, kept, skipped: Option<String>, note| TableFill {
-        table: table.name.clone(),
-        rows,
-        kept,
-        skipped: skipped.map(|reason| format!("{reason}; {SEED_FIX}")),
-        note,
-    };
-    if let Some(cycle) = cycle {
-        let reason =
-            format!("its NOT NULL foreign keys form a cycle ({cycle}), so no row can come first");
-        return Ok(outcome(0, 0, Some(reason), None));
-    }
-    let kept = count(client, &format!("SELECT count(*) FROM {}", table.sql_name)).await?;
-    if kept > 0 {
-        return Ok(outcome(0, kept, None, None));
-    }
-    let mut parent_rows = Vec::new();
-    for key in &table.foreign_keys {
-        let rows = if key.parent_oid == table.oid {
-            0
-        } else {
-            let set: Vec<String> = key
-                .parent_columns
-                .iter()
-                .map(|column| format!("{} IS NOT NULL", quote_ident(column)))
-                .collect();
-            let sql = format!(
-                "SELECT count(*) FROM {} WHERE {}",
-                key.parent_sql,
-                set.join(" AND ")
-            );
-            count(client, &sql).await?
+impl Filling<'_> {
+    async fn fill_table(&self, client: &Client, job: &TableJob) -> Result<TableFill, Error> {
+        let catalog = self.catalog;
+        // Asked no rows (`--rows T=0`, `--tool-table T`): left alone, as it is.
+        if job.rows == 0 {
+            return Ok(TableFill {
+                table: catalog.tables[job.at].name.clone(),
+                rows: 0,
+                kept: 0,
+                skipped: None,
+                note: None,
+            });
+        }
+        let at = job.at;
+        let cycle = job.cycle.as_deref();
+        let nulled = job.nulled.clone();
+        let (rows, seed) = (job.rows, self.seed);
+        let table = &catalog.tables[at];
+        let outcome = |rows, kept, skipped: Option<String>, note| TableFill {
+            table: table.name.clone(),
+            rows,
+            kept,
+            skipped: skipped.map(|reason| format!("{reason}; {SEED_FIX}")),
+            note,
         };
-        parent_rows.push(rows);
-    }
-    let input = RecipeInput {
-        catalog,
-        table,
-        nulled,
-        parent_rows,
-        rows,
-        seed,
-    };
-    let plan = match recipe::table_recipe(&input) {
-        Ok(plan) => plan,
-        Err(reason) => return Ok(outcome(0, 0, Some(reason), None)),
-    };
-    match run_plan(client, table, &plan).await? {
-        None => Ok(outcome(plan.rows, 0, None, plan.note)),
-        Some(reason) => Ok(outcome(0, 0, Some(reason), None)),
+        if let Some(cycle) = cycle {
+            let reason = format!(
+                "its NOT NULL foreign keys form a cycle ({cycle}), so no row can come first"
+            );
+            return Ok(outcome(0, 0, Some(reason), None));
+        }
+        let kept = count(client, &format!("SELECT count(*) FROM {}", table.sql_name)).await?;
+        if kept > 0 {
+            return Ok(outcome(0, kept, None, None));
+        }
+        let mut parent_rows = Vec::new();
+        for key in &table.foreign_keys {
+            let rows = if key.parent_oid == table.oid {
+                0
+            } else {
+                let set: Vec<String> = key
+                    .parent_columns
+                    .iter()
+                    .map(|column| format!("{} IS NOT NULL", quote_ident(column)))
+                    .collect();
+                let sql = format!(
+                    "SELECT count(*) FROM {} WHERE {}",
+                    key.parent_sql,
+                    set.join(" AND ")
+                );
+                count(client, &sql).await?
+            };
+            parent_rows.push(rows);
+        }
+        let input = RecipeInput {
+            catalog,
+            table,
+            nulled,
+            parent_rows,
+            rows,
+            seed,
+        };
+        let plan = match recipe::table_recipe(&input) {
+            Ok(plan) => plan,
+            Err(reason) => return Ok(outcome(0, 0, Some(reason), None)),
+        };
+        match run_plan(client, table, &plan, self.superuser).await? {
+            None => Ok(outcome(plan.rows, 0, None, plan.note)),
+            Some(reason) => Ok(outcome(0, 0, Some(reason), None)),
+        }
     }
 }
 
-/// Runs a table's plan in a transaction of its own: `None` when it
-/// committed, else why the server refused the rows (rolled back).
+/// Runs a table's plan in a transaction of its own, its indexes and
+/// foreign key checks set aside while the rows go in (see `upkeep`): `None`
+/// when it committed, else why the server refused the rows (rolled back).
 async fn run_plan(
     client: &Client,
     table: &CatalogTable,
     plan: &TableRecipe,
+    superuser: bool,
 ) -> Result<Option<String>, Error> {
     let context = format!("filling table {}", table.sql_name);
-    // Room to sort a parent's 100,000 keys in memory rather than on disk.
+    // Room to sort a parent's 100,000 keys, and to build an index, in memory rather than on disk.
     client
-        .batch_execute("BEGIN; SET LOCAL work_mem = '64MB'")
+        .batch_execute(
+            "BEGIN; SET LOCAL work_mem = '64MB'; SET LOCAL maintenance_work_mem = '256MB'",
+        )
         .await
         .map_err(|err| runtime(&context, err))?;
-    let mut result = client
-        .execute(plan.insert_sql.as_str(), &[])
-        .await
-        .map(|_| ());
-    for statement in &plan.after_sql {
-        if result.is_err() {
-            break;
+    let result = async {
+        let aside = upkeep::set_aside(client, table, superuser).await?;
+        client.execute(plan.insert_sql.as_str(), &[]).await?;
+        for statement in &plan.after_sql {
+            client.execute(statement.as_str(), &[]).await?;
         }
-        result = client.execute(statement.as_str(), &[]).await.map(|_| ());
+        upkeep::put_back(client, table, aside).await
     }
-    let Err(err) = result else {
-        client
-            .batch_execute("COMMIT")
-            .await
-            .map_err(|err| runtime(&context, err))?;
-        return Ok(None);
+    .await;
+    let reason = match result {
+        Ok(None) => {
+            client
+                .batch_execute("COMMIT")
+                .await
+                .map_err(|err| runtime(&context, err))?;
+            return Ok(None);
+        }
+        Ok(Some(reason)) => reason,
+        Err(err) => match err.as_db_error() {
+            Some(db_error) => refusal(table, db_error),
+            None => return Err(runtime(&context, err)),
+        },
     };
-    let Some(db_error) = err.as_db_error() else {
-        return Err(runtime(&context, err));
-    };
-    let reason = refusal(table, db_error);
     client
         .batch_execute("ROLLBACK")
         .await

@@ -14,6 +14,9 @@ use super::catalog::{Catalog, CatalogTable};
 pub(super) struct FillOrder {
     /// Indexes into the catalog's tables, parents first.
     pub tables: Vec<usize>,
+    /// The step of each entry of `tables` (0, 1, ...): a table's parents are
+    /// all in earlier steps, so the tables of one step can be filled at once.
+    pub steps: Vec<usize>,
     /// (table, foreign key) pairs left NULL to break a cycle.
     pub nulled: HashSet<(usize, usize)>,
     /// Tables on a cycle of NOT NULL foreign keys, with the cycle's tables.
@@ -66,10 +69,12 @@ pub(super) fn fill_order(catalog: &Catalog) -> FillOrder {
             .copied()
             .filter(|&table| !active.iter().any(|edge| edge.child == table))
             .collect();
+        let step = order.steps.last().map_or(0, |last| last + 1);
         if !ready.is_empty() {
             for table in ready {
                 remaining.remove(&table);
                 order.tables.push(table);
+                order.steps.push(step);
             }
             continue;
         }
@@ -104,6 +109,7 @@ pub(super) fn fill_order(catalog: &Catalog) -> FillOrder {
         for &table in &cyclic {
             remaining.remove(&table);
             order.tables.push(table);
+            order.steps.push(step);
             order.cycles.push((table, names.join(", ")));
         }
     }
@@ -205,7 +211,28 @@ mod tests {
         };
         let order = fill_order(&catalog);
         assert_eq!(names(&catalog, &order), ["customers", "orders", "items"]);
+        assert_eq!(order.steps, [0, 1, 2]);
         assert!(order.nulled.is_empty() && order.cycles.is_empty());
+    }
+
+    #[test]
+    fn siblings_share_a_step_after_their_parent() {
+        let catalog = Catalog {
+            tables: vec![
+                table(1, "items", &[(2, true)]),
+                table(2, "orders", &[(4, true)]),
+                table(3, "payments", &[(4, true)]),
+                table(4, "customers", &[]),
+                table(5, "tags", &[]),
+            ],
+            ..Catalog::default()
+        };
+        let order = fill_order(&catalog);
+        assert_eq!(
+            names(&catalog, &order),
+            ["customers", "tags", "orders", "payments", "items"]
+        );
+        assert_eq!(order.steps, [0, 0, 1, 1, 2]);
     }
 
     #[test]

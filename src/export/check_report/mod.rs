@@ -8,6 +8,7 @@
 
 pub mod check_md;
 pub mod check_page;
+pub mod phase_lines;
 pub mod pr_comment;
 pub mod replica_cells;
 
@@ -21,6 +22,7 @@ use crate::expect::Verdict;
 use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
 use crate::gate::checked::{CheckRun, CheckedMigration, Outcome, Unordered};
 use crate::gate::holds::{TransactionHold, transaction_holds};
+use crate::gate::phases::CheckPhases;
 use crate::gate::sizes::SizeEstimate;
 use crate::gate::traced::trace_findings;
 use crate::gate::verdict::{Judged, Judging, MigrationVerdict, judge};
@@ -61,6 +63,8 @@ pub struct CheckReport {
     /// `--replica`: each measured migration also ran with the report on the hot standby.
     pub replica: bool,
     pub migrations: Vec<(CheckedMigration, Judged)>,
+    /// Where the check's time went (the report's own time set once it is rendered).
+    pub phases: CheckPhases,
 }
 
 impl CheckReport {
@@ -118,6 +122,7 @@ impl CheckReport {
             measure: config.measure,
             replica: config.replica,
             migrations,
+            phases: run.phases,
         }
     }
 
@@ -502,6 +507,7 @@ impl CheckReport {
                 .filter(|(checked, _)| matches!(checked.outcome, Outcome::Measured(_)))
                 .count(),
             migrations,
+            phases: &self.phases,
         };
         let mut bytes = serde_json::to_vec_pretty(&file)?;
         bytes.push(b'\n');
@@ -676,6 +682,8 @@ struct CheckJson<'a> {
     /// and no stall of theirs was measured (0 with `--trace-only`).
     measured: usize,
     migrations: Vec<MigrationJson>,
+    /// Where the check's time went, phase by phase.
+    phases: &'a CheckPhases,
 }
 
 /// One migration in `check.json`: its judgement, its trace (what

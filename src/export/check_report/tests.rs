@@ -123,6 +123,7 @@ pub(crate) fn two_migrations() -> CheckReport {
         measure: crate::choices::Measure::All,
         replica: false,
         migrations,
+        phases: Default::default(),
     }
 }
 
