@@ -189,6 +189,7 @@ pub fn assemble_report(
         },
         failures,
         lock_trace: after_run.lock_trace,
+        invariants: Vec::new(),
     }
 }
 
