@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::metrics::DdlOutcome;
 
 /// Every expectation key, in the order they are listed and checked.
-pub const KEYS: [&str; 13] = [
+pub const KEYS: [&str; 15] = [
     "max_zero_tps_seconds",
     "min_zero_tps_seconds",
     "max_replica_zero_tps_seconds",
@@ -24,6 +24,8 @@ pub const KEYS: [&str; 13] = [
     "max_failed",
     "max_pool_timeouts",
     "max_pool_wait_p99_ms",
+    "max_anomalies",
+    "min_anomalies",
 ];
 
 /// The key of a bound on the failed transactions of one SQLSTATE class: this
@@ -65,6 +67,10 @@ pub struct ExpectFile {
     pub max_pool_timeouts: Option<u64>,
     /// Application pool: the whole-run p99 of the wait for a connection is at most this many milliseconds.
     pub max_pool_wait_p99_ms: Option<f64>,
+    /// `[[invariants]]`: at most this many anomalies after the run.
+    pub max_anomalies: Option<u64>,
+    /// `[[invariants]]`: at least this many anomalies (the lost data must reproduce).
+    pub min_anomalies: Option<u64>,
     /// `max_failed_<class> = N` by key: at most N failed transactions whose
     /// SQLSTATE is of that class (`max_failed_0A`); any other key is refused.
     #[serde(flatten, deserialize_with = "class_bounds")]
@@ -133,6 +139,10 @@ impl ExpectFile {
                 .map(|limit| Ok(Bound::MaxPoolTimeouts(limit))),
             self.max_pool_wait_p99_ms
                 .map(|limit| Ok(Bound::MaxPoolWaitP99Ms(limit))),
+            self.max_anomalies
+                .map(|limit| Ok(Bound::MaxAnomalies(limit))),
+            self.min_anomalies
+                .map(|limit| Ok(Bound::MinAnomalies(limit))),
         ];
         let by_class: Vec<Result<Bound, (&str, String)>> = self
             .max_failed_by_class
@@ -177,6 +187,8 @@ impl ExpectFile {
             Bound::MaxFailed(limit) => self.max_failed = Some(*limit),
             Bound::MaxPoolTimeouts(limit) => self.max_pool_timeouts = Some(*limit),
             Bound::MaxPoolWaitP99Ms(limit) => self.max_pool_wait_p99_ms = Some(*limit),
+            Bound::MaxAnomalies(limit) => self.max_anomalies = Some(*limit),
+            Bound::MinAnomalies(limit) => self.min_anomalies = Some(*limit),
             Bound::MaxFailedClass { limit, .. } => {
                 self.max_failed_by_class.insert(bound.key(), *limit);
             }
@@ -218,6 +230,10 @@ pub enum Bound {
     MaxPoolTimeouts(u64),
     /// `pool_wait_p99_ms <= limit`, rounded as in `summary.csv`; a run without the pool fails it.
     MaxPoolWaitP99Ms(f64),
+    /// The anomalies the invariants counted `<= limit`; a run without invariants fails it.
+    MaxAnomalies(u64),
+    /// The anomalies the invariants counted `>= limit`; a run without invariants fails it.
+    MinAnomalies(u64),
 }
 
 impl Bound {
@@ -237,6 +253,8 @@ impl Bound {
             Bound::MaxFailed(_) => "max_failed",
             Bound::MaxPoolTimeouts(_) => "max_pool_timeouts",
             Bound::MaxPoolWaitP99Ms(_) => "max_pool_wait_p99_ms",
+            Bound::MaxAnomalies(_) => "max_anomalies",
+            Bound::MinAnomalies(_) => "min_anomalies",
             Bound::MaxFailedClass { class, .. } => {
                 return format!("{MAX_FAILED_CLASS_PREFIX}{class}");
             }
@@ -262,9 +280,11 @@ impl Bound {
             Bound::DdlOutcome(outcome) => format!("= {outcome}"),
             Bound::MaxFailed(limit)
             | Bound::MaxFailedClass { limit, .. }
-            | Bound::MaxPoolTimeouts(limit) => {
+            | Bound::MaxPoolTimeouts(limit)
+            | Bound::MaxAnomalies(limit) => {
                 format!("<= {limit}")
             }
+            Bound::MinAnomalies(limit) => format!(">= {limit}"),
         }
     }
 
@@ -348,6 +368,14 @@ pub(crate) fn parse_bound(key: &str, value: &str) -> Result<Bound, String> {
             .parse()
             .map(Bound::MaxPoolWaitP99Ms)
             .map_err(|_| milliseconds("50"))?,
+        "max_anomalies" => value
+            .parse()
+            .map(Bound::MaxAnomalies)
+            .map_err(|_| whole("anomalies", "0"))?,
+        "min_anomalies" => value
+            .parse()
+            .map(Bound::MinAnomalies)
+            .map_err(|_| whole("anomalies", "1"))?,
         _ => match key.strip_prefix(MAX_FAILED_CLASS_PREFIX) {
             Some(class) if is_sqlstate_class(class) => value
                 .parse()

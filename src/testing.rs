@@ -197,6 +197,7 @@ fn strategy_report(
         intervals: Default::default(),
         failures: Vec::new(),
         lock_trace: Vec::new(),
+        invariants: Vec::new(),
     }
 }
 
@@ -308,5 +309,7 @@ pub fn neutral_run() -> RunFigures {
         ddl_outcome: DdlOutcome::Ok,
         blocker_outcome: "ok".to_string(),
         judged_on_replica: false,
+        anomalies: 0,
+        invariants: Vec::new(),
     }
 }

@@ -37,6 +37,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
         include_str!("../workloads/lock-upgrade-deadlock.toml"),
     ),
     ("pgbench", include_str!("../workloads/pgbench.toml")),
+    ("hot-row", include_str!("../workloads/hot-row.toml")),
     (
         "replica-report",
         include_str!("../workloads/replica-report.toml"),
@@ -63,6 +64,12 @@ pub struct WorkloadFile {
     pub ddl: Option<DdlFile>,
     #[serde(default)]
     pub strategies: Vec<StrategyFile>,
+    /// `[[variants]]`: variants of the load compared in one run, as strategies are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<VariantFile>,
+    /// `[[invariants]]`: SQL checked on the workload's data after each run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invariants: Vec<InvariantFile>,
     /// `[expect.<strategy>]`: CI bounds checked after the run (see `expect.rs`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub expect: BTreeMap<String, crate::bounds::ExpectFile>,
@@ -233,6 +240,40 @@ pub struct StrategyFile {
     pub settings: Option<std::collections::BTreeMap<String, String>>,
 }
 
+/// `[[variants]]`: one way the application runs its transactions, compared
+/// with the others in one run as DDL strategies are: its own scripts (else
+/// `[load]`'s), isolation level and tries.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantFile {
+    pub name: String,
+    /// `read-committed`, `repeatable-read` or `serializable`, set for every
+    /// transaction of the variant's clients; the server's default if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<String>,
+    /// Tries of a transaction that failed with 40001 or 40P01, as `[load] max_tries`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tries: Option<u32>,
+    /// The variant's scripts, instead of `[load]`'s.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<ScriptFile>,
+}
+
+/// `[[invariants]]`: a query on the workload's data whose one value must
+/// equal `expect` after each run: a literal (`"100000"`), or `":transactions"`,
+/// the transactions the run's clients completed.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct InvariantFile {
+    pub name: String,
+    pub sql: String,
+    pub expect: String,
+    /// What one unit of difference is called in the sentences, e.g. `lost updates`;
+    /// `anomalies` if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<String>,
+}
+
 /// `backoff = { kind = "linear", step = "1s", cap = "5s" }` or
 /// `{ kind = "exponential", base = "100ms", cap = "10s", jitter = "full" }`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -305,6 +346,8 @@ pub fn from_flags() -> LoadedWorkload {
             blocker: None,
             ddl: None,
             strategies: vec![preset("naive"), preset("retry")],
+            variants: Vec::new(),
+            invariants: Vec::new(),
             expect: BTreeMap::new(),
             sweep: None,
             replica: None,
@@ -390,7 +433,7 @@ pub fn read_text_file(path: &Path) -> Result<String, String> {
 
 /// Parses the TOML; an error is one line naming the place, e.g.
 /// `workload x.toml: line 3, key load.clients: invalid type ...`.
-fn parse(source: &str, text: &str) -> Result<WorkloadFile, Error> {
+pub(crate) fn parse(source: &str, text: &str) -> Result<WorkloadFile, Error> {
     toml::from_str(text).map_err(|err| Error::bad_input(describe_toml_error(source, text, &err)))
 }
 

@@ -269,6 +269,8 @@ pub fn design_run(
         repeat: 1,
         sweep: None,
         replica: None,
+        variants: Vec::new(),
+        invariants: Vec::new(),
     };
     let replica = check
         .replica

@@ -14,7 +14,7 @@ use crate::scenario::Interrupt;
 use crate::strategy::NamedStrategy;
 use crate::{export, fingerprint, measure, output, plot, preflight, results, stop};
 
-use super::run_file;
+use super::{invariants, run_file};
 
 /// Runs the plan's runs in order, each after its reset, and writes the files
 /// of its point (and of the sweep) after each one; a fired `interrupt` ends
@@ -33,8 +33,8 @@ pub(super) async fn run_plan(
     // The tables as the first run sees them; every later reset must give them back.
     let mut first_fingerprint = None;
     for (index, planned) in plan.runs.iter().enumerate() {
-        let config = plan.config_of(planned);
         let strategy = plan.strategy_of(planned);
+        let config = &*plan.config_of(planned).for_strategy(&strategy.name);
         let reset = async {
             if let Some(replica) = &config.replica {
                 target
@@ -84,6 +84,13 @@ pub(super) async fn run_plan(
         if let Some(line) = &measured.ddl_error {
             output::write_stdout(line)?;
         }
+        let mut measured = measured;
+        if measured.interrupted.is_none() && !config.invariants.is_empty() {
+            target.clear_sessions().await?;
+            let transactions = measured.report.summary.transactions;
+            measured.report.invariants =
+                invariants::check_invariants(target, &config.invariants, transactions).await?;
+        }
         let interrupted = measured.interrupted;
         let report = &mut reports[planned.point];
         let interruption = interrupted
@@ -120,6 +127,10 @@ async fn prepare(
             &config.setup_sql,
             &config.load.variables,
         ))
+        .await?;
+    // The invariants run once on the fresh data: a broken query is exit 2 before any load.
+    interrupt
+        .unless_fired(invariants::check_invariants(target, &config.invariants, 0))
         .await?;
     if target.server_log().is_none() && !config.quiet {
         stderrln!(

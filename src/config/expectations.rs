@@ -369,7 +369,8 @@ mod tests {
             "--expect retry.max_p99=600: unknown expectation \"max_p99\"; the valid keys are \
              max_zero_tps_seconds, min_zero_tps_seconds, max_replica_zero_tps_seconds, \
              min_replica_zero_tps_seconds, max_longest_stall_s, min_worst_second_tps, max_worst_second_p99_ms, max_p99_ms, max_ddl_s, \
-             ddl_outcome, max_failed, max_pool_timeouts, max_pool_wait_p99_ms, \
+             ddl_outcome, max_failed, max_pool_timeouts, max_pool_wait_p99_ms, max_anomalies, \
+             min_anomalies, \
              max_failed_<class> (a SQLSTATE class of 2 characters, like max_failed_0A)"
         );
     }

@@ -356,7 +356,21 @@ pub(super) fn load_scripts(loaded: &LoadedWorkload) -> Result<Vec<WeightedScript
     scripts
         .iter()
         .enumerate()
-        .map(|(index, entry)| load_script(loaded, index, entry))
+        .map(|(index, entry)| load_script(loaded, "[[load.scripts]]", index, entry))
+        .collect()
+}
+
+/// The scripts of a section other than `[load]` (a variant's), each named in
+/// errors by `section` (`[[variants]] for-update scripts`).
+pub(super) fn section_scripts(
+    loaded: &LoadedWorkload,
+    section: &str,
+    entries: &[ScriptFile],
+) -> Result<Vec<WeightedScript>, Error> {
+    entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| load_script(loaded, section, index, entry))
         .collect()
 }
 
@@ -429,6 +443,7 @@ fn split_weight(arg: &str) -> (&str, Option<u32>) {
 /// built-in script, parsed.
 fn load_script(
     loaded: &LoadedWorkload,
+    section: &str,
     index: usize,
     entry: &ScriptFile,
 ) -> Result<WeightedScript, Error> {
@@ -439,14 +454,14 @@ fn load_script(
         .unwrap_or_else(|| format!("script {}", index + 1));
     if entry.weight == 0 {
         return Err(Error::bad_input(format!(
-            "{source}: [[load.scripts]] {label}: weight = 0; use a weight of 1 or more"
+            "{source}: {section} {label}: weight = 0; use a weight of 1 or more"
         )));
     }
     let (script_source, text) = match (&entry.sql, &entry.file, &entry.builtin) {
         (None, None, Some(name)) => {
             let builtin = builtin::find(name).map_err(|problem| {
                 Error::bad_input(format!(
-                    "{source}: [[load.scripts]] {label}: builtin = \"{name}\": {problem}"
+                    "{source}: {section} {label}: builtin = \"{name}\": {problem}"
                 ))
             })?;
             let mut weighted = builtin_script(builtin, entry.weight)?;
@@ -456,7 +471,7 @@ fn load_script(
                 .unwrap_or_else(|| builtin.name.to_string());
             return Ok(weighted);
         }
-        (Some(sql), None, None) => (format!("{source}: [[load.scripts]] {label}"), sql.clone()),
+        (Some(sql), None, None) => (format!("{source}: {section} {label}"), sql.clone()),
         (None, Some(file), None) => {
             let path = match &loaded.folder {
                 Some(folder) => folder.join(file),
@@ -464,7 +479,7 @@ fn load_script(
             };
             let text = workload::read_text_file(&path).map_err(|problem| {
                 Error::bad_input(format!(
-                    "{source}: [[load.scripts]] {label}: file {}: {problem}",
+                    "{source}: {section} {label}: file {}: {problem}",
                     path.display()
                 ))
             })?;
@@ -472,7 +487,7 @@ fn load_script(
         }
         _ => {
             return Err(Error::bad_input(format!(
-                "{source}: [[load.scripts]] {label}: give exactly one of sql = \"...\", \
+                "{source}: {section} {label}: give exactly one of sql = \"...\", \
                  file = \"x.sql\" or builtin = \"tpcb-like\""
             )));
         }

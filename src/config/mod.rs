@@ -18,6 +18,7 @@ mod repetition;
 mod replica;
 mod server;
 mod strategies;
+mod variants;
 
 use std::path::PathBuf;
 
@@ -45,6 +46,7 @@ pub use pool::{PoolConfig, Recycling};
 pub use repetition::{MAX_REPEATS, Sweep, SweepSetting, sweep_x_value};
 pub use replica::ReplicaConfig;
 pub use server::{parse_server, server_from_environment};
+pub use variants::{Expected, Invariant, Isolation, TRANSACTIONS, Variant};
 
 use blocker::{check_blocker_ends, parse_blocker};
 use ddl::parse_ddl;
@@ -54,6 +56,7 @@ use out_dir::parse_out_dir;
 use repetition::{args_at, parse_repeat, parse_sweep};
 use replica::parse_replica;
 use strategies::{parse_strategies, select_strategies, with_lock_timeout};
+use variants::{parse_invariants, parse_variants};
 
 /// What the command asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +119,11 @@ pub struct Config {
     /// The hot standby beside the throwaway server, and who runs on it;
     /// `None` without `[replica]` or `--replica`.
     pub replica: Option<ReplicaConfig>,
+    /// `[[variants]]`: variants of the load, run as the strategies of the same
+    /// names (see [`Config::for_strategy`]); empty for a workload without them.
+    pub variants: Vec<Variant>,
+    /// `[[invariants]]`: checked on the workload's data after each run.
+    pub invariants: Vec<Invariant>,
 }
 
 /// Where the run happens.
@@ -170,7 +178,12 @@ impl Config {
         } else {
             parse_blocker(source, file.blocker.as_ref(), &args.workload, load.duration)?
         };
-        let ddl = if load_only {
+        let variants = parse_variants(&loaded)?;
+        let invariants = parse_invariants(source, &file.invariants)?;
+        // Variants compare the load itself: a migration is optional then.
+        let no_ddl_given =
+            file.ddl.is_none() && args.workload.ddl.is_empty() && args.workload.ddl_file.is_none();
+        let ddl = if load_only || (!variants.is_empty() && no_ddl_given) {
             None
         } else {
             Some(parse_ddl(
@@ -184,7 +197,10 @@ impl Config {
         if let Some(blocker) = &blocker {
             check_blocker_ends(source, blocker, load.duration)?;
         }
-        let defined = parse_strategies(source, &file.strategies)?;
+        let defined = match variants.is_empty() {
+            true => parse_strategies(source, &file.strategies)?,
+            false => variants.iter().map(Variant::as_strategy).collect(),
+        };
         let expectations = parse_expectations(source, file, args, &defined, &mode)?;
         let mut strategies = select_strategies(source, defined, &mode)?;
         if let Some((SweepSetting::LockTimeout { strategy }, value)) = at {
@@ -224,7 +240,25 @@ impl Config {
             repeat,
             sweep,
             replica,
+            variants,
+            invariants,
         })
+    }
+
+    /// The config `strategy`'s run runs with: for a variant, the load with its
+    /// scripts and tries; for any other strategy this config.
+    pub fn for_strategy(&self, strategy: &str) -> std::borrow::Cow<'_, Config> {
+        match self
+            .variants
+            .iter()
+            .find(|variant| variant.name == strategy)
+        {
+            Some(variant) => std::borrow::Cow::Owned(Config {
+                load: variant.load(&self.load),
+                ..self.clone()
+            }),
+            None => std::borrow::Cow::Borrowed(self),
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::bounds::Bound;
 use crate::config::Expectation;
 use crate::metrics::failures::failed_in_class;
+use crate::metrics::invariants::total_anomalies;
 use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
 
 /// The verdict of one expectation. In `expectations.csv` as `pass`, `fail` or `skipped`.
@@ -136,8 +137,26 @@ fn measure(bound: &Bound, strategy: &StrategyReport) -> (String, bool) {
                 (format!("{value} ms"), value <= *limit)
             }
         },
+        Bound::MaxAnomalies(limit) => match strategy.invariants.is_empty() {
+            true => (NO_INVARIANTS.to_string(), false),
+            false => {
+                let value = total_anomalies(&strategy.invariants);
+                (value.to_string(), value <= *limit)
+            }
+        },
+        Bound::MinAnomalies(limit) => match strategy.invariants.is_empty() {
+            true => (NO_INVARIANTS.to_string(), false),
+            false => {
+                let value = total_anomalies(&strategy.invariants);
+                (value.to_string(), value >= *limit)
+            }
+        },
     }
 }
+
+/// What an anomalies bound measures on a run without invariants: it fails,
+/// since what it bounds was not measured.
+const NO_INVARIANTS: &str = "no invariants (add [[invariants]] to the workload)";
 
 /// What a pool bound measures on a run without the application pool: it fails,
 /// since what CI asked to bound was not measured.
@@ -199,6 +218,25 @@ mod tests {
                 "512.255 ms",
             ),
             (Bound::MaxFailed(2), Bound::MaxFailed(1), "2"),
+        ];
+        passes_at_the_limit_and_fails_beyond_it(&report, cases);
+    }
+
+    #[test]
+    fn anomaly_bounds_read_the_invariants_and_fail_without_them() {
+        let mut report = retry_only_report();
+        let no_invariants = evaluate(&[expectation("retry", Bound::MaxAnomalies(0))], &report);
+        assert_eq!(no_invariants[0].verdict, Verdict::Fail);
+        assert_eq!(no_invariants[0].measured, NO_INVARIANTS);
+        report.strategies[0].invariants = vec![crate::metrics::invariants::InvariantCheck::new(
+            "counter",
+            "lost updates",
+            "10",
+            "7",
+        )];
+        let cases = [
+            (Bound::MaxAnomalies(3), Bound::MaxAnomalies(2), "3"),
+            (Bound::MinAnomalies(3), Bound::MinAnomalies(4), "3"),
         ];
         passes_at_the_limit_and_fails_beyond_it(&report, cases);
     }

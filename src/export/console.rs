@@ -6,8 +6,9 @@
 use crate::config::Sweep;
 use crate::export::format::{format_count, format_seconds, format_spread};
 use crate::export::sentences::{
-    describe_chain, failures_sentence, labelled_runs, losses, migration_done_cell, opening_lines,
-    pool_sentence, retries_sentence, worst_latency_cell, worst_share,
+    describe_chain, failures_sentence, invariants_sentence, labelled_runs, losses,
+    migration_done_cell, opening_lines, pool_sentence, retries_sentence, worst_latency_cell,
+    worst_share,
 };
 use crate::export::sweep::{self, SweepRecord};
 use crate::export::table::{
@@ -59,7 +60,13 @@ pub fn summary_table(report: &RunReport) -> String {
 fn failure_lines(report: &RunReport) -> String {
     labelled_runs(report)
         .iter()
-        .flat_map(|run| [failures_sentence(run), retries_sentence(&run.summary)])
+        .flat_map(|run| {
+            [
+                failures_sentence(run),
+                retries_sentence(&run.summary),
+                invariants_sentence(run),
+            ]
+        })
         .flatten()
         .map(|sentence| sentence + "\n")
         .collect()

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::invariants::{InvariantCheck, total_anomalies};
 use crate::metrics::{RunReport, Summary};
 
 use super::{Exporter, rounded_summary};
@@ -13,7 +14,21 @@ pub struct SummaryFile {
     /// Name of the workload that was run.
     pub workload: String,
     /// One summary per strategy, in run order.
-    pub strategies: Vec<Summary>,
+    pub strategies: Vec<SummaryEntry>,
+}
+
+/// One strategy's run in `summary.json`: its summary, and with
+/// `[[invariants]]` what its data lost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryEntry {
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// The anomalies its invariants counted; absent without invariants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anomalies: Option<u64>,
+    /// Each invariant's expected and actual value; absent without invariants.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invariants: Vec<InvariantCheck>,
 }
 
 /// Writes `summary.json`.
@@ -30,7 +45,12 @@ impl Exporter for SummaryJson {
             strategies: report
                 .strategies
                 .iter()
-                .map(|strategy| rounded_summary(&strategy.summary))
+                .map(|strategy| SummaryEntry {
+                    summary: rounded_summary(&strategy.summary),
+                    anomalies: (!strategy.invariants.is_empty())
+                        .then(|| total_anomalies(&strategy.invariants)),
+                    invariants: strategy.invariants.clone(),
+                })
                 .collect(),
         };
         let mut bytes = serde_json::to_vec_pretty(&file)?;
@@ -62,15 +82,36 @@ mod tests {
         assert_eq!(strategies[1]["strategy"], "retry");
         assert_eq!(strategies[0]["zero_tps_seconds"], 9);
         assert_eq!(strategies[1]["ddl_attempts"], 5);
+        assert!(strategies[0].get("anomalies").is_none());
 
         let file: SummaryFile = serde_json::from_str(&text).unwrap();
         assert_eq!(
-            file.strategies[0].strategy,
+            file.strategies[0].summary.strategy,
             report.strategies[0].summary.strategy
         );
         assert_eq!(
-            file.strategies[1].transactions,
+            file.strategies[1].summary.transactions,
             report.strategies[1].summary.transactions
         );
+    }
+
+    #[test]
+    fn a_run_with_invariants_has_its_anomalies_and_each_check() {
+        let mut report = reference_report();
+        report.strategies[0].invariants = vec![
+            InvariantCheck::new("counter", "lost updates", "1510", "1198"),
+            InvariantCheck::new("rows", "anomalies", "1", "1"),
+        ];
+        let files = SummaryJson.render(&report).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&files[0].bytes).unwrap();
+        let naive = &value["strategies"][0];
+        assert_eq!(naive["anomalies"], 312);
+        assert_eq!(naive["invariants"][0]["expected"], "1510");
+        assert_eq!(naive["invariants"][0]["actual"], "1198");
+        assert_eq!(naive["invariants"][1]["anomalies"], 0);
+        assert_eq!(naive["strategy"], "naive");
+        let file: SummaryFile = serde_json::from_slice(&files[0].bytes).unwrap();
+        assert_eq!(file.strategies[0].anomalies, Some(312));
+        assert_eq!(file.strategies[1].anomalies, None);
     }
 }

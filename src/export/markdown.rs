@@ -15,9 +15,9 @@ use super::format::{
     format_bytes, format_count, format_ms, format_seconds, format_spread, format_thousands,
 };
 use super::sentences::{
-    describe_chain, failures_sentence, invalid_sentence, labelled_runs, migration_done_cell,
-    opening_lines, partial_sentence, pool_sentence, retries_sentence, strategy_sentence,
-    worst_latency_cell, worst_share,
+    describe_chain, failures_sentence, invalid_sentence, invariants_sentence, labelled_runs,
+    migration_done_cell, opening_lines, partial_sentence, pool_sentence, retries_sentence,
+    strategy_sentence, worst_latency_cell, worst_share,
 };
 use super::table::{
     self, Align, Column, RankedRow, Ranking, SummaryRow, Table, invalid_notes, ranking,
@@ -88,6 +88,7 @@ pub fn run_sentences(report: &RunReport) -> Vec<String> {
     }
     sentences.extend(runs.iter().filter_map(|run| failures_sentence(run)));
     sentences.extend(runs.iter().filter_map(|run| retries_sentence(&run.summary)));
+    sentences.extend(runs.iter().filter_map(|run| invariants_sentence(run)));
     sentences.extend(runs.iter().filter_map(|run| pool_sentence(&run.summary)));
     sentences
 }

@@ -14,10 +14,11 @@ use crate::bounds::ExpectFile;
 use crate::choices::{LoadOn, Side};
 use crate::config::Expectation;
 use crate::config::{BlockerConfig, Config, DdlConfig, LoadConfig, Protocol, ReplicaConfig};
+use crate::config::{Expected, Invariant, TRANSACTIONS, Variant, WeightedScript};
 use crate::strategy::{Backoff, Jitter, NamedStrategy, RetryPolicy, Schedule, Strategy};
 use crate::workload::{
-    BackoffFile, BlockerFile, DdlFile, LoadFile, PoolFile, ScriptFile, StrategyFile, SweepFile,
-    WorkloadFile,
+    BackoffFile, BlockerFile, DdlFile, InvariantFile, LoadFile, PoolFile, ScriptFile, StrategyFile,
+    SweepFile, VariantFile, WorkloadFile,
 };
 
 use crate::results::{OutputFile, WORKLOAD_TOML};
@@ -43,9 +44,12 @@ pub fn render(config: &Config) -> anyhow::Result<OutputFile> {
 /// The workload file that loads back into `config`'s workload. A load-only run
 /// (no migration) lists no strategies, so it reruns with `run --load-only`.
 pub fn resolved_workload(config: &Config) -> WorkloadFile {
+    // A variant runs as a strategy of its name: written once, as its variant.
     let strategies = match config.ddl {
-        Some(_) => config.strategies.iter().map(strategy_file).collect(),
-        None => Vec::new(),
+        Some(_) if config.variants.is_empty() => {
+            config.strategies.iter().map(strategy_file).collect()
+        }
+        _ => Vec::new(),
     };
     WorkloadFile {
         name: config.workload_name.clone(),
@@ -62,6 +66,8 @@ pub fn resolved_workload(config: &Config) -> WorkloadFile {
         }),
         ddl: config.ddl.as_ref().map(ddl_file),
         strategies,
+        variants: config.variants.iter().map(variant_file).collect(),
+        invariants: config.invariants.iter().map(invariant_file).collect(),
         expect: expect_tables(config),
         sweep: config.sweep.as_ref().map(|sweep| SweepFile {
             name: sweep.name(),
@@ -76,22 +82,45 @@ fn text(duration: Duration) -> String {
     humantime::format_duration(duration).to_string()
 }
 
+/// A variant with its scripts inlined.
+fn variant_file(variant: &Variant) -> VariantFile {
+    VariantFile {
+        name: variant.name.clone(),
+        isolation: variant.isolation.map(|level| level.name().to_string()),
+        max_tries: variant.max_tries,
+        scripts: variant.scripts.iter().flatten().map(script_file).collect(),
+    }
+}
+
+fn invariant_file(invariant: &Invariant) -> InvariantFile {
+    InvariantFile {
+        name: invariant.name.clone(),
+        sql: invariant.sql.clone(),
+        expect: match &invariant.expected {
+            Expected::Literal(text) => text.clone(),
+            Expected::Transactions => TRANSACTIONS.to_string(),
+        },
+        counts: (invariant.counts != "anomalies").then(|| invariant.counts.clone()),
+    }
+}
+
+/// A script inlined as its text.
+fn script_file(weighted: &WeightedScript) -> ScriptFile {
+    ScriptFile {
+        name: Some(weighted.script.name.clone()),
+        sql: Some(weighted.text.clone()),
+        file: None,
+        builtin: None,
+        weight: weighted.weight,
+    }
+}
+
 /// `[load]`, with `repeat` only when the strategies run more than once.
 fn load_file(load: &LoadConfig, repeat: u32) -> LoadFile {
     LoadFile {
         clients: load.clients,
         duration: text(load.duration),
-        scripts: load
-            .scripts
-            .iter()
-            .map(|weighted| ScriptFile {
-                name: Some(weighted.script.name.clone()),
-                sql: Some(weighted.text.clone()),
-                file: None,
-                builtin: None,
-                weight: weighted.weight,
-            })
-            .collect(),
+        scripts: load.scripts.iter().map(script_file).collect(),
         rate: load.rate_tps,
         client_timeout: load.client_timeout.map(text),
         latency_limit: load.latency_limit.map(text),

@@ -8,6 +8,7 @@
 pub mod failures;
 pub mod grant;
 pub mod interruption;
+pub mod invariants;
 pub mod live;
 pub mod lock_trace;
 pub mod locks;
@@ -109,6 +110,9 @@ pub struct StrategyReport {
     /// The DDL's lock trace, taken on the quiet server before the run
     /// (`ddl_locks.csv`); empty without DDL, or read from a folder without the file.
     pub lock_trace: Vec<lock_trace::TracedStatement>,
+    /// The workload's invariants checked after the run; empty without
+    /// `[[invariants]]`, or when the run was interrupted.
+    pub invariants: Vec<invariants::InvariantCheck>,
 }
 
 /// Compressed histograms by second: (second, HdrHistogram V2 + deflate bytes).
@@ -153,6 +157,7 @@ impl StrategyReport {
             intervals: LatencyIntervals::default(),
             failures: Vec::new(),
             lock_trace: Vec::new(),
+            invariants: Vec::new(),
         }
     }
 }

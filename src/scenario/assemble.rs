@@ -189,6 +189,7 @@ pub fn assemble_report(
         },
         failures,
         lock_trace: server_notes.lock_trace,
+        invariants: Vec::new(),
     }
 }
 

@@ -31,6 +31,8 @@ fn alter_type() -> WorkloadFile {
         expect: [("naive".to_string(), naive_bounds)].into(),
         sweep: None,
         replica: None,
+        variants: Vec::new(),
+        invariants: Vec::new(),
     }
 }
 
@@ -151,6 +153,8 @@ fn held_then_failed() -> WorkloadFile {
         expect: Default::default(),
         sweep: None,
         replica: None,
+        variants: Vec::new(),
+        invariants: Vec::new(),
     }
 }
 

@@ -49,6 +49,8 @@ fn one_step_in_place(name: &str, description: &str, ddl_sql: &str) -> WorkloadFi
         expect: Default::default(),
         sweep: None,
         replica: None,
+        variants: Vec::new(),
+        invariants: Vec::new(),
     }
 }
 

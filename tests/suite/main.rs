@@ -59,5 +59,6 @@ mod stderr;
 mod strategies;
 mod tls;
 mod truths;
+mod variants;
 mod wait_hold;
 mod wire;

@@ -45,6 +45,8 @@ END $$;
         expect: Default::default(),
         sweep: None,
         replica: None,
+        variants: Vec::new(),
+        invariants: Vec::new(),
     }
 }
 

@@ -35,6 +35,8 @@ fn restart_mid_migration() -> WorkloadFile {
         expect: Default::default(),
         sweep: None,
         replica: None,
+        variants: Vec::new(),
+        invariants: Vec::new(),
     }
 }
 
@@ -195,6 +197,8 @@ fn terminated_mid_migration() -> WorkloadFile {
         expect: Default::default(),
         sweep: None,
         replica: None,
+        variants: Vec::new(),
+        invariants: Vec::new(),
     }
 }
 

@@ -35,6 +35,8 @@ pub(crate) fn rewrite() -> WorkloadFile {
         expect: Default::default(),
         sweep: None,
         replica: None,
+        variants: Vec::new(),
+        invariants: Vec::new(),
     }
 }
 
@@ -90,6 +92,8 @@ INSERT INTO orders (qty) SELECT g % 7 FROM generate_series(1, 10000) g;
         expect: Default::default(),
         sweep: None,
         replica: None,
+        variants: Vec::new(),
+        invariants: Vec::new(),
     }
 }
 

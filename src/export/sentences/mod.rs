@@ -20,6 +20,7 @@ pub use replica::{on_server, replica_notes};
 pub use strategy::{failures_sentence, invalid_sentence, retries_sentence, strategy_sentence};
 
 use crate::choices::Side;
+use crate::metrics::invariants::InvariantCheck;
 use crate::metrics::locks::ChainLink;
 use crate::metrics::locks::group_repeated;
 use crate::metrics::ranking::tied_first;
@@ -52,7 +53,63 @@ pub fn headline(places: &[Place]) -> String {
     } else {
         traffic_and_migration(places)
     };
-    first + &mass_failures(places)
+    first + &mass_failures(places) + &lost_data(places)
+}
+
+/// One sentence per strategy whose data did not hold its invariants, in
+/// rank order, each with a leading space: " read-committed lost data: 312
+/// lost updates (counter equals committed increments: expected 1510, found
+/// 1198); it ranks below every strategy that lost none." With repeats, the
+/// run with the most anomalies speaks.
+fn lost_data(places: &[Place]) -> String {
+    let clean = places.iter().any(|place| !place.row.lost_data());
+    places
+        .iter()
+        .map(|place| &place.row)
+        .filter(|row| row.lost_data())
+        .map(|row| {
+            let worst = row.runs.iter().max_by_key(|run| run.anomalies);
+            let losses: Vec<String> = worst
+                .iter()
+                .flat_map(|run| &run.invariants)
+                .filter(|check| check.anomalies > 0)
+                .map(invariant_words)
+                .collect();
+            let rank = match clean {
+                true => "; it ranks below every strategy that lost none",
+                false => "",
+            };
+            format!(" {} lost data: {}{rank}.", row.strategy, losses.join(", "))
+        })
+        .collect()
+}
+
+/// An invariant's check in words: `312 lost updates (counter equals
+/// committed increments: expected 1510, found 1198)`, or when it held
+/// `counter equals committed increments held (1510)`.
+pub fn invariant_words(check: &InvariantCheck) -> String {
+    match check.anomalies {
+        0 => format!("{} held ({})", check.name, check.actual),
+        count => format!(
+            "{} {} ({}: expected {}, found {})",
+            format_thousands(count),
+            check.counts,
+            check.name,
+            check.expected,
+            check.actual
+        ),
+    }
+}
+
+/// What the invariants found after one run, for stdout and `summary.md`;
+/// `None` without invariants: "read-committed: 312 lost updates (counter
+/// equals committed increments: expected 1510, found 1198)".
+pub fn invariants_sentence(run: &StrategyReport) -> Option<String> {
+    if run.invariants.is_empty() {
+        return None;
+    }
+    let words: Vec<String> = run.invariants.iter().map(invariant_words).collect();
+    Some(format!("{}: {}", run.strategy, words.join("; ")))
 }
 
 /// The worst second of `row` as a share of its baseline: `57%`, `52% [48-55%]`.
@@ -251,6 +308,7 @@ pub fn decided_by_cell(place: &Place, versus: &RankingRow) -> String {
         )
     };
     match criterion {
+        Criterion::Anomalies => format!("anomalies {}", both(RankingRow::anomalies, thousands, "")),
         Criterion::Completed if row.repeats() > 1 || versus.repeats() > 1 => format!(
             "completed {} of {} vs {} of {}",
             row.completed_runs(),
@@ -589,6 +647,37 @@ mod tests {
             ),
             "{}",
             headline(&ranked)
+        );
+    }
+
+    #[test]
+    fn the_headline_says_which_strategy_lost_data_and_how_much() {
+        let check = |expected: &str, actual: &str| {
+            crate::metrics::invariants::InvariantCheck::new(
+                "counter equals committed increments",
+                "lost updates",
+                expected,
+                actual,
+            )
+        };
+        let mut lossy = row("read-committed", 0);
+        lossy.runs[0].anomalies = 312;
+        lossy.runs[0].invariants = vec![check("1510", "1198")];
+        let mut locked = row("for-update", 1);
+        locked.runs[0].invariants = vec![check("900", "900")];
+        let ranked = sorted(vec![lossy, locked]);
+        assert!(
+            headline(&ranked).ends_with(
+                " read-committed lost data: 312 lost updates (counter equals committed \
+                 increments: expected 1510, found 1198); it ranks below every strategy that \
+                 lost none."
+            ),
+            "{}",
+            headline(&ranked)
+        );
+        assert_eq!(
+            invariant_words(&ranked[0].row.runs[0].invariants[0]),
+            "counter equals committed increments held (900)"
         );
     }
 

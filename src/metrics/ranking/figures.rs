@@ -8,6 +8,7 @@ use super::super::spread::Spread;
 use super::super::summary::{baseline_seconds, baseline_tps, share_of_baseline};
 use super::super::{DdlAttempt, DdlOutcome, SecondRow, StrategyReport, replica_view};
 use super::MASS_FAILURE_SHARE;
+use crate::metrics::invariants::{InvariantCheck, total_anomalies};
 
 /// The stretch of the run clock the migration touched, in seconds.
 ///
@@ -200,6 +201,10 @@ pub struct RunFigures {
     /// are the replica's clients' (they fared worse in their worst second
     /// than the primary's); false for a load on one server.
     pub judged_on_replica: bool,
+    /// What the run's data lost: the anomalies its invariants counted (0
+    /// without invariants), and the checks behind them.
+    pub anomalies: u64,
+    pub invariants: Vec<InvariantCheck>,
 }
 
 impl RunFigures {
@@ -312,6 +317,8 @@ fn figures_of(strategy: &StrategyReport, seconds: &[SecondRow], load: LoadTotals
         ddl_outcome: summary.ddl_outcome,
         blocker_outcome: summary.blocker_outcome.clone(),
         judged_on_replica: false,
+        anomalies: total_anomalies(&strategy.invariants),
+        invariants: strategy.invariants.clone(),
     }
 }
 
@@ -372,6 +379,16 @@ impl RankingRow {
     /// The first run's DDL window: `None` when its figures cover the whole run.
     pub fn window(&self) -> Option<&DdlWindow> {
         self.runs.first().and_then(|run| run.window.as_ref())
+    }
+
+    /// The anomalies the invariants counted after each run.
+    pub fn anomalies(&self) -> Spread {
+        self.spread(|run| run.anomalies as f64)
+    }
+
+    /// Whether any of its runs lost data (an invariant did not hold).
+    pub fn lost_data(&self) -> bool {
+        self.runs.iter().any(|run| run.anomalies > 0)
     }
 
     /// The longest stall of the whole run, in seconds.
@@ -567,6 +584,7 @@ mod tests {
             intervals: Default::default(),
             failures: Vec::new(),
             lock_trace: Vec::new(),
+            invariants: Vec::new(),
         }
     }
 

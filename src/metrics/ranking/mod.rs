@@ -2,7 +2,9 @@
 //!
 //! Pure functions over a run's [`StrategyReport`](super::StrategyReport)s: [`rank_strategies`] turns a run into
 //! [`Place`]s in rank order, one per strategy however often it was repeated.
-//! Whether the migration happened comes first, then whether traffic was still
+//! Whether the data held its invariants comes first (a strategy that lost
+//! data is never better, whatever its throughput), then whether the
+//! migration happened, then whether traffic was still
 //! served at all (a migration that made every later transaction fail never
 //! stalled, yet it is the worst outcome), then what traffic felt, each
 //! strategy measured against its own baseline (the machine's mood moves the
@@ -29,6 +31,9 @@ pub use figures::{
 /// [`Criterion::ties`]) are ties, so the next criterion decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Criterion {
+    /// Its data held every invariant (`[[invariants]]`) after each run: a
+    /// strategy that lost data ranks below every one that did not.
+    Anomalies,
     /// The migration completed (`DdlOutcome::Ok`), or there was none to run;
     /// with repeats, in more of them.
     Completed,
@@ -48,7 +53,8 @@ pub enum Criterion {
 
 impl Criterion {
     /// Every criterion, in the order the ranking applies them.
-    pub const IN_ORDER: [Criterion; 6] = [
+    pub const IN_ORDER: [Criterion; 7] = [
+        Criterion::Anomalies,
         Criterion::Completed,
         Criterion::FailureShare,
         Criterion::LongestStall,
@@ -62,6 +68,7 @@ impl Criterion {
     fn compare(self, a: &RankingRow, b: &RankingRow) -> Ordering {
         let by = |figure: fn(&RankingRow) -> Spread| figure(a).median.total_cmp(&figure(b).median);
         match self {
+            Criterion::Anomalies => a.lost_data().cmp(&b.lost_data()),
             Criterion::Completed => completed_share(b).total_cmp(&completed_share(a)),
             Criterion::FailureShare => a.failed_massively().cmp(&b.failed_massively()),
             Criterion::LongestStall => by(RankingRow::longest_stall_s),
@@ -90,7 +97,9 @@ impl Criterion {
                 overlap(best.p99_band(), other.p99_band())
                     || excess_ms < (best_ms * TIE_FRACTION).max(TIE_LATENCY_MS)
             }
-            Criterion::Completed | Criterion::FailureShare => self.compare(best, other).is_eq(),
+            Criterion::Anomalies | Criterion::Completed | Criterion::FailureShare => {
+                self.compare(best, other).is_eq()
+            }
         }
     }
 }
@@ -244,6 +253,24 @@ mod tests {
         assert_eq!(naive.worst_second_p99_ms, 9_700.0);
         assert_eq!(naive.window_max_latency_ms, 9_700.0);
         assert_eq!(naive.migration_done_at_s, Some(15.7));
+    }
+
+    #[test]
+    fn a_strategy_that_lost_data_ranks_below_every_one_that_did_not() {
+        let mut lossy = row("read-committed", 0);
+        lossy.runs[0].anomalies = 312;
+        let mut stalled = row("stalled", 1);
+        stalled.runs[0].longest_stall_s = 9;
+        stalled.runs[0].worst_second_tps = 0;
+        stalled.runs[0].ddl_outcome = DdlOutcome::GaveUp;
+        stalled.runs[0].migration_done_at_s = None;
+        let ranked = rank_rows(vec![lossy, stalled]);
+        assert_eq!(names(&ranked), ["stalled", "read-committed"]);
+        assert_eq!(decisions(&ranked), [Some(Criterion::Anomalies); 2]);
+        assert_eq!(
+            crate::export::sentences::decided_by_cell(&ranked[1], &ranked[0].row),
+            "anomalies 312 vs 0"
+        );
     }
 
     #[test]

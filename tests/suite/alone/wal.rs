@@ -52,6 +52,8 @@ fn two_migrations() -> WorkloadFile {
         expect: Default::default(),
         sweep: None,
         replica: None,
+        variants: Vec::new(),
+        invariants: Vec::new(),
     }
 }
 

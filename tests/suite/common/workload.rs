@@ -88,6 +88,8 @@ pub fn reference() -> WorkloadFile {
         expect: Default::default(),
         sweep: None,
         replica: None,
+        variants: Vec::new(),
+        invariants: Vec::new(),
     }
 }
 
