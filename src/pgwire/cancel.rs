@@ -30,9 +30,13 @@ impl WireCancel {
             frontend::cancel_request(self.process_id, self.secret_key, &mut out);
             stream.write_all(&mut out).await?;
             // The server closes the connection once it has the request.
-            let mut input = BytesMut::new();
-            let mut scratch = [0u8; 64];
-            while stream.read(&mut input, &mut scratch).await? > 0 {}
+            let mut input = BytesMut::with_capacity(64);
+            loop {
+                input.clear();
+                if stream.read(&mut input).await? == 0 {
+                    break;
+                }
+            }
             Ok(())
         };
         tokio::time::timeout(Duration::from_secs(2), send)

@@ -5,9 +5,9 @@
 //! here, next to the loop that reads the answers, so that the hot path is one
 //! module.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -84,20 +84,13 @@ impl Stream {
         }
     }
 
-    /// Reads what has arrived (through `scratch`) onto the end of `input`; 0 at end of stream.
-    pub(super) async fn read(
-        &mut self,
-        input: &mut BytesMut,
-        scratch: &mut [u8],
-    ) -> io::Result<usize> {
+    /// Reads what has arrived onto the end of `input`, straight into its
+    /// spare room (which the caller makes); 0 at end of stream.
+    pub(super) async fn read(&mut self, input: &mut BytesMut) -> io::Result<usize> {
         match self {
-            Stream::Tcp(socket) => read_from(socket, input, scratch).await,
-            Stream::Unix(socket) => read_from(socket, input, scratch).await,
-            Stream::Tls(session) => {
-                let read = session.read(scratch).await?;
-                input.extend_from_slice(&scratch[..read]);
-                Ok(read)
-            }
+            Stream::Tcp(socket) => read_from(socket, input).await,
+            Stream::Unix(socket) => read_from(socket, input).await,
+            Stream::Tls(session) => session.read_buf(input).await,
         }
     }
 }
@@ -130,34 +123,44 @@ where
     Ok(())
 }
 
-/// Reads once what has arrived onto the end of `input`, waiting for it.
-/// `scratch` is the connection's reused read buffer.
-async fn read_from<T>(
-    socket: &AsyncFd<T>,
-    input: &mut BytesMut,
-    scratch: &mut [u8],
-) -> io::Result<usize>
-where
-    T: AsRawFd,
-    for<'a> &'a T: Read,
-{
+/// Reads once what has arrived onto the end of `input`, into its spare room,
+/// waiting for it.
+async fn read_from<T: AsRawFd>(socket: &AsyncFd<T>, input: &mut BytesMut) -> io::Result<usize> {
     loop {
         let mut guard = socket.readable().await?;
-        match guard.try_io(|socket| socket.get_ref().read(scratch)) {
+        let room = input.capacity() - input.len();
+        match guard.try_io(|socket| receive(socket.as_raw_fd(), input)) {
             Ok(Ok(read)) => {
-                if read < scratch.len() {
+                if read < room {
                     // A short read drained the socket: wait for the next
                     // edge instead of a read that would only say "empty"
                     // (the runtime keeps an edge that came in meanwhile).
                     guard.clear_ready();
                 }
-                input.extend_from_slice(&scratch[..read]);
                 return Ok(read);
             }
             Ok(Err(err)) if err.kind() == io::ErrorKind::Interrupted => {}
             Ok(Err(err)) => return Err(err),
             Err(_would_block) => {}
         }
+    }
+}
+
+/// One `recv` from the socket `fd` into the spare room of `input`, which
+/// then holds the bytes read: no scratch buffer, no copy, no zeroing.
+fn receive(fd: RawFd, input: &mut BytesMut) -> io::Result<usize> {
+    let room = input.spare_capacity_mut();
+    // SAFETY: `recv` writes at most `room.len()` bytes into `room`, memory
+    // `input` owns; the length grows by exactly the count it says it wrote,
+    // so every byte inside the new length was written by it.
+    unsafe {
+        let read = libc::recv(fd, room.as_mut_ptr().cast(), room.len(), 0);
+        if read < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let read = read as usize;
+        input.set_len(input.len() + read);
+        Ok(read)
     }
 }
 
@@ -174,6 +177,18 @@ impl WireStatement {
     }
 }
 
+/// What the output buffer starts with: a Bind and Execute of a few
+/// parameters; it grows for longer messages and keeps its size.
+const OUT_START_BYTES: usize = 256;
+
+/// The least room a read is given in the input buffer: a transaction's
+/// answer of a few rows fits in one read. The buffers start small because a
+/// run may hold a thousand connections, and an idle buffer still costs memory.
+pub(super) const READ_ROOM_MIN_BYTES: usize = 1024;
+
+/// The most room a read is given: a large answer is read in reads this big.
+const READ_ROOM_MAX_BYTES: usize = 64 * 1024;
+
 /// One connection of a load worker: the socket and its buffers.
 pub struct WireConnection {
     stream: Stream,
@@ -181,8 +196,9 @@ pub struct WireConnection {
     pub(super) out: BytesMut,
     /// Bytes received and not yet parsed.
     input: BytesMut,
-    /// What one read system call fills, reused (not zeroed per read).
-    scratch: Box<[u8]>,
+    /// The room the next read is given in `input`: [`READ_ROOM_MIN_BYTES`],
+    /// doubled (up to [`READ_ROOM_MAX_BYTES`]) each time a read fills it.
+    read_room_bytes: usize,
     /// The session's key, filled in by the login.
     pub(super) cancel: WireCancel,
     /// How many statements were prepared: the next one's name.
@@ -194,9 +210,9 @@ impl WireConnection {
     pub(super) fn new(stream: Stream, address: Address) -> WireConnection {
         WireConnection {
             stream,
-            out: BytesMut::with_capacity(1024),
-            input: BytesMut::with_capacity(8192),
-            scratch: vec![0; 8192].into_boxed_slice(),
+            out: BytesMut::with_capacity(OUT_START_BYTES),
+            input: BytesMut::with_capacity(READ_ROOM_MIN_BYTES),
+            read_room_bytes: READ_ROOM_MIN_BYTES,
             cancel: WireCancel {
                 address,
                 process_id: 0,
@@ -280,6 +296,19 @@ impl WireConnection {
         self.stream.write_all(&mut self.out).await
     }
 
+    /// Reads what has arrived onto the end of `input`; 0 at end of stream.
+    /// The read is given `read_room_bytes` of room, doubled for the next one
+    /// when this one fills it (a large answer arriving).
+    async fn read(&mut self) -> io::Result<usize> {
+        self.input.reserve(self.read_room_bytes);
+        let room = self.input.capacity() - self.input.len();
+        let read = self.stream.read(&mut self.input).await?;
+        if read == room {
+            self.read_room_bytes = (self.read_room_bytes * 2).min(READ_ROOM_MAX_BYTES);
+        }
+        Ok(read)
+    }
+
     /// Reads messages up to ReadyForQuery; the first error in them is the result.
     /// The hot path: only the header of each message is looked at (as
     /// tokio-postgres' codec does), except for errors and COPY.
@@ -317,7 +346,7 @@ impl WireConnection {
                     _ => self.input.advance(total),
                 }
             }
-            if self.stream.read(&mut self.input, &mut self.scratch).await? == 0 {
+            if self.read().await? == 0 {
                 return Err(WireError::Lost {
                     server: error,
                     reason: "the server closed the connection".into(),
@@ -332,7 +361,7 @@ impl WireConnection {
             if let Some(message) = Message::parse(&mut self.input)? {
                 return Ok(message);
             }
-            if self.stream.read(&mut self.input, &mut self.scratch).await? == 0 {
+            if self.read().await? == 0 {
                 return Err(WireError::lost("the server closed the connection"));
             }
         }
@@ -342,4 +371,70 @@ impl WireConnection {
 /// A message header the protocol does not allow (a length under 4).
 fn protocol_broken(err: io::Error) -> WireError {
     WireError::lost(format!("the server broke the protocol: {err}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixStream as StdUnixStream;
+
+    /// A connection over one end of a socket pair, and the other end, where
+    /// the test plays the server.
+    fn connection_and_server() -> (WireConnection, StdUnixStream) {
+        let (client, server) = StdUnixStream::pair().expect("a socket pair");
+        client.set_nonblocking(true).expect("a non-blocking socket");
+        let stream = Stream::Unix(register_for_reading(client).expect("registering the socket"));
+        let connection = WireConnection::new(stream, Address::Unix(PathBuf::new()));
+        (connection, server)
+    }
+
+    /// A DataRow of one column of `value_bytes` bytes, then ReadyForQuery.
+    fn one_row_then_ready(value_bytes: usize) -> Vec<u8> {
+        let mut answer = vec![b'D'];
+        answer.extend_from_slice(&(4 + 2 + 4 + value_bytes as i32).to_be_bytes());
+        answer.extend_from_slice(&1i16.to_be_bytes());
+        answer.extend_from_slice(&(value_bytes as i32).to_be_bytes());
+        answer.resize(answer.len() + value_bytes, b'x');
+        answer.extend_from_slice(&[b'Z', 0, 0, 0, 5, b'I']);
+        answer
+    }
+
+    #[tokio::test]
+    async fn a_new_connection_holds_small_buffers() {
+        // A thousand idle connections must not cost pages each.
+        let (connection, _server) = connection_and_server();
+        let held_bytes = connection.input.capacity() + connection.out.capacity();
+        assert!(held_bytes <= 2048, "{held_bytes} bytes of buffers");
+    }
+
+    #[tokio::test]
+    async fn an_answer_larger_than_the_read_room_arrives_whole() {
+        let (mut connection, mut server) = connection_and_server();
+        let answer = one_row_then_ready(200_000);
+        let writer = std::thread::spawn(move || server.write_all(&answer).map(|()| server));
+        connection.read_to_ready().await.expect("the whole answer");
+        assert!(
+            connection.input.is_empty(),
+            "{} bytes left",
+            connection.input.len()
+        );
+        assert!(
+            connection.read_room_bytes > READ_ROOM_MIN_BYTES,
+            "the read room stayed at {} bytes",
+            connection.read_room_bytes
+        );
+        // The next, short answer is read as well.
+        let mut server = writer.join().expect("the writer").expect("writing");
+        server.write_all(&one_row_then_ready(10)).expect("writing");
+        connection.read_to_ready().await.expect("the short answer");
+        assert!(connection.input.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_closed_socket_is_a_lost_connection() {
+        let (mut connection, server) = connection_and_server();
+        drop(server);
+        let err = connection.read_to_ready().await.expect_err("no answer");
+        assert!(matches!(err, WireError::Lost { .. }), "{err:?}");
+    }
 }
