@@ -166,6 +166,31 @@ fn set_not_null() {
 }
 
 #[test]
+fn hot_row() {
+    // Five variants of 3 s each. A millisecond between the read and the
+    // write of four clients makes overlapping increments certain at READ
+    // COMMITTED; the other four variants cannot lose one.
+    let dir = passes_its_expectations_with("hot-row", &["--duration", "3s"]);
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    let anomalies: Vec<(String, u64)> = summary["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            let name = run["strategy"].as_str().unwrap().to_string();
+            (name, run["anomalies"].as_u64().unwrap_or_default())
+        })
+        .collect();
+    assert!(
+        anomalies
+            .iter()
+            .all(|(name, lost)| (name == "read-committed") == (*lost > 0)),
+        "{anomalies:?}"
+    );
+}
+
+#[test]
 fn idle_in_transaction() {
     let dir = passes_its_expectations("idle-in-transaction");
     // The remedy's cost: the server ended the forgotten session.
