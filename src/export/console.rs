@@ -257,4 +257,31 @@ mod tests {
         assert!(!text.contains("ranking:"), "{text}");
         assert_eq!(text.lines().count(), 2, "{text}");
     }
+
+    #[test]
+    fn the_console_shows_retries_and_failures_by_kind_when_there_are_any() {
+        let mut report = reference_report();
+        assert!(!summary_table(&report).contains("retried"));
+        let retry = &mut report.strategies[1].summary;
+        retry.retried = 40;
+        retry.retries = 55;
+        retry.failed_deadlock = 1;
+        let text = summary_table(&report);
+        let header = text.lines().next().unwrap();
+        assert!(
+            header.ends_with("retried  retries  failed 40001  failed 40P01  failed 55P03"),
+            "{header}"
+        );
+        assert!(
+            text.contains("retry: 40 transactions retried (55 retries, "),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "retry: 40 transactions retried (55 retries); ranked by those that failed after \
+                 their last try: 40P01 1."
+            ),
+            "{text}"
+        );
+    }
 }

@@ -13,8 +13,8 @@ use crate::metrics::{RankingRow, RunReport, StrategyReport, Summary, rank_strate
 use super::format::{format_count, format_spread};
 
 use super::sentences::{
-    decided_by_cell, headline, on_server, replica_notes, stalled_latency_note, what_happened,
-    window_note,
+    decided_by_cell, headline, on_server, replica_notes, retry_note, stalled_latency_note,
+    what_happened, window_note,
 };
 
 /// How a column's cells line up.
@@ -105,6 +105,12 @@ pub fn ranking(report: &RunReport) -> Option<Ranking> {
                 .filter_map(|place| stalled_latency_note(&place.row)),
         )
         .chain(replica_notes(&places, report.load_on))
+        .chain(
+            whole
+                .by_strategy()
+                .iter()
+                .filter_map(|runs| retry_note(runs)),
+        )
         .chain(partial.iter().map(|strategy| {
             format!(
                 "{}: not ranked, its run was interrupted ({}).",

@@ -95,4 +95,21 @@ mod tests {
             "progress: 1.0 s, 2123.0 tps, lat 1.643 ms max 12.500 ms, 1 failed, 0 waiting on locks"
         );
     }
+
+    #[test]
+    fn a_second_with_retries_says_them_as_pgbench_does() {
+        let retrying = LiveSecond {
+            completed: 40,
+            failed: 1,
+            latency_mean_ms: 2.0,
+            latency_max_ms: 9.0,
+            retried: 3,
+            retries: 5,
+            ..LiveSecond::default()
+        };
+        assert_eq!(
+            progress_line(2, &retrying, None),
+            "progress: 2.0 s, 40.0 tps, lat 2.000 ms max 9.000 ms, 1 failed, 3 retried, 5 retries, 0 waiting on locks"
+        );
+    }
 }

@@ -1,9 +1,11 @@
-//! What a transaction's end means, once for both engines: the lean workers
-//! ([`super::load`]) and the application pool ([`super::pool`]) each run a
-//! transaction their own way, say how it ended as a [`TxnOutcome`] with its
-//! [`TxnTimes`], and [`Recording::record`] counts it. A rule about what an
-//! end counts as (which second, which figures, what the latency covers) is
-//! written there and nowhere else.
+//! One transaction's life, once for both engines: the lean workers
+//! ([`super::load`]) and the application pool ([`super::pool`]) each bring
+//! their way to run a script once ([`Attempt`]), and every transaction of
+//! either goes through [`Txn`]: [`Txn::run`] tries it, and [`Txn::end`] says
+//! how it ended as a [`TxnOutcome`] and hands it to [`Recording::record`],
+//! which counts it. A rule about tries or about what an end counts as (which
+//! second, which figures, what the latency covers) is written here and
+//! nowhere else.
 //!
 //! A transaction counts in the second it ended (pgbench's `-P`); its latency
 //! runs from when it was due (its start in a closed loop, its scheduled
@@ -16,7 +18,7 @@
 //! interrupted run counts none of them, as they would end in the second it
 //! cuts.
 //!
-//! A transaction is tried as pgbench 15+ tries it ([`transaction`], for both
+//! A transaction is tried as pgbench 15+ tries it ([`Txn::run`], for both
 //! engines): a try that failed with a serialization failure (40001) or a
 //! deadlock (40P01) is rolled back and tried again from the script's start,
 //! its state rewound (the variables as they were when the transaction began,
@@ -94,7 +96,7 @@ pub struct TxnTimes {
     pub lag: Option<Duration>,
     /// The application: its wait for a connection and its database time.
     pub pool: Option<PoolTimes>,
-    /// How many times it was tried: more than 1 after retries ([`transaction`]).
+    /// How many times it was tried: more than 1 after retries ([`Txn::run`]).
     pub tries: u32,
 }
 
@@ -231,43 +233,122 @@ pub struct Rewind<'a> {
     pub prng: &'a mut Prng,
 }
 
-/// Runs one transaction: a try of `attempt`, and more while `rule` allows,
-/// each after a rollback and a rewind; `tries` counts them as they start
-/// (read it even when the future is dropped, e.g. at a timeout). The error
-/// is how the last try ended.
-pub async fn transaction<A: Attempt>(
-    attempt: &mut A,
-    rule: RetryRule,
-    window: TryWindow,
-    state: Rewind<'_>,
-    tries: &mut u32,
-) -> Result<(), TxnOutcome> {
-    let Rewind { vars, saved, prng } = state;
-    *tries = 1;
-    if !rule.retries() {
-        return attempt.try_once(vars, prng).await;
-    }
-    let prng_at_start = prng.clone();
-    let mut saved = saved;
-    if let Some(saved) = saved.as_deref_mut() {
-        saved.copy_from(vars);
-    }
-    loop {
-        let outcome = match attempt.try_once(vars, prng).await {
-            Ok(()) => return Ok(()),
-            Err(outcome) => outcome,
-        };
-        let TxnOutcome::Failed(failure) = &outcome else {
-            return Err(outcome);
-        };
-        if !rule.try_again(failure, *tries, window, Instant::now()) || !attempt.roll_back().await {
-            return Err(outcome);
+/// One transaction from when it was due until it is counted, the one path
+/// of both engines: its tries ([`Txn::run`]: a try of the script, and more
+/// while the [`RetryRule`] allows, each after a rollback and a rewind) and
+/// its end ([`Txn::end`]: what it counts as, handed to the [`Recording`]).
+/// One never sent (skipped, rejected, timed out waiting) ends without a try.
+#[derive(Debug, Clone, Copy)]
+pub struct Txn {
+    /// When it was due: its latency and `--latency-limit` count from here.
+    scheduled: Instant,
+    /// Open loop: how late it was sent behind its schedule.
+    lag: Option<Duration>,
+    /// The tries started so far (0: never sent).
+    tries: u32,
+    /// The application: when it asked the pool for a connection and when it got one.
+    checkout: Option<(Instant, Option<Instant>)>,
+}
+
+impl Txn {
+    /// A transaction due at `scheduled`.
+    #[inline]
+    pub fn due(scheduled: Instant) -> Txn {
+        Txn {
+            scheduled,
+            lag: None,
+            tries: 0,
+            checkout: None,
         }
-        *tries += 1;
-        prng.clone_from(&prng_at_start);
-        if let Some(saved) = saved.as_deref() {
-            vars.copy_from(saved);
+    }
+
+    /// An open loop's transaction, sent `lag` behind its schedule.
+    #[inline]
+    pub fn sent_late(mut self, lag: Duration) -> Txn {
+        self.lag = Some(lag);
+        self
+    }
+
+    /// A request of the application, which asked the pool for a connection at `asked`.
+    pub fn asking_the_pool(mut self, asked: Instant) -> Txn {
+        self.checkout = Some((asked, None));
+        self
+    }
+
+    /// The application's request got its connection at `at`.
+    pub fn checked_out(&mut self, at: Instant) {
+        if let Some((_, checked_out)) = &mut self.checkout {
+            *checked_out = Some(at);
         }
+    }
+
+    /// Whether the application's request never got a connection.
+    pub fn got_no_connection(&self) -> bool {
+        matches!(self.checkout, Some((_, None)))
+    }
+
+    /// Runs the transaction: a try of `attempt`, and more while `rule`
+    /// allows, each after a rollback and a rewind. The tries count as they
+    /// start, so a transaction whose future is dropped (a timeout) keeps
+    /// them. The error is how the last try ended.
+    pub async fn run<A: Attempt>(
+        &mut self,
+        attempt: &mut A,
+        rule: RetryRule,
+        window: TryWindow,
+        state: Rewind<'_>,
+    ) -> Result<(), TxnOutcome> {
+        let Rewind { vars, saved, prng } = state;
+        self.tries = 1;
+        if !rule.retries() {
+            return attempt.try_once(vars, prng).await;
+        }
+        let prng_at_start = prng.clone();
+        let mut saved = saved;
+        if let Some(saved) = saved.as_deref_mut() {
+            saved.copy_from(vars);
+        }
+        loop {
+            let outcome = match attempt.try_once(vars, prng).await {
+                Ok(()) => return Ok(()),
+                Err(outcome) => outcome,
+            };
+            let TxnOutcome::Failed(failure) = &outcome else {
+                return Err(outcome);
+            };
+            if !rule.try_again(failure, self.tries, window, Instant::now())
+                || !attempt.roll_back().await
+            {
+                return Err(outcome);
+            }
+            self.tries += 1;
+            prng.clone_from(&prng_at_start);
+            if let Some(saved) = saved.as_deref() {
+                vars.copy_from(saved);
+            }
+        }
+    }
+
+    /// Counts how the transaction ended (`outcome`, at `ended`) into
+    /// `recording`: the one place where an engine's transaction is counted.
+    #[inline]
+    pub fn end(self, outcome: &TxnOutcome, ended: Instant, recording: &mut Recording) -> Ended {
+        let pool = self.checkout.map(|(asked, checked_out)| PoolTimes {
+            wait_us: micros(
+                checked_out
+                    .unwrap_or(ended)
+                    .saturating_duration_since(asked),
+            ),
+            db_us: checked_out.map(|at| micros(ended.saturating_duration_since(at))),
+        });
+        let times = TxnTimes {
+            scheduled: self.scheduled,
+            ended,
+            lag: self.lag,
+            pool,
+            tries: self.tries,
+        };
+        recording.record(outcome, &times)
     }
 }
 
@@ -310,9 +391,10 @@ impl Recording {
     }
 
     /// Counts how one transaction ended, in the second it ended: the one
-    /// place that says what an end counts as (the module comment has the rules).
+    /// place that says what an end counts as (the module comment has the
+    /// rules); the engines come here through [`Txn::end`].
     #[inline]
-    pub fn record(&mut self, outcome: &TxnOutcome, times: &TxnTimes) -> Ended {
+    fn record(&mut self, outcome: &TxnOutcome, times: &TxnTimes) -> Ended {
         let second = self.clock.second_of(times.ended);
         let latency_us = micros(times.ended.saturating_duration_since(times.scheduled)).max(1);
         if second >= self.duration_s || matches!(outcome, TxnOutcome::Unfinished) {
@@ -455,335 +537,5 @@ pub fn micros(duration: Duration) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use tokio::sync::mpsc;
-
-    use super::*;
-
-    /// A recording on a 3 s clock; what it hands over arrives on the receiver.
-    fn recording(
-        interrupt: &CancellationToken,
-    ) -> (
-        Recording,
-        mpsc::UnboundedReceiver<WorkerPart>,
-        RunClock,
-        Arc<LiveCounters>,
-    ) {
-        let (parts, received) = mpsc::unbounded_channel();
-        let clock = RunClock::start(Duration::from_secs(3));
-        let live = Arc::new(LiveCounters::new(3));
-        let recording = Recording::new(7, parts, clock, live.clone(), interrupt.clone());
-        (recording, received, clock, live)
-    }
-
-    /// A transaction due at `due_ms` on the clock that ended at `ended_ms`.
-    fn times(clock: RunClock, due_ms: u64, ended_ms: u64) -> TxnTimes {
-        let at = |ms| clock.started_at() + Duration::from_millis(ms);
-        TxnTimes {
-            scheduled: at(due_ms),
-            ended: at(ended_ms),
-            lag: None,
-            pool: None,
-            tries: 1,
-        }
-    }
-
-    fn handed_over(mut received: mpsc::UnboundedReceiver<WorkerPart>) -> Vec<WorkerSecond> {
-        let mut seconds = Vec::new();
-        while let Ok(part) = received.try_recv() {
-            assert_eq!(part.worker, 7);
-            seconds.extend(part.finished);
-        }
-        seconds
-    }
-
-    /// An engine whose tries fail with the SQLSTATEs of `plan` in turn, then
-    /// complete; it keeps what each try saw of the random state and of the
-    /// variable `g`, and sets `g` as a `\gset` would.
-    struct Scripted {
-        plan: Vec<&'static str>,
-        seen: Vec<(u64, Option<crate::script::Value>)>,
-        rollbacks: u32,
-        roll_back_works: bool,
-        g: usize,
-    }
-
-    impl Attempt for Scripted {
-        async fn try_once(&mut self, vars: &mut Vars, prng: &mut Prng) -> Result<(), TxnOutcome> {
-            self.seen.push((prng.next_u64(), vars.get(self.g).cloned()));
-            vars.set(self.g, crate::script::Value::Text("from a try".into()));
-            match self.plan.get(self.seen.len() - 1) {
-                None => Ok(()),
-                Some(code) => Err(TxnOutcome::server_error(
-                    SqlState::from_code(code),
-                    "m".into(),
-                )),
-            }
-        }
-
-        async fn roll_back(&mut self) -> bool {
-            self.rollbacks += 1;
-            self.roll_back_works
-        }
-    }
-
-    /// Runs a transaction whose tries fail as `plan` says under `rule`; returns
-    /// the failure's SQLSTATE (None: completed), the tries, and the engine.
-    async fn tried(
-        plan: &[&'static str],
-        rule: RetryRule,
-        window: TryWindow,
-    ) -> (Option<String>, u32, Scripted) {
-        tried_with(plan, rule, window, true).await
-    }
-
-    async fn tried_with(
-        plan: &[&'static str],
-        rule: RetryRule,
-        window: TryWindow,
-        roll_back_works: bool,
-    ) -> (Option<String>, u32, Scripted) {
-        let script = crate::script::parse("t", "\\set x 1\nSELECT :g;").unwrap();
-        let g = script.variable_slot("g").unwrap();
-        let automatic = crate::script::RandomSeeds::new(1, 1).client(0).1;
-        let mut vars = script.new_vars(automatic, &[]);
-        let mut saved = vars.clone();
-        let mut prng = Prng::new(42);
-        let mut engine = Scripted {
-            plan: plan.to_vec(),
-            seen: Vec::new(),
-            rollbacks: 0,
-            roll_back_works,
-            g,
-        };
-        let rewind = Rewind {
-            vars: &mut vars,
-            saved: Some(&mut saved),
-            prng: &mut prng,
-        };
-        let mut tries = 0;
-        let result = transaction(&mut engine, rule, window, rewind, &mut tries).await;
-        let code = result.err().map(|outcome| match outcome {
-            TxnOutcome::Failed(failure) => failure.kind.to_string(),
-            other => panic!("{other:?}"),
-        });
-        (code, tries, engine)
-    }
-
-    fn rule(max_tries: u32) -> RetryRule {
-        RetryRule {
-            max_tries,
-            ..RetryRule::ONE_TRY
-        }
-    }
-
-    fn open_window() -> TryWindow {
-        TryWindow::new(
-            Instant::now(),
-            Instant::now() + Duration::from_secs(60),
-            None,
-        )
-    }
-
-    #[tokio::test]
-    async fn a_serialization_failure_is_tried_again_from_the_start_of_the_script() {
-        let (code, tries, engine) = tried(&["40001", "40P01"], rule(10), open_window()).await;
-        assert_eq!((code, tries, engine.rollbacks), (None, 3, 2));
-        // Each try drew the same numbers and found `g` as the transaction began (undefined).
-        let first = engine.seen[0].clone();
-        assert_eq!(first.1, None);
-        assert!(
-            engine.seen.iter().all(|seen| *seen == first),
-            "{:?}",
-            engine.seen
-        );
-    }
-
-    #[tokio::test]
-    async fn tries_run_out_at_max_tries_and_the_last_failure_is_the_outcome() {
-        let (code, tries, _) = tried(&["40001", "40P01", "40P01"], rule(2), open_window()).await;
-        assert_eq!((code.as_deref(), tries), (Some("40P01"), 2));
-        // One try (the default): never again.
-        let (code, tries, engine) = tried(&["40001"], RetryRule::ONE_TRY, open_window()).await;
-        assert_eq!(
-            (code.as_deref(), tries, engine.rollbacks),
-            (Some("40001"), 1, 0)
-        );
-        // 0: no limit but the others.
-        let many = ["40001"; 30];
-        assert_eq!(tried(&many, rule(0), open_window()).await.1, 31);
-    }
-
-    #[tokio::test]
-    async fn only_serialization_failures_and_deadlocks_are_retried_unless_asked() {
-        for code in ["42P01", "57014", "55P03", "23505"] {
-            let (failed, tries, _) = tried(&[code], rule(5), open_window()).await;
-            assert_eq!((failed.as_deref(), tries), (Some(code), 1));
-        }
-        let locks = RetryRule {
-            lock_timeouts: true,
-            ..rule(5)
-        };
-        assert_eq!(tried(&["55P03"], locks, open_window()).await.1, 2);
-    }
-
-    #[tokio::test]
-    async fn no_new_try_past_the_window_or_the_latency_limit_or_a_failed_rollback() {
-        let now = Instant::now();
-        let over = TryWindow {
-            scheduled: now,
-            until: now,
-        };
-        assert_eq!(tried(&["40001"], rule(5), over).await.1, 1);
-        let late = RetryRule {
-            latency_limit: Some(Duration::from_millis(10)),
-            ..rule(5)
-        };
-        let long_ago = TryWindow {
-            scheduled: now - Duration::from_secs(1),
-            until: now + Duration::from_secs(60),
-        };
-        assert_eq!(tried(&["40001"], late, long_ago).await.1, 1);
-        assert_eq!(tried(&["40001"], late, open_window()).await.1, 2);
-        let (code, tries, engine) = tried_with(&["40001"], rule(5), open_window(), false).await;
-        assert_eq!(
-            (code.as_deref(), tries, engine.rollbacks),
-            (Some("40001"), 1, 1)
-        );
-        let window = TryWindow::new(
-            now,
-            now + Duration::from_secs(60),
-            Some(Duration::from_secs(2)),
-        );
-        assert_eq!(window.until, now + Duration::from_secs(2));
-    }
-
-    #[test]
-    fn a_retried_transaction_counts_as_retried_with_its_extra_tries() {
-        let interrupt = CancellationToken::new();
-        let (mut recording, received, clock, live) = recording(&interrupt);
-        let mut retried = times(clock, 100, 900);
-        retried.tries = 3;
-        recording.record(&TxnOutcome::Done, &retried);
-        let failed = Failure::new(FailureKind::Server(SqlState::T_R_DEADLOCK_DETECTED), "d");
-        retried.tries = 2;
-        recording.record(&TxnOutcome::Failed(failed), &retried);
-        recording.record(&TxnOutcome::Done, &times(clock, 100, 900));
-        recording.finish();
-        let seconds = handed_over(received);
-        assert_eq!((seconds[0].retried, seconds[0].retries), (2, 3));
-        assert_eq!((live.second(0).retried, live.second(0).retries), (2, 3));
-    }
-
-    #[test]
-    fn a_transaction_counts_in_the_second_it_ended_from_when_it_was_due() {
-        let interrupt = CancellationToken::new();
-        let (mut recording, received, clock, live) = recording(&interrupt);
-        let mut open_loop = times(clock, 900, 1_250);
-        open_loop.lag = Some(Duration::from_millis(100));
-        assert_eq!(
-            recording.record(&TxnOutcome::Done, &open_loop),
-            Ended::InTheLoad
-        );
-        let lost = TxnOutcome::Lost(Failure::new(FailureKind::ConnectionLost, "reset"));
-        assert_eq!(
-            recording.record(&lost, &times(clock, 1_300, 1_400)),
-            Ended::InTheLoad
-        );
-        recording.record(&TxnOutcome::Skipped, &times(clock, 1_500, 2_100));
-        assert!(recording.finish().is_empty());
-        let seconds = handed_over(received);
-        assert_eq!(seconds.len(), 2);
-        let first = &seconds[0];
-        assert_eq!(first.second, 1);
-        let samples = |latencies_us: &[u64]| {
-            let mut expected = crate::metrics::recorder::LatencySamples::default();
-            for &latency_us in latencies_us {
-                expected.record(latency_us);
-            }
-            expected
-        };
-        // The failed one's wait counts too, and is kept apart for the ok_* figures.
-        assert_eq!(first.latency_us, samples(&[350_000, 100_000]));
-        assert_eq!(first.failed_latency_us, samples(&[100_000]));
-        assert_eq!((first.lag_sum_us, first.lag_count), (100_000, 1));
-        assert_eq!((first.failed, first.conn_lost), (1, 1));
-        assert_eq!(
-            first.failed_by_kind.get(&FailureKind::ConnectionLost),
-            Some(&1)
-        );
-        assert_eq!((seconds[1].second, seconds[1].skipped), (2, 1));
-        let progress = live.second(1);
-        assert_eq!((progress.completed, progress.failed), (1, 1));
-        assert_eq!(progress.latency_max_ms, 350.0);
-        assert_eq!(progress.latency_mean_ms, 225.0);
-    }
-
-    #[test]
-    fn in_flight_at_the_end_completed_counts_in_the_last_second_else_unfinished() {
-        let interrupt = CancellationToken::new();
-        let (mut recording, received, clock, live) = recording(&interrupt);
-        let failed = TxnOutcome::Failed(Failure::client_timeout());
-        assert_eq!(
-            recording.record(&TxnOutcome::Done, &times(clock, 2_800, 3_100)),
-            Ended::AfterTheLoad
-        );
-        assert_eq!(
-            recording.record(&failed, &times(clock, 2_500, 3_150)),
-            Ended::AfterTheLoad
-        );
-        // Given up during the load's last second: unfinished too.
-        assert_eq!(
-            recording.record(&TxnOutcome::Unfinished, &times(clock, 1_000, 2_900)),
-            Ended::AfterTheLoad
-        );
-        assert_eq!(recording.finish(), [650_000, 1_900_000]);
-        let seconds = handed_over(received);
-        assert_eq!(seconds.len(), 1);
-        assert_eq!((seconds[0].second, seconds[0].latency_us.len()), (2, 1));
-        assert_eq!(seconds[0].failed, 0);
-        // Not on the progress line: it is over by then.
-        assert_eq!(live.second(2).completed, 0);
-    }
-
-    #[test]
-    fn an_interrupted_run_counts_nothing_in_flight_at_the_end() {
-        let interrupt = CancellationToken::new();
-        let (mut recording, received, clock, _) = recording(&interrupt);
-        interrupt.cancel();
-        recording.record(&TxnOutcome::Done, &times(clock, 2_800, 3_100));
-        recording.record(&TxnOutcome::Unfinished, &times(clock, 1_000, 2_900));
-        assert!(recording.finish().is_empty());
-        assert!(handed_over(received).is_empty());
-    }
-
-    #[test]
-    fn the_pools_wait_counts_for_answers_and_pool_timeouts_only() {
-        let interrupt = CancellationToken::new();
-        let (mut recording, received, clock, _) = recording(&interrupt);
-        let pool = |wait_us, db_us| {
-            let mut times = times(clock, 100, 200);
-            times.pool = Some(PoolTimes { wait_us, db_us });
-            times
-        };
-        // Given up by the client timeout before a connection came: no pool figures at all.
-        let timed_out = TxnOutcome::Failed(Failure::client_timeout());
-        recording.record(&timed_out, &pool(100_000, None));
-        assert!(recording.at(0).pool.is_none());
-        recording.record(&TxnOutcome::Done, &pool(10, Some(90_000)));
-        let server = Failure::new(FailureKind::Server(SqlState::QUERY_CANCELED), "cancelled");
-        recording.record(&TxnOutcome::Failed(server), &pool(20, Some(5)));
-        recording.record(
-            &TxnOutcome::Failed(Failure::pool_timeout()),
-            &pool(100_000, None),
-        );
-        recording.record(&TxnOutcome::Failed(Failure::rejected()), &pool(0, None));
-        recording.finish();
-        let seconds = handed_over(received);
-        let second = &seconds[0];
-        let pool = second.pool.as_deref().unwrap();
-        assert_eq!((pool.wait_us.len(), pool.db_us.len()), (3, 1));
-        assert_eq!((pool.timeouts, pool.rejected), (1, 1));
-        assert_eq!((second.failed, second.timeouts), (4, 1));
-    }
-}
+#[path = "txn_tests.rs"]
+mod tests;

@@ -277,3 +277,31 @@ fn samples_of_both_servers_at_one_instant_are_two_moments() {
     );
     assert_eq!(chain_at[8], 0);
 }
+
+#[test]
+fn the_page_shows_retries_and_failures_by_kind_when_there_are_any() {
+    let mut report = reference_report();
+    let plain = run_page(&report, &[]).unwrap();
+    assert!(!plain.contains(">retried</th>"));
+    let naive = &mut report.strategies[0].summary;
+    naive.retried = 312;
+    naive.retries = 1_024;
+    naive.failed_serialization = 2;
+    naive.failed = 2;
+    let page = run_page(&report, &[]).unwrap();
+    for title in [
+        "retried",
+        "retries",
+        "failed 40001",
+        "failed 40P01",
+        "failed 55P03",
+    ] {
+        assert!(
+            page.contains(&format!(">{title}</th>")),
+            "no column {title}"
+        );
+    }
+    // The summary's sentence and the ranking's note.
+    assert!(page.contains("naive: 312 transactions retried (1,024 retries"));
+    assert!(page.contains("ranked by those that failed after their last try: 40001 2."));
+}

@@ -17,7 +17,9 @@ pub use costs::{losses, pool_sentence, wait_and_hold};
 pub use happened::{stalled_latency_note, what_happened, worst_latency_cell};
 pub use interruption::{applied_clause, interruption_line, opening_lines, partial_sentence};
 pub use replica::{on_server, replica_notes};
-pub use strategy::{failures_sentence, invalid_sentence, retries_sentence, strategy_sentence};
+pub use strategy::{
+    failures_sentence, invalid_sentence, retries_sentence, retry_note, strategy_sentence,
+};
 
 use crate::choices::Side;
 use crate::metrics::invariants::InvariantCheck;

@@ -190,6 +190,53 @@ pub fn retries_sentence(summary: &Summary) -> Option<String> {
     Some(sentence)
 }
 
+/// The ranking's note on a strategy whose runs (`runs`, its repeats) retried
+/// or failed with a kind a retry is about: the failures it is ranked by are
+/// those that failed after their last try, e.g. "naive: 312 transactions
+/// retried (1,024 retries); ranked by those that failed after their last
+/// try: 40001 2, 40P01 1.", or "naive: failed 40001 38, with no retry
+/// (--max-tries 1)."; over several runs, their totals. `None` without either.
+pub fn retry_note(runs: &[&StrategyReport]) -> Option<String> {
+    let total = |figure: fn(&Summary) -> u64| runs.iter().map(|run| figure(&run.summary)).sum();
+    let retried: u64 = total(|s| s.retried);
+    let retries: u64 = total(|s| s.retries);
+    let kinds: Vec<String> = [
+        ("40001", total(|s| s.failed_serialization)),
+        ("40P01", total(|s| s.failed_deadlock)),
+        ("55P03", total(|s| s.failed_lock_timeout)),
+    ]
+    .iter()
+    .filter(|(_, count)| *count > 0)
+    .map(|(code, count)| format!("{code} {}", format_thousands(*count)))
+    .collect();
+    if retried == 0 && kinds.is_empty() {
+        return None;
+    }
+    let strategy = &runs.first()?.strategy;
+    let over = match runs.len() {
+        1 => String::new(),
+        count => format!(" over its {count} runs"),
+    };
+    Some(match (retried, kinds.is_empty()) {
+        (0, _) => format!(
+            "{strategy}: failed {}{over}, with no retry (--max-tries 1).",
+            kinds.join(", ")
+        ),
+        (_, true) => format!(
+            "{strategy}: {} transactions retried ({} retries){over}; none failed after its last try.",
+            format_thousands(retried),
+            format_thousands(retries)
+        ),
+        (_, false) => format!(
+            "{strategy}: {} transactions retried ({} retries){over}; ranked by those that failed \
+             after their last try: {}.",
+            format_thousands(retried),
+            format_thousands(retries),
+            kinds.join(", ")
+        ),
+    })
+}
+
 /// `ddl_outcome` in words: `ok`, `gave up`, `failed with an error`, `none`.
 fn outcome_words(outcome: DdlOutcome) -> &'static str {
     match outcome {
@@ -249,6 +296,28 @@ mod tests {
                  waited"
             ),
             "{both}"
+        );
+    }
+
+    #[test]
+    fn the_rankings_retry_note_says_what_its_failures_count() {
+        let mut report = reference_report();
+        assert_eq!(retry_note(&[&report.strategies[0]]), None);
+        report.strategies[0].summary.failed_serialization = 38;
+        let run = &report.strategies[0];
+        assert_eq!(
+            retry_note(&[run]).unwrap(),
+            "naive: failed 40001 38, with no retry (--max-tries 1)."
+        );
+        let summary = &mut report.strategies[0].summary;
+        summary.retried = 1_312;
+        summary.retries = 2_024;
+        summary.failed_deadlock = 1;
+        let run = &report.strategies[0];
+        assert_eq!(
+            retry_note(&[run, run]).unwrap(),
+            "naive: 2,624 transactions retried (4,048 retries) over its 2 runs; ranked by those \
+             that failed after their last try: 40001 76, 40P01 2."
         );
     }
 

@@ -34,9 +34,8 @@ use tokio_util::sync::CancellationToken;
 use super::RunClock;
 use super::arrivals::Arrivals;
 use super::precise_timer::PreciseTimer;
-use super::txn;
 use super::txn::{
-    Ended, Recording, RetryRule, Rewind, TryWindow, TxnOutcome, TxnTimes, statements_are_stale,
+    Ended, Recording, RetryRule, Rewind, TryWindow, Txn, TxnOutcome, statements_are_stale,
 };
 use crate::config::{Protocol, WeightedScript};
 use crate::database::Connector;
@@ -231,8 +230,12 @@ pub async fn run_worker(
                 None => break,
             },
         };
-        let (index, outcome, times) = match client.admit(start) {
+        let mut txn = Txn::due(start.scheduled);
+        let (index, outcome, ended) = match client.admit(start) {
             Admit::Send => {
+                if client.arrivals.is_some() {
+                    txn = txn.sent_late(start.lag());
+                }
                 // The transaction is made where it is awaited, here rather than in a
                 // method of its own, so that its future is not copied per transaction.
                 let index = client.pick_script();
@@ -249,9 +252,7 @@ pub async fn run_worker(
                     saved: client.saved_vars.get_mut(index),
                     prng: &mut client.prng,
                 };
-                let mut tries = 1;
-                let tried =
-                    txn::transaction(&mut attempt, client.retry, window, rewind, &mut tries);
+                let tried = txn.run(&mut attempt, client.retry, window, rewind);
                 let result = match client.client_timeout {
                     None => tried.await,
                     Some(timeout) => {
@@ -260,25 +261,19 @@ pub async fn run_worker(
                         transaction::run_until(tried, deadline, cancel).await
                     }
                 };
-                let times = TxnTimes {
-                    scheduled: start.scheduled,
-                    ended: Instant::now(),
-                    lag: client.arrivals.is_some().then(|| start.lag()),
-                    pool: None,
-                    tries,
-                };
-                (Some(index), result.err().unwrap_or(TxnOutcome::Done), times)
+                let outcome = result.err().unwrap_or(TxnOutcome::Done);
+                (Some(index), outcome, Instant::now())
             }
-            Admit::NotSent(outcome, times) => (None, outcome, times),
+            Admit::NotSent(outcome) => (None, outcome, start.started),
             Admit::LoadOver => break,
         };
-        if client.recording.record(&outcome, &times) == Ended::AfterTheLoad {
+        if txn.end(&outcome, ended, &mut client.recording) == Ended::AfterTheLoad {
             break;
         }
         // Only a failure leaves something to repair: the healthy path never enters `recover`.
         if let Some(index) = index
             && !matches!(outcome, TxnOutcome::Done)
-            && !client.recover(index, outcome, times.ended).await
+            && !client.recover(index, outcome, ended).await
         {
             break;
         }
@@ -317,8 +312,8 @@ impl Start {
 /// What [`Client::admit`] decides about a transaction due to start.
 enum Admit {
     Send,
-    /// Skipped or timed out before it was sent: how, and when, to record.
-    NotSent(TxnOutcome, TxnTimes),
+    /// Skipped or timed out before it was sent (it ends when it was due to start).
+    NotSent(TxnOutcome),
     /// The load is over or interrupted: the worker stops.
     LoadOver,
 }
@@ -326,9 +321,9 @@ enum Admit {
 /// One pgbench client while it runs: its session, its scripts' variables,
 /// its random stream, its schedule and its recording. The phases of a
 /// transaction: when it starts (now, or [`Client::next_arrival`]), whether it
-/// is sent ([`Client::admit`]), running it ([`transaction::Run::script`], in
-/// [`run_worker`]), recording how it ended ([`Recording::record`]) and what a
-/// failure leaves to repair ([`Client::recover`]).
+/// is sent ([`Client::admit`]), running it ([`Txn::run`] of a
+/// [`transaction::Run`], in [`run_worker`]), counting how it ended
+/// ([`Txn::end`]) and what a failure leaves to repair ([`Client::recover`]).
 struct Client {
     session: Session,
     scripts: Arc<Vec<WeightedScript>>,
@@ -459,14 +454,7 @@ impl Client {
         } else {
             return Admit::Send;
         };
-        let times = TxnTimes {
-            scheduled: start.scheduled,
-            ended: start.started,
-            lag: None,
-            pool: None,
-            tries: 0,
-        };
-        Admit::NotSent(outcome, times)
+        Admit::NotSent(outcome)
     }
 
     /// The script of the next transaction, drawn by weight.

@@ -12,21 +12,23 @@
 //! well as end to end (from the scheduled arrival).
 //!
 //! One dispatcher takes the arrivals on schedule and spawns a task per
-//! request (a service's handler); the requests hand what they measured to
-//! one collector, which owns the histograms of the current second and hands
-//! them to the recorder as a lean worker does. A sampler keeps the pool's
-//! gauges at the end of each second. The closed loop and `--rate` without
+//! request (a service's handler); each request is one [`Txn`], tried and
+//! counted as a lean worker's, into the application's one [`Recording`]
+//! (the requests share it behind a lock, taken only to count an end; they
+//! all run on the load thread, so it is never contended), which hands the
+//! histograms of each second to the recorder as a lean worker does. A
+//! sampler keeps the pool's gauges at the end of each second. The closed loop and `--rate` without
 //! `--pool-size` never enter this module.
 
 mod request;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use deadpool_postgres::{Object, Pool, RecyclingMethod, Runtime};
 use rand::{RngExt, SeedableRng};
-use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::UnboundedSender;
 use tokio_postgres_rustls::MakeRustlsConnect;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -34,16 +36,13 @@ use tokio_util::task::TaskTracker;
 use super::RunClock;
 use super::arrivals::Arrivals;
 use super::load::{pick_script, wait_for_arrival};
-use super::txn::{
-    self, Ended, PoolTimes, Recording, RetryRule, Rewind, TryWindow, TxnOutcome, TxnTimes, micros,
-};
+use super::txn::{Ended, Recording, RetryRule, Rewind, TryWindow, Txn, TxnOutcome};
 use crate::config::{LoadConfig, PoolConfig, Protocol, Recycling, WeightedScript};
 use crate::database::{Connector, error_text};
 use crate::error::Error;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::{Failure, FailureKind};
 use crate::metrics::recorder::WorkerPart;
-use request::Finished;
 
 /// How often a request given up mid-transaction repeats its cancel request
 /// while its query goes on: a cancel that reaches the server before the query
@@ -195,7 +194,34 @@ struct Shared {
     abandon: CancellationToken,
     /// Requests waiting for a connection or running.
     in_flight: AtomicU64,
-    done: UnboundedSender<Finished>,
+    /// Where every request's end is counted; `None` once the application has stopped.
+    ends: Mutex<Option<Ends>>,
+}
+
+/// The application's recording, and what the ends say about its pool.
+struct Ends {
+    recording: Recording,
+    outcome: PoolOutcome,
+    clock: RunClock,
+}
+
+impl Shared {
+    /// Counts the end of a request (`txn`, with `outcome`, at `ended`) and
+    /// notes what it says about the pool.
+    fn end(&self, txn: Txn, outcome: &TxnOutcome, ended: Instant, asked: Instant) {
+        let mut ends = self.ends.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(Ends {
+            recording,
+            outcome: pool,
+            clock,
+        }) = ends.as_mut()
+        else {
+            return;
+        };
+        if txn.end(outcome, ended, recording) == Ended::InTheLoad {
+            pool.note(outcome, txn.got_no_connection(), asked, *clock);
+        }
+    }
 }
 
 /// Serves the arrivals until the end of the load (or `interrupt`), then,
@@ -210,9 +236,12 @@ pub async fn run_pool_app(
     interrupt: CancellationToken,
     abandon: CancellationToken,
 ) -> PoolOutcome {
-    let (done_tx, done_rx) = mpsc::unbounded_channel();
     let recording = Recording::new(0, parts, clock, live.clone(), interrupt.clone());
-    let collector = tokio::spawn(collect(clock, done_rx, recording));
+    let ends = Ends {
+        recording,
+        outcome: PoolOutcome::default(),
+        clock,
+    };
     let shared = Arc::new(Shared {
         pool: app.pool.clone(),
         cancel_tls: app.cancel_tls.clone(),
@@ -224,7 +253,7 @@ pub async fn run_pool_app(
         end: clock.end(),
         abandon,
         in_flight: AtomicU64::new(0),
-        done: done_tx,
+        ends: Mutex::new(Some(ends)),
     });
     let sampler = tokio::spawn(sample_gauges(
         clock,
@@ -237,9 +266,22 @@ pub async fn run_pool_app(
     tracker.close();
     tracker.wait().await;
     sampler.abort();
-    drop(shared);
     app.pool.close();
-    collector.await.unwrap_or_default()
+    let ends = shared
+        .ends
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    let Some(Ends {
+        recording,
+        mut outcome,
+        ..
+    }) = ends
+    else {
+        return PoolOutcome::default();
+    };
+    outcome.unfinished_ages_us = recording.finish();
+    outcome
 }
 
 /// Takes each arrival on schedule and spawns its request, or rejects it at
@@ -273,14 +315,9 @@ async fn dispatch(
             .max_in_flight
             .is_some_and(|limit| in_flight >= u64::from(limit))
         {
-            let _ = shared.done.send(Finished {
-                scheduled,
-                asked: started,
-                checked_out: None,
-                ended: started,
-                outcome: TxnOutcome::Failed(Failure::rejected()),
-                tries: 0,
-            });
+            let rejected = TxnOutcome::Failed(Failure::rejected());
+            let txn = Txn::due(scheduled).asking_the_pool(started);
+            shared.end(txn, &rejected, started, started);
             tokio::task::yield_now().await;
             continue;
         }
@@ -303,7 +340,7 @@ async fn dispatch(
     }
 }
 
-/// One request: checkout, transaction, hand-back; its figures go to the collector.
+/// One request: checkout, transaction, hand-back; its end is counted as it ends.
 async fn serve(
     shared: Arc<Shared>,
     index: usize,
@@ -312,20 +349,21 @@ async fn serve(
     mut rng: crate::script::Prng,
 ) {
     let asked = Instant::now();
-    let mut tries = 0;
+    let mut txn = Txn::due(scheduled).asking_the_pool(asked);
     let deadline = shared.client_timeout.map(|timeout| scheduled + timeout);
     let checkout = tokio::select! {
         checkout = shared.pool.get() => Ok(checkout),
         _ = shared.abandon.cancelled() => Err(TxnOutcome::Unfinished),
         _ = sleep_until_deadline(deadline) => Err(TxnOutcome::Failed(Failure::client_timeout())),
     };
-    let (checked_out, outcome) = match checkout {
-        Err(outcome) => (None, outcome),
-        Ok(Err(err)) => (None, request::checkout_failed(err)),
+    let outcome = match checkout {
+        Err(outcome) => outcome,
+        Ok(Err(err)) => request::checkout_failed(err),
         Ok(Ok(client)) => {
             let checked_out = Instant::now();
+            txn.checked_out(checked_out);
             let late = checked_out.saturating_duration_since(scheduled);
-            let outcome = match shared.latency_limit {
+            match shared.latency_limit {
                 Some(limit) if late > limit => TxnOutcome::Skipped,
                 _ => {
                     let state = Rewind {
@@ -338,20 +376,12 @@ async fn serve(
                         scheduled,
                         deadline,
                     };
-                    transact(&shared, client, request, state, &mut tries).await
+                    transact(&shared, client, request, state, &mut txn).await
                 }
-            };
-            (Some(checked_out), outcome)
+            }
         }
     };
-    let _ = shared.done.send(Finished {
-        scheduled,
-        asked,
-        checked_out,
-        ended: Instant::now(),
-        outcome,
-        tries,
-    });
+    shared.end(txn, &outcome, Instant::now(), asked);
     shared.in_flight.fetch_sub(1, Ordering::Relaxed);
 }
 
@@ -371,8 +401,8 @@ struct Request {
     deadline: Option<Instant>,
 }
 
-/// Runs the request's script on `client` (tried as [`txn::transaction`]
-/// says, `tries` counting the tries) and hands the connection back, or takes
+/// Runs the request's script on `client` (tried as [`Txn::run`] says) and
+/// hands the connection back, or takes
 /// it out of the pool when it broke, could not be cleaned up, or was given
 /// up mid-transaction (`--client-timeout`, or the end of the load): a cancel
 /// request stops its query, and a connection a late cancel could still hit
@@ -382,7 +412,7 @@ async fn transact(
     client: Object,
     request: Request,
     state: Rewind<'_>,
-    tries: &mut u32,
+    txn: &mut Txn,
 ) -> TxnOutcome {
     let Request {
         index,
@@ -403,13 +433,7 @@ async fn transact(
             script,
             protocol: shared.protocol,
         };
-        let mut transaction = std::pin::pin!(txn::transaction(
-            &mut attempt,
-            shared.retry,
-            window,
-            state,
-            tries
-        ));
+        let mut transaction = std::pin::pin!(txn.run(&mut attempt, shared.retry, window, state));
         let given_up = tokio::select! {
             result = &mut transaction => Ok(result),
             _ = shared.abandon.cancelled() => Err(TxnOutcome::Unfinished),
@@ -480,47 +504,18 @@ fn earliest(known: Option<f64>, clock: RunClock, at: Instant) -> f64 {
     known.map_or(at_s, |known| known.min(at_s))
 }
 
-/// Records what each request measured, in the second it ended, as worker 0
-/// of the recorder; returns what the wind-down reports.
-async fn collect(
-    clock: RunClock,
-    mut done: UnboundedReceiver<Finished>,
-    mut recording: Recording,
-) -> PoolOutcome {
-    let mut outcome = PoolOutcome::default();
-    while let Some(finished) = done.recv().await {
-        let waited_until = finished.checked_out.unwrap_or(finished.ended);
-        let times = TxnTimes {
-            scheduled: finished.scheduled,
-            ended: finished.ended,
-            lag: None,
-            tries: finished.tries,
-            pool: Some(PoolTimes {
-                wait_us: micros(waited_until.saturating_duration_since(finished.asked)),
-                db_us: finished
-                    .checked_out
-                    .map(|at| micros(finished.ended.saturating_duration_since(at))),
-            }),
-        };
-        if recording.record(&finished.outcome, &times) == Ended::InTheLoad {
-            outcome.note(&finished, clock);
-        }
-    }
-    outcome.unfinished_ages_us = recording.finish();
-    outcome
-}
-
 impl PoolOutcome {
-    /// Notes what a request that ended during the load says about the pool:
-    /// it ran dry (a request gave up waiting for a connection), or it lost a connection.
-    fn note(&mut self, finished: &Finished, clock: RunClock) {
-        match &finished.outcome {
+    /// Notes what a request that ended during the load (as `outcome`;
+    /// `no_connection`: it never got one; it asked for one at `asked`) says
+    /// about the pool: it ran dry (a request gave up waiting for a
+    /// connection), or it lost a connection.
+    fn note(&mut self, outcome: &TxnOutcome, no_connection: bool, asked: Instant, clock: RunClock) {
+        match outcome {
             TxnOutcome::Failed(failure)
                 if failure.kind == FailureKind::PoolTimeout
-                    || (failure.kind == FailureKind::ClientTimeout
-                        && finished.checked_out.is_none()) =>
+                    || (failure.kind == FailureKind::ClientTimeout && no_connection) =>
             {
-                self.dry_at_s = Some(earliest(self.dry_at_s, clock, finished.asked));
+                self.dry_at_s = Some(earliest(self.dry_at_s, clock, asked));
             }
             TxnOutcome::Lost(failure) => {
                 self.lost += 1;

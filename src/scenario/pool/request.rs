@@ -4,8 +4,6 @@
 //! connections send them; statements are prepared once per connection
 //! (deadpool-postgres' statement cache).
 
-use std::time::Instant;
-
 use bytes::BytesMut;
 use deadpool_postgres::{Object, PoolError};
 use tokio_postgres::SimpleQueryMessage;
@@ -18,25 +16,8 @@ use crate::scenario::commands::{self, Params};
 use crate::scenario::txn::{TxnOutcome, ends_session, statements_are_stale};
 use crate::script::{self, ResultSet, Script, SqlCommand, Step};
 
-/// What one request measured.
-#[derive(Debug)]
-pub(super) struct Finished {
-    pub scheduled: Instant,
-    /// When it asked the pool for a connection.
-    pub asked: Instant,
-    /// When it got one (`None`: it never did).
-    pub checked_out: Option<Instant>,
-    pub ended: Instant,
-    /// How it ended: no connection within `--pool-timeout` and a rejection for
-    /// `--max-in-flight` are failures of their own kinds; a connection that
-    /// broke (or that the pool could not open) is lost and leaves the pool.
-    pub outcome: TxnOutcome,
-    /// How many times its transaction was tried (0: never sent).
-    pub tries: u32,
-}
-
 /// One request's transaction on its checked-out connection, tried as
-/// [`crate::scenario::txn::transaction`] says.
+/// [`crate::scenario::txn::Txn::run`] says.
 pub(super) struct Attempt<'a> {
     pub client: &'a Object,
     pub script: &'a Script,
