@@ -24,6 +24,7 @@ pub mod apply;
 mod calibrate;
 pub mod course;
 pub mod design;
+mod lengthen;
 pub mod load_tables;
 pub mod migrations;
 pub mod replay;

@@ -169,6 +169,13 @@ pub(super) fn shade_blocker_windows<Y: Ranged<ValueType = f64>>(
 /// bar is light while the try waits for its lock and solid once it holds it (solid
 /// throughout when no observer saw the grant). Very short tries and holds get a
 /// minimum width so that they stay visible.
+/// When a try's bar turns solid: its lock's grant, within `start` and
+/// `latest_s` (`end` less the narrowest bar, which rounding can put a hair
+/// before `start`: 1.504963533 + 0.12 - 0.12 = 1.5049635329999997).
+fn held_from_s(granted_s: f64, start: f64, latest_s: f64) -> f64 {
+    granted_s.clamp(start, latest_s.max(start))
+}
+
 pub(super) fn mark_attempts<Y: Ranged<ValueType = f64>>(
     chart: &mut PanelChart<Y>,
     strategy: &StrategyReport,
@@ -191,7 +198,7 @@ pub(super) fn mark_attempts<Y: Ranged<ValueType = f64>>(
             None => Some(start),
             Some(lock) => lock
                 .granted_s
-                .map(|granted_s| granted_s.clamp(start, end - min_width_s)),
+                .map(|granted_s| held_from_s(granted_s, start, end - min_width_s)),
         };
         chart.draw_series([
             Rectangle::new(
@@ -379,6 +386,16 @@ mod tests {
     use super::*;
     use crate::plot::test_support::load_only_report;
     use crate::testing::reference_report;
+
+    #[test]
+    fn a_try_as_short_as_the_narrowest_bar_is_drawn_from_its_start() {
+        let (start, width) = (1.504963533, 18.0 / 150.0);
+        let end = start + width;
+        assert!(end - width < start, "the rounding this guards against");
+        assert_eq!(super::held_from_s(start, start, end - width), start);
+        assert_eq!(super::held_from_s(1.7, start, end - width), start);
+        assert_eq!(super::held_from_s(1.55, 1.5, 1.6), 1.55);
+    }
 
     #[test]
     fn blocker_falls_back_to_the_active_seconds() {

@@ -15,8 +15,8 @@ const INIT: (&str, &str) = (
 /// A migration with its own `SET lock_timeout` gives up behind the report
 /// as deployed (naive): it never applied, so the deploy failed, whatever the
 /// stall (its wait of 1 s is within the budget). retry applies it once the
-/// report ends, at about 4 s of a 5 s run: too close to the end to show
-/// what follows, so its run is lengthened, and said.
+/// report ends, at about 5.5 s of a 5 s run: too short to show what
+/// follows, so its run is lengthened (from the start), and said.
 #[test]
 fn a_migration_that_gives_up_as_deployed_fails_and_a_fix_needs_traffic_after_it() {
     require_postgres();
@@ -70,6 +70,13 @@ fn a_migration_that_gives_up_as_deployed_fails_and_a_fix_needs_traffic_after_it(
         "{recommended}"
     );
     assert_eq!(note["fixed_by_recommended"], true, "{note}");
+    // Its commit, at its first try after the report, was known before it
+    // ran: one run of retry, that long from the start.
+    let runs = &check["phases"]["migrations"][0]["runs"];
+    let strategies: Vec<&str> = (runs.as_array().unwrap().iter())
+        .map(|run| run["strategy"].as_str().unwrap())
+        .collect();
+    assert_eq!(strategies, ["naive", "retry"], "{runs}");
     let retry = (note["strategies"].as_array().unwrap().iter())
         .find(|row| row["strategy"] == "retry")
         .unwrap();
