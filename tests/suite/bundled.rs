@@ -280,6 +280,20 @@ fn job_queue() {
             .all(|(name, twice)| (name == "no-lock") == (*twice > 0)),
         "{anomalies:?}"
     );
+    // The workers behind the batch wait for row locks, named as such with
+    // their table, in locks.csv and in the lock chain.
+    let locks = std::fs::read_to_string(dir.path().join("out/locks.csv")).unwrap();
+    assert!(
+        locks
+            .lines()
+            .any(|line| line.starts_with("for-update,") && line.ends_with(",jobs")),
+        "{locks}"
+    );
+    let summary_md = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();
+    assert!(
+        summary_md.contains("for a row lock on jobs"),
+        "{summary_md}"
+    );
 }
 
 #[test]
