@@ -10,7 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::metrics::DdlOutcome;
 
 /// Every expectation key, in the order they are listed and checked.
-pub const KEYS: [&str; 15] = [
+pub const KEYS: [&str; 16] = [
     "max_zero_tps_seconds",
     "min_zero_tps_seconds",
     "max_replica_zero_tps_seconds",
@@ -26,6 +26,7 @@ pub const KEYS: [&str; 15] = [
     "max_pool_wait_p99_ms",
     "max_anomalies",
     "min_anomalies",
+    "min_deadlock_seconds",
 ];
 
 /// The key of a bound on the failed transactions of one SQLSTATE class: this
@@ -71,6 +72,9 @@ pub struct ExpectFile {
     pub max_anomalies: Option<u64>,
     /// `[[invariants]]`: at least this many anomalies (the lost data must reproduce).
     pub min_anomalies: Option<u64>,
+    /// At least this many seconds in which a transaction failed with a
+    /// deadlock (40P01) after its last try (the deadlocks must reproduce).
+    pub min_deadlock_seconds: Option<u32>,
     /// `max_failed_<class> = N` by key: at most N failed transactions whose
     /// SQLSTATE is of that class (`max_failed_0A`); any other key is refused.
     #[serde(flatten, deserialize_with = "class_bounds")]
@@ -143,6 +147,8 @@ impl ExpectFile {
                 .map(|limit| Ok(Bound::MaxAnomalies(limit))),
             self.min_anomalies
                 .map(|limit| Ok(Bound::MinAnomalies(limit))),
+            self.min_deadlock_seconds
+                .map(|limit| Ok(Bound::MinDeadlockSeconds(limit))),
         ];
         let by_class: Vec<Result<Bound, (&str, String)>> = self
             .max_failed_by_class
@@ -189,6 +195,7 @@ impl ExpectFile {
             Bound::MaxPoolWaitP99Ms(limit) => self.max_pool_wait_p99_ms = Some(*limit),
             Bound::MaxAnomalies(limit) => self.max_anomalies = Some(*limit),
             Bound::MinAnomalies(limit) => self.min_anomalies = Some(*limit),
+            Bound::MinDeadlockSeconds(limit) => self.min_deadlock_seconds = Some(*limit),
             Bound::MaxFailedClass { limit, .. } => {
                 self.max_failed_by_class.insert(bound.key(), *limit);
             }
@@ -234,6 +241,9 @@ pub enum Bound {
     MaxAnomalies(u64),
     /// The anomalies the invariants counted `>= limit`; a run without invariants fails it.
     MinAnomalies(u64),
+    /// Seconds with a transaction failed by 40P01 (`failed_deadlock` of
+    /// `timeline.csv` above 0) `>= limit`.
+    MinDeadlockSeconds(u32),
 }
 
 impl Bound {
@@ -255,6 +265,7 @@ impl Bound {
             Bound::MaxPoolWaitP99Ms(_) => "max_pool_wait_p99_ms",
             Bound::MaxAnomalies(_) => "max_anomalies",
             Bound::MinAnomalies(_) => "min_anomalies",
+            Bound::MinDeadlockSeconds(_) => "min_deadlock_seconds",
             Bound::MaxFailedClass { class, .. } => {
                 return format!("{MAX_FAILED_CLASS_PREFIX}{class}");
             }
@@ -285,6 +296,7 @@ impl Bound {
                 format!("<= {limit}")
             }
             Bound::MinAnomalies(limit) => format!(">= {limit}"),
+            Bound::MinDeadlockSeconds(limit) => format!(">= {limit}"),
         }
     }
 
@@ -376,6 +388,10 @@ pub(crate) fn parse_bound(key: &str, value: &str) -> Result<Bound, String> {
             .parse()
             .map(Bound::MinAnomalies)
             .map_err(|_| whole("anomalies", "1"))?,
+        "min_deadlock_seconds" => value
+            .parse()
+            .map(Bound::MinDeadlockSeconds)
+            .map_err(|_| whole("seconds", "5"))?,
         _ => match key.strip_prefix(MAX_FAILED_CLASS_PREFIX) {
             Some(class) if is_sqlstate_class(class) => value
                 .parse()

@@ -39,6 +39,12 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("pgbench", include_str!("../workloads/pgbench.toml")),
     ("hot-row", include_str!("../workloads/hot-row.toml")),
     (
+        "transfer-deadlock",
+        include_str!("../workloads/transfer-deadlock.toml"),
+    ),
+    ("write-skew", include_str!("../workloads/write-skew.toml")),
+    ("job-queue", include_str!("../workloads/job-queue.toml")),
+    (
         "replica-report",
         include_str!("../workloads/replica-report.toml"),
     ),
@@ -254,6 +260,10 @@ pub struct VariantFile {
     /// Tries of a transaction that failed with 40001 or 40P01, as `[load] max_tries`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tries: Option<u32>,
+    /// Lock timeouts and `NOWAIT`'s lock_not_available (55P03) are tried again
+    /// too, as `[load] retry_lock_timeouts`; needs `max_tries` other than 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_lock_timeouts: Option<bool>,
     /// The variant's scripts, instead of `[load]`'s.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scripts: Vec<ScriptFile>,

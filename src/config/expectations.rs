@@ -370,7 +370,7 @@ mod tests {
              max_zero_tps_seconds, min_zero_tps_seconds, max_replica_zero_tps_seconds, \
              min_replica_zero_tps_seconds, max_longest_stall_s, min_worst_second_tps, max_worst_second_p99_ms, max_p99_ms, max_ddl_s, \
              ddl_outcome, max_failed, max_pool_timeouts, max_pool_wait_p99_ms, max_anomalies, \
-             min_anomalies, \
+             min_anomalies, min_deadlock_seconds, \
              max_failed_<class> (a SQLSTATE class of 2 characters, like max_failed_0A)"
         );
     }

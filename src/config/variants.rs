@@ -59,6 +59,8 @@ pub struct Variant {
     pub scripts: Option<Vec<WeightedScript>>,
     /// Its tries of a transaction (see [`LoadConfig::max_tries`]); `None`: `[load]`'s.
     pub max_tries: Option<u32>,
+    /// Whether 55P03 is tried again too (see [`LoadConfig::retry_lock_timeouts`]); `None`: `[load]`'s.
+    pub retry_lock_timeouts: Option<bool>,
     /// The level its transactions run at; `None`: the server's default.
     pub isolation: Option<Isolation>,
 }
@@ -88,6 +90,7 @@ impl Variant {
         LoadConfig {
             scripts: self.scripts.clone().unwrap_or_else(|| load.scripts.clone()),
             max_tries: self.max_tries.unwrap_or(load.max_tries),
+            retry_lock_timeouts: self.retry_lock_timeouts.unwrap_or(load.retry_lock_timeouts),
             ..load.clone()
         }
     }
@@ -172,10 +175,17 @@ fn parse_variant(loaded: &LoadedWorkload, file: &VariantFile) -> Result<Variant,
             &file.scripts,
         )?),
     };
+    if file.retry_lock_timeouts == Some(true) && file.max_tries == Some(1) {
+        return Err(Error::bad_input(format!(
+            "{what}: retry_lock_timeouts = true with max_tries = 1; \
+             give more than one try (max_tries = 0 tries until the run ends)"
+        )));
+    }
     Ok(Variant {
         name: file.name.clone(),
         scripts,
         max_tries: file.max_tries,
+        retry_lock_timeouts: file.retry_lock_timeouts,
         isolation,
     })
 }
@@ -287,6 +297,39 @@ mod tests {
             message,
             "workload x.toml: [[variants]] v: isolation = \"snapshot\"; use \"read-committed\", \
              \"repeatable-read\" or \"serializable\""
+        );
+    }
+
+    #[test]
+    fn a_variant_may_retry_lock_timeouts_with_more_than_one_try() {
+        let loaded = loaded(
+            "[[variants]]\nname = 'nowait'\nmax_tries = 0\nretry_lock_timeouts = true\n\
+             [[variants]]\nname = 'plain'\n",
+        );
+        let variants = parse_variants(&loaded).unwrap();
+        let load = LoadConfig {
+            clients: 1,
+            duration: std::time::Duration::from_secs(2),
+            scripts: Vec::new(),
+            variables: Vec::new(),
+            rate_tps: None,
+            latency_limit: None,
+            client_timeout: None,
+            pool: None,
+            protocol: Default::default(),
+            max_tries: 1,
+            retry_lock_timeouts: false,
+        };
+        let nowait = variants[0].load(&load);
+        assert_eq!((nowait.max_tries, nowait.retry_lock_timeouts), (0, true));
+        let plain = variants[1].load(&load);
+        assert_eq!((plain.max_tries, plain.retry_lock_timeouts), (1, false));
+        let message =
+            variants_error("[[variants]]\nname = 'v'\nmax_tries = 1\nretry_lock_timeouts = true\n");
+        assert_eq!(
+            message,
+            "workload x.toml: [[variants]] v: retry_lock_timeouts = true with max_tries = 1; \
+             give more than one try (max_tries = 0 tries until the run ends)"
         );
     }
 

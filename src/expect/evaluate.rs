@@ -7,7 +7,7 @@ use crate::bounds::Bound;
 use crate::config::Expectation;
 use crate::metrics::failures::failed_in_class;
 use crate::metrics::invariants::total_anomalies;
-use crate::metrics::{DdlOutcome, RunReport, StrategyReport};
+use crate::metrics::{DdlOutcome, RunReport, SecondRow, StrategyReport};
 
 /// The verdict of one expectation. In `expectations.csv` as `pass`, `fail` or `skipped`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,7 +151,17 @@ fn measure(bound: &Bound, strategy: &StrategyReport) -> (String, bool) {
                 (value.to_string(), value >= *limit)
             }
         },
+        Bound::MinDeadlockSeconds(limit) => {
+            let value = deadlock_seconds(&strategy.seconds);
+            (value.to_string(), value >= *limit)
+        }
     }
+}
+
+/// The seconds in which at least one transaction failed with 40P01.
+fn deadlock_seconds(seconds: &[SecondRow]) -> u32 {
+    let count = seconds.iter().filter(|row| row.failed_deadlock > 0).count();
+    u32::try_from(count).unwrap_or(u32::MAX)
 }
 
 /// What an anomalies bound measures on a run without invariants: it fails,
@@ -238,6 +248,25 @@ mod tests {
             (Bound::MaxAnomalies(3), Bound::MaxAnomalies(2), "3"),
             (Bound::MinAnomalies(3), Bound::MinAnomalies(4), "3"),
         ];
+        passes_at_the_limit_and_fails_beyond_it(&report, cases);
+    }
+
+    #[test]
+    fn min_deadlock_seconds_counts_the_seconds_with_a_40p01() {
+        let mut report = retry_only_report();
+        report.strategies[0].seconds = (0..5)
+            .map(|second| {
+                let mut row = crate::metrics::test_second(second, 10);
+                // Seconds 1 and 3 had one and two deadlocks; the others none.
+                row.failed_deadlock = [0, 1, 0, 2, 0][second as usize];
+                row
+            })
+            .collect();
+        let cases = [(
+            Bound::MinDeadlockSeconds(2),
+            Bound::MinDeadlockSeconds(3),
+            "2",
+        )];
         passes_at_the_limit_and_fails_beyond_it(&report, cases);
     }
 

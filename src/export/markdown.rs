@@ -267,7 +267,7 @@ pub fn lock_chain_markdown(strategy: &StrategyReport) -> String {
                 table.push(vec![
                     role,
                     pid.to_string(),
-                    format!("{} on {}", sample.lock_mode, sample.relation),
+                    sample.lock_text(),
                     if sample.granted { "yes" } else { "waiting" }.to_string(),
                     sample.blocked_by.join(", "),
                     format!("{:.0}", sample.wait_ms),

@@ -91,8 +91,9 @@ pub fn read_report(dir: &Path) -> anyhow::Result<RunReport> {
     }
 
     let locks_path = required_file(dir, LOCKS_CSV)?;
-    // `server` came after the rest: a folder without it was sampled on the primary.
-    for (line, record) in read_records_since::<LockRecord>(&locks_path, 1)? {
+    // `server`, then `row_of`, came after the rest: a folder without them was
+    // sampled on the primary and names no row wait's table.
+    for (line, record) in read_records_since::<LockRecord>(&locks_path, 2)? {
         let target = find_strategy(
             &mut strategies,
             &record.strategy,
@@ -349,9 +350,9 @@ fn read_records<R: DeserializeOwned>(path: &Path) -> anyhow::Result<Vec<(u64, R)
     read_records_since::<R>(path, 0)
 }
 
-/// [`read_records`] of a file whose last `added` columns came in a later
-/// version (fields with `#[serde(default)]`): a header without them is the
-/// earlier version's, and its rows read with their defaults.
+/// [`read_records`] of a file whose last `added` columns came in later
+/// versions (fields with `#[serde(default)]`): a header without some of the
+/// last ones is an earlier version's, and its rows read with their defaults.
 fn read_records_since<R: DeserializeOwned>(
     path: &Path,
     added: usize,
@@ -366,8 +367,11 @@ fn read_records_since<R: DeserializeOwned>(
         .headers()
         .with_context(|| format!("reading {}", path.display()))?
         .clone();
-    let earlier = &expected[..expected.len().saturating_sub(added)];
-    if !header.iter().eq(earlier.iter().copied()) {
+    let is_earlier = (1..=added).any(|dropped| {
+        let earlier = &expected[..expected.len().saturating_sub(dropped)];
+        header.iter().eq(earlier.iter().copied())
+    });
+    if !is_earlier {
         check_header(path, &header, expected)?;
     }
     let mut records = Vec::new();

@@ -88,6 +88,7 @@ fn variant_file(variant: &Variant) -> VariantFile {
         name: variant.name.clone(),
         isolation: variant.isolation.map(|level| level.name().to_string()),
         max_tries: variant.max_tries,
+        retry_lock_timeouts: variant.retry_lock_timeouts,
         scripts: variant.scripts.iter().flatten().map(script_file).collect(),
     }
 }

@@ -34,6 +34,37 @@ pub struct LockSample {
     pub server: Side,
 }
 
+impl LockSample {
+    /// Whether it waits for a row lock: the `transactionid` of the row's
+    /// holder, or the `tuple` lock of the row's first waiter (PostgreSQL's
+    /// row locks live in the row, not in the lock table).
+    pub fn waits_for_row(&self) -> bool {
+        !self.granted
+            && self.wait_event_type == "Lock"
+            && matches!(self.wait_event.as_str(), "transactionid" | "tuple")
+    }
+
+    /// The table of the row it waits for, if it waits for a row and the
+    /// table was seen (a `transactionid` wait without the waiter's tuple
+    /// lock names none).
+    pub fn row_table(&self) -> Option<&str> {
+        let named = !matches!(self.relation.as_str(), "" | "transactionid" | "tuple");
+        (self.waits_for_row() && named).then_some(self.relation.as_str())
+    }
+
+    /// Its lock for people: `AccessShareLock on orders`, or for a row wait
+    /// `row of jobs (ShareLock on transactionid)`.
+    pub fn lock_text(&self) -> String {
+        match (self.waits_for_row(), self.row_table()) {
+            (true, Some(table)) => {
+                format!("row of {table} ({} on {})", self.lock_mode, self.wait_event)
+            }
+            (true, None) => format!("row ({} on {})", self.lock_mode, self.wait_event),
+            (false, _) => format!("{} on {}", self.lock_mode, self.relation),
+        }
+    }
+}
+
 /// When the lock observer first saw each wait, for waits the server does not
 /// time: `pg_locks.waitstart` exists from PostgreSQL 14 on (and is null for a
 /// moment after a wait begins). Such a wait's time is the time since its first
@@ -201,6 +232,9 @@ pub struct ChainLink {
     pub wait_ms: f64,
     /// The server the group's sessions were sampled on.
     pub server: Side,
+    /// The group waits for a row lock (see [`LockSample::waits_for_row`]);
+    /// `relation` is then the row's table, or empty when it was not seen.
+    pub row_wait: bool,
 }
 
 /// Orders the sessions of one sample moment as a chain: the roots (blocking others
@@ -240,9 +274,15 @@ pub fn chain(worst: &[LockSample]) -> Vec<ChainLink> {
     let mut links = Vec::new();
     for level in levels {
         for sample in level {
+            let row_wait = sample.waits_for_row();
+            let relation = match row_wait {
+                true => sample.row_table().unwrap_or_default().to_string(),
+                false => sample.relation.clone(),
+            };
             let same = links.iter_mut().find(|link: &&mut ChainLink| {
-                link.lock_mode == sample.lock_mode
-                    && link.relation == sample.relation
+                (link.lock_mode == sample.lock_mode || (link.row_wait && row_wait))
+                    && link.row_wait == row_wait
+                    && link.relation == relation
                     && link.holds == sample.granted
                     && link.blocked_by == sample.blocked_by
                     && link.server == sample.server
@@ -258,11 +298,12 @@ pub fn chain(worst: &[LockSample]) -> Vec<ChainLink> {
                     roles: vec![sample.role.clone()],
                     pids: vec![sample.pid],
                     lock_mode: sample.lock_mode.clone(),
-                    relation: sample.relation.clone(),
+                    relation,
                     holds: sample.granted,
                     blocked_by: sample.blocked_by.clone(),
                     wait_ms: sample.wait_ms,
                     server: sample.server,
+                    row_wait,
                 }),
             }
         }

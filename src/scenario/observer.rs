@@ -112,7 +112,14 @@ SELECT a.pid,
        coalesce(a.state, ''),
        coalesce(a.wait_event_type, ''),
        coalesce(a.wait_event, ''),
-       w.mode, w.object,
+       w.mode,
+       -- A row wait on the holder's transaction id: the table of the tuple
+       -- lock the waiter holds while it waits (the first waiter of a row
+       -- takes it; the next ones wait for that tuple lock).
+       CASE WHEN w.locktype = 'transactionid' THEN coalesce((
+           SELECT t.object FROM locks t
+           WHERE t.pid = a.pid AND t.granted AND t.locktype = 'tuple' LIMIT 1
+       ), w.object) ELSE w.object END,
        (extract(epoch FROM clock_timestamp() - w.waitstart) * 1000)::float8,
        h.mode, h.object,
        CASE WHEN w.pid IS NULL THEN '{}'::int4[] ELSE pg_blocking_pids(a.pid) END

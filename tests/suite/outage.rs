@@ -326,7 +326,7 @@ fn check_results_folder(out: &std::path::Path, report: &RunReport) {
     );
     assert_eq!(
         first_line("locks.csv"),
-        "strategy,t_s,pid,role,state,wait_event_type,wait_event,lock_mode,granted,blocked_by,wait_ms,repeat,server"
+        "strategy,t_s,pid,role,state,wait_event_type,wait_event,lock_mode,granted,blocked_by,wait_ms,repeat,server,row_of"
     );
     let summary_md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary_md.contains("report (pid "), "{summary_md}");

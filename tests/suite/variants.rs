@@ -147,3 +147,35 @@ fn an_invariant_that_errors_or_returns_two_rows_is_exit_2_before_the_load() {
 fn thousands(count: u64) -> String {
     stallbench::export::format::format_thousands(count)
 }
+
+/// The rest of the hostile input: an invariant that returns no row, and a
+/// variant with an isolation level PostgreSQL has not: one error line naming
+/// the file and the key, exit 2, before any load.
+#[test]
+fn an_invariant_with_no_row_or_an_unknown_isolation_is_exit_2_naming_the_key() {
+    let no_row = counter_workload(&format!(
+        "{VARIANTS}\n[[invariants]]\nname = \"none\"\nsql = \"SELECT n FROM counter WHERE id = 2\"\nexpect = \"1\"\n"
+    ));
+    let snapshot = counter_workload("[[variants]]\nname = \"snap\"\nisolation = \"snapshot\"\n");
+    for (text, problem) in [
+        (
+            no_row,
+            "counter.toml: [[invariants]] none: sql must return one row with one value and it returned no row; fix sql",
+        ),
+        (
+            snapshot,
+            "counter.toml: [[variants]] snap: isolation = \"snapshot\"; use \"read-committed\", \"repeatable-read\" or \"serializable\"",
+        ),
+    ] {
+        let run = ShortRun::of_text("counter.toml", &text);
+        let assert = run.command("compare").assert().code(2);
+        let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+        let error_lines: Vec<&str> = stderr
+            .lines()
+            .filter(|line| line.starts_with("error: "))
+            .collect();
+        assert_eq!(error_lines.len(), 1, "{stderr}");
+        assert!(error_lines[0].contains(problem), "{stderr}");
+        assert!(!run.out.join("summary.csv").exists());
+    }
+}

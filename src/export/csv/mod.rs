@@ -329,6 +329,11 @@ pub struct LockRecord {
     /// hot standby); `primary` in folders written before the column.
     #[serde(default)]
     pub server: Side,
+    /// For a row-lock wait (`wait_event` `transactionid` or `tuple`), the
+    /// table of the row when it was seen; empty otherwise (and in folders
+    /// written before the column).
+    #[serde(default)]
+    pub row_of: String,
 }
 
 impl LockRecord {
@@ -348,10 +353,12 @@ impl LockRecord {
             wait_ms: sample.wait_ms,
             repeat: run.repeat(),
             server: sample.server,
+            row_of: sample.row_table().unwrap_or_default().to_string(),
         }
     }
 
-    /// The sample this row records; its relation is not in the file (empty).
+    /// The sample this row records; its relation is not in the file (empty)
+    /// but for a row wait's table.
     pub fn into_sample(self) -> LockSample {
         LockSample {
             t_s: self.t_s,
@@ -361,7 +368,7 @@ impl LockRecord {
             wait_event_type: self.wait_event_type,
             wait_event: self.wait_event,
             lock_mode: self.lock_mode,
-            relation: String::new(),
+            relation: self.row_of,
             granted: self.granted,
             blocked_by: self
                 .blocked_by

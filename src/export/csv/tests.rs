@@ -85,13 +85,54 @@ fn locks_csv_has_the_exact_header_and_roles_as_blockers() {
     assert_eq!(lines[0], header_of::<LockRecord>().join(","));
     assert_eq!(
         lines[0],
-        "strategy,t_s,pid,role,state,wait_event_type,wait_event,lock_mode,granted,blocked_by,wait_ms,repeat,server"
+        "strategy,t_s,pid,role,state,wait_event_type,wait_event,lock_mode,granted,blocked_by,wait_ms,repeat,server,row_of"
     );
     assert_eq!(
         lines[1],
-        "naive,8.200,108,ddl,active,Lock,relation,AccessExclusiveLock,0,report external:4242,2300.0,1,primary"
+        "naive,8.200,108,ddl,active,Lock,relation,AccessExclusiveLock,0,report external:4242,2300.0,1,primary,"
     );
     assert_eq!(lines.len(), 2);
+}
+
+#[test]
+fn a_row_wait_names_its_table_in_row_of_and_reads_back() {
+    let mut report = reference_report();
+    let row_wait = |pid: u32, wait_event: &str, relation: &str| crate::metrics::locks::LockSample {
+        t_s: 4.0,
+        pid,
+        role: format!("client-{pid}"),
+        state: "active".into(),
+        wait_event_type: "Lock".into(),
+        wait_event: wait_event.into(),
+        lock_mode: "ShareLock".into(),
+        relation: relation.into(),
+        granted: false,
+        blocked_by: vec!["writer".into()],
+        wait_ms: 120.0,
+        server: crate::choices::Side::Primary,
+    };
+    let samples = &mut report.strategies[0].locks.samples;
+    samples.clear();
+    samples.push(row_wait(1, "transactionid", "jobs"));
+    samples.push(row_wait(2, "tuple", "jobs"));
+    // A transaction-id wait whose tuple lock was not seen names no table.
+    samples.push(row_wait(3, "transactionid", "transactionid"));
+    let text = rendered(&LocksCsv, &report, LOCKS_CSV);
+    let row_of: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|line| line.rsplit(',').next().unwrap())
+        .collect();
+    assert_eq!(row_of, ["jobs", "jobs", ""]);
+    let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+    let read: Vec<LockRecord> = reader.deserialize().map(|r| r.unwrap()).collect();
+    let first = read[0].clone().into_sample();
+    assert_eq!(first.row_table(), Some("jobs"));
+    assert_eq!(
+        first.lock_text(),
+        "row of jobs (ShareLock on transactionid)"
+    );
+    assert_eq!(read[2].clone().into_sample().row_table(), None);
 }
 
 #[test]
@@ -111,26 +152,26 @@ fn the_example_locks_csv_reads_and_writes_byte_for_byte() {
         let again = csv_file(LOCKS_CSV, records.into_iter()).unwrap();
         assert_eq!(
             String::from_utf8(again.bytes).unwrap(),
-            with_server_column(&original),
+            with_new_columns(&original),
             "{example}"
         );
     }
 }
 
-/// `locks.csv` as it reads with the `server` column: a folder written before
-/// the column reads as sampled on the primary.
-fn with_server_column(original: &str) -> String {
-    if original
-        .lines()
-        .next()
-        .is_some_and(|header| header.ends_with(",server"))
-    {
-        return original.to_string();
-    }
-    let mut lines = original.lines();
-    let mut text = format!("{},server\n", lines.next().unwrap_or_default());
-    for line in lines {
-        text.push_str(&format!("{line},primary\n"));
+/// `locks.csv` as it reads with the `server` and `row_of` columns: a folder
+/// written before them reads as sampled on the primary, no row wait named.
+fn with_new_columns(original: &str) -> String {
+    let header = original.lines().next().unwrap_or_default();
+    let mut text = String::new();
+    for (index, line) in original.lines().enumerate() {
+        text.push_str(line);
+        if !header.contains(",server") {
+            text.push_str(if index == 0 { ",server" } else { ",primary" });
+        }
+        if !header.ends_with(",row_of") {
+            text.push_str(if index == 0 { ",row_of" } else { "," });
+        }
+        text.push('\n');
     }
     text
 }
@@ -144,7 +185,7 @@ fn a_replica_sample_reads_back_with_its_server() {
     report.strategies[0].locks.samples.push(sample.clone());
     let text = rendered(&LocksCsv, &report, LOCKS_CSV);
     let line = text.lines().nth(1).unwrap();
-    assert!(line.ends_with(",2300.0,1,replica"), "{line}");
+    assert!(line.ends_with(",2300.0,1,replica,"), "{line}");
     let mut reader = ::csv::Reader::from_reader(text.as_bytes());
     let record: LockRecord = reader.deserialize().next().unwrap().unwrap();
     let read = record.into_sample();

@@ -452,10 +452,29 @@ fn describe_link(link: &ChainLink) -> String {
     } else {
         "wait"
     };
+    if link.row_wait {
+        return format!(
+            "{who} {verb} for {}, blocked by {blocked_by}",
+            row_wait_text(link)
+        );
+    }
     format!(
         "{who} {verb} for {}{on}, blocked by {blocked_by}",
         link.lock_mode
     )
+}
+
+/// What a group of row waiters waits for: `a row lock on jobs (4 sessions)`;
+/// `a row lock` when the row's table was not seen.
+fn row_wait_text(link: &ChainLink) -> String {
+    let on = match link.relation.is_empty() {
+        true => String::new(),
+        false => format!(" on {}", link.relation),
+    };
+    match link.roles.len() {
+        1 => format!("a row lock{on}"),
+        sessions => format!("a row lock{on} ({sessions} sessions)"),
+    }
 }
 
 /// `reader-1..4` for consecutive `reader-N` (or `client-N`) roles, else the
@@ -747,6 +766,73 @@ mod tests {
             "report (pid 100) holds AccessShareLock on orders \
              <- ddl (pid 108) waits for AccessExclusiveLock on orders, blocked by report \
              <- reader-1..4 wait for AccessShareLock on orders, blocked by ddl"
+        );
+    }
+
+    #[test]
+    fn row_waits_name_the_row_s_table_and_how_many_wait() {
+        use crate::metrics::locks::{chain, sample};
+        // A writer holds the oldest jobs FOR UPDATE: the first waiter of the
+        // row waits for the writer's transaction id (its tuple lock names
+        // the table), the next ones for that tuple lock; one waiter's tuple
+        // lock was not seen.
+        let row = |pid: u32, role: &str, event: &str, mode: &str, relation: &str, by: &[&str]| {
+            let mut waiter = sample(pid, role, mode, false, by);
+            waiter.wait_event = event.into();
+            waiter.relation = relation.into();
+            waiter
+        };
+        let moment = [
+            sample(100, "writer", "RowShareLock", true, &[]),
+            row(
+                1,
+                "client-1",
+                "transactionid",
+                "ShareLock",
+                "jobs",
+                &["writer"],
+            ),
+            row(
+                2,
+                "client-2",
+                "tuple",
+                "AccessExclusiveLock",
+                "jobs",
+                &["client-1"],
+            ),
+            row(
+                3,
+                "client-3",
+                "tuple",
+                "AccessExclusiveLock",
+                "jobs",
+                &["client-1"],
+            ),
+        ];
+        let mut jobs = moment.to_vec();
+        jobs[0].relation = "jobs".into();
+        assert_eq!(
+            describe_chain(&chain(&jobs)),
+            "writer (pid 100) holds RowShareLock on jobs \
+             <- client-1 (pid 1) waits for a row lock on jobs, blocked by writer \
+             <- client-2..3 wait for a row lock on jobs (2 sessions), blocked by client-1"
+        );
+        let unseen = [
+            jobs[0].clone(),
+            row(
+                4,
+                "client-4",
+                "transactionid",
+                "ShareLock",
+                "transactionid",
+                &["writer"],
+            ),
+        ];
+        assert!(
+            describe_chain(&chain(&unseen))
+                .ends_with("<- client-4 (pid 4) waits for a row lock, blocked by writer"),
+            "{}",
+            describe_chain(&chain(&unseen))
         );
     }
 
