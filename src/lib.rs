@@ -37,6 +37,7 @@ pub mod workload;
 // The database and one run on it.
 pub mod conninfo;
 pub mod database;
+pub mod engine;
 pub mod fingerprint;
 mod measure;
 pub mod pgwire;
