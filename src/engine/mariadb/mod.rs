@@ -4,9 +4,11 @@
 //! one strategy's run on one clock ([`scenario`]), whose report is the same
 //! `StrategyReport` the PostgreSQL runs produce.
 
+pub mod compare;
 pub mod ddl;
 pub mod load;
 pub mod observer;
 pub mod scenario;
 pub mod server;
 pub mod session;
+pub mod workload;

@@ -42,37 +42,13 @@ pub struct Outage {
 }
 
 impl Outage {
-    /// The reference experiment translated: `orders` (200,000 rows, an index
-    /// on `customer_id`) and `customers` (1,000 rows); 4 readers of one
-    /// customer's orders; a report holding the table for 12 s from 4 s;
-    /// `ALTER TABLE orders ADD COLUMN note text` at 6 s; 24 s in all.
+    /// The bundled `mariadb-add-column` (workloads/mariadb-add-column.toml):
+    /// the reference experiment translated, 4 readers, a report holding
+    /// `orders` for 12 s from 4 s, `ALTER TABLE orders ADD COLUMN note text` at 6 s.
     pub fn add_column() -> Outage {
-        Outage {
-            setup: vec![
-                "DROP TABLE IF EXISTS orders, customers".to_string(),
-                "CREATE TABLE customers (id int PRIMARY KEY, name varchar(40) NOT NULL)".to_string(),
-                "INSERT INTO customers SELECT seq, concat('customer ', seq) FROM seq_1_to_1000"
-                    .to_string(),
-                "CREATE TABLE orders (id int PRIMARY KEY AUTO_INCREMENT, customer_id int NOT NULL, \
-                 total decimal(10, 2) NOT NULL, KEY orders_customer_id (customer_id))"
-                    .to_string(),
-                "INSERT INTO orders (customer_id, total) \
-                 SELECT 1 + seq % 1000, (seq % 9973) / 10 FROM seq_1_to_200000"
-                    .to_string(),
-            ],
-            load: PointSelect {
-                sql: "SELECT count(*), sum(total) FROM orders WHERE customer_id = ?".to_string(),
-                low: 1,
-                high: 1000,
-            },
-            clients: 4,
-            duration: Duration::from_secs(24),
-            report_sql: "SELECT count(*) FROM orders".to_string(),
-            report_at: Duration::from_secs(4),
-            report_hold: Duration::from_secs(12),
-            ddl: "ALTER TABLE orders ADD COLUMN note text".to_string(),
-            ddl_at: Duration::from_secs(6),
-        }
+        super::workload::bundled("mariadb-add-column")
+            .expect("mariadb-add-column is bundled")
+            .outage
     }
 }
 

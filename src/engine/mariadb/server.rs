@@ -112,6 +112,13 @@ impl MariadbServer {
             std::os::unix::fs::chown(folder.path(), Some(uid), Some(gid))
                 .with_context(|| format!("giving {} to the mysql user", folder.path().display()))?;
         }
+        // Its own temp folder: concurrent bootstraps sharing /tmp lost their temp tables.
+        let tmp = folder.path().join("tmp");
+        std::fs::create_dir(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        if let Some((uid, gid)) = owner {
+            std::os::unix::fs::chown(&tmp, Some(uid), Some(gid))
+                .with_context(|| format!("giving {} to the mysql user", tmp.display()))?;
+        }
         install_db(binaries, folder.path(), owner)?;
         let child = spawn(binaries, folder.path(), owner, max_connections)?;
         let mut server = MariadbServer {
@@ -251,6 +258,7 @@ fn install_db(
     command
         .arg("--no-defaults")
         .arg(format!("--datadir={}", folder.join("data").display()))
+        .arg(format!("--tmpdir={}", folder.join("tmp").display()))
         .args([
             "--auth-root-authentication-method=normal",
             "--skip-test-db",
@@ -308,6 +316,7 @@ fn spawn(
         .arg("--no-defaults")
         .arg(format!("--datadir={}", folder.join("data").display()))
         .arg(format!("--socket={}", folder.join(SOCKET_FILE).display()))
+        .arg(format!("--tmpdir={}", folder.join("tmp").display()))
         .arg(format!(
             "--pid-file={}",
             folder.join("mariadbd.pid").display()
