@@ -211,3 +211,90 @@ fn retrying_with_lock_wait_timeout_keeps_the_readers_going() {
         report.seconds.iter().map(|row| row.tps).collect::<Vec<_>>()
     );
 }
+
+/// A MariaDB workload file on a short clock: 20,000 orders, 3 readers, the
+/// report holding the table from 1 s to 3.5 s, the ALTER at 1.2 s, 5 s per
+/// strategy. naive holds every reader from 1.2 s to 3.5 s (second 2 at zero);
+/// wait-retry's first try gives up at 2.2 s and its second gets the lock at 3.5 s.
+const SHORT_WORKLOAD: &str = r#"
+engine = "mariadb"
+description = "a short outage"
+strategies = ["naive", "wait-retry"]
+[setup]
+sql = [
+  "DROP TABLE IF EXISTS orders",
+  "CREATE TABLE orders (id int PRIMARY KEY AUTO_INCREMENT, customer_id int NOT NULL, total decimal(10, 2) NOT NULL, KEY (customer_id))",
+  "INSERT INTO orders (customer_id, total) SELECT 1 + seq % 1000, seq % 97 FROM seq_1_to_20000",
+]
+[load]
+clients = 3
+duration_s = 5
+sql = "SELECT count(*), sum(total) FROM orders WHERE customer_id = ?"
+low = 1
+high = 1000
+[blocker]
+sql = "SELECT count(*) FROM orders"
+at_s = 1
+hold_s = 2.5
+[ddl]
+sql = "ALTER TABLE orders ADD COLUMN note text"
+at_s = 1.2
+[expect.naive]
+min_zero_tps_seconds = 1
+[expect.wait-retry]
+max_zero_tps_seconds = 0
+"#;
+
+#[test]
+fn compare_on_mariadb_writes_every_file_of_the_results_folder() {
+    let _cpus = cpus_shared();
+    let folder = tempfile::tempdir().unwrap();
+    let workload = folder.path().join("short.toml");
+    std::fs::write(&workload, SHORT_WORKLOAD).unwrap();
+    let out = folder.path().join("out");
+    let output = crate::common::stallbench_quiet("compare", &workload, &out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("pass  naive.min_zero_tps_seconds >= 1"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("pass  wait-retry.max_zero_tps_seconds <= 0"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("<- reader-1..3 wait for SHARED_READ on orders, blocked by ddl"),
+        "{stdout}"
+    );
+    for file in [
+        "timeline.csv",
+        "ddl_attempts.csv",
+        "summary.csv",
+        "summary.json",
+        "summary.md",
+        "locks.csv",
+        "latency-naive.hgrm",
+        "latency-wait-retry.hgrm",
+        "timeline.png",
+        "latency.png",
+        "report.html",
+        "run.json",
+        "server.log",
+        "expectations.csv",
+        "junit.xml",
+        "pr-comment.md",
+    ] {
+        let size = std::fs::metadata(out.join(file)).map_or(0, |meta| meta.len());
+        assert!(size > 0, "{file} is missing or empty");
+    }
+    let attempts = std::fs::read_to_string(out.join("ddl_attempts.csv")).unwrap();
+    assert!(attempts.contains("wait-retry,1,"), "{attempts}");
+    assert!(attempts.contains("(1205)"), "{attempts}");
+}
