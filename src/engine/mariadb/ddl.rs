@@ -13,6 +13,9 @@
 //!   later), which bounds the wait of this statement alone, retried the same way.
 //! - `nowait-retry`: `ALTER TABLE t NOWAIT ...`, which fails at once when the
 //!   lock is not free, retried every 0.5 s (at most 40 tries).
+//! - `online`: the ALTER with `, ALGORITHM=INPLACE, LOCK=NONE` appended, run
+//!   once as naive is: "online" DDL still waits for its exclusive metadata
+//!   lock, and the readers still queue behind it.
 
 use std::time::{Duration, Instant};
 
@@ -31,14 +34,16 @@ pub enum Strategy {
     Retry,
     WaitRetry,
     NowaitRetry,
+    Online,
 }
 
 /// Every strategy with its name, in the order `compare` runs them.
-pub const STRATEGIES: [(Strategy, &str); 4] = [
+pub const STRATEGIES: [(Strategy, &str); 5] = [
     (Strategy::Naive, "naive"),
     (Strategy::Retry, "retry"),
     (Strategy::WaitRetry, "wait-retry"),
     (Strategy::NowaitRetry, "nowait-retry"),
+    (Strategy::Online, "online"),
 ];
 
 impl Strategy {
@@ -62,7 +67,7 @@ impl Strategy {
     /// How many tries it makes at most.
     fn max_tries(self) -> u32 {
         match self {
-            Strategy::Naive => 1,
+            Strategy::Naive | Strategy::Online => 1,
             Strategy::Retry | Strategy::WaitRetry => 10,
             Strategy::NowaitRetry => 40,
         }
@@ -84,6 +89,7 @@ impl Strategy {
             Strategy::Retry => dialect.bounded_try(ddl, Some(Duration::from_secs(1))),
             Strategy::WaitRetry => vec![with_wait_clause(ddl, "WAIT 1")],
             Strategy::NowaitRetry => vec![with_wait_clause(ddl, "NOWAIT")],
+            Strategy::Online => vec![format!("{ddl}, ALGORITHM=INPLACE, LOCK=NONE")],
         }
     }
 }
@@ -239,5 +245,9 @@ mod tests {
         );
         assert_eq!(Strategy::Retry.pause_after(7), Duration::from_secs(5));
         assert_eq!(Strategy::from_name("wait-retry"), Some(Strategy::WaitRetry));
+        assert_eq!(
+            Strategy::Online.statements("ALTER TABLE t ADD COLUMN c int"),
+            ["ALTER TABLE t ADD COLUMN c int, ALGORITHM=INPLACE, LOCK=NONE"]
+        );
     }
 }
