@@ -212,6 +212,36 @@ fn retrying_with_lock_wait_timeout_keeps_the_readers_going() {
     );
 }
 
+#[test]
+fn kill_blockers_ends_the_report_after_one_timed_out_try() {
+    let _cpus = cpus_shared();
+    let runtime = runtime();
+    let server = start_server(&runtime);
+    let report = runtime
+        .block_on(run_strategy(
+            &server.opts(None),
+            &short_outage(),
+            Strategy::KillBlockers,
+            1,
+        ))
+        .unwrap();
+    let outcomes: Vec<AttemptOutcome> = report.attempts.iter().map(|a| a.outcome).collect();
+    // 1.5-2.5 s times out; the report (in its SLEEP for 1.5 s by then) is ended; the next try gets the lock.
+    assert_eq!(
+        outcomes,
+        [AttemptOutcome::LockTimeout, AttemptOutcome::Ok],
+        "{:?}",
+        report.attempts
+    );
+    let ended: Vec<&str> = report.attempts[0]
+        .terminated
+        .iter()
+        .map(|session| session.role.as_str())
+        .collect();
+    assert_eq!(ended, ["report"], "{:?}", report.attempts[0]);
+    assert!(report.attempts[1].ended_s < 3.5, "{:?}", report.attempts[1]);
+}
+
 /// A MariaDB workload file on a short clock: 20,000 orders, 3 readers, the
 /// report holding the table from 1 s to 3.5 s, the ALTER at 1.2 s, 5 s per
 /// strategy. naive holds every reader from 1.2 s to 3.5 s (second 2 at zero);

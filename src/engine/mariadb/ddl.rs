@@ -13,6 +13,11 @@
 //!   later), which bounds the wait of this statement alone, retried the same way.
 //! - `nowait-retry`: `ALTER TABLE t NOWAIT ...`, which fails at once when the
 //!   lock is not free, retried every 0.5 s (at most 40 tries).
+//! - `kill-blockers`: tries bounded by `lock_wait_timeout = 1`; after each
+//!   timeout, a second session (`killer`) ends every session that holds a
+//!   metadata lock on the table with a statement or an idle transaction
+//!   older than 1 s (`KILL CONNECTION`), then the ALTER tries again at once,
+//!   at most 5 tries: spirit's cut-over recipe, which ends the report.
 //! - `online`: the ALTER with `, ALGORITHM=INPLACE, LOCK=NONE` appended, run
 //!   once as naive is: "online" DDL still waits for its exclusive metadata
 //!   lock, and the readers still queue behind it.
@@ -21,10 +26,10 @@ use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
 
-use super::session::{CONNECTION_KILLED, server_error};
+use super::session::{CONNECTION_KILLED, SessionRoles, server_error};
 use crate::engine::{DdlDialect, ErrorClass};
 use crate::metrics::failures::FailureKind;
-use crate::metrics::{AttemptOutcome, DdlAttempt};
+use crate::metrics::{AttemptOutcome, DdlAttempt, TerminatedSession};
 use crate::scenario::RunClock;
 
 /// A DDL strategy on MariaDB.
@@ -35,15 +40,17 @@ pub enum Strategy {
     WaitRetry,
     NowaitRetry,
     Online,
+    KillBlockers,
 }
 
 /// Every strategy with its name, in the order `compare` runs them.
-pub const STRATEGIES: [(Strategy, &str); 5] = [
+pub const STRATEGIES: [(Strategy, &str); 6] = [
     (Strategy::Naive, "naive"),
     (Strategy::Retry, "retry"),
     (Strategy::WaitRetry, "wait-retry"),
     (Strategy::NowaitRetry, "nowait-retry"),
     (Strategy::Online, "online"),
+    (Strategy::KillBlockers, "kill-blockers"),
 ];
 
 impl Strategy {
@@ -70,6 +77,7 @@ impl Strategy {
             Strategy::Naive | Strategy::Online => 1,
             Strategy::Retry | Strategy::WaitRetry => 10,
             Strategy::NowaitRetry => 40,
+            Strategy::KillBlockers => 5,
         }
     }
 
@@ -77,6 +85,7 @@ impl Strategy {
     fn pause_after(self, attempt: u32) -> Duration {
         match self {
             Strategy::NowaitRetry => Duration::from_millis(500),
+            Strategy::KillBlockers => Duration::ZERO,
             _ => Duration::from_secs(u64::from(attempt.min(5))),
         }
     }
@@ -86,7 +95,9 @@ impl Strategy {
         let dialect = MariadbDialect;
         match self {
             Strategy::Naive => vec![ddl.to_string()],
-            Strategy::Retry => dialect.bounded_try(ddl, Some(Duration::from_secs(1))),
+            Strategy::Retry | Strategy::KillBlockers => {
+                dialect.bounded_try(ddl, Some(Duration::from_secs(1)))
+            }
             Strategy::WaitRetry => vec![with_wait_clause(ddl, "WAIT 1")],
             Strategy::NowaitRetry => vec![with_wait_clause(ddl, "NOWAIT")],
             Strategy::Online => vec![format!("{ddl}, ALGORITHM=INPLACE, LOCK=NONE")],
@@ -136,10 +147,12 @@ pub fn with_wait_clause(ddl: &str, clause: &str) -> String {
 /// (a try still waiting then is cut off); returns every try.
 pub async fn run_ddl(
     conn: &mut mysql_async::Conn,
+    killer: Option<Killer>,
     strategy: Strategy,
     ddl: &str,
     clock: RunClock,
 ) -> Vec<DdlAttempt> {
+    let mut killer = killer;
     let mut attempts = Vec::new();
     let dialect = MariadbDialect;
     for attempt in 1..=strategy.max_tries() {
@@ -178,6 +191,10 @@ pub async fn run_ddl(
                 (outcome, Some(kind), error.to_string())
             }
         };
+        let terminated = match (&mut killer, outcome) {
+            (Some(killer), AttemptOutcome::LockTimeout) => killer.end_blockers(conn.id()).await,
+            _ => Vec::new(),
+        };
         attempts.push(DdlAttempt {
             attempt,
             started_s,
@@ -188,7 +205,7 @@ pub async fn run_ddl(
             message,
             lock: None,
             idle_wait_ms: 0.0,
-            terminated: Vec::new(),
+            terminated,
             wal_bytes: None,
         });
         if outcome != AttemptOutcome::LockTimeout {
@@ -201,6 +218,53 @@ pub async fn run_ddl(
         tokio::time::sleep_until(pause_until.into()).await;
     }
     attempts
+}
+
+/// The second session `kill-blockers` ends the DDL's blockers from.
+pub struct Killer {
+    pub conn: mysql_async::Conn,
+    /// The table the DDL alters, in the run's database.
+    pub table: String,
+    /// The roles of the run's sessions, to name the ended ones.
+    pub roles: SessionRoles,
+}
+
+/// The sessions (but the DDL's, `?` second, and the killer's) that hold a
+/// granted metadata lock on the table (`?` first) of this database while a
+/// statement or an idle transaction of theirs is older than 1 s.
+const BLOCKERS_SQL: &str = "\
+SELECT DISTINCT t.PROCESSLIST_ID
+FROM performance_schema.metadata_locks m
+JOIN performance_schema.threads t ON t.THREAD_ID = m.OWNER_THREAD_ID
+JOIN information_schema.PROCESSLIST p ON p.ID = t.PROCESSLIST_ID
+WHERE m.OBJECT_TYPE = 'TABLE' AND m.OBJECT_SCHEMA = DATABASE() AND m.OBJECT_NAME = ?
+  AND m.LOCK_STATUS = 'GRANTED' AND p.TIME_MS >= 1000
+  AND t.PROCESSLIST_ID <> ? AND t.PROCESSLIST_ID <> CONNECTION_ID()";
+
+impl Killer {
+    /// Ends every blocker of the DDL's session `ddl_id`; returns those it ended.
+    async fn end_blockers(&mut self, ddl_id: u32) -> Vec<TerminatedSession> {
+        let ids: Vec<u64> = self
+            .conn
+            .exec(BLOCKERS_SQL, (self.table.as_str(), ddl_id))
+            .await
+            .unwrap_or_default();
+        let mut ended = Vec::new();
+        for id in ids {
+            if self
+                .conn
+                .query_drop(MariadbDialect.end_session(id))
+                .await
+                .is_ok()
+            {
+                ended.push(TerminatedSession {
+                    role: self.roles.of(id).to_string(),
+                    pid: id as u32,
+                });
+            }
+        }
+        ended
+    }
 }
 
 async fn run_statements(

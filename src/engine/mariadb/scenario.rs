@@ -10,7 +10,7 @@ use anyhow::Context;
 use mysql_async::prelude::Queryable;
 use tokio::sync::watch;
 
-use super::ddl::{Strategy, run_ddl};
+use super::ddl::{Killer, Strategy, run_ddl};
 use super::load::{PointSelect, run_load};
 use super::observer::observe;
 use super::session::{SessionRoles, connect, run_all};
@@ -90,6 +90,14 @@ pub async fn run_strategy(
     let observer_conn = connect(&opts, Role::Observer, &roles).await?;
     let blocker_conn = connect(&opts, Role::Blocker(BlockerKind::Report), &roles).await?;
     let mut ddl_conn = connect(&opts, Role::Ddl, &roles).await?;
+    let killer = match strategy {
+        Strategy::KillBlockers => Some(Killer {
+            conn: connect(&opts, Role::Killer, &roles).await?,
+            table: table_of(&outage.ddl),
+            roles: roles.clone(),
+        }),
+        _ => None,
+    };
 
     let clock = RunClock::start(outage.duration);
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -106,7 +114,7 @@ pub async fn run_strategy(
         let ddl_at = clock.started_at() + outage.ddl_at;
         tokio::spawn(async move {
             tokio::time::sleep_until(ddl_at.into()).await;
-            let attempts = run_ddl(&mut ddl_conn, strategy, &ddl_sql, clock).await;
+            let attempts = run_ddl(&mut ddl_conn, killer, strategy, &ddl_sql, clock).await;
             let _ = ddl_conn.disconnect().await;
             attempts
         })
@@ -145,6 +153,19 @@ pub async fn run_strategy(
         measured,
         ServerNotes::default(),
     ))
+}
+
+/// The table of `ALTER TABLE <table> ...` (empty for another statement).
+fn table_of(ddl: &str) -> String {
+    let words: Vec<&str> = ddl.split_whitespace().collect();
+    match words.as_slice() {
+        [alter, table, name, ..]
+            if alter.eq_ignore_ascii_case("ALTER") && table.eq_ignore_ascii_case("TABLE") =>
+        {
+            name.trim_matches('`').to_string()
+        }
+        _ => String::new(),
+    }
 }
 
 /// Waits until the report's start, then `BEGIN; <sql>; SELECT SLEEP(hold);
