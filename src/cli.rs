@@ -355,6 +355,10 @@ pub struct CommonArgs {
     /// interval [default: [load] repeat, else 1].
     #[arg(long, value_name = "N")]
     pub repeat: Option<u32>,
+    /// The database engine: postgres, or mariadb (a throwaway mariadbd from Debian's
+    /// mariadb-server, docs/mariadb.md) [default: the workload's engine, else postgres].
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<crate::engine::Engine>,
     /// Vary one setting across runs of the same compare: NAME=V1,V2,... with NAME a
     /// strategy's lock_timeout (retry.lock_timeout), blocker.hold, clients, rate or a --set
     /// variable; a results folder per value, and sweep.csv and sweep.png beside them.

@@ -37,6 +37,7 @@ pub mod workload;
 // The database and one run on it.
 pub mod conninfo;
 pub mod database;
+pub mod engine;
 pub mod fingerprint;
 mod measure;
 pub mod pgwire;
@@ -92,7 +93,10 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             workload,
             strategies,
             common,
-        } => compare::compare(workload.as_deref(), Mode::Compare { strategies }, &common),
+        } => match engine::mariadb::compare::workload_of(workload.as_deref(), common.engine)? {
+            Some(mariadb) => engine::mariadb::compare::compare(mariadb, &strategies, &common),
+            None => compare::compare(workload.as_deref(), Mode::Compare { strategies }, &common),
+        },
         Command::Run {
             workload,
             strategy,

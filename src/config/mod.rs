@@ -12,7 +12,7 @@ mod ddl;
 pub(crate) mod expectations;
 mod load;
 mod objects;
-mod out_dir;
+pub(crate) mod out_dir;
 mod pool;
 mod repetition;
 mod replica;

@@ -12,15 +12,15 @@ use crate::results::earlier_run_files;
 
 /// Where a run writes its files, as `Config::new` decided it.
 #[derive(Debug)]
-pub(super) struct OutDir {
-    pub(super) dir: PathBuf,
+pub(crate) struct OutDir {
+    pub(crate) dir: PathBuf,
     /// Files of an earlier run in `dir` that `--force` replaces; empty without `--force`.
-    pub(super) replaced_files: Vec<PathBuf>,
+    pub(crate) replaced_files: Vec<PathBuf>,
 }
 
 /// `--out` (refused if it holds an earlier run's files, unless `force`), else
 /// `results/<workload>-<UTC timestamp>`, which is never refused.
-pub(super) fn parse_out_dir(
+pub(crate) fn parse_out_dir(
     out: Option<&Path>,
     force: bool,
     workload: &str,

@@ -40,6 +40,7 @@ mod inplace;
 mod inplace_writes;
 mod locks;
 mod majors;
+mod mariadb;
 mod openloop;
 mod outage;
 mod pool;

@@ -1,0 +1,225 @@
+//! `stallbench compare` on MariaDB: a throwaway `mariadbd`, each strategy
+//! of a MariaDB workload in turn, and then the PostgreSQL path's own
+//! exporters, charts, console tables and expectations on the resulting
+//! `RunReport`: one results folder, written the same way.
+//!
+//! Not yet here: `--db-url` (a staging server), `--repeat`, `--sweep`, the
+//! progress line, `run` of one strategy; such flags are refused by name.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::ddl::Strategy;
+use super::scenario::{create_database, run_strategy};
+use super::server::{MariadbServer, find_binaries};
+use super::workload::{MariadbWorkload, bundled, names_mariadb, parse, strategies_named};
+use crate::cli::CommonArgs;
+use crate::config::out_dir::parse_out_dir;
+use crate::engine::Engine;
+use crate::error::{Error, exit_code};
+use crate::export::{ci, console};
+use crate::metrics::{RunReport, StrategyReport};
+use crate::results::{OutputFile, RUN_JSON, SERVER_LOG, write_files};
+use crate::{expect, export, output, plot};
+
+/// The MariaDB workload a `compare` or `run` command line names, or `None`
+/// when it is a PostgreSQL run: a bundled `mariadb-*` workload, a file that
+/// says `engine = "mariadb"`, or no workload with `--engine mariadb`.
+pub fn workload_of(
+    workload: Option<&str>,
+    engine: Option<Engine>,
+) -> Result<Option<MariadbWorkload>, Error> {
+    let found = match workload {
+        None => None,
+        Some(name) => match bundled(name) {
+            Some(found) => Some(found),
+            None if name.ends_with(".toml") && Path::new(name).is_file() => {
+                let text = std::fs::read_to_string(name)
+                    .map_err(|err| Error::bad_input(format!("{name}: {err}")))?;
+                match names_mariadb(&text) {
+                    true => Some(parse(name, &text)?),
+                    false => None,
+                }
+            }
+            None => None,
+        },
+    };
+    match (found, engine) {
+        (Some(_), Some(Engine::Postgres)) => Err(Error::bad_input(format!(
+            "--engine postgres: workload {} is a MariaDB workload; drop --engine or choose a \
+             PostgreSQL workload (stallbench workloads)",
+            workload.unwrap_or_default()
+        ))),
+        (Some(found), _) => Ok(Some(found)),
+        (None, Some(Engine::Mariadb)) => match workload {
+            None => Ok(bundled("mariadb-add-column")),
+            Some(name) => Err(Error::bad_input(format!(
+                "--engine mariadb: workload {name} is not a MariaDB workload; use \
+                 mariadb-add-column or a file with engine = \"mariadb\""
+            ))),
+        },
+        (None, _) => Ok(None),
+    }
+}
+
+/// Runs `strategies` (else the workload's) of `workload` on a throwaway
+/// MariaDB server and writes the results folder; the exit code is 3 when an
+/// expectation failed.
+pub fn compare(
+    mut workload: MariadbWorkload,
+    strategies: &[String],
+    args: &CommonArgs,
+) -> Result<i32, Error> {
+    refuse_unsupported(args)?;
+    let strategies = match strategies.is_empty() {
+        true => workload.strategies.clone(),
+        false => strategies_named(&workload.name, strategies)?,
+    };
+    if let Some(clients) = args.clients {
+        workload.outage.clients = clients as usize;
+    }
+    if let Some(duration) = args.duration {
+        workload.outage.duration = duration;
+    }
+    let out = parse_out_dir(args.out.as_deref(), args.force, &workload.name)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| Error::runtime(format!("starting the async runtime: {err}")))?;
+    let binaries = find_binaries()?;
+    let reports = runtime.block_on(async {
+        tokio::select! {
+            reports = run_all(&binaries, &workload, &strategies, &out.dir, args.quiet) => reports,
+            _ = tokio::signal::ctrl_c() => Err(Error::runtime(
+                "interrupted (Ctrl-C): the throwaway MariaDB server was stopped and removed; \
+                 no results were written for the strategy in progress",
+            )),
+        }
+    })?;
+    let report = RunReport {
+        workload: workload.name.clone(),
+        strategies: reports,
+        interruption: None,
+        load_on: Default::default(),
+        load_loop: Default::default(),
+    };
+    export::write_all(&report, &out.dir)?;
+    plot::draw_all(&report, &out.dir)?;
+    write_files(&out.dir, &[run_json(&workload, &strategies)?])?;
+    output::write_stdout(&console::summary_table(&report))?;
+    let results = expect::evaluate(&workload.expectations, &report);
+    for line in ci::report_lines(&results) {
+        output::write_stdout(&format!("{line}\n"))?;
+    }
+    write_files(&out.dir, &ci::result_files(&report, &results, &out.dir)?)?;
+    output::write_stdout(&format!("results: {}\n", out.dir.display()))?;
+    Ok(match expect::any_failed(&results) {
+        true => exit_code::EXPECTATION_FAILED,
+        false => exit_code::SUCCESS,
+    })
+}
+
+/// Starts the server, runs each strategy on it, keeps its log as `server.log`.
+async fn run_all(
+    binaries: &super::server::MariadbBinaries,
+    workload: &MariadbWorkload,
+    strategies: &[Strategy],
+    out_dir: &Path,
+    quiet: bool,
+) -> Result<Vec<StrategyReport>, Error> {
+    let max_connections = workload.outage.clients as u32 + 10;
+    let server = MariadbServer::start(binaries, max_connections).await?;
+    if !quiet {
+        stderrln!(
+            "mariadb: throwaway server up in {:.1} s ({})",
+            server.start_duration().as_secs_f64(),
+            server.folder().display()
+        );
+    }
+    create_database(&server.opts(None)).await?;
+    let mut reports = Vec::new();
+    for strategy in strategies {
+        if !quiet {
+            stderrln!(
+                "mariadb: {} for {} s ...",
+                strategy.name(),
+                workload.outage.duration.as_secs()
+            );
+        }
+        let report = run_strategy(&server.opts(None), &workload.outage, *strategy, 1).await?;
+        reports.push(report);
+        // The server settles (the ALTER's table rebuilt) before the next strategy's setup.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    std::fs::create_dir_all(out_dir)
+        .map_err(|err| Error::runtime(format!("{}: {err}", out_dir.display())))?;
+    std::fs::copy(server.log_path(), out_dir.join(SERVER_LOG))
+        .map_err(|err| Error::runtime(format!("copying the server's log: {err}")))?;
+    Ok(reports)
+}
+
+/// Flags the MariaDB path does not take yet, each refused by name.
+fn refuse_unsupported(args: &CommonArgs) -> Result<(), Error> {
+    let given = [
+        (args.db_url.is_some(), "--db-url"),
+        (args.in_place, "--in-place"),
+        (args.replica, "--replica"),
+        (args.replica_url.is_some(), "--replica-url"),
+        (args.repeat.is_some(), "--repeat"),
+    ];
+    match given.iter().find(|(set, _)| *set) {
+        Some((_, flag)) => Err(Error::bad_input(format!(
+            "{flag}: not supported with MariaDB yet (a throwaway mariadbd only); \
+             drop it (docs/mariadb.md lists what works)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `run.json`: the engine, the workload and its strategies, the tool's version.
+fn run_json(workload: &MariadbWorkload, strategies: &[Strategy]) -> anyhow::Result<OutputFile> {
+    let outage = &workload.outage;
+    let value = serde_json::json!({
+        "tool_version": env!("CARGO_PKG_VERSION"),
+        "engine": "mariadb",
+        "workload": workload.name,
+        "strategies": strategies.iter().map(|s| s.name()).collect::<Vec<_>>(),
+        "clients": outage.clients,
+        "duration_s": outage.duration.as_secs_f64(),
+        "load_sql": outage.load.sql,
+        "blocker": { "sql": outage.report_sql, "at_s": outage.report_at.as_secs_f64(),
+                     "hold_s": outage.report_hold.as_secs_f64() },
+        "ddl": { "sql": outage.ddl, "at_s": outage.ddl_at.as_secs_f64() },
+    });
+    Ok(OutputFile {
+        name: RUN_JSON.into(),
+        bytes: serde_json::to_vec_pretty(&value)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_engine_comes_from_the_workload_or_the_flag() {
+        let named = workload_of(Some("mariadb-add-column"), None).unwrap();
+        assert_eq!(named.unwrap().name, "mariadb-add-column");
+        let by_flag = workload_of(None, Some(Engine::Mariadb)).unwrap();
+        assert_eq!(by_flag.unwrap().name, "mariadb-add-column");
+        assert!(workload_of(Some("add-column"), None).unwrap().is_none());
+        assert!(workload_of(None, None).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_workload_of_the_other_engine_is_bad_input() {
+        let err = workload_of(Some("add-column"), Some(Engine::Mariadb)).unwrap_err();
+        assert_eq!(err.exit_code(), exit_code::BAD_INPUT);
+        assert!(
+            err.to_string().contains("is not a MariaDB workload"),
+            "{err}"
+        );
+        let err = workload_of(Some("mariadb-add-column"), Some(Engine::Postgres)).unwrap_err();
+        assert!(err.to_string().contains("is a MariaDB workload"), "{err}");
+    }
+}

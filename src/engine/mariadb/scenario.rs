@@ -1,0 +1,193 @@
+//! One strategy on MariaDB on one clock: the load, the report that holds
+//! the table's shared metadata lock, the DDL injector and the lock observer
+//! run side by side, and what they measured becomes the same
+//! `StrategyReport` a PostgreSQL run produces (`scenario::assemble_report`),
+//! so every file, ranking and verdict downstream is made the same way.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use mysql_async::prelude::Queryable;
+use tokio::sync::watch;
+
+use super::ddl::{Killer, Strategy, run_ddl};
+use super::load::{PointSelect, run_load};
+use super::observer::observe;
+use super::session::{SessionRoles, connect, run_all};
+use crate::choices::BlockerKind;
+use crate::metrics::{BlockerWindow, StrategyReport};
+use crate::role::Role;
+use crate::scenario::blocker::BlockerResult;
+use crate::scenario::{Measured, RunClock, ServerNotes, assemble_report};
+
+/// The database the harness creates and drops on the server.
+pub const DATABASE: &str = "stallbench";
+
+/// The outage on MariaDB, as data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outage {
+    /// Statements that create and fill the tables, run before each strategy.
+    pub setup: Vec<String>,
+    /// What each load client runs.
+    pub load: PointSelect,
+    pub clients: usize,
+    pub duration: Duration,
+    /// The report: its statement, when it starts and how long it holds its transaction open.
+    pub report_sql: String,
+    pub report_at: Duration,
+    pub report_hold: Duration,
+    /// The migration and when it starts.
+    pub ddl: String,
+    pub ddl_at: Duration,
+}
+
+impl Outage {
+    /// The bundled `mariadb-add-column` (workloads/mariadb-add-column.toml):
+    /// the reference experiment translated, 4 readers, a report holding
+    /// `orders` for 12 s from 4 s, `ALTER TABLE orders ADD COLUMN note text` at 6 s.
+    pub fn add_column() -> Outage {
+        super::workload::bundled("mariadb-add-column")
+            .expect("mariadb-add-column is bundled")
+            .outage
+    }
+}
+
+/// Options for the harness's sessions on the server at `server_opts`, in its database.
+pub fn in_database(server_opts: &mysql_async::Opts) -> mysql_async::Opts {
+    mysql_async::OptsBuilder::from_opts(server_opts.clone())
+        .db_name(Some(DATABASE))
+        .into()
+}
+
+/// Creates the harness's database (again) on the server at `server_opts`.
+pub async fn create_database(server_opts: &mysql_async::Opts) -> anyhow::Result<()> {
+    let mut conn = mysql_async::Conn::new(server_opts.clone())
+        .await
+        .context("connecting to MariaDB")?;
+    conn.query_drop(format!("DROP DATABASE IF EXISTS {DATABASE}"))
+        .await?;
+    conn.query_drop(format!("CREATE DATABASE {DATABASE}"))
+        .await?;
+    conn.disconnect().await?;
+    Ok(())
+}
+
+/// Runs `strategy` of `outage` on the server at `server_opts` (its tables
+/// set up first) and returns its report as repeat `repeat`.
+pub async fn run_strategy(
+    server_opts: &mysql_async::Opts,
+    outage: &Outage,
+    strategy: Strategy,
+    repeat: u32,
+) -> anyhow::Result<StrategyReport> {
+    let opts = in_database(server_opts);
+    let roles = SessionRoles::default();
+    let mut setup = connect(&opts, Role::Setup, &roles).await?;
+    run_all(&mut setup, &outage.setup)
+        .await
+        .context("setting up the MariaDB tables")?;
+    setup.disconnect().await?;
+    let observer_conn = connect(&opts, Role::Observer, &roles).await?;
+    let blocker_conn = connect(&opts, Role::Blocker(BlockerKind::Report), &roles).await?;
+    let mut ddl_conn = connect(&opts, Role::Ddl, &roles).await?;
+    let killer = match strategy {
+        Strategy::KillBlockers => Some(Killer {
+            conn: connect(&opts, Role::Killer, &roles).await?,
+            table: table_of(&outage.ddl),
+            roles: roles.clone(),
+        }),
+        _ => None,
+    };
+
+    let clock = RunClock::start(outage.duration);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let observer = tokio::spawn(observe(
+        observer_conn,
+        DATABASE.to_string(),
+        roles.clone(),
+        clock,
+        stop_rx,
+    ));
+    let blocker = tokio::spawn(run_report(blocker_conn, outage.clone(), clock));
+    let ddl = {
+        let ddl_sql = outage.ddl.clone();
+        let ddl_at = clock.started_at() + outage.ddl_at;
+        tokio::spawn(async move {
+            tokio::time::sleep_until(ddl_at.into()).await;
+            let attempts = run_ddl(&mut ddl_conn, killer, strategy, &ddl_sql, clock).await;
+            let _ = ddl_conn.disconnect().await;
+            attempts
+        })
+    };
+    let (recorder, lost_connections) =
+        run_load(&opts, &roles, outage.clients, &outage.load, clock).await?;
+    let _ = stop_tx.send(true);
+    let attempts = ddl.await?;
+    let blocker = blocker.await?;
+    let observed = observer.await?;
+    let measured = Measured {
+        duration_s: clock.duration_s(),
+        started_unix_s: clock.started_unix_s(),
+        recorder,
+        replica_recorder: None,
+        lock_waiters: observed.lock_waiters,
+        behind_schedule: Vec::new(),
+        lost_connections,
+        blocker: Some(blocker),
+        attempts,
+        ddl_polls: None,
+        lock_per_second: observed.per_second,
+        lock_samples: observed.samples,
+        lock_worst: observed.worst,
+        observer_gaps: Vec::new(),
+        replica_samples: None,
+        interrupted: None,
+        interrupted_at_s: None,
+        unfinished_ages_us: Vec::new(),
+        pool: None,
+        rows_written: None,
+    };
+    Ok(assemble_report(
+        strategy.name(),
+        repeat,
+        measured,
+        ServerNotes::default(),
+    ))
+}
+
+/// The table of `ALTER TABLE <table> ...` (empty for another statement).
+fn table_of(ddl: &str) -> String {
+    let words: Vec<&str> = ddl.split_whitespace().collect();
+    match words.as_slice() {
+        [alter, table, name, ..]
+            if alter.eq_ignore_ascii_case("ALTER") && table.eq_ignore_ascii_case("TABLE") =>
+        {
+            name.trim_matches('`').to_string()
+        }
+        _ => String::new(),
+    }
+}
+
+/// Waits until the report's start, then `BEGIN; <sql>; SELECT SLEEP(hold);
+/// COMMIT`: the shared metadata lock on the table is held until the commit.
+async fn run_report(mut conn: mysql_async::Conn, outage: Outage, clock: RunClock) -> BlockerResult {
+    tokio::time::sleep_until((clock.started_at() + outage.report_at).into()).await;
+    let started_s = clock.now_s();
+    let began = Instant::now();
+    let statements = [
+        "BEGIN".to_string(),
+        outage.report_sql.clone(),
+        format!("SELECT SLEEP({})", outage.report_hold.as_secs_f64()),
+        "COMMIT".to_string(),
+    ];
+    let error = run_all(&mut conn, &statements)
+        .await
+        .err()
+        .map(|err| format!("the report failed: {err}"));
+    let ended_s = started_s + began.elapsed().as_secs_f64();
+    let _ = conn.disconnect().await;
+    BlockerResult {
+        window: BlockerWindow { started_s, ended_s },
+        error,
+    }
+}

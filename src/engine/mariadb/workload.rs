@@ -1,0 +1,199 @@
+//! A MariaDB workload file: the outage as TOML (`engine = "mariadb"`), and
+//! the bundled one, `mariadb-add-column`. Its `[expect.<strategy>]` tables
+//! are the PostgreSQL workloads' own (`bounds::ExpectFile`), judged by the
+//! same `expect` module.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::ddl::Strategy;
+use super::load::PointSelect;
+use super::scenario::Outage;
+use crate::bounds::ExpectFile;
+use crate::config::expectations::Expectation;
+use crate::error::Error;
+
+/// The bundled MariaDB workloads: (name, TOML).
+pub const BUNDLED: [(&str, &str); 1] = [(
+    "mariadb-add-column",
+    include_str!("../../../workloads/mariadb-add-column.toml"),
+)];
+
+/// A MariaDB workload file as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkloadFile {
+    engine: String,
+    description: String,
+    strategies: Vec<String>,
+    setup: SetupFile,
+    load: LoadFile,
+    blocker: BlockerFile,
+    ddl: DdlFile,
+    #[serde(default)]
+    expect: BTreeMap<String, ExpectFile>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetupFile {
+    sql: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoadFile {
+    clients: usize,
+    duration_s: f64,
+    sql: String,
+    low: i64,
+    high: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlockerFile {
+    sql: String,
+    at_s: f64,
+    hold_s: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DdlFile {
+    sql: String,
+    at_s: f64,
+}
+
+/// A MariaDB workload, validated.
+#[derive(Debug, Clone)]
+pub struct MariadbWorkload {
+    pub name: String,
+    pub description: String,
+    pub outage: Outage,
+    /// The strategies `compare` runs when `--strategies` names none.
+    pub strategies: Vec<Strategy>,
+    /// What each strategy's summary must meet.
+    pub expectations: Vec<Expectation>,
+}
+
+/// The bundled workload `name`, if there is one.
+pub fn bundled(name: &str) -> Option<MariadbWorkload> {
+    let (name, text) = BUNDLED.iter().find(|(known, _)| *known == name)?;
+    Some(parse(name, text).expect("the bundled MariaDB workloads parse"))
+}
+
+/// Whether `text` (a workload file) says `engine = "mariadb"`.
+pub fn names_mariadb(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text)
+        .ok()
+        .and_then(|table| table.get("engine")?.as_str().map(str::to_owned))
+        .is_some_and(|engine| engine == "mariadb")
+}
+
+/// Parses and checks a MariaDB workload file named `name`.
+pub fn parse(name: &str, text: &str) -> Result<MariadbWorkload, Error> {
+    let file: WorkloadFile =
+        toml::from_str(text).map_err(|err| Error::bad_input(format!("workload {name}: {err}")))?;
+    if file.engine != "mariadb" {
+        return Err(Error::bad_input(format!(
+            "workload {name}: engine = {:?}; a MariaDB workload says engine = \"mariadb\"",
+            file.engine
+        )));
+    }
+    let strategies = strategies_named(name, &file.strategies)?;
+    let mut expectations = Vec::new();
+    for (strategy, expect) in &file.expect {
+        strategies_named(name, std::slice::from_ref(strategy))?;
+        let bounds = expect.bounds().map_err(|err| {
+            Error::bad_input(format!("workload {name} [expect.{strategy}]: {err}"))
+        })?;
+        expectations.extend(bounds.into_iter().map(|bound| Expectation {
+            strategy: strategy.clone(),
+            bound,
+            source: format!("workload {name} [expect.{strategy}]"),
+        }));
+    }
+    let seconds = |s: f64| Duration::from_secs_f64(s.max(0.0));
+    Ok(MariadbWorkload {
+        name: name.to_string(),
+        description: file.description,
+        outage: Outage {
+            setup: file.setup.sql,
+            load: PointSelect {
+                sql: file.load.sql,
+                low: file.load.low,
+                high: file.load.high,
+            },
+            clients: file.load.clients,
+            duration: seconds(file.load.duration_s),
+            report_sql: file.blocker.sql,
+            report_at: seconds(file.blocker.at_s),
+            report_hold: seconds(file.blocker.hold_s),
+            ddl: file.ddl.sql,
+            ddl_at: seconds(file.ddl.at_s),
+        },
+        strategies,
+        expectations,
+    })
+}
+
+/// The strategies `names` name; an unknown one is bad input.
+pub fn strategies_named(workload: &str, names: &[String]) -> Result<Vec<Strategy>, Error> {
+    names
+        .iter()
+        .map(|name| {
+            Strategy::from_name(name).ok_or_else(|| {
+                let known: Vec<&str> = super::ddl::STRATEGIES.iter().map(|(_, n)| *n).collect();
+                Error::bad_input(format!(
+                    "workload {workload}: strategy {name:?} is not a MariaDB strategy; \
+                     choose one of {}",
+                    known.join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundled_workload_is_the_reference_outage_with_its_expectations() {
+        let workload = bundled("mariadb-add-column").unwrap();
+        assert_eq!(workload.outage.clients, 4);
+        assert_eq!(workload.outage.report_hold, Duration::from_secs(12));
+        assert_eq!(workload.outage.ddl_at, Duration::from_secs(6));
+        let labels: Vec<String> = workload
+            .expectations
+            .iter()
+            .map(Expectation::label)
+            .collect();
+        assert!(
+            labels.contains(&"naive.min_zero_tps_seconds >= 5".to_string()),
+            "{labels:?}"
+        );
+        assert!(
+            labels.contains(&"retry.max_zero_tps_seconds <= 0".to_string()),
+            "{labels:?}"
+        );
+        assert!(names_mariadb(BUNDLED[0].1));
+    }
+
+    #[test]
+    fn an_unknown_strategy_is_bad_input_naming_the_known_ones() {
+        let text = BUNDLED[0].1.replace("\"wait-retry\"]", "\"lock-timeout\"]");
+        let err = parse("x", &text).unwrap_err().to_string();
+        assert!(
+            err.contains("\"lock-timeout\" is not a MariaDB strategy"),
+            "{err}"
+        );
+        assert!(
+            err.contains("naive, retry, wait-retry, nowait-retry"),
+            "{err}"
+        );
+    }
+}

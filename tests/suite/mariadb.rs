@@ -1,0 +1,330 @@
+//! MariaDB behind the engine seam, on a real `mariadbd` that each test
+//! starts (Debian's `mariadb-server`; without it a test fails with the
+//! command that installs it, it is never skipped).
+
+use std::time::Duration;
+
+use mysql_async::prelude::Queryable;
+use stallbench::engine::mariadb::ddl::Strategy;
+use stallbench::engine::mariadb::load::{PointSelect, run_load};
+use stallbench::engine::mariadb::scenario::{Outage, create_database, in_database, run_strategy};
+use stallbench::engine::mariadb::server::{MariadbServer, find_binaries};
+use stallbench::engine::mariadb::session::SessionRoles;
+use stallbench::export::sentences::describe_chain;
+use stallbench::metrics::AttemptOutcome;
+use stallbench::metrics::locks::chain;
+use stallbench::scenario::RunClock;
+
+use crate::common::{assert_no_process_in, cpus_shared};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A throwaway server with the harness's database, or a failure naming the install command.
+fn start_server(runtime: &tokio::runtime::Runtime) -> MariadbServer {
+    let binaries = find_binaries().unwrap_or_else(|err| panic!("{err:#}"));
+    let server = runtime
+        .block_on(MariadbServer::start(&binaries, 30))
+        .unwrap_or_else(|err| panic!("{err:#}"));
+    runtime
+        .block_on(create_database(&server.opts(None)))
+        .unwrap();
+    server
+}
+
+/// The reference outage on a short clock: 20,000 orders, 3 readers, the
+/// report holding the table from 1 s to 4 s, the ALTER at 1.5 s, 6 s in all.
+/// A naive ALTER holds every reader from 1.5 s to 4 s: seconds 2 and 3 at zero.
+fn short_outage() -> Outage {
+    let mut outage = Outage::add_column();
+    for statement in &mut outage.setup {
+        *statement = statement.replace("seq_1_to_200000", "seq_1_to_20000");
+    }
+    outage.clients = 3;
+    outage.duration = Duration::from_secs(6);
+    outage.report_at = Duration::from_secs(1);
+    outage.report_hold = Duration::from_secs(3);
+    outage.ddl_at = Duration::from_millis(1500);
+    outage
+}
+
+#[test]
+fn a_throwaway_server_runs_the_mdl_instrument_and_leaves_nothing_behind() {
+    let runtime = runtime();
+    let server = start_server(&runtime);
+    let folder = server.folder().to_path_buf();
+    let pid = server.pid().unwrap();
+    let (instrument, networking): (String, i64) = runtime.block_on(async {
+        let mut conn = mysql_async::Conn::new(server.opts(None)).await.unwrap();
+        let row = conn
+            .query_first(
+                "SELECT (SELECT ENABLED FROM performance_schema.setup_instruments \
+                 WHERE NAME = 'wait/lock/metadata/sql/mdl'), @@skip_networking",
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        conn.disconnect().await.unwrap();
+        row
+    });
+    assert_eq!(instrument, "YES");
+    assert_eq!(networking, 1, "the throwaway server opens no TCP port");
+    // As root the server runs as the mysql system user.
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let uid_line = status
+        .lines()
+        .find(|line| line.starts_with("Uid:"))
+        .unwrap();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        assert!(
+            !uid_line.split_whitespace().nth(1).unwrap().eq("0"),
+            "{uid_line}"
+        );
+    }
+    drop(server);
+    assert!(!folder.exists(), "{} is left behind", folder.display());
+    assert_no_process_in(&folder);
+}
+
+#[test]
+fn a_killed_server_is_seen_and_its_folder_removed() {
+    let runtime = runtime();
+    let mut server = start_server(&runtime);
+    let folder = server.folder().to_path_buf();
+    // SAFETY: kill(2) on the server this test started.
+    unsafe { libc::kill(server.pid().unwrap() as i32, libc::SIGKILL) };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while server.exit_status().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the killed server is not seen as exited"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server.stop();
+    assert!(!folder.exists(), "{} is left behind", folder.display());
+}
+
+#[test]
+fn the_load_counts_point_selects_in_every_second() {
+    let _cpus = cpus_shared();
+    let runtime = runtime();
+    let server = start_server(&runtime);
+    let opts = in_database(&server.opts(None));
+    let recorder = runtime.block_on(async {
+        let mut conn = mysql_async::Conn::new(opts.clone()).await.unwrap();
+        conn.query_drop("CREATE TABLE t (id int PRIMARY KEY, c varchar(20))")
+            .await
+            .unwrap();
+        conn.query_drop("INSERT INTO t SELECT seq, 'x' FROM seq_1_to_1000")
+            .await
+            .unwrap();
+        conn.disconnect().await.unwrap();
+        let statement = PointSelect {
+            sql: "SELECT c FROM t WHERE id = ?".to_string(),
+            low: 1,
+            high: 1000,
+        };
+        let clock = RunClock::start(Duration::from_secs(3));
+        let (recorder, lost) = run_load(&opts, &SessionRoles::default(), 2, &statement, clock)
+            .await
+            .unwrap();
+        assert_eq!(lost, 0);
+        recorder
+    });
+    for second in 0..3 {
+        let figures = recorder.second(second).copied().unwrap_or_default();
+        assert!(figures.completed > 50, "second {second}: {figures:?}");
+        assert_eq!(figures.failed, 0, "second {second}: {figures:?}");
+    }
+}
+
+#[test]
+fn a_naive_alter_queues_the_readers_and_the_chain_names_the_report() {
+    let _cpus = cpus_shared();
+    let runtime = runtime();
+    let server = start_server(&runtime);
+    let report = runtime
+        .block_on(run_strategy(
+            &server.opts(None),
+            &short_outage(),
+            Strategy::Naive,
+            1,
+        ))
+        .unwrap();
+    let attempt = &report.attempts[0];
+    assert_eq!(attempt.outcome, AttemptOutcome::Ok, "{attempt:?}");
+    assert!(attempt.waited_ms >= 2000.0, "{attempt:?}");
+    assert!(
+        report.summary.longest_stall_s >= 2,
+        "seconds 2 and 3 wait behind the ALTER: {:?}",
+        report.seconds.iter().map(|row| row.tps).collect::<Vec<_>>()
+    );
+    let sentence = describe_chain(&chain(&report.locks.worst));
+    assert!(sentence.starts_with("report (pid "), "{sentence}");
+    assert!(
+        sentence.contains(" holds SHARED_READ on orders <- ddl (pid ")
+            && sentence.ends_with(
+                " waits for EXCLUSIVE on orders, blocked by report \
+             <- reader-1..3 wait for SHARED_READ on orders, blocked by ddl"
+            ),
+        "{sentence}"
+    );
+    assert!(report.summary.max_lock_waiters >= 4, "{:?}", report.summary);
+}
+
+#[test]
+fn retrying_with_lock_wait_timeout_keeps_the_readers_going() {
+    let _cpus = cpus_shared();
+    let runtime = runtime();
+    let server = start_server(&runtime);
+    let report = runtime
+        .block_on(run_strategy(
+            &server.opts(None),
+            &short_outage(),
+            Strategy::Retry,
+            1,
+        ))
+        .unwrap();
+    let outcomes: Vec<AttemptOutcome> = report.attempts.iter().map(|a| a.outcome).collect();
+    // 1.5-2.5 s times out after lock_wait_timeout's 1 s; the second try (3.5 s) gets the lock at 4 s.
+    assert_eq!(
+        outcomes,
+        [AttemptOutcome::LockTimeout, AttemptOutcome::Ok],
+        "{:?}",
+        report.attempts
+    );
+    assert!(
+        report.attempts[0].message.contains("(1205)"),
+        "{:?}",
+        report.attempts[0]
+    );
+    assert!(
+        report.summary.longest_stall_s <= 1,
+        "{:?}",
+        report.seconds.iter().map(|row| row.tps).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn kill_blockers_ends_the_report_after_one_timed_out_try() {
+    let _cpus = cpus_shared();
+    let runtime = runtime();
+    let server = start_server(&runtime);
+    let report = runtime
+        .block_on(run_strategy(
+            &server.opts(None),
+            &short_outage(),
+            Strategy::KillBlockers,
+            1,
+        ))
+        .unwrap();
+    let outcomes: Vec<AttemptOutcome> = report.attempts.iter().map(|a| a.outcome).collect();
+    // 1.5-2.5 s times out; the report (in its SLEEP for 1.5 s by then) is ended; the next try gets the lock.
+    assert_eq!(
+        outcomes,
+        [AttemptOutcome::LockTimeout, AttemptOutcome::Ok],
+        "{:?}",
+        report.attempts
+    );
+    let ended: Vec<&str> = report.attempts[0]
+        .terminated
+        .iter()
+        .map(|session| session.role.as_str())
+        .collect();
+    assert_eq!(ended, ["report"], "{:?}", report.attempts[0]);
+    assert!(report.attempts[1].ended_s < 3.5, "{:?}", report.attempts[1]);
+}
+
+/// A MariaDB workload file on a short clock: 20,000 orders, 3 readers, the
+/// report holding the table from 1 s to 3.5 s, the ALTER at 1.2 s, 5 s per
+/// strategy. naive holds every reader from 1.2 s to 3.5 s (second 2 at zero);
+/// wait-retry's first try gives up at 2.2 s and its second gets the lock at 3.5 s.
+const SHORT_WORKLOAD: &str = r#"
+engine = "mariadb"
+description = "a short outage"
+strategies = ["naive", "wait-retry"]
+[setup]
+sql = [
+  "DROP TABLE IF EXISTS orders",
+  "CREATE TABLE orders (id int PRIMARY KEY AUTO_INCREMENT, customer_id int NOT NULL, total decimal(10, 2) NOT NULL, KEY (customer_id))",
+  "INSERT INTO orders (customer_id, total) SELECT 1 + seq % 1000, seq % 97 FROM seq_1_to_20000",
+]
+[load]
+clients = 3
+duration_s = 5
+sql = "SELECT count(*), sum(total) FROM orders WHERE customer_id = ?"
+low = 1
+high = 1000
+[blocker]
+sql = "SELECT count(*) FROM orders"
+at_s = 1
+hold_s = 2.5
+[ddl]
+sql = "ALTER TABLE orders ADD COLUMN note text"
+at_s = 1.2
+[expect.naive]
+min_zero_tps_seconds = 1
+[expect.wait-retry]
+max_zero_tps_seconds = 0
+"#;
+
+#[test]
+fn compare_on_mariadb_writes_every_file_of_the_results_folder() {
+    let _cpus = cpus_shared();
+    let folder = tempfile::tempdir().unwrap();
+    let workload = folder.path().join("short.toml");
+    std::fs::write(&workload, SHORT_WORKLOAD).unwrap();
+    let out = folder.path().join("out");
+    let output = crate::common::stallbench_quiet("compare", &workload, &out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("pass  naive.min_zero_tps_seconds >= 1"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("pass  wait-retry.max_zero_tps_seconds <= 0"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("<- reader-1..3 wait for SHARED_READ on orders, blocked by ddl"),
+        "{stdout}"
+    );
+    for file in [
+        "timeline.csv",
+        "ddl_attempts.csv",
+        "summary.csv",
+        "summary.json",
+        "summary.md",
+        "locks.csv",
+        "latency-naive.hgrm",
+        "latency-wait-retry.hgrm",
+        "timeline.png",
+        "latency.png",
+        "report.html",
+        "run.json",
+        "server.log",
+        "expectations.csv",
+        "junit.xml",
+        "pr-comment.md",
+    ] {
+        let size = std::fs::metadata(out.join(file)).map_or(0, |meta| meta.len());
+        assert!(size > 0, "{file} is missing or empty");
+    }
+    let attempts = std::fs::read_to_string(out.join("ddl_attempts.csv")).unwrap();
+    assert!(attempts.contains("wait-retry,1,"), "{attempts}");
+    assert!(attempts.contains("(1205)"), "{attempts}");
+}
