@@ -102,10 +102,20 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             strategy,
             load_only,
             common,
-        } => compare::compare(
-            workload.as_deref(),
-            Mode::of_run(load_only, strategy)?,
-            &common,
-        ),
+        } => {
+            let mode = Mode::of_run(load_only, strategy)?;
+            match engine::mariadb::compare::workload_of(workload.as_deref(), common.engine)? {
+                Some(mariadb) => match mode {
+                    Mode::Run { strategy } => {
+                        engine::mariadb::compare::compare(mariadb, &[strategy], &common)
+                    }
+                    _ => Err(Error::bad_input(
+                        "run --load-only: not supported on MariaDB yet; run one strategy \
+                         with --strategy NAME (docs/mariadb.md)",
+                    )),
+                },
+                None => compare::compare(workload.as_deref(), mode, &common),
+            }
+        }
     }
 }

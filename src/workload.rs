@@ -374,6 +374,11 @@ pub fn listing() -> Result<String, Error> {
         let loaded = load(name)?;
         out.push_str(&format!("{name:<22} {}\n", loaded.file.description));
     }
+    for (name, _) in crate::engine::mariadb::workload::BUNDLED {
+        if let Some(loaded) = crate::engine::mariadb::workload::bundled(name) {
+            out.push_str(&format!("{name:<22} {}\n", loaded.description));
+        }
+    }
     Ok(out)
 }
 
@@ -389,7 +394,11 @@ pub fn load(name_or_path: &str) -> Result<LoadedWorkload, Error> {
     }
     let path = Path::new(name_or_path);
     if !path.exists() {
-        let bundled: Vec<&str> = BUNDLED.iter().map(|(name, _)| *name).collect();
+        let bundled: Vec<&str> = BUNDLED
+            .iter()
+            .chain(crate::engine::mariadb::workload::BUNDLED.iter())
+            .map(|(name, _)| *name)
+            .collect();
         return Err(Error::bad_input(format!(
             "unknown workload {name_or_path:?}: not a bundled workload ({}) and no such file; \
              run `stallbench workloads` to list them or give a path to a .toml file",

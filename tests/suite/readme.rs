@@ -40,7 +40,7 @@ const PLACEHOLDERS: [(&str, &str); 5] = [
 /// Files the quoted commands name that exist only where a user runs them: a
 /// command naming one is parsed, but its `Config` is not built (it would only
 /// say that the file is missing).
-const RUN_TIME_FILES: [(&str, &str); 7] = [
+const RUN_TIME_FILES: [(&str, &str); 10] = [
     (
         "sql-migrations",
         "the SQL a code-based tool recorded (docs/check.md, SQL from code-based tools)",
@@ -68,6 +68,18 @@ const RUN_TIME_FILES: [(&str, &str); 7] = [
     (
         "db/migrations",
         "the user's own migrations folder (docs/check.md, In CI)",
+    ),
+    (
+        "packages/prisma/migrations",
+        "documenso's migrations folder (docs/benchmark.md, check on real projects)",
+    ),
+    (
+        "tools/migrate/migrations",
+        "openmeter's migrations folder (docs/benchmark.md, check on real projects)",
+    ),
+    (
+        "my.toml",
+        "the user's own MariaDB workload (docs/mariadb.md)",
     ),
 ];
 
@@ -440,6 +452,22 @@ fn check_command(arguments: &[String]) -> Result<Checked, String> {
     });
     if common.db_url.is_some() || names_run_time_file {
         return Ok(Checked::Parsed);
+    }
+    // A MariaDB workload has a config of its own: its strategies are checked.
+    let mariadb =
+        stallbench::engine::mariadb::compare::workload_of(workload.as_deref(), common.engine)
+            .map_err(|err| format!("{err:#}"))?;
+    if let Some(mariadb) = mariadb {
+        let named = match &mode {
+            Mode::Compare { strategies } => strategies.clone(),
+            Mode::Run { strategy } => vec![strategy.clone()],
+            Mode::LoadOnly => return Err("run --load-only: not on MariaDB".to_string()),
+        };
+        if !named.is_empty() {
+            stallbench::engine::mariadb::workload::strategies_named(&mariadb.name, &named)
+                .map_err(|err| format!("{err:#}"))?;
+        }
+        return Ok(Checked::Config);
     }
     // The quoted --out folders are the committed examples, which a new run
     // refuses to write into: the config is built with an empty folder instead.
