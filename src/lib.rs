@@ -8,7 +8,7 @@
 //! (the tables on stdout) -> [`expect`] (the verdicts, their files, exit code 3).
 //!
 //! Four front doors call those stages: [`compare`] (`compare` and `run`),
-//! [`check`] (the migration gate), [`redraw`] (`plot DIR`) and
+//! [`check`] (the migration gate), [`plot::folder`] (`plot DIR`) and
 //! [`workload::listing`] (`workloads`). A stopped run (Ctrl-C, SIGTERM, the
 //! throwaway server's death) is wound down and written as far as it got, the
 //! same way for `compare` and `check` ([`stop`]).
@@ -23,10 +23,8 @@ pub mod output;
 pub mod capture;
 pub mod check;
 pub mod compare;
-pub mod redraw;
 
 // The command line and the settings it becomes.
-pub mod bounds;
 pub mod choices;
 pub mod cli;
 pub mod config;
@@ -53,10 +51,10 @@ pub mod stop;
 pub mod strategy;
 
 // What was measured, and what is made of it (export also holds the console tables;
-// gate: the migration gate's findings and their judging).
+// check_verdict: what the migration gate found and its judging).
+pub mod check_verdict;
 pub mod expect;
 pub mod export;
-pub mod gate;
 pub mod metrics;
 pub mod plot;
 pub mod results;
@@ -82,7 +80,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             Ok(error::exit_code::SUCCESS)
         }
         Command::Plot { dir } => {
-            redraw::redraw_charts(&dir)?;
+            plot::folder::redraw_charts(&dir)?;
             Ok(error::exit_code::SUCCESS)
         }
         Command::Capture { args } => capture::capture(&args),

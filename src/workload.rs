@@ -78,7 +78,7 @@ pub struct WorkloadFile {
     pub invariants: Vec<InvariantFile>,
     /// `[expect.<strategy>]`: CI bounds checked after the run (see `expect.rs`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub expect: BTreeMap<String, crate::bounds::ExpectFile>,
+    pub expect: BTreeMap<String, crate::expect::bounds::ExpectFile>,
     /// `[sweep]`: one setting varied across runs (`--sweep` wins over it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepFile>,

@@ -14,11 +14,11 @@ use tokio_postgres::Client;
 
 use super::course::{back_to_work_database, copy_work_database, user_schemas};
 use super::rows::fill_tables;
+use crate::check_verdict::per_row::fit_rows;
+use crate::check_verdict::sizes::{SizeEstimate, generated_rows};
 use crate::config::{CheckConfig, Data, RowCounts};
 use crate::database::Database;
 use crate::error::Error;
-use crate::gate::per_row::fit_rows;
-use crate::gate::sizes::{SizeEstimate, generated_rows};
 use crate::metrics::lock_trace::TracedStatement;
 use crate::role::Role;
 

@@ -26,19 +26,19 @@ use super::lengthen;
 use super::migrations::{Layout, Migration, Split, read_folder_with, split_new};
 use super::replay::blame_by_replay;
 use super::rows::{TableFill, fill_tables};
+use crate::check_verdict::applied::{committed_at_s, needed_after_commit_s, not_applied};
+use crate::check_verdict::breakage::replay_needed;
+use crate::check_verdict::checked::{
+    CheckRun, CheckedMigration, ExtendedRun, MeasuredRun, Outcome, ReplicaRuns,
+};
+use crate::check_verdict::phases::{CheckPhases, MigrationPhases, RunPhase, seconds};
+use crate::check_verdict::sizes::{self, ProductionSizes, same_table};
 use crate::choices::Measure;
 use crate::config::{CheckConfig, Config, Data, LoadChoice};
 use crate::database::{Database, error_text};
 use crate::error::Error;
 use crate::expect;
 use crate::export::{run_json::RunFile, workload_toml};
-use crate::gate::applied::{committed_at_s, needed_after_commit_s, not_applied};
-use crate::gate::breakage::replay_needed;
-use crate::gate::checked::{
-    CheckRun, CheckedMigration, ExtendedRun, MeasuredRun, Outcome, ReplicaRuns,
-};
-use crate::gate::phases::{CheckPhases, MigrationPhases, RunPhase, seconds};
-use crate::gate::sizes::{self, ProductionSizes, same_table};
 use crate::measure::measure_strategy;
 use crate::metrics::RunReport;
 use crate::metrics::lock_trace::{LockMode, TracedStatement};
@@ -469,7 +469,7 @@ async fn check_migration(
         .collect();
     let measured_rows = sizes::generated_rows(&client, &names).await?;
     let estimates = sizes::estimates(&statements, &measured_rows, sizes);
-    let estimates = crate::gate::per_row::fit_estimates(
+    let estimates = crate::check_verdict::per_row::fit_estimates(
         &client,
         target.server_version_num,
         &statements,
@@ -481,7 +481,7 @@ async fn check_migration(
     let estimates =
         super::calibrate::refit_from_more_rows(config, target, &statements, &names, estimates)
             .await?;
-    let flags = crate::gate::verdict::trace_flags(&statements, &existing_tables);
+    let flags = crate::check_verdict::verdict::trace_flags(&statements, &existing_tables);
     let runs = match config.measure {
         Measure::All => true,
         Measure::Flagged => !flags.is_empty(),
@@ -674,7 +674,7 @@ async fn measure(
         });
     }
     // The failure's message names no statement: replay to find the one to blame.
-    let breakage = (report.strategies.iter()).find_map(crate::gate::breakage::breakage);
+    let breakage = (report.strategies.iter()).find_map(crate::check_verdict::breakage::breakage);
     let blamed_by_replay = match breakage {
         Some(breakage) if replay_needed(statements, &breakage.main_failure) => {
             let sqlstate = breakage.main_failure.split(' ').next().unwrap_or_default();
@@ -740,10 +740,10 @@ fn lengthened_run(
         .iter()
         .find(|run| run.strategy == *deploy)?;
     let deploy_fails = !passes(deploy)
-        || crate::gate::breakage::breakage(deployed).is_some()
+        || crate::check_verdict::breakage::breakage(deployed).is_some()
         || not_applied(deployed).is_some();
     let recommended = &report.strategies[index];
-    let breaks = crate::gate::breakage::breakage(recommended).is_some();
+    let breaks = crate::check_verdict::breakage::breakage(recommended).is_some();
     if deploy == recommend || !deploy_fails || !passes(recommend) || breaks {
         return None;
     }

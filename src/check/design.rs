@@ -21,7 +21,6 @@
 use tokio_postgres::Client;
 
 use super::migrations::Migration;
-use crate::bounds::Bound;
 use crate::choices::{LoadOn, Side};
 use crate::config::Expectation;
 use crate::config::ReplicaConfig;
@@ -31,6 +30,7 @@ use crate::config::{
 };
 use crate::database::error_text;
 use crate::error::Error;
+use crate::expect::bounds::Bound;
 use crate::metrics::lock_trace::{Blocks, LockMode, TracedStatement, strongest_table_locks};
 use crate::scenario::ddl::trace::NAME;
 use crate::script;
@@ -312,7 +312,7 @@ fn check_standby(blocker_on: Side) -> ReplicaConfig {
 /// is read-only, and only ACCESS EXCLUSIVE is replayed there, which a report
 /// conflicts with), unless the check has no blocker; the migration starts
 /// [`REPORT_AGE`] after the report (at most half its hold). No budgets as
-/// expectations: the gate judges the replica's stall (`gate::replica`). Its
+/// expectations: the gate judges the replica's stall (`check_verdict::replica`). Its
 /// folder is `replica` in the migration's.
 pub fn replica_runs(primary: &Config, table: &TableFacts, check: &CheckConfig) -> ReplicaDesign {
     let blocker = primary.blocker.as_ref().map(|_| BlockerConfig {

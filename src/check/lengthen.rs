@@ -8,10 +8,10 @@
 //! at 11 s, `retry` commits at about 13.5 s, 1.5 s before the end of 15).
 //! Any other run is lengthened after it ran, as before.
 
+use crate::check_verdict::applied::{needed_after_commit_s, not_applied};
+use crate::check_verdict::breakage::breakage;
 use crate::config::{CheckConfig, Config};
 use crate::expect;
-use crate::gate::applied::{needed_after_commit_s, not_applied};
-use crate::gate::breakage::breakage;
 use crate::metrics::RunReport;
 use crate::strategy::{Backoff, Jitter, Strategy};
 

@@ -14,8 +14,8 @@
 //! - [`apply`]: a migration applied for real, for the next one;
 //! - [`replay`]: the statement to blame for a break the failure's message does not name.
 //!
-//! What it found is the `gate` stage's plain data (`gate::checked`), judged
-//! there (`gate::verdict`, with `gate::sizes` and `gate::breakage`); its files
+//! What it found is the `check_verdict` stage's plain data (`check_verdict::checked`), judged
+//! there (`check_verdict::verdict`, with `check_verdict::sizes` and `check_verdict::breakage`); its files
 //! (`check.csv`, `check.json`, `junit.xml`, `check.md`, `pr-comment.md`,
 //! `report.html`) are rendered by `export::check_report`; this module only
 //! writes them and prints the verdict.
@@ -33,17 +33,17 @@ pub mod rows;
 use std::future::Future;
 use std::time::Instant;
 
+use crate::check_verdict::phases::seconds;
 use crate::config::CheckConfig;
 use crate::error::Error;
 use crate::export::check_report::phase_lines::phase_lines;
 use crate::export::check_report::{CheckReport, check_md, check_page, pr_comment};
 use crate::export::ci;
-use crate::gate::phases::seconds;
 use crate::scenario::Interrupt;
 use crate::stop::{self, Ending, StopCause};
 use crate::{output, results};
 
-use crate::gate::verdict::MigrationVerdict;
+use crate::check_verdict::verdict::MigrationVerdict;
 
 /// `stallbench check`: runs the check, writes its files, prints the verdict,
 /// a line per migration and the page's name on stdout (`open` starts the
@@ -76,7 +76,7 @@ pub fn check(config: &CheckConfig, open: bool) -> Result<i32, Error> {
 async fn run_until_stopped(
     config: &CheckConfig,
     stop: impl Future<Output = String>,
-) -> Result<crate::gate::checked::CheckRun, Error> {
+) -> Result<crate::check_verdict::checked::CheckRun, Error> {
     let interrupt = Interrupt::default();
     let running = course::run_check(config, &interrupt);
     let never_fails = std::future::pending::<Error>();

@@ -252,7 +252,7 @@ impl CheckConfig {
     /// Whether `table` (`migrations` or `public.migrations`) is one that
     /// `--tool-table` names.
     pub fn is_tool_table(&self, table: &str) -> bool {
-        (self.tool_tables.iter()).any(|tool| crate::gate::sizes::same_table(tool, table))
+        (self.tool_tables.iter()).any(|tool| crate::check_verdict::sizes::same_table(tool, table))
     }
 
     /// The strategies each migration runs with: deploy, then recommend (once if they are one).
@@ -369,7 +369,7 @@ impl RowCounts {
     /// count, else the count for every table.
     pub fn of(&self, table: &str) -> u64 {
         (self.tables.iter())
-            .find(|(given, _)| crate::gate::sizes::same_table(given, table))
+            .find(|(given, _)| crate::check_verdict::sizes::same_table(given, table))
             .map_or(self.every_table, |(_, rows)| *rows)
     }
 }

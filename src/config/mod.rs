@@ -9,7 +9,7 @@ mod blocker;
 mod check;
 mod connections;
 mod ddl;
-pub(crate) mod expectations;
+pub(crate) mod expect;
 mod load;
 mod objects;
 pub(crate) mod out_dir;
@@ -39,7 +39,7 @@ pub use check::{
 };
 pub use connections::{ConnLimit, ConnectionNeeds, FreeSlots};
 pub use ddl::DdlConfig;
-pub use expectations::Expectation;
+pub use expect::Expectation;
 pub use load::{LoadConfig, MAX_CLIENTS, Protocol, WeightedScript};
 pub use objects::{Objects, rollback_blind_spots};
 pub use pool::{PoolConfig, Recycling};
@@ -281,7 +281,7 @@ fn parse_expectations(
             known.push(name.to_string());
         }
     }
-    let all = expectations::collect(source, &file.expect, &args.expect, &known)?;
+    let all = expect::collect(source, &file.expect, &args.expect, &known)?;
     if *mode != Mode::LoadOnly {
         return Ok(all);
     }
@@ -291,7 +291,7 @@ fn parse_expectations(
         .filter(|(strategy, _)| *strategy == LOAD_ONLY_STRATEGY)
         .map(|(strategy, table)| (strategy.clone(), table.clone()))
         .collect();
-    expectations::collect(source, &load_only, &args.expect, &known)
+    expect::collect(source, &load_only, &args.expect, &known)
 }
 
 /// `--db-url`, else a non-empty `DATABASE_URL`, else a throwaway server.

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::Bound;
 use crate::config::Expectation;
+use crate::expect::bounds::Bound;
 use crate::metrics::failures::failed_in_class;
 use crate::metrics::invariants::total_anomalies;
 use crate::metrics::{DdlOutcome, RunReport, SecondRow, StrategyReport};

@@ -2,7 +2,7 @@
 
 use crate::metrics::{DdlOutcome, RunReport, StrategyReport, Summary};
 
-pub use crate::config::expectations::fixtures::{collect_ok, example_file, expectation};
+pub use crate::config::expect::fixtures::{collect_ok, example_file, expectation};
 
 use super::{Bound, ExpectationResult, Verdict, evaluate};
 

@@ -8,16 +8,17 @@
 //! `junit.xml` and `pr-comment.md`, and when `GITHUB_STEP_SUMMARY` names a
 //! file the verdict, ranking and key figures are appended to it.
 //!
-//! What can be required lives in `crate::bounds`, the expectations of a run
-//! (the file tables and the flags) in `config::expectations`, and what is
+//! What can be required lives in `crate::expect::bounds`, the expectations of a run
+//! (the file tables and the flags) in `config::expect`, and what is
 //! written of the verdicts (stdout lines, expectations.csv, junit.xml, the
 //! step summary, pr-comment.md) in `export::ci`; here is `evaluate`, the
 //! verdicts themselves.
 
+pub mod bounds;
 mod evaluate;
 #[cfg(test)]
 pub(crate) mod fixtures;
 
-pub use crate::bounds::{Bound, ExpectFile, KEYS};
 pub use crate::config::Expectation;
+pub use bounds::{Bound, ExpectFile, KEYS};
 pub use evaluate::{ExpectationResult, Verdict, any_failed, evaluate};

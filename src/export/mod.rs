@@ -1,7 +1,7 @@
 //! Renders a [`RunReport`] into the files of a results folder, one exporter per
 //! format, and reads such a folder back; `console` renders the same tables
 //! for stdout, `junit` the one JUnit writer, `check_report` the files of
-//! `check` (from `gate`'s data: check.csv, check.json, junit.xml's cases,
+//! `check` (from `check_verdict`'s data: check.csv, check.json, junit.xml's cases,
 //! check.md, pr-comment.md, report.html).
 //!
 //! Exporters only render to memory; [`results::write_files`] is the one place

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::bounds::ExpectFile;
 use crate::choices::{LoadOn, Side};
 use crate::config::Expectation;
 use crate::config::{BlockerConfig, Config, DdlConfig, LoadConfig, Protocol, ReplicaConfig};
 use crate::config::{Expected, Invariant, TRANSACTIONS, Variant, WeightedScript};
+use crate::expect::bounds::ExpectFile;
 use crate::strategy::{Backoff, Jitter, NamedStrategy, RetryPolicy, Schedule, Strategy};
 use crate::workload::{
     BackoffFile, BlockerFile, DdlFile, InvariantFile, LoadFile, PoolFile, ScriptFile, StrategyFile,

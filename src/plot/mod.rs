@@ -10,6 +10,7 @@
 //! `layout.rs` and `panel.rs` hold what the charts share.
 
 mod failures;
+pub mod folder;
 mod latency;
 mod latency_timeline;
 mod layout;

@@ -19,10 +19,10 @@
 //! the workload describes: the ranking sets the run apart and the process
 //! exits [`crate::error::exit_code::INVALID`].
 
-use crate::bounds::Bound;
 use crate::choices::Side;
 use crate::config::Expectation;
 use crate::config::{BlockerConfig, BlockerKind, Config, ReplicaConfig};
+use crate::expect::bounds::Bound;
 use crate::metrics::failures::FailureKind;
 use crate::metrics::{AttemptOutcome, DdlAttempt, DdlOutcome, RunReport};
 use crate::strategy::{NamedStrategy, Strategy};

@@ -30,9 +30,9 @@ use serde::Serialize;
 use crate::error::Error;
 use folder_layout::{Fit, FolderEntry, Naming};
 
+pub use crate::check_verdict::checked::{Migration, MigrationStatement, MigrationStep, Unordered};
 pub use crate::choices::{FileOrder, Layout, OutOfOrder, TransactionMode};
 pub use crate::config::Selection;
-pub use crate::gate::checked::{Migration, MigrationStatement, MigrationStep, Unordered};
 pub use neutral::glob_match;
 pub use ordering::{Split, split_new};
 

@@ -196,7 +196,7 @@ fn rows_of(counts: &RowCounts, table: &CatalogTable) -> u64 {
     counts
         .tables
         .iter()
-        .find(|(given, _)| crate::gate::sizes::same_table(given, &name))
+        .find(|(given, _)| crate::check_verdict::sizes::same_table(given, &name))
         .map_or(counts.every_table, |(_, rows)| *rows)
 }
 

@@ -1,6 +1,6 @@
 //! A MariaDB workload file: the outage as TOML (`engine = "mariadb"`), and
 //! the bundled one, `mariadb-add-column`. Its `[expect.<strategy>]` tables
-//! are the PostgreSQL workloads' own (`bounds::ExpectFile`), judged by the
+//! are the PostgreSQL workloads' own (`expect::bounds::ExpectFile`), judged by the
 //! same `expect` module.
 
 use std::collections::BTreeMap;
@@ -11,9 +11,9 @@ use serde::Deserialize;
 use super::ddl::Strategy;
 use super::load::PointSelect;
 use super::scenario::Outage;
-use crate::bounds::ExpectFile;
-use crate::config::expectations::Expectation;
+use crate::config::expect::Expectation;
 use crate::error::Error;
+use crate::expect::bounds::ExpectFile;
 
 /// The bundled MariaDB workloads: (name, TOML).
 pub const BUNDLED: [(&str, &str); 1] = [(

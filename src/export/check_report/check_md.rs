@@ -8,13 +8,13 @@ use std::fmt::Write as _;
 
 use super::CheckReport;
 use super::replica_cells::ReplicaCell;
+use crate::check_verdict::checked::{CheckedMigration, Outcome, Unordered};
+use crate::check_verdict::holds::transaction_holds;
+use crate::check_verdict::verdict::{Judged, MigrationVerdict};
 use crate::choices::Measure;
 use crate::export::format::{format_bytes, format_ms, format_thousands, trim_number};
 use crate::export::markdown::{render_table, table_cell};
 use crate::export::table::{Align, Table};
-use crate::gate::checked::{CheckedMigration, Outcome, Unordered};
-use crate::gate::holds::transaction_holds;
-use crate::gate::verdict::{Judged, MigrationVerdict};
 use crate::metrics::lock_trace::{
     Blocks, LockMode, RelationKind, TracedLock, TracedStatement, held_before,
 };
@@ -653,7 +653,7 @@ mod tests {
         report.measure = Measure::Flagged;
         let (checked, judged) = &mut report.migrations[0];
         checked.outcome = Outcome::Traced(vec!["statement 1 takes a lock".to_string()]);
-        *judged = crate::gate::verdict::judge(checked, &super::super::tests::judging());
+        *judged = crate::check_verdict::verdict::judge(checked, &super::super::tests::judging());
         let text = check_text(&report).to_lowercase();
         assert_eq!(text.matches("run under traffic").count(), 1, "{text}");
     }

@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 
 use super::CheckReport;
 use super::check_md::{intro, migration_section, unordered_section};
+use crate::check_verdict::checked::Outcome;
 use crate::export::html::pages::{href, markdown_html};
 use crate::export::html::sections::escape;
 use crate::export::html::{PageRun, runs_page};
-use crate::gate::checked::Outcome;
 use crate::results::{OutputFile, REPORT_HTML};
 
 /// The check's `report.html`.

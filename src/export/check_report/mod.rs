@@ -4,7 +4,7 @@
 //! (one test case per migration) here, and as `check.md` and the console's
 //! text in [`check_md`], the PR comment in [`pr_comment`], `report.html` in
 //! [`check_page`]. The
-//! check front door only calls these; the data they read lives in `gate`.
+//! check front door only calls these; the data they read lives in `check_verdict`.
 
 pub mod check_md;
 pub mod check_page;
@@ -16,16 +16,16 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::check_verdict::checked::{CheckRun, CheckedMigration, Outcome, Unordered};
+use crate::check_verdict::holds::{TransactionHold, transaction_holds};
+use crate::check_verdict::phases::CheckPhases;
+use crate::check_verdict::sizes::SizeEstimate;
+use crate::check_verdict::traced::trace_findings;
+use crate::check_verdict::verdict::{Judged, Judging, MigrationVerdict, judge};
 use crate::choices::Measure;
 use crate::config::{Budgets, CheckConfig, Data};
 use crate::expect::Verdict;
 use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
-use crate::gate::checked::{CheckRun, CheckedMigration, Outcome, Unordered};
-use crate::gate::holds::{TransactionHold, transaction_holds};
-use crate::gate::phases::CheckPhases;
-use crate::gate::sizes::SizeEstimate;
-use crate::gate::traced::trace_findings;
-use crate::gate::verdict::{Judged, Judging, MigrationVerdict, judge};
 use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement};
 use crate::metrics::ranking::run_figures;
 use crate::metrics::{DdlOutcome, StrategyReport};
@@ -449,7 +449,7 @@ impl CheckReport {
             }
             let replica_runs = run.replica.iter().flat_map(|r| &r.report.strategies);
             for strategy in replica_runs {
-                let stall = crate::gate::replica::ReplicaStall::of(strategy);
+                let stall = crate::check_verdict::replica::ReplicaStall::of(strategy);
                 let record = CheckRecord {
                     strategy: strategy.strategy.clone(),
                     role: format!("{}{REPLICA_ROLE}", self.role_of(&strategy.strategy)),

@@ -1,8 +1,8 @@
 //! The console's last lines of a check: where its time went (the same
 //! figures as check.json's `phases`).
 
+use crate::check_verdict::phases::CheckPhases;
 use crate::export::format::format_thousands as thousands;
-use crate::gate::phases::CheckPhases;
 
 /// The console's last lines: the phases of the whole check, then of each
 /// migration that was traced.
@@ -43,7 +43,7 @@ pub fn phase_lines(phases: &CheckPhases) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::phases::{MigrationPhases, RunPhase};
+    use crate::check_verdict::phases::{MigrationPhases, RunPhase};
 
     #[test]
     fn the_lines_name_every_phase_and_the_fills_rate() {

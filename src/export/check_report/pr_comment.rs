@@ -8,11 +8,11 @@ use std::path::Path;
 
 use super::CheckReport;
 use super::check_md::{intro, migration_section, unordered_section};
+use crate::check_verdict::checked::CheckedMigration;
+use crate::check_verdict::verdict::{Judged, MigrationVerdict};
 use crate::export::ci::comment_marker;
 use crate::export::format::format_thousands;
 use crate::export::markdown::table_cell;
-use crate::gate::checked::CheckedMigration;
-use crate::gate::verdict::{Judged, MigrationVerdict};
 use crate::results::{CHECK_MD, OutputFile, PR_COMMENT_MD, REPORT_HTML};
 
 /// The longest `pr-comment.md`, in bytes (so in characters too): under

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::error::Error;
 use crate::strategy::LOAD_ONLY_STRATEGY;
 
-use crate::bounds::{Bound, ExpectFile, parse_bound};
+use crate::expect::bounds::{Bound, ExpectFile, parse_bound};
 
 /// One bound on one strategy.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,7 +151,7 @@ pub(crate) mod fixtures {
     use std::collections::BTreeMap;
 
     use super::{Expectation, collect};
-    use crate::bounds::{Bound, ExpectFile};
+    use crate::expect::bounds::{Bound, ExpectFile};
 
     pub fn known() -> Vec<String> {
         vec!["naive".to_string(), "retry".to_string()]
