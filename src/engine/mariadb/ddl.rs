@@ -26,9 +26,9 @@ use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
 
-use super::session::{CONNECTION_KILLED, SessionRoles, server_error};
-use crate::engine::{DdlDialect, ErrorClass};
-use crate::metrics::failures::FailureKind;
+use super::errors::{failure_kind, server_error};
+use super::session::SessionRoles;
+use crate::engine::DdlDialect;
 use crate::metrics::{AttemptOutcome, DdlAttempt, TerminatedSession};
 use crate::scenario::RunClock;
 
@@ -182,13 +182,7 @@ pub async fn run_ddl(
                     (true, true) => AttemptOutcome::GaveUp,
                     (false, _) => AttemptOutcome::Error,
                 };
-                let kind = match error.class {
-                    ErrorClass::ConnectionLost if error.code != CONNECTION_KILLED.to_string() => {
-                        FailureKind::ConnectionLost
-                    }
-                    _ => FailureKind::from_cell(&error.sqlstate),
-                };
-                (outcome, Some(kind), error.to_string())
+                (outcome, Some(failure_kind(&error)), error.to_string())
             }
         };
         let terminated = match (&mut killer, outcome) {

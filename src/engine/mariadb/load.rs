@@ -16,10 +16,11 @@ use rand::RngExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::session::{SessionRoles, connect, server_error};
+use super::errors::{failure_kind, server_error};
+use super::session::{SessionRoles, connect};
 use crate::engine::ErrorClass;
 use crate::metrics::Recorder;
-use crate::metrics::failures::{Failure, FailureKind};
+use crate::metrics::failures::Failure;
 use crate::metrics::recorder::{WorkerPart, WorkerSecond};
 use crate::role::{ClientKind, Role};
 use crate::scenario::RunClock;
@@ -140,11 +141,8 @@ impl Client {
                 Ok(()) => current.latency_us.record(latency_us),
                 Err(err) => {
                     let error = server_error(&err);
-                    let kind = match error.class {
-                        ErrorClass::ConnectionLost => FailureKind::ConnectionLost,
-                        _ => FailureKind::from_cell(&error.sqlstate),
-                    };
-                    current.record_failure(&Failure::new(kind, error.to_string()), latency_us);
+                    let failure = Failure::new(failure_kind(&error), error.to_string());
+                    current.record_failure(&failure, latency_us);
                     if error.class == ErrorClass::ConnectionLost {
                         current.conn_lost += 1;
                         prepared = None;
