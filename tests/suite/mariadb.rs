@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
 use stallbench::engine::mariadb::ddl::Strategy;
-use stallbench::engine::mariadb::load::{PointSelect, run_load};
+use stallbench::engine::mariadb::load::run_load;
 use stallbench::engine::mariadb::scenario::{Outage, create_database, in_database, run_strategy};
+use stallbench::engine::mariadb::script::{ScriptFile, parse_scripts};
 use stallbench::engine::mariadb::server::{MariadbServer, find_binaries};
 use stallbench::engine::mariadb::session::SessionRoles;
 use stallbench::export::sentences::describe_chain;
@@ -126,13 +127,17 @@ fn the_load_counts_point_selects_in_every_second() {
             .await
             .unwrap();
         conn.disconnect().await.unwrap();
-        let statement = PointSelect {
-            sql: "SELECT c FROM t WHERE id = ?".to_string(),
-            low: 1,
-            high: 1000,
-        };
+        let scripts = parse_scripts(
+            "point-select",
+            &[ScriptFile {
+                name: "point-select".to_string(),
+                sql: "\\set id random(1, 1000)\nSELECT c FROM t WHERE id = :id;\n".to_string(),
+                weight: 1,
+            }],
+        )
+        .unwrap();
         let clock = RunClock::start(Duration::from_secs(3));
-        let (recorder, lost) = run_load(&opts, &SessionRoles::default(), 2, &statement, clock)
+        let (recorder, lost) = run_load(&opts, &SessionRoles::default(), 2, &scripts, clock)
             .await
             .unwrap();
         assert_eq!(lost, 0);
@@ -259,9 +264,12 @@ sql = [
 [load]
 clients = 3
 duration_s = 5
-sql = "SELECT count(*), sum(total) FROM orders WHERE customer_id = ?"
-low = 1
-high = 1000
+[[load.scripts]]
+name = "read-order"
+sql = """
+\\set c random(1, 1000)
+SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;
+"""
 [blocker]
 sql = "SELECT count(*) FROM orders"
 at_s = 1

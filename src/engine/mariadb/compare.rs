@@ -186,7 +186,11 @@ fn run_json(workload: &MariadbWorkload, strategies: &[Strategy]) -> anyhow::Resu
         "strategies": strategies.iter().map(|s| s.name()).collect::<Vec<_>>(),
         "clients": outage.clients,
         "duration_s": outage.duration.as_secs_f64(),
-        "load_sql": outage.load.sql,
+        "load_scripts": outage.load.iter().map(|script| serde_json::json!({
+            "name": script.weighted.script.name,
+            "weight": script.weighted.weight,
+            "sql": script.weighted.text,
+        })).collect::<Vec<_>>(),
         "blocker": { "sql": outage.report_sql, "at_s": outage.report_at.as_secs_f64(),
                      "hold_s": outage.report_hold.as_secs_f64() },
         "ddl": { "sql": outage.ddl, "at_s": outage.ddl_at.as_secs_f64() },

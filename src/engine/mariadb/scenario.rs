@@ -11,8 +11,9 @@ use mysql_async::prelude::Queryable;
 use tokio::sync::watch;
 
 use super::ddl::{Killer, Strategy, run_ddl};
-use super::load::{PointSelect, run_load};
+use super::load::run_load;
 use super::observer::observe;
+use super::script::LoadScript;
 use super::session::{SessionRoles, connect, run_all};
 use crate::choices::BlockerKind;
 use crate::metrics::{BlockerWindow, StrategyReport};
@@ -24,12 +25,12 @@ use crate::scenario::{Measured, RunClock, ServerNotes, assemble_report};
 pub const DATABASE: &str = "stallbench";
 
 /// The outage on MariaDB, as data.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Outage {
     /// Statements that create and fill the tables, run before each strategy.
     pub setup: Vec<String>,
-    /// What each load client runs.
-    pub load: PointSelect,
+    /// The scripts each load client runs, one drawn by weight per transaction.
+    pub load: Vec<LoadScript>,
     pub clients: usize,
     pub duration: Duration,
     /// The report: its statement, when it starts and how long it holds its transaction open.

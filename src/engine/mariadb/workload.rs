@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::ddl::Strategy;
-use super::load::PointSelect;
 use super::scenario::Outage;
+use super::script::{ScriptFile, parse_scripts};
 use crate::bounds::ExpectFile;
 use crate::config::expectations::Expectation;
 use crate::error::Error;
@@ -47,9 +47,7 @@ struct SetupFile {
 struct LoadFile {
     clients: usize,
     duration_s: f64,
-    sql: String,
-    low: i64,
-    high: i64,
+    scripts: Vec<ScriptFile>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -122,11 +120,7 @@ pub fn parse(name: &str, text: &str) -> Result<MariadbWorkload, Error> {
         description: file.description,
         outage: Outage {
             setup: file.setup.sql,
-            load: PointSelect {
-                sql: file.load.sql,
-                low: file.load.low,
-                high: file.load.high,
-            },
+            load: parse_scripts(name, &file.load.scripts)?,
             clients: file.load.clients,
             duration: seconds(file.load.duration_s),
             report_sql: file.blocker.sql,
@@ -181,6 +175,17 @@ mod tests {
             "{labels:?}"
         );
         assert!(names_mariadb(BUNDLED[0].1));
+    }
+
+    #[test]
+    fn a_script_mariadb_cannot_run_is_bad_input() {
+        let text = BUNDLED[0].1.replace(
+            "SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;",
+            "SELECT count(*) FROM orders WHERE customer_id = :c \\\\gset",
+        );
+        let err = parse("x", &text).unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::exit_code::BAD_INPUT);
+        assert!(err.to_string().contains("\\gset and \\aset"), "{err}");
     }
 
     #[test]
