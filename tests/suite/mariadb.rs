@@ -11,6 +11,7 @@ use stallbench::engine::mariadb::scenario::{Outage, create_database, in_database
 use stallbench::engine::mariadb::script::{ScriptFile, parse_scripts};
 use stallbench::engine::mariadb::server::{MariadbServer, find_binaries};
 use stallbench::engine::mariadb::session::SessionRoles;
+use stallbench::engine::mariadb::workload::bundled;
 use stallbench::export::sentences::describe_chain;
 use stallbench::metrics::AttemptOutcome;
 use stallbench::metrics::locks::chain;
@@ -335,4 +336,63 @@ fn compare_on_mariadb_writes_every_file_of_the_results_folder() {
     let attempts = std::fs::read_to_string(out.join("ddl_attempts.csv")).unwrap();
     assert!(attempts.contains("wait-retry,1,"), "{attempts}");
     assert!(attempts.contains("(1205)"), "{attempts}");
+}
+
+/// The bundled writers workload on the short clock of [`short_outage`]:
+/// reads, point updates and inserts of 3 clients, the report holding
+/// `orders` from 1 s to 4 s, the ALTER at 1.5 s.
+fn short_writers_outage() -> Outage {
+    let mut outage = bundled("mariadb-add-column-writers").unwrap().outage;
+    let short = short_outage();
+    for statement in &mut outage.setup {
+        *statement = statement.replace("seq_1_to_200000", "seq_1_to_20000");
+    }
+    outage.clients = short.clients;
+    outage.duration = short.duration;
+    outage.report_at = short.report_at;
+    outage.report_hold = short.report_hold;
+    outage.ddl_at = short.ddl_at;
+    outage
+}
+
+#[test]
+fn writers_queue_behind_a_naive_alter_and_keep_going_with_retries() {
+    let _cpus = cpus_shared();
+    let runtime = runtime();
+    let server = start_server(&runtime);
+    let outage = short_writers_outage();
+    for strategy in [Strategy::Naive, Strategy::Retry, Strategy::WaitRetry] {
+        let report = runtime
+            .block_on(run_strategy(&server.opts(None), &outage, strategy, 1))
+            .unwrap();
+        let tps: Vec<u64> = report.seconds.iter().map(|row| row.tps).collect();
+        let summary = &report.summary;
+        assert_eq!(summary.failed, 0, "{}: {summary:?}", strategy.name());
+        match strategy {
+            // Seconds 2 and 3 wait behind the ALTER.
+            Strategy::Naive => {
+                assert!(summary.zero_tps_seconds >= 2, "naive: {tps:?}");
+                let sentence = describe_chain(&chain(&report.locks.worst));
+                assert!(
+                    sentence
+                        .contains("waits for EXCLUSIVE on orders, blocked by report <- client-"),
+                    "{sentence}"
+                );
+            }
+            _ => assert_eq!(summary.zero_tps_seconds, 0, "{}: {tps:?}", strategy.name()),
+        }
+        // The inserts went in (the next strategy's setup starts afresh).
+        let orders: i64 = runtime.block_on(async {
+            let mut conn = mysql_async::Conn::new(in_database(&server.opts(None)))
+                .await
+                .unwrap();
+            let count = conn
+                .query_first("SELECT count(*) FROM orders")
+                .await
+                .unwrap();
+            conn.disconnect().await.unwrap();
+            count.unwrap()
+        });
+        assert!(orders > 20_000, "{}: {orders} orders", strategy.name());
+    }
 }

@@ -1,5 +1,5 @@
 //! A MariaDB workload file: the outage as TOML (`engine = "mariadb"`), and
-//! the bundled one, `mariadb-add-column`. Its `[expect.<strategy>]` tables
+//! the bundled ones, `mariadb-add-column` and `mariadb-add-column-writers`. Its `[expect.<strategy>]` tables
 //! are the PostgreSQL workloads' own (`bounds::ExpectFile`), judged by the
 //! same `expect` module.
 
@@ -16,10 +16,16 @@ use crate::config::expectations::Expectation;
 use crate::error::Error;
 
 /// The bundled MariaDB workloads: (name, TOML).
-pub const BUNDLED: [(&str, &str); 1] = [(
-    "mariadb-add-column",
-    include_str!("../../../workloads/mariadb-add-column.toml"),
-)];
+pub const BUNDLED: [(&str, &str); 2] = [
+    (
+        "mariadb-add-column",
+        include_str!("../../../workloads/mariadb-add-column.toml"),
+    ),
+    (
+        "mariadb-add-column-writers",
+        include_str!("../../../workloads/mariadb-add-column-writers.toml"),
+    ),
+];
 
 /// A MariaDB workload file as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -175,6 +181,41 @@ mod tests {
             "{labels:?}"
         );
         assert!(names_mariadb(BUNDLED[0].1));
+    }
+
+    #[test]
+    fn the_writers_workload_mixes_reads_updates_and_inserts_by_weight() {
+        let workload = bundled("mariadb-add-column-writers").unwrap();
+        let scripts: Vec<(&str, u32)> = workload
+            .outage
+            .load
+            .iter()
+            .map(|s| (s.weighted.script.name.as_str(), s.weighted.weight))
+            .collect();
+        assert_eq!(
+            scripts,
+            [("read-order", 5), ("update-order", 4), ("new-order", 1)]
+        );
+        let kind = crate::role::ClientKind::of_scripts(
+            workload.outage.load.iter().map(|s| &s.weighted.script),
+        );
+        assert_eq!(kind, crate::role::ClientKind::Client);
+        assert_eq!(
+            workload.outage.load[1].statements[0].sql,
+            "UPDATE orders SET total = GREATEST(total + ? / 100, 0) WHERE id = ?"
+        );
+        let labels: Vec<String> = workload
+            .expectations
+            .iter()
+            .map(Expectation::label)
+            .collect();
+        for label in [
+            "naive.min_zero_tps_seconds >= 5",
+            "retry.max_zero_tps_seconds <= 0",
+            "wait-retry.max_zero_tps_seconds <= 0",
+        ] {
+            assert!(labels.contains(&label.to_string()), "{labels:?}");
+        }
     }
 
     #[test]
