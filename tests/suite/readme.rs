@@ -40,7 +40,11 @@ const PLACEHOLDERS: [(&str, &str); 5] = [
 /// Files the quoted commands name that exist only where a user runs them: a
 /// command naming one is parsed, but its `Config` is not built (it would only
 /// say that the file is missing).
-const RUN_TIME_FILES: [(&str, &str); 7] = [
+const RUN_TIME_FILES: [(&str, &str); 8] = [
+    (
+        "my.toml",
+        "a MariaDB workload file of the user's own (docs/mariadb.md)",
+    ),
     (
         "sql-migrations",
         "the SQL a code-based tool recorded (docs/check.md, SQL from code-based tools)",
@@ -406,7 +410,12 @@ fn check_command(arguments: &[String]) -> Result<Checked, String> {
             workload,
             strategies,
             common,
-        } => (workload, Mode::Compare { strategies }, common),
+        } => {
+            if let Some(checked) = check_mariadb(workload.as_deref(), &strategies, &common)? {
+                return Ok(checked);
+            }
+            (workload, Mode::Compare { strategies }, common)
+        }
         Command::Run {
             workload,
             strategy,
@@ -453,6 +462,23 @@ fn check_command(arguments: &[String]) -> Result<Checked, String> {
     stallbench::plan::Plan::new(workload.as_deref(), mode, &common)
         .map(|_| Checked::Config)
         .map_err(|err| format!("{err:#}"))
+}
+
+/// A `compare` of a MariaDB workload: its plan, as `stallbench::run` builds
+/// it before the server starts; `None` for a PostgreSQL workload.
+fn check_mariadb(
+    workload: Option<&str>,
+    strategies: &[String],
+    common: &stallbench::cli::CommonArgs,
+) -> Result<Option<Checked>, String> {
+    use stallbench::engine::mariadb::compare;
+    let found = compare::workload_of(workload, common.engine).map_err(|err| err.to_string())?;
+    let Some(found) = found else {
+        return Ok(None);
+    };
+    compare::plan(found, strategies, common)
+        .map(|_| Some(Checked::Config))
+        .map_err(|err| err.to_string())
 }
 
 #[test]

@@ -66,21 +66,14 @@ pub fn workload_of(
 /// MariaDB server and writes the results folder; the exit code is 3 when an
 /// expectation failed.
 pub fn compare(
-    mut workload: MariadbWorkload,
+    workload: MariadbWorkload,
     strategies: &[String],
     args: &CommonArgs,
 ) -> Result<i32, Error> {
-    refuse_unsupported(args)?;
-    let strategies = match strategies.is_empty() {
-        true => workload.strategies.clone(),
-        false => strategies_named(&workload.name, strategies)?,
-    };
-    if let Some(clients) = args.clients {
-        workload.outage.clients = clients as usize;
-    }
-    if let Some(duration) = args.duration {
-        workload.outage.duration = duration;
-    }
+    let Plan {
+        workload,
+        strategies,
+    } = plan(workload, strategies, args)?;
     let out = parse_out_dir(args.out.as_deref(), args.force, &workload.name)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -116,6 +109,39 @@ pub fn compare(
     Ok(match expect::any_failed(&results) {
         true => exit_code::EXPECTATION_FAILED,
         false => exit_code::SUCCESS,
+    })
+}
+
+/// What a MariaDB `compare` runs, checked before any server starts.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The workload with the flags that override it (`--clients`, `--duration`).
+    pub workload: MariadbWorkload,
+    /// `--strategies`, else the workload's.
+    pub strategies: Vec<Strategy>,
+}
+
+/// The plan of `compare` of `workload` with `strategies` and `args`: flags
+/// the MariaDB path does not take and unknown strategies are bad input.
+pub fn plan(
+    mut workload: MariadbWorkload,
+    strategies: &[String],
+    args: &CommonArgs,
+) -> Result<Plan, Error> {
+    refuse_unsupported(args)?;
+    let strategies = match strategies.is_empty() {
+        true => workload.strategies.clone(),
+        false => strategies_named(&workload.name, strategies)?,
+    };
+    if let Some(clients) = args.clients {
+        workload.outage.clients = clients as usize;
+    }
+    if let Some(duration) = args.duration {
+        workload.outage.duration = duration;
+    }
+    Ok(Plan {
+        workload,
+        strategies,
     })
 }
 
