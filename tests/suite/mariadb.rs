@@ -396,3 +396,66 @@ fn writers_queue_behind_a_naive_alter_and_keep_going_with_retries() {
         assert!(orders > 20_000, "{}: {orders} orders", strategy.name());
     }
 }
+
+#[test]
+fn pt_online_schema_change_steps_around_the_report_with_a_one_second_wait() {
+    let _cpus = cpus_shared();
+    let runtime = runtime();
+    let server = start_server(&runtime);
+    let strategy = Strategy::from_name("pt-osc-1s").unwrap();
+    let report = runtime
+        .block_on(run_strategy(
+            &server.opts(None),
+            &short_outage(),
+            strategy,
+            1,
+        ))
+        .unwrap_or_else(|err| panic!("{err:#}"));
+    let attempt = &report.attempts[0];
+    assert_eq!(attempt.outcome, AttemptOutcome::Ok, "{attempt:?}");
+    // Its triggers wait for the report (to 4 s), one second at a time.
+    assert!(
+        attempt.message.contains("created triggers")
+            && attempt.message.contains("swapped tables (RENAME TABLE)")
+            && attempt.message.contains("lock_wait_timeout "),
+        "{attempt:?}"
+    );
+    assert!(attempt.ended_s >= 4.0, "{attempt:?}");
+    assert!(
+        report.summary.longest_stall_s <= 1,
+        "{:?}",
+        report.seconds.iter().map(|row| row.tps).collect::<Vec<_>>()
+    );
+    // The swapped-in table has the column, and the tool left nothing behind.
+    let tables: Vec<String> = runtime.block_on(async {
+        let mut conn = mysql_async::Conn::new(in_database(&server.opts(None)))
+            .await
+            .unwrap();
+        let note: Option<String> = conn
+            .query_first("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders' AND COLUMN_NAME = 'note'")
+            .await
+            .unwrap();
+        assert_eq!(note.as_deref(), Some("note"));
+        let tables = conn.query("SHOW TABLES").await.unwrap();
+        conn.disconnect().await.unwrap();
+        tables
+    });
+    assert_eq!(tables, ["customers", "orders"]);
+}
+
+#[test]
+fn a_pt_osc_strategy_without_the_tool_names_the_install_command() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = crate::common::stallbench_quiet("compare", "mariadb-add-column", folder.path())
+        .args(["--strategies", "naive,pt-osc"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "error: --strategies pt-osc: pt-online-schema-change not found on PATH; install it \
+         with apt-get install percona-toolkit"
+    );
+}

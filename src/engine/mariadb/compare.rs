@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::ddl::Strategy;
+use super::ptosc;
 use super::scenario::{create_database, run_strategy};
 use super::server::{MariadbServer, find_binaries};
 use super::workload::{MariadbWorkload, bundled, names_mariadb, parse, strategies_named};
@@ -74,6 +75,11 @@ pub fn compare(
         workload,
         strategies,
     } = plan(workload, strategies, args)?;
+    for strategy in &strategies {
+        if let Strategy::PtOsc(_) = strategy {
+            ptosc::find_program(strategy.name())?;
+        }
+    }
     let out = parse_out_dir(args.out.as_deref(), args.force, &workload.name)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -2,7 +2,7 @@
 //! sessions named by role ([`session`]), its error numbers as neutral
 //! classes ([`errors`]), the load ([`load`]) of pgbench-style scripts
 //! ([`script`]), the metadata-lock observer ([`observer`]), the DDL
-//! strategies ([`ddl`]) and one strategy's run on one clock ([`scenario`]),
+//! strategies ([`ddl`], pt-online-schema-change's in [`ptosc`]) and one strategy's run on one clock ([`scenario`]),
 //! whose report is the same `StrategyReport` the PostgreSQL runs produce.
 
 pub mod compare;
@@ -10,6 +10,7 @@ pub mod ddl;
 pub mod errors;
 pub mod load;
 pub mod observer;
+pub mod ptosc;
 pub mod scenario;
 pub mod script;
 pub mod server;

@@ -13,6 +13,7 @@ use tokio::sync::watch;
 use super::ddl::{Killer, Strategy, run_ddl};
 use super::load::run_load;
 use super::observer::observe;
+use super::ptosc;
 use super::script::LoadScript;
 use super::session::{SessionRoles, connect, run_all};
 use crate::choices::BlockerKind;
@@ -110,12 +111,21 @@ pub async fn run_strategy(
         stop_rx,
     ));
     let blocker = tokio::spawn(run_report(blocker_conn, outage.clone(), clock));
+    let tool = tool_of(strategy, server_opts, &outage.ddl)?;
     let ddl = {
         let ddl_sql = outage.ddl.clone();
         let ddl_at = clock.started_at() + outage.ddl_at;
+        let roles = roles.clone();
         tokio::spawn(async move {
             tokio::time::sleep_until(ddl_at.into()).await;
-            let attempts = run_ddl(&mut ddl_conn, killer, strategy, &ddl_sql, clock).await;
+            let attempts = match tool {
+                Some((program, args)) => {
+                    let table = ptosc::table_of(&ddl_sql);
+                    let run = ptosc::run(&program, &args, table, &mut ddl_conn, &roles, clock);
+                    vec![run.await]
+                }
+                None => run_ddl(&mut ddl_conn, killer, strategy, &ddl_sql, clock).await,
+            };
             let _ = ddl_conn.disconnect().await;
             attempts
         })
@@ -154,6 +164,35 @@ pub async fn run_strategy(
         measured,
         ServerNotes::default(),
     ))
+}
+
+/// pt-online-schema-change and its arguments for a `pt-osc` strategy, run
+/// on the server's socket; `None` for the other strategies.
+fn tool_of(
+    strategy: Strategy,
+    server_opts: &mysql_async::Opts,
+    ddl: &str,
+) -> anyhow::Result<Option<(std::path::PathBuf, Vec<String>)>> {
+    let Strategy::PtOsc(settings) = strategy else {
+        return Ok(None);
+    };
+    let program = ptosc::find_program(strategy.name())?;
+    let socket = server_opts.socket().ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: the server has no unix socket to give it",
+            strategy.name()
+        )
+    })?;
+    let args = ptosc::arguments(ddl, std::path::Path::new(socket), DATABASE, settings).ok_or_else(
+        || {
+            anyhow::anyhow!(
+                "{}: {ddl:?} is not an ALTER TABLE of one table, which is all {} runs",
+                strategy.name(),
+                ptosc::PROGRAM
+            )
+        },
+    )?;
+    Ok(Some((program, args)))
 }
 
 /// The table of `ALTER TABLE <table> ...` (empty for another statement).
