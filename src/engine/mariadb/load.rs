@@ -3,7 +3,10 @@
 //! (pgbench's language, [`super::script`]), one drawn by weight for each
 //! transaction, as fast as the server answers. A script's statements with
 //! variables are prepared once per connection and sent with their values
-//! (one round trip each); those without run as plain queries.
+//! (one round trip each); those without run as plain queries. The clients
+//! run on the PostgreSQL load's single-threaded runtime on its own OS thread
+//! (`scenario::load::LoadRuntime`), where they also connect: a round trip
+//! then never wakes another thread.
 //!
 //! Each client counts its transactions in the second they complete on the
 //! run clock and hands each second over to the same recorder the PostgreSQL
@@ -18,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
 use rand::{RngExt, SeedableRng};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::errors::{failure_kind, server_error};
@@ -30,6 +33,7 @@ use crate::metrics::failures::{Failure, FailureKind};
 use crate::metrics::recorder::{WorkerPart, WorkerSecond};
 use crate::role::{ClientKind, Role};
 use crate::scenario::RunClock;
+use crate::scenario::load::LoadRuntime;
 use crate::script::{Cursor, Prng, RandomSeeds, Step, Vars};
 
 /// How long a client waits before opening a lost connection again.
@@ -51,7 +55,9 @@ pub async fn run_load(
     let scripts = Arc::new(scripts.to_vec());
     let kind = ClientKind::of_scripts(scripts.iter().map(|s| &s.weighted.script));
     let seeds = RandomSeeds::new(rand::random(), clients as u32);
+    let runtime = LoadRuntime::start()?;
     let mut workers: Vec<JoinHandle<u32>> = Vec::with_capacity(clients);
+    let mut ready = Vec::with_capacity(clients);
     for worker in 0..clients {
         let role = Role::Client(kind, worker as u32 + 1);
         let (prng, automatic) = seeds.client(worker as u32);
@@ -71,16 +77,24 @@ pub async fn run_load(
             rng: rand::rngs::SmallRng::seed_from_u64(rand::random()),
             parts: parts_tx.clone(),
         };
-        let mut conn = connect(opts, role, roles).await.map_err(|err| {
-            anyhow::anyhow!("{role}: connecting to MariaDB: {err}; is the server up?")
-        })?;
-        client
-            .prepare(&mut conn)
-            .await
-            .map_err(|err| anyhow::anyhow!("{role}: preparing the load's statements: {err}"))?;
-        workers.push(tokio::spawn(client.run(conn, clock)));
+        let (ready_tx, ready_rx) = oneshot::channel();
+        workers.push(runtime.spawn(async move {
+            let conn = match client.open().await {
+                Ok(conn) => conn,
+                Err(err) => {
+                    let _ = ready_tx.send(Err(err));
+                    return 0;
+                }
+            };
+            let _ = ready_tx.send(Ok(()));
+            client.run(conn, clock).await
+        }));
+        ready.push(ready_rx);
     }
     drop(parts_tx);
+    for ready in ready {
+        ready.await.unwrap_or(Ok(()))?;
+    }
     let mut lost = 0;
     for worker in workers {
         lost += worker.await.unwrap_or(0);
@@ -142,6 +156,20 @@ struct Client {
 }
 
 impl Client {
+    /// Opens the client's connection and prepares its statements.
+    async fn open(&mut self) -> anyhow::Result<mysql_async::Conn> {
+        let role = self.role;
+        let mut conn = connect(&self.opts, role, &self.roles)
+            .await
+            .map_err(|err| {
+                anyhow::anyhow!("{role}: connecting to MariaDB: {err}; is the server up?")
+            })?;
+        self.prepare(&mut conn)
+            .await
+            .map_err(|err| anyhow::anyhow!("{role}: preparing the load's statements: {err}"))?;
+        Ok(conn)
+    }
+
     /// Prepares every statement with parameters of every script on `conn`.
     async fn prepare(&mut self, conn: &mut mysql_async::Conn) -> Result<(), mysql_async::Error> {
         let mut prepared = Vec::with_capacity(self.scripts.len());
@@ -162,6 +190,9 @@ impl Client {
     /// Runs transactions until the clock ends; returns how often its connection was lost.
     async fn run(mut self, mut conn: mysql_async::Conn, clock: RunClock) -> u32 {
         let end = clock.end();
+        // One timer for the whole run, not one per transaction.
+        let run_ends = tokio::time::sleep_until(end.into());
+        tokio::pin!(run_ends);
         let mut current = WorkerSecond::new(0);
         let mut lost = 0;
         while Instant::now() < end {
@@ -170,10 +201,11 @@ impl Client {
                 _ => pick(&self.scripts, self.rng.random_range(0..self.total_weight)),
             };
             let started = Instant::now();
-            let result =
-                tokio::time::timeout_at(end.into(), self.transaction(&mut conn, index)).await;
-            let Ok(result) = result else {
-                break; // The run ended while the transaction waited: it is unfinished, in no second.
+            let result = tokio::select! {
+                biased;
+                result = self.transaction(&mut conn, index) => result,
+                // The run ended while the transaction waited: it is unfinished, in no second.
+                () = &mut run_ends => break,
             };
             let latency_us = started.elapsed().as_micros() as u64;
             current = self.hand_over(current, clock.second_now());
