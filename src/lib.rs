@@ -93,7 +93,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             workload,
             strategies,
             common,
-        } => match engine::mariadb::compare::workload_of(workload.as_deref(), common.engine)? {
+        } => match engine::mariadb::compare::workload_for(workload.as_deref(), &common)? {
             Some(mariadb) => engine::mariadb::compare::compare(mariadb, &strategies, &common),
             None => compare::compare(workload.as_deref(), Mode::Compare { strategies }, &common),
         },
@@ -102,10 +102,15 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             strategy,
             load_only,
             common,
-        } => compare::compare(
-            workload.as_deref(),
-            Mode::of_run(load_only, strategy)?,
-            &common,
-        ),
+        } => match engine::mariadb::compare::workload_for(workload.as_deref(), &common)? {
+            Some(mariadb) => {
+                engine::mariadb::compare::run(mariadb, strategy.as_deref(), load_only, &common)
+            }
+            None => compare::compare(
+                workload.as_deref(),
+                Mode::of_run(load_only, strategy)?,
+                &common,
+            ),
+        },
     }
 }

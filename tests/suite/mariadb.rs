@@ -459,3 +459,115 @@ fn a_pt_osc_strategy_without_the_tool_names_the_install_command() {
          with apt-get install percona-toolkit"
     );
 }
+
+/// A load-only MariaDB workload file: a point select on a 1,000-row table.
+const LOAD_ONLY_WORKLOAD: &str = r#"
+engine = "mariadb"
+description = "a point select"
+strategies = ["naive"]
+[setup]
+sql = [
+  "CREATE TABLE t (id int PRIMARY KEY, c varchar(20) NOT NULL)",
+  "INSERT INTO t SELECT seq, 'x' FROM seq_1_to_1000",
+]
+[load]
+clients = 2
+duration_s = 2
+[[load.scripts]]
+name = "point-select"
+sql = """
+\\set id random(1, 1000)
+SELECT c FROM t WHERE id = :id;
+"""
+[blocker]
+sql = "SELECT 1"
+at_s = 0
+hold_s = 0
+[ddl]
+sql = "SELECT 1"
+at_s = 0
+"#;
+
+#[test]
+fn db_url_runs_the_load_alone_in_a_database_of_its_own_and_drops_it() {
+    let _cpus = cpus_shared();
+    let runtime = runtime();
+    let server = start_server(&runtime);
+    let folder = tempfile::tempdir().unwrap();
+    let workload = folder.path().join("point.toml");
+    std::fs::write(&workload, LOAD_ONLY_WORKLOAD).unwrap();
+    let socket = server.socket_path();
+    let url = format!("mysql://root@localhost/?socket={}", socket.display());
+    let databases = |runtime: &tokio::runtime::Runtime| -> Vec<String> {
+        runtime.block_on(async {
+            let mut conn = mysql_async::Conn::new(server.opts(None)).await.unwrap();
+            let names = conn
+                .query("SHOW DATABASES LIKE 'stallbench'")
+                .await
+                .unwrap();
+            conn.disconnect().await.unwrap();
+            names
+        })
+    };
+
+    // A stallbench database the harness did not make is refused, and kept.
+    runtime.block_on(async {
+        let mut conn = mysql_async::Conn::new(server.opts(None)).await.unwrap();
+        conn.query_drop("DROP DATABASE stallbench; CREATE DATABASE stallbench")
+            .await
+            .unwrap();
+        conn.disconnect().await.unwrap();
+    });
+    let out = folder.path().join("refused");
+    let output = crate::common::stallbench_quiet("run", &workload, &out)
+        .args(["--load-only", "--db-url", &url])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("a database named stallbench exists and was not made by stallbench"),
+        "{stderr}"
+    );
+    assert_eq!(databases(&runtime), ["stallbench"]);
+
+    runtime.block_on(async {
+        let mut conn = mysql_async::Conn::new(server.opts(None)).await.unwrap();
+        conn.query_drop("DROP DATABASE stallbench").await.unwrap();
+        conn.disconnect().await.unwrap();
+    });
+    let out = folder.path().join("load");
+    let output = crate::common::stallbench_quiet("run", &workload, &out)
+        .args(["--load-only", "--db-url", &url])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let load = &summary["strategies"][0];
+    assert_eq!(load["strategy"], "load");
+    assert!(load["transactions"].as_u64().unwrap() > 100, "{load}");
+    assert_eq!(load["ddl_attempts"].as_u64().unwrap_or(0), 0, "{load}");
+    let run_json = std::fs::read_to_string(out.join("run.json")).unwrap();
+    assert!(run_json.contains(&url), "{run_json}");
+    assert!(!out.join("server.log").exists());
+    assert!(databases(&runtime).is_empty(), "the run drops its database");
+
+    // A wrong password fails to connect, and is never shown.
+    let output = crate::common::stallbench_quiet("run", &workload, &folder.path().join("pw"))
+        .args(["--load-only", "--db-url"])
+        .arg(format!(
+            "mysql://root:hunter2@localhost/?socket={}",
+            socket.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("mysql://root:***@localhost/"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}

@@ -422,6 +422,10 @@ fn check_command(arguments: &[String]) -> Result<Checked, String> {
             load_only,
             common,
         } => {
+            let names: Vec<String> = strategy.iter().cloned().collect();
+            if let Some(checked) = check_mariadb(workload.as_deref(), &names, &common)? {
+                return Ok(checked);
+            }
             let mode = Mode::of_run(load_only, strategy).map_err(|err| err.to_string())?;
             (workload, mode, common)
         }
@@ -472,7 +476,7 @@ fn check_mariadb(
     common: &stallbench::cli::CommonArgs,
 ) -> Result<Option<Checked>, String> {
     use stallbench::engine::mariadb::compare;
-    let found = compare::workload_of(workload, common.engine).map_err(|err| err.to_string())?;
+    let found = compare::workload_for(workload, common).map_err(|err| err.to_string())?;
     let Some(found) = found else {
         return Ok(None);
     };

@@ -1,18 +1,19 @@
-//! `stallbench compare` on MariaDB: a throwaway `mariadbd`, each strategy
+//! `stallbench compare` on MariaDB: a throwaway `mariadbd` or `--db-url`'s server, each strategy
 //! of a MariaDB workload in turn, and then the PostgreSQL path's own
 //! exporters, charts, console tables and expectations on the resulting
 //! `RunReport`: one results folder, written the same way.
 //!
-//! Not yet here: `--db-url` (a staging server), `--repeat`, `--sweep`, the
-//! progress line, `run` of one strategy; such flags are refused by name.
+//! `run` is the same with one strategy, or the load alone (`--load-only`).
+//! Not yet here: `--repeat`, `--sweep`, the progress line; such flags are
+//! refused by name.
 
 use std::path::Path;
 use std::time::Duration;
 
 use super::ddl::Strategy;
 use super::ptosc;
-use super::scenario::{create_database, run_strategy};
-use super::server::{MariadbServer, find_binaries};
+use super::scenario::run_strategy;
+use super::target::{Target, is_mariadb_url, parse_url, shown_url};
 use super::workload::{MariadbWorkload, bundled, names_mariadb, parse, strategies_named};
 use crate::cli::CommonArgs;
 use crate::config::out_dir::parse_out_dir;
@@ -63,18 +64,56 @@ pub fn workload_of(
     }
 }
 
+/// The MariaDB workload of a command line (see [`workload_of`]), the engine
+/// taken from `--engine`, else from a `--db-url` that is a MariaDB URL.
+pub fn workload_for(
+    workload: Option<&str>,
+    args: &CommonArgs,
+) -> Result<Option<MariadbWorkload>, Error> {
+    let from_url = args
+        .db_url
+        .as_deref()
+        .filter(|url| is_mariadb_url(url))
+        .map(|_| Engine::Mariadb);
+    workload_of(workload, args.engine.or(from_url))
+}
+
 /// Runs `strategies` (else the workload's) of `workload` on a throwaway
-/// MariaDB server and writes the results folder; the exit code is 3 when an
-/// expectation failed.
+/// MariaDB server or `--db-url`'s and writes the results folder; the exit
+/// code is 3 when an expectation failed.
 pub fn compare(
     workload: MariadbWorkload,
     strategies: &[String],
     args: &CommonArgs,
 ) -> Result<i32, Error> {
+    execute(plan(workload, strategies, args)?, args)
+}
+
+/// `run`: one strategy of `workload`, or with `load_only` its load alone
+/// (no report, no DDL), written as `compare` writes its folder.
+pub fn run(
+    workload: MariadbWorkload,
+    strategy: Option<&str>,
+    load_only: bool,
+    args: &CommonArgs,
+) -> Result<i32, Error> {
+    let names: Vec<String> = match (load_only, strategy) {
+        (false, Some(name)) => vec![name.to_string()],
+        _ => Vec::new(),
+    };
+    let mut plan = plan(workload, &names, args)?;
+    if load_only {
+        plan.strategies = vec![Strategy::LoadOnly];
+    }
+    execute(plan, args)
+}
+
+/// Runs `plan` and writes its folder, its console tables and its verdicts.
+fn execute(plan: Plan, args: &CommonArgs) -> Result<i32, Error> {
     let Plan {
         workload,
         strategies,
-    } = plan(workload, strategies, args)?;
+    } = plan;
     for strategy in &strategies {
         if let Strategy::PtOsc(_) = strategy {
             ptosc::find_program(strategy.name())?;
@@ -85,12 +124,11 @@ pub fn compare(
         .enable_all()
         .build()
         .map_err(|err| Error::runtime(format!("starting the async runtime: {err}")))?;
-    let binaries = find_binaries()?;
-    let reports = runtime.block_on(async {
+    let (reports, target) = runtime.block_on(async {
         tokio::select! {
-            reports = run_all(&binaries, &workload, &strategies, &out.dir, args.quiet) => reports,
+            ran = run_all(args.db_url.as_deref(), &workload, &strategies, &out.dir, args.quiet) => ran,
             _ = tokio::signal::ctrl_c() => Err(Error::runtime(
-                "interrupted (Ctrl-C): the throwaway MariaDB server was stopped and removed; \
+                "interrupted (Ctrl-C): a throwaway MariaDB server was stopped and removed; \
                  no results were written for the strategy in progress",
             )),
         }
@@ -104,7 +142,7 @@ pub fn compare(
     };
     export::write_all(&report, &out.dir)?;
     plot::draw_all(&report, &out.dir)?;
-    write_files(&out.dir, &[run_json(&workload, &strategies)?])?;
+    write_files(&out.dir, &[run_json(&workload, &strategies, &target)?])?;
     output::write_stdout(&console::summary_table(&report))?;
     let results = expect::evaluate(&workload.expectations, &report);
     for line in ci::report_lines(&results) {
@@ -118,7 +156,7 @@ pub fn compare(
     })
 }
 
-/// What a MariaDB `compare` runs, checked before any server starts.
+/// What a MariaDB `compare` or `run` runs, checked before any server starts.
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// The workload with the flags that override it (`--clients`, `--duration`).
@@ -128,13 +166,25 @@ pub struct Plan {
 }
 
 /// The plan of `compare` of `workload` with `strategies` and `args`: flags
-/// the MariaDB path does not take and unknown strategies are bad input.
+/// the MariaDB path does not take, a `--db-url` that is not a MariaDB URL
+/// and unknown strategies are bad input.
 pub fn plan(
     mut workload: MariadbWorkload,
     strategies: &[String],
     args: &CommonArgs,
 ) -> Result<Plan, Error> {
     refuse_unsupported(args)?;
+    if let Some(url) = &args.db_url {
+        if !is_mariadb_url(url) {
+            return Err(Error::bad_input(format!(
+                "--db-url {}: workload {} is a MariaDB workload; give a mysql:// or \
+                 mariadb:// URL",
+                shown_url(url),
+                workload.name
+            )));
+        }
+        parse_url(url)?;
+    }
     let strategies = match strategies.is_empty() {
         true => workload.strategies.clone(),
         false => strategies_named(&workload.name, strategies)?,
@@ -151,24 +201,26 @@ pub fn plan(
     })
 }
 
-/// Starts the server, runs each strategy on it, keeps its log as `server.log`.
+/// Opens the target, runs each strategy on it, keeps a throwaway server's
+/// log as `server.log`; the reports and what the target was.
 async fn run_all(
-    binaries: &super::server::MariadbBinaries,
+    db_url: Option<&str>,
     workload: &MariadbWorkload,
     strategies: &[Strategy],
     out_dir: &Path,
     quiet: bool,
-) -> Result<Vec<StrategyReport>, Error> {
+) -> Result<(Vec<StrategyReport>, String), Error> {
     let max_connections = workload.outage.clients as u32 + 10;
-    let server = MariadbServer::start(binaries, max_connections).await?;
+    let begun = std::time::Instant::now();
+    let mut target = Target::open(db_url, max_connections).await?;
     if !quiet {
         stderrln!(
-            "mariadb: throwaway server up in {:.1} s ({})",
-            server.start_duration().as_secs_f64(),
-            server.folder().display()
+            "mariadb: {} ready in {:.1} s",
+            target.describe(),
+            begun.elapsed().as_secs_f64()
         );
     }
-    create_database(&server.opts(None)).await?;
+    target.create_database().await?;
     let mut reports = Vec::new();
     for strategy in strategies {
         if !quiet {
@@ -178,42 +230,88 @@ async fn run_all(
                 workload.outage.duration.as_secs()
             );
         }
-        let report = run_strategy(&server.opts(None), &workload.outage, *strategy, 1).await?;
+        let report = run_strategy(&target.opts(), &workload.outage, *strategy, 1).await?;
         reports.push(report);
         // The server settles (the ALTER's table rebuilt) before the next strategy's setup.
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    target.finish().await?;
     std::fs::create_dir_all(out_dir)
         .map_err(|err| Error::runtime(format!("{}: {err}", out_dir.display())))?;
-    std::fs::copy(server.log_path(), out_dir.join(SERVER_LOG))
-        .map_err(|err| Error::runtime(format!("copying the server's log: {err}")))?;
-    Ok(reports)
+    if let Some(log) = target.log_path() {
+        std::fs::copy(log, out_dir.join(SERVER_LOG))
+            .map_err(|err| Error::runtime(format!("copying the server's log: {err}")))?;
+    }
+    Ok((reports, target.describe()))
 }
 
-/// Flags the MariaDB path does not take yet, each refused by name.
+/// Flags the MariaDB path does not take yet, each refused by name (none is
+/// ignored silently).
 fn refuse_unsupported(args: &CommonArgs) -> Result<(), Error> {
+    let flags = &args.workload;
+    let pool = &args.pool;
     let given = [
-        (args.db_url.is_some(), "--db-url"),
         (args.in_place, "--in-place"),
+        (args.apply, "--apply"),
+        (args.allow_writes, "--allow-writes"),
         (args.replica, "--replica"),
         (args.replica_url.is_some(), "--replica-url"),
+        (args.load_on.is_some(), "--load-on"),
+        (args.blocker_on.is_some(), "--blocker-on"),
+        (args.rate.is_some(), "--rate"),
+        (args.pool_size.is_some(), "--pool-size"),
+        (args.client_timeout.is_some(), "--client-timeout"),
+        (args.latency_limit.is_some(), "--latency-limit"),
+        (args.max_tries.is_some(), "--max-tries"),
+        (args.retry_lock_timeouts, "--retry-lock-timeouts"),
+        (!args.variables.is_empty(), "--set"),
+        (!args.expect.is_empty(), "--expect"),
+        (args.no_observer, "--no-observer"),
+        (args.seed.is_some(), "--seed"),
         (args.repeat.is_some(), "--repeat"),
+        (args.sweep.is_some(), "--sweep"),
+        (args.protocol.is_some(), "--protocol"),
+        (args.allow_shell, "--allow-shell"),
+        (args.server.pg_bin.is_some(), "--pg-bin"),
+        (args.server.pg_version.is_some(), "--pg-version"),
+        (args.server.offline, "--offline"),
+        (!flags.files.is_empty(), "--file"),
+        (!flags.builtins.is_empty(), "--builtin"),
+        (!flags.ddl.is_empty(), "--ddl"),
+        (flags.ddl_file.is_some(), "--ddl-file"),
+        (flags.ddl_at.is_some(), "--ddl-at"),
+        (flags.blocker.is_some(), "--blocker"),
+        (flags.blocker_at.is_some(), "--blocker-at"),
+        (flags.blocker_hold.is_some(), "--blocker-hold"),
+        (flags.blocker_kind.is_some(), "--blocker-kind"),
+        (flags.no_blocker, "--no-blocker"),
+        (pool.pool_timeout.is_some(), "--pool-timeout"),
+        (
+            pool.pool_connect_timeout.is_some(),
+            "--pool-connect-timeout",
+        ),
+        (pool.pool_recycling.is_some(), "--pool-recycling"),
+        (pool.max_in_flight.is_some(), "--max-in-flight"),
     ];
     match given.iter().find(|(set, _)| *set) {
         Some((_, flag)) => Err(Error::bad_input(format!(
-            "{flag}: not supported with MariaDB yet (a throwaway mariadbd only); \
-             drop it (docs/mariadb.md lists what works)"
+            "{flag}: not supported with MariaDB yet; drop it (docs/mariadb.md lists what works)"
         ))),
         None => Ok(()),
     }
 }
 
 /// `run.json`: the engine, the workload and its strategies, the tool's version.
-fn run_json(workload: &MariadbWorkload, strategies: &[Strategy]) -> anyhow::Result<OutputFile> {
+fn run_json(
+    workload: &MariadbWorkload,
+    strategies: &[Strategy],
+    target: &str,
+) -> anyhow::Result<OutputFile> {
     let outage = &workload.outage;
     let value = serde_json::json!({
         "tool_version": env!("CARGO_PKG_VERSION"),
         "engine": "mariadb",
+        "target": target,
         "workload": workload.name,
         "strategies": strategies.iter().map(|s| s.name()).collect::<Vec<_>>(),
         "clients": outage.clients,

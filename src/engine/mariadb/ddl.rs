@@ -47,6 +47,9 @@ pub enum Strategy {
     KillBlockers,
     /// pt-online-schema-change runs the migration.
     PtOsc(ptosc::Settings),
+    /// No migration and no report: the load alone (`run --load-only`),
+    /// named `load` as PostgreSQL's is; not one of [`STRATEGIES`].
+    LoadOnly,
 }
 
 /// Every strategy with its name, in the order `compare` runs them.
@@ -82,6 +85,9 @@ impl Strategy {
 
     /// The strategy's name.
     pub fn name(self) -> &'static str {
+        if self == Strategy::LoadOnly {
+            return crate::config::LOAD_ONLY_STRATEGY;
+        }
         STRATEGIES
             .iter()
             .find(|(strategy, _)| *strategy == self)
@@ -92,7 +98,7 @@ impl Strategy {
     /// How many tries it makes at most.
     fn max_tries(self) -> u32 {
         match self {
-            Strategy::Naive | Strategy::Online | Strategy::PtOsc(_) => 1,
+            Strategy::Naive | Strategy::Online | Strategy::PtOsc(_) | Strategy::LoadOnly => 1,
             Strategy::Retry | Strategy::WaitRetry => 10,
             Strategy::NowaitRetry => 40,
             Strategy::KillBlockers => 5,
@@ -103,7 +109,7 @@ impl Strategy {
     fn pause_after(self, attempt: u32) -> Duration {
         match self {
             Strategy::NowaitRetry => Duration::from_millis(500),
-            Strategy::KillBlockers | Strategy::PtOsc(_) => Duration::ZERO,
+            Strategy::KillBlockers | Strategy::PtOsc(_) | Strategy::LoadOnly => Duration::ZERO,
             _ => Duration::from_secs(u64::from(attempt.min(5))),
         }
     }
@@ -112,7 +118,7 @@ impl Strategy {
     pub fn statements(self, ddl: &str) -> Vec<String> {
         let dialect = MariadbDialect;
         match self {
-            Strategy::Naive | Strategy::PtOsc(_) => vec![ddl.to_string()],
+            Strategy::Naive | Strategy::PtOsc(_) | Strategy::LoadOnly => vec![ddl.to_string()],
             Strategy::Retry | Strategy::KillBlockers => {
                 dialect.bounded_try(ddl, Some(Duration::from_secs(1)))
             }

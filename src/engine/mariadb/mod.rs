@@ -1,4 +1,5 @@
-//! MariaDB behind the engine seam: a throwaway `mariadbd` ([`server`]),
+//! MariaDB behind the engine seam: a throwaway `mariadbd` ([`server`]) or
+//! an existing server ([`target`]),
 //! sessions named by role ([`session`]), its error numbers as neutral
 //! classes ([`errors`]), the load ([`load`]) of pgbench-style scripts
 //! ([`script`]), the metadata-lock observer ([`observer`]), the DDL
@@ -15,4 +16,5 @@ pub mod scenario;
 pub mod script;
 pub mod server;
 pub mod session;
+pub mod target;
 pub mod workload;
