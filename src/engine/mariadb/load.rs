@@ -3,10 +3,12 @@
 //! (pgbench's language, [`super::script`]), one drawn by weight for each
 //! transaction, as fast as the server answers. A script's statements with
 //! variables are prepared once per connection and sent with their values
-//! (one round trip each); those without run as plain queries. The clients
-//! run on the PostgreSQL load's single-threaded runtime on its own OS thread
-//! (`scenario::load::LoadRuntime`), where they also connect: a round trip
-//! then never wakes another thread.
+//! (one round trip each); those without run as plain queries. Each client
+//! runs, and connects, on a single-threaded runtime on an OS thread of its
+//! own (the PostgreSQL load's `scenario::load::LoadRuntime`), as sysbench
+//! runs a thread per client: a round trip never wakes another thread, and a
+//! busy machine's scheduler gives the clients the share it gives sysbench's
+//! (beyond [`MAX_LOAD_THREADS`] clients share the threads in turn).
 //!
 //! Each client counts its transactions in the second they complete on the
 //! run clock and hands each second over to the same recorder the PostgreSQL
@@ -36,34 +38,47 @@ use crate::scenario::RunClock;
 use crate::scenario::load::LoadRuntime;
 use crate::script::{Cursor, Prng, RandomSeeds, Step, Vars};
 
+/// The most load threads: up to this many clients each have a thread of
+/// their own, more share them in turn.
+const MAX_LOAD_THREADS: usize = 16;
+
 /// How long a client waits before opening a lost connection again.
 const REOPEN_EVERY: Duration = Duration::from_millis(200);
 
-/// Runs `clients` clients of `scripts` on `opts` until `clock` ends;
-/// returns the recorder with every second settled and the number of
-/// connections lost on the way. A client that cannot connect or prepare
-/// its statements at the start is an error.
-pub async fn run_load(
+/// The load's clients, connected and prepared, each waiting on its thread
+/// for the run's clock.
+pub struct Load {
+    /// Each client's start: the clock it runs on.
+    starts: Vec<oneshot::Sender<RunClock>>,
+    workers: Vec<JoinHandle<u32>>,
+    parts: mpsc::UnboundedReceiver<WorkerPart>,
+    /// The clients' threads, which end when this is dropped.
+    _runtimes: Vec<LoadRuntime>,
+}
+
+/// Opens `clients` clients of `scripts` on `opts`, each connected and its
+/// statements prepared before the clock starts (so the run's first second
+/// is not spent connecting); a client that cannot is an error.
+pub async fn open_load(
     opts: &mysql_async::Opts,
     roles: &SessionRoles,
     clients: usize,
     scripts: &[LoadScript],
-    clock: RunClock,
-) -> anyhow::Result<(Recorder, u32)> {
-    let (parts_tx, parts_rx) = mpsc::unbounded_channel();
-    let recorder = spawn_recorder(clock, clients, parts_rx);
+) -> anyhow::Result<Load> {
+    let (parts_tx, parts) = mpsc::unbounded_channel();
     let scripts = Arc::new(scripts.to_vec());
     let kind = ClientKind::of_scripts(scripts.iter().map(|s| &s.weighted.script));
     let seeds = RandomSeeds::new(rand::random(), clients as u32);
-    let runtime = LoadRuntime::start()?;
-    let mut workers: Vec<JoinHandle<u32>> = Vec::with_capacity(clients);
-    let mut ready = Vec::with_capacity(clients);
+    let threads = clients.clamp(1, MAX_LOAD_THREADS);
+    let runtimes = (0..threads)
+        .map(|_| LoadRuntime::start())
+        .collect::<Result<Vec<_>, _>>()?;
+    let (mut workers, mut starts, mut ready) = (Vec::new(), Vec::new(), Vec::new());
     for worker in 0..clients {
-        let role = Role::Client(kind, worker as u32 + 1);
         let (prng, automatic) = seeds.client(worker as u32);
         let mut client = Client {
             worker,
-            role,
+            role: Role::Client(kind, worker as u32 + 1),
             opts: opts.clone(),
             roles: roles.clone(),
             vars: scripts
@@ -78,7 +93,8 @@ pub async fn run_load(
             parts: parts_tx.clone(),
         };
         let (ready_tx, ready_rx) = oneshot::channel();
-        workers.push(runtime.spawn(async move {
+        let (start_tx, start_rx) = oneshot::channel::<RunClock>();
+        workers.push(runtimes[worker % threads].spawn(async move {
             let conn = match client.open().await {
                 Ok(conn) => conn,
                 Err(err) => {
@@ -87,20 +103,61 @@ pub async fn run_load(
                 }
             };
             let _ = ready_tx.send(Ok(()));
-            client.run(conn, clock).await
+            match start_rx.await {
+                Ok(clock) => client.run(conn, clock).await,
+                Err(_) => 0, // The run did not start.
+            }
         }));
         ready.push(ready_rx);
+        starts.push(start_tx);
     }
-    drop(parts_tx);
     for ready in ready {
         ready.await.unwrap_or(Ok(()))?;
     }
-    let mut lost = 0;
-    for worker in workers {
-        lost += worker.await.unwrap_or(0);
+    Ok(Load {
+        starts,
+        workers,
+        parts,
+        _runtimes: runtimes,
+    })
+}
+
+impl Load {
+    /// Runs the clients until `clock` ends; returns the recorder with every
+    /// second settled and the number of connections lost on the way.
+    pub async fn run(self, clock: RunClock) -> anyhow::Result<(Recorder, u32)> {
+        let Load {
+            starts,
+            workers,
+            parts,
+            _runtimes,
+        } = self;
+        let recorder = spawn_recorder(clock, workers.len(), parts);
+        for start in starts {
+            let _ = start.send(clock);
+        }
+        let mut lost = 0;
+        for worker in workers {
+            lost += worker.await.unwrap_or(0);
+        }
+        let recorder = recorder.await?;
+        Ok((recorder, lost))
     }
-    let recorder = recorder.await?;
-    Ok((recorder, lost))
+}
+
+/// Runs `clients` clients of `scripts` on `opts` until `clock` ends (they
+/// connect after it started): [`open_load`], then [`Load::run`].
+pub async fn run_load(
+    opts: &mysql_async::Opts,
+    roles: &SessionRoles,
+    clients: usize,
+    scripts: &[LoadScript],
+    clock: RunClock,
+) -> anyhow::Result<(Recorder, u32)> {
+    open_load(opts, roles, clients, scripts)
+        .await?
+        .run(clock)
+        .await
 }
 
 /// Takes the clients' hand-overs and settles the seconds once a second;

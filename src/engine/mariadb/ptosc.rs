@@ -79,11 +79,12 @@ fn find_in(path: &std::ffi::OsStr, strategy: &str) -> Result<PathBuf, Error> {
 }
 
 /// The tool's arguments for `ddl` (`ALTER TABLE t ...`) on database
-/// `database` of the server at unix socket `socket`; `None` for a
-/// statement that is not an `ALTER TABLE` of one table.
+/// `database` of the server at `opts` (its socket, else its host and port,
+/// and its user); `None` for a statement that is not an `ALTER TABLE` of one
+/// table.
 pub fn arguments(
     ddl: &str,
-    socket: &Path,
+    opts: &mysql_async::Opts,
     database: &str,
     settings: Settings,
 ) -> Option<Vec<String>> {
@@ -103,10 +104,12 @@ pub fn arguments(
         args.push("--set-vars".to_string());
         args.push(format!("lock_wait_timeout={seconds}"));
     }
-    args.push(format!(
-        "S={},u=root,D={database},t={table}",
-        socket.display()
-    ));
+    let server = match opts.socket() {
+        Some(socket) => format!("S={socket}"),
+        None => format!("h={},P={}", opts.ip_or_hostname(), opts.tcp_port()),
+    };
+    let user = opts.user().unwrap_or("root");
+    args.push(format!("{server},u={user},D={database},t={table}"));
     Some(args)
 }
 
@@ -385,9 +388,13 @@ mod tests {
 
     #[test]
     fn the_alter_becomes_the_tools_alter_and_dsn() {
+        let socket: mysql_async::Opts = mysql_async::OptsBuilder::default()
+            .socket(Some("/tmp/s/mysqld.sock"))
+            .user(Some("root"))
+            .into();
         let args = arguments(
             "ALTER TABLE orders ADD COLUMN note text",
-            Path::new("/tmp/s/mysqld.sock"),
+            &socket,
             "stallbench",
             Settings {
                 lock_wait_timeout_s: Some(1),
@@ -409,9 +416,10 @@ mod tests {
                 "S=/tmp/s/mysqld.sock,u=root,D=stallbench,t=orders",
             ]
         );
+        let tcp = mysql_async::Opts::from_url("mysql://app@db.staging:3307/").unwrap();
         let defaults = arguments(
             "alter table `orders` add index (total);",
-            Path::new("/s"),
+            &tcp,
             "d",
             Settings {
                 lock_wait_timeout_s: None,
@@ -420,18 +428,14 @@ mod tests {
         .unwrap();
         assert!(!defaults.contains(&"--set-vars".to_string()));
         assert!(defaults.contains(&"add index (total)".to_string()));
-        assert!(defaults.last().unwrap().ends_with("t=orders"));
-        assert!(
-            arguments(
-                "CREATE INDEX i ON orders (total)",
-                Path::new("/s"),
-                "d",
-                Settings {
-                    lock_wait_timeout_s: None
-                }
-            )
-            .is_none()
+        assert_eq!(
+            defaults.last().unwrap(),
+            "h=db.staging,P=3307,u=app,D=d,t=orders"
         );
+        let none = Settings {
+            lock_wait_timeout_s: None,
+        };
+        assert!(arguments("CREATE INDEX i ON orders (total)", &tcp, "d", none).is_none());
         assert_eq!(table_of("ALTER TABLE other.orders ADD c int"), "");
     }
 

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::ddl::{Killer, Strategy, run_ddl};
-use super::load::run_load;
+use super::load::open_load;
 use super::observer::observe;
 use super::ptosc;
 use super::script::LoadScript;
@@ -105,6 +105,7 @@ pub async fn run_strategy(
         _ => Some(Sessions::open(&opts, outage, strategy, &roles).await?),
     };
     let tool = tool_of(strategy, server_opts, &outage.ddl)?;
+    let load = open_load(&opts, &roles, outage.clients, &outage.load).await?;
 
     let clock = RunClock::start(outage.duration);
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -116,8 +117,7 @@ pub async fn run_strategy(
         stop_rx,
     ));
     let tasks = sessions.map(|sessions| sessions.spawn(outage, strategy, tool, &roles, clock));
-    let (recorder, lost_connections) =
-        run_load(&opts, &roles, outage.clients, &outage.load, clock).await?;
+    let (recorder, lost_connections) = load.run(clock).await?;
     let _ = stop_tx.send(true);
     let (blocker, attempts) = match tasks {
         Some((blocker, ddl)) => (Some(blocker.await?), ddl.await?),
@@ -225,8 +225,9 @@ impl Sessions {
     }
 }
 
-/// pt-online-schema-change and its arguments for a `pt-osc` strategy, run
-/// on the server's socket; `None` for the other strategies.
+/// pt-online-schema-change and its arguments for a `pt-osc` strategy, on
+/// the run's server (its socket, else its host and port); `None` for the
+/// other strategies.
 fn tool_of(
     strategy: Strategy,
     server_opts: &mysql_async::Opts,
@@ -236,21 +237,21 @@ fn tool_of(
         return Ok(None);
     };
     let program = ptosc::find_program(strategy.name())?;
-    let socket = server_opts.socket().ok_or_else(|| {
+    if server_opts.pass().is_some() {
+        anyhow::bail!(
+            "{}: a --db-url with a password is not passed to {} yet (it would show on its \
+             command line); use a user without one on the server's socket",
+            strategy.name(),
+            ptosc::PROGRAM
+        );
+    }
+    let args = ptosc::arguments(ddl, server_opts, DATABASE, settings).ok_or_else(|| {
         anyhow::anyhow!(
-            "{}: the server has no unix socket to give it",
-            strategy.name()
+            "{}: {ddl:?} is not an ALTER TABLE of one table, which is all {} runs",
+            strategy.name(),
+            ptosc::PROGRAM
         )
     })?;
-    let args = ptosc::arguments(ddl, std::path::Path::new(socket), DATABASE, settings).ok_or_else(
-        || {
-            anyhow::anyhow!(
-                "{}: {ddl:?} is not an ALTER TABLE of one table, which is all {} runs",
-                strategy.name(),
-                ptosc::PROGRAM
-            )
-        },
-    )?;
     Ok(Some((program, args)))
 }
 
