@@ -421,8 +421,11 @@ fn pt_online_schema_change_steps_around_the_report_with_a_one_second_wait() {
         "{attempt:?}"
     );
     assert!(attempt.ended_s >= 9.0, "{attempt:?}");
+    // The readers wait 1 s per try, not the report's 8 s (a naive ALTER
+    // would leave about 7 seconds at zero). On a busy machine each try's
+    // dip falls under 10% of the baseline, so the stall is not asserted.
     assert!(
-        report.summary.longest_stall_s <= 1,
+        report.summary.zero_tps_seconds <= 2,
         "{:?}",
         report.seconds.iter().map(|row| row.tps).collect::<Vec<_>>()
     );
@@ -489,7 +492,7 @@ at_s = 0
 "#;
 
 #[test]
-fn db_url_runs_the_load_alone_in_a_database_of_its_own_and_drops_it() {
+fn db_url_runs_the_load_alone_repeated_in_a_database_of_its_own_and_drops_it() {
     let _cpus = cpus_shared();
     let runtime = runtime();
     let server = start_server(&runtime);
@@ -538,7 +541,7 @@ fn db_url_runs_the_load_alone_in_a_database_of_its_own_and_drops_it() {
     });
     let out = folder.path().join("load");
     let output = crate::common::stallbench_quiet("run", &workload, &out)
-        .args(["--load-only", "--db-url", &url])
+        .args(["--load-only", "--repeat", "2", "--db-url", &url])
         .output()
         .unwrap();
     assert!(
@@ -548,8 +551,17 @@ fn db_url_runs_the_load_alone_in_a_database_of_its_own_and_drops_it() {
     );
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    let load = &summary["strategies"][0];
-    assert_eq!(load["strategy"], "load");
+    let runs: Vec<(String, u64)> = summary["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            let name = run["strategy"].as_str().unwrap().to_string();
+            (name, run["repeat"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(runs, [("load".to_string(), 1), ("load".to_string(), 2)]);
+    let load = &summary["strategies"][1];
     assert!(load["transactions"].as_u64().unwrap() > 100, "{load}");
     assert_eq!(load["ddl_attempts"].as_u64().unwrap_or(0), 0, "{load}");
     let run_json = std::fs::read_to_string(out.join("run.json")).unwrap();

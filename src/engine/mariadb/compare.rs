@@ -3,16 +3,16 @@
 //! exporters, charts, console tables and expectations on the resulting
 //! `RunReport`: one results folder, written the same way.
 //!
-//! `run` is the same with one strategy, or the load alone (`--load-only`).
-//! Not yet here: `--repeat`, `--sweep`, the progress line; such flags are
-//! refused by name.
+//! `run` is the same with one strategy, or the load alone (`--load-only`);
+//! `--repeat N` runs each strategy N times, interleaved. Not yet here:
+//! `--sweep`, the progress line; such flags are refused by name.
 
 use std::path::Path;
 use std::time::Duration;
 
 use super::ddl::Strategy;
 use super::ptosc;
-use super::scenario::run_strategy;
+use super::scenario::{create_database, run_strategy};
 use super::target::{Target, is_mariadb_url, parse_url, shown_url};
 use super::workload::{MariadbWorkload, bundled, names_mariadb, parse, strategies_named};
 use crate::cli::CommonArgs;
@@ -113,6 +113,7 @@ fn execute(plan: Plan, args: &CommonArgs) -> Result<i32, Error> {
     let Plan {
         workload,
         strategies,
+        repeat,
     } = plan;
     for strategy in &strategies {
         if let Strategy::PtOsc(_) = strategy {
@@ -126,7 +127,7 @@ fn execute(plan: Plan, args: &CommonArgs) -> Result<i32, Error> {
         .map_err(|err| Error::runtime(format!("starting the async runtime: {err}")))?;
     let (reports, target) = runtime.block_on(async {
         tokio::select! {
-            ran = run_all(args.db_url.as_deref(), &workload, &strategies, &out.dir, args.quiet) => ran,
+            ran = run_all(args.db_url.as_deref(), &workload, (&strategies, repeat), &out.dir, args.quiet) => ran,
             _ = tokio::signal::ctrl_c() => Err(Error::runtime(
                 "interrupted (Ctrl-C): a throwaway MariaDB server was stopped and removed; \
                  no results were written for the strategy in progress",
@@ -142,7 +143,10 @@ fn execute(plan: Plan, args: &CommonArgs) -> Result<i32, Error> {
     };
     export::write_all(&report, &out.dir)?;
     plot::draw_all(&report, &out.dir)?;
-    write_files(&out.dir, &[run_json(&workload, &strategies, &target)?])?;
+    write_files(
+        &out.dir,
+        &[run_json(&workload, (&strategies, repeat), &target)?],
+    )?;
     output::write_stdout(&console::summary_table(&report))?;
     let results = expect::evaluate(&workload.expectations, &report);
     for line in ci::report_lines(&results) {
@@ -163,6 +167,9 @@ pub struct Plan {
     pub workload: MariadbWorkload,
     /// `--strategies`, else the workload's.
     pub strategies: Vec<Strategy>,
+    /// `--repeat`: how often each strategy runs, interleaved (naive, retry,
+    /// naive, retry, ...).
+    pub repeat: u32,
 }
 
 /// The plan of `compare` of `workload` with `strategies` and `args`: flags
@@ -195,9 +202,16 @@ pub fn plan(
     if let Some(duration) = args.duration {
         workload.outage.duration = duration;
     }
+    let repeat = args.repeat.unwrap_or(1);
+    if repeat == 0 {
+        return Err(Error::bad_input(
+            "--repeat 0: each strategy must run at least once; use --repeat 1 or more",
+        ));
+    }
     Ok(Plan {
         workload,
         strategies,
+        repeat,
     })
 }
 
@@ -206,7 +220,7 @@ pub fn plan(
 async fn run_all(
     db_url: Option<&str>,
     workload: &MariadbWorkload,
-    strategies: &[Strategy],
+    (strategies, repeats): (&[Strategy], u32),
     out_dir: &Path,
     quiet: bool,
 ) -> Result<(Vec<StrategyReport>, String), Error> {
@@ -222,18 +236,28 @@ async fn run_all(
     }
     target.create_database().await?;
     let mut reports = Vec::new();
-    for strategy in strategies {
-        if !quiet {
-            stderrln!(
-                "mariadb: {} for {} s ...",
-                strategy.name(),
-                workload.outage.duration.as_secs()
-            );
+    for repeat in 1..=repeats {
+        for strategy in strategies {
+            if !quiet {
+                let of = match repeats {
+                    1 => String::new(),
+                    _ => format!(", repeat {repeat}/{repeats}"),
+                };
+                stderrln!(
+                    "mariadb: {}{of} for {} s ...",
+                    strategy.name(),
+                    workload.outage.duration.as_secs()
+                );
+            }
+            // Each run sets up its tables in a fresh database.
+            create_database(&target.opts())
+                .await
+                .map_err(|err| Error::runtime(format!("{}: {err:#}", target.describe())))?;
+            let report = run_strategy(&target.opts(), &workload.outage, *strategy, repeat).await?;
+            reports.push(report);
+            // The server settles (the ALTER's table rebuilt) before the next strategy's setup.
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        let report = run_strategy(&target.opts(), &workload.outage, *strategy, 1).await?;
-        reports.push(report);
-        // The server settles (the ALTER's table rebuilt) before the next strategy's setup.
-        tokio::time::sleep(Duration::from_millis(200)).await;
     }
     target.finish().await?;
     std::fs::create_dir_all(out_dir)
@@ -268,7 +292,6 @@ fn refuse_unsupported(args: &CommonArgs) -> Result<(), Error> {
         (!args.expect.is_empty(), "--expect"),
         (args.no_observer, "--no-observer"),
         (args.seed.is_some(), "--seed"),
-        (args.repeat.is_some(), "--repeat"),
         (args.sweep.is_some(), "--sweep"),
         (args.protocol.is_some(), "--protocol"),
         (args.allow_shell, "--allow-shell"),
@@ -304,7 +327,7 @@ fn refuse_unsupported(args: &CommonArgs) -> Result<(), Error> {
 /// `run.json`: the engine, the workload and its strategies, the tool's version.
 fn run_json(
     workload: &MariadbWorkload,
-    strategies: &[Strategy],
+    (strategies, repeat): (&[Strategy], u32),
     target: &str,
 ) -> anyhow::Result<OutputFile> {
     let outage = &workload.outage;
@@ -314,6 +337,7 @@ fn run_json(
         "target": target,
         "workload": workload.name,
         "strategies": strategies.iter().map(|s| s.name()).collect::<Vec<_>>(),
+        "repeat": repeat,
         "clients": outage.clients,
         "duration_s": outage.duration.as_secs_f64(),
         "load_scripts": outage.load.iter().map(|script| serde_json::json!({
@@ -343,6 +367,51 @@ mod tests {
         assert_eq!(by_flag.unwrap().name, "mariadb-add-column");
         assert!(workload_of(Some("add-column"), None).unwrap().is_none());
         assert!(workload_of(None, None).unwrap().is_none());
+    }
+
+    #[test]
+    fn flags_the_mariadb_path_does_not_take_are_refused_by_name() {
+        let workload = bundled("mariadb-add-column").unwrap();
+        let cases = [
+            (
+                CommonArgs {
+                    repeat: Some(0),
+                    ..Default::default()
+                },
+                "--repeat 0: each strategy must run",
+            ),
+            (
+                CommonArgs {
+                    rate: Some(100.0),
+                    ..Default::default()
+                },
+                "--rate: not supported with MariaDB yet",
+            ),
+            (
+                CommonArgs {
+                    db_url: Some("postgres://x:secret@h/db".into()),
+                    ..Default::default()
+                },
+                "--db-url postgres://x:***@h/db: workload mariadb-add-column is a MariaDB",
+            ),
+            (
+                CommonArgs {
+                    seed: Some(1),
+                    ..Default::default()
+                },
+                "--seed: not supported with MariaDB yet",
+            ),
+        ];
+        for (args, expected) in cases {
+            let err = plan(workload.clone(), &[], &args).unwrap_err();
+            assert_eq!(err.exit_code(), exit_code::BAD_INPUT);
+            assert!(err.to_string().starts_with(expected), "{err}");
+        }
+        let args = CommonArgs {
+            repeat: Some(3),
+            ..Default::default()
+        };
+        assert_eq!(plan(workload, &[], &args).unwrap().repeat, 3);
     }
 
     #[test]
