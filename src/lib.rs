@@ -91,7 +91,7 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             workload,
             strategies,
             common,
-        } => match engine::mariadb::compare::workload_of(workload.as_deref(), common.engine)? {
+        } => match engine::mariadb::compare::workload_for(workload.as_deref(), &common)? {
             Some(mariadb) => engine::mariadb::compare::compare(mariadb, &strategies, &common),
             None => compare::compare(workload.as_deref(), Mode::Compare { strategies }, &common),
         },
@@ -100,20 +100,15 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             strategy,
             load_only,
             common,
-        } => {
-            let mode = Mode::of_run(load_only, strategy)?;
-            match engine::mariadb::compare::workload_of(workload.as_deref(), common.engine)? {
-                Some(mariadb) => match mode {
-                    Mode::Run { strategy } => {
-                        engine::mariadb::compare::compare(mariadb, &[strategy], &common)
-                    }
-                    _ => Err(Error::bad_input(
-                        "run --load-only: not supported on MariaDB yet; run one strategy \
-                         with --strategy NAME (docs/mariadb.md)",
-                    )),
-                },
-                None => compare::compare(workload.as_deref(), mode, &common),
+        } => match engine::mariadb::compare::workload_for(workload.as_deref(), &common)? {
+            Some(mariadb) => {
+                engine::mariadb::compare::run(mariadb, strategy.as_deref(), load_only, &common)
             }
-        }
+            None => compare::compare(
+                workload.as_deref(),
+                Mode::of_run(load_only, strategy)?,
+                &common,
+            ),
+        },
     }
 }

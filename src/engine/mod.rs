@@ -64,6 +64,9 @@ pub enum ErrorClass {
     Deadlock,
     /// A serialization failure (40001).
     Serialization,
+    /// The statement was cancelled: by another session or a statement
+    /// timeout (PostgreSQL 57014; MariaDB 1317, 1969).
+    Cancelled,
     /// The session was ended by someone else, or the connection broke.
     ConnectionLost,
     /// Any other error.
@@ -77,8 +80,29 @@ impl ErrorClass {
             ErrorClass::LockTimeout => "lock_timeout",
             ErrorClass::Deadlock => "deadlock",
             ErrorClass::Serialization => "serialization",
+            ErrorClass::Cancelled => "cancelled",
             ErrorClass::ConnectionLost => "connection_lost",
             ErrorClass::Other => "other",
+        }
+    }
+
+    /// The class of an engine's own error code as a `sqlstate` cell of the
+    /// results holds it: a PostgreSQL SQLSTATE (five characters) or a
+    /// MariaDB error number (four digits, see [`mariadb::errors`]). The
+    /// per-second counts (`failed_serialization`, `failed_deadlock`,
+    /// `failed_lock_timeout`) are made from this, for both engines.
+    pub fn of_code(code: &str) -> ErrorClass {
+        if let Some(class) = mariadb::errors::class_of_cell(code) {
+            return class;
+        }
+        match code {
+            "40001" => ErrorClass::Serialization,
+            "40P01" => ErrorClass::Deadlock,
+            "55P03" => ErrorClass::LockTimeout,
+            "57014" => ErrorClass::Cancelled,
+            "57P01" | "57P02" | "57P03" => ErrorClass::ConnectionLost,
+            code if code.starts_with("08") => ErrorClass::ConnectionLost,
+            _ => ErrorClass::Other,
         }
     }
 }
@@ -112,5 +136,33 @@ pub trait DdlDialect {
     /// Whether `error` is the lock wait running out (the try may be retried).
     fn is_lock_timeout(&self, error: &ServerError) -> bool {
         error.class == ErrorClass::LockTimeout
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_engines_codes_fall_into_the_same_classes() {
+        let cases = [
+            ("40001", ErrorClass::Serialization),
+            ("1020", ErrorClass::Serialization),
+            ("40P01", ErrorClass::Deadlock),
+            ("1213", ErrorClass::Deadlock),
+            ("55P03", ErrorClass::LockTimeout),
+            ("1205", ErrorClass::LockTimeout),
+            ("57014", ErrorClass::Cancelled),
+            ("1317", ErrorClass::Cancelled),
+            ("57P01", ErrorClass::ConnectionLost),
+            ("08006", ErrorClass::ConnectionLost),
+            ("1927", ErrorClass::ConnectionLost),
+            ("42703", ErrorClass::Other),
+            ("1054", ErrorClass::Other),
+            ("timeout", ErrorClass::Other),
+        ];
+        for (code, class) in cases {
+            assert_eq!(ErrorClass::of_code(code), class, "{code}");
+        }
     }
 }

@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use mysql_async::prelude::Queryable;
 use stallbench::engine::mariadb::ddl::Strategy;
-use stallbench::engine::mariadb::load::{PointSelect, run_load};
+use stallbench::engine::mariadb::load::run_load;
 use stallbench::engine::mariadb::scenario::{Outage, create_database, in_database, run_strategy};
+use stallbench::engine::mariadb::script::{ScriptFile, parse_scripts};
 use stallbench::engine::mariadb::server::{MariadbServer, find_binaries};
 use stallbench::engine::mariadb::session::SessionRoles;
+use stallbench::engine::mariadb::workload::bundled;
 use stallbench::export::sentences::describe_chain;
 use stallbench::metrics::AttemptOutcome;
 use stallbench::metrics::locks::chain;
@@ -126,13 +128,17 @@ fn the_load_counts_point_selects_in_every_second() {
             .await
             .unwrap();
         conn.disconnect().await.unwrap();
-        let statement = PointSelect {
-            sql: "SELECT c FROM t WHERE id = ?".to_string(),
-            low: 1,
-            high: 1000,
-        };
+        let scripts = parse_scripts(
+            "point-select",
+            &[ScriptFile {
+                name: "point-select".to_string(),
+                sql: "\\set id random(1, 1000)\nSELECT c FROM t WHERE id = :id;\n".to_string(),
+                weight: 1,
+            }],
+        )
+        .unwrap();
         let clock = RunClock::start(Duration::from_secs(3));
-        let (recorder, lost) = run_load(&opts, &SessionRoles::default(), 2, &statement, clock)
+        let (recorder, lost) = run_load(&opts, &SessionRoles::default(), 2, &scripts, clock)
             .await
             .unwrap();
         assert_eq!(lost, 0);
@@ -259,9 +265,12 @@ sql = [
 [load]
 clients = 3
 duration_s = 5
-sql = "SELECT count(*), sum(total) FROM orders WHERE customer_id = ?"
-low = 1
-high = 1000
+[[load.scripts]]
+name = "read-order"
+sql = """
+\\set c random(1, 1000)
+SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;
+"""
 [blocker]
 sql = "SELECT count(*) FROM orders"
 at_s = 1
@@ -327,4 +336,250 @@ fn compare_on_mariadb_writes_every_file_of_the_results_folder() {
     let attempts = std::fs::read_to_string(out.join("ddl_attempts.csv")).unwrap();
     assert!(attempts.contains("wait-retry,1,"), "{attempts}");
     assert!(attempts.contains("(1205)"), "{attempts}");
+}
+
+/// The bundled writers workload on the short clock of [`short_outage`]:
+/// reads, point updates and inserts of 3 clients, the report holding
+/// `orders` from 1 s to 4 s, the ALTER at 1.5 s.
+fn short_writers_outage() -> Outage {
+    let mut outage = bundled("mariadb-add-column-writers").unwrap().outage;
+    let short = short_outage();
+    for statement in &mut outage.setup {
+        *statement = statement.replace("seq_1_to_200000", "seq_1_to_20000");
+    }
+    outage.clients = short.clients;
+    outage.duration = short.duration;
+    outage.report_at = short.report_at;
+    outage.report_hold = short.report_hold;
+    outage.ddl_at = short.ddl_at;
+    outage
+}
+
+#[test]
+fn writers_queue_behind_a_naive_alter_and_keep_going_with_retries() {
+    let _cpus = cpus_shared();
+    let runtime = runtime();
+    let server = start_server(&runtime);
+    let outage = short_writers_outage();
+    for strategy in [Strategy::Naive, Strategy::Retry, Strategy::WaitRetry] {
+        let report = runtime
+            .block_on(run_strategy(&server.opts(None), &outage, strategy, 1))
+            .unwrap();
+        let tps: Vec<u64> = report.seconds.iter().map(|row| row.tps).collect();
+        let summary = &report.summary;
+        assert_eq!(summary.failed, 0, "{}: {summary:?}", strategy.name());
+        match strategy {
+            // Seconds 2 and 3 wait behind the ALTER.
+            Strategy::Naive => {
+                assert!(summary.zero_tps_seconds >= 2, "naive: {tps:?}");
+                let sentence = describe_chain(&chain(&report.locks.worst));
+                assert!(
+                    sentence
+                        .contains("waits for EXCLUSIVE on orders, blocked by report <- client-"),
+                    "{sentence}"
+                );
+            }
+            _ => assert_eq!(summary.zero_tps_seconds, 0, "{}: {tps:?}", strategy.name()),
+        }
+        // The inserts went in (the next strategy's setup starts afresh).
+        let orders: i64 = runtime.block_on(async {
+            let mut conn = mysql_async::Conn::new(in_database(&server.opts(None)))
+                .await
+                .unwrap();
+            let count = conn
+                .query_first("SELECT count(*) FROM orders")
+                .await
+                .unwrap();
+            conn.disconnect().await.unwrap();
+            count.unwrap()
+        });
+        assert!(orders > 20_000, "{}: {orders} orders", strategy.name());
+    }
+}
+
+#[test]
+fn pt_online_schema_change_steps_around_the_report_with_a_one_second_wait() {
+    let _cpus = cpus_shared();
+    let runtime = runtime();
+    let server = start_server(&runtime);
+    let strategy = Strategy::from_name("pt-osc-1s").unwrap();
+    // The report holds the table to 9 s: the tool (a Perl program that may
+    // take seconds to start on a busy machine) meets it.
+    let mut outage = short_outage();
+    outage.report_hold = Duration::from_secs(8);
+    outage.duration = Duration::from_secs(11);
+    let report = runtime
+        .block_on(run_strategy(&server.opts(None), &outage, strategy, 1))
+        .unwrap_or_else(|err| panic!("{err:#}"));
+    let attempt = &report.attempts[0];
+    assert_eq!(attempt.outcome, AttemptOutcome::Ok, "{attempt:?}");
+    // Its triggers wait for the report (to 9 s), one second at a time.
+    assert!(
+        attempt.message.contains("created triggers")
+            && attempt.message.contains("swapped tables (RENAME TABLE)")
+            && attempt.message.contains("lock_wait_timeout "),
+        "{attempt:?}"
+    );
+    assert!(attempt.ended_s >= 9.0, "{attempt:?}");
+    // The readers wait 1 s per try, not the report's 8 s (a naive ALTER
+    // would leave about 7 seconds at zero). On a busy machine each try's
+    // dip falls under 10% of the baseline, so the stall is not asserted.
+    assert!(
+        report.summary.zero_tps_seconds <= 2,
+        "{:?}",
+        report.seconds.iter().map(|row| row.tps).collect::<Vec<_>>()
+    );
+    // The swapped-in table has the column, and the tool left nothing behind.
+    let tables: Vec<String> = runtime.block_on(async {
+        let mut conn = mysql_async::Conn::new(in_database(&server.opts(None)))
+            .await
+            .unwrap();
+        let note: Option<String> = conn
+            .query_first("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders' AND COLUMN_NAME = 'note'")
+            .await
+            .unwrap();
+        assert_eq!(note.as_deref(), Some("note"));
+        let tables = conn.query("SHOW TABLES").await.unwrap();
+        conn.disconnect().await.unwrap();
+        tables
+    });
+    assert_eq!(tables, ["customers", "orders"]);
+}
+
+#[test]
+fn a_pt_osc_strategy_without_the_tool_names_the_install_command() {
+    let folder = tempfile::tempdir().unwrap();
+    let output = crate::common::stallbench_quiet("compare", "mariadb-add-column", folder.path())
+        .args(["--strategies", "naive,pt-osc"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.trim(),
+        "error: --strategies pt-osc: pt-online-schema-change not found on PATH; install it \
+         with apt-get install percona-toolkit"
+    );
+}
+
+/// A load-only MariaDB workload file: a point select on a 1,000-row table.
+const LOAD_ONLY_WORKLOAD: &str = r#"
+engine = "mariadb"
+description = "a point select"
+strategies = ["naive"]
+[setup]
+sql = [
+  "CREATE TABLE t (id int PRIMARY KEY, c varchar(20) NOT NULL)",
+  "INSERT INTO t SELECT seq, 'x' FROM seq_1_to_1000",
+]
+[load]
+clients = 2
+duration_s = 2
+[[load.scripts]]
+name = "point-select"
+sql = """
+\\set id random(1, 1000)
+SELECT c FROM t WHERE id = :id;
+"""
+[blocker]
+sql = "SELECT 1"
+at_s = 0
+hold_s = 0
+[ddl]
+sql = "SELECT 1"
+at_s = 0
+"#;
+
+#[test]
+fn db_url_runs_the_load_alone_repeated_in_a_database_of_its_own_and_drops_it() {
+    let _cpus = cpus_shared();
+    let runtime = runtime();
+    let server = start_server(&runtime);
+    let folder = tempfile::tempdir().unwrap();
+    let workload = folder.path().join("point.toml");
+    std::fs::write(&workload, LOAD_ONLY_WORKLOAD).unwrap();
+    let socket = server.socket_path();
+    let url = format!("mysql://root@localhost/?socket={}", socket.display());
+    let databases = |runtime: &tokio::runtime::Runtime| -> Vec<String> {
+        runtime.block_on(async {
+            let mut conn = mysql_async::Conn::new(server.opts(None)).await.unwrap();
+            let names = conn
+                .query("SHOW DATABASES LIKE 'stallbench'")
+                .await
+                .unwrap();
+            conn.disconnect().await.unwrap();
+            names
+        })
+    };
+
+    // A stallbench database the harness did not make is refused, and kept.
+    runtime.block_on(async {
+        let mut conn = mysql_async::Conn::new(server.opts(None)).await.unwrap();
+        conn.query_drop("DROP DATABASE stallbench; CREATE DATABASE stallbench")
+            .await
+            .unwrap();
+        conn.disconnect().await.unwrap();
+    });
+    let out = folder.path().join("refused");
+    let output = crate::common::stallbench_quiet("run", &workload, &out)
+        .args(["--load-only", "--db-url", &url])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("a database named stallbench exists and was not made by stallbench"),
+        "{stderr}"
+    );
+    assert_eq!(databases(&runtime), ["stallbench"]);
+
+    runtime.block_on(async {
+        let mut conn = mysql_async::Conn::new(server.opts(None)).await.unwrap();
+        conn.query_drop("DROP DATABASE stallbench").await.unwrap();
+        conn.disconnect().await.unwrap();
+    });
+    let out = folder.path().join("load");
+    let output = crate::common::stallbench_quiet("run", &workload, &out)
+        .args(["--load-only", "--repeat", "2", "--db-url", &url])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let runs: Vec<(String, u64)> = summary["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            let name = run["strategy"].as_str().unwrap().to_string();
+            (name, run["repeat"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(runs, [("load".to_string(), 1), ("load".to_string(), 2)]);
+    let load = &summary["strategies"][1];
+    assert!(load["transactions"].as_u64().unwrap() > 100, "{load}");
+    assert_eq!(load["ddl_attempts"].as_u64().unwrap_or(0), 0, "{load}");
+    let run_json = std::fs::read_to_string(out.join("run.json")).unwrap();
+    assert!(run_json.contains(&url), "{run_json}");
+    assert!(!out.join("server.log").exists());
+    assert!(databases(&runtime).is_empty(), "the run drops its database");
+
+    // A wrong password fails to connect, and is never shown.
+    let output = crate::common::stallbench_quiet("run", &workload, &folder.path().join("pw"))
+        .args(["--load-only", "--db-url"])
+        .arg(format!(
+            "mysql://root:hunter2@localhost/?socket={}",
+            socket.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("mysql://root:***@localhost/"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
 }

@@ -418,13 +418,22 @@ fn check_command(arguments: &[String]) -> Result<Checked, String> {
             workload,
             strategies,
             common,
-        } => (workload, Mode::Compare { strategies }, common),
+        } => {
+            if let Some(checked) = check_mariadb(workload.as_deref(), &strategies, &common)? {
+                return Ok(checked);
+            }
+            (workload, Mode::Compare { strategies }, common)
+        }
         Command::Run {
             workload,
             strategy,
             load_only,
             common,
         } => {
+            let names: Vec<String> = strategy.iter().cloned().collect();
+            if let Some(checked) = check_mariadb(workload.as_deref(), &names, &common)? {
+                return Ok(checked);
+            }
             let mode = Mode::of_run(load_only, strategy).map_err(|err| err.to_string())?;
             (workload, mode, common)
         }
@@ -453,22 +462,6 @@ fn check_command(arguments: &[String]) -> Result<Checked, String> {
     if common.db_url.is_some() || names_run_time_file {
         return Ok(Checked::Parsed);
     }
-    // A MariaDB workload has a config of its own: its strategies are checked.
-    let mariadb =
-        stallbench::engine::mariadb::compare::workload_of(workload.as_deref(), common.engine)
-            .map_err(|err| format!("{err:#}"))?;
-    if let Some(mariadb) = mariadb {
-        let named = match &mode {
-            Mode::Compare { strategies } => strategies.clone(),
-            Mode::Run { strategy } => vec![strategy.clone()],
-            Mode::LoadOnly => return Err("run --load-only: not on MariaDB".to_string()),
-        };
-        if !named.is_empty() {
-            stallbench::engine::mariadb::workload::strategies_named(&mariadb.name, &named)
-                .map_err(|err| format!("{err:#}"))?;
-        }
-        return Ok(Checked::Config);
-    }
     // The quoted --out folders are the committed examples, which a new run
     // refuses to write into: the config is built with an empty folder instead.
     let out = tempfile::tempdir().map_err(|err| format!("a temp folder: {err}"))?;
@@ -481,6 +474,23 @@ fn check_command(arguments: &[String]) -> Result<Checked, String> {
     stallbench::plan::Plan::new(workload.as_deref(), mode, &common)
         .map(|_| Checked::Config)
         .map_err(|err| format!("{err:#}"))
+}
+
+/// A `compare` of a MariaDB workload: its plan, as `stallbench::run` builds
+/// it before the server starts; `None` for a PostgreSQL workload.
+fn check_mariadb(
+    workload: Option<&str>,
+    strategies: &[String],
+    common: &stallbench::cli::CommonArgs,
+) -> Result<Option<Checked>, String> {
+    use stallbench::engine::mariadb::compare;
+    let found = compare::workload_for(workload, common).map_err(|err| err.to_string())?;
+    let Some(found) = found else {
+        return Ok(None);
+    };
+    compare::plan(found, strategies, common)
+        .map(|_| Some(Checked::Config))
+        .map_err(|err| err.to_string())
 }
 
 #[test]

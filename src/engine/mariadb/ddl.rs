@@ -21,14 +21,18 @@
 //! - `online`: the ALTER with `, ALGORITHM=INPLACE, LOCK=NONE` appended, run
 //!   once as naive is: "online" DDL still waits for its exclusive metadata
 //!   lock, and the readers still queue behind it.
+//! - `pt-osc` and `pt-osc-1s`: pt-online-schema-change runs the migration
+//!   (its triggers, chunked copy and `RENAME TABLE` swap) with its own
+//!   defaults, or with `--set-vars lock_wait_timeout=1`; see [`super::ptosc`].
 
 use std::time::{Duration, Instant};
 
 use mysql_async::prelude::Queryable;
 
-use super::session::{CONNECTION_KILLED, SessionRoles, server_error};
-use crate::engine::{DdlDialect, ErrorClass};
-use crate::metrics::failures::FailureKind;
+use super::errors::{failure_kind, server_error};
+use super::ptosc;
+use super::session::SessionRoles;
+use crate::engine::DdlDialect;
 use crate::metrics::{AttemptOutcome, DdlAttempt, TerminatedSession};
 use crate::scenario::RunClock;
 
@@ -41,16 +45,33 @@ pub enum Strategy {
     NowaitRetry,
     Online,
     KillBlockers,
+    /// pt-online-schema-change runs the migration.
+    PtOsc(ptosc::Settings),
+    /// No migration and no report: the load alone (`run --load-only`),
+    /// named `load` as PostgreSQL's is; not one of [`STRATEGIES`].
+    LoadOnly,
 }
 
 /// Every strategy with its name, in the order `compare` runs them.
-pub const STRATEGIES: [(Strategy, &str); 6] = [
+pub const STRATEGIES: [(Strategy, &str); 8] = [
     (Strategy::Naive, "naive"),
     (Strategy::Retry, "retry"),
     (Strategy::WaitRetry, "wait-retry"),
     (Strategy::NowaitRetry, "nowait-retry"),
     (Strategy::Online, "online"),
     (Strategy::KillBlockers, "kill-blockers"),
+    (
+        Strategy::PtOsc(ptosc::Settings {
+            lock_wait_timeout_s: None,
+        }),
+        "pt-osc",
+    ),
+    (
+        Strategy::PtOsc(ptosc::Settings {
+            lock_wait_timeout_s: Some(1),
+        }),
+        "pt-osc-1s",
+    ),
 ];
 
 impl Strategy {
@@ -64,6 +85,9 @@ impl Strategy {
 
     /// The strategy's name.
     pub fn name(self) -> &'static str {
+        if self == Strategy::LoadOnly {
+            return crate::config::LOAD_ONLY_STRATEGY;
+        }
         STRATEGIES
             .iter()
             .find(|(strategy, _)| *strategy == self)
@@ -74,7 +98,7 @@ impl Strategy {
     /// How many tries it makes at most.
     fn max_tries(self) -> u32 {
         match self {
-            Strategy::Naive | Strategy::Online => 1,
+            Strategy::Naive | Strategy::Online | Strategy::PtOsc(_) | Strategy::LoadOnly => 1,
             Strategy::Retry | Strategy::WaitRetry => 10,
             Strategy::NowaitRetry => 40,
             Strategy::KillBlockers => 5,
@@ -85,16 +109,16 @@ impl Strategy {
     fn pause_after(self, attempt: u32) -> Duration {
         match self {
             Strategy::NowaitRetry => Duration::from_millis(500),
-            Strategy::KillBlockers => Duration::ZERO,
+            Strategy::KillBlockers | Strategy::PtOsc(_) | Strategy::LoadOnly => Duration::ZERO,
             _ => Duration::from_secs(u64::from(attempt.min(5))),
         }
     }
 
-    /// The statements of one try of `ddl`.
+    /// The statements of one try of `ddl` (pt-osc's is the tool's own run).
     pub fn statements(self, ddl: &str) -> Vec<String> {
         let dialect = MariadbDialect;
         match self {
-            Strategy::Naive => vec![ddl.to_string()],
+            Strategy::Naive | Strategy::PtOsc(_) | Strategy::LoadOnly => vec![ddl.to_string()],
             Strategy::Retry | Strategy::KillBlockers => {
                 dialect.bounded_try(ddl, Some(Duration::from_secs(1)))
             }
@@ -182,13 +206,7 @@ pub async fn run_ddl(
                     (true, true) => AttemptOutcome::GaveUp,
                     (false, _) => AttemptOutcome::Error,
                 };
-                let kind = match error.class {
-                    ErrorClass::ConnectionLost if error.code != CONNECTION_KILLED.to_string() => {
-                        FailureKind::ConnectionLost
-                    }
-                    _ => FailureKind::from_cell(&error.sqlstate),
-                };
-                (outcome, Some(kind), error.to_string())
+                (outcome, Some(failure_kind(&error)), error.to_string())
             }
         };
         let terminated = match (&mut killer, outcome) {

@@ -1,14 +1,20 @@
-//! MariaDB behind the engine seam: a throwaway `mariadbd` ([`server`]),
-//! sessions named by role ([`session`]), the point-select load ([`load`]),
-//! the metadata-lock observer ([`observer`]), the DDL strategies ([`ddl`]) and
-//! one strategy's run on one clock ([`scenario`]), whose report is the same
-//! `StrategyReport` the PostgreSQL runs produce.
+//! MariaDB behind the engine seam: a throwaway `mariadbd` ([`server`]) or
+//! an existing server ([`target`]),
+//! sessions named by role ([`session`]), its error numbers as neutral
+//! classes ([`errors`]), the load ([`load`]) of pgbench-style scripts
+//! ([`script`]), the metadata-lock observer ([`observer`]), the DDL
+//! strategies ([`ddl`], pt-online-schema-change's in [`ptosc`]) and one strategy's run on one clock ([`scenario`]),
+//! whose report is the same `StrategyReport` the PostgreSQL runs produce.
 
 pub mod compare;
 pub mod ddl;
+pub mod errors;
 pub mod load;
 pub mod observer;
+pub mod ptosc;
 pub mod scenario;
+pub mod script;
 pub mod server;
 pub mod session;
+pub mod target;
 pub mod workload;

@@ -1,5 +1,5 @@
 //! A MariaDB workload file: the outage as TOML (`engine = "mariadb"`), and
-//! the bundled one, `mariadb-add-column`. Its `[expect.<strategy>]` tables
+//! the bundled ones, `mariadb-add-column` and `mariadb-add-column-writers`. Its `[expect.<strategy>]` tables
 //! are the PostgreSQL workloads' own (`expect::bounds::ExpectFile`), judged by the
 //! same `expect` module.
 
@@ -9,17 +9,23 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::ddl::Strategy;
-use super::load::PointSelect;
 use super::scenario::Outage;
+use super::script::{ScriptFile, parse_scripts};
 use crate::config::expect::Expectation;
 use crate::error::Error;
 use crate::expect::bounds::ExpectFile;
 
 /// The bundled MariaDB workloads: (name, TOML).
-pub const BUNDLED: [(&str, &str); 1] = [(
-    "mariadb-add-column",
-    include_str!("../../../workloads/mariadb-add-column.toml"),
-)];
+pub const BUNDLED: [(&str, &str); 2] = [
+    (
+        "mariadb-add-column",
+        include_str!("../../../workloads/mariadb-add-column.toml"),
+    ),
+    (
+        "mariadb-add-column-writers",
+        include_str!("../../../workloads/mariadb-add-column-writers.toml"),
+    ),
+];
 
 /// A MariaDB workload file as written.
 #[derive(Debug, Clone, Deserialize)]
@@ -47,9 +53,7 @@ struct SetupFile {
 struct LoadFile {
     clients: usize,
     duration_s: f64,
-    sql: String,
-    low: i64,
-    high: i64,
+    scripts: Vec<ScriptFile>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -122,11 +126,7 @@ pub fn parse(name: &str, text: &str) -> Result<MariadbWorkload, Error> {
         description: file.description,
         outage: Outage {
             setup: file.setup.sql,
-            load: PointSelect {
-                sql: file.load.sql,
-                low: file.load.low,
-                high: file.load.high,
-            },
+            load: parse_scripts(name, &file.load.scripts)?,
             clients: file.load.clients,
             duration: seconds(file.load.duration_s),
             report_sql: file.blocker.sql,
@@ -181,6 +181,52 @@ mod tests {
             "{labels:?}"
         );
         assert!(names_mariadb(BUNDLED[0].1));
+    }
+
+    #[test]
+    fn the_writers_workload_mixes_reads_updates_and_inserts_by_weight() {
+        let workload = bundled("mariadb-add-column-writers").unwrap();
+        let scripts: Vec<(&str, u32)> = workload
+            .outage
+            .load
+            .iter()
+            .map(|s| (s.weighted.script.name.as_str(), s.weighted.weight))
+            .collect();
+        assert_eq!(
+            scripts,
+            [("read-order", 5), ("update-order", 4), ("new-order", 1)]
+        );
+        let kind = crate::role::ClientKind::of_scripts(
+            workload.outage.load.iter().map(|s| &s.weighted.script),
+        );
+        assert_eq!(kind, crate::role::ClientKind::Client);
+        assert_eq!(
+            workload.outage.load[1].statements[0].sql,
+            "UPDATE orders SET total = GREATEST(total + ? / 100, 0) WHERE id = ?"
+        );
+        let labels: Vec<String> = workload
+            .expectations
+            .iter()
+            .map(Expectation::label)
+            .collect();
+        for label in [
+            "naive.min_zero_tps_seconds >= 5",
+            "retry.max_zero_tps_seconds <= 0",
+            "wait-retry.max_zero_tps_seconds <= 0",
+        ] {
+            assert!(labels.contains(&label.to_string()), "{labels:?}");
+        }
+    }
+
+    #[test]
+    fn a_script_mariadb_cannot_run_is_bad_input() {
+        let text = BUNDLED[0].1.replace(
+            "SELECT count(*), sum(total) FROM orders WHERE customer_id = :c;",
+            "SELECT count(*) FROM orders WHERE customer_id = :c \\\\gset",
+        );
+        let err = parse("x", &text).unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::exit_code::BAD_INPUT);
+        assert!(err.to_string().contains("\\gset and \\aset"), "{err}");
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub use worker::{LatencySamples, WorkerPart, WorkerSecond};
 
 use super::failures::{FailureCount, FailureKind};
 use super::{CompressedSeconds, new_latency_histogram};
+use crate::engine::ErrorClass;
 
 /// The figures of one settled second of the timeline. The latency figures
 /// cover every transaction that ended in it, completed or failed.
@@ -386,13 +387,16 @@ impl From<WorkerSecond> for PendingSecond {
     }
 }
 
-/// Adds the failures of the kinds a retry is about to their own counts.
+/// Adds the failures of the kinds a retry is about to their own counts, by
+/// the neutral class of the engine's code (PostgreSQL's 40001, 40P01, 55P03;
+/// MariaDB's 1020, 1213, 1205).
 fn add_failures_by_kind(figures: &mut SecondFigures, failed_by_kind: &BTreeMap<FailureKind, u64>) {
     for (kind, count) in failed_by_kind {
-        match kind.sqlstate().map(|sqlstate| sqlstate.code()) {
-            Some("40001") => figures.failed_serialization += count,
-            Some("40P01") => figures.failed_deadlock += count,
-            Some("55P03") => figures.failed_lock_timeout += count,
+        let class = kind.sqlstate().map(|code| ErrorClass::of_code(code.code()));
+        match class {
+            Some(ErrorClass::Serialization) => figures.failed_serialization += count,
+            Some(ErrorClass::Deadlock) => figures.failed_deadlock += count,
+            Some(ErrorClass::LockTimeout) => figures.failed_lock_timeout += count,
             _ => {}
         }
     }
@@ -629,6 +633,30 @@ mod tests {
         assert_eq!(
             (figures.retried, figures.retries, figures.failed_deadlock),
             (4, 8, 2)
+        );
+    }
+
+    #[test]
+    fn mariadb_error_numbers_count_by_their_class() {
+        let mut recorder = Recorder::new(1);
+        let mut first = part(0, 1, &[], u32::MAX);
+        let finished = first.finished.as_mut().unwrap();
+        // A deadlock (its SQLSTATE would be 40001), a lock wait timeout, a
+        // changed record, a missing table.
+        for code in ["1213", "1205", "1205", "1020", "1146"] {
+            finished.add_failure(&Failure::new(FailureKind::from_cell(code), "m"));
+        }
+        recorder.add(first, 2);
+        recorder.finish();
+        let figures = *recorder.second(1).unwrap();
+        assert_eq!(
+            (
+                figures.failed,
+                figures.failed_serialization,
+                figures.failed_deadlock,
+                figures.failed_lock_timeout
+            ),
+            (5, 1, 1, 2)
         );
     }
 
