@@ -50,7 +50,7 @@ impl Attempt for Run<'_> {
     /// As pgbench does after an error (its pipeline's answers already read
     /// up to the last sync): a ROLLBACK only when the server said a
     /// transaction block is open, whatever the script's text.
-    async fn roll_back(&mut self) -> bool {
+    async fn roll_back(&mut self, _failure: &Failure) -> bool {
         !self.connection.in_transaction_block()
             || self.connection.simple_query("ROLLBACK").await.is_ok()
     }
