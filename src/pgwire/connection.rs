@@ -203,6 +203,9 @@ pub struct WireConnection {
     pub(super) cancel: WireCancel,
     /// How many statements were prepared: the next one's name.
     prepared: usize,
+    /// The transaction status of the last ReadyForQuery: `I` idle, `T` in a
+    /// transaction block, `E` in a failed one.
+    transaction_status: u8,
 }
 
 impl WireConnection {
@@ -219,7 +222,31 @@ impl WireConnection {
                 secret_key: 0,
             },
             prepared: 0,
+            transaction_status: b'I',
         }
+    }
+
+    /// Whether the server said, in its last ReadyForQuery, that a transaction
+    /// block is open (in progress or failed): what a failed transaction
+    /// leaves to roll back, as pgbench's `getTransactionStatus` reads it.
+    pub fn in_transaction_block(&self) -> bool {
+        self.transaction_status != b'I'
+    }
+
+    /// A connection over one end of a socket pair, and the other end, where
+    /// a test plays the server.
+    #[cfg(test)]
+    pub(crate) fn with_test_server() -> (WireConnection, std::os::unix::net::UnixStream) {
+        let (client, server) = std::os::unix::net::UnixStream::pair().expect("a socket pair");
+        client.set_nonblocking(true).expect("a non-blocking socket");
+        let stream = Stream::Unix(register_for_reading(client).expect("registering the socket"));
+        let connection = WireConnection::new(stream, Address::Unix(PathBuf::new()));
+        (connection, server)
+    }
+
+    /// Keeps the transaction status of a ReadyForQuery.
+    pub(super) fn ready(&mut self, status: u8) {
+        self.transaction_status = status;
     }
 
     /// What a cancel request for this session needs.
@@ -239,7 +266,10 @@ impl WireConnection {
         loop {
             match self.next_message().await? {
                 Message::ErrorResponse(body) => error = Some(server_error(&body)),
-                Message::ReadyForQuery(_) => break,
+                Message::ReadyForQuery(body) => {
+                    self.ready(body.status());
+                    break;
+                }
                 _ => {}
             }
         }
@@ -323,6 +353,10 @@ impl WireConnection {
                 }
                 match header.tag() {
                     backend::READY_FOR_QUERY_TAG => {
+                        // Tag, length, then the status byte.
+                        if total > 5 {
+                            self.transaction_status = self.input[5];
+                        }
                         self.input.advance(total);
                         return match error {
                             None => Ok(()),
@@ -381,11 +415,7 @@ mod tests {
     /// A connection over one end of a socket pair, and the other end, where
     /// the test plays the server.
     fn connection_and_server() -> (WireConnection, StdUnixStream) {
-        let (client, server) = StdUnixStream::pair().expect("a socket pair");
-        client.set_nonblocking(true).expect("a non-blocking socket");
-        let stream = Stream::Unix(register_for_reading(client).expect("registering the socket"));
-        let connection = WireConnection::new(stream, Address::Unix(PathBuf::new()));
-        (connection, server)
+        WireConnection::with_test_server()
     }
 
     /// A DataRow of one column of `value_bytes` bytes, then ReadyForQuery.

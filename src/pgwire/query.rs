@@ -178,7 +178,8 @@ impl WireConnection {
                     frontend::sync(&mut self.out);
                     self.flush().await?;
                 }
-                Message::ReadyForQuery(_) => {
+                Message::ReadyForQuery(body) => {
+                    self.ready(body.status());
                     return match error {
                         None => Ok(()),
                         Some(error) => Err(WireError::Server(error)),

@@ -19,16 +19,18 @@
 //! cuts.
 //!
 //! A transaction is tried as pgbench 15+ tries it ([`Txn::run`], for both
-//! engines): a try that failed with a serialization failure (40001) or a
-//! deadlock (40P01) is rolled back and tried again from the script's start,
-//! its state rewound (the variables as they were when the transaction began,
+//! engines): a try that failed is rolled back first (what its `CSTATE_ERROR`
+//! does: `ROLLBACK` when a transaction block is open, [`Attempt::roll_back`]),
+//! and then, if it failed with a serialization failure (40001) or a
+//! deadlock (40P01), tried again from the script's start, its state rewound (the variables as they were when the transaction began,
 //! so a failed try's `\gset` results are gone, and the random state, so its
 //! draws repeat), while [`RetryRule`] allows: fewer tries than `--max-tries`
 //! (0: no limit), within `--latency-limit` of its schedule, before the load's
 //! end and its `--client-timeout`. A lock timeout (55P03) is retried only
 //! with `--retry-lock-timeouts`. Its latency runs from when it was due to the
-//! end of its last try; one that needed more than one try counts as
-//! `retried`, its extra tries as `retries`, whether it completed or failed.
+//! end of its last try, a failed one's rollback included (as pgbench's); one
+//! that needed more than one try counts as `retried`, its extra tries as
+//! `retries`, whether it completed or failed.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -218,9 +220,10 @@ pub trait Attempt {
         prng: &mut Prng,
     ) -> impl Future<Output = Result<(), TxnOutcome>>;
 
-    /// Rolls back the transaction a failed try left open, if it opened one;
-    /// false if the connection cannot go on (no more tries then).
-    fn roll_back(&mut self) -> impl Future<Output = bool>;
+    /// Rolls back the transaction block a try that failed with `failure`
+    /// left open, if it left one; false if the connection cannot go on (no
+    /// more tries then).
+    fn roll_back(&mut self, failure: &Failure) -> impl Future<Output = bool>;
 }
 
 /// What a transaction rewinds to before a new try: its variables and random
@@ -288,9 +291,11 @@ impl Txn {
     }
 
     /// Runs the transaction: a try of `attempt`, and more while `rule`
-    /// allows, each after a rollback and a rewind. The tries count as they
-    /// start, so a transaction whose future is dropped (a timeout) keeps
-    /// them. The error is how the last try ended.
+    /// allows, each after a rewind. A failed try is rolled back before the
+    /// rule is asked, as pgbench does (its `CSTATE_ERROR`, then `doRetry`),
+    /// so the rollback counts in the time the rule sees and in the latency.
+    /// The tries count as they start, so a transaction whose future is
+    /// dropped (a timeout) keeps them. The error is how the last try ended.
     pub async fn run<A: Attempt>(
         &mut self,
         attempt: &mut A,
@@ -301,7 +306,11 @@ impl Txn {
         let Rewind { vars, saved, prng } = state;
         self.tries = 1;
         if !rule.retries() {
-            return attempt.try_once(vars, prng).await;
+            let tried = attempt.try_once(vars, prng).await;
+            if let Err(TxnOutcome::Failed(failure)) = &tried {
+                attempt.roll_back(failure).await;
+            }
+            return tried;
         }
         let prng_at_start = prng.clone();
         let mut saved = saved;
@@ -316,8 +325,8 @@ impl Txn {
             let TxnOutcome::Failed(failure) = &outcome else {
                 return Err(outcome);
             };
-            if !rule.try_again(failure, self.tries, window, Instant::now())
-                || !attempt.roll_back().await
+            if !attempt.roll_back(failure).await
+                || !rule.try_again(failure, self.tries, window, Instant::now())
             {
                 return Err(outcome);
             }

@@ -49,6 +49,8 @@ struct Scripted {
     seen: Vec<(u64, Option<crate::script::Value>)>,
     rollbacks: u32,
     roll_back_works: bool,
+    /// How long a rollback takes.
+    roll_back_takes: Duration,
     g: usize,
 }
 
@@ -65,8 +67,9 @@ impl Attempt for Scripted {
         }
     }
 
-    async fn roll_back(&mut self) -> bool {
+    async fn roll_back(&mut self, _failure: &Failure) -> bool {
         self.rollbacks += 1;
+        tokio::time::sleep(self.roll_back_takes).await;
         self.roll_back_works
     }
 }
@@ -78,14 +81,16 @@ async fn tried(
     rule: RetryRule,
     window: TryWindow,
 ) -> (Option<String>, u32, Scripted) {
-    tried_with(plan, rule, window, true).await
+    tried_with(plan, rule, window, (true, Duration::ZERO)).await
 }
 
+/// [`tried`], with an engine whose rollback works or not (`roll_back.0`)
+/// and takes `roll_back.1`.
 async fn tried_with(
     plan: &[&'static str],
     rule: RetryRule,
     window: TryWindow,
-    roll_back_works: bool,
+    roll_back: (bool, Duration),
 ) -> (Option<String>, u32, Scripted) {
     let script = crate::script::parse("t", "\\set x 1\nSELECT :g;").unwrap();
     let g = script.variable_slot("g").unwrap();
@@ -97,7 +102,8 @@ async fn tried_with(
         plan: plan.to_vec(),
         seen: Vec::new(),
         rollbacks: 0,
-        roll_back_works,
+        roll_back_works: roll_back.0,
+        roll_back_takes: roll_back.1,
         g,
     };
     let rewind = Rewind {
@@ -148,11 +154,11 @@ async fn a_serialization_failure_is_tried_again_from_the_start_of_the_script() {
 async fn tries_run_out_at_max_tries_and_the_last_failure_is_the_outcome() {
     let (code, tries, _) = tried(&["40001", "40P01", "40P01"], rule(2), open_window()).await;
     assert_eq!((code.as_deref(), tries), (Some("40P01"), 2));
-    // One try (the default): never again.
+    // One try (the default): never again, rolled back all the same.
     let (code, tries, engine) = tried(&["40001"], RetryRule::ONE_TRY, open_window()).await;
     assert_eq!(
         (code.as_deref(), tries, engine.rollbacks),
-        (Some("40001"), 1, 0)
+        (Some("40001"), 1, 1)
     );
     // 0: no limit but the others.
     let many = ["40001"; 30];
@@ -190,7 +196,8 @@ async fn no_new_try_past_the_window_or_the_latency_limit_or_a_failed_rollback() 
     };
     assert_eq!(tried(&["40001"], late, long_ago).await.1, 1);
     assert_eq!(tried(&["40001"], late, open_window()).await.1, 2);
-    let (code, tries, engine) = tried_with(&["40001"], rule(5), open_window(), false).await;
+    let broken = (false, Duration::ZERO);
+    let (code, tries, engine) = tried_with(&["40001"], rule(5), open_window(), broken).await;
     assert_eq!(
         (code.as_deref(), tries, engine.rollbacks),
         (Some("40001"), 1, 1)
@@ -201,6 +208,27 @@ async fn no_new_try_past_the_window_or_the_latency_limit_or_a_failed_rollback() 
         Some(Duration::from_secs(2)),
     );
     assert_eq!(window.until, now + Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn the_rollback_comes_before_the_rule_is_asked_as_in_pgbench() {
+    // A rollback that takes the transaction past its latency limit: no new try.
+    let late = RetryRule {
+        latency_limit: Some(Duration::from_millis(20)),
+        ..rule(5)
+    };
+    let slow = (true, Duration::from_millis(50));
+    let (code, tries, engine) = tried_with(&["40001"], late, open_window(), slow).await;
+    assert_eq!(
+        (code.as_deref(), tries, engine.rollbacks),
+        (Some("40001"), 1, 1)
+    );
+    // Any failure is rolled back, retried or not.
+    let (code, tries, engine) = tried(&["23505"], rule(5), open_window()).await;
+    assert_eq!(
+        (code.as_deref(), tries, engine.rollbacks),
+        (Some("23505"), 1, 1)
+    );
 }
 
 #[test]

@@ -49,6 +49,34 @@ SELECT pg_sleep(0.05);
 UPDATE hot_rows SET n = n + 1 WHERE id = :second;
 COMMIT;";
 
+/// [`UNORDERED_UPDATES`] as one pipeline: the victim's deadlock fails its
+/// block, which the server reports as failed at the pipeline's sync.
+const UNORDERED_UPDATES_PIPELINED: &str = "\\set first 1 + :client_id % 2
+\\set second 3 - :first
+SET deadlock_timeout = '100ms';
+\\startpipeline
+BEGIN;
+UPDATE hot_rows SET n = n + 1 WHERE id = :first;
+SELECT pg_sleep(0.05);
+UPDATE hot_rows SET n = n + 1 WHERE id = :second;
+COMMIT;
+\\endpipeline";
+
+/// Write skew in one pipeline under SERIALIZABLE: each client reads both
+/// rows and writes its own, then waits before its COMMIT; the server refuses
+/// one of two overlapping transactions at its COMMIT ("canceled on
+/// identification as a pivot, during commit attempt"), which ends the block:
+/// the try failed, and nothing is left to roll back.
+const WRITE_SKEW_PIPELINED: &str = "\\set mine 1 + :client_id % 2
+\\startpipeline
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT sum(n) FROM hot_rows;
+SELECT pg_sleep(0.01);
+UPDATE hot_rows SET n = n + 1 WHERE id = :mine;
+SELECT pg_sleep(0.01);
+COMMIT;
+\\endpipeline";
+
 /// Two clients running `sql` for 3 s, no blocker, no DDL.
 fn two_clients(sql: &str) -> WorkloadFile {
     let mut workload = reference();
@@ -151,4 +179,45 @@ fn the_simple_protocol_the_application_pool_and_a_pipeline_retry_the_same_way() 
     assert!(retried >= 3, "pipeline: {summary:?}");
     assert!(retries >= retried, "pipeline: {summary:?}");
     assert!(serialization * 4 <= retried, "pipeline: {summary:?}");
+}
+
+#[test]
+fn a_pipelines_deadlock_is_rolled_back_and_retried() {
+    let _cpus = cpus_shared();
+    let workload = two_clients(UNORDERED_UPDATES_PIPELINED);
+    let flags = ["--protocol", "extended", "--max-tries", "3"];
+    let (summary, [retried, retries, _, deadlocks]) = run_with(&workload, &flags);
+    assert!(retried >= 2, "{summary:?}");
+    assert!(retries >= retried, "{summary:?}");
+    // Rolled back before each new try: no try fails on a block left open
+    // (25P02), so every failure is a deadlock whose tries ran out.
+    assert_eq!(summary.failed, deadlocks, "{summary:?}");
+}
+
+#[test]
+fn a_pipeline_that_failed_at_its_commit_is_retried_without_a_rollback() {
+    let _cpus = cpus_shared();
+    let workload = two_clients(WRITE_SKEW_PIPELINED);
+    let run = ShortRun::throwaway(&workload);
+    run.command("run")
+        .args(["--load-only", "--protocol", "extended", "--max-tries", "10"])
+        .assert()
+        .success();
+    let summaries: Vec<Summary> = read_records(&run.out.join("summary.csv"));
+    let summary = &summaries[0];
+    assert!(summary.retried >= 10, "{summary:?}");
+    // The server's log is text: its messages are what can be read there.
+    let log = std::fs::read_to_string(run.out.join("server.log")).unwrap();
+    let at_commit = log.matches("during commit attempt").count();
+    assert!(
+        at_commit >= 10,
+        "{at_commit} failures at COMMIT: {summary:?}"
+    );
+    // pgbench's rule: ROLLBACK only when the server says a block is open,
+    // which it does not after a failed COMMIT; a ROLLBACK then would warn.
+    assert_eq!(
+        log.matches("there is no transaction in progress").count(),
+        0,
+        "{log}"
+    );
 }

@@ -231,7 +231,7 @@ pub async fn run_worker(
             },
         };
         let mut txn = Txn::due(start.scheduled);
-        let (index, outcome, ended) = match client.admit(start) {
+        let (sent, outcome, ended) = match client.admit(start) {
             Admit::Send => {
                 if client.arrivals.is_some() {
                     txn = txn.sent_late(start.lag());
@@ -262,19 +262,16 @@ pub async fn run_worker(
                     }
                 };
                 let outcome = result.err().unwrap_or(TxnOutcome::Done);
-                (Some(index), outcome, Instant::now())
+                (true, outcome, Instant::now())
             }
-            Admit::NotSent(outcome) => (None, outcome, start.started),
+            Admit::NotSent(outcome) => (false, outcome, start.started),
             Admit::LoadOver => break,
         };
         if txn.end(&outcome, ended, &mut client.recording) == Ended::AfterTheLoad {
             break;
         }
         // Only a failure leaves something to repair: the healthy path never enters `recover`.
-        if let Some(index) = index
-            && !matches!(outcome, TxnOutcome::Done)
-            && !client.recover(index, outcome, ended).await
-        {
+        if sent && !matches!(outcome, TxnOutcome::Done) && !client.recover(outcome, ended).await {
             break;
         }
     }
@@ -466,11 +463,12 @@ impl Client {
         }
     }
 
-    /// Repairs what a failed transaction of script `index` left: a lost
-    /// connection is opened again, a transaction the script opened is rolled
-    /// back, statements the server no longer accepts are prepared again.
+    /// Repairs what a failed transaction left: a lost
+    /// connection is opened again, a transaction block the server says is
+    /// open is rolled back, statements the server no longer accepts are
+    /// prepared again.
     /// False if the load ended first.
-    async fn recover(&mut self, index: usize, outcome: TxnOutcome, ended: Instant) -> bool {
+    async fn recover(&mut self, outcome: TxnOutcome, ended: Instant) -> bool {
         let scripts = &self.scripts;
         let (clock, rng, recording) = (self.clock, &mut self.rng, &mut self.recording);
         match outcome {
@@ -485,7 +483,7 @@ impl Client {
                     .await
             }
             TxnOutcome::Failed(failure) => {
-                if scripts[index].script.opens_transaction()
+                if self.session.connection.in_transaction_block()
                     && !self.session.roll_back(scripts, clock, rng, recording).await
                 {
                     return false;

@@ -47,8 +47,12 @@ impl Attempt for Run<'_> {
         self.script(vars, prng).await
     }
 
-    async fn roll_back(&mut self) -> bool {
-        !self.script.opens_transaction() || self.connection.simple_query("ROLLBACK").await.is_ok()
+    /// As pgbench does after an error (its pipeline's answers already read
+    /// up to the last sync): a ROLLBACK only when the server said a
+    /// transaction block is open, whatever the script's text.
+    async fn roll_back(&mut self, _failure: &Failure) -> bool {
+        !self.connection.in_transaction_block()
+            || self.connection.simple_query("ROLLBACK").await.is_ok()
     }
 }
 
@@ -277,5 +281,106 @@ mod tests {
         for code in ["57014", "40P01", "55P03", "25P03"] {
             assert!(!failure(server(code)).0, "{code}");
         }
+    }
+
+    /// A ReadyForQuery with transaction status `status`.
+    fn ready(status: u8) -> Vec<u8> {
+        vec![b'Z', 0, 0, 0, 5, status]
+    }
+
+    /// An ErrorResponse with SQLSTATE `code`.
+    fn error(code: &str) -> Vec<u8> {
+        let mut fields = Vec::new();
+        for (tag, text) in [(b'S', "ERROR"), (b'C', code), (b'M', "m")] {
+            fields.push(tag);
+            fields.extend_from_slice(text.as_bytes());
+            fields.push(0);
+        }
+        fields.push(0);
+        let mut message = vec![b'E'];
+        message.extend_from_slice(&(4 + fields.len() as i32).to_be_bytes());
+        message.extend_from_slice(&fields);
+        message
+    }
+
+    /// What the test's server received since it last looked.
+    fn received(server: &mut std::os::unix::net::UnixStream) -> String {
+        use std::io::Read;
+        server.set_nonblocking(true).unwrap();
+        let mut bytes = vec![0u8; 64 * 1024];
+        let read = match server.read(&mut bytes) {
+            Ok(read) => read,
+            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => 0,
+            Err(err) => panic!("{err}"),
+        };
+        String::from_utf8_lossy(&bytes[..read]).into_owned()
+    }
+
+    /// Runs a pipeline whose first try fails with a serialization failure
+    /// after which the server says `status`, and whose second try completes,
+    /// on a server the test plays (every answer written before the client
+    /// asks, so that nothing waits on the other); returns what the server
+    /// received after the first try.
+    async fn retried_pipeline(status: u8) -> String {
+        use crate::scenario::txn::{RetryRule, Rewind, TryWindow, Txn};
+        use std::io::Write;
+        let text = "\\startpipeline\nBEGIN ISOLATION LEVEL SERIALIZABLE;\n\
+                    UPDATE t SET n = n + 1;\nCOMMIT;\n\\endpipeline\n";
+        let script = crate::script::parse("t", text).unwrap();
+        let (mut connection, mut server) = crate::pgwire::WireConnection::with_test_server();
+        let prepared = PreparedScript {
+            statements: script.sql_commands().map(|_| None).collect(),
+        };
+        // The first try's answer, a ROLLBACK's (read only if one is sent), the second try's.
+        let mut answers = error("40001");
+        answers.extend(ready(status));
+        if status != b'I' {
+            answers.extend(ready(b'I'));
+        }
+        answers.extend(ready(b'I'));
+        server.write_all(&answers).unwrap();
+        let mut buffers = Buffers::default();
+        let mut run = Run {
+            connection: &mut connection,
+            script: &script,
+            prepared: &prepared,
+            protocol: Protocol::Extended,
+            buffers: &mut buffers,
+        };
+        let rule = RetryRule {
+            max_tries: 2,
+            ..RetryRule::ONE_TRY
+        };
+        let now = Instant::now();
+        let window = TryWindow::new(now, now + Duration::from_secs(60), None);
+        let automatic = crate::script::RandomSeeds::new(1, 1).client(0).1;
+        let mut vars = script.new_vars(automatic, &[]);
+        let mut saved = vars.clone();
+        let mut prng = Prng::new(1);
+        let rewind = Rewind {
+            vars: &mut vars,
+            saved: Some(&mut saved),
+            prng: &mut prng,
+        };
+        // A wrong rule reads an answer meant for another message and waits for good.
+        let mut txn = Txn::due(now);
+        let tried = txn.run(&mut run, rule, window, rewind);
+        let result = tokio::time::timeout(Duration::from_secs(10), tried)
+            .await
+            .expect("the transaction waited for an answer the server never sent");
+        assert!(result.is_ok(), "{result:?}");
+        assert!(!connection.in_transaction_block());
+        let sent = received(&mut server);
+        assert_eq!(sent.matches("UPDATE t").count(), 2, "two tries: {sent:?}");
+        sent
+    }
+
+    #[tokio::test]
+    async fn a_failed_try_is_rolled_back_only_when_the_server_says_a_block_is_open() {
+        // Failed inside its block: the server says the block failed (E).
+        assert!(retried_pipeline(b'E').await.contains("ROLLBACK"));
+        // Failed at its COMMIT, which ends the block: idle, nothing to roll
+        // back, though the script's text opens a transaction.
+        assert!(!retried_pipeline(b'I').await.contains("ROLLBACK"));
     }
 }

@@ -427,12 +427,13 @@ async fn transact(
         ..state
     };
     let window = TryWindow::new(scheduled, shared.end, shared.client_timeout);
+    let mut attempt = request::Attempt {
+        client: &client,
+        script,
+        protocol: shared.protocol,
+        unusable: false,
+    };
     let finished = {
-        let mut attempt = request::Attempt {
-            client: &client,
-            script,
-            protocol: shared.protocol,
-        };
         let mut transaction = std::pin::pin!(txn.run(&mut attempt, shared.retry, window, state));
         let given_up = tokio::select! {
             result = &mut transaction => Ok(result),
@@ -461,10 +462,12 @@ async fn transact(
             return given_up;
         }
     };
+    let unusable = attempt.unusable;
     match result {
         Ok(()) => TxnOutcome::Done,
         Err(TxnOutcome::Failed(failure)) => {
-            if !request::clean_up(&client, &failure, script).await {
+            request::clean_up(&client, &failure);
+            if unusable {
                 drop(Object::take(client));
             }
             TxnOutcome::Failed(failure)

@@ -7,6 +7,7 @@
 use bytes::BytesMut;
 use deadpool_postgres::{Object, PoolError};
 use tokio_postgres::SimpleQueryMessage;
+use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 
 use crate::config::Protocol;
@@ -22,6 +23,8 @@ pub(super) struct Attempt<'a> {
     pub client: &'a Object,
     pub script: &'a Script,
     pub protocol: Protocol,
+    /// A rollback failed: the connection must not serve another request.
+    pub unusable: bool,
 }
 
 impl crate::scenario::txn::Attempt for Attempt<'_> {
@@ -33,8 +36,19 @@ impl crate::scenario::txn::Attempt for Attempt<'_> {
         run_script(self.client, self.script, self.protocol, vars, prng).await
     }
 
-    async fn roll_back(&mut self) -> bool {
-        !self.script.opens_transaction() || self.client.batch_execute("ROLLBACK").await.is_ok()
+    /// tokio-postgres keeps no ReadyForQuery status, so the script's text
+    /// says whether a block may be open (it opens one), as an application
+    /// knows it called BEGIN; a failure that says the block is open and
+    /// failed (25P02) rolls back whatever the text.
+    async fn roll_back(&mut self, failure: &Failure) -> bool {
+        let in_failed_block = failure
+            .kind
+            .sqlstate()
+            .is_some_and(|code| *code == SqlState::IN_FAILED_SQL_TRANSACTION);
+        let rolled_back = !(self.script.opens_transaction() || in_failed_block)
+            || self.client.batch_execute("ROLLBACK").await.is_ok();
+        self.unusable |= !rolled_back;
+        rolled_back
     }
 }
 
@@ -185,14 +199,12 @@ fn result_sets(messages: &[SimpleQueryMessage]) -> Vec<ResultSet> {
     results
 }
 
-/// After a failed transaction of `script`: rolls back what the script left
-/// open, and forgets prepared statements the server no longer accepts. False
-/// if the connection cannot be used again (the caller takes it out of the pool).
-pub(super) async fn clean_up(client: &Object, failure: &Failure, script: &Script) -> bool {
+/// After a failed transaction (rolled back by its [`Attempt`]): forgets
+/// prepared statements the server no longer accepts.
+pub(super) fn clean_up(client: &Object, failure: &Failure) {
     if statements_are_stale(&failure.kind) {
         client.statement_cache.clear();
     }
-    !script.opens_transaction() || client.batch_execute("ROLLBACK").await.is_ok()
 }
 
 /// A tokio-postgres error as a request outcome: the server's error (one that
