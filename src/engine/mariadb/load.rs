@@ -3,12 +3,12 @@
 //! (pgbench's language, [`super::script`]), one drawn by weight for each
 //! transaction, as fast as the server answers. A script's statements with
 //! variables are prepared once per connection and sent with their values
-//! (one round trip each); those without run as plain queries. Each client
-//! runs, and connects, on a single-threaded runtime on an OS thread of its
-//! own (the PostgreSQL load's `scenario::load::LoadRuntime`), as sysbench
-//! runs a thread per client: a round trip never wakes another thread, and a
-//! busy machine's scheduler gives the clients the share it gives sysbench's
-//! (beyond [`MAX_LOAD_THREADS`] clients share the threads in turn).
+//! (one round trip each); those without run as plain queries. The clients
+//! run, and connect, on one single-threaded runtime on an OS thread of its
+//! own (the PostgreSQL load's `scenario::load::LoadRuntime`), as pgbench runs
+//! its clients on one thread: a round trip never wakes another thread. A
+//! thread per client, as sysbench runs them, cost 14-17 us of CPU per
+//! transaction against one thread's 9 (docs/benchmark.md).
 //!
 //! Each client counts its transactions in the second they complete on the
 //! run clock and hands each second over to the same recorder the PostgreSQL
@@ -38,10 +38,6 @@ use crate::scenario::RunClock;
 use crate::scenario::load::LoadRuntime;
 use crate::script::{Cursor, Prng, RandomSeeds, Step, Vars};
 
-/// The most load threads: up to this many clients each have a thread of
-/// their own, more share them in turn.
-const MAX_LOAD_THREADS: usize = 16;
-
 /// How long a client waits before opening a lost connection again.
 const REOPEN_EVERY: Duration = Duration::from_millis(200);
 
@@ -52,8 +48,8 @@ pub struct Load {
     starts: Vec<oneshot::Sender<RunClock>>,
     workers: Vec<JoinHandle<u32>>,
     parts: mpsc::UnboundedReceiver<WorkerPart>,
-    /// The clients' threads, which end when this is dropped.
-    _runtimes: Vec<LoadRuntime>,
+    /// The clients' thread, which ends when this is dropped.
+    _runtime: LoadRuntime,
 }
 
 /// Opens `clients` clients of `scripts` on `opts`, each connected and its
@@ -69,10 +65,7 @@ pub async fn open_load(
     let scripts = Arc::new(scripts.to_vec());
     let kind = ClientKind::of_scripts(scripts.iter().map(|s| &s.weighted.script));
     let seeds = RandomSeeds::new(rand::random(), clients as u32);
-    let threads = clients.clamp(1, MAX_LOAD_THREADS);
-    let runtimes = (0..threads)
-        .map(|_| LoadRuntime::start())
-        .collect::<Result<Vec<_>, _>>()?;
+    let runtime = LoadRuntime::start()?;
     let (mut workers, mut starts, mut ready) = (Vec::new(), Vec::new(), Vec::new());
     for worker in 0..clients {
         let (prng, automatic) = seeds.client(worker as u32);
@@ -94,7 +87,7 @@ pub async fn open_load(
         };
         let (ready_tx, ready_rx) = oneshot::channel();
         let (start_tx, start_rx) = oneshot::channel::<RunClock>();
-        workers.push(runtimes[worker % threads].spawn(async move {
+        workers.push(runtime.spawn(async move {
             let conn = match client.open().await {
                 Ok(conn) => conn,
                 Err(err) => {
@@ -118,7 +111,7 @@ pub async fn open_load(
         starts,
         workers,
         parts,
-        _runtimes: runtimes,
+        _runtime: runtime,
     })
 }
 
@@ -130,7 +123,7 @@ impl Load {
             starts,
             workers,
             parts,
-            _runtimes,
+            _runtime,
         } = self;
         let recorder = spawn_recorder(clock, workers.len(), parts);
         for start in starts {
