@@ -79,9 +79,14 @@ fn pg_osc_stalls_for_its_lock_timeout_then_kills() {
         roles.contains(&"report"),
         "the report is terminated: {roles:?}"
     );
+    // A reader holds its lock only for its short transaction, so whether one
+    // is in flight at the instant of the kill is chance (none was once, under
+    // load 11); what is certain is that only sessions on orders are killed.
     assert!(
-        roles.iter().any(|role| role.starts_with("reader-")),
-        "readers holding a lock on orders are terminated too: {roles:?}"
+        roles
+            .iter()
+            .all(|role| *role == "report" || role.starts_with("reader-")),
+        "only the report and readers holding a lock on orders are terminated: {roles:?}"
     );
     assert!(
         osc.summary.blocker_outcome.contains("57P01"),

@@ -22,13 +22,16 @@ fn below_capacity_each_request_is_sent_on_time() {
     // figure against pgbench -R, this bound is a loose one. It holds for the
     // median second: a neighbour's busy core (a shared CI runner) once made
     // one second 1.5 ms late on average while the others were 0.2-0.3 ms, a
-    // moment the machine took, not a schedule that is late.
+    // moment the machine took, not a schedule that is late. With other
+    // processes' builds beside the suite (load 11) the median second was
+    // 0.51 ms late (0.43 to 0.59): the bound is 1 ms, still half of what a
+    // second of a falling-behind schedule adds.
     let steady = &load.seconds[1..load.seconds.len() - 1];
     let mut lags_ms: Vec<f64> = steady.iter().map(|row| row.lag_ms).collect();
     lags_ms.sort_by(f64::total_cmp);
     let median_lag_ms = lags_ms[lags_ms.len() / 2];
     assert!(
-        median_lag_ms < 0.5,
+        median_lag_ms < 1.0,
         "--rate 200: median second's schedule lag {median_lag_ms:.3} ms, per second {:?}",
         steady.iter().map(|row| row.lag_ms).collect::<Vec<_>>()
     );
