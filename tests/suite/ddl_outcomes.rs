@@ -98,15 +98,18 @@ fn a_ddl_error_other_than_a_lock_timeout_is_named_on_stdout() {
 
 #[test]
 fn a_concurrent_build_that_timed_out_leaves_no_invalid_index_in_the_next_tries_way() {
-    // The report holds orders from 1 s to 2.5 s; retry's first try of the
-    // concurrent build (1.5 s) times out at 2 s waiting for it, leaving an
-    // INVALID orders_total_idx; the next try (3 s) drops it first, then
-    // builds (without that, it fails: 42P07, the relation already exists).
-    // On 20,000 rows the build is quick, so the first try's wait for the
-    // report is its longest.
+    // The report holds orders from 1 s to 4 s; retry's first try of the
+    // concurrent build (1.5 s) times out after 500 ms waiting for the
+    // report's snapshot, leaving an INVALID orders_total_idx; the next try
+    // (about 3 s) drops it first and times out too; the third (about 5.5 s)
+    // drops it again, then builds (without the drop it fails: 42P07, the
+    // relation already exists). The build of 20,000 rows before the wait
+    // would have to take 2 s for the first try to miss the report (with the
+    // report held 1.5 s, a busy machine once made a try start 0.2 s late
+    // and build 0.3 s, and its 0.8 s wait ended with the report).
     let mut workload = workload::small_reference();
-    workload.load.duration = "5s".into();
-    workload.blocker = Some(report("1s", "1.5s"));
+    workload.load.duration = "8s".into();
+    workload.blocker = Some(report("1s", "3s"));
     workload.ddl = Some(ddl(
         "1.5s",
         "CREATE INDEX CONCURRENTLY orders_total_idx ON orders (total)",
