@@ -29,6 +29,8 @@
 #   PROFILE=1 scripts/bench-vs-pgbench.sh  # also where the client's cycles go (needs valgrind and strace)
 #   MANY=1000 scripts/bench-vs-pgbench.sh  # also N clients each: tps and peak RSS (ALT_ROUNDS rounds)
 #   BIN=/path/to/stallbench scripts/...    # measure that build instead of building this tree
+#   PARTS="tls" scripts/bench-vs-pgbench.sh # only these parts, of: cases observer pool openloop tls rss
+#                                          # (openloop needs cases: its rates come from them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +38,13 @@ CLIENTS=${CLIENTS:-4}
 DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-6}
 ALT_ROUNDS=${ALT_ROUNDS:-$ROUNDS}
+PARTS=${PARTS:-cases observer pool openloop tls rss}
+# Whether part $1 is to run.
+want() { [[ " $PARTS " == *" $1 "* ]]; }
+if want openloop && ! want cases; then
+  echo "error: PARTS=\"$PARTS\": openloop needs cases (its rates come from the read script's case); add cases or drop openloop" >&2
+  exit 2
+fi
 if [ -n "${PROFILE:-}" ]; then
   for tool in valgrind strace; do
     command -v "$tool" >/dev/null || { echo "error: PROFILE=1 needs $tool; install it (apt-get install valgrind strace) or leave PROFILE unset" >&2; exit 2; }
@@ -196,6 +205,8 @@ PY
 # pairs run back to back, so the machine's drift mostly cancels within a pair.
 MODES=${MODES:-prepared:$CLIENTS prepared:32 simple:$CLIENTS extended:$CLIENTS}
 echo "stallbench $($BIN --version | cut -d' ' -f2) vs $("$PGBENCH" --version); ${DURATION}s per run, $ROUNDS rounds, $(nproc) cores"
+echo "parts: $PARTS"
+if want cases; then
 echo "cases: scripts ${SCRIPTS:-read-order select-1 tpcb-like simple-update select-only} at protocol:clients $MODES"
 for mode in $MODES; do
   protocol=${mode%%:*} clients=${mode##*:}
@@ -248,6 +259,7 @@ with open(sys.argv[4], "a") as summary:
 PY
   done
 done
+fi
 
 # Mean TPS of `run --load-only` on script $1 with flags $2 and with flags $3,
 # alternating ALT_ROUNDS times; prints "tps_a tps_b ratio".
@@ -273,6 +285,7 @@ alternate() {
 # OBSERVER_CLIENTS, ALT_ROUNDS rounds of alternating order: the geometric mean
 # of the per-round ratios with its 95% interval. The observer costs at most 2%
 # where the interval's lower end is above 0.98.
+if want observer; then
 for clients in ${OBSERVER_CLIENTS:-$CLIENTS 64}; do
   for name in read-order tpcb-like; do
     workload=("$work/$name.toml")
@@ -299,9 +312,11 @@ for clients in ${OBSERVER_CLIENTS:-$CLIENTS 64}; do
     echo "lock observer, $name, $clients clients: with/without $geo ($low to $high): costs at most 2%: $cheap" >>"$work/summary"
   done
 done
+fi
 
 # The open-loop scheduler's cost: a --rate far above capacity (every arrival is
 # already due, so the clients never sleep) against the closed loop, on SELECT 1.
+if want pool; then
 read -r mean_open mean_closed ratio <<<"$(alternate select-1 "--rate 10000000" "")"
 echo "open-loop scheduler: $mean_open tps at --rate 10000000, $mean_closed tps closed loop, ratio $ratio"
 
@@ -312,6 +327,7 @@ echo "open-loop scheduler: $mean_open tps at --rate 10000000, $mean_closed tps c
 pool_rate=${mean_closed%.*}
 read -r mean_pool mean_lean ratio <<<"$(alternate select-1 "--rate $pool_rate --pool-size 4 --max-in-flight 1000" "--rate $pool_rate --clients 4")"
 echo "application pool: $mean_pool tps with --pool-size 4, $mean_lean tps on 4 lean connections, at --rate $pool_rate (SELECT 1), ratio $ratio"
+fi
 
 # Open loop on the read script: stallbench --rate R against pgbench -R R, at
 # R = 1000 and at half the closed-loop capacity measured above (pgbench's mean
@@ -321,6 +337,7 @@ echo "application pool: $mean_pool tps with --pool-size 4, $mean_lean tps on 4 l
 # first and the last second left out: stallbench's timeline.csv (lag_ms and
 # lat_mean_ms per second, weighted by tps), pgbench's per-second aggregate log.
 # stallbench runs without its lock observer: this compares the clients.
+if want openloop; then
 capacity=$(awk '$1 != "short" && $2 == "pgbench" { tps += $3; n++ } END { printf "%d", tps / n }' "$work/read-order-prepared-$CLIENTS.rounds")
 # One open-loop run of pgbench at rate $1; prints "lag_ms latency_ms".
 open_pgbench() {
@@ -384,13 +401,16 @@ print(f"open loop at {sys.argv[2]} tps, steady state, {len(rows) // 2} rounds: "
       f"(ratio {ratio(latency['stallbench'], latency['pgbench'])})")
 PY
 done
+fi
 
 # TLS: the read script over TCP on 127.0.0.1 with sslmode=require and with
 # sslmode=disable, for both clients, ALT_ROUNDS rounds; odd rounds run TLS
 # first and pgbench first within each mode, even rounds the other way round.
 # Both modes use the same listener, so each client's TLS/plain ratio is the
 # cost of TLS alone (handshake, encryption), not of TCP against the socket.
-if [ ${#tls[@]} = 0 ]; then
+if ! want tls; then
+  :
+elif [ ${#tls[@]} = 0 ]; then
   echo "TLS round skipped: no openssl to make the server's certificate (apt-get install openssl)"
 else
   echo "TLS: read script on $TCP, sslmode=require against sslmode=disable, $ALT_ROUNDS rounds"
@@ -407,27 +427,38 @@ else
     for sslmode in $modes; do
       for tool in $order; do
         read -r tps _ < <("run_$tool" read-order "$DURATION" "$CLIENTS" prepared "$TCP sslmode=$sslmode")
-        echo "$tool $sslmode $tps" >>"$rounds"
+        echo "$tool $sslmode $tps $round" >>"$rounds"
         line="$line $tool $sslmode $tps tps,"
       done
     done
     echo "${line%,}"
   done
-  python3 - "$rounds" <<'PY'
-import statistics, sys
+  python3 - "$rounds" "$work/interval.py" "$work/summary" <<'PY'
+import statistics, subprocess, sys
 rows = [line.split() for line in open(sys.argv[1])]
 tps = {(tool, mode): statistics.mean(float(r[2]) for r in rows if r[0] == tool and r[1] == mode)
        for tool in ("stallbench", "pgbench") for mode in ("require", "disable")}
+by_round = {(r[0], r[1], r[3]): float(r[2]) for r in rows}
 for mode, label in (("require", "TLS (sslmode=require)"), ("disable", "plain TCP (sslmode=disable)")):
+    # The per-round ratios' geometric mean and interval, as for the cases.
+    ratios = [by_round["stallbench", mode, n] / by_round["pgbench", mode, n]
+              for (tool, m, n) in by_round if tool == "pgbench" and m == mode]
+    geo, low, high, verdict = subprocess.run([sys.executable, sys.argv[2], *map(str, ratios)], check=True,
+                                             capture_output=True, text=True).stdout.split(maxsplit=3)
+    verdict = verdict.strip()
     print(f"read-order over {label}: stallbench {tps['stallbench', mode]:.1f} tps, "
-          f"pgbench {tps['pgbench', mode]:.1f} tps, "
-          f"ratio stallbench/pgbench {tps['stallbench', mode] / tps['pgbench', mode]:.3f}")
+          f"pgbench {tps['pgbench', mode]:.1f} tps; per-round ratio stallbench/pgbench, "
+          f"geometric mean {geo} (95% interval {low} to {high}, {len(ratios)} rounds "
+          f"from {min(ratios):.3f} to {max(ratios):.3f}): {verdict}")
+    with open(sys.argv[3], "a") as summary:
+        summary.write(f"read-order over {label}: stallbench/pgbench {geo} ({low} to {high}): {verdict}\n")
 print("read-order TLS/plain tps ratio: " + ", ".join(
     f"{tool} {tps[tool, 'require'] / tps[tool, 'disable']:.3f}" for tool in ("stallbench", "pgbench")))
 PY
 fi
 
 # Peak RSS of the default compare (against this server, so only stallbench is measured).
+if want rss; then
 rss_kib=$(python3 - "$BIN" "$URL" "$work/out-compare" <<'PY'
 import resource, subprocess, sys
 subprocess.run([sys.argv[1], "compare", "--quiet", "--db-url", sys.argv[2], "--out", sys.argv[3], "--force"],
@@ -436,6 +467,7 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 PY
 )
 echo "peak RSS of the default compare: $((rss_kib / 1024)) MiB ($rss_kib KiB)"
+fi
 
 # Many clients (set MANY, e.g. MANY=1000): both clients with MANY connections
 # on a server of their own (max_connections MANY + 50), on the read script's
