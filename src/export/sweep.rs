@@ -581,6 +581,26 @@ mod tests {
     }
 
     #[test]
+    fn the_table_reads_the_same_from_the_file_as_from_the_run() {
+        // 0.41496 of baseline is 41%; its cell, 0.415, must not read 42%.
+        let mut records = vec![record("retry", "500ms", 0.0, 0.0, true)];
+        let mut run = neutral_run();
+        run.worst_second_tps = 41_496;
+        run.baseline_tps = 100_000.0;
+        let row = crate::metrics::RankingRow {
+            strategy: "retry".to_string(),
+            run_order: 0,
+            runs: vec![run],
+        };
+        records[0] = SweepRecord::new("retry.lock_timeout", "500ms", Some(0.5), &row);
+        let file = csv_file(SWEEP_CSV, records.iter().cloned()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(SWEEP_CSV), &file.bytes).unwrap();
+        let back = read_records(dir.path()).unwrap().unwrap();
+        assert_eq!(table(&back).rows, table(&records).rows);
+    }
+
+    #[test]
     fn sweep_csv_reads_back_byte_for_byte_and_names_its_sweep() {
         let records = [
             record("naive", "50ms", 9.0, 0.0, true),

@@ -109,7 +109,16 @@ impl SweepRecord {
     ) -> SweepRecord {
         let stall = row.longest_stall_s();
         let zero = row.zero_tps_seconds();
+        // The shares as the file keeps them (three decimals), so the table
+        // written now and the one read back from the file round alike
+        // (0.41496 is 41% but its cell 0.415 would read 42%).
         let share = row.worst_second_share();
+        let share = Spread::from_range(
+            round_to_thousandths(share.median),
+            round_to_thousandths(share.min),
+            round_to_thousandths(share.max),
+            share.count,
+        );
         let p99 = row.worst_second_p99_ms();
         let max = row.window_max_latency_ms();
         let failed = row.failed_transactions();
@@ -194,4 +203,9 @@ impl SweepRecord {
             self.migration_done_runs as usize,
         ))
     }
+}
+
+/// `value` as a three-decimal cell holds it: `0.41496` -> `0.415`.
+fn round_to_thousandths(value: f64) -> f64 {
+    format!("{value:.3}").parse().unwrap_or(value)
 }
