@@ -5,7 +5,10 @@
 # STALLBENCH_PG_VERSION=N, then one Markdown table: major, exact version,
 # server start time, naive zero-tps seconds, the naive DDL's lock wait, retry
 # zero-tps seconds, lock chain found, server-log facts found, the replica's
-# zero-tps seconds under naive, retry and replica-aware, pass/fail.
+# zero-tps seconds under naive, retry and replica-aware, one column per
+# contention workload (hot-row, job-queue, transfer-deadlock, write-skew, each
+# `compare <workload> --pg-version N` on its own clock with its own
+# expectations: `pass` when it exits 0), pass/fail.
 #
 # The scenario is the bundled add-column on a 14 s clock (report from 2 s held
 # 8 s, ALTER at 3 s) with the workload's own bounds: naive has at least 5
@@ -13,7 +16,8 @@
 # hold (compare exits 0), the server is the major asked for, the lock chain and
 # the server log's lock waits were found, the replica run meets its own bounds
 # on the same clock (naive and retry stall the standby's readers at least 5 s,
-# replica-aware at most 1 s), and the strategies tests pass.
+# replica-aware at most 1 s), the strategies tests pass, and each contention
+# workload meets its own expectations.
 #
 # Usage: scripts/pg-majors.sh [MAJOR ...]
 # Needs cargo and jq; a major neither installed nor cached is downloaded from
@@ -33,7 +37,10 @@ fi
 unset STALLBENCH_PG_BIN STALLBENCH_PG_VERSION STALLBENCH_OFFLINE
 
 cargo build --quiet
-cargo test --quiet --test suite --no-run 2>/dev/null
+# The suite is built once here and that binary runs for every major, so the
+# matrix tests the tree it started from even if the tree changes meanwhile.
+suite=$(cargo test --quiet --test suite --no-run --message-format=json 2>/dev/null \
+    | jq -r 'select(.target.name == "suite" and .executable != null) | .executable')
 # The test checks that no server of the harness outlives it by scanning every
 # process: where we may, it runs in its own pid namespace, blind to the servers
 # of other runs on the machine.
@@ -41,16 +48,28 @@ isolate=()
 if unshare --pid --fork --mount-proc true 2>/dev/null; then
     isolate=(unshare --pid --fork --mount-proc)
 fi
-stallbench=target/debug/stallbench
+stallbench="${CARGO_TARGET_DIR:-target}/debug/stallbench"
+contention=(hot-row job-queue transfer-deadlock write-skew)
 folder="results/pg-majors-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$folder"
 
 # One row of the table, for major $1, from its folder $2.
 row() {
     local major=$1 dir=$2 compare_code=$3 test_code=$4 replica_code=$5
+    shift 5
+    # The contention workloads' exit codes, in the order of $contention.
+    local workload_codes=("$@") cells="" workload_why=() i
+    for i in "${!contention[@]}"; do
+        if [ "${workload_codes[$i]}" = 0 ]; then
+            cells+=" pass |"
+        else
+            cells+=" exit ${workload_codes[$i]} |"
+            workload_why+=("${contention[$i]} exit ${workload_codes[$i]}")
+        fi
+    done
     local out="$dir/results"
     if [ ! -f "$out/run.json" ] || [ ! -f "$out/summary.json" ]; then
-        echo "| $major | - | - | - | - | - | no | no | - | fail (compare exit $compare_code, see $dir) |"
+        echo "| $major | - | - | - | - | - | no | no | - |$cells fail (compare exit $compare_code, see $dir) |"
         return
     fi
     local version start naive_zero ddl_wait retry_zero chain log verdict
@@ -78,6 +97,7 @@ row() {
     [ "$log" = yes ] || why+=("no server-log facts")
     [ "$test_code" = 0 ] || why+=("strategies test failed")
     [ "$replica_code" = 0 ] || why+=("replica compare exit $replica_code")
+    why+=("${workload_why[@]}")
     local replica=-
     if [ -f "$dir/replica/summary.json" ]; then
         replica=$(jq -r '[.strategies[] | .replica_zero_tps_seconds | tostring] | join(" / ")' "$dir/replica/summary.json")
@@ -85,7 +105,7 @@ row() {
     if [ ${#why[@]} -gt 0 ]; then
         verdict="fail ($(IFS=,; echo "${why[*]}" | sed 's/,/, /g'))"
     fi
-    echo "| $major | $version | ${start} s | $naive_zero | ${ddl_wait} s | $retry_zero | $chain | $log | $replica | $verdict |"
+    echo "| $major | $version | ${start} s | $naive_zero | ${ddl_wait} s | $retry_zero | $chain | $log | $replica |$cells $verdict |"
 }
 
 rows=()
@@ -102,15 +122,23 @@ for major in "${majors[@]}"; do
         --duration 14s --blocker-at 2s --blocker-hold 8s --ddl-at 3s \
         --quiet --out "$dir/replica" >"$dir/replica.txt" 2>&1 || replica_code=$?
     test_code=0
-    STALLBENCH_PG_VERSION=$major "${isolate[@]}" cargo test --quiet --test suite strategies:: \
+    STALLBENCH_PG_VERSION=$major "${isolate[@]}" "$suite" --quiet strategies:: \
         >"$dir/strategies-test.txt" 2>&1 || test_code=$?
-    rows+=("$(row "$major" "$dir" "$compare_code" "$test_code" "$replica_code")")
+    # The contention workloads, each on its own clock with its own expectations.
+    workload_codes=()
+    for workload in "${contention[@]}"; do
+        code=0
+        "$stallbench" compare "$workload" --pg-version "$major" \
+            --quiet --out "$dir/$workload" >"$dir/$workload.txt" 2>&1 || code=$?
+        workload_codes+=("$code")
+    done
+    rows+=("$(row "$major" "$dir" "$compare_code" "$test_code" "$replica_code" "${workload_codes[@]}")")
     echo "${rows[-1]}" >&2
 done
 
 echo
-echo "| major | version | server start | naive zero-tps s | naive DDL wait | retry zero-tps s | lock chain | server log | replica zero-tps s (naive / retry / replica-aware) | result |"
-echo "| ---: | :--- | ---: | ---: | ---: | ---: | :--- | :--- | :--- | :--- |"
+echo "| major | version | server start | naive zero-tps s | naive DDL wait | retry zero-tps s | lock chain | server log | replica zero-tps s (naive / retry / replica-aware) | $(printf '%s | ' "${contention[@]}")result |"
+echo "| ---: | :--- | ---: | ---: | ---: | ---: | :--- | :--- | :--- | $(printf ':--- | %.0s' "${contention[@]}"):--- |"
 printf '%s\n' "${rows[@]}"
 echo
 echo "results and test output: $folder/"

@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
-bin=target/release/stallbench
+bin="${CARGO_TARGET_DIR:-target}/release/stallbench"
 
 run() {
   local name="$1"

@@ -301,6 +301,7 @@ pub fn neutral_run() -> RunFigures {
         steady_p99_ms: (10.0, 10.0),
         failed_transactions: 0,
         transactions: 100_000,
+        mean_tps: 1000.0,
         main_failure: None,
         longest_stall_s: 0,
         zero_tps_seconds: 0,

@@ -11,12 +11,15 @@ use anyhow::Context;
 
 use crate::config::{Sweep, SweepSetting, sweep_x_value};
 use crate::metrics::RunReport;
+use crate::metrics::growth::{GROWTH_MARGIN, Growth, Step, growth};
 use crate::metrics::ranking::ranking_rows;
 use crate::results::{OutputFile, SUMMARY_MD, SWEEP_CSV};
 
 use super::csv::csv_file;
 pub use super::csv::sweep::SweepRecord;
-use super::format::{format_count, format_ms, format_percent, format_seconds, format_spread};
+use super::format::{
+    format_count, format_ms, format_percent, format_seconds, format_spread, format_thousands,
+};
 use super::table::{Align, Table};
 use crate::metrics::spread::Spread;
 
@@ -94,9 +97,11 @@ pub fn value_folders(sweep: &Sweep, records: &[SweepRecord]) -> Vec<String> {
 /// The sweep's table: one row per value and strategy, the figures the
 /// planner asks about, each a median with its range over the repeats.
 pub fn table(records: &[SweepRecord]) -> Table {
-    let mut table = Table::new(&[
+    let anomalies = records.iter().any(|record| record.anomalies.is_some());
+    let mut columns = vec![
         ("value", Left),
         ("strategy", Left),
+        ("tps", Right),
         ("stall s", Right),
         ("zero-tps s", Right),
         ("worst %", Right),
@@ -105,7 +110,11 @@ pub fn table(records: &[SweepRecord]) -> Table {
         ("failed", Right),
         ("tries", Right),
         ("done at s", Right),
-    ]);
+    ];
+    if anomalies {
+        columns.push(("anomalies", Right));
+    }
+    let mut table = Table::new(&columns);
     for record in records {
         let n = record.repeats as usize;
         let cell = |median: f64, min: f64, max: f64, number: fn(f64) -> String, unit: &str| {
@@ -123,9 +132,10 @@ pub fn table(records: &[SweepRecord]) -> Table {
             None if r.ddl_tries == 0.0 => "no DDL".to_string(),
             None => "did not finish".to_string(),
         };
-        table.push(vec![
+        let mut row = vec![
             r.value.clone(),
             r.strategy.clone(),
+            cell(r.mean_tps, r.mean_tps_min, r.mean_tps_max, format_count, ""),
             cell(
                 r.longest_stall_s,
                 r.longest_stall_s_min,
@@ -170,7 +180,11 @@ pub fn table(records: &[SweepRecord]) -> Table {
                 "",
             ),
             done,
-        ]);
+        ];
+        if anomalies {
+            row.push(r.anomalies.map_or("-".to_string(), |n| n.to_string()));
+        }
+        table.push(row);
     }
     table
 }
@@ -179,7 +193,10 @@ pub fn table(records: &[SweepRecord]) -> Table {
 /// varies that strategy alone), naming the value that kept its longest stall
 /// smallest while every run still finished the migration, and the value
 /// that stalled longest: "retry: lock_timeout 100ms kept every second above
-/// 60% of baseline and finished in 4 tries; 2s stalled 2 s."
+/// 60% of baseline and finished in 4 tries; 2s stalled 2 s." A strategy
+/// that ran no DDL gets one only when it stalled. When the sweep adds
+/// clients or raises the rate, a second sentence per strategy says where its
+/// throughput stops growing ([`growth_sentence`]).
 pub fn sentences(sweep: &Sweep, records: &[SweepRecord]) -> Vec<String> {
     let mut strategies: Vec<&str> = Vec::new();
     for record in records {
@@ -191,16 +208,118 @@ pub fn sentences(sweep: &Sweep, records: &[SweepRecord]) -> Vec<String> {
             strategies.push(&record.strategy);
         }
     }
-    strategies
+    let rows_of = |strategy: &str| -> Vec<&SweepRecord> {
+        records
+            .iter()
+            .filter(|record| record.strategy == strategy)
+            .collect()
+    };
+    let mut sentences: Vec<String> = strategies
         .iter()
-        .map(|strategy| {
-            let rows: Vec<&SweepRecord> = records
-                .iter()
-                .filter(|record| record.strategy == *strategy)
-                .collect();
-            strategy_sentence(sweep.short_name(), strategy, &rows)
+        .filter_map(|strategy| {
+            let rows = rows_of(strategy);
+            match rows.iter().all(|row| row.ran_no_ddl()) {
+                true => no_ddl_sentence(sweep.short_name(), strategy, &rows),
+                false => Some(strategy_sentence(sweep.short_name(), strategy, &rows)),
+            }
         })
-        .collect()
+        .collect();
+    if matches!(sweep.setting, SweepSetting::Clients | SweepSetting::Rate) {
+        sentences.extend(
+            strategies
+                .iter()
+                .map(|strategy| growth_sentence(&sweep.setting, strategy, &rows_of(strategy))),
+        );
+    }
+    sentences
+}
+
+/// The stall sentence of a strategy that ran no DDL: none when no value
+/// stalled, else the value that stalled longest.
+fn no_ddl_sentence(setting: &str, strategy: &str, rows: &[&SweepRecord]) -> Option<String> {
+    let longest = rows
+        .iter()
+        .filter(|row| row.longest_stall_s > 0.0)
+        .max_by(|a, b| a.longest_stall_s.total_cmp(&b.longest_stall_s))?;
+    Some(format!(
+        "{strategy}: ran no DDL; its longest stall was {} s, at {setting} {}.",
+        format_count(longest.longest_stall_s),
+        longest.value
+    ))
+}
+
+/// A value of a clients or rate sweep in words: `1 client`, `16 clients`, `rate 200`.
+fn value_words(setting: &SweepSetting, value: &str) -> String {
+    match setting {
+        SweepSetting::Clients if value.trim() == "1" => "1 client".to_string(),
+        SweepSetting::Clients => format!("{} clients", value.trim()),
+        _ => format!("rate {}", value.trim()),
+    }
+}
+
+/// Mean tps in words: `1,599/s`.
+fn per_second(tps: f64) -> String {
+    format!("{}/s", format_thousands(tps.round() as u64))
+}
+
+/// Where a strategy's throughput (mean tps over the run, the median repeat)
+/// stops growing over its rows, in the order of the swept values (see
+/// [`growth`]): "skip-locked: still growing at 16 clients (1,599/s)" or
+/// "for-update: stops growing at 1 client (468/s); 2 clients did 366/s, 22%
+/// less." It says what was measured, not why.
+pub fn growth_sentence(setting: &SweepSetting, strategy: &str, rows: &[&SweepRecord]) -> String {
+    let mut rows = rows.to_vec();
+    if rows.iter().all(|row| row.value_number.is_some()) {
+        rows.sort_by(|a, b| a.value_number.unwrap().total_cmp(&b.value_number.unwrap()));
+    }
+    let spreads: Vec<Spread> = rows.iter().map(|row| row.tps_spread()).collect();
+    let margin = format_percent(GROWTH_MARGIN);
+    let at = |row: &SweepRecord| {
+        format!(
+            "{} ({})",
+            value_words(setting, &row.value),
+            per_second(row.mean_tps)
+        )
+    };
+    match (growth(&spreads), rows.as_slice()) {
+        (_, []) => format!("{strategy}: no value ran."),
+        (_, [only]) => format!(
+            "{strategy}: {}, one value only: no growth to judge.",
+            at(only)
+        ),
+        (Growth::StillGrowing, [.., last]) => format!(
+            "{strategy}: still growing at {}: each step gave more than {margin}% more mean tps.",
+            at(last)
+        ),
+        (Growth::StopsAt { at: index, step }, _) => {
+            let (here, next) = (rows[index], rows[index + 1]);
+            let change = match here.mean_tps > 0.0 {
+                true => (next.mean_tps / here.mean_tps - 1.0).abs(),
+                false => 0.0,
+            };
+            let how = match step {
+                Step::Fell => format!("{}% less", format_percent(change)),
+                Step::Flat => format!(
+                    "{}% more, not more than the {margin}% margin",
+                    format_percent(change)
+                ),
+                Step::WithinSpread => format!(
+                    "{}% more, but within the runs' spread ({}-{}, then {}-{})",
+                    format_percent(change),
+                    format_thousands(here.mean_tps_min.round() as u64),
+                    per_second(here.mean_tps_max),
+                    format_thousands(next.mean_tps_min.round() as u64),
+                    per_second(next.mean_tps_max)
+                ),
+            };
+            format!(
+                "{strategy}: stops growing at {}; {} did {}, {how}.",
+                at(here),
+                value_words(setting, &next.value),
+                per_second(next.mean_tps)
+            )
+        }
+    }
 }
 
 /// The sentence of one strategy over its rows (one per value).
@@ -303,6 +422,7 @@ pub fn sweep_of(records: &[SweepRecord]) -> anyhow::Result<Sweep> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::RunFigures;
     use crate::testing::neutral_run;
 
     fn record(strategy: &str, value: &str, stall_s: f64, share: f64, done: bool) -> SweepRecord {
@@ -386,6 +506,100 @@ mod tests {
         );
     }
 
+    /// A job-queue row at `clients` clients: no DDL, `tps` per run.
+    fn clients_record(strategy: &str, clients: &str, tps: &[f64]) -> SweepRecord {
+        let runs = tps
+            .iter()
+            .map(|&tps| RunFigures {
+                mean_tps: tps,
+                ddl_tries: 0,
+                ddl_outcome: crate::metrics::DdlOutcome::None,
+                migration_done_at_s: None,
+                ..neutral_run()
+            })
+            .collect();
+        let row = crate::metrics::RankingRow {
+            strategy: strategy.to_string(),
+            run_order: 0,
+            runs,
+        };
+        SweepRecord::new("clients", clients, sweep_x_value(false, clients), &row)
+    }
+
+    fn clients_sweep(values: &[&str]) -> Sweep {
+        Sweep {
+            setting: SweepSetting::Clients,
+            values: values.iter().map(|value| value.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_clients_sweep_says_where_each_strategy_s_throughput_stops_growing() {
+        let values = ["1", "2", "4", "8", "16"];
+        let series = [
+            ("skip-locked", [506.0, 600.0, 866.0, 1216.0, 1599.0]),
+            ("for-update", [468.0, 366.0, 517.0, 279.0, 361.0]),
+            ("no-lock", [330.0, 434.0, 456.0, 1319.0, 1194.0]),
+        ];
+        let records: Vec<SweepRecord> = values
+            .iter()
+            .enumerate()
+            .flat_map(|(index, value)| {
+                series
+                    .iter()
+                    .map(move |(name, tps)| clients_record(name, value, &[tps[index]]))
+            })
+            .collect();
+        assert_eq!(
+            sentences(&clients_sweep(&values), &records),
+            [
+                "skip-locked: still growing at 16 clients (1,599/s): each step gave more than \
+                 10% more mean tps.",
+                "for-update: stops growing at 1 client (468/s); 2 clients did 366/s, 22% less.",
+                "no-lock: stops growing at 2 clients (434/s); 4 clients did 456/s, 5% more, \
+                 not more than the 10% margin."
+            ]
+        );
+    }
+
+    #[test]
+    fn with_repeats_a_growth_within_the_runs_spread_does_not_count() {
+        let records = vec![
+            clients_record("skip-locked", "1", &[450.0, 500.0, 520.0]),
+            clients_record("skip-locked", "2", &[510.0, 600.0, 700.0]),
+        ];
+        assert_eq!(
+            sentences(&clients_sweep(&["1", "2"]), &records),
+            [
+                "skip-locked: stops growing at 1 client (500/s); 2 clients did 600/s, 20% more, \
+                 but within the runs' spread (450-520/s, then 510-700/s)."
+            ]
+        );
+        assert_eq!(records[1].mean_tps_min, 510.0);
+        assert_eq!(records[1].mean_tps_max, 700.0);
+        assert_eq!(records[1].anomalies, None);
+    }
+
+    #[test]
+    fn the_table_reads_the_same_from_the_file_as_from_the_run() {
+        // 0.41496 of baseline is 41%; its cell, 0.415, must not read 42%.
+        let mut records = vec![record("retry", "500ms", 0.0, 0.0, true)];
+        let mut run = neutral_run();
+        run.worst_second_tps = 41_496;
+        run.baseline_tps = 100_000.0;
+        let row = crate::metrics::RankingRow {
+            strategy: "retry".to_string(),
+            run_order: 0,
+            runs: vec![run],
+        };
+        records[0] = SweepRecord::new("retry.lock_timeout", "500ms", Some(0.5), &row);
+        let file = csv_file(SWEEP_CSV, records.iter().cloned()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(SWEEP_CSV), &file.bytes).unwrap();
+        let back = read_records(dir.path()).unwrap().unwrap();
+        assert_eq!(table(&back).rows, table(&records).rows);
+    }
+
     #[test]
     fn sweep_csv_reads_back_byte_for_byte_and_names_its_sweep() {
         let records = [
@@ -424,7 +638,7 @@ mod tests {
     fn a_sweep_csv_without_a_column_names_it() {
         let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/example-sweep");
         let text = std::fs::read_to_string(example.join(SWEEP_CSV)).unwrap();
-        // Every row without its last cell, migration_done_runs.
+        // Every row without its last cell, anomalies.
         let rows: Vec<&str> = text
             .lines()
             .map(|line| line.rsplit_once(',').unwrap().0)
@@ -434,7 +648,7 @@ mod tests {
         let error = read_records(dir.path()).unwrap_err().to_string();
         assert!(
             error.contains(
-                ": it has no column migration_done_runs; the folder was written by \
+                ": it has no column anomalies; the folder was written by \
                             another stallbench version: run the benchmark again with this one"
             ),
             "{error}"

@@ -7,6 +7,7 @@
 
 pub mod failures;
 pub mod grant;
+pub mod growth;
 pub mod interruption;
 pub mod invariants;
 pub mod live;

@@ -205,6 +205,14 @@ fn a_lock_timeout_sweep_writes_a_folder_per_value_and_the_longest_stalls_like_na
         "{records:#?}"
     );
     assert_eq!(stall("retry", "100ms"), 0.0, "{records:#?}");
+    // Every row has its throughput; the workload checks no invariants.
+    assert!(
+        records.iter().all(|r| r.mean_tps > 0.0
+            && r.mean_tps_min == r.mean_tps
+            && r.mean_tps_max == r.mean_tps
+            && r.anomalies.is_none()),
+        "{records:#?}"
+    );
     assert!(run.out.join("sweep.png").is_file());
     for folder in [
         "lock_timeout=100ms",

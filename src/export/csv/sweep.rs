@@ -1,6 +1,7 @@
 //! `sweep.csv`: one row per sweep value and strategy, with the ranking's
 //! figures over the value's repeats (each a median with its lowest and
-//! highest repeat; one repeat gives three equal columns). The setting and the
+//! highest repeat; one repeat gives three equal columns), then the mean tps
+//! and the invariants' anomalies. The setting and the
 //! value are columns of their own, so every sweep's file has the same header.
 
 use serde::{Deserialize, Serialize};
@@ -84,6 +85,18 @@ pub struct SweepRecord {
     pub migration_done_at_s_max: Option<f64>,
     /// How many of the runs finished the migration.
     pub migration_done_runs: u32,
+    /// Completed transactions per second over the whole run: the median run,
+    /// the lowest and the highest.
+    #[serde(serialize_with = "cells::one_decimal")]
+    pub mean_tps: f64,
+    #[serde(serialize_with = "cells::one_decimal")]
+    pub mean_tps_min: f64,
+    #[serde(serialize_with = "cells::one_decimal")]
+    pub mean_tps_max: f64,
+    /// The anomalies the workload's invariants counted after the runs, the
+    /// most any run counted (so a loss in one repeat shows); empty when the
+    /// workload checks no invariants.
+    pub anomalies: Option<u64>,
 }
 
 impl SweepRecord {
@@ -96,12 +109,22 @@ impl SweepRecord {
     ) -> SweepRecord {
         let stall = row.longest_stall_s();
         let zero = row.zero_tps_seconds();
+        // The shares as the file keeps them (three decimals), so the table
+        // written now and the one read back from the file round alike
+        // (0.41496 is 41% but its cell 0.415 would read 42%).
         let share = row.worst_second_share();
+        let share = Spread::from_range(
+            round_to_thousandths(share.median),
+            round_to_thousandths(share.min),
+            round_to_thousandths(share.max),
+            share.count,
+        );
         let p99 = row.worst_second_p99_ms();
         let max = row.window_max_latency_ms();
         let failed = row.failed_transactions();
         let tries = row.ddl_tries();
         let done = row.migration_done_at_s();
+        let tps = row.mean_tps();
         SweepRecord {
             setting: setting.to_string(),
             value: value.to_string(),
@@ -134,6 +157,10 @@ impl SweepRecord {
             migration_done_at_s_min: done.map(|done| done.min),
             migration_done_at_s_max: done.map(|done| done.max),
             migration_done_runs: done.map_or(0, |done| done.count as u32),
+            mean_tps: tps.median,
+            mean_tps_min: tps.min,
+            mean_tps_max: tps.max,
+            anomalies: row.checked_invariants().then(|| row.anomalies().max as u64),
         }
     }
 
@@ -152,6 +179,21 @@ impl SweepRecord {
         )
     }
 
+    /// The mean tps as a spread (median, lowest, highest repeat).
+    pub fn tps_spread(&self) -> Spread {
+        Spread::from_range(
+            self.mean_tps,
+            self.mean_tps_min,
+            self.mean_tps_max,
+            self.repeats as usize,
+        )
+    }
+
+    /// Whether no run of the strategy at this value ran a DDL.
+    pub fn ran_no_ddl(&self) -> bool {
+        self.ddl_tries_max == 0.0
+    }
+
     /// When the migration was done, as a spread over the runs that finished it.
     pub fn done_spread(&self) -> Option<Spread> {
         Some(Spread::from_range(
@@ -161,4 +203,9 @@ impl SweepRecord {
             self.migration_done_runs as usize,
         ))
     }
+}
+
+/// `value` as a three-decimal cell holds it: `0.41496` -> `0.415`.
+fn round_to_thousandths(value: f64) -> f64 {
+    format!("{value:.3}").parse().unwrap_or(value)
 }

@@ -183,6 +183,8 @@ pub struct RunFigures {
     pub failed_transactions: u64,
     /// Transactions that completed during the whole run.
     pub transactions: u64,
+    /// Completed transactions per second over the whole run's seconds.
+    pub mean_tps: f64,
     /// The most frequent kind of failure, as `SQLSTATE message`; `None` when nothing failed.
     pub main_failure: Option<String>,
     /// Longest run of stalled seconds in the whole run (see `longest_stall_s`).
@@ -307,6 +309,7 @@ fn figures_of(strategy: &StrategyReport, seconds: &[SecondRow], load: LoadTotals
         steady_p99_ms: steady_p99_ms(baseline_seconds(seconds, blocker)),
         failed_transactions: load.failed,
         transactions: load.transactions,
+        mean_tps: share(load.transactions as f64, seconds.len() as f64),
         main_failure: failure_kinds(&strategy.failures)
             .first()
             .map(|total| format!("{} {}", total.kind, total.message)),
@@ -384,6 +387,16 @@ impl RankingRow {
     /// The anomalies the invariants counted after each run.
     pub fn anomalies(&self) -> Spread {
         self.spread(|run| run.anomalies as f64)
+    }
+
+    /// Whether any of its runs checked invariants.
+    pub fn checked_invariants(&self) -> bool {
+        self.runs.iter().any(|run| !run.invariants.is_empty())
+    }
+
+    /// Completed transactions per second over each whole run.
+    pub fn mean_tps(&self) -> Spread {
+        self.spread(|run| run.mean_tps)
     }
 
     /// Whether any of its runs lost data (an invariant did not hold).
