@@ -1,0 +1,99 @@
+//! The keys of the parents' rows, read once per parent and key columns and
+//! kept while a table still to be filled refers to them (a parent of five
+//! children is read once, not five times; a parent no one needs any more
+//! is let go, so a schema of a hundred tables holds only the keys it still
+//! needs).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use tokio_postgres::Client;
+
+use super::catalog::{CatalogTable, ForeignKey};
+use super::generate::ParentKeys;
+use super::recipe::quote_ident;
+
+/// A parent and the columns of its key a foreign key refers to.
+type KeyName = (u32, Vec<String>);
+
+/// The parents' keys read so far, and how many foreign keys of tables
+/// still to fill refer to each.
+#[derive(Debug, Default)]
+pub(super) struct ParentCache {
+    keys: RefCell<HashMap<KeyName, Rc<ParentKeys>>>,
+    uses: RefCell<HashMap<KeyName, usize>>,
+}
+
+fn name(key: &ForeignKey) -> KeyName {
+    (key.parent_oid, key.parent_columns.clone())
+}
+
+impl ParentCache {
+    /// A cache for filling `tables`: each foreign key to another table is one use.
+    pub fn new<'a>(tables: impl IntoIterator<Item = &'a CatalogTable>) -> Self {
+        let cache = ParentCache::default();
+        for table in tables {
+            for key in (table.foreign_keys.iter()).filter(|key| key.parent_oid != table.oid) {
+                *cache.uses.borrow_mut().entry(name(key)).or_default() += 1;
+            }
+        }
+        cache
+    }
+
+    /// The keys of `key`'s parent rows whose key is set, in key order: read
+    /// on `client` the first time.
+    pub async fn keys(
+        &self,
+        client: &Client,
+        key: &ForeignKey,
+    ) -> Result<Rc<ParentKeys>, tokio_postgres::Error> {
+        if let Some(keys) = self.keys.borrow().get(&name(key)) {
+            return Ok(keys.clone());
+        }
+        let keys = Rc::new(read_parent_keys(client, key).await?);
+        self.keys.borrow_mut().insert(name(key), keys.clone());
+        Ok(keys)
+    }
+
+    /// `table` is filled (or skipped): its foreign keys' parents lose a use,
+    /// and a parent's keys no one else needs are let go.
+    pub fn done_with(&self, table: &CatalogTable) {
+        for key in (table.foreign_keys.iter()).filter(|key| key.parent_oid != table.oid) {
+            let mut uses = self.uses.borrow_mut();
+            let left = uses.entry(name(key)).or_insert(1);
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                self.keys.borrow_mut().remove(&name(key));
+            }
+        }
+    }
+}
+
+/// The keys of `key`'s parent rows whose key is set, in key order, as text.
+async fn read_parent_keys(
+    client: &Client,
+    key: &ForeignKey,
+) -> Result<ParentKeys, tokio_postgres::Error> {
+    let columns: Vec<String> = (key.parent_columns.iter())
+        .map(|column| quote_ident(column))
+        .collect();
+    let texts: Vec<String> = (columns.iter())
+        .map(|column| format!("{column}::text"))
+        .collect();
+    let set: Vec<String> = (columns.iter())
+        .map(|column| format!("{column} IS NOT NULL"))
+        .collect();
+    let sql = format!(
+        "SELECT {} FROM {} WHERE {} ORDER BY {}",
+        texts.join(", "),
+        key.parent_sql,
+        set.join(" AND "),
+        columns.join(", ")
+    );
+    let rows = client.query(sql.as_str(), &[]).await?;
+    let values = rows
+        .iter()
+        .flat_map(|row| (0..columns.len()).map(move |at| row.get::<_, &str>(at)));
+    Ok(ParentKeys::new(columns.len(), values))
+}
