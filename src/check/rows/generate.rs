@@ -9,29 +9,45 @@ use super::recipe::{Column, TableRecipe};
 use super::text::{NULL, draw, push_field, write_value};
 
 /// The keys of a parent's rows a foreign key picks from, in key order:
-/// `columns` fields per row, each already in COPY's text form, end to end
-/// in one buffer (a parent's 100,000 keys are one allocation, not 100,000).
+/// `columns` fields per row in COPY's text form, each followed by a tab or
+/// a newline, end to end in one buffer (as `COPY ... TO STDOUT` sends
+/// them: a parent's 100,000 keys are one allocation, not 100,000).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct ParentKeys {
     columns: usize,
     text: Vec<u8>,
-    /// Where each field ends in `text`.
+    /// Where each field ends in `text` (at its tab or newline).
     ends: Vec<usize>,
 }
 
 impl ParentKeys {
-    /// Keys of `columns` columns from rows of their text values (as the
-    /// server's `::text` gives them), escaped for COPY once here.
-    pub fn new<'a>(columns: usize, values: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut keys = ParentKeys {
+    /// Keys of `columns` columns from `COPY ... TO STDOUT`'s text output.
+    pub fn from_copy(columns: usize, text: Vec<u8>) -> Self {
+        let ends = (text.iter().enumerate())
+            .filter(|(_, byte)| matches!(byte, b'\t' | b'\n'))
+            .map(|(at, _)| at)
+            .collect();
+        ParentKeys {
             columns,
-            ..ParentKeys::default()
-        };
-        for value in values {
-            push_field(value, &mut keys.text);
-            keys.ends.push(keys.text.len());
+            text,
+            ends,
         }
-        keys
+    }
+
+    /// Keys of `columns` columns from their text values (as the server's
+    /// `::text` gives them), escaped for COPY here.
+    #[cfg(test)]
+    pub fn new<'a>(columns: usize, values: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut text = Vec::new();
+        for (at, value) in values.into_iter().enumerate() {
+            push_field(value, &mut text);
+            text.push(if (at + 1) % columns == 0 {
+                b'\n'
+            } else {
+                b'\t'
+            });
+        }
+        Self::from_copy(columns, text)
     }
 
     /// How many rows' keys it holds.
@@ -42,7 +58,7 @@ impl ParentKeys {
     /// Column `column` of the key of row `row` (from 1).
     fn field(&self, row: u64, column: usize) -> &[u8] {
         let at = (row as usize - 1) * self.columns + column;
-        let start = at.checked_sub(1).map_or(0, |before| self.ends[before]);
+        let start = at.checked_sub(1).map_or(0, |before| self.ends[before] + 1);
         &self.text[start..self.ends[at]]
     }
 }
@@ -185,6 +201,7 @@ mod tests {
             rows: 5,
             pick: None,
             seed: 11,
+            proven: true,
         };
         let table = recipe(
             vec![
@@ -245,6 +262,7 @@ mod tests {
                 size: 4,
             }),
             seed: 0,
+            proven: true,
         };
         let table = recipe(vec![order, line], vec![pick]);
         let rows = lines(&table, &[&keys], 1..13);

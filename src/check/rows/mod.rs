@@ -311,7 +311,11 @@ async fn run_plan(
         for statement in &plan.after_sql {
             client.execute(statement.as_str(), &[]).await?;
         }
-        upkeep::put_back(client, table, aside).await
+        let mut proven = vec![false; table.foreign_keys.len()];
+        for pick in plan.parents.iter().filter(|pick| pick.proven) {
+            proven[pick.key] = true;
+        }
+        upkeep::put_back(client, table, aside, &proven).await
     }
     .await;
     let reason = match result {

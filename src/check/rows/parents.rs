@@ -8,6 +8,9 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use bytes::BufMut;
+use futures_util::TryStreamExt;
+use tokio::sync::OnceCell;
 use tokio_postgres::Client;
 
 use super::catalog::{CatalogTable, ForeignKey};
@@ -21,7 +24,9 @@ type KeyName = (u32, Vec<String>);
 /// still to fill refer to each.
 #[derive(Debug, Default)]
 pub(super) struct ParentCache {
-    keys: RefCell<HashMap<KeyName, Rc<ParentKeys>>>,
+    /// Each parent's keys, read by the first table that needs them while
+    /// the others of its step wait for them.
+    keys: RefCell<HashMap<KeyName, Rc<OnceCell<Rc<ParentKeys>>>>>,
     uses: RefCell<HashMap<KeyName, usize>>,
 }
 
@@ -48,12 +53,10 @@ impl ParentCache {
         client: &Client,
         key: &ForeignKey,
     ) -> Result<Rc<ParentKeys>, tokio_postgres::Error> {
-        if let Some(keys) = self.keys.borrow().get(&name(key)) {
-            return Ok(keys.clone());
-        }
-        let keys = Rc::new(read_parent_keys(client, key).await?);
-        self.keys.borrow_mut().insert(name(key), keys.clone());
-        Ok(keys)
+        let cell = self.keys.borrow_mut().entry(name(key)).or_default().clone();
+        let keys =
+            cell.get_or_try_init(|| async { read_parent_keys(client, key).await.map(Rc::new) });
+        keys.await.cloned()
     }
 
     /// `table` is filled (or skipped): its foreign keys' parents lose a use,
@@ -70,7 +73,8 @@ impl ParentCache {
     }
 }
 
-/// The keys of `key`'s parent rows whose key is set, in key order, as text.
+/// The keys of `key`'s parent rows whose key is set, in key order, as
+/// `COPY ... TO STDOUT` writes them (the text form the rows are sent in).
 async fn read_parent_keys(
     client: &Client,
     key: &ForeignKey,
@@ -78,22 +82,20 @@ async fn read_parent_keys(
     let columns: Vec<String> = (key.parent_columns.iter())
         .map(|column| quote_ident(column))
         .collect();
-    let texts: Vec<String> = (columns.iter())
-        .map(|column| format!("{column}::text"))
-        .collect();
     let set: Vec<String> = (columns.iter())
         .map(|column| format!("{column} IS NOT NULL"))
         .collect();
     let sql = format!(
-        "SELECT {} FROM {} WHERE {} ORDER BY {}",
-        texts.join(", "),
+        "COPY (SELECT {columns} FROM {} WHERE {} ORDER BY {columns}) TO STDOUT",
         key.parent_sql,
         set.join(" AND "),
-        columns.join(", ")
+        columns = columns.join(", "),
     );
-    let rows = client.query(sql.as_str(), &[]).await?;
-    let values = rows
-        .iter()
-        .flat_map(|row| (0..columns.len()).map(move |at| row.get::<_, &str>(at)));
-    Ok(ParentKeys::new(columns.len(), values))
+    let text = (client.copy_out(sql.as_str()).await?)
+        .try_fold(Vec::new(), |mut text, chunk| async move {
+            text.put(chunk);
+            Ok(text)
+        })
+        .await?;
+    Ok(ParentKeys::from_copy(columns.len(), text))
 }

@@ -77,6 +77,10 @@ pub(super) struct ParentPick {
     /// `None`: a draw seeded `seed` picks it.
     pub pick: Option<Index>,
     pub seed: i64,
+    /// Every column of the key takes the picked parent row's value (or
+    /// NULL), and has the parent column's own type: the rows meet the key
+    /// by construction, with no query to check them.
+    pub proven: bool,
 }
 
 /// A row's index (from 1) for a distinct value or a parent row: the row
@@ -204,12 +208,13 @@ pub(super) fn table_recipe(input: &RecipeInput<'_>) -> Result<TableRecipe, Strin
         rows: planner.rows,
         sql,
         columns,
-        parents: (planner.joins.iter())
-            .map(|join| ParentPick {
+        parents: (planner.joins.iter().enumerate())
+            .map(|(at, join)| ParentPick {
                 key: join.key,
                 rows: join.parent_rows,
                 pick: join.pick,
                 seed: join.seed,
+                proven: planner.proven(at),
             })
             .collect(),
         after_sql,
@@ -327,6 +332,35 @@ impl<'a> Planner<'a> {
                 }
             }
         }
+    }
+
+    /// Whether join `join` gives each column of its key the parent row's
+    /// value (or NULL) and each such column has the parent column's type.
+    fn proven(&self, join: usize) -> bool {
+        let key = &self.input.table.foreign_keys[self.joins[join].key];
+        let Some(parent) = (self.input.catalog.tables.iter()).find(|t| t.oid == key.parent_oid)
+        else {
+            return false;
+        };
+        key.columns
+            .iter()
+            .zip(&key.parent_columns)
+            .all(|(&attnum, name)| {
+                let Some(place) = self.position(attnum) else {
+                    return false;
+                };
+                let plan = &self.columns[place];
+                let same_type = (parent.columns.iter()).any(|column| {
+                    &column.name == name
+                        && column.type_oid == plan.column.type_oid
+                        && column.typmod == plan.column.typmod
+                });
+                match plan.fill {
+                    Fill::Parent(from, _) => from == join && same_type,
+                    Fill::Null => true,
+                    _ => false,
+                }
+            })
     }
 
     fn position(&self, attnum: i16) -> Option<usize> {
