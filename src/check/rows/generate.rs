@@ -41,7 +41,7 @@ impl ParentKeys {
         let mut text = Vec::new();
         for (at, value) in values.into_iter().enumerate() {
             push_field(value, &mut text);
-            text.push(if (at + 1) % columns == 0 {
+            text.push(if (at + 1).is_multiple_of(columns) {
                 b'\n'
             } else {
                 b'\t'

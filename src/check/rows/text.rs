@@ -98,8 +98,6 @@ pub(super) fn write_value(
 ) {
     let draw = draw(row, source.seed);
     let index = distinct.unwrap_or(row);
-    let place = i64::from(source.time_place);
-    let row_draw = || self::draw(row, source.row_seed);
     // Writing to a String cannot fail.
     let _ = match (kind, distinct) {
         (ValueKind::Int { .. }, Some(i)) => write!(out, "{i}"),
@@ -135,27 +133,11 @@ pub(super) fn write_value(
             write!(out, "{}", &hex[..chars])
         }
         (ValueKind::Bool, _) => {
-            let even = distinct.unwrap_or(draw) % 2 == 0;
+            let even = distinct.unwrap_or(draw).is_multiple_of(2);
             write!(out, "{}", if even { "t" } else { "f" })
         }
-        (ValueKind::Date, Some(i)) => write_date(DAY_2000 + i as i64 + place, out),
-        (ValueKind::Date, None) => write_date(DAY_2020 + (row_draw() % 1826) as i64 + place, out),
-        (ValueKind::Timestamp, Some(i)) => {
-            write_timestamp(DAY_2000 * 86_400 + i as i64 + place * 3600, out)
-        }
-        (ValueKind::Timestamp, None) => {
-            let second = (row_draw() % 157_680_000) as i64;
-            write_timestamp(DAY_2020 * 86_400 + second + place * 3600, out)
-        }
-        (ValueKind::Time, _) => {
-            let second = distinct.unwrap_or(draw) % 86_400;
-            write!(
-                out,
-                "{:02}:{:02}:{:02}",
-                second / 3600,
-                second / 60 % 60,
-                second % 60
-            )
+        (ValueKind::Date | ValueKind::Timestamp | ValueKind::Time, _) => {
+            write_when(kind, source, row, distinct, out)
         }
         (ValueKind::Interval, _) => write!(out, "{} minutes", distinct.unwrap_or(draw % 10_000)),
         (ValueKind::Uuid, _) => {
@@ -197,6 +179,44 @@ pub(super) fn write_value(
             Ok(())
         }
     };
+}
+
+/// A date, timestamp or time: distinct ones step from 2000-01-01 (or
+/// midnight) by their index, drawn ones lie in 2020 to 2024 by the row's
+/// shared draw; each date and timestamp column a day or an hour after the
+/// one before it in the row.
+fn write_when(
+    kind: &ValueKind,
+    source: &Source,
+    row: u64,
+    distinct: Option<u64>,
+    out: &mut String,
+) -> std::fmt::Result {
+    let draw = draw(row, source.seed);
+    let place = i64::from(source.time_place);
+    let row_draw = || self::draw(row, source.row_seed);
+    match (kind, distinct) {
+        (ValueKind::Date, Some(i)) => write_date(DAY_2000 + i as i64 + place, out),
+        (ValueKind::Date, None) => write_date(DAY_2020 + (row_draw() % 1826) as i64 + place, out),
+        (ValueKind::Timestamp, Some(i)) => {
+            write_timestamp(DAY_2000 * 86_400 + i as i64 + place * 3600, out)
+        }
+        (ValueKind::Timestamp, None) => {
+            let second = (row_draw() % 157_680_000) as i64;
+            write_timestamp(DAY_2020 * 86_400 + second + place * 3600, out)
+        }
+        (ValueKind::Time, _) => {
+            let second = distinct.unwrap_or(draw) % 86_400;
+            write!(
+                out,
+                "{:02}:{:02}:{:02}",
+                second / 3600,
+                second / 60 % 60,
+                second % 60
+            )
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `whole` units of `10^-scale`: `1234` at scale 2 is `12.34`.
