@@ -37,8 +37,6 @@ pub(super) struct CatalogColumn {
     pub name: String,
     pub type_oid: u32,
     pub typmod: i32,
-    /// The type as SQL writes it (`character varying(64)`, `app.mood`), for casts.
-    pub type_sql: String,
     pub not_null: bool,
     /// The default expression (`nextval(...)`, `now()`), if any.
     pub default: Option<String>,
@@ -101,8 +99,7 @@ WHERE n.nspname = ANY ($1) AND c.relkind IN ('r', 'p') AND NOT c.relispartition
 ORDER BY n.nspname, c.relname";
 
 const COLUMNS: &str = "
-SELECT a.attrelid, a.attnum, a.attname::text, a.atttypid, a.atttypmod,
-       format_type(a.atttypid, a.atttypmod), a.attnotnull,
+SELECT a.attrelid, a.attnum, a.attname::text, a.atttypid, a.atttypmod, a.attnotnull,
        pg_get_expr(d.adbin, d.adrelid), a.attidentity <> '', a.attgenerated <> '',
        pg_get_serial_sequence(format('%I.%I', n.nspname, c.relname), a.attname)
 FROM pg_attribute a
@@ -186,12 +183,11 @@ pub(super) async fn read_catalog(
             name: row.get(2),
             type_oid: row.get(3),
             typmod: row.get(4),
-            type_sql: row.get(5),
-            not_null: row.get(6),
-            default: row.get(7),
-            identity: row.get(8),
-            generated: row.get(9),
-            sequence: row.get(10),
+            not_null: row.get(5),
+            default: row.get(6),
+            identity: row.get(7),
+            generated: row.get(8),
+            sequence: row.get(9),
         });
     }
     for row in client.query(UNIQUE_KEYS, &[&schemas]).await? {

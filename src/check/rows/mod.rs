@@ -1,15 +1,22 @@
 //! Rows for the schemas the earlier migrations built, generated from the
-//! catalogs and written by the server itself: one `INSERT ... SELECT ...
-//! FROM generate_series` per table, parents first, so a table of 100,000
-//! rows costs about as much as the server takes to write them. The tables
-//! whose parents are all filled go in at once, one per connection, and each
-//! table's indexes that nothing depends on and foreign key checks are set aside while its
-//! rows go in ([`upkeep`]).
+//! catalogs: made on the client and sent with `COPY ... FROM STDIN`, one
+//! table at a time per connection, parents first, so the server only parses
+//! and writes them (as `pgbench -i` does). The tables whose parents are all
+//! filled go in at once, one per connection, and each table's indexes that
+//! nothing depends on and foreign key checks are set aside while its rows
+//! go in ([`upkeep`]). The generator is written here rather than taken from
+//! a crate: the rows must meet the schema the migrations made (unique keys,
+//! foreign keys to the parents' existing rows, the CHECKs it reads, each
+//! type's range), which no fake-data crate reads.
 //!
 //! - [`catalog`]: the schema's tables, columns, types, keys and CHECKs;
 //! - [`order`]: parents before children, cycles broken or named;
 //! - [`recipe`]: what each column gets, and how many rows fit;
-//! - [`values`]: a value of each type as an SQL expression of the row number;
+//! - [`values`]: the kind of value each column type takes;
+//! - [`text`]: a value of each kind as text, and COPY's escapes;
+//! - [`generate`]: a table's rows as COPY text;
+//! - [`parents`]: the parents' keys, read once each;
+//! - [`send`]: the rows streamed by COPY;
 //! - [`checks`]: the CHECKs of one column it can satisfy (`IN` lists, bounds);
 //! - [`upkeep`]: indexes built after the rows, foreign keys checked once.
 //!
@@ -22,8 +29,12 @@
 
 mod catalog;
 mod checks;
+mod generate;
 mod order;
+mod parents;
 mod recipe;
+mod send;
+mod text;
 mod upkeep;
 mod values;
 
@@ -35,7 +46,9 @@ use tokio_postgres::Client;
 use crate::config::RowCounts;
 use crate::error::Error;
 use catalog::{Catalog, CatalogTable};
-use recipe::{RecipeInput, TableRecipe, quote_ident};
+use generate::ParentKeys;
+use parents::ParentCache;
+use recipe::{RecipeInput, TableRecipe};
 
 /// What the generator did with one table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -126,6 +139,7 @@ pub async fn fill_tables(
         catalog: &catalog,
         seed,
         superuser,
+        parents: ParentCache::new(jobs.iter().map(|job| &catalog.tables[job.at])),
     };
     let mut fills = Vec::new();
     for step in jobs.chunk_by(|a, b| a.step == b.step) {
@@ -168,6 +182,8 @@ struct Filling<'a> {
     seed: u64,
     /// Whether foreign key checks may be turned off for the insert (see `upkeep`).
     superuser: bool,
+    /// The parents' keys, read once each.
+    parents: ParentCache,
 }
 
 impl Filling<'_> {
@@ -184,7 +200,9 @@ impl Filling<'_> {
             let Some((place, job)) = next else {
                 return Ok(done);
             };
-            done.push((place, self.fill_table(client, job).await?));
+            let fill = self.fill_table(client, job).await;
+            self.parents.done_with(&self.catalog.tables[job.at]);
+            done.push((place, fill?));
         }
     }
 }
@@ -235,30 +253,21 @@ impl Filling<'_> {
         if kept > 0 {
             return Ok(outcome(0, kept, None, None));
         }
-        let mut parent_rows = Vec::new();
-        for key in &table.foreign_keys {
-            let rows = if key.parent_oid == table.oid {
-                0
-            } else {
-                let set: Vec<String> = key
-                    .parent_columns
-                    .iter()
-                    .map(|column| format!("{} IS NOT NULL", quote_ident(column)))
-                    .collect();
-                let sql = format!(
-                    "SELECT count(*) FROM {} WHERE {}",
-                    key.parent_sql,
-                    set.join(" AND ")
-                );
-                count(client, &sql).await?
-            };
-            parent_rows.push(rows);
+        let mut keys = Vec::new();
+        // A key left NULL to break a cycle may point at a table not filled yet: not read.
+        for (key, &nulled) in table.foreign_keys.iter().zip(&job.nulled) {
+            keys.push(match key.parent_oid == table.oid || nulled {
+                true => Default::default(),
+                false => (self.parents.keys(client, key).await).map_err(|err| {
+                    runtime(&format!("reading the keys of {}", key.parent_sql), err)
+                })?,
+            });
         }
         let input = RecipeInput {
             catalog,
             table,
             nulled,
-            parent_rows,
+            parent_rows: keys.iter().map(|keys| keys.rows()).collect(),
             rows,
             seed,
         };
@@ -266,7 +275,9 @@ impl Filling<'_> {
             Ok(plan) => plan,
             Err(reason) => return Ok(outcome(0, 0, Some(reason), None)),
         };
-        match run_plan(client, table, &plan, self.superuser).await? {
+        let parents: Vec<&ParentKeys> =
+            (plan.parents.iter()).map(|pick| &*keys[pick.key]).collect();
+        match run_plan(client, table, &plan, &parents, self.superuser).await? {
             None => Ok(outcome(plan.rows, 0, None, plan.note)),
             Some(reason) => Ok(outcome(0, 0, Some(reason), None)),
         }
@@ -274,18 +285,19 @@ impl Filling<'_> {
 }
 
 /// Runs a table's plan in a transaction of its own, its indexes and
-/// foreign key checks set aside while the rows go in (see `upkeep`): `None`
-/// when it committed, else why the server refused the rows (rolled back).
+/// foreign key checks set aside while the rows go in (see `upkeep`), the
+/// keys of each of its parents in `parents`: `None` when it committed, else
+/// why the server refused the rows (rolled back).
 async fn run_plan(
     client: &Client,
     table: &CatalogTable,
     plan: &TableRecipe,
+    parents: &[&ParentKeys],
     superuser: bool,
 ) -> Result<Option<String>, Error> {
     let context = format!("filling table {}", table.sql_name);
-    // Room to sort a parent's 100,000 keys, and to build an index, in memory
-    // rather than on disk; no JIT: compiling a wide table's insert took 0.6 to
-    // 0.9 s of its 2 to 4.5 s (EXPLAIN ANALYZE of a Prisma project's inserts).
+    // Room to build an index and to check a foreign key's rows in memory
+    // rather than on disk; no JIT for those checks' one-off queries.
     client
         .batch_execute(
             "BEGIN; SET LOCAL work_mem = '64MB'; SET LOCAL maintenance_work_mem = '256MB'; \
@@ -295,11 +307,15 @@ async fn run_plan(
         .map_err(|err| runtime(&context, err))?;
     let result = async {
         let aside = upkeep::set_aside(client, table, superuser).await?;
-        client.execute(plan.insert_sql.as_str(), &[]).await?;
+        send::send_rows(client, plan, parents).await?;
         for statement in &plan.after_sql {
             client.execute(statement.as_str(), &[]).await?;
         }
-        upkeep::put_back(client, table, aside).await
+        let mut proven = vec![false; table.foreign_keys.len()];
+        for pick in plan.parents.iter().filter(|pick| pick.proven) {
+            proven[pick.key] = true;
+        }
+        upkeep::put_back(client, table, aside, &proven).await
     }
     .await;
     let reason = match result {

@@ -161,7 +161,6 @@ mod tests {
                 name: format!("c{at}"),
                 type_oid: 23,
                 typmod: -1,
-                type_sql: "integer".into(),
                 not_null,
                 default: None,
                 identity: false,

@@ -1,12 +1,15 @@
-//! How one table is filled: what each column gets, and how many rows fit.
+//! How one table is filled: what each column gets, and how many rows fit,
+//! as plain data that `rows` (the client's rows) and a `COPY` statement
+//! follow.
 //!
 //! - A generated column, an identity column and a column with a default
 //!   are left to the server (the default), unless a unique key needs the
 //!   column's values to differ; a nullable column of a type the generator
 //!   does not know stays NULL, a NOT NULL one skips the table.
-//! - A foreign key takes existing rows of its parent, joined by their row
-//!   number in key order (a draw picks the row); a key left NULL to break a
-//!   cycle, or whose nullable parent has no rows, stays NULL.
+//! - A foreign key takes existing rows of its parent, by their number in
+//!   key order (a draw picks the row; the parent's keys are read once); a
+//!   key left NULL to break a cycle, or whose nullable parent has no rows,
+//!   stays NULL.
 //! - A unique key (primary keys included) is made distinct by a mixed radix
 //!   over its columns: a column whose type has room for every row counts the
 //!   rows alone; otherwise its values and its parents' rows are combined
@@ -16,23 +19,99 @@
 //!   its own (a tree of depth log2(rows)); the first row points at none (at
 //!   itself when NOT NULL). When the generator makes the referenced key
 //!   (taking over a serial or identity key: 1, 2, ..., then `setval` past
-//!   them), the insert computes the reference; else a nullable one is set by
-//!   an UPDATE after it, and a NOT NULL one cannot be filled.
+//!   them), each row's reference is that row's key; else a nullable one is
+//!   set by an UPDATE after the rows, and a NOT NULL one cannot be filled.
 
 use super::catalog::{Catalog, CatalogColumn, CatalogTable, ForeignKey};
 use super::checks::{check_bounds, check_choices, exactly_one_value};
 use super::order::is_nullable;
-use super::values::{self, ResolvedType, Source, ValueKind, draw};
+use super::text::Source;
+use super::values::{self, ResolvedType, ValueKind};
 
-/// What one table's fill runs: an INSERT, then the statements after it.
+/// What one table's fill runs: a COPY of generated rows, then the
+/// statements after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct TableRecipe {
     pub rows: u64,
-    pub insert_sql: String,
-    /// Statements after the insert: UPDATEs of self-references, `setval`s.
+    /// `COPY table (columns) FROM STDIN`, the columns in [`Self::columns`]'
+    /// order; when no column is sent (all left to their defaults), an
+    /// `INSERT` of `rows` rows of defaults instead.
+    pub sql: String,
+    /// What each column the COPY sends gets.
+    pub columns: Vec<Column>,
+    /// The parents' rows the foreign keys pick from.
+    pub parents: Vec<ParentPick>,
+    /// Statements after the rows: UPDATEs of self-references, `setval`s.
     pub after_sql: Vec<String>,
     /// Why fewer rows than asked for fit, if so.
     pub note: Option<String>,
+}
+
+/// What one sent column holds in each row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Column {
+    /// A generated value, distinct over the rows when `distinct` gives its index.
+    Value {
+        kind: ValueKind,
+        source: Source,
+        distinct: Option<Index>,
+    },
+    /// Column `column` of the key of the parent row [`TableRecipe::parents`]'s `parent` picks.
+    Parent { parent: usize, column: usize },
+    /// NULL (a CHECK wants only one of several columns set).
+    Null,
+    /// The value sent column `column` has in the row whose number is half
+    /// this one's (a reference to the table itself); the first row's is
+    /// NULL when `nullable`, else its own.
+    Earlier { column: usize, nullable: bool },
+}
+
+/// Which parent row a foreign key takes in each row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ParentPick {
+    /// The foreign key's place among the table's.
+    pub key: usize,
+    /// The parent's rows whose key is set.
+    pub rows: u64,
+    /// The parent row's number (from 1, in key order) for a unique key;
+    /// `None`: a draw seeded `seed` picks it.
+    pub pick: Option<Index>,
+    pub seed: i64,
+    /// Every column of the key takes the picked parent row's value (or
+    /// NULL), and has the parent column's own type: the rows meet the key
+    /// by construction, with no query to check them.
+    pub proven: bool,
+}
+
+/// A row's index (from 1) for a distinct value or a parent row: the row
+/// number, or a digit of a unique key's mixed radix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Index {
+    Row,
+    /// `size` values, each `divisor` rows long, shifted by the first digit
+    /// (of `first_size` values) so that early rows spread over it too.
+    Radix {
+        divisor: u64,
+        first_size: u64,
+        size: u64,
+    },
+}
+
+impl Index {
+    /// The index at row `row` (from 1).
+    pub fn at(self, row: u64) -> u64 {
+        match self {
+            Index::Row => row,
+            Index::Radix {
+                divisor: 1, size, ..
+            } => 1 + (row - 1) % size,
+            Index::Radix {
+                divisor,
+                first_size,
+                size,
+            } => 1 + ((row - 1) / divisor + (row - 1) % first_size) % size,
+        }
+    }
 }
 
 /// What the plan of one table starts from.
@@ -52,15 +131,17 @@ pub(super) struct RecipeInput<'a> {
 enum Fill {
     /// Nothing: its default, or NULL.
     Server,
-    /// A generated value; `index` is the row's number for it when distinct.
+    /// A generated value; `distinct_index` is the row's index for it when distinct.
     Value {
         value_type: ValueKind,
-        distinct_index: Option<String>,
+        distinct_index: Option<Index>,
     },
     /// A column of a parent's row (join, the column's place in the key).
     Parent(usize, usize),
-    /// An expression of the row number (a self-reference).
-    Expression(String),
+    /// NULL.
+    Null,
+    /// A self-reference: the value of the column at `place` in an earlier row.
+    Earlier { place: usize, nullable: bool },
 }
 
 struct ColumnPlan<'a> {
@@ -75,14 +156,15 @@ struct ColumnPlan<'a> {
 }
 
 /// A join to a parent's rows for a foreign key.
-struct Join<'a> {
-    key: &'a ForeignKey,
+struct Join {
+    /// The foreign key's place among the table's.
+    key: usize,
     parent_rows: u64,
     /// For a unique key: the rows one step of this parent's row spans (1:
     /// each row its own parent row).
     divisor: Option<u64>,
     /// The parent row's number for a unique key; `None`: a draw picks it.
-    pick: Option<String>,
+    pick: Option<Index>,
     seed: i64,
 }
 
@@ -97,7 +179,7 @@ enum Dimension {
 struct Planner<'a> {
     input: &'a RecipeInput<'a>,
     columns: Vec<ColumnPlan<'a>>,
-    joins: Vec<Join<'a>>,
+    joins: Vec<Join>,
     rows: u64,
     note: Option<String>,
 }
@@ -121,9 +203,20 @@ pub(super) fn table_recipe(input: &RecipeInput<'_>) -> Result<TableRecipe, Strin
     }
     planner.null_combinations();
     let after_sql = planner.self_references()?;
+    let (sql, columns) = planner.copy_columns();
     Ok(TableRecipe {
         rows: planner.rows,
-        insert_sql: planner.insert_sql(),
+        sql,
+        columns,
+        parents: (planner.joins.iter().enumerate())
+            .map(|(at, join)| ParentPick {
+                key: join.key,
+                rows: join.parent_rows,
+                pick: join.pick,
+                seed: join.seed,
+                proven: planner.proven(at),
+            })
+            .collect(),
         after_sql,
         note: planner.note,
     })
@@ -234,11 +327,40 @@ impl<'a> Planner<'a> {
             for &place in places.iter().filter(|&&place| place != kept) {
                 let plan = &mut self.columns[place];
                 if !plan.column.not_null {
-                    plan.fill = Fill::Expression(format!("NULL::{}", plan.column.type_sql));
+                    plan.fill = Fill::Null;
                     plan.spare = None;
                 }
             }
         }
+    }
+
+    /// Whether join `join` gives each column of its key the parent row's
+    /// value (or NULL) and each such column has the parent column's type.
+    fn proven(&self, join: usize) -> bool {
+        let key = &self.input.table.foreign_keys[self.joins[join].key];
+        let Some(parent) = (self.input.catalog.tables.iter()).find(|t| t.oid == key.parent_oid)
+        else {
+            return false;
+        };
+        key.columns
+            .iter()
+            .zip(&key.parent_columns)
+            .all(|(&attnum, name)| {
+                let Some(place) = self.position(attnum) else {
+                    return false;
+                };
+                let plan = &self.columns[place];
+                let same_type = (parent.columns.iter()).any(|column| {
+                    &column.name == name
+                        && column.type_oid == plan.column.type_oid
+                        && column.typmod == plan.column.typmod
+                });
+                match plan.fill {
+                    Fill::Parent(from, _) => from == join && same_type,
+                    Fill::Null => true,
+                    _ => false,
+                }
+            })
     }
 
     fn position(&self, attnum: i16) -> Option<usize> {
@@ -286,7 +408,7 @@ impl<'a> Planner<'a> {
                 self.columns[place].fill = Fill::Parent(join, column);
             }
             self.joins.push(Join {
-                key,
+                key: at,
                 parent_rows,
                 divisor: None,
                 pick: None,
@@ -309,9 +431,9 @@ impl<'a> Planner<'a> {
                 Fill::Server => {
                     plan.distinct_default || !(plan.has_default || plan.column.generated)
                 }
-                Fill::Value { distinct_index, .. } => distinct_index.as_deref() == Some("g.i"),
+                Fill::Value { distinct_index, .. } => *distinct_index == Some(Index::Row),
                 Fill::Parent(join, _) => self.joins[*join].divisor == Some(1),
-                Fill::Expression(_) => false,
+                Fill::Null | Fill::Earlier { .. } => false,
             }
         });
         if already {
@@ -341,7 +463,7 @@ impl<'a> Planner<'a> {
         if let Some(&roomiest) = values.first()
             && self.room(roomiest) >= self.rows
         {
-            self.set_distinct(roomiest, "g.i".to_string());
+            self.set_distinct(roomiest, Index::Row);
             return;
         }
         // A mixed radix over the key's values and parents: the first counts
@@ -363,7 +485,11 @@ impl<'a> Planner<'a> {
         };
         let mut combinations: u64 = 1;
         for (dimension, size) in dimensions {
-            let index = radix_index(combinations, first_size, size);
+            let index = Index::Radix {
+                divisor: combinations,
+                first_size,
+                size,
+            };
             match dimension {
                 Dimension::Column(place) => self.set_distinct(place, index),
                 Dimension::Parent(join) => {
@@ -411,7 +537,7 @@ impl<'a> Planner<'a> {
         }
     }
 
-    fn set_distinct(&mut self, place: usize, index: String) {
+    fn set_distinct(&mut self, place: usize, index: Index) {
         if let Fill::Value { distinct_index, .. } = &mut self.columns[place].fill
             && distinct_index.is_none()
         {
@@ -419,10 +545,10 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Points each row's self-references at an earlier row: expressions of
-    /// the insert when the generator makes the referenced key (taking over a
-    /// serial or identity key, whose sequence is set past the rows after);
-    /// else an UPDATE after the insert for a nullable one.
+    /// Points each row's self-references at an earlier row: the referenced
+    /// key's value in that row when the generator makes the key (taking over
+    /// a serial or identity key, whose sequence is set past the rows after);
+    /// else an UPDATE after the rows for a nullable one.
     fn self_references(&mut self) -> Result<Vec<String>, String> {
         let table = self.input.table;
         let mut after = Vec::new();
@@ -435,22 +561,13 @@ impl<'a> Planner<'a> {
                 after.push(sequence);
             }
             let nullable = is_nullable(table, &key.columns);
-            let index = if nullable {
-                "g.i / 2"
-            } else {
-                "greatest(g.i / 2, 1)"
-            };
-            match self.referenced_values(key, index) {
-                Some(expressions) => {
-                    for (&attnum, expression) in key.columns.iter().zip(expressions) {
-                        let Some(place) = self.position(attnum) else {
+            match self.referenced_places(key) {
+                Some(referenced) => {
+                    for (&attnum, place) in key.columns.iter().zip(referenced) {
+                        let Some(at) = self.position(attnum) else {
                             continue;
                         };
-                        self.columns[place].fill = Fill::Expression(if nullable {
-                            format!("CASE WHEN g.i > 1 THEN {expression} END")
-                        } else {
-                            expression
-                        });
+                        self.columns[at].fill = Fill::Earlier { place, nullable };
                     }
                 }
                 None if nullable => after.push(self_reference_update(table, key)),
@@ -486,19 +603,19 @@ impl<'a> Planner<'a> {
         }
         plan.fill = Fill::Value {
             value_type,
-            distinct_index: Some("g.i".to_string()),
+            distinct_index: Some(Index::Row),
         };
         Some(format!(
             "SELECT setval({}, (SELECT max({}) FROM {}))",
-            values::literal(sequence),
+            literal(sequence),
             quote_ident(referenced),
             self.input.table.sql_name
         ))
     }
 
-    /// The referenced columns' values at row `index`, when the generator
-    /// makes each of them from the row number alone.
-    fn referenced_values(&self, key: &ForeignKey, index: &'a str) -> Option<Vec<String>> {
+    /// The places of the referenced columns, when the generator makes each
+    /// of them from the row number alone.
+    fn referenced_places(&self, key: &ForeignKey) -> Option<Vec<usize>> {
         key.parent_columns
             .iter()
             .map(|referenced| {
@@ -506,24 +623,18 @@ impl<'a> Planner<'a> {
                     .columns
                     .iter()
                     .position(|plan| &plan.column.name == referenced)?;
-                let Fill::Value {
-                    value_type,
-                    distinct_index: Some(distinct_index),
-                } = &self.columns[place].fill
-                else {
-                    return None;
-                };
-                if distinct_index != "g.i" {
-                    return None;
+                match &self.columns[place].fill {
+                    Fill::Value {
+                        distinct_index: Some(Index::Row),
+                        ..
+                    } => Some(place),
+                    _ => None,
                 }
-                let source = self.source(place, index);
-                let sql = values::value_sql(value_type, &source, true);
-                Some(format!("({sql})::{}", self.columns[place].column.type_sql))
             })
             .collect()
     }
 
-    fn source(&self, place: usize, index: &'a str) -> Source<'a> {
+    fn source(&self, place: usize, value_type: &ValueKind) -> Source {
         let column = self.columns[place].column;
         let time_place = self.columns[..place]
             .iter()
@@ -537,78 +648,59 @@ impl<'a> Planner<'a> {
                 )
             })
             .count() as u32;
-        Source {
-            index,
-            seed: seed_for(self.input.seed, i64::from(column.attnum)),
-            row_seed: seed_for(self.input.seed, 0),
+        let max_chars = match value_type {
+            ValueKind::Text { max_chars } => *max_chars,
+            _ => None,
+        };
+        Source::new(
+            seed_for(self.input.seed, i64::from(column.attnum)),
+            seed_for(self.input.seed, 0),
             time_place,
-            name: &column.name,
-            rows: self.rows,
-        }
+            &column.name,
+            self.rows,
+        )
+        .fitted(max_chars)
     }
 
-    fn insert_sql(&self) -> String {
-        let mut names = Vec::new();
-        let mut expressions = Vec::new();
-        for (place, plan) in self.columns.iter().enumerate() {
-            let expression = match &plan.fill {
-                Fill::Server => continue,
+    /// The COPY statement and what each column it names gets.
+    fn copy_columns(&self) -> (String, Vec<Column>) {
+        let sent: Vec<usize> = (0..self.columns.len())
+            .filter(|&place| !matches!(self.columns[place].fill, Fill::Server))
+            .collect();
+        let columns = sent
+            .iter()
+            .map(|&place| match &self.columns[place].fill {
                 Fill::Value {
                     value_type,
                     distinct_index,
-                } => {
-                    let index = distinct_index.as_deref().unwrap_or("g.i");
-                    let source = self.source(place, index);
-                    let sql = values::value_sql(value_type, &source, distinct_index.is_some());
-                    format!("({sql})::{}", plan.column.type_sql)
-                }
-                Fill::Parent(join, column) => {
-                    format!(
-                        "p{join}.{}",
-                        quote_ident(&self.joins[*join].key.parent_columns[*column])
-                    )
-                }
-                Fill::Expression(sql) => sql.clone(),
-            };
-            names.push(quote_ident(&plan.column.name));
-            expressions.push(expression);
-        }
-        let mut sql = format!("INSERT INTO {}", self.input.table.sql_name);
-        if !names.is_empty() {
-            sql.push_str(&format!(" ({})", names.join(", ")));
-        }
-        let overrides_identity = self
-            .columns
-            .iter()
-            .any(|plan| plan.column.identity && matches!(plan.fill, Fill::Value { .. }));
-        if overrides_identity {
-            sql.push_str(" OVERRIDING SYSTEM VALUE");
-        }
-        sql.push_str(&format!(
-            "\nSELECT {}\nFROM generate_series(1, {}) AS g(i)",
-            expressions.join(",\n       "),
-            self.rows
-        ));
-        for (at, join) in self.joins.iter().enumerate() {
-            let pick = join.pick.clone().unwrap_or_else(|| {
-                format!("1 + {} % {}", draw("g.i", join.seed), join.parent_rows)
-            });
-            sql.push_str(&format!(
-                "\nJOIN {} AS p{at} ON p{at}.stallbench_row = {pick}",
-                numbered_rows(&join.key.parent_sql, &join.key.parent_columns)
-            ));
-        }
-        sql
-    }
-}
-
-/// The row number (from 1) of a mixed radix digit: `size` values, each
-/// `divisor` rows long, shifted by the first digit (of `first_size` values).
-fn radix_index(divisor: u64, first_size: u64, size: u64) -> String {
-    if divisor == 1 {
-        format!("1 + (g.i - 1) % {size}")
-    } else {
-        format!("1 + ((g.i - 1) / {divisor} + (g.i - 1) % {first_size}) % {size}")
+                } => Column::Value {
+                    kind: value_type.clone(),
+                    source: self.source(place, value_type),
+                    distinct: *distinct_index,
+                },
+                Fill::Parent(join, column) => Column::Parent {
+                    parent: *join,
+                    column: *column,
+                },
+                Fill::Earlier { place, nullable } => Column::Earlier {
+                    column: sent.iter().position(|at| at == place).unwrap_or(0),
+                    nullable: *nullable,
+                },
+                Fill::Null | Fill::Server => Column::Null,
+            })
+            .collect();
+        let names: Vec<String> = (sent.iter())
+            .map(|&place| quote_ident(&self.columns[place].column.name))
+            .collect();
+        let table = &self.input.table.sql_name;
+        let sql = match names.is_empty() {
+            true => format!(
+                "INSERT INTO {table} SELECT FROM generate_series(1, {})",
+                self.rows
+            ),
+            false => format!("COPY {table} ({}) FROM STDIN", names.join(", ")),
+        };
+        (sql, columns)
     }
 }
 
@@ -668,6 +760,11 @@ fn seed_for(seed: u64, salt: i64) -> i64 {
     (seed as i64).wrapping_mul(1_000_003).wrapping_add(salt)
 }
 
+/// `value` as an SQL string literal.
+fn literal(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "''"))
+}
+
 /// `name` as an SQL identifier, always quoted.
 pub(super) fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -677,29 +774,21 @@ pub(super) fn quote_ident(name: &str) -> String {
 mod tests {
     use super::*;
 
-    /// Evaluates [`radix_index`]'s formula for row `i`.
-    fn digit(i: u64, divisor: u64, first_size: u64, size: u64) -> u64 {
-        if divisor == 1 {
-            1 + (i - 1) % size
-        } else {
-            1 + ((i - 1) / divisor + (i - 1) % first_size) % size
-        }
-    }
-
     #[test]
     fn the_shifted_mixed_radix_gives_each_row_its_own_combination() {
         let (a, b, c) = (7, 5, 3);
-        assert_eq!(radix_index(1, a, a), "1 + (g.i - 1) % 7");
-        assert_eq!(
-            radix_index(7, a, b),
-            "1 + ((g.i - 1) / 7 + (g.i - 1) % 7) % 5"
-        );
+        let digit = |divisor, size| Index::Radix {
+            divisor,
+            first_size: a,
+            size,
+        };
         let combinations: std::collections::HashSet<_> = (1..=a * b * c)
-            .map(|i| (digit(i, 1, a, a), digit(i, a, a, b), digit(i, a * b, a, c)))
+            .map(|i| (digit(1, a).at(i), digit(a, b).at(i), digit(a * b, c).at(i)))
             .collect();
         assert_eq!(combinations.len() as u64, a * b * c);
         // The first rows already spread over the second digit.
-        let seconds: std::collections::HashSet<_> = (1..=a).map(|i| digit(i, a, a, b)).collect();
+        let seconds: std::collections::HashSet<_> = (1..=a).map(|i| digit(a, b).at(i)).collect();
         assert_eq!(seconds.len() as u64, b);
+        assert_eq!(Index::Row.at(9), 9);
     }
 }
