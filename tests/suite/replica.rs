@@ -399,13 +399,20 @@ fn a_sweep_of_the_standbys_delay_trades_stalled_readers_for_a_cancelled_report()
         read_records::<Summary>(&folder.join("summary.csv")).remove(0)
     };
     let (short, long) = (at("1s"), at("30s"));
-    assert_eq!(short.replica_cancelled, Some(1), "{short:?}\n{stdout}");
+    // Replay cancels the report; a reader caught mid-transaction at that
+    // moment is cancelled too, so the count is at least one.
+    assert!(
+        short.blocker_outcome.contains("conflict with recovery"),
+        "{short:?}\n{stdout}"
+    );
+    assert!(short.replica_cancelled >= Some(1), "{short:?}\n{stdout}");
     assert!(short.zero_tps_seconds <= 1, "{short:?}");
     assert!(
         short.invalid.is_empty(),
         "a cancelled report is the scenario's doing: {short:?}"
     );
     assert_eq!(long.replica_cancelled, Some(0), "{long:?}");
+    assert_eq!(long.blocker_outcome, "ok", "{long:?}");
     assert!(long.zero_tps_seconds >= 2, "{long:?}\n{stdout}");
     let log = std::fs::read_to_string(run.out.join("sweep.csv")).unwrap();
     assert!(log.contains("max_standby_streaming_delay"), "{log}");
