@@ -437,7 +437,6 @@ mod tests {
     use super::*;
     use crate::metrics::failures::FailureKind;
     use crate::metrics::{AttemptOutcome, test_attempt};
-    use tokio_postgres::error::SqlState;
 
     #[test]
     fn a_ddl_error_other_than_a_lock_timeout_is_named_once() {
@@ -446,7 +445,7 @@ mod tests {
             test_attempt(2, 2.5, 2.6, AttemptOutcome::Error),
         ];
         assert_eq!(ddl_error_line("retry", &attempts[..1]), None);
-        attempts[1].sqlstate = Some(FailureKind::Server(SqlState::DUPLICATE_COLUMN));
+        attempts[1].sqlstate = Some(FailureKind::from_cell("42701"));
         attempts[1].message = "column \"note\" of relation \"orders\" already exists".to_string();
         assert_eq!(
             ddl_error_line("retry", &attempts).as_deref(),

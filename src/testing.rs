@@ -6,7 +6,6 @@
 //! by `lock_timeout`, the fifth at 18 s succeeds.
 
 use crate::metrics::failures::FailureKind;
-use tokio_postgres::error::SqlState;
 
 use crate::metrics::{
     AttemptOutcome, BlockerWindow, DdlAttempt, DdlOutcome, DdlState, DdlWindow,
@@ -144,7 +143,7 @@ fn attempt(number: u32, started_s: f64, ended_s: f64, outcome: AttemptOutcome) -
         held_waiting_ms: 0.0,
     });
     if outcome != AttemptOutcome::Ok {
-        attempt.sqlstate = Some(FailureKind::Server(SqlState::LOCK_NOT_AVAILABLE));
+        attempt.sqlstate = Some(FailureKind::from_cell("55P03"));
         attempt.message = "canceling statement due to lock timeout".to_string();
     }
     attempt

@@ -7,7 +7,7 @@
 //! timeouts, cancellations and lost connections are the stall's doing and are
 //! judged by the stall budgets instead.
 
-use tokio_postgres::error::SqlState;
+use crate::engine::ErrorClass;
 
 use crate::export::format::format_thousands;
 use crate::metrics::StrategyReport;
@@ -97,18 +97,8 @@ pub fn broken_load(run: &StrategyReport) -> Option<String> {
 /// Whether a failure of this kind is the application's code meeting the new
 /// schema, not a wait, a timeout or a lost connection.
 fn breaks_the_application(kind: &FailureKind) -> bool {
-    let FailureKind::Server(state) = kind else {
-        return false;
-    };
-    let waits = [
-        SqlState::LOCK_NOT_AVAILABLE,
-        SqlState::QUERY_CANCELED,
-        SqlState::T_R_DEADLOCK_DETECTED,
-        SqlState::T_R_SERIALIZATION_FAILURE,
-        SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
-    ];
-    let code = state.code();
-    !waits.contains(state) && !code.starts_with("08") && !code.starts_with("57")
+    kind.server_code()
+        .is_some_and(|code| code.class() == ErrorClass::Other)
 }
 
 /// The fix for a migration that broke the application: the statement that

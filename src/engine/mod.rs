@@ -16,6 +16,7 @@
 //! samples (`metrics::locks::LockSample`).
 
 pub mod mariadb;
+pub mod postgres;
 
 use std::fmt;
 use std::time::Duration;
@@ -67,7 +68,10 @@ pub enum ErrorClass {
     /// The statement was cancelled: by another session or a statement
     /// timeout (PostgreSQL 57014; MariaDB 1317, 1969).
     Cancelled,
-    /// The session was ended by someone else, or the connection broke.
+    /// The session was ended by someone else (PostgreSQL's class 57 but
+    /// 57014: a shutdown, a terminated backend, a dropped database, an idle
+    /// session's timeout; 25P03 and 25P04, a transaction's timeouts), or
+    /// the connection broke (class 08).
     ConnectionLost,
     /// Any other error.
     Other,
@@ -100,10 +104,41 @@ impl ErrorClass {
             "40P01" => ErrorClass::Deadlock,
             "55P03" => ErrorClass::LockTimeout,
             "57014" => ErrorClass::Cancelled,
-            "57P01" | "57P02" | "57P03" => ErrorClass::ConnectionLost,
+            code if code.starts_with("57") => ErrorClass::ConnectionLost,
+            // idle_in_transaction_session_timeout, transaction_timeout: FATAL.
+            "25P03" | "25P04" => ErrorClass::ConnectionLost,
             code if code.starts_with("08") => ErrorClass::ConnectionLost,
             _ => ErrorClass::Other,
         }
+    }
+}
+
+/// An engine's own error code as neutral data: a PostgreSQL SQLSTATE
+/// (`55P03`) or a MariaDB error number (`1205`), as the `sqlstate` column
+/// of the results holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ErrorCode(String);
+
+impl ErrorCode {
+    /// The code `code` names, as the server sent it.
+    pub fn new(code: impl Into<String>) -> ErrorCode {
+        ErrorCode(code.into())
+    }
+
+    /// The code as the server sent it: `40P01`, `1213`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// What kind of failure the code is, whichever engine sent it.
+    pub fn class(&self) -> ErrorClass {
+        ErrorClass::of_code(&self.0)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 
@@ -155,6 +190,8 @@ mod tests {
             ("57014", ErrorClass::Cancelled),
             ("1317", ErrorClass::Cancelled),
             ("57P01", ErrorClass::ConnectionLost),
+            ("57P05", ErrorClass::ConnectionLost),
+            ("25P03", ErrorClass::ConnectionLost),
             ("08006", ErrorClass::ConnectionLost),
             ("1927", ErrorClass::ConnectionLost),
             ("42703", ErrorClass::Other),

@@ -10,16 +10,16 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use tokio_postgres::error::SqlState;
+use crate::engine::ErrorCode;
 
-/// Why a transaction failed: the server's SQLSTATE, or one of the client's
+/// Why a transaction failed: the server's error code, or one of the client's
 /// own reasons. Its [`Display`](fmt::Display) is the cell of the `sqlstate`
 /// column (`55P03`, `timeout`, `connection_lost`, ...), and kinds sort as
 /// those cells do, so the files keep their order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FailureKind {
-    /// The server answered with this SQLSTATE.
-    Server(SqlState),
+    /// The server answered with this error code (a SQLSTATE, a MariaDB error number).
+    Server(ErrorCode),
     /// `--client-timeout` passed: cancelled on the server (`timeout`).
     ClientTimeout,
     /// No pool connection came within `--pool-timeout` (`pool_timeout`).
@@ -34,7 +34,7 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
-    /// The kind a `sqlstate` cell names: one of the client's own words, else a SQLSTATE.
+    /// The kind a `sqlstate` cell names: one of the client's own words, else a server's code.
     pub fn from_cell(cell: &str) -> FailureKind {
         match cell {
             "timeout" => FailureKind::ClientTimeout,
@@ -42,14 +42,14 @@ impl FailureKind {
             "rejected" => FailureKind::Rejected,
             "connection_lost" => FailureKind::ConnectionLost,
             "script" => FailureKind::Script,
-            code => FailureKind::Server(SqlState::from_code(code)),
+            code => FailureKind::Server(ErrorCode::new(code)),
         }
     }
 
     /// The cell of the `sqlstate` column.
     pub fn cell(&self) -> &str {
         match self {
-            FailureKind::Server(sqlstate) => sqlstate.code(),
+            FailureKind::Server(code) => code.as_str(),
             FailureKind::ClientTimeout => "timeout",
             FailureKind::PoolTimeout => "pool_timeout",
             FailureKind::Rejected => "rejected",
@@ -58,10 +58,10 @@ impl FailureKind {
         }
     }
 
-    /// The server's SQLSTATE, for a failure the server reported.
-    pub fn sqlstate(&self) -> Option<&SqlState> {
+    /// The server's error code, for a failure the server reported.
+    pub fn server_code(&self) -> Option<&ErrorCode> {
         match self {
-            FailureKind::Server(sqlstate) => Some(sqlstate),
+            FailureKind::Server(code) => Some(code),
             _ => None,
         }
     }
@@ -226,8 +226,8 @@ pub fn failed_in_class(failures: &[FailureCount], class: &str) -> u64 {
         .filter(|failure| {
             failure
                 .kind
-                .sqlstate()
-                .is_some_and(|sqlstate| sqlstate.code().starts_with(class))
+                .server_code()
+                .is_some_and(|code| code.as_str().starts_with(class))
         })
         .map(|failure| failure.count)
         .sum()
@@ -293,10 +293,7 @@ mod tests {
         for (kind, cell) in kinds.iter().zip(cells) {
             assert_eq!(kind.to_string(), cell);
         }
-        assert_eq!(
-            kinds[1],
-            FailureKind::Server(SqlState::T_R_DEADLOCK_DETECTED)
-        );
+        assert_eq!(kinds[1], FailureKind::Server(ErrorCode::new("40P01")));
         assert_eq!(kinds[7], FailureKind::ClientTimeout);
         let mut sorted = kinds.clone();
         sorted.reverse();
@@ -320,10 +317,7 @@ mod tests {
         ];
         let kinds = failure_kinds(&failures);
         assert_eq!(kinds.len(), 3);
-        assert_eq!(
-            kinds[0].kind,
-            FailureKind::Server(SqlState::FEATURE_NOT_SUPPORTED)
-        );
+        assert_eq!(kinds[0].kind, FailureKind::Server(ErrorCode::new("0A000")));
         assert_eq!(kinds[0].count, 100);
         assert_eq!((kinds[0].first_second, kinds[0].last_second), (13, 14));
         assert_eq!(kinds[2].kind.to_string(), "40P01");

@@ -11,10 +11,9 @@
 /// sample runs).
 pub const GRANT_POLL_EVERY_MS: u64 = 20;
 
-use tokio_postgres::error::SqlState;
-
 use super::failures::FailureKind;
 use super::{AttemptOutcome, DdlAttempt};
+use crate::engine::ErrorClass;
 
 /// What the DDL session was doing at one poll.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,8 +70,11 @@ pub fn lock_phases(attempt: &DdlAttempt, polls: &[DdlPoll]) -> LockPhases {
     let failed_waiting = matches!(
         attempt.outcome,
         AttemptOutcome::LockTimeout | AttemptOutcome::GaveUp
-    ) || attempt.sqlstate
-        == Some(FailureKind::Server(SqlState::T_R_DEADLOCK_DETECTED));
+    ) || attempt
+        .sqlstate
+        .as_ref()
+        .and_then(FailureKind::server_code)
+        .is_some_and(|code| code.class() == ErrorClass::Deadlock);
     if failed_waiting {
         let last_wait = during
             .iter()
@@ -247,7 +249,7 @@ mod tests {
         assert_eq!(timed_out.granted_s, None, "{timed_out:?}");
         assert!(close(timed_out.wait_ms, 520.0));
         let mut deadlock = ended(5.99, 6.51, AttemptOutcome::Error);
-        deadlock.sqlstate = Some(FailureKind::Server(SqlState::T_R_DEADLOCK_DETECTED));
+        deadlock.sqlstate = Some(FailureKind::from_cell("40P01"));
         assert_eq!(lock_phases(&deadlock, &seen).granted_s, None);
         // Another error after the wait (a rewrite that overflowed) had the lock.
         let overflow = lock_phases(&ended(5.99, 6.51, AttemptOutcome::Error), &seen);

@@ -9,10 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio_postgres::error::{Severity, SqlState};
+use tokio_postgres::error::Severity;
 use tokio_postgres::{CancelToken, Client, NoTls};
 
 use crate::database::Connector;
+use crate::engine::postgres::errors;
 
 /// How long to wait between two attempts to open a lost session again.
 pub const REOPEN_EVERY: Duration = Duration::from_millis(250);
@@ -54,25 +55,16 @@ impl HeldSession {
     }
 }
 
-/// SQLSTATEs with which the server ends the session: admin_shutdown (57P01:
-/// `pg_terminate_backend`, a fast shutdown), crash_shutdown (57P02) and
-/// cannot_connect_now (57P03).
-pub const ENDS_SESSION: [SqlState; 3] = [
-    SqlState::ADMIN_SHUTDOWN,
-    SqlState::CRASH_SHUTDOWN,
-    SqlState::CANNOT_CONNECT_NOW,
-];
-
 /// Whether `err` means the session is gone (the server ended it, or the
 /// connection closed or broke), not that a statement failed on a live session.
 /// The server says so with a FATAL error (a timeout such as
-/// `idle_session_timeout` too) or one of [`ENDS_SESSION`].
+/// `idle_session_timeout` too) or one of [`errors::ENDS_SESSION`].
 pub fn is_connection_lost(err: &tokio_postgres::Error) -> bool {
     if let Some(db) = err.as_db_error() {
         return matches!(
             db.parsed_severity(),
             Some(Severity::Fatal | Severity::Panic)
-        ) || ENDS_SESSION.contains(db.code());
+        ) || errors::ends_session(db.code());
     }
     err.is_closed()
         || std::error::Error::source(err).is_some_and(|source| source.is::<std::io::Error>())

@@ -20,6 +20,8 @@ use rand::SeedableRng;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio_postgres::error::SqlState;
+
+use crate::engine::postgres::errors;
 use tokio_postgres::{CancelToken, NoTls};
 use tokio_util::sync::CancellationToken;
 
@@ -718,8 +720,10 @@ fn cut_off_by_the_end(strategy_name: &str, attempts: &mut [DdlAttempt]) -> Strin
         return format!("{strategy_name}: the DDL did not start before the load ended");
     };
     let cancelled = last.outcome == AttemptOutcome::Error
-        && last.sqlstate.as_ref().and_then(|kind| kind.sqlstate())
-            == Some(&SqlState::QUERY_CANCELED);
+        && last
+            .sqlstate
+            .as_ref()
+            .is_some_and(|kind| errors::is_state(kind, &SqlState::QUERY_CANCELED));
     if cancelled {
         last.outcome = AttemptOutcome::CutOff;
         return format!(
@@ -745,7 +749,7 @@ mod tests {
     #[test]
     fn a_try_stallbench_cancelled_at_the_end_is_cut_off_and_one_that_ended_is_kept() {
         let mut cancelled = vec![test_attempt(1, 1.5, 11.5, AttemptOutcome::Error)];
-        cancelled[0].sqlstate = Some(FailureKind::Server(SqlState::QUERY_CANCELED));
+        cancelled[0].sqlstate = Some(FailureKind::from_cell("57014"));
         let said = cut_off_by_the_end("naive", &mut cancelled);
         assert_eq!(cancelled[0].outcome, AttemptOutcome::CutOff);
         assert!(
@@ -767,7 +771,7 @@ mod tests {
 
         // Another error is the migration's own.
         let mut failed = vec![test_attempt(1, 1.5, 2.0, AttemptOutcome::Error)];
-        failed[0].sqlstate = Some(FailureKind::Server(SqlState::UNDEFINED_COLUMN));
+        failed[0].sqlstate = Some(FailureKind::from_cell("42703"));
         cut_off_by_the_end("naive", &mut failed);
         assert_eq!(failed[0].outcome, AttemptOutcome::Error);
     }

@@ -36,10 +36,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedSender;
-use tokio_postgres::error::SqlState;
 use tokio_util::sync::CancellationToken;
 
 use super::RunClock;
+use crate::engine::{ErrorClass, ErrorCode};
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::{Failure, FailureKind};
 use crate::metrics::recorder::{WorkerPart, WorkerSecond};
@@ -65,11 +65,10 @@ pub enum TxnOutcome {
 
 impl TxnOutcome {
     /// The outcome of a server error: the session goes on, unless the server
-    /// ended it (see [`ends_session`]).
-    pub fn server_error(sqlstate: SqlState, message: String) -> TxnOutcome {
-        let lost = ends_session(&sqlstate);
-        let failure = Failure::new(FailureKind::Server(sqlstate), message);
-        match lost {
+    /// ended it with this error (`ends_session`, as the engine knows it).
+    pub fn server_error(code: ErrorCode, message: String, ends_session: bool) -> TxnOutcome {
+        let failure = Failure::new(FailureKind::Server(code), message);
+        match ends_session {
             true => TxnOutcome::Lost(failure),
             false => TxnOutcome::Failed(failure),
         }
@@ -119,21 +118,6 @@ pub enum Ended {
     AfterTheLoad,
 }
 
-/// SQLSTATEs with which the server ends the session (see [`super::reopen::ENDS_SESSION`]).
-pub fn ends_session(sqlstate: &SqlState) -> bool {
-    super::reopen::ENDS_SESSION.contains(sqlstate)
-}
-
-/// SQLSTATEs after which a driver prepares its statements again:
-/// feature_not_supported (0A000, "cached plan must not change result type"
-/// once a column's type changed) and invalid_sql_statement_name (26000).
-pub fn statements_are_stale(kind: &FailureKind) -> bool {
-    kind.sqlstate().is_some_and(|sqlstate| {
-        *sqlstate == SqlState::FEATURE_NOT_SUPPORTED
-            || *sqlstate == SqlState::INVALID_SQL_STATEMENT_NAME
-    })
-}
-
 /// pgbench's rule for a try that failed (its `doRetry`): which failures are
 /// tried again, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,10 +148,10 @@ impl RetryRule {
     /// Whether a failure of this kind is tried again: a serialization
     /// failure or a deadlock, and a lock timeout when asked.
     pub fn retryable(&self, kind: &FailureKind) -> bool {
-        kind.sqlstate().is_some_and(|sqlstate| {
-            *sqlstate == SqlState::T_R_SERIALIZATION_FAILURE
-                || *sqlstate == SqlState::T_R_DEADLOCK_DETECTED
-                || (self.lock_timeouts && *sqlstate == SqlState::LOCK_NOT_AVAILABLE)
+        kind.server_code().is_some_and(|code| match code.class() {
+            ErrorClass::Serialization | ErrorClass::Deadlock => true,
+            ErrorClass::LockTimeout => self.lock_timeouts,
+            _ => false,
         })
     }
 

@@ -61,8 +61,9 @@ impl Attempt for Scripted {
         match self.plan.get(self.seen.len() - 1) {
             None => Ok(()),
             Some(code) => Err(TxnOutcome::server_error(
-                SqlState::from_code(code),
+                crate::engine::ErrorCode::new(*code),
                 "m".into(),
+                false,
             )),
         }
     }
@@ -238,7 +239,7 @@ fn a_retried_transaction_counts_as_retried_with_its_extra_tries() {
     let mut retried = times(clock, 100, 900);
     retried.tries = 3;
     recording.record(&TxnOutcome::Done, &retried);
-    let failed = Failure::new(FailureKind::Server(SqlState::T_R_DEADLOCK_DETECTED), "d");
+    let failed = Failure::new(FailureKind::from_cell("40P01"), "d");
     retried.tries = 2;
     recording.record(&TxnOutcome::Failed(failed), &retried);
     recording.record(&TxnOutcome::Done, &times(clock, 100, 900));
@@ -344,7 +345,7 @@ fn the_pools_wait_counts_for_answers_and_pool_timeouts_only() {
     recording.record(&timed_out, &pool(100_000, None));
     assert!(recording.at(0).pool.is_none());
     recording.record(&TxnOutcome::Done, &pool(10, Some(90_000)));
-    let server = Failure::new(FailureKind::Server(SqlState::QUERY_CANCELED), "cancelled");
+    let server = Failure::new(FailureKind::from_cell("57014"), "cancelled");
     recording.record(&TxnOutcome::Failed(server), &pool(20, Some(5)));
     recording.record(
         &TxnOutcome::Failed(Failure::pool_timeout()),

@@ -22,11 +22,11 @@
 use crate::choices::Side;
 use crate::config::Expectation;
 use crate::config::{BlockerConfig, BlockerKind, Config, ReplicaConfig};
+use crate::engine::ErrorClass;
 use crate::expect::bounds::Bound;
 use crate::metrics::failures::FailureKind;
 use crate::metrics::{AttemptOutcome, DdlAttempt, DdlOutcome, RunReport};
 use crate::strategy::{NamedStrategy, Strategy};
-use tokio_postgres::error::SqlState;
 
 use super::assemble::Measured;
 use super::blocker::BlockerResult;
@@ -147,18 +147,20 @@ fn ddl_failure(attempts: &[DdlAttempt]) -> Option<String> {
 }
 
 /// A failure that is the lock's or a stop's doing, not the statement's: lock
-/// timeout, deadlock, class 57 (cancelled, terminated), class 08 (the
-/// connection), or no SQLSTATE at all (no answer from the server: none, or
-/// `connection_lost`).
+/// timeout, deadlock, cancelled, the session ended or the connection lost
+/// (PostgreSQL's classes 57 and 08), or no server code at all (no answer
+/// from the server: none, or `connection_lost`).
 fn is_lock_or_stop(kind: Option<&FailureKind>) -> bool {
-    let Some(sqlstate) = kind.and_then(FailureKind::sqlstate) else {
+    let Some(code) = kind.and_then(FailureKind::server_code) else {
         return true;
     };
-    let code = sqlstate.code();
-    *sqlstate == SqlState::LOCK_NOT_AVAILABLE
-        || *sqlstate == SqlState::T_R_DEADLOCK_DETECTED
-        || code.starts_with("57")
-        || code.starts_with("08")
+    matches!(
+        code.class(),
+        ErrorClass::LockTimeout
+            | ErrorClass::Deadlock
+            | ErrorClass::Cancelled
+            | ErrorClass::ConnectionLost
+    )
 }
 
 /// The SQLSTATE at the end of a message from `database::error_text`
@@ -270,11 +272,11 @@ mod tests {
         let mut attempts = vec![test_attempt(1, 6.0, 6.5, AttemptOutcome::LockTimeout)];
         assert_eq!(ddl_failure(&attempts), None);
         attempts.push(test_attempt(2, 7.0, 7.1, AttemptOutcome::Error));
-        attempts[1].sqlstate = Some(FailureKind::Server(SqlState::T_R_DEADLOCK_DETECTED));
+        attempts[1].sqlstate = Some(FailureKind::from_cell("40P01"));
         assert_eq!(ddl_failure(&attempts), None);
         attempts[1].sqlstate = Some(FailureKind::ConnectionLost);
         assert_eq!(ddl_failure(&attempts), None);
-        attempts[1].sqlstate = Some(FailureKind::Server(SqlState::UNDEFINED_COLUMN));
+        attempts[1].sqlstate = Some(FailureKind::from_cell("42703"));
         attempts[1].message = "column \"balanse\" does not exist".to_string();
         let reason = ddl_failure(&attempts).unwrap();
         assert_eq!(

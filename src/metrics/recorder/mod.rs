@@ -25,7 +25,7 @@ pub use worker::{LatencySamples, WorkerPart, WorkerSecond};
 
 use super::failures::{FailureCount, FailureKind};
 use super::{CompressedSeconds, new_latency_histogram};
-use crate::engine::ErrorClass;
+use crate::engine::{ErrorClass, ErrorCode};
 
 /// The figures of one settled second of the timeline. The latency figures
 /// cover every transaction that ended in it, completed or failed.
@@ -392,7 +392,7 @@ impl From<WorkerSecond> for PendingSecond {
 /// MariaDB's 1020, 1213, 1205).
 fn add_failures_by_kind(figures: &mut SecondFigures, failed_by_kind: &BTreeMap<FailureKind, u64>) {
     for (kind, count) in failed_by_kind {
-        let class = kind.sqlstate().map(|code| ErrorClass::of_code(code.code()));
+        let class = kind.server_code().map(ErrorCode::class);
         match class {
             Some(ErrorClass::Serialization) => figures.failed_serialization += count,
             Some(ErrorClass::Deadlock) => figures.failed_deadlock += count,

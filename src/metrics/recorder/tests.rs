@@ -1,9 +1,8 @@
 use super::*;
 use crate::metrics::failures::Failure;
-use tokio_postgres::error::SqlState;
 
-fn server(sqlstate: SqlState) -> FailureKind {
-    FailureKind::Server(sqlstate)
+fn server(code: &str) -> FailureKind {
+    FailureKind::from_cell(code)
 }
 
 fn part(worker: usize, second: u32, latencies_us: &[u64], now_in: u32) -> WorkerPart {
@@ -23,10 +22,7 @@ fn parts_of_the_same_second_merge_and_settle() {
     let mut recorder = Recorder::new(2);
     let mut failing = part(0, 3, &[1_000], 4);
     let finished = failing.finished.as_mut().unwrap();
-    finished.add_failure(&Failure::new(
-        server(SqlState::T_R_DEADLOCK_DETECTED),
-        "deadlock",
-    ));
+    finished.add_failure(&Failure::new(server("40P01"), "deadlock"));
     recorder.add(failing, 4);
     recorder.add(part(1, 3, &[9_000], 5), 5);
     recorder.add(part(1, 5, &[2_000], u32::MAX), 5);
@@ -37,17 +33,12 @@ fn parts_of_the_same_second_merge_and_settle() {
     assert!((third.mean_ms - 5.0).abs() < 0.01);
     assert!(recorder.second(4).is_none());
     assert_eq!(recorder.total_latency_us().len(), 3);
-    assert_eq!(
-        recorder
-            .failed_by_kind()
-            .get(&server(SqlState::T_R_DEADLOCK_DETECTED)),
-        Some(&1)
-    );
+    assert_eq!(recorder.failed_by_kind().get(&server("40P01")), Some(&1));
 }
 
 #[test]
 fn a_failed_transactions_wait_counts_in_its_second_and_the_run_but_not_in_ok() {
-    let cached_plan = Failure::new(server(SqlState::FEATURE_NOT_SUPPORTED), "cached plan");
+    let cached_plan = Failure::new(server("0A000"), "cached plan");
     let mut recorder = Recorder::new(1);
     let mut held = part(0, 6, &[1_000, 3_000], 7);
     let finished = held.finished.as_mut().unwrap();
@@ -119,12 +110,7 @@ fn a_late_hand_over_still_counts() {
 
 #[test]
 fn retries_and_the_failures_a_retry_is_about_count_per_second_late_ones_too() {
-    let server = |code: &str| {
-        Failure::new(
-            FailureKind::Server(tokio_postgres::error::SqlState::from_code(code)),
-            "m",
-        )
-    };
+    let server = |code: &str| Failure::new(FailureKind::from_cell(code), "m");
     let mut recorder = Recorder::new(2);
     let mut first = part(0, 2, &[1_000], 3);
     let finished = first.finished.as_mut().unwrap();
@@ -265,7 +251,7 @@ fn lost_connections_and_reconnects_settle_per_second_and_add_up() {
 #[test]
 fn failures_by_kind_merge_per_second() {
     const CACHED_PLAN: &str = "cached plan must not change result type";
-    let cached_plan = || Failure::new(server(SqlState::FEATURE_NOT_SUPPORTED), CACHED_PLAN);
+    let cached_plan = || Failure::new(server("0A000"), CACHED_PLAN);
     let mut recorder = Recorder::new(2);
     let mut first = part(0, 2, &[], 3);
     first.finished.as_mut().unwrap().add_failure(&cached_plan());
@@ -274,7 +260,7 @@ fn failures_by_kind_merge_per_second() {
     let finished = second.finished.as_mut().unwrap();
     finished.add_failure(&cached_plan());
     finished.add_failure(&Failure::new(
-        server(SqlState::INVALID_TEXT_REPRESENTATION),
+        server("22P02"),
         "invalid input syntax for type integer: 'x1'",
     ));
     recorder.add(second, 3);

@@ -29,6 +29,7 @@ use tokio_postgres::error::SqlState;
 
 use super::RunClock;
 use super::reopen::{HeldSession, SharedCancel, is_connection_lost};
+use crate::engine::postgres::errors;
 use crate::metrics::failures::FailureKind;
 use crate::metrics::{AttemptOutcome, DdlActivity, DdlAttempt};
 use crate::strategy::statements::{
@@ -573,7 +574,7 @@ fn failed_attempt(
 ) -> DdlAttempt {
     let (sqlstate, message) = match err.as_db_error() {
         Some(db) => (
-            Some(FailureKind::Server(db.code().clone())),
+            Some(errors::failure_kind(db.code())),
             db.message().to_string(),
         ),
         None if is_connection_lost(err) => (Some(FailureKind::ConnectionLost), err.to_string()),

@@ -34,11 +34,10 @@ use tokio_util::sync::CancellationToken;
 use super::RunClock;
 use super::arrivals::Arrivals;
 use super::precise_timer::PreciseTimer;
-use super::txn::{
-    Ended, Recording, RetryRule, Rewind, TryWindow, Txn, TxnOutcome, statements_are_stale,
-};
+use super::txn::{Ended, Recording, RetryRule, Rewind, TryWindow, Txn, TxnOutcome};
 use crate::config::{Protocol, WeightedScript};
 use crate::database::Connector;
+use crate::engine::postgres::errors;
 use crate::error::Error;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::Failure;
@@ -488,7 +487,7 @@ impl Client {
                 {
                     return false;
                 }
-                !statements_are_stale(&failure.kind)
+                !errors::statements_are_stale(&failure.kind)
                     || self
                         .session
                         .prepare_again(scripts, clock, rng, recording)

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::PreparedScript;
 use crate::config::Protocol;
+use crate::engine::postgres::errors;
 use crate::metrics::failures::{Failure, FailureKind};
 use crate::pgwire::{Statement, WireCancel, WireConnection, WireError};
 use crate::scenario::commands::{self, Params};
@@ -184,12 +185,16 @@ impl Run<'_> {
 /// The SQLSTATE has its own column, so it stays out of the message.
 fn wire_outcome(err: WireError) -> TxnOutcome {
     match err {
-        WireError::Server(server) => TxnOutcome::server_error(server.code, server.message),
+        WireError::Server(server) => TxnOutcome::server_error(
+            errors::error_code(&server.code),
+            server.message,
+            errors::ends_session(&server.code),
+        ),
         WireError::Lost {
             server: Some(server),
             reason,
         } => TxnOutcome::Lost(Failure::new(
-            FailureKind::Server(server.code),
+            errors::failure_kind(&server.code),
             format!("{reason}: {}", server.message),
         )),
         WireError::Lost {

@@ -12,9 +12,10 @@ use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 
 use crate::config::Protocol;
 use crate::database::error_text;
+use crate::engine::postgres::errors;
 use crate::metrics::failures::{Failure, FailureKind};
 use crate::scenario::commands::{self, Params};
-use crate::scenario::txn::{TxnOutcome, ends_session, statements_are_stale};
+use crate::scenario::txn::TxnOutcome;
 use crate::script::{self, ResultSet, Script, SqlCommand, Step};
 
 /// One request's transaction on its checked-out connection, tried as
@@ -41,10 +42,7 @@ impl crate::scenario::txn::Attempt for Attempt<'_> {
     /// knows it called BEGIN; a failure that says the block is open and
     /// failed (25P02) rolls back whatever the text.
     async fn roll_back(&mut self, failure: &Failure) -> bool {
-        let in_failed_block = failure
-            .kind
-            .sqlstate()
-            .is_some_and(|code| *code == SqlState::IN_FAILED_SQL_TRANSACTION);
+        let in_failed_block = errors::is_state(&failure.kind, &SqlState::IN_FAILED_SQL_TRANSACTION);
         let rolled_back = !(self.script.opens_transaction() || in_failed_block)
             || self.client.batch_execute("ROLLBACK").await.is_ok();
         self.unusable |= !rolled_back;
@@ -202,7 +200,7 @@ fn result_sets(messages: &[SimpleQueryMessage]) -> Vec<ResultSet> {
 /// After a failed transaction (rolled back by its [`Attempt`]): forgets
 /// prepared statements the server no longer accepts.
 pub(super) fn clean_up(client: &Object, failure: &Failure) {
-    if statements_are_stale(&failure.kind) {
+    if errors::statements_are_stale(&failure.kind) {
         client.statement_cache.clear();
     }
 }
@@ -211,12 +209,11 @@ pub(super) fn clean_up(client: &Object, failure: &Failure) {
 /// ends the session counts as lost), or a connection that broke.
 fn classify(err: &tokio_postgres::Error) -> TxnOutcome {
     match err.as_db_error() {
-        Some(db) if !ends_session(db.code()) => TxnOutcome::Failed(Failure::new(
-            FailureKind::Server(db.code().clone()),
-            db.message(),
-        )),
+        Some(db) if !errors::ends_session(db.code()) => {
+            TxnOutcome::Failed(Failure::new(errors::failure_kind(db.code()), db.message()))
+        }
         Some(db) => TxnOutcome::Lost(Failure::new(
-            FailureKind::Server(db.code().clone()),
+            errors::failure_kind(db.code()),
             error_text(err),
         )),
         None => TxnOutcome::Lost(Failure::new(FailureKind::ConnectionLost, error_text(err))),
