@@ -1,15 +1,17 @@
 //! stallbench: a load-and-stall benchmark harness for PostgreSQL.
 //!
 //! The pipeline (see docs/architecture.md): workload + flags -> [`config::Config`]
-//! -> [`plan::Plan`] -> [`database::Database`] (throwaway server or `--db-url`)
+//! -> [`plan::Plan`] -> [`engine::postgres::database::Database`] (throwaway server or `--db-url`)
 //! -> setup SQL -> for each run: reset -> [`scenario::run_strategy`] ->
 //! [`scenario::assemble_report`] -> [`metrics::RunReport`] -> [`export`] and
 //! [`plot`] (the results folder, written again after each run) -> [`export::console`]
 //! (the tables on stdout) -> [`expect`] (the verdicts, their files, exit code 3).
 //!
-//! Four front doors call those stages: [`compare`] (`compare` and `run`),
-//! [`check`] (the migration gate), [`plot::folder`] (`plot DIR`) and
-//! [`workload::listing`] (`workloads`). A stopped run (Ctrl-C, SIGTERM, the
+//! Five front doors call those stages: [`compare`] (`compare` and `run`),
+//! [`engine::postgres::check`] (the migration gate), [`engine::postgres::capture`]
+//! (`capture`), [`plot::folder`] (`plot DIR`) and [`workload::listing`]
+//! (`workloads`). Everything that speaks to a server lives under [`engine`]:
+//! PostgreSQL's in `engine/postgres/`, MariaDB's in `engine/mariadb/`. A stopped run (Ctrl-C, SIGTERM, the
 //! throwaway server's death) is wound down and written as far as it got, the
 //! same way for `compare` and `check` ([`stop`]).
 //!
@@ -19,9 +21,8 @@
 #[macro_use]
 pub mod output;
 
-// Front doors: one module per command.
-pub mod capture;
-pub mod check;
+// Front doors: one module per command (check and capture are PostgreSQL's,
+// under engine/postgres/).
 pub mod compare;
 
 // The command line and the settings it becomes.
@@ -32,27 +33,19 @@ pub mod duration;
 pub mod plan;
 pub mod workload;
 
-// The database and one run on it.
-pub mod conninfo;
-pub mod database;
+// The engines (a server, its sessions, its SQL) and one run on one.
 pub mod engine;
 pub mod fingerprint;
 mod measure;
-pub mod pgwire;
-pub mod preflight;
 pub mod role;
 pub mod scenario;
 pub mod script;
-pub mod server;
-pub mod serverlog;
 pub mod sql_scan;
 pub mod sql_split;
 pub mod stop;
 pub mod strategy;
 
-// What was measured, and what is made of it (export also holds the console tables;
-// check_verdict: what the migration gate found and its judging).
-pub mod check_verdict;
+// What was measured, and what is made of it (export also holds the console tables).
 pub mod expect;
 pub mod export;
 pub mod metrics;
@@ -83,9 +76,9 @@ pub fn run(cli: Cli) -> Result<i32, Error> {
             plot::folder::redraw_charts(&dir)?;
             Ok(error::exit_code::SUCCESS)
         }
-        Command::Capture { args } => capture::capture(&args),
+        Command::Capture { args } => engine::postgres::capture::capture(&args),
         Command::Check { dir, args } => {
-            check::check(&config::CheckConfig::new(&dir, &args)?, args.open)
+            engine::postgres::check::check(&config::CheckConfig::new(&dir, &args)?, args.open)
         }
         Command::Compare {
             workload,

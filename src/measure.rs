@@ -24,7 +24,8 @@
 //! more, which for an index build on a large table is seconds.
 
 use crate::config::Config;
-use crate::database::{self, Database};
+use crate::engine::postgres::database::{self, Database};
+use crate::engine::postgres::serverlog;
 use crate::error::Error;
 use crate::fingerprint::{self, Fingerprint};
 use crate::metrics::interruption::{AppliedStep, PartialStrategy};
@@ -34,7 +35,6 @@ use crate::metrics::{self, StrategyReport};
 use crate::role::Role;
 use crate::scenario::ddl::trace::{TraceEnd, TraceError, TraceStep, rolls_back, trace_steps};
 use crate::scenario::{self, Interrupt};
-use crate::serverlog;
 use crate::stop;
 use crate::strategy::NamedStrategy;
 
@@ -55,10 +55,10 @@ pub fn trace_key(config: &Config, strategy: &NamedStrategy) -> TraceKey {
 /// The lock trace of `strategy`'s migration on `target`, taken before its run
 /// (see the module comment); empty without a migration. The trace is also the
 /// migration's dry run: a statement that fails in it for a reason that does
-/// not depend on timing (see [`crate::preflight::rejection::is_static_error`]) is exit 2
+/// not depend on timing (see [`crate::engine::postgres::preflight::rejection::is_static_error`]) is exit 2
 /// naming the statement and where it came from; any other failure is a
 /// warning (the run meets it and reports it). The trace's session waits at
-/// most [`crate::preflight::rejection::LOCK_TIMEOUT`] for a lock, so it never queues
+/// most [`crate::engine::postgres::preflight::rejection::LOCK_TIMEOUT`] for a lock, so it never queues
 /// behind a user's traffic. `before` is the fingerprint of the tables the run must meet.
 pub async fn trace_before_run(
     config: &Config,
@@ -100,7 +100,7 @@ pub async fn trace_before_run(
     let mut settings = strategy.settings.clone();
     settings.push((
         "lock_timeout".to_string(),
-        crate::preflight::rejection::LOCK_TIMEOUT.to_string(),
+        crate::engine::postgres::preflight::rejection::LOCK_TIMEOUT.to_string(),
     ));
     let session = target.connect_with_settings(Role::Trace, &settings).await?;
     let watcher = target.connect(Role::TraceWatcher).await?;
@@ -124,18 +124,20 @@ pub async fn trace_before_run(
         Err(TraceError::Session(error)) => return Err(error),
         Err(TraceError::Statement {
             step, sql, message, ..
-        }) if crate::preflight::rejection::is_static_error(&message) => {
+        }) if crate::engine::postgres::preflight::rejection::is_static_error(&message) => {
             let source = match &strategy.ddl_steps {
                 Some(_) => format!("{workload_source}: [[strategies]] {} ddl", strategy.name),
                 None => ddl.source.clone(),
             };
-            static_error = Some(crate::preflight::rejection::statement_error(
-                target,
-                &source,
-                &format!("step {step}"),
-                &sql,
-                &message,
-            ));
+            static_error = Some(
+                crate::engine::postgres::preflight::rejection::statement_error(
+                    target,
+                    &source,
+                    &format!("step {step}"),
+                    &sql,
+                    &message,
+                ),
+            );
             (Vec::new(), Vec::new())
         }
         Err(TraceError::Statement {

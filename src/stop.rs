@@ -287,7 +287,7 @@ fn server_words(server: &ServerFate) -> String {
         SchemaFate::NoneMade => "--in-place made no schema of its own".to_string(),
         SchemaFate::Left(why) => format!(
             "stallbench's schema could not be dropped ({why}): drop it with DROP SCHEMA {} CASCADE",
-            crate::database::SCHEMA
+            crate::engine::postgres::database::SCHEMA
         ),
     };
     let sessions = match open_sessions {

@@ -6,7 +6,7 @@
 use tokio_postgres::SimpleQueryMessage;
 
 use crate::config::{Expected, Invariant};
-use crate::database::{self, Database};
+use crate::engine::postgres::database::{self, Database};
 use crate::error::Error;
 use crate::metrics::invariants::InvariantCheck;
 use crate::role::Role;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::cli::CommonArgs;
 use crate::config::{self, Config, Mode, ReplicaConfig};
-use crate::database::Database;
+use crate::engine::postgres::database::Database;
 use crate::error::Error;
 use crate::export::console;
 use crate::export::{self, run_json::RunFile};

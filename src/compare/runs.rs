@@ -2,17 +2,18 @@
 //! first run's tables), with the files of its point written after each one.
 
 use crate::config::Config;
-use crate::database::{self, Database};
+use crate::engine::postgres::database::{self, Database};
+use crate::engine::postgres::preflight;
+use crate::engine::postgres::preflight::Traces;
 use crate::error::Error;
 use crate::fingerprint::Fingerprint;
 use crate::metrics::RunReport;
 use crate::metrics::lock_trace::TracedStatement;
 use crate::plan::Plan;
 use crate::plan::progress::PlanProgress;
-use crate::preflight::Traces;
 use crate::scenario::Interrupt;
 use crate::strategy::NamedStrategy;
-use crate::{export, fingerprint, measure, output, plot, preflight, results, stop};
+use crate::{export, fingerprint, measure, output, plot, results, stop};
 
 use super::{invariants, run_file};
 

@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::check::migrations::FolderRules;
 pub use crate::choices::BlockerChoice;
 use crate::choices::{FileOrder, Layout, Measure, OutOfOrder, TransactionMode};
 use crate::cli::{CheckArgs, LoadArg, RowsArg};
+use crate::engine::postgres::check::migrations::FolderRules;
+use crate::engine::postgres::server::ServerRequest;
 use crate::error::Error;
 use crate::script;
-use crate::server::ServerRequest;
 use crate::strategy::{NamedStrategy, preset};
 
 use crate::workload;
@@ -252,7 +252,8 @@ impl CheckConfig {
     /// Whether `table` (`migrations` or `public.migrations`) is one that
     /// `--tool-table` names.
     pub fn is_tool_table(&self, table: &str) -> bool {
-        (self.tool_tables.iter()).any(|tool| crate::check_verdict::sizes::same_table(tool, table))
+        (self.tool_tables.iter())
+            .any(|tool| crate::engine::postgres::check_verdict::sizes::same_table(tool, table))
     }
 
     /// The strategies each migration runs with: deploy, then recommend (once if they are one).
@@ -369,7 +370,9 @@ impl RowCounts {
     /// count, else the count for every table.
     pub fn of(&self, table: &str) -> u64 {
         (self.tables.iter())
-            .find(|(given, _)| crate::check_verdict::sizes::same_table(given, table))
+            .find(|(given, _)| {
+                crate::engine::postgres::check_verdict::sizes::same_table(given, table)
+            })
             .map_or(self.every_table, |(_, rows)| *rows)
     }
 }

@@ -7,7 +7,7 @@
 //! The harness's own open-files limit is made to fit one socket per connection.
 
 use super::Config;
-use crate::server::DEFAULT_MAX_CONNECTIONS;
+use crate::engine::postgres::server::DEFAULT_MAX_CONNECTIONS;
 
 /// Slots the throwaway server keeps beyond the run's needs: sessions that are
 /// still closing while the next ones open, and someone looking on with psql.

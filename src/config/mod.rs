@@ -23,8 +23,8 @@ mod variants;
 use std::path::PathBuf;
 
 use crate::cli::CommonArgs;
+use crate::engine::postgres::server::ServerRequest;
 use crate::error::Error;
-use crate::server::ServerRequest;
 use crate::strategy::{NamedStrategy, PRESET_NAMES};
 use crate::workload::{self, WorkloadFile};
 

@@ -344,7 +344,7 @@ mod tests {
 
     fn throwaway() -> DatabaseSpec {
         DatabaseSpec::Throwaway {
-            server: crate::server::ServerRequest {
+            server: crate::engine::postgres::server::ServerRequest {
                 pg_bin: None,
                 major: None,
                 offline: true,

@@ -8,8 +8,10 @@
 use std::path::PathBuf;
 
 use crate::cli::ServerArgs;
+use crate::engine::postgres::server::{
+    DEFAULT_REGISTRY, PgBin, SUPPORTED_MAJORS, ServerRequest, holds_server,
+};
 use crate::error::Error;
-use crate::server::{DEFAULT_REGISTRY, PgBin, SUPPORTED_MAJORS, ServerRequest, holds_server};
 
 /// The request of `args` and the environment `env` (a variable's value by name).
 pub fn parse_server(

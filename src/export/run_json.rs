@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::choices::LoadLoop;
 use crate::config::{BlockerConfig, BlockerKind, Config, DdlConfig, Objects, WeightedScript};
 #[cfg(doc)]
-use crate::database::Database;
+use crate::engine::postgres::database::Database;
 use crate::metrics::RunReport;
 use crate::strategy::NamedStrategy;
 
@@ -195,7 +195,10 @@ impl<'a> RunFile<'a> {
                 blocker_on: replica.blocker_on.name(),
                 load_on: replica.load_on.name(),
                 standby_settings: &replica.standby_settings,
-                url: replica.url.as_deref().map(crate::database::redact_url),
+                url: replica
+                    .url
+                    .as_deref()
+                    .map(crate::engine::postgres::database::redact_url),
             }),
             repeat: config.repeat,
             scripts: load.scripts.iter().map(ScriptRecord::new).collect(),

@@ -8,7 +8,7 @@ use super::RunClock;
 use std::time::Duration;
 
 use crate::config::{BlockerConfig, BlockerKind};
-use crate::database::error_text;
+use crate::engine::postgres::database::error_text;
 use crate::metrics::BlockerWindow;
 
 /// How the blocker's run went.

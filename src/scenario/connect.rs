@@ -12,7 +12,7 @@ use super::pool::PoolApp;
 use super::reopen::HeldSession;
 use crate::choices::{LoadOn, Side};
 use crate::config::{Config, ReplicaConfig};
-use crate::database::Database;
+use crate::engine::postgres::database::Database;
 use crate::error::Error;
 use crate::role::{ClientKind, Role};
 use crate::strategy::NamedStrategy;

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::database::Database;
+use crate::engine::postgres::database::Database;
 use crate::error::Error;
 use crate::metrics::failures::FailureKind;
 use crate::metrics::writes::rows_written;

@@ -24,7 +24,7 @@ use tokio_postgres::{Client, Row, Statement};
 use super::RunClock;
 use super::reopen::{HeldSession, is_connection_lost};
 use crate::choices::Side;
-use crate::database::error_text;
+use crate::engine::postgres::database::error_text;
 use crate::metrics::grant::GRANT_POLL_EVERY_MS;
 use crate::metrics::locks::{
     LockSample, ObserverGap, SecondLocks, WaitKey, WaitSightings, is_worse_moment,

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tokio_postgres::error::Severity;
 use tokio_postgres::{CancelToken, Client, NoTls};
 
-use crate::database::Connector;
+use crate::engine::postgres::database::Connector;
 use crate::engine::postgres::errors;
 
 /// How long to wait between two attempts to open a lost session again.

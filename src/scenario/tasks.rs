@@ -40,7 +40,7 @@ use super::progress;
 use super::replica_observer::{ReplicaObserved, observe_replica};
 use super::{Interrupt, Measured, RunClock, RunNotes};
 use crate::config::Config;
-use crate::database::Database;
+use crate::engine::postgres::database::Database;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
 use crate::metrics::{AttemptOutcome, DdlActivity, DdlAttempt, LiveCounters, PoolGauge, Recorder};

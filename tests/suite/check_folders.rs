@@ -187,16 +187,17 @@ fn a_migration_the_tool_would_not_apply_fails_with_its_files_written() {
         "report.html"
     );
     // Told that the tool applies it (sqlx), the check goes on to measure it.
-    let folder = stallbench::check::migrations::read_folder_with(
+    let folder = stallbench::engine::postgres::check::migrations::read_folder_with(
         &root,
-        &stallbench::check::migrations::FolderRules {
+        &stallbench::engine::postgres::check::migrations::FolderRules {
             out_of_order: Some(stallbench::choices::OutOfOrder::Apply),
             ..Default::default()
         },
     )
     .unwrap();
     let selection = stallbench::config::Selection::GitBase("main".to_string());
-    let split = stallbench::check::migrations::split_new(folder, &selection).unwrap();
+    let split =
+        stallbench::engine::postgres::check::migrations::split_new(folder, &selection).unwrap();
     assert!(split.unordered.is_none() && split.new.len() == 1);
 }
 

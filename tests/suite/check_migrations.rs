@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use stallbench::Error;
-use stallbench::check::migrations::{
+use stallbench::engine::postgres::check::migrations::{
     Layout, Selection, Split, TransactionMode, read_folder, split_new,
 };
 
@@ -191,7 +191,7 @@ fn a_new_migration_before_mains_newest_follows_the_tools_rule() {
     git(root, &["checkout", "--quiet", "feature"]);
     git(root, &["merge", "--quiet", "--no-edit", "main"]);
     let applied = split(&dir, "main");
-    let names = |migrations: &[stallbench::check::migrations::Migration]| {
+    let names = |migrations: &[stallbench::engine::postgres::check::migrations::Migration]| {
         migrations
             .iter()
             .map(|m| m.name.clone())
@@ -315,7 +315,7 @@ fn sqitch_changes_are_new_by_the_plans_new_lines() {
         "CREATE INDEX ON users (email);\n",
     );
     let split = split(root, "main");
-    let names = |migrations: &[stallbench::check::migrations::Migration]| {
+    let names = |migrations: &[stallbench::engine::postgres::check::migrations::Migration]| {
         (migrations.iter())
             .map(|m| m.path.file_name().unwrap().to_string_lossy().into_owned())
             .collect::<Vec<_>>()

@@ -8,8 +8,8 @@
 use std::time::Instant;
 
 use crate::common::{connect, start_throwaway_server};
-use stallbench::check::rows::{TableFill, fill_tables};
 use stallbench::config::RowCounts;
+use stallbench::engine::postgres::check::rows::{TableFill, fill_tables};
 
 const SCHEMA: &str = r#"
 CREATE SCHEMA app;

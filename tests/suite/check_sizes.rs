@@ -43,7 +43,7 @@ fn sizes_from_reads_the_statistics_of_a_real_server() {
     let url = &production.url;
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let sizes = runtime
-        .block_on(stallbench::check_verdict::sizes::read_sizes(url))
+        .block_on(stallbench::engine::postgres::check_verdict::sizes::read_sizes(url))
         .unwrap_or_else(|err| panic!("{err}"));
     let rows = |table: &str| {
         (sizes.tables.iter())
@@ -57,9 +57,11 @@ fn sizes_from_reads_the_statistics_of_a_real_server() {
     assert_eq!(sizes.without_statistics, ["public.fresh"], "{sizes:?}");
 
     let error = runtime
-        .block_on(stallbench::check_verdict::sizes::read_sizes(
-            "host=/nonexistent port=1 user=nobody dbname=none connect_timeout=2",
-        ))
+        .block_on(
+            stallbench::engine::postgres::check_verdict::sizes::read_sizes(
+                "host=/nonexistent port=1 user=nobody dbname=none connect_timeout=2",
+            ),
+        )
         .unwrap_err()
         .to_string();
     assert!(

@@ -11,9 +11,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use stallbench::choices::Side;
+use stallbench::engine::postgres::server::{CloneMethod, Server, ServerBinaries};
 use stallbench::export::csv::LockRecord;
 use stallbench::metrics::Summary;
-use stallbench::server::{CloneMethod, Server, ServerBinaries};
 use stallbench::workload::ReplicaFile;
 use tokio_postgres::error::SqlState;
 

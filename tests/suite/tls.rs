@@ -10,8 +10,8 @@ use crate::common::managed::{APP_PASSWORD, ManagedServer, ORDERS_ROWS, stallbenc
 use crate::common::*;
 use assert_cmd::Command;
 use predicates::prelude::*;
-use stallbench::conninfo::{ConnSettings, Tls};
-use stallbench::pgwire::{ConnectError, WireConnection};
+use stallbench::engine::postgres::conninfo::{ConnSettings, Tls};
+use stallbench::engine::postgres::pgwire::{ConnectError, WireConnection};
 
 /// The binary in the server's client folder (where `ca.pem` is).
 fn stallbench(server: &ManagedServer) -> Command {

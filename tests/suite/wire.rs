@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use stallbench::pgwire::{ConnectError, Statement, WireConnection, WireError};
-use stallbench::server::Server;
+use stallbench::engine::postgres::pgwire::{ConnectError, Statement, WireConnection, WireError};
+use stallbench::engine::postgres::server::Server;
 use tokio_postgres::error::SqlState;
 
 /// Roles with a password each, and a pg_hba.conf that asks each for it by its own method.
@@ -34,7 +34,7 @@ fn config_for(server: &Server, user: &str, password: Option<&str>) -> tokio_post
 async fn server_with_passwords() -> Server {
     let server = Server::start(
         crate::common::server_binaries(),
-        stallbench::server::DEFAULT_MAX_CONNECTIONS,
+        stallbench::engine::postgres::server::DEFAULT_MAX_CONNECTIONS,
     )
     .await
     .expect("starting a throwaway server");
@@ -155,7 +155,7 @@ fn reports_server_errors_and_goes_on_and_cancels_a_running_query() {
 async fn errors_and_cancel() {
     let server = Server::start(
         crate::common::server_binaries(),
-        stallbench::server::DEFAULT_MAX_CONNECTIONS,
+        stallbench::engine::postgres::server::DEFAULT_MAX_CONNECTIONS,
     )
     .await
     .expect("starting a throwaway server");

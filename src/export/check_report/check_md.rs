@@ -8,10 +8,10 @@ use std::fmt::Write as _;
 
 use super::CheckReport;
 use super::replica_cells::ReplicaCell;
-use crate::check_verdict::checked::{CheckedMigration, Outcome, Unordered};
-use crate::check_verdict::holds::transaction_holds;
-use crate::check_verdict::verdict::{Judged, MigrationVerdict};
 use crate::choices::Measure;
+use crate::engine::postgres::check_verdict::checked::{CheckedMigration, Outcome, Unordered};
+use crate::engine::postgres::check_verdict::holds::transaction_holds;
+use crate::engine::postgres::check_verdict::verdict::{Judged, MigrationVerdict};
 use crate::export::format::{format_bytes, format_ms, format_thousands, trim_number};
 use crate::export::markdown::{render_table, table_cell};
 use crate::export::table::{Align, Table};
@@ -653,7 +653,10 @@ mod tests {
         report.measure = Measure::Flagged;
         let (checked, judged) = &mut report.migrations[0];
         checked.outcome = Outcome::Traced(vec!["statement 1 takes a lock".to_string()]);
-        *judged = crate::check_verdict::verdict::judge(checked, &super::super::tests::judging());
+        *judged = crate::engine::postgres::check_verdict::verdict::judge(
+            checked,
+            &super::super::tests::judging(),
+        );
         let text = check_text(&report).to_lowercase();
         assert_eq!(text.matches("run under traffic").count(), 1, "{text}");
     }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use super::CheckReport;
 use super::check_md::{intro, migration_section, unordered_section};
-use crate::check_verdict::checked::Outcome;
+use crate::engine::postgres::check_verdict::checked::Outcome;
 use crate::export::html::pages::{href, markdown_html};
 use crate::export::html::sections::escape;
 use crate::export::html::{PageRun, runs_page};

@@ -16,14 +16,16 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::check_verdict::checked::{CheckRun, CheckedMigration, Outcome, Unordered};
-use crate::check_verdict::holds::{TransactionHold, transaction_holds};
-use crate::check_verdict::phases::CheckPhases;
-use crate::check_verdict::sizes::SizeEstimate;
-use crate::check_verdict::traced::trace_findings;
-use crate::check_verdict::verdict::{Judged, Judging, MigrationVerdict, judge};
 use crate::choices::Measure;
 use crate::config::{Budgets, CheckConfig, Data};
+use crate::engine::postgres::check_verdict::checked::{
+    CheckRun, CheckedMigration, Outcome, Unordered,
+};
+use crate::engine::postgres::check_verdict::holds::{TransactionHold, transaction_holds};
+use crate::engine::postgres::check_verdict::phases::CheckPhases;
+use crate::engine::postgres::check_verdict::sizes::SizeEstimate;
+use crate::engine::postgres::check_verdict::traced::trace_findings;
+use crate::engine::postgres::check_verdict::verdict::{Judged, Judging, MigrationVerdict, judge};
 use crate::expect::Verdict;
 use crate::export::junit::{JunitCase, JunitOutcome, JunitSuite};
 use crate::metrics::lock_trace::{Blocks, LockMode, RelationKind, TracedStatement};
@@ -449,7 +451,8 @@ impl CheckReport {
             }
             let replica_runs = run.replica.iter().flat_map(|r| &r.report.strategies);
             for strategy in replica_runs {
-                let stall = crate::check_verdict::replica::ReplicaStall::of(strategy);
+                let stall =
+                    crate::engine::postgres::check_verdict::replica::ReplicaStall::of(strategy);
                 let record = CheckRecord {
                     strategy: strategy.strategy.clone(),
                     role: format!("{}{REPLICA_ROLE}", self.role_of(&strategy.strategy)),

@@ -1,7 +1,7 @@
 //! The console's last lines of a check: where its time went (the same
 //! figures as check.json's `phases`).
 
-use crate::check_verdict::phases::CheckPhases;
+use crate::engine::postgres::check_verdict::phases::CheckPhases;
 use crate::export::format::format_thousands as thousands;
 
 /// The console's last lines: the phases of the whole check, then of each
@@ -43,7 +43,7 @@ pub fn phase_lines(phases: &CheckPhases) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check_verdict::phases::{MigrationPhases, RunPhase};
+    use crate::engine::postgres::check_verdict::phases::{MigrationPhases, RunPhase};
 
     #[test]
     fn the_lines_name_every_phase_and_the_fills_rate() {

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use super::CheckReport;
 use super::check_md::{intro, migration_section, unordered_section};
-use crate::check_verdict::checked::CheckedMigration;
-use crate::check_verdict::verdict::{Judged, MigrationVerdict};
+use crate::engine::postgres::check_verdict::checked::CheckedMigration;
+use crate::engine::postgres::check_verdict::verdict::{Judged, MigrationVerdict};
 use crate::export::ci::comment_marker;
 use crate::export::format::format_thousands;
 use crate::export::markdown::table_cell;

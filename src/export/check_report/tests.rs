@@ -4,8 +4,10 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::check_verdict::checked::MeasuredRun;
-use crate::check_verdict::checked::{Migration, MigrationStatement, MigrationStep};
+use crate::engine::postgres::check_verdict::checked::MeasuredRun;
+use crate::engine::postgres::check_verdict::checked::{
+    Migration, MigrationStatement, MigrationStep,
+};
 use crate::expect::{Bound, Expectation, evaluate};
 use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock};
 use crate::testing::reference_report;
@@ -212,7 +214,7 @@ fn the_verdict_names_the_failed_migration_and_what_retry_does() {
 /// statement's own; with a budget the estimate keeps, it is no failure.
 #[test]
 fn a_hold_estimated_over_the_budget_fails_every_strategy() {
-    use crate::check_verdict::sizes::{SizeEstimate, SizeSource};
+    use crate::engine::postgres::check_verdict::sizes::{SizeEstimate, SizeSource};
     let mut report = two_migrations();
     let (checked, judged) = &mut report.migrations[0];
     let retype = "ALTER TABLE orders ALTER COLUMN amount TYPE bigint";
@@ -346,8 +348,10 @@ fn a_traced_migration_is_flagged_for_a_measured_run() {
     let mut report = two_migrations();
     report.measure = crate::choices::Measure::None;
     let (checked, judged) = &mut report.migrations[0];
-    let flags =
-        crate::check_verdict::verdict::trace_flags(&checked.statements, &checked.existing_tables);
+    let flags = crate::engine::postgres::check_verdict::verdict::trace_flags(
+        &checked.statements,
+        &checked.existing_tables,
+    );
     assert_eq!(
         flags,
         [
@@ -390,13 +394,19 @@ fn a_traced_migration_is_flagged_for_a_measured_run() {
         sql: "ALTER TABLE orders RENAME COLUMN total TO amount".to_string(),
         ..checked.statements[0].clone()
     };
-    let flags = crate::check_verdict::verdict::trace_flags(&[rename], &checked.existing_tables);
+    let flags = crate::engine::postgres::check_verdict::verdict::trace_flags(
+        &[rename],
+        &checked.existing_tables,
+    );
     assert!(
         flags[0].contains("renames, drops or retypes what orders holds"),
         "{flags:?}"
     );
     // Nothing on a table that existed before: a pass from the trace.
-    assert!(crate::check_verdict::verdict::trace_flags(&checked.statements, &[]).is_empty());
+    assert!(
+        crate::engine::postgres::check_verdict::verdict::trace_flags(&checked.statements, &[])
+            .is_empty()
+    );
     checked.outcome = Outcome::Traced(Vec::new());
     assert_eq!(judge(checked, &judging()).verdict, MigrationVerdict::Pass);
 }
@@ -423,11 +433,14 @@ fn two_migrations_on_a_replica() -> CheckReport {
         summary.replica_failed = Some(0);
         summary.wal_bytes = Some(640);
     }
-    run.replica = Some(crate::check_verdict::checked::ReplicaRuns {
-        blocker: "a report holding ACCESS SHARE on orders for 12 s on the hot standby".to_string(),
-        report: on_replica,
-        folder: PathBuf::from("results/check/0002_add_note/replica"),
-    });
+    run.replica = Some(
+        crate::engine::postgres::check_verdict::checked::ReplicaRuns {
+            blocker: "a report holding ACCESS SHARE on orders for 12 s on the hot standby"
+                .to_string(),
+            report: on_replica,
+            folder: PathBuf::from("results/check/0002_add_note/replica"),
+        },
+    );
     *judged = judge(checked, &judging());
     report
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::task::{JoinError, JoinHandle};
 use tokio_postgres::Client;
 
-use crate::database::Connector;
+use crate::engine::postgres::database::Connector;
 use crate::metrics::DdlAttempt;
 use crate::scenario::reopen::SharedCancel;
 
@@ -97,7 +97,9 @@ async fn confirm(admin: &Client, application_name: &str, injector_ended: bool) -
         FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()";
     let rows = match admin.query(BACKENDS_SQL, &[&application_name]).await {
         Ok(rows) => rows,
-        Err(error) => return DdlStopped::Unconfirmed(crate::database::error_text(&error)),
+        Err(error) => {
+            return DdlStopped::Unconfirmed(crate::engine::postgres::database::error_text(&error));
+        }
     };
     let idle = rows.iter().all(|row| row.get::<_, bool>(1));
     // No backend at all: nothing of the DDL's can commit any more.
@@ -112,7 +114,7 @@ async fn confirm(admin: &Client, application_name: &str, injector_ended: bool) -
         )
         .await
     {
-        return DdlStopped::Unconfirmed(crate::database::error_text(&error));
+        return DdlStopped::Unconfirmed(crate::engine::postgres::database::error_text(&error));
     }
     let deadline = tokio::time::Instant::now() + END_WAIT;
     loop {
@@ -131,7 +133,11 @@ async fn confirm(admin: &Client, application_name: &str, injector_ended: bool) -
                     END_WAIT.as_secs()
                 ));
             }
-            Err(error) => return DdlStopped::Unconfirmed(crate::database::error_text(&error)),
+            Err(error) => {
+                return DdlStopped::Unconfirmed(crate::engine::postgres::database::error_text(
+                    &error,
+                ));
+            }
         }
         tokio::time::sleep(POLL_EVERY).await;
     }

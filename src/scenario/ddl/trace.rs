@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use tokio_postgres::Client;
 
 use super::wal::{wal_position, wal_since};
-use crate::database::error_text;
+use crate::engine::postgres::database::error_text;
 use crate::error::Error;
 use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock, TracedStatement, holds_ms};
 use crate::sql_split::split_statements;

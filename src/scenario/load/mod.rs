@@ -1,5 +1,5 @@
 //! The load workers: pgbench-style clients, each owning its connection
-//! ([`crate::pgwire`]) for the whole run, with prepared statements; closed
+//! ([`crate::engine::postgres::pgwire`]) for the whole run, with prepared statements; closed
 //! loop, or open loop on a shared arrival schedule (`--rate`), with an
 //! optional request timeout.
 //!
@@ -36,13 +36,13 @@ use super::arrivals::Arrivals;
 use super::precise_timer::PreciseTimer;
 use super::txn::{Ended, Recording, RetryRule, Rewind, TryWindow, Txn, TxnOutcome};
 use crate::config::{Protocol, WeightedScript};
-use crate::database::Connector;
+use crate::engine::postgres::database::Connector;
 use crate::engine::postgres::errors;
+use crate::engine::postgres::pgwire::{WireCancel, WireConnection, WireError, WireStatement};
 use crate::error::Error;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::Failure;
 use crate::metrics::recorder::WorkerPart;
-use crate::pgwire::{WireCancel, WireConnection, WireError, WireStatement};
 use crate::script;
 
 mod session;

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use super::PreparedScript;
 use crate::config::Protocol;
 use crate::engine::postgres::errors;
+use crate::engine::postgres::pgwire::{Statement, WireCancel, WireConnection, WireError};
 use crate::metrics::failures::{Failure, FailureKind};
-use crate::pgwire::{Statement, WireCancel, WireConnection, WireError};
 use crate::scenario::commands::{self, Params};
 use crate::scenario::txn::{Attempt, TxnOutcome};
 use crate::script::{Cursor, Prng, ResultSet, Script, SqlCommand, Step, Vars};
@@ -233,7 +233,7 @@ mod tests {
     use tokio_postgres::error::SqlState;
 
     use super::*;
-    use crate::pgwire::ServerError;
+    use crate::engine::postgres::pgwire::ServerError;
 
     fn failure(outcome: TxnOutcome) -> (bool, String, String) {
         match outcome {
@@ -332,7 +332,8 @@ mod tests {
         let text = "\\startpipeline\nBEGIN ISOLATION LEVEL SERIALIZABLE;\n\
                     UPDATE t SET n = n + 1;\nCOMMIT;\n\\endpipeline\n";
         let script = crate::script::parse("t", text).unwrap();
-        let (mut connection, mut server) = crate::pgwire::WireConnection::with_test_server();
+        let (mut connection, mut server) =
+            crate::engine::postgres::pgwire::WireConnection::with_test_server();
         let prepared = PreparedScript {
             statements: script.sql_commands().map(|_| None).collect(),
         };

@@ -38,7 +38,7 @@ use super::arrivals::Arrivals;
 use super::load::{pick_script, wait_for_arrival};
 use super::txn::{Ended, Recording, RetryRule, Rewind, TryWindow, Txn, TxnOutcome};
 use crate::config::{LoadConfig, PoolConfig, Protocol, Recycling, WeightedScript};
-use crate::database::{Connector, error_text};
+use crate::engine::postgres::database::{Connector, error_text};
 use crate::error::Error;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::{Failure, FailureKind};

@@ -11,7 +11,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{Format, IsNull, ToSql, Type, to_sql_checked};
 
 use crate::config::Protocol;
-use crate::database::error_text;
+use crate::engine::postgres::database::error_text;
 use crate::engine::postgres::errors;
 use crate::metrics::failures::{Failure, FailureKind};
 use crate::scenario::commands::{self, Params};

@@ -245,11 +245,11 @@ pub fn run_in_process(workload: &Path, mode: Mode, args: &CommonArgs) -> RunRepo
 }
 
 /// No TLS, as the throwaway server's unix socket is used.
-pub fn no_tls() -> stallbench::conninfo::Tls {
-    let plain = stallbench::conninfo::SslSettings {
-        mode: stallbench::conninfo::SslMode::Disable,
+pub fn no_tls() -> stallbench::engine::postgres::conninfo::Tls {
+    let plain = stallbench::engine::postgres::conninfo::SslSettings {
+        mode: stallbench::engine::postgres::conninfo::SslMode::Disable,
         root_cert: None,
         client_cert: None,
     };
-    stallbench::conninfo::Tls::new(&plain).unwrap()
+    stallbench::engine::postgres::conninfo::Tls::new(&plain).unwrap()
 }

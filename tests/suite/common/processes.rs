@@ -129,7 +129,7 @@ pub fn postmaster_of(harness: u32) -> (u32, PathBuf) {
 
 /// Stops a throwaway server the test started itself (by dropping it) and
 /// asserts that it left no process and no folder.
-pub fn stop_and_check(server: stallbench::server::Server) {
+pub fn stop_and_check(server: stallbench::engine::postgres::server::Server) {
     let folder = server.log_path().parent().unwrap().to_path_buf();
     drop(server);
     assert_no_process_in(&folder);

@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use stallbench::server::{Server, ServerBinaries};
+use stallbench::engine::postgres::server::{Server, ServerBinaries};
 
 /// Counts the connected readers of the harness (by their application_name)
 /// in the current database (on the shared server, other tests run in others).
@@ -22,8 +22,9 @@ pub const READERS_CONNECTED: &str = "SELECT count(*) FROM pg_stat_activity \
 pub fn server_binaries() -> &'static ServerBinaries {
     static FOUND: OnceLock<ServerBinaries> = OnceLock::new();
     FOUND.get_or_init(|| {
-        let found = stallbench::config::server_from_environment()
-            .and_then(|request| stallbench::server::find_binaries(&request, true));
+        let found = stallbench::config::server_from_environment().and_then(|request| {
+            stallbench::engine::postgres::server::find_binaries(&request, true)
+        });
         found.unwrap_or_else(|err| {
             panic!(
                 "these tests run a real PostgreSQL and none was found: {err}\n\
@@ -36,7 +37,10 @@ pub fn server_binaries() -> &'static ServerBinaries {
 /// Starts a throwaway server with the harness's defaults, for runs given its
 /// [`Server::connection_string`] as `--db-url`. Stopped on drop.
 pub fn start_throwaway_server(runtime: &tokio::runtime::Runtime) -> Server {
-    start_server(runtime, stallbench::server::DEFAULT_MAX_CONNECTIONS)
+    start_server(
+        runtime,
+        stallbench::engine::postgres::server::DEFAULT_MAX_CONNECTIONS,
+    )
 }
 
 /// [`start_throwaway_server`] with room for `max_connections` sessions.

@@ -4,7 +4,7 @@
 //! a test pays neither initdb nor the loading of 200,000 rows.
 //!
 //! The server is the harness's own throwaway server
-//! ([`stallbench::server::Server`], the same settings a run gets), started by
+//! ([`stallbench::engine::postgres::server::Server`], the same settings a run gets), started by
 //! the first test that asks for it. It must not outlive the test process,
 //! whose statics are never dropped:
 //! - it is started from a thread that never ends, so its `PR_SET_PDEATHSIG`
@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use stallbench::server::Server;
+use stallbench::engine::postgres::server::Server;
 
 /// The schema of a template database that holds a setup's tables.
 const PRELOADED: &str = "preloaded";
@@ -88,7 +88,7 @@ impl SharedServer {
                     .unwrap();
                 let server = runtime.block_on(Server::start(
                     super::server_binaries(),
-                    stallbench::server::DEFAULT_MAX_CONNECTIONS,
+                    stallbench::engine::postgres::server::DEFAULT_MAX_CONNECTIONS,
                 ));
                 let _ = sender.send(server);
                 // The server's PR_SET_PDEATHSIG fires when this thread ends: it never does.
@@ -152,7 +152,7 @@ impl SharedServer {
             .map(|table| {
                 format!(
                     "ALTER TABLE {PRELOADED}.{table} SET SCHEMA {};",
-                    stallbench::database::SCHEMA
+                    stallbench::engine::postgres::database::SCHEMA
                 )
             })
             .collect();

@@ -1,0 +1,410 @@
+//! Rows for the schemas the earlier migrations built, generated from the
+//! catalogs: made on the client and sent with `COPY ... FROM STDIN`, one
+//! table at a time per connection, parents first, so the server only parses
+//! and writes them (as `pgbench -i` does). The tables whose parents are all
+//! filled go in at once, one per connection, and each table's indexes that
+//! nothing depends on and foreign key checks are set aside while its rows
+//! go in ([`upkeep`]). The generator is written here rather than taken from
+//! a crate: the rows must meet the schema the migrations made (unique keys,
+//! foreign keys to the parents' existing rows, the CHECKs it reads, each
+//! type's range), which no fake-data crate reads.
+//!
+//! - [`catalog`]: the schema's tables, columns, types, keys and CHECKs;
+//! - [`order`]: parents before children, cycles broken or named;
+//! - [`recipe`]: what each column gets, and how many rows fit;
+//! - [`values`]: the kind of value each column type takes;
+//! - [`text`]: a value of each kind as text, and COPY's escapes;
+//! - [`generate`]: a table's rows as COPY text;
+//! - [`parents`]: the parents' keys, read once each;
+//! - [`send`]: the rows streamed by COPY;
+//! - [`checks`]: the CHECKs of one column it can satisfy (`IN` lists, bounds);
+//! - [`upkeep`]: indexes built after the rows, foreign keys checked once.
+//!
+//! A table the generator cannot fill (a CHECK its values break, a type it
+//! does not know, a cycle of NOT NULL foreign keys) is skipped with the
+//! reason and the fix, in one transaction of its own, and the others go on.
+//! A table that already holds rows (inserted by a migration) keeps them and
+//! gets no more. A migration tool's own table ([`TOOL_TABLES`]) gets none.
+//! Every table is VACUUMed and ANALYZEd at the end, several at once.
+
+mod catalog;
+mod checks;
+mod generate;
+mod order;
+mod parents;
+mod recipe;
+mod send;
+mod text;
+mod upkeep;
+mod values;
+
+use std::cell::RefCell;
+
+use serde::Serialize;
+use tokio_postgres::Client;
+
+use crate::config::RowCounts;
+use crate::error::Error;
+use catalog::{Catalog, CatalogTable};
+use generate::ParentKeys;
+use parents::ParentCache;
+use recipe::{RecipeInput, TableRecipe};
+
+/// What the generator did with one table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TableFill {
+    /// The table's name in the schema.
+    pub table: String,
+    /// Rows the generator inserted.
+    pub rows: u64,
+    /// Rows the table held before (from the migrations), kept as they are.
+    pub kept: u64,
+    /// Why the table got no rows, and the fix (`--seed FILE`).
+    pub skipped: Option<String>,
+    /// Why it got fewer rows than asked for (a unique key with too few values).
+    pub note: Option<String>,
+}
+
+/// Tables a migration tool keeps its applied versions in (diesel's, which
+/// the check makes as diesel does, and the ones a tool's generated SQL
+/// writes to, such as Alembic's `UPDATE alembic_version`): never filled
+/// and never in the load, since they hold no data the traffic reads (and a
+/// project may forbid writes to them by trigger).
+pub const TOOL_TABLES: [&str; 11] = [
+    "__diesel_schema_migrations",
+    "_sqlx_migrations",
+    "_prisma_migrations",
+    "alembic_version",
+    "django_migrations",
+    "schema_migrations",
+    "ar_internal_metadata",
+    "knex_migrations",
+    "knex_migrations_lock",
+    "flyway_schema_history",
+    "goose_db_version",
+];
+
+/// Whether `name` (bare or `schema.table`, as the trace names it) is a
+/// migration tool's own table.
+pub fn is_tool_table(name: &str) -> bool {
+    let bare = name.rsplit('.').next().unwrap_or(name).trim_matches('"');
+    TOOL_TABLES.contains(&bare)
+}
+
+/// The fix a skipped table's reason ends with.
+const SEED_FIX: &str = "give its rows with --seed FILE (your own SQL)";
+
+/// Fills every table of `schemas` with generated rows, as many as `counts`
+/// gives it (parents first), the same rows for the same `seed`; returns each table's
+/// outcome in the fill order, and gives each to `on_filled` as it is done
+/// with how many are done and how many there are (for progress lines).
+/// The tables of one step of the order (whose parents are all filled) are
+/// filled at once, one on each of `clients` (connections to the same
+/// database). Fails only when the server does (runtime).
+pub async fn fill_tables(
+    clients: &[&Client],
+    schemas: &[&str],
+    counts: &RowCounts,
+    seed: u64,
+    on_filled: &mut dyn FnMut(&TableFill, usize, usize),
+) -> Result<Vec<TableFill>, Error> {
+    let first = clients
+        .first()
+        .ok_or_else(|| Error::runtime("filling the tables: no connection to fill them on"))?;
+    let catalog = catalog::read_catalog(first, schemas).await.map_err(|err| {
+        runtime(
+            &format!("reading the catalogs of schemas {}", schemas.join(", ")),
+            err,
+        )
+    })?;
+    let superuser = upkeep::is_superuser(first)
+        .await
+        .map_err(|err| runtime("asking whether the session is a superuser's", err))?;
+    let order = order::fill_order(&catalog);
+    let jobs: Vec<TableJob> = (order.tables.iter().zip(&order.steps))
+        .filter(|(at, _)| !is_tool_table(&catalog.tables[**at].name))
+        .map(|(&at, &step)| TableJob {
+            at,
+            step,
+            cycle: (order.cycles.iter())
+                .find(|(table, _)| *table == at)
+                .map(|(_, cycle)| cycle.clone()),
+            nulled: (0..catalog.tables[at].foreign_keys.len())
+                .map(|key| order.nulled.contains(&(at, key)))
+                .collect(),
+            rows: rows_of(counts, &catalog.tables[at]),
+        })
+        .collect();
+    let filling = Filling {
+        catalog: &catalog,
+        seed,
+        superuser,
+        parents: ParentCache::new(jobs.iter().map(|job| &catalog.tables[job.at])),
+    };
+    let mut fills = Vec::new();
+    for step in jobs.chunk_by(|a, b| a.step == b.step) {
+        let queue = RefCell::new(step.iter().enumerate());
+        let workers = clients
+            .iter()
+            .take(step.len())
+            .map(|client| filling.work_through(client, &queue));
+        let mut done: Vec<(usize, TableFill)> = futures_util::future::try_join_all(workers)
+            .await?
+            .into_iter()
+            .flatten()
+            .collect();
+        done.sort_by_key(|(at, _)| *at);
+        for (_, fill) in done {
+            on_filled(&fill, fills.len() + 1, jobs.len());
+            fills.push(fill);
+        }
+    }
+    vacuum_analyze(clients, &catalog.tables).await?;
+    Ok(fills)
+}
+
+/// One table to fill, as the fill order places it.
+struct TableJob {
+    /// Its index in the catalog's tables.
+    at: usize,
+    /// Its step of the order.
+    step: usize,
+    /// The cycle of NOT NULL foreign keys it is on, if any.
+    cycle: Option<String>,
+    /// Per foreign key: whether it is left NULL to break a cycle.
+    nulled: Vec<bool>,
+    rows: u64,
+}
+
+/// What every table's fill shares.
+struct Filling<'a> {
+    catalog: &'a Catalog,
+    seed: u64,
+    /// Whether foreign key checks may be turned off for the insert (see `upkeep`).
+    superuser: bool,
+    /// The parents' keys, read once each.
+    parents: ParentCache,
+}
+
+impl Filling<'_> {
+    /// Fills tables of `queue` on `client` until it is empty; returns each
+    /// with its place in the queue.
+    async fn work_through<'j>(
+        &self,
+        client: &Client,
+        queue: &RefCell<impl Iterator<Item = (usize, &'j TableJob)>>,
+    ) -> Result<Vec<(usize, TableFill)>, Error> {
+        let mut done = Vec::new();
+        loop {
+            let next = queue.borrow_mut().next();
+            let Some((place, job)) = next else {
+                return Ok(done);
+            };
+            let fill = self.fill_table(client, job).await;
+            self.parents.done_with(&self.catalog.tables[job.at]);
+            done.push((place, fill?));
+        }
+    }
+}
+
+/// The rows `counts` gives `table`: its own count (named `orders` or
+/// `public.orders`), else the count for every table.
+fn rows_of(counts: &RowCounts, table: &CatalogTable) -> u64 {
+    let name = table.sql_name.replace('"', "");
+    counts
+        .tables
+        .iter()
+        .find(|(given, _)| crate::engine::postgres::check_verdict::sizes::same_table(given, &name))
+        .map_or(counts.every_table, |(_, rows)| *rows)
+}
+
+impl Filling<'_> {
+    async fn fill_table(&self, client: &Client, job: &TableJob) -> Result<TableFill, Error> {
+        let catalog = self.catalog;
+        // Asked no rows (`--rows T=0`, `--tool-table T`): left alone, as it is.
+        if job.rows == 0 {
+            return Ok(TableFill {
+                table: catalog.tables[job.at].name.clone(),
+                rows: 0,
+                kept: 0,
+                skipped: None,
+                note: None,
+            });
+        }
+        let at = job.at;
+        let cycle = job.cycle.as_deref();
+        let nulled = job.nulled.clone();
+        let (rows, seed) = (job.rows, self.seed);
+        let table = &catalog.tables[at];
+        let outcome = |rows, kept, skipped: Option<String>, note| TableFill {
+            table: table.name.clone(),
+            rows,
+            kept,
+            skipped: skipped.map(|reason| format!("{reason}; {SEED_FIX}")),
+            note,
+        };
+        if let Some(cycle) = cycle {
+            let reason = format!(
+                "its NOT NULL foreign keys form a cycle ({cycle}), so no row can come first"
+            );
+            return Ok(outcome(0, 0, Some(reason), None));
+        }
+        let kept = count(client, &format!("SELECT count(*) FROM {}", table.sql_name)).await?;
+        if kept > 0 {
+            return Ok(outcome(0, kept, None, None));
+        }
+        let mut keys = Vec::new();
+        // A key left NULL to break a cycle may point at a table not filled yet: not read.
+        for (key, &nulled) in table.foreign_keys.iter().zip(&job.nulled) {
+            keys.push(match key.parent_oid == table.oid || nulled {
+                true => Default::default(),
+                false => (self.parents.keys(client, key).await).map_err(|err| {
+                    runtime(&format!("reading the keys of {}", key.parent_sql), err)
+                })?,
+            });
+        }
+        let input = RecipeInput {
+            catalog,
+            table,
+            nulled,
+            parent_rows: keys.iter().map(|keys| keys.rows()).collect(),
+            rows,
+            seed,
+        };
+        let plan = match recipe::table_recipe(&input) {
+            Ok(plan) => plan,
+            Err(reason) => return Ok(outcome(0, 0, Some(reason), None)),
+        };
+        let parents: Vec<&ParentKeys> =
+            (plan.parents.iter()).map(|pick| &*keys[pick.key]).collect();
+        match run_plan(client, table, &plan, &parents, self.superuser).await? {
+            None => Ok(outcome(plan.rows, 0, None, plan.note)),
+            Some(reason) => Ok(outcome(0, 0, Some(reason), None)),
+        }
+    }
+}
+
+/// Runs a table's plan in a transaction of its own, its indexes and
+/// foreign key checks set aside while the rows go in (see `upkeep`), the
+/// keys of each of its parents in `parents`: `None` when it committed, else
+/// why the server refused the rows (rolled back).
+async fn run_plan(
+    client: &Client,
+    table: &CatalogTable,
+    plan: &TableRecipe,
+    parents: &[&ParentKeys],
+    superuser: bool,
+) -> Result<Option<String>, Error> {
+    let context = format!("filling table {}", table.sql_name);
+    // Room to build an index and to check a foreign key's rows in memory
+    // rather than on disk; no JIT for those checks' one-off queries.
+    client
+        .batch_execute(
+            "BEGIN; SET LOCAL work_mem = '64MB'; SET LOCAL maintenance_work_mem = '256MB'; \
+             SET LOCAL jit = off",
+        )
+        .await
+        .map_err(|err| runtime(&context, err))?;
+    let result = async {
+        let aside = upkeep::set_aside(client, table, superuser).await?;
+        send::send_rows(client, plan, parents).await?;
+        for statement in &plan.after_sql {
+            client.execute(statement.as_str(), &[]).await?;
+        }
+        let mut proven = vec![false; table.foreign_keys.len()];
+        for pick in plan.parents.iter().filter(|pick| pick.proven) {
+            proven[pick.key] = true;
+        }
+        upkeep::put_back(client, table, aside, &proven).await
+    }
+    .await;
+    let reason = match result {
+        Ok(None) => {
+            client
+                .batch_execute("COMMIT")
+                .await
+                .map_err(|err| runtime(&context, err))?;
+            return Ok(None);
+        }
+        Ok(Some(reason)) => reason,
+        Err(err) => match err.as_db_error() {
+            Some(db_error) => refusal(table, db_error),
+            None => return Err(runtime(&context, err)),
+        },
+    };
+    client
+        .batch_execute("ROLLBACK")
+        .await
+        .map_err(|err| runtime(&context, err))?;
+    Ok(Some(reason))
+}
+
+/// Why the server refused a table's generated rows, naming a CHECK (with its
+/// definition when that is short: a real project's can run to pages).
+fn refusal(table: &CatalogTable, error: &tokio_postgres::error::DbError) -> String {
+    const SHORT: usize = 80;
+    let check = error
+        .constraint()
+        .and_then(|name| table.checks.iter().find(|check| check.name == name));
+    match check {
+        Some(check) if check.definition.chars().count() <= SHORT => format!(
+            "its constraint {} {} rejects the generated rows",
+            check.name, check.definition
+        ),
+        Some(check) => format!("its constraint {} rejects the generated rows", check.name),
+        None => format!(
+            "the server refused the generated rows: {} (SQLSTATE {})",
+            error.message(),
+            error.code().code()
+        ),
+    }
+}
+
+async fn count(client: &Client, sql: &str) -> Result<u64, Error> {
+    let row = client
+        .query_one(sql, &[])
+        .await
+        .map_err(|err| runtime("counting rows", err))?;
+    Ok(row.get::<_, i64>(0).max(0) as u64)
+}
+
+/// `VACUUM (ANALYZE)` of each of the schema's tables, so plans see the new
+/// rows and index-only scans find their pages all-visible: one pass over
+/// each table, the tables shared out over `clients` (an ANALYZE of every
+/// table on one connection, then a VACUUM of the database, took 11 s of a
+/// Prisma project's 64 s fill).
+async fn vacuum_analyze(clients: &[&Client], tables: &[CatalogTable]) -> Result<(), Error> {
+    let queue = RefCell::new(tables.iter());
+    let workers = clients.iter().take(tables.len()).map(|client| async {
+        loop {
+            let next = queue.borrow_mut().next();
+            let Some(table) = next else {
+                return Ok::<(), Error>(());
+            };
+            client
+                .batch_execute(&format!("VACUUM (ANALYZE) {}", table.sql_name))
+                .await
+                .map_err(|err| runtime(&format!("VACUUM (ANALYZE) {}", table.sql_name), err))?;
+        }
+    });
+    futures_util::future::try_join_all(workers).await?;
+    Ok(())
+}
+
+fn runtime(context: &str, err: tokio_postgres::Error) -> Error {
+    Error::Runtime(anyhow::Error::new(err).context(context.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_tool_table;
+
+    #[test]
+    fn a_tools_own_table_is_known_bare_qualified_or_quoted() {
+        assert!(is_tool_table("alembic_version"));
+        assert!(is_tool_table("public.schema_migrations"));
+        assert!(is_tool_table("app.\"django_migrations\""));
+        assert!(!is_tool_table("orders"));
+        assert!(!is_tool_table("alembic_version_history"));
+    }
+}
