@@ -25,6 +25,9 @@
 
 use crate::config::Config;
 use crate::engine::postgres::database::{self, Database};
+use crate::engine::postgres::scenario::ddl::trace::{
+    TraceEnd, TraceError, TraceStep, rolls_back, trace_steps,
+};
 use crate::engine::postgres::serverlog;
 use crate::error::Error;
 use crate::fingerprint::{self, Fingerprint};
@@ -33,7 +36,6 @@ use crate::metrics::lock_trace::TracedStatement;
 use crate::metrics::replica::{LoggedReplayWait, name_replay_blockers};
 use crate::metrics::{self, StrategyReport};
 use crate::role::Role;
-use crate::scenario::ddl::trace::{TraceEnd, TraceError, TraceStep, rolls_back, trace_steps};
 use crate::scenario::{self, Interrupt};
 use crate::stop;
 use crate::strategy::NamedStrategy;
@@ -228,7 +230,8 @@ pub async fn measure_strategy(
     let log_start = server_log_len(target);
     let replica_log_start = log_len(target.replica_structured_log());
     let (mut measured, notes) =
-        scenario::run_strategy(target, config, strategy, seed, interrupt).await?;
+        crate::engine::postgres::scenario::run_strategy(target, config, strategy, seed, interrupt)
+            .await?;
     print_notes(
         config,
         &strategy.name,

@@ -1,35 +1,33 @@
-//! One run of one strategy on one clock: load workers, blocker, DDL injector
-//! and lock observer, started together.
+//! What one run of one strategy is, whichever engine it runs on: its clock
+//! ([`RunClock`]), its early end ([`Interrupt`]), one transaction's life and
+//! tries ([`txn`], with a script's steps in [`commands`]), the open loop's
+//! schedule ([`arrivals`], [`precise_timer`]), the load's own thread
+//! ([`runtime`]), the progress line ([`progress`]), and the last phase: the
+//! report assembled from what the run's tasks returned ([`assemble_report`],
+//! pure, so the summary is built once, with the facts the server only knows
+//! after the run passed in) and judged valid or not ([`validity`]).
 //!
-//! A run goes through named phases so each can be read on its own: connecting
-//! every session before the clock starts (`connect`), running the tasks on one
-//! clock and winding them down (`tasks`), and assembling the report from what
-//! the tasks returned (`assemble`, pure, so the summary is built once, with the
-//! facts the server only knows after the run passed in).
+//! Each engine runs its tasks on this clock: PostgreSQL's in
+//! `engine::postgres::scenario` (load workers, application pool, blocker,
+//! DDL injector and lock observer, started together), MariaDB's in
+//! `engine::mariadb::scenario`.
 //!
 //! A run can end before its time ([`Interrupt`]): its run phase then ends at
 //! once, winds down as at the end, and what was measured up to the last whole
 //! second becomes a report like any other, marked interrupted.
 
 mod assemble;
-mod connect;
-mod tasks;
 
 pub mod arrivals;
 pub mod blocker;
 pub mod commands;
-pub mod ddl;
-pub mod load;
-pub mod observer;
-pub mod pool;
 pub mod precise_timer;
 pub mod progress;
-pub mod reopen;
-pub mod replica_observer;
+pub mod runtime;
 pub mod txn;
 pub mod validity;
 
-pub use assemble::{Measured, ServerNotes, assemble_report};
+pub use assemble::{Measured, PoolMeasured, ServerNotes, assemble_report};
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -37,12 +35,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Config;
-use crate::engine::postgres::database::Database;
 use crate::error::Error;
 use crate::metrics::failures::FailureKind;
-use crate::metrics::writes::rows_written;
-use crate::strategy::NamedStrategy;
 
 /// The run clock: `second k` is `[k, k+1)` after the load starts.
 #[derive(Debug, Clone, Copy)]
@@ -175,47 +169,6 @@ pub struct RunNotes {
     pub failed_by_kind: Vec<(FailureKind, u64)>,
     /// The role of every session the observer saw, by backend pid.
     pub roles: BTreeMap<u32, crate::role::Role>,
-}
-
-/// Runs one strategy: connects every session, starts the clock, runs the load
-/// for its duration with the blocker and the DDL on the same clock, and winds
-/// everything down. When `interrupt` fires the load ends early and the
-/// measurements stop at the last whole second (`Measured::interrupted` says why).
-/// What it returns becomes a report with [`assemble_report`].
-pub async fn run_strategy(
-    target: &Database,
-    config: &Config,
-    strategy: &NamedStrategy,
-    seed: u64,
-    interrupt: &Interrupt,
-) -> Result<(Measured, RunNotes), Error> {
-    let counters_before = match config.objects.counts_writes() {
-        true => Some(target.row_counters().await?),
-        false => None,
-    };
-    // The load workers run on a thread of their own until this is dropped, below.
-    let load_runtime = load::LoadRuntime::start()?;
-    let sessions = connect::connect_sessions(target, config, strategy, seed, &load_runtime).await?;
-    let running = tasks::start(
-        sessions,
-        target,
-        config,
-        strategy,
-        seed,
-        &load_runtime,
-        interrupt,
-    );
-    let (mut measured, notes) = tasks::wind_down(running, &strategy.name, interrupt).await?;
-    drop(load_runtime);
-    // Counted once every session of the run is gone (a stopped run does not wait for it).
-    if let Some(before) = counters_before
-        && interrupt.reason().is_none()
-    {
-        target.clear_sessions().await?;
-        let after = target.row_counters().await?;
-        measured.rows_written = Some(rows_written(&before, &after));
-    }
-    Ok((measured, notes))
 }
 
 #[cfg(test)]

@@ -9,9 +9,36 @@ use tokio::sync::watch;
 
 use super::RunClock;
 use super::arrivals::Arrivals;
-use super::ddl::DdlStatus;
 use crate::metrics::LiveCounters;
 use crate::metrics::live::LiveSecond;
+
+/// What the DDL injector is doing, for the progress line: a short text, and
+/// while it sleeps between tries, when the next one starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DdlStatus {
+    pub text: String,
+    /// When the next try starts, in seconds on the run's clock.
+    pub next_try_at_s: Option<f64>,
+}
+
+impl DdlStatus {
+    /// A status without a next try.
+    pub fn says(text: impl Into<String>) -> DdlStatus {
+        DdlStatus {
+            text: text.into(),
+            next_try_at_s: None,
+        }
+    }
+
+    /// The text as of `now_s` on the run's clock: with `next in X s`, counted
+    /// down to the next try, while one is due.
+    pub fn render(&self, now_s: f64) -> String {
+        match self.next_try_at_s {
+            Some(at_s) => format!("{}, next in {:.1} s", self.text, (at_s - now_s).max(0.0)),
+            None => self.text.clone(),
+        }
+    }
+}
 
 /// Prints one line per completed second until the load ends.
 pub async fn report_each_second(

@@ -93,7 +93,7 @@ fn the_observer_reads_pg_locks_only_while_a_session_waits() {
             .get(0);
         let explain = format!(
             "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) {}",
-            stallbench::scenario::observer::sample_sql(version as u32)
+            stallbench::engine::postgres::scenario::observer::sample_sql(version as u32)
         );
         let lock_scan = async || -> String {
             let plan: Vec<String> = observer

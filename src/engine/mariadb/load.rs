@@ -5,7 +5,7 @@
 //! variables are prepared once per connection and sent with their values
 //! (one round trip each); those without run as plain queries. The clients
 //! run, and connect, on one single-threaded runtime on an OS thread of its
-//! own (the PostgreSQL load's `scenario::load::LoadRuntime`), as pgbench runs
+//! own (the PostgreSQL load's `scenario::runtime::LoadRuntime`), as pgbench runs
 //! its clients on one thread: a round trip never wakes another thread. A
 //! thread per client, as sysbench runs them, cost 14-17 us of CPU per
 //! transaction against one thread's 9 (docs/benchmark.md).
@@ -35,7 +35,7 @@ use crate::metrics::failures::{Failure, FailureKind};
 use crate::metrics::recorder::{WorkerPart, WorkerSecond};
 use crate::role::{ClientKind, Role};
 use crate::scenario::RunClock;
-use crate::scenario::load::LoadRuntime;
+use crate::scenario::runtime::LoadRuntime;
 use crate::script::{Cursor, Prng, RandomSeeds, Step, Vars};
 
 /// How long a client waits before opening a lost connection again.

@@ -18,5 +18,6 @@ pub mod database;
 pub mod errors;
 pub mod pgwire;
 pub mod preflight;
+pub mod scenario;
 pub mod server;
 pub mod serverlog;

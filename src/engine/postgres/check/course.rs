@@ -40,6 +40,9 @@ use crate::engine::postgres::check_verdict::phases::{
 };
 use crate::engine::postgres::check_verdict::sizes::{self, ProductionSizes, same_table};
 use crate::engine::postgres::database::{Database, error_text};
+use crate::engine::postgres::scenario::ddl::trace::{
+    TraceEnd, TraceError, TraceStep, rolls_back, trace_steps,
+};
 use crate::error::Error;
 use crate::expect;
 use crate::export::{run_json::RunFile, workload_toml};
@@ -48,7 +51,6 @@ use crate::metrics::RunReport;
 use crate::metrics::lock_trace::{LockMode, TracedStatement};
 use crate::role::Role;
 use crate::scenario::Interrupt;
-use crate::scenario::ddl::trace::{TraceEnd, TraceError, TraceStep, rolls_back, trace_steps};
 use crate::{export, plot, results};
 
 /// The database the earlier migrations build and each new one is applied to.

@@ -29,10 +29,10 @@ use crate::config::{
     DdlConfig, LoadChoice, LoadConfig, Objects, WeightedScript, WorkloadLoad,
 };
 use crate::engine::postgres::database::error_text;
+use crate::engine::postgres::scenario::ddl::trace::NAME;
 use crate::error::Error;
 use crate::expect::bounds::Bound;
 use crate::metrics::lock_trace::{Blocks, LockMode, TracedStatement, strongest_table_locks};
-use crate::scenario::ddl::trace::NAME;
 use crate::script;
 use crate::workload::ReplicaFile;
 

@@ -33,16 +33,16 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::RunClock;
-use super::arrivals::Arrivals;
 use super::load::{pick_script, wait_for_arrival};
-use super::txn::{Ended, Recording, RetryRule, Rewind, TryWindow, Txn, TxnOutcome};
 use crate::config::{LoadConfig, PoolConfig, Protocol, Recycling, WeightedScript};
 use crate::engine::postgres::database::{Connector, error_text};
 use crate::error::Error;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::{Failure, FailureKind};
 use crate::metrics::recorder::WorkerPart;
+use crate::scenario::RunClock;
+use crate::scenario::arrivals::Arrivals;
+use crate::scenario::txn::{Ended, Recording, RetryRule, Rewind, TryWindow, Txn, TxnOutcome};
 
 /// How often a request given up mid-transaction repeats its cancel request
 /// while its query goes on: a cancel that reaches the server before the query

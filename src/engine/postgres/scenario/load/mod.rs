@@ -6,7 +6,7 @@
 //! The hot path takes no shared lock and waits on nobody: latency goes into
 //! the worker's own figures of the current second, handed to the recorder
 //! once a second; the progress counters are relaxed atomics. What a
-//! transaction's end counts as is [`super::txn`]'s, shared with the
+//! transaction's end counts as is [`crate::scenario::txn`]'s, shared with the
 //! application pool.
 //!
 //! A lost connection (a terminated session, a server restart or failover, a
@@ -27,14 +27,8 @@ use std::time::{Duration, Instant};
 
 use rand::{RngExt, SeedableRng};
 use tokio::sync::mpsc::UnboundedSender;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::RunClock;
-use super::arrivals::Arrivals;
-use super::precise_timer::PreciseTimer;
-use super::txn::{Ended, Recording, RetryRule, Rewind, TryWindow, Txn, TxnOutcome};
 use crate::config::{Protocol, WeightedScript};
 use crate::engine::postgres::database::Connector;
 use crate::engine::postgres::errors;
@@ -43,54 +37,15 @@ use crate::error::Error;
 use crate::metrics::LiveCounters;
 use crate::metrics::failures::Failure;
 use crate::metrics::recorder::WorkerPart;
+use crate::scenario::RunClock;
+use crate::scenario::arrivals::Arrivals;
+use crate::scenario::precise_timer::PreciseTimer;
+use crate::scenario::txn::{Ended, Recording, RetryRule, Rewind, TryWindow, Txn, TxnOutcome};
 use crate::script;
 
 mod session;
 mod transaction;
 use session::{Lost, Session};
-
-/// A single-threaded runtime on its own OS thread for the load workers, as
-/// pgbench runs its clients on one thread: a query's round trip (worker,
-/// socket, worker) then never wakes another thread. The observer, the blocker
-/// and the DDL stay on the main runtime. The thread ends when this is dropped.
-pub struct LoadRuntime {
-    handle: tokio::runtime::Handle,
-    /// Dropped with the `LoadRuntime`: the thread's `block_on` returns.
-    _stop: oneshot::Sender<()>,
-}
-
-impl LoadRuntime {
-    /// Starts the runtime's thread.
-    pub fn start() -> Result<LoadRuntime, Error> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|err| Error::runtime(format!("starting the load runtime: {err}")))?;
-        let handle = runtime.handle().clone();
-        let (stop, stopped) = oneshot::channel::<()>();
-        std::thread::Builder::new()
-            .name("stallbench-load".into())
-            .spawn(move || {
-                runtime.block_on(async {
-                    let _ = stopped.await;
-                });
-            })
-            .map_err(|err| Error::runtime(format!("starting the load thread: {err}")))?;
-        Ok(LoadRuntime {
-            handle,
-            _stop: stop,
-        })
-    }
-
-    /// Runs `future` on the load thread.
-    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
-    where
-        F: Future + Send + 'static,
-        F::Output: Send + 'static,
-    {
-        self.handle.spawn(future)
-    }
-}
 
 /// A script's SQL commands prepared on one connection, by
 /// [`script::SqlCommand::number`] (`None`: not prepared, for `--protocol

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio_postgres::Client;
 
-use super::load::{self, LoadRuntime};
+use super::load;
 use super::pool::PoolApp;
 use super::reopen::HeldSession;
 use crate::choices::{LoadOn, Side};
@@ -15,6 +15,7 @@ use crate::config::{Config, ReplicaConfig};
 use crate::engine::postgres::database::Database;
 use crate::error::Error;
 use crate::role::{ClientKind, Role};
+use crate::scenario::runtime::LoadRuntime;
 use crate::strategy::NamedStrategy;
 
 /// The open sessions of one run, each for the task that will own it.
@@ -198,8 +199,8 @@ async fn connect_workers(
 }
 
 /// pgbench's retry rule as the load's settings give it.
-pub(super) fn retry_rule(load: &crate::config::LoadConfig) -> super::txn::RetryRule {
-    super::txn::RetryRule {
+pub(super) fn retry_rule(load: &crate::config::LoadConfig) -> crate::scenario::txn::RetryRule {
+    crate::scenario::txn::RetryRule {
         max_tries: load.max_tries,
         latency_limit: load.latency_limit,
         lock_timeouts: load.retry_lock_timeouts,

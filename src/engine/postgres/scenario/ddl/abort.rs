@@ -17,8 +17,8 @@ use tokio::task::{JoinError, JoinHandle};
 use tokio_postgres::Client;
 
 use crate::engine::postgres::database::Connector;
+use crate::engine::postgres::scenario::reopen::SharedCancel;
 use crate::metrics::DdlAttempt;
-use crate::scenario::reopen::SharedCancel;
 
 /// How long the injector gets to end after its statement was cancelled.
 pub const CANCEL_WAIT: Duration = Duration::from_secs(1);

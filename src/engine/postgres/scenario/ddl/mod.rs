@@ -27,11 +27,12 @@ use tokio::sync::watch;
 use tokio_postgres::Client;
 use tokio_postgres::error::SqlState;
 
-use super::RunClock;
 use super::reopen::{HeldSession, SharedCancel, is_connection_lost};
 use crate::engine::postgres::errors;
 use crate::metrics::failures::FailureKind;
 use crate::metrics::{AttemptOutcome, DdlActivity, DdlAttempt};
+use crate::scenario::RunClock;
+use crate::scenario::progress::DdlStatus;
 use crate::strategy::statements::{
     builds_index_concurrently, must_run_outside_transaction, rewrites_table,
 };
@@ -83,34 +84,6 @@ pub struct ObservedTries {
     pub activity: watch::Receiver<DdlActivity>,
     /// True while a try runs: the observer polls the session only then.
     pub try_running: watch::Sender<bool>,
-}
-
-/// What the DDL injector is doing, for the progress line: a short text, and
-/// while it sleeps between tries, when the next one starts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DdlStatus {
-    pub text: String,
-    /// When the next try starts, in seconds on the run's clock.
-    pub next_try_at_s: Option<f64>,
-}
-
-impl DdlStatus {
-    /// A status without a next try.
-    pub fn says(text: impl Into<String>) -> DdlStatus {
-        DdlStatus {
-            text: text.into(),
-            next_try_at_s: None,
-        }
-    }
-
-    /// The text as of `now_s` on the run's clock: with `next in X s`, counted
-    /// down to the next try, while one is due.
-    pub fn render(&self, now_s: f64) -> String {
-        match self.next_try_at_s {
-            Some(at_s) => format!("{}, next in {:.1} s", self.text, (at_s - now_s).max(0.0)),
-            None => self.text.clone(),
-        }
-    }
 }
 
 impl DdlInjector {

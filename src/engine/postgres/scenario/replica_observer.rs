@@ -20,7 +20,6 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio_postgres::{Client, Row};
 
-use super::RunClock;
 use super::observer::{
     SampledSession, lock_moment, lock_rows, lock_sample_joins, session_of, time_untimed_waits,
 };
@@ -28,6 +27,7 @@ use crate::choices::Side;
 use crate::metrics::locks::WaitSightings;
 use crate::metrics::replica::{LagClock, ReplicaSample};
 use crate::role::Role;
+use crate::scenario::RunClock;
 
 /// How often the standby is looked at.
 const SAMPLE_EVERY: Duration = Duration::from_millis(200);

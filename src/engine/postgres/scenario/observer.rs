@@ -21,7 +21,6 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio_postgres::{Client, Row, Statement};
 
-use super::RunClock;
 use super::reopen::{HeldSession, is_connection_lost};
 use crate::choices::Side;
 use crate::engine::postgres::database::error_text;
@@ -31,6 +30,7 @@ use crate::metrics::locks::{
 };
 use crate::metrics::{DdlActivity, DdlPoll, LiveCounters};
 use crate::role::{Role, is_client_role};
+use crate::scenario::RunClock;
 
 /// How often the observer samples: 5 times a second.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(200);

@@ -16,9 +16,9 @@ use tokio_postgres::Client;
 
 use super::wal::{wal_position, wal_since};
 use super::{DdlInjector, final_status, finish_attempt, goes_on, run_try, setup_failed, tries};
+use crate::engine::postgres::scenario::reopen::is_connection_lost;
 use crate::metrics::{AttemptOutcome, DdlAttempt, TerminatedSession};
 use crate::role::Role;
-use crate::scenario::reopen::is_connection_lost;
 
 /// No timeout; from `grace` after the DDL's start, every `every`, terminates
 /// the sessions that block the DDL and whose transaction is older than

@@ -27,24 +27,27 @@ use tokio_util::sync::CancellationToken;
 
 use super::reopen::SharedCancel;
 
-use super::arrivals::Arrivals;
-use super::assemble::PoolMeasured;
-use super::blocker::{self, BlockerResult};
+use super::blocker;
 use super::connect::Sessions;
 use super::ddl;
 use super::ddl::abort::{DdlStopped, DdlWatch, stop_ddl};
-use super::load::{self, LoadRuntime};
+use super::load;
 use super::observer::{self, ObserverOutput};
 use super::pool::{PoolOutcome, run_pool_app};
-use super::progress;
 use super::replica_observer::{ReplicaObserved, observe_replica};
-use super::{Interrupt, Measured, RunClock, RunNotes};
 use crate::config::Config;
 use crate::engine::postgres::database::Database;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
 use crate::metrics::{AttemptOutcome, DdlActivity, DdlAttempt, LiveCounters, PoolGauge, Recorder};
 use crate::role::Role;
+use crate::scenario::PoolMeasured;
+use crate::scenario::arrivals::Arrivals;
+use crate::scenario::blocker::BlockerResult;
+use crate::scenario::progress;
+use crate::scenario::progress::DdlStatus;
+use crate::scenario::runtime::LoadRuntime;
+use crate::scenario::{Interrupt, Measured, RunClock, RunNotes};
 use crate::strategy::NamedStrategy;
 
 /// Mixed into the run's seed for the arrival schedule, so it does not repeat a worker's draws.
@@ -169,7 +172,7 @@ pub fn start(
         }
         _ => None,
     };
-    let (status_tx, status_rx) = watch::channel(ddl::DdlStatus::says("not started"));
+    let (status_tx, status_rx) = watch::channel(DdlStatus::says("not started"));
     let ddl = match (sessions.ddl, &config.ddl) {
         (Some(session), Some(ddl)) => {
             let cancel = SharedCancel::new(&session.client);
@@ -199,7 +202,7 @@ pub fn start(
             Some((tokio::spawn(ddl::run_ddl(injector)), cancel))
         }
         _ => {
-            status_tx.send_replace(ddl::DdlStatus::says("none"));
+            status_tx.send_replace(DdlStatus::says("none"));
             None
         }
     };
