@@ -354,7 +354,7 @@ impl Recycling {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum BlockerKind {
-    /// `BEGIN; <sql>; SELECT pg_sleep(hold); COMMIT`: active the whole time.
+    /// `BEGIN; <sql>;`, a sleep of `hold` on the server, `COMMIT`: active the whole time.
     Report,
     /// The same, with a write (it holds row locks).
     Writer,

@@ -40,7 +40,6 @@ mod measure;
 pub mod role;
 pub mod scenario;
 pub mod script;
-pub mod sql_scan;
 pub mod sql_split;
 pub mod stop;
 pub mod strategy;

@@ -187,7 +187,7 @@ fn default_weight() -> u32 {
 }
 
 /// `[blocker]`: the session that holds a lock. `kind = "report"` (default) and
-/// `"writer"` run `BEGIN; <sql>; SELECT pg_sleep(<hold>); COMMIT`; `"idle"` runs
+/// `"writer"` run `BEGIN; <sql>;`, a sleep of `<hold>` on the server, `COMMIT`; `"idle"` runs
 /// `BEGIN; <sql>` and leaves the transaction idle for `hold`, then commits.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

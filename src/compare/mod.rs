@@ -4,7 +4,6 @@
 //! tests. The runs in order are in [`runs`], the expectations after them in
 //! [`judging`]; what a stop does is shared with `check` in [`crate::stop`].
 
-mod invariants;
 mod judging;
 mod runs;
 

@@ -15,7 +15,8 @@ use crate::scenario::Interrupt;
 use crate::strategy::NamedStrategy;
 use crate::{export, fingerprint, measure, output, plot, results, stop};
 
-use super::{invariants, run_file};
+use super::run_file;
+use crate::engine::postgres::invariants;
 
 /// Runs the plan's runs in order, each after its reset, and writes the files
 /// of its point (and of the sweep) after each one; a fired `interrupt` ends

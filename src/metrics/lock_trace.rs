@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A table-level lock mode, as `pg_locks.mode` names it (`AccessExclusiveLock`).
+/// A table-level lock mode, as PostgreSQL's lock view names it (`AccessExclusiveLock`).
 /// Ordered from the weakest to the strongest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum LockMode {
@@ -70,13 +70,13 @@ const CONFLICTS: [[bool; 8]; 8] = {
 };
 
 impl LockMode {
-    /// The mode of a `pg_locks.mode` value, e.g. `ShareLock`; `None` for a
+    /// The mode PostgreSQL's lock view names `name`, e.g. `ShareLock`; `None` for a
     /// mode that is not a table lock's (an advisory or a transaction lock's).
     pub fn from_pg_name(name: &str) -> Option<LockMode> {
         MODES.into_iter().find(|mode| mode.pg_name() == name)
     }
 
-    /// The name in `pg_locks.mode`: `AccessExclusiveLock`.
+    /// The name in PostgreSQL's lock view: `AccessExclusiveLock`.
     pub fn pg_name(self) -> &'static str {
         match self {
             LockMode::AccessShare => "AccessShareLock",

@@ -15,7 +15,8 @@ pub struct LockSample {
     /// `reader-3`, `report`, `ddl`, `observer`, `startup` (the standby's
     /// replay), or `external:<pid>` for sessions not of this run.
     pub role: String,
-    /// `pg_stat_activity.state`; empty when hidden (another user's session without pg_read_all_stats).
+    /// The session's state as the server reports it (`active`, `idle in
+    /// transaction`); empty when hidden (another user's session without pg_read_all_stats).
     pub state: String,
     pub wait_event_type: String,
     pub wait_event: String,
@@ -25,7 +26,7 @@ pub struct LockSample {
     pub relation: String,
     /// False while the session waits for `lock_mode`.
     pub granted: bool,
-    /// Roles of the sessions `pg_blocking_pids` names.
+    /// Roles of the sessions the server says block it.
     pub blocked_by: Vec<String>,
     /// How long it has waited for the lock (0 when granted).
     pub wait_ms: f64,
@@ -66,7 +67,7 @@ impl LockSample {
 }
 
 /// When the lock observer first saw each wait, for waits the server does not
-/// time: `pg_locks.waitstart` exists from PostgreSQL 14 on (and is null for a
+/// time: PostgreSQL's lock view has `waitstart` from version 14 on (null for a
 /// moment after a wait begins). Such a wait's time is the time since its first
 /// sighting, short by less than one sample interval.
 #[derive(Debug, Default)]

@@ -365,7 +365,7 @@ impl DdlAttempt {
     }
 }
 
-/// A session a strategy terminated (`pg_terminate_backend`), named as the lock
+/// A session a strategy terminated (its backend ended by the server), named as the lock
 /// samples name it (`report`, `reader-3`, `external:4242`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TerminatedSession {

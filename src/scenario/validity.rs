@@ -7,7 +7,7 @@
 //! - a lock: a lock timeout (55P03) or a deadlock (40P01), of the blocker or
 //!   of the DDL; a statement or session ended by the server on the
 //!   strategy's behalf (class 57: a `statement_timeout`, the harness's cancel
-//!   at the end of the run, a `pg_terminate_backend` of `kill-blockers`);
+//!   at the end of the run, a session terminated by `kill-blockers`);
 //! - a blocker ended by its strategy: terminated by a strategy that
 //!   terminates sessions, or closed by a timeout the strategy sets
 //!   (`idle_in_transaction_session_timeout`, 25P03);

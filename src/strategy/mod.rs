@@ -25,8 +25,8 @@ pub enum Strategy {
     /// `SET lock_timeout`, give up quickly, sleep, try again.
     LockTimeoutRetry(RetryPolicy),
     /// No timeout; from `grace` after the DDL's start, every `every` terminate the
-    /// sessions that block the DDL (`pg_blocking_pids`) and whose transaction is
-    /// older than `older_than` (`pg_terminate_backend`); the DDL is never given up.
+    /// sessions the server says block the DDL and whose transaction is older
+    /// than `older_than`; the DDL is never given up.
     KillBlockers {
         grace: Duration,
         older_than: Duration,

@@ -178,9 +178,8 @@ pub const PRESETS: &[Preset] = &[
             values: "open_lock_exclusive with --kill-backends: SET lock_timeout = \
                      '#{wait_time_for_lock}s' (--wait-time-for-lock, default 10 in \
                      lib/pg_online_schema_change/cli.rb) and LOCK TABLE <table> IN ACCESS \
-                     EXCLUSIVE MODE in the transaction; on PG::LockNotAvailable kill_backends runs \
-                     SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'relation' \
-                     AND relation = '<table>'::regclass::oid AND pid <> pg_backend_pid() (granted \
+                     EXCLUSIVE MODE in the transaction; on PG::LockNotAvailable kill_backends \
+                     terminates every other backend with a relation lock on <table> (granted \
                      or not, no age filter) and retries while (attempts += 1) < LOCK_ATTEMPT = 4: \
                      3 tries, no sleep between, then it fails. pg-osc's own work after the lock \
                      (shadow table, swap) is replaced by the workload's DDL in the same \
@@ -200,7 +199,7 @@ pub const PRESETS: &[Preset] = &[
                      PGMIGRATE_BLOCKING_ACTION to pgmigrate.Terminate and \
                      PGMIGRATE_BLOCKING_ACTION_INTERVAL to 1 s: pglock.prioritize \
                      (Opus10/django-pglock pglock/core.py) starts a periodic timer that, every \
-                     interval after the first, terminates the migration's pg_blocking_pids, with \
+                     interval after the first, terminates the sessions blocking the migration, with \
                      no age filter, until the migration ends",
         },
         strategy: || Strategy::KillBlockers {
@@ -213,10 +212,10 @@ pub const PRESETS: &[Preset] = &[
         name: "kill-blockers",
         source: PresetSource {
             repository: "stallbench",
-            file: "src/scenario/ddl/terminate.rs",
+            file: "src/engine/postgres/scenario/ddl/terminate.rs",
             values: "stallbench's own variant, credited to no tool: no timeout; from the grace (1 \
                      s, the kind's grace key) after the DDL's start, every 100 ms (every), \
-                     terminate the DDL's pg_blocking_pids whose transaction is older than 1 s \
+                     terminate the sessions blocking the DDL whose transaction is older than 1 s \
                      (older_than), never giving up. Unlike django-pgmigrate it filters by age, so \
                      a reader's short query is spared",
         },
@@ -230,7 +229,7 @@ pub const PRESETS: &[Preset] = &[
         name: "wait-for-idle",
         source: PresetSource {
             repository: "stallbench",
-            file: "src/scenario/ddl/mod.rs",
+            file: "src/engine/postgres/scenario/ddl/mod.rs",
             values: "stallbench's own: before each try wait until no transaction older than \
                      older_than (1 s, the kind's older_than key) holds a lock on a workload table, \
                      then try as retry. The closest published advice, postgres-ai/docs \
@@ -247,7 +246,7 @@ pub const PRESETS: &[Preset] = &[
         name: "replica-aware",
         source: PresetSource {
             repository: "stallbench",
-            file: "src/scenario/ddl/replica_wait.rs",
+            file: "src/engine/postgres/scenario/ddl/replica_wait.rs",
             values: "stallbench's own, credited to no tool (none of the published recipes looks at \
                      replicas): before each try wait, at most 30 s (wait_at_most, PostgreSQL's \
                      default max_standby_streaming_delay), while a transaction older than 1 s \

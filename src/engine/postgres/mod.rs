@@ -6,9 +6,12 @@
 //!   [`database::Database`] with sessions named by role;
 //! - the lean load client's wire protocol ([`pgwire`]);
 //! - its SQLSTATEs as the neutral codes and classes of the results ([`errors`]);
-//! - the checks before a run ([`preflight`]);
+//! - the checks before a run ([`preflight`]) and a workload's invariants on
+//!   its data after each run ([`invariants`]);
+//! - one strategy's run on one clock ([`scenario`]);
 //! - the commands that exist for PostgreSQL only: the migration gate
-//!   ([`check`], its judging in [`check_verdict`]) and `capture` ([`capture`]).
+//!   ([`check`], its judging in [`check_verdict`]) and `capture` ([`capture`]),
+//!   with the scanner of the statements they read ([`sql_scan`]).
 
 pub mod capture;
 pub mod check;
@@ -16,8 +19,10 @@ pub mod check_verdict;
 pub mod conninfo;
 pub mod database;
 pub mod errors;
+pub mod invariants;
 pub mod pgwire;
 pub mod preflight;
 pub mod scenario;
 pub mod server;
 pub mod serverlog;
+pub mod sql_scan;

@@ -16,8 +16,8 @@
 
 use tokio_postgres::Client;
 
+use crate::engine::postgres::sql_scan::ColumnName;
 use crate::error::Error;
-use crate::sql_scan::ColumnName;
 
 /// A most common value this many times above the uniform share makes a column skewed.
 pub const SKEW_FACTOR: f64 = 10.0;

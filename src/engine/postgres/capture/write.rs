@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::catalog::{Generator, RangeSource, ZIPF_PARAMETER};
-use crate::sql_scan::{variable, with_variables};
+use crate::engine::postgres::sql_scan::{variable, with_variables};
 use crate::workload::ScriptFile;
 
 /// The `LIMIT` a script uses for `LIMIT $n` (the real values are not in pg_stat_statements).

@@ -3,15 +3,15 @@
 //! workload names production's tables; check's database holds only what the
 //! earlier migrations made, so a script on any other table would only fail
 //! in every run. The names come from the capture's scanner
-//! ([`crate::sql_scan::resolve`]), the tables from `to_regclass`
+//! ([`crate::engine::postgres::sql_scan::resolve`]), the tables from `to_regclass`
 //! under the database's search_path.
 
 use tokio_postgres::Client;
 
 use crate::config::WorkloadLoad;
 use crate::engine::postgres::database::error_text;
+use crate::engine::postgres::sql_scan as parameters;
 use crate::error::Error;
-use crate::sql_scan as parameters;
 
 /// The first table a script of `workload` names that `client`'s database
 /// lacks, as an exit-2 error naming the script, the table and the fix.

@@ -13,7 +13,7 @@ use crate::role::Role;
 
 /// Each invariant of `invariants` checked on `target`'s data, the run's
 /// figures (`transactions` completed) standing in for what `expect` names.
-pub(super) async fn check_invariants(
+pub async fn check_invariants(
     target: &Database,
     invariants: &[Invariant],
     transactions: u64,
