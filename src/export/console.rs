@@ -269,7 +269,9 @@ mod tests {
         let text = summary_table(&report);
         let header = text.lines().next().unwrap();
         assert!(
-            header.ends_with("retried  retries  failed 40001  failed 40P01  failed 55P03"),
+            header.ends_with(
+                "retried  retries  failed serialization  failed deadlock  failed lock timeout"
+            ),
             "{header}"
         );
         assert!(
@@ -279,7 +281,7 @@ mod tests {
         assert!(
             text.contains(
                 "retry: 40 transactions retried (55 retries); ranked by those that failed after \
-                 their last try: 40P01 1."
+                 their last try: deadlock 1."
             ),
             "{text}"
         );

@@ -334,7 +334,7 @@ mod tests {
         report.strategies[1].summary.failed_deadlock = 2;
         assert!(
             header(&report).ends_with(
-                "| failed | retried | retries | failed 40001 | failed 40P01 | failed 55P03 |"
+                "| failed | retried | retries | failed serialization | failed deadlock | failed lock timeout |"
             ),
             "{}",
             header(&report)

@@ -247,13 +247,13 @@ const RETRY_COLUMNS: &[Column<SummaryRow>] = &[
     Column::new("retries", Align::Right, |r| {
         r.cell(|s| s.retries as f64, format_count)
     }),
-    Column::new("failed 40001", Align::Right, |r| {
+    Column::new("failed serialization", Align::Right, |r| {
         r.cell(|s| s.failed_serialization as f64, format_count)
     }),
-    Column::new("failed 40P01", Align::Right, |r| {
+    Column::new("failed deadlock", Align::Right, |r| {
         r.cell(|s| s.failed_deadlock as f64, format_count)
     }),
-    Column::new("failed 55P03", Align::Right, |r| {
+    Column::new("failed lock timeout", Align::Right, |r| {
         r.cell(|s| s.failed_lock_timeout as f64, format_count)
     }),
 ];

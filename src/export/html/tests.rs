@@ -292,9 +292,9 @@ fn the_page_shows_retries_and_failures_by_kind_when_there_are_any() {
     for title in [
         "retried",
         "retries",
-        "failed 40001",
-        "failed 40P01",
-        "failed 55P03",
+        "failed serialization",
+        "failed deadlock",
+        "failed lock timeout",
     ] {
         assert!(
             page.contains(&format!(">{title}</th>")),
@@ -303,5 +303,5 @@ fn the_page_shows_retries_and_failures_by_kind_when_there_are_any() {
     }
     // The summary's sentence and the ranking's note.
     assert!(page.contains("naive: 312 transactions retried (1,024 retries"));
-    assert!(page.contains("ranked by those that failed after their last try: 40001 2."));
+    assert!(page.contains("ranked by those that failed after their last try: serialization 2."));
 }

@@ -169,9 +169,9 @@ pub fn retries_sentence(summary: &Summary) -> Option<String> {
         summary.retries as f64 / ended as f64
     );
     let kinds: Vec<String> = [
-        ("40001", summary.failed_serialization),
-        ("40P01", summary.failed_deadlock),
-        ("55P03", summary.failed_lock_timeout),
+        ("serialization", summary.failed_serialization),
+        ("deadlock", summary.failed_deadlock),
+        ("lock timeout", summary.failed_lock_timeout),
     ]
     .iter()
     .filter(|(_, count)| *count > 0)
@@ -194,16 +194,16 @@ pub fn retries_sentence(summary: &Summary) -> Option<String> {
 /// or failed with a kind a retry is about: the failures it is ranked by are
 /// those that failed after their last try, e.g. "naive: 312 transactions
 /// retried (1,024 retries); ranked by those that failed after their last
-/// try: 40001 2, 40P01 1.", or "naive: failed 40001 38, with no retry
+/// try: 40001 2, 40P01 1.", or "naive: failed serialization 38, with no retry
 /// (--max-tries 1)."; over several runs, their totals. `None` without either.
 pub fn retry_note(runs: &[&StrategyReport]) -> Option<String> {
     let total = |figure: fn(&Summary) -> u64| runs.iter().map(|run| figure(&run.summary)).sum();
     let retried: u64 = total(|s| s.retried);
     let retries: u64 = total(|s| s.retries);
     let kinds: Vec<String> = [
-        ("40001", total(|s| s.failed_serialization)),
-        ("40P01", total(|s| s.failed_deadlock)),
-        ("55P03", total(|s| s.failed_lock_timeout)),
+        ("serialization", total(|s| s.failed_serialization)),
+        ("deadlock", total(|s| s.failed_deadlock)),
+        ("lock timeout", total(|s| s.failed_lock_timeout)),
     ]
     .iter()
     .filter(|(_, count)| *count > 0)
@@ -307,7 +307,7 @@ mod tests {
         let run = &report.strategies[0];
         assert_eq!(
             retry_note(&[run]).unwrap(),
-            "naive: failed 40001 38, with no retry (--max-tries 1)."
+            "naive: failed serialization 38, with no retry (--max-tries 1)."
         );
         let summary = &mut report.strategies[0].summary;
         summary.retried = 1_312;
@@ -317,7 +317,7 @@ mod tests {
         assert_eq!(
             retry_note(&[run, run]).unwrap(),
             "naive: 2,624 transactions retried (4,048 retries) over its 2 runs; ranked by those \
-             that failed after their last try: 40001 76, 40P01 2."
+             that failed after their last try: serialization 76, deadlock 2."
         );
     }
 
@@ -339,7 +339,7 @@ mod tests {
         assert_eq!(
             retries_sentence(summary).unwrap(),
             "naive: 312 transactions retried (1,024 retries, 0.10 per transaction); 3 failed \
-             after their last try: 40001 2, 40P01 1"
+             after their last try: serialization 2, deadlock 1"
         );
     }
 
