@@ -338,6 +338,80 @@ fn compare_on_mariadb_writes_every_file_of_the_results_folder() {
     assert!(attempts.contains("(1205)"), "{attempts}");
 }
 
+#[test]
+fn a_sweep_of_the_reports_hold_writes_a_folder_per_value_and_the_sweeps_files() {
+    // naive behind a report held 0.1 s (the ALTER at 1.2 s finds it gone: no
+    // stall) and 2.5 s (the readers queue behind the ALTER until 3.5 s).
+    let _cpus = cpus_shared();
+    let folder = tempfile::tempdir().unwrap();
+    let workload = folder.path().join("short.toml");
+    std::fs::write(&workload, SHORT_WORKLOAD).unwrap();
+    let out = folder.path().join("out");
+    let output = crate::common::stallbench_quiet("compare", &workload, &out)
+        .args([
+            "--strategies",
+            "naive",
+            "--sweep",
+            "blocker.hold=100ms,2500ms",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // naive's min_zero_tps_seconds = 1 cannot hold without a stall.
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("hold=2500ms: pass  naive.min_zero_tps_seconds >= 1"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("hold=100ms: FAIL  naive.min_zero_tps_seconds >= 1"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("expectations failed at hold=100ms"),
+        "{stdout}"
+    );
+    for file in [
+        "sweep.csv",
+        "summary.md",
+        "sweep.png",
+        "report.html",
+        "server.log",
+    ] {
+        let size = std::fs::metadata(out.join(file)).map_or(0, |meta| meta.len());
+        assert!(size > 0, "{file} is missing or empty");
+    }
+    for value in ["hold=100ms", "hold=2500ms"] {
+        for file in [
+            "summary.csv",
+            "timeline.csv",
+            "run.json",
+            "expectations.csv",
+        ] {
+            assert!(out.join(value).join(file).is_file(), "{value}/{file}");
+        }
+    }
+    let zero_seconds = |value: &str| -> u64 {
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(value).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        summary["strategies"][0]["zero_tps_seconds"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(zero_seconds("hold=100ms"), 0);
+    assert!(zero_seconds("hold=2500ms") >= 1);
+    let sweep = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert!(sweep.starts_with("setting,value,"), "{sweep}");
+    assert_eq!(sweep.lines().count(), 3, "{sweep}");
+}
+
 /// The bundled writers workload on the short clock of [`short_outage`]:
 /// reads, point updates and inserts of 3 clients, the report holding
 /// `orders` from 1 s to 4 s, the ALTER at 1.5 s.

@@ -4,18 +4,22 @@
 //! `RunReport`: one results folder, written the same way.
 //!
 //! `run` is the same with one strategy, or the load alone (`--load-only`);
-//! `--repeat N` runs each strategy N times, interleaved. Not yet here:
-//! `--sweep`, the progress line; such flags are refused by name.
+//! `--repeat N` runs each strategy N times, interleaved; `--sweep` runs the
+//! whole plan at each value of `clients` or `blocker.hold` on one server,
+//! a folder per value and the sweep's files beside them ([`super::sweep`]).
+//! Flags the MariaDB path does not take are refused by name.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::ddl::Strategy;
 use super::ptosc;
 use super::scenario::{create_database, run_strategy};
+use super::sweep;
 use super::target::{Target, is_mariadb_url, parse_url, shown_url};
 use super::workload::{MariadbWorkload, bundled, names_mariadb, parse, strategies_named};
 use crate::cli::CommonArgs;
+use crate::config::Sweep;
 use crate::config::out_dir::parse_out_dir;
 use crate::engine::Engine;
 use crate::error::{Error, exit_code};
@@ -108,56 +112,124 @@ pub fn run(
     execute(plan, args)
 }
 
-/// Runs `plan` and writes its folder, its console tables and its verdicts.
+/// One point of a plan: the workload at one sweep value (the plan's own
+/// without a sweep) and the folder its results go to.
+struct Point {
+    /// The sweep's value; `None` without a sweep.
+    value: Option<String>,
+    workload: MariadbWorkload,
+    out_dir: PathBuf,
+}
+
+/// The points of `plan`, written under `out_dir`: one, or one per sweep value.
+fn points(plan: &Plan, out_dir: &Path) -> Result<Vec<Point>, Error> {
+    let Some(sweep) = &plan.sweep else {
+        return Ok(vec![Point {
+            value: None,
+            workload: plan.workload.clone(),
+            out_dir: out_dir.to_path_buf(),
+        }]);
+    };
+    sweep
+        .values
+        .iter()
+        .map(|value| {
+            Ok(Point {
+                value: Some(value.clone()),
+                workload: sweep::at_value(&plan.workload, sweep, value)?,
+                out_dir: out_dir.join(sweep.folder(value)),
+            })
+        })
+        .collect()
+}
+
+/// Runs `plan` and writes its folders, its console tables and its verdicts.
 fn execute(plan: Plan, args: &CommonArgs) -> Result<i32, Error> {
-    let Plan {
-        workload,
-        strategies,
-        repeat,
-    } = plan;
-    for strategy in &strategies {
+    for strategy in &plan.strategies {
         if let Strategy::PtOsc(_) = strategy {
             ptosc::find_program(strategy.name())?;
         }
     }
-    let out = parse_out_dir(args.out.as_deref(), args.force, &workload.name)?;
+    let out = parse_out_dir(args.out.as_deref(), args.force, &plan.workload.name)?;
+    let points = points(&plan, &out.dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|err| Error::runtime(format!("starting the async runtime: {err}")))?;
+    let runs = (plan.strategies.as_slice(), plan.repeat);
     let (reports, target) = runtime.block_on(async {
         tokio::select! {
-            ran = run_all(args.db_url.as_deref(), &workload, (&strategies, repeat), &out.dir, args.quiet) => ran,
+            ran = run_all(args.db_url.as_deref(), &points, runs, &out.dir, args.quiet) => ran,
             _ = tokio::signal::ctrl_c() => Err(Error::runtime(
                 "interrupted (Ctrl-C): a throwaway MariaDB server was stopped and removed; \
                  no results were written for the strategy in progress",
             )),
         }
     })?;
-    let report = RunReport {
-        workload: workload.name.clone(),
-        strategies: reports,
-        interruption: None,
-        load_on: Default::default(),
-        load_loop: Default::default(),
+    let mut failed_at = Vec::new();
+    let mut point_reports = Vec::new();
+    for (point, strategies) in points.iter().zip(reports) {
+        let report = RunReport {
+            workload: point.workload.name.clone(),
+            strategies,
+            interruption: None,
+            load_on: Default::default(),
+            load_loop: Default::default(),
+        };
+        let label = point
+            .value
+            .as_deref()
+            .zip(plan.sweep.as_ref())
+            .map(|(value, sweep)| sweep.label(value));
+        if write_point(point, &report, runs, &target, label.as_deref())? {
+            failed_at.push(label.unwrap_or_default());
+        }
+        point_reports.push(report);
+    }
+    let console = match &plan.sweep {
+        None => console::summary_table(&point_reports[0]),
+        Some(sweep) => sweep::write_files(&out.dir, sweep, &plan.workload.name, &point_reports)?,
     };
-    export::write_all(&report, &out.dir)?;
-    plot::draw_all(&report, &out.dir)?;
-    write_files(
-        &out.dir,
-        &[run_json(&workload, (&strategies, repeat), &target)?],
-    )?;
-    output::write_stdout(&console::summary_table(&report))?;
-    let results = expect::evaluate(&workload.expectations, &report);
+    output::write_stdout(&console)?;
+    if plan.sweep.is_some() && !plan.workload.expectations.is_empty() {
+        let verdict = match failed_at.is_empty() {
+            true => "expectations: every bound held at every value".to_string(),
+            false => format!("expectations failed at {}", failed_at.join(", ")),
+        };
+        output::write_stdout(&format!("{verdict}\n"))?;
+    }
+    output::write_stdout(&format!("results: {}\n", out.dir.display()))?;
+    Ok(match failed_at.is_empty() {
+        true => exit_code::SUCCESS,
+        false => exit_code::EXPECTATION_FAILED,
+    })
+}
+
+/// The files of one point's folder, and its expectations judged and printed
+/// (after `label` and a colon, for a sweep value); whether any failed.
+fn write_point(
+    point: &Point,
+    report: &RunReport,
+    runs: (&[Strategy], u32),
+    target: &str,
+    label: Option<&str>,
+) -> Result<bool, Error> {
+    export::write_all(report, &point.out_dir)?;
+    plot::draw_all(report, &point.out_dir)?;
+    write_files(&point.out_dir, &[run_json(&point.workload, runs, target)?])?;
+    let results = expect::evaluate(&point.workload.expectations, report);
     for line in ci::report_lines(&results) {
+        let line = match label {
+            Some(label) => format!("{label}: {line}"),
+            None => line,
+        };
         output::write_stdout(&format!("{line}\n"))?;
     }
-    write_files(&out.dir, &ci::result_files(&report, &results, &out.dir)?)?;
-    output::write_stdout(&format!("results: {}\n", out.dir.display()))?;
-    Ok(match expect::any_failed(&results) {
-        true => exit_code::EXPECTATION_FAILED,
-        false => exit_code::SUCCESS,
-    })
+    write_files(
+        &point.out_dir,
+        &ci::result_files(report, &results, &point.out_dir)?,
+    )?;
+    Ok(expect::any_failed(&results))
 }
 
 /// What a MariaDB `compare` or `run` runs, checked before any server starts.
@@ -170,6 +242,8 @@ pub struct Plan {
     /// `--repeat`: how often each strategy runs, interleaved (naive, retry,
     /// naive, retry, ...).
     pub repeat: u32,
+    /// `--sweep`: the plan runs at each of its values.
+    pub sweep: Option<Sweep>,
 }
 
 /// The plan of `compare` of `workload` with `strategies` and `args`: flags
@@ -208,23 +282,27 @@ pub fn plan(
             "--repeat 0: each strategy must run at least once; use --repeat 1 or more",
         ));
     }
+    let sweep = sweep::parse(args.sweep.as_ref(), &workload)?;
     Ok(Plan {
         workload,
         strategies,
         repeat,
+        sweep,
     })
 }
 
-/// Opens the target, runs each strategy on it, keeps a throwaway server's
-/// log as `server.log`; the reports and what the target was.
+/// Opens the target, runs each strategy of each point on it, keeps a
+/// throwaway server's log as `server.log` in `out_dir`; the reports of each
+/// point and what the target was.
 async fn run_all(
     db_url: Option<&str>,
-    workload: &MariadbWorkload,
+    points: &[Point],
     (strategies, repeats): (&[Strategy], u32),
     out_dir: &Path,
     quiet: bool,
-) -> Result<(Vec<StrategyReport>, String), Error> {
-    let max_connections = workload.outage.clients as u32 + 10;
+) -> Result<(Vec<Vec<StrategyReport>>, String), Error> {
+    let most_clients = points.iter().map(|point| point.workload.outage.clients);
+    let max_connections = most_clients.max().unwrap_or(1) as u32 + 10;
     let begun = std::time::Instant::now();
     let mut target = Target::open(db_url, max_connections).await?;
     if !quiet {
@@ -236,28 +314,37 @@ async fn run_all(
     }
     target.create_database().await?;
     let mut reports = Vec::new();
-    for repeat in 1..=repeats {
-        for strategy in strategies {
-            if !quiet {
-                let of = match repeats {
-                    1 => String::new(),
-                    _ => format!(", repeat {repeat}/{repeats}"),
-                };
-                stderrln!(
-                    "mariadb: {}{of} for {} s ...",
-                    strategy.name(),
-                    workload.outage.duration.as_secs()
-                );
+    for point in points {
+        let outage = &point.workload.outage;
+        let mut point_reports = Vec::new();
+        for repeat in 1..=repeats {
+            for strategy in strategies {
+                if !quiet {
+                    let at = point
+                        .value
+                        .as_ref()
+                        .map_or(String::new(), |value| format!(" at {value}"));
+                    let of = match repeats {
+                        1 => String::new(),
+                        _ => format!(", repeat {repeat}/{repeats}"),
+                    };
+                    stderrln!(
+                        "mariadb: {}{at}{of} for {} s ...",
+                        strategy.name(),
+                        outage.duration.as_secs()
+                    );
+                }
+                // Each run sets up its tables in a fresh database.
+                create_database(&target.opts())
+                    .await
+                    .map_err(|err| Error::runtime(format!("{}: {err:#}", target.describe())))?;
+                let report = run_strategy(&target.opts(), outage, *strategy, repeat).await?;
+                point_reports.push(report);
+                // The server settles (the ALTER's table rebuilt) before the next strategy's setup.
+                tokio::time::sleep(Duration::from_millis(200)).await;
             }
-            // Each run sets up its tables in a fresh database.
-            create_database(&target.opts())
-                .await
-                .map_err(|err| Error::runtime(format!("{}: {err:#}", target.describe())))?;
-            let report = run_strategy(&target.opts(), &workload.outage, *strategy, repeat).await?;
-            reports.push(report);
-            // The server settles (the ALTER's table rebuilt) before the next strategy's setup.
-            tokio::time::sleep(Duration::from_millis(200)).await;
         }
+        reports.push(point_reports);
     }
     target.finish().await?;
     std::fs::create_dir_all(out_dir)
@@ -292,7 +379,6 @@ fn refuse_unsupported(args: &CommonArgs) -> Result<(), Error> {
         (!args.expect.is_empty(), "--expect"),
         (args.no_observer, "--no-observer"),
         (args.seed.is_some(), "--seed"),
-        (args.sweep.is_some(), "--sweep"),
         (args.protocol.is_some(), "--protocol"),
         (args.allow_shell, "--allow-shell"),
         (args.server.pg_bin.is_some(), "--pg-bin"),

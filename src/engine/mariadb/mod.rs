@@ -3,8 +3,10 @@
 //! sessions named by role ([`session`]), its error numbers as neutral
 //! classes ([`errors`]), the load ([`load`]) of pgbench-style scripts
 //! ([`script`]), the metadata-lock observer ([`observer`]), the DDL
-//! strategies ([`ddl`], pt-online-schema-change's in [`ptosc`]) and one strategy's run on one clock ([`scenario`]),
-//! whose report is the same `StrategyReport` the PostgreSQL runs produce.
+//! strategies ([`ddl`], pt-online-schema-change's in [`ptosc`]), one
+//! strategy's run on one clock ([`scenario`]), whose report is the same
+//! `StrategyReport` the PostgreSQL runs produce, and `compare` with its
+//! `--repeat` and `--sweep` ([`compare`], [`sweep`]).
 
 pub mod compare;
 pub mod ddl;
@@ -16,5 +18,6 @@ pub mod scenario;
 pub mod script;
 pub mod server;
 pub mod session;
+pub mod sweep;
 pub mod target;
 pub mod workload;
