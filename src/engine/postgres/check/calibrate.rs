@@ -12,8 +12,9 @@
 
 use tokio_postgres::Client;
 
-use super::course::{back_to_work_database, copy_work_database, user_schemas};
+use super::course::user_schemas;
 use super::rows::fill_tables;
+use super::runs::{back_to_work_database, copy_work_database};
 use crate::config::{CheckConfig, Data, RowCounts};
 use crate::engine::postgres::check_verdict::per_row::fit_rows;
 use crate::engine::postgres::check_verdict::sizes::{SizeEstimate, generated_rows};

@@ -29,6 +29,7 @@ pub mod load_tables;
 pub mod migrations;
 pub mod replay;
 pub mod rows;
+mod runs;
 
 use std::future::Future;
 use std::time::Instant;
