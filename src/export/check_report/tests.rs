@@ -9,7 +9,7 @@ use crate::engine::postgres::check_verdict::checked::{
     Migration, MigrationStatement, MigrationStep,
 };
 use crate::expect::{Bound, Expectation, evaluate};
-use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock};
+use crate::metrics::lock_trace::{LockMode, RelationKind, TracedLock, TracedStatement};
 use crate::testing::reference_report;
 
 fn migration(name: &str, sql: &str) -> Migration {
