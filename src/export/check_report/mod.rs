@@ -1,10 +1,10 @@
 //! What the check writes beside the migrations' results folders: the
 //! judged migrations as one [`CheckReport`], rendered as `check.csv` (one
-//! [`CheckRecord`] per migration and strategy), `check.json` and `junit.xml`
-//! (one test case per migration) here (`check.json` built in [`check_json`]), and as `check.md` and the console's
-//! text in [`check_md`], the PR comment in [`pr_comment`], `report.html` in
-//! [`check_page`]. The
-//! check front door only calls these; the data they read lives in `check_verdict`.
+//! [`CheckRecord`] per migration and strategy) and `junit.xml` (one test
+//! case per migration) here, `check.json` in [`check_json`], `check.md` and
+//! the console's text in [`check_md`], the PR comment in [`pr_comment`],
+//! `report.html` in [`check_page`]. The check front door only calls these;
+//! the data they read lives in `check_verdict`.
 
 pub mod check_json;
 pub mod check_md;
