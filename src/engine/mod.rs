@@ -3,8 +3,8 @@
 //! PostgreSQL, the engine of every command, lives in [`postgres`]; MariaDB in
 //! [`mariadb`]. Nothing outside `engine/postgres/` names tokio-postgres,
 //! deadpool-postgres, tokio-postgres's SQLSTATE type or PostgreSQL's lock and
-//! session views and functions (a test below holds that line). Both are written against the neutral
-//! types of this module:
+//! session views and functions (a test below holds that line). Both are
+//! written against the neutral types of this module:
 //!
 //! - [`Engine`]: which engine a run uses (`--engine`);
 //! - [`ErrorCode`], [`ServerError`] and [`ErrorClass`]: a server's error as a
