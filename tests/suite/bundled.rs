@@ -1,5 +1,7 @@
 //! Every bundled workload runs end to end, as shipped (`add-column` and
-//! `pgbench`, the reference experiment's 24 s run, on a 13 s clock), and passes its own CI
+//! `pgbench`, the reference experiment's 24 s run, on a 13 s clock; the
+//! 14 s and 10 s runs cut to end a second or two after their last
+//! migration, each test says why its clock is long enough), and passes its own CI
 //! expectations: the risky strategy reproduces its stall, the safe one
 //! avoids it. They run with `--db-url` on a new database of the shared
 //! server (the workload's setup runs there; a throwaway server's start is
@@ -18,19 +20,16 @@ use crate::common::*;
 use predicates::prelude::*;
 use stallbench::metrics::{DdlOutcome, Summary};
 
-/// Runs `compare WORKLOAD` as shipped, on a new database of the shared
-/// server, and checks that every expectation passed (exit 0).
-fn passes_its_expectations(workload: &str) -> tempfile::TempDir {
-    passes_its_expectations_with(workload, &[])
-}
-
-/// [`passes_its_expectations`] on a throwaway server the run starts, as a
-/// first run does, for a caller that holds the CPUs already.
+/// Runs `compare WORKLOAD` as shipped on a throwaway server the run starts,
+/// as a first run does, for a caller that holds the CPUs already, and checks
+/// that every expectation passed (exit 0).
 pub(crate) fn passes_its_expectations_now(workload: &str) -> tempfile::TempDir {
     passes_its_expectations_on(workload, &[], None)
 }
 
-/// [`passes_its_expectations`] with `flags` after the workload's name.
+/// Runs `compare WORKLOAD FLAGS` as shipped but for `flags` (a shorter
+/// clock), on a new database of the shared server, and checks that every
+/// expectation passed (exit 0).
 fn passes_its_expectations_with(workload: &str, flags: &[&str]) -> tempfile::TempDir {
     let _cpus = cpus_shared();
     let database = shared_server().empty_database();
@@ -136,7 +135,12 @@ fn pgbench() {
 
 #[test]
 fn add_foreign_key() {
-    let dir = passes_its_expectations("add-foreign-key");
+    // 12 s instead of 14: the writer lets go at 7 s, the NOT VALID try
+    // after it starts at about 8.9 s on its fixed schedule (200 ms tries,
+    // 0.5 s more sleep each time) and VALIDATE ends at about 9.3 s, inside
+    // the load with 2.7 s to spare (a step still running 5 s after the
+    // load is cut off). naive's stall is its wait from 3 s to 7 s.
+    let dir = passes_its_expectations_with("add-foreign-key", &["--duration", "12s"]);
     // The safe strategy ran two steps: NOT VALID (after timeouts), then VALIDATE.
     let attempts = attempts_csv(dir.path());
     let safe: Vec<&str> = attempts
@@ -152,7 +156,11 @@ fn add_foreign_key() {
 
 #[test]
 fn set_not_null() {
-    let dir = passes_its_expectations("set-not-null");
+    // 12 s instead of 14: on add-foreign-key's schedule, the CHECK's try
+    // after the report's end at 7 s starts at about 8.9 s and SET NOT NULL
+    // ends at about 9.2 s, inside the load with 2.8 s to spare; naive's
+    // stall is its wait from 3 s to 7 s.
+    let dir = passes_its_expectations_with("set-not-null", &["--duration", "12s"]);
     // SET NOT NULL's scan under ACCESS EXCLUSIVE stops reads for at least
     // 2 whole seconds; the CHECK ... NOT VALID path never does, and applies.
     let naive = summary_of(dir.path(), "naive");
@@ -298,7 +306,12 @@ fn job_queue() {
 
 #[test]
 fn idle_in_transaction() {
-    let dir = passes_its_expectations("idle-in-transaction");
+    // 12 s instead of 14: the idle session lets go at 10 s; retry's tries
+    // (500 ms each, 1, 2, then 3 s of sleep between) start at 3, 4.5, 7
+    // and 10.5 s, the last takes the lock at once, inside the load with
+    // 1.5 s to spare (tries on a timer: each ends within its 500 ms).
+    // naive waits from 3 s to 10 s, idle-timeout's session ends at 4 s.
+    let dir = passes_its_expectations_with("idle-in-transaction", &["--duration", "12s"]);
     // The remedy's cost: the server ended the forgotten session.
     let summary = std::fs::read_to_string(dir.path().join("out/summary.csv")).unwrap();
     let remedy = summary
@@ -313,7 +326,11 @@ fn idle_in_transaction() {
 
 #[test]
 fn lock_upgrade_deadlock_records_40p01() {
-    let dir = passes_its_expectations("lock-upgrade-deadlock");
+    // 6 s instead of 10: the deadlock is found 1 s after the second
+    // migration starts at 2.3 s, and lock-first waits for the first
+    // migration's ALTER (about 3 s), then sleeps 1 s: done at about 4 s,
+    // inside the load with 2 s to spare.
+    let dir = passes_its_expectations_with("lock-upgrade-deadlock", &["--duration", "6s"]);
     let attempts = attempts_csv(dir.path());
     let naive = attempts.lines().find(|l| l.starts_with("naive,")).unwrap();
     assert!(
