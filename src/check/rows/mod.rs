@@ -164,7 +164,8 @@ pub async fn fill_tables(
             fills.push(fill);
         }
     }
-    vacuum_analyze(clients, &catalog.tables, &filling.analyzed.borrow()).await?;
+    let analyzed = filling.analyzed.take();
+    vacuum_analyze(clients, &catalog.tables, &analyzed).await?;
     Ok(fills)
 }
 
