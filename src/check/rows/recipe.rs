@@ -768,13 +768,16 @@ fn self_reference_update(table: &CatalogTable, key: &ForeignKey) -> String {
     )
 }
 
-/// Moves `sequence` past the values of `column` of `table` (and never back,
-/// should another table's default share it).
+/// Moves `sequence` past the values of `column` of `table`: never back
+/// (should another table's default share it), never below its MINVALUE (a
+/// sequence that starts higher), and not at all when it counts down (its
+/// values cannot meet the rows' positive ones).
 fn setval_sql(sequence: &str, column: &str, table: &str) -> String {
     let sequence = literal(sequence);
     format!(
         "SELECT setval({sequence}, GREATEST((SELECT max({}) FROM {table}), \
-         pg_sequence_last_value({sequence})))",
+         pg_sequence_last_value({sequence}), s.seqmin)) \
+         FROM pg_sequence s WHERE s.seqrelid = {sequence}::regclass AND s.seqincrement > 0",
         quote_ident(column)
     )
 }
@@ -874,7 +877,8 @@ mod tests {
             recipe.after_sql,
             [
                 "SELECT setval('public.t_id_seq', GREATEST((SELECT max(\"id\") FROM public.t), \
-              pg_sequence_last_value('public.t_id_seq')))"
+                 pg_sequence_last_value('public.t_id_seq'), s.seqmin)) FROM pg_sequence s \
+                 WHERE s.seqrelid = 'public.t_id_seq'::regclass AND s.seqincrement > 0"
             ]
         );
     }
