@@ -25,7 +25,9 @@
 //! reason and the fix, in one transaction of its own, and the others go on.
 //! A table that already holds rows (inserted by a migration) keeps them and
 //! gets no more. A migration tool's own table ([`TOOL_TABLES`]) gets none.
-//! Every table is VACUUMed and ANALYZEd at the end, several at once.
+//! Every table is VACUUMed and ANALYZEd at the end, several at once; a
+//! connection whose step has no table left for it ANALYZEs the tables
+//! filled before while the others finish theirs.
 
 mod catalog;
 mod checks;
@@ -38,7 +40,8 @@ mod text;
 mod upkeep;
 mod values;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 
 use serde::Serialize;
 use tokio_postgres::Client;
@@ -135,19 +138,21 @@ pub async fn fill_tables(
             rows: rows_of(counts, &catalog.tables[at]),
         })
         .collect();
+    let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
     let filling = Filling {
         catalog: &catalog,
         seed,
         superuser,
+        begin_sql: begin_sql(clients.len(), cores),
         parents: ParentCache::new(jobs.iter().map(|job| &catalog.tables[job.at])),
+        filling_now: Cell::new(0),
+        to_analyze: RefCell::default(),
+        analyzed: RefCell::new(vec![false; catalog.tables.len()]),
     };
     let mut fills = Vec::new();
     for step in jobs.chunk_by(|a, b| a.step == b.step) {
         let queue = RefCell::new(step.iter().enumerate());
-        let workers = clients
-            .iter()
-            .take(step.len())
-            .map(|client| filling.work_through(client, &queue));
+        let workers = (clients.iter()).map(|client| filling.work_through(client, &queue));
         let mut done: Vec<(usize, TableFill)> = futures_util::future::try_join_all(workers)
             .await?
             .into_iter()
@@ -159,7 +164,8 @@ pub async fn fill_tables(
             fills.push(fill);
         }
     }
-    vacuum_analyze(clients, &catalog.tables).await?;
+    let analyzed = filling.analyzed.take();
+    vacuum_analyze(clients, &catalog.tables, &analyzed).await?;
     Ok(fills)
 }
 
@@ -182,13 +188,25 @@ struct Filling<'a> {
     seed: u64,
     /// Whether foreign key checks may be turned off for the insert (see `upkeep`).
     superuser: bool,
+    /// What opens each table's transaction ([`begin_sql`]).
+    begin_sql: String,
     /// The parents' keys, read once each.
     parents: ParentCache,
+    /// Connections filling a table right now.
+    filling_now: Cell<usize>,
+    /// Tables whose fill is over and that are not analyzed yet (their
+    /// places in the catalog's tables).
+    to_analyze: RefCell<VecDeque<usize>>,
+    /// Per table of the catalog: analyzed while the fill went on.
+    analyzed: RefCell<Vec<bool>>,
 }
 
 impl Filling<'_> {
     /// Fills tables of `queue` on `client` until it is empty; returns each
-    /// with its place in the queue.
+    /// with its place in the queue. Once the queue is empty, and while
+    /// another connection still fills a table of it, ANALYZEs the tables
+    /// filled before instead of waiting (the step's last table left one
+    /// of two connections idle for a second or two, profiled).
     async fn work_through<'j>(
         &self,
         client: &Client,
@@ -197,12 +215,25 @@ impl Filling<'_> {
         let mut done = Vec::new();
         loop {
             let next = queue.borrow_mut().next();
-            let Some((place, job)) = next else {
+            if let Some((place, job)) = next {
+                self.filling_now.set(self.filling_now.get() + 1);
+                let fill = self.fill_table(client, job).await;
+                self.filling_now.set(self.filling_now.get() - 1);
+                self.parents.done_with(&self.catalog.tables[job.at]);
+                done.push((place, fill?));
+                self.to_analyze.borrow_mut().push_back(job.at);
+                continue;
+            }
+            if self.filling_now.get() == 0 {
+                return Ok(done);
+            }
+            let Some(at) = self.to_analyze.borrow_mut().pop_front() else {
                 return Ok(done);
             };
-            let fill = self.fill_table(client, job).await;
-            self.parents.done_with(&self.catalog.tables[job.at]);
-            done.push((place, fill?));
+            let table = &self.catalog.tables[at].sql_name;
+            (client.batch_execute(&format!("ANALYZE {table}")).await)
+                .map_err(|err| runtime(&format!("ANALYZE {table}"), err))?;
+            self.analyzed.borrow_mut()[at] = true;
         }
     }
 }
@@ -277,7 +308,7 @@ impl Filling<'_> {
         };
         let parents: Vec<&ParentKeys> =
             (plan.parents.iter()).map(|pick| &*keys[pick.key]).collect();
-        match run_plan(client, table, &plan, &parents, self.superuser).await? {
+        match run_plan(client, table, &plan, &parents, self).await? {
             None => Ok(outcome(plan.rows, 0, None, plan.note)),
             Some(reason) => Ok(outcome(0, 0, Some(reason), None)),
         }
@@ -286,28 +317,24 @@ impl Filling<'_> {
 
 /// Runs a table's plan in a transaction of its own, its indexes and
 /// foreign key checks set aside while the rows go in (see `upkeep`), the
-/// keys of each of its parents in `parents`: `None` when it committed, else
+/// keys of each of its parents in `parents`, opened by `filling`'s
+/// [`begin_sql`]: `None` when it committed, else
 /// why the server refused the rows (rolled back).
 async fn run_plan(
     client: &Client,
     table: &CatalogTable,
     plan: &TableRecipe,
     parents: &[&ParentKeys],
-    superuser: bool,
+    filling: &Filling<'_>,
 ) -> Result<Option<String>, Error> {
     let context = format!("filling table {}", table.sql_name);
-    // Room to build an index and to check a foreign key's rows in memory
-    // rather than on disk; no JIT for those checks' one-off queries.
     client
-        .batch_execute(
-            "BEGIN; SET LOCAL work_mem = '64MB'; SET LOCAL maintenance_work_mem = '256MB'; \
-             SET LOCAL jit = off",
-        )
+        .batch_execute(&filling.begin_sql)
         .await
         .map_err(|err| runtime(&context, err))?;
     let result = async {
-        let aside = upkeep::set_aside(client, table, superuser).await?;
-        send::send_rows(client, plan, parents).await?;
+        let aside = upkeep::set_aside(client, table, filling.superuser).await?;
+        send::send_rows(client, plan, parents, aside.truncated).await?;
         for statement in &plan.after_sql {
             client.execute(statement.as_str(), &[]).await?;
         }
@@ -339,6 +366,24 @@ async fn run_plan(
     Ok(Some(reason))
 }
 
+/// What opens a table's transaction, on one of `connections` filling
+/// tables at once on a machine of `cores`: room to build an index and to
+/// check a foreign key's rows in memory rather than on disk; no JIT for
+/// those checks' one-off queries; and, when every core already fills a
+/// table of its own, no parallel workers for the index builds (under
+/// load they waited for each other: fill 40 to 49 s without them against
+/// 54 s with them, the bench-check folder at load 14).
+fn begin_sql(connections: usize, cores: usize) -> String {
+    let mut sql = String::from(
+        "BEGIN; SET LOCAL work_mem = '64MB'; SET LOCAL maintenance_work_mem = '256MB'; \
+         SET LOCAL jit = off",
+    );
+    if connections >= cores {
+        sql.push_str("; SET LOCAL max_parallel_maintenance_workers = 0");
+    }
+    sql
+}
+
 /// Why the server refused a table's generated rows, naming a CHECK (with its
 /// definition when that is short: a real project's can run to pages).
 fn refusal(table: &CatalogTable, error: &tokio_postgres::error::DbError) -> String {
@@ -368,23 +413,30 @@ async fn count(client: &Client, sql: &str) -> Result<u64, Error> {
     Ok(row.get::<_, i64>(0).max(0) as u64)
 }
 
-/// `VACUUM (ANALYZE)` of each of the schema's tables, so plans see the new
-/// rows and index-only scans find their pages all-visible: one pass over
-/// each table, the tables shared out over `clients` (an ANALYZE of every
-/// table on one connection, then a VACUUM of the database, took 11 s of a
-/// Prisma project's 64 s fill).
-async fn vacuum_analyze(clients: &[&Client], tables: &[CatalogTable]) -> Result<(), Error> {
-    let queue = RefCell::new(tables.iter());
+/// `VACUUM (ANALYZE)` of each of the schema's tables (a `VACUUM` of those
+/// `analyzed` says were analyzed while the fill went on), so plans see the
+/// new rows and index-only scans find their pages all-visible: one pass
+/// over each table, the tables shared out over `clients` (an ANALYZE of
+/// every table on one connection, then a VACUUM of the database, took 11 s
+/// of a Prisma project's 64 s fill). Run once every fill's transaction
+/// ended, so that VACUUM finds the rows visible to all.
+async fn vacuum_analyze(
+    clients: &[&Client],
+    tables: &[CatalogTable],
+    analyzed: &[bool],
+) -> Result<(), Error> {
+    let queue = RefCell::new(tables.iter().zip(analyzed));
     let workers = clients.iter().take(tables.len()).map(|client| async {
         loop {
             let next = queue.borrow_mut().next();
-            let Some(table) = next else {
+            let Some((table, &analyzed)) = next else {
                 return Ok::<(), Error>(());
             };
-            client
-                .batch_execute(&format!("VACUUM (ANALYZE) {}", table.sql_name))
-                .await
-                .map_err(|err| runtime(&format!("VACUUM (ANALYZE) {}", table.sql_name), err))?;
+            let sql = match analyzed {
+                true => format!("VACUUM {}", table.sql_name),
+                false => format!("VACUUM (ANALYZE) {}", table.sql_name),
+            };
+            (client.batch_execute(&sql).await).map_err(|err| runtime(&sql, err))?;
         }
     });
     futures_util::future::try_join_all(workers).await?;
@@ -397,7 +449,16 @@ fn runtime(context: &str, err: tokio_postgres::Error) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::is_tool_table;
+    use super::{begin_sql, is_tool_table};
+
+    #[test]
+    fn index_builds_run_without_workers_when_every_core_fills_a_table() {
+        let serial = "SET LOCAL max_parallel_maintenance_workers = 0";
+        assert!(begin_sql(2, 2).ends_with(serial));
+        assert!(begin_sql(4, 2).contains(serial));
+        assert!(!begin_sql(4, 8).contains(serial));
+        assert!(begin_sql(4, 8).starts_with("BEGIN; SET LOCAL work_mem"));
+    }
 
     #[test]
     fn a_tools_own_table_is_known_bare_qualified_or_quoted() {

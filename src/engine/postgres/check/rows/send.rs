@@ -14,17 +14,23 @@ use super::recipe::TableRecipe;
 /// Bytes of rows made before they are handed to the connection.
 const CHUNK_BYTES: usize = 256 * 1024;
 
-/// Sends `recipe`'s rows (the keys of each of its parents in `parents`);
+/// Sends `recipe`'s rows (the keys of each of its parents in `parents`),
+/// frozen with `freeze` (the table was emptied in this transaction);
 /// returns how many the server took.
 pub(super) async fn send_rows(
     client: &Client,
     recipe: &TableRecipe,
     parents: &[&ParentKeys],
+    freeze: bool,
 ) -> Result<u64, tokio_postgres::Error> {
     if recipe.columns.is_empty() {
         return client.execute(recipe.sql.as_str(), &[]).await;
     }
-    let sink = client.copy_in(recipe.sql.as_str()).await?;
+    let sql = match freeze {
+        true => format!("{} (FREEZE)", recipe.sql),
+        false => recipe.sql.clone(),
+    };
+    let sink = client.copy_in(sql.as_str()).await?;
     futures_util::pin_mut!(sink);
     let mut chunk = BytesMut::with_capacity(CHUNK_BYTES + CHUNK_BYTES / 4);
     let mut lines = Vec::with_capacity(CHUNK_BYTES + CHUNK_BYTES / 4);

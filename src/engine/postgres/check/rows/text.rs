@@ -100,10 +100,10 @@ pub(super) fn write_value(
     let index = distinct.unwrap_or(row);
     // Writing to a String cannot fail.
     let _ = match (kind, distinct) {
-        (ValueKind::Int { .. }, Some(i)) => write!(out, "{i}"),
-        (ValueKind::Int { bits: 16 }, None) => write!(out, "{}", 1 + draw % 1000),
-        (ValueKind::Int { bits: 32 }, None) => write!(out, "{}", 1 + draw % 1_000_000),
-        (ValueKind::Int { .. }, None) => write!(out, "{}", 1 + draw % 1_000_000_000),
+        (ValueKind::Int { .. }, Some(i)) => push_digits(i, 1, out),
+        (ValueKind::Int { bits: 16 }, None) => push_digits(1 + draw % 1000, 1, out),
+        (ValueKind::Int { bits: 32 }, None) => push_digits(1 + draw % 1_000_000, 1, out),
+        (ValueKind::Int { .. }, None) => push_digits(1 + draw % 1_000_000_000, 1, out),
         (
             ValueKind::Numeric {
                 integer_digits,
@@ -122,15 +122,22 @@ pub(super) fn write_value(
             write!(out, "{}.{:02}", hundredths / 100, hundredths % 100)
         }
         (ValueKind::Text { .. }, Some(i)) if source.prefix.is_empty() => {
-            write!(out, "{i:0width$}", width = source.width)
+            push_digits(i, source.width, out)
         }
         (ValueKind::Text { .. }, Some(i)) => {
-            write!(out, "{}-{i:0width$}", source.prefix, width = source.width)
+            out.push_str(&source.prefix);
+            out.push('-');
+            push_digits(i, source.width, out)
         }
         (ValueKind::Text { max_chars }, None) => {
-            let chars = max_chars.unwrap_or(16).min(16) as usize;
-            let hex = format!("{:016x}", mix(draw));
-            write!(out, "{}", &hex[..chars])
+            let chars = max_chars.unwrap_or(16).min(16);
+            // The first `chars` of the 16 hex digits of the mixed draw.
+            let hex = mix(draw);
+            for place in 0..chars {
+                let digit = (hex >> (60 - 4 * place)) & 0xf;
+                out.push(char::from_digit(digit as u32, 16).unwrap_or('0'));
+            }
+            Ok(())
         }
         (ValueKind::Bool, _) => {
             let even = distinct.unwrap_or(draw).is_multiple_of(2);
@@ -219,25 +226,50 @@ fn write_when(
     }
 }
 
+/// Appends `value` in decimal, zero-padded to at least `width` digits (as
+/// `{value:0width$}` writes it, without `fmt`'s machinery: the rows' hot
+/// path writes several numbers per row).
+fn push_digits(mut value: u64, width: usize, out: &mut String) -> std::fmt::Result {
+    let mut digits = [b'0'; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    for _ in (digits.len() - start)..width {
+        out.push('0');
+    }
+    // ASCII digits.
+    out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
+    Ok(())
+}
+
 /// `whole` units of `10^-scale`: `1234` at scale 2 is `12.34`.
 fn write_decimal(whole: u64, scale: u32, out: &mut String) -> std::fmt::Result {
     if scale == 0 {
-        return write!(out, "{whole}");
+        return push_digits(whole, 1, out);
     }
     let unit = 10u64.pow(scale);
-    write!(
-        out,
-        "{}.{:0width$}",
-        whole / unit,
-        whole % unit,
-        width = scale as usize
-    )
+    push_digits(whole / unit, 1, out)?;
+    out.push('.');
+    push_digits(whole % unit, scale as usize, out)
 }
 
 /// The date `days` after 1970-01-01, as `YYYY-MM-DD`.
 fn write_date(days: i64, out: &mut String) -> std::fmt::Result {
     let (year, month, day) = civil_from_days(days);
-    write!(out, "{year:04}-{month:02}-{day:02}")
+    if !(0..=9999).contains(&year) {
+        return write!(out, "{year:04}-{month:02}-{day:02}");
+    }
+    push_digits(year as u64, 4, out)?;
+    out.push('-');
+    push_digits(u64::from(month), 2, out)?;
+    out.push('-');
+    push_digits(u64::from(day), 2, out)
 }
 
 /// The time `seconds` after 1970-01-01 00:00, as `YYYY-MM-DD HH:MM:SS`
@@ -245,14 +277,13 @@ fn write_date(days: i64, out: &mut String) -> std::fmt::Result {
 /// own `TIMESTAMP '...'` cast was).
 fn write_timestamp(seconds: i64, out: &mut String) -> std::fmt::Result {
     write_date(seconds.div_euclid(86_400), out)?;
-    let second = seconds.rem_euclid(86_400);
-    write!(
-        out,
-        " {:02}:{:02}:{:02}",
-        second / 3600,
-        second / 60 % 60,
-        second % 60
-    )
+    let second = seconds.rem_euclid(86_400) as u64;
+    out.push(' ');
+    push_digits(second / 3600, 2, out)?;
+    out.push(':');
+    push_digits(second / 60 % 60, 2, out)?;
+    out.push(':');
+    push_digits(second % 60, 2, out)
 }
 
 /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's
@@ -422,6 +453,33 @@ mod tests {
             .map(|row| value(&ValueKind::Uuid, &s, row, None))
             .collect();
         assert_eq!(drawn.len(), 5000);
+    }
+
+    #[test]
+    fn digits_are_written_as_fmt_writes_them() {
+        let values = [0, 1, 9, 10, 42, 99_999, 1_000_000, u64::MAX];
+        for value in values {
+            for width in [0, 1, 2, 4, 6, 25] {
+                let mut out = String::from("x");
+                push_digits(value, width, &mut out).unwrap();
+                assert_eq!(out, format!("x{value:0width$}"));
+            }
+        }
+        let mut out = String::new();
+        write_decimal(1_000_005, 3, &mut out).unwrap();
+        assert_eq!(out, "1000.005");
+        for days in [-800_000, -1, 0, DAY_2020 + 59, 2_932_896, 2_932_897] {
+            let mut out = String::new();
+            write_date(days, &mut out).unwrap();
+            let (year, month, day) = civil_from_days(days);
+            assert_eq!(out, format!("{year:04}-{month:02}-{day:02}"));
+        }
+        let text = ValueKind::Text {
+            max_chars: Some(10),
+        };
+        let s = source("c", 9);
+        let hex = value(&text, &s, 3, None);
+        assert_eq!(hex, format!("{:016x}", mix(draw(3, s.seed)))[..10]);
     }
 
     #[test]
