@@ -8,12 +8,13 @@
 //! (the tables on stdout) -> [`expect`] (the verdicts, their files, exit code 3).
 //!
 //! Five front doors call those stages: [`compare`] (`compare` and `run`),
-//! [`engine::postgres::check`] (the migration gate), [`engine::postgres::capture`]
-//! (`capture`), [`plot::folder`] (`plot DIR`) and [`workload::listing`]
-//! (`workloads`). Everything that speaks to a server lives under [`engine`]:
-//! PostgreSQL's in `engine/postgres/`, MariaDB's in `engine/mariadb/`. A stopped run (Ctrl-C, SIGTERM, the
-//! throwaway server's death) is wound down and written as far as it got, the
-//! same way for `compare` and `check` ([`stop`]).
+//! [`engine::postgres::check`] (the migration gate),
+//! [`engine::postgres::capture`] (`capture`), [`plot::folder`] (`plot DIR`)
+//! and [`workload::listing`] (`workloads`). Everything that speaks to a
+//! server lives under [`engine`]: PostgreSQL's in `engine/postgres/`,
+//! MariaDB's in `engine/mariadb/`. A stopped run (Ctrl-C, SIGTERM, the
+//! throwaway server's death) is wound down and written as far as it got,
+//! the same way for `compare` and `check` ([`stop`]).
 //!
 //! [`run`] is the whole program, callable in-process from tests.
 

@@ -27,9 +27,9 @@
 //! Exclusion constraints and the keys foreign keys refer to stay in place
 //! (a parent's primary key among them). A primary key kept during a COPY
 //! took half its time (one index insert and one WAL record per row; 1.2 s
-//! against 0.55 s and a 0.15 s build after, 200,000 rows, psql). It all happens in the table's own transaction, so a
-//! table whose rows are refused is rolled back to the indexes, constraints
-//! and triggers it had.
+//! against 0.55 s and a 0.15 s build after, 200,000 rows, psql). It all
+//! happens in the table's own transaction, so a table whose rows are
+//! refused is rolled back to the indexes, constraints and triggers it had.
 
 use tokio_postgres::Client;
 
