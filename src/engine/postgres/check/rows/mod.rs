@@ -36,6 +36,7 @@ mod order;
 mod parents;
 mod recipe;
 mod send;
+mod sql_text;
 mod text;
 mod upkeep;
 mod values;

@@ -15,7 +15,7 @@ use tokio_postgres::Client;
 
 use super::catalog::{CatalogTable, ForeignKey};
 use super::generate::ParentKeys;
-use super::recipe::quote_ident;
+use super::sql_text::quote_ident;
 
 /// A parent and the columns of its key a foreign key refers to.
 type KeyName = (u32, Vec<String>);

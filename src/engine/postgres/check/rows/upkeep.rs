@@ -34,7 +34,7 @@
 use tokio_postgres::Client;
 
 use super::catalog::{CatalogTable, ForeignKey};
-use super::recipe::quote_ident;
+use super::sql_text::quote_ident;
 
 /// What a table's fill set aside, to put back once its rows are in.
 #[derive(Debug, Default)]
