@@ -31,11 +31,7 @@ pub(super) fn check_plan_expectations(plan: &Plan, reports: &[RunReport]) -> Res
         }
     }
     if plan.sweep().is_some() && !plan.base.expectations.is_empty() {
-        let verdict = match failed_at.is_empty() {
-            true => "expectations: every bound held at every value".to_string(),
-            false => format!("expectations failed at {}", failed_at.join(", ")),
-        };
-        output::write_stdout(&format!("{verdict}\n"))?;
+        output::write_stdout(&format!("{}\n", ci::sweep_verdict(&failed_at)))?;
     }
     if !invalid.is_empty() {
         stderrln!(
@@ -65,11 +61,7 @@ fn check_expectations(
     if config.ci && results.is_empty() {
         stderrln!("warning: {}", ci::NO_BOUNDS);
     }
-    for line in ci::report_lines(&results) {
-        let line = match label {
-            Some(label) => format!("{label}: {line}"),
-            None => line,
-        };
+    for line in ci::report_lines_at(label, &results) {
         output::write_stdout(&format!("{line}\n"))?;
     }
     let files = ci::result_files(report, &results, &config.out_dir)?;

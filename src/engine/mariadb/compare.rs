@@ -192,11 +192,7 @@ fn execute(plan: Plan, args: &CommonArgs) -> Result<i32, Error> {
     };
     output::write_stdout(&console)?;
     if plan.sweep.is_some() && !plan.workload.expectations.is_empty() {
-        let verdict = match failed_at.is_empty() {
-            true => "expectations: every bound held at every value".to_string(),
-            false => format!("expectations failed at {}", failed_at.join(", ")),
-        };
-        output::write_stdout(&format!("{verdict}\n"))?;
+        output::write_stdout(&format!("{}\n", ci::sweep_verdict(&failed_at)))?;
     }
     output::write_stdout(&format!("results: {}\n", out.dir.display()))?;
     Ok(match failed_at.is_empty() {
@@ -218,11 +214,7 @@ fn write_point(
     plot::draw_all(report, &point.out_dir)?;
     write_files(&point.out_dir, &[run_json(&point.workload, runs, target)?])?;
     let results = expect::evaluate(&point.workload.expectations, report);
-    for line in ci::report_lines(&results) {
-        let line = match label {
-            Some(label) => format!("{label}: {line}"),
-            None => line,
-        };
+    for line in ci::report_lines_at(label, &results) {
         output::write_stdout(&format!("{line}\n"))?;
     }
     write_files(

@@ -76,6 +76,26 @@ pub fn report_lines(results: &[ExpectationResult]) -> Vec<String> {
         .collect()
 }
 
+/// [`report_lines`], each after `label` and a colon when a sweep value names them.
+pub fn report_lines_at(label: Option<&str>, results: &[ExpectationResult]) -> Vec<String> {
+    report_lines(results)
+        .into_iter()
+        .map(|line| match label {
+            Some(label) => format!("{label}: {line}"),
+            None => line,
+        })
+        .collect()
+}
+
+/// A sweep's last verdict line: every bound held, or the values (their
+/// labels, `hold=100ms`) at which one failed.
+pub fn sweep_verdict(failed_at: &[String]) -> String {
+    match failed_at.is_empty() {
+        true => "expectations: every bound held at every value".to_string(),
+        false => format!("expectations failed at {}", failed_at.join(", ")),
+    }
+}
+
 /// The files the results folder `out_dir` gets once `report`'s verdicts are
 /// known: `expectations.csv`, `junit.xml`, `pr-comment.md`, and
 /// `report.html` again, now with the verdicts.
