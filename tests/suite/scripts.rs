@@ -359,7 +359,9 @@ fn pgbench_and_stallbench_send_the_same_statements() {
     stallbench_quiet("run", "--load-only", &out)
         .args(["--db-url", &url, "--in-place", "--allow-writes", "-f"])
         .arg(&script)
-        .args(["--clients", "2", "--duration", "3s"])
+        // 5 s: at least 500 transactions to split even at a load of 15
+        // (3 s gave 424 there, in a five-at-a-time run beside two builds).
+        .args(["--clients", "2", "--duration", "5s"])
         .timeout(std::time::Duration::from_secs(120))
         .assert()
         .code(0);
