@@ -86,8 +86,11 @@ pgbench_rate() {
 }
 
 check_rate() {
-  local out=$work/check-$1 rate seconds
-  "$BIN" check "$folder" --rows "$ROWS" --trace-only --out "$out" >/dev/null 2>"$work/check.err" || true
+  local out=$work/check-$1 rate seconds fill=()
+  # Every table, as the rate is per table filled (a build from before
+  # --fill filled every one anyway).
+  if "$BIN" check --help | grep -q -- '--fill'; then fill=(--fill all); fi
+  "$BIN" check "$folder" --rows "$ROWS" --trace-only "${fill[@]}" --out "$out" >/dev/null 2>"$work/check.err" || true
   rate=$(grep -o '"fill_rows_per_s": [0-9.]*' "$out/check.json" 2>/dev/null | grep -o '[0-9.]*$' || true)
   if [ -z "$rate" ]; then
     seconds=$(grep -o 'tables filled in [0-9.]* s' "$work/check.err" | grep -o '[0-9.]*' | tail -n 1)

@@ -307,6 +307,19 @@ pub enum Measure {
     None,
 }
 
+/// Which tables `check` fills with generated rows (`--fill`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fill {
+    /// The tables the new migrations lock or name when first tried on the
+    /// empty tables, their foreign keys' parents, and, when a migration
+    /// deletes rows, the tables whose foreign keys point at them.
+    #[default]
+    Locked,
+    /// Every table.
+    All,
+}
+
 /// How statements are sent, as pgbench's `-M`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum Protocol {

@@ -7,7 +7,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::choices::{
-    BlockerChoice, BlockerKind, FileOrder, Layout, LoadOn, Measure, OutOfOrder, Protocol,
+    BlockerChoice, BlockerKind, FileOrder, Fill, Layout, LoadOn, Measure, OutOfOrder, Protocol,
     Recycling, Side, TransactionMode,
 };
 use crate::duration::DurationParser;
@@ -166,6 +166,11 @@ pub struct CheckArgs {
     /// (repeatable) [default: 100000].
     #[arg(long, value_name = "N|TABLE=N", value_parser = rows_arg)]
     pub rows: Vec<RowsArg>,
+    /// Which tables get generated rows: `locked` (those the new migrations lock or name, tried
+    /// first on the empty tables, with the tables their foreign keys need) or `all`
+    /// [default: locked; all with --load FILE].
+    #[arg(long, value_name = "WHICH", conflicts_with = "seed")]
+    pub fill: Option<Fill>,
     /// A table's rows in production, TABLE=N (repeatable): a statement that rewrites or scans it
     /// under a lock that blocks traffic gets its hold estimated at that size, against the budget.
     #[arg(long = "table-rows", value_name = "TABLE=N", value_parser = table_rows_arg)]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use crate::choices::BlockerChoice;
-use crate::choices::{FileOrder, Layout, Measure, OutOfOrder, TransactionMode};
+use crate::choices::{FileOrder, Fill, Layout, Measure, OutOfOrder, TransactionMode};
 use crate::cli::{CheckArgs, LoadArg, RowsArg};
 use crate::engine::postgres::check::migrations::FolderRules;
 use crate::engine::postgres::server::ServerRequest;
@@ -138,6 +138,9 @@ pub struct CheckConfig {
     pub sizes_from: Option<String>,
     /// Which new migrations run under traffic (`--measure`, `--trace-only`).
     pub measure: Measure,
+    /// Which tables get generated rows (`--fill`; every one for a load file,
+    /// whose scripts may read any table).
+    pub fill: Fill,
     pub load: LoadChoice,
     pub clients: u32,
     pub blocker: BlockerChoice,
@@ -213,6 +216,10 @@ impl CheckConfig {
                 true => Measure::None,
                 false => args.measure.unwrap_or_default(),
             },
+            fill: args.fill.unwrap_or(match load.is_file() {
+                true => Fill::All,
+                false => Fill::Locked,
+            }),
             clients: parse_clients(args.clients.or(load.file_clients()))?,
             load,
             blocker: args.blocker.unwrap_or(BlockerChoice::Auto),
@@ -379,6 +386,11 @@ impl RowCounts {
 
 impl LoadChoice {
     /// A workload file's `[load] clients`, the default of `--clients`.
+    /// `--load FILE` or `--load FILE.toml`: the user's scripts.
+    fn is_file(&self) -> bool {
+        matches!(self, LoadChoice::Script(_) | LoadChoice::Workload(_))
+    }
+
     fn file_clients(&self) -> Option<u32> {
         match self {
             LoadChoice::Workload(workload) => Some(workload.clients),

@@ -282,8 +282,10 @@ fn a_folder_is_read_as_it_is_by_globs() {
     );
     assert!(!check_md.contains("not filled: migrations"), "{check_md}");
 
-    // Without --tool-table the generator writes to it, and its trigger refuses.
-    let (_, _, out) = check("filled", &globs);
+    // Without --tool-table the generator writes to it, and its trigger
+    // refuses (with --fill all: no new migration locks it, so the default
+    // fill would leave it empty and never try).
+    let (_, _, out) = check("filled", &[&globs[..], &["--fill", "all"]].concat());
     let check_md = std::fs::read_to_string(out.join("check.md")).unwrap();
     assert!(check_md.contains("not filled: migrations"), "{check_md}");
 }

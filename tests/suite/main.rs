@@ -18,6 +18,7 @@ mod alone;
 mod bundled;
 mod capture;
 mod check;
+mod check_fill;
 mod check_folders;
 mod check_migrations;
 mod check_replica;

@@ -108,8 +108,18 @@ impl CheckReport {
                         1 => " (fewer in 1 table, listed below)".to_string(),
                         n => format!(" (fewer in {n} tables, listed below)"),
                     };
+                    let scope = match run.left_empty.len() {
+                        0 => String::new(),
+                        left => format!(
+                            " in the {} tables the new migrations lock or name and those their \
+                             foreign keys need ({} other{} left empty: --fill all fills them)",
+                            run.phases.fill_tables,
+                            count(left as u64),
+                            if left == 1 { "" } else { "s" }
+                        ),
+                    };
                     format!(
-                        "{} generated rows per table{}{fewer}",
+                        "{} generated rows per table{}{scope}{fewer}",
                         count(rows.every_table),
                         own.concat()
                     )

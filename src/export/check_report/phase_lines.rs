@@ -53,6 +53,8 @@ mod tests {
             fill_s: 8.0,
             fill_rows: 4_000_000,
             fill_rows_per_s: Some(500_000.0),
+            fill_tables: 40,
+            tables_left_empty: 0,
             migrations: vec![MigrationPhases {
                 name: "0021_add_note.sql".into(),
                 trace_s: 0.04,

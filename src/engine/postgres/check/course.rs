@@ -24,9 +24,10 @@ use tokio_postgres::Client;
 use super::apply::apply;
 use super::design::{self, TableFacts};
 use super::migrations::{Layout, Migration, Split, read_folder_with, split_new};
-use super::rows::{TableFill, fill_tables};
+use super::rows::{TableFill, fill_tables_in};
 use super::runs::{back_to_work_database, copy_work_database, measure};
-use crate::choices::Measure;
+use super::scope::{FillScope, fill_scope};
+use crate::choices::{Fill, Measure};
 use crate::config::{CheckConfig, Data, LoadChoice};
 use crate::engine::postgres::check_verdict::checked::{CheckRun, CheckedMigration, Outcome};
 use crate::engine::postgres::check_verdict::phases::{CheckPhases, MigrationPhases, seconds};
@@ -81,6 +82,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         server_start_s: None,
         server_version: String::new(),
         unfilled: Vec::new(),
+        left_empty: Vec::new(),
         fewer_rows: Vec::new(),
         notes,
         unordered,
@@ -107,7 +109,13 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
     );
     results::create_folder(&config.out_dir)?;
     // Applying and filling can take minutes: a stop drops them mid-way.
-    let preparing = prepare_database(config, &mut target, (layout, &earlier), &mut run, interrupt);
+    let preparing = prepare_database(
+        config,
+        &mut target,
+        (layout, &earlier, &new),
+        &mut run,
+        interrupt,
+    );
     interrupt.unless_fired(preparing).await?;
     // A table an earlier new migration makes is new when they deploy together:
     // empty, and no traffic uses it yet.
@@ -117,6 +125,15 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         super::load_tables::check_workload_tables(&client, workload).await?;
     }
     drop(client);
+    // Why a table holds no rows: the generator could not fill it, or the
+    // fill's scope left it out (a migration locking it gets no verdict).
+    let mut empty_reasons = run.unfilled.clone();
+    empty_reasons.extend(run.left_empty.iter().map(|table| {
+        format!(
+            "{table}: not filled: no new migration locked or named it when they were tried \
+             on the empty tables; rerun with --fill all"
+        )
+    }));
     // New migrations that could not run, so were not applied: a later one
     // that cannot run may miss what they would have made.
     let mut not_applied: Vec<String> = Vec::new();
@@ -132,7 +149,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
             config,
             &mut target,
             migration,
-            (&run.unfilled, &sizes, &deployed_tables),
+            (&empty_reasons, &sizes, &deployed_tables),
             (interrupt, &mut phases),
         )
         .await?;
@@ -171,7 +188,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
 async fn prepare_database(
     config: &CheckConfig,
     target: &mut Database,
-    (layout, earlier): (Layout, &[Migration]),
+    (layout, earlier, new): (Layout, &[Migration], &[Migration]),
     run: &mut CheckRun,
     interrupt: &Interrupt,
 ) -> Result<(), Error> {
@@ -205,6 +222,25 @@ async fn prepare_database(
     }
     run.phases.earlier_migrations_s = seconds(started.elapsed());
     let filling = Instant::now();
+    let scope = match config.data {
+        Data::Rows(_) if config.fill == Fill::Locked => {
+            let scope = fill_scope(config, target, new).await?;
+            if let FillScope::Tables { oids, .. } = &scope {
+                say(
+                    config,
+                    format!(
+                        "rows: the new migrations, tried on the empty tables in {:.1} s, lock \
+                         or name {} of them",
+                        filling.elapsed().as_secs_f64(),
+                        oids.len()
+                    ),
+                );
+            }
+            Some(scope)
+        }
+        Data::Rows(_) => Some(FillScope::Every("--fill all".to_string())),
+        Data::Seed { .. } => None,
+    };
     let client = target.connect(Role::Setup).await?;
     match &config.data {
         Data::Seed { path, sql } => client.batch_execute(sql).await.map_err(|err| {
@@ -233,8 +269,30 @@ async fn prepare_database(
                 more.push(target.connect(Role::Setup).await?);
             }
             let clients: Vec<&Client> = std::iter::once(&client).chain(&more).collect();
-            let fills = fill_tables(&clients, &schemas, rows, config.seed, &mut on_filled).await?;
+            let scope = scope.unwrap_or(FillScope::Every(String::new()));
+            let filled = fill_tables_in(
+                &clients,
+                &schemas,
+                rows,
+                config.seed,
+                &scope,
+                &mut on_filled,
+            )
+            .await?;
             drop(more);
+            let fills = filled.fills;
+            say(
+                config,
+                fill_scope_line(&scope, fills.len(), &filled.left_empty),
+            );
+            if let FillScope::Every(why) = &scope
+                && config.fill == Fill::Locked
+            {
+                run.notes.push(format!("every table got rows: {why}"));
+            }
+            run.phases.fill_tables = fills.len();
+            run.phases.tables_left_empty = filled.left_empty.len();
+            run.left_empty = filled.left_empty;
             run.phases.fill_rows = fills.iter().map(|fill| fill.rows).sum();
             for (given, _) in &rows.tables {
                 // A migrator's own table (--tool-table) may be one it makes itself.
@@ -286,6 +344,34 @@ async fn prepare_database(
         ),
     );
     Ok(())
+}
+
+/// The console's line on which tables the fill filled: `rows: 5 tables
+/// filled (those the new migrations lock or name, and their parents); 65
+/// left empty (--fill all fills them)`.
+fn fill_scope_line(scope: &FillScope, filled: usize, left_empty: &[String]) -> String {
+    let tables = |count: usize| match count {
+        1 => "1 table".to_string(),
+        count => format!("{count} tables"),
+    };
+    match scope {
+        FillScope::Every(_) => format!("rows: {} filled (every table)", tables(filled)),
+        FillScope::Tables { with_children, .. } => format!(
+            "rows: {} filled (those the new migrations lock or name, the tables their foreign \
+             keys need{}); {}",
+            tables(filled),
+            match with_children {
+                true =>
+                    ", and the tables whose foreign keys point at them, since a new \
+                         migration deletes rows",
+                false => "",
+            },
+            match left_empty.len() {
+                0 => "none left empty".to_string(),
+                left => format!("{left} left empty (--fill all fills them)"),
+            }
+        ),
+    }
 }
 
 /// `statuses: 2 rows, not 100,000: ...`: a table that got fewer rows than

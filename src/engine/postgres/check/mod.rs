@@ -30,6 +30,7 @@ pub mod migrations;
 pub mod replay;
 pub mod rows;
 mod runs;
+pub mod scope;
 
 use std::future::Future;
 use std::time::Instant;

@@ -145,6 +145,8 @@ pub struct CheckRun {
     pub server_version: String,
     /// Tables the generator could not fill, with the reason.
     pub unfilled: Vec<String>,
+    /// Tables the fill's scope left empty (`--fill locked`), by name.
+    pub left_empty: Vec<String>,
     /// Tables that got fewer rows than asked, each with its count and why:
     /// `statuses: 2 rows, those the earlier migrations inserted (kept as they are)`.
     pub fewer_rows: Vec<String>,

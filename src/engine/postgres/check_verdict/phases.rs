@@ -18,6 +18,10 @@ pub struct CheckPhases {
     pub fill_rows: u64,
     /// `fill_rows / fill_s`; `null` when no row was generated.
     pub fill_rows_per_s: Option<f64>,
+    /// The tables the fill filled (`--fill`), those it left empty outside
+    /// its scope (0 with `--fill all` or `--seed`).
+    pub fill_tables: usize,
+    pub tables_left_empty: usize,
     /// Each new migration's phases, in order.
     pub migrations: Vec<MigrationPhases>,
     /// Judging and rendering the report's files.

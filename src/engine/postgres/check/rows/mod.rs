@@ -40,6 +40,7 @@ mod sql_text;
 mod text;
 mod upkeep;
 mod values;
+mod wanted;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -48,6 +49,7 @@ use serde::Serialize;
 use tokio_postgres::Client;
 
 use crate::config::RowCounts;
+use crate::engine::postgres::check::scope::FillScope;
 use crate::error::Error;
 use catalog::{Catalog, CatalogTable};
 use generate::ParentKeys;
@@ -98,13 +100,8 @@ pub fn is_tool_table(name: &str) -> bool {
 /// The fix a skipped table's reason ends with.
 const SEED_FIX: &str = "give its rows with --seed FILE (your own SQL)";
 
-/// Fills every table of `schemas` with generated rows, as many as `counts`
-/// gives it (parents first), the same rows for the same `seed`; returns each table's
-/// outcome in the fill order, and gives each to `on_filled` as it is done
-/// with how many are done and how many there are (for progress lines).
-/// The tables of one step of the order (whose parents are all filled) are
-/// filled at once, one on each of `clients` (connections to the same
-/// database). Fails only when the server does (runtime).
+/// Fills every table of `schemas` with generated rows: [`fill_tables_in`]
+/// with every table in its scope, and what it did with each.
 pub async fn fill_tables(
     clients: &[&Client],
     schemas: &[&str],
@@ -112,6 +109,38 @@ pub async fn fill_tables(
     seed: u64,
     on_filled: &mut dyn FnMut(&TableFill, usize, usize),
 ) -> Result<Vec<TableFill>, Error> {
+    let every = FillScope::Every("every table".to_string());
+    let filled = fill_tables_in(clients, schemas, counts, seed, &every, on_filled).await?;
+    Ok(filled.fills)
+}
+
+/// What a fill did: each table's outcome in the fill order, and the tables
+/// its scope left empty.
+#[derive(Debug, Clone, Default)]
+pub struct Filled {
+    pub fills: Vec<TableFill>,
+    /// The tables outside the scope (their names in the schema), not
+    /// filled, in the catalog's order.
+    pub left_empty: Vec<String>,
+}
+
+/// Fills the tables of `schemas` that `scope` asks for (with the parents
+/// their foreign keys need: [`wanted`]) with generated rows, as many as
+/// `counts` gives each (parents first), the same rows for the same `seed`;
+/// returns each table's outcome in the fill order, and gives each to
+/// `on_filled` as it is done with how many are done and how many there are
+/// (for progress lines). The tables of one step of the order (whose parents
+/// are all filled) are filled at once, one on each of `clients`
+/// (connections to the same database). Fails only when the server does
+/// (runtime).
+pub async fn fill_tables_in(
+    clients: &[&Client],
+    schemas: &[&str],
+    counts: &RowCounts,
+    seed: u64,
+    scope: &FillScope,
+    on_filled: &mut dyn FnMut(&TableFill, usize, usize),
+) -> Result<Filled, Error> {
     let first = clients
         .first()
         .ok_or_else(|| Error::runtime("filling the tables: no connection to fill them on"))?;
@@ -125,8 +154,13 @@ pub async fn fill_tables(
         .await
         .map_err(|err| runtime("asking whether the session is a superuser's", err))?;
     let order = order::fill_order(&catalog);
+    let wanted = wanted::wanted_tables(&catalog, scope, counts);
+    let left_empty = (catalog.tables.iter().zip(&wanted))
+        .filter(|(table, wanted)| !**wanted && !is_tool_table(&table.name))
+        .map(|(table, _)| table.name.clone())
+        .collect();
     let jobs: Vec<TableJob> = (order.tables.iter().zip(&order.steps))
-        .filter(|(at, _)| !is_tool_table(&catalog.tables[**at].name))
+        .filter(|(at, _)| wanted[**at] && !is_tool_table(&catalog.tables[**at].name))
         .map(|(&at, &step)| TableJob {
             at,
             step,
@@ -167,7 +201,7 @@ pub async fn fill_tables(
     }
     let analyzed = filling.analyzed.take();
     vacuum_analyze(clients, &catalog.tables, &analyzed).await?;
-    Ok(fills)
+    Ok(Filled { fills, left_empty })
 }
 
 /// One table to fill, as the fill order places it.
