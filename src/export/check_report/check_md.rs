@@ -114,10 +114,23 @@ pub(super) fn intro(report: &CheckReport) -> String {
     for fewer in &report.fewer_rows {
         let _ = writeln!(text, "- fewer rows: {}", table_cell(fewer));
     }
+    if !report.left_empty.is_empty() {
+        let _ = writeln!(
+            text,
+            "- left empty, as no new migration locks or names them (--fill all fills them): {}",
+            table_cell(&report.left_empty.join(", "))
+        );
+    }
     for note in &report.notes {
         let _ = writeln!(text, "- {}", table_cell(note));
     }
-    if !(report.unfilled.is_empty() && report.fewer_rows.is_empty() && report.notes.is_empty()) {
+    let listed = [
+        &report.unfilled,
+        &report.fewer_rows,
+        &report.left_empty,
+        &report.notes,
+    ];
+    if listed.iter().any(|list| !list.is_empty()) {
         text.push('\n');
     }
     text

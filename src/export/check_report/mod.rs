@@ -53,6 +53,8 @@ pub struct CheckReport {
     pub earlier: usize,
     /// Tables the generator could not fill.
     pub unfilled: Vec<String>,
+    /// Tables the fill's scope left empty (`--fill locked`).
+    pub left_empty: Vec<String>,
     /// Tables that got fewer rows than asked, with their count and why.
     pub fewer_rows: Vec<String>,
     /// What the reader should know about the folder (see [`CheckRun::notes`]).
@@ -128,6 +130,7 @@ impl CheckReport {
             server_version: run.server_version,
             earlier: run.earlier,
             unfilled: run.unfilled,
+            left_empty: run.left_empty,
             fewer_rows: run.fewer_rows,
             notes: run.notes,
             unordered: run.unordered,

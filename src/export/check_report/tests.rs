@@ -119,6 +119,7 @@ pub(crate) fn two_migrations() -> CheckReport {
         server_version: "15.8".to_string(),
         earlier: 1,
         unfilled: Vec::new(),
+        left_empty: Vec::new(),
         fewer_rows: Vec::new(),
         notes: Vec::new(),
         unordered: None,
@@ -692,4 +693,20 @@ fn a_failed_deploy_fails_and_nothing_measured_is_never_within_budget() {
     let json: serde_json::Value =
         serde_json::from_slice(&report.files().unwrap()[1].bytes).unwrap();
     assert_eq!(json["measured"], 0);
+}
+
+#[test]
+fn check_md_names_the_tables_the_fill_left_empty() {
+    let mut report = two_migrations();
+    let text = |report: &CheckReport| String::from_utf8(check_md::check_md(report).bytes).unwrap();
+    assert!(!text(&report).contains("left empty"));
+    report.left_empty = vec!["audit".to_string(), "notes".to_string()];
+    assert!(
+        text(&report).contains(
+            "\n- left empty, as no new migration locks or names them (--fill all fills them): \
+             audit, notes\n\n"
+        ),
+        "{}",
+        text(&report)
+    );
 }
