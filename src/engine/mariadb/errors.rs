@@ -19,6 +19,7 @@
 //! talks to MariaDB, and its sessions are never idle long enough for
 //! `wait_timeout`.
 
+use super::wire::WireError;
 use crate::engine::{ErrorClass, ServerError};
 use crate::metrics::failures::FailureKind;
 
@@ -118,6 +119,26 @@ pub fn server_error(error: &mysql_async::Error) -> ServerError {
     }
 }
 
+/// A failure of the load's own client ([`super::wire`]) as neutral data,
+/// classed as [`server_error`] classes mysql_async's: the server's error by
+/// its number, anything else as a lost connection (the load opens it again).
+pub fn wire_error(error: &WireError) -> ServerError {
+    match error {
+        WireError::Server(server) => ServerError {
+            code: server.code.to_string(),
+            sqlstate: server.sqlstate.clone(),
+            message: server.message.clone(),
+            class: class_of(server.code, &server.sqlstate),
+        },
+        WireError::Lost { .. } | WireError::Refused { .. } | WireError::Ended => ServerError {
+            code: "connection_lost".to_string(),
+            sqlstate: String::new(),
+            message: error.to_string(),
+            class: ErrorClass::ConnectionLost,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +200,24 @@ mod tests {
         assert_eq!(error.class, ErrorClass::ConnectionLost);
         assert_eq!(error.code, "connection_lost");
         assert_eq!(failure_kind(&error), FailureKind::ConnectionLost);
+    }
+
+    #[test]
+    fn the_wire_clients_errors_get_the_same_classes() {
+        let lock_wait = WireError::Server(super::super::wire::ErrPacket {
+            code: 1205,
+            sqlstate: "HY000".to_string(),
+            message: "Lock wait timeout exceeded".to_string(),
+        });
+        let error = wire_error(&lock_wait);
+        assert_eq!(
+            (error.code.as_str(), error.class),
+            ("1205", ErrorClass::LockTimeout)
+        );
+        assert_eq!(failure_kind(&error).to_string(), "1205");
+        let lost = wire_error(&WireError::lost("the server closed the connection"));
+        assert_eq!(lost.class, ErrorClass::ConnectionLost);
+        assert_eq!(failure_kind(&lost), FailureKind::ConnectionLost);
     }
 
     #[test]

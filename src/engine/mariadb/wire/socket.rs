@@ -1,0 +1,263 @@
+//! The client's socket and how it waits: a non-blocking unix or TCP socket,
+//! read with `recv` and, when nothing has arrived (`EAGAIN`), `poll` for
+//! input only, as libmariadb waits.
+//!
+//! Why only for input: on a unix socket the server's read of a request
+//! frees the client's send buffer and wakes whoever waits on the socket for
+//! writing, or in a blocking `recv`, or in an `epoll` registered for both
+//! directions (tokio's): a second wake-up per transaction for nothing.
+//! `poll(POLLIN)` is not reached by that wake-up, so a client sleeps once
+//! per transaction, as sysbench's do (docs/benchmark.md).
+//!
+//! A wait gives up at its [`Deadline`]: the run's end, or the load's stop
+//! flag (the run stopped, Ctrl-C), checked at least every
+//! [`STOP_CHECK_EVERY`].
+
+use std::io;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::error::WireError;
+
+/// How often a waiting client looks at the stop flag.
+pub const STOP_CHECK_EVERY: Duration = Duration::from_millis(100);
+
+/// How long a TCP connect may take.
+const CONNECT_LIMIT: Duration = Duration::from_secs(10);
+
+/// Where the server listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Address {
+    Unix(PathBuf),
+    Tcp { host: String, port: u16 },
+}
+
+impl std::fmt::Display for Address {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Address::Unix(path) => write!(f, "socket {}", path.display()),
+            Address::Tcp { host, port } => write!(f, "{host}:{port}"),
+        }
+    }
+}
+
+/// When a wait gives up: at `end` (the run's end; `None` before the clock
+/// starts) or once `stop` is set.
+#[derive(Debug, Clone)]
+pub struct Deadline {
+    pub end: Option<Instant>,
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Deadline {
+    /// How long the next `poll` may sleep, or `None` when the wait is over.
+    fn next_sleep(&self) -> Option<Duration> {
+        if self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        match self.end {
+            None => Some(STOP_CHECK_EVERY),
+            Some(end) => {
+                let left = end.checked_duration_since(Instant::now())?;
+                (!left.is_zero()).then(|| left.min(STOP_CHECK_EVERY))
+            }
+        }
+    }
+}
+
+/// A connected, non-blocking socket.
+#[derive(Debug)]
+pub struct Socket {
+    fd: OwnedFd,
+}
+
+impl Socket {
+    /// Connects to `address` (Nagle's delay off on TCP).
+    pub fn connect(address: &Address) -> Result<Socket, WireError> {
+        let doing = || format!("connecting to {address}");
+        let fd: OwnedFd = match address {
+            Address::Unix(path) => UnixStream::connect(path)
+                .map_err(|err| WireError::io(&doing(), err))?
+                .into(),
+            Address::Tcp { host, port } => connect_tcp(host, *port)
+                .map_err(|err| WireError::io(&doing(), err))?
+                .into(),
+        };
+        Socket::from_fd(fd).map_err(|err| WireError::io(&doing(), err))
+    }
+
+    /// A socket over `fd`, made non-blocking.
+    pub fn from_fd(fd: OwnedFd) -> io::Result<Socket> {
+        // SAFETY: fcntl on a descriptor this value owns; no memory is passed.
+        unsafe {
+            let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+            if flags < 0 || libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) < 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(Socket { fd })
+    }
+
+    /// Sends all of `bytes`, waiting for room (`POLLOUT`) only when the
+    /// socket's buffer is full.
+    pub fn send_all(&self, mut bytes: &[u8], deadline: &Deadline) -> Result<(), WireError> {
+        while !bytes.is_empty() {
+            // SAFETY: `send` reads at most `bytes.len()` bytes from `bytes`.
+            let sent = unsafe {
+                libc::send(
+                    self.fd.as_raw_fd(),
+                    bytes.as_ptr().cast(),
+                    bytes.len(),
+                    libc::MSG_NOSIGNAL,
+                )
+            };
+            if sent >= 0 {
+                bytes = &bytes[sent as usize..];
+                continue;
+            }
+            let err = io::Error::last_os_error();
+            match err.kind() {
+                io::ErrorKind::Interrupted => {}
+                io::ErrorKind::WouldBlock => self.wait(libc::POLLOUT, deadline)?,
+                _ => return Err(WireError::io("sending to the server", err)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Receives what has arrived into `room`, waiting for it with
+    /// `poll(POLLIN)`; 0 bytes is an error (the server closed the connection).
+    pub fn recv(&self, room: &mut [u8], deadline: &Deadline) -> Result<usize, WireError> {
+        loop {
+            // SAFETY: `recv` writes at most `room.len()` bytes into `room`.
+            let read =
+                unsafe { libc::recv(self.fd.as_raw_fd(), room.as_mut_ptr().cast(), room.len(), 0) };
+            if read > 0 {
+                return Ok(read as usize);
+            }
+            if read == 0 {
+                return Err(WireError::lost("the server closed the connection"));
+            }
+            let err = io::Error::last_os_error();
+            match err.kind() {
+                io::ErrorKind::Interrupted => {}
+                io::ErrorKind::WouldBlock => self.wait(libc::POLLIN, deadline)?,
+                _ => return Err(WireError::io("receiving from the server", err)),
+            }
+        }
+    }
+
+    /// Sleeps until the socket is ready for `events` (or has failed), or
+    /// the deadline passes ([`WireError::Ended`]).
+    fn wait(&self, events: libc::c_short, deadline: &Deadline) -> Result<(), WireError> {
+        loop {
+            let sleep = deadline.next_sleep().ok_or(WireError::Ended)?;
+            match poll(self.fd.as_raw_fd(), events, sleep) {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(err) => return Err(WireError::io("waiting for the server", err)),
+            }
+        }
+    }
+}
+
+/// Whether `fd` became ready for `events` (or failed: the next call says
+/// how) within `sleep`.
+fn poll(fd: RawFd, events: libc::c_short, sleep: Duration) -> io::Result<bool> {
+    let mut polled = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
+    let millis = sleep.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+    // SAFETY: one pollfd, owned by this frame, for the call's duration.
+    let ready = unsafe { libc::poll(&mut polled, 1, millis) };
+    match ready {
+        0 => Ok(false),
+        1.. => Ok(true),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+/// A TCP connection to the first of `host`'s addresses that answers.
+fn connect_tcp(host: &str, port: u16) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "the host has no address");
+    for addr in (host, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&addr, CONNECT_LIMIT) {
+            Ok(stream) => {
+                stream.set_nodelay(true)?;
+                return Ok(stream);
+            }
+            Err(err) => last = err,
+        }
+    }
+    Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn deadline_in(after: Duration) -> Deadline {
+        Deadline {
+            end: Some(Instant::now() + after),
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    #[test]
+    fn a_wait_for_a_silent_server_ends_at_the_deadline() {
+        let (client, _server) = UnixStream::pair().unwrap();
+        let socket = Socket::from_fd(client.into()).unwrap();
+        let started = Instant::now();
+        let err = socket
+            .recv(&mut [0; 16], &deadline_in(Duration::from_millis(50)))
+            .unwrap_err();
+        assert!(matches!(err, WireError::Ended), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_wait_ends_when_the_stop_flag_is_set() {
+        let (client, _server) = UnixStream::pair().unwrap();
+        let socket = Socket::from_fd(client.into()).unwrap();
+        let deadline = Deadline {
+            end: None,
+            stop: Arc::new(AtomicBool::new(false)),
+        };
+        let stop = deadline.stop.clone();
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            stop.store(true, Ordering::Relaxed);
+        });
+        let err = socket.recv(&mut [0; 16], &deadline).unwrap_err();
+        assert!(matches!(err, WireError::Ended), "{err}");
+        setter.join().unwrap();
+    }
+
+    #[test]
+    fn bytes_go_both_ways_and_a_closed_server_is_a_lost_connection() {
+        let (client, mut server) = UnixStream::pair().unwrap();
+        let socket = Socket::from_fd(client.into()).unwrap();
+        let deadline = deadline_in(Duration::from_secs(5));
+        socket.send_all(b"ping", &deadline).unwrap();
+        let mut got = [0; 4];
+        std::io::Read::read_exact(&mut server, &mut got).unwrap();
+        assert_eq!(&got, b"ping");
+        server.write_all(b"pong").unwrap();
+        let mut room = [0; 16];
+        let read = socket.recv(&mut room, &deadline).unwrap();
+        assert_eq!(&room[..read], b"pong");
+        drop(server);
+        let err = socket.recv(&mut room, &deadline).unwrap_err();
+        assert!(matches!(err, WireError::Lost { .. }), "{err}");
+    }
+}
