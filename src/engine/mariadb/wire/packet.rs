@@ -315,21 +315,21 @@ pub fn native_password(password: &[u8], scramble: &[u8]) -> Vec<u8> {
 
 /// An OK packet's (or a result's closing packet's) counts and status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Ok {
+pub struct OkPacket {
     pub affected_rows: u64,
     pub status: u16,
 }
 
 /// Parses an OK packet (`0x00`, or `0xFE` closing a result set under
 /// `CLIENT_DEPRECATE_EOF`).
-pub fn parse_ok(payload: &[u8]) -> Result<Ok, WireError> {
+pub fn parse_ok(payload: &[u8]) -> Result<OkPacket, WireError> {
     let mut reader = Reader::new(payload);
     reader.u8();
     let parsed = (|| {
         let affected_rows = reader.lenenc()?;
         reader.lenenc()?;
         let status = reader.u16()?;
-        Some(Ok {
+        Some(OkPacket {
             affected_rows,
             status,
         })
@@ -338,11 +338,11 @@ pub fn parse_ok(payload: &[u8]) -> Result<Ok, WireError> {
 }
 
 /// Parses an old EOF packet (`0xFE`, then warnings, then status).
-pub fn parse_eof(payload: &[u8]) -> Ok {
+pub fn parse_eof(payload: &[u8]) -> OkPacket {
     let mut reader = Reader::new(payload);
     reader.u8();
     reader.u16();
-    Ok {
+    OkPacket {
         affected_rows: 0,
         status: reader.u16().unwrap_or(0),
     }
