@@ -19,7 +19,7 @@
 //! talks to MariaDB, and its sessions are never idle long enough for
 //! `wait_timeout`.
 
-use super::wire::WireError;
+use super::wire::MariaWireError;
 use crate::engine::{ErrorClass, ServerError};
 use crate::metrics::failures::FailureKind;
 
@@ -122,20 +122,22 @@ pub fn server_error(error: &mysql_async::Error) -> ServerError {
 /// A failure of the load's own client ([`super::wire`]) as neutral data,
 /// classed as [`server_error`] classes mysql_async's: the server's error by
 /// its number, anything else as a lost connection (the load opens it again).
-pub fn wire_error(error: &WireError) -> ServerError {
+pub fn wire_error(error: &MariaWireError) -> ServerError {
     match error {
-        WireError::Server(server) => ServerError {
+        MariaWireError::Server(server) => ServerError {
             code: server.code.to_string(),
             sqlstate: server.sqlstate.clone(),
             message: server.message.clone(),
             class: class_of(server.code, &server.sqlstate),
         },
-        WireError::Lost { .. } | WireError::Refused { .. } | WireError::Ended => ServerError {
-            code: "connection_lost".to_string(),
-            sqlstate: String::new(),
-            message: error.to_string(),
-            class: ErrorClass::ConnectionLost,
-        },
+        MariaWireError::Lost { .. } | MariaWireError::Refused { .. } | MariaWireError::Ended => {
+            ServerError {
+                code: "connection_lost".to_string(),
+                sqlstate: String::new(),
+                message: error.to_string(),
+                class: ErrorClass::ConnectionLost,
+            }
+        }
     }
 }
 
@@ -204,7 +206,7 @@ mod tests {
 
     #[test]
     fn the_wire_clients_errors_get_the_same_classes() {
-        let lock_wait = WireError::Server(super::super::wire::ErrPacket {
+        let lock_wait = MariaWireError::Server(super::super::wire::ErrPacket {
             code: 1205,
             sqlstate: "HY000".to_string(),
             message: "Lock wait timeout exceeded".to_string(),
@@ -215,7 +217,7 @@ mod tests {
             ("1205", ErrorClass::LockTimeout)
         );
         assert_eq!(failure_kind(&error).to_string(), "1205");
-        let lost = wire_error(&WireError::lost("the server closed the connection"));
+        let lost = wire_error(&MariaWireError::lost("the server closed the connection"));
         assert_eq!(lost.class, ErrorClass::ConnectionLost);
         assert_eq!(failure_kind(&lost), FailureKind::ConnectionLost);
     }

@@ -37,7 +37,9 @@ use tokio::task::JoinHandle;
 use super::errors::{failure_kind, wire_error};
 use super::script::{LoadScript, pick};
 use super::session::SessionRoles;
-use super::wire::{self, ConnectOptions, Deadline, WireConnection, WireError, WireStatement};
+use super::wire::{
+    self, ConnectOptions, Deadline, MariaConnection, MariaStatement, MariaWireError,
+};
 use crate::engine::ErrorClass;
 use crate::metrics::Recorder;
 use crate::metrics::failures::{Failure, FailureKind};
@@ -194,7 +196,7 @@ fn spawn_recorder(
 /// How a transaction ended when it did not commit.
 enum TxnError {
     /// The server (or the connection) failed a statement.
-    Server(WireError),
+    Server(MariaWireError),
     /// The script itself failed (e.g. a division by zero in `\set`).
     Script(String),
     /// The run ended (or was stopped) while the transaction waited: it is
@@ -202,10 +204,10 @@ enum TxnError {
     Ended,
 }
 
-impl From<WireError> for TxnError {
-    fn from(error: WireError) -> TxnError {
+impl From<MariaWireError> for TxnError {
+    fn from(error: MariaWireError) -> TxnError {
         match error {
-            WireError::Ended => TxnError::Ended,
+            MariaWireError::Ended => TxnError::Ended,
             other => TxnError::Server(other),
         }
     }
@@ -223,7 +225,7 @@ struct Client {
     vars: Vec<Vars>,
     /// Each script's prepared statements on the current connection, by the
     /// SQL command's number (`None`: a plain query).
-    prepared: Vec<Vec<Option<WireStatement>>>,
+    prepared: Vec<Vec<Option<MariaStatement>>>,
     /// The scripts' random functions (pgbench's generator).
     prng: Prng,
     /// Draws the script of each transaction.
@@ -270,11 +272,13 @@ impl Client {
     }
 
     /// Opens the client's connection and prepares its statements.
-    fn open(&mut self) -> anyhow::Result<WireConnection> {
+    fn open(&mut self) -> anyhow::Result<MariaConnection> {
         let role = self.role;
         let deadline = self.deadline(None);
         let conn = self.connect(&deadline).map_err(|err| match err {
-            WireError::Refused { .. } => anyhow::anyhow!("{role}: connecting to MariaDB: {err}"),
+            MariaWireError::Refused { .. } => {
+                anyhow::anyhow!("{role}: connecting to MariaDB: {err}")
+            }
             _ => anyhow::anyhow!("{role}: connecting to MariaDB: {err}; is the server up?"),
         })?;
         let mut conn = conn;
@@ -284,14 +288,18 @@ impl Client {
     }
 
     /// A new connection, remembered under the client's role.
-    fn connect(&self, deadline: &Deadline) -> Result<WireConnection, WireError> {
+    fn connect(&self, deadline: &Deadline) -> Result<MariaConnection, MariaWireError> {
         let conn = wire::connect(&self.options, deadline)?;
         self.roles.insert(u64::from(conn.id()), self.role);
         Ok(conn)
     }
 
     /// Prepares every statement with parameters of every script on `conn`.
-    fn prepare(&mut self, conn: &mut WireConnection, deadline: &Deadline) -> Result<(), WireError> {
+    fn prepare(
+        &mut self,
+        conn: &mut MariaConnection,
+        deadline: &Deadline,
+    ) -> Result<(), MariaWireError> {
         let mut prepared = Vec::with_capacity(self.scripts.len());
         for script in self.scripts.iter() {
             let mut statements = Vec::with_capacity(script.statements.len());
@@ -308,7 +316,7 @@ impl Client {
     }
 
     /// Runs transactions until the clock ends; returns how often its connection was lost.
-    fn run(mut self, conn: WireConnection, clock: RunClock) -> u32 {
+    fn run(mut self, conn: MariaConnection, clock: RunClock) -> u32 {
         let end = clock.end();
         let deadline = self.deadline(Some(end));
         let mut conn = Some(conn);
@@ -358,7 +366,7 @@ impl Client {
     /// One transaction of script `index`: its steps until it is done.
     fn transaction(
         &mut self,
-        conn: &mut WireConnection,
+        conn: &mut MariaConnection,
         index: usize,
         deadline: &Deadline,
     ) -> Result<(), TxnError> {
@@ -394,7 +402,7 @@ impl Client {
     }
 
     /// Rolls back what a failed transaction of script `index` left open.
-    fn roll_back(&self, conn: &mut WireConnection, index: usize, deadline: &Deadline) {
+    fn roll_back(&self, conn: &mut MariaConnection, index: usize, deadline: &Deadline) {
         if self.scripts[index].weighted.script.opens_transaction() {
             let _ = conn.query("ROLLBACK", deadline);
         }
@@ -416,7 +424,7 @@ impl Client {
 
     /// Opens the connection again and prepares its statements, every
     /// [`REOPEN_EVERY`], until the clock ends; counts the reconnect in `current`.
-    fn reopen(&mut self, clock: RunClock, current: &mut WorkerSecond) -> Option<WireConnection> {
+    fn reopen(&mut self, clock: RunClock, current: &mut WorkerSecond) -> Option<MariaConnection> {
         let deadline = self.deadline(Some(clock.end()));
         while Instant::now() < clock.end() {
             if let Ok(mut conn) = self.connect(&deadline)

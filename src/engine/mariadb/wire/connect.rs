@@ -9,8 +9,8 @@
 //! (`ed25519`, `caching_sha2_password`, PAM's `mysql_clear_password`) is
 //! refused with an error naming it and the fix.
 
-use super::connection::WireConnection;
-use super::error::WireError;
+use super::connection::MariaConnection;
+use super::error::MariaWireError;
 use super::packet::{self, Handshake, HandshakeResponse};
 use super::socket::{Address, Deadline, Socket};
 
@@ -47,7 +47,10 @@ impl ConnectOptions {
 }
 
 /// Opens a connection with `options`, logged in and in its database.
-pub fn connect(options: &ConnectOptions, deadline: &Deadline) -> Result<WireConnection, WireError> {
+pub fn connect(
+    options: &ConnectOptions,
+    deadline: &Deadline,
+) -> Result<MariaConnection, MariaWireError> {
     open_on(Socket::connect(&options.address)?, options, deadline)
 }
 
@@ -56,12 +59,12 @@ pub(super) fn open_on(
     socket: Socket,
     options: &ConnectOptions,
     deadline: &Deadline,
-) -> Result<WireConnection, WireError> {
-    let mut conn = WireConnection::new(socket);
+) -> Result<MariaConnection, MariaWireError> {
+    let mut conn = MariaConnection::new(socket);
     let range = conn.next_packet(deadline)?;
     let payload = conn.payload(range);
     if payload.first() == Some(&0xFF) {
-        return Err(WireError::Server(packet::parse_err(payload)));
+        return Err(MariaWireError::Server(packet::parse_err(payload)));
     }
     let handshake = packet::parse_handshake(payload)?;
     let (capabilities, extended) =
@@ -75,11 +78,11 @@ pub(super) fn open_on(
 
 /// Sends the handshake response and answers the server until it says OK.
 fn log_in(
-    conn: &mut WireConnection,
+    conn: &mut MariaConnection,
     options: &ConnectOptions,
     handshake: &Handshake,
     deadline: &Deadline,
-) -> Result<(), WireError> {
+) -> Result<(), MariaWireError> {
     let (plugin, auth) = match auth_answer(&handshake.plugin, options, &handshake.scramble) {
         Ok(answer) => answer,
         // The server may switch to a plugin this client speaks: start with ours.
@@ -103,7 +106,7 @@ fn log_in(
         let payload = conn.payload(range);
         match payload.first() {
             Some(0x00) => return Ok(()),
-            Some(0xFF) => return Err(WireError::Server(packet::parse_err(payload))),
+            Some(0xFF) => return Err(MariaWireError::Server(packet::parse_err(payload))),
             Some(0xFE) => {
                 let (plugin, data) = parse_auth_switch(payload);
                 let (_, auth) = auth_answer(&plugin, options, &data)?;
@@ -140,7 +143,7 @@ fn auth_answer(
     plugin: &str,
     options: &ConnectOptions,
     scramble: &[u8],
-) -> Result<(&'static str, Vec<u8>), WireError> {
+) -> Result<(&'static str, Vec<u8>), MariaWireError> {
     match plugin {
         "" | NATIVE_PASSWORD => Ok((
             NATIVE_PASSWORD,
@@ -157,8 +160,8 @@ fn auth_answer(
 }
 
 /// The error for a login this client cannot make.
-fn refused_plugin(plugin: &str, options: &ConnectOptions, problem: &str) -> WireError {
-    WireError::Refused {
+fn refused_plugin(plugin: &str, options: &ConnectOptions, problem: &str) -> MariaWireError {
+    MariaWireError::Refused {
         reason: format!(
             "{}: user {}: the server's authentication plugin {plugin} {problem} (the load's \
              own client speaks mysql_native_password and unix_socket); give the user one of \

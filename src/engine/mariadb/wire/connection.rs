@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use super::error::WireError;
+use super::error::MariaWireError;
 use super::packet::{
     self, CLIENT_DEPRECATE_EOF, COM_QUERY, COM_QUIT, COM_STMT_PREPARE,
     MARIADB_CLIENT_CACHE_METADATA, Param, STATUS_IN_TRANS, STATUS_MORE_RESULTS,
@@ -18,7 +18,7 @@ const READ_ROOM_BYTES: usize = 16 * 1024;
 
 /// A statement prepared on one connection.
 #[derive(Debug, Clone)]
-pub struct WireStatement {
+pub struct MariaStatement {
     id: u32,
     params: usize,
     /// The parameter types the server holds for it (sent with the first
@@ -27,7 +27,7 @@ pub struct WireStatement {
 }
 
 /// One connection of a load client: the socket and its buffers.
-pub struct WireConnection {
+pub struct MariaConnection {
     socket: Socket,
     /// Bytes to send, built in place and reused.
     out: Vec<u8>,
@@ -47,10 +47,10 @@ pub struct WireConnection {
     status: u16,
 }
 
-impl WireConnection {
+impl MariaConnection {
     /// A connection over `socket`, before the handshake.
-    pub(super) fn new(socket: Socket) -> WireConnection {
-        WireConnection {
+    pub(super) fn new(socket: Socket) -> MariaConnection {
+        MariaConnection {
             socket,
             out: Vec::with_capacity(256),
             input: vec![0; READ_ROOM_BYTES],
@@ -81,7 +81,7 @@ impl WireConnection {
     }
 
     /// Sends what the output buffer holds and empties it.
-    pub(super) fn flush(&mut self, deadline: &Deadline) -> Result<(), WireError> {
+    pub(super) fn flush(&mut self, deadline: &Deadline) -> Result<(), MariaWireError> {
         let sent = self.socket.send_all(&self.out, deadline);
         self.out.clear();
         sent
@@ -89,7 +89,10 @@ impl WireConnection {
 
     /// The next packet's payload, as a range of [`Self::payload`], valid
     /// until the next call; a payload longer than one packet is joined.
-    pub(super) fn next_packet(&mut self, deadline: &Deadline) -> Result<Range<usize>, WireError> {
+    pub(super) fn next_packet(
+        &mut self,
+        deadline: &Deadline,
+    ) -> Result<Range<usize>, MariaWireError> {
         let (start, mut end) = self.next_part(self.parsed, deadline)?;
         let mut part_length = end - start;
         // A payload of exactly MAX_PAYLOAD bytes continues in the next packet:
@@ -110,7 +113,7 @@ impl WireConnection {
         &mut self,
         mut at: usize,
         deadline: &Deadline,
-    ) -> Result<(usize, usize), WireError> {
+    ) -> Result<(usize, usize), MariaWireError> {
         if self.filled < at + 4 {
             at = self.compact(at);
             self.fill(at + 4, deadline)?;
@@ -140,7 +143,7 @@ impl WireConnection {
 
     /// Receives until the input holds `wanted` bytes; the buffer grows
     /// (and keeps its size) when they do not fit.
-    fn fill(&mut self, wanted: usize, deadline: &Deadline) -> Result<(), WireError> {
+    fn fill(&mut self, wanted: usize, deadline: &Deadline) -> Result<(), MariaWireError> {
         if wanted > self.input.len() {
             let size = wanted.max(2 * self.input.len());
             self.input.resize(size, 0);
@@ -157,19 +160,23 @@ impl WireConnection {
     }
 
     /// Prepares `sql`; the server checks it now.
-    pub fn prepare(&mut self, sql: &str, deadline: &Deadline) -> Result<WireStatement, WireError> {
+    pub fn prepare(
+        &mut self,
+        sql: &str,
+        deadline: &Deadline,
+    ) -> Result<MariaStatement, MariaWireError> {
         packet::command(&mut self.out, COM_STMT_PREPARE, sql.as_bytes())?;
         self.flush(deadline)?;
         let range = self.next_packet(deadline)?;
         let payload = self.payload(range);
         if payload.first() == Some(&0xFF) {
-            return Err(WireError::Server(packet::parse_err(payload)));
+            return Err(MariaWireError::Server(packet::parse_err(payload)));
         }
         let prepared = packet::parse_prepared(payload)?;
         for count in [prepared.params, prepared.columns] {
             self.skip_definitions(usize::from(count), deadline)?;
         }
-        Ok(WireStatement {
+        Ok(MariaStatement {
             id: prepared.id,
             params: usize::from(prepared.params),
             bound: Vec::new(),
@@ -179,12 +186,12 @@ impl WireConnection {
     /// Runs `statement` with `params`; returns the rows it sent (all read).
     pub fn execute(
         &mut self,
-        statement: &mut WireStatement,
+        statement: &mut MariaStatement,
         params: &[Param],
         deadline: &Deadline,
-    ) -> Result<u64, WireError> {
+    ) -> Result<u64, MariaWireError> {
         if params.len() != statement.params {
-            return Err(WireError::Refused {
+            return Err(MariaWireError::Refused {
                 reason: format!(
                     "the statement takes {} parameters, {} given",
                     statement.params,
@@ -198,7 +205,7 @@ impl WireConnection {
     }
 
     /// Runs `sql` as a plain query (COM_QUERY); returns the rows it sent.
-    pub fn query(&mut self, sql: &str, deadline: &Deadline) -> Result<u64, WireError> {
+    pub fn query(&mut self, sql: &str, deadline: &Deadline) -> Result<u64, MariaWireError> {
         packet::command(&mut self.out, COM_QUERY, sql.as_bytes())?;
         self.flush(deadline)?;
         self.read_results(false, deadline)
@@ -213,16 +220,16 @@ impl WireConnection {
 
     /// Reads a command's answer to its end (every result, when there are
     /// several): an OK, an ERR, or result sets; returns the rows counted.
-    fn read_results(&mut self, binary: bool, deadline: &Deadline) -> Result<u64, WireError> {
+    fn read_results(&mut self, binary: bool, deadline: &Deadline) -> Result<u64, MariaWireError> {
         let mut rows = 0;
         loop {
             let range = self.next_packet(deadline)?;
             let payload = self.payload(range);
             match payload.first() {
                 Some(0x00) => self.status = packet::parse_ok(payload)?.status,
-                Some(0xFF) => return Err(WireError::Server(packet::parse_err(payload))),
+                Some(0xFF) => return Err(MariaWireError::Server(packet::parse_err(payload))),
                 Some(0xFB) => {
-                    return Err(WireError::protocol(
+                    return Err(MariaWireError::protocol(
                         "LOAD DATA LOCAL INFILE, which the load's client does not serve",
                     ));
                 }
@@ -232,7 +239,7 @@ impl WireConnection {
                         deadline,
                     )?
                 }
-                None => return Err(WireError::protocol("an empty packet")),
+                None => return Err(MariaWireError::protocol("an empty packet")),
             }
             if self.status & STATUS_MORE_RESULTS == 0 {
                 return Ok(rows);
@@ -246,7 +253,7 @@ impl WireConnection {
         &mut self,
         header: ResultHeader,
         deadline: &Deadline,
-    ) -> Result<u64, WireError> {
+    ) -> Result<u64, MariaWireError> {
         if header.metadata_follows {
             self.skip_definitions(header.columns, deadline)?;
         }
@@ -256,7 +263,7 @@ impl WireConnection {
             let range = self.next_packet(deadline)?;
             let payload = self.payload(range);
             if payload.first() == Some(&0xFF) {
-                return Err(WireError::Server(packet::parse_err(payload)));
+                return Err(MariaWireError::Server(packet::parse_err(payload)));
             }
             if packet::is_eof(payload, deprecate_eof) {
                 self.status = match deprecate_eof {
@@ -271,7 +278,11 @@ impl WireConnection {
 
     /// Skips `count` column or parameter definitions and, without
     /// `CLIENT_DEPRECATE_EOF`, the EOF after them.
-    fn skip_definitions(&mut self, count: usize, deadline: &Deadline) -> Result<(), WireError> {
+    fn skip_definitions(
+        &mut self,
+        count: usize,
+        deadline: &Deadline,
+    ) -> Result<(), MariaWireError> {
         if count == 0 {
             return Ok(());
         }
@@ -298,11 +309,11 @@ pub(super) fn payload_header(
     payload: &[u8],
     binary: bool,
     extended: u32,
-) -> Result<ResultHeader, WireError> {
+) -> Result<ResultHeader, MariaWireError> {
     let mut reader = packet::Reader::new(payload);
     let columns = reader
         .lenenc()
-        .ok_or_else(|| WireError::protocol("a result set without its column count"))?;
+        .ok_or_else(|| MariaWireError::protocol("a result set without its column count"))?;
     let may_skip = binary && extended & MARIADB_CLIENT_CACHE_METADATA != 0;
     Ok(ResultHeader {
         columns: columns as usize,

@@ -54,7 +54,7 @@ fn logged_in(
     password: &str,
     plugin: &'static str,
     serve: impl FnOnce(&mut UnixStream) + Send + 'static,
-) -> (Result<WireConnection, WireError>, JoinHandle<()>) {
+) -> (Result<MariaConnection, MariaWireError>, JoinHandle<()>) {
     let (client, mut server) = UnixStream::pair().unwrap();
     let thread = std::thread::spawn(move || {
         server
@@ -125,7 +125,7 @@ fn a_refused_login_is_the_servers_error() {
         server.write_all(&framed(2, &err)).unwrap();
     });
     match conn {
-        Err(WireError::Server(err)) => assert_eq!(err.code, 1045),
+        Err(MariaWireError::Server(err)) => assert_eq!(err.code, 1045),
         other => panic!("{:?}", other.err()),
     }
     server.join().unwrap();
@@ -187,13 +187,13 @@ fn prepare_execute_and_query_read_their_answers_to_the_end() {
     conn.query("BEGIN", &deadline).unwrap();
     assert!(conn.in_transaction());
     match conn.execute(&mut statement, &[Param::Int(8)], &deadline) {
-        Err(WireError::Server(err)) => {
+        Err(MariaWireError::Server(err)) => {
             assert_eq!((err.code, err.sqlstate.as_str()), (1205, "HY000"))
         }
         other => panic!("{other:?}"),
     }
     let err = conn.query("SELECT 1", &deadline).unwrap_err();
-    assert!(matches!(err, WireError::Lost { .. }), "{err}");
+    assert!(matches!(err, MariaWireError::Lost { .. }), "{err}");
     server.join().unwrap();
 }
 

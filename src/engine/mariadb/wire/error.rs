@@ -1,4 +1,4 @@
-//! What can go wrong on a [`WireConnection`](super::WireConnection), as one
+//! What can go wrong on a [`MariaConnection`](super::MariaConnection), as one
 //! type a load client branches on: the server failed a statement (the
 //! connection goes on), the connection is gone (open it again), or the run's
 //! end or stop came while the client waited (the transaction is unfinished).
@@ -27,7 +27,7 @@ impl fmt::Display for ErrPacket {
 
 /// Why a call on a connection failed.
 #[derive(Debug, thiserror::Error)]
-pub enum WireError {
+pub enum MariaWireError {
     /// The server answered with an error; the connection goes on.
     #[error("{0}")]
     Server(ErrPacket),
@@ -37,7 +37,7 @@ pub enum WireError {
     Lost { reason: String },
     /// The connection could never work as set up (an authentication plugin
     /// this client does not speak, a server too old): `reason` says what to
-    /// change. Not retried any differently from [`WireError::Lost`], but
+    /// change. Not retried any differently from [`MariaWireError::Lost`], but
     /// worded for a person.
     #[error("{reason}")]
     Refused { reason: String },
@@ -47,21 +47,21 @@ pub enum WireError {
     Ended,
 }
 
-impl WireError {
+impl MariaWireError {
     /// A connection lost for `reason`.
-    pub fn lost(reason: impl Into<String>) -> WireError {
-        WireError::Lost {
+    pub fn lost(reason: impl Into<String>) -> MariaWireError {
+        MariaWireError::Lost {
             reason: reason.into(),
         }
     }
 
     /// A connection lost to the I/O error `err` while `doing` something.
-    pub fn io(doing: &str, err: io::Error) -> WireError {
-        WireError::lost(format!("{doing}: {err}"))
+    pub fn io(doing: &str, err: io::Error) -> MariaWireError {
+        MariaWireError::lost(format!("{doing}: {err}"))
     }
 
     /// A malformed or unexpected packet: the server broke the protocol.
-    pub fn protocol(what: impl fmt::Display) -> WireError {
-        WireError::lost(format!("the server broke the protocol: {what}"))
+    pub fn protocol(what: impl fmt::Display) -> MariaWireError {
+        MariaWireError::lost(format!("the server broke the protocol: {what}"))
     }
 }

@@ -23,7 +23,7 @@ mod packet;
 mod socket;
 
 pub use connect::{ConnectOptions, connect};
-pub use connection::{WireConnection, WireStatement};
-pub use error::{ErrPacket, WireError};
+pub use connection::{MariaConnection, MariaStatement};
+pub use error::{ErrPacket, MariaWireError};
 pub use packet::Param;
 pub use socket::{Deadline, STOP_CHECK_EVERY};

@@ -7,7 +7,7 @@
 
 use sha1::{Digest, Sha1};
 
-use super::error::{ErrPacket, WireError};
+use super::error::{ErrPacket, MariaWireError};
 
 /// The largest payload one packet carries; a longer one continues in the next.
 pub const MAX_PAYLOAD: usize = 0xFF_FFFF;
@@ -157,10 +157,10 @@ pub fn begin_packet(out: &mut Vec<u8>) -> usize {
 }
 
 /// Writes the header of the packet begun at `start` with sequence `sequence`.
-pub fn end_packet(out: &mut [u8], start: usize, sequence: u8) -> Result<(), WireError> {
+pub fn end_packet(out: &mut [u8], start: usize, sequence: u8) -> Result<(), MariaWireError> {
     let length = out.len() - start - 4;
     if length >= MAX_PAYLOAD {
-        return Err(WireError::Refused {
+        return Err(MariaWireError::Refused {
             reason: format!(
                 "a packet of {length} bytes is longer than the load's client sends \
                  ({MAX_PAYLOAD}); shorten the statement"
@@ -173,7 +173,7 @@ pub fn end_packet(out: &mut [u8], start: usize, sequence: u8) -> Result<(), Wire
 }
 
 /// A command packet: `command` and its argument, sequence 0.
-pub fn command(out: &mut Vec<u8>, command: u8, argument: &[u8]) -> Result<(), WireError> {
+pub fn command(out: &mut Vec<u8>, command: u8, argument: &[u8]) -> Result<(), MariaWireError> {
     let start = begin_packet(out);
     out.push(command);
     out.extend_from_slice(argument);
@@ -195,12 +195,12 @@ pub struct Handshake {
 }
 
 /// Parses the server's handshake packet.
-pub fn parse_handshake(payload: &[u8]) -> Result<Handshake, WireError> {
-    let bad = || WireError::protocol("a handshake packet too short");
+pub fn parse_handshake(payload: &[u8]) -> Result<Handshake, MariaWireError> {
+    let bad = || MariaWireError::protocol("a handshake packet too short");
     let mut reader = Reader::new(payload);
     let version = reader.u8().ok_or_else(bad)?;
     if version != 10 {
-        return Err(WireError::Refused {
+        return Err(MariaWireError::Refused {
             reason: format!(
                 "the server speaks protocol version {version}; the load's client speaks 10 \
                  (MariaDB 5.5 and later)"
@@ -225,7 +225,7 @@ pub fn parse_handshake(payload: &[u8]) -> Result<Handshake, WireError> {
         0
     };
     if capabilities & NEEDED != NEEDED {
-        return Err(WireError::Refused {
+        return Err(MariaWireError::Refused {
             reason: format!(
                 "server {server_version} lacks the 4.1 protocol with pluggable authentication \
                  (capabilities {capabilities:#x}); use MariaDB 5.5 or later"
@@ -274,7 +274,7 @@ pub struct HandshakeResponse<'a> {
 pub fn handshake_response(
     out: &mut Vec<u8>,
     response: &HandshakeResponse,
-) -> Result<(), WireError> {
+) -> Result<(), MariaWireError> {
     let start = begin_packet(out);
     out.extend_from_slice(&response.capabilities.to_le_bytes());
     out.extend_from_slice(&(MAX_PAYLOAD as u32).to_le_bytes());
@@ -322,7 +322,7 @@ pub struct OkPacket {
 
 /// Parses an OK packet (`0x00`, or `0xFE` closing a result set under
 /// `CLIENT_DEPRECATE_EOF`).
-pub fn parse_ok(payload: &[u8]) -> Result<OkPacket, WireError> {
+pub fn parse_ok(payload: &[u8]) -> Result<OkPacket, MariaWireError> {
     let mut reader = Reader::new(payload);
     reader.u8();
     let parsed = (|| {
@@ -334,7 +334,7 @@ pub fn parse_ok(payload: &[u8]) -> Result<OkPacket, WireError> {
             status,
         })
     })();
-    parsed.ok_or_else(|| WireError::protocol("an OK packet too short"))
+    parsed.ok_or_else(|| MariaWireError::protocol("an OK packet too short"))
 }
 
 /// Parses an old EOF packet (`0xFE`, then warnings, then status).
@@ -386,7 +386,7 @@ pub struct Prepared {
 }
 
 /// Parses COM_STMT_PREPARE's OK.
-pub fn parse_prepared(payload: &[u8]) -> Result<Prepared, WireError> {
+pub fn parse_prepared(payload: &[u8]) -> Result<Prepared, MariaWireError> {
     let mut reader = Reader::new(payload);
     let parsed = (|| {
         reader.u8()?;
@@ -396,7 +396,7 @@ pub fn parse_prepared(payload: &[u8]) -> Result<Prepared, WireError> {
             params: reader.u16()?,
         })
     })();
-    parsed.ok_or_else(|| WireError::protocol("a prepare OK too short"))
+    parsed.ok_or_else(|| MariaWireError::protocol("a prepare OK too short"))
 }
 
 /// A parameter's value for COM_STMT_EXECUTE.
@@ -429,7 +429,7 @@ pub fn execute(
     id: u32,
     params: &[Param],
     bound: &mut Vec<u8>,
-) -> Result<(), WireError> {
+) -> Result<(), MariaWireError> {
     let start = begin_packet(out);
     out.push(COM_STMT_EXECUTE);
     out.extend_from_slice(&id.to_le_bytes());

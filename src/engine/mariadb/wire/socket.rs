@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::error::WireError;
+use super::error::MariaWireError;
 
 /// How often a waiting client looks at the stop flag.
 pub const STOP_CHECK_EVERY: Duration = Duration::from_millis(100);
@@ -78,17 +78,17 @@ pub struct Socket {
 
 impl Socket {
     /// Connects to `address` (Nagle's delay off on TCP).
-    pub fn connect(address: &Address) -> Result<Socket, WireError> {
+    pub fn connect(address: &Address) -> Result<Socket, MariaWireError> {
         let doing = || format!("connecting to {address}");
         let fd: OwnedFd = match address {
             Address::Unix(path) => UnixStream::connect(path)
-                .map_err(|err| WireError::io(&doing(), err))?
+                .map_err(|err| MariaWireError::io(&doing(), err))?
                 .into(),
             Address::Tcp { host, port } => connect_tcp(host, *port)
-                .map_err(|err| WireError::io(&doing(), err))?
+                .map_err(|err| MariaWireError::io(&doing(), err))?
                 .into(),
         };
-        Socket::from_fd(fd).map_err(|err| WireError::io(&doing(), err))
+        Socket::from_fd(fd).map_err(|err| MariaWireError::io(&doing(), err))
     }
 
     /// A socket over `fd`, made non-blocking.
@@ -106,7 +106,7 @@ impl Socket {
 
     /// Sends all of `bytes`, waiting for room (`POLLOUT`) only when the
     /// socket's buffer is full.
-    pub fn send_all(&self, mut bytes: &[u8], deadline: &Deadline) -> Result<(), WireError> {
+    pub fn send_all(&self, mut bytes: &[u8], deadline: &Deadline) -> Result<(), MariaWireError> {
         while !bytes.is_empty() {
             // SAFETY: `send` reads at most `bytes.len()` bytes from `bytes`.
             let sent = unsafe {
@@ -125,7 +125,7 @@ impl Socket {
             match err.kind() {
                 io::ErrorKind::Interrupted => {}
                 io::ErrorKind::WouldBlock => self.wait(libc::POLLOUT, deadline)?,
-                _ => return Err(WireError::io("sending to the server", err)),
+                _ => return Err(MariaWireError::io("sending to the server", err)),
             }
         }
         Ok(())
@@ -133,7 +133,7 @@ impl Socket {
 
     /// Receives what has arrived into `room`, waiting for it with
     /// `poll(POLLIN)`; 0 bytes is an error (the server closed the connection).
-    pub fn recv(&self, room: &mut [u8], deadline: &Deadline) -> Result<usize, WireError> {
+    pub fn recv(&self, room: &mut [u8], deadline: &Deadline) -> Result<usize, MariaWireError> {
         loop {
             // SAFETY: `recv` writes at most `room.len()` bytes into `room`.
             let read =
@@ -142,27 +142,27 @@ impl Socket {
                 return Ok(read as usize);
             }
             if read == 0 {
-                return Err(WireError::lost("the server closed the connection"));
+                return Err(MariaWireError::lost("the server closed the connection"));
             }
             let err = io::Error::last_os_error();
             match err.kind() {
                 io::ErrorKind::Interrupted => {}
                 io::ErrorKind::WouldBlock => self.wait(libc::POLLIN, deadline)?,
-                _ => return Err(WireError::io("receiving from the server", err)),
+                _ => return Err(MariaWireError::io("receiving from the server", err)),
             }
         }
     }
 
     /// Sleeps until the socket is ready for `events` (or has failed), or
-    /// the deadline passes ([`WireError::Ended`]).
-    fn wait(&self, events: libc::c_short, deadline: &Deadline) -> Result<(), WireError> {
+    /// the deadline passes ([`MariaWireError::Ended`]).
+    fn wait(&self, events: libc::c_short, deadline: &Deadline) -> Result<(), MariaWireError> {
         loop {
-            let sleep = deadline.next_sleep().ok_or(WireError::Ended)?;
+            let sleep = deadline.next_sleep().ok_or(MariaWireError::Ended)?;
             match poll(self.fd.as_raw_fd(), events, sleep) {
                 Ok(true) => return Ok(()),
                 Ok(false) => {}
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
-                Err(err) => return Err(WireError::io("waiting for the server", err)),
+                Err(err) => return Err(MariaWireError::io("waiting for the server", err)),
             }
         }
     }
@@ -221,7 +221,7 @@ mod tests {
         let err = socket
             .recv(&mut [0; 16], &deadline_in(Duration::from_millis(50)))
             .unwrap_err();
-        assert!(matches!(err, WireError::Ended), "{err}");
+        assert!(matches!(err, MariaWireError::Ended), "{err}");
         assert!(started.elapsed() < Duration::from_secs(1));
     }
 
@@ -239,7 +239,7 @@ mod tests {
             stop.store(true, Ordering::Relaxed);
         });
         let err = socket.recv(&mut [0; 16], &deadline).unwrap_err();
-        assert!(matches!(err, WireError::Ended), "{err}");
+        assert!(matches!(err, MariaWireError::Ended), "{err}");
         setter.join().unwrap();
     }
 
@@ -258,6 +258,6 @@ mod tests {
         assert_eq!(&room[..read], b"pong");
         drop(server);
         let err = socket.recv(&mut room, &deadline).unwrap_err();
-        assert!(matches!(err, WireError::Lost { .. }), "{err}");
+        assert!(matches!(err, MariaWireError::Lost { .. }), "{err}");
     }
 }
