@@ -157,9 +157,12 @@ pub fn begin_packet(out: &mut Vec<u8>) -> usize {
 }
 
 /// Writes the header of the packet begun at `start` with sequence `sequence`.
-pub fn end_packet(out: &mut [u8], start: usize, sequence: u8) -> Result<(), MariaWireError> {
+/// A packet too long to send is cut from `out`, so that what was built
+/// before it is sent as it was.
+pub fn end_packet(out: &mut Vec<u8>, start: usize, sequence: u8) -> Result<(), MariaWireError> {
     let length = out.len() - start - 4;
     if length >= MAX_PAYLOAD {
+        out.truncate(start);
         return Err(MariaWireError::Refused {
             reason: format!(
                 "a packet of {length} bytes is longer than the load's client sends \
@@ -455,7 +458,8 @@ pub fn execute(
             put_value(out, param);
         }
     }
-    end_packet(out, start, 0)
+    // A packet not sent leaves the server without the types just bound.
+    end_packet(out, start, 0).inspect_err(|_| bound.clear())
 }
 
 /// Whether `params` need types other than `bound`; if so, `bound` becomes theirs.

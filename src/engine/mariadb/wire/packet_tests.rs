@@ -207,3 +207,16 @@ fn a_command_is_framed_with_sequence_zero() {
     command(&mut out, COM_QUERY, b"COMMIT").unwrap();
     assert_eq!(out, b"\x07\x00\x00\x00\x03COMMIT");
 }
+
+#[test]
+fn a_packet_too_long_is_cut_from_the_buffer_whole() {
+    let mut out = b"before".to_vec();
+    let long = "x".repeat(MAX_PAYLOAD);
+    let err = command(&mut out, COM_QUERY, long.as_bytes()).unwrap_err();
+    assert!(matches!(err, MariaWireError::Refused { .. }), "{err}");
+    assert_eq!(out, b"before");
+    let mut bound = vec![TYPE_LONGLONG];
+    execute(&mut out, 1, &[Param::Text(&long)], &mut bound).unwrap_err();
+    assert_eq!(out, b"before");
+    assert!(bound.is_empty(), "the types go again with the next execute");
+}
