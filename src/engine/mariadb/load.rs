@@ -345,8 +345,12 @@ impl Client {
             let (failure, connection_lost) = failure_of(&error);
             current.record_failure(&failure, latency_us);
             if !connection_lost {
-                self.roll_back(open, index, &deadline);
-                continue;
+                match self.roll_back(open, index, &deadline) {
+                    // The connection is out of step; the run is over anyway.
+                    Err(MariaWireError::Ended) => break,
+                    // A lost connection fails the next transaction.
+                    _ => continue,
+                }
             }
             current.conn_lost += 1;
             lost += 1;
@@ -402,10 +406,16 @@ impl Client {
     }
 
     /// Rolls back what a failed transaction of script `index` left open.
-    fn roll_back(&self, conn: &mut MariaConnection, index: usize, deadline: &Deadline) {
+    fn roll_back(
+        &self,
+        conn: &mut MariaConnection,
+        index: usize,
+        deadline: &Deadline,
+    ) -> Result<(), MariaWireError> {
         if self.scripts[index].weighted.script.opens_transaction() {
-            let _ = conn.query("ROLLBACK", deadline);
+            conn.query("ROLLBACK", deadline)?;
         }
+        Ok(())
     }
 
     /// `current`, or a fresh second once the clock is in a later one (the

@@ -100,6 +100,7 @@ fn log_in(
         plugin,
     };
     packet::handshake_response(conn.out(), &response)?;
+    conn.sequence = 1;
     conn.flush(deadline)?;
     loop {
         let range = conn.next_packet(deadline)?;
@@ -114,6 +115,7 @@ fn log_in(
                 conn.out().extend_from_slice(&auth);
                 let sequence = conn.sequence.wrapping_add(1);
                 packet::end_packet(conn.out(), start, sequence)?;
+                conn.sequence = sequence;
                 conn.flush(deadline)?;
             }
             _ => {

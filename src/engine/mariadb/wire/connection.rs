@@ -36,7 +36,8 @@ pub struct MariaConnection {
     input: Vec<u8>,
     filled: usize,
     parsed: usize,
-    /// The sequence number of the last packet received.
+    /// The sequence number of the last packet sent or received: the next
+    /// one received must follow it (a command starts again at 0).
     pub(super) sequence: u8,
     /// The capabilities both sides agreed on (the lower 32 and MariaDB's).
     pub(super) capabilities: u32,
@@ -56,7 +57,8 @@ impl MariaConnection {
             input: vec![0; READ_ROOM_BYTES],
             filled: 0,
             parsed: 0,
-            sequence: 0,
+            // The server's handshake is packet 0.
+            sequence: u8::MAX,
             capabilities: 0,
             extended: 0,
             id: 0,
@@ -120,7 +122,14 @@ impl MariaConnection {
         }
         let header = &self.input[at..at + 4];
         let length = u32::from_le_bytes([header[0], header[1], header[2], 0]) as usize;
-        self.sequence = header[3];
+        let expected = self.sequence.wrapping_add(1);
+        if header[3] != expected {
+            return Err(MariaWireError::protocol(format!(
+                "packets out of order (sequence {} where {expected} was due)",
+                header[3]
+            )));
+        }
+        self.sequence = expected;
         if self.filled < at + 4 + length {
             at = self.compact(at);
             self.fill(at + 4 + length, deadline)?;
@@ -165,7 +174,7 @@ impl MariaConnection {
         sql: &str,
         deadline: &Deadline,
     ) -> Result<MariaStatement, MariaWireError> {
-        packet::command(&mut self.out, COM_STMT_PREPARE, sql.as_bytes())?;
+        self.command(COM_STMT_PREPARE, sql.as_bytes())?;
         self.flush(deadline)?;
         let range = self.next_packet(deadline)?;
         let payload = self.payload(range);
@@ -200,22 +209,30 @@ impl MariaConnection {
             });
         }
         packet::execute(&mut self.out, statement.id, params, &mut statement.bound)?;
+        self.sequence = 0;
         self.flush(deadline)?;
         self.read_results(true, deadline)
     }
 
     /// Runs `sql` as a plain query (COM_QUERY); returns the rows it sent.
     pub fn query(&mut self, sql: &str, deadline: &Deadline) -> Result<u64, MariaWireError> {
-        packet::command(&mut self.out, COM_QUERY, sql.as_bytes())?;
+        self.command(COM_QUERY, sql.as_bytes())?;
         self.flush(deadline)?;
         self.read_results(false, deadline)
     }
 
     /// Says goodbye (COM_QUIT) and closes the socket; a failure changes nothing.
     pub fn close(mut self, deadline: &Deadline) {
-        if packet::command(&mut self.out, COM_QUIT, &[]).is_ok() {
+        if self.command(COM_QUIT, &[]).is_ok() {
             let _ = self.flush(deadline);
         }
+    }
+
+    /// Builds a command packet (sequence 0) in the output buffer.
+    fn command(&mut self, command: u8, argument: &[u8]) -> Result<(), MariaWireError> {
+        packet::command(&mut self.out, command, argument)?;
+        self.sequence = 0;
+        Ok(())
     }
 
     /// Reads a command's answer to its end (every result, when there are

@@ -239,3 +239,33 @@ fn an_execute_reads_metadata_when_the_server_sends_it() {
     );
     assert!(payload_header(&[2], true, 0).unwrap().metadata_follows);
 }
+
+#[test]
+fn a_packet_out_of_sequence_breaks_the_protocol() {
+    let (conn, server) = logged_in("", "mysql_native_password", |server| {
+        accept_login(server);
+        let (sequence, _) = read_packet(server);
+        assert_eq!(sequence, 0);
+        // A result set whose row skips a number (a packet lost or left over).
+        let mut answer = framed(1, &[1]);
+        answer.extend(framed(2, b"\x03defcolumn"));
+        answer.extend(framed(4, &[1, b'x']));
+        server.write_all(&answer).unwrap();
+    });
+    let mut conn = conn.unwrap();
+    let err = conn.query("SELECT 'x'", &deadline()).unwrap_err();
+    assert!(matches!(err, MariaWireError::Lost { .. }), "{err}");
+    assert!(err.to_string().contains("packets out of order"), "{err}");
+    server.join().unwrap();
+}
+
+#[test]
+fn a_login_answered_out_of_sequence_breaks_the_protocol() {
+    let (conn, server) = logged_in("", "mysql_native_password", |server| {
+        read_packet(server);
+        server.write_all(&framed(1, &ok(2))).unwrap();
+    });
+    let err = conn.err().expect("out of order").to_string();
+    assert!(err.contains("packets out of order"), "{err}");
+    server.join().unwrap();
+}
