@@ -121,7 +121,9 @@ pub fn server_error(error: &mysql_async::Error) -> ServerError {
 
 /// A failure of the load's own client ([`super::wire`]) as neutral data,
 /// classed as [`server_error`] classes mysql_async's: the server's error by
-/// its number, anything else as a lost connection (the load opens it again).
+/// its number, a refusal of the client's own (a statement too long to send,
+/// the wrong number of parameters) as a `client` error on a connection that
+/// goes on, anything else as a lost connection (the load opens it again).
 pub fn wire_error(error: &MariaWireError) -> ServerError {
     match error {
         MariaWireError::Server(server) => ServerError {
@@ -130,14 +132,18 @@ pub fn wire_error(error: &MariaWireError) -> ServerError {
             message: server.message.clone(),
             class: class_of(server.code, &server.sqlstate),
         },
-        MariaWireError::Lost { .. } | MariaWireError::Refused { .. } | MariaWireError::Ended => {
-            ServerError {
-                code: "connection_lost".to_string(),
-                sqlstate: String::new(),
-                message: error.to_string(),
-                class: ErrorClass::ConnectionLost,
-            }
-        }
+        MariaWireError::Refused { .. } => ServerError {
+            code: CLIENT_ERROR.to_string(),
+            sqlstate: String::new(),
+            message: error.to_string(),
+            class: ErrorClass::Other,
+        },
+        MariaWireError::Lost { .. } | MariaWireError::Ended => ServerError {
+            code: "connection_lost".to_string(),
+            sqlstate: String::new(),
+            message: error.to_string(),
+            class: ErrorClass::ConnectionLost,
+        },
     }
 }
 
@@ -220,6 +226,14 @@ mod tests {
         let lost = wire_error(&MariaWireError::lost("the server closed the connection"));
         assert_eq!(lost.class, ErrorClass::ConnectionLost);
         assert_eq!(failure_kind(&lost), FailureKind::ConnectionLost);
+        let refused = wire_error(&MariaWireError::Refused {
+            reason: "the statement takes 2 parameters, 1 given".to_string(),
+        });
+        assert_eq!(
+            (refused.code.as_str(), refused.class),
+            ("client", ErrorClass::Other)
+        );
+        assert_eq!(failure_kind(&refused).to_string(), "client");
     }
 
     #[test]

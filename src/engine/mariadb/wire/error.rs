@@ -35,10 +35,11 @@ pub enum MariaWireError {
     /// cannot be trusted any more): `reason` says how.
     #[error("{reason}")]
     Lost { reason: String },
-    /// The connection could never work as set up (an authentication plugin
-    /// this client does not speak, a server too old): `reason` says what to
-    /// change. Not retried any differently from [`MariaWireError::Lost`], but
-    /// worded for a person.
+    /// The client refused, on its own side, what it was asked: a connection
+    /// that could never work as set up (an authentication plugin this client
+    /// does not speak, a server too old), or a command it cannot send (too
+    /// long, the wrong number of parameters; nothing was sent, the
+    /// connection goes on). `reason` says what to change, for a person.
     #[error("{reason}")]
     Refused { reason: String },
     /// The run's end, or its stop, came while the client waited for the
