@@ -86,7 +86,11 @@ pub async fn open_load(
     let scripts = Arc::new(scripts.to_vec());
     let kind = ClientKind::of_scripts(scripts.iter().map(|s| &s.weighted.script));
     let seeds = RandomSeeds::new(rand::random(), clients as u32);
-    let options = ConnectOptions::from_opts(opts);
+    let mut options = ConnectOptions::from_opts(opts);
+    options
+        .resolve()
+        .await
+        .map_err(|err| anyhow::anyhow!("the MariaDB load: {err}"))?;
     let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
     let (mut starts, mut ends, mut ready) = (Vec::new(), Vec::new(), Vec::new());
     for worker in 0..clients {

@@ -9,6 +9,8 @@
 //! (`ed25519`, `caching_sha2_password`, PAM's `mysql_clear_password`) is
 //! refused with an error naming it and the fix.
 
+use std::net::SocketAddr;
+
 use super::connection::MariaConnection;
 use super::error::MariaWireError;
 use super::packet::{self, Handshake, HandshakeResponse};
@@ -21,6 +23,9 @@ const NATIVE_PASSWORD: &str = "mysql_native_password";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectOptions {
     pub address: Address,
+    /// A TCP address's IPs, resolved once ([`ConnectOptions::resolve`]);
+    /// empty: resolved at each connect.
+    pub resolved: Vec<SocketAddr>,
     pub user: String,
     pub password: String,
     pub database: Option<String>,
@@ -39,10 +44,23 @@ impl ConnectOptions {
         };
         ConnectOptions {
             address,
+            resolved: Vec::new(),
             user: opts.user().unwrap_or_default().to_string(),
             password: opts.pass().unwrap_or_default().to_string(),
             database: opts.db_name().map(str::to_string),
         }
+    }
+
+    /// Resolves a TCP address's host once, so that a reconnect during the
+    /// run waits on no name lookup.
+    pub async fn resolve(&mut self) -> Result<(), MariaWireError> {
+        if let Address::Tcp { host, port } = &self.address {
+            let found = tokio::net::lookup_host((host.as_str(), *port))
+                .await
+                .map_err(|err| MariaWireError::io(&format!("resolving {}", self.address), err))?;
+            self.resolved = found.collect();
+        }
+        Ok(())
     }
 }
 
@@ -51,7 +69,8 @@ pub fn connect(
     options: &ConnectOptions,
     deadline: &Deadline,
 ) -> Result<MariaConnection, MariaWireError> {
-    open_on(Socket::connect(&options.address)?, options, deadline)
+    let socket = Socket::connect(&options.address, &options.resolved, deadline)?;
+    open_on(socket, options, deadline)
 }
 
 /// The handshake and login of a connection on `socket`.
@@ -206,6 +225,7 @@ mod tests {
     fn an_unknown_plugin_is_refused_by_name_with_the_fix() {
         let options = ConnectOptions {
             address: Address::Unix("/tmp/s".into()),
+            resolved: Vec::new(),
             user: "app".to_string(),
             password: String::new(),
             database: None,

@@ -42,6 +42,7 @@ fn read_packet(server: &mut UnixStream) -> (u8, Vec<u8>) {
 fn options(password: &str) -> ConnectOptions {
     ConnectOptions {
         address: Address::Unix("/test".into()),
+        resolved: Vec::new(),
         user: "app".to_string(),
         password: password.to_string(),
         database: Some("stallbench".to_string()),

@@ -11,10 +11,12 @@
 //!
 //! A wait gives up at its [`Deadline`]: the run's end, or the load's stop
 //! flag (the run stopped, Ctrl-C), checked at least every
-//! [`STOP_CHECK_EVERY`].
+//! [`STOP_CHECK_EVERY`]. A connect is not begun past the deadline, and a
+//! TCP connect waits at most until the run's end (and [`CONNECT_LIMIT`]);
+//! the stop flag is looked at before each address is tried.
 
 use std::io;
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -55,6 +57,21 @@ pub struct Deadline {
 }
 
 impl Deadline {
+    /// How long a connect may wait: [`CONNECT_LIMIT`], cut to the time left
+    /// before the end; `None` when the deadline has passed.
+    fn connect_limit(&self) -> Option<Duration> {
+        if self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        match self.end {
+            None => Some(CONNECT_LIMIT),
+            Some(end) => {
+                let left = end.checked_duration_since(Instant::now())?;
+                (!left.is_zero()).then(|| left.min(CONNECT_LIMIT))
+            }
+        }
+    }
+
     /// How long the next `poll` may sleep, or `None` when the wait is over.
     fn next_sleep(&self) -> Option<Duration> {
         if self.stop.load(Ordering::Relaxed) {
@@ -77,16 +94,30 @@ pub struct Socket {
 }
 
 impl Socket {
-    /// Connects to `address` (Nagle's delay off on TCP).
-    pub fn connect(address: &Address) -> Result<Socket, MariaWireError> {
+    /// Connects to `address` (Nagle's delay off on TCP), to the addresses
+    /// of `resolved` when it has any, within `deadline`
+    /// ([`MariaWireError::Ended`] once it has passed).
+    pub fn connect(
+        address: &Address,
+        resolved: &[SocketAddr],
+        deadline: &Deadline,
+    ) -> Result<Socket, MariaWireError> {
         let doing = || format!("connecting to {address}");
+        deadline.connect_limit().ok_or(MariaWireError::Ended)?;
         let fd: OwnedFd = match address {
             Address::Unix(path) => UnixStream::connect(path)
                 .map_err(|err| MariaWireError::io(&doing(), err))?
                 .into(),
-            Address::Tcp { host, port } => connect_tcp(host, *port)
-                .map_err(|err| MariaWireError::io(&doing(), err))?
-                .into(),
+            Address::Tcp { .. } if !resolved.is_empty() => {
+                connect_tcp(resolved, deadline, &doing())?.into()
+            }
+            Address::Tcp { host, port } => {
+                let addrs: Vec<_> = (host.as_str(), *port)
+                    .to_socket_addrs()
+                    .map_err(|err| MariaWireError::io(&doing(), err))?
+                    .collect();
+                connect_tcp(&addrs, deadline, &doing())?.into()
+            }
         };
         Socket::from_fd(fd).map_err(|err| MariaWireError::io(&doing(), err))
     }
@@ -186,19 +217,29 @@ fn poll(fd: RawFd, events: libc::c_short, sleep: Duration) -> io::Result<bool> {
     }
 }
 
-/// A TCP connection to the first of `host`'s addresses that answers.
-fn connect_tcp(host: &str, port: u16) -> io::Result<TcpStream> {
+/// A TCP connection to the first of `addrs` that answers, each tried for at
+/// most the time `deadline` leaves; `doing` words a failure.
+fn connect_tcp(
+    addrs: &[SocketAddr],
+    deadline: &Deadline,
+    doing: &str,
+) -> Result<TcpStream, MariaWireError> {
     let mut last = io::Error::new(io::ErrorKind::NotFound, "the host has no address");
-    for addr in (host, port).to_socket_addrs()? {
-        match TcpStream::connect_timeout(&addr, CONNECT_LIMIT) {
+    for addr in addrs {
+        let limit = deadline.connect_limit().ok_or(MariaWireError::Ended)?;
+        match TcpStream::connect_timeout(addr, limit) {
             Ok(stream) => {
-                stream.set_nodelay(true)?;
+                stream
+                    .set_nodelay(true)
+                    .map_err(|err| MariaWireError::io(doing, err))?;
                 return Ok(stream);
             }
             Err(err) => last = err,
         }
     }
-    Err(last)
+    // An attempt cut short by the deadline is the run's end, not a failure.
+    deadline.connect_limit().ok_or(MariaWireError::Ended)?;
+    Err(MariaWireError::io(doing, last))
 }
 
 #[cfg(test)]
@@ -241,6 +282,42 @@ mod tests {
         let err = socket.recv(&mut [0; 16], &deadline).unwrap_err();
         assert!(matches!(err, MariaWireError::Ended), "{err}");
         setter.join().unwrap();
+    }
+
+    #[test]
+    fn no_connect_is_begun_past_the_deadline() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let address = Address::Tcp {
+            host: "127.0.0.1".to_string(),
+            port: addr.port(),
+        };
+        let passed = Deadline {
+            end: Some(Instant::now()),
+            stop: Arc::new(AtomicBool::new(false)),
+        };
+        let err = Socket::connect(&address, &[addr], &passed).unwrap_err();
+        assert!(matches!(err, MariaWireError::Ended), "{err}");
+        let stopped = Deadline {
+            end: None,
+            stop: Arc::new(AtomicBool::new(true)),
+        };
+        let unix = Address::Unix("/nonexistent/mariadb.sock".into());
+        let err = Socket::connect(&unix, &[], &stopped).unwrap_err();
+        assert!(matches!(err, MariaWireError::Ended), "{err}");
+        Socket::connect(&address, &[addr], &deadline_in(Duration::from_secs(5))).unwrap();
+        Socket::connect(&address, &[], &deadline_in(Duration::from_secs(5))).unwrap();
+    }
+
+    #[test]
+    fn a_connect_waits_no_longer_than_the_time_left() {
+        let left = deadline_in(Duration::from_millis(200));
+        assert!(left.connect_limit().unwrap() <= Duration::from_millis(200));
+        let unbounded = Deadline {
+            end: None,
+            stop: Arc::new(AtomicBool::new(false)),
+        };
+        assert_eq!(unbounded.connect_limit(), Some(CONNECT_LIMIT));
     }
 
     #[test]
