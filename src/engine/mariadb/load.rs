@@ -358,6 +358,8 @@ impl Client {
             }
             current.conn_lost += 1;
             lost += 1;
+            // The lost connection's socket is closed before a new one opens.
+            drop(conn.take());
             conn = self.reopen(clock, &mut current);
         }
         let _ = self.parts.send(WorkerPart {
@@ -437,15 +439,23 @@ impl Client {
     }
 
     /// Opens the connection again and prepares its statements, every
-    /// [`REOPEN_EVERY`], until the clock ends; counts the reconnect in `current`.
+    /// [`REOPEN_EVERY`], until the clock ends; counts the reconnect in
+    /// `current`, and a failed attempt unless the run's end or stop cut it
+    /// short.
     fn reopen(&mut self, clock: RunClock, current: &mut WorkerSecond) -> Option<MariaConnection> {
         let deadline = self.deadline(Some(clock.end()));
         while Instant::now() < clock.end() {
-            if let Ok(mut conn) = self.connect(&deadline)
-                && self.prepare(&mut conn, &deadline).is_ok()
-            {
-                current.reconnects += 1;
-                return Some(conn);
+            let opened = self.connect(&deadline).and_then(|mut conn| {
+                self.prepare(&mut conn, &deadline)?;
+                Ok(conn)
+            });
+            match opened {
+                Ok(conn) => {
+                    current.reconnects += 1;
+                    return Some(conn);
+                }
+                Err(MariaWireError::Ended) => return None,
+                Err(_) => {}
             }
             current.reconnect_failures += 1;
             sleep_within(REOPEN_EVERY, &deadline).ok()?;
