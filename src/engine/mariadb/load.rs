@@ -86,7 +86,7 @@ pub async fn open_load(
     let scripts = Arc::new(scripts.to_vec());
     let kind = ClientKind::of_scripts(scripts.iter().map(|s| &s.weighted.script));
     let seeds = RandomSeeds::new(rand::random(), clients as u32);
-    let mut options = ConnectOptions::from_opts(opts);
+    let mut options = ConnectOptions::from_opts(opts)?;
     options
         .resolve()
         .await

@@ -8,6 +8,13 @@
 //! needs no answer (the throwaway server's `root`). Any other plugin
 //! (`ed25519`, `caching_sha2_password`, PAM's `mysql_clear_password`) is
 //! refused with an error naming it and the fix.
+//!
+//! What of the URL it cannot honour it refuses rather than drops: TLS (any
+//! `ssl` option, `require_ssl`) and `compression`, which mysql_async speaks
+//! for the harness's other sessions. One it departs from on purpose:
+//! mysql_async's `prefer_socket` (on by default) moves a TCP connection to
+//! localhost over to the server's `@@socket`; the load stays on the
+//! transport the URL names (TCP to its host and port, or its `socket`).
 
 use std::net::SocketAddr;
 
@@ -33,8 +40,21 @@ pub struct ConnectOptions {
 
 impl ConnectOptions {
     /// The options of `opts`: its unix socket when it names one, else TCP
-    /// to its host and port.
-    pub fn from_opts(opts: &mysql_async::Opts) -> ConnectOptions {
+    /// to its host and port. TLS or compression in `opts` is refused: the
+    /// load would otherwise run without them.
+    pub fn from_opts(opts: &mysql_async::Opts) -> Result<ConnectOptions, MariaWireError> {
+        let unsupported = |what: &str, option: &str| MariaWireError::Refused {
+            reason: format!(
+                "--db-url: the MariaDB load's own client speaks no {what} ({option} in the \
+                 URL); use the server's unix socket (?socket=...) or a URL without {what}"
+            ),
+        };
+        if opts.ssl_opts().is_some() {
+            return Err(unsupported("TLS", "require_ssl or ssl options"));
+        }
+        if opts.compression().is_some() {
+            return Err(unsupported("compression", "compression"));
+        }
         let address = match opts.socket() {
             Some(path) => Address::Unix(path.into()),
             None => Address::Tcp {
@@ -42,13 +62,13 @@ impl ConnectOptions {
                 port: opts.tcp_port(),
             },
         };
-        ConnectOptions {
+        Ok(ConnectOptions {
             address,
             resolved: Vec::new(),
             user: opts.user().unwrap_or_default().to_string(),
             password: opts.pass().unwrap_or_default().to_string(),
             database: opts.db_name().map(str::to_string),
-        }
+        })
     }
 
     /// Resolves a TCP address's host once, so that a reconnect during the
@@ -200,7 +220,7 @@ mod tests {
     fn options_come_from_the_same_url_the_harness_reads() {
         let url = "mysql://app:pw@db.staging:3307/shop";
         let opts = mysql_async::Opts::from_url(url).unwrap();
-        let options = ConnectOptions::from_opts(&opts);
+        let options = ConnectOptions::from_opts(&opts).unwrap();
         assert_eq!(
             options.address,
             Address::Tcp {
@@ -215,10 +235,27 @@ mod tests {
         assert_eq!(options.database.as_deref(), Some("shop"));
         let opts =
             mysql_async::Opts::from_url("mysql://root@localhost/?socket=%2Ftmp%2Fm.sock").unwrap();
-        let options = ConnectOptions::from_opts(&opts);
+        let options = ConnectOptions::from_opts(&opts).unwrap();
         assert_eq!(options.address, Address::Unix("/tmp/m.sock".into()));
         assert_eq!(options.password, "");
         assert_eq!(options.database, None);
+    }
+
+    #[test]
+    fn tls_or_compression_in_the_url_is_refused_with_the_fix() {
+        for (url, what) in [
+            ("mysql://app@db:3306/shop?require_ssl=true", "TLS"),
+            ("mysql://app@db:3306/shop?compression=fast", "compression"),
+        ] {
+            let opts = mysql_async::Opts::from_url(url).unwrap();
+            let err = ConnectOptions::from_opts(&opts).unwrap_err().to_string();
+            assert!(err.starts_with("--db-url:"), "{err}");
+            assert!(err.contains(&format!("speaks no {what}")), "{err}");
+            assert!(err.contains("?socket="), "{err}");
+        }
+        // Certificate checks without TLS asked for leave it off: nothing to refuse.
+        let opts = mysql_async::Opts::from_url("mysql://app@db/shop?verify_ca=false").unwrap();
+        assert!(ConnectOptions::from_opts(&opts).is_ok());
     }
 
     #[test]
