@@ -1,5 +1,7 @@
 //! The load's own thread: a single-threaded runtime, as pgbench runs its
-//! clients on one thread, for every engine's load workers.
+//! clients on one thread, for the PostgreSQL load's workers. (The MariaDB
+//! load runs a thread per client with a client of its own,
+//! `engine::mariadb::wire`.)
 
 use std::future::Future;
 

@@ -19,6 +19,7 @@
 //! talks to MariaDB, and its sessions are never idle long enough for
 //! `wait_timeout`.
 
+use super::wire::MariaWireError;
 use crate::engine::{ErrorClass, ServerError};
 use crate::metrics::failures::FailureKind;
 
@@ -118,6 +119,34 @@ pub fn server_error(error: &mysql_async::Error) -> ServerError {
     }
 }
 
+/// A failure of the load's own client ([`super::wire`]) as neutral data,
+/// classed as [`server_error`] classes mysql_async's: the server's error by
+/// its number, a refusal of the client's own (a statement too long to send,
+/// the wrong number of parameters) as a `client` error on a connection that
+/// goes on, anything else as a lost connection (the load opens it again).
+pub fn wire_error(error: &MariaWireError) -> ServerError {
+    match error {
+        MariaWireError::Server(server) => ServerError {
+            code: server.code.to_string(),
+            sqlstate: server.sqlstate.clone(),
+            message: server.message.clone(),
+            class: class_of(server.code, &server.sqlstate),
+        },
+        MariaWireError::Refused { .. } => ServerError {
+            code: CLIENT_ERROR.to_string(),
+            sqlstate: String::new(),
+            message: error.to_string(),
+            class: ErrorClass::Other,
+        },
+        MariaWireError::Lost { .. } | MariaWireError::Ended => ServerError {
+            code: "connection_lost".to_string(),
+            sqlstate: String::new(),
+            message: error.to_string(),
+            class: ErrorClass::ConnectionLost,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +208,32 @@ mod tests {
         assert_eq!(error.class, ErrorClass::ConnectionLost);
         assert_eq!(error.code, "connection_lost");
         assert_eq!(failure_kind(&error), FailureKind::ConnectionLost);
+    }
+
+    #[test]
+    fn the_wire_clients_errors_get_the_same_classes() {
+        let lock_wait = MariaWireError::Server(super::super::wire::ErrPacket {
+            code: 1205,
+            sqlstate: "HY000".to_string(),
+            message: "Lock wait timeout exceeded".to_string(),
+        });
+        let error = wire_error(&lock_wait);
+        assert_eq!(
+            (error.code.as_str(), error.class),
+            ("1205", ErrorClass::LockTimeout)
+        );
+        assert_eq!(failure_kind(&error).to_string(), "1205");
+        let lost = wire_error(&MariaWireError::lost("the server closed the connection"));
+        assert_eq!(lost.class, ErrorClass::ConnectionLost);
+        assert_eq!(failure_kind(&lost), FailureKind::ConnectionLost);
+        let refused = wire_error(&MariaWireError::Refused {
+            reason: "the statement takes 2 parameters, 1 given".to_string(),
+        });
+        assert_eq!(
+            (refused.code.as_str(), refused.class),
+            ("client", ErrorClass::Other)
+        );
+        assert_eq!(failure_kind(&refused).to_string(), "client");
     }
 
     #[test]

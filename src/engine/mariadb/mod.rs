@@ -6,7 +6,8 @@
 //! strategies ([`ddl`], pt-online-schema-change's in [`ptosc`]), one
 //! strategy's run on one clock ([`scenario`]), whose report is the same
 //! `StrategyReport` the PostgreSQL runs produce, and `compare` with its
-//! `--repeat` and `--sweep` ([`compare`], [`sweep`]).
+//! `--repeat` and `--sweep` ([`compare`], [`sweep`]); the load speaks to
+//! the server through its own lean client ([`wire`]).
 
 pub mod compare;
 pub mod ddl;
@@ -20,4 +21,5 @@ pub mod server;
 pub mod session;
 pub mod sweep;
 pub mod target;
+pub mod wire;
 pub mod workload;

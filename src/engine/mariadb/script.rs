@@ -9,11 +9,12 @@
 //! joined with `\;`, and a variable inside a quoted literal (a prepared
 //! statement cannot put a parameter there).
 
-use mysql_async::Params;
-
+use super::wire::Param;
 use crate::config::WeightedScript;
 use crate::error::Error;
-use crate::script::{self, Param, Scalar, ScriptCommand, SqlCommand, SqlPiece, Value, Vars};
+use crate::script::{
+    self, Param as ScriptParam, Scalar, ScriptCommand, SqlCommand, SqlPiece, Value, Vars,
+};
 
 /// A `[[load.scripts]]` entry of a MariaDB workload file.
 #[derive(Debug, Clone, serde::Deserialize)]
@@ -44,7 +45,7 @@ pub struct Statement {
     /// The text, a `?` for each variable.
     pub sql: String,
     /// What feeds each `?`, in order.
-    pub params: Vec<Param>,
+    pub params: Vec<ScriptParam>,
 }
 
 impl Statement {
@@ -55,30 +56,28 @@ impl Statement {
     }
 
     /// The values of its parameters from `vars`: an undefined variable is
-    /// NULL (as pgbench sends it), text is sent as text.
-    pub fn bind(&self, vars: &Vars) -> Params {
-        let values = self
-            .params
+    /// NULL (as pgbench sends it), text is sent as text, a boolean as 1 or 0.
+    pub fn bind<'a>(&self, vars: &'a Vars) -> Vec<Param<'a>> {
+        self.params
             .iter()
             .map(|param| match *param {
-                Param::Value { slot } => match vars.get(slot) {
+                ScriptParam::Value { slot } => match vars.get(slot) {
                     Some(Value::Scalar(scalar)) => scalar_value(*scalar),
-                    Some(Value::Text(text)) => mysql_async::Value::from(text.as_str()),
-                    None => mysql_async::Value::NULL,
+                    Some(Value::Text(text)) => Param::Text(text),
+                    None => Param::Null,
                 },
-                Param::Defined { slot } => mysql_async::Value::from(vars.get(slot).is_some()),
+                ScriptParam::Defined { slot } => Param::Int(i64::from(vars.get(slot).is_some())),
             })
-            .collect();
-        Params::Positional(values)
+            .collect()
     }
 }
 
-fn scalar_value(scalar: Scalar) -> mysql_async::Value {
+fn scalar_value(scalar: Scalar) -> Param<'static> {
     match scalar {
-        Scalar::Null => mysql_async::Value::NULL,
-        Scalar::Bool(value) => mysql_async::Value::from(value),
-        Scalar::Int(value) => mysql_async::Value::Int(value),
-        Scalar::Double(value) => mysql_async::Value::Double(value),
+        Scalar::Null => Param::Null,
+        Scalar::Bool(value) => Param::Int(i64::from(value)),
+        Scalar::Int(value) => Param::Int(value),
+        Scalar::Double(value) => Param::Double(value),
     }
 }
 
@@ -182,11 +181,11 @@ fn statement_of(sql: &SqlCommand) -> Option<Statement> {
                 return None;
             }
             SqlPiece::Variable { slot, .. } => {
-                params.push(Param::Value { slot: *slot });
+                params.push(ScriptParam::Value { slot: *slot });
                 text.push('?');
             }
             SqlPiece::Defined { slot, .. } => {
-                params.push(Param::Defined { slot: *slot });
+                params.push(ScriptParam::Defined { slot: *slot });
                 text.push('?');
             }
         }
@@ -235,7 +234,10 @@ mod tests {
         assert!(!statements[0].is_prepared());
         assert_eq!(statements[1].sql, "UPDATE t SET n = n + ? WHERE id = ?");
         assert_eq!(statements[2].sql, "SELECT n FROM t WHERE id = ? AND ?");
-        assert!(matches!(statements[2].params[1], Param::Defined { .. }));
+        assert!(matches!(
+            statements[2].params[1],
+            ScriptParam::Defined { .. }
+        ));
         let script = &scripts[0].weighted.script;
         let mut vars = script.new_vars(
             script::Automatic {
@@ -247,14 +249,10 @@ mod tests {
         );
         let id = script.variable_slot("id").unwrap();
         vars.set(id, Value::int(42));
-        let Params::Positional(values) = statements[1].bind(&vars) else {
-            panic!("positional parameters");
-        };
         // d is not set yet: NULL, as pgbench sends it.
-        assert_eq!(
-            values,
-            [mysql_async::Value::NULL, mysql_async::Value::Int(42)]
-        );
+        assert_eq!(statements[1].bind(&vars), [Param::Null, Param::Int(42)]);
+        // :{?d} is whether d is set.
+        assert_eq!(statements[2].bind(&vars), [Param::Int(42), Param::Int(0)]);
     }
 
     #[test]
