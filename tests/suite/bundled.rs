@@ -6,9 +6,10 @@
 //! avoids it. They run with `--db-url` on a new database of the shared
 //! server (the workload's setup runs there; a throwaway server's start is
 //! every other test's), beside other tests: their expectations count
-//! seconds without a transaction, which locks cause, not a busy CPU
-//! (`create-index`'s clock is longer instead, so that its index builds end
-//! inside the run however the CPUs are shared).
+//! seconds without a transaction, which locks cause, not a busy CPU;
+//! `create-index`, whose index builds on 500,000 rows must end before its
+//! run does, runs alone on a throwaway server, as a first run does
+//! (`alone::bundled`).
 //! A failing expectation exits 3 with a valid junit.xml; stdout's last line
 //! names the page, which `--open` hands to the desktop's opener.
 
@@ -19,18 +20,38 @@ use crate::common::*;
 use predicates::prelude::*;
 use stallbench::metrics::{DdlOutcome, Summary};
 
+/// Runs `compare WORKLOAD` as shipped on a throwaway server the run starts,
+/// as a first run does, for a caller that holds the CPUs already, and checks
+/// that every expectation passed (exit 0).
+pub(crate) fn passes_its_expectations_now(workload: &str) -> tempfile::TempDir {
+    passes_its_expectations_on(workload, &[], None)
+}
+
 /// Runs `compare WORKLOAD FLAGS` as shipped but for `flags` (a shorter
-/// clock), with `--db-url` on a new database of the shared server (the
-/// workload's setup runs there), and checks that every expectation passed
-/// (exit 0).
+/// clock), on a new database of the shared server, and checks that every
+/// expectation passed (exit 0).
 fn passes_its_expectations_with(workload: &str, flags: &[&str]) -> tempfile::TempDir {
-    require_postgres();
     let _cpus = cpus_shared();
     let database = shared_server().empty_database();
+    passes_its_expectations_on(workload, flags, Some(&database))
+}
+
+/// Runs `compare WORKLOAD FLAGS` with `--db-url` on `database` (the workload's
+/// setup runs there), or on a throwaway server without one, and checks that
+/// every expectation passed (exit 0).
+fn passes_its_expectations_on(
+    workload: &str,
+    flags: &[&str],
+    database: Option<&TestDatabase>,
+) -> tempfile::TempDir {
+    require_postgres();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let assert = stallbench_quiet("compare", workload, &out)
-        .args(["--db-url", &database.url])
+    let mut command = stallbench_quiet("compare", workload, &out);
+    if let Some(database) = database {
+        command.args(["--db-url", &database.url]);
+    }
+    let assert = command
         .args(flags)
         .timeout(std::time::Duration::from_secs(300))
         .assert();
@@ -53,6 +74,9 @@ fn passes_its_expectations_with(workload: &str, flags: &[&str]) -> tempfile::Tem
         "{expectations}"
     );
     assert!(stdout.contains("pass  "), "{stdout}");
+    if database.is_none() {
+        assert_run_stopped_its_server(&out);
+    }
     dir
 }
 
@@ -77,7 +101,7 @@ const OUTAGE_ON_13_S: [&str; 8] = [
 ];
 
 /// The figures of `strategy` in the run `dir` holds.
-fn summary_of(dir: &Path, strategy: &str) -> Summary {
+pub(crate) fn summary_of(dir: &Path, strategy: &str) -> Summary {
     let summaries: Vec<Summary> = read_records(&dir.join("out/summary.csv"));
     summaries
         .into_iter()
@@ -147,26 +171,6 @@ fn set_not_null() {
         "check-not-valid: {not_valid:?}"
     );
     assert_eq!(not_valid.ddl_outcome, DdlOutcome::Ok, "{not_valid:?}");
-}
-
-#[test]
-fn create_index() {
-    // 20 s instead of 14, beside other tests: CONCURRENTLY waits for the
-    // report (2 s to 7 s) and then builds its index on 500,000 rows, 1.5 s
-    // on an idle machine; with the CPUs shared at a load of 15 a build took
-    // 13.2 s, which would end at about 20 s, inside the load's 5 s of grace
-    // after it. The plain build stops the writers from 3 s for its whole
-    // build (3.3 s idle).
-    let dir = passes_its_expectations_with("create-index", &["--duration", "20s"]);
-    let plain = summary_of(dir.path(), "create-index");
-    let concurrently = summary_of(dir.path(), "concurrently");
-    assert!(plain.zero_tps_seconds >= 1, "create-index: {plain:?}");
-    assert_eq!(plain.ddl_outcome, DdlOutcome::Ok, "{plain:?}");
-    assert_eq!(
-        concurrently.zero_tps_seconds, 0,
-        "concurrently: {concurrently:?}"
-    );
-    assert_eq!(concurrently.ddl_outcome, DdlOutcome::Ok, "{concurrently:?}");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The tests that need the machine to themselves ([`cpus_alone`]): timing
 //! bounds in milliseconds, a kill or an interrupt at a planned second, a
-//! count of one server's sessions or of its WAL over a try. Their helpers
-//! stay in the topic's module beside the topic's other tests.
+//! count of one server's sessions or of its WAL over a try, a 500,000-row
+//! index build that must end before its run does. Their helpers stay in the
+//! topic's module beside the topic's other tests.
 //!
 //! They live in this module, named `alone`, because libtest starts a
 //! binary's tests in the order of their names: these come first and run one
@@ -12,6 +13,7 @@
 //!
 //! [`cpus_alone`]: crate::common::cpus_alone
 
+mod bundled;
 mod connections;
 mod faults;
 mod interrupt;
