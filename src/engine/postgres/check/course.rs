@@ -28,7 +28,7 @@ use super::rows::{TableFill, fill_tables_in};
 use super::runs::{back_to_work_database, copy_work_database, measure};
 use super::scope::{FillScope, fill_scope};
 use crate::choices::{Fill, Measure};
-use crate::config::{CheckConfig, Data, LoadChoice};
+use crate::config::{CheckConfig, Data, LoadChoice, RowCounts};
 use crate::engine::postgres::check_verdict::checked::{CheckRun, CheckedMigration, Outcome};
 use crate::engine::postgres::check_verdict::phases::{CheckPhases, MigrationPhases, seconds};
 use crate::engine::postgres::check_verdict::sizes::{self, ProductionSizes, same_table};
@@ -222,25 +222,7 @@ async fn prepare_database(
     }
     run.phases.earlier_migrations_s = seconds(started.elapsed());
     let filling = Instant::now();
-    let scope = match config.data {
-        Data::Rows(_) if config.fill == Fill::Locked => {
-            let scope = fill_scope(config, target, new).await?;
-            if let FillScope::Tables { oids, .. } = &scope {
-                say(
-                    config,
-                    format!(
-                        "rows: the new migrations, tried on the empty tables in {:.1} s, lock \
-                         or name {} of them",
-                        filling.elapsed().as_secs_f64(),
-                        oids.len()
-                    ),
-                );
-            }
-            Some(scope)
-        }
-        Data::Rows(_) => Some(FillScope::Every("--fill all".to_string())),
-        Data::Seed { .. } => None,
-    };
+    let scope = scope_of(config, target, new, filling).await?;
     let client = target.connect(Role::Setup).await?;
     match &config.data {
         Data::Seed { path, sql } => client.batch_execute(sql).await.map_err(|err| {
@@ -251,70 +233,8 @@ async fn prepare_database(
             ))
         })?,
         Data::Rows(rows) => {
-            let schemas = user_schemas(&client).await?;
-            let schemas: Vec<&str> = schemas.iter().map(String::as_str).collect();
-            let mut progress = Progress::new(config);
-            let mut on_filled = |fill: &TableFill, done: usize, all: usize| {
-                progress.tick(|elapsed_s| {
-                    let left_s = elapsed_s / done as f64 * (all - done) as f64;
-                    format!(
-                        "rows: {done} of {all} tables filled in {elapsed_s:.0} s (last: {}, \
-                         {} rows), about {left_s:.0} s left",
-                        fill.table, fill.rows
-                    )
-                })
-            };
-            let mut more = Vec::new();
-            for _ in 1..fill_connections() {
-                more.push(target.connect(Role::Setup).await?);
-            }
-            let clients: Vec<&Client> = std::iter::once(&client).chain(&more).collect();
             let scope = scope.unwrap_or(FillScope::Every(String::new()));
-            let filled = fill_tables_in(
-                &clients,
-                &schemas,
-                rows,
-                config.seed,
-                &scope,
-                &mut on_filled,
-            )
-            .await?;
-            drop(more);
-            let fills = filled.fills;
-            say(
-                config,
-                fill_scope_line(&scope, fills.len(), &filled.left_empty),
-            );
-            if let FillScope::Every(why) = &scope
-                && config.fill == Fill::Locked
-            {
-                run.notes.push(format!("every table got rows: {why}"));
-            }
-            run.phases.fill_tables = fills.len();
-            run.phases.tables_left_empty = filled.left_empty.len();
-            run.left_empty = filled.left_empty;
-            run.phases.fill_rows = fills.iter().map(|fill| fill.rows).sum();
-            for (given, _) in &rows.tables {
-                // A migrator's own table (--tool-table) may be one it makes itself.
-                let known = config.is_tool_table(given)
-                    || fills.iter().any(|fill| same_table(given, &fill.table));
-                if !known {
-                    stderrln!(
-                        "warning: --rows {given}=N: no table {given} among the tables the \
-                         earlier migrations made; name one of them, e.g. orders or public.orders"
-                    );
-                }
-            }
-            for fill in fills {
-                if let Some(reason) = &fill.skipped {
-                    stderrln!("warning: table {} not filled: {reason}", fill.table);
-                    run.unfilled.push(format!("{}: {reason}", fill.table));
-                }
-                if let Some(fewer) = fewer_rows(&fill, rows.of(&fill.table)) {
-                    say(config, format!("table {fewer}"));
-                    run.fewer_rows.push(fewer);
-                }
-            }
+            fill_generated(config, target, &client, (rows, &scope), run).await?
         }
     }
     // Generated rows were VACUUMed and ANALYZEd as the fill ended, table by
@@ -344,6 +264,105 @@ async fn prepare_database(
         ),
     );
     Ok(())
+}
+
+/// Fills the tables of `scope` with generated `rows` on `client` and as
+/// many more connections as the fill uses, and notes in `run` what it did.
+async fn fill_generated(
+    config: &CheckConfig,
+    target: &Database,
+    client: &Client,
+    (rows, scope): (&RowCounts, &FillScope),
+    run: &mut CheckRun,
+) -> Result<(), Error> {
+    let schemas = user_schemas(client).await?;
+    let schemas: Vec<&str> = schemas.iter().map(String::as_str).collect();
+    let mut progress = Progress::new(config);
+    let mut on_filled = |fill: &TableFill, done: usize, all: usize| {
+        progress.tick(|elapsed_s| {
+            let left_s = elapsed_s / done as f64 * (all - done) as f64;
+            format!(
+                "rows: {done} of {all} tables filled in {elapsed_s:.0} s (last: {}, \
+                 {} rows), about {left_s:.0} s left",
+                fill.table, fill.rows
+            )
+        })
+    };
+    let mut more = Vec::new();
+    for _ in 1..fill_connections() {
+        more.push(target.connect(Role::Setup).await?);
+    }
+    let clients: Vec<&Client> = std::iter::once(client).chain(&more).collect();
+    let filled =
+        fill_tables_in(&clients, &schemas, rows, config.seed, scope, &mut on_filled).await?;
+    drop(more);
+    let fills = filled.fills;
+    say(
+        config,
+        fill_scope_line(scope, fills.len(), &filled.left_empty),
+    );
+    if let FillScope::Every(why) = scope
+        && config.fill == Fill::Locked
+    {
+        run.notes.push(format!("every table got rows: {why}"));
+    }
+    run.phases.fill_tables = fills.len();
+    run.phases.tables_left_empty = filled.left_empty.len();
+    run.left_empty = filled.left_empty;
+    run.phases.fill_rows = fills.iter().map(|fill| fill.rows).sum();
+    for (given, _) in &rows.tables {
+        // A migrator's own table (--tool-table) may be one it makes itself.
+        let known = config.is_tool_table(given)
+            || fills.iter().any(|fill| same_table(given, &fill.table))
+            || (run.left_empty.iter()).any(|table| same_table(given, table));
+        if !known {
+            stderrln!(
+                "warning: --rows {given}=N: no table {given} among the tables the \
+                 earlier migrations made; name one of them, e.g. orders or public.orders"
+            );
+        }
+    }
+    for fill in fills {
+        if let Some(reason) = &fill.skipped {
+            stderrln!("warning: table {} not filled: {reason}", fill.table);
+            run.unfilled.push(format!("{}: {reason}", fill.table));
+        }
+        if let Some(fewer) = fewer_rows(&fill, rows.of(&fill.table)) {
+            say(config, format!("table {fewer}"));
+            run.fewer_rows.push(fewer);
+        }
+    }
+    Ok(())
+}
+
+/// Which tables the generated rows go in (`None` with `--seed`); with
+/// `--fill locked`, the new migrations are tried on the empty tables first
+/// (since `filling`), and the console says what they touched.
+async fn scope_of(
+    config: &CheckConfig,
+    target: &mut Database,
+    new: &[Migration],
+    filling: Instant,
+) -> Result<Option<FillScope>, Error> {
+    if !matches!(config.data, Data::Rows(_)) {
+        return Ok(None);
+    }
+    if config.fill == Fill::All {
+        return Ok(Some(FillScope::Every("--fill all".to_string())));
+    }
+    let scope = fill_scope(config, target, new).await?;
+    if let FillScope::Tables { oids, .. } = &scope {
+        say(
+            config,
+            format!(
+                "rows: the new migrations, tried on the empty tables in {:.1} s, lock or name \
+                 {} of them",
+                filling.elapsed().as_secs_f64(),
+                oids.len()
+            ),
+        );
+    }
+    Ok(Some(scope))
 }
 
 /// The console's line on which tables the fill filled: `rows: 5 tables
