@@ -412,9 +412,13 @@ fn a_sweep_of_the_reports_hold_writes_a_folder_per_value_and_the_sweeps_files() 
     assert_eq!(sweep.lines().count(), 3, "{sweep}");
 }
 
-/// The bundled writers workload on the short clock of [`short_outage`]:
-/// reads, point updates and inserts of 3 clients, the report holding
-/// `orders` from 1 s to 4 s, the ALTER at 1.5 s.
+/// The bundled writers workload on the short clock of [`short_outage`],
+/// its report held 1.5 s longer: reads, point updates and inserts of 3
+/// clients, the report holding `orders` from 1 s to 5.5 s, the ALTER at
+/// 1.5 s, the run 7.5 s. With the 3 s hold, in a whole suite beside three
+/// other tests, naive's queue once formed only at about 2.85 s (830
+/// transactions in second 2), leaving one whole second at zero where two
+/// were asserted; with 4.5 s it leaves at least two even that late.
 fn short_writers_outage() -> Outage {
     let mut outage = bundled("mariadb-add-column-writers").unwrap().outage;
     let short = short_outage();
@@ -422,9 +426,9 @@ fn short_writers_outage() -> Outage {
         *statement = statement.replace("seq_1_to_200000", "seq_1_to_20000");
     }
     outage.clients = short.clients;
-    outage.duration = short.duration;
     outage.report_at = short.report_at;
-    outage.report_hold = short.report_hold;
+    outage.report_hold = short.report_hold + Duration::from_millis(1500);
+    outage.duration = short.duration + Duration::from_millis(1500);
     outage.ddl_at = short.ddl_at;
     outage
 }
@@ -443,7 +447,7 @@ fn writers_queue_behind_a_naive_alter_and_keep_going_with_retries() {
         let summary = &report.summary;
         assert_eq!(summary.failed, 0, "{}: {summary:?}", strategy.name());
         match strategy {
-            // Seconds 2 and 3 wait behind the ALTER.
+            // Seconds 2 to 4 wait behind the ALTER (at least two of them).
             Strategy::Naive => {
                 assert!(summary.zero_tps_seconds >= 2, "naive: {tps:?}");
                 let sentence = describe_chain(&chain(&report.locks.worst));
