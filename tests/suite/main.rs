@@ -1,10 +1,10 @@
 //! The integration tests, one binary: every test file is a module, so the
 //! tests share one server (`common::shared_server`) and one CPU lock
-//! (`common::cpus_alone`), and run four at a time across files
+//! (`common::cpus`), and run four at a time across files
 //! (`.cargo/config.toml` sets `RUST_TEST_THREADS`: the scenarios wait on
 //! their clocks more than they compute) instead of one file after another.
-//! The tests that need the machine alone are in `alone/`, which runs first
-//! (libtest starts tests in the order of their names); the bundled
+//! The tests that need the shared tests out of the way are in `alone/`,
+//! which runs first (libtest starts tests in the order of their names); the bundled
 //! workloads' end-to-end runs (`bundled`, 35-50 s each) and the `check`
 //! runs come next, so the longest tests start early and short ones fill the
 //! end (last in the order, they left two threads idle for the suite's last

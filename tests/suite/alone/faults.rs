@@ -12,8 +12,8 @@ use crate::faults::{
 
 #[test]
 fn a_killed_server_ends_the_run_at_once_naming_its_death() {
-    // Alone: the run must end within seconds of the kill.
-    let _cpus = cpus_alone();
+    // Quiet: the run must end within seconds of the kill.
+    let _cpus = cpus_quiet();
     let run = ShortRun::throwaway(&small_reference());
     let tmpdir = private_tmpdir();
     let mut harness = load_only(&run, "60s", &run.out, tmpdir.path())
@@ -73,8 +73,8 @@ fn a_killed_server_ends_the_run_at_once_naming_its_death() {
 
 #[test]
 fn ctrl_c_writes_the_strategy_in_progress_up_to_its_last_whole_second() {
-    // Alone: the interrupt comes at a planned second of the run's clock.
-    let _cpus = cpus_alone();
+    // Quiet: the interrupt comes at a planned second of the run's clock.
+    let _cpus = cpus_quiet();
     let run = ShortRun::throwaway(&small_reference());
     let tmpdir = private_tmpdir();
     let mut harness = stallbench()

@@ -8,8 +8,9 @@ use stallbench::config::Mode;
 
 #[test]
 fn below_capacity_each_request_is_sent_on_time() {
-    // Alone: the lag is measured in fractions of a millisecond.
-    let _cpus = cpus_alone();
+    // Quiet: the lag is measured in fractions of a millisecond; a light
+    // neighbour leaves it at about 0.5 ms (see below), four busy ones may not.
+    let _cpus = cpus_quiet();
     let mut run = ShortRun::on_shared_server(&reference());
     run.args.rate = Some(200.0);
     run.args.duration = Some(Duration::from_secs(7));

@@ -9,8 +9,8 @@ use stallbench::config::Mode;
 
 #[test]
 fn below_capacity_a_request_hardly_waits_for_a_connection() {
-    // Alone: a connection's wait is bounded in milliseconds.
-    let _cpus = cpus_alone();
+    // Quiet: a connection's wait is bounded in milliseconds.
+    let _cpus = cpus_quiet();
     let mut run = ShortRun::on_shared_server(&reference());
     run.args.rate = Some(100.0);
     run.args.pool_size = Some(4);

@@ -18,9 +18,10 @@
 //!    ([`operator::OperatorServer`], [`managed::ManagedServer`],
 //!    [`server::start_throwaway_server`]).
 //! 3. **The CPUs.** Every test that runs a scenario takes [`cpus_shared`]
-//!    (libtest runs four tests of this binary at once) or, when its timing bounds
-//!    need the CPUs to itself, [`cpus_alone`]; such a test goes in `alone/`,
-//!    whose tests run first (`alone/mod.rs` says why).
+//!    (libtest runs four tests of this binary at once) or, when its timing
+//!    bounds need the shared tests out of the way, [`cpus_quiet`] (beside
+//!    other quiet tests) or [`cpus_alone`] (beside none); such a test goes
+//!    in `alone/`, whose tests run first (`alone/mod.rs` says why).
 //! 4. **What it leaves behind**, checked only among the processes and folders
 //!    the test started ([`processes`]): [`assert_run_stopped_its_server`]
 //!    after a throwaway run, [`assert_no_process_in`] for a server's folder.
@@ -38,6 +39,7 @@
 
 #![allow(dead_code)]
 
+pub mod cpus;
 pub mod managed;
 pub mod operator;
 pub mod processes;
@@ -47,6 +49,7 @@ pub mod shared;
 pub mod workload;
 
 // Each test file uses some of the helpers, as with dead_code above.
+pub use cpus::{cpus_alone, cpus_quiet, cpus_shared};
 #[allow(unused_imports)]
 pub use operator::*;
 #[allow(unused_imports)]
@@ -63,72 +66,11 @@ pub use workload::{
 };
 
 use std::path::{Path, PathBuf};
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use stallbench::cli::CommonArgs;
 use stallbench::config::{Config, Mode};
 use stallbench::metrics::RunReport;
 use stallbench::workload::WorkloadFile;
-
-static CPUS: RwLock<()> = RwLock::new(());
-
-thread_local! {
-    /// Whether this thread holds [`CPUS`] already (shared or alone).
-    static HOLDS_CPUS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// The test's hold on [`CPUS`], shared or alone; released on drop.
-pub struct CpuHold<G> {
-    _guard: G,
-}
-
-impl<G> Drop for CpuHold<G> {
-    fn drop(&mut self) {
-        HOLDS_CPUS.with(|holds| holds.set(false));
-    }
-}
-
-/// Marks this thread as holding [`CPUS`]. A second hold on one thread is a
-/// re-entrant read of a std `RwLock`, which may deadlock (or panic) when a
-/// `cpus_alone` writer queues between the two reads: it fails at once here,
-/// naming the fix, instead of hanging one run in fifty.
-fn mark_held() {
-    HOLDS_CPUS.with(|holds| {
-        assert!(
-            !holds.replace(true),
-            "this test takes the CPU lock twice (cpus_shared/cpus_alone): \
-             take it once per test path, in the test or in its helper, not both"
-        );
-    });
-}
-
-#[test]
-fn taking_the_cpu_lock_twice_on_one_thread_fails_at_once() {
-    let _cpus = cpus_shared();
-    let again = std::panic::catch_unwind(|| drop(cpus_shared())).unwrap_err();
-    let message = again
-        .downcast_ref::<&str>()
-        .expect("a panic with a message");
-    assert!(message.contains("takes the CPU lock twice"), "{message}");
-}
-
-/// For a test that may run beside the binary's other tests (libtest runs
-/// four at a time): its scenario's shape does not depend on having the CPUs.
-pub fn cpus_shared() -> CpuHold<RwLockReadGuard<'static, ()>> {
-    mark_held();
-    CpuHold {
-        _guard: CPUS.read().unwrap_or_else(PoisonError::into_inner),
-    }
-}
-
-/// For a test whose timing bounds (a schedule's lag, an exit within seconds)
-/// need the CPUs to itself: no other test of the binary runs meanwhile.
-pub fn cpus_alone() -> CpuHold<RwLockWriteGuard<'static, ()>> {
-    mark_held();
-    CpuHold {
-        _guard: CPUS.write().unwrap_or_else(PoisonError::into_inner),
-    }
-}
 
 /// Fails (never skips) when the PostgreSQL server binaries are missing.
 pub fn require_postgres() {
