@@ -9,10 +9,10 @@
 //! They live in this module, named `alone`, because libtest starts a
 //! binary's tests in the order of their names: these come first, the quiet
 //! ones together, the others one at a time, before the shared tests fill
-//! the threads. Scattered among
-//! the shared tests, each waited for its running neighbours to end while the
-//! other threads sat idle: 331 s of a 611 s suite ran a single test.
-//! Were the order ever to change, the suite would be slower, not wrong.
+//! the threads. Scattered among the shared tests, each waited for its
+//! running neighbours to end while the other threads sat idle: 331 s of a
+//! 611 s suite ran a single test. Were the order ever to change, the suite
+//! would be slower, not wrong.
 //!
 //! [`cpus_alone`]: crate::common::cpus_alone
 //! [`cpus_quiet`]: crate::common::cpus_quiet
