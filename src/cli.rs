@@ -200,7 +200,7 @@ pub struct CheckArgs {
     /// for SHARE and SHARE ROW EXCLUSIVE), `report`, `writer` or `none` [default: auto].
     #[arg(long, value_name = "KIND")]
     pub blocker: Option<BlockerChoice>,
-    /// How long the blocker holds its transaction open [default: 10s].
+    /// How long the blocker holds its transaction open [default: 4s].
     #[arg(long, value_name = "DURATION", value_parser = DurationParser)]
     pub hold: Option<Duration>,
     /// How the project deploys a migration: a strategy preset [default: naive, the file as written].
