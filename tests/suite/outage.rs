@@ -9,12 +9,14 @@ use std::fs::File;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use crate::common::workload;
 use crate::common::*;
 use stallbench::config::Mode;
 use stallbench::export::csv::LockTraceRecord;
 use stallbench::metrics::lock_trace::{Blocks, LockMode};
 use stallbench::metrics::locks::LockSample;
 use stallbench::metrics::{AttemptOutcome, RunReport, StrategyReport};
+use stallbench::workload::BlockerFile;
 
 /// The reference outage (naive, then retry), run once on a throwaway server
 /// (the server log's facts are read only there) by the first test that asks.
@@ -401,4 +403,31 @@ fn load_only_is_a_pgbench_with_histograms() {
     );
     assert_eq!(load.summary.ddl_outcome, "none");
     assert!(run.out.join("latency-load.hgrm").is_file());
+}
+
+/// A blocker that takes its lock late (here its statement sleeps first, as
+/// a busy machine can delay it) still meets the migration scheduled after
+/// it: the DDL waits for the blocker's lock, then queues behind it, instead
+/// of slipping in first and meeting no long transaction.
+#[test]
+fn a_migration_waits_for_a_late_blocker_to_take_its_lock() {
+    let _cpus = cpus_shared();
+    let mut workload = reference();
+    // At 1 s the report starts; its lock on orders only at about 2.5 s.
+    let late = "SELECT pg_sleep(1.5); SELECT count(*) FROM orders";
+    workload.blocker = Some(BlockerFile {
+        sql: late.into(),
+        ..workload::report("1s", "3s")
+    });
+    let mut run = ShortRun::on_shared_server(&workload);
+    run.args.duration = Some(Duration::from_secs(7));
+    let report = run.execute(Mode::Run {
+        strategy: "naive".to_string(),
+    });
+    let alter = &report.strategies[0].attempts[0];
+    assert_eq!(alter.outcome, AttemptOutcome::Ok, "{alter:?}");
+    // Scheduled at 1.5 s, started once the report held its lock (2.5 s),
+    // then queued until the report's end (5.5 s).
+    assert!(alter.started_s >= 2.4, "{alter:?}");
+    assert!(alter.waited_ms >= 2000.0, "{alter:?}");
 }

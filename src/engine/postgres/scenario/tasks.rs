@@ -162,13 +162,19 @@ pub fn start(
             stop_rx.clone(),
         ))
     });
+    // A DDL scheduled after the blocker waits for it to hold its lock: on a
+    // busy machine the blocker's statement can start late, and a migration
+    // that slips in before it meets no long transaction.
+    let (blocker_holds_tx, blocker_holds_rx) = watch::channel(false);
+    let ddl_waits_for_blocker = match (&config.blocker, &config.ddl) {
+        (Some(blocker), Some(ddl)) => blocker.at <= ddl.at,
+        _ => false,
+    };
     let blocker = match (sessions.blocker, &config.blocker) {
         (Some(client), Some(blocker)) => {
             let cancel = client.cancel_token();
-            Some((
-                tokio::spawn(blocker::run_blocker(client, clock, blocker.clone())),
-                cancel,
-            ))
+            let run = blocker::run_blocker(client, clock, blocker.clone(), blocker_holds_tx);
+            Some((tokio::spawn(run), cancel))
         }
         _ => None,
     };
@@ -198,6 +204,8 @@ pub fn start(
                     try_running: try_running_tx,
                 }),
                 invalid_indexes_before: None,
+                blocker_holds: (ddl_waits_for_blocker && blocker.is_some())
+                    .then_some(blocker_holds_rx),
             };
             Some((tokio::spawn(ddl::run_ddl(injector)), cancel))
         }

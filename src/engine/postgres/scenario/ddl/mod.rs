@@ -76,6 +76,10 @@ pub struct DdlInjector {
     /// there were before its first try (`run_ddl` reads them; start with
     /// `None`): a later try drops the others first ([`invalid_index`]).
     pub invalid_indexes_before: Option<Vec<i64>>,
+    /// Turns true once the blocker scheduled before the migration holds its
+    /// lock (or the blocker is over): the migration's first try waits for
+    /// it. `None` when no blocker comes first.
+    pub blocker_holds: Option<watch::Receiver<bool>>,
 }
 
 /// The DDL injector's side of the lock observer's polls of its session.
@@ -111,6 +115,16 @@ pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
     tokio::select! {
         _ = injector.clock.sleep_until(injector.at) => {}
         _ = run_over.wait_for(|over| *over) => return Vec::new(),
+    }
+    if let Some(mut blocker_holds) = injector.blocker_holds.take() {
+        if !*blocker_holds.borrow() {
+            injector.say("waiting for the blocker to take its lock");
+        }
+        // A dropped sender (the blocker over or failed) ends the wait too.
+        tokio::select! {
+            _ = blocker_holds.wait_for(|holds| *holds) => {}
+            _ = run_over.wait_for(|over| *over) => return Vec::new(),
+        }
     }
     let mut attempts: Vec<DdlAttempt> = Vec::new();
     for (index, sql) in injector.steps.clone().into_iter().enumerate() {
