@@ -405,16 +405,18 @@ fn load_only_is_a_pgbench_with_histograms() {
     assert!(run.out.join("latency-load.hgrm").is_file());
 }
 
-/// A blocker that takes its lock late (here its statement sleeps first, as
-/// a busy machine can delay it) still meets the migration scheduled after
-/// it: the DDL waits for the blocker's lock, then queues behind it, instead
-/// of slipping in first and meeting no long transaction.
+/// A blocker that takes its lock late (here its statement sleeps before it
+/// reads the table, as a busy machine can delay it) still meets the
+/// migration scheduled after it: the DDL waits for the blocker's lock, then
+/// queues behind it, instead of slipping in first and meeting no long
+/// transaction.
 #[test]
 fn a_migration_waits_for_a_late_blocker_to_take_its_lock() {
     let _cpus = cpus_shared();
     let mut workload = reference();
-    // At 1 s the report starts; its lock on orders only at about 2.5 s.
-    let late = "SELECT pg_sleep(1.5); SELECT count(*) FROM orders";
+    // At 1 s the report starts; PL/pgSQL plans the read, and locks orders,
+    // only when it reaches it, at about 2.5 s.
+    let late = "DO $$ BEGIN PERFORM pg_sleep(1.5); PERFORM count(*) FROM orders; END $$";
     workload.blocker = Some(BlockerFile {
         sql: late.into(),
         ..workload::report("1s", "3s")

@@ -204,21 +204,12 @@ impl Sessions {
             mut ddl,
             killer,
         } = self;
-        // A DDL scheduled after the report waits for it to hold its lock:
-        // on a busy machine the report can start late, and a migration
-        // that slips in before it meets no long transaction.
-        let (report_holds, mut holds) = watch::channel(false);
-        let waits_for_report = outage.report_at <= outage.ddl_at;
-        let report = tokio::spawn(run_report(blocker, outage.clone(), clock, report_holds));
+        let report = tokio::spawn(run_report(blocker, outage.clone(), clock));
         let ddl_sql = outage.ddl.clone();
         let ddl_at = clock.started_at() + outage.ddl_at;
         let roles = roles.clone();
         let injector = tokio::spawn(async move {
             tokio::time::sleep_until(ddl_at.into()).await;
-            if waits_for_report {
-                // A dropped sender (the report over or failed) ends the wait too.
-                let _ = holds.wait_for(|holds| *holds).await;
-            }
             let attempts = match tool {
                 Some((program, args)) => {
                     let table = ptosc::table_of(&ddl_sql);
@@ -279,27 +270,20 @@ fn table_of(ddl: &str) -> String {
 
 /// Waits until the report's start, then `BEGIN; <sql>; SELECT SLEEP(hold);
 /// COMMIT`: the shared metadata lock on the table is held until the commit.
-/// `holds` turns true once `<sql>` ran (and is dropped when the report ends).
-async fn run_report(
-    mut conn: mysql_async::Conn,
-    outage: Outage,
-    clock: RunClock,
-    holds: watch::Sender<bool>,
-) -> BlockerResult {
+async fn run_report(mut conn: mysql_async::Conn, outage: Outage, clock: RunClock) -> BlockerResult {
     tokio::time::sleep_until((clock.started_at() + outage.report_at).into()).await;
     let started_s = clock.now_s();
     let began = Instant::now();
-    let take = ["BEGIN".to_string(), outage.report_sql.clone()];
-    let hold = [
+    let statements = [
+        "BEGIN".to_string(),
+        outage.report_sql.clone(),
         format!("SELECT SLEEP({})", outage.report_hold.as_secs_f64()),
         "COMMIT".to_string(),
     ];
-    let mut result = run_all(&mut conn, &take).await;
-    if result.is_ok() {
-        holds.send_replace(true);
-        result = run_all(&mut conn, &hold).await;
-    }
-    let error = result.err().map(|err| format!("the report failed: {err}"));
+    let error = run_all(&mut conn, &statements)
+        .await
+        .err()
+        .map(|err| format!("the report failed: {err}"));
     let ended_s = started_s + began.elapsed().as_secs_f64();
     let _ = conn.disconnect().await;
     BlockerResult {

@@ -14,33 +14,29 @@ use crate::scenario::RunClock;
 use crate::scenario::blocker::BlockerResult;
 
 /// Waits until `at`, then holds a transaction open for `hold`: a report or a
-/// writer runs `BEGIN; <sql>`, then `SELECT pg_sleep(<hold>); COMMIT`; an idle
-/// blocker runs `BEGIN; <sql>`, stays idle in transaction, then commits
-/// (unless the server ends the session first, e.g.
-/// `idle_in_transaction_session_timeout`). `holds` turns true once `<sql>`
-/// ran, so its locks are held (and is dropped when the blocker ends).
+/// writer runs `BEGIN; <sql>; SELECT pg_sleep(<hold>); COMMIT`; an idle blocker
+/// runs `BEGIN; <sql>`, stays idle in transaction, then commits (unless the
+/// server ends the session first, e.g. `idle_in_transaction_session_timeout`).
+/// `_running` is dropped when it ends, which a migration waiting for its lock
+/// sees (`ddl::blocker_first`).
 pub async fn run_blocker(
     client: Client,
     clock: RunClock,
     blocker: BlockerConfig,
-    holds: watch::Sender<bool>,
+    _running: watch::Sender<()>,
 ) -> BlockerResult {
     clock.sleep_until(blocker.at).await;
     let started_s = clock.now_s();
     let sql = blocker.sql.trim().trim_end_matches(';');
-    let began = client.batch_execute(&format!("BEGIN; {sql}")).await;
-    if began.is_ok() {
-        holds.send_replace(true);
-    }
     let result = match blocker.kind {
-        BlockerKind::Report | BlockerKind::Writer => match began {
-            Err(err) => Err(err),
-            Ok(()) => {
-                let batch = format!("SELECT pg_sleep({:.3}); COMMIT", blocker.hold.as_secs_f64());
-                client.batch_execute(&batch).await
-            }
-        },
-        BlockerKind::Idle => match began {
+        BlockerKind::Report | BlockerKind::Writer => {
+            let batch = format!(
+                "BEGIN; {sql}; SELECT pg_sleep({:.3}); COMMIT",
+                blocker.hold.as_secs_f64()
+            );
+            client.batch_execute(&batch).await
+        }
+        BlockerKind::Idle => match client.batch_execute(&format!("BEGIN; {sql}")).await {
             Err(err) => Err(err),
             Ok(()) => {
                 let until = tokio::time::Instant::now() + blocker.hold;

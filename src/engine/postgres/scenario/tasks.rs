@@ -35,7 +35,8 @@ use super::load;
 use super::observer::{self, ObserverOutput};
 use super::pool::{PoolOutcome, run_pool_app};
 use super::replica_observer::{ReplicaObserved, observe_replica};
-use crate::config::Config;
+use crate::choices::Side;
+use crate::config::{Config, ReplicaConfig};
 use crate::engine::postgres::database::Database;
 use crate::error::Error;
 use crate::metrics::recorder::WorkerPart;
@@ -162,18 +163,25 @@ pub fn start(
             stop_rx.clone(),
         ))
     });
-    // A DDL scheduled after the blocker waits for it to hold its lock: on a
-    // busy machine the blocker's statement can start late, and a migration
-    // that slips in before it meets no long transaction.
-    let (blocker_holds_tx, blocker_holds_rx) = watch::channel(false);
-    let ddl_waits_for_blocker = match (&config.blocker, &config.ddl) {
-        (Some(blocker), Some(ddl)) => blocker.at <= ddl.at,
-        _ => false,
+    // Closed when the blocker's task ends; a DDL scheduled after the
+    // blocker on the same server waits for its lock (`ddl::blocker_first`).
+    let (blocker_running, blocker_running_rx) = watch::channel(());
+    let blocker_first = match (&config.blocker, &config.ddl) {
+        (Some(blocker), Some(ddl)) => {
+            let side = ReplicaConfig::blocker_on(config.replica.as_ref());
+            (blocker.at <= ddl.at && side == Side::Primary).then(|| {
+                ddl::blocker_first::BlockerFirst {
+                    application_name: target.application_name(Role::Blocker(blocker.kind)),
+                    running: blocker_running_rx,
+                }
+            })
+        }
+        _ => None,
     };
     let blocker = match (sessions.blocker, &config.blocker) {
         (Some(client), Some(blocker)) => {
             let cancel = client.cancel_token();
-            let run = blocker::run_blocker(client, clock, blocker.clone(), blocker_holds_tx);
+            let run = blocker::run_blocker(client, clock, blocker.clone(), blocker_running);
             Some((tokio::spawn(run), cancel))
         }
         _ => None,
@@ -204,8 +212,7 @@ pub fn start(
                     try_running: try_running_tx,
                 }),
                 invalid_indexes_before: None,
-                blocker_holds: (ddl_waits_for_blocker && blocker.is_some())
-                    .then_some(blocker_holds_rx),
+                blocker_first: blocker_first.filter(|_| blocker.is_some()),
             };
             Some((tokio::spawn(ddl::run_ddl(injector)), cancel))
         }

@@ -14,6 +14,7 @@
 //! and the schedule goes on. A strategy of one try fails with its one try.
 
 pub mod abort;
+pub mod blocker_first;
 mod invalid_index;
 mod replica_wait;
 mod terminate;
@@ -76,10 +77,10 @@ pub struct DdlInjector {
     /// there were before its first try (`run_ddl` reads them; start with
     /// `None`): a later try drops the others first ([`invalid_index`]).
     pub invalid_indexes_before: Option<Vec<i64>>,
-    /// Turns true once the blocker scheduled before the migration holds its
-    /// lock (or the blocker is over): the migration's first try waits for
-    /// it. `None` when no blocker comes first.
-    pub blocker_holds: Option<watch::Receiver<bool>>,
+    /// The blocker scheduled before the migration, which its first try
+    /// waits for ([`blocker_first`]); `None` when no blocker comes first on
+    /// its server.
+    pub blocker_first: Option<blocker_first::BlockerFirst>,
 }
 
 /// The DDL injector's side of the lock observer's polls of its session.
@@ -116,14 +117,11 @@ pub async fn run_ddl(mut injector: DdlInjector) -> Vec<DdlAttempt> {
         _ = injector.clock.sleep_until(injector.at) => {}
         _ = run_over.wait_for(|over| *over) => return Vec::new(),
     }
-    if let Some(mut blocker_holds) = injector.blocker_holds.take() {
-        if !*blocker_holds.borrow() {
-            injector.say("waiting for the blocker to take its lock");
-        }
-        // A dropped sender (the blocker over or failed) ends the wait too.
-        tokio::select! {
-            _ = blocker_holds.wait_for(|holds| *holds) => {}
-            _ = run_over.wait_for(|over| *over) => return Vec::new(),
+    if let Some(blocker) = injector.blocker_first.take() {
+        injector.say("waiting for the blocker to take its lock");
+        let client = &injector.session.client;
+        if !blocker_first::wait_for_blocker(client, &blocker, &mut run_over).await {
+            return Vec::new();
         }
     }
     let mut attempts: Vec<DdlAttempt> = Vec::new();
