@@ -198,8 +198,8 @@ fn the_defaults_gate_the_last_migration_naive_against_retry() {
     );
     assert!(config.table_rows.is_empty() && config.sizes_from.is_none());
     assert_eq!(config.measure, Measure::All);
-    assert_eq!(config.hold, Duration::from_secs(10));
-    assert_eq!(config.duration, Duration::from_millis(15_000));
+    assert_eq!(config.hold, Duration::from_secs(4));
+    assert_eq!(config.duration, Duration::from_millis(9_000));
     assert_eq!(config.clients, 4);
     let names: Vec<String> = config.strategies().into_iter().map(|s| s.name).collect();
     assert_eq!(names, ["naive", "retry"]);

@@ -716,7 +716,7 @@ mod tests {
         assert_eq!(config.out_dir, design.config.out_dir.join("replica"));
         assert_eq!(
             replica.blocker,
-            "a report holding ACCESS SHARE on orders for 10 s on the hot standby"
+            "a report holding ACCESS SHARE on orders for 4 s on the hot standby"
         );
         let base = base_config(&check);
         assert_eq!(base.replica.as_ref().map(|r| r.load_on), Some(LoadOn::Both));

@@ -108,10 +108,14 @@ mod tests {
     #[test]
     fn the_default_retry_commits_at_its_first_try_after_the_blocker() {
         let config = run_config(None, None);
-        // Tries at 1.5, 3, 5.5, 9 s (0.5 s lock_timeout, sleeps 1, 2, 3 s);
-        // the blocker lets go at 11 s; the fifth try, at 13.5 s, takes the lock.
+        // Tries at 1.5, 3, 5.5 s (0.5 s lock_timeout, sleeps 1, 2 s); the
+        // blocker lets go at 5 s (the default 4 s hold); the third try takes the lock.
         let retry = preset("retry").unwrap().strategy;
-        assert_eq!(predicted_commit_s(&config, &retry), Some(13.5));
+        assert_eq!(predicted_commit_s(&config, &retry), Some(5.5));
+        // With a 10 s hold the blocker lets go at 11 s and the fifth try,
+        // at 13.5 s (sleeps 3 and 4 s after the third and fourth), does.
+        let long = run_config(Some(10), None);
+        assert_eq!(predicted_commit_s(&long, &retry), Some(13.5));
         let naive = preset("naive").unwrap().strategy;
         assert_eq!(predicted_commit_s(&config, &naive), None);
         let short = run_config(Some(3), Some(8));
