@@ -17,17 +17,21 @@ use tokio_postgres::Client;
 /// How often the server is asked.
 const POLL: Duration = Duration::from_millis(10);
 
-/// Whether the session named `$1` holds a lock other than its own
-/// transaction's (a system catalog's, taken while a statement is planned,
-/// does not count) or is idle in its transaction.
-const HOLDS_SQL: &str = "SELECT EXISTS (
-    SELECT FROM pg_stat_activity a
-    WHERE a.application_name = $1
-      AND (a.state LIKE 'idle in transaction%'
-           OR EXISTS (SELECT FROM pg_locks l
-                      WHERE l.pid = a.pid AND l.granted
-                        AND l.locktype NOT IN ('virtualxid', 'transactionid')
-                        AND (l.locktype <> 'relation' OR l.relation >= 16384))))";
+/// Whether a session named `$1` is seen at all (through a pooler that drops
+/// `application_name` it is not, and the migration does not wait), and
+/// whether it holds a lock other than its own transaction's (a system
+/// catalog's, taken while a statement is planned, does not count) or is
+/// idle in its transaction.
+const HOLDS_SQL: &str = "SELECT
+    EXISTS (SELECT FROM pg_stat_activity WHERE application_name = $1),
+    EXISTS (
+        SELECT FROM pg_stat_activity a
+        WHERE a.application_name = $1
+          AND (a.state LIKE 'idle in transaction%'
+               OR EXISTS (SELECT FROM pg_locks l
+                          WHERE l.pid = a.pid AND l.granted
+                            AND l.locktype NOT IN ('virtualxid', 'transactionid')
+                            AND (l.locktype <> 'relation' OR l.relation >= 16384))))";
 
 /// The blocker the migration waits for.
 pub struct BlockerFirst {
@@ -38,7 +42,8 @@ pub struct BlockerFirst {
 }
 
 /// Waits, asking on `client`, until the blocker holds its lock, or is over,
-/// or the server cannot be asked; false when `run_over` turned true first.
+/// or cannot be seen, or the server cannot be asked; false when `run_over`
+/// turned true first.
 pub async fn wait_for_blocker(
     client: &Client,
     blocker: &BlockerFirst,
@@ -55,7 +60,7 @@ pub async fn wait_for_blocker(
             .query_one(HOLDS_SQL, &[&blocker.application_name])
             .await
         {
-            Ok(row) if row.get::<_, bool>(0) => return true,
+            Ok(row) if !row.get::<_, bool>(0) || row.get::<_, bool>(1) => return true,
             Ok(_) => {}
             // The tries will meet the same server and say what is wrong.
             Err(_) => return true,
