@@ -102,8 +102,8 @@ fn a_trigger_fills_every_table_and_a_table_left_empty_gets_no_verdict() {
 
     // A trigger on a table whose rows a new migration changes may write
     // anywhere: every table is filled, and the report says why. (It
-    // updates one row of audit: every row, once per row of products, made
-    // this test 70 s of the server's CPU, its trace and apply 40 s.)
+    // updates one row of audit: updating all of them once per row of
+    // products cost the server 40 s of CPU per check.)
     let trigger = "\
 CREATE FUNCTION count_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN UPDATE audit SET changes = changes + 1 WHERE id = 1; RETURN NEW; END $$;
