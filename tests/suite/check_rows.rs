@@ -434,6 +434,23 @@ fn two_connections_fill_the_same_rows_and_leave_indexes_keys_and_triggers_as_the
             .unwrap()
             .get(0);
         assert_eq!(touched, 3000);
+        // customers and orders are parents whose children were still empty
+        // at their step: their keys were set aside and they went in by
+        // COPY ... FREEZE, every page all-frozen (a plain VACUUM freezes no
+        // row this young).
+        client
+            .batch_execute("CREATE EXTENSION IF NOT EXISTS pg_visibility")
+            .await
+            .unwrap();
+        for table in ["customers", "orders"] {
+            let sql = format!(
+                "SELECT all_frozen, (SELECT relpages FROM pg_class WHERE oid = 'two.{table}'::regclass)
+                 FROM pg_visibility_map_summary('two.{table}')"
+            );
+            let row = client.query_one(&sql, &[]).await.unwrap();
+            let (frozen, pages): (i64, i32) = (row.get(0), row.get(1));
+            assert!(pages > 0 && frozen == i64::from(pages), "{table}: {frozen} of {pages} pages frozen");
+        }
         assert_eq!(schema_definition(&client, "one").await, before);
         assert_eq!(schema_definition(&client, "two").await, before);
         let orphan = client

@@ -18,7 +18,8 @@
 //! - [`parents`]: the parents' keys, read once each;
 //! - [`send`]: the rows streamed by COPY;
 //! - [`checks`]: the CHECKs of one column it can satisfy (`IN` lists, bounds);
-//! - [`upkeep`]: indexes built after the rows, foreign keys checked once.
+//! - [`upkeep`]: indexes built after the rows, foreign keys checked once;
+//! - [`detach`]: a parent's incoming keys dropped while its children are empty.
 //!
 //! A table the generator cannot fill (a CHECK its values break, a type it
 //! does not know, a cycle of NOT NULL foreign keys) is skipped with the
@@ -31,6 +32,7 @@
 
 mod catalog;
 mod checks;
+mod detach;
 mod generate;
 mod order;
 mod parents;
@@ -186,6 +188,12 @@ pub async fn fill_tables_in(
     };
     let mut fills = Vec::new();
     for step in jobs.chunk_by(|a, b| a.step == b.step) {
+        let oids: Vec<u32> = step.iter().map(|job| catalog.tables[job.at].oid).collect();
+        let detached = match superuser {
+            true => (detach::detach(first, &oids).await)
+                .map_err(|err| runtime("dropping foreign keys of empty tables", err))?,
+            false => Vec::new(),
+        };
         let queue = RefCell::new(step.iter().enumerate());
         let workers = (clients.iter()).map(|client| filling.work_through(client, &queue));
         let mut done: Vec<(usize, TableFill)> = futures_util::future::try_join_all(workers)
@@ -193,6 +201,8 @@ pub async fn fill_tables_in(
             .into_iter()
             .flatten()
             .collect();
+        (detach::reattach(first, &detached).await)
+            .map_err(|err| runtime("adding back the foreign keys dropped for the fill", err))?;
         done.sort_by_key(|(at, _)| *at);
         for (_, fill) in done {
             on_filled(&fill, fills.len() + 1, jobs.len());
