@@ -266,6 +266,33 @@ async fn prepare_database(
     Ok(())
 }
 
+/// Turns the throwaway server's `fsync` off for the fill, or back on: the
+/// rows then go in without waiting for the disk at each table's commit and
+/// checkpoint (5 to 10% of the bench-check folder's fill, docs/benchmark.md),
+/// as `initdb --no-sync` writes its files; the server
+/// is thrown away after the check, so a crash would lose nothing. The
+/// traces and the measured runs come after, with fsync on as the server
+/// starts. Returns once this session has the new value.
+async fn set_fsync(client: &Client, on: bool) -> Result<(), tokio_postgres::Error> {
+    let sql = match on {
+        true => "ALTER SYSTEM RESET fsync",
+        false => "ALTER SYSTEM SET fsync = off",
+    };
+    client.batch_execute(sql).await?;
+    client.batch_execute("SELECT pg_reload_conf()").await?;
+    let wanted = if on { "on" } else { "off" };
+    for _ in 0..100 {
+        let row = client
+            .query_one("SELECT current_setting('fsync')", &[])
+            .await?;
+        if row.get::<_, String>(0) == wanted {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    Ok(())
+}
+
 /// Fills the tables of `scope` with generated `rows` on `client` and as
 /// many more connections as the fill uses, and notes in `run` what it did.
 async fn fill_generated(
@@ -293,8 +320,14 @@ async fn fill_generated(
         more.push(target.connect(Role::Setup).await?);
     }
     let clients: Vec<&Client> = std::iter::once(client).chain(&more).collect();
-    let filled =
-        fill_tables_in(&clients, &schemas, rows, config.seed, scope, &mut on_filled).await?;
+    // Without the right to change it (not a superuser) the fill keeps fsync.
+    let fsync_off = set_fsync(client, false).await.is_ok();
+    let filled = fill_tables_in(&clients, &schemas, rows, config.seed, scope, &mut on_filled).await;
+    if fsync_off {
+        (set_fsync(client, true).await)
+            .map_err(|err| Error::runtime(format!("turning fsync on after the fill: {err}")))?;
+    }
+    let filled = filled?;
     drop(more);
     let fills = filled.fills;
     say(
