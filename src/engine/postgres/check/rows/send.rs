@@ -48,6 +48,10 @@ pub(super) async fn send_rows(
             chunk.extend_from_slice(&lines);
             lines.clear();
             sink.send(chunk.split().freeze()).await?;
+            // A sink with room never makes the task wait: without a yield the
+            // whole table's rows are made in one poll, and a Ctrl-C is not
+            // seen until they are (5.3 s late for 3,000,000 rows, in a suite run).
+            tokio::task::yield_now().await;
         }
     }
     sink.finish().await
