@@ -11,6 +11,17 @@
 /// sample runs).
 pub const GRANT_POLL_EVERY_MS: u64 = 20;
 
+/// How long into a lock wait the server checks for a deadlock: its
+/// `deadlock_timeout`, PostgreSQL's default of 1 s, which stallbench's own
+/// servers are given too. While the check runs (and logs the wait, with
+/// `log_lock_waits`) the session shows no wait event: an instant on a quiet
+/// machine, a poll's worth or more on a busy one.
+const DEADLOCK_CHECK_AFTER_S: f64 = 1.0;
+/// How far from [`DEADLOCK_CHECK_AFTER_S`] into a wait a poll may see that
+/// check: a poll early (the wait began before the first poll that saw it),
+/// half a second late (a busy machine).
+const DEADLOCK_CHECK_WINDOW_S: (f64, f64) = (0.05, 0.5);
+
 use super::failures::FailureKind;
 use super::{AttemptOutcome, DdlAttempt};
 use crate::engine::ErrorClass;
@@ -53,7 +64,9 @@ pub struct LockPhases {
 ///
 /// The grant is the end of the statement's first lock wait: the first poll
 /// that saw it run after the first poll that saw it wait (up to one poll
-/// late). A poll that saw it run before that saw it parse, before its lock
+/// late), unless that poll saw the server's deadlock check (alone between
+/// two polls that saw the wait, one `deadlock_timeout` into it: see
+/// [`DEADLOCK_CHECK_AFTER_S`]). A poll that saw it run before that saw it parse, before its lock
 /// request; a try that failed for its lock wait (a lock timeout, a deadlock)
 /// ran after its last wait only to raise the error. Never seen waiting, it
 /// was granted at the start (it waited less than a poll) if it succeeded or
@@ -87,10 +100,15 @@ pub fn lock_phases(attempt: &DdlAttempt, polls: &[DdlPoll]) -> LockPhases {
         .position(|poll| poll.activity == DdlActivity::WaitingForLock);
     let granted_s = match first_wait {
         None => (ok || during.iter().any(|poll| running(poll))).then_some(started_s),
-        Some(first_wait) => match during[first_wait..].iter().find(|poll| running(poll)) {
-            Some(running) => Some(running.t_s),
-            None => ok.then_some(ended_s),
-        },
+        Some(first_wait) => {
+            let waits_on = &during[first_wait..];
+            let grant = (1..waits_on.len())
+                .find(|&at| running(waits_on[at]) && !is_deadlock_check(waits_on, at));
+            match grant {
+                Some(at) => Some(waits_on[at].t_s),
+                None => ok.then_some(ended_s),
+            }
+        }
     };
     let duration_ms = (ended_s - started_s) * 1000.0;
     let Some(granted_s) = granted_s else {
@@ -107,6 +125,24 @@ pub fn lock_phases(attempt: &DdlAttempt, polls: &[DdlPoll]) -> LockPhases {
         held_ms: (ended_s - granted_s) * 1000.0,
         held_waiting_ms: waiting_after_ms(&during, granted_s, ended_s),
     }
+}
+
+/// Whether `polls[at]`, which saw the statement run, saw the server's
+/// deadlock check rather than the grant: alone between two polls that saw
+/// it wait, about `deadlock_timeout` after the first poll of that wait.
+fn is_deadlock_check(polls: &[&DdlPoll], at: usize) -> bool {
+    let waiting = |poll: &&DdlPoll| poll.activity == DdlActivity::WaitingForLock;
+    let alone = at > 0 && waiting(&polls[at - 1]) && polls.get(at + 1).is_some_and(waiting);
+    if !alone {
+        return false;
+    }
+    let wait_began_s = match polls[..at].iter().rposition(|poll| !waiting(poll)) {
+        Some(before) => polls[before + 1].t_s,
+        None => polls[0].t_s,
+    };
+    let into_s = polls[at].t_s - wait_began_s;
+    let (early_s, late_s) = DEADLOCK_CHECK_WINDOW_S;
+    (DEADLOCK_CHECK_AFTER_S - early_s..=DEADLOCK_CHECK_AFTER_S + late_s).contains(&into_s)
 }
 
 /// The time from `granted_s` to `ended_s` that `polls` saw waiting for a lock:
@@ -227,6 +263,36 @@ mod tests {
         assert!(close(phases.wait_ms, 350.0), "{phases:?}");
         assert!(close(phases.held_ms, 850.0), "{phases:?}");
         assert!(close(phases.held_waiting_ms, 500.0), "{phases:?}");
+    }
+
+    #[test]
+    fn the_deadlock_check_one_second_into_the_wait_is_not_the_grant() {
+        // Polls at 6.0, 6.25, ...: waiting, seen running alone at 7.0 (one
+        // second into the wait: the server's deadlock check), waiting again,
+        // then running from 7.75 on.
+        let seen = polls(
+            6.0,
+            &[
+                WaitingForLock,
+                WaitingForLock,
+                WaitingForLock,
+                WaitingForLock,
+                Running,
+                WaitingForLock,
+                WaitingForLock,
+                Running,
+            ],
+        );
+        let phases = lock_phases(&ended(5.99, 7.9, AttemptOutcome::Ok), &seen);
+        assert_eq!(phases.granted_s, Some(7.75), "{phases:?}");
+        assert_eq!(phases.held_waiting_ms, 0.0);
+        // Seen running alone half a second into the wait, it had the lock
+        // (`waits_while_holding_count_apart`); and at the check's time but
+        // followed by running, too.
+        let mut granted = seen.clone();
+        granted[5].activity = Running;
+        let phases = lock_phases(&ended(5.99, 7.9, AttemptOutcome::Ok), &granted);
+        assert_eq!(phases.granted_s, Some(7.0), "{phases:?}");
     }
 
     #[test]
