@@ -268,11 +268,11 @@ async fn prepare_database(
 
 /// Turns the throwaway server's `fsync` off for the fill, or back on: the
 /// rows then go in without waiting for the disk at each table's commit and
-/// checkpoint (5 to 10% of the bench-check folder's fill, docs/benchmark.md),
-/// as `initdb --no-sync` writes its files; the server
+/// checkpoint (5 to 10% of the bench-check folder's fill,
+/// docs/benchmark.md), as `initdb --no-sync` writes its files. The server
 /// is thrown away after the check, so a crash would lose nothing. The
 /// traces and the measured runs come after, with fsync on as the server
-/// starts. Returns once this session has the new value.
+/// started. Returns once this session has the new value.
 async fn set_fsync(client: &Client, on: bool) -> Result<(), tokio_postgres::Error> {
     let sql = match on {
         true => "ALTER SYSTEM RESET fsync",
@@ -323,7 +323,8 @@ async fn fill_generated(
     // Without the right to change it (not a superuser) the fill keeps fsync.
     let fsync_off = set_fsync(client, false).await.is_ok();
     let filled = fill_tables_in(&clients, &schemas, rows, config.seed, scope, &mut on_filled).await;
-    if fsync_off {
+    // A failed fill ends the check, and the server with it.
+    if fsync_off && filled.is_ok() {
         (set_fsync(client, true).await)
             .map_err(|err| Error::runtime(format!("turning fsync on after the fill: {err}")))?;
     }
