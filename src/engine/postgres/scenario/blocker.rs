@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use tokio::sync::watch;
 use tokio_postgres::Client;
 
 use crate::config::{BlockerConfig, BlockerKind};
@@ -17,14 +16,7 @@ use crate::scenario::blocker::BlockerResult;
 /// writer runs `BEGIN; <sql>; SELECT pg_sleep(<hold>); COMMIT`; an idle blocker
 /// runs `BEGIN; <sql>`, stays idle in transaction, then commits (unless the
 /// server ends the session first, e.g. `idle_in_transaction_session_timeout`).
-/// `_running` is dropped when it ends, which a migration waiting for its lock
-/// sees (`ddl::blocker_first`).
-pub async fn run_blocker(
-    client: Client,
-    clock: RunClock,
-    blocker: BlockerConfig,
-    _running: watch::Sender<()>,
-) -> BlockerResult {
+pub async fn run_blocker(client: Client, clock: RunClock, blocker: BlockerConfig) -> BlockerResult {
     clock.sleep_until(blocker.at).await;
     let started_s = clock.now_s();
     let sql = blocker.sql.trim().trim_end_matches(';');

@@ -181,7 +181,12 @@ pub fn start(
     let blocker = match (sessions.blocker, &config.blocker) {
         (Some(client), Some(blocker)) => {
             let cancel = client.cancel_token();
-            let run = blocker::run_blocker(client, clock, blocker.clone(), blocker_running);
+            let run = blocker::run_blocker(client, clock, blocker.clone());
+            // The sender is dropped with the task, which the DDL's wait sees.
+            let run = async move {
+                let _running = blocker_running;
+                run.await
+            };
             Some((tokio::spawn(run), cancel))
         }
         _ => None,
