@@ -5,8 +5,9 @@
 
 use std::ops::Range;
 
+use super::binary::{self, Encoding};
 use super::recipe::{Column, TableRecipe};
-use super::text::{NULL, draw, push_field, write_value};
+use super::text::{NULL, Value, draw, push_field, value, write_value};
 
 /// The keys of a parent's rows a foreign key picks from, in key order:
 /// `columns` fields per row in COPY's text form, each followed by a tab or
@@ -63,8 +64,10 @@ impl ParentKeys {
     }
 }
 
-/// Appends rows `rows` (numbers from 1) of `recipe` to `out`, one line
-/// each; `parents` holds the keys of each of [`TableRecipe::parents`].
+/// Appends rows `rows` (numbers from 1) of `recipe` to `out`, in COPY's
+/// binary format when the recipe has its encodings (the header and trailer
+/// are the sender's), else one text line each; `parents` holds the keys of
+/// each of [`TableRecipe::parents`].
 pub(super) fn write_rows(
     recipe: &TableRecipe,
     parents: &[&ParentKeys],
@@ -73,65 +76,113 @@ pub(super) fn write_rows(
 ) {
     let mut scratch = String::new();
     for row in rows {
-        for (place, column) in recipe.columns.iter().enumerate() {
-            if place > 0 {
-                out.push(b'\t');
+        let row = Row {
+            recipe,
+            parents,
+            row,
+        };
+        match &recipe.binary {
+            Some(encodings) => {
+                out.extend_from_slice(&(recipe.columns.len() as i16).to_be_bytes());
+                for (column, &encoding) in recipe.columns.iter().zip(encodings) {
+                    row.write_binary(column, encoding, &mut scratch, out);
+                }
             }
-            write_field(recipe, parents, column, row, &mut scratch, out);
+            None => {
+                for (place, column) in recipe.columns.iter().enumerate() {
+                    if place > 0 {
+                        out.push(b'\t');
+                    }
+                    row.write_text(column, &mut scratch, out);
+                }
+                out.push(b'\n');
+            }
         }
-        out.push(b'\n');
     }
 }
 
-fn write_field(
-    recipe: &TableRecipe,
-    parents: &[&ParentKeys],
-    column: &Column,
+/// One row of a recipe being written.
+#[derive(Clone, Copy)]
+struct Row<'a> {
+    recipe: &'a TableRecipe,
+    parents: &'a [&'a ParentKeys],
     row: u64,
-    scratch: &mut String,
-    out: &mut Vec<u8>,
-) {
-    match column {
-        Column::Value {
-            kind,
-            source,
-            distinct,
-        } => {
-            scratch.clear();
-            write_value(
+}
+
+impl Row<'_> {
+    /// The parent key field column `column` of parent `parent` gives this row.
+    fn parent_key(&self, parent: usize, column: usize) -> &[u8] {
+        let pick = &self.recipe.parents[parent];
+        let at = match pick.pick {
+            Some(index) => index.at(self.row),
+            None => 1 + draw(self.row, pick.seed) % pick.rows,
+        };
+        self.parents[parent].field(at, column)
+    }
+
+    /// The row a self-reference points at (`None`: NULL).
+    fn earlier(&self, nullable: bool) -> Option<Self> {
+        let earlier = self.row / 2;
+        if earlier == 0 && nullable {
+            return None;
+        }
+        Some(Row {
+            row: earlier.max(1),
+            ..*self
+        })
+    }
+
+    fn write_text(&self, column: &Column, scratch: &mut String, out: &mut Vec<u8>) {
+        match column {
+            Column::Value {
                 kind,
                 source,
-                row,
-                distinct.map(|index| index.at(row)),
-                scratch,
-            );
-            push_field(scratch, out);
-        }
-        Column::Parent { parent, column } => {
-            let pick = &recipe.parents[*parent];
-            let keys = &parents[*parent];
-            let at = match pick.pick {
-                Some(index) => index.at(row),
-                None => 1 + draw(row, pick.seed) % pick.rows,
-            };
-            out.extend_from_slice(keys.field(at, *column));
-        }
-        Column::Null => out.extend_from_slice(NULL.as_bytes()),
-        Column::Earlier { column, nullable } => {
-            let earlier = row / 2;
-            if earlier == 0 && *nullable {
-                out.extend_from_slice(NULL.as_bytes());
-                return;
+                distinct,
+            } => {
+                scratch.clear();
+                let distinct = distinct.map(|index| index.at(self.row));
+                write_value(kind, source, self.row, distinct, scratch);
+                push_field(scratch, out);
             }
-            let earlier = earlier.max(1);
-            write_field(
-                recipe,
-                parents,
-                &recipe.columns[*column],
-                earlier,
-                scratch,
-                out,
-            );
+            Column::Parent { parent, column } => {
+                out.extend_from_slice(self.parent_key(*parent, *column))
+            }
+            Column::Null => out.extend_from_slice(NULL.as_bytes()),
+            Column::Earlier { column, nullable } => match self.earlier(*nullable) {
+                Some(earlier) => earlier.write_text(&self.recipe.columns[*column], scratch, out),
+                None => out.extend_from_slice(NULL.as_bytes()),
+            },
+        }
+    }
+
+    fn write_binary(
+        &self,
+        column: &Column,
+        encoding: Encoding,
+        scratch: &mut String,
+        out: &mut Vec<u8>,
+    ) {
+        match column {
+            Column::Value {
+                kind,
+                source,
+                distinct,
+            } => {
+                scratch.clear();
+                let distinct = distinct.map(|index| index.at(self.row));
+                let value = value(kind, source, self.row, distinct, scratch);
+                binary::write_field(value, scratch, encoding, out);
+            }
+            Column::Parent { parent, column } => {
+                binary::write_key(self.parent_key(*parent, *column), encoding, out)
+            }
+            Column::Null => binary::write_field(Value::Text, "", Encoding::Null, out),
+            Column::Earlier { column, nullable } => match self.earlier(*nullable) {
+                Some(earlier) => {
+                    earlier.write_binary(&self.recipe.columns[*column], encoding, scratch, out)
+                }
+                None => binary::write_field(Value::Text, "", Encoding::Null, out),
+            },
         }
     }
 }
@@ -150,6 +201,7 @@ mod tests {
             rows: 0,
             sql: String::new(),
             columns,
+            binary: None,
             parents,
             after_sql: Vec::new(),
             note: None,

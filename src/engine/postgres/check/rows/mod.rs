@@ -30,6 +30,7 @@
 //! connection whose step has no table left for it ANALYZEs the tables
 //! filled before while the others finish theirs.
 
+mod binary;
 mod catalog;
 mod checks;
 mod detach;
@@ -414,14 +415,15 @@ async fn run_plan(
 /// What opens a table's transaction, on one of `connections` filling
 /// tables at once on a machine of `cores`: room to build an index and to
 /// check a foreign key's rows in memory rather than on disk; no JIT for
-/// those checks' one-off queries; and, when every core already fills a
+/// those checks' one-off queries; UTC, so that a `timestamptz` sent as
+/// text reads as the same instant as one sent in binary; and, when every core already fills a
 /// table of its own, no parallel workers for the index builds (under
 /// load they waited for each other: fill 40 to 49 s without them against
 /// 54 s with them, the bench-check folder at load 14).
 fn begin_sql(connections: usize, cores: usize) -> String {
     let mut sql = String::from(
         "BEGIN; SET LOCAL work_mem = '64MB'; SET LOCAL maintenance_work_mem = '256MB'; \
-         SET LOCAL jit = off",
+         SET LOCAL jit = off; SET LOCAL TimeZone = 'UTC'",
     );
     if connections >= cores {
         sql.push_str("; SET LOCAL max_parallel_maintenance_workers = 0");

@@ -25,6 +25,7 @@
 //!   row's key; else a nullable one is set by an UPDATE after the rows, and
 //!   a NOT NULL one cannot be filled.
 
+use super::binary::{self, Encoding};
 use super::catalog::{Catalog, CatalogColumn, CatalogTable, ForeignKey};
 use super::checks::{check_bounds, check_choices, exactly_one_value};
 use super::order::is_nullable;
@@ -43,6 +44,9 @@ pub(super) struct TableRecipe {
     pub sql: String,
     /// What each column the COPY sends gets.
     pub columns: Vec<Column>,
+    /// Each sent column's encoding in COPY's binary format; `None` when a
+    /// column has none (`binary::encoding`), and the rows go as text.
+    pub binary: Option<Vec<Encoding>>,
     /// The parents' rows the foreign keys pick from.
     pub parents: Vec<ParentPick>,
     /// Statements after the rows: UPDATEs of self-references, `setval`s.
@@ -201,18 +205,21 @@ pub(super) fn table_recipe(input: &RecipeInput<'_>) -> Result<TableRecipe, Strin
         let plan = planner.column_plan(column)?;
         planner.columns.push(plan);
     }
-    let mut after_sql = planner.take_over_sequences();
+    let sequences = planner.take_over_sequences();
     planner.join_parents()?;
     for key in &input.table.unique_keys {
         planner.make_distinct(&key.name, &key.columns);
     }
     planner.null_combinations();
-    after_sql.extend(planner.self_references()?);
-    let (sql, columns) = planner.copy_columns();
+    let mut after_sql = planner.self_references()?;
+    // A numbered column's largest value is the last row's number.
+    after_sql.extend((sequences.iter()).map(|sequence| setval_sql(sequence, planner.rows)));
+    let (sql, columns, binary) = planner.copy_columns();
     Ok(TableRecipe {
         rows: planner.rows,
         sql,
         columns,
+        binary,
         parents: (planner.joins.iter().enumerate())
             .map(|(at, join)| ParentPick {
                 key: join.key,
@@ -235,6 +242,7 @@ impl<'a> Planner<'a> {
             base_name,
             domain_not_null,
             domain_default,
+            ..
         } = values::resolve(catalog, column);
         let value = self.checked_value(column, value);
         let has_default = column.default.is_some() || domain_default;
@@ -591,7 +599,7 @@ impl<'a> Planner<'a> {
     /// them) on the client instead, when its type has room for every row:
     /// the server then parses a number per row instead of calling
     /// `nextval` (a twelfth of a COPY's time, profiled); returns the
-    /// `setval`s that move each sequence past the rows after them.
+    /// sequences to move past the rows after them.
     fn take_over_sequences(&mut self) -> Vec<String> {
         let mut after = Vec::new();
         for place in 0..self.columns.len() {
@@ -618,11 +626,7 @@ impl<'a> Planner<'a> {
                 distinct_index: Some(Index::Row),
             };
             self.columns[place].spare = None;
-            after.push(setval_sql(
-                sequence,
-                &column.name,
-                &self.input.table.sql_name,
-            ));
+            after.push(sequence.to_string());
         }
         after
     }
@@ -676,8 +680,9 @@ impl<'a> Planner<'a> {
         .fitted(max_chars)
     }
 
-    /// The COPY statement and what each column it names gets.
-    fn copy_columns(&self) -> (String, Vec<Column>) {
+    /// The COPY statement, what each column it names gets, and their
+    /// binary encodings when every one has one.
+    fn copy_columns(&self) -> (String, Vec<Column>, Option<Vec<Encoding>>) {
         let sent: Vec<usize> = (0..self.columns.len())
             .filter(|&place| !matches!(self.columns[place].fill, Fill::Server))
             .collect();
@@ -714,7 +719,39 @@ impl<'a> Planner<'a> {
             ),
             false => format!("COPY {table} ({}) FROM STDIN", names.join(", ")),
         };
-        (sql, columns)
+        let binary = sent.iter().map(|&place| self.encoding(place)).collect();
+        (sql, columns, binary)
+    }
+
+    /// The binary encoding of the column at `place`, if it has one: a
+    /// foreign key's only when the key is proven (the parent's key has the
+    /// column's own type), a self-reference's only when it has the
+    /// referenced column's type.
+    fn encoding(&self, place: usize) -> Option<Encoding> {
+        let catalog = self.input.catalog;
+        let column = self.columns[place].column;
+        let base = catalog
+            .types
+            .get(&values::resolve(catalog, column).base_oid)?;
+        match &self.columns[place].fill {
+            Fill::Value { value_type, .. } => binary::encoding(value_type, base),
+            Fill::Parent(join, _) => match self.proven(*join) {
+                true => binary::key_encoding(base),
+                false => None,
+            },
+            Fill::Earlier {
+                place: referenced, ..
+            } => {
+                let other = self.columns[*referenced].column;
+                let same = (other.type_oid, other.typmod) == (column.type_oid, column.typmod);
+                if same {
+                    self.encoding(*referenced)
+                } else {
+                    None
+                }
+            }
+            Fill::Null | Fill::Server => Some(Encoding::Null),
+        }
     }
 }
 

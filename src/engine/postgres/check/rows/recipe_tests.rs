@@ -76,11 +76,9 @@ fn serial_keys_are_numbered_on_the_client_when_their_type_has_room() {
     ));
     assert_eq!(
         recipe.after_sql,
-        [
-            "SELECT setval('public.t_id_seq', GREATEST((SELECT max(\"id\") FROM public.t), \
+        ["SELECT setval('public.t_id_seq', GREATEST(100000, \
              pg_sequence_last_value('public.t_id_seq'), s.seqmin)) FROM pg_sequence s \
-             WHERE s.seqrelid = 'public.t_id_seq'::regclass AND s.seqincrement > 0"
-        ]
+             WHERE s.seqrelid = 'public.t_id_seq'::regclass AND s.seqincrement > 0"]
     );
 }
 

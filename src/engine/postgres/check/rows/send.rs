@@ -1,13 +1,13 @@
 //! A table's generated rows streamed to the server with `COPY ... FROM
 //! STDIN` in chunks, so the server parses and writes one while the next is
-//! made. COPY's text format: the values are
-//! text already (`text`), and the binary format would need each type's
-//! binary encoding for no gain where most columns are short text.
+//! made: in COPY's binary format when every column has a binary encoding
+//! (`binary`), else in its text format.
 
 use bytes::BytesMut;
 use futures_util::SinkExt;
 use tokio_postgres::Client;
 
+use super::binary;
 use super::generate::{ParentKeys, write_rows};
 use super::recipe::TableRecipe;
 
@@ -26,14 +26,19 @@ pub(super) async fn send_rows(
     if recipe.columns.is_empty() {
         return client.execute(recipe.sql.as_str(), &[]).await;
     }
-    let sql = match freeze {
-        true => format!("{} (FREEZE)", recipe.sql),
-        false => recipe.sql.clone(),
+    let sql = match (recipe.binary.is_some(), freeze) {
+        (true, true) => format!("{} (FORMAT binary, FREEZE)", recipe.sql),
+        (true, false) => format!("{} (FORMAT binary)", recipe.sql),
+        (false, true) => format!("{} (FREEZE)", recipe.sql),
+        (false, false) => recipe.sql.clone(),
     };
     let sink = client.copy_in(sql.as_str()).await?;
     futures_util::pin_mut!(sink);
     let mut chunk = BytesMut::with_capacity(CHUNK_BYTES + CHUNK_BYTES / 4);
     let mut lines = Vec::with_capacity(CHUNK_BYTES + CHUNK_BYTES / 4);
+    if recipe.binary.is_some() {
+        lines.extend_from_slice(binary::HEADER);
+    }
     let mut row = 1;
     // About a chunk of rows at a time, from the first row's length.
     let mut step = 1;
@@ -45,6 +50,9 @@ pub(super) async fn send_rows(
         }
         row = end;
         if lines.len() >= CHUNK_BYTES || row > recipe.rows {
+            if row > recipe.rows && recipe.binary.is_some() {
+                lines.extend_from_slice(binary::TRAILER);
+            }
             chunk.extend_from_slice(&lines);
             lines.clear();
             sink.send(chunk.split().freeze()).await?;

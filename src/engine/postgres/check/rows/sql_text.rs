@@ -55,17 +55,16 @@ pub(super) fn self_reference_update(table: &CatalogTable, key: &ForeignKey) -> S
     )
 }
 
-/// Moves `sequence` past the values of `column` of `table`: never back
+/// Moves `sequence` past `last`, the largest value the rows took from the
+/// client (no scan for it: the table's keys are not built yet): never back
 /// (should another table's default share it), never below its MINVALUE (a
 /// sequence that starts higher), and not at all when it counts down (its
 /// values cannot meet the rows' positive ones).
-pub(super) fn setval_sql(sequence: &str, column: &str, table: &str) -> String {
+pub(super) fn setval_sql(sequence: &str, last: u64) -> String {
     let sequence = literal(sequence);
     format!(
-        "SELECT setval({sequence}, GREATEST((SELECT max({}) FROM {table}), \
-         pg_sequence_last_value({sequence}), s.seqmin)) \
-         FROM pg_sequence s WHERE s.seqrelid = {sequence}::regclass AND s.seqincrement > 0",
-        quote_ident(column)
+        "SELECT setval({sequence}, GREATEST({last}, pg_sequence_last_value({sequence}), s.seqmin)) \
+         FROM pg_sequence s WHERE s.seqrelid = {sequence}::regclass AND s.seqincrement > 0"
     )
 }
 

@@ -23,7 +23,7 @@ use super::values::{ValueKind, range_span};
 pub(super) const NULL: &str = "\\N";
 
 /// Days from 1970-01-01 to 2000-01-01, where distinct dates start.
-const DAY_2000: i64 = 10_957;
+pub(super) const DAY_2000: i64 = 10_957;
 /// Days from 1970-01-01 to 2020-01-01, where drawn dates start.
 const DAY_2020: i64 = 18_262;
 
@@ -86,6 +86,44 @@ impl Source {
     }
 }
 
+/// A generated value before it is written: numbers as numbers, so that
+/// COPY's text form (here) and its binary form (`binary`) are both made
+/// from them; a text-like value (text, a label, JSON, an array) is written
+/// as text straight away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Value {
+    /// Already written to the caller's string, as the type reads it.
+    Text,
+    Whole(i128),
+    /// `whole` units of `10^-scale`.
+    Decimal {
+        whole: u64,
+        scale: u32,
+    },
+    /// A drawn float, in hundredths.
+    Hundredths(u64),
+    Bool(bool),
+    /// Days after 1970-01-01.
+    Date(i64),
+    /// Seconds after 1970-01-01 00:00.
+    Timestamp(i64),
+    /// Seconds after midnight.
+    Time(u64),
+    Minutes(u64),
+    /// A UUID's 16 bytes, as two halves.
+    Uuid {
+        high: u64,
+        low: u64,
+    },
+    /// 16 bytes, as two halves.
+    Bytea {
+        high: u64,
+        low: u64,
+    },
+    /// An IPv4 address.
+    Inet(u32),
+}
+
 /// Writes the value of `kind` for row `row` (from 1) to `out`, as the type's
 /// input function reads it: distinct over rows when `distinct` gives its
 /// index (from 1).
@@ -96,14 +134,27 @@ pub(super) fn write_value(
     distinct: Option<u64>,
     out: &mut String,
 ) {
+    let value = value(kind, source, row, distinct, out);
+    write_text(value, out);
+}
+
+/// The value of `kind` for row `row` (from 1), distinct over rows when
+/// `distinct` gives its index (from 1); a [`Value::Text`] is appended to
+/// `text`.
+pub(super) fn value(
+    kind: &ValueKind,
+    source: &Source,
+    row: u64,
+    distinct: Option<u64>,
+    text: &mut String,
+) -> Value {
     let draw = draw(row, source.seed);
     let index = distinct.unwrap_or(row);
-    // Writing to a String cannot fail.
-    let _ = match (kind, distinct) {
-        (ValueKind::Int { .. }, Some(i)) => push_digits(i, 1, out),
-        (ValueKind::Int { bits: 16 }, None) => push_digits(1 + draw % 1000, 1, out),
-        (ValueKind::Int { bits: 32 }, None) => push_digits(1 + draw % 1_000_000, 1, out),
-        (ValueKind::Int { .. }, None) => push_digits(1 + draw % 1_000_000_000, 1, out),
+    match (kind, distinct) {
+        (ValueKind::Int { .. }, Some(i)) => Value::Whole(i.into()),
+        (ValueKind::Int { bits: 16 }, None) => Value::Whole((1 + draw % 1000).into()),
+        (ValueKind::Int { bits: 32 }, None) => Value::Whole((1 + draw % 1_000_000).into()),
+        (ValueKind::Int { .. }, None) => Value::Whole((1 + draw % 1_000_000_000).into()),
         (
             ValueKind::Numeric {
                 integer_digits,
@@ -114,20 +165,20 @@ pub(super) fn write_value(
             // At least one unit when drawn: positive, as CHECKs (price > 0) often ask.
             let span = 10u64.pow(integer_digits + scale);
             let whole = distinct.unwrap_or_else(|| 1 + draw % (span - 1));
-            write_decimal(whole, *scale, out)
+            Value::Decimal {
+                whole,
+                scale: *scale,
+            }
         }
-        (ValueKind::Float, Some(i)) => write!(out, "{i}"),
-        (ValueKind::Float, None) => {
-            let hundredths = 1 + draw % 1_000_000;
-            write!(out, "{}.{:02}", hundredths / 100, hundredths % 100)
-        }
-        (ValueKind::Text { .. }, Some(i)) if source.prefix.is_empty() => {
-            push_digits(i, source.width, out)
-        }
+        (ValueKind::Float, Some(i)) => Value::Whole(i.into()),
+        (ValueKind::Float, None) => Value::Hundredths(1 + draw % 1_000_000),
         (ValueKind::Text { .. }, Some(i)) => {
-            out.push_str(&source.prefix);
-            out.push('-');
-            push_digits(i, source.width, out)
+            if !source.prefix.is_empty() {
+                text.push_str(&source.prefix);
+                text.push('-');
+            }
+            push_digits(i, source.width, text);
+            Value::Text
         }
         (ValueKind::Text { max_chars }, None) => {
             let chars = max_chars.unwrap_or(16).min(16);
@@ -135,55 +186,101 @@ pub(super) fn write_value(
             let hex = mix(draw);
             for place in 0..chars {
                 let digit = (hex >> (60 - 4 * place)) & 0xf;
-                out.push(char::from_digit(digit as u32, 16).unwrap_or('0'));
+                text.push(char::from_digit(digit as u32, 16).unwrap_or('0'));
             }
-            Ok(())
+            Value::Text
         }
-        (ValueKind::Bool, _) => {
-            let even = distinct.unwrap_or(draw).is_multiple_of(2);
-            write!(out, "{}", if even { "t" } else { "f" })
-        }
+        (ValueKind::Bool, _) => Value::Bool(distinct.unwrap_or(draw).is_multiple_of(2)),
         (ValueKind::Date | ValueKind::Timestamp | ValueKind::Time, _) => {
-            write_when(kind, source, row, distinct, out)
+            when(kind, source, row, distinct)
         }
-        (ValueKind::Interval, _) => write!(out, "{} minutes", distinct.unwrap_or(draw % 10_000)),
-        (ValueKind::Uuid, _) => {
-            let high = mix(source.seed as u64);
-            write!(
-                out,
-                "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-                high >> 32,
-                (high >> 16) & 0xffff,
-                high & 0xffff,
-                index >> 48,
-                index & 0xffff_ffff_ffff
-            )
+        (ValueKind::Interval, _) => Value::Minutes(distinct.unwrap_or(draw % 10_000)),
+        (ValueKind::Uuid, _) => Value::Uuid {
+            high: mix(source.seed as u64),
+            low: index,
+        },
+        (ValueKind::Json, _) => {
+            // Writing to a String cannot fail.
+            let _ = write!(text, "{{\"n\": {index}, \"v\": {}}}", draw % 1000);
+            Value::Text
         }
-        (ValueKind::Json, _) => write!(out, "{{\"n\": {index}, \"v\": {}}}", draw % 1000),
-        (ValueKind::Bytea, _) => write!(out, "\\x{:016x}{index:016x}", mix(source.seed as u64)),
+        (ValueKind::Bytea, _) => Value::Bytea {
+            high: mix(source.seed as u64),
+            low: index,
+        },
         (ValueKind::Inet, _) => {
-            let address = 0x0A00_0000u64 + distinct.unwrap_or(draw % 16_777_216);
-            let octet = |shift: u32| (address >> shift) & 0xff;
-            write!(out, "{}.{}.{}.{}", octet(24), octet(16), octet(8), octet(0))
+            // 10.0.0.0 on; past 2^32 addresses they wrap, as IPv4 does.
+            Value::Inet((0x0A00_0000u64 + distinct.unwrap_or(draw % 16_777_216)) as u32)
         }
         (ValueKind::OneOf(values), _) => {
             let pick = distinct.map_or(draw, |i| i - 1);
-            write!(out, "{}", values[(pick % values.len() as u64) as usize])
+            text.push_str(&values[(pick % values.len() as u64) as usize]);
+            Value::Text
         }
         (ValueKind::IntRange { low, .. }, Some(i)) => {
-            write!(out, "{}", i128::from(*low) + i128::from(i) - 1)
+            Value::Whole(i128::from(*low) + i128::from(i) - 1)
         }
         (ValueKind::IntRange { low, high }, None) => {
-            let value = i128::from(*low) + i128::from(draw % range_span(*low, *high));
-            write!(out, "{value}")
+            Value::Whole(i128::from(*low) + i128::from(draw % range_span(*low, *high)))
         }
         (ValueKind::Array(element), _) => {
             let mut value = String::new();
             write_value(element, source, row, distinct, &mut value);
-            out.push('{');
-            quote_element(&value, out);
-            out.push('}');
+            text.push('{');
+            quote_element(&value, text);
+            text.push('}');
+            Value::Text
+        }
+    }
+}
+
+/// Appends `value` to `out` as its type's input function reads it (a
+/// [`Value::Text`] is there already).
+fn write_text(value: Value, out: &mut String) {
+    // Writing to a String cannot fail.
+    let _ = match value {
+        Value::Text => Ok(()),
+        Value::Whole(whole) => match u64::try_from(whole) {
+            Ok(whole) => {
+                push_digits(whole, 1, out);
+                Ok(())
+            }
+            Err(_) => write!(out, "{whole}"),
+        },
+        Value::Decimal { whole, scale } => {
+            write_decimal(whole, scale, out);
             Ok(())
+        }
+        Value::Hundredths(hundredths) => {
+            write!(out, "{}.{:02}", hundredths / 100, hundredths % 100)
+        }
+        Value::Bool(even) => {
+            out.push(if even { 't' } else { 'f' });
+            Ok(())
+        }
+        Value::Date(days) => write_date(days, out),
+        Value::Timestamp(seconds) => write_timestamp(seconds, out),
+        Value::Time(second) => write!(
+            out,
+            "{:02}:{:02}:{:02}",
+            second / 3600,
+            second / 60 % 60,
+            second % 60
+        ),
+        Value::Minutes(minutes) => write!(out, "{minutes} minutes"),
+        Value::Uuid { high, low } => write!(
+            out,
+            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            high >> 32,
+            (high >> 16) & 0xffff,
+            high & 0xffff,
+            low >> 48,
+            low & 0xffff_ffff_ffff
+        ),
+        Value::Bytea { high, low } => write!(out, "\\x{high:016x}{low:016x}"),
+        Value::Inet(address) => {
+            let octet = |shift: u32| (address >> shift) & 0xff;
+            write!(out, "{}.{}.{}.{}", octet(24), octet(16), octet(8), octet(0))
         }
     };
 }
@@ -192,44 +289,28 @@ pub(super) fn write_value(
 /// midnight) by their index, drawn ones lie in 2020 to 2024 by the row's
 /// shared draw; each date and timestamp column a day or an hour after the
 /// one before it in the row.
-fn write_when(
-    kind: &ValueKind,
-    source: &Source,
-    row: u64,
-    distinct: Option<u64>,
-    out: &mut String,
-) -> std::fmt::Result {
+fn when(kind: &ValueKind, source: &Source, row: u64, distinct: Option<u64>) -> Value {
     let draw = draw(row, source.seed);
     let place = i64::from(source.time_place);
     let row_draw = || self::draw(row, source.row_seed);
     match (kind, distinct) {
-        (ValueKind::Date, Some(i)) => write_date(DAY_2000 + i as i64 + place, out),
-        (ValueKind::Date, None) => write_date(DAY_2020 + (row_draw() % 1826) as i64 + place, out),
+        (ValueKind::Date, Some(i)) => Value::Date(DAY_2000 + i as i64 + place),
+        (ValueKind::Date, None) => Value::Date(DAY_2020 + (row_draw() % 1826) as i64 + place),
         (ValueKind::Timestamp, Some(i)) => {
-            write_timestamp(DAY_2000 * 86_400 + i as i64 + place * 3600, out)
+            Value::Timestamp(DAY_2000 * 86_400 + i as i64 + place * 3600)
         }
         (ValueKind::Timestamp, None) => {
             let second = (row_draw() % 157_680_000) as i64;
-            write_timestamp(DAY_2020 * 86_400 + second + place * 3600, out)
+            Value::Timestamp(DAY_2020 * 86_400 + second + place * 3600)
         }
-        (ValueKind::Time, _) => {
-            let second = distinct.unwrap_or(draw) % 86_400;
-            write!(
-                out,
-                "{:02}:{:02}:{:02}",
-                second / 3600,
-                second / 60 % 60,
-                second % 60
-            )
-        }
-        _ => Ok(()),
+        _ => Value::Time(distinct.unwrap_or(draw) % 86_400),
     }
 }
 
 /// Appends `value` in decimal, zero-padded to at least `width` digits (as
 /// `{value:0width$}` writes it, without `fmt`'s machinery: the rows' hot
 /// path writes several numbers per row).
-fn push_digits(mut value: u64, width: usize, out: &mut String) -> std::fmt::Result {
+fn push_digits(mut value: u64, width: usize, out: &mut String) {
     let mut digits = [b'0'; 20];
     let mut start = digits.len();
     loop {
@@ -245,16 +326,15 @@ fn push_digits(mut value: u64, width: usize, out: &mut String) -> std::fmt::Resu
     }
     // ASCII digits.
     out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
-    Ok(())
 }
 
 /// `whole` units of `10^-scale`: `1234` at scale 2 is `12.34`.
-fn write_decimal(whole: u64, scale: u32, out: &mut String) -> std::fmt::Result {
+fn write_decimal(whole: u64, scale: u32, out: &mut String) {
     if scale == 0 {
         return push_digits(whole, 1, out);
     }
     let unit = 10u64.pow(scale);
-    push_digits(whole / unit, 1, out)?;
+    push_digits(whole / unit, 1, out);
     out.push('.');
     push_digits(whole % unit, scale as usize, out)
 }
@@ -265,25 +345,26 @@ fn write_date(days: i64, out: &mut String) -> std::fmt::Result {
     if !(0..=9999).contains(&year) {
         return write!(out, "{year:04}-{month:02}-{day:02}");
     }
-    push_digits(year as u64, 4, out)?;
+    push_digits(year as u64, 4, out);
     out.push('-');
-    push_digits(u64::from(month), 2, out)?;
+    push_digits(u64::from(month), 2, out);
     out.push('-');
-    push_digits(u64::from(day), 2, out)
+    push_digits(u64::from(day), 2, out);
+    Ok(())
 }
 
 /// The time `seconds` after 1970-01-01 00:00, as `YYYY-MM-DD HH:MM:SS`
-/// (read in the session's time zone for a `timestamptz`, as the server's
-/// own `TIMESTAMP '...'` cast was).
+/// (read in the session's time zone for a `timestamptz`: the fill's is UTC).
 fn write_timestamp(seconds: i64, out: &mut String) -> std::fmt::Result {
     write_date(seconds.div_euclid(86_400), out)?;
     let second = seconds.rem_euclid(86_400) as u64;
     out.push(' ');
-    push_digits(second / 3600, 2, out)?;
+    push_digits(second / 3600, 2, out);
     out.push(':');
-    push_digits(second / 60 % 60, 2, out)?;
+    push_digits(second / 60 % 60, 2, out);
     out.push(':');
-    push_digits(second % 60, 2, out)
+    push_digits(second % 60, 2, out);
+    Ok(())
 }
 
 /// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's
@@ -461,12 +542,12 @@ mod tests {
         for value in values {
             for width in [0, 1, 2, 4, 6, 25] {
                 let mut out = String::from("x");
-                push_digits(value, width, &mut out).unwrap();
+                push_digits(value, width, &mut out);
                 assert_eq!(out, format!("x{value:0width$}"));
             }
         }
         let mut out = String::new();
-        write_decimal(1_000_005, 3, &mut out).unwrap();
+        write_decimal(1_000_005, 3, &mut out);
         assert_eq!(out, "1000.005");
         for days in [-800_000, -1, 0, DAY_2020 + 59, 2_932_896, 2_932_897] {
             let mut out = String::new();

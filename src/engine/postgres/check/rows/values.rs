@@ -44,6 +44,8 @@ pub(super) struct ResolvedType {
     pub value: Option<ValueKind>,
     /// The base type's name, for a message when it is unknown.
     pub base_name: String,
+    /// The base type (domains followed).
+    pub base_oid: u32,
     pub domain_not_null: bool,
     pub domain_default: bool,
 }
@@ -73,6 +75,7 @@ pub(super) fn resolve(catalog: &Catalog, column: &CatalogColumn) -> ResolvedType
             .types
             .get(&oid)
             .map_or_else(|| format!("type {oid}"), |info| info.name.clone()),
+        base_oid: oid,
         domain_not_null,
         domain_default,
     }
