@@ -83,6 +83,63 @@ fn serial_keys_are_numbered_on_the_client_when_their_type_has_room() {
 }
 
 #[test]
+fn a_table_goes_in_binary_only_when_every_sent_column_has_an_encoding() {
+    let text = TypeInfo {
+        category: 'S',
+        ..integer_type("text")
+    };
+    let text_array = TypeInfo {
+        category: 'A',
+        element: 25,
+        ..integer_type("_text")
+    };
+    let catalog = Catalog {
+        types: [(20, integer_type("int8")), (25, text), (1009, text_array)].into(),
+        ..Catalog::default()
+    };
+    let column = |attnum, name: &str, type_oid| CatalogColumn {
+        attnum,
+        name: name.into(),
+        type_oid,
+        typmod: -1,
+        not_null: true,
+        default: None,
+        identity: false,
+        generated: false,
+        sequence: None,
+    };
+    let recipe = |columns| {
+        let table = CatalogTable {
+            oid: 1,
+            name: "t".into(),
+            sql_name: "public.t".into(),
+            columns,
+            unique_keys: Vec::new(),
+            foreign_keys: Vec::new(),
+            checks: Vec::new(),
+        };
+        let input = RecipeInput {
+            catalog: &catalog,
+            table: &table,
+            nulled: Vec::new(),
+            parent_rows: Vec::new(),
+            rows: 10,
+            seed: 1,
+        };
+        table_recipe(&input).unwrap()
+    };
+    let plain = recipe(vec![column(1, "id", 20), column(2, "name", 25)]);
+    assert_eq!(plain.binary, Some(vec![Encoding::Int8, Encoding::Bytes]));
+    // An array has no binary encoding here: the whole table goes as text.
+    let tagged = recipe(vec![
+        column(1, "id", 20),
+        column(2, "name", 25),
+        column(3, "tags", 1009),
+    ]);
+    assert_eq!(tagged.binary, None);
+}
+
+#[test]
 fn the_shifted_mixed_radix_gives_each_row_its_own_combination() {
     let (a, b, c) = (7, 5, 3);
     let digit = |divisor, size| Index::Radix {
