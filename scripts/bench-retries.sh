@@ -6,7 +6,9 @@
 # Prints, per client, the share of transactions that were retried, the
 # retries per transaction, the share that failed (each over the transactions
 # that ended: completed and failed, as pgbench counts them) and tps
-# (completed per second), and stallbench's figures relative to pgbench's.
+# (completed per second), and stallbench's figures relative to pgbench's;
+# then tps judged as bench-vs-pgbench.sh judges it: the geometric mean of the
+# per-round ratios with a 95% bootstrap interval, ahead, at parity or behind.
 # Prints figures; asserts nothing.
 #
 #   scripts/bench-retries.sh                          # 3 rounds of 10 s, 8 clients, 4 rows, 10 tries
@@ -115,17 +117,17 @@ for round in $(seq "$ROUNDS"); do
   line="  round $round:"
   for tool in $order; do
     read -r tps completed failed retried retries < <("run_$tool")
-    echo "$tool $tps $completed $failed $retried $retries" >>"$rounds"
+    echo "$tool $tps $completed $failed $retried $retries $round" >>"$rounds"
     line="$line $tool $tps tps ($completed completed, $failed failed, $retried retried, $retries retries),"
   done
   echo "${line%,}"
 done
 python3 - "$rounds" <<'PY'
-import sys
+import math, random, statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
 figures = {}
 for tool in ("stallbench", "pgbench"):
-    mine = [[float(x) for x in r[1:]] for r in rows if r[0] == tool]
+    mine = [[float(x) for x in r[1:6]] for r in rows if r[0] == tool]
     tps = sum(r[0] for r in mine) / len(mine)
     completed, failed, retried, retries = (sum(r[i] for r in mine) for i in (1, 2, 3, 4))
     ended = completed + failed
@@ -135,4 +137,13 @@ for name in ("retried share", "retries per transaction", "failed share", "tps"):
     s, p = figures["stallbench"][name], figures["pgbench"][name]
     ratio = f"{s / p:.3f}" if p else "n/a"
     print(f"{name}: stallbench {s:.4f}, pgbench {p:.4f}, stallbench/pgbench {ratio}")
+# As bench-vs-pgbench.sh judges tps: the geometric mean of the per-round
+# ratios with a 95% bootstrap interval (10,000 resamples, fixed seed).
+tps = {(r[0], r[6]): float(r[1]) for r in rows}
+logs = [math.log(tps[("stallbench", n)] / tps[("pgbench", n)]) for (tool, n) in tps if tool == "pgbench"]
+rng = random.Random(1)
+means = sorted(statistics.mean(rng.choices(logs, k=len(logs))) for _ in range(10_000))
+low, high = math.exp(means[250]), math.exp(means[9_749])
+verdict = "ahead" if low > 1 else "behind" if high < 1 else "at parity"
+print(f"tps per round: stallbench/pgbench {math.exp(statistics.mean(logs)):.3f} (95% interval {low:.3f} to {high:.3f}): {verdict}")
 PY
