@@ -84,6 +84,15 @@ CREATE TABLE app.links (
     path text,
     CHECK ((url IS NULL) <> (path IS NULL))
 );
+CREATE TABLE app.costs (
+    id serial PRIMARY KEY,
+    model text,
+    model_property text,
+    provider text,
+    provider_property text,
+    CHECK (NOT ((model IS NOT NULL) AND (model_property IS NOT NULL))),
+    CHECK (provider IS NULL OR provider_property IS NULL)
+);
 CREATE TABLE app.statuses (id integer PRIMARY KEY, name text NOT NULL);
 INSERT INTO app.statuses VALUES (1, 'open'), (2, 'closed');
 "#;
@@ -140,7 +149,7 @@ fn every_table_is_filled_and_keeps_its_constraints_or_is_named_and_skipped() {
         parent_first("orders", "order_items");
         parent_first("categories", "favourites");
         let tables = ["customers", "categories", "orders", "order_items", "favourites"];
-        for table in tables.into_iter().chain(["reports", "links"]) {
+        for table in tables.into_iter().chain(["reports", "links", "costs"]) {
             let fill = fill_of(&fills, table);
             assert_eq!((fill.rows, &fill.skipped), (rows, &None), "{fill:?}");
             let counted: i64 = client
@@ -189,6 +198,12 @@ fn every_table_is_filled_and_keeps_its_constraints_or_is_named_and_skipped() {
         // The CHECKs that say which column holds a value: one of the two does.
         assert_eq!(one("SELECT count(*) FROM app.reports WHERE order_id IS NOT NULL").await, rows);
         assert_eq!(one("SELECT count(*) FROM app.links WHERE url IS NOT NULL").await, rows);
+        // At most one of two (openmeter's `features`): the first keeps its values.
+        assert_eq!(
+            one("SELECT count(*) FROM app.costs WHERE model IS NOT NULL AND provider IS NOT NULL")
+                .await,
+            rows
+        );
         // Every constraint holds, checked again by the server.
         client
             .batch_execute(
@@ -211,7 +226,7 @@ fn every_table_is_filled_and_keeps_its_constraints_or_is_named_and_skipped() {
         // ANALYZE ran.
         assert_eq!(
             one("SELECT count(*) FROM pg_stat_user_tables WHERE schemaname = 'app' AND last_analyze IS NOT NULL").await,
-            9
+            10
         );
     });
 }

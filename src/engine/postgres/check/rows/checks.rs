@@ -90,23 +90,9 @@ fn comparison(text: &str) -> Option<(&str, f64)> {
 /// `CHECK ((num_nonnulls(a, b, c) = 1))` and `CHECK (((a IS NULL) <> (b IS
 /// NULL)))`. Rows with every column set meet the other usual forms (`a IS
 /// NOT NULL OR b IS NOT NULL`, `(a IS NULL) = (b IS NULL)`), so only these
-/// need columns left NULL.
+/// and [`at_most_one_value`]'s need columns left NULL.
 pub(super) fn exactly_one_value(definition: &str) -> bool {
-    let mut body = definition
-        .trim()
-        .strip_prefix("CHECK")
-        .unwrap_or(definition)
-        .trim();
-    while let Some(inner) = body
-        .strip_prefix('(')
-        .and_then(|rest| rest.strip_suffix(')'))
-    {
-        // Only a pair of parentheses around the whole: `(a) <> (b)` is not one.
-        if !balanced(inner) {
-            break;
-        }
-        body = inner.trim();
-    }
+    let body = check_body(definition);
     if let Some(list) = body
         .strip_prefix("num_nonnulls(")
         .and_then(|rest| rest.strip_suffix(") = 1"))
@@ -114,13 +100,90 @@ pub(super) fn exactly_one_value(definition: &str) -> bool {
         return !list.contains(['(', ')']);
     }
     match body.split_once(" <> ") {
-        Some((left, right)) => [left, right].iter().all(|side| {
-            side.strip_prefix('(')
-                .and_then(|test| test.strip_suffix(" IS NULL)"))
-                .is_some_and(|column| !column.contains(['(', ')', ' ']))
-        }),
+        Some((left, right)) => [left, right]
+            .iter()
+            .all(|side| column_test(side, " IS NULL)")),
         None => false,
     }
+}
+
+/// Whether a CHECK says that at most one of its columns holds a value, in
+/// the forms `pg_get_constraintdef` writes for it: `CHECK ((NOT ((a IS NOT
+/// NULL) AND (b IS NOT NULL))))`, `CHECK (((a IS NULL) OR (b IS NULL)))`
+/// (two columns; with more, one NULL is enough, and every one but the
+/// first NULL meets it too) and `CHECK ((num_nonnulls(a, b) <= 1))` or `<
+/// 2`. Rows with every column set break it; rows where only the first
+/// column holds a value meet it.
+pub(super) fn at_most_one_value(definition: &str) -> bool {
+    let body = check_body(definition);
+    let counted = [") <= 1", ") < 2"].iter().find_map(|end| {
+        body.strip_prefix("num_nonnulls(")
+            .and_then(|rest| rest.strip_suffix(end))
+    });
+    if let Some(list) = counted {
+        return !list.contains(['(', ')']);
+    }
+    let all_tests = |text: &str, joiner: &str, test: &str| {
+        let sides = split_top(text, joiner);
+        sides.len() >= 2 && sides.iter().all(|side| column_test(side, test))
+    };
+    if let Some(negated) = body.strip_prefix("NOT ") {
+        let inner = unwrap_parentheses(negated);
+        return inner != negated && all_tests(inner, " AND ", " IS NOT NULL)");
+    }
+    all_tests(body, " OR ", " IS NULL)")
+}
+
+/// The expression of a CHECK's definition, without `CHECK` and the
+/// parentheses around the whole.
+fn check_body(definition: &str) -> &str {
+    let body = definition
+        .trim()
+        .strip_prefix("CHECK")
+        .unwrap_or(definition)
+        .trim();
+    unwrap_parentheses(body)
+}
+
+/// `text` without every pair of parentheses around the whole of it (`(a)
+/// <> (b)` has none).
+fn unwrap_parentheses(mut text: &str) -> &str {
+    while let Some(inner) = text
+        .strip_prefix('(')
+        .and_then(|rest| rest.strip_suffix(')'))
+    {
+        if !balanced(inner) {
+            break;
+        }
+        text = inner.trim();
+    }
+    text
+}
+
+/// `(column IS NULL)` for `test` `" IS NULL)"`: a test of one bare column.
+fn column_test(side: &str, test: &str) -> bool {
+    side.strip_prefix('(')
+        .and_then(|inside| inside.strip_suffix(test))
+        .is_some_and(|column| !column.is_empty() && !column.contains(['(', ')', ' ']))
+}
+
+/// `text` split at each `joiner` outside parentheses.
+fn split_top<'a>(text: &'a str, joiner: &str) -> Vec<&'a str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ if depth == 0 && text[at..].starts_with(joiner) && at >= start => {
+                parts.push(&text[start..at]);
+                start = at + joiner.len();
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
 }
 
 /// Whether every parenthesis of `text` closes within it, none before it opens.
@@ -162,6 +225,34 @@ mod tests {
         assert!(!exactly_one_value(
             "CHECK ((((kind = 'x'::k) AND (num_nonnulls(a, b) = 1)) OR (kind = 'y'::k)))"
         ));
+    }
+
+    #[test]
+    fn only_the_at_most_one_forms_are_read_as_such() {
+        // As pg_get_constraintdef writes them (PostgreSQL 15).
+        for definition in [
+            "CHECK ((NOT ((unit_cost_llm_model_property IS NOT NULL) AND (unit_cost_llm_model IS NOT NULL))))",
+            "CHECK ((NOT ((a IS NOT NULL) AND (b IS NOT NULL) AND (c IS NOT NULL))))",
+            "CHECK (((a IS NULL) OR (b IS NULL)))",
+            "CHECK ((num_nonnulls(a, b, c) <= 1))",
+            "CHECK ((num_nonnulls(a, b) < 2))",
+        ] {
+            assert!(at_most_one_value(definition), "{definition}");
+            assert!(!exactly_one_value(definition), "{definition}");
+        }
+        for definition in [
+            // A further condition: not this form alone.
+            "CHECK (((NOT ((a IS NOT NULL) AND (b IS NOT NULL))) AND (c IS NULL)))",
+            "CHECK ((NOT ((a IS NOT NULL) OR (b IS NOT NULL))))",
+            "CHECK (((a IS NOT NULL) OR (b IS NOT NULL)))",
+            "CHECK (((a IS NULL) OR (b > 0)))",
+            "CHECK (((a IS NULL) <> (b IS NULL)))",
+            "CHECK ((num_nonnulls(a, b) = 1))",
+            "CHECK ((NOT (a IS NOT NULL)))",
+            "CHECK ((((a IS NULL) OR (b IS NULL)) AND (c > 0)))",
+        ] {
+            assert!(!at_most_one_value(definition), "{definition}");
+        }
     }
 
     #[test]

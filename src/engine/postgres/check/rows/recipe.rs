@@ -27,7 +27,7 @@
 
 use super::binary::{self, Encoding};
 use super::catalog::{Catalog, CatalogColumn, CatalogTable, ForeignKey};
-use super::checks::{check_bounds, check_choices, exactly_one_value};
+use super::checks::{at_most_one_value, check_bounds, check_choices, exactly_one_value};
 use super::order::is_nullable;
 use super::sql_text::{quote_ident, self_reference_update, setval_sql};
 use super::text::Source;
@@ -319,13 +319,16 @@ impl<'a> Planner<'a> {
             .or(value)
     }
 
-    /// Meets the CHECKs that say exactly one of several columns holds a
-    /// value (`num_nonnulls(post_id, comment_id) = 1`, `(a IS NULL) <> (b IS
-    /// NULL)`): the first of its columns that gets a value keeps it, the
+    /// Meets the CHECKs that say exactly one, or at most one, of several
+    /// columns holds a value (`num_nonnulls(post_id, comment_id) = 1`, `(a
+    /// IS NULL) <> (b IS NULL)`, `NOT ((a IS NOT NULL) AND (b IS NOT
+    /// NULL))`): the first of its columns that gets a value keeps it, the
     /// other nullable ones are NULL.
     fn null_combinations(&mut self) {
         for check in &self.input.table.checks {
-            if check.columns.len() < 2 || !exactly_one_value(&check.definition) {
+            let one_value =
+                exactly_one_value(&check.definition) || at_most_one_value(&check.definition);
+            if check.columns.len() < 2 || !one_value {
                 continue;
             }
             let mut attnums = check.columns.clone();
