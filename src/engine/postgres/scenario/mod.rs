@@ -6,8 +6,8 @@
 //! A run goes through named phases so each can be read on its own: connecting
 //! every session before the clock starts (`connect`), running the tasks on one
 //! clock and winding them down (`tasks`, each task's end in `finish`); what
-//! they return is assembled into
-//! the report by the engine-neutral `crate::scenario::assemble_report`.
+//! they return is assembled into the report by the engine-neutral
+//! `crate::scenario::assemble_report`.
 //! Sessions the server ends during a run are opened again ([`reopen`]).
 
 mod connect;
