@@ -15,7 +15,8 @@
 //!
 //! Each measured migration gets a results folder of its own, the files of a
 //! `compare` (timeline, attempts, `ddl_locks.csv`, summary, charts): its runs
-//! and their database copies are in [`super::runs`].
+//! and their database copies are in [`super::runs`]; the rows, in
+//! [`super::fill`].
 
 use std::time::Instant;
 
@@ -23,15 +24,15 @@ use tokio_postgres::Client;
 
 use super::apply::apply;
 use super::design::{self, TableFacts};
+use super::fill::{fill_generated, scope_of};
 use super::migrations::{Layout, Migration, Split, read_folder_with, split_new};
-use super::rows::{TableFill, fill_tables_in};
 use super::runs::{back_to_work_database, copy_work_database, measure};
-use super::scope::{FillScope, fill_scope};
-use crate::choices::{Fill, Measure};
-use crate::config::{CheckConfig, Data, LoadChoice, RowCounts};
+use super::scope::FillScope;
+use crate::choices::Measure;
+use crate::config::{CheckConfig, Data, LoadChoice};
 use crate::engine::postgres::check_verdict::checked::{CheckRun, CheckedMigration, Outcome};
 use crate::engine::postgres::check_verdict::phases::{CheckPhases, MigrationPhases, seconds};
-use crate::engine::postgres::check_verdict::sizes::{self, ProductionSizes, same_table};
+use crate::engine::postgres::check_verdict::sizes::{self, ProductionSizes};
 use crate::engine::postgres::database::{Database, error_text};
 use crate::engine::postgres::scenario::ddl::trace::{
     TraceEnd, TraceError, TraceStep, rolls_back, trace_steps,
@@ -264,197 +265,6 @@ async fn prepare_database(
         ),
     );
     Ok(())
-}
-
-/// Turns the throwaway server's `fsync` off for the fill, or back on: the
-/// rows then go in without waiting for the disk at each table's commit and
-/// checkpoint (5 to 10% of the bench-check folder's fill,
-/// docs/benchmark.md), as `initdb --no-sync` writes its files. The server
-/// is thrown away after the check, so a crash would lose nothing. The
-/// traces and the measured runs come after, with fsync on as the server
-/// started. Returns once this session has the new value.
-async fn set_fsync(client: &Client, on: bool) -> Result<(), tokio_postgres::Error> {
-    let sql = match on {
-        true => "ALTER SYSTEM RESET fsync",
-        false => "ALTER SYSTEM SET fsync = off",
-    };
-    client.batch_execute(sql).await?;
-    client.batch_execute("SELECT pg_reload_conf()").await?;
-    let wanted = if on { "on" } else { "off" };
-    for _ in 0..100 {
-        let row = client
-            .query_one("SELECT current_setting('fsync')", &[])
-            .await?;
-        if row.get::<_, String>(0) == wanted {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    Ok(())
-}
-
-/// Fills the tables of `scope` with generated `rows` on `client` and as
-/// many more connections as the fill uses, and notes in `run` what it did.
-async fn fill_generated(
-    config: &CheckConfig,
-    target: &Database,
-    client: &Client,
-    (rows, scope): (&RowCounts, &FillScope),
-    run: &mut CheckRun,
-) -> Result<(), Error> {
-    let schemas = user_schemas(client).await?;
-    let schemas: Vec<&str> = schemas.iter().map(String::as_str).collect();
-    let mut progress = Progress::new(config);
-    let mut on_filled = |fill: &TableFill, done: usize, all: usize| {
-        progress.tick(|elapsed_s| {
-            let left_s = elapsed_s / done as f64 * (all - done) as f64;
-            format!(
-                "rows: {done} of {all} tables filled in {elapsed_s:.0} s (last: {}, \
-                 {} rows), about {left_s:.0} s left",
-                fill.table, fill.rows
-            )
-        })
-    };
-    let mut more = Vec::new();
-    for _ in 1..fill_connections() {
-        more.push(target.connect(Role::Setup).await?);
-    }
-    let clients: Vec<&Client> = std::iter::once(client).chain(&more).collect();
-    // Without the right to change it (not a superuser) the fill keeps fsync.
-    let fsync_off = set_fsync(client, false).await.is_ok();
-    let filled = fill_tables_in(&clients, &schemas, rows, config.seed, scope, &mut on_filled).await;
-    // A failed fill ends the check, and the server with it.
-    if fsync_off && filled.is_ok() {
-        (set_fsync(client, true).await)
-            .map_err(|err| Error::runtime(format!("turning fsync on after the fill: {err}")))?;
-    }
-    let filled = filled?;
-    drop(more);
-    let fills = filled.fills;
-    say(
-        config,
-        fill_scope_line(scope, fills.len(), &filled.left_empty),
-    );
-    if let FillScope::Every(why) = scope
-        && config.fill == Fill::Locked
-    {
-        run.notes.push(format!("every table got rows: {why}"));
-    }
-    run.phases.fill_tables = fills.len();
-    run.phases.tables_left_empty = filled.left_empty.len();
-    run.left_empty = filled.left_empty;
-    run.phases.fill_rows = fills.iter().map(|fill| fill.rows).sum();
-    for (given, _) in &rows.tables {
-        // A migrator's own table (--tool-table) may be one it makes itself.
-        let known = config.is_tool_table(given)
-            || fills.iter().any(|fill| same_table(given, &fill.table))
-            || (run.left_empty.iter()).any(|table| same_table(given, table));
-        if !known {
-            stderrln!(
-                "warning: --rows {given}=N: no table {given} among the tables the \
-                 earlier migrations made; name one of them, e.g. orders or public.orders"
-            );
-        }
-    }
-    for fill in fills {
-        if let Some(reason) = &fill.skipped {
-            stderrln!("warning: table {} not filled: {reason}", fill.table);
-            run.unfilled.push(format!("{}: {reason}", fill.table));
-        }
-        if let Some(fewer) = fewer_rows(&fill, rows.of(&fill.table)) {
-            say(config, format!("table {fewer}"));
-            run.fewer_rows.push(fewer);
-        }
-    }
-    Ok(())
-}
-
-/// Which tables the generated rows go in (`None` with `--seed`); with
-/// `--fill locked`, the new migrations are tried on the empty tables first
-/// (since `filling`), and the console says what they touched.
-async fn scope_of(
-    config: &CheckConfig,
-    target: &mut Database,
-    new: &[Migration],
-    filling: Instant,
-) -> Result<Option<FillScope>, Error> {
-    if !matches!(config.data, Data::Rows(_)) {
-        return Ok(None);
-    }
-    if config.fill == Fill::All {
-        return Ok(Some(FillScope::Every("--fill all".to_string())));
-    }
-    let scope = fill_scope(config, target, new).await?;
-    if let FillScope::Tables { oids, .. } = &scope {
-        say(
-            config,
-            format!(
-                "rows: the new migrations, tried on the empty tables in {:.1} s, lock or name \
-                 {} of them",
-                filling.elapsed().as_secs_f64(),
-                oids.len()
-            ),
-        );
-    }
-    Ok(Some(scope))
-}
-
-/// The console's line on which tables the fill filled: `rows: 5 tables
-/// filled (those the new migrations lock or name, and their parents); 65
-/// left empty (--fill all fills them)`.
-fn fill_scope_line(scope: &FillScope, filled: usize, left_empty: &[String]) -> String {
-    let tables = |count: usize| match count {
-        1 => "1 table".to_string(),
-        count => format!("{count} tables"),
-    };
-    match scope {
-        FillScope::Every(_) => format!("rows: {} filled (every table)", tables(filled)),
-        FillScope::Tables { with_children, .. } => format!(
-            "rows: {} filled (those the new migrations lock or name, the tables their foreign \
-             keys need{}); {}",
-            tables(filled),
-            match with_children {
-                true =>
-                    ", and the tables whose foreign keys point at them, since a new \
-                         migration deletes rows",
-                false => "",
-            },
-            match left_empty.len() {
-                0 => "none left empty".to_string(),
-                left => format!("{left} left empty (--fill all fills them)"),
-            }
-        ),
-    }
-}
-
-/// `statuses: 2 rows, not 100,000: ...`: a table that got fewer rows than
-/// `asked`, its count and why; `None` when it got them all (or none, which
-/// `skipped` says).
-fn fewer_rows(fill: &TableFill, asked: u64) -> Option<String> {
-    let count = crate::export::format::format_thousands;
-    let why = match (fill.kept, &fill.note) {
-        (0, None) => return None,
-        (0, Some(note)) => note.clone(),
-        (_, _) => "those the earlier migrations inserted (a table that holds rows is kept as \
-                   it is, not filled)"
-            .to_string(),
-    };
-    let got = fill.rows + fill.kept;
-    (got < asked).then(|| {
-        format!(
-            "{}: {} row{}, not {}, {why}",
-            fill.table,
-            count(got),
-            if got == 1 { "" } else { "s" },
-            count(asked)
-        )
-    })
-}
-
-/// The connections the rows are filled on: one per core, at most 4 (the
-/// tables of one step of the fill order go in at once, one on each).
-fn fill_connections() -> usize {
-    std::thread::available_parallelism().map_or(1, |cores| cores.get().min(4))
 }
 
 /// The schemas the migrations made or use (`public` among them), not the
@@ -763,7 +573,7 @@ fn names(migrations: &[Migration]) -> String {
 /// Progress lines of a long phase (the earlier migrations, the rows): one
 /// every [`Progress::EVERY_S`] at most, so a project of hundreds of
 /// migrations says where it is without a line per migration.
-struct Progress<'a> {
+pub(super) struct Progress<'a> {
     config: &'a CheckConfig,
     started: Instant,
     last_s: f64,
@@ -772,7 +582,7 @@ struct Progress<'a> {
 impl<'a> Progress<'a> {
     const EVERY_S: f64 = 5.0;
 
-    fn new(config: &'a CheckConfig) -> Progress<'a> {
+    pub(super) fn new(config: &'a CheckConfig) -> Progress<'a> {
         Progress {
             config,
             started: Instant::now(),
@@ -781,7 +591,7 @@ impl<'a> Progress<'a> {
     }
 
     /// Prints `line(elapsed_s)` if the last line is [`Progress::EVERY_S`] old.
-    fn tick(&mut self, line: impl FnOnce(f64) -> String) {
+    pub(super) fn tick(&mut self, line: impl FnOnce(f64) -> String) {
         let elapsed_s = self.started.elapsed().as_secs_f64();
         if elapsed_s - self.last_s >= Self::EVERY_S {
             self.last_s = elapsed_s;

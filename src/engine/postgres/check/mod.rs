@@ -7,6 +7,7 @@
 //! - [`migrations`]: reading a migrations folder (layouts, order, which
 //!   migrations are new, statements and their transactions);
 //! - [`rows`]: generating rows for the schema the earlier migrations built;
+//! - [`fill`]: which tables get rows, the fill's connections, what it says;
 //! - [`course`]: the check's course on one throwaway server (trace, design,
 //!   measure, apply, migration by migration);
 //! - [`design`]: a migration's trace -> the `Config` of its measured run;
@@ -24,6 +25,7 @@ pub mod apply;
 mod calibrate;
 pub mod course;
 pub mod design;
+mod fill;
 mod lengthen;
 pub mod load_tables;
 pub mod migrations;
