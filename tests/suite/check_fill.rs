@@ -10,8 +10,9 @@ use crate::check::{check_json, migration, migrations_folder};
 use crate::common::*;
 use serde_json::Value;
 
-/// customers and products, orders pointing at both, order_lines at orders,
-/// and audit, alone, whose trigger counts the changes of customers.
+/// customers and products, orders pointing at both, order_lines at orders
+/// (one line per order), and audit, alone, whose trigger counts the
+/// changes of customers.
 const SCHEMA: &str = "\
 CREATE TABLE customers (id bigint PRIMARY KEY, name text NOT NULL);
 CREATE TABLE products (id bigint PRIMARY KEY, title text NOT NULL);
@@ -20,13 +21,18 @@ CREATE TABLE orders (
     customer_id bigint NOT NULL REFERENCES customers (id),
     product_id bigint NOT NULL REFERENCES products (id)
 );
-CREATE TABLE order_lines (id bigint PRIMARY KEY, order_id bigint NOT NULL REFERENCES orders (id));
+CREATE TABLE order_lines (id bigint PRIMARY KEY, order_id bigint NOT NULL UNIQUE REFERENCES orders (id));
 CREATE TABLE audit (id bigint PRIMARY KEY, changes int NOT NULL DEFAULT 0);
 ";
 
 /// `check --trace-only` of the schema and one new migration `new_sql`,
 /// 500 rows a table, with `flags`: check.json, and the console and check.md as one text.
 fn check_with(new_sql: &str, flags: &[&str]) -> (Value, String) {
+    check_rows_with(new_sql, "500", flags)
+}
+
+/// [`check_with`], `rows` rows a table.
+fn check_rows_with(new_sql: &str, rows: &str, flags: &[&str]) -> (Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let migrations = migrations_folder(
         dir.path(),
@@ -36,7 +42,7 @@ fn check_with(new_sql: &str, flags: &[&str]) -> (Value, String) {
     let assert = stallbench_command()
         .arg("check")
         .arg(&migrations)
-        .args(["--new", "1", "--trace-only", "--rows", "500", "--out"])
+        .args(["--new", "1", "--trace-only", "--rows", rows, "--out"])
         .arg(&out)
         .args(flags)
         .assert();
@@ -76,6 +82,45 @@ fn the_fill_takes_the_tables_a_new_migration_locks_and_their_parents() {
     );
     assert!(
         text.contains("500 generated rows per table in the 3 tables the new migrations lock or name and those their foreign keys need (2 others left empty: --fill all fills them)"),
+        "{text}"
+    );
+
+    // More rows than a parent only the keys need gets (KEY_ROWS, 1,000):
+    // customers and products get 1,000 each, orders all it asked.
+    let (check, text) = check_rows_with("ALTER TABLE orders ADD COLUMN note text;\n", "5000", &[]);
+    assert_eq!(filled(&check), (3, 2), "{text}");
+    assert_eq!(check["phases"]["fill_key_tables"], 2, "{text}");
+    assert_eq!(check["phases"]["fill_rows"], 7000, "{text}");
+    assert!(
+        text.contains("rows: 3 tables filled (those the new migrations lock or name, the tables their foreign keys need: 2 of these for their keys only, 1,000 rows each); 2 left empty (--fill all fills them)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("5,000 generated rows per table in the 3 tables the new migrations lock or name and those their foreign keys need (2 of these with fewer, for their keys only, listed below; 2 others left empty: --fill all fills them)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "foreign keys only refer to their keys: customers (1,000 rows), products (1,000 rows)\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        migration(&check, "0002_new.sql")["verdict"],
+        "flagged",
+        "{text}"
+    );
+    // A line per order (its unique key holds order_id): orders gets a row
+    // per line, its own parents 1,000.
+    let (check, text) = check_rows_with(
+        "ALTER TABLE order_lines ADD COLUMN note text;\n",
+        "5000",
+        &[],
+    );
+    assert_eq!(filled(&check), (4, 1), "{text}");
+    assert_eq!(check["phases"]["fill_rows"], 12000, "{text}");
+    assert!(
+        text.contains("customers (1,000 rows), products (1,000 rows)\n"),
         "{text}"
     );
 

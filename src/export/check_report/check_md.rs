@@ -121,6 +121,14 @@ pub(super) fn intro(report: &CheckReport) -> String {
             table_cell(&report.left_empty.join(", "))
         );
     }
+    if !report.key_tables.is_empty() {
+        let _ = writeln!(
+            text,
+            "- fewer rows, as no new migration locks or names them and the filled tables' \
+             foreign keys only refer to their keys: {}",
+            table_cell(&report.key_tables.join(", "))
+        );
+    }
     for note in &report.notes {
         let _ = writeln!(text, "- {}", table_cell(note));
     }
@@ -128,6 +136,7 @@ pub(super) fn intro(report: &CheckReport) -> String {
         &report.unfilled,
         &report.fewer_rows,
         &report.left_empty,
+        &report.key_tables,
         &report.notes,
     ];
     if listed.iter().any(|list| !list.is_empty()) {

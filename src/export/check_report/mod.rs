@@ -55,6 +55,8 @@ pub struct CheckReport {
     pub unfilled: Vec<String>,
     /// Tables the fill's scope left empty (`--fill locked`).
     pub left_empty: Vec<String>,
+    /// Tables filled for their keys only, with their rows (see [`CheckRun::key_tables`]).
+    pub key_tables: Vec<String>,
     /// Tables that got fewer rows than asked, with their count and why.
     pub fewer_rows: Vec<String>,
     /// What the reader should know about the folder (see [`CheckRun::notes`]).
@@ -110,14 +112,28 @@ impl CheckReport {
                         1 => " (fewer in 1 table, listed below)".to_string(),
                         n => format!(" (fewer in {n} tables, listed below)"),
                     };
-                    let scope = match run.left_empty.len() {
-                        0 => String::new(),
-                        left => format!(
-                            " in the {} tables the new migrations lock or name and those their \
-                             foreign keys need ({} other{} left empty: --fill all fills them)",
-                            run.phases.fill_tables,
+                    let mut aside = Vec::new();
+                    if !run.key_tables.is_empty() {
+                        aside.push(format!(
+                            "{} of these with fewer, for their keys only, listed below",
+                            run.key_tables.len()
+                        ));
+                    }
+                    if !run.left_empty.is_empty() {
+                        let left = run.left_empty.len();
+                        aside.push(format!(
+                            "{} other{} left empty: --fill all fills them",
                             count(left as u64),
                             if left == 1 { "" } else { "s" }
+                        ));
+                    }
+                    let scope = match aside.is_empty() {
+                        true => String::new(),
+                        false => format!(
+                            " in the {} tables the new migrations lock or name and those their \
+                             foreign keys need ({})",
+                            run.phases.fill_tables,
+                            aside.join("; ")
                         ),
                     };
                     format!(
@@ -131,6 +147,7 @@ impl CheckReport {
             earlier: run.earlier,
             unfilled: run.unfilled,
             left_empty: run.left_empty,
+            key_tables: run.key_tables,
             fewer_rows: run.fewer_rows,
             notes: run.notes,
             unordered: run.unordered,

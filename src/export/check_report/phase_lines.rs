@@ -55,6 +55,7 @@ mod tests {
             fill_rows_per_s: Some(500_000.0),
             fill_tables: 40,
             tables_left_empty: 0,
+            fill_key_tables: 0,
             migrations: vec![MigrationPhases {
                 name: "0021_add_note.sql".into(),
                 trace_s: 0.04,

@@ -120,6 +120,7 @@ pub(crate) fn two_migrations() -> CheckReport {
         earlier: 1,
         unfilled: Vec::new(),
         left_empty: Vec::new(),
+        key_tables: Vec::new(),
         fewer_rows: Vec::new(),
         notes: Vec::new(),
         unordered: None,
@@ -705,6 +706,15 @@ fn check_md_names_the_tables_the_fill_left_empty() {
         text(&report).contains(
             "\n- left empty, as no new migration locks or names them (--fill all fills them): \
              audit, notes\n\n"
+        ),
+        "{}",
+        text(&report)
+    );
+    report.key_tables = vec!["customers (1,000 rows)".to_string()];
+    assert!(
+        text(&report).contains(
+            "\n- fewer rows, as no new migration locks or names them and the filled tables' \
+             foreign keys only refer to their keys: customers (1,000 rows)\n\n"
         ),
         "{}",
         text(&report)

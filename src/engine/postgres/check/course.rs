@@ -84,6 +84,7 @@ pub async fn run_check(config: &CheckConfig, interrupt: &Interrupt) -> Result<Ch
         server_version: String::new(),
         unfilled: Vec::new(),
         left_empty: Vec::new(),
+        key_tables: Vec::new(),
         fewer_rows: Vec::new(),
         notes,
         unordered,

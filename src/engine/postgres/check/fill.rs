@@ -85,10 +85,16 @@ pub(super) async fn fill_generated(
     let filled = filled?;
     drop(more);
     let fills = filled.fills;
+    let count = crate::export::format::format_thousands;
+    let key_fills: Vec<&TableFill> = fills.iter().filter(|fill| fill.for_keys).collect();
     say(
         config,
-        fill_scope_line(scope, fills.len(), &filled.left_empty),
+        fill_scope_line(scope, fills.len(), &key_fills, &filled.left_empty),
     );
+    run.key_tables = (key_fills.iter())
+        .map(|fill| format!("{} ({} rows)", fill.table, count(fill.asked)))
+        .collect();
+    run.phases.fill_key_tables = key_fills.len();
     if let FillScope::Every(why) = scope
         && config.fill == Fill::Locked
     {
@@ -115,7 +121,7 @@ pub(super) async fn fill_generated(
             stderrln!("warning: table {} not filled: {reason}", fill.table);
             run.unfilled.push(format!("{}: {reason}", fill.table));
         }
-        if let Some(fewer) = fewer_rows(&fill, rows.of(&fill.table)) {
+        if let Some(fewer) = fewer_rows(&fill, fill.asked) {
             say(config, format!("table {fewer}"));
             run.fewer_rows.push(fewer);
         }
@@ -154,18 +160,41 @@ pub(super) async fn scope_of(
 }
 
 /// The console's line on which tables the fill filled: `rows: 5 tables
-/// filled (those the new migrations lock or name, and their parents); 65
-/// left empty (--fill all fills them)`.
-fn fill_scope_line(scope: &FillScope, filled: usize, left_empty: &[String]) -> String {
+/// filled (those the new migrations lock or name, the tables their foreign
+/// keys need: 3 of these for their keys only, 1,000 rows each); 65 left
+/// empty (--fill all fills them)`.
+fn fill_scope_line(
+    scope: &FillScope,
+    filled: usize,
+    key_fills: &[&TableFill],
+    left_empty: &[String],
+) -> String {
     let tables = |count: usize| match count {
         1 => "1 table".to_string(),
         count => format!("{count} tables"),
+    };
+    let count = crate::export::format::format_thousands;
+    let fewest = key_fills.iter().map(|fill| fill.asked).min();
+    let most = key_fills.iter().map(|fill| fill.asked).max();
+    let keys = match (fewest, most) {
+        (Some(fewest), Some(most)) if fewest == most => format!(
+            ": {} of these for their keys only, {} rows each",
+            key_fills.len(),
+            count(fewest)
+        ),
+        (Some(fewest), Some(most)) => format!(
+            ": {} of these for their keys only, {} to {} rows",
+            key_fills.len(),
+            count(fewest),
+            count(most)
+        ),
+        _ => String::new(),
     };
     match scope {
         FillScope::Every(_) => format!("rows: {} filled (every table)", tables(filled)),
         FillScope::Tables { with_children, .. } => format!(
             "rows: {} filled (those the new migrations lock or name, the tables their foreign \
-             keys need{}); {}",
+             keys need{}{keys}); {}",
             tables(filled),
             match with_children {
                 true =>

@@ -147,6 +147,9 @@ pub struct CheckRun {
     pub unfilled: Vec<String>,
     /// Tables the fill's scope left empty (`--fill locked`), by name.
     pub left_empty: Vec<String>,
+    /// Tables filled only for their children's foreign keys, with fewer
+    /// rows than asked: `customers (1,000 rows)`.
+    pub key_tables: Vec<String>,
     /// Tables that got fewer rows than asked, each with its count and why:
     /// `statuses: 2 rows, those the earlier migrations inserted (kept as they are)`.
     pub fewer_rows: Vec<String>,

@@ -22,6 +22,9 @@ pub struct CheckPhases {
     /// its scope (0 with `--fill all` or `--seed`).
     pub fill_tables: usize,
     pub tables_left_empty: usize,
+    /// Of `fill_tables`, those filled only for their children's foreign
+    /// keys, with fewer rows than asked.
+    pub fill_key_tables: usize,
     /// Each new migration's phases, in order.
     pub migrations: Vec<MigrationPhases>,
     /// Judging and rendering the report's files.

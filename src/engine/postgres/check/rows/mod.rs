@@ -58,6 +58,7 @@ use catalog::{Catalog, CatalogTable};
 use generate::ParentKeys;
 use parents::ParentCache;
 use recipe::{RecipeInput, TableRecipe};
+use wanted::Want;
 
 /// What the generator did with one table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -72,6 +73,12 @@ pub struct TableFill {
     pub skipped: Option<String>,
     /// Why it got fewer rows than asked for (a unique key with too few values).
     pub note: Option<String>,
+    /// The rows it was asked for: `--rows`, or fewer for a parent only its
+    /// children's foreign keys need ([`wanted::KEY_ROWS`]).
+    pub asked: u64,
+    /// Filled only for its children's foreign keys, with fewer rows than
+    /// `--rows` asks (`asked` is then that fewer).
+    pub for_keys: bool,
 }
 
 /// Tables a migration tool keeps its applied versions in (diesel's, which
@@ -129,7 +136,8 @@ pub struct Filled {
 
 /// Fills the tables of `schemas` that `scope` asks for (with the parents
 /// their foreign keys need: [`wanted`]) with generated rows, as many as
-/// `counts` gives each (parents first), the same rows for the same `seed`;
+/// `counts` gives each (parents first; fewer in a parent only the keys
+/// need, [`wanted::planned_rows`]), the same rows for the same `seed`;
 /// returns each table's outcome in the fill order, and gives each to
 /// `on_filled` as it is done with how many are done and how many there are
 /// (for progress lines). The tables of one step of the order (whose parents
@@ -158,12 +166,19 @@ pub async fn fill_tables_in(
         .map_err(|err| runtime("asking whether the session is a superuser's", err))?;
     let order = order::fill_order(&catalog);
     let wanted = wanted::wanted_tables(&catalog, scope, counts);
+    let asked: Vec<u64> = (catalog.tables.iter())
+        .map(|table| rows_of(counts, table))
+        .collect();
+    let planned = wanted::planned_rows(&catalog, &wanted, &asked, |at, rows| {
+        rows_fitting(&catalog, &order, seed, at, rows)
+    });
     let left_empty = (catalog.tables.iter().zip(&wanted))
-        .filter(|(table, wanted)| !**wanted && !is_tool_table(&table.name))
+        .filter(|(table, wanted)| **wanted == Want::Empty && !is_tool_table(&table.name))
         .map(|(table, _)| table.name.clone())
         .collect();
     let jobs: Vec<TableJob> = (order.tables.iter().zip(&order.steps))
-        .filter(|(at, _)| wanted[**at] && !is_tool_table(&catalog.tables[**at].name))
+        .filter(|(at, _)| wanted[**at] != Want::Empty)
+        .filter(|(at, _)| !is_tool_table(&catalog.tables[**at].name))
         .map(|(&at, &step)| TableJob {
             at,
             step,
@@ -173,7 +188,8 @@ pub async fn fill_tables_in(
             nulled: (0..catalog.tables[at].foreign_keys.len())
                 .map(|key| order.nulled.contains(&(at, key)))
                 .collect(),
-            rows: rows_of(counts, &catalog.tables[at]),
+            rows: planned[at],
+            for_keys: wanted[at] == Want::Keys && planned[at] < asked[at],
         })
         .collect();
     let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
@@ -215,6 +231,37 @@ pub async fn fill_tables_in(
     Ok(Filled { fills, left_empty })
 }
 
+/// How many rows table `at` of `catalog` gets when each table is asked
+/// `rows`, by its recipe (its unique keys' values and its parents' rows);
+/// all it is asked when the recipe cannot fill it (the fill says why).
+fn rows_fitting(
+    catalog: &Catalog,
+    order: &order::FillOrder,
+    seed: u64,
+    at: usize,
+    rows: &[u64],
+) -> u64 {
+    let table = &catalog.tables[at];
+    let parent_rows = (table.foreign_keys.iter())
+        .map(|key| {
+            (catalog.tables.iter())
+                .position(|parent| parent.oid == key.parent_oid)
+                .map_or(0, |parent| rows[parent])
+        })
+        .collect();
+    let input = RecipeInput {
+        catalog,
+        table,
+        nulled: (0..table.foreign_keys.len())
+            .map(|key| order.nulled.contains(&(at, key)))
+            .collect(),
+        parent_rows,
+        rows: rows[at],
+        seed,
+    };
+    recipe::table_recipe(&input).map_or(rows[at], |recipe| recipe.rows)
+}
+
 /// One table to fill, as the fill order places it.
 struct TableJob {
     /// Its index in the catalog's tables.
@@ -226,6 +273,9 @@ struct TableJob {
     /// Per foreign key: whether it is left NULL to break a cycle.
     nulled: Vec<bool>,
     rows: u64,
+    /// Filled only for its children's foreign keys ([`Want::Keys`]), with
+    /// fewer rows than `--rows` asks.
+    for_keys: bool,
 }
 
 /// What every table's fill shares.
@@ -287,12 +337,7 @@ impl Filling<'_> {
 /// The rows `counts` gives `table`: its own count (named `orders` or
 /// `public.orders`), else the count for every table.
 fn rows_of(counts: &RowCounts, table: &CatalogTable) -> u64 {
-    let name = table.sql_name.replace('"', "");
-    counts
-        .tables
-        .iter()
-        .find(|(given, _)| crate::engine::postgres::check_verdict::sizes::same_table(given, &name))
-        .map_or(counts.every_table, |(_, rows)| *rows)
+    counts.of(&table.sql_name.replace('"', ""))
 }
 
 impl Filling<'_> {
@@ -306,6 +351,8 @@ impl Filling<'_> {
                 kept: 0,
                 skipped: None,
                 note: None,
+                asked: 0,
+                for_keys: job.for_keys,
             });
         }
         let at = job.at;
@@ -319,6 +366,8 @@ impl Filling<'_> {
             kept,
             skipped: skipped.map(|reason| format!("{reason}; {SEED_FIX}")),
             note,
+            asked: job.rows,
+            for_keys: job.for_keys,
         };
         if let Some(cycle) = cycle {
             let reason = format!(
