@@ -124,6 +124,40 @@ fn an_earlier_migration_that_fails_leaves_no_results_folder() {
     assert!(!out.exists(), "an empty results folder was left: {stderr}");
 }
 
+/// The earlier migrations share one session, each starting as a new one
+/// would: a `SET search_path`, a temporary table or a role set by one does
+/// not reach the next.
+#[test]
+fn an_earlier_migrations_session_state_does_not_reach_the_next() {
+    require_postgres();
+    let _cpus = cpus_shared();
+    let dir = tempfile::tempdir().unwrap();
+    let first = "CREATE SCHEMA side;\nSET search_path = side;\nCREATE TEMP TABLE scratch (id int);\n\
+                 CREATE ROLE stallbench_reader_0001 NOLOGIN;\nSET ROLE stallbench_reader_0001;\n";
+    let migrations = migrations_folder(
+        dir.path(),
+        &[
+            ("0001_init.sql", first),
+            (
+                "0002_items.sql",
+                "CREATE TABLE items (id bigint PRIMARY KEY);\nCREATE TABLE scratch (id int);\n",
+            ),
+            ("0003_note.sql", "ALTER TABLE items ADD COLUMN note text;\n"),
+        ],
+    );
+    let out = dir.path().join("out");
+    let assert = traced(&migrations, &out, &[]);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    // As a session of its own, 0002 makes its tables in public as the
+    // server's owner: side.items would leave 0003's `items` unknown, the
+    // role without CREATE would be refused, and the temporary scratch
+    // would be the one created.
+    assert_eq!(assert.get_output().status.code(), Some(0), "{stderr}");
+    let check = check_json(&out);
+    let new = migration(&check, "0003_note.sql");
+    assert_eq!(new["verdict"], "flagged", "{new:#}\n{stderr}");
+}
+
 /// A pull request's migration numbered before main's newest, in a folder
 /// of golang-migrate's shape: golang-migrate would never apply it, so the
 /// check fails (exit 3) without starting a server, and still writes

@@ -13,8 +13,51 @@ use crate::role::Role;
 /// tool would: a transaction per step, a statement outside one on its own.
 pub async fn apply(target: &Database, migration: &Migration) -> Result<(), Error> {
     let client = target.connect(Role::Setup).await?;
+    apply_on(&client, target, migration).await
+}
+
+/// [`apply`] on `client`, a session of `target`'s current database, left
+/// as a new one would be (`DISCARD ALL`): one session for many migrations
+/// costs no connection each, and none sees another's settings.
+pub async fn apply_on(
+    client: &Client,
+    target: &Database,
+    migration: &Migration,
+) -> Result<(), Error> {
+    let applied = apply_steps(client, target, migration).await;
+    let reset = reset_session(client).await;
+    applied?;
+    reset.map_err(|err| {
+        Error::runtime(format!(
+            "{}: resetting the session after it: {}",
+            migration.path.display(),
+            error_text(&err)
+        ))
+    })
+}
+
+/// `DISCARD ALL`; a transaction a step left open is rolled back first, as
+/// the end of its session would.
+async fn reset_session(client: &Client) -> Result<(), tokio_postgres::Error> {
+    match client.batch_execute("DISCARD ALL").await {
+        Err(err)
+            if err.code() == Some(&SqlState::ACTIVE_SQL_TRANSACTION)
+                || err.code() == Some(&SqlState::IN_FAILED_SQL_TRANSACTION) =>
+        {
+            client.batch_execute("ROLLBACK").await?;
+            client.batch_execute("DISCARD ALL").await
+        }
+        other => other,
+    }
+}
+
+async fn apply_steps(
+    client: &Client,
+    target: &Database,
+    migration: &Migration,
+) -> Result<(), Error> {
     for step in &migration.steps {
-        apply_step(&client, step).await.map_err(|err| {
+        apply_step(client, step).await.map_err(|err| {
             if let Some(error) = meta_command_error(migration, &error_text(&err)) {
                 return error;
             }

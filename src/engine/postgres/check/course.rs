@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use tokio_postgres::Client;
 
-use super::apply::apply;
+use super::apply::{apply, apply_on};
 use super::design::{self, TableFacts};
 use super::fill::{fill_generated, scope_of};
 use super::migrations::{Layout, Migration, Split, read_folder_with, split_new};
@@ -209,11 +209,12 @@ async fn prepare_database(
             .map_err(|err| Error::runtime(format!("{DIESEL_TABLE}: {}", error_text(&err))))?;
     }
     let mut progress = Progress::new(config);
+    let client = target.connect(Role::Setup).await?;
     for (index, migration) in earlier.iter().enumerate() {
         if let Some(reason) = interrupt.reason() {
             return Err(Error::runtime(reason.to_string()));
         }
-        apply(target, migration).await?;
+        apply_on(&client, target, migration).await?;
         progress.tick(|elapsed_s| {
             format!(
                 "earlier migrations: {} of {} applied in {elapsed_s:.0} s",
