@@ -126,8 +126,11 @@ pub(super) fn planned_rows(
                 .map(|parent| (parent, rows[at].min(asked[parent])))
                 .filter(|&(parent, raised)| rows[parent] < raised)
                 .collect();
+            if raisable.is_empty() {
+                continue;
+            }
             let fits = rows_fitting(at, &rows);
-            if raisable.is_empty() || fits >= rows[at] {
+            if fits >= rows[at] {
                 continue;
             }
             // One parent at a time, then all of them: as few rows as will do.
