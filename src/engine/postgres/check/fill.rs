@@ -27,7 +27,7 @@ use crate::role::Role;
 /// is thrown away after the check, so a crash would lose nothing. The
 /// traces and the measured runs come after, with fsync on as the server
 /// started. Returns once this session has the new value.
-pub(super) async fn set_fsync(client: &Client, on: bool) -> Result<(), tokio_postgres::Error> {
+async fn set_fsync(client: &Client, on: bool) -> Result<(), tokio_postgres::Error> {
     let sql = match on {
         true => "ALTER SYSTEM RESET fsync",
         false => "ALTER SYSTEM SET fsync = off",
@@ -86,7 +86,10 @@ pub(super) async fn fill_generated(
     drop(more);
     let fills = filled.fills;
     let count = crate::export::format::format_thousands;
-    let key_fills: Vec<&TableFill> = fills.iter().filter(|fill| fill.for_keys).collect();
+    // A table the generator could not fill is named as such, not here.
+    let key_fills: Vec<&TableFill> = (fills.iter())
+        .filter(|fill| fill.for_keys && fill.skipped.is_none())
+        .collect();
     say(
         config,
         fill_scope_line(scope, fills.len(), &key_fills, &filled.left_empty),
